@@ -1,0 +1,27 @@
+//! Pure CPU animation: data model (skeleton, clips, mesh streams) and the jobs
+//! that evaluate it (sampling, blending, hierarchy, palette, skinning).
+//!
+//! Nothing here knows glTF or Vulkan. Assets (skeleton, clips, meshes) are
+//! immutable and shared through `Arc`; per-character state (player time,
+//! sampling cursors, pose buffers) lives in separate values owned by the caller.
+//! Every job takes plain input and output slices, checks them with
+//! `validate()` and computes with `run()`, which never allocates.
+
+pub mod blending;
+pub mod clip;
+pub mod hierarchy;
+pub mod job;
+pub mod mesh;
+pub mod player;
+pub mod pose;
+pub mod sampling;
+pub mod skeleton;
+pub mod skinning;
+pub mod transform;
+
+pub use clip::{Clip, ClipEvent, Interpolation, JointTracks, MorphWeightTrack, Track};
+pub use job::JobError;
+pub use mesh::{Influences, MeshPrimitive, MorphDeltas, MorphTarget};
+pub use pose::Pose;
+pub use skeleton::{BoneMatrix, NO_PARENT, Skeleton, Skin};
+pub use transform::Transform;

@@ -1,0 +1,74 @@
+//! A joint's local transform as separate translation, rotation and scale.
+
+use nalgebra::{Matrix4, Quaternion, UnitQuaternion, Vector3};
+
+/// Translation, rotation and scale, applied to a point as `T * R * S * p`
+/// (the glTF node convention).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Transform {
+    /// Translation.
+    pub translation: Vector3<f32>,
+    /// Rotation; kept unit length by every job that writes it.
+    pub rotation: UnitQuaternion<f32>,
+    /// Per-axis scale.
+    pub scale: Vector3<f32>,
+}
+
+impl Default for Transform {
+    fn default() -> Self {
+        Self::IDENTITY
+    }
+}
+
+impl Transform {
+    /// The transform that changes nothing.
+    pub const IDENTITY: Transform = Transform {
+        translation: Vector3::new(0.0, 0.0, 0.0),
+        rotation: UnitQuaternion::new_unchecked(Quaternion::new(1.0, 0.0, 0.0, 0.0)),
+        scale: Vector3::new(1.0, 1.0, 1.0),
+    };
+
+    /// The column-vector matrix `T * R * S`.
+    pub fn to_matrix(&self) -> Matrix4<f32> {
+        let r = self.rotation.to_rotation_matrix();
+        let m = r.matrix();
+        let (s, t) = (&self.scale, &self.translation);
+        #[rustfmt::skip]
+        let out = Matrix4::new(
+            m[(0, 0)] * s.x, m[(0, 1)] * s.y, m[(0, 2)] * s.z, t.x,
+            m[(1, 0)] * s.x, m[(1, 1)] * s.y, m[(1, 2)] * s.z, t.y,
+            m[(2, 0)] * s.x, m[(2, 1)] * s.y, m[(2, 2)] * s.z, t.z,
+            0.0, 0.0, 0.0, 1.0,
+        );
+        out
+    }
+
+    /// True when every component is finite.
+    pub fn is_finite(&self) -> bool {
+        self.translation.iter().all(|v| v.is_finite())
+            && self.rotation.coords.iter().all(|v| v.is_finite())
+            && self.scale.iter().all(|v| v.is_finite())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matrix_is_translation_rotation_scale() {
+        let t = Transform {
+            translation: Vector3::new(1.0, 2.0, 3.0),
+            rotation: UnitQuaternion::from_axis_angle(&Vector3::z_axis(), std::f32::consts::FRAC_PI_2),
+            scale: Vector3::new(2.0, 3.0, 4.0),
+        };
+        let p = t.to_matrix().transform_point(&nalgebra::Point3::new(1.0, 1.0, 1.0));
+        // S: (2,3,4); R (90 deg about z): (-3,2,4); T: (-2,4,7)
+        assert!((p - nalgebra::Point3::new(-2.0, 4.0, 7.0)).norm() < 1e-6, "{p}");
+    }
+
+    #[test]
+    fn identity_is_identity_matrix() {
+        assert_eq!(Transform::IDENTITY.to_matrix(), Matrix4::identity());
+    }
+}
