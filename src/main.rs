@@ -1,1 +1,26 @@
-fn main() {}
+//! The `vkskin` binary: parses the command line and reports errors as one line.
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    // A bug must still end in one line and a non-zero exit, not a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        let location = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        eprintln!("vkskin: internal error{location}: {message}");
+    }));
+    let cli = vkskin::cli::Cli::parse();
+    match vkskin::cli::run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("vkskin: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
