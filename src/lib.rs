@@ -7,4 +7,6 @@
 pub mod anim;
 pub mod asset;
 pub mod cli;
+pub mod gpu;
+pub mod render;
 pub mod scene;

@@ -1,0 +1,54 @@
+//! Compiles every GLSL shader in `shaders/` (`*.comp`, `*.vert`, `*.frag`)
+//! to SPIR-V in OUT_DIR with shaderc; `#include "x.glsl"` resolves inside
+//! `shaders/`. A shader error fails the build with shaderc's message.
+
+use std::path::{Path, PathBuf};
+
+fn main() {
+    let shader_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
+    println!("cargo:rerun-if-changed=shaders");
+
+    let compiler = shaderc::Compiler::new().expect("shaderc compiler");
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&shader_dir)
+        .expect("shaders/ directory")
+        .map(|e| e.expect("shaders/ entry").path())
+        .collect();
+    entries.sort();
+    let mut failures = Vec::new();
+    for path in entries {
+        let kind = match path.extension().and_then(|e| e.to_str()) {
+            Some("comp") => shaderc::ShaderKind::Compute,
+            Some("vert") => shaderc::ShaderKind::Vertex,
+            Some("frag") => shaderc::ShaderKind::Fragment,
+            _ => continue, // includes (*.glsl) are compiled as part of the shaders using them
+        };
+        println!("cargo:rerun-if-changed={}", path.display());
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let source = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let mut options = shaderc::CompileOptions::new().expect("shaderc options");
+        options.set_target_env(shaderc::TargetEnv::Vulkan, shaderc::EnvVersion::Vulkan1_3 as u32);
+        options.set_optimization_level(shaderc::OptimizationLevel::Performance);
+        options.set_warnings_as_errors();
+        let include_dir = shader_dir.clone();
+        options.set_include_callback(move |requested, _kind, _from, _depth| {
+            let file = include_dir.join(requested);
+            std::fs::read_to_string(&file)
+                .map(|content| shaderc::ResolvedInclude {
+                    resolved_name: file.display().to_string(),
+                    content,
+                })
+                .map_err(|e| format!("{}: {e}", file.display()))
+        });
+        match compiler.compile_into_spirv(&source, kind, &name, "main", Some(&options)) {
+            Ok(artifact) => {
+                std::fs::write(out_dir.join(format!("{name}.spv")), artifact.as_binary_u8())
+                    .expect("write SPIR-V");
+            }
+            Err(error) => failures.push(format!("{name}: {error}")),
+        }
+    }
+    if !failures.is_empty() {
+        panic!("shader compilation failed:\n{}", failures.join("\n"));
+    }
+}

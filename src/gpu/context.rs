@@ -1,0 +1,312 @@
+//! The Vulkan instance, debug messenger, chosen device, its queue and the
+//! memory allocator, created together and destroyed in reverse order.
+
+use super::device_select::{self, Candidate};
+use super::error::{GpuError, VkResultExt};
+use super::validation::{ValidationLog, debug_callback};
+use ash::vk;
+use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
+use std::ffi::{CStr, CString, c_char};
+use std::mem::ManuallyDrop;
+use std::sync::Mutex;
+
+const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
+
+/// How to create the context.
+#[derive(Debug, Clone, Default)]
+pub struct GpuOptions {
+    /// Enable the Khronos validation layer with synchronization validation,
+    /// and record every warning and error.
+    pub validation: bool,
+    /// Device to use: an index or part of a name; `None` picks the best.
+    pub device: Option<String>,
+    /// Extra instance extensions (e.g. for a window surface).
+    pub instance_extensions: Vec<&'static CStr>,
+    /// Extra device extensions (e.g. the swapchain).
+    pub device_extensions: Vec<&'static CStr>,
+    /// Print the chosen device on stderr.
+    pub announce_device: bool,
+}
+
+/// Optional device features that were found and enabled.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EnabledFeatures {
+    /// Wireframe drawing (`fillModeNonSolid`).
+    pub fill_mode_non_solid: bool,
+    /// Timestamp queries on the graphics+compute queue.
+    pub timestamps: bool,
+}
+
+/// Everything a Vulkan program needs before it records a command.
+pub struct GpuContext {
+    /// The loader.
+    pub entry: ash::Entry,
+    /// The instance.
+    pub instance: ash::Instance,
+    debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
+    debug_device: Option<ash::ext::debug_utils::Device>,
+    log: Box<ValidationLog>,
+    /// The chosen physical device.
+    pub physical: vk::PhysicalDevice,
+    /// Its name, as the driver reports it.
+    pub device_name: String,
+    /// Its properties (limits, timestamp period).
+    pub properties: vk::PhysicalDeviceProperties,
+    /// The logical device.
+    pub device: ash::Device,
+    /// The graphics+compute queue all work is submitted to.
+    pub queue: vk::Queue,
+    /// Its family index.
+    pub queue_family: u32,
+    /// Optional features found.
+    pub features: EnabledFeatures,
+    allocator: ManuallyDrop<Mutex<Allocator>>,
+}
+
+impl GpuContext {
+    /// Creates instance, device and allocator. `queue_ok(physical, family)`
+    /// may reject families (a window needs presentation support).
+    pub fn new(
+        options: &GpuOptions,
+        queue_ok: &dyn Fn(&ash::Entry, &ash::Instance, vk::PhysicalDevice, u32) -> bool,
+    ) -> Result<Self, GpuError> {
+        // SAFETY: loading the system Vulkan loader; failure is reported, not assumed.
+        let entry = unsafe { ash::Entry::load() }
+            .map_err(|e| GpuError::new(format!("cannot load the Vulkan loader (install libvulkan1): {e}")))?;
+        let log = Box::<ValidationLog>::default();
+        let instance = create_instance(&entry, options, &log)?;
+        let debug = if options.validation {
+            let loader = ash::ext::debug_utils::Instance::new(&entry, &instance);
+            let info = messenger_info(&log);
+            // SAFETY: info points at the boxed log, which the context owns until after the messenger is destroyed.
+            let messenger = unsafe { loader.create_debug_utils_messenger(&info, None) };
+            match messenger {
+                Ok(m) => Some((loader, m)),
+                Err(e) => {
+                    // SAFETY: nothing else was created from the instance yet.
+                    unsafe { instance.destroy_instance(None) };
+                    return Err(GpuError::vk("vkCreateDebugUtilsMessengerEXT", e));
+                }
+            }
+        } else {
+            None
+        };
+        let (candidate, properties, features, device, queue, allocator) =
+            match create_device(&entry, &instance, options, queue_ok) {
+                Ok(parts) => parts,
+                Err(e) => {
+                    // SAFETY: device creation failed; nothing else uses the instance.
+                    unsafe {
+                        if let Some((loader, messenger)) = &debug {
+                            loader.destroy_debug_utils_messenger(*messenger, None);
+                        }
+                        instance.destroy_instance(None);
+                    }
+                    return Err(e);
+                }
+            };
+        let debug_device = debug.as_ref().map(|_| ash::ext::debug_utils::Device::new(&instance, &device));
+        if options.announce_device {
+            eprintln!(
+                "vkskin: using device {} \"{}\" ({:?})",
+                candidate.index, candidate.name, candidate.kind
+            );
+        }
+        Ok(GpuContext {
+            entry,
+            instance,
+            debug,
+            debug_device,
+            log,
+            physical: candidate.physical,
+            device_name: candidate.name,
+            properties,
+            device,
+            queue,
+            queue_family: candidate.queue_family,
+            features,
+            allocator: ManuallyDrop::new(Mutex::new(allocator)),
+        })
+    }
+
+    /// A headless context (no surface), with validation as asked.
+    pub fn headless(validation: bool, device: Option<String>) -> Result<Self, GpuError> {
+        let options = GpuOptions { validation, device, ..Default::default() };
+        Self::new(&options, &|_, _, _, _| true)
+    }
+
+    /// Validation warnings and errors recorded so far (empty without validation).
+    pub fn validation_messages(&self) -> Vec<String> {
+        self.log.messages()
+    }
+
+    /// Whether the validation layer is on.
+    pub fn validation_enabled(&self) -> bool {
+        self.debug.is_some()
+    }
+
+    /// The allocator, locked.
+    pub fn allocator(&self) -> std::sync::MutexGuard<'_, Allocator> {
+        // A poisoned lock only means another thread panicked mid-allocation;
+        // the allocator's state is still consistent for freeing.
+        self.allocator.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Bytes currently allocated through the allocator.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.allocator().generate_report().total_allocated_bytes
+    }
+
+    /// Names a Vulkan object for validation messages and debuggers.
+    pub fn set_name<H: vk::Handle>(&self, handle: H, name: &str) {
+        if let Some(debug) = &self.debug_device
+            && let Ok(name) = CString::new(name)
+        {
+            let info = vk::DebugUtilsObjectNameInfoEXT::default().object_handle(handle).object_name(&name);
+            // SAFETY: the handle belongs to this device; naming is best effort.
+            let _ = unsafe { debug.set_debug_utils_object_name(&info) };
+        }
+    }
+
+    /// Nanoseconds per timestamp tick.
+    pub fn timestamp_period_ns(&self) -> f64 {
+        self.properties.limits.timestamp_period as f64
+    }
+
+    /// Waits until the device is idle.
+    pub fn wait_idle(&self) -> Result<(), GpuError> {
+        // SAFETY: the device is valid; no other thread submits concurrently.
+        unsafe { self.device.device_wait_idle() }.call("vkDeviceWaitIdle")
+    }
+}
+
+impl Drop for GpuContext {
+    fn drop(&mut self) {
+        // SAFETY: destruction in reverse creation order after the GPU is idle;
+        // callers destroy their own resources before dropping the context.
+        unsafe {
+            let _ = self.device.device_wait_idle();
+            ManuallyDrop::drop(&mut self.allocator);
+            self.device.destroy_device(None);
+            if let Some((loader, messenger)) = self.debug.take() {
+                loader.destroy_debug_utils_messenger(messenger, None);
+            }
+            self.instance.destroy_instance(None);
+        }
+    }
+}
+
+type DeviceParts =
+    (Candidate, vk::PhysicalDeviceProperties, EnabledFeatures, ash::Device, vk::Queue, Allocator);
+
+fn create_device(
+    entry: &ash::Entry,
+    instance: &ash::Instance,
+    options: &GpuOptions,
+    queue_ok: &dyn Fn(&ash::Entry, &ash::Instance, vk::PhysicalDevice, u32) -> bool,
+) -> Result<DeviceParts, GpuError> {
+    let list = device_select::candidates(instance, &|p, f| queue_ok(entry, instance, p, f))?;
+    let candidate = device_select::choose(&list, options.device.as_deref())?;
+    // SAFETY: the physical device comes from this instance.
+    let (properties, supported, families) = unsafe {
+        (
+            instance.get_physical_device_properties(candidate.physical),
+            instance.get_physical_device_features(candidate.physical),
+            instance.get_physical_device_queue_family_properties(candidate.physical),
+        )
+    };
+    let features = EnabledFeatures {
+        fill_mode_non_solid: supported.fill_mode_non_solid == vk::TRUE,
+        timestamps: families[candidate.queue_family as usize].timestamp_valid_bits > 0
+            && properties.limits.timestamp_compute_and_graphics == vk::TRUE,
+    };
+    let priorities = [1.0f32];
+    let queue_info = [vk::DeviceQueueCreateInfo::default()
+        .queue_family_index(candidate.queue_family)
+        .queue_priorities(&priorities)];
+    let core = vk::PhysicalDeviceFeatures::default().fill_mode_non_solid(features.fill_mode_non_solid);
+    let mut vk12 = vk::PhysicalDeviceVulkan12Features::default().host_query_reset(true);
+    let mut vk13 =
+        vk::PhysicalDeviceVulkan13Features::default().dynamic_rendering(true).synchronization2(true);
+    let extensions: Vec<*const c_char> = options.device_extensions.iter().map(|e| e.as_ptr()).collect();
+    let info = vk::DeviceCreateInfo::default()
+        .queue_create_infos(&queue_info)
+        .enabled_features(&core)
+        .enabled_extension_names(&extensions)
+        .push_next(&mut vk12)
+        .push_next(&mut vk13);
+    // SAFETY: valid create info; every pointer lives until the call returns.
+    let device = unsafe { instance.create_device(candidate.physical, &info, None) }.call("vkCreateDevice")?;
+    // SAFETY: family and index were requested at device creation.
+    let queue = unsafe { device.get_device_queue(candidate.queue_family, 0) };
+    let allocator = Allocator::new(&AllocatorCreateDesc {
+        instance: instance.clone(),
+        device: device.clone(),
+        physical_device: candidate.physical,
+        debug_settings: Default::default(),
+        buffer_device_address: false,
+        allocation_sizes: Default::default(),
+    });
+    let allocator = match allocator {
+        Ok(a) => a,
+        Err(e) => {
+            // SAFETY: nothing was created from the device yet.
+            unsafe { device.destroy_device(None) };
+            return Err(GpuError::new(format!("gpu-allocator: {e}")));
+        }
+    };
+    Ok((candidate, properties, features, device, queue, allocator))
+}
+
+fn messenger_info(log: &ValidationLog) -> vk::DebugUtilsMessengerCreateInfoEXT<'static> {
+    vk::DebugUtilsMessengerCreateInfoEXT::default()
+        .message_severity(
+            vk::DebugUtilsMessageSeverityFlagsEXT::WARNING | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR,
+        )
+        .message_type(
+            vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
+                | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION
+                | vk::DebugUtilsMessageTypeFlagsEXT::PERFORMANCE,
+        )
+        .pfn_user_callback(Some(debug_callback))
+        .user_data(log as *const ValidationLog as *mut std::ffi::c_void)
+}
+
+fn create_instance(
+    entry: &ash::Entry,
+    options: &GpuOptions,
+    log: &ValidationLog,
+) -> Result<ash::Instance, GpuError> {
+    let app = vk::ApplicationInfo::default()
+        .application_name(c"vkskin")
+        .engine_name(c"vkskin")
+        .api_version(vk::API_VERSION_1_3);
+    let mut extensions: Vec<*const c_char> = options.instance_extensions.iter().map(|e| e.as_ptr()).collect();
+    let mut layers: Vec<*const c_char> = Vec::new();
+    if options.validation {
+        // SAFETY: plain enumeration on a loaded entry.
+        let available = unsafe { entry.enumerate_instance_layer_properties() }
+            .call("vkEnumerateInstanceLayerProperties")?;
+        let found = available.iter().any(|l| l.layer_name_as_c_str().is_ok_and(|n| n == VALIDATION_LAYER));
+        if !found {
+            return Err(GpuError::new(
+                "validation requested but VK_LAYER_KHRONOS_validation is not installed (apt-get install vulkan-validationlayers)",
+            ));
+        }
+        layers.push(VALIDATION_LAYER.as_ptr());
+        extensions.push(ash::ext::debug_utils::NAME.as_ptr());
+    }
+    let enables = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
+    let mut features = vk::ValidationFeaturesEXT::default().enabled_validation_features(&enables);
+    // Chained so that instance creation and destruction are validated too.
+    let mut messenger = messenger_info(log);
+    let mut info = vk::InstanceCreateInfo::default()
+        .application_info(&app)
+        .enabled_layer_names(&layers)
+        .enabled_extension_names(&extensions);
+    if options.validation {
+        info = info.push_next(&mut features).push_next(&mut messenger);
+    }
+    // SAFETY: valid create info; all pointers outlive the call.
+    unsafe { entry.create_instance(&info, None) }.call("vkCreateInstance")
+}
