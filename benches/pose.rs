@@ -140,7 +140,10 @@ fn print_report(samples: &[(String, &str, usize, Vec<f64>)]) {
         v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
     };
     println!("\npose evaluation (2 clips sampled, blended, local->model, palettes)");
-    println!("{:<18} {:>6} {:>14} {:>14} {:>12}", "character", "joints", "slerp ns/joint", "nlerp ns/joint", "nlerp/slerp");
+    println!(
+        "{:<18} {:>6} {:>14} {:>14} {:>12}",
+        "character", "joints", "slerp ns/joint", "nlerp ns/joint", "nlerp/slerp"
+    );
     for pair in samples.chunks(2) {
         if let [(name, _, joints, slerp), (_, _, _, nlerp)] = pair {
             let (s, n) = (median(slerp) / *joints as f64, median(nlerp) / *joints as f64);

@@ -3,9 +3,11 @@
 // paths cannot drift apart. Rust mirrors: src/render/layout.rs.
 
 // One skinning matrix: the column-vector matrix stored column-major, which is
-// this row-major row-vector matrix, applied as vec4(p, 1.0) * skin.
+// the row-major row-vector matrix, applied as vec4(p, 1.0) * skin. GLSL allows
+// no layout on struct members: the Palette block below declares row_major,
+// which applies to the matrices of the structs inside it.
 struct BoneMatrix {
-    row_major mat4 skin;
+    mat4 skin;
 };
 
 // Bind-pose vertex. position.w = 1, normal.w = 0, tangent.w = handedness.
@@ -57,7 +59,7 @@ layout(std430, set = 0, binding = 1) readonly buffer Influences { Influence infl
 layout(std430, set = 0, binding = 2) readonly buffer MorphRanges { uint morph_ranges[]; };
 layout(std430, set = 0, binding = 3) readonly buffer MorphEntries { MorphEntry morph_entries[]; };
 layout(std430, set = 0, binding = 4) readonly buffer MorphWeights { float morph_weights[]; };
-layout(std430, set = 0, binding = 5) readonly buffer Palette { BoneMatrix palette[]; };
+layout(std430, row_major, set = 0, binding = 5) readonly buffer Palette { BoneMatrix palette[]; };
 layout(std430, set = 0, binding = 6) readonly buffer Records { SkinRecord records[]; };
 
 // Morph deltas first, then linear blend skinning: the GPU twin of

@@ -1,1 +1,182 @@
-//! TODO
+//! Hierarchy: local transforms to model-space matrices, and model matrices to
+//! the skinning palette.
+//!
+//! Column vectors throughout: `model[j] = model[parent[j]] * local[j]` and
+//! `skin[i] = model[skin.joints[i]] * inverse_bind[i]`.
+
+use super::job::{JobError, check_len};
+use super::skeleton::{BoneMatrix, NO_PARENT, Skin};
+use super::transform::Transform;
+use nalgebra::Matrix4;
+
+/// Concatenates local transforms down the hierarchy into model space.
+#[derive(Debug)]
+pub struct LocalToModelJob<'a> {
+    /// Parent of each joint (`NO_PARENT` for roots), always before the child.
+    pub parents: &'a [u32],
+    /// Local transform of each joint.
+    pub locals: &'a [Transform],
+    /// Matrix that roots are attached to (identity for model space).
+    pub root: Matrix4<f32>,
+    /// Model matrix of each joint.
+    pub output: &'a mut [Matrix4<f32>],
+}
+
+impl LocalToModelJob<'_> {
+    /// Checks lengths and that every parent comes before its child, which is
+    /// what lets one forward pass read finished parents.
+    pub fn validate(&self) -> Result<(), JobError> {
+        check_len("local to model: locals", self.locals.len(), self.parents.len())?;
+        check_len("local to model: output", self.output.len(), self.parents.len())?;
+        for (j, &p) in self.parents.iter().enumerate() {
+            if p != NO_PARENT && p as usize >= j {
+                return Err(JobError::new(format!(
+                    "local to model: joint {j} has parent {p}, which does not come before it"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Validates, then computes every model matrix. Never allocates.
+    pub fn run(&mut self) -> Result<(), JobError> {
+        self.validate()?;
+        for (j, (&p, local)) in self.parents.iter().zip(self.locals).enumerate() {
+            let parent = if p == NO_PARENT { self.root } else { self.output[p as usize] };
+            self.output[j] = parent * local.to_matrix();
+        }
+        Ok(())
+    }
+}
+
+/// Builds the skinning palette of one skin from model matrices.
+#[derive(Debug)]
+pub struct PaletteJob<'a> {
+    /// The skin: joint list and inverse bind matrices.
+    pub skin: &'a Skin,
+    /// Model matrix of every skeleton joint.
+    pub models: &'a [Matrix4<f32>],
+    /// One entry per skin joint.
+    pub output: &'a mut [BoneMatrix],
+}
+
+impl PaletteJob<'_> {
+    /// Checks lengths and that every skin joint exists in `models`.
+    pub fn validate(&self) -> Result<(), JobError> {
+        let n = self.skin.joints.len();
+        check_len("palette: inverse_binds", self.skin.inverse_binds.len(), n)?;
+        check_len("palette: output", self.output.len(), n)?;
+        for (i, &j) in self.skin.joints.iter().enumerate() {
+            if j as usize >= self.models.len() {
+                return Err(JobError::new(format!(
+                    "palette: skin joint {i} is skeleton joint {j}, only {} model matrices",
+                    self.models.len()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Validates, then writes `models[joints[i]] * inverse_binds[i]`. Never allocates.
+    pub fn run(&mut self) -> Result<(), JobError> {
+        self.validate()?;
+        for ((out, &j), ib) in self.output.iter_mut().zip(&self.skin.joints).zip(&self.skin.inverse_binds) {
+            *out = BoneMatrix::from_matrix(&(self.models[j as usize] * ib));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nalgebra::{Point3, UnitQuaternion, Vector3};
+    use std::f32::consts::FRAC_PI_2;
+
+    fn run_l2m(
+        parents: &[u32],
+        locals: &[Transform],
+        root: Matrix4<f32>,
+    ) -> Result<Vec<Matrix4<f32>>, JobError> {
+        let mut out = vec![Matrix4::zeros(); parents.len()];
+        LocalToModelJob { parents, locals, root, output: &mut out }.run()?;
+        Ok(out)
+    }
+
+    #[test]
+    fn rejects_bad_parent_order_and_lengths() {
+        let l = [Transform::IDENTITY; 3];
+        let id = Matrix4::identity();
+        assert!(run_l2m(&[NO_PARENT, 0, 1], &l, id).is_ok());
+        assert!(run_l2m(&[NO_PARENT, 0, 2], &l, id).is_err()); // self-parent
+        assert!(run_l2m(&[NO_PARENT, 2, 0], &l, id).is_err()); // child first
+        assert!(run_l2m(&[NO_PARENT, 0], &l, id).is_err());
+        let mut out = vec![Matrix4::zeros(); 2];
+        assert!(
+            LocalToModelJob { parents: &[NO_PARENT, 0, 1], locals: &l, root: id, output: &mut out }
+                .run()
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn three_joint_chain() {
+        // Root translated by (1,0,0) and rotated 90 degrees about z; child moved
+        // (2,0,0) in root space and scaled by 2; grandchild moved (1,0,0).
+        let root = Transform {
+            translation: Vector3::new(1.0, 0.0, 0.0),
+            rotation: UnitQuaternion::from_axis_angle(&Vector3::z_axis(), FRAC_PI_2),
+            scale: Vector3::repeat(1.0),
+        };
+        let child = Transform {
+            translation: Vector3::new(2.0, 0.0, 0.0),
+            scale: Vector3::repeat(2.0),
+            ..Transform::IDENTITY
+        };
+        let grandchild = Transform { translation: Vector3::new(1.0, 0.0, 0.0), ..Transform::IDENTITY };
+        let world = Matrix4::new_translation(&Vector3::new(0.0, 0.0, 10.0));
+        let m = run_l2m(&[NO_PARENT, 0, 1], &[root, child, grandchild], world).unwrap();
+        let origin = |m: &Matrix4<f32>| m.transform_point(&Point3::origin());
+        // Root origin: (1,0,10). Child: root * (2,0,0) = (1,2,10). Grandchild:
+        // child scale 2 doubles its offset: (1,0,0) -> (2,0,0) -> rotated (0,2,0) -> (1,4,10).
+        assert!((origin(&m[0]) - Point3::new(1.0, 0.0, 10.0)).norm() < 1e-5);
+        assert!((origin(&m[1]) - Point3::new(1.0, 2.0, 10.0)).norm() < 1e-5);
+        assert!((origin(&m[2]) - Point3::new(1.0, 4.0, 10.0)).norm() < 1e-5);
+        assert!((m[2] - world * root.to_matrix() * child.to_matrix() * grandchild.to_matrix()).norm() < 1e-5);
+    }
+
+    fn skin(joints: Vec<u32>, ibs: Vec<Matrix4<f32>>) -> Skin {
+        Skin { name: String::new(), joints, inverse_binds: ibs }
+    }
+
+    #[test]
+    fn palette_rejects_bad_input() {
+        let models = [Matrix4::identity(); 2];
+        let mut out = [BoneMatrix::IDENTITY; 2];
+        let ok = skin(vec![1, 0], vec![Matrix4::identity(); 2]);
+        assert!(PaletteJob { skin: &ok, models: &models, output: &mut out }.run().is_ok());
+        let bad_joint = skin(vec![1, 2], vec![Matrix4::identity(); 2]);
+        assert!(PaletteJob { skin: &bad_joint, models: &models, output: &mut out }.run().is_err());
+        let bad_ib = skin(vec![1, 0], vec![Matrix4::identity(); 1]);
+        assert!(PaletteJob { skin: &bad_ib, models: &models, output: &mut out }.run().is_err());
+        assert!(PaletteJob { skin: &ok, models: &models, output: &mut out[..1] }.run().is_err());
+    }
+
+    #[test]
+    fn palette_is_model_times_inverse_bind() {
+        let models = [
+            Matrix4::new_translation(&Vector3::new(1.0, 2.0, 3.0)),
+            Matrix4::new_nonuniform_scaling(&Vector3::new(2.0, 3.0, 4.0)),
+        ];
+        let ib = Matrix4::new_translation(&Vector3::new(0.0, -1.0, 0.0));
+        let s = skin(vec![1, 0], vec![ib, ib]);
+        let mut out = [BoneMatrix::IDENTITY; 2];
+        PaletteJob { skin: &s, models: &models, output: &mut out }.run().unwrap();
+        assert_eq!(out[0].to_matrix(), models[1] * ib);
+        assert_eq!(out[1].to_matrix(), models[0] * ib);
+        // Point (0,1,0) in bind space: ib moves it to the origin, joint 0's model
+        // translation moves it to (1,2,3).
+        let p = out[1].to_matrix().transform_point(&Point3::new(0.0, 1.0, 0.0));
+        assert_eq!(p, Point3::new(1.0, 2.0, 3.0));
+    }
+}

@@ -25,3 +25,10 @@ pub use mesh::{Influences, MeshPrimitive, MorphDeltas, MorphTarget};
 pub use pose::Pose;
 pub use skeleton::{BoneMatrix, NO_PARENT, Skeleton, Skin};
 pub use transform::Transform;
+
+// The jobs.
+pub use blending::{BlendJob, BlendLayer, BlendTwoJob};
+pub use hierarchy::{LocalToModelJob, PaletteJob};
+pub use player::ClipPlayer;
+pub use sampling::{RotationBlend, SampleJob, SamplingCursor};
+pub use skinning::{SkinTransform, SkinningJob};

@@ -8,7 +8,8 @@ use nalgebra::{Matrix4, Quaternion, UnitQuaternion, Vector3};
 pub struct Transform {
     /// Translation.
     pub translation: Vector3<f32>,
-    /// Rotation; kept unit length by every job that writes it.
+    /// Rotation: unit length, to the precision of the source data (sampling
+    /// keeps keys as stored; blends and splines normalise).
     pub rotation: UnitQuaternion<f32>,
     /// Per-axis scale.
     pub scale: Vector3<f32>,
@@ -29,15 +30,22 @@ impl Transform {
     };
 
     /// The column-vector matrix `T * R * S`.
+    ///
+    /// The rotation uses the unit-quaternion formula (`1 - 2(y^2 + z^2)` ...)
+    /// on the stored components, as glTF viewers do: a key stored with length
+    /// 1.0002 by its exporter is used as given, not silently renormalised.
     pub fn to_matrix(&self) -> Matrix4<f32> {
-        let r = self.rotation.to_rotation_matrix();
-        let m = r.matrix();
+        let q = self.rotation.as_ref();
+        let (x, y, z, w) = (q.i, q.j, q.k, q.w);
         let (s, t) = (&self.scale, &self.translation);
+        let (xx, yy, zz) = (x * x, y * y, z * z);
+        let (xy, xz, yz) = (x * y, x * z, y * z);
+        let (wx, wy, wz) = (w * x, w * y, w * z);
         #[rustfmt::skip]
         let out = Matrix4::new(
-            m[(0, 0)] * s.x, m[(0, 1)] * s.y, m[(0, 2)] * s.z, t.x,
-            m[(1, 0)] * s.x, m[(1, 1)] * s.y, m[(1, 2)] * s.z, t.y,
-            m[(2, 0)] * s.x, m[(2, 1)] * s.y, m[(2, 2)] * s.z, t.z,
+            (1.0 - 2.0 * (yy + zz)) * s.x, 2.0 * (xy - wz) * s.y, 2.0 * (xz + wy) * s.z, t.x,
+            2.0 * (xy + wz) * s.x, (1.0 - 2.0 * (xx + zz)) * s.y, 2.0 * (yz - wx) * s.z, t.y,
+            2.0 * (xz - wy) * s.x, 2.0 * (yz + wx) * s.y, (1.0 - 2.0 * (xx + yy)) * s.z, t.z,
             0.0, 0.0, 0.0, 1.0,
         );
         out

@@ -1,1 +1,764 @@
-//! TODO
+//! glTF file -> `Model`: skeleton of every node, skins, meshes, instances,
+//! materials and clips, with every value checked.
+//!
+//! `source` reads and validates the JSON and buffers, `accessor` reads data
+//! with bounds checks, `validate` holds the value and graph checks; this module
+//! orchestrates and names the element in each message.
+
+use super::accessor::Reader;
+use super::error::ImportError;
+use super::model::{Material, Mesh, MeshInstance, Model};
+use super::source::{self, Source};
+use super::validate;
+use crate::anim::{
+    Clip, Influences, Interpolation, JointTracks, MeshPrimitive, MorphDeltas, MorphTarget, MorphWeightTrack,
+    NO_PARENT, Skeleton, Skin, Track, Transform,
+};
+use gltf::json::{
+    self,
+    animation::{Interpolation as JsonInterpolation, Property},
+    mesh::{Mode, Semantic},
+    validation::Checked,
+};
+use nalgebra::{Matrix3, Matrix4, Quaternion, Rotation3, UnitQuaternion, Vector3};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Skin weight sums further than this from 1 earn a warning (all are renormalised).
+const WEIGHT_SUM_TOLERANCE: f32 = 1e-3;
+
+/// Imports a glTF 2.0 file (`.gltf` with external or embedded buffers, or
+/// `.glb`). Errors name `path` as given.
+pub fn load(path: &Path) -> Result<Model, ImportError> {
+    let file = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| ImportError::new(&file, format!("cannot read file: {e}")))?;
+    load_from_bytes(&file, &bytes, path.parent())
+}
+
+/// Imports a glTF file held in memory. `file_name` is used in messages;
+/// external buffers are looked up in `base_dir` (an error when `None`).
+pub fn load_from_bytes(file_name: &str, bytes: &[u8], base_dir: Option<&Path>) -> Result<Model, ImportError> {
+    let source = source::parse(bytes, base_dir).map_err(|m| ImportError::new(file_name, m))?;
+    build(file_name, source).map_err(|m| ImportError::new(file_name, m))
+}
+
+/// `kind i "name"`, or `kind i` when unnamed.
+fn label(kind: &str, index: usize, name: Option<&str>) -> String {
+    match name {
+        Some(n) => format!("{kind} {index} \"{n}\""),
+        None => format!("{kind} {index}"),
+    }
+}
+
+fn build(file: &str, src: Source) -> Result<Model, String> {
+    let Source { root, buffers, channel_indices, mut warnings } = src;
+    let reader = Reader::new(&root, &buffers);
+    let (skeleton, node_of_joint, joint_of_node) = build_skeleton(&root, &mut warnings)?;
+    let skins = build_skins(&root, reader, &joint_of_node, &mut warnings)?;
+    let materials = build_materials(&root);
+
+    // The skins each mesh is drawn with bound its joint indices.
+    let mut skins_of_mesh: Vec<Vec<usize>> = vec![Vec::new(); root.meshes.len()];
+    for node in &root.nodes {
+        if let (Some(m), Some(s)) = (node.mesh, node.skin)
+            && m.value() < root.meshes.len()
+            && s.value() < skins.len()
+        {
+            skins_of_mesh[m.value()].push(s.value());
+        }
+    }
+    let mut meshes = Vec::with_capacity(root.meshes.len());
+    for (m, mesh) in root.meshes.iter().enumerate() {
+        // The smallest skin is the binding limit; name it in errors.
+        let limit = skins_of_mesh[m].iter().map(|&s| (s, skins[s].joints.len())).min_by_key(|&(_, n)| n);
+        meshes.push(build_mesh(m, mesh, reader, limit, &skins, materials.len(), &mut warnings)?);
+    }
+    let (instances, rest_morph_weights) = build_instances(&root, &meshes, &joint_of_node, &mut warnings)?;
+    let clips = build_clips(&root, reader, &channel_indices, &joint_of_node, &instances, &mut warnings)?;
+
+    Ok(Model {
+        file: file.to_string(),
+        skeleton: Arc::new(skeleton),
+        node_of_joint,
+        joint_of_node,
+        skins,
+        meshes: meshes.into_iter().map(Arc::new).collect(),
+        instances,
+        clips: clips.into_iter().map(Arc::new).collect(),
+        materials,
+        rest_morph_weights,
+        warnings,
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Skeleton
+
+fn build_skeleton(
+    root: &json::Root,
+    warnings: &mut Vec<String>,
+) -> Result<(Skeleton, Vec<usize>, Vec<u32>), String> {
+    let children: Vec<Vec<usize>> = root
+        .nodes
+        .iter()
+        .map(|n| n.children.as_ref().map_or_else(Vec::new, |c| c.iter().map(|i| i.value()).collect()))
+        .collect();
+    let order = validate::node_order(&children)?;
+    let mut joint_of_node = vec![NO_PARENT; root.nodes.len()];
+    for (j, &n) in order.order.iter().enumerate() {
+        joint_of_node[n] = j as u32;
+    }
+    let mut names = Vec::with_capacity(order.order.len());
+    let mut parents = Vec::with_capacity(order.order.len());
+    let mut rest = Vec::with_capacity(order.order.len());
+    for &n in &order.order {
+        let node = &root.nodes[n];
+        let what = label("node", n, node.name.as_deref());
+        names.push(node.name.clone().unwrap_or_default());
+        parents.push(order.parent[n].map_or(NO_PARENT, |p| joint_of_node[p]));
+        rest.push(rest_transform(node, &what, warnings)?);
+    }
+    let skeleton = Skeleton::new(names, parents, rest).map_err(|e| e.to_string())?;
+    Ok((skeleton, order.order, joint_of_node))
+}
+
+/// A node's local transform: its TRS, or its matrix split into TRS.
+fn rest_transform(node: &json::Node, what: &str, warnings: &mut Vec<String>) -> Result<Transform, String> {
+    if let Some(m) = node.matrix {
+        if m.iter().any(|v| !v.is_finite()) {
+            return Err(format!("{what}: matrix is not finite"));
+        }
+        return Ok(decompose(&Matrix4::from_column_slice(&m), what, warnings));
+    }
+    let translation = node.translation.unwrap_or([0.0; 3]);
+    let scale = node.scale.unwrap_or([1.0; 3]);
+    let [x, y, z, w] = node.rotation.as_ref().map_or([0.0, 0.0, 0.0, 1.0], |r| r.0);
+    if [translation, scale].iter().flatten().any(|v| !v.is_finite()) {
+        return Err(format!("{what}: translation or scale is not finite"));
+    }
+    let q = Quaternion::new(w, x, y, z);
+    if !q.coords.iter().all(|c| c.is_finite()) || q.norm_squared() <= f32::MIN_POSITIVE {
+        return Err(format!("{what}: rotation {:?} is zero or not finite", [x, y, z, w]));
+    }
+    Ok(Transform {
+        translation: Vector3::from(translation),
+        // As stored when unit to the exporter's rounding (as viewers use
+        // it; see anim::sampling::slerp), normalised when further off.
+        rotation: if (q.norm_squared() - 1.0).abs() <= 2e-3 {
+            UnitQuaternion::new_unchecked(q)
+        } else {
+            UnitQuaternion::from_quaternion(q)
+        },
+        scale: Vector3::from(scale),
+    })
+}
+
+/// Splits a finite affine matrix into translation, rotation and scale (a
+/// negative determinant becomes a negative z scale). A zero-scale axis leaves
+/// no rotation to recover: the rotation is then taken as identity.
+fn decompose(m: &Matrix4<f32>, what: &str, warnings: &mut Vec<String>) -> Transform {
+    let translation = Vector3::new(m[(0, 3)], m[(1, 3)], m[(2, 3)]);
+    let mut basis: Matrix3<f32> = m.fixed_view::<3, 3>(0, 0).into_owned();
+    let mut scale = Vector3::new(basis.column(0).norm(), basis.column(1).norm(), basis.column(2).norm());
+    if basis.determinant() < 0.0 {
+        scale.z = -scale.z;
+    }
+    let rotation = if scale.iter().all(|s| s.abs() > 1e-12) {
+        for c in 0..3 {
+            let s = scale[c];
+            basis.column_mut(c).unscale_mut(s);
+        }
+        let q = UnitQuaternion::from_rotation_matrix(&Rotation3::from_matrix_unchecked(basis));
+        UnitQuaternion::from_quaternion(q.into_inner())
+    } else {
+        warnings.push(format!("{what}: matrix has a zero scale; its rotation is taken as identity"));
+        UnitQuaternion::identity()
+    };
+    if m[(3, 0)] != 0.0 || m[(3, 1)] != 0.0 || m[(3, 2)] != 0.0 || m[(3, 3)] != 1.0 {
+        warnings.push(format!("{what}: matrix is not affine; its last row is ignored"));
+    }
+    Transform { translation, rotation, scale }
+}
+
+// ---------------------------------------------------------------------------
+// Skins and materials
+
+fn build_skins(
+    root: &json::Root,
+    reader: Reader,
+    joint_of_node: &[u32],
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Skin>, String> {
+    let mut skins = Vec::with_capacity(root.skins.len());
+    for (s, skin) in root.skins.iter().enumerate() {
+        let what = label("skin", s, skin.name.as_deref());
+        if skin.joints.is_empty() {
+            return Err(format!("{what}: has no joints"));
+        }
+        let mut joints = Vec::with_capacity(skin.joints.len());
+        for (i, node) in skin.joints.iter().enumerate() {
+            let j = joint_of_node.get(node.value()).ok_or_else(|| {
+                format!(
+                    "{what}: joint {i} is node {}, which does not exist ({} nodes)",
+                    node.value(),
+                    joint_of_node.len()
+                )
+            })?;
+            joints.push(*j);
+        }
+        let inverse_binds = match skin.inverse_bind_matrices {
+            None => vec![Matrix4::identity(); joints.len()],
+            Some(a) => {
+                let mats =
+                    reader.read_mat4(a.value()).map_err(|e| format!("{what} inverseBindMatrices: {e}"))?;
+                if mats.len() < joints.len() {
+                    return Err(format!(
+                        "{what}: {} inverse bind matrices for {} joints",
+                        mats.len(),
+                        joints.len()
+                    ));
+                }
+                if mats.len() > joints.len() {
+                    warnings.push(format!(
+                        "{what}: {} inverse bind matrices for {} joints; the extra ones are ignored",
+                        mats.len(),
+                        joints.len()
+                    ));
+                }
+                validate::check_finite("inverse bind matrix", &mats).map_err(|e| format!("{what}: {e}"))?;
+                mats.iter().take(joints.len()).map(|m| Matrix4::from_column_slice(m)).collect()
+            }
+        };
+        skins.push(Skin { name: skin.name.clone().unwrap_or_default(), joints, inverse_binds });
+    }
+    Ok(skins)
+}
+
+fn build_materials(root: &json::Root) -> Vec<Material> {
+    root.materials
+        .iter()
+        .map(|m| {
+            let pbr = &m.pbr_metallic_roughness;
+            let base_color_image = pbr
+                .base_color_texture
+                .as_ref()
+                .and_then(|info| root.textures.get(info.index.value()))
+                .map(|t| t.source.value())
+                .filter(|&i| i < root.images.len());
+            Material {
+                name: m.name.clone().unwrap_or_default(),
+                base_color: pbr.base_color_factor.0,
+                base_color_image,
+            }
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------
+// Meshes
+
+fn mode_name(mode: Checked<Mode>) -> &'static str {
+    match mode {
+        Checked::Valid(Mode::Points) => "POINTS",
+        Checked::Valid(Mode::Lines) => "LINES",
+        Checked::Valid(Mode::LineLoop) => "LINE_LOOP",
+        Checked::Valid(Mode::LineStrip) => "LINE_STRIP",
+        Checked::Valid(Mode::Triangles) => "TRIANGLES",
+        Checked::Valid(Mode::TriangleStrip) => "TRIANGLE_STRIP",
+        Checked::Valid(Mode::TriangleFan) => "TRIANGLE_FAN",
+        Checked::Invalid => "unknown",
+    }
+}
+
+fn build_mesh(
+    m: usize,
+    mesh: &json::Mesh,
+    reader: Reader,
+    joint_limit: Option<(usize, usize)>,
+    skins: &[Skin],
+    material_count: usize,
+    warnings: &mut Vec<String>,
+) -> Result<Mesh, String> {
+    let what = label("mesh", m, mesh.name.as_deref());
+    let target_count = mesh.primitives.first().map_or(0, |p| p.targets.as_ref().map_or(0, Vec::len));
+    for (p, prim) in mesh.primitives.iter().enumerate() {
+        let n = prim.targets.as_ref().map_or(0, Vec::len);
+        if n != target_count {
+            return Err(format!(
+                "{what} primitive {p}: {n} morph targets, but primitive 0 has {target_count} (all must match)"
+            ));
+        }
+    }
+    let mut primitives = Vec::new();
+    let mut primitive_indices = Vec::new();
+    for (p, prim) in mesh.primitives.iter().enumerate() {
+        let ctx = format!("{what} primitive {p}");
+        if prim.mode != Checked::Valid(Mode::Triangles) {
+            warnings.push(format!("{ctx}: mode {} is not a triangle list; skipped", mode_name(prim.mode)));
+            continue;
+        }
+        primitives.push(build_primitive(&ctx, prim, reader, joint_limit, skins, material_count, warnings)?);
+        primitive_indices.push(p);
+    }
+    let target_names = target_names(mesh, target_count, &what, warnings);
+    Ok(Mesh {
+        name: mesh.name.clone().unwrap_or_default(),
+        primitives,
+        primitive_indices,
+        target_names,
+        target_count,
+    })
+}
+
+/// Morph target names from the de-facto standard `extras.targetNames`.
+fn target_names(mesh: &json::Mesh, count: usize, what: &str, warnings: &mut Vec<String>) -> Vec<String> {
+    let Some(raw) = &mesh.extras else { return Vec::new() };
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(raw.get()) else { return Vec::new() };
+    let Some(names) = value.get("targetNames").and_then(|v| v.as_array()) else { return Vec::new() };
+    let names: Vec<String> = names.iter().map(|n| n.as_str().unwrap_or_default().to_string()).collect();
+    if names.len() != count {
+        warnings.push(format!(
+            "{what}: extras.targetNames has {} names for {count} morph targets; ignored",
+            names.len()
+        ));
+        return Vec::new();
+    }
+    names
+}
+
+fn check_count(ctx: &str, attribute: &str, len: usize, vertices: usize) -> Result<(), String> {
+    if len == vertices {
+        Ok(())
+    } else {
+        Err(format!("{ctx} {attribute}: {len} elements, but POSITION has {vertices}"))
+    }
+}
+
+fn build_primitive(
+    ctx: &str,
+    prim: &json::mesh::Primitive,
+    reader: Reader,
+    joint_limit: Option<(usize, usize)>,
+    skins: &[Skin],
+    material_count: usize,
+    warnings: &mut Vec<String>,
+) -> Result<MeshPrimitive, String> {
+    let attr = |s: Semantic| prim.attributes.get(&Checked::Valid(s)).map(|i| i.value());
+    let Some(pos) = attr(Semantic::Positions) else {
+        return Err(format!("{ctx}: no POSITION attribute"));
+    };
+    let positions = reader.read_vec3(pos).map_err(|e| format!("{ctx} POSITION: {e}"))?;
+    validate::check_finite("vertex", &positions).map_err(|e| format!("{ctx} POSITION: {e}"))?;
+    let n = positions.len();
+
+    let normals = match attr(Semantic::Normals) {
+        Some(a) => {
+            let v = reader.read_vec3(a).map_err(|e| format!("{ctx} NORMAL: {e}"))?;
+            check_count(ctx, "NORMAL", v.len(), n)?;
+            validate::check_finite("vertex", &v).map_err(|e| format!("{ctx} NORMAL: {e}"))?;
+            Some(v)
+        }
+        None => None,
+    };
+    let tangents = match attr(Semantic::Tangents) {
+        Some(a) => {
+            let v = reader.read_vec4(a).map_err(|e| format!("{ctx} TANGENT: {e}"))?;
+            check_count(ctx, "TANGENT", v.len(), n)?;
+            validate::check_finite("vertex", &v).map_err(|e| format!("{ctx} TANGENT: {e}"))?;
+            Some(v)
+        }
+        None => None,
+    };
+    let uvs = match attr(Semantic::TexCoords(0)) {
+        Some(a) => {
+            let v = reader.read_vec2(a).map_err(|e| format!("{ctx} TEXCOORD_0: {e}"))?;
+            check_count(ctx, "TEXCOORD_0", v.len(), n)?;
+            validate::check_finite("vertex", &v).map_err(|e| format!("{ctx} TEXCOORD_0: {e}"))?;
+            Some(v)
+        }
+        None => None,
+    };
+
+    let indices = match prim.indices {
+        Some(a) => {
+            let idx = reader.read_indices(a.value()).map_err(|e| format!("{ctx} indices: {e}"))?;
+            if let Some(k) = idx.iter().position(|&i| i as usize >= n) {
+                return Err(format!("{ctx} indices: index {k} is {}, but there are {n} vertices", idx[k]));
+            }
+            idx
+        }
+        None => (0..n as u32).collect(),
+    };
+    if !indices.len().is_multiple_of(3) {
+        return Err(format!("{ctx}: {} indices is not a whole number of triangles", indices.len()));
+    }
+
+    let influences = build_influences(ctx, &attr, reader, n, joint_limit, skins, warnings)?;
+
+    let mut morph_targets = Vec::new();
+    for (t, target) in prim.targets.iter().flatten().enumerate() {
+        let delta =
+            |a: Option<json::Index<json::Accessor>>, name: &str| -> Result<Option<MorphDeltas>, String> {
+                let Some(a) = a else { return Ok(None) };
+                let what = format!("{ctx} target {t} {name}");
+                let v = reader.read_vec3(a.value()).map_err(|e| format!("{what}: {e}"))?;
+                check_count(&format!("{ctx} target {t}"), name, v.len(), n)?;
+                validate::check_finite("vertex", &v).map_err(|e| format!("{what}: {e}"))?;
+                Ok(Some(MorphDeltas::compact(v)))
+            };
+        morph_targets.push(MorphTarget {
+            positions: delta(target.positions, "POSITION")?,
+            normals: delta(target.normals, "NORMAL")?,
+            tangents: delta(target.tangents, "TANGENT")?,
+        });
+    }
+
+    let material = prim.material.map(|m| m.value()).filter(|&m| m < material_count);
+    Ok(MeshPrimitive { positions, normals, tangents, uvs, influences, morph_targets, indices, material })
+}
+
+/// Reads JOINTS_0/WEIGHTS_0 (and set 1 for eight influences), checks the
+/// weights, clamps junk joint indices that carry no weight, and renormalises.
+fn build_influences(
+    ctx: &str,
+    attr: &dyn Fn(Semantic) -> Option<usize>,
+    reader: Reader,
+    n: usize,
+    joint_limit: Option<(usize, usize)>,
+    skins: &[Skin],
+    warnings: &mut Vec<String>,
+) -> Result<Option<Influences>, String> {
+    let mut sets = Vec::new();
+    for set in 0..2u32 {
+        match (attr(Semantic::Joints(set)), attr(Semantic::Weights(set))) {
+            (None, None) => break,
+            (Some(j), Some(w)) => {
+                let joints = reader.read_joints(j).map_err(|e| format!("{ctx} JOINTS_{set}: {e}"))?;
+                check_count(ctx, &format!("JOINTS_{set}"), joints.len(), n)?;
+                let weights = reader.read_vec4(w).map_err(|e| format!("{ctx} WEIGHTS_{set}: {e}"))?;
+                check_count(ctx, &format!("WEIGHTS_{set}"), weights.len(), n)?;
+                sets.push((joints, weights));
+            }
+            (Some(_), None) => return Err(format!("{ctx}: JOINTS_{set} without WEIGHTS_{set}")),
+            (None, Some(_)) => return Err(format!("{ctx}: WEIGHTS_{set} without JOINTS_{set}")),
+        }
+    }
+    if sets.is_empty() {
+        if attr(Semantic::Joints(1)).is_some() {
+            warnings.push(format!("{ctx}: JOINTS_1 without JOINTS_0; influences ignored"));
+        }
+        return Ok(None);
+    }
+    if sets.len() == 2 && attr(Semantic::Joints(2)).is_some() {
+        warnings.push(format!("{ctx}: more than 8 influences per vertex; JOINTS_2 and above ignored"));
+    }
+    let per_vertex = 4 * sets.len();
+    let mut joints = vec![0u16; n * per_vertex];
+    let mut weights = vec![0f32; n * per_vertex];
+    for v in 0..n {
+        for (s, (js, ws)) in sets.iter().enumerate() {
+            let at = v * per_vertex + s * 4;
+            joints[at..at + 4].copy_from_slice(&js[v]);
+            weights[at..at + 4].copy_from_slice(&ws[v]);
+        }
+    }
+
+    let (mut clamped, mut renormalised, mut all_zero) = (0usize, 0usize, 0usize);
+    for v in 0..n {
+        let range = v * per_vertex..(v + 1) * per_vertex;
+        for i in range.clone() {
+            let w = weights[i];
+            if !w.is_finite() || w < 0.0 {
+                return Err(format!(
+                    "{ctx}: vertex {v} has skin weight {w} (influence {}); weights must be finite and non-negative",
+                    i - range.start
+                ));
+            }
+            if let Some((s, count)) = joint_limit
+                && joints[i] as usize >= count
+            {
+                if w > 0.0 {
+                    return Err(format!(
+                        "{ctx}: vertex {v} uses joint {} (weight {w}), but {} has {count} joints",
+                        joints[i],
+                        label("skin", s, Some(&skins[s].name).filter(|n| !n.is_empty()).map(|n| n.as_str())),
+                    ));
+                }
+                // Exporters write junk joint indices next to zero weights.
+                joints[i] = 0;
+                clamped += 1;
+            }
+        }
+        let sum: f32 = weights[range.clone()].iter().sum();
+        if sum == 0.0 {
+            // What three.js does: the vertex follows its first listed joint.
+            weights[range.start] = 1.0;
+            all_zero += 1;
+        } else if sum != 1.0 {
+            if (sum - 1.0).abs() > WEIGHT_SUM_TOLERANCE {
+                renormalised += 1;
+            }
+            weights[range].iter_mut().for_each(|w| *w /= sum);
+        }
+    }
+    if renormalised > 0 {
+        warnings
+            .push(format!("{ctx}: {renormalised} vertices had skin weights not summing to 1; renormalised"));
+    }
+    if all_zero > 0 {
+        warnings.push(format!(
+            "{ctx}: {all_zero} vertices had all skin weights zero; bound to their first joint with weight 1"
+        ));
+    }
+    if clamped > 0 {
+        warnings.push(format!("{ctx}: {clamped} out-of-range joint indices with zero weight set to joint 0"));
+    }
+    Ok(Some(Influences { per_vertex, joints, weights }))
+}
+
+// ---------------------------------------------------------------------------
+// Instances
+
+fn build_instances(
+    root: &json::Root,
+    meshes: &[Mesh],
+    joint_of_node: &[u32],
+    warnings: &mut Vec<String>,
+) -> Result<(Vec<MeshInstance>, Vec<f32>), String> {
+    let mut instances = Vec::new();
+    let mut rest = Vec::new();
+    for (n, node) in root.nodes.iter().enumerate() {
+        let Some(m) = node.mesh.map(|m| m.value()) else { continue };
+        let what = label("node", n, node.name.as_deref());
+        let mesh = meshes
+            .get(m)
+            .ok_or_else(|| format!("{what}: mesh {m} does not exist ({} meshes)", meshes.len()))?;
+        let json_mesh = &root.meshes[m];
+        let mesh_what = label("mesh", m, json_mesh.name.as_deref());
+        let has_joints = mesh.primitives.iter().any(|p| p.influences.is_some());
+        let skin = match node.skin.map(|s| s.value()) {
+            Some(s) if s >= root.skins.len() => return Err(format!("{what}: skin {s} does not exist")),
+            Some(_) if !has_joints => {
+                warnings.push(format!(
+                    "{what}: has a skin but {mesh_what} has no JOINTS_0/WEIGHTS_0; drawn unskinned"
+                ));
+                None
+            }
+            None if has_joints => {
+                warnings.push(format!(
+                    "{what}: {mesh_what} has skin weights but the node has no skin; drawn unskinned"
+                ));
+                None
+            }
+            s => s,
+        };
+        let count = mesh.target_count;
+        let weights = match (&node.weights, &json_mesh.weights) {
+            (Some(w), _) => Some((w, "node weights")),
+            (None, Some(w)) => Some((w, "mesh weights")),
+            (None, None) => None,
+        };
+        match weights {
+            Some((w, source)) => {
+                if w.len() != count {
+                    return Err(format!(
+                        "{what}: {} {source} for {count} morph targets of {mesh_what}",
+                        w.len()
+                    ));
+                }
+                if let Some(i) = validate::first_non_finite(w) {
+                    return Err(format!("{what}: {source} {i} is not finite"));
+                }
+                rest.extend_from_slice(w);
+            }
+            None => rest.extend(std::iter::repeat_n(0.0, count)),
+        }
+        let offset = u32::try_from(rest.len() - count).map_err(|_| "too many morph weights".to_string())?;
+        instances.push(MeshInstance {
+            node: n,
+            joint: joint_of_node[n],
+            mesh: m,
+            skin,
+            morph_offset: offset,
+            morph_count: count as u32,
+        });
+    }
+    Ok((instances, rest))
+}
+
+// ---------------------------------------------------------------------------
+// Clips
+
+fn interpolation(i: Checked<JsonInterpolation>) -> Option<Interpolation> {
+    match i {
+        Checked::Valid(JsonInterpolation::Linear) => Some(Interpolation::Linear),
+        Checked::Valid(JsonInterpolation::Step) => Some(Interpolation::Step),
+        Checked::Valid(JsonInterpolation::CubicSpline) => Some(Interpolation::CubicSpline),
+        Checked::Invalid => None,
+    }
+}
+
+fn property_name(p: Property) -> &'static str {
+    match p {
+        Property::Translation => "translation",
+        Property::Rotation => "rotation",
+        Property::Scale => "scale",
+        Property::MorphTargetWeights => "weights",
+    }
+}
+
+fn build_clips(
+    root: &json::Root,
+    reader: Reader,
+    channel_indices: &[Vec<usize>],
+    joint_of_node: &[u32],
+    instances: &[MeshInstance],
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Clip>, String> {
+    let instance_of_node: HashMap<usize, &MeshInstance> = instances.iter().map(|i| (i.node, i)).collect();
+    let mut clips = Vec::with_capacity(root.animations.len());
+    for (a, anim) in root.animations.iter().enumerate() {
+        let what = label("animation", a, anim.name.as_deref());
+        let mut joint_tracks: BTreeMap<u32, JointTracks> = BTreeMap::new();
+        let mut morph_tracks = Vec::new();
+        let mut targeted: HashMap<(usize, &'static str), usize> = HashMap::new();
+        for (ci, channel) in anim.channels.iter().enumerate() {
+            let c = channel_indices.get(a).and_then(|k| k.get(ci)).copied().unwrap_or(ci);
+            let ctx = format!("{what} channel {c}");
+            let Checked::Valid(property) = channel.target.path else {
+                warnings.push(format!("{ctx}: unknown target path; ignored"));
+                continue;
+            };
+            let path = property_name(property);
+            let node = channel.target.node.value();
+            let Some(&joint) = joint_of_node.get(node) else {
+                return Err(format!(
+                    "{ctx}: target node {node} does not exist ({} nodes)",
+                    joint_of_node.len()
+                ));
+            };
+            if let Some(prev) = targeted.insert((node, path), c) {
+                return Err(format!("{ctx}: node {node} {path} is already animated by channel {prev}"));
+            }
+            let s = channel.sampler.value();
+            let sampler = anim.samplers.get(s).ok_or_else(|| format!("{ctx}: sampler {s} does not exist"))?;
+            let interp = interpolation(sampler.interpolation)
+                .ok_or_else(|| format!("{ctx}: sampler {s}: unknown interpolation"))?;
+            let times =
+                reader.read_scalar_f32(sampler.input.value()).map_err(|e| format!("{ctx} input: {e}"))?;
+            validate::check_key_times(&times).map_err(|e| format!("{ctx}: {e}"))?;
+            let per_key = if interp == Interpolation::CubicSpline { 3 } else { 1 };
+            let out = sampler.output.value();
+            // Values per key beyond the interpolation's (1 or 3): the morph target count for weights.
+            let width = match property {
+                Property::MorphTargetWeights => {
+                    let inst = instance_of_node.get(&node).ok_or_else(|| {
+                        format!("{ctx}: node {node} has no mesh, so it has no morph weights to animate")
+                    })?;
+                    if inst.morph_count == 0 {
+                        return Err(format!("{ctx}: node {node}'s mesh {} has no morph targets", inst.mesh));
+                    }
+                    inst.morph_count as usize
+                }
+                _ => 1,
+            };
+            let check_len = |len: usize| -> Result<(), String> {
+                let expected = times.len() * per_key * width;
+                if len == expected {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "{ctx}: sampler {s} has {} key times but {len} output values (expected {expected})",
+                        times.len()
+                    ))
+                }
+            };
+            let output_err = |e: String| format!("{ctx} output: {e}");
+            match property {
+                Property::Translation | Property::Scale => {
+                    let values = reader.read_vec3(out).map_err(output_err)?;
+                    check_len(values.len())?;
+                    validate::check_finite("output value", &values).map_err(|e| format!("{ctx}: {e}"))?;
+                    let track = Some(Track {
+                        times,
+                        values: values.into_iter().map(Vector3::from).collect(),
+                        interpolation: interp,
+                    });
+                    let entry = joint_tracks
+                        .entry(joint)
+                        .or_insert_with(|| JointTracks { joint, ..Default::default() });
+                    if property == Property::Translation {
+                        entry.translation = track;
+                    } else {
+                        entry.scale = track;
+                    }
+                }
+                Property::Rotation => {
+                    let values = reader.read_vec4(out).map_err(output_err)?;
+                    check_len(values.len())?;
+                    validate::check_finite("output value", &values).map_err(|e| format!("{ctx}: {e}"))?;
+                    validate::check_rotations(&values, per_key).map_err(|e| format!("{ctx}: {e}"))?;
+                    let values = values.iter().map(|&[x, y, z, w]| Quaternion::new(w, x, y, z)).collect();
+                    let entry = joint_tracks
+                        .entry(joint)
+                        .or_insert_with(|| JointTracks { joint, ..Default::default() });
+                    entry.rotation = Some(Track { times, values, interpolation: interp });
+                }
+                Property::MorphTargetWeights => {
+                    let values = reader.read_scalar_f32(out).map_err(output_err)?;
+                    check_len(values.len())?;
+                    if let Some(i) = validate::first_non_finite(&values) {
+                        return Err(format!("{ctx}: output value {i} is not finite"));
+                    }
+                    let inst = instance_of_node[&node];
+                    morph_tracks.push(MorphWeightTrack {
+                        offset: inst.morph_offset,
+                        count: inst.morph_count,
+                        times,
+                        values,
+                        interpolation: interp,
+                    });
+                }
+            }
+        }
+        let mut clip = Clip {
+            name: anim.name.clone(),
+            duration: 0.0,
+            joint_tracks: joint_tracks.into_values().collect(),
+            morph_tracks,
+            events: Vec::new(),
+        };
+        clip.update_duration();
+        clips.push(clip);
+    }
+    Ok(clips)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decomposes_rotation_scale_translation() {
+        let t = Transform {
+            translation: Vector3::new(1.0, 2.0, 3.0),
+            rotation: UnitQuaternion::from_axis_angle(&Vector3::y_axis(), 2.5),
+            scale: Vector3::new(2.0, 0.5, 3.0),
+        };
+        let mut w = Vec::new();
+        let d = decompose(&t.to_matrix(), "node 0", &mut w);
+        assert!(w.is_empty());
+        assert!((d.to_matrix() - t.to_matrix()).norm() < 1e-5, "{d:?}");
+        // A mirrored matrix keeps its handedness in a negative z scale.
+        let mirror = Matrix4::new_nonuniform_scaling(&Vector3::new(1.0, 1.0, -1.0));
+        let d = decompose(&mirror, "node 0", &mut w);
+        assert!((d.to_matrix() - mirror).norm() < 1e-6);
+        // A rotation by 180 degrees (trace -1) is recovered too.
+        let flip = UnitQuaternion::from_axis_angle(&Vector3::x_axis(), std::f32::consts::PI).to_homogeneous();
+        assert!((decompose(&flip, "node 0", &mut w).to_matrix() - flip).norm() < 1e-5);
+        let zero = Matrix4::new_nonuniform_scaling(&Vector3::new(0.0, 1.0, 1.0));
+        assert!(decompose(&zero, "node 0", &mut w).is_finite());
+        assert_eq!(w.len(), 1);
+    }
+}

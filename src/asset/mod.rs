@@ -3,11 +3,12 @@
 
 pub mod accessor;
 pub mod error;
+pub mod images;
 pub mod import;
 pub mod model;
 pub mod source;
 pub mod validate;
 
 pub use error::ImportError;
-// pub use import::load;
+pub use import::load;
 pub use model::{Material, Mesh, MeshInstance, Model};

@@ -132,7 +132,8 @@ impl Report {
             .iter()
             .enumerate()
             .map(|(index, skin)| {
-                let joints: Vec<usize> = skin.joints.iter().map(|&j| model.node_of_joint[j as usize]).collect();
+                let joints: Vec<usize> =
+                    skin.joints.iter().map(|&j| model.node_of_joint[j as usize]).collect();
                 for &node in &joints {
                     if !nodes[node].joint_of.contains(&index) {
                         nodes[node].joint_of.push(index);
@@ -264,7 +265,8 @@ impl Report {
 }
 
 fn clip_info(index: usize, clip: &Clip) -> ClipInfo {
-    let count = |f: &dyn Fn(&crate::anim::JointTracks) -> bool| clip.joint_tracks.iter().filter(|j| f(j)).count();
+    let count =
+        |f: &dyn Fn(&crate::anim::JointTracks) -> bool| clip.joint_tracks.iter().filter(|j| f(j)).count();
     let mut kinds: Vec<Interpolation> = clip
         .joint_tracks
         .iter()

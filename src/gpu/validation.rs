@@ -29,8 +29,12 @@ impl ValidationLog {
     }
 }
 
-/// The messenger callback; `user_data` points at a `ValidationLog` that the
-/// context keeps alive (boxed) for as long as the messenger exists.
+/// The messenger callback.
+///
+/// # Safety
+/// Called by the Vulkan loader only: `data` is a valid callback-data struct
+/// and `user_data` points at a `ValidationLog` that the context keeps alive
+/// (boxed) for as long as the messenger exists.
 pub unsafe extern "system" fn debug_callback(
     severity: vk::DebugUtilsMessageSeverityFlagsEXT,
     kind: vk::DebugUtilsMessageTypeFlagsEXT,

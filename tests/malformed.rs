@@ -1,0 +1,487 @@
+//! Broken glTF files built in memory: each must give an error that names the
+//! file and the element, never a panic.
+
+use base64::Engine;
+use serde_json::{Value, json};
+use std::path::Path;
+use vkskin::asset::import::load_from_bytes;
+use vkskin::asset::{ImportError, Model};
+
+// Byte layout of the base file's buffer.
+const POSITIONS: usize = 0; // 3 x VEC3 f32
+const JOINTS: usize = 36; // 3 x VEC4 u16
+const WEIGHTS: usize = 60; // 3 x VEC4 f32
+const INDICES: usize = 108; // 3 x u16 (+2 padding)
+const IBM: usize = 116; // 2 x MAT4 f32
+const TIMES: usize = 244; // 3 x f32
+const ROTATIONS: usize = 256; // 3 x VEC4 f32
+const BUFFER_LEN: usize = 304;
+
+/// A minimal valid skinned file: a triangle bound to two joints, one clip
+/// "Wave" with three rotation keys on joint node 2.
+struct Base {
+    json: Value,
+    buf: Vec<u8>,
+}
+
+impl Base {
+    fn new() -> Self {
+        let mut buf = vec![0u8; BUFFER_LEN];
+        let mut b = Base { json: Value::Null, buf: Vec::new() };
+        let put = |buf: &mut Vec<u8>, at: usize, v: &[f32]| {
+            for (i, f) in v.iter().enumerate() {
+                buf[at + 4 * i..at + 4 * i + 4].copy_from_slice(&f.to_le_bytes());
+            }
+        };
+        put(&mut buf, POSITIONS, &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0]);
+        for (i, j) in [0u16, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0].iter().enumerate() {
+            buf[JOINTS + 2 * i..JOINTS + 2 * i + 2].copy_from_slice(&j.to_le_bytes());
+        }
+        put(&mut buf, WEIGHTS, &[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.5, 0.5, 0.0, 0.0]);
+        for (i, ix) in [0u16, 1, 2].iter().enumerate() {
+            buf[INDICES + 2 * i..INDICES + 2 * i + 2].copy_from_slice(&ix.to_le_bytes());
+        }
+        let identity = [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0];
+        put(&mut buf, IBM, &identity);
+        let mut second = identity;
+        second[13] = -1.0;
+        put(&mut buf, IBM + 64, &second);
+        put(&mut buf, TIMES, &[0.0, 0.5, 1.0]);
+        put(&mut buf, ROTATIONS, &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.3826834, 0.9238795, 0.0, 0.0, 0.0, 1.0]);
+        b.buf = buf;
+        b.json = json!({
+            "asset": {"version": "2.0"},
+            "scene": 0,
+            "scenes": [{"nodes": [0, 1]}],
+            "nodes": [
+                {"name": "body", "mesh": 0, "skin": 0},
+                {"name": "root", "children": [2]},
+                {"name": "arm", "translation": [0.0, 1.0, 0.0]}
+            ],
+            "meshes": [{"name": "tri", "primitives": [{
+                "attributes": {"POSITION": 0, "JOINTS_0": 1, "WEIGHTS_0": 2},
+                "indices": 3
+            }]}],
+            "skins": [{"joints": [1, 2], "inverseBindMatrices": 4}],
+            "animations": [{"name": "Wave",
+                "channels": [{"sampler": 0, "target": {"node": 2, "path": "rotation"}}],
+                "samplers": [{"input": 5, "output": 6}]}],
+            "buffers": [{"byteLength": BUFFER_LEN}],
+            "bufferViews": [
+                {"buffer": 0, "byteOffset": POSITIONS, "byteLength": 36},
+                {"buffer": 0, "byteOffset": JOINTS, "byteLength": 24},
+                {"buffer": 0, "byteOffset": WEIGHTS, "byteLength": 48},
+                {"buffer": 0, "byteOffset": INDICES, "byteLength": 6},
+                {"buffer": 0, "byteOffset": IBM, "byteLength": 128},
+                {"buffer": 0, "byteOffset": TIMES, "byteLength": 12},
+                {"buffer": 0, "byteOffset": ROTATIONS, "byteLength": 48}
+            ],
+            "accessors": [
+                {"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3",
+                 "min": [0.0, 0.0, 0.0], "max": [1.0, 1.0, 0.0]},
+                {"bufferView": 1, "componentType": 5123, "count": 3, "type": "VEC4"},
+                {"bufferView": 2, "componentType": 5126, "count": 3, "type": "VEC4"},
+                {"bufferView": 3, "componentType": 5123, "count": 3, "type": "SCALAR"},
+                {"bufferView": 4, "componentType": 5126, "count": 2, "type": "MAT4"},
+                {"bufferView": 5, "componentType": 5126, "count": 3, "type": "SCALAR", "min": [0.0], "max": [1.0]},
+                {"bufferView": 6, "componentType": 5126, "count": 3, "type": "VEC4"}
+            ]
+        });
+        b
+    }
+
+    fn put_f32(&mut self, at: usize, v: &[f32]) {
+        for (i, f) in v.iter().enumerate() {
+            self.buf[at + 4 * i..at + 4 * i + 4].copy_from_slice(&f.to_le_bytes());
+        }
+    }
+
+    /// The .gltf text with the buffer embedded as a data URI.
+    fn gltf(&self) -> Vec<u8> {
+        let mut json = self.json.clone();
+        let data = base64::engine::general_purpose::STANDARD.encode(&self.buf);
+        json["buffers"][0]["uri"] = Value::String(format!("data:application/octet-stream;base64,{data}"));
+        serde_json::to_vec_pretty(&json).unwrap()
+    }
+
+    /// The same as a GLB with a BIN chunk.
+    fn glb(&self) -> Vec<u8> {
+        let mut json = serde_json::to_vec(&self.json).unwrap();
+        while !json.len().is_multiple_of(4) {
+            json.push(b' ');
+        }
+        let mut bin = self.buf.clone();
+        while !bin.len().is_multiple_of(4) {
+            bin.push(0);
+        }
+        let total = 12 + 8 + json.len() + 8 + bin.len();
+        let mut out = Vec::with_capacity(total);
+        out.extend_from_slice(b"glTF");
+        out.extend_from_slice(&2u32.to_le_bytes());
+        out.extend_from_slice(&(total as u32).to_le_bytes());
+        out.extend_from_slice(&(json.len() as u32).to_le_bytes());
+        out.extend_from_slice(b"JSON");
+        out.extend_from_slice(&json);
+        out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
+        out.extend_from_slice(b"BIN\0");
+        out.extend_from_slice(&bin);
+        out
+    }
+
+    fn load(&self) -> Result<Model, ImportError> {
+        load_from_bytes("t.gltf", &self.gltf(), None)
+    }
+}
+
+/// Loads `base` expecting an error that names the file and contains `needle`.
+#[track_caller]
+fn expect_err(base: &Base, needle: &str) -> String {
+    let e = base.load().map(|m| m.warnings).expect_err("loaded a broken file");
+    let text = e.to_string();
+    assert!(text.starts_with("t.gltf: "), "{text}");
+    assert!(text.contains(needle), "expected {needle:?} in: {text}");
+    assert!(!text.contains('\n'), "{text}");
+    text
+}
+
+#[test]
+fn base_file_loads() {
+    let m = Base::new().load().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(m.skeleton.len(), 3);
+    assert_eq!(m.skins.len(), 1);
+    assert_eq!(m.skins[0].inverse_binds[1][(1, 3)], -1.0);
+    assert_eq!(m.clips.len(), 1);
+    assert_eq!(m.clips[0].name.as_deref(), Some("Wave"));
+    assert_eq!(m.clips[0].duration, 1.0);
+    assert_eq!(m.instances[0].skin, Some(0));
+    assert!(m.warnings.is_empty(), "{:?}", m.warnings);
+    let glb = load_from_bytes("t.glb", &Base::new().glb(), None).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(glb.meshes, m.meshes);
+    assert_eq!(glb.clips, m.clips);
+}
+
+#[test]
+fn truncated_glb() {
+    let glb = Base::new().glb();
+    let json_len = u32::from_le_bytes(glb[12..16].try_into().unwrap()) as usize;
+    let cuts =
+        [0, 3, 4, 8, 11, 12, 15, 19, 20, 21, 20 + json_len / 2, 20 + json_len, 24 + json_len, glb.len() - 1];
+    for cut in cuts {
+        let e = load_from_bytes("t.glb", &glb[..cut], None).expect_err("truncated GLB loaded");
+        assert!(e.to_string().starts_with("t.glb: "), "{e}");
+    }
+    // A GLB whose header admits the truncation still fails on the chunk length.
+    let mut lying = glb[..20 + json_len / 2].to_vec();
+    let len = lying.len() as u32;
+    lying[8..12].copy_from_slice(&len.to_le_bytes());
+    let e = load_from_bytes("t.glb", &lying, None).unwrap_err();
+    assert!(e.to_string().contains("GLB chunk 0"), "{e}");
+}
+
+#[test]
+fn nan_key_value() {
+    let mut b = Base::new();
+    b.put_f32(ROTATIONS + 16, &[f32::NAN]);
+    expect_err(&b, "animation 0 \"Wave\" channel 0: output value 1 is not finite");
+}
+
+#[test]
+fn nan_key_time() {
+    let mut b = Base::new();
+    b.buf[TIMES + 4..TIMES + 8].copy_from_slice(&0x7fc0_0001u32.to_le_bytes());
+    expect_err(&b, "animation 0 \"Wave\" channel 0: key time 1 is not finite");
+}
+
+#[test]
+fn zero_quaternion() {
+    let mut b = Base::new();
+    b.put_f32(ROTATIONS + 32, &[0.0; 4]);
+    expect_err(&b, "animation 0 \"Wave\" channel 0: zero-length rotation at key 2");
+}
+
+#[test]
+fn decreasing_times() {
+    let mut b = Base::new();
+    b.put_f32(TIMES, &[0.0, 0.52, 0.5]);
+    let text = expect_err(&b, "");
+    assert_eq!(
+        text,
+        "t.gltf: animation 0 \"Wave\" channel 0: key times not increasing at key 2 (0.50 after 0.52)"
+    );
+}
+
+#[test]
+fn equal_times() {
+    let mut b = Base::new();
+    b.put_f32(TIMES, &[0.0, 0.5, 0.5]);
+    expect_err(&b, "channel 0: key times not increasing at key 2 (0.50 after 0.50)");
+}
+
+#[test]
+fn negative_time() {
+    let mut b = Base::new();
+    b.put_f32(TIMES, &[-0.5, 0.5, 1.0]);
+    expect_err(&b, "channel 0: key time 0 is negative");
+}
+
+#[test]
+fn sampler_count_mismatch() {
+    let mut b = Base::new();
+    b.json["accessors"][6]["count"] = json!(2);
+    expect_err(&b, "channel 0: sampler 0 has 3 key times but 2 output values (expected 3)");
+    let mut b = Base::new();
+    b.json["animations"][0]["samplers"][0]["interpolation"] = json!("CUBICSPLINE");
+    expect_err(&b, "has 3 key times but 3 output values (expected 9)");
+}
+
+#[test]
+fn joint_index_out_of_range() {
+    let mut b = Base::new();
+    b.buf[JOINTS + 8..JOINTS + 10].copy_from_slice(&5u16.to_le_bytes());
+    expect_err(&b, "mesh 0 \"tri\" primitive 0: vertex 1 uses joint 5 (weight 1), but skin 0 has 2 joints");
+}
+
+#[test]
+fn junk_joint_with_zero_weight_is_clamped() {
+    let mut b = Base::new();
+    b.buf[JOINTS + 10..JOINTS + 12].copy_from_slice(&900u16.to_le_bytes());
+    let m = b.load().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(m.meshes[0].primitives[0].influences.as_ref().unwrap().joints[5], 0);
+    assert!(m.warnings.iter().any(|w| w.contains("1 out-of-range joint indices")), "{:?}", m.warnings);
+}
+
+#[test]
+fn weights_renormalised_and_zero_weights_bound() {
+    let mut b = Base::new();
+    b.put_f32(WEIGHTS + 32, &[1.0, 1.0, 0.0, 0.0]);
+    b.put_f32(WEIGHTS + 16, &[0.0; 4]);
+    let m = b.load().unwrap_or_else(|e| panic!("{e}"));
+    let w = &m.meshes[0].primitives[0].influences.as_ref().unwrap().weights;
+    assert_eq!(&w[4..12], &[1.0, 0.0, 0.0, 0.0, 0.5, 0.5, 0.0, 0.0]);
+    assert!(
+        m.warnings
+            .iter()
+            .any(|w| w
+                == "mesh 0 \"tri\" primitive 0: 1 vertices had skin weights not summing to 1; renormalised"),
+        "{:?}",
+        m.warnings
+    );
+    assert!(m.warnings.iter().any(|w| w.contains("all skin weights zero")), "{:?}", m.warnings);
+}
+
+#[test]
+fn negative_weight() {
+    let mut b = Base::new();
+    b.put_f32(WEIGHTS + 32, &[1.5, -0.5]);
+    expect_err(&b, "mesh 0 \"tri\" primitive 0: vertex 2 has skin weight -0.5");
+}
+
+#[test]
+fn node_cycle() {
+    let mut b = Base::new();
+    b.json["nodes"][2]["children"] = json!([1]);
+    expect_err(&b, "is its own ancestor");
+}
+
+#[test]
+fn node_with_two_parents() {
+    let mut b = Base::new();
+    b.json["nodes"][0]["children"] = json!([2]);
+    expect_err(&b, "node 2 has two parents: 0 and 1");
+}
+
+#[test]
+fn child_out_of_range() {
+    let mut b = Base::new();
+    b.json["nodes"][1]["children"] = json!([2, 9]);
+    expect_err(&b, "nodes[1].children[1]: index out of range");
+}
+
+#[test]
+fn accessor_out_of_view() {
+    let mut b = Base::new();
+    b.json["accessors"][0]["byteOffset"] = json!(4);
+    expect_err(
+        &b,
+        "mesh 0 \"tri\" primitive 0 POSITION: accessor 0: reads bytes 4..40 of bufferView 0, which has 36",
+    );
+    let mut b = Base::new();
+    b.json["accessors"][6]["count"] = json!(4_000_000_000u64);
+    expect_err(&b, "accessor 6: reads bytes 0..64000000000 of bufferView 6, which has 48");
+}
+
+#[test]
+fn view_out_of_buffer() {
+    let mut b = Base::new();
+    b.json["bufferViews"][6]["byteLength"] = json!(100);
+    expect_err(&b, "bufferView 6: bytes 256..356 lie outside buffer 0, which has 304");
+    let mut b = Base::new();
+    b.json["bufferViews"][6]["byteOffset"] = json!(u64::MAX);
+    expect_err(&b, "bufferView 6: bytes 18446744073709551615..overflow lie outside buffer 0");
+}
+
+#[test]
+fn buffer_shorter_than_byte_length() {
+    let mut b = Base::new();
+    b.json["buffers"][0]["byteLength"] = json!(400);
+    expect_err(&b, "buffer 0: byteLength is 400 but the data has only 304 bytes");
+}
+
+#[test]
+fn invalid_json() {
+    let e = load_from_bytes("t.gltf", b"{\"asset\": {\"version\": \"2.0\"},\n  \"nodes\": [,]}", None)
+        .unwrap_err();
+    assert!(e.to_string().starts_with("t.gltf: invalid JSON: "), "{e}");
+    assert!(e.to_string().contains("line 2 column"), "{e}");
+    let e = load_from_bytes("t.gltf", b"{\"asset\": {\"version\": 2}}", None).unwrap_err();
+    assert!(e.to_string().contains("invalid glTF JSON"), "{e}");
+    let e = load_from_bytes("t.gltf", b"", None).unwrap_err();
+    assert!(e.to_string().starts_with("t.gltf: "), "{e}");
+}
+
+#[test]
+fn index_out_of_range_in_json() {
+    let mut b = Base::new();
+    b.json["nodes"][0]["mesh"] = json!(7);
+    expect_err(&b, "nodes[0].mesh: index out of range");
+    let mut b = Base::new();
+    b.json["meshes"][0]["primitives"][0]["attributes"]["POSITION"] = json!(70);
+    expect_err(&b, "accessor 70 does not exist");
+    let mut b = Base::new();
+    b.json["animations"][0]["channels"][0]["target"]["node"] = json!(99);
+    expect_err(&b, "animation 0 \"Wave\" channel 0: target node 99 does not exist");
+}
+
+#[test]
+fn required_extensions() {
+    let mut b = Base::new();
+    b.json["extensionsUsed"] = json!(["KHR_draco_mesh_compression"]);
+    b.json["extensionsRequired"] = json!(["KHR_draco_mesh_compression"]);
+    expect_err(&b, "extension KHR_draco_mesh_compression is not supported");
+    let mut b = Base::new();
+    b.json["extensionsUsed"] = json!(["KHR_mesh_quantization", "KHR_materials_variants"]);
+    b.json["extensionsRequired"] = json!(["KHR_mesh_quantization", "KHR_materials_variants"]);
+    let m = b.load().unwrap_or_else(|e| panic!("{e}"));
+    assert!(m.warnings.iter().any(|w| w.contains("KHR_materials_variants")), "{:?}", m.warnings);
+}
+
+#[test]
+fn missing_position() {
+    let mut b = Base::new();
+    b.json["meshes"][0]["primitives"][0]["attributes"].as_object_mut().unwrap().remove("POSITION");
+    expect_err(&b, "meshes[0].primitives[0].attributes[\"POSITION\"]: missing");
+}
+
+#[test]
+fn duplicate_channel_target() {
+    let mut b = Base::new();
+    b.json["animations"][0]["channels"] = json!([
+        {"sampler": 0, "target": {"node": 2, "path": "rotation"}},
+        {"sampler": 0, "target": {"node": 2, "path": "rotation"}}
+    ]);
+    expect_err(&b, "channel 1: node 2 rotation is already animated by channel 0");
+}
+
+#[test]
+fn channel_without_node_is_ignored() {
+    let mut b = Base::new();
+    b.json["animations"][0]["channels"] = json!([
+        {"sampler": 0, "target": {"path": "rotation"}},
+        {"sampler": 0, "target": {"node": 2, "path": "rotation"}}
+    ]);
+    // Extras survive the re-parse that dropping a channel needs.
+    b.json["meshes"][0]["extras"] = json!({"targetNames": [], "other": 1});
+    b.json["nodes"][0]["extras"] = json!({"x": [1, 2]});
+    let m = b.load().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(m.clips[0].joint_tracks.len(), 1);
+    assert!(
+        m.warnings.iter().any(|w| w == "animation 0 channel 0: no target node; ignored"),
+        "{:?}",
+        m.warnings
+    );
+    b.put_f32(TIMES, &[0.0, 0.5, 0.4]);
+    // The error names the channel by its index in the file, not after dropping channel 0.
+    expect_err(&b, "animation 0 \"Wave\" channel 1: key times not increasing");
+}
+
+#[test]
+fn weights_on_a_node_without_morph_targets() {
+    let mut b = Base::new();
+    b.json["animations"][0]["channels"][0]["target"] = json!({"node": 0, "path": "weights"});
+    expect_err(&b, "channel 0: node 0's mesh 0 has no morph targets");
+    b.json["animations"][0]["channels"][0]["target"] = json!({"node": 1, "path": "weights"});
+    expect_err(&b, "channel 0: node 1 has no mesh");
+}
+
+#[test]
+fn skin_problems() {
+    let mut b = Base::new();
+    b.json["skins"][0]["joints"] = json!([]);
+    expect_err(&b, "skin 0: has no joints");
+    let mut b = Base::new();
+    b.json["skins"][0]["joints"] = json!([1, 2, 0]);
+    expect_err(&b, "skin 0: 2 inverse bind matrices for 3 joints");
+    let mut b = Base::new();
+    b.put_f32(IBM + 64, &[f32::INFINITY]);
+    expect_err(&b, "skin 0: inverse bind matrix 1 is not finite");
+}
+
+#[test]
+fn external_buffer_from_memory() {
+    let mut b = Base::new();
+    b.json["buffers"][0]["uri"] = json!("missing%20file.bin");
+    let json = serde_json::to_vec(&b.json).unwrap();
+    let e = load_from_bytes("t.gltf", &json, None).unwrap_err();
+    assert!(e.to_string().contains("buffer 0: refers to external file"), "{e}");
+    let e = load_from_bytes("t.gltf", &json, Some(Path::new("/nonexistent-dir"))).unwrap_err();
+    assert!(e.to_string().contains("/nonexistent-dir/missing file.bin"), "{e}");
+}
+
+/// Deterministic mutations (byte flips and truncations) of a real GLB: every
+/// one must return, never panic.
+#[test]
+fn mutated_files_never_panic() {
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/assets/Fox/Fox.glb");
+    let mut inputs =
+        vec![("built.glb".to_string(), Base::new().glb()), ("built.gltf".to_string(), Base::new().gltf())];
+    match std::fs::read(&shared) {
+        Ok(bytes) => inputs.push(("Fox.glb".to_string(), bytes)),
+        Err(_) => eprintln!("../shared/assets not found: mutating only the built files"),
+    }
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) as usize
+    };
+    for (name, bytes) in &inputs {
+        // Most of the structure sits in the header and JSON: aim half the hits there.
+        let json_end = if bytes.starts_with(b"glTF") {
+            20 + u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize
+        } else {
+            bytes.len()
+        };
+        for i in 0..200 {
+            let pos = if i % 2 == 0 { next() % json_end } else { next() % bytes.len() };
+            let mut mutated = bytes.clone();
+            let what = match next() % 4 {
+                0 => {
+                    mutated.truncate(pos);
+                    "truncated at"
+                }
+                1 => {
+                    // A digit somewhere in the JSON becomes 9: indices and counts grow.
+                    if let Some(d) = mutated[pos..json_end.max(pos)].iter().position(u8::is_ascii_digit) {
+                        mutated[pos + d] = b'9';
+                    }
+                    "digit bumped after"
+                }
+                _ => {
+                    mutated[pos] ^= (next() % 255 + 1) as u8;
+                    "byte flipped at"
+                }
+            };
+            let result = std::panic::catch_unwind(|| load_from_bytes(name, &mutated, None));
+            assert!(result.is_ok(), "{name}: panicked with {what} {pos} (iteration {i})");
+        }
+    }
+}
