@@ -1,0 +1,120 @@
+//! Pose evaluation over every shared model: sampling many times gives finite
+//! poses and vertices, and the skinned bind pose reproduces the mesh.
+
+use nalgebra::Matrix4;
+use std::path::{Path, PathBuf};
+use vkskin::asset::Model;
+use vkskin::scene::Evaluator;
+
+fn shared_models() -> Vec<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/assets");
+    if !dir.is_dir() {
+        eprintln!("{}: not found: skipping shared-model pose tests", dir.display());
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    collect(&dir, &mut out);
+    out.sort();
+    assert!(out.len() >= 15, "expected the shared models, found {}", out.len());
+    out
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect(&path, out);
+        } else if matches!(path.extension().and_then(|e| e.to_str()), Some("glb" | "gltf")) {
+            out.push(path);
+        }
+    }
+}
+
+/// Skins every primitive of every instance with the evaluator's current pose.
+fn skin_all(model: &Model, evaluator: &Evaluator) -> Vec<Vec<[f32; 3]>> {
+    let mut out = Vec::new();
+    for instance in &model.instances {
+        for primitive in &model.meshes[instance.mesh].primitives {
+            let mut positions = vec![[0.0; 3]; primitive.vertex_count()];
+            let mut normals = primitive.normals.as_ref().map(|n| vec![[0.0; 3]; n.len()]);
+            evaluator.skin_primitive(instance, primitive, &mut positions, normals.as_deref_mut()).unwrap();
+            if let Some(normals) = &normals {
+                assert!(normals.iter().flatten().all(|v| v.is_finite()), "{}: normal not finite", model.file);
+            }
+            out.push(positions);
+        }
+    }
+    out
+}
+
+#[test]
+fn every_model_samples_to_finite_poses_and_vertices() {
+    for path in shared_models() {
+        let model = vkskin::asset::load(&path).unwrap();
+        let mut evaluator = Evaluator::new(&model);
+        for (c, clip) in model.clips.iter().enumerate() {
+            let (start, end) = (clip.start(), clip.duration);
+            for t in [start - 0.1, start, 0.5 * (start + end), end - 1e-3, end, end + 0.37, -1.3] {
+                evaluator.set_clip_time(&model, c, t).unwrap();
+                let label = format!("{} clip {c} t={t}", path.display());
+                assert!(evaluator.world().iter().all(|m| m.iter().all(|v| v.is_finite())), "{label}: world");
+                assert!(evaluator.pose().morph_weights.iter().all(|w| w.is_finite()), "{label}: weights");
+                for positions in skin_all(&model, &evaluator) {
+                    assert!(positions.iter().flatten().all(|v| v.is_finite()), "{label}: vertices");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn skinned_bind_pose_reproduces_the_mesh() {
+    let mut checked = Vec::new();
+    for path in shared_models() {
+        let model = vkskin::asset::load(&path).unwrap();
+        let mut evaluator = Evaluator::new(&model);
+        evaluator.set_rest(&model).unwrap();
+        // Only skins whose rest pose is their bind pose (every palette entry
+        // the identity) must reproduce the mesh exactly.
+        let at_bind_pose = |skin: usize| {
+            evaluator.palette(skin).iter().all(|b| (b.to_matrix() - Matrix4::identity()).abs().max() < 1e-4)
+        };
+        let skinned = skin_all(&model, &evaluator);
+        let mut k = 0;
+        for instance in &model.instances {
+            for primitive in &model.meshes[instance.mesh].primitives {
+                let positions = &skinned[k];
+                k += 1;
+                let Some(skin) = instance.skin else { continue };
+                let weights = evaluator.morph_weights(instance);
+                if !at_bind_pose(skin) || weights.iter().any(|w| *w != 0.0) {
+                    continue;
+                }
+                let extent = primitive
+                    .positions
+                    .iter()
+                    .flatten()
+                    .fold(0.0f32, |m, v| m.max(v.abs()))
+                    .max(1e-6);
+                for (v, (a, b)) in positions.iter().zip(&primitive.positions).enumerate() {
+                    for c in 0..3 {
+                        assert!(
+                            (a[c] - b[c]).abs() <= 1e-4 * extent,
+                            "{}: mesh {} vertex {v}: {a:?} != {b:?}",
+                            path.display(),
+                            instance.mesh
+                        );
+                    }
+                }
+                checked.push(path.file_name().unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    checked.dedup();
+    eprintln!("bind pose reproduced on: {checked:?}");
+    if !checked.is_empty() {
+        for expected in ["Fox.glb", "SimpleSkin.gltf"] {
+            assert!(checked.iter().any(|c| c == expected), "{expected} was not at its bind pose: {checked:?}");
+        }
+    }
+}
