@@ -98,8 +98,7 @@ fn main() {
         return;
     }
     let mut criterion = Criterion::default().configure_from_args();
-    // (character, mode) -> per-iteration nanoseconds of every criterion sample.
-    let samples: RefCell<Vec<(String, &str, usize, Vec<f64>)>> = RefCell::new(Vec::new());
+    let samples: RefCell<Vec<Samples>> = RefCell::new(Vec::new());
     for (file, a, b) in CASES {
         let model = vkskin::asset::load(&assets.join(file)).expect("load");
         let name = file.split('/').next().unwrap().to_string();
@@ -110,7 +109,7 @@ fn main() {
         for (mode, blend) in [("slerp", RotationBlend::Slerp), ("nlerp", RotationBlend::Nlerp)] {
             let slot = {
                 let mut s = samples.borrow_mut();
-                s.push((name.clone(), mode, joints, Vec::new()));
+                s.push(Samples { character: name.clone(), joints, nanos: Vec::new() });
                 s.len() - 1
             };
             group.bench_function(mode, |bencher| {
@@ -121,7 +120,7 @@ fn main() {
                         character.evaluate(i as f32 / 60.0, blend);
                     }
                     let elapsed = start.elapsed();
-                    samples.borrow_mut()[slot].3.push(elapsed.as_nanos() as f64 / iters.max(1) as f64);
+                    samples.borrow_mut()[slot].nanos.push(elapsed.as_nanos() as f64 / iters.max(1) as f64);
                     elapsed.max(Duration::from_nanos(1))
                 })
             });
@@ -132,8 +131,15 @@ fn main() {
     print_report(&samples.into_inner());
 }
 
+/// Per-iteration nanoseconds of every criterion sample of one case.
+struct Samples {
+    character: String,
+    joints: usize,
+    nanos: Vec<f64>,
+}
+
 /// Median ns per joint of each case, and nlerp relative to slerp.
-fn print_report(samples: &[(String, &str, usize, Vec<f64>)]) {
+fn print_report(samples: &[Samples]) {
     let median = |v: &[f64]| {
         let mut v = v.to_vec();
         v.sort_by(f64::total_cmp);
@@ -145,9 +151,10 @@ fn print_report(samples: &[(String, &str, usize, Vec<f64>)]) {
         "character", "joints", "slerp ns/joint", "nlerp ns/joint", "nlerp/slerp"
     );
     for pair in samples.chunks(2) {
-        if let [(name, _, joints, slerp), (_, _, _, nlerp)] = pair {
-            let (s, n) = (median(slerp) / *joints as f64, median(nlerp) / *joints as f64);
-            println!("{name:<18} {joints:>6} {s:>14.1} {n:>14.1} {:>12.2}", n / s);
+        if let [slerp, nlerp] = pair {
+            let joints = slerp.joints as f64;
+            let (s, n) = (median(&slerp.nanos) / joints, median(&nlerp.nanos) / joints);
+            println!("{:<18} {:>6} {s:>14.1} {n:>14.1} {:>12.2}", slerp.character, slerp.joints, n / s);
         }
     }
 }

@@ -90,12 +90,8 @@ fn skinned_bind_pose_reproduces_the_mesh() {
                 if !at_bind_pose(skin) || weights.iter().any(|w| *w != 0.0) {
                     continue;
                 }
-                let extent = primitive
-                    .positions
-                    .iter()
-                    .flatten()
-                    .fold(0.0f32, |m, v| m.max(v.abs()))
-                    .max(1e-6);
+                let extent =
+                    primitive.positions.iter().flatten().fold(0.0f32, |m, v| m.max(v.abs())).max(1e-6);
                 for (v, (a, b)) in positions.iter().zip(&primitive.positions).enumerate() {
                     for c in 0..3 {
                         assert!(
@@ -114,7 +110,10 @@ fn skinned_bind_pose_reproduces_the_mesh() {
     eprintln!("bind pose reproduced on: {checked:?}");
     if !checked.is_empty() {
         for expected in ["Fox.glb", "SimpleSkin.gltf"] {
-            assert!(checked.iter().any(|c| c == expected), "{expected} was not at its bind pose: {checked:?}");
+            assert!(
+                checked.iter().any(|c| c == expected),
+                "{expected} was not at its bind pose: {checked:?}"
+            );
         }
     }
 }

@@ -157,10 +157,13 @@ impl SampleJob<'_> {
                             RotationBlend::Nlerp => normalize_or(nlerp(a, b, s), fallback),
                         }
                     }
-                    (Interpolation::CubicSpline, span @ Span::Between { .. }) => {
-                        normalize_or(sample_linear_space(&tr.values, Interpolation::CubicSpline, span), fallback)
+                    (Interpolation::CubicSpline, span @ Span::Between { .. }) => normalize_or(
+                        sample_linear_space(&tr.values, Interpolation::CubicSpline, span),
+                        fallback,
+                    ),
+                    (interpolation, span) => {
+                        keep_or(sample_linear_space(&tr.values, interpolation, span), fallback)
                     }
-                    (interpolation, span) => keep_or(sample_linear_space(&tr.values, interpolation, span), fallback),
                 };
             }
             if let Some(tr) = &jt.scale {
@@ -809,7 +812,8 @@ mod tests {
             for i in 0..=1000 {
                 let s = i as f32 / 1000.0;
                 let id = UnitQuaternion::identity();
-                let e = normalize_or(slerp(a, b, s).into_inner(), id).angle_to(&normalize_or(nlerp(a, b, s), id));
+                let e =
+                    normalize_or(slerp(a, b, s).into_inner(), id).angle_to(&normalize_or(nlerp(a, b, s), id));
                 worst = worst.max(e);
             }
             let theta = deg.to_radians();

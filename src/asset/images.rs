@@ -38,7 +38,8 @@ impl ImageFile {
     pub fn open(path: &Path) -> Result<Self, String> {
         let bytes = std::fs::read(path).map_err(|e| format!("{}: cannot read file: {e}", path.display()))?;
         let base_dir = path.parent().map(Path::to_path_buf);
-        let source = source::parse(&bytes, base_dir.as_deref()).map_err(|e| format!("{}: {e}", path.display()))?;
+        let source =
+            source::parse(&bytes, base_dir.as_deref()).map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(ImageFile { source, base_dir })
     }
 
@@ -75,7 +76,8 @@ impl ImageFile {
             if uri.starts_with("data:") {
                 source::decode_data_uri(uri).map_err(|e| format!("image {index}: {e}"))?
             } else {
-                let dir = self.base_dir.as_deref().ok_or_else(|| format!("image {index}: no base directory"))?;
+                let dir =
+                    self.base_dir.as_deref().ok_or_else(|| format!("image {index}: no base directory"))?;
                 let path = dir.join(source::percent_decode(uri));
                 std::fs::read(&path).map_err(|e| format!("image {index}: {}: {e}", path.display()))?
             }
@@ -120,7 +122,9 @@ fn decode_png(bytes: &[u8]) -> Result<DecodedImage, String> {
     let rgba = match info.color_type {
         png::ColorType::Rgba => buf,
         png::ColorType::Rgb => buf.chunks_exact(3).flat_map(|p| [p[0], p[1], p[2], 255]).collect(),
-        png::ColorType::GrayscaleAlpha => buf.chunks_exact(2).flat_map(|p| [p[0], p[0], p[0], p[1]]).collect(),
+        png::ColorType::GrayscaleAlpha => {
+            buf.chunks_exact(2).flat_map(|p| [p[0], p[0], p[0], p[1]]).collect()
+        }
         png::ColorType::Grayscale => buf.iter().flat_map(|&g| [g, g, g, 255]).collect(),
         png::ColorType::Indexed => return Err("PNG: palette not expanded".into()),
     };
@@ -135,10 +139,14 @@ fn decode_jpeg(bytes: &[u8]) -> Result<DecodedImage, String> {
     let pixels = decoder.decode().map_err(|e| format!("JPEG: {e}"))?;
     let info = decoder.info().ok_or("JPEG: no image information")?;
     let rgba: Vec<u8> = match info.pixel_format {
-        jpeg_decoder::PixelFormat::RGB24 => pixels.chunks_exact(3).flat_map(|p| [p[0], p[1], p[2], 255]).collect(),
+        jpeg_decoder::PixelFormat::RGB24 => {
+            pixels.chunks_exact(3).flat_map(|p| [p[0], p[1], p[2], 255]).collect()
+        }
         jpeg_decoder::PixelFormat::L8 => pixels.iter().flat_map(|&g| [g, g, g, 255]).collect(),
         // Big-endian 16-bit grey: keep the high byte.
-        jpeg_decoder::PixelFormat::L16 => pixels.chunks_exact(2).flat_map(|p| [p[0], p[0], p[0], 255]).collect(),
+        jpeg_decoder::PixelFormat::L16 => {
+            pixels.chunks_exact(2).flat_map(|p| [p[0], p[0], p[0], 255]).collect()
+        }
         jpeg_decoder::PixelFormat::CMYK32 => pixels
             .chunks_exact(4)
             .flat_map(|p| {
@@ -187,5 +195,30 @@ mod tests {
         let d = decode_rgba8(&file.image(0).unwrap()).unwrap();
         assert!(d.width > 0 && d.height > 0);
         assert_eq!(d.rgba.len(), (d.width * d.height * 4) as usize);
+    }
+
+    #[test]
+    fn reads_external_and_data_uri_images() {
+        let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/assets");
+        let files = [
+            "MorphPrimitivesTest/glTF/MorphPrimitivesTest.gltf", // external JPEG
+            "MorphStressTest/glTF/MorphStressTest.gltf",         // external PNGs
+            "MorphStressTest/bevy-reexport-embedded/MorphStressTest.gltf", // data URIs
+        ];
+        for f in files {
+            let path = assets.join(f);
+            if !path.exists() {
+                eprintln!("skipping: {} is absent", path.display());
+                continue;
+            }
+            let file = ImageFile::open(&path).unwrap();
+            assert!(!file.is_empty(), "{f}");
+            for i in 0..file.len() {
+                let d =
+                    decode_rgba8(&file.image(i).unwrap()).unwrap_or_else(|e| panic!("{f} image {i}: {e}"));
+                assert_eq!(d.rgba.len(), (d.width * d.height * 4) as usize);
+            }
+        }
+        assert!(load_image_bytes(&assets.join("Fox/Fox.glb"), 99).is_err() || !assets.exists());
     }
 }

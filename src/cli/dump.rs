@@ -3,8 +3,13 @@
 
 use super::args::Skinning;
 use crate::asset::Model;
+use crate::gpu::{FrameRing, GpuContext, GpuOptions};
+use crate::render::gpu_model::GpuModel;
+use crate::render::readback::{Readback, skin_and_read_back};
+use crate::render::skin_pass::{SkinInput, SkinPass};
 use crate::scene::Evaluator;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// What to dump.
 pub struct Request<'a> {
@@ -14,6 +19,15 @@ pub struct Request<'a> {
     pub time: f32,
     /// Where vertices are skinned.
     pub skinning: Skinning,
+}
+
+/// Which Vulkan device `Skinning::Gpu` uses, and whether it is validated.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GpuChoice<'a> {
+    /// Device index or part of its name; `None` picks the best.
+    pub device: Option<&'a str>,
+    /// Khronos validation with synchronization validation; any message is an error.
+    pub validation: bool,
 }
 
 /// The dump document.
@@ -55,8 +69,17 @@ pub struct PrimitiveDump {
     pub positions: Vec<f32>,
 }
 
-/// Evaluates `model` as `request` says.
+/// Evaluates `model` as `request` says (GPU skinning, if asked, on the
+/// default device without validation).
 pub fn evaluate(model: &Model, request: &Request) -> Result<Dump, String> {
+    evaluate_on(model, request, &GpuChoice::default())
+}
+
+/// Evaluates `model` as `request` says; `Skinning::Gpu` runs on `gpu`.
+pub fn evaluate_on(model: &Model, request: &Request, gpu: &GpuChoice) -> Result<Dump, String> {
+    if !request.time.is_finite() {
+        return Err(format!("--time {} is not a finite number of seconds", request.time));
+    }
     let mut evaluator = Evaluator::new(model);
     let clip = match request.clip {
         None => {
@@ -82,6 +105,11 @@ pub fn evaluate(model: &Model, request: &Request) -> Result<Dump, String> {
             JointDump { node, name: model.skeleton.names()[joint].clone(), world }
         })
         .collect();
+    // The pose is evaluated on the CPU either way; only skinning differs.
+    let mut gpu_positions = match request.skinning {
+        Skinning::Cpu => None,
+        Skinning::Gpu => Some(gpu_skin(model, &evaluator, gpu)?.into_iter()),
+    };
     let mut primitives = Vec::new();
     for instance in &model.instances {
         let mesh = &model.meshes[instance.mesh];
@@ -91,6 +119,10 @@ pub fn evaluate(model: &Model, request: &Request) -> Result<Dump, String> {
                 Skinning::Cpu => evaluator
                     .skin_primitive(instance, primitive, &mut positions, None)
                     .map_err(|e| format!("mesh {} primitive {index}: {e}", instance.mesh))?,
+                Skinning::Gpu => {
+                    let skinned = gpu_positions.as_mut().and_then(|g| g.next());
+                    positions = skinned.ok_or("GPU output has fewer primitives than the model")?;
+                }
             }
             primitives.push(PrimitiveDump {
                 mesh: instance.mesh,
@@ -106,8 +138,65 @@ pub fn evaluate(model: &Model, request: &Request) -> Result<Dump, String> {
 
 /// Evaluates and serialises to JSON text.
 pub fn dump(model: &Model, request: &Request) -> Result<String, String> {
-    let document = evaluate(model, request)?;
+    dump_on(model, request, &GpuChoice::default())
+}
+
+/// Evaluates (GPU skinning on `gpu`) and serialises to JSON text.
+pub fn dump_on(model: &Model, request: &Request, gpu: &GpuChoice) -> Result<String, String> {
+    let document = evaluate_on(model, request, gpu)?;
     serde_json::to_string(&document).map_err(|e| e.to_string())
+}
+
+/// Skins every instanced primitive of `model` at `evaluator`'s pose with the
+/// compute pass (one frame), reads the output back and returns the positions
+/// per primitive in `Model::instances` then primitive order.
+fn gpu_skin(model: &Model, evaluator: &Evaluator, choice: &GpuChoice) -> Result<Vec<Vec<[f32; 3]>>, String> {
+    let options = GpuOptions {
+        validation: choice.validation,
+        device: choice.device.map(String::from),
+        announce_device: true,
+        ..Default::default()
+    };
+    let ctx = GpuContext::new(&options, &|_, _, _, _| true).map_err(|e| e.to_string())?;
+    let mut ring = FrameRing::new(&ctx).map_err(|e| e.to_string())?;
+    let mut gpu_model = None;
+    let mut pass = None;
+    let mut readback = None;
+    let result = (|| {
+        let uploaded = Arc::new(GpuModel::upload(&ctx, model)?);
+        gpu_model = Some(uploaded.clone());
+        let skin = pass.insert(SkinPass::new(&ctx)?);
+        let id = skin.add_character(&ctx, &mut ring, uploaded, Arc::new(model.clone()))?;
+        let readback = readback.insert(Readback::new(&ctx, 16)?);
+        let inputs = [SkinInput { pose: evaluator, version: 0 }];
+        let (vertices, _) = skin_and_read_back(&ctx, &mut ring, skin, &inputs, readback)?;
+        let outputs = skin.outputs(id);
+        Ok(outputs
+            .iter()
+            .map(|o| {
+                let range = o.output_offset as usize..(o.output_offset + o.vertex_count) as usize;
+                vertices[range].iter().map(|v| [v.position[0], v.position[1], v.position[2]]).collect()
+            })
+            .collect())
+    })();
+    // Everything is destroyed after the GPU is idle, before the context.
+    let _ = ring.wait_all(&ctx);
+    if let Some(r) = readback {
+        r.buffer.destroy(&ctx);
+    }
+    if let Some(p) = pass {
+        p.destroy(&ctx);
+    }
+    if let Some(m) = gpu_model.and_then(Arc::into_inner) {
+        m.destroy(&ctx);
+    }
+    ring.destroy(&ctx);
+    let positions = result.map_err(|e: crate::gpu::GpuError| e.to_string())?;
+    let messages = ctx.validation_messages();
+    if !messages.is_empty() {
+        return Err(format!("{} Vulkan validation messages (printed above)", messages.len()));
+    }
+    Ok(positions)
 }
 
 /// The error for a clip key that matches nothing, listing what exists.

@@ -3,6 +3,7 @@
 pub mod args;
 pub mod dump;
 pub mod inspect;
+pub mod render;
 
 pub use args::{Cli, Command};
 
@@ -19,12 +20,14 @@ pub fn run(cli: Cli) -> Result<(), String> {
             print!("{text}");
             Ok(())
         }
-        Command::Dump { model, clip, time, skinning, out } => {
+        Command::Dump { model, clip, time, skinning, device, validation, out } => {
             let model = asset::load(Path::new(&model)).map_err(|e| e.to_string())?;
             let request = dump::Request { clip: clip.as_deref(), time, skinning };
-            let json = dump::dump(&model, &request).map_err(|e| format!("{}: {e}", model.file))?;
+            let gpu = dump::GpuChoice { device: device.as_deref(), validation };
+            let json = dump::dump_on(&model, &request, &gpu).map_err(|e| format!("{}: {e}", model.file))?;
             write_output(&out, &json)
         }
+        Command::Render(args) => render::run(&args),
     }
 }
 

@@ -226,8 +226,12 @@ fn create_device(
         .queue_priorities(&priorities)];
     let core = vk::PhysicalDeviceFeatures::default().fill_mode_non_solid(features.fill_mode_non_solid);
     let mut vk12 = vk::PhysicalDeviceVulkan12Features::default().host_query_reset(true);
-    let mut vk13 =
-        vk::PhysicalDeviceVulkan13Features::default().dynamic_rendering(true).synchronization2(true);
+    // maintenance4 (required of every Vulkan 1.3 device): shaderc targeting
+    // Vulkan 1.3 emits SPIR-V 1.6, whose compute shaders declare LocalSizeId.
+    let mut vk13 = vk::PhysicalDeviceVulkan13Features::default()
+        .dynamic_rendering(true)
+        .synchronization2(true)
+        .maintenance4(true);
     let extensions: Vec<*const c_char> = options.device_extensions.iter().map(|e| e.as_ptr()).collect();
     let info = vk::DeviceCreateInfo::default()
         .queue_create_infos(&queue_info)

@@ -2,4 +2,14 @@
 //! and headless output. Knows the GPU layouts of skinning data
 //! (`layout`, mirrored in shaders/common.glsl).
 
+pub mod camera;
+pub mod gpu_model;
+pub mod headless;
+pub mod image_out;
 pub mod layout;
+pub mod mesh_pass;
+pub mod readback;
+pub mod renderer;
+pub mod skin_pass;
+pub mod target;
+pub mod textures;

@@ -1,0 +1,23 @@
+#version 460
+#extension GL_GOOGLE_include_directive : require
+// The comparison path: skins in the vertex shader with the same function and
+// buffers (set 0) as skin.comp. Indices are primitive-local, so
+// gl_VertexIndex is the vertex within records[push.record].
+
+#include "common.glsl"
+#include "mesh_common.glsl"
+
+layout(location = 2) in vec2 in_uv;
+
+layout(location = 0) out vec3 out_world_pos;
+layout(location = 1) out vec3 out_normal;
+layout(location = 2) out vec2 out_uv;
+
+void main() {
+    SkinnedVertex s = skin_vertex(records[push.record], uint(gl_VertexIndex));
+    vec4 world_pos = push.world * vec4(s.position.xyz, 1.0);
+    gl_Position = frame.view_proj * world_pos;
+    out_world_pos = world_pos.xyz;
+    out_normal = transpose(inverse(mat3(push.world))) * s.normal.xyz;
+    out_uv = in_uv;
+}

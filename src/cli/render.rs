@@ -1,0 +1,127 @@
+//! `vkskin render`: headless rendering of one frame (PNG) or an animation
+//! (animated PNG), on the chosen Vulkan device.
+
+use super::args::RenderArgs;
+use crate::asset;
+use crate::gpu::{GpuContext, GpuOptions};
+use crate::render::headless::{self, HeadlessRequest};
+use crate::render::image_out::{self, ApngWriter};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Largest accepted width or height.
+const MAX_SIZE: u32 = 16384;
+
+/// Parses `WIDTHxHEIGHT` (e.g. `640x480`).
+pub fn parse_size(text: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("bad --size \"{text}\": expected WIDTHxHEIGHT, e.g. 640x480, each 1..={MAX_SIZE}");
+    let (w, h) = text.trim().split_once(['x', 'X']).ok_or_else(bad)?;
+    let w: u32 = w.trim().parse().map_err(|_| bad())?;
+    let h: u32 = h.trim().parse().map_err(|_| bad())?;
+    if w == 0 || h == 0 || w > MAX_SIZE || h > MAX_SIZE {
+        return Err(bad());
+    }
+    Ok((w, h))
+}
+
+/// Runs the command; the error is one printable line.
+pub fn run(args: &RenderArgs) -> Result<(), String> {
+    let (width, height) = parse_size(&args.size)?;
+    let frames = args.frames.unwrap_or(1);
+    if frames == 0 {
+        return Err("--frames must be at least 1".into());
+    }
+    if !(args.fps.is_finite() && args.fps > 0.0) {
+        return Err(format!("--fps must be a positive number, not {}", args.fps));
+    }
+    if let Some(t) = args.time
+        && !t.is_finite()
+    {
+        return Err(format!("--time must be a finite number, not {t}"));
+    }
+    let model = asset::load(Path::new(&args.model)).map_err(|e| e.to_string())?;
+    let clip = match &args.clip {
+        Some(key) => Some(model.find_clip(key).ok_or_else(|| {
+            let names: Vec<String> = model
+                .clips
+                .iter()
+                .enumerate()
+                .map(|(i, c)| c.name.clone().map_or_else(|| i.to_string(), |n| format!("\"{n}\"")))
+                .collect();
+            let list = if names.is_empty() { "none".to_string() } else { names.join(", ") };
+            format!("{}: no clip \"{key}\" (clips: {list})", model.file)
+        })?),
+        // An animation without --clip plays the first clip, when there is one.
+        None if frames > 1 && !model.clips.is_empty() => Some(0),
+        None => None,
+    };
+    let start_time = args.time.unwrap_or_else(|| clip.map_or(0.0, |c| model.clips[c].start()));
+    let request = HeadlessRequest {
+        clip,
+        start_time,
+        frames,
+        fps: args.fps,
+        width,
+        height,
+        wireframe: args.wireframe,
+        vertex_skinning: args.vertex_skinning,
+        msaa: true,
+    };
+    for w in &model.warnings {
+        eprintln!("vkskin: warning: {}: {w}", model.file);
+    }
+    let out = Path::new(&args.out);
+    let options = GpuOptions {
+        validation: args.validation,
+        device: args.device.clone(),
+        announce_device: true,
+        ..Default::default()
+    };
+    let ctx = GpuContext::new(&options, &|_, _, _, _| true).map_err(|e| e.to_string())?;
+    let model = Arc::new(model);
+    let name = out.display().to_string();
+    // The output is created before rendering, so a bad path fails at once.
+    let result = if frames == 1 {
+        let mut file = Some(image_out::create_file(out)?);
+        headless::render(&ctx, model, &request, &mut |_, rgba| {
+            let file = file.take().ok_or("more than one frame for a PNG")?;
+            image_out::write_png_to(file, &name, width, height, rgba)
+        })
+    } else {
+        let mut writer = ApngWriter::create(out, width, height, frames, args.fps)?;
+        headless::render(&ctx, model, &request, &mut |_, rgba| writer.write_frame(rgba))
+            .and_then(|w| writer.finish().map(|_| w))
+    };
+    if result.is_err() {
+        // Do not leave a truncated image behind.
+        let _ = std::fs::remove_file(out);
+    }
+    let warnings = result?;
+    for w in warnings {
+        eprintln!("vkskin: warning: {w}");
+    }
+    let messages = ctx.validation_messages();
+    if !messages.is_empty() {
+        return Err(format!("{} validation message(s); the first: {}", messages.len(), messages[0]));
+    }
+    eprintln!(
+        "vkskin: wrote {} ({frames} frame{}, {width}x{height})",
+        out.display(),
+        if frames == 1 { "" } else { "s" }
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("640x480"), Ok((640, 480)));
+        assert_eq!(parse_size("16X9"), Ok((16, 9)));
+        for bad in ["640", "0x10", "x", "10x-3", "99999x10", "axb", ""] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
+}

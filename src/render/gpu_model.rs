@@ -1,0 +1,498 @@
+//! A model's static mesh data on the GPU: the streams compute skinning reads
+//! (bind-pose vertices, influences, sparse morph deltas) and what the draw
+//! pass needs besides the skinned output (indices, UVs), uploaded once.
+//!
+//! Every stream concatenates all primitives of all meshes, in mesh order then
+//! primitive order; `GpuPrimitive` says where each primitive's part starts.
+//! A model drawn by several character instances is uploaded once and shared
+//! (`Arc<GpuModel>`): instances differ only in their pose.
+
+use super::layout::{Influence, MorphEntry, NO_MORPHS, SourceVertex};
+use crate::anim::{MeshPrimitive, MorphDeltas};
+use crate::asset::Model;
+use crate::gpu::{Buffer, GpuContext, GpuError, immediate};
+use ash::vk;
+use gpu_allocator::MemoryLocation;
+
+/// Where one mesh primitive lives in the model's GPU streams.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuPrimitive {
+    /// Index into `Model::meshes` (the glTF mesh index).
+    pub mesh: usize,
+    /// Index into that mesh's `primitives`.
+    pub primitive: usize,
+    /// glTF primitive index within the mesh (`Mesh::primitive_indices`).
+    pub gltf_primitive: usize,
+    /// First `SourceVertex` (and first UV) of the primitive.
+    pub source_offset: u32,
+    /// Number of vertices.
+    pub vertex_count: u32,
+    /// First `Influence` of set 0; set `s` starts at `+ s * vertex_count`.
+    pub influence_offset: u32,
+    /// Influence sets (4 joints each): 0 for an unskinned primitive.
+    pub influence_sets: u32,
+    /// Largest joint index the influences use (0 when unskinned).
+    pub max_joint: u32,
+    /// First of `vertex_count + 1` entries in `morph_ranges`, or `NO_MORPHS`.
+    pub morph_offset: u32,
+    /// Morph targets of the primitive (the mesh's target count).
+    pub target_count: u32,
+    /// First index in `indices`; indices are primitive-local (0..vertex_count).
+    pub first_index: u32,
+    /// Number of indices (a triangle list).
+    pub index_count: u32,
+    /// Material index into `Model::materials`.
+    pub material: Option<usize>,
+    /// Whether the primitive has normals (else the streams hold zeros).
+    pub has_normals: bool,
+    /// Whether it has tangents (else zeros).
+    pub has_tangents: bool,
+    /// Whether it has texture coordinates (else zeros).
+    pub has_uvs: bool,
+}
+
+/// Element counts of each stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StreamCounts {
+    /// `SourceVertex` (and UV) count.
+    pub sources: u32,
+    /// `Influence` count.
+    pub influences: u32,
+    /// `morph_ranges` entry count (u32 each).
+    pub morph_ranges: u32,
+    /// `MorphEntry` count.
+    pub morph_entries: u32,
+    /// Index count (u32 each).
+    pub indices: u32,
+}
+
+/// A model's device-local mesh streams. Destroy with `destroy` once no
+/// submitted work uses them.
+#[derive(Debug)]
+pub struct GpuModel {
+    /// `SourceVertex` per vertex (binding 0 of skinning). Usage: storage,
+    /// vertex, transfer src/dst.
+    pub sources: Buffer,
+    /// `Influence` per vertex per set (binding 1). Usage: storage, vertex, transfer.
+    pub influences: Buffer,
+    /// Per morphed primitive, `vertex_count + 1` u32 bounds into
+    /// `morph_entries` (binding 2): vertex v's entries are `[r[v], r[v + 1])`.
+    pub morph_ranges: Buffer,
+    /// Non-zero morph deltas, vertex-major (binding 3).
+    pub morph_entries: Buffer,
+    /// `[f32; 2]` texture coordinates per source vertex (zeros when absent),
+    /// indexed like `sources`. Usage: vertex, storage, transfer.
+    pub uvs: Buffer,
+    /// u32 triangle-list indices, primitive-local. Usage: index, storage, transfer.
+    pub indices: Buffer,
+    /// Every primitive of every mesh, mesh-major.
+    pub primitives: Vec<GpuPrimitive>,
+    /// Per mesh, the index of its first entry in `primitives`.
+    pub mesh_first_primitive: Vec<usize>,
+    /// Element counts of the streams.
+    pub counts: StreamCounts,
+    /// A host copy of `morph_ranges`, so a skin pass that concatenates several
+    /// models can rebase the entry indices.
+    pub morph_ranges_host: Vec<u32>,
+}
+
+/// The host-side streams before upload.
+#[derive(Default)]
+struct Streams {
+    sources: Vec<SourceVertex>,
+    influences: Vec<Influence>,
+    morph_ranges: Vec<u32>,
+    morph_entries: Vec<MorphEntry>,
+    uvs: Vec<[f32; 2]>,
+    indices: Vec<u32>,
+    primitives: Vec<GpuPrimitive>,
+    mesh_first_primitive: Vec<usize>,
+}
+
+fn to_u32(n: usize, what: &str) -> Result<u32, GpuError> {
+    u32::try_from(n).map_err(|_| GpuError::new(format!("{what}: {n} does not fit the 32-bit GPU offsets")))
+}
+
+impl Streams {
+    fn build(model: &Model) -> Result<Self, GpuError> {
+        let mut s = Streams::default();
+        for (m, mesh) in model.meshes.iter().enumerate() {
+            s.mesh_first_primitive.push(s.primitives.len());
+            for (p, prim) in mesh.primitives.iter().enumerate() {
+                let gltf_primitive = mesh.primitive_indices.get(p).copied().unwrap_or(p);
+                s.add_primitive(m, p, gltf_primitive, prim)
+                    .map_err(|e| GpuError::new(format!("{}: mesh {m} primitive {p}: {e}", model.file)))?;
+            }
+        }
+        Ok(s)
+    }
+
+    fn add_primitive(
+        &mut self,
+        mesh: usize,
+        primitive: usize,
+        gltf_primitive: usize,
+        prim: &MeshPrimitive,
+    ) -> Result<(), GpuError> {
+        let n = prim.vertex_count();
+        let source_offset = to_u32(self.sources.len(), "source vertices")?;
+        let vertex_count = to_u32(n, "vertices")?;
+        for v in 0..n {
+            let p = prim.positions[v];
+            let normal = prim.normals.as_ref().and_then(|ns| ns.get(v)).copied().unwrap_or([0.0; 3]);
+            let tangent = prim.tangents.as_ref().and_then(|ts| ts.get(v)).copied().unwrap_or([0.0; 4]);
+            self.sources.push(SourceVertex {
+                position: [p[0], p[1], p[2], 1.0],
+                normal: [normal[0], normal[1], normal[2], 0.0],
+                tangent,
+            });
+            self.uvs.push(prim.uvs.as_ref().and_then(|uv| uv.get(v)).copied().unwrap_or([0.0; 2]));
+        }
+
+        let influence_offset = to_u32(self.influences.len(), "influences")?;
+        let (influence_sets, max_joint) = match &prim.influences {
+            None => (0, 0),
+            Some(inf) => {
+                let k = inf.per_vertex;
+                if k == 0 || inf.joints.len() != k * n || inf.weights.len() != k * n {
+                    return Err(GpuError::new(format!(
+                        "{k} influences per vertex, {} joints, {} weights for {n} vertices",
+                        inf.joints.len(),
+                        inf.weights.len()
+                    )));
+                }
+                // Set s holds pairs 4s..4s+4 of every vertex (zero-weight padding
+                // past per_vertex): "set 0 for all vertices, then set 1".
+                let sets = k.div_ceil(4);
+                for set in 0..sets {
+                    for v in 0..n {
+                        let mut out = Influence { joints: [0; 4], weights: [0.0; 4] };
+                        for c in 0..4 {
+                            let i = set * 4 + c;
+                            if i < k {
+                                out.joints[c] = u32::from(inf.joints[v * k + i]);
+                                out.weights[c] = inf.weights[v * k + i];
+                            }
+                        }
+                        self.influences.push(out);
+                    }
+                }
+                let max_joint = inf.joints.iter().copied().max().unwrap_or(0);
+                (to_u32(sets, "influence sets")?, u32::from(max_joint))
+            }
+        };
+
+        let target_count = to_u32(prim.morph_targets.len(), "morph targets")?;
+        let morph_offset = if prim.morph_targets.is_empty() {
+            NO_MORPHS
+        } else {
+            let offset = to_u32(self.morph_ranges.len(), "morph ranges")?;
+            self.add_morphs(prim)?;
+            offset
+        };
+
+        let first_index = to_u32(self.indices.len(), "indices")?;
+        if let Some(bad) = prim.indices.iter().find(|&&i| i as usize >= n) {
+            return Err(GpuError::new(format!("index {bad} beyond {n} vertices")));
+        }
+        self.indices.extend_from_slice(&prim.indices);
+        self.primitives.push(GpuPrimitive {
+            mesh,
+            primitive,
+            gltf_primitive,
+            source_offset,
+            vertex_count,
+            influence_offset,
+            influence_sets,
+            max_joint,
+            morph_offset,
+            target_count,
+            first_index,
+            index_count: to_u32(prim.indices.len(), "indices")?,
+            material: prim.material,
+            has_normals: prim.normals.is_some(),
+            has_tangents: prim.tangents.is_some(),
+            has_uvs: prim.uvs.is_some(),
+        });
+        Ok(())
+    }
+
+    /// Vertex-major sparse morph entries: for each vertex, one `MorphEntry`
+    /// per target that moves any of its attributes, in target order (the
+    /// CPU reference's summation order), then the vertex's range bound.
+    fn add_morphs(&mut self, prim: &MeshPrimitive) -> Result<(), GpuError> {
+        let n = prim.vertex_count();
+        // (vertex, target, attribute, delta) for every non-zero delta.
+        let mut deltas: Vec<(u32, u32, u8, [f32; 3])> = Vec::new();
+        for (t, target) in prim.morph_targets.iter().enumerate() {
+            let t = to_u32(t, "morph targets")?;
+            for (attribute, stream) in
+                [&target.positions, &target.normals, &target.tangents].iter().enumerate()
+            {
+                if let Some(stream) = stream {
+                    collect_deltas(stream, n, t, attribute as u8, &mut deltas)?;
+                }
+            }
+        }
+        // Stable: a (vertex, target) pair keeps its attributes together.
+        deltas.sort_by_key(|&(v, t, _, _)| (v, t));
+        let mut next = 0usize;
+        for v in 0..n as u32 {
+            self.morph_ranges.push(to_u32(self.morph_entries.len(), "morph entries")?);
+            while next < deltas.len() && deltas[next].0 == v {
+                let target = deltas[next].1;
+                let mut entry = MorphEntry {
+                    position: [0.0, 0.0, 0.0, f32::from_bits(target)],
+                    normal: [0.0; 4],
+                    tangent: [0.0; 4],
+                };
+                while next < deltas.len() && deltas[next].0 == v && deltas[next].1 == target {
+                    let (_, _, attribute, d) = deltas[next];
+                    let slot = match attribute {
+                        0 => &mut entry.position,
+                        1 => &mut entry.normal,
+                        _ => &mut entry.tangent,
+                    };
+                    for c in 0..3 {
+                        slot[c] += d[c];
+                    }
+                    next += 1;
+                }
+                self.morph_entries.push(entry);
+            }
+        }
+        self.morph_ranges.push(to_u32(self.morph_entries.len(), "morph entries")?);
+        Ok(())
+    }
+}
+
+/// Appends every non-zero delta of `stream` (checked against `n` vertices).
+fn collect_deltas(
+    stream: &MorphDeltas,
+    n: usize,
+    target: u32,
+    attribute: u8,
+    out: &mut Vec<(u32, u32, u8, [f32; 3])>,
+) -> Result<(), GpuError> {
+    if let MorphDeltas::Sparse { indices, deltas } = stream
+        && indices.len() != deltas.len()
+    {
+        return Err(GpuError::new(format!(
+            "morph target {target}: {} sparse indices, {} deltas",
+            indices.len(),
+            deltas.len()
+        )));
+    }
+    if stream.vertex_bound() > n {
+        return Err(GpuError::new(format!("morph target {target} touches vertices beyond {n}")));
+    }
+    stream.for_each(|v, d| {
+        if d != [0.0; 3] {
+            out.push((v as u32, target, attribute, d));
+        }
+    });
+    Ok(())
+}
+
+/// Byte offset of each section in the staging buffer, 16-byte aligned.
+fn layout_sections(sizes: &[u64]) -> (Vec<u64>, u64) {
+    let mut offsets = Vec::with_capacity(sizes.len());
+    let mut end = 0u64;
+    for &s in sizes {
+        offsets.push(end);
+        end = (end + s).next_multiple_of(16);
+    }
+    (offsets, end.max(16))
+}
+
+impl GpuModel {
+    /// Builds the streams of every mesh of `model` and uploads them through
+    /// one staging buffer, waiting for the copy (setup work, not per frame).
+    pub fn upload(ctx: &GpuContext, model: &Model) -> Result<GpuModel, GpuError> {
+        let s = Streams::build(model)?;
+        let bytes: [&[u8]; 6] = [
+            bytemuck::cast_slice(&s.sources),
+            bytemuck::cast_slice(&s.influences),
+            bytemuck::cast_slice(&s.morph_ranges),
+            bytemuck::cast_slice(&s.morph_entries),
+            bytemuck::cast_slice(&s.uvs),
+            bytemuck::cast_slice(&s.indices),
+        ];
+        let transfer = vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::TRANSFER_SRC;
+        let storage = vk::BufferUsageFlags::STORAGE_BUFFER | transfer;
+        let specs: [(&str, vk::BufferUsageFlags); 6] = [
+            ("source vertices", storage | vk::BufferUsageFlags::VERTEX_BUFFER),
+            ("influences", storage | vk::BufferUsageFlags::VERTEX_BUFFER),
+            ("morph ranges", storage),
+            ("morph entries", storage),
+            ("uvs", storage | vk::BufferUsageFlags::VERTEX_BUFFER),
+            ("indices", storage | vk::BufferUsageFlags::INDEX_BUFFER),
+        ];
+        let mut buffers: Vec<Buffer> = Vec::with_capacity(6);
+        let result = (|| {
+            for ((name, usage), data) in specs.iter().zip(&bytes) {
+                let name = format!("{}: {name}", model.file);
+                buffers.push(Buffer::new(ctx, &name, data.len() as u64, *usage, MemoryLocation::GpuOnly)?);
+            }
+            let sizes: Vec<u64> = bytes.iter().map(|b| b.len() as u64).collect();
+            let (offsets, total) = layout_sections(&sizes);
+            let mut staging = Buffer::new(
+                ctx,
+                "model upload staging",
+                total,
+                vk::BufferUsageFlags::TRANSFER_SRC,
+                MemoryLocation::CpuToGpu,
+            )?;
+            let written = bytes.iter().zip(&offsets).try_for_each(|(data, &off)| staging.write(off, data));
+            let copied = written.and_then(|_| {
+                immediate::submit_and_wait(ctx, |cmd| {
+                    for ((buffer, data), &off) in buffers.iter().zip(&bytes).zip(&offsets) {
+                        if data.is_empty() {
+                            continue;
+                        }
+                        let region =
+                            vk::BufferCopy { src_offset: off, dst_offset: 0, size: data.len() as u64 };
+                        // SAFETY: both buffers are live, the region lies inside both, cmd is recording.
+                        unsafe { ctx.device.cmd_copy_buffer(cmd, staging.raw, buffer.raw, &[region]) };
+                    }
+                    // The copies must be visible to every later reader on this
+                    // queue: compute skinning (storage reads), vertex-shader
+                    // skinning and draws (vertex attributes, indices), and
+                    // transfers (a skin pass concatenating models). A barrier
+                    // orders against all later commands in submission order,
+                    // including later submissions, so no per-frame barrier is
+                    // needed; the host also waits for this submission's fence.
+                    let barrier = vk::MemoryBarrier2::default()
+                        .src_stage_mask(vk::PipelineStageFlags2::COPY)
+                        .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+                        .dst_stage_mask(
+                            vk::PipelineStageFlags2::COMPUTE_SHADER
+                                | vk::PipelineStageFlags2::VERTEX_SHADER
+                                | vk::PipelineStageFlags2::VERTEX_ATTRIBUTE_INPUT
+                                | vk::PipelineStageFlags2::INDEX_INPUT
+                                | vk::PipelineStageFlags2::TRANSFER,
+                        )
+                        .dst_access_mask(
+                            vk::AccessFlags2::SHADER_STORAGE_READ
+                                | vk::AccessFlags2::VERTEX_ATTRIBUTE_READ
+                                | vk::AccessFlags2::INDEX_READ
+                                | vk::AccessFlags2::TRANSFER_READ,
+                        );
+                    let barriers = [barrier];
+                    let dependency = vk::DependencyInfo::default().memory_barriers(&barriers);
+                    // SAFETY: cmd is recording; synchronization2 is enabled on the device.
+                    unsafe { ctx.device.cmd_pipeline_barrier2(cmd, &dependency) };
+                })
+            });
+            // The submission has completed (or failed and the queue idled).
+            staging.destroy(ctx);
+            copied
+        })();
+        if let Err(e) = result {
+            buffers.into_iter().for_each(|b| b.destroy(ctx));
+            return Err(e);
+        }
+        let counts = StreamCounts {
+            sources: s.sources.len() as u32,
+            influences: s.influences.len() as u32,
+            morph_ranges: s.morph_ranges.len() as u32,
+            morph_entries: s.morph_entries.len() as u32,
+            indices: s.indices.len() as u32,
+        };
+        let mut it = buffers.into_iter();
+        let mut next = || it.next().expect("six buffers");
+        Ok(GpuModel {
+            sources: next(),
+            influences: next(),
+            morph_ranges: next(),
+            morph_entries: next(),
+            uvs: next(),
+            indices: next(),
+            primitives: s.primitives,
+            mesh_first_primitive: s.mesh_first_primitive,
+            counts,
+            morph_ranges_host: s.morph_ranges,
+        })
+    }
+
+    /// The primitive `primitive` (index into `Mesh::primitives`) of mesh `mesh`.
+    pub fn primitive(&self, mesh: usize, primitive: usize) -> Option<&GpuPrimitive> {
+        let first = *self.mesh_first_primitive.get(mesh)?;
+        let end = self.mesh_first_primitive.get(mesh + 1).copied().unwrap_or(self.primitives.len());
+        self.primitives[first..end].get(primitive)
+    }
+
+    /// The primitives of mesh `mesh`, in `Mesh::primitives` order.
+    pub fn mesh_primitives(&self, mesh: usize) -> &[GpuPrimitive] {
+        let Some(&first) = self.mesh_first_primitive.get(mesh) else { return &[] };
+        let end = self.mesh_first_primitive.get(mesh + 1).copied().unwrap_or(self.primitives.len());
+        &self.primitives[first..end]
+    }
+
+    /// Frees the buffers; the caller guarantees no pending GPU use (e.g.
+    /// after `FrameRing::wait_all`, or through `FrameRing::retire`).
+    pub fn destroy(self, ctx: &GpuContext) {
+        for b in
+            [self.sources, self.influences, self.morph_ranges, self.morph_entries, self.uvs, self.indices]
+        {
+            b.destroy(ctx);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::anim::{Influences, MorphTarget};
+
+    #[test]
+    fn morph_entries_are_vertex_major_and_sparse() {
+        let prim = MeshPrimitive {
+            positions: vec![[0.0; 3]; 3],
+            indices: vec![0, 1, 2],
+            morph_targets: vec![
+                MorphTarget {
+                    positions: Some(MorphDeltas::Dense(vec![[1.0, 0.0, 0.0], [0.0; 3], [2.0, 0.0, 0.0]])),
+                    normals: Some(MorphDeltas::Sparse { indices: vec![2], deltas: vec![[0.0, 1.0, 0.0]] }),
+                    tangents: None,
+                },
+                MorphTarget {
+                    positions: Some(MorphDeltas::Sparse { indices: vec![0], deltas: vec![[0.0, 0.0, 3.0]] }),
+                    normals: None,
+                    tangents: None,
+                },
+            ],
+            ..Default::default()
+        };
+        let mut s = Streams::default();
+        s.add_primitive(0, 0, 0, &prim).unwrap();
+        // Vertex 0: targets 0 and 1; vertex 1: nothing; vertex 2: target 0 (position + normal).
+        assert_eq!(s.morph_ranges, vec![0, 2, 2, 3]);
+        assert_eq!(s.morph_entries[0].position, [1.0, 0.0, 0.0, f32::from_bits(0)]);
+        assert_eq!(s.morph_entries[1].position, [0.0, 0.0, 3.0, f32::from_bits(1)]);
+        assert_eq!(s.morph_entries[2].position[0], 2.0);
+        assert_eq!(s.morph_entries[2].normal, [0.0, 1.0, 0.0, 0.0]);
+        assert_eq!(s.primitives[0].morph_offset, 0);
+    }
+
+    #[test]
+    fn eight_influences_make_two_sets() {
+        let prim = MeshPrimitive {
+            positions: vec![[0.0; 3]; 2],
+            indices: vec![0, 1, 1],
+            influences: Some(Influences {
+                per_vertex: 8,
+                joints: (0..16).collect(),
+                weights: vec![0.125; 16],
+            }),
+            ..Default::default()
+        };
+        let mut s = Streams::default();
+        s.add_primitive(0, 0, 0, &prim).unwrap();
+        assert_eq!(s.primitives[0].influence_sets, 2);
+        assert_eq!(s.primitives[0].max_joint, 15);
+        // Set 0 of both vertices, then set 1 of both.
+        let joints: Vec<[u32; 4]> = s.influences.iter().map(|i| i.joints).collect();
+        assert_eq!(joints, vec![[0, 1, 2, 3], [8, 9, 10, 11], [4, 5, 6, 7], [12, 13, 14, 15]]);
+    }
+}

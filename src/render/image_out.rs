@@ -1,0 +1,176 @@
+//! Writing rendered frames: PNG, and animated PNG (APNG) streamed frame by frame.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+fn encoder<W: Write>(out: W, width: u32, height: u32) -> png::Encoder<'static, W> {
+    let mut encoder = png::Encoder::new(out, width, height);
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Eight);
+    // The target is sRGB-encoded: say so, so viewers do not guess.
+    encoder.set_source_srgb(png::SrgbRenderingIntent::Perceptual);
+    encoder
+}
+
+fn create(path: &Path) -> Result<BufWriter<File>, String> {
+    File::create(path).map(BufWriter::new).map_err(|e| format!("{}: cannot create: {e}", path.display()))
+}
+
+fn check_len(width: u32, height: u32, rgba: &[u8]) -> Result<(), String> {
+    let expected = width as usize * height as usize * 4;
+    if rgba.len() != expected {
+        return Err(format!("frame has {} bytes, expected {expected} for {width}x{height} RGBA", rgba.len()));
+    }
+    Ok(())
+}
+
+/// Writes one RGBA8 (sRGB) image as a PNG file.
+pub fn write_png(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<(), String> {
+    write_png_to(create(path)?, &path.display().to_string(), width, height, rgba)
+}
+
+/// Creates (truncates) `path` for writing, with a one-line error naming it.
+pub fn create_file(path: &Path) -> Result<BufWriter<File>, String> {
+    create(path)
+}
+
+/// Writes one RGBA8 (sRGB) image as PNG into `out` (`name` is used in messages).
+pub fn write_png_to<W: Write>(
+    out: W,
+    name: &str,
+    width: u32,
+    height: u32,
+    rgba: &[u8],
+) -> Result<(), String> {
+    check_len(width, height, rgba)?;
+    let mut writer = encoder(out, width, height).write_header().map_err(|e| format!("{name}: {e}"))?;
+    writer.write_image_data(rgba).map_err(|e| format!("{name}: {e}"))?;
+    writer.finish().map_err(|e| format!("{name}: {e}"))
+}
+
+/// An animated PNG being written: frames are appended one at a time, so a
+/// long animation never sits in memory whole.
+pub struct ApngWriter<W: Write> {
+    writer: Option<png::Writer<W>>,
+    width: u32,
+    height: u32,
+    frames: u32,
+    written: u32,
+    name: String,
+}
+
+impl ApngWriter<BufWriter<File>> {
+    /// Creates `path` for `frames` frames of `width`x`height` played at `fps`, looping forever.
+    pub fn create(path: &Path, width: u32, height: u32, frames: u32, fps: f32) -> Result<Self, String> {
+        Self::new(create(path)?, &path.display().to_string(), width, height, frames, fps)
+    }
+}
+
+impl<W: Write> ApngWriter<W> {
+    /// Writes the header into `out` (`name` is used in messages).
+    pub fn new(out: W, name: &str, width: u32, height: u32, frames: u32, fps: f32) -> Result<Self, String> {
+        if frames == 0 {
+            return Err(format!("{name}: an animated PNG needs at least one frame"));
+        }
+        let (num, den) = frame_delay(fps);
+        let mut encoder = encoder(out, width, height);
+        let err = |e: png::EncodingError| format!("{name}: {e}");
+        encoder.set_animated(frames, 0).map_err(err)?;
+        encoder.set_frame_delay(num, den).map_err(err)?;
+        let writer = encoder.write_header().map_err(err)?;
+        Ok(ApngWriter { writer: Some(writer), width, height, frames, written: 0, name: name.to_string() })
+    }
+
+    /// Appends the next RGBA8 frame.
+    pub fn write_frame(&mut self, rgba: &[u8]) -> Result<(), String> {
+        check_len(self.width, self.height, rgba)?;
+        if self.written >= self.frames {
+            return Err(format!("{}: more than the announced {} frames", self.name, self.frames));
+        }
+        let writer = self.writer.as_mut().ok_or_else(|| format!("{}: already finished", self.name))?;
+        writer.write_image_data(rgba).map_err(|e| format!("{}: {e}", self.name))?;
+        self.written += 1;
+        Ok(())
+    }
+
+    /// Finishes the file; every announced frame must have been written.
+    pub fn finish(mut self) -> Result<(), String> {
+        if self.written != self.frames {
+            return Err(format!("{}: {} of {} frames written", self.name, self.written, self.frames));
+        }
+        let writer = self.writer.take().ok_or_else(|| format!("{}: already finished", self.name))?;
+        writer.finish().map_err(|e| format!("{}: {e}", self.name))
+    }
+}
+
+/// The APNG frame delay `num/den` seconds closest to `1/fps` that fits in u16s.
+fn frame_delay(fps: f32) -> (u16, u16) {
+    if !(fps.is_finite() && fps > 0.0) {
+        return (1, 30);
+    }
+    if fps.fract() == 0.0 && fps <= u16::MAX as f32 {
+        return (1, fps as u16);
+    }
+    // Milliseconds, clamped to what the chunk can say.
+    let ms = (1000.0 / fps).round().clamp(1.0, u16::MAX as f32);
+    (ms as u16, 1000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(w: u32, h: u32, value: u8) -> Vec<u8> {
+        vec![value; (w * h * 4) as usize]
+    }
+
+    #[test]
+    fn apng_round_trips_frame_count_and_delay() {
+        let (w, h) = (8, 6);
+        let mut bytes = Vec::new();
+        let mut out = ApngWriter::new(&mut bytes, "test", w, h, 3, 24.0).unwrap();
+        for i in 0..3 {
+            out.write_frame(&frame(w, h, 40 * i as u8)).unwrap();
+        }
+        out.finish().unwrap();
+
+        let decoder = png::Decoder::new(std::io::Cursor::new(&bytes));
+        let mut reader = decoder.read_info().unwrap();
+        let control = reader.info().animation_control().copied().expect("acTL chunk");
+        assert_eq!(control.num_frames, 3);
+        assert_eq!(control.num_plays, 0);
+        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+        let mut decoded = 0;
+        while let Ok(info) = reader.next_frame(&mut buf) {
+            assert_eq!((info.width, info.height), (w, h));
+            let fc = reader.info().frame_control().copied().expect("fcTL");
+            assert_eq!((fc.delay_num, fc.delay_den), (1, 24));
+            assert_eq!(buf[0], 40 * decoded as u8);
+            decoded += 1;
+            if decoded == 3 {
+                break;
+            }
+        }
+        assert_eq!(decoded, 3);
+    }
+
+    #[test]
+    fn apng_refuses_wrong_frame_counts_and_sizes() {
+        let mut bytes = Vec::new();
+        let mut out = ApngWriter::new(&mut bytes, "t", 2, 2, 1, 30.0).unwrap();
+        assert!(out.write_frame(&[0; 3]).is_err());
+        out.write_frame(&frame(2, 2, 1)).unwrap();
+        assert!(out.write_frame(&frame(2, 2, 1)).is_err());
+        out.finish().unwrap();
+        let out = ApngWriter::new(Vec::new(), "t", 2, 2, 2, 30.0).unwrap();
+        assert!(out.finish().is_err());
+    }
+
+    #[test]
+    fn frame_delays() {
+        assert_eq!(frame_delay(30.0), (1, 30));
+        assert_eq!(frame_delay(29.97), (33, 1000));
+        assert_eq!(frame_delay(0.0), (1, 30));
+    }
+}

@@ -1,0 +1,593 @@
+//! The draw pass: graphics pipelines (dynamic rendering, D32 depth test, no
+//! culling) that draw either pre-skinned vertices from the compute pass
+//! (`mesh.vert`) or skin in the vertex shader (`mesh_skinned.vert`, the
+//! comparison path), lit and textured by `mesh.frag`; fill and wireframe.
+//!
+//! Descriptor sets: set 0 = the skinning buffers (vertex-skinning path only,
+//! the layout of shaders/common.glsl), set 1 = per-frame uniforms, set 2 =
+//! the material's base-colour texture. Sets 0 and 1 are allocated each frame
+//! from the slot's descriptor pool; material sets once, from the pass's pool.
+
+use super::target::{COLOR_FORMAT, DEPTH_FORMAT};
+use super::textures::Textures;
+use crate::asset::Material;
+use crate::gpu::error::VkResultExt;
+use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, FrameSlot, GpuContext, GpuError, shader};
+use ash::vk;
+use bytemuck::{Pod, Zeroable};
+use gpu_allocator::MemoryLocation;
+
+/// Per-frame uniforms (set 1, binding 0; `Frame` in shaders/mesh_common.glsl).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
+pub struct FrameUniforms {
+    /// World to Vulkan clip space, column-major.
+    pub view_proj: [f32; 16],
+    /// Eye position (xyz).
+    pub camera_pos: [f32; 4],
+    /// Unit direction towards the key light; w = wrap amount.
+    pub key_dir: [f32; 4],
+    /// Key light colour.
+    pub key_color: [f32; 4],
+    /// Unit direction towards the fill light.
+    pub fill_dir: [f32; 4],
+    /// Fill light colour.
+    pub fill_color: [f32; 4],
+    /// Ambient colour.
+    pub ambient: [f32; 4],
+}
+
+impl FrameUniforms {
+    /// The default lights (key from the upper left front, cooler fill from
+    /// the right, ambient) for a camera `view_proj` at `eye`.
+    pub fn new(view_proj: &nalgebra::Matrix4<f32>, eye: [f32; 3]) -> Self {
+        let key = nalgebra::Vector3::new(-0.45, 0.75, 0.6).normalize();
+        let fill = nalgebra::Vector3::new(0.7, 0.15, 0.45).normalize();
+        let mut m = [0.0; 16];
+        m.copy_from_slice(view_proj.as_slice());
+        FrameUniforms {
+            view_proj: m,
+            camera_pos: [eye[0], eye[1], eye[2], 1.0],
+            key_dir: [key.x, key.y, key.z, 0.25],
+            key_color: [1.0, 0.96, 0.9, 0.0],
+            fill_dir: [fill.x, fill.y, fill.z, 0.0],
+            fill_color: [0.3, 0.34, 0.42, 0.0],
+            ambient: [0.18, 0.18, 0.2, 0.0],
+        }
+    }
+}
+
+/// Per-draw push constants (`Push` in shaders/mesh_common.glsl).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
+pub struct DrawPush {
+    /// The character's world matrix, column-major, applied after skinning.
+    pub world: [f32; 16],
+    /// Linear base colour factor.
+    pub base_color: [f32; 4],
+    /// `SkinRecord` index (vertex-skinning path).
+    pub record: u32,
+    /// Padding to 16 bytes.
+    pub pad: [u32; 3],
+}
+
+const _: () = {
+    assert!(std::mem::size_of::<FrameUniforms>() == 160);
+    assert!(std::mem::size_of::<DrawPush>() == 96);
+};
+
+/// Where vertices are skinned for drawing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VertexPath {
+    /// Draw the compute pass's SkinnedVertex output.
+    PreSkinned,
+    /// Skin in the vertex shader from the compute pass's inputs.
+    VertexSkinning,
+}
+
+/// The buffers of shaders/common.glsl's set 0 (bindings 0..=6), for the
+/// vertex-skinning path: sources, influences, morph ranges, morph entries,
+/// morph weights, palette, records.
+pub type SkinBindings = [vk::DescriptorBufferInfo; 7];
+
+/// One primitive to draw.
+#[derive(Debug, Clone, Copy)]
+pub struct DrawItem {
+    /// Skinned vertices (pre-skinned path) and the byte offset of the primitive's first one.
+    pub vertices: (vk::Buffer, u64),
+    /// `[f32; 2]` UVs and the byte offset of the primitive's first one.
+    pub uvs: (vk::Buffer, u64),
+    /// u32 primitive-local indices.
+    pub indices: vk::Buffer,
+    /// First index.
+    pub first_index: u32,
+    /// Number of indices.
+    pub index_count: u32,
+    /// Material index into the model's materials.
+    pub material: Option<usize>,
+    /// `SkinRecord` index for the vertex-skinning path.
+    pub record: u32,
+}
+
+/// Pipelines, layouts and per-slot uniform buffers of the draw pass.
+pub struct MeshPass {
+    skin_set_layout: vk::DescriptorSetLayout,
+    frame_set_layout: vk::DescriptorSetLayout,
+    material_set_layout: vk::DescriptorSetLayout,
+    layout: vk::PipelineLayout,
+    /// `[path][wireframe]`.
+    pipelines: [[vk::Pipeline; 2]; 2],
+    uniforms: Vec<Buffer>,
+    /// Sample count the pipelines were built for.
+    pub samples: vk::SampleCountFlags,
+}
+
+/// What one frame draws with.
+#[derive(Clone, Copy)]
+pub struct FrameParams<'a> {
+    /// Camera and lights.
+    pub uniforms: &'a FrameUniforms,
+    /// Pre-skinned or vertex-shader skinning.
+    pub path: VertexPath,
+    /// Triangle edges only.
+    pub wireframe: bool,
+    /// Set 0 buffers; required for `VertexPath::VertexSkinning`.
+    pub skin: Option<&'a SkinBindings>,
+    /// The character's world matrix (column-major), applied after skinning.
+    pub world: [f32; 16],
+}
+
+/// What `MeshPass::begin` bound for the frame.
+pub struct BoundFrame {
+    path: VertexPath,
+    world: [f32; 16],
+}
+
+fn set_layout(
+    ctx: &GpuContext,
+    bindings: &[vk::DescriptorSetLayoutBinding],
+) -> Result<vk::DescriptorSetLayout, GpuError> {
+    let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(bindings);
+    // SAFETY: valid create info on a live device.
+    unsafe { ctx.device.create_descriptor_set_layout(&info, None) }.call("vkCreateDescriptorSetLayout")
+}
+
+/// Allocates one set from a frame slot's pool without a heap allocation
+/// (ash's wrapper returns a Vec). The pool was reset by `begin_frame` after
+/// the slot's fence, so the set is used only by the frame being recorded.
+fn allocate_set(
+    ctx: &GpuContext,
+    pool: vk::DescriptorPool,
+    layout: vk::DescriptorSetLayout,
+) -> Result<vk::DescriptorSet, GpuError> {
+    let layouts = [layout];
+    let info = vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool).set_layouts(&layouts);
+    let mut set = vk::DescriptorSet::null();
+    let d = &ctx.device;
+    // SAFETY: one layout, one output handle; pool and layout are live.
+    unsafe { (d.fp_v1_0().allocate_descriptor_sets)(d.handle(), &info, &mut set) }
+        .result()
+        .call("vkAllocateDescriptorSets")?;
+    Ok(set)
+}
+
+impl MeshPass {
+    /// Builds the pipelines for targets with `samples` samples per pixel.
+    pub fn new(ctx: &GpuContext, samples: vk::SampleCountFlags) -> Result<Self, GpuError> {
+        let mut pass = MeshPass {
+            skin_set_layout: vk::DescriptorSetLayout::null(),
+            frame_set_layout: vk::DescriptorSetLayout::null(),
+            material_set_layout: vk::DescriptorSetLayout::null(),
+            layout: vk::PipelineLayout::null(),
+            pipelines: [[vk::Pipeline::null(); 2]; 2],
+            uniforms: Vec::with_capacity(FRAMES_IN_FLIGHT),
+            samples,
+        };
+        match pass.build(ctx) {
+            Ok(()) => Ok(pass),
+            Err(e) => {
+                pass.destroy(ctx);
+                Err(e)
+            }
+        }
+    }
+
+    fn build(&mut self, ctx: &GpuContext) -> Result<(), GpuError> {
+        let skin_bindings: Vec<_> = (0..7)
+            .map(|b| {
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(b)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .descriptor_count(1)
+                    .stage_flags(vk::ShaderStageFlags::VERTEX)
+            })
+            .collect();
+        self.skin_set_layout = set_layout(ctx, &skin_bindings)?;
+        self.frame_set_layout = set_layout(
+            ctx,
+            &[vk::DescriptorSetLayoutBinding::default()
+                .binding(0)
+                .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
+                .descriptor_count(1)
+                .stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT)],
+        )?;
+        self.material_set_layout = set_layout(
+            ctx,
+            &[vk::DescriptorSetLayoutBinding::default()
+                .binding(0)
+                .descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER)
+                .descriptor_count(1)
+                .stage_flags(vk::ShaderStageFlags::FRAGMENT)],
+        )?;
+        let set_layouts = [self.skin_set_layout, self.frame_set_layout, self.material_set_layout];
+        let push = [vk::PushConstantRange {
+            stage_flags: vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT,
+            offset: 0,
+            size: std::mem::size_of::<DrawPush>() as u32,
+        }];
+        let info =
+            vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts).push_constant_ranges(&push);
+        // SAFETY: valid create info; the set layouts are live.
+        self.layout =
+            unsafe { ctx.device.create_pipeline_layout(&info, None) }.call("vkCreatePipelineLayout")?;
+
+        for i in 0..FRAMES_IN_FLIGHT {
+            self.uniforms.push(Buffer::new(
+                ctx,
+                &format!("frame uniforms {i}"),
+                std::mem::size_of::<FrameUniforms>() as u64,
+                vk::BufferUsageFlags::UNIFORM_BUFFER,
+                MemoryLocation::CpuToGpu,
+            )?);
+        }
+
+        let mut modules = Vec::with_capacity(3);
+        let result = (|| {
+            modules.push(shader::create_module(ctx, "mesh.vert", crate::spirv!("mesh.vert"))?);
+            modules.push(shader::create_module(
+                ctx,
+                "mesh_skinned.vert",
+                crate::spirv!("mesh_skinned.vert"),
+            )?);
+            modules.push(shader::create_module(ctx, "mesh.frag", crate::spirv!("mesh.frag"))?);
+            for (p, path) in [VertexPath::PreSkinned, VertexPath::VertexSkinning].into_iter().enumerate() {
+                let vertex = modules[p];
+                for wire in [false, true] {
+                    if wire && !ctx.features.fill_mode_non_solid {
+                        continue;
+                    }
+                    self.pipelines[p][wire as usize] = self.pipeline(ctx, path, vertex, modules[2], wire)?;
+                }
+            }
+            Ok(())
+        })();
+        for m in modules {
+            // SAFETY: pipeline creation has finished; modules are not needed afterwards.
+            unsafe { ctx.device.destroy_shader_module(m, None) };
+        }
+        result
+    }
+
+    fn pipeline(
+        &self,
+        ctx: &GpuContext,
+        path: VertexPath,
+        vertex: vk::ShaderModule,
+        fragment: vk::ShaderModule,
+        wireframe: bool,
+    ) -> Result<vk::Pipeline, GpuError> {
+        let stages = [
+            vk::PipelineShaderStageCreateInfo::default()
+                .stage(vk::ShaderStageFlags::VERTEX)
+                .module(vertex)
+                .name(c"main"),
+            vk::PipelineShaderStageCreateInfo::default()
+                .stage(vk::ShaderStageFlags::FRAGMENT)
+                .module(fragment)
+                .name(c"main"),
+        ];
+        // Binding 0: SkinnedVertex (48 bytes: position, normal, tangent);
+        // binding 1: UV. The vertex-skinning path reads only the UVs.
+        let all_bindings = [
+            vk::VertexInputBindingDescription {
+                binding: 0,
+                stride: 48,
+                input_rate: vk::VertexInputRate::VERTEX,
+            },
+            vk::VertexInputBindingDescription {
+                binding: 1,
+                stride: 8,
+                input_rate: vk::VertexInputRate::VERTEX,
+            },
+        ];
+        let all_attributes = [
+            vk::VertexInputAttributeDescription {
+                location: 2,
+                binding: 1,
+                format: vk::Format::R32G32_SFLOAT,
+                offset: 0,
+            },
+            vk::VertexInputAttributeDescription {
+                location: 0,
+                binding: 0,
+                format: vk::Format::R32G32B32A32_SFLOAT,
+                offset: 0,
+            },
+            vk::VertexInputAttributeDescription {
+                location: 1,
+                binding: 0,
+                format: vk::Format::R32G32B32A32_SFLOAT,
+                offset: 16,
+            },
+        ];
+        let (bindings, attributes) = match path {
+            VertexPath::PreSkinned => (&all_bindings[..], &all_attributes[..]),
+            VertexPath::VertexSkinning => (&all_bindings[1..], &all_attributes[..1]),
+        };
+        let vertex_input = vk::PipelineVertexInputStateCreateInfo::default()
+            .vertex_binding_descriptions(bindings)
+            .vertex_attribute_descriptions(attributes);
+        let assembly = vk::PipelineInputAssemblyStateCreateInfo::default()
+            .topology(vk::PrimitiveTopology::TRIANGLE_LIST);
+        let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
+        // No culling: glTF double-sidedness varies and the fragment shader lights both sides.
+        let raster = vk::PipelineRasterizationStateCreateInfo::default()
+            .polygon_mode(if wireframe { vk::PolygonMode::LINE } else { vk::PolygonMode::FILL })
+            .cull_mode(vk::CullModeFlags::NONE)
+            .front_face(vk::FrontFace::COUNTER_CLOCKWISE)
+            .line_width(1.0);
+        let multisample =
+            vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(self.samples);
+        let depth = vk::PipelineDepthStencilStateCreateInfo::default()
+            .depth_test_enable(true)
+            .depth_write_enable(true)
+            .depth_compare_op(vk::CompareOp::LESS);
+        let blend_attachments = [vk::PipelineColorBlendAttachmentState::default()
+            .blend_enable(false)
+            .color_write_mask(vk::ColorComponentFlags::RGBA)];
+        let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
+        let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
+        let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
+        let color_formats = [COLOR_FORMAT];
+        let mut rendering = vk::PipelineRenderingCreateInfo::default()
+            .color_attachment_formats(&color_formats)
+            .depth_attachment_format(DEPTH_FORMAT);
+        let info = vk::GraphicsPipelineCreateInfo::default()
+            .stages(&stages)
+            .vertex_input_state(&vertex_input)
+            .input_assembly_state(&assembly)
+            .viewport_state(&viewport)
+            .rasterization_state(&raster)
+            .multisample_state(&multisample)
+            .depth_stencil_state(&depth)
+            .color_blend_state(&blend)
+            .dynamic_state(&dynamic)
+            .layout(self.layout)
+            .push_next(&mut rendering);
+        // SAFETY: every pointer in info lives until the call returns; dynamic
+        // rendering is enabled on the device.
+        let pipelines =
+            unsafe { ctx.device.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) }
+                .map_err(|(_, e)| GpuError::vk("vkCreateGraphicsPipelines", e))?;
+        let name = format!("mesh pipeline {path:?}{}", if wireframe { " wireframe" } else { "" });
+        ctx.set_name(pipelines[0], &name);
+        Ok(pipelines[0])
+    }
+
+    /// Whether `begin` accepts `wireframe = true` on this device.
+    pub fn supports_wireframe(&self) -> bool {
+        self.pipelines[0][1] != vk::Pipeline::null()
+    }
+
+    /// Starts drawing a frame inside dynamic rendering: writes this slot's
+    /// uniforms, allocates and binds sets 0 (vertex skinning) and 1 from the
+    /// slot's descriptor pool, and binds the pipeline.
+    pub fn begin(
+        &mut self,
+        ctx: &GpuContext,
+        slot: &FrameSlot,
+        params: &FrameParams,
+    ) -> Result<BoundFrame, GpuError> {
+        let FrameParams { uniforms, path, wireframe, skin, world } = *params;
+        let pipeline = self.pipelines[(path == VertexPath::VertexSkinning) as usize][wireframe as usize];
+        if pipeline == vk::Pipeline::null() {
+            return Err(GpuError::new(
+                "wireframe drawing is not supported by this device (fillModeNonSolid)",
+            ));
+        }
+        // This slot's fence has signalled (begin_frame waited), so the GPU no
+        // longer reads this slot's uniform buffer; host writes before the
+        // submit are visible to it.
+        self.uniforms[slot.index].write(0, bytemuck::bytes_of(uniforms))?;
+        let cmd = slot.command_buffer;
+        let d = &ctx.device;
+        let frame_set = allocate_set(ctx, slot.descriptor_pool, self.frame_set_layout)?;
+        let uniform_info = [vk::DescriptorBufferInfo {
+            buffer: self.uniforms[slot.index].raw,
+            offset: 0,
+            range: std::mem::size_of::<FrameUniforms>() as u64,
+        }];
+        let write = vk::WriteDescriptorSet::default()
+            .dst_set(frame_set)
+            .dst_binding(0)
+            .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
+            .buffer_info(&uniform_info);
+        // SAFETY: the set and buffer are live and not in use by the GPU.
+        unsafe {
+            d.update_descriptor_sets(&[write], &[]);
+            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, pipeline);
+            d.cmd_bind_descriptor_sets(
+                cmd,
+                vk::PipelineBindPoint::GRAPHICS,
+                self.layout,
+                1,
+                &[frame_set],
+                &[],
+            );
+        }
+        if path == VertexPath::VertexSkinning {
+            let skin = skin.ok_or_else(|| GpuError::new("vertex skinning needs the skinning buffers"))?;
+            let skin_set = allocate_set(ctx, slot.descriptor_pool, self.skin_set_layout)?;
+            let writes: [vk::WriteDescriptorSet; 7] = std::array::from_fn(|b| {
+                vk::WriteDescriptorSet::default()
+                    .dst_set(skin_set)
+                    .dst_binding(b as u32)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .buffer_info(std::slice::from_ref(&skin[b]))
+            });
+            // SAFETY: the set is fresh; the buffers outlive this frame's fence.
+            unsafe {
+                d.update_descriptor_sets(&writes, &[]);
+                d.cmd_bind_descriptor_sets(
+                    cmd,
+                    vk::PipelineBindPoint::GRAPHICS,
+                    self.layout,
+                    0,
+                    &[skin_set],
+                    &[],
+                );
+            }
+        }
+        Ok(BoundFrame { path, world })
+    }
+
+    /// Records one draw (inside rendering, after `begin`).
+    pub fn draw(
+        &self,
+        ctx: &GpuContext,
+        cmd: vk::CommandBuffer,
+        frame: &BoundFrame,
+        materials: &MeshMaterials,
+        model_materials: &[Material],
+        item: &DrawItem,
+    ) {
+        let material = item.material.and_then(|m| model_materials.get(m));
+        let push = DrawPush {
+            world: frame.world,
+            base_color: material.map_or([1.0; 4], |m| m.base_color),
+            record: item.record,
+            pad: [0; 3],
+        };
+        let set = materials.set(item.material);
+        let d = &ctx.device;
+        // SAFETY: cmd is recording inside rendering with this pass's pipeline
+        // bound; every buffer and set outlives the frame's fence.
+        unsafe {
+            d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, self.layout, 2, &[set], &[]);
+            d.cmd_push_constants(
+                cmd,
+                self.layout,
+                vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT,
+                0,
+                bytemuck::bytes_of(&push),
+            );
+            match frame.path {
+                VertexPath::PreSkinned => d.cmd_bind_vertex_buffers(
+                    cmd,
+                    0,
+                    &[item.vertices.0, item.uvs.0],
+                    &[item.vertices.1, item.uvs.1],
+                ),
+                VertexPath::VertexSkinning => d.cmd_bind_vertex_buffers(cmd, 1, &[item.uvs.0], &[item.uvs.1]),
+            }
+            d.cmd_bind_index_buffer(cmd, item.indices, 0, vk::IndexType::UINT32);
+            d.cmd_draw_indexed(cmd, item.index_count, 1, item.first_index, 0, 0);
+        }
+    }
+
+    /// The material set layout (set 2), for `MeshMaterials`.
+    pub fn material_set_layout(&self) -> vk::DescriptorSetLayout {
+        self.material_set_layout
+    }
+
+    /// Frees everything; the caller guarantees no pending GPU use.
+    pub fn destroy(self, ctx: &GpuContext) {
+        // SAFETY: the caller guarantees the GPU no longer uses these objects;
+        // null handles are ignored by vkDestroy*.
+        unsafe {
+            for p in self.pipelines.iter().flatten() {
+                ctx.device.destroy_pipeline(*p, None);
+            }
+            ctx.device.destroy_pipeline_layout(self.layout, None);
+            for l in [self.skin_set_layout, self.frame_set_layout, self.material_set_layout] {
+                ctx.device.destroy_descriptor_set_layout(l, None);
+            }
+        }
+        self.uniforms.into_iter().for_each(|b| b.destroy(ctx));
+    }
+}
+
+/// One descriptor set (set 2) per material plus one for "no material",
+/// allocated once from the pass's own pool: textures never change.
+pub struct MeshMaterials {
+    pool: vk::DescriptorPool,
+    /// `sets[m]` for material m; the last one is the default (white).
+    sets: Vec<vk::DescriptorSet>,
+}
+
+impl MeshMaterials {
+    /// Writes a set per material of `materials`, sampling `textures`.
+    pub fn new(
+        ctx: &GpuContext,
+        pass: &MeshPass,
+        materials: &[Material],
+        textures: &Textures,
+    ) -> Result<Self, GpuError> {
+        let count = materials.len() as u32 + 1;
+        let sizes = [vk::DescriptorPoolSize {
+            ty: vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
+            descriptor_count: count,
+        }];
+        let info = vk::DescriptorPoolCreateInfo::default().max_sets(count).pool_sizes(&sizes);
+        // SAFETY: valid create info on a live device.
+        let pool =
+            unsafe { ctx.device.create_descriptor_pool(&info, None) }.call("vkCreateDescriptorPool")?;
+        let layouts = vec![pass.material_set_layout; count as usize];
+        let alloc = vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool).set_layouts(&layouts);
+        // SAFETY: the pool was sized for exactly these sets.
+        let sets = match unsafe { ctx.device.allocate_descriptor_sets(&alloc) } {
+            Ok(s) => s,
+            Err(e) => {
+                // SAFETY: nothing uses the pool yet.
+                unsafe { ctx.device.destroy_descriptor_pool(pool, None) };
+                return Err(GpuError::vk("vkAllocateDescriptorSets", e));
+            }
+        };
+        let images: Vec<[vk::DescriptorImageInfo; 1]> = (0..count as usize)
+            .map(|m| {
+                let image = materials.get(m).and_then(|m| m.base_color_image);
+                [vk::DescriptorImageInfo {
+                    sampler: textures.sampler,
+                    image_view: textures.view(image),
+                    image_layout: vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+                }]
+            })
+            .collect();
+        let writes: Vec<_> = sets
+            .iter()
+            .zip(&images)
+            .map(|(&set, image)| {
+                vk::WriteDescriptorSet::default()
+                    .dst_set(set)
+                    .dst_binding(0)
+                    .descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER)
+                    .image_info(image)
+            })
+            .collect();
+        // SAFETY: fresh sets, live views and sampler.
+        unsafe { ctx.device.update_descriptor_sets(&writes, &[]) };
+        Ok(MeshMaterials { pool, sets })
+    }
+
+    /// The set of material `material` (the default set when `None` or out of range).
+    pub fn set(&self, material: Option<usize>) -> vk::DescriptorSet {
+        let default = self.sets.len() - 1;
+        self.sets[material.filter(|&m| m < default).unwrap_or(default)]
+    }
+
+    /// Frees the sets; the caller guarantees no pending GPU use.
+    pub fn destroy(self, ctx: &GpuContext) {
+        // SAFETY: the caller guarantees no pending GPU use; sets go with the pool.
+        unsafe { ctx.device.destroy_descriptor_pool(self.pool, None) };
+    }
+}

@@ -1,0 +1,883 @@
+//! Compute skinning: morphs and skins every primitive of every registered
+//! character instance in ONE dispatch (shaders/skin.comp) into the frame
+//! slot's own output buffer, which the draw pass then binds as a vertex buffer.
+//!
+//! Per frame: `record` writes the palettes and morph weights of the
+//! characters whose pose changed since this slot last held them, allocates a
+//! descriptor set from the slot's pool, dispatches, and records the barrier
+//! that makes the output visible to vertex input and transfers.
+//!
+//! Synchronisation, all of it (see also the comments at each barrier):
+//! - Palette, weight and record buffers are host-visible, HOST_COHERENT,
+//!   persistently mapped and written by the CPU before `vkQueueSubmit`; a
+//!   submission makes earlier host writes to coherent memory visible to the
+//!   device (the implicit host-write guarantee of queue submission), so no
+//!   barrier and no flush is needed.
+//! - They belong to one frame slot, and are rewritten only after
+//!   `FrameRing::begin_frame` waited for that slot's fence: the previous GPU
+//!   reads of them have completed (write-after-read needs only that
+//!   execution dependency).
+//! - The output buffer is per slot as well (see `SlotBuffers`), so frame N+1's
+//!   dispatch never writes what frame N's draw may still read; frame N+2
+//!   rewrites frame N's copy only after that slot's fence (which orders it
+//!   after frame N's compute write, vertex reads and readback copies).
+//! - Within a frame, compute writes -> vertex input / vertex shader storage
+//!   reads / transfer reads need the pipeline barrier recorded after the
+//!   dispatch. It also covers a draw recorded in a later command buffer or
+//!   submission on the same queue (barriers apply in submission order).
+//! - The static mesh streams were uploaded with a barrier to every later
+//!   reader, and are only read here.
+
+use super::gpu_model::GpuModel;
+use super::layout::{BoneMatrix, NO_MORPHS, SkinRecord, SkinnedVertex};
+use crate::asset::Model;
+use crate::gpu::error::VkResultExt;
+use crate::gpu::frame::Retired;
+use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, FrameRing, FrameSlot, GpuContext, GpuError, immediate, shader};
+use crate::scene::Evaluator;
+use ash::vk;
+use gpu_allocator::MemoryLocation;
+use nalgebra::Matrix4;
+use std::sync::Arc;
+
+/// Threads per workgroup (`local_size_x` in skin.comp).
+pub const WORKGROUP_SIZE: u32 = 64;
+
+/// Byte size of one output vertex.
+pub const OUTPUT_STRIDE: u64 = std::mem::size_of::<SkinnedVertex>() as u64;
+
+/// A character's current pose as the pass reads it.
+pub trait PoseSource {
+    /// Skinning palette of skin `skin` (`Model::skins` order), one entry per skin joint.
+    fn palette(&self, skin: usize) -> &[BoneMatrix];
+    /// Scene-space matrix of every skeleton joint (unskinned meshes use
+    /// `world()[instance.joint]`).
+    fn world(&self) -> &[Matrix4<f32>];
+    /// Morph weights laid out as `Pose::morph_weights` (`MeshInstance::morph_offset`).
+    fn morph_weights(&self) -> &[f32];
+}
+
+impl PoseSource for Evaluator {
+    fn palette(&self, skin: usize) -> &[BoneMatrix] {
+        Evaluator::palette(self, skin)
+    }
+    fn world(&self) -> &[Matrix4<f32>] {
+        Evaluator::world(self)
+    }
+    fn morph_weights(&self) -> &[f32] {
+        &self.pose().morph_weights
+    }
+}
+
+/// A pose given as plain slices (tests, hand-made palettes).
+#[derive(Debug, Clone, Copy)]
+pub struct PoseSlices<'a> {
+    /// One palette per skin.
+    pub palettes: &'a [&'a [BoneMatrix]],
+    /// World matrix per skeleton joint.
+    pub world: &'a [Matrix4<f32>],
+    /// Morph weights (`Pose::morph_weights` layout).
+    pub morph_weights: &'a [f32],
+}
+
+impl PoseSource for PoseSlices<'_> {
+    fn palette(&self, skin: usize) -> &[BoneMatrix] {
+        self.palettes.get(skin).copied().unwrap_or(&[])
+    }
+    fn world(&self) -> &[Matrix4<f32>] {
+        self.world
+    }
+    fn morph_weights(&self) -> &[f32] {
+        self.morph_weights
+    }
+}
+
+/// One character's input to a frame.
+#[derive(Clone, Copy)]
+pub struct SkinInput<'a> {
+    /// Its current pose.
+    pub pose: &'a dyn PoseSource,
+    /// Changes whenever the pose changes: a slot that already holds this
+    /// version uploads nothing for the character (a paused character costs
+    /// no palette bandwidth).
+    pub version: u64,
+}
+
+/// What one `record` did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SkinStats {
+    /// Palette bytes written to the slot's mapped buffer.
+    pub palette_bytes_written: u64,
+    /// Morph weight bytes written.
+    pub weight_bytes_written: u64,
+    /// Vertices skinned.
+    pub vertices: u64,
+    /// Compute dispatches recorded (1, or 0 when there is nothing to skin).
+    pub dispatches: u32,
+    /// Timestamp queries before and after the dispatch, when asked and available.
+    pub timestamps: Option<(u32, u32)>,
+}
+
+/// A registered character instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CharacterId(pub usize);
+
+/// Where one primitive of one mesh instance of a character lands in the output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PrimitiveOutput {
+    /// Index into `Model::instances`.
+    pub instance: usize,
+    /// Index into `GpuModel::primitives` (mesh, material, first_index, index_count).
+    pub gpu_primitive: usize,
+    /// First `SkinnedVertex` in `SkinPass::output_buffer`: draw with
+    /// `vertex_offset = output_offset` (indices are primitive-local), or bind
+    /// the buffer at `output_offset * OUTPUT_STRIDE`.
+    pub output_offset: u32,
+    /// Vertex count.
+    pub vertex_count: u32,
+}
+
+struct Character {
+    gpu: Arc<GpuModel>,
+    model: Arc<Model>,
+    /// Absolute palette index of each skin's first joint.
+    skin_bases: Vec<u32>,
+    /// (skeleton joint, absolute palette index) of each unskinned instance.
+    rigid: Vec<(u32, u32)>,
+    weight_base: u32,
+    outputs: Vec<PrimitiveOutput>,
+}
+
+/// A distinct `GpuModel` and where its streams start in the concatenation.
+struct ModelEntry {
+    gpu: Arc<GpuModel>,
+    sources: u32,
+    influences: u32,
+    morph_ranges: u32,
+    morph_entries: u32,
+}
+
+/// Per-slot buffers. The output is per slot, not one buffer shared by both
+/// slots: frame N+1's dispatch then never writes vertices that frame N's draw
+/// may still be reading, so the CPU can record and the GPU run frame N+1's
+/// compute while frame N draws, without a cross-frame barrier (or a
+/// semaphore) ordering N's vertex reads before N+1's writes. It costs twice
+/// the output memory (48 bytes per skinned vertex per slot).
+struct SlotBuffers {
+    palette: Buffer,
+    weights: Buffer,
+    records: Buffer,
+    output: Buffer,
+    /// Pose version of each character last written into `palette`/`weights`.
+    held: Vec<Option<u64>>,
+    /// Layout generation whose records `records` holds.
+    records_generation: Option<u64>,
+}
+
+/// The compute skinning pass and every registered character.
+pub struct SkinPass {
+    pipeline: vk::Pipeline,
+    pipeline_layout: vk::PipelineLayout,
+    set_layout: vk::DescriptorSetLayout,
+    characters: Vec<Character>,
+    models: Vec<ModelEntry>,
+    /// Concatenated sources, influences, morph ranges, morph entries when
+    /// more than one distinct model is registered.
+    combined: Option<[Buffer; 4]>,
+    records: Vec<SkinRecord>,
+    palette_len: u32,
+    weight_len: u32,
+    total_vertices: u32,
+    generation: u64,
+    slots: Vec<SlotBuffers>,
+    max_groups_x: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Push {
+    record_count: u32,
+    total_vertices: u32,
+}
+
+const HOST_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::STORAGE_BUFFER;
+
+fn output_usage() -> vk::BufferUsageFlags {
+    vk::BufferUsageFlags::VERTEX_BUFFER
+        | vk::BufferUsageFlags::STORAGE_BUFFER
+        | vk::BufferUsageFlags::TRANSFER_SRC
+}
+
+impl SkinPass {
+    /// Creates the pipeline and empty per-slot buffers.
+    pub fn new(ctx: &GpuContext) -> Result<Self, GpuError> {
+        let d = &ctx.device;
+        let bindings: [vk::DescriptorSetLayoutBinding; 8] = std::array::from_fn(|i| {
+            vk::DescriptorSetLayoutBinding::default()
+                .binding(i as u32)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_count(1)
+                .stage_flags(vk::ShaderStageFlags::COMPUTE)
+        });
+        let module = shader::create_module(ctx, "skin.comp", crate::spirv!("skin.comp"))?;
+        let mut pass = SkinPass {
+            pipeline: vk::Pipeline::null(),
+            pipeline_layout: vk::PipelineLayout::null(),
+            set_layout: vk::DescriptorSetLayout::null(),
+            characters: Vec::new(),
+            models: Vec::new(),
+            combined: None,
+            records: Vec::new(),
+            palette_len: 0,
+            weight_len: 0,
+            total_vertices: 0,
+            generation: 0,
+            slots: Vec::with_capacity(FRAMES_IN_FLIGHT),
+            max_groups_x: ctx.properties.limits.max_compute_work_group_count[0].max(1),
+        };
+        let created = (|| {
+            // SAFETY: valid create infos on a live device; everything created here is
+            // destroyed by `destroy` (or below on error).
+            unsafe {
+                pass.set_layout = d
+                    .create_descriptor_set_layout(
+                        &vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings),
+                        None,
+                    )
+                    .call("vkCreateDescriptorSetLayout")?;
+                let ranges = [vk::PushConstantRange {
+                    stage_flags: vk::ShaderStageFlags::COMPUTE,
+                    offset: 0,
+                    size: std::mem::size_of::<Push>() as u32,
+                }];
+                let set_layouts = [pass.set_layout];
+                pass.pipeline_layout = d
+                    .create_pipeline_layout(
+                        &vk::PipelineLayoutCreateInfo::default()
+                            .set_layouts(&set_layouts)
+                            .push_constant_ranges(&ranges),
+                        None,
+                    )
+                    .call("vkCreatePipelineLayout")?;
+                let stage = vk::PipelineShaderStageCreateInfo::default()
+                    .stage(vk::ShaderStageFlags::COMPUTE)
+                    .module(module)
+                    .name(c"main");
+                let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(pass.pipeline_layout);
+                pass.pipeline = d
+                    .create_compute_pipelines(vk::PipelineCache::null(), &[info], None)
+                    .map_err(|(_, e)| GpuError::vk("vkCreateComputePipelines", e))?[0];
+            }
+            ctx.set_name(pass.pipeline, "skin.comp pipeline");
+            for i in 0..FRAMES_IN_FLIGHT {
+                let name = |what: &str| format!("skin slot {i} {what}");
+                pass.slots.push(SlotBuffers {
+                    palette: Buffer::new(ctx, &name("palette"), 64, HOST_USAGE, MemoryLocation::CpuToGpu)?,
+                    weights: Buffer::new(ctx, &name("weights"), 16, HOST_USAGE, MemoryLocation::CpuToGpu)?,
+                    records: Buffer::new(ctx, &name("records"), 32, HOST_USAGE, MemoryLocation::CpuToGpu)?,
+                    output: Buffer::new(
+                        ctx,
+                        &name("output"),
+                        OUTPUT_STRIDE,
+                        output_usage(),
+                        MemoryLocation::GpuOnly,
+                    )?,
+                    held: Vec::new(),
+                    records_generation: None,
+                });
+            }
+            Ok(())
+        })();
+        // SAFETY: the pipeline holds its own copy of the code.
+        unsafe { d.destroy_shader_module(module, None) };
+        match created {
+            Ok(()) => Ok(pass),
+            Err(e) => {
+                pass.destroy(ctx);
+                Err(e)
+            }
+        }
+    }
+
+    /// Registers a character instance of `model` (uploaded as `gpu`), laid out
+    /// after the existing ones. Grows per-slot buffers, retiring the old ones
+    /// through `ring` (never freed while a submitted frame may use them).
+    /// Call between frames, not between `begin_frame` and `record`.
+    pub fn add_character(
+        &mut self,
+        ctx: &GpuContext,
+        ring: &mut FrameRing,
+        gpu: Arc<GpuModel>,
+        model: Arc<Model>,
+    ) -> Result<CharacterId, GpuError> {
+        let model_index = match self.models.iter().position(|m| Arc::ptr_eq(&m.gpu, &gpu)) {
+            Some(i) => i,
+            None => {
+                let (sources, influences, morph_ranges, morph_entries) = match self.models.last() {
+                    None => (0, 0, 0, 0),
+                    Some(last) => (
+                        last.sources + last.gpu.counts.sources,
+                        last.influences + last.gpu.counts.influences,
+                        last.morph_ranges + last.gpu.counts.morph_ranges,
+                        last.morph_entries + last.gpu.counts.morph_entries,
+                    ),
+                };
+                for (what, base, more) in [
+                    ("source vertices", sources, gpu.counts.sources),
+                    ("influences", influences, gpu.counts.influences),
+                    ("morph ranges", morph_ranges, gpu.counts.morph_ranges),
+                    ("morph entries", morph_entries, gpu.counts.morph_entries),
+                ] {
+                    base.checked_add(more).ok_or_else(|| GpuError::new(format!("too many {what}")))?;
+                }
+                self.models.push(ModelEntry {
+                    gpu: gpu.clone(),
+                    sources,
+                    influences,
+                    morph_ranges,
+                    morph_entries,
+                });
+                self.models.len() - 1
+            }
+        };
+        let is_new_model = !self.characters.iter().any(|c| Arc::ptr_eq(&c.gpu, &gpu));
+        let saved = (self.palette_len, self.weight_len, self.total_vertices, self.records.len());
+        let character = match self.layout_character(model_index, &gpu, &model) {
+            Ok(c) => c,
+            Err(e) => {
+                if is_new_model {
+                    self.models.pop();
+                }
+                return Err(e);
+            }
+        };
+        self.characters.push(character);
+        self.generation += 1;
+        let mut result = self.check_ranges(ctx);
+        if result.is_ok() && is_new_model && self.models.len() > 1 {
+            result = self.rebuild_combined(ctx, ring);
+        }
+        result = result.and_then(|_| self.ensure_capacity(ctx, ring));
+        if let Err(e) = result {
+            // Roll back to the previous layout, which the buffers still fit.
+            self.characters.pop();
+            if is_new_model {
+                self.models.pop();
+            }
+            (self.palette_len, self.weight_len, self.total_vertices) = (saved.0, saved.1, saved.2);
+            self.records.truncate(saved.3);
+            self.slots.iter_mut().for_each(|s| {
+                s.held.pop();
+                s.records_generation = None;
+            });
+            return Err(e);
+        }
+        Ok(CharacterId(self.characters.len() - 1))
+    }
+
+    /// Palette, weight, record and output layout of one more character.
+    fn layout_character(
+        &mut self,
+        model_index: usize,
+        gpu: &Arc<GpuModel>,
+        model: &Arc<Model>,
+    ) -> Result<Character, GpuError> {
+        let m = &self.models[model_index];
+        let base = (m.sources, m.influences, m.morph_ranges);
+        let mut palette = self.palette_len as u64;
+        let mut skin_bases = Vec::with_capacity(model.skins.len());
+        for skin in &model.skins {
+            skin_bases.push(palette as u32);
+            palette += skin.joints.len() as u64;
+        }
+        let mut rigid = Vec::new();
+        let weight_base = self.weight_len;
+        let weights = weight_base as u64 + model.rest_morph_weights.len() as u64;
+        let mut output = self.total_vertices as u64;
+        let mut outputs = Vec::new();
+        let mut records = Vec::new();
+        for (i, instance) in model.instances.iter().enumerate() {
+            let context =
+                |e: String| GpuError::new(format!("{}: instance of node {}: {e}", model.file, instance.node));
+            let palette_offset = match instance.skin {
+                Some(s) => *skin_bases.get(s).ok_or_else(|| context(format!("no skin {s}")))?,
+                None => {
+                    rigid.push((instance.joint, palette as u32));
+                    palette += 1;
+                    palette as u32 - 1
+                }
+            };
+            let morph_end = instance.morph_offset as u64 + instance.morph_count as u64;
+            if morph_end > model.rest_morph_weights.len() as u64 {
+                return Err(context("morph weights outside the pose".into()));
+            }
+            let first =
+                *gpu.mesh_first_primitive.get(instance.mesh).ok_or_else(|| context("no mesh".into()))?;
+            for (p, prim) in gpu.mesh_primitives(instance.mesh).iter().enumerate() {
+                let influence_sets = match instance.skin {
+                    Some(s) if prim.influence_sets > 0 => {
+                        if prim.max_joint as usize >= model.skins[s].joints.len() {
+                            return Err(context(format!(
+                                "joint {} outside skin {s} of {} joints",
+                                prim.max_joint,
+                                model.skins[s].joints.len()
+                            )));
+                        }
+                        prim.influence_sets
+                    }
+                    _ => 0,
+                };
+                if prim.morph_offset != NO_MORPHS && prim.target_count > instance.morph_count {
+                    return Err(context(format!(
+                        "{} morph targets but {} weights",
+                        prim.target_count, instance.morph_count
+                    )));
+                }
+                outputs.push(PrimitiveOutput {
+                    instance: i,
+                    gpu_primitive: first + p,
+                    output_offset: output as u32,
+                    vertex_count: prim.vertex_count,
+                });
+                if prim.vertex_count > 0 {
+                    records.push(SkinRecord {
+                        source_offset: base.0 + prim.source_offset,
+                        vertex_count: prim.vertex_count,
+                        output_offset: output as u32,
+                        palette_offset,
+                        influence_offset: base.1 + prim.influence_offset,
+                        influence_sets,
+                        morph_offset: if prim.morph_offset == NO_MORPHS {
+                            NO_MORPHS
+                        } else {
+                            base.2 + prim.morph_offset
+                        },
+                        weight_offset: weight_base + instance.morph_offset,
+                    });
+                }
+                output += prim.vertex_count as u64;
+            }
+        }
+        // Output offsets are u32 in the shader; byte sizes must fit too.
+        if output * OUTPUT_STRIDE > u32::MAX as u64 || palette > u32::MAX as u64 || weights > u32::MAX as u64
+        {
+            return Err(GpuError::new(format!("{}: too many vertices or joints to skin", model.file)));
+        }
+        self.palette_len = palette as u32;
+        self.weight_len = weights as u32;
+        self.total_vertices = output as u32;
+        self.records.extend_from_slice(&records);
+        for slot in &mut self.slots {
+            slot.held.push(None);
+        }
+        Ok(Character { gpu: gpu.clone(), model: model.clone(), skin_bases, rigid, weight_base, outputs })
+    }
+}
+
+impl SkinPass {
+    /// Concatenates the static streams of every distinct model into pass-owned
+    /// buffers (one binding each for the single dispatch), on the GPU.
+    fn rebuild_combined(&mut self, ctx: &GpuContext, ring: &mut FrameRing) -> Result<(), GpuError> {
+        let last = self.models.last().expect("a model");
+        let totals = [
+            (last.sources + last.gpu.counts.sources) as u64 * 48,
+            (last.influences + last.gpu.counts.influences) as u64 * 32,
+            (last.morph_ranges + last.gpu.counts.morph_ranges) as u64 * 4,
+            (last.morph_entries + last.gpu.counts.morph_entries) as u64 * 48,
+        ];
+        let names = ["skin sources", "skin influences", "skin morph ranges", "skin morph entries"];
+        let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
+        let mut made: Vec<Buffer> = Vec::with_capacity(4);
+        for (name, size) in names.iter().zip(totals) {
+            match Buffer::new(ctx, name, size, usage, MemoryLocation::GpuOnly) {
+                Ok(b) => made.push(b),
+                Err(e) => {
+                    made.into_iter().for_each(|b| b.destroy(ctx));
+                    return Err(e);
+                }
+            }
+        }
+        // Morph ranges index morph entries: rebase them on the host.
+        let mut ranges: Vec<u32> = Vec::with_capacity((totals[2] / 4) as usize);
+        for m in &self.models {
+            ranges.extend(m.gpu.morph_ranges_host.iter().map(|r| r + m.morph_entries));
+        }
+        let staging = Buffer::new(
+            ctx,
+            "skin morph ranges staging",
+            totals[2],
+            vk::BufferUsageFlags::TRANSFER_SRC,
+            MemoryLocation::CpuToGpu,
+        );
+        let mut staging = match staging {
+            Ok(s) => s,
+            Err(e) => {
+                made.into_iter().for_each(|b| b.destroy(ctx));
+                return Err(e);
+            }
+        };
+        let result = staging.write(0, bytemuck::cast_slice(&ranges)).and_then(|_| {
+            immediate::submit_and_wait(ctx, |cmd| {
+                for m in &self.models {
+                    let parts = [
+                        (&m.gpu.sources, m.sources as u64 * 48, m.gpu.counts.sources as u64 * 48),
+                        (&m.gpu.influences, m.influences as u64 * 32, m.gpu.counts.influences as u64 * 32),
+                        (
+                            &m.gpu.morph_entries,
+                            m.morph_entries as u64 * 48,
+                            m.gpu.counts.morph_entries as u64 * 48,
+                        ),
+                    ];
+                    for ((src, offset, size), dst) in parts.into_iter().zip([0, 1, 3]) {
+                        if size > 0 {
+                            let region = vk::BufferCopy { src_offset: 0, dst_offset: offset, size };
+                            // SAFETY: live buffers, region inside both (sizes from the counts).
+                            unsafe { ctx.device.cmd_copy_buffer(cmd, src.raw, made[dst].raw, &[region]) };
+                        }
+                    }
+                }
+                if !ranges.is_empty() {
+                    let region = vk::BufferCopy { src_offset: 0, dst_offset: 0, size: totals[2] };
+                    // SAFETY: as above.
+                    unsafe { ctx.device.cmd_copy_buffer(cmd, staging.raw, made[2].raw, &[region]) };
+                }
+                // The model buffers' own upload barrier already made their
+                // contents visible to transfers. These copies must be visible to
+                // the compute shader of every later frame on this queue; a
+                // barrier covers later submissions too (and the host also waits).
+                let barriers = [vk::MemoryBarrier2::default()
+                    .src_stage_mask(vk::PipelineStageFlags2::COPY)
+                    .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+                    .dst_stage_mask(vk::PipelineStageFlags2::COMPUTE_SHADER)
+                    .dst_access_mask(vk::AccessFlags2::SHADER_STORAGE_READ)];
+                let dependency = vk::DependencyInfo::default().memory_barriers(&barriers);
+                // SAFETY: cmd is recording; synchronization2 is enabled.
+                unsafe { ctx.device.cmd_pipeline_barrier2(cmd, &dependency) };
+            })
+        });
+        staging.destroy(ctx);
+        if let Err(e) = result {
+            made.into_iter().for_each(|b| b.destroy(ctx));
+            return Err(e);
+        }
+        let mut it = made.into_iter();
+        let mut next = || it.next().expect("four buffers");
+        let new = [next(), next(), next(), next()];
+        if let Some(old) = self.combined.replace(new) {
+            // Frames already submitted may still read the old concatenation.
+            for b in old {
+                ring.retire(Retired::Buffer(b));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every storage buffer is bound whole: each must fit `maxStorageBufferRange`.
+    fn check_ranges(&self, ctx: &GpuContext) -> Result<(), GpuError> {
+        let limit = ctx.properties.limits.max_storage_buffer_range as u64;
+        let last = self.models.last().expect("a model");
+        let sizes = [
+            ("source vertices", (last.sources + last.gpu.counts.sources) as u64 * 48),
+            ("influences", (last.influences + last.gpu.counts.influences) as u64 * 32),
+            ("morph ranges", (last.morph_ranges + last.gpu.counts.morph_ranges) as u64 * 4),
+            ("morph entries", (last.morph_entries + last.gpu.counts.morph_entries) as u64 * 48),
+            ("palette", self.palette_len as u64 * 64),
+            ("morph weights", self.weight_len as u64 * 4),
+            ("skin records", self.records.len() as u64 * 32),
+            ("skinned output", self.total_vertices as u64 * OUTPUT_STRIDE),
+        ];
+        match sizes.iter().find(|(_, size)| *size > limit) {
+            Some((what, size)) => Err(GpuError::new(format!(
+                "skin pass: {what} need {size} bytes, more than the device's maxStorageBufferRange {limit}"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Grows every slot's buffers to the current layout; replaced buffers are
+    /// retired through the ring (a submitted frame may still use them).
+    fn ensure_capacity(&mut self, ctx: &GpuContext, ring: &mut FrameRing) -> Result<(), GpuError> {
+        let palette = self.palette_len as u64 * 64;
+        let weights = self.weight_len as u64 * 4;
+        let records = self.records.len() as u64 * 32;
+        let output = self.total_vertices as u64 * OUTPUT_STRIDE;
+        let limit = ctx.properties.limits.max_storage_buffer_range as u64;
+        for (i, slot) in self.slots.iter_mut().enumerate() {
+            let grow = |ctx: &GpuContext,
+                        ring: &mut FrameRing,
+                        buffer: &mut Buffer,
+                        needed: u64,
+                        what: &str,
+                        usage: vk::BufferUsageFlags,
+                        location: MemoryLocation|
+             -> Result<bool, GpuError> {
+                if buffer.size >= needed {
+                    return Ok(false);
+                }
+                // Headroom so that adding characters one by one does not
+                // reallocate every time, but never past the storage range
+                // limit (check_ranges made sure `needed` fits).
+                let size = needed.max((buffer.size.saturating_mul(3) / 2).min(limit));
+                let new = Buffer::new(ctx, &format!("skin slot {i} {what}"), size, usage, location)?;
+                ring.retire(Retired::Buffer(std::mem::replace(buffer, new)));
+                Ok(true)
+            };
+            let cpu = MemoryLocation::CpuToGpu;
+            let mut lost = grow(ctx, ring, &mut slot.palette, palette, "palette", HOST_USAGE, cpu)?;
+            lost |= grow(ctx, ring, &mut slot.weights, weights, "weights", HOST_USAGE, cpu)?;
+            if lost {
+                // The new buffers hold no pose yet.
+                slot.held.iter_mut().for_each(|h| *h = None);
+            }
+            if grow(ctx, ring, &mut slot.records, records, "records", HOST_USAGE, cpu)? {
+                slot.records_generation = None;
+            }
+            grow(ctx, ring, &mut slot.output, output, "output", output_usage(), MemoryLocation::GpuOnly)?;
+        }
+        Ok(())
+    }
+
+    /// Records this frame's skinning into `slot`: uploads changed poses,
+    /// dispatches once, and records the barrier that makes the output
+    /// readable by vertex input, vertex shaders and transfers later in the
+    /// same command buffer. `inputs[i]` is the pose of `CharacterId(i)`.
+    /// Allocates nothing on the heap.
+    pub fn record(
+        &mut self,
+        ctx: &GpuContext,
+        slot: &mut FrameSlot,
+        inputs: &[SkinInput],
+        timestamps: bool,
+    ) -> Result<SkinStats, GpuError> {
+        if inputs.len() != self.characters.len() {
+            return Err(GpuError::new(format!(
+                "skin pass: {} inputs for {} characters",
+                inputs.len(),
+                self.characters.len()
+            )));
+        }
+        let mut stats = SkinStats::default();
+        let buffers = &mut self.slots[slot.index];
+        if buffers.records_generation != Some(self.generation) {
+            buffers.records.write(0, bytemuck::cast_slice(&self.records))?;
+            buffers.records_generation = Some(self.generation);
+        }
+        // Host writes into HOST_COHERENT mapped memory, before the submit that
+        // reads them: vkQueueSubmit makes them visible to the device. The
+        // previous reader of this slot's buffers finished (its fence was
+        // waited in begin_frame), so overwriting them is safe.
+        for (c, (character, input)) in self.characters.iter().zip(inputs).enumerate() {
+            if buffers.held[c] == Some(input.version) {
+                continue;
+            }
+            let pose = input.pose;
+            for (s, (&base, skin)) in character.skin_bases.iter().zip(&character.model.skins).enumerate() {
+                let palette = pose.palette(s);
+                if palette.len() != skin.joints.len() {
+                    return Err(GpuError::new(format!(
+                        "skin pass: character {c} skin {s}: palette of {} for {} joints",
+                        palette.len(),
+                        skin.joints.len()
+                    )));
+                }
+                let bytes: &[u8] = bytemuck::cast_slice(palette);
+                buffers.palette.write(base as u64 * 64, bytes)?;
+                stats.palette_bytes_written += bytes.len() as u64;
+            }
+            let world = pose.world();
+            for &(joint, index) in &character.rigid {
+                let m = world.get(joint as usize).ok_or_else(|| {
+                    GpuError::new(format!("skin pass: character {c}: no world matrix for joint {joint}"))
+                })?;
+                let entry = BoneMatrix::from_matrix(m);
+                buffers.palette.write(index as u64 * 64, bytemuck::bytes_of(&entry))?;
+                stats.palette_bytes_written += 64;
+            }
+            let weights = pose.morph_weights();
+            if weights.len() != character.model.rest_morph_weights.len() {
+                return Err(GpuError::new(format!(
+                    "skin pass: character {c}: {} morph weights, the model has {}",
+                    weights.len(),
+                    character.model.rest_morph_weights.len()
+                )));
+            }
+            let bytes: &[u8] = bytemuck::cast_slice(weights);
+            buffers.weights.write(character.weight_base as u64 * 4, bytes)?;
+            stats.weight_bytes_written += bytes.len() as u64;
+            buffers.held[c] = Some(input.version);
+        }
+        if self.total_vertices == 0 || self.records.is_empty() {
+            return Ok(stats);
+        }
+
+        let [sources, influences, ranges, entries] = match &self.combined {
+            Some(c) => [c[0].raw, c[1].raw, c[2].raw, c[3].raw],
+            None => {
+                let g = &self.models[0].gpu;
+                [g.sources.raw, g.influences.raw, g.morph_ranges.raw, g.morph_entries.raw]
+            }
+        };
+        let buffers = &self.slots[slot.index];
+        let bound = [
+            sources,
+            influences,
+            ranges,
+            entries,
+            buffers.weights.raw,
+            buffers.palette.raw,
+            buffers.records.raw,
+            buffers.output.raw,
+        ];
+        let d = &ctx.device;
+        let layouts = [self.set_layout];
+        let info = vk::DescriptorSetAllocateInfo::default()
+            .descriptor_pool(slot.descriptor_pool)
+            .set_layouts(&layouts);
+        let mut set = vk::DescriptorSet::null();
+        // SAFETY: one set for one layout into `set`; the pool is this slot's, reset
+        // by begin_frame after the slot's fence. The raw entry point avoids the Vec
+        // that ash's wrapper returns (no heap allocation per frame).
+        unsafe { (d.fp_v1_0().allocate_descriptor_sets)(d.handle(), &info, &mut set) }
+            .result()
+            .call("vkAllocateDescriptorSets")?;
+        let infos: [vk::DescriptorBufferInfo; 8] = std::array::from_fn(|i| vk::DescriptorBufferInfo {
+            buffer: bound[i],
+            offset: 0,
+            range: vk::WHOLE_SIZE,
+        });
+        let writes: [vk::WriteDescriptorSet; 8] = std::array::from_fn(|i| {
+            vk::WriteDescriptorSet::default()
+                .dst_set(set)
+                .dst_binding(i as u32)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .buffer_info(std::slice::from_ref(&infos[i]))
+        });
+        let push = Push { record_count: self.records.len() as u32, total_vertices: self.total_vertices };
+        let groups = self.total_vertices.div_ceil(WORKGROUP_SIZE);
+        let groups_x = groups.min(self.max_groups_x);
+        let groups_y = groups.div_ceil(groups_x);
+        let cmd = slot.command_buffer;
+        let before =
+            if timestamps { slot.write_timestamp(ctx, vk::PipelineStageFlags2::TOP_OF_PIPE) } else { None };
+        // SAFETY: the set is fresh and unused; every bound buffer is live and
+        // stays alive until this slot's fence (replaced ones are retired).
+        // The command buffer is recording (begin_frame).
+        unsafe {
+            d.update_descriptor_sets(&writes, &[]);
+            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, self.pipeline);
+            d.cmd_bind_descriptor_sets(
+                cmd,
+                vk::PipelineBindPoint::COMPUTE,
+                self.pipeline_layout,
+                0,
+                &[set],
+                &[],
+            );
+            d.cmd_push_constants(
+                cmd,
+                self.pipeline_layout,
+                vk::ShaderStageFlags::COMPUTE,
+                0,
+                bytemuck::bytes_of(&push),
+            );
+            d.cmd_dispatch(cmd, groups_x, groups_y, 1);
+        }
+        // The draw (vertex input of the output as a vertex buffer, or storage
+        // reads in a vertex shader) and readback copies later in this command
+        // buffer must see the dispatch's writes: compute write -> those stages
+        // and accesses. A global memory barrier is enough (one queue, one
+        // command buffer); a buffer barrier would add nothing on this queue.
+        // Nothing else needs ordering here: the writes cannot race an earlier
+        // frame's reads, because every slot has its own output (frame N+1 and
+        // frame N touch different buffers) and a slot is reused only after its
+        // fence. Frame-begin writes by the host are covered by the submit.
+        let barriers = [vk::MemoryBarrier2::default()
+            .src_stage_mask(vk::PipelineStageFlags2::COMPUTE_SHADER)
+            .src_access_mask(vk::AccessFlags2::SHADER_STORAGE_WRITE)
+            .dst_stage_mask(
+                vk::PipelineStageFlags2::VERTEX_ATTRIBUTE_INPUT
+                    | vk::PipelineStageFlags2::VERTEX_SHADER
+                    | vk::PipelineStageFlags2::TRANSFER,
+            )
+            .dst_access_mask(
+                vk::AccessFlags2::VERTEX_ATTRIBUTE_READ
+                    | vk::AccessFlags2::SHADER_STORAGE_READ
+                    | vk::AccessFlags2::TRANSFER_READ,
+            )];
+        let dependency = vk::DependencyInfo::default().memory_barriers(&barriers);
+        // SAFETY: recording command buffer; synchronization2 is enabled.
+        unsafe { d.cmd_pipeline_barrier2(cmd, &dependency) };
+        let after = if timestamps {
+            slot.write_timestamp(ctx, vk::PipelineStageFlags2::COMPUTE_SHADER)
+        } else {
+            None
+        };
+        stats.timestamps = before.zip(after);
+        stats.vertices = self.total_vertices as u64;
+        stats.dispatches = 1;
+        Ok(stats)
+    }
+
+    /// The output buffer of frame slot `slot_index` (`FrameSlot::index`):
+    /// `SkinnedVertex` per vertex (48-byte stride: position vec4, normal vec4,
+    /// tangent vec4), scene space. Bind it as a vertex buffer in the frame
+    /// that recorded the skinning into that slot. The handle changes when
+    /// characters are added.
+    pub fn output_buffer(&self, slot_index: usize) -> vk::Buffer {
+        self.slots[slot_index].output.raw
+    }
+
+    /// Where each primitive of each mesh instance of `character` lands in the
+    /// output, in `Model::instances` order then primitive order.
+    pub fn outputs(&self, character: CharacterId) -> &[PrimitiveOutput] {
+        &self.characters[character.0].outputs
+    }
+
+    /// First output vertex of primitive `primitive` (index into
+    /// `Mesh::primitives`) of instance `instance` (index into `Model::instances`).
+    pub fn output_offset(&self, character: CharacterId, instance: usize, primitive: usize) -> Option<u32> {
+        let c = self.characters.get(character.0)?;
+        let first = c.outputs.iter().position(|o| o.instance == instance)?;
+        let o = c.outputs.get(first + primitive).filter(|o| o.instance == instance)?;
+        Some(o.output_offset)
+    }
+
+    /// The GPU streams (index buffer, UVs, per-primitive info) of `character`.
+    pub fn gpu_model(&self, character: CharacterId) -> &Arc<GpuModel> {
+        &self.characters[character.0].gpu
+    }
+
+    /// The imported model of `character`.
+    pub fn model(&self, character: CharacterId) -> &Arc<Model> {
+        &self.characters[character.0].model
+    }
+
+    /// Registered characters.
+    pub fn character_count(&self) -> usize {
+        self.characters.len()
+    }
+
+    /// Output vertices per frame (all characters).
+    pub fn total_vertices(&self) -> u32 {
+        self.total_vertices
+    }
+
+    /// Destroys the pass's objects; the caller waited for the GPU (e.g.
+    /// `FrameRing::wait_all`). The `GpuModel`s are the caller's.
+    pub fn destroy(self, ctx: &GpuContext) {
+        for slot in self.slots {
+            for b in [slot.palette, slot.weights, slot.records, slot.output] {
+                b.destroy(ctx);
+            }
+        }
+        if let Some(c) = self.combined {
+            c.into_iter().for_each(|b| b.destroy(ctx));
+        }
+        // SAFETY: no pending work uses these (caller contract); null handles are ignored.
+        unsafe {
+            ctx.device.destroy_pipeline(self.pipeline, None);
+            ctx.device.destroy_pipeline_layout(self.pipeline_layout, None);
+            ctx.device.destroy_descriptor_set_layout(self.set_layout, None);
+        }
+    }
+}

@@ -1,0 +1,436 @@
+//! Offscreen render targets: an sRGB colour image (resolved from 4x MSAA
+//! when the device supports it) and a depth buffer, plus a host-visible
+//! readback buffer, one set per frame slot so two frames can be in flight.
+
+use crate::gpu::error::VkResultExt;
+use crate::gpu::image::subresource_range;
+use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, GpuContext, GpuError, Image};
+use ash::vk;
+use gpu_allocator::MemoryLocation;
+use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
+
+/// Colour format of every target: 8-bit sRGB, written as linear by shaders.
+pub const COLOR_FORMAT: vk::Format = vk::Format::R8G8B8A8_SRGB;
+/// Depth format.
+pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
+/// Background colour (linear): a light grey-blue.
+pub const CLEAR_COLOR: [f32; 4] = [0.32, 0.36, 0.42, 1.0];
+
+/// A device-local attachment image with a sample count (gpu::Image is single-sampled).
+struct Attachment {
+    raw: vk::Image,
+    view: vk::ImageView,
+    allocation: Option<Allocation>,
+}
+
+impl Attachment {
+    fn new(
+        ctx: &GpuContext,
+        name: &str,
+        extent: vk::Extent2D,
+        format: vk::Format,
+        samples: vk::SampleCountFlags,
+        usage: vk::ImageUsageFlags,
+        aspect: vk::ImageAspectFlags,
+    ) -> Result<Self, GpuError> {
+        let info = vk::ImageCreateInfo::default()
+            .image_type(vk::ImageType::TYPE_2D)
+            .format(format)
+            .extent(vk::Extent3D { width: extent.width, height: extent.height, depth: 1 })
+            .mip_levels(1)
+            .array_layers(1)
+            .samples(samples)
+            .tiling(vk::ImageTiling::OPTIMAL)
+            .usage(usage)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE)
+            .initial_layout(vk::ImageLayout::UNDEFINED);
+        // SAFETY: valid create info on a live device.
+        let raw = unsafe { ctx.device.create_image(&info, None) }.call("vkCreateImage")?;
+        let mut attachment = Attachment { raw, view: vk::ImageView::null(), allocation: None };
+        // SAFETY: raw was just created on this device.
+        let requirements = unsafe { ctx.device.get_image_memory_requirements(raw) };
+        let allocation = ctx.allocator().allocate(&AllocationCreateDesc {
+            name,
+            requirements,
+            location: MemoryLocation::GpuOnly,
+            linear: false,
+            allocation_scheme: AllocationScheme::GpuAllocatorManaged,
+        });
+        let allocation = match allocation {
+            Ok(a) => attachment.allocation.insert(a),
+            Err(e) => {
+                attachment.destroy(ctx);
+                return Err(GpuError::new(format!("allocating image {name}: {e}")));
+            }
+        };
+        // SAFETY: the allocation satisfies the requirements and lives as long as the image.
+        let bound = unsafe { ctx.device.bind_image_memory(raw, allocation.memory(), allocation.offset()) };
+        if let Err(e) = bound {
+            attachment.destroy(ctx);
+            return Err(GpuError::vk("vkBindImageMemory", e));
+        }
+        let view_info = vk::ImageViewCreateInfo::default()
+            .image(raw)
+            .view_type(vk::ImageViewType::TYPE_2D)
+            .format(format)
+            .subresource_range(subresource_range(aspect));
+        // SAFETY: the image is bound to memory.
+        match unsafe { ctx.device.create_image_view(&view_info, None) } {
+            Ok(view) => attachment.view = view,
+            Err(e) => {
+                attachment.destroy(ctx);
+                return Err(GpuError::vk("vkCreateImageView", e));
+            }
+        }
+        ctx.set_name(raw, name);
+        Ok(attachment)
+    }
+
+    fn destroy(mut self, ctx: &GpuContext) {
+        // SAFETY: the caller guarantees the GPU no longer uses the image.
+        unsafe {
+            if self.view != vk::ImageView::null() {
+                ctx.device.destroy_image_view(self.view, None);
+            }
+            ctx.device.destroy_image(self.raw, None);
+        }
+        if let Some(a) = self.allocation.take() {
+            let _ = ctx.allocator().free(a);
+        }
+    }
+}
+
+/// One frame slot's colour + depth target and readback buffer.
+pub struct RenderTarget {
+    /// Size in pixels.
+    pub extent: vk::Extent2D,
+    /// Samples per pixel of the colour and depth attachments.
+    pub samples: vk::SampleCountFlags,
+    /// Single-sampled colour image: the resolve target (or the attachment at 1x).
+    color: Image,
+    /// Multisampled colour attachment, resolved into `color` (None at 1x).
+    msaa_color: Option<Attachment>,
+    depth: Attachment,
+    readback: Buffer,
+}
+
+/// The sample count to render with: 4 when colour and depth both support it, else 1.
+pub fn choose_samples(ctx: &GpuContext) -> vk::SampleCountFlags {
+    let limits = &ctx.properties.limits;
+    let both = limits.framebuffer_color_sample_counts & limits.framebuffer_depth_sample_counts;
+    if both.contains(vk::SampleCountFlags::TYPE_4) {
+        vk::SampleCountFlags::TYPE_4
+    } else {
+        vk::SampleCountFlags::TYPE_1
+    }
+}
+
+impl RenderTarget {
+    /// Creates a `width`x`height` target with `samples` samples per pixel.
+    pub fn new(
+        ctx: &GpuContext,
+        name: &str,
+        extent: vk::Extent2D,
+        samples: vk::SampleCountFlags,
+    ) -> Result<Self, GpuError> {
+        let color = Image::new(
+            ctx,
+            &format!("{name} colour"),
+            extent,
+            COLOR_FORMAT,
+            vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC,
+            vk::ImageAspectFlags::COLOR,
+        )?;
+        let msaa_color = if samples == vk::SampleCountFlags::TYPE_1 {
+            None
+        } else {
+            let usage = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSIENT_ATTACHMENT;
+            let made = Attachment::new(
+                ctx,
+                &format!("{name} msaa colour"),
+                extent,
+                COLOR_FORMAT,
+                samples,
+                usage,
+                vk::ImageAspectFlags::COLOR,
+            );
+            match made {
+                Ok(a) => Some(a),
+                Err(e) => {
+                    color.destroy(ctx);
+                    return Err(e);
+                }
+            }
+        };
+        let depth = Attachment::new(
+            ctx,
+            &format!("{name} depth"),
+            extent,
+            DEPTH_FORMAT,
+            samples,
+            vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::TRANSIENT_ATTACHMENT,
+            vk::ImageAspectFlags::DEPTH,
+        );
+        let depth = match depth {
+            Ok(d) => d,
+            Err(e) => {
+                color.destroy(ctx);
+                msaa_color.into_iter().for_each(|a| a.destroy(ctx));
+                return Err(e);
+            }
+        };
+        let bytes = u64::from(extent.width) * u64::from(extent.height) * 4;
+        let readback = Buffer::new(
+            ctx,
+            &format!("{name} readback"),
+            bytes,
+            vk::BufferUsageFlags::TRANSFER_DST,
+            MemoryLocation::GpuToCpu,
+        );
+        let readback = match readback {
+            Ok(b) => b,
+            Err(e) => {
+                color.destroy(ctx);
+                msaa_color.into_iter().for_each(|a| a.destroy(ctx));
+                depth.destroy(ctx);
+                return Err(e);
+            }
+        };
+        Ok(RenderTarget { extent, samples, color, msaa_color, depth, readback })
+    }
+
+    /// Records the layout transitions before rendering: both attachments go
+    /// from UNDEFINED (contents discarded; they are cleared) to attachment layouts.
+    pub fn begin_barriers(&self, ctx: &GpuContext, cmd: vk::CommandBuffer) {
+        let color_image = self.msaa_color.as_ref().map_or(self.color.raw, |a| a.raw);
+        let barriers = [
+            // The last use of this slot's colour images was the previous frame's
+            // resolve/clear (COLOR_ATTACHMENT_OUTPUT) and readback copy (COPY).
+            // This is a write-after-write/read: the attachment writes wait for
+            // those stages and for their writes to be made available.
+            vk::ImageMemoryBarrier2::default()
+                .src_stage_mask(
+                    vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT | vk::PipelineStageFlags2::COPY,
+                )
+                .src_access_mask(vk::AccessFlags2::COLOR_ATTACHMENT_WRITE)
+                .dst_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
+                .dst_access_mask(
+                    vk::AccessFlags2::COLOR_ATTACHMENT_WRITE | vk::AccessFlags2::COLOR_ATTACHMENT_READ,
+                )
+                .old_layout(vk::ImageLayout::UNDEFINED)
+                .new_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+                .image(color_image)
+                .subresource_range(subresource_range(vk::ImageAspectFlags::COLOR)),
+            // Depth was last written by the previous frame's fragment tests:
+            // clear (LOAD_OP) and tests this frame happen in the same stages.
+            vk::ImageMemoryBarrier2::default()
+                .src_stage_mask(
+                    vk::PipelineStageFlags2::EARLY_FRAGMENT_TESTS
+                        | vk::PipelineStageFlags2::LATE_FRAGMENT_TESTS,
+                )
+                .src_access_mask(vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_WRITE)
+                .dst_stage_mask(
+                    vk::PipelineStageFlags2::EARLY_FRAGMENT_TESTS
+                        | vk::PipelineStageFlags2::LATE_FRAGMENT_TESTS,
+                )
+                .dst_access_mask(
+                    vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_WRITE
+                        | vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_READ,
+                )
+                .old_layout(vk::ImageLayout::UNDEFINED)
+                .new_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+                .image(self.depth.raw)
+                .subresource_range(subresource_range(vk::ImageAspectFlags::DEPTH)),
+            // The resolve target (MSAA only): its previous contents were read by
+            // the readback copy (COPY); resolve writes happen in COLOR_ATTACHMENT_OUTPUT.
+            vk::ImageMemoryBarrier2::default()
+                .src_stage_mask(vk::PipelineStageFlags2::COPY)
+                .src_access_mask(vk::AccessFlags2::NONE)
+                .dst_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
+                .dst_access_mask(vk::AccessFlags2::COLOR_ATTACHMENT_WRITE)
+                .old_layout(vk::ImageLayout::UNDEFINED)
+                .new_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+                .image(self.color.raw)
+                .subresource_range(subresource_range(vk::ImageAspectFlags::COLOR)),
+        ];
+        let count = if self.msaa_color.is_some() { 3 } else { 2 };
+        let info = vk::DependencyInfo::default().image_memory_barriers(&barriers[..count]);
+        // SAFETY: cmd is recording; the images belong to this target.
+        unsafe { ctx.device.cmd_pipeline_barrier2(cmd, &info) };
+    }
+
+    /// Begins dynamic rendering into this target, clearing colour to `clear`
+    /// (linear) and depth to 1; sets the viewport and scissor to the whole target.
+    pub fn begin_rendering(&self, ctx: &GpuContext, cmd: vk::CommandBuffer, clear: [f32; 4]) {
+        let clear_color = vk::ClearValue { color: vk::ClearColorValue { float32: clear } };
+        let mut color = vk::RenderingAttachmentInfo::default()
+            .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+            .load_op(vk::AttachmentLoadOp::CLEAR)
+            .clear_value(clear_color);
+        color = match &self.msaa_color {
+            // The multisampled image is only needed until it is resolved.
+            Some(msaa) => color
+                .image_view(msaa.view)
+                .store_op(vk::AttachmentStoreOp::DONT_CARE)
+                .resolve_mode(vk::ResolveModeFlags::AVERAGE)
+                .resolve_image_view(self.color.view)
+                .resolve_image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL),
+            None => color.image_view(self.color.view).store_op(vk::AttachmentStoreOp::STORE),
+        };
+        let depth = vk::RenderingAttachmentInfo::default()
+            .image_view(self.depth.view)
+            .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+            .load_op(vk::AttachmentLoadOp::CLEAR)
+            .store_op(vk::AttachmentStoreOp::DONT_CARE)
+            .clear_value(vk::ClearValue {
+                depth_stencil: vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 },
+            });
+        let colors = [color];
+        let area = vk::Rect2D { offset: vk::Offset2D::default(), extent: self.extent };
+        let info = vk::RenderingInfo::default()
+            .render_area(area)
+            .layer_count(1)
+            .color_attachments(&colors)
+            .depth_attachment(&depth);
+        let viewport = vk::Viewport {
+            x: 0.0,
+            y: 0.0,
+            width: self.extent.width as f32,
+            height: self.extent.height as f32,
+            min_depth: 0.0,
+            max_depth: 1.0,
+        };
+        // SAFETY: cmd is recording outside rendering; the attachments are in
+        // the layouts given (begin_barriers ran before).
+        unsafe {
+            ctx.device.cmd_begin_rendering(cmd, &info);
+            ctx.device.cmd_set_viewport(cmd, 0, &[viewport]);
+            ctx.device.cmd_set_scissor(cmd, 0, &[area]);
+        }
+    }
+
+    /// Ends rendering.
+    pub fn end_rendering(&self, ctx: &GpuContext, cmd: vk::CommandBuffer) {
+        // SAFETY: cmd is inside the rendering begun by begin_rendering.
+        unsafe { ctx.device.cmd_end_rendering(cmd) };
+    }
+
+    /// Records the copy of the rendered colour image into the readback buffer;
+    /// its bytes may be read with `pixels` once this frame's fence has signalled.
+    pub fn record_readback(&self, ctx: &GpuContext, cmd: vk::CommandBuffer) {
+        // The colour (or resolve) writes finish in COLOR_ATTACHMENT_OUTPUT; the
+        // copy reads in COPY, in TRANSFER_SRC layout. This makes those writes
+        // available and visible to the copy and orders the layout change after them.
+        let to_src = [vk::ImageMemoryBarrier2::default()
+            .src_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
+            .src_access_mask(vk::AccessFlags2::COLOR_ATTACHMENT_WRITE)
+            .dst_stage_mask(vk::PipelineStageFlags2::COPY)
+            .dst_access_mask(vk::AccessFlags2::TRANSFER_READ)
+            .old_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+            .new_layout(vk::ImageLayout::TRANSFER_SRC_OPTIMAL)
+            .image(self.color.raw)
+            .subresource_range(subresource_range(vk::ImageAspectFlags::COLOR))];
+        // The readback buffer was last written by this slot's previous copy,
+        // whose fence the host waited for before reading it. That wait already
+        // orders the two copies; this barrier states the write-after-write
+        // dependency explicitly (its first scope reaches earlier submissions).
+        let buffer_before = [vk::BufferMemoryBarrier2::default()
+            .src_stage_mask(vk::PipelineStageFlags2::COPY)
+            .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+            .dst_stage_mask(vk::PipelineStageFlags2::COPY)
+            .dst_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+            .buffer(self.readback.raw)
+            .offset(0)
+            .size(vk::WHOLE_SIZE)];
+        let region = vk::BufferImageCopy::default()
+            .image_subresource(vk::ImageSubresourceLayers {
+                aspect_mask: vk::ImageAspectFlags::COLOR,
+                mip_level: 0,
+                base_array_layer: 0,
+                layer_count: 1,
+            })
+            .image_extent(vk::Extent3D { width: self.extent.width, height: self.extent.height, depth: 1 });
+        // The copy's writes must be available to the host after the fence:
+        // COPY/TRANSFER_WRITE -> HOST/HOST_READ.
+        let to_host = [vk::BufferMemoryBarrier2::default()
+            .src_stage_mask(vk::PipelineStageFlags2::COPY)
+            .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+            .dst_stage_mask(vk::PipelineStageFlags2::HOST)
+            .dst_access_mask(vk::AccessFlags2::HOST_READ)
+            .buffer(self.readback.raw)
+            .offset(0)
+            .size(vk::WHOLE_SIZE)];
+        // SAFETY: cmd is recording outside rendering; image and buffer belong to this target.
+        unsafe {
+            let d = &ctx.device;
+            d.cmd_pipeline_barrier2(
+                cmd,
+                &vk::DependencyInfo::default()
+                    .image_memory_barriers(&to_src)
+                    .buffer_memory_barriers(&buffer_before),
+            );
+            d.cmd_copy_image_to_buffer(
+                cmd,
+                self.color.raw,
+                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                self.readback.raw,
+                &[region],
+            );
+            d.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().buffer_memory_barriers(&to_host));
+        }
+    }
+
+    /// The pixels copied by the last `record_readback` (RGBA8, sRGB, rows top
+    /// to bottom). Only valid after that frame's fence has signalled.
+    pub fn pixels(&self) -> Result<&[u8], GpuError> {
+        let bytes = self.extent.width as usize * self.extent.height as usize * 4;
+        let mapped = self.readback.mapped().ok_or_else(|| GpuError::new("readback buffer is not mapped"))?;
+        Ok(&mapped[..bytes])
+    }
+
+    /// Frees the target; the caller guarantees no pending GPU use.
+    pub fn destroy(self, ctx: &GpuContext) {
+        self.color.destroy(ctx);
+        if let Some(a) = self.msaa_color {
+            a.destroy(ctx);
+        }
+        self.depth.destroy(ctx);
+        self.readback.destroy(ctx);
+    }
+}
+
+/// One `RenderTarget` per frame slot.
+pub struct SlotTargets {
+    targets: Vec<RenderTarget>,
+}
+
+impl SlotTargets {
+    /// Creates `FRAMES_IN_FLIGHT` targets of `extent` with `samples`.
+    pub fn new(
+        ctx: &GpuContext,
+        extent: vk::Extent2D,
+        samples: vk::SampleCountFlags,
+    ) -> Result<Self, GpuError> {
+        let mut targets = Vec::with_capacity(FRAMES_IN_FLIGHT);
+        for i in 0..FRAMES_IN_FLIGHT {
+            match RenderTarget::new(ctx, &format!("target {i}"), extent, samples) {
+                Ok(t) => targets.push(t),
+                Err(e) => {
+                    targets.into_iter().for_each(|t| t.destroy(ctx));
+                    return Err(e);
+                }
+            }
+        }
+        Ok(SlotTargets { targets })
+    }
+
+    /// The target of frame slot `slot`.
+    pub fn get(&self, slot: usize) -> &RenderTarget {
+        &self.targets[slot]
+    }
+
+    /// Frees every target; the caller guarantees no pending GPU use.
+    pub fn destroy(self, ctx: &GpuContext) {
+        self.targets.into_iter().for_each(|t| t.destroy(ctx));
+    }
+}

@@ -1,0 +1,187 @@
+//! Headless rendering on a real Vulkan device (lavapipe without a GPU), with
+//! the validation layer and synchronization validation on: any validation
+//! message fails the test. Without a device or layer the tests say
+//! "skipping" and pass, unless VKSKIN_REQUIRE_GPU is set.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use vkskin::asset::{self, Model};
+use vkskin::gpu::GpuContext;
+use vkskin::render::headless::{self, HeadlessRequest};
+use vkskin::render::image_out::ApngWriter;
+
+const W: u32 = 160;
+const H: u32 = 120;
+
+fn context() -> Option<GpuContext> {
+    match GpuContext::headless(true, None) {
+        Ok(ctx) => Some(ctx),
+        Err(e) if std::env::var_os("VKSKIN_REQUIRE_GPU").is_some() => {
+            panic!("VKSKIN_REQUIRE_GPU is set but no Vulkan device with validation: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipping: no Vulkan device ({e})");
+            None
+        }
+    }
+}
+
+fn shared_model(relative: &str) -> Option<Arc<Model>> {
+    let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/assets").join(relative);
+    if !path.exists() {
+        eprintln!("skipping: {} is absent", path.display());
+        return None;
+    }
+    Some(Arc::new(asset::load(&path).expect("shared model imports")))
+}
+
+fn assert_no_validation_messages(ctx: &GpuContext) {
+    let messages = ctx.validation_messages();
+    assert!(messages.is_empty(), "validation messages:\n{}", messages.join("\n"));
+}
+
+fn request(clip: usize, start_time: f32, frames: u32, fps: f32) -> HeadlessRequest {
+    HeadlessRequest {
+        clip: Some(clip),
+        start_time,
+        frames,
+        fps,
+        width: W,
+        height: H,
+        wireframe: false,
+        vertex_skinning: false,
+        msaa: true,
+    }
+}
+
+/// Renders `request`, returning every frame's RGBA8 pixels.
+fn render(ctx: &GpuContext, model: &Arc<Model>, request: &HeadlessRequest) -> Vec<Vec<u8>> {
+    let mut frames = Vec::new();
+    headless::render(ctx, model.clone(), request, &mut |i, rgba| {
+        assert_eq!(i as usize, frames.len(), "frames arrive in order");
+        frames.push(rgba.to_vec());
+        Ok(())
+    })
+    .expect("render");
+    assert_no_validation_messages(ctx);
+    assert_eq!(frames.len(), request.frames as usize);
+    frames
+}
+
+/// Non-background pixels: those that differ from the top-left corner (always background).
+fn mask(rgba: &[u8]) -> Vec<bool> {
+    let bg = [rgba[0], rgba[1], rgba[2]];
+    rgba.chunks_exact(4).map(|p| (0..3).any(|c| p[c].abs_diff(bg[c]) > 3)).collect()
+}
+
+fn differing(a: &[bool], b: &[bool]) -> usize {
+    a.iter().zip(b).filter(|(x, y)| x != y).count()
+}
+
+#[test]
+fn fox_walk_is_drawn_lit_and_moves() {
+    let (Some(model), Some(ctx)) = (shared_model("Fox/Fox.glb"), context()) else { return };
+    let walk = model.find_clip("Walk").expect("Fox has a Walk clip");
+    // Two frames 0.4 s apart in one request: the same camera frames both.
+    let frames = render(&ctx, &model, &request(walk, 0.1, 2, 2.5));
+    let masks: Vec<Vec<bool>> = frames.iter().map(|f| mask(f)).collect();
+    for (f, m) in frames.iter().zip(&masks) {
+        let covered = m.iter().filter(|&&x| x).count();
+        assert!(covered > (W * H / 50) as usize, "only {covered} character pixels");
+        // Lit and textured: the character's pixels are not one flat colour.
+        let mut colours: Vec<[u8; 3]> = f
+            .chunks_exact(4)
+            .zip(m)
+            .filter(|&(_, &inside)| inside)
+            .map(|(p, _)| [p[0] / 8, p[1] / 8, p[2] / 8])
+            .collect();
+        colours.sort_unstable();
+        colours.dedup();
+        assert!(colours.len() > 20, "only {} distinct colours", colours.len());
+        // Not black: lighting reaches the character.
+        let mean: f64 = f.chunks_exact(4).zip(m).filter(|&(_, &i)| i).map(|(p, _)| p[0] as f64).sum::<f64>()
+            / covered as f64;
+        assert!(mean > 60.0, "character too dark: mean red {mean}");
+        // Framed: nothing touches the image border.
+        for x in 0..W as usize {
+            assert!(!m[x] && !m[(H as usize - 1) * W as usize + x], "character touches the top/bottom edge");
+        }
+    }
+    let changed = differing(&masks[0], &masks[1]);
+    assert!(changed > 40, "silhouette barely changes between clip times: {changed} pixels");
+}
+
+#[test]
+fn animated_png_has_the_requested_frames() {
+    let (Some(model), Some(ctx)) = (shared_model("CesiumMan/CesiumMan.glb"), context()) else { return };
+    let frames = 4;
+    let path = std::env::temp_dir().join(format!("vkskin-test-{}.apng", std::process::id()));
+    let mut writer = ApngWriter::create(&path, W, H, frames, 12.0).expect("create");
+    let req = request(0, 0.1, frames, 12.0);
+    headless::render(&ctx, model.clone(), &req, &mut |_, rgba| writer.write_frame(rgba)).expect("render");
+    writer.finish().expect("finish");
+    assert_no_validation_messages(&ctx);
+
+    let file = std::fs::File::open(&path).expect("open");
+    let mut reader = png::Decoder::new(std::io::BufReader::new(file)).read_info().expect("png");
+    assert_eq!(reader.info().animation_control().map(|a| a.num_frames), Some(frames));
+    let mut buf = vec![0; reader.output_buffer_size().expect("size")];
+    let mut decoded = Vec::new();
+    for _ in 0..frames {
+        reader.next_frame(&mut buf).expect("frame");
+        decoded.push(mask(&buf));
+    }
+    let _ = std::fs::remove_file(&path);
+    assert!(decoded.iter().all(|m| m.iter().any(|&x| x)), "every frame shows the character");
+    assert!(differing(&decoded[0], &decoded[3]) > 20, "the animation moves");
+}
+
+#[test]
+fn vertex_skinning_matches_compute_skinning() {
+    for (file, clip) in [("CesiumMan/CesiumMan.glb", "0"), ("RobotExpressive/RobotExpressive.glb", "Dance")] {
+        let (Some(model), Some(ctx)) = (shared_model(file), context()) else { return };
+        let clip = model.find_clip(clip).expect("clip");
+        let compute = request(clip, 0.7, 1, 30.0);
+        let vertex = HeadlessRequest { vertex_skinning: true, ..compute.clone() };
+        let a = render(&ctx, &model, &compute).remove(0);
+        let b = render(&ctx, &model, &vertex).remove(0);
+        let (ma, mb) = (mask(&a), mask(&b));
+        assert!(ma.iter().filter(|&&x| x).count() > (W * H / 50) as usize, "{file}: character drawn");
+        let changed = differing(&ma, &mb);
+        assert!(changed <= (W * H / 500) as usize, "{file}: masks differ in {changed} pixels");
+    }
+}
+
+#[test]
+fn wireframe_renders_when_supported() {
+    let (Some(model), Some(ctx)) = (shared_model("Fox/Fox.glb"), context()) else { return };
+    if !ctx.features.fill_mode_non_solid {
+        eprintln!("skipping: no fillModeNonSolid");
+        return;
+    }
+    let walk = model.find_clip("Walk").expect("Walk");
+    let fill = render(&ctx, &model, &request(walk, 0.3, 1, 30.0)).remove(0);
+    let wire =
+        render(&ctx, &model, &HeadlessRequest { wireframe: true, ..request(walk, 0.3, 1, 30.0) }).remove(0);
+    let (f, w) = (mask(&fill), mask(&wire));
+    let (nf, nw) = (f.iter().filter(|&&x| x).count(), w.iter().filter(|&&x| x).count());
+    // Edges cover about the silhouette (anti-aliased lines may spill past
+    // it) but the pixels differ: the interior shows the background through.
+    assert!(nw > nf / 4 && nw < nf * 2, "wireframe covers {nw} pixels, fill {nf}");
+    let changed = fill.chunks_exact(4).zip(wire.chunks_exact(4)).filter(|(a, b)| a != b).count();
+    assert!(changed > nf / 4, "wireframe looks like fill: {changed} pixels differ");
+}
+
+#[test]
+fn single_sample_target_matches_msaa() {
+    let (Some(model), Some(ctx)) = (shared_model("CesiumMan/CesiumMan.glb"), context()) else { return };
+    let msaa = request(0, 0.5, 1, 30.0);
+    let single = HeadlessRequest { msaa: false, ..msaa.clone() };
+    let (a, b) = (render(&ctx, &model, &msaa).remove(0), render(&ctx, &model, &single).remove(0));
+    let (ma, mb) = (mask(&a), mask(&b));
+    let covered = ma.iter().filter(|&&x| x).count();
+    assert!(covered > (W * H / 50) as usize);
+    // Only anti-aliased edge pixels may differ.
+    let changed = differing(&ma, &mb);
+    assert!(changed < covered / 4, "{changed} of {covered} pixels differ");
+}
