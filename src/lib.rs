@@ -5,6 +5,7 @@
 //! and `anim`, `asset` uses `anim`, `anim` uses nalgebra alone.
 
 pub mod anim;
+pub mod app;
 pub mod asset;
 pub mod cli;
 pub mod gpu;

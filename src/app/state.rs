@@ -1,0 +1,165 @@
+//! What the on-screen controls change and what they show: the contract
+//! between the UI (`app::ui`), the animation system (`app::animation`) and
+//! the viewer loop (`app::viewer`).
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+
+/// Where vertices are skinned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SkinningMode {
+    /// The compute pass writes skinned vertices that the draw reads.
+    #[default]
+    Compute,
+    /// The vertex shader skins (the comparison path).
+    Vertex,
+}
+
+/// Debug views of the skinned mesh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DebugView {
+    /// The animated, lit mesh.
+    #[default]
+    Shaded,
+    /// The skeleton at its bind pose (palette = identity where rest = bind).
+    BindPose,
+    /// Every palette entry the identity: the mesh as authored, whatever the
+    /// pose (the first check when vertices explode).
+    IdentityPalette,
+    /// The selected joint's skin weight per vertex, as colour.
+    WeightHeatMap,
+}
+
+/// Settings the user controls. The UI writes them; the animation system and
+/// the viewer read them every frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ViewerState {
+    /// Playback runs.
+    pub playing: bool,
+    /// Clips loop (else they clamp at their ends).
+    pub looping: bool,
+    /// Playback speed; negative plays backwards, 0 pauses.
+    pub speed: f32,
+    /// The main clip (None: rest pose).
+    pub clip_a: Option<usize>,
+    /// A second clip blended over `clip_a`.
+    pub clip_b: Option<usize>,
+    /// Weight of `clip_b` in [0, 1].
+    pub blend: f32,
+    /// Keep both clips at the same normalised phase (walk/run of different lengths).
+    pub sync_phase: bool,
+    /// Scrub request from the timeline: jump `clip_a` to this time (seconds).
+    pub scrub_to: Option<f32>,
+    /// Step request: move by this many 1/30 s frames (negative: back).
+    pub step_frames: i32,
+    /// Draw the mesh.
+    pub show_mesh: bool,
+    /// Draw the bones over the mesh.
+    pub show_bones: bool,
+    /// Wireframe instead of filled triangles.
+    pub wireframe: bool,
+    /// Compute or vertex-shader skinning.
+    pub skinning: SkinningMode,
+    /// Debug view.
+    pub debug_view: DebugView,
+    /// Selected skeleton joint (highlighted bone; heat-map joint).
+    pub selected_joint: Option<usize>,
+    /// Morph weights come from `morph_weights` instead of the clip.
+    pub morph_override: bool,
+    /// Manual morph weights (flat, as `Pose::morph_weights`).
+    pub morph_weights: Vec<f32>,
+    /// Wait for vertical sync when presenting.
+    pub vsync: bool,
+    /// A model file to load (drag and drop, or the UI).
+    pub load_request: Option<PathBuf>,
+}
+
+impl Default for ViewerState {
+    fn default() -> Self {
+        ViewerState {
+            playing: true,
+            looping: true,
+            speed: 1.0,
+            clip_a: None,
+            clip_b: None,
+            blend: 0.0,
+            sync_phase: true,
+            scrub_to: None,
+            step_frames: 0,
+            show_mesh: true,
+            show_bones: false,
+            wireframe: false,
+            skinning: SkinningMode::Compute,
+            debug_view: DebugView::Shaded,
+            selected_joint: None,
+            morph_override: false,
+            morph_weights: Vec::new(),
+            vsync: true,
+            load_request: None,
+        }
+    }
+}
+
+/// Per-frame measurements shown in the timing panel.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FrameTimings {
+    /// CPU time of pose evaluation (sampling, blending, hierarchy, palettes), microseconds.
+    pub cpu_pose_us: f64,
+    /// Palette and morph-weight bytes written this frame.
+    pub upload_bytes: u64,
+    /// GPU time of palette upload, microseconds (0 when palettes are read in place).
+    pub gpu_upload_us: f64,
+    /// GPU time of the skinning dispatch, microseconds.
+    pub gpu_skin_us: f64,
+    /// GPU time of drawing, microseconds.
+    pub gpu_draw_us: f64,
+    /// Frames per second, smoothed.
+    pub fps: f64,
+}
+
+/// One event as it fired.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoggedEvent {
+    /// Wall-clock seconds since the viewer started.
+    pub at: f64,
+    /// Clip name (or index).
+    pub clip: String,
+    /// Clip time of the event.
+    pub time: f32,
+    /// Event name.
+    pub name: String,
+}
+
+/// The most recent events, newest last; bounded so it never grows.
+#[derive(Debug, Clone, Default)]
+pub struct EventLog {
+    entries: VecDeque<LoggedEvent>,
+}
+
+impl EventLog {
+    /// Entries kept.
+    pub const CAPACITY: usize = 64;
+
+    /// Adds an event, dropping the oldest past `CAPACITY`.
+    pub fn push(&mut self, event: LoggedEvent) {
+        if self.entries.len() == Self::CAPACITY {
+            self.entries.pop_front();
+        }
+        self.entries.push_back(event);
+    }
+
+    /// Entries, oldest first.
+    pub fn entries(&self) -> impl DoubleEndedIterator<Item = &LoggedEvent> {
+        self.entries.iter()
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
