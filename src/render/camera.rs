@@ -28,12 +28,16 @@ pub const DEFAULT_FOV_Y: f32 = 35.0 * std::f32::consts::PI / 180.0;
 /// How far above the box centre the camera looks from, as an angle (radians).
 const ELEVATION: f32 = 12.0 * std::f32::consts::PI / 180.0;
 
+/// How far round from the front (+Z) towards +X the camera stands (radians):
+/// a three-quarter view shows depth (a fox seen head-on is a thin strip).
+const AZIMUTH: f32 = 30.0 * std::f32::consts::PI / 180.0;
+
 /// Fraction of the half-extent of the screen the box may use.
 const FILL: f32 = 0.9;
 
 impl Camera {
     /// A camera looking at the centre of the box `min..max` from the front
-    /// (+Z, glTF's forward), slightly above, close enough that the whole box
+    /// (+Z, glTF's forward) turned 30 degrees towards +X, slightly above, close enough that the whole box
     /// fills at most 90% of the vertical and horizontal field of view.
     pub fn frame_box(min: [f32; 3], max: [f32; 3], aspect: f32, fov_y: f32) -> Camera {
         let aspect = if aspect.is_finite() && aspect > 0.0 { aspect } else { 1.0 };
@@ -46,7 +50,11 @@ impl Camera {
         let centre = (lo + hi) * 0.5;
         // A point-like box still gets a finite camera distance.
         let half = ((hi - lo) * 0.5).map(|v| v.max(1e-3));
-        let back = Vector3::new(0.0, ELEVATION.sin(), ELEVATION.cos());
+        let back = Vector3::new(
+            AZIMUTH.sin() * ELEVATION.cos(),
+            ELEVATION.sin(),
+            AZIMUTH.cos() * ELEVATION.cos(),
+        );
         let up = Vector3::y();
         let right = up.cross(&back).normalize();
         let cam_up = back.cross(&right);
