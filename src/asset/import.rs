@@ -730,14 +730,76 @@ fn build_clips(
             events: Vec::new(),
         };
         clip.update_duration();
+        clip.events = clip_events(anim.extras.as_deref(), clip.duration, &what, warnings);
         clips.push(clip);
     }
     Ok(clips)
 }
 
+/// Events from an animation's `extras.vkskin_events` (`[{"time": seconds,
+/// "name": text}, ...]`), sorted by time. Anything malformed is skipped with
+/// a warning: events are annotations, never a reason to reject a file.
+fn clip_events(
+    extras: Option<&json::extras::RawValue>,
+    duration: f32,
+    what: &str,
+    warnings: &mut Vec<String>,
+) -> Vec<crate::anim::ClipEvent> {
+    let Some(raw) = extras else { return Vec::new() };
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(raw.get()) else { return Vec::new() };
+    let Some(list) = value.get("vkskin_events") else { return Vec::new() };
+    let Some(list) = list.as_array() else {
+        warnings.push(format!("{what}: extras.vkskin_events is not an array; ignored"));
+        return Vec::new();
+    };
+    let mut events = Vec::with_capacity(list.len());
+    for (i, e) in list.iter().enumerate() {
+        let time = e.get("time").and_then(serde_json::Value::as_f64).map(|t| t as f32);
+        let name = e.get("name").and_then(serde_json::Value::as_str);
+        match (time, name) {
+            (Some(time), Some(name)) if time.is_finite() && (0.0..=duration).contains(&time) => {
+                events.push(crate::anim::ClipEvent { time, name: name.to_string() });
+            }
+            (Some(time), Some(_)) => warnings.push(format!(
+                "{what}: extras.vkskin_events[{i}]: time {time} is outside the clip (0..{duration} s); ignored"
+            )),
+            _ => warnings.push(format!(
+                "{what}: extras.vkskin_events[{i}]: expected {{\"time\": number, \"name\": string}}; ignored"
+            )),
+        }
+    }
+    // Stable: events at the same time keep the file's order.
+    events.sort_by(|a, b| a.time.total_cmp(&b.time));
+    events
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clip_events_are_sorted_and_malformed_ones_skipped() {
+        let raw = |s: &str| json::extras::RawValue::from_string(s.to_string()).unwrap();
+        let mut w = Vec::new();
+        let extras = raw(r#"{"vkskin_events": [{"time": 0.5, "name": "b"}, {"time": 0.1, "name": "a"},
+                {"time": "x", "name": "c"}, {"name": "d"}, 7, {"time": 9.0, "name": "late"},
+                {"time": 0.5, "name": "b2"}]}"#);
+        let events = clip_events(Some(&extras), 1.0, "animation 0", &mut w);
+        let names: Vec<&str> = events.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["a", "b", "b2"]);
+        assert_eq!(events[0].time, 0.1);
+        assert_eq!(w.len(), 4, "{w:?}");
+        assert!(w[0].contains("vkskin_events[2]"), "{w:?}");
+
+        let mut w = Vec::new();
+        assert!(clip_events(Some(&raw(r#"{"vkskin_events": {"time": 1}}"#)), 1.0, "a", &mut w).is_empty());
+        assert_eq!(w.len(), 1);
+        let mut w = Vec::new();
+        assert!(clip_events(Some(&raw(r#"{"other": 1}"#)), 1.0, "a", &mut w).is_empty());
+        assert!(clip_events(Some(&raw("[1, 2]")), 1.0, "a", &mut w).is_empty());
+        assert!(clip_events(None, 1.0, "a", &mut w).is_empty());
+        assert!(w.is_empty());
+    }
 
     #[test]
     fn decomposes_rotation_scale_translation() {

@@ -2,13 +2,16 @@
 //! them into `anim` data and mesh streams.
 
 pub mod accessor;
+pub mod default_character;
 pub mod error;
+pub mod glb_writer;
 pub mod images;
 pub mod import;
 pub mod model;
 pub mod source;
 pub mod validate;
 
+pub use default_character::{DEFAULT_CHARACTER_FILE, default_character_glb, load_default_character};
 pub use error::ImportError;
 pub use import::load;
 pub use model::{Material, Mesh, MeshInstance, Model};

@@ -71,7 +71,7 @@ pub struct ClipInfo {
     pub weight_channels: usize,
     /// Interpolation kinds used.
     pub interpolations: Vec<&'static str>,
-    /// Events (none come from glTF itself).
+    /// Events (from the animation's `extras.vkskin_events`).
     pub events: usize,
 }
 
@@ -206,7 +206,7 @@ impl Report {
             let name = c.name.as_deref().map_or("(unnamed)".to_string(), |n| format!("{n:?}"));
             let _ = writeln!(
                 out,
-                "  clip {} {}: {:.3}..{:.3} s, channels T{} R{} S{} W{}, {}",
+                "  clip {} {}: {:.3}..{:.3} s, channels T{} R{} S{} W{}, {}{}",
                 c.clip,
                 name,
                 c.start,
@@ -215,7 +215,9 @@ impl Report {
                 c.rotation_channels,
                 c.scale_channels,
                 c.weight_channels,
-                c.interpolations.join("/")
+                c.interpolations.join("/"),
+                // Only files with vkskin_events extras have any; keep other listings unchanged.
+                if c.events > 0 { format!(", {} events", c.events) } else { String::new() }
             );
         }
         let _ = writeln!(out, "\nmeshes ({}):", self.meshes.len());

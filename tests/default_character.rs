@@ -1,0 +1,187 @@
+//! The built-in default character: the committed GLB is what the generator
+//! makes, it imports cleanly, and its clips move the way a walking, running
+//! and jumping person does.
+
+use vkskin::asset::{Model, default_character_glb, load_default_character};
+use vkskin::scene::Evaluator;
+
+fn model() -> Model {
+    let model = load_default_character().expect("the committed default character imports");
+    assert!(model.warnings.is_empty(), "warnings: {:?}", model.warnings);
+    model
+}
+
+fn clip(model: &Model, name: &str) -> usize {
+    model.find_clip(name).unwrap_or_else(|| panic!("no clip {name}"))
+}
+
+fn joint(model: &Model, name: &str) -> usize {
+    model.skeleton.find(name).unwrap_or_else(|| panic!("no joint {name}"))
+}
+
+/// World position of `joint` after sampling `clip` at `time`.
+fn joint_at(model: &Model, ev: &mut Evaluator, clip: usize, time: f32, joint: usize) -> [f32; 3] {
+    ev.set_clip_time(model, clip, time).unwrap();
+    let m = ev.world()[joint];
+    [m[(0, 3)], m[(1, 3)], m[(2, 3)]]
+}
+
+/// Every drawn vertex in scene space for the evaluator's current pose.
+fn vertices(model: &Model, ev: &Evaluator) -> Vec<[f32; 3]> {
+    let mut all = Vec::new();
+    for instance in &model.instances {
+        for prim in &model.meshes[instance.mesh].primitives {
+            let mut out = vec![[0.0f32; 3]; prim.vertex_count()];
+            ev.skin_primitive(instance, prim, &mut out, None).unwrap();
+            all.extend(out);
+        }
+    }
+    all
+}
+
+#[test]
+fn committed_file_is_a_fresh_generation() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/default_character.glb");
+    let committed = std::fs::read(path).unwrap_or_default();
+    let fresh = default_character_glb();
+    assert!(
+        committed == fresh,
+        "assets/default_character.glb ({} bytes) differs from a fresh generation ({} bytes): \
+         run `cargo run --release -- generate-default` and commit assets/default_character.glb",
+        committed.len(),
+        fresh.len()
+    );
+    // Deterministic: a second generation gives the same bytes.
+    assert!(fresh == default_character_glb());
+}
+
+#[test]
+fn imports_with_clips_skin_and_morph_target() {
+    let model = model();
+    for name in ["Idle", "Walk", "Run", "Jump"] {
+        clip(&model, name);
+    }
+    assert!((18..=24).contains(&model.skeleton.len()), "{} joints", model.skeleton.len());
+    assert_eq!(model.skins.len(), 1);
+    assert_eq!(model.meshes.len(), 1);
+    assert_eq!(model.meshes[0].target_names, ["Breathe"]);
+    let idle = &model.clips[clip(&model, "Idle")];
+    assert_eq!(idle.morph_tracks.len(), 1, "Idle animates the Breathe weight");
+    let vertices: usize = model.meshes[0].primitives.iter().map(|p| p.vertex_count()).sum();
+    assert!((2000..=6000).contains(&vertices), "{vertices} vertices");
+}
+
+#[test]
+fn skin_weights_sum_to_one_over_at_most_two_joints() {
+    let model = model();
+    for prim in &model.meshes[0].primitives {
+        let inf = prim.influences.as_ref().expect("skinned");
+        for w in inf.weights.chunks(inf.per_vertex) {
+            assert!((w.iter().sum::<f32>() - 1.0).abs() < 1e-5, "{w:?}");
+            assert!(w.iter().filter(|&&x| x > 0.0).count() <= 2, "{w:?}");
+        }
+    }
+}
+
+#[test]
+fn rest_mesh_stands_on_the_ground_at_human_height() {
+    let model = model();
+    let mut ev = Evaluator::new(&model);
+    ev.set_rest(&model).unwrap();
+    let v = vertices(&model, &ev);
+    let lo = v.iter().map(|p| p[1]).fold(f32::INFINITY, f32::min);
+    let hi = v.iter().map(|p| p[1]).fold(f32::NEG_INFINITY, f32::max);
+    assert!(lo.abs() < 0.01, "lowest vertex at y = {lo}");
+    assert!((1.6..=2.0).contains(&(hi - lo)), "height {}", hi - lo);
+    // Facing +Z: the nose (the front-most point of the head) is in front of the neck.
+    let head = v.iter().filter(|p| p[1] > 1.6).map(|p| p[2]).fold(f32::NEG_INFINITY, f32::max);
+    assert!(head > 0.1, "{head}");
+}
+
+#[test]
+fn every_clip_gives_finite_vertices_above_the_ground() {
+    let model = model();
+    let mut ev = Evaluator::new(&model);
+    for (c, clip) in model.clips.iter().enumerate() {
+        let steps = (clip.duration * 30.0).ceil() as usize;
+        for i in 0..=steps {
+            let t = clip.duration * i as f32 / steps as f32;
+            ev.set_clip_time(&model, c, t).unwrap();
+            let v = vertices(&model, &ev);
+            assert!(v.iter().flatten().all(|x| x.is_finite()), "{:?} at {t}", clip.name);
+            let lo = v.iter().map(|p| p[1]).fold(f32::INFINITY, f32::min);
+            assert!(lo > -0.03, "{:?} at {t}: a vertex at y = {lo} is under the ground", clip.name);
+        }
+    }
+}
+
+#[test]
+fn footsteps_fire_when_the_foot_is_down() {
+    let model = model();
+    let mut ev = Evaluator::new(&model);
+    for name in ["Walk", "Run"] {
+        let c = clip(&model, name);
+        let clip = model.clips[c].clone();
+        let names: Vec<&str> = clip.events.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names.iter().filter(|n| **n == "footstep_left").count(), 1, "{name}: {names:?}");
+        assert_eq!(names.iter().filter(|n| **n == "footstep_right").count(), 1, "{name}: {names:?}");
+        for event in &clip.events {
+            let foot = joint(&model, if event.name == "footstep_left" { "Foot.L" } else { "Foot.R" });
+            let lowest = (0..200)
+                .map(|i| joint_at(&model, &mut ev, c, clip.duration * i as f32 / 200.0, foot)[1])
+                .fold(f32::INFINITY, f32::min);
+            let y = joint_at(&model, &mut ev, c, event.time, foot)[1];
+            assert!(
+                y - lowest < 0.02,
+                "{name}: {} at {} s: foot at y = {y}, lowest {lowest}",
+                event.name,
+                event.time
+            );
+        }
+        // Left and right alternate half a cycle apart.
+        let gap = (clip.events[1].time - clip.events[0].time).abs();
+        assert!((gap - clip.duration * 0.5).abs() < 0.02, "{name}: {gap}");
+    }
+}
+
+#[test]
+fn walk_and_run_move_the_root_forward_and_loop() {
+    let model = model();
+    let mut ev = Evaluator::new(&model);
+    let root = joint(&model, "Root");
+    let mut speeds = Vec::new();
+    for name in ["Walk", "Run"] {
+        let c = clip(&model, name);
+        let d = model.clips[c].duration;
+        let start = joint_at(&model, &mut ev, c, 0.0, root);
+        let end = joint_at(&model, &mut ev, c, d - 1e-4, root);
+        let speed = (end[2] - start[2]) / d;
+        assert!(speed > 1.0, "{name}: root moves {speed} m/s along +Z");
+        assert!((end[0] - start[0]).abs() < 1e-3);
+        speeds.push(speed);
+
+        // Seamless loop: the last key's pose (root translation aside) is the first one's.
+        ev.set_clip_time(&model, c, 0.0).unwrap();
+        let first = ev.pose().locals.clone();
+        ev.set_clip_time(&model, c, d - 1e-5).unwrap();
+        for (j, (a, b)) in first.iter().zip(&ev.pose().locals).enumerate().filter(|&(j, _)| j != root) {
+            assert!(a.rotation.angle_to(&b.rotation) < 1e-3, "{name}: joint {j}");
+            assert!((a.translation - b.translation).norm() < 1e-3, "{name}: joint {j}");
+        }
+    }
+    assert!(speeds[1] > speeds[0] * 1.5, "Run is faster than Walk: {speeds:?}");
+}
+
+#[test]
+fn jump_leaves_the_ground() {
+    let model = model();
+    let mut ev = Evaluator::new(&model);
+    let c = clip(&model, "Jump");
+    let foot = joint(&model, "Foot.L");
+    let d = model.clips[c].duration;
+    let heights: Vec<f32> =
+        (0..=60).map(|i| joint_at(&model, &mut ev, c, d * i as f32 / 60.0, foot)[1]).collect();
+    let (lo, hi) = heights.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), &y| (l.min(y), h.max(y)));
+    assert!(hi - lo > 0.2, "the feet rise {} m", hi - lo);
+    assert!((heights[0] - heights[60]).abs() < 1e-3, "Jump starts and ends standing");
+}
