@@ -11,6 +11,18 @@ layout(set = 2, binding = 0) uniform sampler2D base_color_texture; // sRGB image
 layout(location = 0) in vec3 in_world_pos;
 layout(location = 1) in vec3 in_normal;
 layout(location = 2) in vec2 in_uv;
+layout(location = 3) in float in_heat;
+
+// Weight heat map variant: the selected joint's weight replaces the
+// material's colour (blue 0 -> cyan -> green -> yellow -> red 1), still lit so
+// the shape reads.
+layout(constant_id = 0) const bool HEAT = false;
+
+vec3 heat_ramp(float w) {
+    w = clamp(w, 0.0, 1.0);
+    vec3 c = clamp(vec3(4.0 * w - 2.0, 2.0 - abs(4.0 * w - 2.0), 2.0 - 4.0 * w), 0.0, 1.0);
+    return c * c; // roughly linear-light for the sRGB target
+}
 
 layout(location = 0) out vec4 out_color;
 
@@ -34,6 +46,6 @@ void main() {
     vec3 light = frame.key_color.rgb * wrapped(n, frame.key_dir.xyz, wrap)
         + frame.fill_color.rgb * wrapped(n, frame.fill_dir.xyz, wrap)
         + frame.ambient.rgb;
-    vec4 base = push.base_color * texture(base_color_texture, in_uv);
+    vec4 base = HEAT ? vec4(heat_ramp(in_heat), 1.0) : push.base_color * texture(base_color_texture, in_uv);
     out_color = vec4(base.rgb * light, 1.0);
 }

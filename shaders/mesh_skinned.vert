@@ -8,10 +8,12 @@
 #include "mesh_common.glsl"
 
 layout(location = 2) in vec2 in_uv;
+layout(location = 3) in float in_heat;    // selected joint's weight (heat view; 0 otherwise)
 
 layout(location = 0) out vec3 out_world_pos;
 layout(location = 1) out vec3 out_normal;
 layout(location = 2) out vec2 out_uv;
+layout(location = 3) out float out_heat;
 
 void main() {
     SkinnedVertex s = skin_vertex(records[push.record], uint(gl_VertexIndex));
@@ -20,4 +22,5 @@ void main() {
     out_world_pos = world_pos.xyz;
     out_normal = transpose(inverse(mat3(push.world))) * s.normal.xyz;
     out_uv = in_uv;
+    out_heat = in_heat;
 }

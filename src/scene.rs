@@ -76,6 +76,30 @@ impl Evaluator {
         Ok(())
     }
 
+    /// Sets every palette entry to the identity (the "identity palette" debug
+    /// view: the skinned mesh as authored, whatever the pose). World matrices
+    /// are left as they are, so bones still show the pose.
+    pub fn set_identity_palettes(&mut self) {
+        for palette in &mut self.palettes {
+            palette.fill(BoneMatrix::IDENTITY);
+        }
+    }
+
+    /// Scene-space matrices, for callers that place joints themselves (e.g. the
+    /// bind-pose debug view); call `update_palettes` afterwards.
+    pub fn world_mut(&mut self) -> &mut [Matrix4<f32>] {
+        &mut self.world
+    }
+
+    /// Recomputes the palettes from the current world matrices only (after
+    /// editing `world_mut`).
+    pub fn update_palettes(&mut self, model: &Model) -> Result<(), JobError> {
+        for (skin, palette) in model.skins.iter().zip(&mut self.palettes) {
+            PaletteJob { skin, models: &self.world, output: palette }.run()?;
+        }
+        Ok(())
+    }
+
     /// The current pose.
     pub fn pose(&self) -> &Pose {
         &self.pose

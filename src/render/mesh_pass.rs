@@ -3,6 +3,12 @@
 //! (`mesh.vert`) or skin in the vertex shader (`mesh_skinned.vert`, the
 //! comparison path), lit and textured by `mesh.frag`; fill and wireframe.
 //!
+//! A heat variant of each pipeline (`begin_with_heat`) colours vertices by a
+//! per-vertex float stream (vertex binding 2, laid out like the UV stream:
+//! one f32 per `GpuModel` source vertex; see `render::heat_map`) instead of
+//! the material. Without it, binding 2 reads one zero through a stride-0
+//! binding, so the shaders stay the same for both.
+//!
 //! Descriptor sets: set 0 = the skinning buffers (vertex-skinning path only,
 //! the layout of shaders/common.glsl), set 1 = per-frame uniforms, set 2 =
 //! the material's base-colour texture. Sets 0 and 1 are allocated each frame
@@ -115,11 +121,15 @@ pub struct MeshPass {
     frame_set_layout: vk::DescriptorSetLayout,
     material_set_layout: vk::DescriptorSetLayout,
     layout: vk::PipelineLayout,
-    /// `[path][wireframe]`.
-    pipelines: [[vk::Pipeline; 2]; 2],
+    /// `[path][wireframe][heat]`.
+    pipelines: [[[vk::Pipeline; 2]; 2]; 2],
+    /// One zero float: binding 2 (heat) of draws without a heat stream.
+    zero_heat: Option<Buffer>,
     uniforms: Vec<Buffer>,
     /// Sample count the pipelines were built for.
     pub samples: vk::SampleCountFlags,
+    /// Colour attachment format the pipelines were built for.
+    pub color_format: vk::Format,
 }
 
 /// What one frame draws with.
@@ -141,6 +151,8 @@ pub struct FrameParams<'a> {
 pub struct BoundFrame {
     path: VertexPath,
     world: [f32; 16],
+    /// Heat stream (binding 2), indexed like the UVs.
+    heat: Option<vk::Buffer>,
 }
 
 fn set_layout(
@@ -172,16 +184,29 @@ fn allocate_set(
 }
 
 impl MeshPass {
-    /// Builds the pipelines for targets with `samples` samples per pixel.
+    /// Builds the pipelines for offscreen targets (`COLOR_FORMAT`) with
+    /// `samples` samples per pixel.
     pub fn new(ctx: &GpuContext, samples: vk::SampleCountFlags) -> Result<Self, GpuError> {
+        Self::with_format(ctx, samples, COLOR_FORMAT)
+    }
+
+    /// Builds the pipelines for colour attachments of `color_format` (a
+    /// swapchain's) with `samples` samples per pixel.
+    pub fn with_format(
+        ctx: &GpuContext,
+        samples: vk::SampleCountFlags,
+        color_format: vk::Format,
+    ) -> Result<Self, GpuError> {
         let mut pass = MeshPass {
             skin_set_layout: vk::DescriptorSetLayout::null(),
             frame_set_layout: vk::DescriptorSetLayout::null(),
             material_set_layout: vk::DescriptorSetLayout::null(),
             layout: vk::PipelineLayout::null(),
-            pipelines: [[vk::Pipeline::null(); 2]; 2],
+            pipelines: [[[vk::Pipeline::null(); 2]; 2]; 2],
+            zero_heat: None,
             uniforms: Vec::with_capacity(FRAMES_IN_FLIGHT),
             samples,
+            color_format,
         };
         match pass.build(ctx) {
             Ok(()) => Ok(pass),
@@ -241,6 +266,18 @@ impl MeshPass {
             )?);
         }
 
+        let mut zero = Buffer::new(
+            ctx,
+            "mesh zero heat",
+            4,
+            vk::BufferUsageFlags::VERTEX_BUFFER,
+            MemoryLocation::CpuToGpu,
+        )?;
+        // Written once, before any submission reads it.
+        let written = zero.write(0, &0f32.to_ne_bytes());
+        self.zero_heat = Some(zero);
+        written?;
+
         let mut modules = Vec::with_capacity(3);
         let result = (|| {
             modules.push(shader::create_module(ctx, "mesh.vert", crate::spirv!("mesh.vert"))?);
@@ -256,7 +293,10 @@ impl MeshPass {
                     if wire && !ctx.features.fill_mode_non_solid {
                         continue;
                     }
-                    self.pipelines[p][wire as usize] = self.pipeline(ctx, path, vertex, modules[2], wire)?;
+                    for heat in [false, true] {
+                        self.pipelines[p][wire as usize][heat as usize] =
+                            self.pipeline(ctx, path, vertex, modules[2], wire, heat)?;
+                    }
                 }
             }
             Ok(())
@@ -275,7 +315,12 @@ impl MeshPass {
         vertex: vk::ShaderModule,
         fragment: vk::ShaderModule,
         wireframe: bool,
+        heat: bool,
     ) -> Result<vk::Pipeline, GpuError> {
+        // mesh.frag's HEAT specialization constant (a 32-bit VkBool32).
+        let heat_value = vk::Bool32::from(heat).to_ne_bytes();
+        let spec_entries = [vk::SpecializationMapEntry { constant_id: 0, offset: 0, size: 4 }];
+        let spec = vk::SpecializationInfo::default().map_entries(&spec_entries).data(&heat_value);
         let stages = [
             vk::PipelineShaderStageCreateInfo::default()
                 .stage(vk::ShaderStageFlags::VERTEX)
@@ -284,14 +329,17 @@ impl MeshPass {
             vk::PipelineShaderStageCreateInfo::default()
                 .stage(vk::ShaderStageFlags::FRAGMENT)
                 .module(fragment)
-                .name(c"main"),
+                .name(c"main")
+                .specialization_info(&spec),
         ];
         // Binding 0: SkinnedVertex (48 bytes: position, normal, tangent);
-        // binding 1: UV. The vertex-skinning path reads only the UVs.
+        // binding 1: UV; binding 2: heat (stride 0 without a heat stream:
+        // every vertex reads the zero buffer's one float). The
+        // vertex-skinning path reads only the UVs and heat.
         let all_bindings = [
             vk::VertexInputBindingDescription {
-                binding: 0,
-                stride: 48,
+                binding: 2,
+                stride: if heat { 4 } else { 0 },
                 input_rate: vk::VertexInputRate::VERTEX,
             },
             vk::VertexInputBindingDescription {
@@ -299,8 +347,19 @@ impl MeshPass {
                 stride: 8,
                 input_rate: vk::VertexInputRate::VERTEX,
             },
+            vk::VertexInputBindingDescription {
+                binding: 0,
+                stride: 48,
+                input_rate: vk::VertexInputRate::VERTEX,
+            },
         ];
         let all_attributes = [
+            vk::VertexInputAttributeDescription {
+                location: 3,
+                binding: 2,
+                format: vk::Format::R32_SFLOAT,
+                offset: 0,
+            },
             vk::VertexInputAttributeDescription {
                 location: 2,
                 binding: 1,
@@ -322,7 +381,7 @@ impl MeshPass {
         ];
         let (bindings, attributes) = match path {
             VertexPath::PreSkinned => (&all_bindings[..], &all_attributes[..]),
-            VertexPath::VertexSkinning => (&all_bindings[1..], &all_attributes[..1]),
+            VertexPath::VertexSkinning => (&all_bindings[..2], &all_attributes[..2]),
         };
         let vertex_input = vk::PipelineVertexInputStateCreateInfo::default()
             .vertex_binding_descriptions(bindings)
@@ -348,7 +407,7 @@ impl MeshPass {
         let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
         let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
         let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
-        let color_formats = [COLOR_FORMAT];
+        let color_formats = [self.color_format];
         let mut rendering = vk::PipelineRenderingCreateInfo::default()
             .color_attachment_formats(&color_formats)
             .depth_attachment_format(DEPTH_FORMAT);
@@ -369,14 +428,18 @@ impl MeshPass {
         let pipelines =
             unsafe { ctx.device.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) }
                 .map_err(|(_, e)| GpuError::vk("vkCreateGraphicsPipelines", e))?;
-        let name = format!("mesh pipeline {path:?}{}", if wireframe { " wireframe" } else { "" });
+        let name = format!(
+            "mesh pipeline {path:?}{}{}",
+            if wireframe { " wireframe" } else { "" },
+            if heat { " heat" } else { "" }
+        );
         ctx.set_name(pipelines[0], &name);
         Ok(pipelines[0])
     }
 
     /// Whether `begin` accepts `wireframe = true` on this device.
     pub fn supports_wireframe(&self) -> bool {
-        self.pipelines[0][1] != vk::Pipeline::null()
+        self.pipelines[0][1][0] != vk::Pipeline::null()
     }
 
     /// Starts drawing a frame inside dynamic rendering: writes this slot's
@@ -388,8 +451,24 @@ impl MeshPass {
         slot: &FrameSlot,
         params: &FrameParams,
     ) -> Result<BoundFrame, GpuError> {
+        self.begin_with_heat(ctx, slot, params, None)
+    }
+
+    /// `begin`, with the weight heat map when `heat` is given: the heat
+    /// pipeline colours each vertex by `heat`'s float (one per `GpuModel`
+    /// source vertex, the UV stream's layout; `render::heat_map::HeatMap`
+    /// builds it) instead of the material. The buffer must live until this
+    /// frame's fence has signalled.
+    pub fn begin_with_heat(
+        &mut self,
+        ctx: &GpuContext,
+        slot: &FrameSlot,
+        params: &FrameParams,
+        heat: Option<vk::Buffer>,
+    ) -> Result<BoundFrame, GpuError> {
         let FrameParams { uniforms, path, wireframe, skin, world } = *params;
-        let pipeline = self.pipelines[(path == VertexPath::VertexSkinning) as usize][wireframe as usize];
+        let pipeline = self.pipelines[(path == VertexPath::VertexSkinning) as usize][wireframe as usize]
+            [heat.is_some() as usize];
         if pipeline == vk::Pipeline::null() {
             return Err(GpuError::new(
                 "wireframe drawing is not supported by this device (fillModeNonSolid)",
@@ -448,7 +527,7 @@ impl MeshPass {
                 );
             }
         }
-        Ok(BoundFrame { path, world })
+        Ok(BoundFrame { path, world, heat })
     }
 
     /// Records one draw (inside rendering, after `begin`).
@@ -469,6 +548,14 @@ impl MeshPass {
             pad: [0; 3],
         };
         let set = materials.set(item.material);
+        // The heat stream is laid out like the UVs (one f32 where they have
+        // a [f32; 2]), so its offset is half the UV offset; without one, the
+        // stride-0 binding reads the zero buffer.
+        let heat = match (frame.heat, &self.zero_heat) {
+            (Some(buffer), _) => (buffer, item.uvs.1 / 2),
+            (None, Some(zero)) => (zero.raw, 0),
+            (None, None) => return, // only after a failed build, which `new` reports
+        };
         let d = &ctx.device;
         // SAFETY: cmd is recording inside rendering with this pass's pipeline
         // bound; every buffer and set outlives the frame's fence.
@@ -485,10 +572,12 @@ impl MeshPass {
                 VertexPath::PreSkinned => d.cmd_bind_vertex_buffers(
                     cmd,
                     0,
-                    &[item.vertices.0, item.uvs.0],
-                    &[item.vertices.1, item.uvs.1],
+                    &[item.vertices.0, item.uvs.0, heat.0],
+                    &[item.vertices.1, item.uvs.1, heat.1],
                 ),
-                VertexPath::VertexSkinning => d.cmd_bind_vertex_buffers(cmd, 1, &[item.uvs.0], &[item.uvs.1]),
+                VertexPath::VertexSkinning => {
+                    d.cmd_bind_vertex_buffers(cmd, 1, &[item.uvs.0, heat.0], &[item.uvs.1, heat.1])
+                }
             }
             d.cmd_bind_index_buffer(cmd, item.indices, 0, vk::IndexType::UINT32);
             d.cmd_draw_indexed(cmd, item.index_count, 1, item.first_index, 0, 0);
@@ -505,7 +594,7 @@ impl MeshPass {
         // SAFETY: the caller guarantees the GPU no longer uses these objects;
         // null handles are ignored by vkDestroy*.
         unsafe {
-            for p in self.pipelines.iter().flatten() {
+            for p in self.pipelines.iter().flatten().flatten() {
                 ctx.device.destroy_pipeline(*p, None);
             }
             ctx.device.destroy_pipeline_layout(self.layout, None);
@@ -513,7 +602,7 @@ impl MeshPass {
                 ctx.device.destroy_descriptor_set_layout(l, None);
             }
         }
-        self.uniforms.into_iter().for_each(|b| b.destroy(ctx));
+        self.uniforms.into_iter().chain(self.zero_heat).for_each(|b| b.destroy(ctx));
     }
 }
 

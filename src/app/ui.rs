@@ -1,0 +1,343 @@
+//! The on-screen controls (egui): one compact window at the right edge, in
+//! the spirit of the three.js skinning-blending example's panel, with
+//! collapsible sections for playback, clips, display, morphs, timing and
+//! events. It only reads and writes `ViewerState`; the animation system and
+//! the viewer loop act on it.
+
+use super::animation::AnimationSystem;
+use super::state::{DebugView, EventLog, FrameTimings, SkinningMode, ViewerState};
+use crate::anim::NO_PARENT;
+use crate::asset::Model;
+use egui::{Align2, CollapsingHeader, Context, RichText, ScrollArea, Slider, Ui};
+
+/// One skeleton joint as the UI lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JointInfo {
+    /// Node name (or "node N" when unnamed).
+    pub name: String,
+    /// Parent skeleton joint.
+    pub parent: Option<usize>,
+    /// Depth in the hierarchy (indentation in the joint list).
+    pub depth: usize,
+    /// Whether some skin uses the joint.
+    pub skin_joint: bool,
+}
+
+/// What the UI shows about a model; built once per model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelInfo {
+    /// File name of the model.
+    pub name: String,
+    /// Clip names (the index when unnamed) and durations in seconds.
+    pub clips: Vec<(String, f32)>,
+    /// Every skeleton joint (glTF node), in skeleton order.
+    pub joints: Vec<JointInfo>,
+    /// Morph target names, flat, as `Pose::morph_weights` (one run per mesh instance).
+    pub morph_names: Vec<String>,
+    /// Whether the device draws wireframes (fillModeNonSolid).
+    pub wireframe_supported: bool,
+}
+
+impl ModelInfo {
+    /// Collects names, clips, joints and morph targets of `model`.
+    pub fn new(model: &Model, wireframe_supported: bool) -> Self {
+        let name = std::path::Path::new(&model.file)
+            .file_name()
+            .map_or_else(|| model.file.clone(), |n| n.to_string_lossy().into_owned());
+        let clips = model
+            .clips
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.name.clone().unwrap_or_else(|| format!("clip {i}")), c.duration))
+            .collect();
+        let mut skin_joint = vec![false; model.skeleton.len()];
+        for skin in &model.skins {
+            for &j in &skin.joints {
+                if let Some(s) = skin_joint.get_mut(j as usize) {
+                    *s = true;
+                }
+            }
+        }
+        let mut joints: Vec<JointInfo> = Vec::with_capacity(model.skeleton.len());
+        for (j, (n, &p)) in model.skeleton.names().iter().zip(model.skeleton.parents()).enumerate() {
+            let parent = (p != NO_PARENT).then_some(p as usize);
+            joints.push(JointInfo {
+                name: if n.is_empty() { format!("node {j}") } else { n.clone() },
+                parent,
+                // Parents come first, so their depth is known.
+                depth: parent.map_or(0, |p| joints[p].depth + 1),
+                skin_joint: skin_joint[j],
+            });
+        }
+        let mut morph_names: Vec<String> =
+            (0..model.rest_morph_weights.len()).map(|i| format!("weight {i}")).collect();
+        let with_morphs = model.instances.iter().filter(|i| i.morph_count > 0).count();
+        for instance in &model.instances {
+            let mesh = &model.meshes[instance.mesh];
+            for t in 0..instance.morph_count as usize {
+                let Some(slot) = morph_names.get_mut(instance.morph_offset as usize + t) else { continue };
+                let target = mesh.target_names.get(t).cloned().unwrap_or_else(|| format!("target {t}"));
+                // Prefix with the mesh only when several instances have targets.
+                *slot = if with_morphs > 1 {
+                    let mesh_name = if mesh.name.is_empty() {
+                        format!("mesh {}", instance.mesh)
+                    } else {
+                        mesh.name.clone()
+                    };
+                    format!("{mesh_name}: {target}")
+                } else {
+                    target
+                };
+            }
+        }
+        ModelInfo { name, clips, joints, morph_names, wireframe_supported }
+    }
+
+    fn clip_name(&self, clip: Option<usize>) -> &str {
+        clip.and_then(|c| self.clips.get(c)).map_or("none", |c| c.0.as_str())
+    }
+
+    fn joint_name(&self, joint: Option<usize>) -> &str {
+        joint.and_then(|j| self.joints.get(j)).map_or("none", |j| j.name.as_str())
+    }
+}
+
+/// Draws the controls for one frame, editing `state`.
+pub fn draw(
+    ctx: &Context,
+    state: &mut ViewerState,
+    info: &ModelInfo,
+    anim: &AnimationSystem,
+    timings: &FrameTimings,
+    log: &EventLog,
+) {
+    egui::Window::new(RichText::new(&info.name).strong())
+        .id(egui::Id::new("vkskin controls"))
+        .anchor(Align2::RIGHT_TOP, [-8.0, 8.0])
+        .default_width(260.0)
+        .resizable(false)
+        .collapsible(true)
+        .show(ctx, |ui| {
+            ScrollArea::vertical().auto_shrink([false, true]).show(ui, |ui| {
+                ui.spacing_mut().slider_width = 150.0;
+                section(ui, "Playback", true, |ui| playback(ui, state, anim));
+                section(ui, "Clips", true, |ui| clips(ui, state, info));
+                section(ui, "Display", true, |ui| display(ui, state, info));
+                if !info.morph_names.is_empty() {
+                    section(ui, "Morphs", false, |ui| morphs(ui, state, info));
+                }
+                section(ui, "Timing", true, |ui| timing(ui, state, timings));
+                section(ui, "Events", false, |ui| events(ui, log));
+            });
+        });
+}
+
+fn section(ui: &mut Ui, title: &str, open: bool, body: impl FnOnce(&mut Ui)) {
+    CollapsingHeader::new(RichText::new(title).strong()).default_open(open).show(ui, body);
+}
+
+fn playback(ui: &mut Ui, state: &mut ViewerState, anim: &AnimationSystem) {
+    ui.horizontal(|ui| {
+        if ui.small_button("⏮").on_hover_text("Step back 1/30 s").clicked() {
+            state.step_frames -= 1;
+        }
+        let label = if state.playing { "⏸ Pause" } else { "⏵ Play" };
+        if ui.button(label).clicked() {
+            state.playing = !state.playing;
+        }
+        if ui.small_button("⏭").on_hover_text("Step forward 1/30 s").clicked() {
+            state.step_frames += 1;
+        }
+        ui.checkbox(&mut state.looping, "Loop");
+    });
+    ui.horizontal(|ui| {
+        ui.add(Slider::new(&mut state.speed, -2.0..=2.0).text("speed").fixed_decimals(2));
+        if ui.small_button("1×").on_hover_text("Reset speed").clicked() {
+            state.speed = 1.0;
+        }
+    });
+    let duration = anim.duration();
+    // Shows the clip's time; dragging asks the animation system to jump.
+    let mut t = state.scrub_to.unwrap_or_else(|| anim.time());
+    let response = ui.add_enabled(
+        duration > 0.0,
+        Slider::new(&mut t, 0.0..=duration.max(1e-3)).show_value(false).trailing_fill(true),
+    );
+    if response.changed() {
+        state.scrub_to = Some(t);
+    }
+    ui.monospace(format!("{:6.3} / {:.3} s", anim.time(), duration));
+}
+
+fn clips(ui: &mut Ui, state: &mut ViewerState, info: &ModelInfo) {
+    if info.clips.is_empty() {
+        ui.weak("This model has no clips: rest pose.");
+        return;
+    }
+    egui::ComboBox::new("clip a", "A").selected_text(info.clip_name(state.clip_a)).show_ui(ui, |ui| {
+        ui.selectable_value(&mut state.clip_a, None, "none (rest pose)");
+        for (i, (name, d)) in info.clips.iter().enumerate() {
+            ui.selectable_value(&mut state.clip_a, Some(i), format!("{name}  ({d:.2} s)"));
+        }
+    });
+    egui::ComboBox::new("clip b", "B").selected_text(info.clip_name(state.clip_b)).show_ui(ui, |ui| {
+        ui.selectable_value(&mut state.clip_b, None, "none");
+        for (i, (name, d)) in info.clips.iter().enumerate() {
+            ui.selectable_value(&mut state.clip_b, Some(i), format!("{name}  ({d:.2} s)"));
+        }
+    });
+    let has_b = state.clip_b.is_some();
+    ui.add_enabled(has_b, Slider::new(&mut state.blend, 0.0..=1.0).text("blend A to B").fixed_decimals(2));
+    ui.add_enabled(has_b, egui::Checkbox::new(&mut state.sync_phase, "Sync phase"))
+        .on_hover_text("Keep both clips at the same fraction of their cycle (walk/run)");
+}
+
+fn display(ui: &mut Ui, state: &mut ViewerState, info: &ModelInfo) {
+    ui.horizontal(|ui| {
+        ui.checkbox(&mut state.show_mesh, "Mesh");
+        ui.checkbox(&mut state.show_bones, "Bones");
+        ui.add_enabled(info.wireframe_supported, egui::Checkbox::new(&mut state.wireframe, "Wireframe"))
+            .on_disabled_hover_text("The device lacks fillModeNonSolid");
+    });
+    if !info.wireframe_supported {
+        state.wireframe = false;
+    }
+    ui.horizontal(|ui| {
+        ui.label("Skinning");
+        ui.radio_value(&mut state.skinning, SkinningMode::Compute, "compute");
+        ui.radio_value(&mut state.skinning, SkinningMode::Vertex, "vertex");
+    });
+    ui.label("Debug view");
+    ui.horizontal_wrapped(|ui| {
+        ui.radio_value(&mut state.debug_view, DebugView::Shaded, "shaded");
+        ui.radio_value(&mut state.debug_view, DebugView::BindPose, "bind pose");
+        ui.radio_value(&mut state.debug_view, DebugView::IdentityPalette, "identity palette");
+        ui.radio_value(&mut state.debug_view, DebugView::WeightHeatMap, "weights");
+    });
+    let any_skin = info.joints.iter().any(|j| j.skin_joint);
+    egui::ComboBox::new("joint", "Joint")
+        .selected_text(info.joint_name(state.selected_joint))
+        .height(320.0)
+        .show_ui(ui, |ui| {
+            ui.selectable_value(&mut state.selected_joint, None, "none");
+            for (j, joint) in info.joints.iter().enumerate() {
+                // With skins, only their joints: other nodes carry no weights.
+                if any_skin && !joint.skin_joint {
+                    continue;
+                }
+                let indent = "  ".repeat(joint.depth.min(16));
+                ui.selectable_value(&mut state.selected_joint, Some(j), format!("{indent}{}", joint.name));
+            }
+        });
+    if state.debug_view == DebugView::WeightHeatMap && state.selected_joint.is_none() {
+        ui.weak("Pick a joint to see its weights (blue 0 to red 1).");
+    }
+}
+
+fn morphs(ui: &mut Ui, state: &mut ViewerState, info: &ModelInfo) {
+    ui.checkbox(&mut state.morph_override, "Override clip weights");
+    let enabled = state.morph_override;
+    for (name, w) in info.morph_names.iter().zip(state.morph_weights.iter_mut()) {
+        ui.add_enabled(enabled, Slider::new(w, 0.0..=1.0).text(name).fixed_decimals(2));
+    }
+}
+
+fn timing(ui: &mut Ui, state: &mut ViewerState, t: &FrameTimings) {
+    egui::Grid::new("timings").num_columns(2).spacing([12.0, 2.0]).show(ui, |ui| {
+        let row = |ui: &mut Ui, label: &str, value: String| {
+            ui.label(label);
+            ui.monospace(value);
+            ui.end_row();
+        };
+        row(ui, "fps", format!("{:8.1}", t.fps));
+        row(ui, "CPU pose", format!("{:8.1} µs", t.cpu_pose_us));
+        row(ui, "upload", format!("{:8} B", t.upload_bytes));
+        row(ui, "GPU upload", format!("{:8.1} µs", t.gpu_upload_us));
+        row(ui, "GPU skin", format!("{:8.1} µs", t.gpu_skin_us));
+        row(ui, "GPU draw", format!("{:8.1} µs", t.gpu_draw_us));
+    });
+    ui.checkbox(&mut state.vsync, "VSync");
+}
+
+fn events(ui: &mut Ui, log: &EventLog) {
+    if log.is_empty() {
+        ui.weak("No events yet.");
+        return;
+    }
+    ScrollArea::vertical().id_salt("event log").max_height(140.0).show(ui, |ui| {
+        for e in log.entries().rev() {
+            ui.monospace(format!("{:7.2}s {} @{:.2}: {}", e.at, e.clip, e.time, e.name));
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::animation::tests::test_model;
+    use crate::app::state::LoggedEvent;
+
+    fn run(state: &mut ViewerState, info: &ModelInfo, anim: &AnimationSystem, log: &EventLog) -> usize {
+        let ctx = Context::default();
+        let timings = FrameTimings { fps: 60.0, cpu_pose_us: 12.5, ..FrameTimings::default() };
+        let mut shapes = 0;
+        // Two passes: egui lays some things out only from the second frame on.
+        for _ in 0..2 {
+            let input = egui::RawInput {
+                screen_rect: Some(egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(1280.0, 800.0))),
+                ..Default::default()
+            };
+            let out = ctx.run_ui(input, |ui| draw(ui.ctx(), state, info, anim, &timings, log));
+            shapes = out.shapes.len();
+            // No renderer here to apply the font atlas upload.
+            out.drop_without_applying_deltas();
+        }
+        // The symbols on buttons and labels exist in egui's default fonts.
+        let font = egui::FontId::proportional(14.0);
+        assert!(ctx.fonts_mut(|f| f.has_glyphs(&font, "⏮⏭⏸⏵×µ")), "a symbol is missing from the fonts");
+        shapes
+    }
+
+    #[test]
+    fn model_info_names() {
+        let model = test_model();
+        let info = ModelInfo::new(&model, false);
+        assert_eq!(info.name, "test.gltf");
+        assert_eq!(info.clips, vec![("Walk".to_string(), 1.0), ("Run".to_string(), 0.5)]);
+        assert_eq!(info.morph_names, vec!["smile", "blink"]);
+        assert_eq!(info.joints[2].name, "spine");
+        assert_eq!((info.joints[2].parent, info.joints[2].depth), (Some(1), 2));
+        assert!(info.joints[1].skin_joint && !info.joints[0].skin_joint);
+    }
+
+    #[test]
+    fn draws_headless_without_panicking() {
+        let model = test_model();
+        let info = ModelInfo::new(&model, false);
+        let anim = AnimationSystem::new(&model);
+        let mut log = EventLog::default();
+        log.push(LoggedEvent { at: 1.0, clip: "Walk".into(), time: 0.25, name: "left".into() });
+        let mut state = ViewerState {
+            clip_a: Some(0),
+            clip_b: Some(1),
+            wireframe: true,
+            morph_weights: vec![0.2, 0.4],
+            selected_joint: Some(2),
+            ..ViewerState::default()
+        };
+        let shapes = run(&mut state, &info, &anim, &log);
+        assert!(shapes > 0, "no shapes");
+        // Unsupported wireframe is switched off; nothing else changed by itself.
+        assert!(!state.wireframe);
+        assert_eq!(state.clip_a, Some(0));
+        assert!(state.scrub_to.is_none());
+        // A model without clips or morphs draws too.
+        let mut bare = test_model();
+        bare.clips.clear();
+        bare.rest_morph_weights.clear();
+        bare.instances[0].morph_count = 0;
+        let info = ModelInfo::new(&bare, true);
+        let anim = AnimationSystem::new(&bare);
+        assert!(run(&mut ViewerState::default(), &info, &anim, &EventLog::default()) > 0);
+    }
+}

@@ -1,0 +1,347 @@
+//! The skeleton as lines over the mesh: one line from each joint's parent to
+//! the joint, an optional small cross at each joint, the selected joint's
+//! bones in another colour. Depth test off, so bones show through the mesh.
+//!
+//! Vertices are written every frame into the frame slot's own host-visible
+//! buffer (the slot's fence has signalled when it is recorded again, so the
+//! GPU no longer reads it); a buffer grows only when a bigger skeleton comes.
+
+use crate::anim::NO_PARENT;
+use crate::gpu::error::VkResultExt;
+use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, FrameSlot, GpuContext, GpuError, shader};
+use ash::vk;
+use bytemuck::{Pod, Zeroable};
+use gpu_allocator::MemoryLocation;
+use nalgebra::{Matrix4, Vector3};
+
+/// One line end (`in_position`, `in_color` of shaders/lines.vert).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
+pub struct LineVertex {
+    /// Position in the character's space.
+    pub position: [f32; 3],
+    /// Linear RGBA8 colour.
+    pub color: [u8; 4],
+}
+
+/// Push constants of shaders/lines.vert.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
+pub struct LinePush {
+    /// `view_proj * world`, column-major.
+    pub view_proj_world: [f32; 16],
+}
+
+const _: () = {
+    assert!(std::mem::size_of::<LineVertex>() == 16);
+    assert!(std::mem::size_of::<LinePush>() == 64);
+};
+
+/// Bone colour (linear RGBA8): warm yellow, readable over most meshes.
+pub const BONE_COLOR: [u8; 4] = [255, 200, 40, 255];
+/// Joint cross colour.
+pub const JOINT_COLOR: [u8; 4] = [40, 220, 255, 255];
+/// Selected joint and its bones: magenta (the heat map uses blue to red).
+pub const SELECTED_COLOR: [u8; 4] = [255, 40, 230, 255];
+
+/// Vertices per joint at most: one bone (2) plus a three-axis cross (6).
+const VERTICES_PER_JOINT: usize = 8;
+
+/// The bone-lines pipeline and its per-slot vertex buffers.
+pub struct BoneLines {
+    layout: vk::PipelineLayout,
+    pipeline: vk::Pipeline,
+    /// One vertex buffer per frame slot, created on first use, grown as needed.
+    buffers: Vec<Option<Buffer>>,
+    /// Joints drawn (see `set_mask`); empty: all.
+    mask: Vec<bool>,
+    /// Draw a small cross at each joint.
+    pub show_joints: bool,
+}
+
+impl BoneLines {
+    /// Builds the pipeline for attachments of `color_format` and
+    /// `depth_format` with `samples` samples per pixel.
+    pub fn new(
+        ctx: &GpuContext,
+        color_format: vk::Format,
+        depth_format: vk::Format,
+        samples: vk::SampleCountFlags,
+    ) -> Result<Self, GpuError> {
+        let push = [vk::PushConstantRange {
+            stage_flags: vk::ShaderStageFlags::VERTEX,
+            offset: 0,
+            size: std::mem::size_of::<LinePush>() as u32,
+        }];
+        let info = vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&push);
+        // SAFETY: valid create info on a live device.
+        let layout =
+            unsafe { ctx.device.create_pipeline_layout(&info, None) }.call("vkCreatePipelineLayout")?;
+        let mut lines = BoneLines {
+            layout,
+            pipeline: vk::Pipeline::null(),
+            buffers: (0..FRAMES_IN_FLIGHT).map(|_| None).collect(),
+            mask: Vec::new(),
+            show_joints: true,
+        };
+        match lines.build(ctx, color_format, depth_format, samples) {
+            Ok(p) => {
+                lines.pipeline = p;
+                Ok(lines)
+            }
+            Err(e) => {
+                lines.destroy(ctx);
+                Err(e)
+            }
+        }
+    }
+
+    fn build(
+        &self,
+        ctx: &GpuContext,
+        color_format: vk::Format,
+        depth_format: vk::Format,
+        samples: vk::SampleCountFlags,
+    ) -> Result<vk::Pipeline, GpuError> {
+        let vert = shader::create_module(ctx, "lines.vert", crate::spirv!("lines.vert"))?;
+        let frag = match shader::create_module(ctx, "lines.frag", crate::spirv!("lines.frag")) {
+            Ok(f) => f,
+            Err(e) => {
+                // SAFETY: the module is unused.
+                unsafe { ctx.device.destroy_shader_module(vert, None) };
+                return Err(e);
+            }
+        };
+        let stages = [
+            vk::PipelineShaderStageCreateInfo::default()
+                .stage(vk::ShaderStageFlags::VERTEX)
+                .module(vert)
+                .name(c"main"),
+            vk::PipelineShaderStageCreateInfo::default()
+                .stage(vk::ShaderStageFlags::FRAGMENT)
+                .module(frag)
+                .name(c"main"),
+        ];
+        let bindings = [vk::VertexInputBindingDescription {
+            binding: 0,
+            stride: std::mem::size_of::<LineVertex>() as u32,
+            input_rate: vk::VertexInputRate::VERTEX,
+        }];
+        let attributes = [
+            vk::VertexInputAttributeDescription {
+                location: 0,
+                binding: 0,
+                format: vk::Format::R32G32B32_SFLOAT,
+                offset: 0,
+            },
+            vk::VertexInputAttributeDescription {
+                location: 1,
+                binding: 0,
+                format: vk::Format::R8G8B8A8_UNORM,
+                offset: 12,
+            },
+        ];
+        let vertex_input = vk::PipelineVertexInputStateCreateInfo::default()
+            .vertex_binding_descriptions(&bindings)
+            .vertex_attribute_descriptions(&attributes);
+        let assembly =
+            vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::LINE_LIST);
+        let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
+        // Width 1: wider lines need the optional wideLines feature.
+        let raster = vk::PipelineRasterizationStateCreateInfo::default()
+            .polygon_mode(vk::PolygonMode::FILL)
+            .cull_mode(vk::CullModeFlags::NONE)
+            .line_width(1.0);
+        let multisample = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(samples);
+        // No depth test: the skeleton sits inside the mesh and must show through.
+        let depth = vk::PipelineDepthStencilStateCreateInfo::default()
+            .depth_test_enable(false)
+            .depth_write_enable(false);
+        let blend_attachments = [vk::PipelineColorBlendAttachmentState::default()
+            .blend_enable(false)
+            .color_write_mask(vk::ColorComponentFlags::RGBA)];
+        let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
+        let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
+        let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
+        let color_formats = [color_format];
+        let mut rendering = vk::PipelineRenderingCreateInfo::default()
+            .color_attachment_formats(&color_formats)
+            .depth_attachment_format(depth_format);
+        let info = vk::GraphicsPipelineCreateInfo::default()
+            .stages(&stages)
+            .vertex_input_state(&vertex_input)
+            .input_assembly_state(&assembly)
+            .viewport_state(&viewport)
+            .rasterization_state(&raster)
+            .multisample_state(&multisample)
+            .depth_stencil_state(&depth)
+            .color_blend_state(&blend)
+            .dynamic_state(&dynamic)
+            .layout(self.layout)
+            .push_next(&mut rendering);
+        // SAFETY: every pointer in info lives until the call returns; dynamic
+        // rendering is enabled on the device.
+        let result =
+            unsafe { ctx.device.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
+        // SAFETY: pipeline creation has finished; the modules are not needed afterwards.
+        unsafe {
+            ctx.device.destroy_shader_module(vert, None);
+            ctx.device.destroy_shader_module(frag, None);
+        }
+        let pipeline = result.map_err(|(_, e)| GpuError::vk("vkCreateGraphicsPipelines", e))?[0];
+        ctx.set_name(pipeline, "bone lines pipeline");
+        Ok(pipeline)
+    }
+
+    /// Restricts drawing to the joints with `mask[j]` set (e.g. the joints of
+    /// any skin, see `skin_joint_mask`): a bone is drawn when both ends are
+    /// in the mask. An empty mask draws every joint. Copies the mask; call it
+    /// when the model changes, not per frame.
+    pub fn set_mask(&mut self, mask: &[bool]) {
+        self.mask.clear();
+        self.mask.extend_from_slice(mask);
+    }
+
+    /// Records the skeleton lines inside an active dynamic rendering pass on
+    /// `slot`'s command buffer (after the mesh, so they draw over it).
+    /// `joints` are scene-space joint matrices (`Evaluator::world`), placed
+    /// by `world` and seen through `view_proj`; `parents` as the skeleton's;
+    /// `selected` is highlighted. Sets the viewport and scissor to `extent`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record(
+        &mut self,
+        ctx: &GpuContext,
+        slot: &mut FrameSlot,
+        view_proj: &Matrix4<f32>,
+        world: &Matrix4<f32>,
+        joints: &[Matrix4<f32>],
+        parents: &[u32],
+        selected: Option<usize>,
+        extent: vk::Extent2D,
+    ) -> Result<(), GpuError> {
+        let count = joints.len().min(parents.len());
+        if count == 0 {
+            return Ok(());
+        }
+        let capacity = (count * VERTICES_PER_JOINT * std::mem::size_of::<LineVertex>()) as u64;
+        let index = slot.index;
+        if self.buffers[index].as_ref().is_none_or(|b| b.size < capacity) {
+            // begin_frame waited for this slot's fence, and only frames on this
+            // slot read this buffer: the GPU is done with the old one.
+            if let Some(old) = self.buffers[index].take() {
+                old.destroy(ctx);
+            }
+            self.buffers[index] = Some(Buffer::new(
+                ctx,
+                &format!("bone lines {index}"),
+                capacity,
+                vk::BufferUsageFlags::VERTEX_BUFFER,
+                MemoryLocation::CpuToGpu,
+            )?);
+        }
+        let mask = &self.mask;
+        let drawn = |j: usize| mask.is_empty() || mask.get(j).copied().unwrap_or(false);
+        let origin = |j: usize| Vector3::new(joints[j][(0, 3)], joints[j][(1, 3)], joints[j][(2, 3)]);
+        // Cross size from the mean bone length, so it suits any model scale.
+        let (mut total, mut bones) = (0.0f32, 0usize);
+        for (j, &p) in parents.iter().enumerate().take(count) {
+            if p != NO_PARENT && (p as usize) < count && drawn(j) && drawn(p as usize) {
+                total += (origin(j) - origin(p as usize)).norm();
+                bones += 1;
+            }
+        }
+        let cross = if bones > 0 { 0.12 * total / bones as f32 } else { 0.02 };
+        let show_joints = self.show_joints;
+        let buffer = self.buffers[index].as_mut().expect("created above");
+        let mapped = buffer.mapped_mut().ok_or_else(|| GpuError::new("bone lines buffer is not mapped"))?;
+        let mut n = 0usize;
+        let mut put = |p: Vector3<f32>, color: [u8; 4]| {
+            let v = LineVertex { position: [p.x, p.y, p.z], color };
+            let at = n * std::mem::size_of::<LineVertex>();
+            mapped[at..at + std::mem::size_of::<LineVertex>()].copy_from_slice(bytemuck::bytes_of(&v));
+            n += 1;
+        };
+        for (j, &p) in parents.iter().enumerate().take(count) {
+            if !drawn(j) {
+                continue;
+            }
+            let here = origin(j);
+            if p != NO_PARENT && (p as usize) < count && drawn(p as usize) {
+                let hot = selected == Some(j) || selected == Some(p as usize);
+                let color = if hot { SELECTED_COLOR } else { BONE_COLOR };
+                put(origin(p as usize), color);
+                put(here, color);
+            }
+            if show_joints || selected == Some(j) {
+                let color = if selected == Some(j) { SELECTED_COLOR } else { JOINT_COLOR };
+                for axis in [Vector3::x(), Vector3::y(), Vector3::z()] {
+                    put(here - axis * cross, color);
+                    put(here + axis * cross, color);
+                }
+            }
+        }
+        let vertices = n as u32;
+        if vertices == 0 {
+            return Ok(());
+        }
+        let mvp = view_proj * world;
+        let mut push = LinePush { view_proj_world: [0.0; 16] };
+        push.view_proj_world.copy_from_slice(mvp.as_slice());
+        let viewport = vk::Viewport {
+            x: 0.0,
+            y: 0.0,
+            width: extent.width as f32,
+            height: extent.height as f32,
+            min_depth: 0.0,
+            max_depth: 1.0,
+        };
+        let scissor = vk::Rect2D { offset: vk::Offset2D::default(), extent };
+        let cmd = slot.command_buffer;
+        let d = &ctx.device;
+        // SAFETY: cmd is recording inside dynamic rendering with attachments of
+        // the formats this pipeline was built for; the vertex buffer is this
+        // slot's and lives until after its fence (destroyed only on growth
+        // after the fence, or in `destroy`).
+        unsafe {
+            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, self.pipeline);
+            d.cmd_set_viewport(cmd, 0, &[viewport]);
+            d.cmd_set_scissor(cmd, 0, &[scissor]);
+            d.cmd_push_constants(
+                cmd,
+                self.layout,
+                vk::ShaderStageFlags::VERTEX,
+                0,
+                bytemuck::bytes_of(&push),
+            );
+            d.cmd_bind_vertex_buffers(cmd, 0, &[buffer.raw], &[0]);
+            d.cmd_draw(cmd, vertices, 1, 0, 0);
+        }
+        Ok(())
+    }
+
+    /// Frees everything; the caller guarantees no pending GPU use.
+    pub fn destroy(self, ctx: &GpuContext) {
+        // SAFETY: the caller guarantees the GPU no longer uses these objects;
+        // null handles are ignored by vkDestroy*.
+        unsafe {
+            ctx.device.destroy_pipeline(self.pipeline, None);
+            ctx.device.destroy_pipeline_layout(self.layout, None);
+        }
+        self.buffers.into_iter().flatten().for_each(|b| b.destroy(ctx));
+    }
+}
+
+/// `mask[j]` = skeleton joint `j` is a joint of some skin of `model` (what
+/// `BoneLines::set_mask` wants; other nodes are scene plumbing, not bones).
+/// All joints when the model has no skin.
+pub fn skin_joint_mask(model: &crate::asset::Model) -> Vec<bool> {
+    let mut mask = vec![model.skins.is_empty(); model.skeleton.len()];
+    for skin in &model.skins {
+        for &j in &skin.joints {
+            if let Some(m) = mask.get_mut(j as usize) {
+                *m = true;
+            }
+        }
+    }
+    mask
+}
