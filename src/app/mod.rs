@@ -1,4 +1,9 @@
 //! The interactive viewer: window, input, camera and on-screen controls,
 //! driving the animation system and the renderer.
 
+pub mod animation;
+pub mod orbit_camera;
 pub mod state;
+pub mod ui;
+pub mod viewer;
+pub mod window;

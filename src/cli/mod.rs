@@ -12,7 +12,9 @@ use std::path::Path;
 
 /// Runs a parsed command line; the error is one printable line.
 pub fn run(cli: Cli) -> Result<(), String> {
-    match cli.command {
+    // No subcommand: the viewer on the built-in character.
+    let command = cli.command.unwrap_or_else(|| Command::View(args::ViewArgs::default()));
+    match command {
         Command::Inspect { model, json } => {
             let model = asset::load(Path::new(&model)).map_err(|e| e.to_string())?;
             let report = inspect::Report::new(&model);
@@ -28,7 +30,41 @@ pub fn run(cli: Cli) -> Result<(), String> {
             write_output(&out, &json)
         }
         Command::Render(args) => render::run(&args),
+        Command::View(args) => view(&args),
+        Command::GenerateDefault { out } => generate_default(&out),
     }
+}
+
+/// `vkskin view`: the options checked, then the viewer (or its headless fallback).
+fn view(args: &args::ViewArgs) -> Result<(), String> {
+    use crate::app::viewer::{self, ViewOptions};
+    if args.frames == Some(0) {
+        return Err("--frames must be at least 1".into());
+    }
+    let options = ViewOptions {
+        model: args.model.as_ref().map(std::path::PathBuf::from),
+        clip: args.clip.clone(),
+        device: args.device.clone(),
+        validation: args.validation,
+        frames: args.frames,
+        screenshot: args.screenshot.as_ref().map(std::path::PathBuf::from),
+        resize_at: args.resize_at.as_deref().map(viewer::parse_resize_at).transpose()?,
+        size: render::parse_size(args.size.as_deref().unwrap_or("960x640"))?,
+    };
+    viewer::run(&options)
+}
+
+/// `vkskin generate-default`: writes the default character's GLB, creating
+/// the folder when needed.
+fn generate_default(out: &str) -> Result<(), String> {
+    let bytes = asset::default_character_glb();
+    let path = Path::new(out);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create folder: {e}", dir.display()))?;
+    }
+    std::fs::write(path, &bytes).map_err(|e| format!("{out}: cannot write: {e}"))?;
+    eprintln!("vkskin: wrote {out} ({} bytes)", bytes.len());
+    Ok(())
 }
 
 /// Writes to a file, or to standard output for `-`.

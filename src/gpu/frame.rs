@@ -235,6 +235,19 @@ impl FrameRing {
         Ok(slot)
     }
 
+    /// Waits for the slot that the next `begin_frame` will use (its fence),
+    /// releasing what was retired into it, without beginning a frame; returns
+    /// its index. Per-slot objects kept outside the ring (a swapchain's
+    /// acquire semaphore) may be reused after this returns.
+    pub fn wait_next(&mut self, ctx: &GpuContext) -> Result<usize, GpuError> {
+        if self.recording {
+            return Err(GpuError::new("wait_next called while a frame is being recorded"));
+        }
+        let slot = &mut self.slots[self.current];
+        slot.wait(ctx)?;
+        Ok(slot.index)
+    }
+
     /// The slot being recorded (or the last one, between frames).
     pub fn current(&mut self) -> &mut FrameSlot {
         &mut self.slots[self.current]

@@ -10,6 +10,7 @@ pub mod frame;
 pub mod image;
 pub mod immediate;
 pub mod shader;
+pub mod swapchain;
 pub mod validation;
 
 pub use buffer::Buffer;

@@ -50,11 +50,8 @@ impl Camera {
         let centre = (lo + hi) * 0.5;
         // A point-like box still gets a finite camera distance.
         let half = ((hi - lo) * 0.5).map(|v| v.max(1e-3));
-        let back = Vector3::new(
-            AZIMUTH.sin() * ELEVATION.cos(),
-            ELEVATION.sin(),
-            AZIMUTH.cos() * ELEVATION.cos(),
-        );
+        let back =
+            Vector3::new(AZIMUTH.sin() * ELEVATION.cos(), ELEVATION.sin(), AZIMUTH.cos() * ELEVATION.cos());
         let up = Vector3::y();
         let right = up.cross(&back).normalize();
         let cam_up = back.cross(&right);

@@ -2,9 +2,12 @@
 //! and headless output. Knows the GPU layouts of skinning data
 //! (`layout`, mirrored in shaders/common.glsl).
 
+pub mod bone_lines;
 pub mod camera;
+pub mod egui_pass;
 pub mod gpu_model;
 pub mod headless;
+pub mod heat_map;
 pub mod image_out;
 pub mod layout;
 pub mod mesh_pass;

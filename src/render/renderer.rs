@@ -6,15 +6,17 @@
 
 use super::camera::Camera;
 use super::gpu_model::GpuModel;
+use super::heat_map::HeatMap;
 use super::layout::{BoneMatrix, NO_MORPHS, SkinRecord};
 use super::mesh_pass::{
     DrawItem, FrameParams, FrameUniforms, MeshMaterials, MeshPass, SkinBindings, VertexPath,
 };
-use super::skin_pass::{CharacterId, OUTPUT_STRIDE, SkinInput, SkinPass};
-use super::target::{CLEAR_COLOR, SlotTargets, choose_samples};
+use super::skin_pass::{CharacterId, OUTPUT_STRIDE, SkinInput, SkinPass, SkinStats};
+use super::target::{CLEAR_COLOR, COLOR_FORMAT, ScreenTarget, SlotTargets, choose_samples};
 use super::textures::Textures;
 use crate::asset::Model;
-use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, FrameRing, GpuContext, GpuError};
+use crate::gpu::frame::Retired;
+use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, FrameRing, FrameSlot, GpuContext, GpuError};
 use crate::scene::Evaluator;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
@@ -23,6 +25,15 @@ use std::sync::Arc;
 
 /// Receives a finished frame: `(frame number, RGBA8 sRGB pixels, rows top to bottom)`.
 pub type PixelSink<'a> = dyn FnMut(u64, &[u8]) -> Result<(), String> + 'a;
+
+/// GPU time of one frame's passes, in microseconds (from timestamps).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct GpuTimes {
+    /// The skinning dispatch (0 on the vertex-skinning path).
+    pub skin_us: f64,
+    /// Drawing the scene (clear, mesh, overlays in the scene pass, resolve).
+    pub draw_us: f64,
+}
 
 /// How frames are drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,8 +57,18 @@ pub struct Renderer {
     mesh: MeshPass,
     textures: Textures,
     materials: MeshMaterials,
-    targets: SlotTargets,
+    /// Offscreen targets with readback (headless); `None` for a window,
+    /// which draws into swapchain images through a `ScreenTarget`.
+    targets: Option<SlotTargets>,
     vertex_skinning: Option<VertexSkinInputs>,
+    /// Per slot: timestamp queries of its last screen frame (skin before/after, draw before/after).
+    queries: [[Option<u32>; 4]; FRAMES_IN_FLIGHT],
+    /// Set-0 bindings of this screen frame (vertex-skinning path).
+    screen_skin: Option<SkinBindings>,
+    /// The weight heat map's stream (screen frames).
+    heat: HeatMap,
+    /// Joint whose weights colour the mesh; `None` shades normally.
+    heat_joint: Option<usize>,
     /// One per drawn primitive; the vertex buffer handle is filled in per frame.
     draws: Vec<DrawItem>,
     settings: RenderSettings,
@@ -59,9 +80,31 @@ pub struct Renderer {
 }
 
 impl Renderer {
-    /// Uploads `model` and builds the passes and targets.
+    /// Uploads `model` and builds the passes and offscreen targets.
     pub fn new(ctx: &GpuContext, model: Arc<Model>, settings: RenderSettings) -> Result<Self, GpuError> {
-        if settings.extent.width == 0 || settings.extent.height == 0 {
+        Self::build(ctx, model, settings, COLOR_FORMAT, true)
+    }
+
+    /// Uploads `model` and builds the passes for drawing into colour images
+    /// of `color_format` (a swapchain's) with the `begin_screen_frame` family
+    /// of calls; no offscreen target (`settings.extent` is not used).
+    pub fn new_for_screen(
+        ctx: &GpuContext,
+        model: Arc<Model>,
+        settings: RenderSettings,
+        color_format: vk::Format,
+    ) -> Result<Self, GpuError> {
+        Self::build(ctx, model, settings, color_format, false)
+    }
+
+    fn build(
+        ctx: &GpuContext,
+        model: Arc<Model>,
+        settings: RenderSettings,
+        color_format: vk::Format,
+        offscreen: bool,
+    ) -> Result<Self, GpuError> {
+        if offscreen && (settings.extent.width == 0 || settings.extent.height == 0) {
             return Err(GpuError::new("the target size must be at least 1x1"));
         }
         let limit = ctx.properties.limits.max_image_dimension2_d;
@@ -94,7 +137,7 @@ impl Renderer {
             };
             parts.skin = Some(skin);
             let samples = if settings.msaa { choose_samples(ctx) } else { vk::SampleCountFlags::TYPE_1 };
-            parts.mesh = Some(MeshPass::new(ctx, samples)?);
+            parts.mesh = Some(MeshPass::with_format(ctx, samples, color_format)?);
             let mut warnings = Vec::new();
             parts.textures = Some(Textures::load(ctx, &model, &mut warnings)?);
             parts.materials = Some(MeshMaterials::new(
@@ -103,7 +146,9 @@ impl Renderer {
                 &model.materials,
                 parts.textures.as_ref().expect("textures"),
             )?);
-            parts.targets = Some(SlotTargets::new(ctx, settings.extent, samples)?);
+            if offscreen {
+                parts.targets = Some(SlotTargets::new(ctx, settings.extent, samples)?);
+            }
             let skin = parts.skin.as_ref().expect("skin");
             if settings.path == VertexPath::VertexSkinning {
                 parts.vertex_skinning = Some(VertexSkinInputs::new(ctx, &model, &gpu_model)?);
@@ -129,8 +174,12 @@ impl Renderer {
             mesh: parts.mesh.take().expect("mesh"),
             textures: parts.textures.take().expect("textures"),
             materials: parts.materials.take().expect("materials"),
-            targets: parts.targets.take().expect("targets"),
+            targets: parts.targets.take(),
             vertex_skinning: parts.vertex_skinning.take(),
+            queries: [[None; 4]; FRAMES_IN_FLIGHT],
+            screen_skin: None,
+            heat: HeatMap::new(),
+            heat_joint: None,
             draws,
             settings,
             pending: [None; FRAMES_IN_FLIGHT],
@@ -169,12 +218,15 @@ impl Renderer {
         on_pixels: &mut PixelSink,
     ) -> Result<u64, String> {
         let frame = self.frames;
+        let Some(targets) = self.targets.as_ref() else {
+            return Err("this renderer draws to a window, not to offscreen targets".into());
+        };
         let slot = self.ring.begin_frame(ctx).map_err(|e| e.to_string())?;
         let index = slot.index;
         // begin_frame waited for this slot's fence: its readback buffer is
         // final, and nothing rewrites it before this frame is submitted.
         if let Some(done) = self.pending[index].take() {
-            let handed = self.targets.get(index).pixels().map_err(|e| e.to_string());
+            let handed = targets.get(index).pixels().map_err(|e| e.to_string());
             if let Err(e) = handed.and_then(|pixels| on_pixels(done, pixels)) {
                 // Submit the empty command buffer so the ring stays usable.
                 let _ = self.ring.end_frame(ctx, &[], &[]);
@@ -193,7 +245,7 @@ impl Renderer {
                 }
             };
             let cmd = slot.command_buffer;
-            let target = self.targets.get(index);
+            let target = targets.get(index);
             target.begin_barriers(ctx, cmd);
             target.begin_rendering(ctx, cmd, CLEAR_COLOR);
             let eye = [camera.eye.x, camera.eye.y, camera.eye.z];
@@ -239,6 +291,196 @@ impl Renderer {
         Ok(frame)
     }
 
+    /// Switches between compute and vertex-shader skinning (the inputs of
+    /// the latter are created on first use, between frames).
+    pub fn set_path(&mut self, ctx: &GpuContext, path: VertexPath) -> Result<(), GpuError> {
+        if path == VertexPath::VertexSkinning && self.vertex_skinning.is_none() {
+            self.vertex_skinning = Some(VertexSkinInputs::new(ctx, &self.model, &self.gpu_model)?);
+        }
+        self.settings.path = path;
+        Ok(())
+    }
+
+    /// Draws triangle edges only (ignored where the device cannot).
+    pub fn set_wireframe(&mut self, wireframe: bool) {
+        self.settings.wireframe = wireframe && self.mesh.supports_wireframe();
+    }
+
+    /// Colours the mesh by the skin weights of skeleton joint `joint` (the
+    /// weight heat map); `None` shades normally. Call between frames: a
+    /// replaced stream is retired into the frame ring.
+    pub fn set_heat_joint(&mut self, ctx: &GpuContext, joint: Option<usize>) -> Result<(), GpuError> {
+        self.heat.update(ctx, &mut self.ring, &self.model, &self.gpu_model, joint)?;
+        self.heat_joint = joint;
+        Ok(())
+    }
+
+    /// Waits for the frame slot the next `begin_screen_frame` will use and
+    /// returns its index: per-slot objects outside the renderer (a
+    /// swapchain's acquire semaphore) are free again after this.
+    pub fn wait_next_slot(&mut self, ctx: &GpuContext) -> Result<usize, GpuError> {
+        self.ring.wait_next(ctx)
+    }
+
+    /// Begins a frame drawn into a window (after `wait_next_slot`): waits for
+    /// the slot (already done), resets its pools and begins its command
+    /// buffer. Returns the slot index and the GPU times its previous frame measured.
+    pub fn begin_screen_frame(&mut self, ctx: &GpuContext) -> Result<(usize, Option<GpuTimes>), GpuError> {
+        let period = ctx.timestamp_period_ns();
+        let slot = self.ring.begin_frame(ctx)?;
+        let ticks = slot.previous_timestamps();
+        let queries = std::mem::take(&mut self.queries[slot.index]);
+        let span = |a: Option<u32>, b: Option<u32>| -> Option<f64> {
+            let (a, b) = (ticks.get(a? as usize)?, ticks.get(b? as usize)?);
+            Some(b.saturating_sub(*a) as f64 * period / 1000.0)
+        };
+        let times = match (span(queries[0], queries[1]), span(queries[2], queries[3])) {
+            (None, None) => None,
+            (skin, draw) => Some(GpuTimes { skin_us: skin.unwrap_or(0.0), draw_us: draw.unwrap_or(0.0) }),
+        };
+        Ok((slot.index, times))
+    }
+
+    /// The slot being recorded, for passes recorded by the caller.
+    pub fn slot(&mut self) -> &mut FrameSlot {
+        self.ring.current()
+    }
+
+    /// Records this frame's skinning of `pose` (compute path: uploads the
+    /// palettes when `version` differs from what the slot holds, then
+    /// dispatches; vertex path: writes the slot's palettes).
+    pub fn record_skinning(
+        &mut self,
+        ctx: &GpuContext,
+        pose: &Evaluator,
+        version: u64,
+    ) -> Result<SkinStats, GpuError> {
+        let slot = self.ring.current();
+        let index = slot.index;
+        match self.settings.path {
+            VertexPath::VertexSkinning => {
+                let inputs = self
+                    .vertex_skinning
+                    .as_mut()
+                    .ok_or_else(|| GpuError::new("vertex skinning inputs missing (call set_path)"))?;
+                let bindings = inputs.write(index, pose, &self.gpu_model)?;
+                self.screen_skin = Some(bindings);
+                let palettes: usize = (0..self.model.skins.len()).map(|s| pose.palette(s).len()).sum();
+                let rigid = inputs.rigid.len();
+                Ok(SkinStats {
+                    palette_bytes_written: ((palettes + rigid) * 64) as u64,
+                    weight_bytes_written: (pose.pose().morph_weights.len() * 4) as u64,
+                    ..Default::default()
+                })
+            }
+            VertexPath::PreSkinned => {
+                self.screen_skin = None;
+                let inputs = [SkinInput { pose, version }];
+                let stats = self.skin.record(ctx, slot, &inputs, true)?;
+                if let Some((a, b)) = stats.timestamps {
+                    self.queries[index][0] = Some(a);
+                    self.queries[index][1] = Some(b);
+                }
+                Ok(stats)
+            }
+        }
+    }
+
+    /// Records the transitions of `target` and the acquired `image`, begins
+    /// rendering into `view` (cleared to the background) and, when
+    /// `show_mesh`, draws the character placed by `world`, seen through
+    /// `view_proj` from `eye`.
+    /// Rendering stays open for overlays (bones) until `end_scene`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn begin_scene(
+        &mut self,
+        ctx: &GpuContext,
+        target: &ScreenTarget,
+        image: vk::Image,
+        view: vk::ImageView,
+        world: &Matrix4<f32>,
+        view_proj: &Matrix4<f32>,
+        eye: [f32; 3],
+        show_mesh: bool,
+    ) -> Result<(), GpuError> {
+        if target.samples != self.mesh.samples || target.format != self.mesh.color_format {
+            return Err(GpuError::new("screen target does not match the mesh pipelines"));
+        }
+        let slot = self.ring.current();
+        let index = slot.index;
+        let cmd = slot.command_buffer;
+        self.queries[index][2] = slot.write_timestamp(ctx, vk::PipelineStageFlags2::TOP_OF_PIPE);
+        target.begin_barriers(ctx, cmd, image);
+        target.begin_rendering(ctx, cmd, view, CLEAR_COLOR);
+        if !show_mesh {
+            return Ok(());
+        }
+        let uniforms = FrameUniforms::new(view_proj, eye);
+        let mut world_cols = [0.0f32; 16];
+        world_cols.copy_from_slice(world.as_slice());
+        let skin = match self.settings.path {
+            VertexPath::VertexSkinning => Some(
+                self.screen_skin.as_ref().ok_or_else(|| GpuError::new("record_skinning must run first"))?,
+            ),
+            VertexPath::PreSkinned => None,
+        };
+        let params = FrameParams {
+            uniforms: &uniforms,
+            path: self.settings.path,
+            wireframe: self.settings.wireframe,
+            skin,
+            world: world_cols,
+        };
+        let heat = self.heat.buffer_for(self.heat_joint);
+        let bound = match self.mesh.begin_with_heat(ctx, slot, &params, heat) {
+            Ok(b) => b,
+            Err(e) => {
+                // SAFETY: rendering was begun above on this recording command buffer.
+                unsafe { ctx.device.cmd_end_rendering(cmd) };
+                return Err(e);
+            }
+        };
+        let output = self.skin.output_buffer(index);
+        for item in &self.draws {
+            let mut item = *item;
+            item.vertices.0 = output;
+            self.mesh.draw(ctx, cmd, &bound, &self.materials, &self.model.materials, &item);
+        }
+        Ok(())
+    }
+
+    /// Ends the rendering begun by `begin_scene` (the MSAA resolve into the
+    /// image happens here).
+    pub fn end_scene(&mut self, ctx: &GpuContext) {
+        let slot = self.ring.current();
+        // SAFETY: rendering was begun by begin_scene on this command buffer.
+        unsafe { ctx.device.cmd_end_rendering(slot.command_buffer) };
+        self.queries[slot.index][3] = slot.write_timestamp(ctx, vk::PipelineStageFlags2::ALL_COMMANDS);
+    }
+
+    /// Submits the frame begun by `begin_screen_frame`, waiting on and
+    /// signalling the given semaphores, with the slot's fence.
+    pub fn end_screen_frame(
+        &mut self,
+        ctx: &GpuContext,
+        waits: &[vk::SemaphoreSubmitInfo],
+        signals: &[vk::SemaphoreSubmitInfo],
+    ) -> Result<(), GpuError> {
+        self.ring.end_frame(ctx, waits, signals)?;
+        self.frames += 1;
+        Ok(())
+    }
+
+    /// Destroys `resource` once every frame submitted so far has finished.
+    pub fn retire(&mut self, resource: Retired) {
+        self.ring.retire(resource);
+    }
+
+    /// Waits for every submitted frame.
+    pub fn wait_all(&mut self, ctx: &GpuContext) -> Result<(), GpuError> {
+        self.ring.wait_all(ctx)
+    }
+
     /// Waits for every submitted frame and hands out the pixels not yet handed out, in order.
     pub fn finish(&mut self, ctx: &GpuContext, on_pixels: &mut PixelSink) -> Result<(), String> {
         self.ring.wait_all(ctx).map_err(|e| e.to_string())?;
@@ -246,15 +488,18 @@ impl Renderer {
             let next = (0..FRAMES_IN_FLIGHT).filter_map(|s| self.pending[s].map(|f| (f, s))).min();
             let Some((frame, slot)) = next else { return Ok(()) };
             self.pending[slot] = None;
-            on_pixels(frame, self.targets.get(slot).pixels().map_err(|e| e.to_string())?)?;
+            let targets = self.targets.as_ref().ok_or("no offscreen targets")?;
+            on_pixels(frame, targets.get(slot).pixels().map_err(|e| e.to_string())?)?;
         }
     }
 
     /// Waits for the GPU and frees everything.
     pub fn destroy(self, ctx: &GpuContext) {
         let _ = ctx.wait_idle();
-        let Renderer { ring, skin, gpu_model, mesh, textures, materials, targets, vertex_skinning, .. } =
-            self;
+        let Renderer {
+            ring, skin, gpu_model, mesh, textures, materials, targets, vertex_skinning, heat, ..
+        } = self;
+        heat.destroy(ctx);
         ring.destroy(ctx);
         skin.destroy(ctx);
         if let Ok(g) = Arc::try_unwrap(gpu_model) {
@@ -263,7 +508,9 @@ impl Renderer {
         materials.destroy(ctx);
         mesh.destroy(ctx);
         textures.destroy(ctx);
-        targets.destroy(ctx);
+        if let Some(t) = targets {
+            t.destroy(ctx);
+        }
         if let Some(v) = vertex_skinning {
             v.destroy(ctx);
         }

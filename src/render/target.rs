@@ -434,3 +434,192 @@ impl SlotTargets {
         self.targets.into_iter().for_each(|t| t.destroy(ctx));
     }
 }
+
+/// Attachments for drawing into images the target does not own (swapchain
+/// images): a multisampled colour attachment resolved into the given view
+/// (none at 1x: the view is drawn into directly) and a depth buffer. One set
+/// is shared by every frame slot; `begin_barriers` orders each frame's
+/// first writes after the previous frame's (a barrier's first scope covers
+/// earlier submissions on the queue).
+pub struct ScreenTarget {
+    /// Size in pixels.
+    pub extent: vk::Extent2D,
+    /// Samples per pixel.
+    pub samples: vk::SampleCountFlags,
+    /// Colour format (the swapchain's).
+    pub format: vk::Format,
+    msaa_color: Option<Attachment>,
+    depth: Attachment,
+}
+
+impl ScreenTarget {
+    /// Creates attachments of `extent` for colour images of `format`.
+    pub fn new(
+        ctx: &GpuContext,
+        extent: vk::Extent2D,
+        format: vk::Format,
+        samples: vk::SampleCountFlags,
+    ) -> Result<Self, GpuError> {
+        let transient = vk::ImageUsageFlags::TRANSIENT_ATTACHMENT;
+        let msaa_color = if samples == vk::SampleCountFlags::TYPE_1 {
+            None
+        } else {
+            let usage = vk::ImageUsageFlags::COLOR_ATTACHMENT | transient;
+            let color = vk::ImageAspectFlags::COLOR;
+            Some(Attachment::new(ctx, "screen msaa colour", extent, format, samples, usage, color)?)
+        };
+        let usage = vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | transient;
+        let depth = Attachment::new(
+            ctx,
+            "screen depth",
+            extent,
+            DEPTH_FORMAT,
+            samples,
+            usage,
+            vk::ImageAspectFlags::DEPTH,
+        );
+        let depth = match depth {
+            Ok(d) => d,
+            Err(e) => {
+                msaa_color.into_iter().for_each(|a| a.destroy(ctx));
+                return Err(e);
+            }
+        };
+        Ok(ScreenTarget { extent, samples, format, msaa_color, depth })
+    }
+
+    /// Records the transitions before drawing into `image` (an acquired
+    /// swapchain image): every attachment from UNDEFINED (contents discarded,
+    /// they are cleared or resolved over) to its attachment layout.
+    pub fn begin_barriers(&self, ctx: &GpuContext, cmd: vk::CommandBuffer, image: vk::Image) {
+        let color = subresource_range(vk::ImageAspectFlags::COLOR);
+        let mut barriers = [
+            // The swapchain image: the acquire semaphore is waited on at
+            // COLOR_ATTACHMENT_OUTPUT, so a barrier whose first scope is that
+            // stage chains after the wait: the layout transition happens only
+            // once the presentation engine has released the image. No access
+            // to make available (the engine's reads are covered by the
+            // semaphore). The clear/resolve/draw writes wait for the transition.
+            vk::ImageMemoryBarrier2::default()
+                .src_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
+                .src_access_mask(vk::AccessFlags2::NONE)
+                .dst_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
+                .dst_access_mask(
+                    vk::AccessFlags2::COLOR_ATTACHMENT_WRITE | vk::AccessFlags2::COLOR_ATTACHMENT_READ,
+                )
+                .old_layout(vk::ImageLayout::UNDEFINED)
+                .new_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+                .image(image)
+                .subresource_range(color),
+            // Depth is shared by the frames in flight: the previous frame's
+            // depth writes (fragment tests) must finish before this frame's
+            // clear; the first scope reaches that earlier submission.
+            vk::ImageMemoryBarrier2::default()
+                .src_stage_mask(
+                    vk::PipelineStageFlags2::EARLY_FRAGMENT_TESTS
+                        | vk::PipelineStageFlags2::LATE_FRAGMENT_TESTS,
+                )
+                .src_access_mask(vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_WRITE)
+                .dst_stage_mask(
+                    vk::PipelineStageFlags2::EARLY_FRAGMENT_TESTS
+                        | vk::PipelineStageFlags2::LATE_FRAGMENT_TESTS,
+                )
+                .dst_access_mask(
+                    vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_WRITE
+                        | vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_READ,
+                )
+                .old_layout(vk::ImageLayout::UNDEFINED)
+                .new_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+                .image(self.depth.raw)
+                .subresource_range(subresource_range(vk::ImageAspectFlags::DEPTH)),
+            // The shared multisampled colour: same write-after-write ordering
+            // against the previous frame's attachment writes.
+            vk::ImageMemoryBarrier2::default()
+                .src_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
+                .src_access_mask(vk::AccessFlags2::COLOR_ATTACHMENT_WRITE)
+                .dst_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
+                .dst_access_mask(
+                    vk::AccessFlags2::COLOR_ATTACHMENT_WRITE | vk::AccessFlags2::COLOR_ATTACHMENT_READ,
+                )
+                .old_layout(vk::ImageLayout::UNDEFINED)
+                .new_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+                .image(vk::Image::null())
+                .subresource_range(color),
+        ];
+        let count = match &self.msaa_color {
+            Some(m) => {
+                barriers[2] = barriers[2].image(m.raw);
+                3
+            }
+            None => 2,
+        };
+        let info = vk::DependencyInfo::default().image_memory_barriers(&barriers[..count]);
+        // SAFETY: cmd is recording outside rendering; the images are live.
+        unsafe { ctx.device.cmd_pipeline_barrier2(cmd, &info) };
+    }
+
+    /// Begins dynamic rendering of the scene into `view` (the acquired
+    /// image, in COLOR_ATTACHMENT_OPTIMAL), clearing colour and depth; with
+    /// MSAA the multisampled attachment is resolved into `view` at the end.
+    /// Sets the viewport and scissor to the whole target.
+    pub fn begin_rendering(
+        &self,
+        ctx: &GpuContext,
+        cmd: vk::CommandBuffer,
+        view: vk::ImageView,
+        clear: [f32; 4],
+    ) {
+        let clear_color = vk::ClearValue { color: vk::ClearColorValue { float32: clear } };
+        let mut color = vk::RenderingAttachmentInfo::default()
+            .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+            .load_op(vk::AttachmentLoadOp::CLEAR)
+            .clear_value(clear_color);
+        color = match &self.msaa_color {
+            Some(msaa) => color
+                .image_view(msaa.view)
+                .store_op(vk::AttachmentStoreOp::DONT_CARE)
+                .resolve_mode(vk::ResolveModeFlags::AVERAGE)
+                .resolve_image_view(view)
+                .resolve_image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL),
+            None => color.image_view(view).store_op(vk::AttachmentStoreOp::STORE),
+        };
+        let depth = vk::RenderingAttachmentInfo::default()
+            .image_view(self.depth.view)
+            .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+            .load_op(vk::AttachmentLoadOp::CLEAR)
+            .store_op(vk::AttachmentStoreOp::DONT_CARE)
+            .clear_value(vk::ClearValue {
+                depth_stencil: vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 },
+            });
+        let colors = [color];
+        let area = vk::Rect2D { offset: vk::Offset2D::default(), extent: self.extent };
+        let info = vk::RenderingInfo::default()
+            .render_area(area)
+            .layer_count(1)
+            .color_attachments(&colors)
+            .depth_attachment(&depth);
+        let viewport = vk::Viewport {
+            x: 0.0,
+            y: 0.0,
+            width: self.extent.width as f32,
+            height: self.extent.height as f32,
+            min_depth: 0.0,
+            max_depth: 1.0,
+        };
+        // SAFETY: cmd is recording outside rendering; begin_barriers put the
+        // attachments in the layouts given.
+        unsafe {
+            ctx.device.cmd_begin_rendering(cmd, &info);
+            ctx.device.cmd_set_viewport(cmd, 0, &[viewport]);
+            ctx.device.cmd_set_scissor(cmd, 0, &[area]);
+        }
+    }
+
+    /// Frees the attachments; the caller guarantees no pending GPU use.
+    pub fn destroy(self, ctx: &GpuContext) {
+        if let Some(a) = self.msaa_color {
+            a.destroy(ctx);
+        }
+        self.depth.destroy(ctx);
+    }
+}

@@ -1,0 +1,990 @@
+//! The interactive viewer (`vkskin view`): a winit 0.30 application that
+//! owns the window, the Vulkan surface and swapchain, the renderer, the
+//! bone lines and the egui controls, and runs one frame per redraw:
+//!
+//! wait for the next frame slot's fence -> free what it retired (egui
+//! textures) -> acquire an image (that slot's acquire semaphore) -> pose
+//! (animation system) -> egui -> record: skinning, scene pass (mesh, bones;
+//! MSAA resolved into the image), egui pass, optional screenshot copy,
+//! transition to PRESENT_SRC -> submit (wait acquire at COLOR_ATTACHMENT_OUTPUT,
+//! signal the image's render-finished semaphore) -> present.
+//!
+//! Without a display (no DISPLAY/WAYLAND_DISPLAY, no event loop or window,
+//! no device that can present) it prints one line saying so and renders the
+//! model headless to an animated PNG instead.
+
+use super::animation::AnimationSystem;
+use super::orbit_camera::OrbitCamera;
+use super::state::{DebugView, EventLog, FrameTimings, SkinningMode, ViewerState};
+use super::ui::{self, ModelInfo};
+use super::window::WindowInput;
+use crate::asset::{self, Model};
+use crate::gpu::image::subresource_range;
+use crate::gpu::swapchain::{self, Acquired, Surface, Swapchain};
+use crate::gpu::{Buffer, GpuContext, GpuError, GpuOptions};
+use crate::render::bone_lines::{self, BoneLines};
+use crate::render::egui_pass::EguiPass;
+use crate::render::headless::{self, HeadlessRequest};
+use crate::render::image_out::{self, ApngWriter};
+use crate::render::mesh_pass::VertexPath;
+use crate::render::renderer::{RenderSettings, Renderer};
+use crate::render::target::{DEPTH_FORMAT, ScreenTarget};
+use crate::scene::Evaluator;
+use ash::vk;
+use gpu_allocator::MemoryLocation;
+use nalgebra::Matrix4;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+use winit::application::ApplicationHandler;
+use winit::dpi::PhysicalSize;
+use winit::event::WindowEvent;
+use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
+use winit::raw_window_handle::{HasDisplayHandle, HasWindowHandle};
+use winit::window::{Window, WindowId};
+
+/// What `vkskin view` was asked to do.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ViewOptions {
+    /// The model file; `None` shows the built-in character.
+    pub model: Option<PathBuf>,
+    /// Clip name or index to play first (default: "Walk", else clip 0).
+    pub clip: Option<String>,
+    /// Vulkan device: an index or part of its name.
+    pub device: Option<String>,
+    /// Khronos validation with synchronization validation; any message fails the run.
+    pub validation: bool,
+    /// Render this many frames, then exit (scripted runs).
+    pub frames: Option<u64>,
+    /// Write the last frame (as presented, controls included) to this PNG.
+    pub screenshot: Option<PathBuf>,
+    /// Ask the window to resize to (width, height) at frame K: `(K, width, height)`.
+    pub resize_at: Option<(u64, u32, u32)>,
+    /// Initial window size (and the headless fallback's image size).
+    pub size: (u32, u32),
+}
+
+/// Frames of the headless fallback without `--frames`: at most this many.
+const FALLBACK_MAX_FRAMES: u32 = 90;
+/// Frame rate of the headless fallback.
+const FALLBACK_FPS: f32 = 30.0;
+/// Pause between redraws while the window is minimised.
+const MINIMISED_NAP: std::time::Duration = std::time::Duration::from_millis(20);
+/// How often the window title (model, FPS) is refreshed, seconds.
+const TITLE_PERIOD: f64 = 0.5;
+
+/// Runs the viewer; falls back to a headless animated PNG without a display.
+pub fn run(options: &ViewOptions) -> Result<(), String> {
+    let model = Arc::new(load_model(options.model.as_deref())?);
+    for w in &model.warnings {
+        eprintln!("vkskin: warning: {}: {w}", model.file);
+    }
+    let clip = initial_clip(&model, options.clip.as_deref())?;
+    let has_display =
+        ["DISPLAY", "WAYLAND_DISPLAY"].iter().any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()));
+    if !has_display {
+        return fallback(options, &model, clip, "no display (neither DISPLAY nor WAYLAND_DISPLAY is set)");
+    }
+    let event_loop = match EventLoop::new() {
+        Ok(e) => e,
+        Err(e) => return fallback(options, &model, clip, &format!("cannot open the display ({e})")),
+    };
+    event_loop.set_control_flow(ControlFlow::Poll);
+    let mut app = Viewer::new(options.clone(), model.clone(), clip);
+    let ran = event_loop.run_app(&mut app);
+    let validation = app.teardown();
+    if let Some(reason) = app.fallback.take() {
+        return fallback(options, &model, clip, &reason);
+    }
+    if let Some(e) = app.error.take() {
+        return Err(e);
+    }
+    ran.map_err(|e| format!("event loop: {e}"))?;
+    if !validation.is_empty() {
+        return Err(format!("{} validation message(s); the first: {}", validation.len(), validation[0]));
+    }
+    if app.frames_rendered == 0 {
+        return Err("no frame was rendered".into());
+    }
+    Ok(())
+}
+
+/// Parses `--resize-at K:WxH` into `(K, W, H)`.
+pub fn parse_resize_at(text: &str) -> Result<(u64, u32, u32), String> {
+    let bad = || format!("bad --resize-at \"{text}\": expected FRAME:WIDTHxHEIGHT, e.g. 60:500x400");
+    let (k, size) = text.split_once(':').ok_or_else(bad)?;
+    let k: u64 = k.trim().parse().map_err(|_| bad())?;
+    let (w, h) = size.trim().split_once(['x', 'X']).ok_or_else(bad)?;
+    let w: u32 = w.trim().parse().map_err(|_| bad())?;
+    let h: u32 = h.trim().parse().map_err(|_| bad())?;
+    if w == 0 || h == 0 || w > 16384 || h > 16384 {
+        return Err(bad());
+    }
+    Ok((k, w, h))
+}
+
+/// The model at `path`, or the built-in character.
+fn load_model(path: Option<&Path>) -> Result<Model, String> {
+    match path {
+        Some(p) => asset::load(p).map_err(|e| e.to_string()),
+        None => asset::load_default_character().map_err(|e| e.to_string()),
+    }
+}
+
+/// `--clip` (name or index), else a clip named "Walk", else clip 0; `None` without clips.
+fn initial_clip(model: &Model, key: Option<&str>) -> Result<Option<usize>, String> {
+    match key {
+        Some(k) => model.find_clip(k).map(Some).ok_or_else(|| format!("{}: no clip \"{k}\"", model.file)),
+        None => Ok(model
+            .clips
+            .iter()
+            .position(|c| c.name.as_deref().is_some_and(|n| n.eq_ignore_ascii_case("walk")))
+            .or((!model.clips.is_empty()).then_some(0))),
+    }
+}
+
+/// A file-name-safe version of `text`.
+fn file_part(text: &str) -> String {
+    let s: String = text
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect();
+    if s.is_empty() { "model".into() } else { s }
+}
+
+/// Renders the model headless to `vkskin-<model>-<clip>.png` in the current
+/// directory after printing one line saying why; prints the path.
+fn fallback(
+    options: &ViewOptions,
+    model: &Arc<Model>,
+    clip: Option<usize>,
+    reason: &str,
+) -> Result<(), String> {
+    eprintln!("vkskin: {reason}: rendering headless to an animated PNG instead");
+    let stem = Path::new(&model.file)
+        .file_stem()
+        .map_or_else(|| "model".into(), |s| s.to_string_lossy().into_owned());
+    let clip_name = clip
+        .map_or_else(|| "rest".to_string(), |c| model.clips[c].name.clone().unwrap_or_else(|| c.to_string()));
+    let out = PathBuf::from(format!("vkskin-{}-{}.png", file_part(&stem), file_part(&clip_name)));
+    let frames = match (options.frames, clip) {
+        (Some(n), _) => n.clamp(1, 10_000) as u32,
+        (None, Some(c)) => {
+            ((model.clips[c].duration * FALLBACK_FPS).ceil() as u32).clamp(1, FALLBACK_MAX_FRAMES)
+        }
+        (None, None) => 1,
+    };
+    let (width, height) = options.size;
+    let request = HeadlessRequest {
+        clip,
+        start_time: clip.map_or(0.0, |c| model.clips[c].start()),
+        frames,
+        fps: FALLBACK_FPS,
+        width,
+        height,
+        wireframe: false,
+        vertex_skinning: false,
+        msaa: true,
+    };
+    let gpu =
+        GpuOptions { validation: options.validation, device: options.device.clone(), ..Default::default() };
+    let ctx = GpuContext::new(&gpu, &|_, _, _, _| true).map_err(|e| e.to_string())?;
+    let mut writer = ApngWriter::create(&out, width, height, frames, FALLBACK_FPS)?;
+    // --screenshot still gets the last frame.
+    let mut last = Vec::with_capacity(if options.screenshot.is_some() {
+        width as usize * height as usize * 4
+    } else {
+        0
+    });
+    let result = headless::render(&ctx, model.clone(), &request, &mut |_, rgba| {
+        if options.screenshot.is_some() {
+            last.clear();
+            last.extend_from_slice(rgba);
+        }
+        writer.write_frame(rgba)
+    })
+    .and_then(|w| writer.finish().map(|_| w));
+    let result = match (&options.screenshot, result) {
+        (Some(path), Ok(w)) => image_out::write_png(path, width, height, &last).map(|_| w),
+        (_, r) => r,
+    };
+    if result.is_err() {
+        let _ = std::fs::remove_file(&out);
+    }
+    for w in result? {
+        eprintln!("vkskin: warning: {w}");
+    }
+    let messages = ctx.validation_messages();
+    if !messages.is_empty() {
+        return Err(format!("{} validation message(s); the first: {}", messages.len(), messages[0]));
+    }
+    println!("{}", out.display());
+    Ok(())
+}
+
+/// Everything drawn for one model; replaced as a whole when another loads.
+struct Scene {
+    model: Arc<Model>,
+    evaluator: Evaluator,
+    animation: AnimationSystem,
+    info: ModelInfo,
+    camera: OrbitCamera,
+    renderer: Renderer,
+    /// Bumped whenever the pose may have changed (every frame): the skin
+    /// pass skips uploads only for a version a slot already holds.
+    version: u64,
+}
+
+/// Vulkan objects of the window, destroyed in reverse order.
+struct Gpu {
+    ctx: GpuContext,
+    surface: Option<Surface>,
+    swapchain: Option<Swapchain>,
+    screen: Option<ScreenTarget>,
+    bones: Option<BoneLines>,
+    egui: Option<EguiPass>,
+    scene: Option<Scene>,
+}
+
+impl Gpu {
+    /// Waits for the GPU and frees everything but the context; returns the validation messages.
+    fn destroy(mut self) -> Vec<String> {
+        let _ = self.ctx.wait_idle();
+        let ctx = &self.ctx;
+        if let Some(s) = self.scene.take() {
+            s.renderer.destroy(ctx);
+        }
+        if let Some(e) = self.egui.take() {
+            e.destroy(ctx);
+        }
+        if let Some(b) = self.bones.take() {
+            b.destroy(ctx);
+        }
+        if let Some(s) = self.screen.take() {
+            s.destroy(ctx);
+        }
+        if let Some(s) = self.swapchain.take() {
+            s.destroy(ctx);
+        }
+        if let Some(s) = self.surface.take() {
+            s.destroy();
+        }
+        ctx.validation_messages()
+    }
+}
+
+/// The winit application.
+struct Viewer {
+    options: ViewOptions,
+    first_model: Option<(Arc<Model>, Option<usize>)>,
+    state: ViewerState,
+    log: EventLog,
+    timings: FrameTimings,
+    window: Option<Arc<Window>>,
+    input: Option<WindowInput>,
+    gpu: Option<Gpu>,
+    /// Why the window could not be used (the run falls back to headless).
+    fallback: Option<String>,
+    /// A fatal error.
+    error: Option<String>,
+    frames_rendered: u64,
+    redraws: u64,
+    started: Instant,
+    last_frame: Option<Instant>,
+    last_title: f64,
+    title: String,
+    /// The window was closed with a screenshot still to take: one last frame takes it.
+    closing: bool,
+}
+
+impl Viewer {
+    fn new(options: ViewOptions, model: Arc<Model>, clip: Option<usize>) -> Self {
+        let state = ViewerState { clip_a: clip, ..Default::default() };
+        Viewer {
+            options,
+            first_model: Some((model, clip)),
+            state,
+            log: EventLog::default(),
+            timings: FrameTimings::default(),
+            window: None,
+            input: None,
+            gpu: None,
+            fallback: None,
+            error: None,
+            frames_rendered: 0,
+            redraws: 0,
+            started: Instant::now(),
+            last_frame: None,
+            last_title: -1.0,
+            title: String::with_capacity(128),
+            closing: false,
+        }
+    }
+
+    /// Frees the GPU objects (then the window); returns the validation messages.
+    fn teardown(&mut self) -> Vec<String> {
+        let messages = self.gpu.take().map(Gpu::destroy).unwrap_or_default();
+        self.input = None;
+        self.window = None;
+        messages
+    }
+
+    /// Creates the window and everything Vulkan; a failure that means "no
+    /// usable display or presenting device" sets `fallback`.
+    fn start(&mut self, event_loop: &ActiveEventLoop) -> Result<(), String> {
+        let (w, h) = self.options.size;
+        let attributes =
+            Window::default_attributes().with_title("vkskin").with_inner_size(PhysicalSize::new(w, h));
+        let window = match event_loop.create_window(attributes) {
+            Ok(w) => Arc::new(w),
+            Err(e) => {
+                self.fallback = Some(format!("cannot create a window ({e})"));
+                return Ok(());
+            }
+        };
+        self.window = Some(window.clone());
+        let handles =
+            window.display_handle().and_then(|d| Ok((d.as_raw(), window.window_handle()?.as_raw())));
+        let (display, raw_window) = match handles {
+            Ok(h) => h,
+            Err(e) => {
+                self.fallback = Some(format!("no window handle ({e})"));
+                return Ok(());
+            }
+        };
+        let instance_extensions = match swapchain::required_instance_extensions(display) {
+            Ok(e) => e,
+            Err(e) => {
+                self.fallback = Some(format!("no Vulkan surface support ({e})"));
+                return Ok(());
+            }
+        };
+        let options = GpuOptions {
+            validation: self.options.validation,
+            device: self.options.device.clone(),
+            instance_extensions,
+            device_extensions: vec![ash::khr::swapchain::NAME],
+            announce_device: true,
+        };
+        let ctx = GpuContext::new(&options, &|entry, instance, physical, family| {
+            swapchain::presentation_supported(entry, instance, physical, family, display, raw_window)
+        });
+        let ctx = match ctx {
+            Ok(c) => c,
+            Err(e) => {
+                self.fallback = Some(format!("no Vulkan device can present to the window ({e})"));
+                return Ok(());
+            }
+        };
+        let mut gpu =
+            Gpu { ctx, surface: None, swapchain: None, screen: None, bones: None, egui: None, scene: None };
+        // SAFETY: the window outlives the surface: teardown destroys the GPU
+        // objects before dropping the window.
+        let surface = unsafe { Surface::new(&gpu.ctx, display, raw_window) };
+        gpu.surface = Some(match surface {
+            Ok(s) => s,
+            Err(e) => {
+                self.fallback = Some(format!("cannot create a Vulkan surface ({e})"));
+                self.gpu = Some(gpu);
+                return Ok(());
+            }
+        });
+        let size = window.inner_size();
+        let extent = vk::Extent2D { width: size.width, height: size.height };
+        let chain =
+            Swapchain::new(&gpu.ctx, gpu.surface.as_ref().expect("surface"), extent, self.state.vsync);
+        let chain = match chain {
+            Ok(c) => c,
+            Err(e) => {
+                self.fallback = Some(format!("cannot present to the window ({e})"));
+                self.gpu = Some(gpu);
+                return Ok(());
+            }
+        };
+        let format = chain.format.format;
+        gpu.swapchain = Some(chain);
+        let built = (|| {
+            gpu.egui = Some(EguiPass::new(&gpu.ctx, format)?);
+            let (model, _) = self.first_model.take().ok_or_else(|| GpuError::new("started twice"))?;
+            let scene = build_scene(&gpu.ctx, model, self.state.clip_a, aspect(extent), format)?;
+            let samples = scene.renderer.samples();
+            gpu.scene = Some(scene);
+            gpu.bones = Some(BoneLines::new(&gpu.ctx, format, DEPTH_FORMAT, samples)?);
+            if let (Some(b), Some(s)) = (gpu.bones.as_mut(), gpu.scene.as_ref()) {
+                b.set_mask(&bone_lines::skin_joint_mask(&s.model));
+            }
+            Ok::<(), GpuError>(())
+        })();
+        let max_texture = gpu.ctx.properties.limits.max_image_dimension2_d as usize;
+        self.gpu = Some(gpu);
+        built.map_err(|e| e.to_string())?;
+        self.input = Some(WindowInput::new(&window, max_texture));
+        Ok(())
+    }
+
+    /// Loads `path` and replaces the scene once the GPU is idle; a model that
+    /// fails to load leaves the current one in place (the error is printed).
+    fn load(&mut self, path: PathBuf) -> Result<(), String> {
+        let Some(gpu) = self.gpu.as_mut() else { return Ok(()) };
+        let model = match asset::load(&path) {
+            Ok(m) => Arc::new(m),
+            Err(e) => {
+                eprintln!("vkskin: {e}");
+                return Ok(());
+            }
+        };
+        let format = gpu.swapchain.as_ref().map(|s| s.format.format).ok_or("no swapchain")?;
+        let extent = gpu.swapchain.as_ref().map(|s| s.extent).unwrap_or_default();
+        // The old scene's buffers may still be read by frames in flight:
+        // wait for all of them before freeing (a load is rare; the new
+        // renderer starts with fresh frame slots).
+        if let Some(old) = gpu.scene.take() {
+            old.renderer.destroy(&gpu.ctx);
+        }
+        let clip = initial_clip(&model, None)?;
+        let scene = build_scene(&gpu.ctx, model, clip, aspect(extent), format).map_err(|e| e.to_string())?;
+        if let Some(b) = gpu.bones.as_mut() {
+            b.set_mask(&bone_lines::skin_joint_mask(&scene.model));
+        }
+        // Texture frees deferred into the old slots: the device is idle now.
+        if let Some(egui) = gpu.egui.as_mut() {
+            for s in 0..crate::gpu::FRAMES_IN_FLIGHT {
+                egui.release_slot(s).map_err(|e| e.to_string())?;
+            }
+        }
+        for w in &scene.model.warnings {
+            eprintln!("vkskin: warning: {}: {w}", scene.model.file);
+        }
+        self.state = ViewerState { clip_a: clip, vsync: self.state.vsync, ..Default::default() };
+        self.log = EventLog::default();
+        gpu.scene = Some(scene);
+        self.last_title = -1.0;
+        Ok(())
+    }
+
+    /// One frame. Returns Ok without rendering when minimised or when the
+    /// swapchain was out of date.
+    fn redraw(&mut self, event_loop: &ActiveEventLoop) -> Result<(), String> {
+        self.redraws += 1;
+        if let Some(path) = self.state.load_request.take() {
+            self.load(path)?;
+        }
+        if let (Some((k, w, h)), Some(window)) = (self.options.resize_at, &self.window)
+            && self.frames_rendered >= k
+        {
+            // Asked once; X11 applies it asynchronously (a Resized event follows).
+            self.options.resize_at = None;
+            let _ = window.request_inner_size(PhysicalSize::new(w, h));
+        }
+        let (Some(window), Some(gpu), Some(input)) =
+            (self.window.clone(), self.gpu.as_mut(), self.input.as_mut())
+        else {
+            return Ok(());
+        };
+        let size = window.inner_size();
+        let extent = vk::Extent2D { width: size.width, height: size.height };
+        if extent.width == 0 || extent.height == 0 {
+            // Minimised: render nothing, recreate nothing (and do not spin).
+            if self.closing {
+                event_loop.exit();
+            }
+            std::thread::sleep(MINIMISED_NAP);
+            return Ok(());
+        }
+        let ctx = &gpu.ctx;
+        let chain = gpu.swapchain.as_mut().ok_or("no swapchain")?;
+        chain.set_vsync(self.state.vsync);
+        if chain.needs_recreate() {
+            if !chain.recreate(ctx, extent).map_err(|e| e.to_string())? {
+                // The surface reports a zero extent: minimised.
+                std::thread::sleep(MINIMISED_NAP);
+                return Ok(());
+            }
+            // Recreate waited for the device: the old attachments are unused.
+            if let Some(old) = gpu.screen.take() {
+                old.destroy(ctx);
+            }
+        }
+        let scene = gpu.scene.as_mut().ok_or("no scene")?;
+        let chain_extent = chain.extent;
+        if gpu.screen.as_ref().is_none_or(|s| s.extent != chain_extent) {
+            if let Some(old) = gpu.screen.take() {
+                // Only reached without a recreate: wait before freeing.
+                scene.renderer.wait_all(ctx).map_err(|e| e.to_string())?;
+                old.destroy(ctx);
+            }
+            let made = ScreenTarget::new(ctx, chain_extent, chain.format.format, scene.renderer.samples());
+            gpu.screen = Some(made.map_err(|e| e.to_string())?);
+        }
+        let screen = gpu.screen.as_ref().expect("created above");
+        let egui_pass = gpu.egui.as_mut().ok_or("no egui pass")?;
+
+        // The slot's previous frame is done: its acquire semaphore and the
+        // egui textures freed then may be reused / freed now.
+        let slot = scene.renderer.wait_next_slot(ctx).map_err(|e| e.to_string())?;
+        egui_pass.release_slot(slot).map_err(|e| e.to_string())?;
+        let image_index = match chain.acquire(slot).map_err(|e| e.to_string())? {
+            Acquired::Image { index, .. } => index,
+            Acquired::OutOfDate => return Ok(()),
+        };
+
+        // Pose.
+        let now = Instant::now();
+        let dt = self.last_frame.map_or(0.0, |t| now.duration_since(t).as_secs_f32()).min(0.25);
+        self.last_frame = Some(now);
+        let clock = now.duration_since(self.started).as_secs_f64();
+        scene.animation.update(
+            dt,
+            &mut self.state,
+            &scene.model,
+            &mut scene.evaluator,
+            &mut self.log,
+            clock,
+        )?;
+        scene.version += 1;
+        self.timings.cpu_pose_us = scene.animation.cpu_pose_us();
+        if dt > 0.0 {
+            let fps = 1.0 / dt as f64;
+            self.timings.fps = if self.timings.fps > 0.0 { self.timings.fps * 0.9 + fps * 0.1 } else { fps };
+        }
+
+        // Controls.
+        let raw = input.egui.take_egui_input(&window);
+        let egui_ctx = input.egui_ctx().clone();
+        let (state, info, anim, timings, log) =
+            (&mut self.state, &scene.info, &scene.animation, &self.timings, &self.log);
+        let output = egui_ctx.run_ui(raw, |ui| ui::draw(ui.ctx(), state, info, anim, timings, log));
+        input.egui.handle_platform_output(&window, output.platform_output);
+        let primitives = egui_ctx.tessellate(output.shapes, output.pixels_per_point);
+        if EguiPass::needs_idle(&output.textures_delta) {
+            // egui-ash-renderer replaces textures at once: no frame may still sample them.
+            scene.renderer.wait_all(ctx).map_err(|e| e.to_string())?;
+        }
+        egui_pass
+            .prepare(ctx, slot, output.textures_delta, primitives, output.pixels_per_point)
+            .map_err(|e| e.to_string())?;
+        let path = match self.state.skinning {
+            SkinningMode::Compute => VertexPath::PreSkinned,
+            SkinningMode::Vertex => VertexPath::VertexSkinning,
+        };
+        scene.renderer.set_path(ctx, path).map_err(|e| e.to_string())?;
+        scene.renderer.set_wireframe(self.state.wireframe);
+        let heat_joint = match self.state.debug_view {
+            DebugView::WeightHeatMap => self.state.selected_joint,
+            _ => None,
+        };
+        scene.renderer.set_heat_joint(ctx, heat_joint).map_err(|e| e.to_string())?;
+
+        // Record.
+        let last = self.closing || self.options.frames.is_some_and(|n| self.frames_rendered + 1 >= n);
+        let screenshot = match (&self.options.screenshot, last) {
+            (Some(_), true) => Some(screenshot_buffer(ctx, chain)?),
+            _ => None,
+        };
+        let (image, view) = chain.image(image_index);
+        let camera = scene.camera.camera(aspect(chain_extent));
+        // Centre the view in the part of the window the controls leave free.
+        let free = free_span(&egui_ctx, chain_extent.width as f32);
+        let view_proj = lens_shift(free, chain_extent.width as f32) * camera.view_proj();
+        let eye = [camera.eye.x, camera.eye.y, camera.eye.z];
+        let world = Matrix4::identity();
+        let recorded = (|| -> Result<(), GpuError> {
+            let (_, gpu_times) = scene.renderer.begin_screen_frame(ctx)?;
+            if let Some(t) = gpu_times {
+                self.timings.gpu_skin_us = t.skin_us;
+                self.timings.gpu_draw_us = t.draw_us;
+            }
+            let stats = scene.renderer.record_skinning(ctx, &scene.evaluator, scene.version)?;
+            self.timings.upload_bytes = stats.palette_bytes_written + stats.weight_bytes_written;
+            // Palettes are read in place from persistently mapped memory: no upload pass.
+            self.timings.gpu_upload_us = 0.0;
+            scene.renderer.begin_scene(
+                ctx,
+                screen,
+                image,
+                view,
+                &world,
+                &view_proj,
+                eye,
+                self.state.show_mesh,
+            )?;
+            let mut drawn = Ok(());
+            if self.state.show_bones
+                && let Some(bones) = gpu.bones.as_mut()
+            {
+                drawn = bones.record(
+                    ctx,
+                    scene.renderer.slot(),
+                    &view_proj,
+                    &world,
+                    scene.evaluator.world(),
+                    scene.model.skeleton.parents(),
+                    self.state.selected_joint,
+                    chain_extent,
+                );
+            }
+            scene.renderer.end_scene(ctx);
+            drawn?;
+            let cmd = scene.renderer.slot().command_buffer;
+            scene_to_overlay_barrier(ctx, cmd, image);
+            egui_pass.record(ctx, cmd, view, chain_extent)?;
+            match &screenshot {
+                Some(buffer) => record_screenshot(ctx, cmd, image, buffer, chain_extent),
+                None => to_present(ctx, cmd, image),
+            }
+            Ok(())
+        })();
+        // Submitted even after a recording error, so the frame ring stays consistent.
+        let waits = [vk::SemaphoreSubmitInfo::default()
+            .semaphore(chain.acquire_semaphore(slot))
+            .stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)];
+        let signals = [vk::SemaphoreSubmitInfo::default()
+            .semaphore(chain.render_finished(image_index))
+            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)];
+        let submitted = scene.renderer.end_screen_frame(ctx, &waits, &signals);
+        let presented = recorded.and(submitted).and_then(|_| chain.present(ctx, image_index));
+        if let Err(e) = presented {
+            if let Some(buffer) = screenshot {
+                // The copy may be in flight: free the buffer after the GPU.
+                let _ = scene.renderer.wait_all(ctx);
+                buffer.destroy(ctx);
+            }
+            return Err(e.to_string());
+        }
+        self.frames_rendered += 1;
+
+        if let Some(buffer) = screenshot {
+            let saved =
+                save_screenshot(ctx, &mut scene.renderer, &buffer, chain, self.options.screenshot.as_deref());
+            buffer.destroy(ctx);
+            saved?;
+        }
+        if clock - self.last_title >= TITLE_PERIOD {
+            self.last_title = clock;
+            use std::fmt::Write;
+            self.title.clear();
+            let name = Path::new(&scene.model.file)
+                .file_name()
+                .map_or(std::borrow::Cow::Borrowed(""), |n| n.to_string_lossy());
+            let _ = write!(self.title, "vkskin - {name} - {:.0} fps", self.timings.fps);
+            window.set_title(&self.title);
+        }
+        if self.closing || self.options.frames.is_some_and(|n| self.frames_rendered >= n) {
+            event_loop.exit();
+        } else if let Some(n) = self.options.frames
+            && self.redraws > n * 20 + 600
+        {
+            return Err(format!(
+                "only {} of {n} frames rendered after {} attempts",
+                self.frames_rendered, self.redraws
+            ));
+        }
+        Ok(())
+    }
+
+    fn fail(&mut self, event_loop: &ActiveEventLoop, message: String) {
+        if self.error.is_none() {
+            self.error = Some(message);
+        }
+        event_loop.exit();
+    }
+}
+
+/// The horizontal span `(left, right)` in pixels of a window `width` wide
+/// that egui's windows leave free: left of them when they sit at the right
+/// (and leave at least a quarter of the width), else the whole width.
+fn free_span(egui_ctx: &egui::Context, width: f32) -> (f32, f32) {
+    let ppp = egui_ctx.pixels_per_point();
+    let left = egui_ctx.memory(|m| {
+        m.layer_ids()
+            .filter(|l| l.order == egui::Order::Middle && m.areas().is_visible(l))
+            .filter_map(|l| m.area_rect(l.id))
+            .map(|r| r.min.x * ppp)
+            .fold(f32::INFINITY, f32::min)
+    });
+    if left.is_finite() && left >= width * 0.25 && left < width { (0.0, left) } else { (0.0, width) }
+}
+
+/// A clip-space translation that moves the image centre to the middle of
+/// `span` (pixels) in a window `width` wide: x' = x + shift * w.
+fn lens_shift(span: (f32, f32), width: f32) -> Matrix4<f32> {
+    let mut m = Matrix4::identity();
+    if width > 0.0 {
+        let centre = (span.0 + span.1) * 0.5;
+        m[(0, 3)] = (centre - width * 0.5) / (width * 0.5);
+    }
+    m
+}
+
+fn aspect(extent: vk::Extent2D) -> f32 {
+    if extent.height == 0 { 1.0 } else { extent.width as f32 / extent.height as f32 }
+}
+
+/// Uploads `model` and frames it: the camera sees its skinned bounds over clip `clip`.
+fn build_scene(
+    ctx: &GpuContext,
+    model: Arc<Model>,
+    clip: Option<usize>,
+    aspect: f32,
+    format: vk::Format,
+) -> Result<Scene, GpuError> {
+    let mut evaluator = Evaluator::new(&model);
+    let samples = 24u32;
+    let duration = clip.map_or(0.0, |c| model.clips[c].duration);
+    let request = HeadlessRequest {
+        clip,
+        start_time: clip.map_or(0.0, |c| model.clips[c].start()),
+        frames: if clip.is_some() { samples } else { 1 },
+        fps: if duration > 0.0 { samples as f32 / duration } else { 1.0 },
+        width: 1,
+        height: 1,
+        wireframe: false,
+        vertex_skinning: false,
+        msaa: true,
+    };
+    let bounds = headless::skinned_bounds(&model, &mut evaluator, &request).map_err(GpuError::new)?;
+    let (lo, hi) = bounds.unwrap_or(([-1.0; 3], [1.0; 3]));
+    let camera = OrbitCamera::framing(lo, hi, aspect);
+    let settings = RenderSettings {
+        extent: vk::Extent2D { width: 1, height: 1 },
+        wireframe: false,
+        path: VertexPath::PreSkinned,
+        msaa: true,
+    };
+    let mut renderer = Renderer::new_for_screen(ctx, model.clone(), settings, format)?;
+    for w in std::mem::take(&mut renderer.warnings) {
+        eprintln!("vkskin: warning: {w}");
+    }
+    let info = ModelInfo::new(&model, ctx.features.fill_mode_non_solid);
+    Ok(Scene {
+        animation: AnimationSystem::new(&model),
+        evaluator,
+        info,
+        camera,
+        renderer,
+        model,
+        version: 0,
+    })
+}
+
+/// Between the scene pass (its MSAA resolve, or direct writes, into the
+/// image) and the egui pass (loads the image and blends over it): both are
+/// colour-attachment accesses in COLOR_ATTACHMENT_OUTPUT, so the resolve
+/// writes are made available and visible to the egui pass's reads and
+/// writes; the layout stays COLOR_ATTACHMENT_OPTIMAL.
+fn scene_to_overlay_barrier(ctx: &GpuContext, cmd: vk::CommandBuffer, image: vk::Image) {
+    let barrier = [vk::ImageMemoryBarrier2::default()
+        .src_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
+        .src_access_mask(vk::AccessFlags2::COLOR_ATTACHMENT_WRITE)
+        .dst_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
+        .dst_access_mask(vk::AccessFlags2::COLOR_ATTACHMENT_READ | vk::AccessFlags2::COLOR_ATTACHMENT_WRITE)
+        .old_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+        .new_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+        .image(image)
+        .subresource_range(subresource_range(vk::ImageAspectFlags::COLOR))];
+    // SAFETY: cmd is recording outside rendering; the image is acquired.
+    unsafe {
+        ctx.device.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().image_memory_barriers(&barrier))
+    };
+}
+
+/// The image's last writes (egui, COLOR_ATTACHMENT_OUTPUT) must finish and
+/// be made available, and the image must be in PRESENT_SRC_KHR, before
+/// presentation. No second scope is needed: the render-finished semaphore
+/// is signalled with ALL_COMMANDS after this barrier in submission order
+/// (its first scope covers the transition), the present waits on it, and
+/// vkQueuePresentKHR makes available writes visible to the engine's reads.
+fn to_present(ctx: &GpuContext, cmd: vk::CommandBuffer, image: vk::Image) {
+    let barrier = [vk::ImageMemoryBarrier2::default()
+        .src_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
+        .src_access_mask(vk::AccessFlags2::COLOR_ATTACHMENT_WRITE)
+        .dst_stage_mask(vk::PipelineStageFlags2::NONE)
+        .dst_access_mask(vk::AccessFlags2::NONE)
+        .old_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+        .new_layout(vk::ImageLayout::PRESENT_SRC_KHR)
+        .image(image)
+        .subresource_range(subresource_range(vk::ImageAspectFlags::COLOR))];
+    // SAFETY: cmd is recording outside rendering; the image is acquired.
+    unsafe {
+        ctx.device.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().image_memory_barriers(&barrier))
+    };
+}
+
+/// A host-readable buffer for one swapchain image (made for the last frame only).
+fn screenshot_buffer(ctx: &GpuContext, chain: &Swapchain) -> Result<Buffer, String> {
+    if !chain.transfer_src {
+        return Err("--screenshot: this surface's images cannot be copied (no TRANSFER_SRC usage)".into());
+    }
+    let bytes = u64::from(chain.extent.width) * u64::from(chain.extent.height) * 4;
+    Buffer::new(ctx, "screenshot", bytes, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)
+        .map_err(|e| e.to_string())
+}
+
+/// Copies the finished image (after egui) into `buffer`, then hands it to presentation.
+fn record_screenshot(
+    ctx: &GpuContext,
+    cmd: vk::CommandBuffer,
+    image: vk::Image,
+    buffer: &Buffer,
+    extent: vk::Extent2D,
+) {
+    let range = subresource_range(vk::ImageAspectFlags::COLOR);
+    // egui's writes (COLOR_ATTACHMENT_OUTPUT) become visible to the copy's
+    // reads (COPY), and the image moves to TRANSFER_SRC after them.
+    let to_src = [vk::ImageMemoryBarrier2::default()
+        .src_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
+        .src_access_mask(vk::AccessFlags2::COLOR_ATTACHMENT_WRITE)
+        .dst_stage_mask(vk::PipelineStageFlags2::COPY)
+        .dst_access_mask(vk::AccessFlags2::TRANSFER_READ)
+        .old_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+        .new_layout(vk::ImageLayout::TRANSFER_SRC_OPTIMAL)
+        .image(image)
+        .subresource_range(range)];
+    let region = vk::BufferImageCopy::default()
+        .image_subresource(vk::ImageSubresourceLayers {
+            aspect_mask: vk::ImageAspectFlags::COLOR,
+            mip_level: 0,
+            base_array_layer: 0,
+            layer_count: 1,
+        })
+        .image_extent(vk::Extent3D { width: extent.width, height: extent.height, depth: 1 });
+    // The copy's writes must be available to the host once the fence signals.
+    let to_host = [vk::BufferMemoryBarrier2::default()
+        .src_stage_mask(vk::PipelineStageFlags2::COPY)
+        .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+        .dst_stage_mask(vk::PipelineStageFlags2::HOST)
+        .dst_access_mask(vk::AccessFlags2::HOST_READ)
+        .buffer(buffer.raw)
+        .offset(0)
+        .size(vk::WHOLE_SIZE)];
+    // The layout change to PRESENT_SRC must wait for the copy's reads (a
+    // write-after-read on the image: an execution dependency suffices); the
+    // semaphore signal after it covers presentation, as in `to_present`.
+    let to_present = [vk::ImageMemoryBarrier2::default()
+        .src_stage_mask(vk::PipelineStageFlags2::COPY)
+        .src_access_mask(vk::AccessFlags2::NONE)
+        .dst_stage_mask(vk::PipelineStageFlags2::NONE)
+        .dst_access_mask(vk::AccessFlags2::NONE)
+        .old_layout(vk::ImageLayout::TRANSFER_SRC_OPTIMAL)
+        .new_layout(vk::ImageLayout::PRESENT_SRC_KHR)
+        .image(image)
+        .subresource_range(range)];
+    // SAFETY: cmd is recording outside rendering; the image is acquired and the
+    // buffer (fresh, unused by earlier frames) holds width*height*4 bytes.
+    unsafe {
+        let d = &ctx.device;
+        d.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().image_memory_barriers(&to_src));
+        d.cmd_copy_image_to_buffer(cmd, image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, buffer.raw, &[region]);
+        d.cmd_pipeline_barrier2(
+            cmd,
+            &vk::DependencyInfo::default()
+                .buffer_memory_barriers(&to_host)
+                .image_memory_barriers(&to_present),
+        );
+    }
+}
+
+/// Waits for the frame that copied the screenshot and writes it as RGBA PNG.
+fn save_screenshot(
+    ctx: &GpuContext,
+    renderer: &mut Renderer,
+    buffer: &Buffer,
+    chain: &Swapchain,
+    path: Option<&Path>,
+) -> Result<(), String> {
+    let Some(path) = path else { return Ok(()) };
+    renderer.wait_all(ctx).map_err(|e| e.to_string())?;
+    let (w, h) = (chain.extent.width, chain.extent.height);
+    let bytes = w as usize * h as usize * 4;
+    let mapped = buffer.mapped().ok_or("screenshot buffer is not mapped")?;
+    let mut rgba = mapped[..bytes].to_vec();
+    let bgra = matches!(chain.format.format, vk::Format::B8G8R8A8_SRGB | vk::Format::B8G8R8A8_UNORM);
+    for px in rgba.chunks_exact_mut(4) {
+        if bgra {
+            px.swap(0, 2);
+        }
+        // The window is opaque: alpha is whatever the passes left.
+        px[3] = 255;
+    }
+    image_out::write_png(path, w, h, &rgba)?;
+    eprintln!("vkskin: wrote {} ({w}x{h})", path.display());
+    Ok(())
+}
+
+impl ApplicationHandler for Viewer {
+    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+        if self.window.is_some() || self.fallback.is_some() || self.error.is_some() {
+            return;
+        }
+        if let Err(e) = self.start(event_loop) {
+            self.fail(event_loop, e);
+        } else if self.fallback.is_some() {
+            event_loop.exit();
+        }
+    }
+
+    fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
+        let Some(window) = self.window.clone() else { return };
+        if let Some(input) = self.input.as_mut() {
+            let camera = self.gpu.as_mut().and_then(|g| g.scene.as_mut()).map(|s| &mut s.camera);
+            if let Some(message) = input.on_event(&window, &event, camera, &mut self.state) {
+                eprintln!("vkskin: {message}");
+            }
+        }
+        match event {
+            // Without --frames, the screenshot is the frame shown when the window closes.
+            WindowEvent::CloseRequested if self.options.screenshot.is_some() && self.frames_rendered > 0 => {
+                self.closing = true;
+            }
+            WindowEvent::CloseRequested => event_loop.exit(),
+            WindowEvent::Resized(_) | WindowEvent::ScaleFactorChanged { .. } => {
+                if let Some(chain) = self.gpu.as_mut().and_then(|g| g.swapchain.as_mut()) {
+                    chain.invalidate();
+                }
+            }
+            WindowEvent::RedrawRequested => {
+                if let Err(e) = self.redraw(event_loop) {
+                    self.fail(event_loop, e);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn about_to_wait(&mut self, _event_loop: &ActiveEventLoop) {
+        if let Some(w) = &self.window {
+            w.request_redraw();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resize_at() {
+        assert_eq!(parse_resize_at("60:500x400"), Ok((60, 500, 400)));
+        for bad in ["60", "x:1x1", "1:0x5", "1:5", ""] {
+            assert!(parse_resize_at(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn lens_shift_centres_the_free_span() {
+        use nalgebra::Vector4;
+        // A point at the image centre (clip x = 0) lands in the middle of the left 400 of 1000 pixels.
+        let m = lens_shift((0.0, 400.0), 1000.0);
+        let p = m * Vector4::new(0.0, 0.0, 0.5, 2.0);
+        let ndc_x = p.x / p.w;
+        assert!((ndc_x - (-0.6)).abs() < 1e-6, "{ndc_x}");
+        assert_eq!(lens_shift((0.0, 1000.0), 1000.0), Matrix4::identity());
+    }
+
+    #[test]
+    fn file_parts() {
+        assert_eq!(file_part("Cesium Man"), "Cesium_Man");
+        assert_eq!(file_part("walk-2"), "walk-2");
+        assert_eq!(file_part(""), "model");
+    }
+}

@@ -1,0 +1,259 @@
+//! The viewer binary end to end: a scripted window run under Xvfb on
+//! lavapipe with validation (and synchronization validation) on, resized
+//! half-way, whose last frame is checked; and the headless fallback without
+//! a display. Without Xvfb (and no DISPLAY) or without a Vulkan device the
+//! tests say "skipping" and pass, unless VKSKIN_REQUIRE_GPU is set.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use vkskin::gpu::GpuContext;
+
+const BIN: &str = env!("CARGO_BIN_EXE_vkskin");
+
+fn require_gpu() -> bool {
+    std::env::var_os("VKSKIN_REQUIRE_GPU").is_some()
+}
+
+/// Skips (or fails under VKSKIN_REQUIRE_GPU) with `why`.
+fn skip(why: &str) {
+    if require_gpu() {
+        panic!("VKSKIN_REQUIRE_GPU is set but {why}");
+    }
+    eprintln!("skipping: {why}");
+}
+
+/// Whether a Vulkan device with the validation layer exists.
+fn vulkan() -> Result<(), String> {
+    GpuContext::headless(true, None).map(drop).map_err(|e| e.to_string())
+}
+
+/// The model argument: the built-in character (none).
+fn model_args() -> Vec<String> {
+    Vec::new()
+}
+
+/// An Xvfb server started by the test, killed on drop.
+struct Xvfb {
+    child: Child,
+    display: String,
+}
+
+impl Drop for Xvfb {
+    fn drop(&mut self) {
+        // SIGTERM first, so the server removes its socket and lock file.
+        let _ = Command::new("kill").arg(self.child.id().to_string()).status();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+}
+
+/// Starts Xvfb on the first free display number from 90 up.
+fn start_xvfb() -> Option<Xvfb> {
+    for n in 90..130 {
+        let socket = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
+        let lock = PathBuf::from(format!("/tmp/.X{n}-lock"));
+        if lock.exists() {
+            continue;
+        }
+        // No lock: no server owns the number; a socket left behind by a
+        // killed server would make the readiness wait below pass too early.
+        if socket.exists() && std::fs::remove_file(&socket).is_err() {
+            continue;
+        }
+        let child = Command::new("Xvfb")
+            .args([format!(":{n}").as_str(), "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn();
+        let Ok(child) = child else { return None };
+        let mut server = Xvfb { child, display: format!(":{n}") };
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while Instant::now() < deadline {
+            if socket.exists() {
+                return Some(server);
+            }
+            if let Ok(Some(_)) = server.child.try_wait() {
+                break; // Lost a race for this number: try the next.
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        drop(server);
+    }
+    None
+}
+
+/// A display to open windows on: $DISPLAY, or an Xvfb started here.
+fn display() -> Option<(String, Option<Xvfb>)> {
+    if let Some(d) = std::env::var("DISPLAY").ok().filter(|d| !d.is_empty()) {
+        return Some((d, None));
+    }
+    if !on_path("Xvfb") {
+        return None;
+    }
+    let server = start_xvfb()?;
+    Some((server.display.clone(), Some(server)))
+}
+
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("vkskin-viewer-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    dir
+}
+
+fn run(mut command: Command) -> Output {
+    let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("vkskin starts");
+    // A hung window loop must fail the test, not hang it.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().expect("output")
+}
+
+fn assert_clean(output: &Output) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "vkskin failed ({}):\nstdout:\n{}\nstderr:\n{stderr}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout)
+    );
+    for line in stderr.lines() {
+        assert!(
+            !line.starts_with("vulkan ")
+                && !line.contains("validation message")
+                && !line.contains("internal error"),
+            "unexpected message on stderr: {line}\n(all of stderr:\n{stderr})"
+        );
+    }
+}
+
+/// Decodes an RGBA8 or RGB8 PNG (first frame) into RGBA.
+fn read_png(path: &Path) -> (u32, u32, Vec<u8>) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).expect("png exists")));
+    let mut reader = decoder.read_info().expect("png header");
+    let mut buf = vec![0; reader.output_buffer_size().expect("size")];
+    let info = reader.next_frame(&mut buf).expect("png frame");
+    let rgba = match info.color_type {
+        png::ColorType::Rgba => buf[..info.buffer_size()].to_vec(),
+        png::ColorType::Rgb => {
+            buf[..info.buffer_size()].chunks(3).flat_map(|p| [p[0], p[1], p[2], 255]).collect()
+        }
+        other => panic!("unexpected PNG colour type {other:?}"),
+    };
+    (info.width, info.height, rgba)
+}
+
+#[test]
+fn window_run_with_resize_and_screenshot() {
+    if let Err(e) = vulkan() {
+        return skip(&format!("no Vulkan device with validation ({e})"));
+    }
+    let Some((display, _server)) = display() else {
+        return skip("no display: DISPLAY is unset and Xvfb is not on PATH");
+    };
+    let dir = scratch_dir("window");
+    let shot = dir.join("OUT.png");
+    let mut command = Command::new(BIN);
+    command
+        .current_dir(&dir)
+        .env("DISPLAY", &display)
+        .env_remove("WAYLAND_DISPLAY")
+        .arg("view")
+        .args(model_args())
+        .args(["--validation", "--frames", "120", "--resize-at", "60:500x400", "--screenshot"])
+        .arg(&shot);
+    let output = run(command);
+    assert_clean(&output);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("rendering headless"), "fell back to headless under {display}:\n{stderr}");
+
+    let (w, h, rgba) = read_png(&shot);
+    // The resize at frame 60 took effect: the swapchain was recreated.
+    assert_eq!((w, h), (500, 400), "screenshot size");
+    let px = |x: u32, y: u32| {
+        let i = ((y * w + x) * 4) as usize;
+        [rgba[i], rgba[i + 1], rgba[i + 2]]
+    };
+    // The bottom-left corner is background (the controls sit at the right).
+    let background = px(2, h - 3);
+    let differs = |p: [u8; 3]| p.iter().zip(background).any(|(a, b)| a.abs_diff(b) > 24);
+    // The character is framed in the part the controls leave free (left);
+    // the controls never reach the left third of the window.
+    let region = (w / 3) * h;
+    let character =
+        (0..h).flat_map(|y| (0..w / 3).map(move |x| (x, y))).filter(|&(x, y)| differs(px(x, y))).count();
+    assert!(
+        character as u32 * 100 >= region * 3,
+        "too few character pixels in the left third: {character} of {region} (background {background:?})"
+    );
+    // The controls are drawn: a dark egui window in the right half.
+    let dark = (0..h)
+        .flat_map(|y| (w / 2..w).map(move |x| (x, y)))
+        .filter(|&(x, y)| px(x, y).iter().all(|&c| c < 60))
+        .count();
+    assert!(dark as u32 * 100 >= (w / 2) * h * 10, "no controls drawn: {dark} dark pixels");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn without_a_display_falls_back_to_headless_apng() {
+    if let Err(e) = vulkan() {
+        return skip(&format!("no Vulkan device with validation ({e})"));
+    }
+    let dir = scratch_dir("fallback");
+    let mut command = Command::new(BIN);
+    command
+        .current_dir(&dir)
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("WAYLAND_SOCKET")
+        .arg("view")
+        .args(model_args())
+        .args(["--validation", "--frames", "6", "--size", "160x120"]);
+    let output = run(command);
+    assert_clean(&output);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        stderr.lines().filter(|l| l.contains("no display")).count(),
+        1,
+        "one line says why:\n{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let printed = stdout.lines().last().expect("the output path is printed").trim().to_string();
+    let path = dir.join(&printed);
+    assert!(path.is_file(), "{} does not exist (stdout: {stdout})", path.display());
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    assert!(name.starts_with("vkskin-") && name.ends_with(".png"), "{name}");
+    let bytes = std::fs::read(&path).expect("read apng");
+    let actl = bytes.windows(4).position(|w| w == b"acTL").expect("an animated PNG (acTL chunk)");
+    let frames = u32::from_be_bytes(bytes[actl + 4..actl + 8].try_into().expect("4 bytes"));
+    assert_eq!(frames, 6);
+    let (w, h, rgba) = read_png(&path);
+    assert_eq!((w, h), (160, 120));
+    let first = &rgba[..4];
+    assert!(rgba.chunks(4).any(|p| p != first), "the frame is one flat colour");
+    let _ = std::fs::remove_dir_all(&dir);
+}
