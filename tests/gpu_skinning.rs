@@ -5,6 +5,7 @@
 //! Without a Vulkan device or the validation layer the tests print why and
 //! pass, unless VKSKIN_REQUIRE_GPU is set (CI), where they fail.
 
+use ash::vk;
 use nalgebra::{Matrix4, UnitQuaternion, Vector3};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use vkskin::gpu::{FrameRing, GpuContext};
 use vkskin::render::gpu_model::GpuModel;
 use vkskin::render::layout::SkinnedVertex;
 use vkskin::render::readback::{Readback, skin_and_read_back};
-use vkskin::render::skin_pass::{CharacterId, PoseSlices, PoseSource, SkinInput, SkinPass};
+use vkskin::render::skin_pass::{CharacterId, NO_RECORD, PoseSlices, PoseSource, SkinInput, SkinPass};
 use vkskin::scene::Evaluator;
 
 /// Counts heap allocations made on this thread while `COUNTING` is set, to
@@ -596,6 +597,74 @@ fn character_added_between_frames_in_flight() {
     let out = rig.skin(&ctx, &[SkinInput { pose: &ea, version: 5 }, SkinInput { pose: &eb, version: 5 }]);
     compare(&rig.pass, first, &ea, &out, "first character");
     compare(&rig.pass, second, &eb, &out, "character added later");
+    rig.destroy(&ctx);
+    assert_no_validation_messages(&ctx);
+}
+
+/// The vertex-skinning path's inputs come from the pass itself: `upload`
+/// writes the slot's palettes/weights/records without dispatching (and
+/// without allocating), a `record` of the same versions in the same frame
+/// writes and counts nothing again, `vertex_skinning_buffers` binds the
+/// single model's streams or the concatenation of several, and every
+/// primitive with vertices has its own record index, in output order.
+#[test]
+fn upload_serves_vertex_skinning_from_the_pass_buffers() {
+    let Some(ctx) = context() else { return };
+    let mut rig = Rig::new(&ctx);
+    assert!(rig.pass.vertex_skinning_buffers(0).is_none(), "no character yet");
+    let a = Arc::new(synthetic_model(0.0));
+    let b = Arc::new(synthetic_model(0.5));
+    let mut ids = vec![rig.add(&ctx, &a, true)];
+    // One model: its own streams are bound.
+    let single = rig.pass.vertex_skinning_buffers(0).unwrap();
+    assert_eq!(single[0].buffer, rig.models[0].sources.raw);
+    assert_eq!(single[3].buffer, rig.models[0].morph_entries.raw);
+    ids.push(rig.add(&ctx, &a, false));
+    ids.push(rig.add(&ctx, &b, true));
+    // Record indices: consecutive over every character's primitives with vertices.
+    let mut next = 0;
+    for &id in &ids {
+        for o in rig.pass.outputs(id) {
+            if o.vertex_count == 0 {
+                assert_eq!(o.record, NO_RECORD);
+            } else {
+                assert_eq!(o.record, next);
+                next += 1;
+            }
+        }
+    }
+    assert!(next > 3);
+    let models = [&a, &a, &b];
+    let mut evaluators: Vec<Evaluator> = models.iter().map(|m| Evaluator::new(m)).collect();
+    for frame in 1..=4u32 {
+        for (i, (m, e)) in models.iter().zip(&mut evaluators).enumerate() {
+            pose_synthetic(m, e, frame + i as u32);
+        }
+        let inputs: Vec<SkinInput> =
+            evaluators.iter().map(|e| SkinInput { pose: e, version: frame as u64 }).collect();
+        let slot = rig.ring.begin_frame(&ctx).unwrap();
+        let (uploaded, allocations) = allocations_in(|| rig.pass.upload(slot, &inputs).unwrap());
+        assert_eq!(allocations, 0, "frame {frame}: SkinPass::upload allocated on the heap");
+        assert!(uploaded.palette_bytes_written > 0 && uploaded.weight_bytes_written > 0);
+        assert_eq!((uploaded.dispatches, uploaded.vertices, uploaded.timestamps), (0, 0, None));
+        // Odd frames also dispatch: the palettes were written once, by the upload.
+        if frame % 2 == 1 {
+            let again = rig.pass.record(&ctx, slot, &inputs, false).unwrap();
+            assert_eq!((again.palette_bytes_written, again.weight_bytes_written), (0, 0));
+            assert_eq!(again.dispatches, 1);
+        }
+        let bindings = rig.pass.vertex_skinning_buffers(slot.index).unwrap();
+        assert!(bindings.iter().all(|b| b.buffer != vk::Buffer::null() && b.range == vk::WHOLE_SIZE));
+        // Two models: the pass's concatenation, not either model's own streams.
+        assert!(rig.models.iter().all(|m| m.sources.raw != bindings[0].buffer));
+        rig.ring.end_frame(&ctx, &[], &[]).unwrap();
+    }
+    // The uploads of frames without a dispatch skin correctly when dispatched.
+    let inputs: Vec<SkinInput> = evaluators.iter().map(|e| SkinInput { pose: e, version: 4 }).collect();
+    let out = rig.skin(&ctx, &inputs);
+    for (i, (id, e)) in ids.iter().zip(&evaluators).enumerate() {
+        compare(&rig.pass, *id, e, &out, &format!("character {i} after uploads"));
+    }
     rig.destroy(&ctx);
     assert_no_validation_messages(&ctx);
 }

@@ -567,7 +567,7 @@ impl Viewer {
             SkinningMode::Compute => VertexPath::PreSkinned,
             SkinningMode::Vertex => VertexPath::VertexSkinning,
         };
-        scene.renderer.set_path(ctx, path).map_err(|e| e.to_string())?;
+        scene.renderer.set_path(path);
         scene.renderer.set_wireframe(self.state.wireframe);
         let heat_joint = match self.state.debug_view {
             DebugView::WeightHeatMap => self.state.selected_joint,

@@ -7,7 +7,6 @@
 use super::camera::Camera;
 use super::gpu_model::GpuModel;
 use super::heat_map::HeatMap;
-use super::layout::{BoneMatrix, NO_MORPHS, SkinRecord};
 use super::mesh_pass::{
     DrawItem, FrameParams, FrameUniforms, MeshMaterials, MeshPass, SkinBindings, VertexPath,
 };
@@ -16,10 +15,9 @@ use super::target::{CLEAR_COLOR, COLOR_FORMAT, ScreenTarget, SlotTargets, choose
 use super::textures::Textures;
 use crate::asset::Model;
 use crate::gpu::frame::Retired;
-use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, FrameRing, FrameSlot, GpuContext, GpuError};
+use crate::gpu::{FRAMES_IN_FLIGHT, FrameRing, FrameSlot, GpuContext, GpuError};
 use crate::scene::Evaluator;
 use ash::vk;
-use gpu_allocator::MemoryLocation;
 use nalgebra::Matrix4;
 use std::sync::Arc;
 
@@ -60,7 +58,6 @@ pub struct Renderer {
     /// Offscreen targets with readback (headless); `None` for a window,
     /// which draws into swapchain images through a `ScreenTarget`.
     targets: Option<SlotTargets>,
-    vertex_skinning: Option<VertexSkinInputs>,
     /// Per slot: timestamp queries of its last screen frame (skin before/after, draw before/after).
     queries: [[Option<u32>; 4]; FRAMES_IN_FLIGHT],
     /// Set-0 bindings of this screen frame (vertex-skinning path).
@@ -150,9 +147,6 @@ impl Renderer {
                 parts.targets = Some(SlotTargets::new(ctx, settings.extent, samples)?);
             }
             let skin = parts.skin.as_ref().expect("skin");
-            if settings.path == VertexPath::VertexSkinning {
-                parts.vertex_skinning = Some(VertexSkinInputs::new(ctx, &model, &gpu_model)?);
-            }
             let draws = draw_items(skin, character, &gpu_model);
             Ok((warnings, draws))
         })();
@@ -175,7 +169,6 @@ impl Renderer {
             textures: parts.textures.take().expect("textures"),
             materials: parts.materials.take().expect("materials"),
             targets: parts.targets.take(),
-            vertex_skinning: parts.vertex_skinning.take(),
             queries: [[None; 4]; FRAMES_IN_FLIGHT],
             screen_skin: None,
             heat: HeatMap::new(),
@@ -234,12 +227,15 @@ impl Renderer {
             }
         }
         let recorded = (|| {
-            let skin_bindings = match &mut self.vertex_skinning {
-                // The comparison path: no compute dispatch, the vertex shader skins.
-                Some(v) => Some(v.write(index, pose, &self.gpu_model)?),
-                None => {
-                    // The pose changes every frame here: a fresh version each time.
-                    let inputs = [SkinInput { pose, version: frame }];
+            // The pose changes every frame here: a fresh version each time.
+            let inputs = [SkinInput { pose, version: frame }];
+            let skin_bindings = match self.settings.path {
+                // The comparison path: no compute dispatch, the vertex shader
+                // skins from the skin pass's own slot buffers (see
+                // `vertex_skinning_inputs` for why no barrier is needed).
+                VertexPath::VertexSkinning => Some(vertex_skinning_inputs(&mut self.skin, slot, &inputs)?.0),
+                VertexPath::PreSkinned => {
+                    // Records the compute -> vertex input barrier after the dispatch.
                     self.skin.record(ctx, slot, &inputs, false)?;
                     None
                 }
@@ -291,14 +287,10 @@ impl Renderer {
         Ok(frame)
     }
 
-    /// Switches between compute and vertex-shader skinning (the inputs of
-    /// the latter are created on first use, between frames).
-    pub fn set_path(&mut self, ctx: &GpuContext, path: VertexPath) -> Result<(), GpuError> {
-        if path == VertexPath::VertexSkinning && self.vertex_skinning.is_none() {
-            self.vertex_skinning = Some(VertexSkinInputs::new(ctx, &self.model, &self.gpu_model)?);
-        }
+    /// Switches between compute and vertex-shader skinning (between frames).
+    /// Both read the skin pass's per-slot buffers, so nothing is created.
+    pub fn set_path(&mut self, path: VertexPath) {
         self.settings.path = path;
-        Ok(())
     }
 
     /// Draws triangle edges only (ignored where the device cannot).
@@ -346,9 +338,10 @@ impl Renderer {
         self.ring.current()
     }
 
-    /// Records this frame's skinning of `pose` (compute path: uploads the
-    /// palettes when `version` differs from what the slot holds, then
-    /// dispatches; vertex path: writes the slot's palettes).
+    /// Records this frame's skinning of `pose`: uploads its palettes and
+    /// weights into the skin pass's slot buffers when `version` differs from
+    /// what the slot holds, then (compute path) dispatches; the vertex path
+    /// only uploads, and `begin_scene` binds those buffers.
     pub fn record_skinning(
         &mut self,
         ctx: &GpuContext,
@@ -359,19 +352,11 @@ impl Renderer {
         let index = slot.index;
         match self.settings.path {
             VertexPath::VertexSkinning => {
-                let inputs = self
-                    .vertex_skinning
-                    .as_mut()
-                    .ok_or_else(|| GpuError::new("vertex skinning inputs missing (call set_path)"))?;
-                let bindings = inputs.write(index, pose, &self.gpu_model)?;
+                // No dispatch, so no skin timestamps (queries[index][0..2] stay None).
+                let inputs = [SkinInput { pose, version }];
+                let (bindings, stats) = vertex_skinning_inputs(&mut self.skin, slot, &inputs)?;
                 self.screen_skin = Some(bindings);
-                let palettes: usize = (0..self.model.skins.len()).map(|s| pose.palette(s).len()).sum();
-                let rigid = inputs.rigid.len();
-                Ok(SkinStats {
-                    palette_bytes_written: ((palettes + rigid) * 64) as u64,
-                    weight_bytes_written: (pose.pose().morph_weights.len() * 4) as u64,
-                    ..Default::default()
-                })
+                Ok(stats)
             }
             VertexPath::PreSkinned => {
                 self.screen_skin = None;
@@ -496,9 +481,7 @@ impl Renderer {
     /// Waits for the GPU and frees everything.
     pub fn destroy(self, ctx: &GpuContext) {
         let _ = ctx.wait_idle();
-        let Renderer {
-            ring, skin, gpu_model, mesh, textures, materials, targets, vertex_skinning, heat, ..
-        } = self;
+        let Renderer { ring, skin, gpu_model, mesh, textures, materials, targets, heat, .. } = self;
         heat.destroy(ctx);
         ring.destroy(ctx);
         skin.destroy(ctx);
@@ -510,9 +493,6 @@ impl Renderer {
         textures.destroy(ctx);
         if let Some(t) = targets {
             t.destroy(ctx);
-        }
-        if let Some(v) = vertex_skinning {
-            v.destroy(ctx);
         }
     }
 }
@@ -526,7 +506,6 @@ struct Parts {
     textures: Option<Textures>,
     materials: Option<MeshMaterials>,
     targets: Option<SlotTargets>,
-    vertex_skinning: Option<VertexSkinInputs>,
 }
 
 impl Parts {
@@ -549,18 +528,14 @@ impl Parts {
         if let Some(t) = self.targets.take() {
             t.destroy(ctx);
         }
-        if let Some(v) = self.vertex_skinning.take() {
-            v.destroy(ctx);
-        }
     }
 }
 
-/// The draws of every primitive of `character` with vertices and indices.
-/// Record indices follow the skin pass's rule: one record per output with
-/// vertices, in output order.
+/// The draws of every primitive of `character` with vertices and indices;
+/// each selects its skin record (vertex-skinning path) by the skin pass's
+/// `PrimitiveOutput::record`.
 fn draw_items(skin: &SkinPass, character: CharacterId, gpu: &GpuModel) -> Vec<DrawItem> {
     let mut draws = Vec::new();
-    let mut record = 0u32;
     for o in skin.outputs(character) {
         if o.vertex_count == 0 {
             continue;
@@ -574,133 +549,32 @@ fn draw_items(skin: &SkinPass, character: CharacterId, gpu: &GpuModel) -> Vec<Dr
                 first_index: p.first_index,
                 index_count: p.index_count,
                 material: p.material,
-                record,
+                record: o.record,
             });
         }
-        record += 1;
     }
     draws
 }
 
-/// Inputs of vertex-shader skinning (set 0 of shaders/common.glsl) for one
-/// character: records (static) and per-slot palettes and morph weights,
-/// laid out as the skin pass lays out a single character (skins' joints in
-/// order, then one entry per unskinned instance).
-struct VertexSkinInputs {
-    records: Buffer,
-    palettes: Vec<Buffer>,
-    weights: Vec<Buffer>,
-    skin_bases: Vec<u32>,
-    /// (skeleton joint, palette index) of each unskinned instance.
-    rigid: Vec<(u32, u32)>,
-}
-
-impl VertexSkinInputs {
-    fn new(ctx: &GpuContext, model: &Model, gpu: &GpuModel) -> Result<Self, GpuError> {
-        let mut skin_bases = Vec::with_capacity(model.skins.len());
-        let mut palette = 0u32;
-        for s in &model.skins {
-            skin_bases.push(palette);
-            palette += s.joints.len() as u32;
-        }
-        let mut rigid = Vec::new();
-        let mut records = Vec::new();
-        for instance in &model.instances {
-            let palette_offset = match instance.skin.and_then(|s| skin_bases.get(s).copied()) {
-                Some(base) => base,
-                None => {
-                    rigid.push((instance.joint, palette));
-                    palette += 1;
-                    palette - 1
-                }
-            };
-            for p in gpu.mesh_primitives(instance.mesh) {
-                if p.vertex_count == 0 {
-                    continue;
-                }
-                let influence_sets = if instance.skin.is_some() { p.influence_sets } else { 0 };
-                records.push(SkinRecord {
-                    source_offset: p.source_offset,
-                    vertex_count: p.vertex_count,
-                    output_offset: 0,
-                    palette_offset,
-                    influence_offset: p.influence_offset,
-                    influence_sets,
-                    morph_offset: p.morph_offset,
-                    weight_offset: if p.morph_offset == NO_MORPHS { 0 } else { instance.morph_offset },
-                });
-            }
-        }
-        let host = MemoryLocation::CpuToGpu;
-        let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
-        let bytes: &[u8] = bytemuck::cast_slice(&records);
-        let mut out = VertexSkinInputs {
-            records: Buffer::new(ctx, "vertex skinning records", bytes.len() as u64, usage, host)?,
-            palettes: Vec::with_capacity(FRAMES_IN_FLIGHT),
-            weights: Vec::with_capacity(FRAMES_IN_FLIGHT),
-            skin_bases,
-            rigid,
-        };
-        let result = (|| {
-            // Written once before any submission reads it; never rewritten.
-            out.records.write(0, bytes)?;
-            for i in 0..FRAMES_IN_FLIGHT {
-                let size = u64::from(palette.max(1)) * 64;
-                out.palettes.push(Buffer::new(
-                    ctx,
-                    &format!("vertex skinning palette {i}"),
-                    size,
-                    usage,
-                    host,
-                )?);
-                let size = (model.rest_morph_weights.len().max(1) * 4) as u64;
-                out.weights.push(Buffer::new(
-                    ctx,
-                    &format!("vertex skinning weights {i}"),
-                    size,
-                    usage,
-                    host,
-                )?);
-            }
-            Ok(())
-        })();
-        match result {
-            Ok(()) => Ok(out),
-            Err(e) => {
-                out.destroy(ctx);
-                Err(e)
-            }
-        }
-    }
-
-    /// Writes slot `slot`'s palette and weights for `pose` (the slot's fence
-    /// has signalled, so the GPU no longer reads them; host writes before the
-    /// submit are visible to it) and returns the set-0 bindings.
-    fn write(&mut self, slot: usize, pose: &Evaluator, gpu: &GpuModel) -> Result<SkinBindings, GpuError> {
-        for (s, &base) in self.skin_bases.iter().enumerate() {
-            self.palettes[slot].write(u64::from(base) * 64, bytemuck::cast_slice(pose.palette(s)))?;
-        }
-        for &(joint, index) in &self.rigid {
-            let m = pose.world().get(joint as usize).ok_or_else(|| GpuError::new("joint out of range"))?;
-            self.palettes[slot]
-                .write(u64::from(index) * 64, bytemuck::bytes_of(&BoneMatrix::from_matrix(m)))?;
-        }
-        self.weights[slot].write(0, bytemuck::cast_slice(&pose.pose().morph_weights))?;
-        let whole =
-            |buffer: vk::Buffer| vk::DescriptorBufferInfo { buffer, offset: 0, range: vk::WHOLE_SIZE };
-        Ok([
-            whole(gpu.sources.raw),
-            whole(gpu.influences.raw),
-            whole(gpu.morph_ranges.raw),
-            whole(gpu.morph_entries.raw),
-            whole(self.weights[slot].raw),
-            whole(self.palettes[slot].raw),
-            whole(self.records.raw),
-        ])
-    }
-
-    fn destroy(self, ctx: &GpuContext) {
-        self.records.destroy(ctx);
-        self.palettes.into_iter().chain(self.weights).for_each(|b| b.destroy(ctx));
-    }
+/// The vertex-skinning path's frame inputs: uploads `inputs` into `slot`'s
+/// buffers of the skin pass (no dispatch) and returns them as set 0 of
+/// shaders/common.glsl, with what the upload wrote.
+///
+/// No barrier is recorded, and none is needed: nothing on the GPU writes
+/// these buffers (no compute dispatch on this path). The palettes, weights
+/// and records are host writes to coherent memory made before this frame's
+/// submit, which makes them visible to the vertex shader; they are per slot
+/// and rewritten only after `begin_frame` waited for the slot's fence, so
+/// no earlier frame still reads them. The static streams were made visible
+/// to vertex shaders by their upload barriers.
+fn vertex_skinning_inputs(
+    skin: &mut SkinPass,
+    slot: &FrameSlot,
+    inputs: &[SkinInput],
+) -> Result<(SkinBindings, SkinStats), GpuError> {
+    let stats = skin.upload(slot, inputs)?;
+    let bindings = skin
+        .vertex_skinning_buffers(slot.index)
+        .ok_or_else(|| GpuError::new("vertex skinning: no character registered"))?;
+    Ok((bindings, stats))
 }

@@ -2,10 +2,16 @@
 //! character instance in ONE dispatch (shaders/skin.comp) into the frame
 //! slot's own output buffer, which the draw pass then binds as a vertex buffer.
 //!
-//! Per frame: `record` writes the palettes and morph weights of the
-//! characters whose pose changed since this slot last held them, allocates a
-//! descriptor set from the slot's pool, dispatches, and records the barrier
-//! that makes the output visible to vertex input and transfers.
+//! Per frame: `record` = `upload` (writes the palettes and morph weights of
+//! the characters whose pose changed since this slot last held them, and the
+//! skin records after a layout change) + a dispatch (a descriptor set from
+//! the slot's pool, one dispatch, and the barrier that makes the output
+//! visible to vertex input and transfers).
+//!
+//! The vertex-skinning path (shaders/mesh_skinned.vert) reads the same
+//! per-slot buffers: call `upload` instead of `record` (no dispatch) and bind
+//! `vertex_skinning_buffers(slot)` as set 0 of the draw; each drawn primitive
+//! selects its record with `PrimitiveOutput::record`.
 //!
 //! Synchronisation, all of it (see also the comments at each barrier):
 //! - Palette, weight and record buffers are host-visible, HOST_COHERENT,
@@ -26,7 +32,11 @@
 //!   dispatch. It also covers a draw recorded in a later command buffer or
 //!   submission on the same queue (barriers apply in submission order).
 //! - The static mesh streams were uploaded with a barrier to every later
-//!   reader, and are only read here.
+//!   reader (compute and vertex shaders), and are only read here; so are the
+//!   concatenated streams of several models (`rebuild_combined`'s barrier).
+//! - The vertex-skinning path has no compute write at all: its vertex shader
+//!   reads only host-written slot buffers (visible at submit, as above) and
+//!   the static streams, so it needs no barrier of its own.
 
 use super::gpu_model::GpuModel;
 use super::layout::{BoneMatrix, NO_MORPHS, SkinRecord, SkinnedVertex};
@@ -103,10 +113,12 @@ pub struct SkinInput<'a> {
     pub version: u64,
 }
 
-/// What one `record` did.
+/// What one `record` (or `upload`) did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SkinStats {
-    /// Palette bytes written to the slot's mapped buffer.
+    /// Palette bytes written to the slot's mapped buffer (each written byte
+    /// counted once; a character whose pose version the slot already holds
+    /// adds nothing).
     pub palette_bytes_written: u64,
     /// Morph weight bytes written.
     pub weight_bytes_written: u64,
@@ -135,7 +147,15 @@ pub struct PrimitiveOutput {
     pub output_offset: u32,
     /// Vertex count.
     pub vertex_count: u32,
+    /// Index of this primitive's `SkinRecord` in the pass's record buffer
+    /// (binding 6 of `vertex_skinning_buffers`): the `DrawPush::record` of its
+    /// draw on the vertex-skinning path. `NO_RECORD` when `vertex_count` is 0
+    /// (no record: nothing to skin or draw).
+    pub record: u32,
 }
+
+/// `PrimitiveOutput::record` of a primitive without vertices.
+pub const NO_RECORD: u32 = u32::MAX;
 
 struct Character {
     gpu: Arc<GpuModel>,
@@ -396,6 +416,8 @@ impl SkinPass {
         let mut output = self.total_vertices as u64;
         let mut outputs = Vec::new();
         let mut records = Vec::new();
+        // Records of earlier characters come first (add_character appends).
+        let first_record = self.records.len();
         for (i, instance) in model.instances.iter().enumerate() {
             let context =
                 |e: String| GpuError::new(format!("{}: instance of node {}: {e}", model.file, instance.node));
@@ -438,6 +460,12 @@ impl SkinPass {
                     gpu_primitive: first + p,
                     output_offset: output as u32,
                     vertex_count: prim.vertex_count,
+                    // check_ranges bounds the record count far below u32::MAX.
+                    record: if prim.vertex_count > 0 {
+                        (first_record + records.len()) as u32
+                    } else {
+                        NO_RECORD
+                    },
                 });
                 if prim.vertex_count > 0 {
                     records.push(SkinRecord {
@@ -543,12 +571,16 @@ impl SkinPass {
                 }
                 // The model buffers' own upload barrier already made their
                 // contents visible to transfers. These copies must be visible to
-                // the compute shader of every later frame on this queue; a
-                // barrier covers later submissions too (and the host also waits).
+                // the compute shader (compute skinning) and the vertex shader
+                // (vertex skinning, `vertex_skinning_buffers`) of every later
+                // frame on this queue; a barrier covers later submissions too
+                // (and the host also waits).
                 let barriers = [vk::MemoryBarrier2::default()
                     .src_stage_mask(vk::PipelineStageFlags2::COPY)
                     .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-                    .dst_stage_mask(vk::PipelineStageFlags2::COMPUTE_SHADER)
+                    .dst_stage_mask(
+                        vk::PipelineStageFlags2::COMPUTE_SHADER | vk::PipelineStageFlags2::VERTEX_SHADER,
+                    )
                     .dst_access_mask(vk::AccessFlags2::SHADER_STORAGE_READ)];
                 let dependency = vk::DependencyInfo::default().memory_barriers(&barriers);
                 // SAFETY: cmd is recording; synchronization2 is enabled.
@@ -637,7 +669,7 @@ impl SkinPass {
         Ok(())
     }
 
-    /// Records this frame's skinning into `slot`: uploads changed poses,
+    /// Records this frame's skinning into `slot`: `upload`s changed poses,
     /// dispatches once, and records the barrier that makes the output
     /// readable by vertex input, vertex shaders and transfers later in the
     /// same command buffer. `inputs[i]` is the pose of `CharacterId(i)`.
@@ -649,6 +681,21 @@ impl SkinPass {
         inputs: &[SkinInput],
         timestamps: bool,
     ) -> Result<SkinStats, GpuError> {
+        let mut stats = self.upload(slot, inputs)?;
+        self.dispatch(ctx, slot, timestamps, &mut stats)?;
+        Ok(stats)
+    }
+
+    /// Writes this frame's inputs into `slot`'s own buffers without
+    /// recording anything: the palettes and morph weights of every character
+    /// whose `version` differs from what the slot holds, and the skin records
+    /// when the layout changed since the slot last held them. `inputs[i]` is
+    /// the pose of `CharacterId(i)`. `record` calls it; the vertex-skinning
+    /// path calls it alone (then binds `vertex_skinning_buffers`). A second
+    /// call in the same frame with the same versions writes and counts
+    /// nothing. Call after `FrameRing::begin_frame` returned `slot`, before
+    /// the frame is submitted. Allocates nothing on the heap.
+    pub fn upload(&mut self, slot: &FrameSlot, inputs: &[SkinInput]) -> Result<SkinStats, GpuError> {
         if inputs.len() != self.characters.len() {
             return Err(GpuError::new(format!(
                 "skin pass: {} inputs for {} characters",
@@ -658,14 +705,15 @@ impl SkinPass {
         }
         let mut stats = SkinStats::default();
         let buffers = &mut self.slots[slot.index];
+        // Host writes into HOST_COHERENT mapped memory, before the submit that
+        // reads them: vkQueueSubmit makes them visible to the device (to the
+        // compute shader and to the vertex shader alike). The previous reader
+        // of this slot's buffers finished (its fence was waited in
+        // begin_frame), so overwriting them is safe.
         if buffers.records_generation != Some(self.generation) {
             buffers.records.write(0, bytemuck::cast_slice(&self.records))?;
             buffers.records_generation = Some(self.generation);
         }
-        // Host writes into HOST_COHERENT mapped memory, before the submit that
-        // reads them: vkQueueSubmit makes them visible to the device. The
-        // previous reader of this slot's buffers finished (its fence was
-        // waited in begin_frame), so overwriting them is safe.
         for (c, (character, input)) in self.characters.iter().zip(inputs).enumerate() {
             if buffers.held[c] == Some(input.version) {
                 continue;
@@ -706,16 +754,54 @@ impl SkinPass {
             stats.weight_bytes_written += bytes.len() as u64;
             buffers.held[c] = Some(input.version);
         }
-        if self.total_vertices == 0 || self.records.is_empty() {
-            return Ok(stats);
-        }
+        Ok(stats)
+    }
 
-        let [sources, influences, ranges, entries] = match &self.combined {
-            Some(c) => [c[0].raw, c[1].raw, c[2].raw, c[3].raw],
-            None => {
-                let g = &self.models[0].gpu;
-                [g.sources.raw, g.influences.raw, g.morph_ranges.raw, g.morph_entries.raw]
+    /// The static streams bound at set 0 bindings 0..=3 (sources, influences,
+    /// morph ranges, morph entries): the pass's concatenation when several
+    /// models are registered, else the one model's own buffers (record
+    /// offsets are relative to whichever is bound). `None` before the first
+    /// character.
+    fn stream_buffers(&self) -> Option<[vk::Buffer; 4]> {
+        match (&self.combined, self.models.first()) {
+            (Some(c), _) => Some([c[0].raw, c[1].raw, c[2].raw, c[3].raw]),
+            (None, Some(m)) => {
+                let g = &m.gpu;
+                Some([g.sources.raw, g.influences.raw, g.morph_ranges.raw, g.morph_entries.raw])
             }
+            (None, None) => None,
+        }
+    }
+
+    /// Set 0 of shaders/common.glsl for slot `slot_index`
+    /// (`FrameSlot::index`), bindings 0..=6 in order: sources, influences,
+    /// morph ranges, morph entries (the streams the records index, see
+    /// `stream_buffers`), then this slot's morph weights, palette and skin
+    /// records, each bound whole. For the vertex-skinning draw of the frame
+    /// that `upload`ed into that slot; the draw of primitive `o` uses record
+    /// `o.record`. The handles change when characters are added. `None`
+    /// before the first character is added.
+    pub fn vertex_skinning_buffers(&self, slot_index: usize) -> Option<[vk::DescriptorBufferInfo; 7]> {
+        let [sources, influences, ranges, entries] = self.stream_buffers()?;
+        let b = &self.slots[slot_index];
+        let bound = [sources, influences, ranges, entries, b.weights.raw, b.palette.raw, b.records.raw];
+        Some(bound.map(|buffer| vk::DescriptorBufferInfo { buffer, offset: 0, range: vk::WHOLE_SIZE }))
+    }
+
+    /// Dispatches the skinning of everything `upload`ed into `slot` and
+    /// records the barrier after it; fills in `stats`' dispatch fields.
+    fn dispatch(
+        &self,
+        ctx: &GpuContext,
+        slot: &mut FrameSlot,
+        timestamps: bool,
+        stats: &mut SkinStats,
+    ) -> Result<(), GpuError> {
+        if self.total_vertices == 0 || self.records.is_empty() {
+            return Ok(());
+        }
+        let Some([sources, influences, ranges, entries]) = self.stream_buffers() else {
+            return Ok(());
         };
         let buffers = &self.slots[slot.index];
         let bound = [
@@ -815,7 +901,7 @@ impl SkinPass {
         stats.timestamps = before.zip(after);
         stats.vertices = self.total_vertices as u64;
         stats.dispatches = 1;
-        Ok(stats)
+        Ok(())
     }
 
     /// The output buffer of frame slot `slot_index` (`FrameSlot::index`):
