@@ -6,7 +6,7 @@ use ash::vk;
 use gpu_allocator::MemoryLocation;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 
-/// A device-local 2D image (one mip, one layer) and its view.
+/// A device-local 2D image (one mip, one layer, optimal tiling) and its view.
 #[derive(Debug)]
 pub struct Image {
     /// The image.
@@ -17,16 +17,34 @@ pub struct Image {
     pub format: vk::Format,
     /// Its size.
     pub extent: vk::Extent2D,
+    /// Samples per pixel: TYPE_1 except for multisampled attachments.
+    pub samples: vk::SampleCountFlags,
     allocation: Option<Allocation>,
 }
 
 impl Image {
-    /// Creates an image; `aspect` is COLOR or DEPTH.
+    /// Creates a single-sampled image; `aspect` is COLOR or DEPTH.
     pub fn new(
         ctx: &GpuContext,
         name: &str,
         extent: vk::Extent2D,
         format: vk::Format,
+        usage: vk::ImageUsageFlags,
+        aspect: vk::ImageAspectFlags,
+    ) -> Result<Self, GpuError> {
+        Self::new_multisampled(ctx, name, extent, format, vk::SampleCountFlags::TYPE_1, usage, aspect)
+    }
+
+    /// Creates an image with `samples` samples per pixel (a multisampled
+    /// colour or depth attachment unless TYPE_1); `aspect` is COLOR or DEPTH.
+    /// The caller checks that the device supports `samples` for `format`
+    /// and `usage` (see `framebuffer_*_sample_counts`).
+    pub fn new_multisampled(
+        ctx: &GpuContext,
+        name: &str,
+        extent: vk::Extent2D,
+        format: vk::Format,
+        samples: vk::SampleCountFlags,
         usage: vk::ImageUsageFlags,
         aspect: vk::ImageAspectFlags,
     ) -> Result<Self, GpuError> {
@@ -36,7 +54,7 @@ impl Image {
             .extent(vk::Extent3D { width: extent.width.max(1), height: extent.height.max(1), depth: 1 })
             .mip_levels(1)
             .array_layers(1)
-            .samples(vk::SampleCountFlags::TYPE_1)
+            .samples(samples)
             .tiling(vk::ImageTiling::OPTIMAL)
             .usage(usage)
             .sharing_mode(vk::SharingMode::EXCLUSIVE)
@@ -61,7 +79,7 @@ impl Image {
             }
         };
         let mut image =
-            Image { raw, view: vk::ImageView::null(), format, extent, allocation: Some(allocation) };
+            Image { raw, view: vk::ImageView::null(), format, extent, samples, allocation: Some(allocation) };
         let allocation = image.allocation.as_ref().expect("allocation");
         // SAFETY: the allocation satisfies the image's requirements and stays alive with the image.
         if let Err(e) = unsafe { ctx.device.bind_image_memory(raw, allocation.memory(), allocation.offset()) }

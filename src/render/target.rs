@@ -2,12 +2,10 @@
 //! when the device supports it) and a depth buffer, plus a host-visible
 //! readback buffer, one set per frame slot so two frames can be in flight.
 
-use crate::gpu::error::VkResultExt;
 use crate::gpu::image::subresource_range;
 use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, GpuContext, GpuError, Image};
 use ash::vk;
 use gpu_allocator::MemoryLocation;
-use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 
 /// Colour format of every target: 8-bit sRGB, written as linear by shaders.
 pub const COLOR_FORMAT: vk::Format = vk::Format::R8G8B8A8_SRGB;
@@ -15,90 +13,6 @@ pub const COLOR_FORMAT: vk::Format = vk::Format::R8G8B8A8_SRGB;
 pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
 /// Background colour (linear): a light grey-blue.
 pub const CLEAR_COLOR: [f32; 4] = [0.32, 0.36, 0.42, 1.0];
-
-/// A device-local attachment image with a sample count (gpu::Image is single-sampled).
-struct Attachment {
-    raw: vk::Image,
-    view: vk::ImageView,
-    allocation: Option<Allocation>,
-}
-
-impl Attachment {
-    fn new(
-        ctx: &GpuContext,
-        name: &str,
-        extent: vk::Extent2D,
-        format: vk::Format,
-        samples: vk::SampleCountFlags,
-        usage: vk::ImageUsageFlags,
-        aspect: vk::ImageAspectFlags,
-    ) -> Result<Self, GpuError> {
-        let info = vk::ImageCreateInfo::default()
-            .image_type(vk::ImageType::TYPE_2D)
-            .format(format)
-            .extent(vk::Extent3D { width: extent.width, height: extent.height, depth: 1 })
-            .mip_levels(1)
-            .array_layers(1)
-            .samples(samples)
-            .tiling(vk::ImageTiling::OPTIMAL)
-            .usage(usage)
-            .sharing_mode(vk::SharingMode::EXCLUSIVE)
-            .initial_layout(vk::ImageLayout::UNDEFINED);
-        // SAFETY: valid create info on a live device.
-        let raw = unsafe { ctx.device.create_image(&info, None) }.call("vkCreateImage")?;
-        let mut attachment = Attachment { raw, view: vk::ImageView::null(), allocation: None };
-        // SAFETY: raw was just created on this device.
-        let requirements = unsafe { ctx.device.get_image_memory_requirements(raw) };
-        let allocation = ctx.allocator().allocate(&AllocationCreateDesc {
-            name,
-            requirements,
-            location: MemoryLocation::GpuOnly,
-            linear: false,
-            allocation_scheme: AllocationScheme::GpuAllocatorManaged,
-        });
-        let allocation = match allocation {
-            Ok(a) => attachment.allocation.insert(a),
-            Err(e) => {
-                attachment.destroy(ctx);
-                return Err(GpuError::new(format!("allocating image {name}: {e}")));
-            }
-        };
-        // SAFETY: the allocation satisfies the requirements and lives as long as the image.
-        let bound = unsafe { ctx.device.bind_image_memory(raw, allocation.memory(), allocation.offset()) };
-        if let Err(e) = bound {
-            attachment.destroy(ctx);
-            return Err(GpuError::vk("vkBindImageMemory", e));
-        }
-        let view_info = vk::ImageViewCreateInfo::default()
-            .image(raw)
-            .view_type(vk::ImageViewType::TYPE_2D)
-            .format(format)
-            .subresource_range(subresource_range(aspect));
-        // SAFETY: the image is bound to memory.
-        match unsafe { ctx.device.create_image_view(&view_info, None) } {
-            Ok(view) => attachment.view = view,
-            Err(e) => {
-                attachment.destroy(ctx);
-                return Err(GpuError::vk("vkCreateImageView", e));
-            }
-        }
-        ctx.set_name(raw, name);
-        Ok(attachment)
-    }
-
-    fn destroy(mut self, ctx: &GpuContext) {
-        // SAFETY: the caller guarantees the GPU no longer uses the image.
-        unsafe {
-            if self.view != vk::ImageView::null() {
-                ctx.device.destroy_image_view(self.view, None);
-            }
-            ctx.device.destroy_image(self.raw, None);
-        }
-        if let Some(a) = self.allocation.take() {
-            let _ = ctx.allocator().free(a);
-        }
-    }
-}
 
 /// One frame slot's colour + depth target and readback buffer.
 pub struct RenderTarget {
@@ -109,8 +23,8 @@ pub struct RenderTarget {
     /// Single-sampled colour image: the resolve target (or the attachment at 1x).
     color: Image,
     /// Multisampled colour attachment, resolved into `color` (None at 1x).
-    msaa_color: Option<Attachment>,
-    depth: Attachment,
+    msaa_color: Option<Image>,
+    depth: Image,
     readback: Buffer,
 }
 
@@ -145,7 +59,7 @@ impl RenderTarget {
             None
         } else {
             let usage = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSIENT_ATTACHMENT;
-            let made = Attachment::new(
+            let made = Image::new_multisampled(
                 ctx,
                 &format!("{name} msaa colour"),
                 extent,
@@ -162,7 +76,7 @@ impl RenderTarget {
                 }
             }
         };
-        let depth = Attachment::new(
+        let depth = Image::new_multisampled(
             ctx,
             &format!("{name} depth"),
             extent,
@@ -221,26 +135,7 @@ impl RenderTarget {
                 .new_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
                 .image(color_image)
                 .subresource_range(subresource_range(vk::ImageAspectFlags::COLOR)),
-            // Depth was last written by the previous frame's fragment tests:
-            // clear (LOAD_OP) and tests this frame happen in the same stages.
-            vk::ImageMemoryBarrier2::default()
-                .src_stage_mask(
-                    vk::PipelineStageFlags2::EARLY_FRAGMENT_TESTS
-                        | vk::PipelineStageFlags2::LATE_FRAGMENT_TESTS,
-                )
-                .src_access_mask(vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_WRITE)
-                .dst_stage_mask(
-                    vk::PipelineStageFlags2::EARLY_FRAGMENT_TESTS
-                        | vk::PipelineStageFlags2::LATE_FRAGMENT_TESTS,
-                )
-                .dst_access_mask(
-                    vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_WRITE
-                        | vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_READ,
-                )
-                .old_layout(vk::ImageLayout::UNDEFINED)
-                .new_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
-                .image(self.depth.raw)
-                .subresource_range(subresource_range(vk::ImageAspectFlags::DEPTH)),
+            depth_barrier(&self.depth),
             // The resolve target (MSAA only): its previous contents were read by
             // the readback copy (COPY); resolve writes happen in COLOR_ATTACHMENT_OUTPUT.
             vk::ImageMemoryBarrier2::default()
@@ -262,51 +157,8 @@ impl RenderTarget {
     /// Begins dynamic rendering into this target, clearing colour to `clear`
     /// (linear) and depth to 1; sets the viewport and scissor to the whole target.
     pub fn begin_rendering(&self, ctx: &GpuContext, cmd: vk::CommandBuffer, clear: [f32; 4]) {
-        let clear_color = vk::ClearValue { color: vk::ClearColorValue { float32: clear } };
-        let mut color = vk::RenderingAttachmentInfo::default()
-            .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-            .load_op(vk::AttachmentLoadOp::CLEAR)
-            .clear_value(clear_color);
-        color = match &self.msaa_color {
-            // The multisampled image is only needed until it is resolved.
-            Some(msaa) => color
-                .image_view(msaa.view)
-                .store_op(vk::AttachmentStoreOp::DONT_CARE)
-                .resolve_mode(vk::ResolveModeFlags::AVERAGE)
-                .resolve_image_view(self.color.view)
-                .resolve_image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL),
-            None => color.image_view(self.color.view).store_op(vk::AttachmentStoreOp::STORE),
-        };
-        let depth = vk::RenderingAttachmentInfo::default()
-            .image_view(self.depth.view)
-            .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
-            .load_op(vk::AttachmentLoadOp::CLEAR)
-            .store_op(vk::AttachmentStoreOp::DONT_CARE)
-            .clear_value(vk::ClearValue {
-                depth_stencil: vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 },
-            });
-        let colors = [color];
-        let area = vk::Rect2D { offset: vk::Offset2D::default(), extent: self.extent };
-        let info = vk::RenderingInfo::default()
-            .render_area(area)
-            .layer_count(1)
-            .color_attachments(&colors)
-            .depth_attachment(&depth);
-        let viewport = vk::Viewport {
-            x: 0.0,
-            y: 0.0,
-            width: self.extent.width as f32,
-            height: self.extent.height as f32,
-            min_depth: 0.0,
-            max_depth: 1.0,
-        };
-        // SAFETY: cmd is recording outside rendering; the attachments are in
-        // the layouts given (begin_barriers ran before).
-        unsafe {
-            ctx.device.cmd_begin_rendering(cmd, &info);
-            ctx.device.cmd_set_viewport(cmd, 0, &[viewport]);
-            ctx.device.cmd_set_scissor(cmd, 0, &[area]);
-        }
+        let msaa = self.msaa_color.as_ref();
+        begin_rendering(ctx, cmd, self.extent, msaa, self.color.view, &self.depth, clear);
     }
 
     /// Ends rendering.
@@ -448,8 +300,8 @@ pub struct ScreenTarget {
     pub samples: vk::SampleCountFlags,
     /// Colour format (the swapchain's).
     pub format: vk::Format,
-    msaa_color: Option<Attachment>,
-    depth: Attachment,
+    msaa_color: Option<Image>,
+    depth: Image,
 }
 
 impl ScreenTarget {
@@ -466,10 +318,10 @@ impl ScreenTarget {
         } else {
             let usage = vk::ImageUsageFlags::COLOR_ATTACHMENT | transient;
             let color = vk::ImageAspectFlags::COLOR;
-            Some(Attachment::new(ctx, "screen msaa colour", extent, format, samples, usage, color)?)
+            Some(Image::new_multisampled(ctx, "screen msaa colour", extent, format, samples, usage, color)?)
         };
         let usage = vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | transient;
-        let depth = Attachment::new(
+        let depth = Image::new_multisampled(
             ctx,
             "screen depth",
             extent,
@@ -511,27 +363,8 @@ impl ScreenTarget {
                 .new_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
                 .image(image)
                 .subresource_range(color),
-            // Depth is shared by the frames in flight: the previous frame's
-            // depth writes (fragment tests) must finish before this frame's
-            // clear; the first scope reaches that earlier submission.
-            vk::ImageMemoryBarrier2::default()
-                .src_stage_mask(
-                    vk::PipelineStageFlags2::EARLY_FRAGMENT_TESTS
-                        | vk::PipelineStageFlags2::LATE_FRAGMENT_TESTS,
-                )
-                .src_access_mask(vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_WRITE)
-                .dst_stage_mask(
-                    vk::PipelineStageFlags2::EARLY_FRAGMENT_TESTS
-                        | vk::PipelineStageFlags2::LATE_FRAGMENT_TESTS,
-                )
-                .dst_access_mask(
-                    vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_WRITE
-                        | vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_READ,
-                )
-                .old_layout(vk::ImageLayout::UNDEFINED)
-                .new_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
-                .image(self.depth.raw)
-                .subresource_range(subresource_range(vk::ImageAspectFlags::DEPTH)),
+            // Depth is shared by the frames in flight (see `depth_barrier`).
+            depth_barrier(&self.depth),
             // The shared multisampled colour: same write-after-write ordering
             // against the previous frame's attachment writes.
             vk::ImageMemoryBarrier2::default()
@@ -569,50 +402,7 @@ impl ScreenTarget {
         view: vk::ImageView,
         clear: [f32; 4],
     ) {
-        let clear_color = vk::ClearValue { color: vk::ClearColorValue { float32: clear } };
-        let mut color = vk::RenderingAttachmentInfo::default()
-            .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-            .load_op(vk::AttachmentLoadOp::CLEAR)
-            .clear_value(clear_color);
-        color = match &self.msaa_color {
-            Some(msaa) => color
-                .image_view(msaa.view)
-                .store_op(vk::AttachmentStoreOp::DONT_CARE)
-                .resolve_mode(vk::ResolveModeFlags::AVERAGE)
-                .resolve_image_view(view)
-                .resolve_image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL),
-            None => color.image_view(view).store_op(vk::AttachmentStoreOp::STORE),
-        };
-        let depth = vk::RenderingAttachmentInfo::default()
-            .image_view(self.depth.view)
-            .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
-            .load_op(vk::AttachmentLoadOp::CLEAR)
-            .store_op(vk::AttachmentStoreOp::DONT_CARE)
-            .clear_value(vk::ClearValue {
-                depth_stencil: vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 },
-            });
-        let colors = [color];
-        let area = vk::Rect2D { offset: vk::Offset2D::default(), extent: self.extent };
-        let info = vk::RenderingInfo::default()
-            .render_area(area)
-            .layer_count(1)
-            .color_attachments(&colors)
-            .depth_attachment(&depth);
-        let viewport = vk::Viewport {
-            x: 0.0,
-            y: 0.0,
-            width: self.extent.width as f32,
-            height: self.extent.height as f32,
-            min_depth: 0.0,
-            max_depth: 1.0,
-        };
-        // SAFETY: cmd is recording outside rendering; begin_barriers put the
-        // attachments in the layouts given.
-        unsafe {
-            ctx.device.cmd_begin_rendering(cmd, &info);
-            ctx.device.cmd_set_viewport(cmd, 0, &[viewport]);
-            ctx.device.cmd_set_scissor(cmd, 0, &[area]);
-        }
+        begin_rendering(ctx, cmd, self.extent, self.msaa_color.as_ref(), view, &self.depth, clear);
     }
 
     /// Frees the attachments; the caller guarantees no pending GPU use.
@@ -621,5 +411,89 @@ impl ScreenTarget {
             a.destroy(ctx);
         }
         self.depth.destroy(ctx);
+    }
+}
+
+/// The depth attachment's transition before a frame, from UNDEFINED
+/// (contents discarded: it is cleared) to DEPTH_ATTACHMENT_OPTIMAL. Depth
+/// was last written by the previous frame's fragment tests (the first scope
+/// reaches that earlier submission); this frame's clear (LOAD_OP) and tests
+/// happen in the same stages, so they wait for those writes.
+fn depth_barrier(depth: &Image) -> vk::ImageMemoryBarrier2<'static> {
+    vk::ImageMemoryBarrier2::default()
+        .src_stage_mask(
+            vk::PipelineStageFlags2::EARLY_FRAGMENT_TESTS | vk::PipelineStageFlags2::LATE_FRAGMENT_TESTS,
+        )
+        .src_access_mask(vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_WRITE)
+        .dst_stage_mask(
+            vk::PipelineStageFlags2::EARLY_FRAGMENT_TESTS | vk::PipelineStageFlags2::LATE_FRAGMENT_TESTS,
+        )
+        .dst_access_mask(
+            vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_WRITE
+                | vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_READ,
+        )
+        .old_layout(vk::ImageLayout::UNDEFINED)
+        .new_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+        .image(depth.raw)
+        .subresource_range(subresource_range(vk::ImageAspectFlags::DEPTH))
+}
+
+/// Begins dynamic rendering over the whole `extent`, clearing colour to
+/// `clear` (linear) and `depth` to 1. Colour is drawn into `msaa` and
+/// resolved (averaged) into `view` at the end, or drawn into `view`
+/// directly when there is no multisampled attachment. Sets the viewport and
+/// scissor to the whole area. Every attachment must already be in its
+/// attachment layout (COLOR_/DEPTH_ATTACHMENT_OPTIMAL).
+fn begin_rendering(
+    ctx: &GpuContext,
+    cmd: vk::CommandBuffer,
+    extent: vk::Extent2D,
+    msaa: Option<&Image>,
+    view: vk::ImageView,
+    depth: &Image,
+    clear: [f32; 4],
+) {
+    let clear_color = vk::ClearValue { color: vk::ClearColorValue { float32: clear } };
+    let mut color = vk::RenderingAttachmentInfo::default()
+        .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+        .load_op(vk::AttachmentLoadOp::CLEAR)
+        .clear_value(clear_color);
+    color = match msaa {
+        // The multisampled image is only needed until it is resolved.
+        Some(msaa) => color
+            .image_view(msaa.view)
+            .store_op(vk::AttachmentStoreOp::DONT_CARE)
+            .resolve_mode(vk::ResolveModeFlags::AVERAGE)
+            .resolve_image_view(view)
+            .resolve_image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL),
+        None => color.image_view(view).store_op(vk::AttachmentStoreOp::STORE),
+    };
+    let depth = vk::RenderingAttachmentInfo::default()
+        .image_view(depth.view)
+        .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+        .load_op(vk::AttachmentLoadOp::CLEAR)
+        .store_op(vk::AttachmentStoreOp::DONT_CARE)
+        .clear_value(vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 } });
+    let colors = [color];
+    let area = vk::Rect2D { offset: vk::Offset2D::default(), extent };
+    let info = vk::RenderingInfo::default()
+        .render_area(area)
+        .layer_count(1)
+        .color_attachments(&colors)
+        .depth_attachment(&depth);
+    let viewport = vk::Viewport {
+        x: 0.0,
+        y: 0.0,
+        width: extent.width as f32,
+        height: extent.height as f32,
+        min_depth: 0.0,
+        max_depth: 1.0,
+    };
+    // SAFETY: cmd is recording outside rendering; the caller's barriers put
+    // the attachments in the layouts given, and the views are live.
+    unsafe {
+        ctx.device.cmd_begin_rendering(cmd, &info);
+        ctx.device.cmd_set_viewport(cmd, 0, &[viewport]);
+        ctx.device.cmd_set_scissor(cmd, 0, &[area]);
     }
 }
