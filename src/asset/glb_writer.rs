@@ -522,7 +522,16 @@ fn write_mesh(bin: &mut Bin, m: &MeshData) -> Mesh {
             let normal =
                 (!p.normals.is_empty()).then(|| bin.floats(&p.normals, "VEC3", Some(ARRAY_BUFFER), false));
             let joints = (!p.joints.is_empty()).then(|| {
-                let flat: Vec<u16> = p.joints.iter().flatten().copied().collect();
+                // Joints paired with a zero weight are written as 0, as the
+                // glTF validator expects (ACCESSOR_JOINTS_USED_ZERO_WEIGHT).
+                let flat: Vec<u16> = p
+                    .joints
+                    .iter()
+                    .zip(p.weights.iter().chain(std::iter::repeat(&[1.0; 4])))
+                    .flat_map(|(j, w)| {
+                        std::array::from_fn::<u16, 4, _>(|k| if w[k] == 0.0 { 0 } else { j[k] })
+                    })
+                    .collect();
                 let view = bin.view(bytemuck::cast_slice(&flat), Some(ARRAY_BUFFER));
                 bin.accessor(Accessor {
                     buffer_view: view,
@@ -555,8 +564,9 @@ fn write_mesh(bin: &mut Bin, m: &MeshData) -> Mesh {
                 .iter()
                 .map(|t| Target {
                     // Morph POSITION accessors need min/max like any POSITION.
-                    position: bin.floats(&t.positions, "VEC3", None, true),
-                    normal: (!t.normals.is_empty()).then(|| bin.floats(&t.normals, "VEC3", None, false)),
+                    position: bin.floats(&t.positions, "VEC3", Some(ARRAY_BUFFER), true),
+                    normal: (!t.normals.is_empty())
+                        .then(|| bin.floats(&t.normals, "VEC3", Some(ARRAY_BUFFER), false)),
                 })
                 .collect();
             Primitive {
