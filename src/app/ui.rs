@@ -118,17 +118,24 @@ pub fn draw(
         .resizable(false)
         .collapsible(true)
         .show(ctx, |ui| {
-            ScrollArea::vertical().auto_shrink([false, true]).show(ui, |ui| {
-                ui.spacing_mut().slider_width = 150.0;
-                section(ui, "Playback", true, |ui| playback(ui, state, anim));
-                section(ui, "Clips", true, |ui| clips(ui, state, info));
-                section(ui, "Display", true, |ui| display(ui, state, info));
-                if !info.morph_names.is_empty() {
-                    section(ui, "Morphs", false, |ui| morphs(ui, state, info));
-                }
-                section(ui, "Timing", true, |ui| timing(ui, state, timings));
-                section(ui, "Events", false, |ui| events(ui, log));
-            });
+            // Use the window's height before scrolling: without these limits
+            // egui gives the area a short default and hides Timing/Events.
+            let room = (ctx.content_rect().height() - 64.0).max(120.0);
+            ScrollArea::vertical()
+                .auto_shrink([false, true])
+                .max_height(room)
+                .min_scrolled_height(room)
+                .show(ui, |ui| {
+                    ui.spacing_mut().slider_width = 150.0;
+                    section(ui, "Playback", true, |ui| playback(ui, state, anim));
+                    section(ui, "Clips", true, |ui| clips(ui, state, info));
+                    section(ui, "Display", true, |ui| display(ui, state, info));
+                    if !info.morph_names.is_empty() {
+                        section(ui, "Morphs", false, |ui| morphs(ui, state, info));
+                    }
+                    section(ui, "Timing", true, |ui| timing(ui, state, timings));
+                    section(ui, "Events", false, |ui| events(ui, log));
+                });
         });
 }
 
