@@ -230,9 +230,39 @@ struct Scene {
     info: ModelInfo,
     camera: OrbitCamera,
     renderer: Renderer,
-    /// Bumped whenever the pose may have changed (every frame): the skin
-    /// pass skips uploads only for a version a slot already holds.
+    /// Bumped when what the GPU reads (palettes, rigid world matrices, morph
+    /// weights) changed: the skin pass skips uploads for a version a slot
+    /// already holds, so a paused character uploads nothing.
     version: u64,
+    /// Those bytes as of the last bump, and a scratch buffer for this
+    /// frame's; both sized once when the scene is built.
+    uploaded: Vec<u8>,
+    current: Vec<u8>,
+}
+
+impl Scene {
+    /// Bumps `version` if the GPU-visible pose differs from the last one.
+    /// A byte comparison (a few KiB) costs far less than re-uploading.
+    fn note_pose_change(&mut self) {
+        gpu_pose_bytes(&self.model, &self.evaluator, &mut self.current);
+        if self.current != self.uploaded {
+            std::mem::swap(&mut self.current, &mut self.uploaded);
+            self.version += 1;
+        }
+    }
+}
+
+/// Appends what the skin pass uploads for this pose to `out` (cleared first;
+/// no reallocation once `out` has the capacity).
+fn gpu_pose_bytes(model: &Model, evaluator: &Evaluator, out: &mut Vec<u8>) {
+    out.clear();
+    for skin in 0..model.skins.len() {
+        out.extend_from_slice(bytemuck::cast_slice(evaluator.palette(skin)));
+    }
+    for m in evaluator.world() {
+        out.extend_from_slice(bytemuck::cast_slice(m.as_slice()));
+    }
+    out.extend_from_slice(bytemuck::cast_slice(&evaluator.pose().morph_weights));
 }
 
 /// Vulkan objects of the window, destroyed in reverse order.
@@ -435,14 +465,26 @@ impl Viewer {
         };
         let format = gpu.swapchain.as_ref().map(|s| s.format.format).ok_or("no swapchain")?;
         let extent = gpu.swapchain.as_ref().map(|s| s.extent).unwrap_or_default();
+        // Build the new scene first: if that fails (no clip, GPU limits),
+        // the current model stays, as for a file that fails to import.
+        let built = initial_clip(&model, None).and_then(|clip| {
+            build_scene(&gpu.ctx, model, clip, aspect(extent), format)
+                .map(|scene| (scene, clip))
+                .map_err(|e| e.to_string())
+        });
+        let (scene, clip) = match built {
+            Ok(built) => built,
+            Err(e) => {
+                eprintln!("vkskin: {}: {e}", path.display());
+                return Ok(());
+            }
+        };
         // The old scene's buffers may still be read by frames in flight:
-        // wait for all of them before freeing (a load is rare; the new
-        // renderer starts with fresh frame slots).
+        // its destroy waits for the device before freeing (a load is rare;
+        // the new renderer has its own frame slots).
         if let Some(old) = gpu.scene.take() {
             old.renderer.destroy(&gpu.ctx);
         }
-        let clip = initial_clip(&model, None)?;
-        let scene = build_scene(&gpu.ctx, model, clip, aspect(extent), format).map_err(|e| e.to_string())?;
         if let Some(b) = gpu.bones.as_mut() {
             b.set_mask(&bone_lines::skin_joint_mask(&scene.model));
         }
@@ -541,7 +583,7 @@ impl Viewer {
             &mut self.log,
             clock,
         )?;
-        scene.version += 1;
+        scene.note_pose_change();
         self.timings.cpu_pose_us = scene.animation.cpu_pose_us();
         if dt > 0.0 {
             let fps = 1.0 / dt as f64;
@@ -756,6 +798,9 @@ fn build_scene(
         eprintln!("vkskin: warning: {w}");
     }
     let info = ModelInfo::new(&model, ctx.features.fill_mode_non_solid);
+    let mut uploaded = Vec::new();
+    gpu_pose_bytes(&model, &evaluator, &mut uploaded);
+    let current = Vec::with_capacity(uploaded.len());
     Ok(Scene {
         animation: AnimationSystem::new(&model),
         evaluator,
@@ -763,7 +808,10 @@ fn build_scene(
         camera,
         renderer,
         model,
+        // Version 0 is held by no slot yet, so the first frame uploads.
         version: 0,
+        uploaded,
+        current,
     })
 }
 
