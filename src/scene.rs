@@ -136,9 +136,11 @@ impl Evaluator {
         out_positions: &mut [[f32; 3]],
         out_normals: Option<&mut [[f32; 3]]>,
     ) -> Result<(), JobError> {
+        // A primitive without joints moves rigidly with its node, even in a
+        // skinned instance (the GPU pass does the same).
         let transform = match instance.skin {
-            Some(skin) => SkinTransform::Palette(&self.palettes[skin]),
-            None => SkinTransform::Rigid(self.world[instance.joint as usize]),
+            Some(skin) if primitive.influences.is_some() => SkinTransform::Palette(&self.palettes[skin]),
+            _ => SkinTransform::Rigid(self.world[instance.joint as usize]),
         };
         SkinningJob {
             primitive,

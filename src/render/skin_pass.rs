@@ -421,14 +421,15 @@ impl SkinPass {
         for (i, instance) in model.instances.iter().enumerate() {
             let context =
                 |e: String| GpuError::new(format!("{}: instance of node {}: {e}", model.file, instance.node));
-            let palette_offset = match instance.skin {
-                Some(s) => *skin_bases.get(s).ok_or_else(|| context(format!("no skin {s}")))?,
-                None => {
-                    rigid.push((instance.joint, palette as u32));
-                    palette += 1;
-                    palette as u32 - 1
-                }
+            let skin_base = match instance.skin {
+                Some(s) => Some(*skin_bases.get(s).ok_or_else(|| context(format!("no skin {s}")))?),
+                None => None,
             };
+            // One palette entry holding the node's world matrix, made on first
+            // use: for unskinned instances, and for primitives without joints
+            // in a skinned one (they move rigidly with their node, as the CPU
+            // reference skins them).
+            let mut rigid_entry = None;
             let morph_end = instance.morph_offset as u64 + instance.morph_count as u64;
             if morph_end > model.rest_morph_weights.len() as u64 {
                 return Err(context("morph weights outside the pose".into()));
@@ -436,8 +437,8 @@ impl SkinPass {
             let first =
                 *gpu.mesh_first_primitive.get(instance.mesh).ok_or_else(|| context("no mesh".into()))?;
             for (p, prim) in gpu.mesh_primitives(instance.mesh).iter().enumerate() {
-                let influence_sets = match instance.skin {
-                    Some(s) if prim.influence_sets > 0 => {
+                let (palette_offset, influence_sets) = match (instance.skin, skin_base) {
+                    (Some(s), Some(skin_base)) if prim.influence_sets > 0 => {
                         if prim.max_joint as usize >= model.skins[s].joints.len() {
                             return Err(context(format!(
                                 "joint {} outside skin {s} of {} joints",
@@ -445,9 +446,16 @@ impl SkinPass {
                                 model.skins[s].joints.len()
                             )));
                         }
-                        prim.influence_sets
+                        (skin_base, prim.influence_sets)
                     }
-                    _ => 0,
+                    _ => {
+                        let entry = *rigid_entry.get_or_insert_with(|| {
+                            rigid.push((instance.joint, palette as u32));
+                            palette += 1;
+                            palette as u32 - 1
+                        });
+                        (entry, 0)
+                    }
                 };
                 if prim.morph_offset != NO_MORPHS && prim.target_count > instance.morph_count {
                     return Err(context(format!(
