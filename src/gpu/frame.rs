@@ -58,20 +58,45 @@ pub struct FrameSlot {
 
 impl FrameSlot {
     fn new(ctx: &GpuContext, index: usize) -> Result<Self, GpuError> {
+        // Start from null handles so that a failure half-way destroys what
+        // was made (destroying a null handle is a no-op in Vulkan).
+        let mut slot = FrameSlot {
+            index,
+            command_buffer: vk::CommandBuffer::null(),
+            descriptor_pool: vk::DescriptorPool::null(),
+            command_pool: vk::CommandPool::null(),
+            fence: vk::Fence::null(),
+            query_pool: None,
+            timestamps_written: 0,
+            last_timestamps: [0; TIMESTAMPS_PER_FRAME as usize],
+            last_timestamp_count: 0,
+            submitted: false,
+            retired: Vec::new(),
+        };
+        match slot.create_objects(ctx) {
+            Ok(()) => Ok(slot),
+            Err(e) => {
+                slot.destroy(ctx);
+                Err(e)
+            }
+        }
+    }
+
+    fn create_objects(&mut self, ctx: &GpuContext) -> Result<(), GpuError> {
         let d = &ctx.device;
         let pool_info = vk::CommandPoolCreateInfo::default()
             .queue_family_index(ctx.queue_family)
             .flags(vk::CommandPoolCreateFlags::TRANSIENT);
         // SAFETY: valid create infos on a live device; the objects are destroyed in `destroy`.
         unsafe {
-            let command_pool = d.create_command_pool(&pool_info, None).call("vkCreateCommandPool")?;
+            self.command_pool = d.create_command_pool(&pool_info, None).call("vkCreateCommandPool")?;
             let alloc = vk::CommandBufferAllocateInfo::default()
-                .command_pool(command_pool)
+                .command_pool(self.command_pool)
                 .level(vk::CommandBufferLevel::PRIMARY)
                 .command_buffer_count(1);
-            let command_buffer = d.allocate_command_buffers(&alloc).call("vkAllocateCommandBuffers")?[0];
+            self.command_buffer = d.allocate_command_buffers(&alloc).call("vkAllocateCommandBuffers")?[0];
             // Signalled, so the first wait on a never-submitted slot returns at once.
-            let fence = d
+            self.fence = d
                 .create_fence(&vk::FenceCreateInfo::default().flags(vk::FenceCreateFlags::SIGNALED), None)
                 .call("vkCreateFence")?;
             let sizes = [
@@ -82,36 +107,22 @@ impl FrameSlot {
                     descriptor_count: 256,
                 },
             ];
-            let descriptor_pool = d
+            self.descriptor_pool = d
                 .create_descriptor_pool(
                     &vk::DescriptorPoolCreateInfo::default().max_sets(256).pool_sizes(&sizes),
                     None,
                 )
                 .call("vkCreateDescriptorPool")?;
-            let query_pool = if ctx.features.timestamps {
+            if ctx.features.timestamps {
                 let info = vk::QueryPoolCreateInfo::default()
                     .query_type(vk::QueryType::TIMESTAMP)
                     .query_count(TIMESTAMPS_PER_FRAME);
-                Some(d.create_query_pool(&info, None).call("vkCreateQueryPool")?)
-            } else {
-                None
-            };
-            ctx.set_name(command_buffer, &format!("frame slot {index} commands"));
-            ctx.set_name(fence, &format!("frame slot {index} fence"));
-            Ok(FrameSlot {
-                index,
-                command_buffer,
-                descriptor_pool,
-                command_pool,
-                fence,
-                query_pool,
-                timestamps_written: 0,
-                last_timestamps: [0; TIMESTAMPS_PER_FRAME as usize],
-                last_timestamp_count: 0,
-                submitted: false,
-                retired: Vec::new(),
-            })
+                self.query_pool = Some(d.create_query_pool(&info, None).call("vkCreateQueryPool")?);
+            }
         }
+        ctx.set_name(self.command_buffer, &format!("frame slot {} commands", self.index));
+        ctx.set_name(self.fence, &format!("frame slot {} fence", self.index));
+        Ok(())
     }
 
     /// Records a timestamp after `stage` completes; returns its query index,

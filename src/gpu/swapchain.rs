@@ -373,8 +373,23 @@ impl Swapchain {
             .old_swapchain(old);
         // SAFETY: valid create info; the old swapchain (if any) is retired by
         // this call and destroyed below, after the device went idle.
-        let raw = unsafe { self.loader.create_swapchain(&info, None) }.call("vkCreateSwapchainKHR")?;
+        let created = unsafe { self.loader.create_swapchain(&info, None) }.call("vkCreateSwapchainKHR");
         self.release_images(ctx);
+        let raw = match created {
+            Ok(raw) => raw,
+            Err(e) => {
+                // The old swapchain is retired even when creation fails, and a
+                // retired one may not be passed as oldSwapchain again: drop it
+                // so that a later attempt starts from null.
+                if old != vk::SwapchainKHR::null() {
+                    // SAFETY: the device is idle and no image of it is acquired.
+                    unsafe { self.loader.destroy_swapchain(old, None) };
+                }
+                self.raw = vk::SwapchainKHR::null();
+                self.images.clear();
+                return Err(e);
+            }
+        };
         if old != vk::SwapchainKHR::null() {
             // SAFETY: the caller waited for the device to go idle; no image of
             // the old swapchain is acquired.
