@@ -565,10 +565,10 @@ impl Viewer {
         // egui textures freed then may be reused / freed now.
         let slot = scene.renderer.wait_next_slot(ctx).map_err(|e| e.to_string())?;
         egui_pass.release_slot(slot).map_err(|e| e.to_string())?;
-        let image_index = match chain.acquire(slot).map_err(|e| e.to_string())? {
-            Acquired::Image { index, .. } => index,
-            Acquired::OutOfDate => return Ok(()),
-        };
+        // Everything that can fail runs before the image is acquired: once
+        // acquired, the slot's semaphore is signalled and the frame must be
+        // submitted (a signalled semaphore may not be waited on by nothing
+        // and then acquired with again).
 
         // Pose.
         let now = Instant::now();
@@ -617,12 +617,24 @@ impl Viewer {
         };
         scene.renderer.set_heat_joint(ctx, heat_joint).map_err(|e| e.to_string())?;
 
-        // Record.
         let last = self.closing || self.options.frames.is_some_and(|n| self.frames_rendered + 1 >= n);
         let screenshot = match (&self.options.screenshot, last) {
             (Some(_), true) => Some(screenshot_buffer(ctx, chain)?),
             _ => None,
         };
+        let image_index = match chain.acquire(slot) {
+            Ok(Acquired::Image { index, .. }) => index,
+            other => {
+                // No image (out of date) or an error: the screenshot buffer,
+                // if any, was never used by the GPU.
+                if let Some(buffer) = screenshot {
+                    buffer.destroy(ctx);
+                }
+                return other.map(|_| ()).map_err(|e| e.to_string());
+            }
+        };
+
+        // Record.
         let (image, view) = chain.image(image_index);
         let camera = scene.camera.camera(aspect(chain_extent));
         // Centre the view in the part of the window the controls leave free.
