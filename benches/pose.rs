@@ -55,7 +55,7 @@ impl Character {
             let clip = &m.clips[self.clips[k]];
             SampleJob {
                 clip,
-                time: t % clip.duration.max(1e-6),
+                time: f64::from(t % clip.duration.max(1e-6)),
                 rest: m.skeleton.rest(),
                 rest_morph_weights: &m.rest_morph_weights,
                 rotation_blend,

@@ -2,7 +2,7 @@
 //! reference skinning, with every buffer allocated once up front.
 
 use crate::anim::hierarchy::{LocalToModelJob, PaletteJob};
-use crate::anim::player::ClipPlayer;
+use crate::anim::player::wrap_clip_time;
 use crate::anim::sampling::{RotationBlend, SampleJob, SamplingCursor};
 use crate::anim::skinning::{SkinTransform, SkinningJob};
 use crate::anim::{BoneMatrix, JobError, MeshPrimitive, Pose};
@@ -43,9 +43,14 @@ impl Evaluator {
     /// Samples clip `clip` at `time` seconds as a looping player does (time
     /// wrapped into the clip's period, keys not shifted), then updates world
     /// matrices and palettes.
-    pub fn set_clip_time(&mut self, model: &Model, clip: usize, time: f32) -> Result<(), JobError> {
+    pub fn set_clip_time(
+        &mut self,
+        model: &Model,
+        clip: usize,
+        time: impl Into<f64>,
+    ) -> Result<(), JobError> {
         let clip_data = model.clips.get(clip).ok_or_else(|| JobError::new(format!("no clip {clip}")))?;
-        let local_time = ClipPlayer::wrap_time(clip_data.duration, time);
+        let local_time = wrap_clip_time(clip_data.duration, time.into());
         SampleJob {
             clip: clip_data,
             time: local_time,

@@ -34,7 +34,7 @@ fn dump_matches_three_js_on_shared_models() {
         let time = case["time"].as_f64().unwrap();
         let label = format!("{file} clip {clip:?} t={time}");
         let model = vkskin::asset::load(&assets.join(file)).unwrap_or_else(|e| panic!("{label}: {e}"));
-        let ours = evaluate(&model, &Request { clip, time: time as f32, skinning: Skinning::Cpu })
+        let ours = evaluate(&model, &Request { clip, time, skinning: Skinning::Cpu })
             .unwrap_or_else(|e| panic!("{label}: {e}"));
         let scale = case["scale"].as_f64().unwrap();
         let (joint_err, vertex_err) = compare(&ours, case, scale).unwrap_or_else(|e| panic!("{label}: {e}"));

@@ -149,6 +149,19 @@ impl ClipPlayer {
     }
 }
 
+/// [`ClipPlayer::wrap_time`] in f64, for sampling a time a user typed: a
+/// decimal time such as 1.7 must compare with a key stored as f32(1.7) =
+/// 1.70000005 as it does in f64 implementations (three.js), i.e. fall just
+/// before the key rather than on it.
+pub fn wrap_clip_time(duration: f32, t: f64) -> f64 {
+    let d = f64::from(duration);
+    if !(d > 0.0 && d.is_finite() && t.is_finite()) {
+        return 0.0;
+    }
+    let r = t - d * (t / d).floor();
+    if (0.0..d).contains(&r) { r } else { 0.0 }
+}
+
 /// `(floor(t / d), t - d * floor(t / d))` with the remainder forced into
 /// `[0, d)` (rounding can land it on `d`, which is the next loop's 0).
 fn wrap(d: f32, t: f32) -> (f32, f32) {
@@ -222,6 +235,18 @@ mod tests {
         assert_eq!(p.time(), 0.0);
         assert_eq!(ClipPlayer::new(f32::NAN).duration(), 0.0);
         assert_eq!(ClipPlayer::new(-1.0).duration(), 0.0);
+    }
+
+    #[test]
+    fn decimal_time_at_a_rounded_up_duration_stays_in_the_clip() {
+        // f32(1.7) = 1.70000005: the typed time 1.7 lies just before the end,
+        // as in f64 implementations, and is not wrapped to the first key.
+        let d = 1.7f32;
+        assert!((wrap_clip_time(d, 1.7) - 1.7).abs() < 1e-12);
+        assert!((wrap_clip_time(d, 3.4) - (3.4 - f64::from(d))).abs() < 1e-12);
+        assert_eq!(wrap_clip_time(d, f64::from(d)), 0.0);
+        assert_eq!(wrap_clip_time(0.0, 1.0), 0.0);
+        assert_eq!(wrap_clip_time(d, f64::NAN), 0.0);
     }
 
     #[test]

@@ -61,7 +61,7 @@ pub struct SampleJob<'a> {
     pub clip: &'a Clip,
     /// Seconds on the clip's own timeline; clamped to each track's first and
     /// last key. NaN is rejected.
-    pub time: f32,
+    pub time: f64,
     /// Rest transform per skeleton joint.
     pub rest: &'a [Transform],
     /// Rest weight per morph slot.
@@ -239,27 +239,30 @@ enum Span {
 /// Forward playback usually stays in the cached interval or moves one or two
 /// keys on, so those are checked before a binary search. Never panics, even
 /// for unsorted times or a stale cursor.
-fn locate(times: &[f32], t: f32, cached: &mut u32) -> Span {
+fn locate(times: &[f32], t: f64, cached: &mut u32) -> Span {
     let n = times.len();
-    let (Some(&first), Some(&last)) = (times.first(), times.last()) else {
+    // Keys are f32; the time is f64 so that a decimal time compares with
+    // them as in f64 implementations (see player::wrap_clip_time).
+    let at = |i: usize| f64::from(times[i]);
+    if n == 0 {
         return Span::Key(0);
-    };
-    if n == 1 || t <= first {
+    }
+    if n == 1 || t <= at(0) {
         *cached = 0;
         return Span::Key(0);
     }
-    if t >= last {
+    if t >= at(n - 1) {
         *cached = (n - 2) as u32;
         return Span::Key(n - 1);
     }
     // Here n >= 2 and first < t < last.
     let c = *cached as usize;
-    let k = if c + 1 < n && times[c] <= t {
-        if t < times[c + 1] {
+    let k = if c + 1 < n && at(c) <= t {
+        if t < at(c + 1) {
             c
-        } else if c + 2 < n && t < times[c + 2] {
+        } else if c + 2 < n && t < at(c + 2) {
             c + 1
-        } else if c + 3 < n && t < times[c + 3] {
+        } else if c + 3 < n && t < at(c + 3) {
             c + 2
         } else {
             search(times, t)
@@ -269,15 +272,15 @@ fn locate(times: &[f32], t: f32, cached: &mut u32) -> Span {
     };
     *cached = k as u32;
     let td = times[k + 1] - times[k];
-    let s = (t - times[k]) / td;
+    let s = ((t - at(k)) / f64::from(td)) as f32;
     // Guards against unsorted or duplicate key times: hold the key instead of
     // producing NaN or extrapolating.
     if td > 0.0 && (0.0..=1.0).contains(&s) { Span::Between { k, s, td } } else { Span::Key(k) }
 }
 
 /// Binary search for the last key at or before `t`, kept inside `0..n-1`.
-fn search(times: &[f32], t: f32) -> usize {
-    times.partition_point(|&x| x <= t).saturating_sub(1).min(times.len().saturating_sub(2))
+fn search(times: &[f32], t: f64) -> usize {
+    times.partition_point(|&x| f64::from(x) <= t).saturating_sub(1).min(times.len().saturating_sub(2))
 }
 
 /// Samples a track whose values live in a vector space: step, lerp or cubic.
@@ -439,7 +442,7 @@ mod tests {
         let mut cursor = SamplingCursor::new(clip);
         SampleJob {
             clip,
-            time,
+            time: time.into(),
             rest: &rest,
             rest_morph_weights: &rest_w,
             rotation_blend: blend,
@@ -497,7 +500,7 @@ mod tests {
     fn check(clip: &Clip, b: &mut Bufs, time: f32) -> Result<(), JobError> {
         SampleJob {
             clip,
-            time,
+            time: time.into(),
             rest: &b.rest,
             rest_morph_weights: &b.rest_w,
             rotation_blend: RotationBlend::Slerp,
@@ -894,7 +897,7 @@ mod tests {
                 let mut out_w = vec![0.0; 2];
                 SampleJob {
                     clip: &clip,
-                    time: t,
+                    time: t.into(),
                     rest: &rest,
                     rest_morph_weights: &rest_w,
                     rotation_blend: RotationBlend::Slerp,

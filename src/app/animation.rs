@@ -284,7 +284,7 @@ impl AnimationSystem {
             // A alone: sampled straight into the evaluator's pose.
             return SampleJob {
                 clip: clip_a,
-                time: time_a,
+                time: f64::from(time_a),
                 rest,
                 rest_morph_weights: rest_weights,
                 rotation_blend: RotationBlend::Slerp,
@@ -296,7 +296,7 @@ impl AnimationSystem {
         };
         SampleJob {
             clip: clip_a,
-            time: time_a,
+            time: f64::from(time_a),
             rest,
             rest_morph_weights: rest_weights,
             rotation_blend: RotationBlend::Slerp,
@@ -307,7 +307,7 @@ impl AnimationSystem {
         .run()?;
         SampleJob {
             clip: &model.clips[b],
-            time: self.players[b].time(),
+            time: f64::from(self.players[b].time()),
             rest,
             rest_morph_weights: rest_weights,
             rotation_blend: RotationBlend::Slerp,

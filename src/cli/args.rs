@@ -40,7 +40,7 @@ pub enum Command {
         clip: Option<String>,
         /// Time in seconds on the file's timeline (wrapped as a looping player does).
         #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
-        time: f32,
+        time: f64,
         /// Where vertices are skinned.
         #[arg(long, value_enum, default_value_t = Skinning::Cpu)]
         skinning: Skinning,

@@ -16,7 +16,7 @@ pub struct Request<'a> {
     /// Clip name or index; `None` dumps the rest pose.
     pub clip: Option<&'a str>,
     /// Seconds on the file's timeline.
-    pub time: f32,
+    pub time: f64,
     /// Where vertices are skinned.
     pub skinning: Skinning,
 }
@@ -36,7 +36,7 @@ pub struct Dump {
     /// Clip name (its index when unnamed); null for the rest pose.
     pub clip: serde_json::Value,
     /// The requested time.
-    pub time: f32,
+    pub time: f64,
     /// Every node that is a joint of any skin, by node index.
     pub joints: Vec<JointDump>,
     /// Every mesh primitive instantiated by a node.
