@@ -102,3 +102,19 @@ fn compare(ours: &vkskin::cli::dump::Dump, case: &Value, scale: f64) -> Result<(
     }
     Ok((joint_err, vertex_err))
 }
+
+/// A file without animations has only its rest pose: `--clip` then dumps it
+/// (as the three.js oracle does) instead of failing.
+#[test]
+fn clip_on_a_file_without_animations_dumps_the_rest_pose() {
+    let Some(assets) = assets() else { return };
+    let model =
+        vkskin::asset::load(&assets.join("MorphPrimitivesTest/glTF/MorphPrimitivesTest.gltf")).unwrap();
+    assert!(model.clips.is_empty());
+    let rest = evaluate(&model, &Request { clip: None, time: 0.0, skinning: Skinning::Cpu }).unwrap();
+    let clip = evaluate(&model, &Request { clip: Some("0"), time: 0.5, skinning: Skinning::Cpu }).unwrap();
+    assert!(clip.clip.is_null());
+    let positions =
+        |d: &vkskin::cli::dump::Dump| d.primitives.iter().map(|p| p.positions.clone()).collect::<Vec<_>>();
+    assert_eq!(positions(&rest), positions(&clip));
+}

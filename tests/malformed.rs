@@ -485,3 +485,48 @@ fn mutated_files_never_panic() {
         }
     }
 }
+
+#[test]
+fn duplicate_skin_joint() {
+    let mut b = Base::new();
+    b.json["skins"][0]["joints"] = json!([1, 1]);
+    expect_err(&b, "skin 0: joint 1 is node 1, already joint 0");
+}
+
+#[test]
+fn misaligned_accessor() {
+    let mut b = Base::new();
+    b.json["accessors"][0]["byteOffset"] = json!(2);
+    b.json["accessors"][0]["count"] = json!(2);
+    expect_err(&b, "accessor 0: starts at byte 2 of its buffer, not a multiple of its 4-byte components");
+}
+
+#[test]
+fn texture_format_extensions_are_ignorable_and_view_less_accessors_are_zeros() {
+    let mut b = Base::new();
+    b.json["extensionsUsed"] = json!(["KHR_texture_basisu", "EXT_texture_webp"]);
+    b.json["extensionsRequired"] = json!(["KHR_texture_basisu", "EXT_texture_webp"]);
+    // A second set of weights given by an accessor without bufferView: all zeros.
+    let accessors = b.json["accessors"].as_array_mut().unwrap();
+    accessors.push(json!({"componentType": 5126, "count": 3, "type": "VEC3"}));
+    b.json["meshes"][0]["primitives"][0]["targets"] = json!([{"POSITION": 7}]);
+    let m = b.load().unwrap_or_else(|e| panic!("{e}"));
+    let target = &m.meshes[0].primitives[0].morph_targets[0];
+    let deltas = target.positions.as_ref().expect("position deltas").to_dense(3);
+    assert_eq!(deltas, vec![[0.0; 3]; 3]);
+}
+
+#[test]
+fn strips_and_fans_are_drawn_as_triangles() {
+    for (mode, expected) in [(5, vec![0, 1, 2]), (6, vec![0, 1, 2])] {
+        let mut b = Base::new();
+        b.json["meshes"][0]["primitives"][0]["mode"] = json!(mode);
+        let m = b.load().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(m.meshes[0].primitives[0].indices, expected, "mode {mode}");
+    }
+    let mut b = Base::new();
+    b.json["meshes"][0]["primitives"][0]["mode"] = json!(1); // LINES
+    let m = b.load().unwrap_or_else(|e| panic!("{e}"));
+    assert!(m.meshes[0].primitives.is_empty());
+    assert!(m.warnings.iter().any(|w| w.contains("draws no triangles")), "{:?}", m.warnings);
+}

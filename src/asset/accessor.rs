@@ -224,6 +224,17 @@ impl<'a> Reader<'a> {
                     ));
                 }
                 let offset = a.byte_offset.map_or(0, |o| o.0);
+                // The spec requires components aligned to their size (three.js
+                // fails on such files too); say so rather than guess.
+                let view_offset =
+                    self.root.buffer_views.get(view.value()).and_then(|v| v.byte_offset).map_or(0, |o| o.0);
+                let start = view_offset.saturating_add(offset);
+                let cs = component_size(component) as u64;
+                if start % cs != 0 {
+                    return Err(format!(
+                        "accessor {index}: starts at byte {start} of its buffer, not a multiple of its {cs}-byte components"
+                    ));
+                }
                 Self::read_elements(
                     index,
                     "",

@@ -197,6 +197,7 @@ fn build_skins(
             return Err(format!("{what}: has no joints"));
         }
         let mut joints = Vec::with_capacity(skin.joints.len());
+        let mut first_use = std::collections::HashMap::with_capacity(skin.joints.len());
         for (i, node) in skin.joints.iter().enumerate() {
             let j = joint_of_node.get(node.value()).ok_or_else(|| {
                 format!(
@@ -205,6 +206,9 @@ fn build_skins(
                     joint_of_node.len()
                 )
             })?;
+            if let Some(first) = first_use.insert(*j, i) {
+                return Err(format!("{what}: joint {i} is node {}, already joint {first}", node.value()));
+            }
             joints.push(*j);
         }
         let inverse_binds = match skin.inverse_bind_matrices {
@@ -294,8 +298,8 @@ fn build_mesh(
     let mut primitive_indices = Vec::new();
     for (p, prim) in mesh.primitives.iter().enumerate() {
         let ctx = format!("{what} primitive {p}");
-        if prim.mode != Checked::Valid(Mode::Triangles) {
-            warnings.push(format!("{ctx}: mode {} is not a triangle list; skipped", mode_name(prim.mode)));
+        if !matches!(prim.mode, Checked::Valid(Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan)) {
+            warnings.push(format!("{ctx}: mode {} draws no triangles; skipped", mode_name(prim.mode)));
             continue;
         }
         primitives.push(build_primitive(&ctx, prim, reader, joint_limit, skins, material_count, warnings)?);
@@ -309,6 +313,24 @@ fn build_mesh(
         target_names,
         target_count,
     })
+}
+
+/// A triangle strip as a triangle list (glTF: triangle i is i, i+1, i+2,
+/// with the first two swapped for odd i to keep the winding).
+fn strip_to_list(strip: &[u32]) -> Vec<u32> {
+    strip
+        .windows(3)
+        .enumerate()
+        .flat_map(|(i, w)| if i % 2 == 0 { [w[0], w[1], w[2]] } else { [w[1], w[0], w[2]] })
+        .collect()
+}
+
+/// A triangle fan as a triangle list (triangle i is 0, i + 1, i + 2).
+fn fan_to_list(fan: &[u32]) -> Vec<u32> {
+    match fan.split_first() {
+        Some((&hub, rest)) => rest.windows(2).flat_map(|w| [hub, w[0], w[1]]).collect(),
+        None => Vec::new(),
+    }
 }
 
 /// Morph target names from the de-facto standard `extras.targetNames`.
@@ -390,9 +412,14 @@ fn build_primitive(
         }
         None => (0..n as u32).collect(),
     };
-    if !indices.len().is_multiple_of(3) {
-        return Err(format!("{ctx}: {} indices is not a whole number of triangles", indices.len()));
-    }
+    let indices = match prim.mode {
+        Checked::Valid(Mode::TriangleStrip) => strip_to_list(&indices),
+        Checked::Valid(Mode::TriangleFan) => fan_to_list(&indices),
+        _ if !indices.len().is_multiple_of(3) => {
+            return Err(format!("{ctx}: {} indices is not a whole number of triangles", indices.len()));
+        }
+        _ => indices,
+    };
 
     let influences = build_influences(ctx, &attr, reader, n, joint_limit, skins, warnings)?;
 
@@ -799,6 +826,14 @@ mod tests {
         assert!(clip_events(Some(&raw("[1, 2]")), 1.0, "a", &mut w).is_empty());
         assert!(clip_events(None, 1.0, "a", &mut w).is_empty());
         assert!(w.is_empty());
+    }
+
+    #[test]
+    fn strips_and_fans_become_triangle_lists() {
+        assert_eq!(strip_to_list(&[0, 1, 2, 3, 4]), vec![0, 1, 2, 2, 1, 3, 2, 3, 4]);
+        assert_eq!(fan_to_list(&[0, 1, 2, 3]), vec![0, 1, 2, 0, 2, 3]);
+        assert!(strip_to_list(&[0, 1]).is_empty());
+        assert!(fan_to_list(&[]).is_empty());
     }
 
     #[test]

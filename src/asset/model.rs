@@ -88,11 +88,14 @@ impl Model {
         nodes
     }
 
-    /// Index of the clip with this name, or with this index when `key` is a number.
+    /// Index of the clip with this name, or with this index when `key` is a
+    /// number, or `animation_N` for an unnamed clip N (three.js's name for it).
     pub fn find_clip(&self, key: &str) -> Option<usize> {
+        let unnamed = |i: &usize| self.clips.get(*i).is_some_and(|c| c.name.is_none());
         self.clips
             .iter()
             .position(|c| c.name.as_deref() == Some(key))
             .or_else(|| key.parse::<usize>().ok().filter(|&i| i < self.clips.len()))
+            .or_else(|| key.strip_prefix("animation_")?.parse::<usize>().ok().filter(unnamed))
     }
 }

@@ -81,7 +81,16 @@ pub fn evaluate_on(model: &Model, request: &Request, gpu: &GpuChoice) -> Result<
         return Err(format!("--time {} is not a finite number of seconds", request.time));
     }
     let mut evaluator = Evaluator::new(model);
-    let clip = match request.clip {
+    // A file without animations has only its rest pose: dump that for any
+    // --clip (as a player of that file would show), saying so on stderr.
+    let clip_key = request.clip.filter(|key| {
+        let animated = !model.clips.is_empty();
+        if !animated {
+            eprintln!("vkskin: {}: no animations, so --clip {key} dumps the rest pose", model.file);
+        }
+        animated
+    });
+    let clip = match clip_key {
         None => {
             evaluator.set_rest(model).map_err(|e| e.to_string())?;
             serde_json::Value::Null
@@ -210,9 +219,6 @@ fn unknown_clip(model: &Model, key: &str) -> String {
             None => i.to_string(),
         })
         .collect();
-    if names.is_empty() {
-        format!("no clip \"{key}\": the file has no animations")
-    } else {
-        format!("no clip \"{key}\"; clips are: {}", names.join(", "))
-    }
+    // Only reached for files with clips: without any, the rest pose is dumped.
+    format!("no clip \"{key}\"; clips are: {}", names.join(", "))
 }

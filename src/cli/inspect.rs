@@ -193,10 +193,7 @@ impl Report {
         let mut out = String::new();
         let _ = writeln!(out, "{}", self.file);
         let _ = writeln!(out, "\nnodes ({}):", self.nodes.len());
-        let roots = self.nodes.iter().filter(|n| n.parent.is_none()).map(|n| n.node);
-        for root in roots {
-            self.write_node(&mut out, root, 1);
-        }
+        self.write_tree(&mut out);
         let _ = writeln!(out, "\nskins ({}):", self.skins.len());
         for s in &self.skins {
             let _ = writeln!(out, "  skin {} {:?}: {} joints", s.skin, s.name, s.joints.len());
@@ -246,9 +243,33 @@ impl Report {
         out
     }
 
+    /// The node tree, depth first, children in node order. Iterative, with
+    /// child lists built once: a hierarchy 100,000 deep or wide must neither
+    /// overflow the stack nor take quadratic time.
+    fn write_tree(&self, out: &mut String) {
+        let mut children = vec![Vec::new(); self.nodes.len()];
+        let mut stack = Vec::new();
+        for n in &self.nodes {
+            match n.parent {
+                Some(p) => children[p].push(n.node),
+                None => stack.push((n.node, 1usize)),
+            }
+        }
+        stack.reverse();
+        while let Some((node, depth)) = stack.pop() {
+            self.write_node(out, node, depth);
+            stack.extend(children[node].iter().rev().map(|&c| (c, depth + 1)));
+        }
+    }
+
     fn write_node(&self, out: &mut String, node: usize, depth: usize) {
+        /// Deeper levels are not indented further (their depth is printed).
+        const MAX_INDENT: usize = 32;
         let n = &self.nodes[node];
         let mut tags = Vec::new();
+        if depth > MAX_INDENT {
+            tags.push(format!("depth {depth}"));
+        }
         if !n.joint_of.is_empty() {
             tags.push(format!("joint of skin {:?}", n.joint_of));
         }
@@ -259,10 +280,8 @@ impl Report {
             tags.push(format!("skinned by {skin}"));
         }
         let tags = if tags.is_empty() { String::new() } else { format!(" [{}]", tags.join(", ")) };
-        let _ = writeln!(out, "{:indent$}{} {:?}{}", "", node, n.name, tags, indent = depth * 2);
-        for child in self.nodes.iter().filter(|c| c.parent == Some(node)) {
-            self.write_node(out, child.node, depth + 1);
-        }
+        let indent = depth.min(MAX_INDENT) * 2;
+        let _ = writeln!(out, "{:indent$}{} {:?}{}", "", node, n.name, tags);
     }
 }
 
