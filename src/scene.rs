@@ -115,6 +115,19 @@ impl Evaluator {
         &mut self.pose
     }
 
+    /// Scene-space matrices of every joint computed in f64 from the current
+    /// local pose: reference output (`dump`), not the per-frame path. Allocates.
+    pub fn world_f64(&self, model: &Model) -> Vec<Matrix4<f64>> {
+        let parents = model.skeleton.parents();
+        let mut world: Vec<Matrix4<f64>> = Vec::with_capacity(parents.len());
+        for (local, &parent) in self.pose.locals.iter().zip(parents) {
+            // Parents come first (Skeleton's invariant), so the index exists.
+            let base = world.get(parent as usize).copied().unwrap_or_else(Matrix4::identity);
+            world.push(base * local.to_matrix_f64());
+        }
+        world
+    }
+
     /// Scene-space matrix of every skeleton joint.
     pub fn world(&self) -> &[Matrix4<f32>] {
         &self.world

@@ -353,7 +353,7 @@ pub(crate) enum Slerped {
 /// scales by 2e-4, as the file says, instead of disagreeing with them by 1e-4.
 /// Identical keys return the key itself (for non-unit keys the arc formula
 /// would not). The angle is `atan2(sin, cos)` with sin from an f64 `1 - cos^2`,
-/// accurate near 0; below 1e-12 of sin^2 the result is a chord (lerp) for the
+/// accurate near 0; below f64::EPSILON of sin^2 (as three.js) the result is a chord (lerp) for the
 /// caller to normalise.
 pub(crate) fn slerp(a: Quaternion<f32>, b: Quaternion<f32>, s: f32) -> Slerped {
     if a == b {
@@ -364,7 +364,7 @@ pub(crate) fn slerp(a: Quaternion<f32>, b: Quaternion<f32>, s: f32) -> Slerped {
     let (b, _) = same_hemisphere(a, b);
     let cos: f64 = a.coords.iter().zip(b.coords.iter()).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
     let sin_squared = 1.0 - cos * cos;
-    if sin_squared.is_nan() || sin_squared <= 1e-12 {
+    if sin_squared.is_nan() || sin_squared <= f64::EPSILON {
         return Slerped::Chord(lerp(a, b, s));
     }
     // cos and sin^2 need f64 (1 - cos^2 cancels for small angles); once sin

@@ -51,7 +51,7 @@ pub struct JointDump {
     /// Node name ("" when unnamed).
     pub name: String,
     /// Column-major column-vector matrix (glTF order).
-    pub world: [f32; 16],
+    pub world: [f64; 16],
 }
 
 /// One primitive's vertices after morphing and skinning, in scene space.
@@ -104,13 +104,15 @@ pub fn evaluate_on(model: &Model, request: &Request, gpu: &GpuChoice) -> Result<
             }
         }
     };
+    // Joint matrices in f64: scaled rigs (x100) drift by 1e-4 through f32 chains.
+    let precise_world = evaluator.world_f64(model);
     let joints = model
         .skin_joint_nodes()
         .into_iter()
         .map(|node| {
             let joint = model.joint_of_node[node] as usize;
             let mut world = [0.0; 16];
-            world.copy_from_slice(evaluator.world()[joint].as_slice());
+            world.copy_from_slice(precise_world[joint].as_slice());
             JointDump { node, name: model.skeleton.names()[joint].clone(), world }
         })
         .collect();
