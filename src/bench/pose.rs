@@ -151,7 +151,11 @@ fn print_report(samples: &[Samples]) {
         "character", "joints", "slerp ns/joint", "nlerp ns/joint", "nlerp/slerp"
     );
     for pair in samples.chunks(2) {
-        if let [slerp, nlerp] = pair {
+        // Cases filtered out on the command line have no samples.
+        if let [slerp, nlerp] = pair
+            && !slerp.nanos.is_empty()
+            && !nlerp.nanos.is_empty()
+        {
             let joints = slerp.joints as f64;
             let (s, n) = (median(&slerp.nanos) / joints, median(&nlerp.nanos) / joints);
             println!("{:<18} {:>6} {s:>14.1} {n:>14.1} {:>12.2}", slerp.character, slerp.joints, n / s);
