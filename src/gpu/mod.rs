@@ -9,6 +9,7 @@ pub mod error;
 pub mod frame;
 pub mod image;
 pub mod immediate;
+pub mod pipeline;
 pub mod shader;
 pub mod swapchain;
 pub mod validation;

@@ -8,6 +8,7 @@
 
 use crate::anim::NO_PARENT;
 use crate::gpu::error::VkResultExt;
+use crate::gpu::pipeline::{self, GraphicsPipelineDesc};
 use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, FrameSlot, GpuContext, GpuError, shader};
 use ash::vk;
 use bytemuck::{Pod, Zeroable};
@@ -141,56 +142,30 @@ impl BoneLines {
                 offset: 12,
             },
         ];
-        let vertex_input = vk::PipelineVertexInputStateCreateInfo::default()
-            .vertex_binding_descriptions(&bindings)
-            .vertex_attribute_descriptions(&attributes);
-        let assembly =
-            vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::LINE_LIST);
-        let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
-        // Width 1: wider lines need the optional wideLines feature.
-        let raster = vk::PipelineRasterizationStateCreateInfo::default()
-            .polygon_mode(vk::PolygonMode::FILL)
-            .cull_mode(vk::CullModeFlags::NONE)
-            .line_width(1.0);
-        let multisample = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(samples);
         // No depth test: the skeleton sits inside the mesh and must show through.
-        let depth = vk::PipelineDepthStencilStateCreateInfo::default()
-            .depth_test_enable(false)
-            .depth_write_enable(false);
-        let blend_attachments = [vk::PipelineColorBlendAttachmentState::default()
-            .blend_enable(false)
-            .color_write_mask(vk::ColorComponentFlags::RGBA)];
-        let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
-        let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
-        let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
-        let color_formats = [color_format];
-        let mut rendering = vk::PipelineRenderingCreateInfo::default()
-            .color_attachment_formats(&color_formats)
-            .depth_attachment_format(depth_format);
-        let info = vk::GraphicsPipelineCreateInfo::default()
-            .stages(&stages)
-            .vertex_input_state(&vertex_input)
-            .input_assembly_state(&assembly)
-            .viewport_state(&viewport)
-            .rasterization_state(&raster)
-            .multisample_state(&multisample)
-            .depth_stencil_state(&depth)
-            .color_blend_state(&blend)
-            .dynamic_state(&dynamic)
-            .layout(self.layout)
-            .push_next(&mut rendering);
-        // SAFETY: every pointer in info lives until the call returns; dynamic
-        // rendering is enabled on the device.
-        let result =
-            unsafe { ctx.device.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
+        let result = pipeline::create_graphics_pipeline(
+            ctx,
+            &GraphicsPipelineDesc {
+                stages: &stages,
+                vertex_bindings: &bindings,
+                vertex_attributes: &attributes,
+                topology: vk::PrimitiveTopology::LINE_LIST,
+                polygon_mode: vk::PolygonMode::FILL,
+                depth_test: None,
+                depth_write: false,
+                samples,
+                color_format,
+                depth_format,
+                layout: self.layout,
+                name: "bone lines pipeline",
+            },
+        );
         // SAFETY: pipeline creation has finished; the modules are not needed afterwards.
         unsafe {
             ctx.device.destroy_shader_module(vert, None);
             ctx.device.destroy_shader_module(frag, None);
         }
-        let pipeline = result.map_err(|(_, e)| GpuError::vk("vkCreateGraphicsPipelines", e))?[0];
-        ctx.set_name(pipeline, "bone lines pipeline");
-        Ok(pipeline)
+        result
     }
 
     /// Restricts drawing to the joints with `mask[j]` set (e.g. the joints of

@@ -18,6 +18,7 @@ use super::target::{COLOR_FORMAT, DEPTH_FORMAT};
 use super::textures::Textures;
 use crate::asset::Material;
 use crate::gpu::error::VkResultExt;
+use crate::gpu::pipeline::{self, GraphicsPipelineDesc};
 use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, FrameSlot, GpuContext, GpuError, shader};
 use ash::vk;
 use bytemuck::{Pod, Zeroable};
@@ -383,58 +384,30 @@ impl MeshPass {
             VertexPath::PreSkinned => (&all_bindings[..], &all_attributes[..]),
             VertexPath::VertexSkinning => (&all_bindings[..2], &all_attributes[..2]),
         };
-        let vertex_input = vk::PipelineVertexInputStateCreateInfo::default()
-            .vertex_binding_descriptions(bindings)
-            .vertex_attribute_descriptions(attributes);
-        let assembly = vk::PipelineInputAssemblyStateCreateInfo::default()
-            .topology(vk::PrimitiveTopology::TRIANGLE_LIST);
-        let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
-        // No culling: glTF double-sidedness varies and the fragment shader lights both sides.
-        let raster = vk::PipelineRasterizationStateCreateInfo::default()
-            .polygon_mode(if wireframe { vk::PolygonMode::LINE } else { vk::PolygonMode::FILL })
-            .cull_mode(vk::CullModeFlags::NONE)
-            .front_face(vk::FrontFace::COUNTER_CLOCKWISE)
-            .line_width(1.0);
-        let multisample =
-            vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(self.samples);
-        let depth = vk::PipelineDepthStencilStateCreateInfo::default()
-            .depth_test_enable(true)
-            .depth_write_enable(true)
-            .depth_compare_op(vk::CompareOp::LESS);
-        let blend_attachments = [vk::PipelineColorBlendAttachmentState::default()
-            .blend_enable(false)
-            .color_write_mask(vk::ColorComponentFlags::RGBA)];
-        let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
-        let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
-        let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
-        let color_formats = [self.color_format];
-        let mut rendering = vk::PipelineRenderingCreateInfo::default()
-            .color_attachment_formats(&color_formats)
-            .depth_attachment_format(DEPTH_FORMAT);
-        let info = vk::GraphicsPipelineCreateInfo::default()
-            .stages(&stages)
-            .vertex_input_state(&vertex_input)
-            .input_assembly_state(&assembly)
-            .viewport_state(&viewport)
-            .rasterization_state(&raster)
-            .multisample_state(&multisample)
-            .depth_stencil_state(&depth)
-            .color_blend_state(&blend)
-            .dynamic_state(&dynamic)
-            .layout(self.layout)
-            .push_next(&mut rendering);
-        // SAFETY: every pointer in info lives until the call returns; dynamic
-        // rendering is enabled on the device.
-        let pipelines =
-            unsafe { ctx.device.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) }
-                .map_err(|(_, e)| GpuError::vk("vkCreateGraphicsPipelines", e))?;
         let name = format!(
             "mesh pipeline {path:?}{}{}",
             if wireframe { " wireframe" } else { "" },
             if heat { " heat" } else { "" }
         );
-        ctx.set_name(pipelines[0], &name);
-        Ok(pipelines[0])
+        // No culling (fixed by the helper): glTF double-sidedness varies and
+        // the fragment shader lights both sides.
+        pipeline::create_graphics_pipeline(
+            ctx,
+            &GraphicsPipelineDesc {
+                stages: &stages,
+                vertex_bindings: bindings,
+                vertex_attributes: attributes,
+                topology: vk::PrimitiveTopology::TRIANGLE_LIST,
+                polygon_mode: if wireframe { vk::PolygonMode::LINE } else { vk::PolygonMode::FILL },
+                depth_test: Some(vk::CompareOp::LESS),
+                depth_write: true,
+                samples: self.samples,
+                color_format: self.color_format,
+                depth_format: DEPTH_FORMAT,
+                layout: self.layout,
+                name: &name,
+            },
+        )
     }
 
     /// Whether `begin` accepts `wireframe = true` on this device.

@@ -1,0 +1,83 @@
+//! Graphics pipelines for dynamic rendering: the fixed-function state every
+//! pipeline in this crate shares, with the parts that differ in a
+//! [`GraphicsPipelineDesc`].
+
+use super::{GpuContext, GpuError};
+use ash::vk;
+
+/// The parts of a graphics pipeline that differ between passes.
+///
+/// Everything else is fixed by [`create_graphics_pipeline`]: one colour
+/// attachment with blending off and all channels written, no culling,
+/// counter-clockwise front faces, line width 1, and dynamic viewport and
+/// scissor (one of each).
+pub struct GraphicsPipelineDesc<'a> {
+    /// Shader stages; the caller owns the modules and may destroy them once
+    /// the call returns.
+    pub stages: &'a [vk::PipelineShaderStageCreateInfo<'a>],
+    pub vertex_bindings: &'a [vk::VertexInputBindingDescription],
+    pub vertex_attributes: &'a [vk::VertexInputAttributeDescription],
+    pub topology: vk::PrimitiveTopology,
+    pub polygon_mode: vk::PolygonMode,
+    /// `Some(op)`: depth test with `op`; `None`: no depth test.
+    pub depth_test: Option<vk::CompareOp>,
+    pub depth_write: bool,
+    pub samples: vk::SampleCountFlags,
+    pub color_format: vk::Format,
+    pub depth_format: vk::Format,
+    pub layout: vk::PipelineLayout,
+    /// Debug name for the pipeline.
+    pub name: &'a str,
+}
+
+/// Creates one graphics pipeline for dynamic rendering from `desc` (see
+/// [`GraphicsPipelineDesc`] for the fixed state) and names it.
+pub fn create_graphics_pipeline(
+    ctx: &GpuContext,
+    desc: &GraphicsPipelineDesc,
+) -> Result<vk::Pipeline, GpuError> {
+    let vertex_input = vk::PipelineVertexInputStateCreateInfo::default()
+        .vertex_binding_descriptions(desc.vertex_bindings)
+        .vertex_attribute_descriptions(desc.vertex_attributes);
+    let assembly = vk::PipelineInputAssemblyStateCreateInfo::default().topology(desc.topology);
+    let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
+    // Width 1: wider lines need the optional wideLines feature.
+    let raster = vk::PipelineRasterizationStateCreateInfo::default()
+        .polygon_mode(desc.polygon_mode)
+        .cull_mode(vk::CullModeFlags::NONE)
+        .front_face(vk::FrontFace::COUNTER_CLOCKWISE)
+        .line_width(1.0);
+    let multisample = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(desc.samples);
+    let depth = vk::PipelineDepthStencilStateCreateInfo::default()
+        .depth_test_enable(desc.depth_test.is_some())
+        .depth_write_enable(desc.depth_write)
+        .depth_compare_op(desc.depth_test.unwrap_or(vk::CompareOp::NEVER));
+    let blend_attachments = [vk::PipelineColorBlendAttachmentState::default()
+        .blend_enable(false)
+        .color_write_mask(vk::ColorComponentFlags::RGBA)];
+    let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
+    let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
+    let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
+    let color_formats = [desc.color_format];
+    let mut rendering = vk::PipelineRenderingCreateInfo::default()
+        .color_attachment_formats(&color_formats)
+        .depth_attachment_format(desc.depth_format);
+    let info = vk::GraphicsPipelineCreateInfo::default()
+        .stages(desc.stages)
+        .vertex_input_state(&vertex_input)
+        .input_assembly_state(&assembly)
+        .viewport_state(&viewport)
+        .rasterization_state(&raster)
+        .multisample_state(&multisample)
+        .depth_stencil_state(&depth)
+        .color_blend_state(&blend)
+        .dynamic_state(&dynamic)
+        .layout(desc.layout)
+        .push_next(&mut rendering);
+    // SAFETY: every pointer in info lives until the call returns; dynamic
+    // rendering is enabled on the device.
+    let pipelines = unsafe { ctx.device.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) }
+        .map_err(|(_, e)| GpuError::vk("vkCreateGraphicsPipelines", e))?;
+    ctx.set_name(pipelines[0], desc.name);
+    Ok(pipelines[0])
+}
