@@ -4,29 +4,19 @@
 //! bigger skeleton, and no validation message appears. Skips without a
 //! device unless VKSKIN_REQUIRE_GPU is set.
 
+mod common;
+
 use ash::vk;
+use common::{assert_no_messages, context};
 use nalgebra::{Matrix4, Point3, Vector3};
 use vkskin::anim::NO_PARENT;
-use vkskin::gpu::{FrameRing, GpuContext};
+use vkskin::gpu::FrameRing;
 use vkskin::render::bone_lines::{BONE_COLOR, BoneLines, SELECTED_COLOR};
 use vkskin::render::camera::Camera;
 use vkskin::render::target::{CLEAR_COLOR, COLOR_FORMAT, DEPTH_FORMAT, SlotTargets};
 
 const W: u32 = 96;
 const H: u32 = 96;
-
-fn context() -> Option<GpuContext> {
-    match GpuContext::headless(true, None) {
-        Ok(ctx) => Some(ctx),
-        Err(e) if std::env::var_os("VKSKIN_REQUIRE_GPU").is_some() => {
-            panic!("VKSKIN_REQUIRE_GPU is set but no Vulkan device with validation: {e}")
-        }
-        Err(e) => {
-            eprintln!("skipping: no Vulkan device ({e})");
-            None
-        }
-    }
-}
 
 /// A chain of `n` joints going up the y axis, 1/n apart, from y = -0.5.
 fn chain(n: usize) -> (Vec<Matrix4<f32>>, Vec<u32>) {
@@ -101,5 +91,5 @@ fn bones_draw_in_their_colours_without_validation_messages() {
     ring.destroy(&ctx);
     lines.destroy(&ctx);
     targets.destroy(&ctx);
-    assert!(messages.is_empty(), "validation messages:\n{}", messages.join("\n"));
+    assert_no_messages(&messages);
 }

@@ -4,6 +4,8 @@
 //! vertex positions must agree within 1e-4 of the bounding-box diagonal, the
 //! same measure as ../shared/tools/gltf-oracle/compare.py.
 
+mod common;
+
 use serde_json::Value;
 use std::path::PathBuf;
 use vkskin::cli::args::Skinning;
@@ -12,13 +14,7 @@ use vkskin::cli::dump::{Request, evaluate};
 const TOLERANCE: f64 = 1e-4;
 
 fn assets() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/assets");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("{}: not found: skipping the three.js conformance checks", dir.display());
-        None
-    }
+    common::shared_assets("the three.js conformance checks")
 }
 
 #[test]

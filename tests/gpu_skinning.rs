@@ -5,9 +5,11 @@
 //! Without a Vulkan device or the validation layer the tests print why and
 //! pass, unless VKSKIN_REQUIRE_GPU is set (CI), where they fail.
 
+mod common;
+
 use ash::vk;
+use common::{assert_no_validation_messages, context, find_models, shared_assets, shared_file};
 use nalgebra::{Matrix4, UnitQuaternion, Vector3};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use vkskin::anim::{
     BoneMatrix, Influences, MeshPrimitive, MorphDeltas, MorphTarget, NO_PARENT, Skeleton, Skin, Transform,
@@ -61,28 +63,6 @@ fn allocations_in<T>(f: impl FnOnce() -> T) -> (T, usize) {
 const POSITION_TOLERANCE: f32 = 1e-5;
 /// Unit normals must agree within this (absolute).
 const NORMAL_TOLERANCE: f32 = 1e-4;
-
-/// A validated headless context, or `None` (after saying why) when this
-/// machine has no Vulkan device or validation layer and CI did not ask for one.
-fn context() -> Option<GpuContext> {
-    match GpuContext::headless(true, None) {
-        Ok(ctx) => Some(ctx),
-        Err(e) => {
-            if std::env::var_os("VKSKIN_REQUIRE_GPU").is_some() {
-                panic!("VKSKIN_REQUIRE_GPU is set but Vulkan is unavailable: {e}");
-            }
-            eprintln!(
-                "skipping: no Vulkan device (install mesa-vulkan-drivers vulkan-validationlayers): {e}"
-            );
-            None
-        }
-    }
-}
-
-fn assert_no_validation_messages(ctx: &GpuContext) {
-    let messages = ctx.validation_messages();
-    assert!(messages.is_empty(), "{} validation messages:\n{}", messages.len(), messages.join("\n"));
-}
 
 /// Everything one test creates on the device, destroyed in order at the end.
 struct Rig {
@@ -185,29 +165,11 @@ fn compare(
     (position_err, normal_err)
 }
 
-fn find_models(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            find_models(&path, out);
-        } else if matches!(path.extension().and_then(|e| e.to_str()), Some("glb" | "gltf")) {
-            out.push(path);
-        }
-    }
-}
-
 #[test]
 fn gpu_skinning_matches_cpu_on_every_shared_model() {
-    let assets = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/assets");
-    if !assets.is_dir() {
-        eprintln!("{}: not found: skipping the shared-model GPU comparison", assets.display());
-        return;
-    }
+    let Some(assets) = shared_assets("the shared-model GPU comparison") else { return };
     let Some(ctx) = context() else { return };
-    let mut files = Vec::new();
-    find_models(&assets, &mut files);
+    let files = find_models(&assets);
     assert!(!files.is_empty(), "no .glb/.gltf under {}", assets.display());
     let mut rig = Rig::new(&ctx);
     // Every model is one character of ONE pass: each frame skins them all in
@@ -674,12 +636,9 @@ fn upload_serves_vertex_skinning_from_the_pass_buffers() {
 fn dump_gpu_matches_dump_cpu() {
     use vkskin::cli::args::Skinning;
     use vkskin::cli::dump::{GpuChoice, Request, evaluate, evaluate_on};
-    let assets = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/assets");
-    let file = assets.join("RobotExpressive/RobotExpressive.glb");
-    if !file.is_file() {
-        eprintln!("{}: not found: skipping the dump comparison", file.display());
+    let Some(file) = shared_file("RobotExpressive/RobotExpressive.glb", "the dump comparison") else {
         return;
-    }
+    };
     // Checks that Vulkan is there at all (and fails under VKSKIN_REQUIRE_GPU if not).
     let Some(ctx) = context() else { return };
     drop(ctx);

@@ -5,11 +5,13 @@
 //! same frame setup does not. Skips without a device or the shared model,
 //! unless VKSKIN_REQUIRE_GPU is set (then only the model may be absent).
 
+mod common;
+
 use ash::vk;
+use common::{assert_no_messages, context, shared_model};
 use nalgebra::Matrix4;
-use std::path::Path;
 use std::sync::Arc;
-use vkskin::asset::{self, Model};
+use vkskin::asset::Model;
 use vkskin::gpu::{FrameRing, GpuContext};
 use vkskin::render::camera::{Camera, DEFAULT_FOV_Y};
 use vkskin::render::gpu_model::GpuModel;
@@ -22,28 +24,6 @@ use vkskin::scene::Evaluator;
 
 const W: u32 = 128;
 const H: u32 = 96;
-
-fn context() -> Option<GpuContext> {
-    match GpuContext::headless(true, None) {
-        Ok(ctx) => Some(ctx),
-        Err(e) if std::env::var_os("VKSKIN_REQUIRE_GPU").is_some() => {
-            panic!("VKSKIN_REQUIRE_GPU is set but no Vulkan device with validation: {e}")
-        }
-        Err(e) => {
-            eprintln!("skipping: no Vulkan device ({e})");
-            None
-        }
-    }
-}
-
-fn fox() -> Option<Arc<Model>> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/assets/Fox/Fox.glb");
-    if !path.exists() {
-        eprintln!("skipping: {} is absent", path.display());
-        return None;
-    }
-    Some(Arc::new(asset::load(&path).expect("Fox imports")))
-}
 
 /// Renders the Fox's rest pose once with `heat` (or the plain pipeline) and
 /// returns the RGBA8 pixels.
@@ -94,7 +74,7 @@ fn render(
 
 #[test]
 fn heat_map_weights_and_colours() {
-    let (Some(model), Some(ctx)) = (fox(), context()) else { return };
+    let (Some(model), Some(ctx)) = (shared_model("Fox/Fox.glb"), context()) else { return };
     let gpu = Arc::new(GpuModel::upload(&ctx, &model).expect("upload"));
     // Every skinned vertex's weights over all skin joints sum to one.
     let mut sum = vec![0.0f32; gpu.counts.sources as usize];
@@ -183,7 +163,7 @@ fn heat_map_weights_and_colours() {
     if let Ok(g) = Arc::try_unwrap(gpu) {
         g.destroy(&ctx);
     }
-    assert!(messages.is_empty(), "validation messages:\n{}", messages.join("\n"));
+    assert_no_messages(&messages);
 }
 
 /// Scene-space bounds of the CPU-skinned rest pose.

@@ -1,31 +1,15 @@
 //! Imports every shared glTF sample model and checks the facts listed in
 //! `../shared/assets/SOURCES.md`.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{find_models, shared_assets};
+use std::path::PathBuf;
 use vkskin::anim::{Interpolation, NO_PARENT};
 use vkskin::asset::{self, Model};
 
 fn assets() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/assets");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("../shared/assets not found: skipping shared-model tests");
-        None
-    }
-}
-
-fn find_models(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            find_models(&p, out);
-        } else if matches!(p.extension().and_then(|e| e.to_str()), Some("glb" | "gltf")) {
-            out.push(p);
-        }
-    }
+    shared_assets("shared-model tests")
 }
 
 fn load(rel: &str) -> Option<Model> {
@@ -122,8 +106,7 @@ fn check_invariants(m: &Model) {
 #[test]
 fn every_shared_model_imports() {
     let Some(dir) = assets() else { return };
-    let mut models = Vec::new();
-    find_models(&dir, &mut models);
+    let models = find_models(&dir);
     assert!(models.len() >= 19, "found only {models:?}");
     for path in &models {
         let m = asset::load(path).unwrap_or_else(|e| panic!("{e}"));

@@ -1,33 +1,19 @@
 //! Pose evaluation over every shared model: sampling many times gives finite
 //! poses and vertices, and the skinned bind pose reproduces the mesh.
 
+mod common;
+
+use common::{find_models, shared_assets};
 use nalgebra::Matrix4;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use vkskin::asset::Model;
 use vkskin::scene::Evaluator;
 
 fn shared_models() -> Vec<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/assets");
-    if !dir.is_dir() {
-        eprintln!("{}: not found: skipping shared-model pose tests", dir.display());
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    collect(&dir, &mut out);
-    out.sort();
+    let Some(dir) = shared_assets("shared-model pose tests") else { return Vec::new() };
+    let out = find_models(&dir);
     assert!(out.len() >= 15, "expected the shared models, found {}", out.len());
     out
-}
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            collect(&path, out);
-        } else if matches!(path.extension().and_then(|e| e.to_str()), Some("glb" | "gltf")) {
-            out.push(path);
-        }
-    }
 }
 
 /// Skins every primitive of every instance with the evaluator's current pose.

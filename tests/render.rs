@@ -3,42 +3,17 @@
 //! message fails the test. Without a device or layer the tests say
 //! "skipping" and pass, unless VKSKIN_REQUIRE_GPU is set.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{assert_no_validation_messages, context, shared_model};
 use std::sync::Arc;
-use vkskin::asset::{self, Model};
+use vkskin::asset::Model;
 use vkskin::gpu::GpuContext;
 use vkskin::render::headless::{self, HeadlessRequest};
 use vkskin::render::image_out::ApngWriter;
 
 const W: u32 = 160;
 const H: u32 = 120;
-
-fn context() -> Option<GpuContext> {
-    match GpuContext::headless(true, None) {
-        Ok(ctx) => Some(ctx),
-        Err(e) if std::env::var_os("VKSKIN_REQUIRE_GPU").is_some() => {
-            panic!("VKSKIN_REQUIRE_GPU is set but no Vulkan device with validation: {e}")
-        }
-        Err(e) => {
-            eprintln!("skipping: no Vulkan device ({e})");
-            None
-        }
-    }
-}
-
-fn shared_model(relative: &str) -> Option<Arc<Model>> {
-    let path: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/assets").join(relative);
-    if !path.exists() {
-        eprintln!("skipping: {} is absent", path.display());
-        return None;
-    }
-    Some(Arc::new(asset::load(&path).expect("shared model imports")))
-}
-
-fn assert_no_validation_messages(ctx: &GpuContext) {
-    let messages = ctx.validation_messages();
-    assert!(messages.is_empty(), "validation messages:\n{}", messages.join("\n"));
-}
 
 fn request(clip: usize, start_time: f32, frames: u32, fps: f32) -> HeadlessRequest {
     HeadlessRequest {

@@ -4,29 +4,14 @@
 //! a display. Without Xvfb (and no DISPLAY) or without a Vulkan device the
 //! tests say "skipping" and pass, unless VKSKIN_REQUIRE_GPU is set.
 
+mod common;
+
+use common::{context, skip};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use vkskin::gpu::GpuContext;
 
 const BIN: &str = env!("CARGO_BIN_EXE_vkskin");
-
-fn require_gpu() -> bool {
-    std::env::var_os("VKSKIN_REQUIRE_GPU").is_some()
-}
-
-/// Skips (or fails under VKSKIN_REQUIRE_GPU) with `why`.
-fn skip(why: &str) {
-    if require_gpu() {
-        panic!("VKSKIN_REQUIRE_GPU is set but {why}");
-    }
-    eprintln!("skipping: {why}");
-}
-
-/// Whether a Vulkan device with the validation layer exists.
-fn vulkan() -> Result<(), String> {
-    GpuContext::headless(true, None).map(drop).map_err(|e| e.to_string())
-}
 
 /// The model argument: the built-in character (none).
 fn model_args() -> Vec<String> {
@@ -168,8 +153,10 @@ fn read_png(path: &Path) -> (u32, u32, Vec<u8>) {
 
 #[test]
 fn window_run_with_resize_and_screenshot() {
-    if let Err(e) = vulkan() {
-        return skip(&format!("no Vulkan device with validation ({e})"));
+    // Checks that Vulkan is there at all (skipping, or failing under
+    // VKSKIN_REQUIRE_GPU, if not); the context is dropped at once.
+    if context().is_none() {
+        return;
     }
     let Some((display, _server)) = display() else {
         return skip("no display: DISPLAY is unset and Xvfb is not on PATH");
@@ -220,8 +207,10 @@ fn window_run_with_resize_and_screenshot() {
 
 #[test]
 fn without_a_display_falls_back_to_headless_apng() {
-    if let Err(e) = vulkan() {
-        return skip(&format!("no Vulkan device with validation ({e})"));
+    // Checks that Vulkan is there at all (skipping, or failing under
+    // VKSKIN_REQUIRE_GPU, if not); the context is dropped at once.
+    if context().is_none() {
+        return;
     }
     let dir = scratch_dir("fallback");
     let mut command = Command::new(BIN);

@@ -1,0 +1,114 @@
+//! Setup shared by the integration tests: a validated Vulkan context (or a
+//! skip that VKSKIN_REQUIRE_GPU turns into a failure), the validation-message
+//! check, and the shared glTF models in `../shared/assets` (or a skip when
+//! that folder is absent).
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use vkskin::asset::{self, Model};
+use vkskin::gpu::GpuContext;
+
+/// How to get a Vulkan device with the validation layer on Debian.
+const VULKAN_HINT: &str = "install mesa-vulkan-drivers vulkan-validationlayers, e.g. with `bash .ci/deps`";
+
+/// Where the shared test models come from.
+const ASSETS_HINT: &str = "the shared glTF models are read in place from ../shared/assets \
+     (see its SOURCES.md); check out the shared folder next to this project to run these checks";
+
+/// Whether CI asked for a real Vulkan device (VKSKIN_REQUIRE_GPU is set):
+/// then a missing device fails the test instead of skipping it.
+pub fn require_gpu() -> bool {
+    std::env::var_os("VKSKIN_REQUIRE_GPU").is_some()
+}
+
+/// Skips with `why` (printing "skipping: {why}"), or panics with it when
+/// VKSKIN_REQUIRE_GPU is set.
+pub fn skip(why: &str) {
+    if require_gpu() {
+        panic!("VKSKIN_REQUIRE_GPU is set but {why}");
+    }
+    eprintln!("skipping: {why}");
+}
+
+/// A validated headless context, or `None` (after saying why and how to
+/// install one) when this machine has no Vulkan device or validation layer;
+/// panics instead under VKSKIN_REQUIRE_GPU.
+pub fn context() -> Option<GpuContext> {
+    match GpuContext::headless(true, None) {
+        Ok(ctx) => Some(ctx),
+        Err(e) => {
+            skip(&format!("no Vulkan device with validation ({e}): {VULKAN_HINT}"));
+            None
+        }
+    }
+}
+
+/// Fails when `messages` (from `GpuContext::validation_messages`) is not empty.
+pub fn assert_no_messages(messages: &[String]) {
+    assert!(messages.is_empty(), "{} validation messages:\n{}", messages.len(), messages.join("\n"));
+}
+
+/// Fails on any validation message `ctx` has logged so far.
+pub fn assert_no_validation_messages(ctx: &GpuContext) {
+    assert_no_messages(&ctx.validation_messages());
+}
+
+/// `../shared/assets` (not required to exist).
+pub fn assets_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/assets")
+}
+
+/// `../shared/assets`, or `None` after saying it is absent, that `what` is
+/// skipped, and where the folder comes from.
+pub fn shared_assets(what: &str) -> Option<PathBuf> {
+    let dir = assets_dir();
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!("{}: not found: skipping {what} ({ASSETS_HINT})", dir.display());
+        None
+    }
+}
+
+/// The file `relative` under `../shared/assets`, or `None` after saying it is
+/// absent, that `what` is skipped, and where the folder comes from.
+pub fn shared_file(relative: &str, what: &str) -> Option<PathBuf> {
+    let path = assets_dir().join(relative);
+    if path.is_file() {
+        Some(path)
+    } else {
+        eprintln!("{}: not found: skipping {what} ({ASSETS_HINT})", path.display());
+        None
+    }
+}
+
+/// The shared model `relative` (under `../shared/assets`) imported, or
+/// `None` after saying it is absent; panics when it does not import.
+pub fn shared_model(relative: &str) -> Option<Arc<Model>> {
+    let path = shared_file(relative, "this test")?;
+    Some(Arc::new(
+        asset::load(&path).unwrap_or_else(|e| panic!("{}: shared model imports: {e}", path.display())),
+    ))
+}
+
+/// Every `.glb` / `.gltf` file under `dir`, recursively, in path order.
+pub fn find_models(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    collect_models(dir, &mut out);
+    out
+}
+
+fn collect_models(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            collect_models(&path, out);
+        } else if matches!(path.extension().and_then(|e| e.to_str()), Some("glb" | "gltf")) {
+            out.push(path);
+        }
+    }
+}
