@@ -8,7 +8,7 @@ use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 use std::ffi::{CStr, CString, c_char};
 use std::mem::ManuallyDrop;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
 
@@ -45,7 +45,7 @@ pub struct GpuContext {
     pub instance: ash::Instance,
     debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
     debug_device: Option<ash::ext::debug_utils::Device>,
-    log: Box<ValidationLog>,
+    log: Arc<ValidationLog>,
     /// The chosen physical device.
     pub physical: vk::PhysicalDevice,
     /// Its name, as the driver reports it.
@@ -73,12 +73,12 @@ impl GpuContext {
         // SAFETY: loading the system Vulkan loader; failure is reported, not assumed.
         let entry = unsafe { ash::Entry::load() }
             .map_err(|e| GpuError::new(format!("cannot load the Vulkan loader (install libvulkan1): {e}")))?;
-        let log = Box::<ValidationLog>::default();
+        let log = Arc::<ValidationLog>::default();
         let instance = create_instance(&entry, options, &log)?;
         let debug = if options.validation {
             let loader = ash::ext::debug_utils::Instance::new(&entry, &instance);
             let info = messenger_info(&log);
-            // SAFETY: info points at the boxed log, which the context owns until after the messenger is destroyed.
+            // SAFETY: info points at the shared log, which the context keeps alive until after the messenger is destroyed.
             let messenger = unsafe { loader.create_debug_utils_messenger(&info, None) };
             match messenger {
                 Ok(m) => Some((loader, m)),
@@ -138,6 +138,13 @@ impl GpuContext {
     /// Validation warnings and errors recorded so far (empty without validation).
     pub fn validation_messages(&self) -> Vec<String> {
         self.log.messages()
+    }
+
+    /// The validation log itself, which outlives the context: messages the
+    /// layer prints while the device and instance are destroyed (leaked
+    /// objects) can be checked after the context is dropped.
+    pub fn validation_log(&self) -> Arc<ValidationLog> {
+        Arc::clone(&self.log)
     }
 
     /// Whether the validation layer is on.

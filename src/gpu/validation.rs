@@ -34,7 +34,7 @@ impl ValidationLog {
 /// # Safety
 /// Called by the Vulkan loader only: `data` is a valid callback-data struct
 /// and `user_data` points at a `ValidationLog` that the context keeps alive
-/// (boxed) for as long as the messenger exists.
+/// (shared) for as long as the messenger exists.
 pub unsafe extern "system" fn debug_callback(
     severity: vk::DebugUtilsMessageSeverityFlagsEXT,
     kind: vk::DebugUtilsMessageTypeFlagsEXT,

@@ -5,10 +5,12 @@
 
 #![allow(dead_code)]
 
+use std::mem::ManuallyDrop;
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use vkskin::asset::{self, Model};
-use vkskin::gpu::GpuContext;
+use vkskin::gpu::{GpuContext, ValidationLog};
 
 /// How to get a Vulkan device with the validation layer on Debian.
 const VULKAN_HINT: &str = "install mesa-vulkan-drivers vulkan-validationlayers, e.g. with `bash .ci/deps`";
@@ -32,12 +34,38 @@ pub fn skip(why: &str) {
     eprintln!("skipping: {why}");
 }
 
+/// A validated headless context for a test. When dropped (last, after the
+/// test destroyed its resources) it destroys the device and instance and
+/// then fails on any validation message, including leaked-object reports
+/// that only appear during that destruction.
+pub struct TestGpu {
+    ctx: ManuallyDrop<GpuContext>,
+    log: Arc<ValidationLog>,
+}
+
+impl Deref for TestGpu {
+    type Target = GpuContext;
+    fn deref(&self) -> &GpuContext {
+        &self.ctx
+    }
+}
+
+impl Drop for TestGpu {
+    fn drop(&mut self) {
+        // SAFETY: the context is dropped exactly once, here.
+        unsafe { ManuallyDrop::drop(&mut self.ctx) };
+        if !std::thread::panicking() {
+            assert_no_messages(&self.log.messages());
+        }
+    }
+}
+
 /// A validated headless context, or `None` (after saying why and how to
 /// install one) when this machine has no Vulkan device or validation layer;
 /// panics instead under VKSKIN_REQUIRE_GPU.
-pub fn context() -> Option<GpuContext> {
+pub fn context() -> Option<TestGpu> {
     match GpuContext::headless(true, None) {
-        Ok(ctx) => Some(ctx),
+        Ok(ctx) => Some(TestGpu { log: ctx.validation_log(), ctx: ManuallyDrop::new(ctx) }),
         Err(e) => {
             skip(&format!("no Vulkan device with validation ({e}): {VULKAN_HINT}"));
             None
