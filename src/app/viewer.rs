@@ -28,7 +28,7 @@ use crate::render::headless::{self, HeadlessRequest};
 use crate::render::image_out::{self, ApngWriter};
 use crate::render::mesh_pass::VertexPath;
 use crate::render::renderer::{RenderSettings, Renderer};
-use crate::render::target::{DEPTH_FORMAT, ScreenTarget};
+use crate::render::target::{DEPTH_FORMAT, ScreenTarget, record_color_readback};
 use crate::scene::Evaluator;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
@@ -683,7 +683,14 @@ impl Viewer {
             scene_to_overlay_barrier(ctx, cmd, image);
             egui_pass.record(ctx, cmd, view, chain_extent)?;
             match &screenshot {
-                Some(buffer) => record_screenshot(ctx, cmd, image, buffer, chain_extent),
+                Some(buffer) => record_color_readback(
+                    ctx,
+                    cmd,
+                    image,
+                    buffer.raw,
+                    chain_extent,
+                    vk::ImageLayout::PRESENT_SRC_KHR,
+                ),
                 None => to_present(ctx, cmd, image),
             }
             Ok(())
@@ -878,70 +885,6 @@ fn screenshot_buffer(ctx: &GpuContext, chain: &Swapchain) -> Result<Buffer, Stri
     let bytes = u64::from(chain.extent.width) * u64::from(chain.extent.height) * 4;
     Buffer::new(ctx, "screenshot", bytes, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)
         .map_err(|e| e.to_string())
-}
-
-/// Copies the finished image (after egui) into `buffer`, then hands it to presentation.
-fn record_screenshot(
-    ctx: &GpuContext,
-    cmd: vk::CommandBuffer,
-    image: vk::Image,
-    buffer: &Buffer,
-    extent: vk::Extent2D,
-) {
-    let range = subresource_range(vk::ImageAspectFlags::COLOR);
-    // egui's writes (COLOR_ATTACHMENT_OUTPUT) become visible to the copy's
-    // reads (COPY), and the image moves to TRANSFER_SRC after them.
-    let to_src = [vk::ImageMemoryBarrier2::default()
-        .src_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
-        .src_access_mask(vk::AccessFlags2::COLOR_ATTACHMENT_WRITE)
-        .dst_stage_mask(vk::PipelineStageFlags2::COPY)
-        .dst_access_mask(vk::AccessFlags2::TRANSFER_READ)
-        .old_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-        .new_layout(vk::ImageLayout::TRANSFER_SRC_OPTIMAL)
-        .image(image)
-        .subresource_range(range)];
-    let region = vk::BufferImageCopy::default()
-        .image_subresource(vk::ImageSubresourceLayers {
-            aspect_mask: vk::ImageAspectFlags::COLOR,
-            mip_level: 0,
-            base_array_layer: 0,
-            layer_count: 1,
-        })
-        .image_extent(vk::Extent3D { width: extent.width, height: extent.height, depth: 1 });
-    // The copy's writes must be available to the host once the fence signals.
-    let to_host = [vk::BufferMemoryBarrier2::default()
-        .src_stage_mask(vk::PipelineStageFlags2::COPY)
-        .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-        .dst_stage_mask(vk::PipelineStageFlags2::HOST)
-        .dst_access_mask(vk::AccessFlags2::HOST_READ)
-        .buffer(buffer.raw)
-        .offset(0)
-        .size(vk::WHOLE_SIZE)];
-    // The layout change to PRESENT_SRC must wait for the copy's reads (a
-    // write-after-read on the image: an execution dependency suffices); the
-    // semaphore signal after it covers presentation, as in `to_present`.
-    let to_present = [vk::ImageMemoryBarrier2::default()
-        .src_stage_mask(vk::PipelineStageFlags2::COPY)
-        .src_access_mask(vk::AccessFlags2::NONE)
-        .dst_stage_mask(vk::PipelineStageFlags2::NONE)
-        .dst_access_mask(vk::AccessFlags2::NONE)
-        .old_layout(vk::ImageLayout::TRANSFER_SRC_OPTIMAL)
-        .new_layout(vk::ImageLayout::PRESENT_SRC_KHR)
-        .image(image)
-        .subresource_range(range)];
-    // SAFETY: cmd is recording outside rendering; the image is acquired and the
-    // buffer (fresh, unused by earlier frames) holds width*height*4 bytes.
-    unsafe {
-        let d = &ctx.device;
-        d.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().image_memory_barriers(&to_src));
-        d.cmd_copy_image_to_buffer(cmd, image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, buffer.raw, &[region]);
-        d.cmd_pipeline_barrier2(
-            cmd,
-            &vk::DependencyInfo::default()
-                .buffer_memory_barriers(&to_host)
-                .image_memory_barriers(&to_present),
-        );
-    }
 }
 
 /// Waits for the frame that copied the screenshot and writes it as RGBA PNG.

@@ -170,66 +170,8 @@ impl RenderTarget {
     /// Records the copy of the rendered colour image into the readback buffer;
     /// its bytes may be read with `pixels` once this frame's fence has signalled.
     pub fn record_readback(&self, ctx: &GpuContext, cmd: vk::CommandBuffer) {
-        // The colour (or resolve) writes finish in COLOR_ATTACHMENT_OUTPUT; the
-        // copy reads in COPY, in TRANSFER_SRC layout. This makes those writes
-        // available and visible to the copy and orders the layout change after them.
-        let to_src = [vk::ImageMemoryBarrier2::default()
-            .src_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
-            .src_access_mask(vk::AccessFlags2::COLOR_ATTACHMENT_WRITE)
-            .dst_stage_mask(vk::PipelineStageFlags2::COPY)
-            .dst_access_mask(vk::AccessFlags2::TRANSFER_READ)
-            .old_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-            .new_layout(vk::ImageLayout::TRANSFER_SRC_OPTIMAL)
-            .image(self.color.raw)
-            .subresource_range(subresource_range(vk::ImageAspectFlags::COLOR))];
-        // The readback buffer was last written by this slot's previous copy,
-        // whose fence the host waited for before reading it. That wait already
-        // orders the two copies; this barrier states the write-after-write
-        // dependency explicitly (its first scope reaches earlier submissions).
-        let buffer_before = [vk::BufferMemoryBarrier2::default()
-            .src_stage_mask(vk::PipelineStageFlags2::COPY)
-            .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-            .dst_stage_mask(vk::PipelineStageFlags2::COPY)
-            .dst_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-            .buffer(self.readback.raw)
-            .offset(0)
-            .size(vk::WHOLE_SIZE)];
-        let region = vk::BufferImageCopy::default()
-            .image_subresource(vk::ImageSubresourceLayers {
-                aspect_mask: vk::ImageAspectFlags::COLOR,
-                mip_level: 0,
-                base_array_layer: 0,
-                layer_count: 1,
-            })
-            .image_extent(vk::Extent3D { width: self.extent.width, height: self.extent.height, depth: 1 });
-        // The copy's writes must be available to the host after the fence:
-        // COPY/TRANSFER_WRITE -> HOST/HOST_READ.
-        let to_host = [vk::BufferMemoryBarrier2::default()
-            .src_stage_mask(vk::PipelineStageFlags2::COPY)
-            .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-            .dst_stage_mask(vk::PipelineStageFlags2::HOST)
-            .dst_access_mask(vk::AccessFlags2::HOST_READ)
-            .buffer(self.readback.raw)
-            .offset(0)
-            .size(vk::WHOLE_SIZE)];
-        // SAFETY: cmd is recording outside rendering; image and buffer belong to this target.
-        unsafe {
-            let d = &ctx.device;
-            d.cmd_pipeline_barrier2(
-                cmd,
-                &vk::DependencyInfo::default()
-                    .image_memory_barriers(&to_src)
-                    .buffer_memory_barriers(&buffer_before),
-            );
-            d.cmd_copy_image_to_buffer(
-                cmd,
-                self.color.raw,
-                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-                self.readback.raw,
-                &[region],
-            );
-            d.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().buffer_memory_barriers(&to_host));
-        }
+        let (image, buffer) = (self.color.raw, self.readback.raw);
+        record_color_readback(ctx, cmd, image, buffer, self.extent, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
     }
 
     /// The pixels copied by the last `record_readback` (RGBA8, sRGB, rows top
@@ -411,6 +353,98 @@ impl ScreenTarget {
             a.destroy(ctx);
         }
         self.depth.destroy(ctx);
+    }
+}
+
+/// Copies a colour image that was just rendered (COLOR_ATTACHMENT_OPTIMAL)
+/// into a host-visible `buffer` of width*height*4 bytes, readable after the
+/// frame's fence; the image ends in `final_layout` (TRANSFER_SRC_OPTIMAL, or
+/// PRESENT_SRC_KHR for a swapchain image that is presented next).
+pub fn record_color_readback(
+    ctx: &GpuContext,
+    cmd: vk::CommandBuffer,
+    image: vk::Image,
+    buffer: vk::Buffer,
+    extent: vk::Extent2D,
+    final_layout: vk::ImageLayout,
+) {
+    let range = subresource_range(vk::ImageAspectFlags::COLOR);
+    // The colour (or resolve, or overlay) writes finish in
+    // COLOR_ATTACHMENT_OUTPUT; the copy reads in COPY, in TRANSFER_SRC layout.
+    // This makes those writes available and visible to the copy and orders the
+    // layout change after them.
+    let to_src = [vk::ImageMemoryBarrier2::default()
+        .src_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
+        .src_access_mask(vk::AccessFlags2::COLOR_ATTACHMENT_WRITE)
+        .dst_stage_mask(vk::PipelineStageFlags2::COPY)
+        .dst_access_mask(vk::AccessFlags2::TRANSFER_READ)
+        .old_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+        .new_layout(vk::ImageLayout::TRANSFER_SRC_OPTIMAL)
+        .image(image)
+        .subresource_range(range)];
+    // A reused buffer was last written by an earlier copy, whose fence the
+    // host waited for before reading it. That wait already orders the two
+    // copies; this barrier states the write-after-write dependency explicitly
+    // (its first scope reaches earlier submissions). For a fresh buffer it
+    // orders nothing.
+    let buffer_before = [vk::BufferMemoryBarrier2::default()
+        .src_stage_mask(vk::PipelineStageFlags2::COPY)
+        .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+        .dst_stage_mask(vk::PipelineStageFlags2::COPY)
+        .dst_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+        .buffer(buffer)
+        .offset(0)
+        .size(vk::WHOLE_SIZE)];
+    let region = vk::BufferImageCopy::default()
+        .image_subresource(vk::ImageSubresourceLayers {
+            aspect_mask: vk::ImageAspectFlags::COLOR,
+            mip_level: 0,
+            base_array_layer: 0,
+            layer_count: 1,
+        })
+        .image_extent(vk::Extent3D { width: extent.width, height: extent.height, depth: 1 });
+    // The copy's writes must be available to the host after the fence:
+    // COPY/TRANSFER_WRITE -> HOST/HOST_READ.
+    let to_host = [vk::BufferMemoryBarrier2::default()
+        .src_stage_mask(vk::PipelineStageFlags2::COPY)
+        .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+        .dst_stage_mask(vk::PipelineStageFlags2::HOST)
+        .dst_access_mask(vk::AccessFlags2::HOST_READ)
+        .buffer(buffer)
+        .offset(0)
+        .size(vk::WHOLE_SIZE)];
+    // A final layout change waits for the copy's reads (a write-after-read on
+    // the image: an execution dependency suffices). For PRESENT_SRC the
+    // render-finished semaphore signalled after it covers presentation.
+    let to_final = [vk::ImageMemoryBarrier2::default()
+        .src_stage_mask(vk::PipelineStageFlags2::COPY)
+        .src_access_mask(vk::AccessFlags2::NONE)
+        .dst_stage_mask(vk::PipelineStageFlags2::NONE)
+        .dst_access_mask(vk::AccessFlags2::NONE)
+        .old_layout(vk::ImageLayout::TRANSFER_SRC_OPTIMAL)
+        .new_layout(final_layout)
+        .image(image)
+        .subresource_range(range)];
+    let final_barriers =
+        if final_layout == vk::ImageLayout::TRANSFER_SRC_OPTIMAL { &[][..] } else { &to_final[..] };
+    // SAFETY: cmd is recording outside rendering; the caller guarantees the
+    // image is live and in COLOR_ATTACHMENT_OPTIMAL and the buffer holds
+    // width*height*4 bytes and is not in use by another pending copy.
+    unsafe {
+        let d = &ctx.device;
+        d.cmd_pipeline_barrier2(
+            cmd,
+            &vk::DependencyInfo::default()
+                .image_memory_barriers(&to_src)
+                .buffer_memory_barriers(&buffer_before),
+        );
+        d.cmd_copy_image_to_buffer(cmd, image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, buffer, &[region]);
+        d.cmd_pipeline_barrier2(
+            cmd,
+            &vk::DependencyInfo::default()
+                .buffer_memory_barriers(&to_host)
+                .image_memory_barriers(final_barriers),
+        );
     }
 }
 
