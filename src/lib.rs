@@ -1,13 +1,16 @@
 //! vkskin: loads skinned glTF 2.0 characters, evaluates their poses on the CPU
-//! and skins them (CPU reference here, Vulkan compute later).
+//! and skins them (a CPU reference and a Vulkan compute pass).
 //!
-//! Dependencies flow downward only: `cli` uses `scene`, `scene` uses `asset`
-//! and `anim`, `asset` uses `anim`, `anim` uses nalgebra alone.
+//! Dependencies flow downward only: `cli` and `app` use everything below;
+//! `render` uses `gpu`, `asset` and `anim`; `asset` builds the `character`
+//! layer's rigs from glTF; `character` uses `anim`; `anim` uses nalgebra alone.
 
 pub mod anim;
 pub mod app;
 pub mod asset;
+pub mod character;
 pub mod cli;
 pub mod gpu;
 pub mod render;
-pub mod scene;
+#[cfg(test)]
+pub(crate) mod test_model;

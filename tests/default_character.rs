@@ -2,8 +2,11 @@
 //! makes, it imports cleanly, and its clips move the way a walking, running
 //! and jumping person does.
 
+mod common;
+
+use common::character_at;
 use vkskin::asset::{Model, default_character_glb, load_default_character};
-use vkskin::scene::Evaluator;
+use vkskin::character::Character;
 
 fn model() -> Model {
     let model = load_default_character().expect("the committed default character imports");
@@ -20,19 +23,19 @@ fn joint(model: &Model, name: &str) -> usize {
 }
 
 /// World position of `joint` after sampling `clip` at `time`.
-fn joint_at(model: &Model, ev: &mut Evaluator, clip: usize, time: f32, joint: usize) -> [f32; 3] {
-    ev.set_clip_time(model, clip, time).unwrap();
-    let m = ev.world()[joint];
+fn joint_at(model: &Model, clip: usize, time: f32, joint: usize) -> [f32; 3] {
+    let m = character_at(model, Some(clip), f64::from(time)).output().world()[joint];
     [m[(0, 3)], m[(1, 3)], m[(2, 3)]]
 }
 
-/// Every drawn vertex in scene space for the evaluator's current pose.
-fn vertices(model: &Model, ev: &Evaluator) -> Vec<[f32; 3]> {
+/// Every drawn vertex in scene space for the character's current pose.
+fn vertices(model: &Model, character: &Character) -> Vec<[f32; 3]> {
     let mut all = Vec::new();
+    let pose = character.pose();
     for instance in &model.instances {
         for prim in &model.meshes[instance.mesh].primitives {
             let mut out = vec![[0.0f32; 3]; prim.vertex_count()];
-            ev.skin_primitive(instance, prim, &mut out, None).unwrap();
+            pose.skin_primitive(instance, prim, &mut out, None).unwrap();
             all.extend(out);
         }
     }
@@ -86,9 +89,7 @@ fn skin_weights_sum_to_one_over_at_most_two_joints() {
 #[test]
 fn rest_mesh_stands_on_the_ground_at_human_height() {
     let model = model();
-    let mut ev = Evaluator::new(&model);
-    ev.set_rest(&model).unwrap();
-    let v = vertices(&model, &ev);
+    let v = vertices(&model, &character_at(&model, None, 0.0));
     let lo = v.iter().map(|p| p[1]).fold(f32::INFINITY, f32::min);
     let hi = v.iter().map(|p| p[1]).fold(f32::NEG_INFINITY, f32::max);
     assert!(lo.abs() < 0.01, "lowest vertex at y = {lo}");
@@ -101,13 +102,13 @@ fn rest_mesh_stands_on_the_ground_at_human_height() {
 #[test]
 fn every_clip_gives_finite_vertices_above_the_ground() {
     let model = model();
-    let mut ev = Evaluator::new(&model);
     for (c, clip) in model.clips.iter().enumerate() {
+        let mut character = character_at(&model, Some(c), 0.0);
         let steps = (clip.duration * 30.0).ceil() as usize;
         for i in 0..=steps {
             let t = clip.duration * i as f32 / steps as f32;
-            ev.set_clip_time(&model, c, t).unwrap();
-            let v = vertices(&model, &ev);
+            common::seek(&mut character, f64::from(t));
+            let v = vertices(&model, &character);
             assert!(v.iter().flatten().all(|x| x.is_finite()), "{:?} at {t}", clip.name);
             let lo = v.iter().map(|p| p[1]).fold(f32::INFINITY, f32::min);
             assert!(lo > -0.03, "{:?} at {t}: a vertex at y = {lo} is under the ground", clip.name);
@@ -118,7 +119,6 @@ fn every_clip_gives_finite_vertices_above_the_ground() {
 #[test]
 fn footsteps_fire_when_the_foot_is_down() {
     let model = model();
-    let mut ev = Evaluator::new(&model);
     for name in ["Walk", "Run"] {
         let c = clip(&model, name);
         let clip = model.clips[c].clone();
@@ -128,9 +128,9 @@ fn footsteps_fire_when_the_foot_is_down() {
         for event in &clip.events {
             let foot = joint(&model, if event.name == "footstep_left" { "Foot.L" } else { "Foot.R" });
             let lowest = (0..200)
-                .map(|i| joint_at(&model, &mut ev, c, clip.duration * i as f32 / 200.0, foot)[1])
+                .map(|i| joint_at(&model, c, clip.duration * i as f32 / 200.0, foot)[1])
                 .fold(f32::INFINITY, f32::min);
-            let y = joint_at(&model, &mut ev, c, event.time, foot)[1];
+            let y = joint_at(&model, c, event.time, foot)[1];
             assert!(
                 y - lowest < 0.02,
                 "{name}: {} at {} s: foot at y = {y}, lowest {lowest}",
@@ -147,24 +147,22 @@ fn footsteps_fire_when_the_foot_is_down() {
 #[test]
 fn walk_and_run_move_the_root_forward_and_loop() {
     let model = model();
-    let mut ev = Evaluator::new(&model);
     let root = joint(&model, "Root");
     let mut speeds = Vec::new();
     for name in ["Walk", "Run"] {
         let c = clip(&model, name);
         let d = model.clips[c].duration;
-        let start = joint_at(&model, &mut ev, c, 0.0, root);
-        let end = joint_at(&model, &mut ev, c, d - 1e-4, root);
+        let start = joint_at(&model, c, 0.0, root);
+        let end = joint_at(&model, c, d - 1e-4, root);
         let speed = (end[2] - start[2]) / d;
         assert!(speed > 1.0, "{name}: root moves {speed} m/s along +Z");
         assert!((end[0] - start[0]).abs() < 1e-3);
         speeds.push(speed);
 
         // Seamless loop: the last key's pose (root translation aside) is the first one's.
-        ev.set_clip_time(&model, c, 0.0).unwrap();
-        let first = ev.pose().locals.clone();
-        ev.set_clip_time(&model, c, d - 1e-5).unwrap();
-        for (j, (a, b)) in first.iter().zip(&ev.pose().locals).enumerate().filter(|&(j, _)| j != root) {
+        let first = character_at(&model, Some(c), 0.0).local_pose().locals.clone();
+        let last = character_at(&model, Some(c), f64::from(d - 1e-5)).local_pose().locals.clone();
+        for (j, (a, b)) in first.iter().zip(&last).enumerate().filter(|&(j, _)| j != root) {
             assert!(a.rotation.angle_to(&b.rotation) < 1e-3, "{name}: joint {j}");
             assert!((a.translation - b.translation).norm() < 1e-3, "{name}: joint {j}");
         }
@@ -175,12 +173,10 @@ fn walk_and_run_move_the_root_forward_and_loop() {
 #[test]
 fn jump_leaves_the_ground() {
     let model = model();
-    let mut ev = Evaluator::new(&model);
     let c = clip(&model, "Jump");
     let foot = joint(&model, "Foot.L");
     let d = model.clips[c].duration;
-    let heights: Vec<f32> =
-        (0..=60).map(|i| joint_at(&model, &mut ev, c, d * i as f32 / 60.0, foot)[1]).collect();
+    let heights: Vec<f32> = (0..=60).map(|i| joint_at(&model, c, d * i as f32 / 60.0, foot)[1]).collect();
     let (lo, hi) = heights.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), &y| (l.min(y), h.max(y)));
     assert!(hi - lo > 0.2, "the feet rise {} m", hi - lo);
     assert!((heights[0] - heights[60]).abs() < 1e-3, "Jump starts and ends standing");

@@ -8,19 +8,39 @@
 mod common;
 
 use ash::vk;
-use common::{assert_no_validation_messages, context, find_models, shared_assets, shared_file};
+use common::{assert_no_validation_messages, character_at, context, find_models, shared_assets, shared_file};
 use nalgebra::{Matrix4, UnitQuaternion, Vector3};
 use std::sync::Arc;
 use vkskin::anim::{
-    BoneMatrix, Influences, MeshPrimitive, MorphDeltas, MorphTarget, NO_PARENT, Skeleton, Skin, Transform,
+    BoneMatrix, Influences, MeshPrimitive, MorphDeltas, MorphTarget, NO_PARENT, Pose, Skeleton, Skin,
+    SkinnedPose, Transform,
 };
 use vkskin::asset::{Mesh, MeshInstance, Model};
+use vkskin::character::{DebugPose, PoseOutput, Rig as CharacterRig};
 use vkskin::gpu::{FrameRing, GpuContext};
 use vkskin::render::gpu_model::GpuModel;
 use vkskin::render::layout::SkinnedVertex;
 use vkskin::render::readback::{Readback, skin_and_read_back};
-use vkskin::render::skin_pass::{CharacterId, NO_RECORD, PoseSlices, PoseSource, SkinInput, SkinPass};
-use vkskin::scene::Evaluator;
+use vkskin::render::skin_pass::{CharacterId, NO_RECORD, SkinInput, SkinPass};
+
+/// A hand-made local pose and its evaluated output (the character layer's
+/// last stage: local to model, palettes, version).
+struct Synthetic {
+    pose: Pose,
+    output: PoseOutput,
+}
+
+impl Synthetic {
+    fn new(model: &Model) -> Self {
+        let pose =
+            Pose { locals: model.skeleton.rest().to_vec(), morph_weights: model.rest_morph_weights.clone() };
+        Synthetic { pose, output: PoseOutput::new(model) }
+    }
+
+    fn view(&self) -> SkinnedPose<'_> {
+        self.output.view()
+    }
+}
 
 /// Counts heap allocations made on this thread while `COUNTING` is set, to
 /// prove that `SkinPass::record` allocates nothing per frame.
@@ -111,7 +131,7 @@ impl Rig {
 fn compare(
     pass: &SkinPass,
     character: CharacterId,
-    evaluator: &Evaluator,
+    pose: &SkinnedPose,
     out: &[SkinnedVertex],
     label: &str,
 ) -> (f32, f32) {
@@ -126,8 +146,7 @@ fn compare(
         let n = prim.vertex_count();
         let mut pos = vec![[0.0f32; 3]; n];
         let mut nrm = prim.normals.as_ref().map(|_| vec![[0.0f32; 3]; n]);
-        evaluator
-            .skin_primitive(instance, prim, &mut pos, nrm.as_deref_mut())
+        pose.skin_primitive(instance, prim, &mut pos, nrm.as_deref_mut())
             .unwrap_or_else(|e| panic!("{label}: CPU skinning: {e}"));
         cpu_positions.push(pos);
         cpu_normals.push(nrm);
@@ -181,32 +200,32 @@ fn gpu_skinning_matches_cpu_on_every_shared_model() {
             Err(e) => panic!("{}: {e}", file.display()),
         };
         let id = rig.add(&ctx, &model, true);
-        characters.push((file.clone(), model.clone(), Evaluator::new(&model), id));
+        characters.push((file.clone(), model.clone(), character_at(&model, None, 0.0), id));
     }
     let fractions = [0.0f32, 0.37, 0.81, 0.5, 0.93];
     let mut worst = (0.0f32, 0.0f32);
     for (step, fraction) in fractions.iter().enumerate() {
         let mut labels = Vec::new();
-        for (file, model, evaluator, _) in &mut characters {
+        for (file, model, character, _) in &mut characters {
             let label = if model.clips.is_empty() || step == 0 {
-                evaluator.set_rest(model).unwrap();
+                *character = character_at(model, None, 0.0);
                 format!("{} rest pose", file.display())
             } else {
                 // Several clips, several times: clip by step, time across its keys.
                 let clip = step % model.clips.len();
                 let time = fraction * model.clips[clip].duration;
-                evaluator.set_clip_time(model, clip, time).unwrap();
+                *character = character_at(model, Some(clip), f64::from(time));
                 format!("{} clip {clip} t={time}", file.display())
             };
             labels.push(label);
         }
         let inputs: Vec<SkinInput> = characters
             .iter()
-            .map(|(_, _, e, _)| SkinInput { pose: e as &dyn PoseSource, version: step as u64 })
+            .map(|(_, _, c, _)| SkinInput { pose: c.pose(), version: step as u64 })
             .collect();
         let out = rig.skin(&ctx, &inputs);
-        for ((_, _, evaluator, id), label) in characters.iter().zip(&labels) {
-            let (p, n) = compare(&rig.pass, *id, evaluator, &out, label);
+        for ((_, _, character, id), label) in characters.iter().zip(&labels) {
+            let (p, n) = compare(&rig.pass, *id, &character.pose(), &out, label);
             worst = (worst.0.max(p), worst.1.max(n));
         }
     }
@@ -330,29 +349,34 @@ fn synthetic_model(seed: f32) -> Model {
     let skin_joints: Vec<u32> = (1..=joints as u32).collect();
     let inverse_binds =
         skin_joints.iter().map(|&j| world_of_rest[j as usize].try_inverse().unwrap()).collect();
-    Model {
-        file: format!("synthetic {seed}"),
-        node_of_joint: (0..skeleton.len()).collect(),
-        joint_of_node: (0..skeleton.len() as u32).collect(),
+    let joint_count = skeleton.len();
+    let rig = CharacterRig::new(
         skeleton,
-        skins: vec![Skin { name: "skin".into(), joints: skin_joints, inverse_binds }],
-        meshes: vec![mesh("skinned", skinned, 3), mesh("rigid", rigid, 1)],
-        instances: vec![
+        vec![Skin { name: "skin".into(), joints: skin_joints, inverse_binds }],
+        vec![mesh("skinned", skinned, 3), mesh("rigid", rigid, 1)],
+        vec![
             MeshInstance { node: 0, joint: 0, mesh: 0, skin: Some(0), morph_offset: 0, morph_count: 3 },
             MeshInstance { node: 3, joint: 3, mesh: 1, skin: None, morph_offset: 3, morph_count: 1 },
         ],
-        clips: Vec::new(),
+        Vec::new(),
+        vec![0.0; 4],
+    )
+    .expect("synthetic rig");
+    Model {
+        file: format!("synthetic {seed}"),
+        rig: Arc::new(rig),
+        node_of_joint: (0..joint_count).collect(),
+        joint_of_node: (0..joint_count as u32).collect(),
         materials: Vec::new(),
-        rest_morph_weights: vec![0.0; 4],
         warnings: Vec::new(),
     }
 }
 
 /// Poses the synthetic model for frame `frame` (every joint rotates).
-fn pose_synthetic(model: &Model, evaluator: &mut Evaluator, frame: u32) {
+fn pose_synthetic(model: &Model, synthetic: &mut Synthetic, frame: u32) {
     let t = frame as f32 * 0.05;
     {
-        let pose = evaluator.pose_mut();
+        let pose = &mut synthetic.pose;
         for (j, local) in pose.locals.iter_mut().enumerate() {
             let rest = model.skeleton.rest()[j];
             local.rotation =
@@ -363,7 +387,8 @@ fn pose_synthetic(model: &Model, evaluator: &mut Evaluator, frame: u32) {
             *w = 0.5 + 0.5 * (t + k as f32).sin();
         }
     }
-    evaluator.update_matrices(model).unwrap();
+    let Synthetic { pose, output } = synthetic;
+    output.update(model, &pose.locals, &pose.morph_weights, DebugPose::Animated).unwrap();
 }
 
 #[test]
@@ -376,16 +401,16 @@ fn eight_influences_and_sparse_morphs_match_cpu() {
     let ids = [rig.add(&ctx, &a, true), rig.add(&ctx, &a, false), rig.add(&ctx, &b, true)];
     let models = [&a, &a, &b];
     assert_eq!(rig.pass.gpu_model(ids[0]).primitives[0].influence_sets, 2, "8 influences are two sets");
-    let mut evaluators: Vec<Evaluator> = models.iter().map(|m| Evaluator::new(m)).collect();
+    let mut evaluators: Vec<Synthetic> = models.iter().map(|m| Synthetic::new(m)).collect();
     for frame in [0u32, 7, 19] {
         for (i, (m, e)) in models.iter().zip(&mut evaluators).enumerate() {
             pose_synthetic(m, e, frame + 3 * i as u32);
         }
         let inputs: Vec<SkinInput> =
-            evaluators.iter().map(|e| SkinInput { pose: e, version: frame as u64 }).collect();
+            evaluators.iter().map(|e| SkinInput { pose: e.view(), version: frame as u64 }).collect();
         let out = rig.skin(&ctx, &inputs);
         for (i, (id, e)) in ids.iter().zip(&evaluators).enumerate() {
-            compare(&rig.pass, *id, e, &out, &format!("synthetic character {i} frame {frame}"));
+            compare(&rig.pass, *id, &e.view(), &out, &format!("synthetic character {i} frame {frame}"));
         }
     }
     rig.destroy(&ctx);
@@ -431,29 +456,33 @@ fn palette_layout_is_pinned() {
             target_count: 0,
         })
     };
-    let model = Arc::new(Model {
-        file: "pinned".into(),
-        skeleton: Arc::new(skeleton(1)),
-        node_of_joint: vec![0, 1],
-        joint_of_node: vec![0, 1],
-        skins: vec![Skin { name: String::new(), joints: vec![1], inverse_binds: vec![Matrix4::identity()] }],
-        meshes: vec![mesh(prim(true)), mesh(prim(false))],
-        instances: vec![
+    let rig = CharacterRig::new(
+        Arc::new(skeleton(1)),
+        vec![Skin { name: String::new(), joints: vec![1], inverse_binds: vec![Matrix4::identity()] }],
+        vec![mesh(prim(true)), mesh(prim(false))],
+        vec![
             MeshInstance { node: 0, joint: 0, mesh: 0, skin: Some(0), morph_offset: 0, morph_count: 0 },
             MeshInstance { node: 1, joint: 1, mesh: 1, skin: None, morph_offset: 0, morph_count: 0 },
         ],
-        clips: Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    )
+    .expect("pinned rig");
+    let model = Arc::new(Model {
+        file: "pinned".into(),
+        rig: Arc::new(rig),
+        node_of_joint: vec![0, 1],
+        joint_of_node: vec![0, 1],
         materials: Vec::new(),
-        rest_morph_weights: Vec::new(),
         warnings: Vec::new(),
     });
     let mut rig = Rig::new(&ctx);
     let id = rig.add(&ctx, &model, true);
     let palette = [bone];
-    let palettes: [&[BoneMatrix]; 1] = [&palette];
     let world = [Matrix4::identity(), m];
-    let pose = PoseSlices { palettes: &palettes, world: &world, morph_weights: &[] };
-    let out = rig.skin(&ctx, &[SkinInput { pose: &pose, version: 1 }]);
+    let pose =
+        SkinnedPose { palettes: &palette, palette_offsets: &[0, 1], world: &world, morph_weights: &[] };
+    let out = rig.skin(&ctx, &[SkinInput { pose, version: 1 }]);
     for (o, what) in rig.pass.outputs(id).iter().zip(["skinned", "rigid"]) {
         let v = out[o.output_offset as usize].position;
         for k in 0..3 {
@@ -477,7 +506,7 @@ fn thousand_frames_without_growth_or_hazards() {
     let b = Arc::new(synthetic_model(0.25));
     let ids = [rig.add(&ctx, &a, true), rig.add(&ctx, &a, false), rig.add(&ctx, &b, true)];
     let models = [&a, &a, &b];
-    let mut evaluators: Vec<Evaluator> = models.iter().map(|m| Evaluator::new(m)).collect();
+    let mut evaluators: Vec<Synthetic> = models.iter().map(|m| Synthetic::new(m)).collect();
     let mut bytes_after_10 = 0;
     let mut paused_frames = 0;
     // Reused every frame: the loop itself allocates nothing per frame.
@@ -492,9 +521,9 @@ fn thousand_frames_without_growth_or_hazards() {
             }
         }
         let inputs = [
-            SkinInput { pose: &evaluators[0], version: versions[0] },
-            SkinInput { pose: &evaluators[1], version: versions[1] },
-            SkinInput { pose: &evaluators[2], version: versions[2] },
+            SkinInput { pose: evaluators[0].view(), version: versions[0] },
+            SkinInput { pose: evaluators[1].view(), version: versions[1] },
+            SkinInput { pose: evaluators[2].view(), version: versions[2] },
         ];
         let slot = rig.ring.begin_frame(&ctx).unwrap();
         let (stats, allocations) = allocations_in(|| rig.pass.record(&ctx, slot, &inputs, true).unwrap());
@@ -518,10 +547,10 @@ fn thousand_frames_without_growth_or_hazards() {
     assert!(paused_frames > 0);
     // The result is still right after a thousand frames.
     let inputs: Vec<SkinInput> =
-        evaluators.iter().zip(versions).map(|(e, v)| SkinInput { pose: e, version: v }).collect();
+        evaluators.iter().zip(versions).map(|(e, v)| SkinInput { pose: e.view(), version: v }).collect();
     let out = rig.skin(&ctx, &inputs);
     for (i, (id, e)) in ids.iter().zip(&evaluators).enumerate() {
-        compare(&rig.pass, *id, e, &out, &format!("character {i} after 1000 frames"));
+        compare(&rig.pass, *id, &e.view(), &out, &format!("character {i} after 1000 frames"));
     }
     rig.destroy(&ctx);
     assert_no_validation_messages(&ctx);
@@ -537,12 +566,12 @@ fn character_added_between_frames_in_flight() {
     let a = Arc::new(synthetic_model(0.0));
     let b = Arc::new(synthetic_model(0.75));
     let first = rig.add(&ctx, &a, true);
-    let mut ea = Evaluator::new(&a);
-    let mut eb = Evaluator::new(&b);
+    let mut ea = Synthetic::new(&a);
+    let mut eb = Synthetic::new(&b);
     for frame in 0..3u32 {
         pose_synthetic(&a, &mut ea, frame);
         let slot = rig.ring.begin_frame(&ctx).unwrap();
-        rig.pass.record(&ctx, slot, &[SkinInput { pose: &ea, version: frame as u64 }], false).unwrap();
+        rig.pass.record(&ctx, slot, &[SkinInput { pose: ea.view(), version: frame as u64 }], false).unwrap();
         rig.ring.end_frame(&ctx, &[], &[]).unwrap();
     }
     // No wait: the last two frames may still be running.
@@ -550,15 +579,18 @@ fn character_added_between_frames_in_flight() {
     for frame in 3..6u32 {
         pose_synthetic(&a, &mut ea, frame);
         pose_synthetic(&b, &mut eb, frame * 2);
-        let inputs =
-            [SkinInput { pose: &ea, version: frame as u64 }, SkinInput { pose: &eb, version: frame as u64 }];
+        let inputs = [
+            SkinInput { pose: ea.view(), version: frame as u64 },
+            SkinInput { pose: eb.view(), version: frame as u64 },
+        ];
         let slot = rig.ring.begin_frame(&ctx).unwrap();
         rig.pass.record(&ctx, slot, &inputs, false).unwrap();
         rig.ring.end_frame(&ctx, &[], &[]).unwrap();
     }
-    let out = rig.skin(&ctx, &[SkinInput { pose: &ea, version: 5 }, SkinInput { pose: &eb, version: 5 }]);
-    compare(&rig.pass, first, &ea, &out, "first character");
-    compare(&rig.pass, second, &eb, &out, "character added later");
+    let out = rig
+        .skin(&ctx, &[SkinInput { pose: ea.view(), version: 5 }, SkinInput { pose: eb.view(), version: 5 }]);
+    compare(&rig.pass, first, &ea.view(), &out, "first character");
+    compare(&rig.pass, second, &eb.view(), &out, "character added later");
     rig.destroy(&ctx);
     assert_no_validation_messages(&ctx);
 }
@@ -597,13 +629,13 @@ fn upload_serves_vertex_skinning_from_the_pass_buffers() {
     }
     assert!(next > 3);
     let models = [&a, &a, &b];
-    let mut evaluators: Vec<Evaluator> = models.iter().map(|m| Evaluator::new(m)).collect();
+    let mut evaluators: Vec<Synthetic> = models.iter().map(|m| Synthetic::new(m)).collect();
     for frame in 1..=4u32 {
         for (i, (m, e)) in models.iter().zip(&mut evaluators).enumerate() {
             pose_synthetic(m, e, frame + i as u32);
         }
         let inputs: Vec<SkinInput> =
-            evaluators.iter().map(|e| SkinInput { pose: e, version: frame as u64 }).collect();
+            evaluators.iter().map(|e| SkinInput { pose: e.view(), version: frame as u64 }).collect();
         let slot = rig.ring.begin_frame(&ctx).unwrap();
         let (uploaded, allocations) = allocations_in(|| rig.pass.upload(slot, &inputs).unwrap());
         assert_eq!(allocations, 0, "frame {frame}: SkinPass::upload allocated on the heap");
@@ -622,10 +654,11 @@ fn upload_serves_vertex_skinning_from_the_pass_buffers() {
         rig.ring.end_frame(&ctx, &[], &[]).unwrap();
     }
     // The uploads of frames without a dispatch skin correctly when dispatched.
-    let inputs: Vec<SkinInput> = evaluators.iter().map(|e| SkinInput { pose: e, version: 4 }).collect();
+    let inputs: Vec<SkinInput> =
+        evaluators.iter().map(|e| SkinInput { pose: e.view(), version: 4 }).collect();
     let out = rig.skin(&ctx, &inputs);
     for (i, (id, e)) in ids.iter().zip(&evaluators).enumerate() {
-        compare(&rig.pass, *id, e, &out, &format!("character {i} after uploads"));
+        compare(&rig.pass, *id, &e.view(), &out, &format!("character {i} after uploads"));
     }
     rig.destroy(&ctx);
     assert_no_validation_messages(&ctx);

@@ -11,6 +11,7 @@ use ash::vk;
 use common::{assert_no_messages, context, shared_model};
 use nalgebra::Matrix4;
 use std::sync::Arc;
+use vkskin::anim::SkinnedPose;
 use vkskin::asset::Model;
 use vkskin::gpu::{FrameRing, GpuContext};
 use vkskin::render::camera::{Camera, DEFAULT_FOV_Y};
@@ -20,7 +21,6 @@ use vkskin::render::mesh_pass::{DrawItem, FrameParams, FrameUniforms, MeshMateri
 use vkskin::render::skin_pass::{OUTPUT_STRIDE, SkinInput, SkinPass};
 use vkskin::render::target::{CLEAR_COLOR, SlotTargets};
 use vkskin::render::textures::Textures;
-use vkskin::scene::Evaluator;
 
 const W: u32 = 128;
 const H: u32 = 96;
@@ -37,14 +37,14 @@ fn render(
     targets: &SlotTargets,
     model: &Model,
     draws: &[DrawItem],
-    evaluator: &Evaluator,
+    pose: SkinnedPose,
     camera: &Camera,
     heat: Option<vk::Buffer>,
     version: u64,
 ) -> Vec<u8> {
     let slot = ring.begin_frame(ctx).expect("begin");
     let index = slot.index;
-    skin.record(ctx, slot, &[SkinInput { pose: evaluator, version }], false).expect("skin");
+    skin.record(ctx, slot, &[SkinInput { pose, version }], false).expect("skin");
     let cmd = slot.command_buffer;
     let target = targets.get(index);
     target.begin_barriers(ctx, cmd);
@@ -124,9 +124,8 @@ fn heat_map_weights_and_colours() {
         }
         record += 1;
     }
-    let mut evaluator = Evaluator::new(&model);
-    evaluator.set_rest(&model).expect("rest");
-    let (min, max) = bounds(&model, &evaluator);
+    let character = common::character_at(&model, None, 0.0);
+    let (min, max) = bounds(&model, &character.pose());
     let camera = Camera::frame_box(min, max, W as f32 / H as f32, DEFAULT_FOV_Y);
 
     let mut heat = HeatMap::new();
@@ -136,8 +135,18 @@ fn heat_map_weights_and_colours() {
     assert!(heat.buffer_for(Some(joint)).is_some() && heat.buffer_for(None).is_none());
     let mut frame = |heat: Option<vk::Buffer>| {
         render(
-            &ctx, &mut ring, &mut skin, &mut mesh, &materials, &targets, &model, &draws, &evaluator, &camera,
-            heat, 0,
+            &ctx,
+            &mut ring,
+            &mut skin,
+            &mut mesh,
+            &materials,
+            &targets,
+            &model,
+            &draws,
+            character.pose(),
+            &camera,
+            heat,
+            0,
         )
     };
     let hot = frame(heat.buffer_for(Some(joint)));
@@ -167,12 +176,12 @@ fn heat_map_weights_and_colours() {
 }
 
 /// Scene-space bounds of the CPU-skinned rest pose.
-fn bounds(model: &Model, evaluator: &Evaluator) -> ([f32; 3], [f32; 3]) {
+fn bounds(model: &Model, pose: &SkinnedPose) -> ([f32; 3], [f32; 3]) {
     let (mut min, mut max) = ([f32::MAX; 3], [f32::MIN; 3]);
     for instance in &model.instances {
         for primitive in &model.meshes[instance.mesh].primitives {
             let mut out = vec![[0.0f32; 3]; primitive.vertex_count()];
-            evaluator.skin_primitive(instance, primitive, &mut out, None).expect("skin");
+            pose.skin_primitive(instance, primitive, &mut out, None).expect("skin");
             for p in out {
                 for c in 0..3 {
                     min[c] = min[c].min(p[c]);

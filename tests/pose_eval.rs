@@ -3,11 +3,11 @@
 
 mod common;
 
-use common::{find_models, shared_assets};
+use common::{character_at, find_models, shared_assets};
 use nalgebra::Matrix4;
 use std::path::PathBuf;
+use vkskin::anim::SkinnedPose;
 use vkskin::asset::Model;
-use vkskin::scene::Evaluator;
 
 fn shared_models() -> Vec<PathBuf> {
     let Some(dir) = shared_assets("shared-model pose tests") else { return Vec::new() };
@@ -16,14 +16,14 @@ fn shared_models() -> Vec<PathBuf> {
     out
 }
 
-/// Skins every primitive of every instance with the evaluator's current pose.
-fn skin_all(model: &Model, evaluator: &Evaluator) -> Vec<Vec<[f32; 3]>> {
+/// Skins every primitive of every instance with `pose`.
+fn skin_all(model: &Model, pose: &SkinnedPose) -> Vec<Vec<[f32; 3]>> {
     let mut out = Vec::new();
     for instance in &model.instances {
         for primitive in &model.meshes[instance.mesh].primitives {
             let mut positions = vec![[0.0; 3]; primitive.vertex_count()];
             let mut normals = primitive.normals.as_ref().map(|n| vec![[0.0; 3]; n.len()]);
-            evaluator.skin_primitive(instance, primitive, &mut positions, normals.as_deref_mut()).unwrap();
+            pose.skin_primitive(instance, primitive, &mut positions, normals.as_deref_mut()).unwrap();
             if let Some(normals) = &normals {
                 assert!(normals.iter().flatten().all(|v| v.is_finite()), "{}: normal not finite", model.file);
             }
@@ -37,15 +37,15 @@ fn skin_all(model: &Model, evaluator: &Evaluator) -> Vec<Vec<[f32; 3]>> {
 fn every_model_samples_to_finite_poses_and_vertices() {
     for path in shared_models() {
         let model = vkskin::asset::load(&path).unwrap();
-        let mut evaluator = Evaluator::new(&model);
         for (c, clip) in model.clips.iter().enumerate() {
             let (start, end) = (clip.start(), clip.duration);
             for t in [start - 0.1, start, 0.5 * (start + end), end - 1e-3, end, end + 0.37, -1.3] {
-                evaluator.set_clip_time(&model, c, t).unwrap();
+                let character = character_at(&model, Some(c), f64::from(t));
+                let pose = character.pose();
                 let label = format!("{} clip {c} t={t}", path.display());
-                assert!(evaluator.world().iter().all(|m| m.iter().all(|v| v.is_finite())), "{label}: world");
-                assert!(evaluator.pose().morph_weights.iter().all(|w| w.is_finite()), "{label}: weights");
-                for positions in skin_all(&model, &evaluator) {
+                assert!(pose.world.iter().all(|m| m.iter().all(|v| v.is_finite())), "{label}: world");
+                assert!(pose.morph_weights.iter().all(|w| w.is_finite()), "{label}: weights");
+                for positions in skin_all(&model, &pose) {
                     assert!(positions.iter().flatten().all(|v| v.is_finite()), "{label}: vertices");
                 }
             }
@@ -58,21 +58,21 @@ fn skinned_bind_pose_reproduces_the_mesh() {
     let mut checked = Vec::new();
     for path in shared_models() {
         let model = vkskin::asset::load(&path).unwrap();
-        let mut evaluator = Evaluator::new(&model);
-        evaluator.set_rest(&model).unwrap();
+        let character = character_at(&model, None, 0.0);
+        let pose = character.pose();
         // Only skins whose rest pose is their bind pose (every palette entry
         // the identity) must reproduce the mesh exactly.
         let at_bind_pose = |skin: usize| {
-            evaluator.palette(skin).iter().all(|b| (b.to_matrix() - Matrix4::identity()).abs().max() < 1e-4)
+            pose.palette(skin).iter().all(|b| (b.to_matrix() - Matrix4::identity()).abs().max() < 1e-4)
         };
-        let skinned = skin_all(&model, &evaluator);
+        let skinned = skin_all(&model, &pose);
         let mut k = 0;
         for instance in &model.instances {
             for primitive in &model.meshes[instance.mesh].primitives {
                 let positions = &skinned[k];
                 k += 1;
                 let Some(skin) = instance.skin else { continue };
-                let weights = evaluator.morph_weights(instance);
+                let weights = pose.instance_morph_weights(instance);
                 if !at_bind_pose(skin) || weights.iter().any(|w| *w != 0.0) {
                     continue;
                 }

@@ -8,6 +8,7 @@ mod common;
 use common::{assert_no_validation_messages, context, shared_model};
 use std::sync::Arc;
 use vkskin::asset::Model;
+use vkskin::character::{Controller, Timeline};
 use vkskin::gpu::GpuContext;
 use vkskin::render::headless::{self, HeadlessRequest};
 use vkskin::render::image_out::ApngWriter;
@@ -15,31 +16,53 @@ use vkskin::render::image_out::ApngWriter;
 const W: u32 = 160;
 const H: u32 = 120;
 
-fn request(clip: usize, start_time: f32, frames: u32, fps: f32) -> HeadlessRequest {
-    HeadlessRequest {
-        clip: Some(clip),
-        start_time,
+/// What to render: a clip from `start` at `fps`, drawn as `request` says.
+#[derive(Debug, Clone)]
+struct Shot {
+    clip: usize,
+    start: f32,
+    fps: f32,
+    request: HeadlessRequest,
+}
+
+impl Shot {
+    fn with(&self, request: HeadlessRequest) -> Shot {
+        Shot { request, ..self.clone() }
+    }
+}
+
+fn request(clip: usize, start: f32, frames: u32, fps: f32) -> Shot {
+    let request = HeadlessRequest {
         frames,
-        fps,
+        first_frame: 0,
         width: W,
         height: H,
         wireframe: false,
         vertex_skinning: false,
         msaa: true,
-    }
+    };
+    Shot { clip, start, fps, request }
 }
 
-/// Renders `request`, returning every frame's RGBA8 pixels.
-fn render(ctx: &GpuContext, model: &Arc<Model>, request: &HeadlessRequest) -> Vec<Vec<u8>> {
+/// The shot's clip, sought to each frame's time (as `vkskin render --clip`).
+fn timeline(model: &Model, shot: &Shot) -> Timeline {
+    let controller = Arc::new(Controller::single_clip(model, Some(shot.clip), true).expect("controller"));
+    Timeline::seeking(model.rig.clone(), controller, f64::from(shot.start), f64::from(shot.fps))
+        .expect("timeline")
+}
+
+/// Renders `shot`, returning every frame's RGBA8 pixels.
+fn render(ctx: &GpuContext, model: &Arc<Model>, shot: &Shot) -> Vec<Vec<u8>> {
     let mut frames = Vec::new();
-    headless::render(ctx, model.clone(), request, &mut |i, rgba| {
+    let request = &shot.request;
+    headless::render(ctx, model.clone(), &mut timeline(model, shot), request, &mut |i, rgba| {
         assert_eq!(i as usize, frames.len(), "frames arrive in order");
         frames.push(rgba.to_vec());
         Ok(())
     })
     .expect("render");
     assert_no_validation_messages(ctx);
-    assert_eq!(frames.len(), request.frames as usize);
+    assert_eq!(frames.len(), shot.request.frames as usize);
     frames
 }
 
@@ -92,8 +115,12 @@ fn animated_png_has_the_requested_frames() {
     let frames = 4;
     let path = std::env::temp_dir().join(format!("vkskin-test-{}.apng", std::process::id()));
     let mut writer = ApngWriter::create(&path, W, H, frames, 12.0).expect("create");
-    let req = request(0, 0.1, frames, 12.0);
-    headless::render(&ctx, model.clone(), &req, &mut |_, rgba| writer.write_frame(rgba)).expect("render");
+    let shot = request(0, 0.1, frames, 12.0);
+    let mut timeline = timeline(&model, &shot);
+    headless::render(&ctx, model.clone(), &mut timeline, &shot.request, &mut |_, rgba| {
+        writer.write_frame(rgba)
+    })
+    .expect("render");
     writer.finish().expect("finish");
     assert_no_validation_messages(&ctx);
 
@@ -117,7 +144,7 @@ fn vertex_skinning_matches_compute_skinning() {
         let (Some(model), Some(ctx)) = (shared_model(file), context()) else { return };
         let clip = model.find_clip(clip).expect("clip");
         let compute = request(clip, 0.7, 1, 30.0);
-        let vertex = HeadlessRequest { vertex_skinning: true, ..compute.clone() };
+        let vertex = compute.with(HeadlessRequest { vertex_skinning: true, ..compute.request.clone() });
         let a = render(&ctx, &model, &compute).remove(0);
         let b = render(&ctx, &model, &vertex).remove(0);
         let (ma, mb) = (mask(&a), mask(&b));
@@ -136,8 +163,9 @@ fn wireframe_renders_when_supported() {
     }
     let walk = model.find_clip("Walk").expect("Walk");
     let fill = render(&ctx, &model, &request(walk, 0.3, 1, 30.0)).remove(0);
-    let wire =
-        render(&ctx, &model, &HeadlessRequest { wireframe: true, ..request(walk, 0.3, 1, 30.0) }).remove(0);
+    let shot = request(walk, 0.3, 1, 30.0);
+    let wire = render(&ctx, &model, &shot.with(HeadlessRequest { wireframe: true, ..shot.request.clone() }))
+        .remove(0);
     let (f, w) = (mask(&fill), mask(&wire));
     let (nf, nw) = (f.iter().filter(|&&x| x).count(), w.iter().filter(|&&x| x).count());
     // Edges cover about the silhouette (anti-aliased lines may spill past
@@ -151,7 +179,7 @@ fn wireframe_renders_when_supported() {
 fn single_sample_target_matches_msaa() {
     let (Some(model), Some(ctx)) = (shared_model("CesiumMan/CesiumMan.glb"), context()) else { return };
     let msaa = request(0, 0.5, 1, 30.0);
-    let single = HeadlessRequest { msaa: false, ..msaa.clone() };
+    let single = msaa.with(HeadlessRequest { msaa: false, ..msaa.request.clone() });
     let (a, b) = (render(&ctx, &model, &msaa).remove(0), render(&ctx, &model, &single).remove(0));
     let (ma, mb) = (mask(&a), mask(&b));
     let covered = ma.iter().filter(|&&x| x).count();

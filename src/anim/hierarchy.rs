@@ -87,6 +87,19 @@ impl PaletteJob<'_> {
     }
 }
 
+/// Model matrices of every joint computed in f64 from `locals`: reference
+/// output (`dump`: scaled rigs drift by 1e-4 through f32 chains), not the
+/// per-frame path. Allocates. A parent that does not come before its child
+/// is treated as a root.
+pub fn local_to_model_f64(parents: &[u32], locals: &[Transform]) -> Vec<Matrix4<f64>> {
+    let mut world: Vec<Matrix4<f64>> = Vec::with_capacity(parents.len());
+    for (local, &parent) in locals.iter().zip(parents) {
+        let base = world.get(parent as usize).copied().unwrap_or_else(Matrix4::identity);
+        world.push(base * local.to_matrix_f64());
+    }
+    world
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

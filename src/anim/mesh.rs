@@ -1,4 +1,5 @@
-//! Mesh streams: what one drawable primitive holds for skinning.
+//! Mesh streams: what one drawable primitive holds for skinning, the meshes
+//! made of them and the nodes that draw them.
 
 /// Morph-target deltas for one attribute.
 #[derive(Debug, Clone, PartialEq)]
@@ -112,6 +113,38 @@ impl MeshPrimitive {
     pub fn vertex_count(&self) -> usize {
         self.positions.len()
     }
+}
+
+/// A mesh: its primitives and the names of its morph targets.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Mesh {
+    /// Name, possibly empty.
+    pub name: String,
+    /// Primitives in file order (only triangle lists are kept).
+    pub primitives: Vec<MeshPrimitive>,
+    /// The file's primitive index of each entry in `primitives`.
+    pub primitive_indices: Vec<usize>,
+    /// Morph target names, empty when the file names none.
+    pub target_names: Vec<String>,
+    /// Number of morph targets (the same on every primitive).
+    pub target_count: usize,
+}
+
+/// A node that draws a mesh.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeshInstance {
+    /// The file's node index.
+    pub node: usize,
+    /// Skeleton joint of that node (its world transform, for unskinned meshes).
+    pub joint: u32,
+    /// Index into the rig's meshes.
+    pub mesh: usize,
+    /// Index into the rig's skins when the node is skinned.
+    pub skin: Option<usize>,
+    /// First slot of this instance's morph weights in `Pose::morph_weights`.
+    pub morph_offset: u32,
+    /// Number of morph weights (the mesh's target count).
+    pub morph_count: u32,
 }
 
 #[cfg(test)]

@@ -21,8 +21,8 @@ pub mod transform;
 
 pub use clip::{Clip, ClipEvent, Interpolation, JointTracks, MorphWeightTrack, Track};
 pub use job::JobError;
-pub use mesh::{Influences, MeshPrimitive, MorphDeltas, MorphTarget};
-pub use pose::Pose;
+pub use mesh::{Influences, Mesh, MeshInstance, MeshPrimitive, MorphDeltas, MorphTarget};
+pub use pose::{Pose, SkinnedPose};
 pub use skeleton::{BoneMatrix, NO_PARENT, Skeleton, Skin};
 pub use transform::Transform;
 

@@ -1,6 +1,12 @@
-//! A character's pose: the per-character buffers jobs read and write.
+//! A character's pose: the per-character buffers jobs read and write, and
+//! the read-only view of an evaluated pose that skinning (CPU or GPU) reads.
 
+use super::job::JobError;
+use super::mesh::{MeshInstance, MeshPrimitive};
+use super::skeleton::BoneMatrix;
+use super::skinning::{SkinTransform, SkinningJob};
 use super::transform::Transform;
+use nalgebra::Matrix4;
 
 /// Local transforms of every skeleton joint plus the flat morph-weight array
 /// (all mesh instances' targets, one run per instance).
@@ -16,5 +22,68 @@ impl Pose {
     /// A pose of the given sizes, at identity and zero weights.
     pub fn new(joints: usize, morph_weights: usize) -> Self {
         Pose { locals: vec![Transform::IDENTITY; joints], morph_weights: vec![0.0; morph_weights] }
+    }
+}
+
+/// An evaluated pose as plain slices: what skinning reads. The palettes of
+/// every skin are concatenated; skin `s` owns
+/// `palettes[palette_offsets[s]..palette_offsets[s + 1]]`.
+#[derive(Debug, Clone, Copy)]
+pub struct SkinnedPose<'a> {
+    /// Skinning matrices of every skin, one run per skin.
+    pub palettes: &'a [BoneMatrix],
+    /// Start of each skin's run in `palettes`, plus the total at the end.
+    pub palette_offsets: &'a [u32],
+    /// Scene-space matrix of every skeleton joint (unskinned meshes use
+    /// `world[instance.joint]`).
+    pub world: &'a [Matrix4<f32>],
+    /// Morph weights laid out as `Pose::morph_weights`.
+    pub morph_weights: &'a [f32],
+}
+
+impl<'a> SkinnedPose<'a> {
+    /// Number of skins.
+    pub fn skins(&self) -> usize {
+        self.palette_offsets.len().saturating_sub(1)
+    }
+
+    /// Skinning matrices of skin `skin`, one per skin joint (empty for an unknown skin).
+    pub fn palette(&self, skin: usize) -> &'a [BoneMatrix] {
+        let range = self.palette_offsets.get(skin).zip(self.palette_offsets.get(skin + 1));
+        range.and_then(|(&a, &b)| self.palettes.get(a as usize..b as usize)).unwrap_or(&[])
+    }
+
+    /// Morph weights of `instance` (empty when they lie outside the pose).
+    pub fn instance_morph_weights(&self, instance: &MeshInstance) -> &'a [f32] {
+        let start = instance.morph_offset as usize;
+        self.morph_weights.get(start..start + instance.morph_count as usize).unwrap_or(&[])
+    }
+
+    /// CPU reference skinning of one primitive of `instance` into scene
+    /// space: morph deltas, then skinning (the mesh node's own transform
+    /// ignored, as glTF says) or, for a primitive without joints, the
+    /// node's world transform (the GPU pass does the same).
+    pub fn skin_primitive(
+        &self,
+        instance: &MeshInstance,
+        primitive: &MeshPrimitive,
+        out_positions: &mut [[f32; 3]],
+        out_normals: Option<&mut [[f32; 3]]>,
+    ) -> Result<(), JobError> {
+        let transform = match instance.skin {
+            Some(skin) if primitive.influences.is_some() => SkinTransform::Palette(self.palette(skin)),
+            _ => SkinTransform::Rigid(*self.world.get(instance.joint as usize).ok_or_else(|| {
+                JobError::new(format!("skinning: instance joint {} outside the pose", instance.joint))
+            })?),
+        };
+        SkinningJob {
+            primitive,
+            morph_weights: self.instance_morph_weights(instance),
+            transform,
+            out_positions,
+            out_normals,
+            out_tangents: None,
+        }
+        .run()
     }
 }

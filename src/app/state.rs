@@ -1,9 +1,20 @@
 //! What the on-screen controls change and what they show: the contract
-//! between the UI (`app::ui`), the animation system (`app::animation`) and
+//! between the UI (`app::ui`), the mapping onto the character (`app::animation`) and
 //! the viewer loop (`app::viewer`).
 
+use crate::character::{ParameterId, ParameterValue};
 use std::collections::VecDeque;
 use std::path::PathBuf;
+
+/// What drives the character.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AnimationMode {
+    /// The model's controller (state machine), driven by its parameters.
+    #[default]
+    Controller,
+    /// Clip A, optionally blended with clip B (no state machine).
+    Clips,
+}
 
 /// Where vertices are skinned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -34,13 +45,17 @@ pub enum DebugView {
 /// the viewer read them every frame.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ViewerState {
+    /// Controller or manual clips (the latter when the model has no controller).
+    pub mode: AnimationMode,
+    /// Parameter changes asked for by the controls since the last frame.
+    pub parameter_changes: Vec<(ParameterId, ParameterValue)>,
     /// Playback runs.
     pub playing: bool,
     /// Clips loop (else they clamp at their ends).
     pub looping: bool,
     /// Playback speed; negative plays backwards, 0 pauses.
     pub speed: f32,
-    /// The main clip (None: rest pose).
+    /// The main clip in `AnimationMode::Clips` (None: rest pose).
     pub clip_a: Option<usize>,
     /// A second clip blended over `clip_a`.
     pub clip_b: Option<usize>,
@@ -77,6 +92,8 @@ pub struct ViewerState {
 impl Default for ViewerState {
     fn default() -> Self {
         ViewerState {
+            mode: AnimationMode::Controller,
+            parameter_changes: Vec::new(),
             playing: true,
             looping: true,
             speed: 1.0,

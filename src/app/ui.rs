@@ -1,14 +1,18 @@
 //! The on-screen controls (egui): one compact window at the right edge, in
 //! the spirit of the three.js skinning-blending example's panel, with
-//! collapsible sections for playback, clips, display, morphs, timing and
-//! events. It only reads and writes `ViewerState`; the animation system and
-//! the viewer loop act on it.
+//! collapsible sections for playback, the controller (parameters, state,
+//! transition, state graph), clips, weights, display, morphs, timing and
+//! events. It only reads the character and writes `ViewerState`; the
+//! mapping onto the character and the viewer loop act on it.
 
-use super::animation::AnimationSystem;
-use super::state::{DebugView, EventLog, FrameTimings, SkinningMode, ViewerState};
+use super::animation::ViewerAnimation;
+use super::state::{AnimationMode, DebugView, EventLog, FrameTimings, SkinningMode, ViewerState};
 use crate::anim::NO_PARENT;
 use crate::asset::Model;
-use egui::{Align2, CollapsingHeader, Context, RichText, ScrollArea, Slider, Ui};
+use crate::character::{Character, ParameterId, ParameterKind, ParameterValue};
+use egui::{
+    Align2, CollapsingHeader, Color32, Context, ProgressBar, RichText, ScrollArea, Slider, Stroke, Ui,
+};
 
 /// One skeleton joint as the UI lists it.
 #[derive(Debug, Clone, PartialEq)]
@@ -107,7 +111,7 @@ pub fn draw(
     ctx: &Context,
     state: &mut ViewerState,
     info: &ModelInfo,
-    anim: &AnimationSystem,
+    anim: &ViewerAnimation,
     timings: &FrameTimings,
     log: &EventLog,
 ) {
@@ -128,7 +132,13 @@ pub fn draw(
                 .show(ui, |ui| {
                     ui.spacing_mut().slider_width = 150.0;
                     section(ui, "Playback", true, |ui| playback(ui, state, anim));
-                    section(ui, "Clips", true, |ui| clips(ui, state, info));
+                    if anim.has_controller() {
+                        section(ui, "Controller", true, |ui| controller(ui, state, anim));
+                    }
+                    if state.mode == AnimationMode::Clips || !anim.has_controller() {
+                        section(ui, "Clips", true, |ui| clips(ui, state, info));
+                    }
+                    section(ui, "Weights", true, |ui| weights(ui, info, anim.character()));
                     section(ui, "Display", true, |ui| display(ui, state, info));
                     if !info.morph_names.is_empty() {
                         section(ui, "Morphs", false, |ui| morphs(ui, state, info));
@@ -143,7 +153,7 @@ fn section(ui: &mut Ui, title: &str, open: bool, body: impl FnOnce(&mut Ui)) {
     CollapsingHeader::new(RichText::new(title).strong()).default_open(open).show(ui, body);
 }
 
-fn playback(ui: &mut Ui, state: &mut ViewerState, anim: &AnimationSystem) {
+fn playback(ui: &mut Ui, state: &mut ViewerState, anim: &ViewerAnimation) {
     ui.horizontal(|ui| {
         if ui.small_button("⏮").on_hover_text("Step back 1/30 s").clicked() {
             state.step_frames -= 1;
@@ -155,7 +165,9 @@ fn playback(ui: &mut Ui, state: &mut ViewerState, anim: &AnimationSystem) {
         if ui.small_button("⏭").on_hover_text("Step forward 1/30 s").clicked() {
             state.step_frames += 1;
         }
-        ui.checkbox(&mut state.looping, "Loop");
+        if state.mode == AnimationMode::Clips || !anim.has_controller() {
+            ui.checkbox(&mut state.looping, "Loop");
+        }
     });
     ui.horizontal(|ui| {
         ui.add(Slider::new(&mut state.speed, -2.0..=2.0).text("speed").fixed_decimals(2));
@@ -163,9 +175,10 @@ fn playback(ui: &mut Ui, state: &mut ViewerState, anim: &AnimationSystem) {
             state.speed = 1.0;
         }
     });
-    let duration = anim.duration();
-    // Shows the clip's time; dragging asks the animation system to jump.
-    let mut t = state.scrub_to.unwrap_or_else(|| anim.time());
+    // The playhead: the heaviest clip of the current state.
+    let (time, duration) = anim.character().playhead().map_or((0.0, 0.0), |(_, t, d)| (t as f32, d));
+    // Shows the clip's time; dragging asks the character to jump.
+    let mut t = state.scrub_to.unwrap_or(time);
     let response = ui.add_enabled(
         duration > 0.0,
         Slider::new(&mut t, 0.0..=duration.max(1e-3)).show_value(false).trailing_fill(true),
@@ -173,7 +186,149 @@ fn playback(ui: &mut Ui, state: &mut ViewerState, anim: &AnimationSystem) {
     if response.changed() {
         state.scrub_to = Some(t);
     }
-    ui.monospace(format!("{:6.3} / {:.3} s", anim.time(), duration));
+    ui.monospace(format!("{time:6.3} / {duration:.3} s"));
+}
+
+fn controller(ui: &mut Ui, state: &mut ViewerState, anim: &ViewerAnimation) {
+    ui.horizontal(|ui| {
+        ui.radio_value(&mut state.mode, AnimationMode::Controller, "state machine");
+        ui.radio_value(&mut state.mode, AnimationMode::Clips, "clips");
+    });
+    if let Some(source) = anim.controller_source() {
+        ui.weak(source);
+    }
+    if state.mode != AnimationMode::Controller {
+        return;
+    }
+    let character = anim.character();
+    parameters(ui, state, character);
+    let states = character.controller().states();
+    let name = |s: usize| states.get(s).map_or("?", |s| s.name.as_str());
+    match (character.state(), character.transition()) {
+        (Some(s), Some((to, progress))) => {
+            ui.label(format!("state: {} → {}", name(s), name(to)));
+            ui.add(ProgressBar::new(progress).text(format!("transition {:.0} %", progress * 100.0)));
+        }
+        (Some(s), None) => {
+            ui.label(format!("state: {}", name(s)));
+        }
+        (None, _) => {
+            ui.weak("no states: rest pose");
+        }
+    }
+    state_graph(ui, character);
+}
+
+/// A slider, checkbox or button per parameter; changes go to `state.parameter_changes`.
+fn parameters(ui: &mut Ui, state: &mut ViewerState, character: &Character) {
+    let values = character.parameters().values();
+    for (i, p) in character.controller().parameters().iter().enumerate() {
+        let id = ParameterId(i as u32);
+        let value = values.get(i).copied().unwrap_or(0.0);
+        match p.kind {
+            ParameterKind::Float => {
+                let (lo, hi) = p.range.unwrap_or((value.min(0.0), value.max(1.0) * 2.0));
+                let mut v = value;
+                if ui.add(Slider::new(&mut v, lo..=hi).text(&p.name).fixed_decimals(2)).changed() {
+                    state.parameter_changes.push((id, ParameterValue::Float(v)));
+                }
+            }
+            ParameterKind::Bool => {
+                let mut on = value != 0.0;
+                if ui.checkbox(&mut on, &p.name).changed() {
+                    state.parameter_changes.push((id, ParameterValue::Bool(on)));
+                }
+            }
+            ParameterKind::Trigger => {
+                if ui.button(&p.name).on_hover_text("Fire this trigger").clicked() {
+                    state.parameter_changes.push((id, ParameterValue::Trigger));
+                }
+            }
+        }
+    }
+}
+
+/// The states on a circle, transitions as arrows (any-state ones from a
+/// small "any" node in the middle); the current state filled, the
+/// crossfade's target outlined, each state's weight as its fill's strength.
+fn state_graph(ui: &mut Ui, character: &Character) {
+    let controller = character.controller();
+    let states = controller.states();
+    if states.is_empty() {
+        return;
+    }
+    let size = egui::vec2(ui.available_width().min(250.0), 150.0);
+    let (rect, _) = ui.allocate_exact_size(size, egui::Sense::hover());
+    let painter = ui.painter_at(rect);
+    let visuals = ui.visuals();
+    let center = rect.center();
+    let radius = egui::vec2(rect.width() * 0.5 - 40.0, rect.height() * 0.5 - 16.0);
+    let n = states.len();
+    let position = |s: usize| {
+        let angle = std::f32::consts::TAU * s as f32 / n as f32 - std::f32::consts::FRAC_PI_2;
+        if n == 1 { center } else { center + egui::vec2(angle.cos() * radius.x, angle.sin() * radius.y) }
+    };
+    let edge = Stroke::new(1.0, visuals.weak_text_color());
+    let arrow = |from: egui::Pos2, to: egui::Pos2| {
+        let d = to - from;
+        let len = d.length();
+        if len < 1.0 {
+            return;
+        }
+        // Stop short of the boxes.
+        let (a, b) = (from + d * (18.0 / len).min(0.45), to - d * (18.0 / len).min(0.45));
+        painter.arrow(a, b - a, edge);
+    };
+    for t in controller.transitions() {
+        let to = position(t.to as usize);
+        match t.from {
+            Some(from) => arrow(position(from as usize), to),
+            None => arrow(center, to),
+        }
+    }
+    if controller.transitions().iter().any(|t| t.from.is_none()) && n > 1 {
+        painter.circle_filled(center, 3.0, visuals.weak_text_color());
+    }
+    let target = character.transition().map(|(to, _)| to);
+    let accent = visuals.selection.bg_fill;
+    for (s, state) in states.iter().enumerate() {
+        let p = position(s);
+        let galley = painter.layout_no_wrap(
+            state.name.clone(),
+            egui::FontId::proportional(12.0),
+            visuals.text_color(),
+        );
+        let box_rect = egui::Rect::from_center_size(p, galley.size() + egui::vec2(10.0, 6.0));
+        let weight = character.state_weights().get(s).copied().unwrap_or(0.0);
+        let fill = accent.gamma_multiply(weight.clamp(0.0, 1.0));
+        painter.rect_filled(box_rect, 4.0, visuals.extreme_bg_color);
+        painter.rect_filled(box_rect, 4.0, fill);
+        let stroke = if Some(s) == character.state() {
+            Stroke::new(2.0, visuals.strong_text_color())
+        } else if Some(s) == target {
+            Stroke::new(2.0, Color32::from_rgb(230, 160, 40))
+        } else {
+            Stroke::new(1.0, visuals.weak_text_color())
+        };
+        painter.rect_stroke(box_rect, 4.0, stroke, egui::StrokeKind::Outside);
+        painter.galley(box_rect.min + egui::vec2(5.0, 3.0), galley, visuals.text_color());
+    }
+}
+
+/// Each clip's weight in the pose, as a bar.
+fn weights(ui: &mut Ui, info: &ModelInfo, character: &Character) {
+    let mut any = false;
+    for (c, &w) in character.clip_weights().iter().enumerate() {
+        if w <= 1e-4 {
+            continue;
+        }
+        any = true;
+        let name = info.clips.get(c).map_or("?", |c| c.0.as_str());
+        ui.add(ProgressBar::new(w).text(format!("{name}  {w:.2}")));
+    }
+    if !any {
+        ui.weak("No clip plays: rest pose.");
+    }
 }
 
 fn clips(ui: &mut Ui, state: &mut ViewerState, info: &ModelInfo) {
@@ -281,10 +436,11 @@ fn events(ui: &mut Ui, log: &EventLog) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::animation::tests::test_model;
     use crate::app::state::LoggedEvent;
+    use crate::test_model::test_model;
+    use std::sync::Arc;
 
-    fn run(state: &mut ViewerState, info: &ModelInfo, anim: &AnimationSystem, log: &EventLog) -> usize {
+    fn run(state: &mut ViewerState, info: &ModelInfo, anim: &ViewerAnimation, log: &EventLog) -> usize {
         let ctx = Context::default();
         let timings = FrameTimings { fps: 60.0, cpu_pose_us: 12.5, ..FrameTimings::default() };
         let mut shapes = 0;
@@ -321,7 +477,6 @@ mod tests {
     fn draws_headless_without_panicking() {
         let model = test_model();
         let info = ModelInfo::new(&model, false);
-        let anim = AnimationSystem::new(&model);
         let mut log = EventLog::default();
         log.push(LoggedEvent { at: 1.0, clip: "Walk".into(), time: 0.25, name: "left".into() });
         let mut state = ViewerState {
@@ -332,19 +487,39 @@ mod tests {
             selected_joint: Some(2),
             ..ViewerState::default()
         };
+        let anim = ViewerAnimation::new(Arc::new(model.clone()), None, &mut state).unwrap();
         let shapes = run(&mut state, &info, &anim, &log);
         assert!(shapes > 0, "no shapes");
         // Unsupported wireframe is switched off; nothing else changed by itself.
         assert!(!state.wireframe);
         assert_eq!(state.clip_a, Some(0));
         assert!(state.scrub_to.is_none());
-        // A model without clips or morphs draws too.
-        let mut bare = test_model();
-        bare.clips.clear();
-        bare.rest_morph_weights.clear();
-        bare.instances[0].morph_count = 0;
+        // A model without clips draws too.
+        let bare = crate::test_model::model_with_clips(Vec::new());
         let info = ModelInfo::new(&bare, true);
-        let anim = AnimationSystem::new(&bare);
-        assert!(run(&mut ViewerState::default(), &info, &anim, &EventLog::default()) > 0);
+        let mut state = ViewerState::default();
+        let anim = ViewerAnimation::new(Arc::new(bare), None, &mut state).unwrap();
+        assert!(run(&mut state, &info, &anim, &EventLog::default()) > 0);
+    }
+
+    #[test]
+    fn draws_the_controller_and_its_state_graph() {
+        let model = Arc::new(crate::asset::load_default_character().unwrap());
+        let controller =
+            crate::character::Controller::from_text(crate::asset::controller::DEFAULT_CONTROLLER, &model)
+                .unwrap();
+        let mut state = ViewerState::default();
+        let mut anim =
+            ViewerAnimation::new(model.clone(), Some((controller, "built-in".into())), &mut state).unwrap();
+        let mut log = EventLog::default();
+        state.parameter_changes.push((crate::character::ParameterId(0), ParameterValue::Float(3.0)));
+        for _ in 0..5 {
+            anim.update(1.0 / 30.0, &mut state, &mut log, 0.0).unwrap();
+        }
+        assert!(anim.character().transition().is_some(), "a crossfade runs: its progress bar shows");
+        let info = ModelInfo::new(&model, true);
+        assert!(run(&mut state, &info, &anim, &log) > 0);
+        // Drawing changes no parameter by itself.
+        assert!(state.parameter_changes.is_empty());
     }
 }

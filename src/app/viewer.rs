@@ -13,12 +13,14 @@
 //! no device that can present) it prints one line saying so and renders the
 //! model headless to an animated PNG instead.
 
-use super::animation::AnimationSystem;
+use super::animation::ViewerAnimation;
 use super::orbit_camera::OrbitCamera;
-use super::state::{DebugView, EventLog, FrameTimings, SkinningMode, ViewerState};
+use super::state::{AnimationMode, DebugView, EventLog, FrameTimings, SkinningMode, ViewerState};
 use super::ui::{self, ModelInfo};
 use super::window::WindowInput;
+use crate::asset::controller::{FoundController, find_controller};
 use crate::asset::{self, Model};
+use crate::character::{Controller, Timeline};
 use crate::gpu::image::subresource_range;
 use crate::gpu::swapchain::{self, Acquired, Surface, Swapchain};
 use crate::gpu::{Buffer, GpuContext, GpuError, GpuOptions};
@@ -29,7 +31,6 @@ use crate::render::image_out::{self, ApngWriter};
 use crate::render::mesh_pass::VertexPath;
 use crate::render::renderer::{RenderSettings, Renderer};
 use crate::render::target::{DEPTH_FORMAT, ScreenTarget, record_color_readback};
-use crate::scene::Evaluator;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 use nalgebra::Matrix4;
@@ -48,8 +49,11 @@ use winit::window::{Window, WindowId};
 pub struct ViewOptions {
     /// The model file; `None` shows the built-in character.
     pub model: Option<PathBuf>,
-    /// Clip name or index to play first (default: "Walk", else clip 0).
+    /// Clip name or index to play first (default: "Walk", else clip 0);
+    /// given, the viewer starts in the manual clip mode.
     pub clip: Option<String>,
+    /// Controller file; default: the model's sidecar or built-in one.
+    pub controller: Option<PathBuf>,
     /// Vulkan device: an index or part of its name.
     pub device: Option<String>,
     /// Khronos validation with synchronization validation; any message fails the run.
@@ -80,6 +84,10 @@ pub fn run(options: &ViewOptions) -> Result<(), String> {
         eprintln!("vkskin: warning: {}: {w}", model.file);
     }
     let clip = initial_clip(&model, options.clip.as_deref())?;
+    let controller = find_controller(&model, options.model.as_deref(), options.controller.as_deref())?;
+    if let Some((_, source)) = &controller {
+        eprintln!("vkskin: controller: {source}");
+    }
     let has_display =
         ["DISPLAY", "WAYLAND_DISPLAY"].iter().any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()));
     if !has_display {
@@ -90,7 +98,7 @@ pub fn run(options: &ViewOptions) -> Result<(), String> {
         Err(e) => return fallback(options, &model, clip, &format!("cannot open the display ({e})")),
     };
     event_loop.set_control_flow(ControlFlow::Poll);
-    let mut app = Viewer::new(options.clone(), model.clone(), clip);
+    let mut app = Viewer::new(options.clone(), model.clone(), clip, controller);
     let ran = event_loop.run_app(&mut app);
     let validation = app.teardown();
     if let Some(reason) = app.fallback.take() {
@@ -176,16 +184,19 @@ fn fallback(
     };
     let (width, height) = options.size;
     let request = HeadlessRequest {
-        clip,
-        start_time: clip.map_or(0.0, |c| model.clips[c].start()),
         frames,
-        fps: FALLBACK_FPS,
+        first_frame: 0,
         width,
         height,
         wireframe: false,
         vertex_skinning: false,
         msaa: true,
     };
+    let start = clip.map_or(0.0, |c| model.clips[c].start());
+    let controller = Arc::new(Controller::single_clip(model, clip, true)?);
+    let mut timeline =
+        Timeline::seeking(model.rig.clone(), controller, f64::from(start), f64::from(FALLBACK_FPS))
+            .map_err(|e| e.to_string())?;
     let gpu =
         GpuOptions { validation: options.validation, device: options.device.clone(), ..Default::default() };
     let ctx = GpuContext::new(&gpu, &|_, _, _, _| true).map_err(|e| e.to_string())?;
@@ -196,7 +207,7 @@ fn fallback(
     } else {
         0
     });
-    let result = headless::render(&ctx, model.clone(), &request, &mut |_, rgba| {
+    let result = headless::render(&ctx, model.clone(), &mut timeline, &request, &mut |_, rgba| {
         if options.screenshot.is_some() {
             last.clear();
             last.extend_from_slice(rgba);
@@ -225,44 +236,10 @@ fn fallback(
 /// Everything drawn for one model; replaced as a whole when another loads.
 struct Scene {
     model: Arc<Model>,
-    evaluator: Evaluator,
-    animation: AnimationSystem,
+    animation: ViewerAnimation,
     info: ModelInfo,
     camera: OrbitCamera,
     renderer: Renderer,
-    /// Bumped when what the GPU reads (palettes, rigid world matrices, morph
-    /// weights) changed: the skin pass skips uploads for a version a slot
-    /// already holds, so a paused character uploads nothing.
-    version: u64,
-    /// Those bytes as of the last bump, and a scratch buffer for this
-    /// frame's; both sized once when the scene is built.
-    uploaded: Vec<u8>,
-    current: Vec<u8>,
-}
-
-impl Scene {
-    /// Bumps `version` if the GPU-visible pose differs from the last one.
-    /// A byte comparison (a few KiB) costs far less than re-uploading.
-    fn note_pose_change(&mut self) {
-        gpu_pose_bytes(&self.model, &self.evaluator, &mut self.current);
-        if self.current != self.uploaded {
-            std::mem::swap(&mut self.current, &mut self.uploaded);
-            self.version += 1;
-        }
-    }
-}
-
-/// Appends what the skin pass uploads for this pose to `out` (cleared first;
-/// no reallocation once `out` has the capacity).
-fn gpu_pose_bytes(model: &Model, evaluator: &Evaluator, out: &mut Vec<u8>) {
-    out.clear();
-    for skin in 0..model.skins.len() {
-        out.extend_from_slice(bytemuck::cast_slice(evaluator.palette(skin)));
-    }
-    for m in evaluator.world() {
-        out.extend_from_slice(bytemuck::cast_slice(m.as_slice()));
-    }
-    out.extend_from_slice(bytemuck::cast_slice(&evaluator.pose().morph_weights));
 }
 
 /// Vulkan objects of the window, destroyed in reverse order.
@@ -306,7 +283,7 @@ impl Gpu {
 /// The winit application.
 struct Viewer {
     options: ViewOptions,
-    first_model: Option<(Arc<Model>, Option<usize>)>,
+    first_model: Option<(Arc<Model>, Option<FoundController>)>,
     state: ViewerState,
     log: EventLog,
     timings: FrameTimings,
@@ -328,11 +305,18 @@ struct Viewer {
 }
 
 impl Viewer {
-    fn new(options: ViewOptions, model: Arc<Model>, clip: Option<usize>) -> Self {
-        let state = ViewerState { clip_a: clip, ..Default::default() };
+    fn new(
+        options: ViewOptions,
+        model: Arc<Model>,
+        clip: Option<usize>,
+        controller: Option<FoundController>,
+    ) -> Self {
+        // --clip asks for the manual clip mode.
+        let mode = if options.clip.is_some() { AnimationMode::Clips } else { AnimationMode::Controller };
+        let state = ViewerState { clip_a: clip, mode, ..Default::default() };
         Viewer {
             options,
-            first_model: Some((model, clip)),
+            first_model: Some((model, controller)),
             state,
             log: EventLog::default(),
             timings: FrameTimings::default(),
@@ -435,8 +419,9 @@ impl Viewer {
         gpu.swapchain = Some(chain);
         let built = (|| {
             gpu.egui = Some(EguiPass::new(&gpu.ctx, format)?);
-            let (model, _) = self.first_model.take().ok_or_else(|| GpuError::new("started twice"))?;
-            let scene = build_scene(&gpu.ctx, model, self.state.clip_a, aspect(extent), format)?;
+            let (model, controller) =
+                self.first_model.take().ok_or_else(|| GpuError::new("started twice"))?;
+            let scene = build_scene(&gpu.ctx, model, controller, &mut self.state, aspect(extent), format)?;
             let samples = scene.renderer.samples();
             gpu.scene = Some(scene);
             gpu.bones = Some(BoneLines::new(&gpu.ctx, format, DEPTH_FORMAT, samples)?);
@@ -465,14 +450,17 @@ impl Viewer {
         };
         let format = gpu.swapchain.as_ref().map(|s| s.format.format).ok_or("no swapchain")?;
         let extent = gpu.swapchain.as_ref().map(|s| s.extent).unwrap_or_default();
-        // Build the new scene first: if that fails (no clip, GPU limits),
-        // the current model stays, as for a file that fails to import.
+        // Build the new scene first: if that fails (no clip, a bad
+        // controller file next to it, GPU limits), the current model stays,
+        // as for a file that fails to import.
+        let mut state = ViewerState { vsync: self.state.vsync, ..Default::default() };
         let built = initial_clip(&model, None).and_then(|clip| {
-            build_scene(&gpu.ctx, model, clip, aspect(extent), format)
-                .map(|scene| (scene, clip))
+            state.clip_a = clip;
+            let controller = find_controller(&model, Some(&path), None)?;
+            build_scene(&gpu.ctx, model, controller, &mut state, aspect(extent), format)
                 .map_err(|e| e.to_string())
         });
-        let (scene, clip) = match built {
+        let scene = match built {
             Ok(built) => built,
             Err(e) => {
                 eprintln!("vkskin: {}: {e}", path.display());
@@ -497,7 +485,7 @@ impl Viewer {
         for w in &scene.model.warnings {
             eprintln!("vkskin: warning: {}: {w}", scene.model.file);
         }
-        self.state = ViewerState { clip_a: clip, vsync: self.state.vsync, ..Default::default() };
+        self.state = state;
         self.log = EventLog::default();
         gpu.scene = Some(scene);
         self.last_title = -1.0;
@@ -575,15 +563,7 @@ impl Viewer {
         let dt = self.last_frame.map_or(0.0, |t| now.duration_since(t).as_secs_f32()).min(0.25);
         self.last_frame = Some(now);
         let clock = now.duration_since(self.started).as_secs_f64();
-        scene.animation.update(
-            dt,
-            &mut self.state,
-            &scene.model,
-            &mut scene.evaluator,
-            &mut self.log,
-            clock,
-        )?;
-        scene.note_pose_change();
+        scene.animation.update(dt, &mut self.state, &mut self.log, clock)?;
         self.timings.cpu_pose_us = scene.animation.cpu_pose_us();
         if dt > 0.0 {
             let fps = 1.0 / dt as f64;
@@ -648,7 +628,8 @@ impl Viewer {
                 self.timings.gpu_skin_us = t.skin_us;
                 self.timings.gpu_draw_us = t.draw_us;
             }
-            let stats = scene.renderer.record_skinning(ctx, &scene.evaluator, scene.version)?;
+            let character = scene.animation.character();
+            let stats = scene.renderer.record_skinning(ctx, character.pose(), character.version())?;
             self.timings.upload_bytes = stats.palette_bytes_written + stats.weight_bytes_written;
             // Palettes are read in place from persistently mapped memory: no upload pass.
             self.timings.gpu_upload_us = 0.0;
@@ -671,7 +652,7 @@ impl Viewer {
                     scene.renderer.slot(),
                     &view_proj,
                     &world,
-                    scene.evaluator.world(),
+                    scene.animation.character().output().world(),
                     scene.model.skeleton.parents(),
                     self.state.selected_joint,
                     chain_extent,
@@ -781,29 +762,43 @@ fn aspect(extent: vk::Extent2D) -> f32 {
     if extent.height == 0 { 1.0 } else { extent.width as f32 / extent.height as f32 }
 }
 
-/// Uploads `model` and frames it: the camera sees its skinned bounds over clip `clip`.
+/// Samples per clip when framing a model.
+const FRAMING_SAMPLES: u32 = 12;
+
+/// Scene-space bounds of `model` over every clip (rest pose without clips),
+/// from the CPU reference skinning; `None` when nothing is drawn.
+fn model_bounds(model: &Model) -> Result<Option<headless::Bounds>, String> {
+    let clips: Vec<Option<usize>> =
+        if model.clips.is_empty() { vec![None] } else { (0..model.clips.len()).map(Some).collect() };
+    let mut scratch = Vec::new();
+    let mut bounds = None;
+    for clip in clips {
+        let duration = clip.map_or(0.0, |c| model.clips[c].duration);
+        let fps = if duration > 0.0 { f64::from(FRAMING_SAMPLES) / f64::from(duration) } else { 1.0 };
+        let controller = Arc::new(Controller::single_clip(model, clip, true)?);
+        let start = clip.map_or(0.0, |c| model.clips[c].start());
+        let mut timeline = Timeline::seeking(model.rig.clone(), controller, f64::from(start), fps)
+            .map_err(|e| e.to_string())?;
+        for i in 0..FRAMING_SAMPLES {
+            let character = timeline.frame(i).map_err(|e| e.to_string())?;
+            headless::grow_bounds(model, &character.pose(), &mut scratch, &mut bounds)?;
+        }
+    }
+    Ok(bounds)
+}
+
+/// Uploads `model`, frames it (its skinned bounds over every clip) and sets
+/// up its character: driven by `controller` when given, else by the clips
+/// `state` chooses.
 fn build_scene(
     ctx: &GpuContext,
     model: Arc<Model>,
-    clip: Option<usize>,
+    controller: Option<FoundController>,
+    state: &mut ViewerState,
     aspect: f32,
     format: vk::Format,
 ) -> Result<Scene, GpuError> {
-    let mut evaluator = Evaluator::new(&model);
-    let samples = 24u32;
-    let duration = clip.map_or(0.0, |c| model.clips[c].duration);
-    let request = HeadlessRequest {
-        clip,
-        start_time: clip.map_or(0.0, |c| model.clips[c].start()),
-        frames: if clip.is_some() { samples } else { 1 },
-        fps: if duration > 0.0 { samples as f32 / duration } else { 1.0 },
-        width: 1,
-        height: 1,
-        wireframe: false,
-        vertex_skinning: false,
-        msaa: true,
-    };
-    let bounds = headless::skinned_bounds(&model, &mut evaluator, &request).map_err(GpuError::new)?;
+    let bounds = model_bounds(&model).map_err(GpuError::new)?;
     let (lo, hi) = bounds.unwrap_or(([-1.0; 3], [1.0; 3]));
     let camera = OrbitCamera::framing(lo, hi, aspect);
     let settings = RenderSettings {
@@ -812,26 +807,13 @@ fn build_scene(
         path: VertexPath::PreSkinned,
         msaa: true,
     };
+    let animation = ViewerAnimation::new(model.clone(), controller, state).map_err(GpuError::new)?;
     let mut renderer = Renderer::new_for_screen(ctx, model.clone(), settings, format)?;
     for w in std::mem::take(&mut renderer.warnings) {
         eprintln!("vkskin: warning: {w}");
     }
     let info = ModelInfo::new(&model, ctx.features.fill_mode_non_solid);
-    let mut uploaded = Vec::new();
-    gpu_pose_bytes(&model, &evaluator, &mut uploaded);
-    let current = Vec::with_capacity(uploaded.len());
-    Ok(Scene {
-        animation: AnimationSystem::new(&model),
-        evaluator,
-        info,
-        camera,
-        renderer,
-        model,
-        // Version 0 is held by no slot yet, so the first frame uploads.
-        version: 0,
-        uploaded,
-        current,
-    })
+    Ok(Scene { animation, info, camera, renderer, model })
 }
 
 /// Between the scene pass (its MSAA resolve, or direct writes, into the

@@ -14,6 +14,7 @@ use crate::anim::{
     Clip, Influences, Interpolation, JointTracks, MeshPrimitive, MorphDeltas, MorphTarget, MorphWeightTrack,
     NO_PARENT, Skeleton, Skin, Track, Transform,
 };
+use crate::character::Rig;
 use gltf::json::{
     self,
     animation::{Interpolation as JsonInterpolation, Property},
@@ -77,17 +78,21 @@ fn build(file: &str, src: Source) -> Result<Model, String> {
     let (instances, rest_morph_weights) = build_instances(&root, &meshes, &joint_of_node, &mut warnings)?;
     let clips = build_clips(&root, reader, &channel_indices, &joint_of_node, &instances, &mut warnings)?;
 
+    let rig = Rig::new(
+        Arc::new(skeleton),
+        skins,
+        meshes.into_iter().map(Arc::new).collect(),
+        instances,
+        clips.into_iter().map(Arc::new).collect(),
+        rest_morph_weights,
+    )
+    .map_err(|e| e.to_string())?;
     Ok(Model {
         file: file.to_string(),
-        skeleton: Arc::new(skeleton),
+        rig: Arc::new(rig),
         node_of_joint,
         joint_of_node,
-        skins,
-        meshes: meshes.into_iter().map(Arc::new).collect(),
-        instances,
-        clips: clips.into_iter().map(Arc::new).collect(),
         materials,
-        rest_morph_weights,
         warnings,
     })
 }

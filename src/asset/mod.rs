@@ -2,6 +2,7 @@
 //! them into `anim` data and mesh streams.
 
 pub mod accessor;
+pub mod controller;
 pub mod default_character;
 pub mod error;
 pub mod glb_writer;

@@ -1,40 +1,10 @@
-//! What an import produces: shareable assets plus the glTF bookkeeping the
+//! What an import produces: the shareable rig plus the glTF bookkeeping the
 //! commands need (node indices, names, warnings).
 
-use crate::anim::{Clip, MeshPrimitive, Skeleton, Skin};
+pub use crate::anim::{Mesh, MeshInstance};
+use crate::character::Rig;
+use std::ops::Deref;
 use std::sync::Arc;
-
-/// A mesh: its primitives and the names of its morph targets.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Mesh {
-    /// Name, possibly empty.
-    pub name: String,
-    /// Primitives in glTF order (only triangle lists are kept; see `Model::warnings`).
-    pub primitives: Vec<MeshPrimitive>,
-    /// glTF primitive index of each entry in `primitives`.
-    pub primitive_indices: Vec<usize>,
-    /// Morph target names (from `extras.targetNames`), empty when absent.
-    pub target_names: Vec<String>,
-    /// Number of morph targets (the same on every primitive).
-    pub target_count: usize,
-}
-
-/// A node that draws a mesh.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MeshInstance {
-    /// glTF node index.
-    pub node: usize,
-    /// Skeleton joint of that node (its world transform, for unskinned meshes).
-    pub joint: u32,
-    /// Index into `Model::meshes` (equal to the glTF mesh index).
-    pub mesh: usize,
-    /// Index into `Model::skins` when the node is skinned.
-    pub skin: Option<usize>,
-    /// First slot of this instance's morph weights in `Pose::morph_weights`.
-    pub morph_offset: u32,
-    /// Number of morph weights (the mesh's target count).
-    pub morph_count: u32,
-}
 
 /// A material's base colour.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,32 +17,32 @@ pub struct Material {
     pub base_color_image: Option<usize>,
 }
 
-/// A validated, imported glTF file.
+/// A validated, imported glTF file: the rig characters share, plus the
+/// glTF bookkeeping the commands need (node indices, materials, warnings).
+/// It dereferences to its [`Rig`], so `model.clips`, `model.skins`... read
+/// the shared asset.
 #[derive(Debug, Clone)]
 pub struct Model {
     /// The file as the user named it (used in messages).
     pub file: String,
-    /// Every node of the file as one hierarchy, parent before child.
-    pub skeleton: Arc<Skeleton>,
+    /// Skeleton, skins, meshes, instances, clips and rest morph weights,
+    /// shared by every character of this model.
+    pub rig: Arc<Rig>,
     /// glTF node index of each skeleton joint.
     pub node_of_joint: Vec<usize>,
     /// Skeleton joint of each glTF node.
     pub joint_of_node: Vec<u32>,
-    /// Skins in glTF order; their `joints` are skeleton indices.
-    pub skins: Vec<Skin>,
-    /// Meshes in glTF order.
-    pub meshes: Vec<Arc<Mesh>>,
-    /// Nodes that draw meshes, in glTF node order.
-    pub instances: Vec<MeshInstance>,
-    /// Clips in glTF order.
-    pub clips: Vec<Arc<Clip>>,
     /// Materials in glTF order.
     pub materials: Vec<Material>,
-    /// Default morph weights (node weights, else mesh weights, else zero),
-    /// laid out as `Pose::morph_weights`.
-    pub rest_morph_weights: Vec<f32>,
     /// Things that were accepted but worth knowing (renormalised weights, ...).
     pub warnings: Vec<String>,
+}
+
+impl Deref for Model {
+    type Target = Rig;
+    fn deref(&self) -> &Rig {
+        &self.rig
+    }
 }
 
 impl Model {
@@ -86,16 +56,5 @@ impl Model {
         nodes.sort_unstable();
         nodes.dedup();
         nodes
-    }
-
-    /// Index of the clip with this name, or with this index when `key` is a
-    /// number, or `animation_N` for an unnamed clip N (three.js's name for it).
-    pub fn find_clip(&self, key: &str) -> Option<usize> {
-        let unnamed = |i: &usize| self.clips.get(*i).is_some_and(|c| c.name.is_none());
-        self.clips
-            .iter()
-            .position(|c| c.name.as_deref() == Some(key))
-            .or_else(|| key.parse::<usize>().ok().filter(|&i| i < self.clips.len()))
-            .or_else(|| key.strip_prefix("animation_")?.parse::<usize>().ok().filter(unnamed))
     }
 }

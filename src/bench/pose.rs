@@ -1,19 +1,18 @@
-//! Pose evaluation cost per character: sample two clips, blend them, local to
-//! model, palettes. Reported as nanoseconds per joint, with the nlerp fast
-//! path as a ratio against glTF-exact slerp measured in the same run.
+//! Pose evaluation cost per character, through the character layer (the
+//! chain every command uses): advance two clips, sample both, blend them,
+//! local to model, palettes. Reported as nanoseconds per joint, with nlerp
+//! key sampling as a ratio against glTF-exact slerp measured in the same run.
 //!
 //! Run: `cargo bench --bench pose` (needs ../shared/assets).
 
 use criterion::{Criterion, Throughput};
-use nalgebra::Matrix4;
 use std::cell::RefCell;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-use vkskin::anim::blending::BlendTwoJob;
-use vkskin::anim::hierarchy::{LocalToModelJob, PaletteJob};
-use vkskin::anim::sampling::{RotationBlend, SampleJob, SamplingCursor};
-use vkskin::anim::{BoneMatrix, Pose};
+use vkskin::anim::RotationBlend;
 use vkskin::asset::Model;
+use vkskin::character::{Character, Controller};
 
 /// Characters and the two clips blended for each.
 const CASES: &[(&str, &str, &str)] = &[
@@ -22,73 +21,15 @@ const CASES: &[(&str, &str, &str)] = &[
     ("RobotExpressive/RobotExpressive.glb", "Walking", "Running"),
 ];
 
-/// Everything one character needs per frame, allocated once.
-struct Character {
-    model: Model,
-    clips: [usize; 2],
-    cursors: [SamplingCursor; 2],
-    poses: [Pose; 2],
-    blended: Pose,
-    world: Vec<Matrix4<f32>>,
-    palettes: Vec<Vec<BoneMatrix>>,
-}
-
-impl Character {
-    fn new(model: Model, a: &str, b: &str) -> Self {
-        let clips = [model.find_clip(a).expect("clip a"), model.find_clip(b).expect("clip b")];
-        let (joints, weights) = (model.skeleton.len(), model.rest_morph_weights.len());
-        Character {
-            cursors: clips.map(|c| SamplingCursor::new(&model.clips[c])),
-            poses: [Pose::new(joints, weights), Pose::new(joints, weights)],
-            blended: Pose::new(joints, weights),
-            world: vec![Matrix4::identity(); joints],
-            palettes: model.skins.iter().map(|s| vec![BoneMatrix::IDENTITY; s.joints.len()]).collect(),
-            clips,
-            model,
-        }
-    }
-
-    /// One frame of pose evaluation at time `t`.
-    fn evaluate(&mut self, t: f32, rotation_blend: RotationBlend) {
-        let m = &self.model;
-        for k in 0..2 {
-            let clip = &m.clips[self.clips[k]];
-            SampleJob {
-                clip,
-                time: f64::from(t % clip.duration.max(1e-6)),
-                rest: m.skeleton.rest(),
-                rest_morph_weights: &m.rest_morph_weights,
-                rotation_blend,
-                cursor: &mut self.cursors[k],
-                output: &mut self.poses[k].locals,
-                morph_output: &mut self.poses[k].morph_weights,
-            }
-            .run()
-            .unwrap();
-        }
-        BlendTwoJob {
-            a: &self.poses[0].locals,
-            b: &self.poses[1].locals,
-            a_morph: &self.poses[0].morph_weights,
-            b_morph: &self.poses[1].morph_weights,
-            t: 0.5,
-            output: &mut self.blended.locals,
-            morph_output: &mut self.blended.morph_weights,
-        }
-        .run()
-        .unwrap();
-        LocalToModelJob {
-            parents: m.skeleton.parents(),
-            locals: &self.blended.locals,
-            root: Matrix4::identity(),
-            output: &mut self.world,
-        }
-        .run()
-        .unwrap();
-        for (skin, palette) in m.skins.iter().zip(&mut self.palettes) {
-            PaletteJob { skin, models: &self.world, output: palette }.run().unwrap();
-        }
-    }
+/// One character of `model` playing clips `a` and `b` at equal weight
+/// (both sampled every frame, then blended), through the character layer.
+fn character(model: &Model, a: &str, b: &str) -> Character {
+    let text = format!(
+        "(states: [(name: \"Both\", motion: Blend(inputs: [\
+         (motion: Clip(clip: \"{a}\"), weight: 1), (motion: Clip(clip: \"{b}\"), weight: 1)]))])"
+    );
+    let controller = Controller::from_text(&text, model).expect("controller");
+    Character::new(model.rig.clone(), Arc::new(controller)).expect("character")
 }
 
 fn main() {
@@ -102,8 +43,8 @@ fn main() {
     for (file, a, b) in CASES {
         let model = vkskin::asset::load(&assets.join(file)).expect("load");
         let name = file.split('/').next().unwrap().to_string();
-        let mut character = Character::new(model, a, b);
-        let joints = character.model.skeleton.len();
+        let mut character = character(&model, a, b);
+        let joints = model.skeleton.len();
         let mut group = criterion.benchmark_group(format!("pose/{name}"));
         group.throughput(Throughput::Elements(joints as u64));
         for (mode, blend) in [("slerp", RotationBlend::Slerp), ("nlerp", RotationBlend::Nlerp)] {
@@ -112,12 +53,13 @@ fn main() {
                 s.push(Samples { character: name.clone(), joints, nanos: Vec::new() });
                 s.len() - 1
             };
+            character.set_rotation_sampling(blend);
             group.bench_function(mode, |bencher| {
                 bencher.iter_custom(|iters| {
-                    // Advance time like a 60 Hz player so cursors see forward playback.
+                    // Advance like a 60 Hz player so cursors see forward playback.
                     let start = Instant::now();
-                    for i in 0..iters {
-                        character.evaluate(i as f32 / 60.0, blend);
+                    for _ in 0..iters {
+                        character.update(1.0 / 60.0).expect("update");
                     }
                     let elapsed = start.elapsed();
                     samples.borrow_mut()[slot].nanos.push(elapsed.as_nanos() as f64 / iters.max(1) as f64);
@@ -145,7 +87,7 @@ fn print_report(samples: &[Samples]) {
         v.sort_by(f64::total_cmp);
         v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
     };
-    println!("\npose evaluation (2 clips sampled, blended, local->model, palettes)");
+    println!("\npose evaluation (one character: 2 clips advanced, sampled, blended, local->model, palettes)");
     println!(
         "{:<18} {:>6} {:>14} {:>14} {:>12}",
         "character", "joints", "slerp ns/joint", "nlerp ns/joint", "nlerp/slerp"

@@ -2,12 +2,13 @@
 //! in the format of DESIGN.md (a contract: external checks parse it).
 
 use super::args::Skinning;
+use crate::anim::{SkinnedPose, hierarchy::local_to_model_f64};
 use crate::asset::Model;
+use crate::character::{Character, Controller};
 use crate::gpu::{FrameRing, GpuContext, GpuOptions};
 use crate::render::gpu_model::GpuModel;
 use crate::render::readback::{Readback, skin_and_read_back};
 use crate::render::skin_pass::{SkinInput, SkinPass};
-use crate::scene::Evaluator;
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -80,7 +81,6 @@ pub fn evaluate_on(model: &Model, request: &Request, gpu: &GpuChoice) -> Result<
     if !request.time.is_finite() {
         return Err(format!("--time {} is not a finite number of seconds", request.time));
     }
-    let mut evaluator = Evaluator::new(model);
     // A file without animations has only its rest pose: dump that for any
     // --clip (as a player of that file would show), saying so on stderr.
     let clip_key = request.clip.filter(|key| {
@@ -90,22 +90,24 @@ pub fn evaluate_on(model: &Model, request: &Request, gpu: &GpuChoice) -> Result<
         }
         animated
     });
-    let clip = match clip_key {
-        None => {
-            evaluator.set_rest(model).map_err(|e| e.to_string())?;
-            serde_json::Value::Null
-        }
-        Some(key) => {
-            let index = model.find_clip(key).ok_or_else(|| unknown_clip(model, key))?;
-            evaluator.set_clip_time(model, index, request.time).map_err(|e| e.to_string())?;
-            match &model.clips[index].name {
-                Some(name) => serde_json::Value::from(name.as_str()),
-                None => serde_json::Value::from(index),
-            }
-        }
+    let index = match clip_key {
+        None => None,
+        Some(key) => Some(model.find_clip(key).ok_or_else(|| unknown_clip(model, key))?),
     };
+    let clip = match index.map(|i| (i, &model.clips[i].name)) {
+        None => serde_json::Value::Null,
+        Some((_, Some(name))) => serde_json::Value::from(name.as_str()),
+        Some((i, None)) => serde_json::Value::from(i),
+    };
+    // The clip sampled as a looping player would show it at that time
+    // (no controller state: the rest pose), through the character layer.
+    let controller = Controller::single_clip(model, index, true)?;
+    let mut character = Character::new(model.rig.clone(), Arc::new(controller)).map_err(|e| e.to_string())?;
+    character.seek(request.time);
+    character.update(0.0).map_err(|e| e.to_string())?;
+    let pose = character.pose();
     // Joint matrices in f64: scaled rigs (x100) drift by 1e-4 through f32 chains.
-    let precise_world = evaluator.world_f64(model);
+    let precise_world = local_to_model_f64(model.skeleton.parents(), &character.local_pose().locals);
     let joints = model
         .skin_joint_nodes()
         .into_iter()
@@ -119,7 +121,7 @@ pub fn evaluate_on(model: &Model, request: &Request, gpu: &GpuChoice) -> Result<
     // The pose is evaluated on the CPU either way; only skinning differs.
     let mut gpu_positions = match request.skinning {
         Skinning::Cpu => None,
-        Skinning::Gpu => Some(gpu_skin(model, &evaluator, gpu)?.into_iter()),
+        Skinning::Gpu => Some(gpu_skin(model, pose, gpu)?.into_iter()),
     };
     let mut primitives = Vec::new();
     for instance in &model.instances {
@@ -127,7 +129,7 @@ pub fn evaluate_on(model: &Model, request: &Request, gpu: &GpuChoice) -> Result<
         for (primitive, &index) in mesh.primitives.iter().zip(&mesh.primitive_indices) {
             let mut positions = vec![[0.0f32; 3]; primitive.vertex_count()];
             match request.skinning {
-                Skinning::Cpu => evaluator
+                Skinning::Cpu => pose
                     .skin_primitive(instance, primitive, &mut positions, None)
                     .map_err(|e| format!("mesh {} primitive {index}: {e}", instance.mesh))?,
                 Skinning::Gpu => {
@@ -161,7 +163,7 @@ pub fn dump_on(model: &Model, request: &Request, gpu: &GpuChoice) -> Result<Stri
 /// Skins every instanced primitive of `model` at `evaluator`'s pose with the
 /// compute pass (one frame), reads the output back and returns the positions
 /// per primitive in `Model::instances` then primitive order.
-fn gpu_skin(model: &Model, evaluator: &Evaluator, choice: &GpuChoice) -> Result<Vec<Vec<[f32; 3]>>, String> {
+fn gpu_skin(model: &Model, pose: SkinnedPose, choice: &GpuChoice) -> Result<Vec<Vec<[f32; 3]>>, String> {
     let options = GpuOptions {
         validation: choice.validation,
         device: choice.device.map(String::from),
@@ -179,7 +181,7 @@ fn gpu_skin(model: &Model, evaluator: &Evaluator, choice: &GpuChoice) -> Result<
         let skin = pass.insert(SkinPass::new(&ctx)?);
         let id = skin.add_character(&ctx, &mut ring, uploaded, Arc::new(model.clone()))?;
         let readback = readback.insert(Readback::new(&ctx, 16)?);
-        let inputs = [SkinInput { pose: evaluator, version: 0 }];
+        let inputs = [SkinInput { pose, version: 0 }];
         let (vertices, _) = skin_and_read_back(&ctx, &mut ring, skin, &inputs, readback)?;
         let outputs = skin.outputs(id);
         Ok(outputs

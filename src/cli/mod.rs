@@ -4,6 +4,7 @@ pub mod args;
 pub mod dump;
 pub mod inspect;
 pub mod render;
+pub mod simulate;
 
 pub use args::{Cli, Command};
 
@@ -30,6 +31,7 @@ pub fn run(cli: Cli) -> Result<(), String> {
             write_output(&out, &json)
         }
         Command::Render(args) => render::run(&args),
+        Command::Simulate(args) => simulate::run(&args),
         Command::View(args) => view(&args),
         Command::GenerateDefault { out } => generate_default(&out),
     }
@@ -44,6 +46,7 @@ fn view(args: &args::ViewArgs) -> Result<(), String> {
     let options = ViewOptions {
         model: args.model.as_ref().map(std::path::PathBuf::from),
         clip: args.clip.clone(),
+        controller: args.controller.as_ref().map(std::path::PathBuf::from),
         device: args.device.clone(),
         validation: args.validation,
         frames: args.frames,

@@ -2,7 +2,8 @@
 //! (animated PNG), on the chosen Vulkan device.
 
 use super::args::RenderArgs;
-use crate::asset;
+use crate::asset::{self, Model, controller::find_controller};
+use crate::character::{Controller, Script, Timeline};
 use crate::gpu::{GpuContext, GpuOptions};
 use crate::render::headless::{self, HeadlessRequest};
 use crate::render::image_out::{self, ApngWriter};
@@ -40,27 +41,10 @@ pub fn run(args: &RenderArgs) -> Result<(), String> {
         return Err(format!("--time must be a finite number, not {t}"));
     }
     let model = asset::load(Path::new(&args.model)).map_err(|e| e.to_string())?;
-    let clip = match &args.clip {
-        Some(key) => Some(model.find_clip(key).ok_or_else(|| {
-            let names: Vec<String> = model
-                .clips
-                .iter()
-                .enumerate()
-                .map(|(i, c)| c.name.clone().map_or_else(|| i.to_string(), |n| format!("\"{n}\"")))
-                .collect();
-            let list = if names.is_empty() { "none".to_string() } else { names.join(", ") };
-            format!("{}: no clip \"{key}\" (clips: {list})", model.file)
-        })?),
-        // An animation without --clip plays the first clip, when there is one.
-        None if frames > 1 && !model.clips.is_empty() => Some(0),
-        None => None,
-    };
-    let start_time = args.time.unwrap_or_else(|| clip.map_or(0.0, |c| model.clips[c].start()));
+    let (mut timeline, first_frame) = timeline(&model, args, frames)?;
     let request = HeadlessRequest {
-        clip,
-        start_time,
         frames,
-        fps: args.fps,
+        first_frame,
         width,
         height,
         wireframe: args.wireframe,
@@ -83,13 +67,13 @@ pub fn run(args: &RenderArgs) -> Result<(), String> {
     // The output is created before rendering, so a bad path fails at once.
     let result = if frames == 1 {
         let mut file = Some(image_out::create_file(out)?);
-        headless::render(&ctx, model, &request, &mut |_, rgba| {
+        headless::render(&ctx, model, &mut timeline, &request, &mut |_, rgba| {
             let file = file.take().ok_or("more than one frame for a PNG")?;
             image_out::write_png_to(file, &name, width, height, rgba)
         })
     } else {
         let mut writer = ApngWriter::create(out, width, height, frames, args.fps)?;
-        headless::render(&ctx, model, &request, &mut |_, rgba| writer.write_frame(rgba))
+        headless::render(&ctx, model, &mut timeline, &request, &mut |_, rgba| writer.write_frame(rgba))
             .and_then(|w| writer.finish().map(|_| w))
     };
     if result.is_err() {
@@ -110,6 +94,53 @@ pub fn run(args: &RenderArgs) -> Result<(), String> {
         if frames == 1 { "" } else { "s" }
     );
     Ok(())
+}
+
+/// The frames to draw and the first one: a controller simulated from 0 s
+/// (`--controller`, `--time` skipping ahead), else one clip sought to each
+/// frame's time (from `--time`, default the clip's first key; the rest pose
+/// without a clip).
+fn timeline(model: &Model, args: &RenderArgs, frames: u32) -> Result<(Timeline, u32), String> {
+    let fps = f64::from(args.fps);
+    if let Some(path) = &args.controller {
+        if args.clip.is_some() {
+            return Err(
+                "--clip and --controller exclude each other (the controller chooses the clips)".into()
+            );
+        }
+        let (controller, _) = find_controller(model, None, Some(Path::new(path)))?.ok_or("no controller")?;
+        let script = Script::parse(&args.sets, &controller)?;
+        let first = (f64::from(args.time.unwrap_or(0.0)).max(0.0) * fps).round();
+        if first > f64::from(u32::MAX - frames) {
+            return Err(format!("--time {} is too far ahead", args.time.unwrap_or(0.0)));
+        }
+        let timeline = Timeline::simulating(model.rig.clone(), Arc::new(controller), script, fps)
+            .map_err(|e| e.to_string())?;
+        return Ok((timeline, first as u32));
+    }
+    if !args.sets.is_empty() {
+        return Err("--set needs --controller (a clip has no parameters)".into());
+    }
+    let clip = match &args.clip {
+        Some(key) => Some(model.find_clip(key).ok_or_else(|| {
+            let names: Vec<String> = model
+                .clips
+                .iter()
+                .enumerate()
+                .map(|(i, c)| c.name.clone().map_or_else(|| i.to_string(), |n| format!("\"{n}\"")))
+                .collect();
+            let list = if names.is_empty() { "none".to_string() } else { names.join(", ") };
+            format!("{}: no clip \"{key}\" (clips: {list})", model.file)
+        })?),
+        // An animation without --clip plays the first clip, when there is one.
+        None if frames > 1 && !model.clips.is_empty() => Some(0),
+        None => None,
+    };
+    let start = args.time.unwrap_or_else(|| clip.map_or(0.0, |c| model.clips[c].start()));
+    let controller = Controller::single_clip(model, clip, true)?;
+    let timeline = Timeline::seeking(model.rig.clone(), Arc::new(controller), f64::from(start), fps)
+        .map_err(|e| e.to_string())?;
+    Ok((timeline, 0))
 }
 
 #[cfg(test)]

@@ -13,10 +13,10 @@ use super::mesh_pass::{
 use super::skin_pass::{CharacterId, OUTPUT_STRIDE, SkinInput, SkinPass, SkinStats};
 use super::target::{CLEAR_COLOR, COLOR_FORMAT, ScreenTarget, SlotTargets, choose_samples};
 use super::textures::Textures;
+use crate::anim::SkinnedPose;
 use crate::asset::Model;
 use crate::gpu::frame::Retired;
 use crate::gpu::{FRAMES_IN_FLIGHT, FrameRing, FrameSlot, GpuContext, GpuError};
-use crate::scene::Evaluator;
 use ash::vk;
 use nalgebra::Matrix4;
 use std::sync::Arc;
@@ -196,15 +196,16 @@ impl Renderer {
         &self.model
     }
 
-    /// Records and submits one frame of `pose`, placed by `world` (applied
-    /// after skinning), seen by `camera`. When
+    /// Records and submits one frame of `input.pose` (uploaded when
+    /// `input.version` differs from what the frame slot holds), placed by
+    /// `world` (applied after skinning), seen by `camera`. When
     /// `readback` is set the frame's pixels are handed to `on_pixels` later:
     /// once the slot comes round again (after its fence) or in `finish`.
     /// Frames are handed out in order, as `(frame number, RGBA8 sRGB rows)`.
     pub fn render_frame(
         &mut self,
         ctx: &GpuContext,
-        pose: &Evaluator,
+        input: SkinInput,
         world: &Matrix4<f32>,
         camera: &Camera,
         readback: bool,
@@ -227,8 +228,7 @@ impl Renderer {
             }
         }
         let recorded = (|| {
-            // The pose changes every frame here: a fresh version each time.
-            let inputs = [SkinInput { pose, version: frame }];
+            let inputs = [input];
             let skin_bindings = match self.settings.path {
                 // The comparison path: no compute dispatch, the vertex shader
                 // skins from the skin pass's own slot buffers (see
@@ -345,7 +345,7 @@ impl Renderer {
     pub fn record_skinning(
         &mut self,
         ctx: &GpuContext,
-        pose: &Evaluator,
+        pose: SkinnedPose,
         version: u64,
     ) -> Result<SkinStats, GpuError> {
         let slot = self.ring.current();

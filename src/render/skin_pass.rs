@@ -40,14 +40,13 @@
 
 use super::gpu_model::GpuModel;
 use super::layout::{BoneMatrix, NO_MORPHS, SkinRecord, SkinnedVertex};
+use crate::anim::SkinnedPose;
 use crate::asset::Model;
 use crate::gpu::error::VkResultExt;
 use crate::gpu::frame::Retired;
 use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, FrameRing, FrameSlot, GpuContext, GpuError, immediate, shader};
-use crate::scene::Evaluator;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
-use nalgebra::Matrix4;
 use std::sync::Arc;
 
 /// Threads per workgroup (`local_size_x` in skin.comp).
@@ -56,57 +55,11 @@ pub const WORKGROUP_SIZE: u32 = 64;
 /// Byte size of one output vertex.
 pub const OUTPUT_STRIDE: u64 = std::mem::size_of::<SkinnedVertex>() as u64;
 
-/// A character's current pose as the pass reads it.
-pub trait PoseSource {
-    /// Skinning palette of skin `skin` (`Model::skins` order), one entry per skin joint.
-    fn palette(&self, skin: usize) -> &[BoneMatrix];
-    /// Scene-space matrix of every skeleton joint (unskinned meshes use
-    /// `world()[instance.joint]`).
-    fn world(&self) -> &[Matrix4<f32>];
-    /// Morph weights laid out as `Pose::morph_weights` (`MeshInstance::morph_offset`).
-    fn morph_weights(&self) -> &[f32];
-}
-
-impl PoseSource for Evaluator {
-    fn palette(&self, skin: usize) -> &[BoneMatrix] {
-        Evaluator::palette(self, skin)
-    }
-    fn world(&self) -> &[Matrix4<f32>] {
-        Evaluator::world(self)
-    }
-    fn morph_weights(&self) -> &[f32] {
-        &self.pose().morph_weights
-    }
-}
-
-/// A pose given as plain slices (tests, hand-made palettes).
-#[derive(Debug, Clone, Copy)]
-pub struct PoseSlices<'a> {
-    /// One palette per skin.
-    pub palettes: &'a [&'a [BoneMatrix]],
-    /// World matrix per skeleton joint.
-    pub world: &'a [Matrix4<f32>],
-    /// Morph weights (`Pose::morph_weights` layout).
-    pub morph_weights: &'a [f32],
-}
-
-impl PoseSource for PoseSlices<'_> {
-    fn palette(&self, skin: usize) -> &[BoneMatrix] {
-        self.palettes.get(skin).copied().unwrap_or(&[])
-    }
-    fn world(&self) -> &[Matrix4<f32>] {
-        self.world
-    }
-    fn morph_weights(&self) -> &[f32] {
-        self.morph_weights
-    }
-}
-
 /// One character's input to a frame.
 #[derive(Clone, Copy)]
 pub struct SkinInput<'a> {
-    /// Its current pose.
-    pub pose: &'a dyn PoseSource,
+    /// Its current pose, as plain slices.
+    pub pose: SkinnedPose<'a>,
     /// Changes whenever the pose changes: a slot that already holds this
     /// version uploads nothing for the character (a paused character costs
     /// no palette bandwidth).
@@ -740,7 +693,7 @@ impl SkinPass {
                 buffers.palette.write(base as u64 * 64, bytes)?;
                 stats.palette_bytes_written += bytes.len() as u64;
             }
-            let world = pose.world();
+            let world = pose.world;
             for &(joint, index) in &character.rigid {
                 let m = world.get(joint as usize).ok_or_else(|| {
                     GpuError::new(format!("skin pass: character {c}: no world matrix for joint {joint}"))
@@ -749,7 +702,7 @@ impl SkinPass {
                 buffers.palette.write(index as u64 * 64, bytemuck::bytes_of(&entry))?;
                 stats.palette_bytes_written += 64;
             }
-            let weights = pose.morph_weights();
+            let weights = pose.morph_weights;
             if weights.len() != character.model.rest_morph_weights.len() {
                 return Err(GpuError::new(format!(
                     "skin pass: character {c}: {} morph weights, the model has {}",

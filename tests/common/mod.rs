@@ -5,6 +5,8 @@
 
 #![allow(dead_code)]
 
+pub mod crowd;
+
 use std::mem::ManuallyDrop;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
@@ -139,4 +141,21 @@ fn collect_models(dir: &Path, out: &mut Vec<PathBuf>) {
             out.push(path);
         }
     }
+}
+
+/// A character of `model` playing clip `clip` (the rest pose for `None`)
+/// through the character layer, evaluated at `time` seconds.
+pub fn character_at(model: &Model, clip: Option<usize>, time: f64) -> vkskin::character::Character {
+    use vkskin::character::{Character, Controller};
+    let controller = Controller::single_clip(model, clip, true).expect("one-clip controller");
+    let mut character = Character::new(model.rig.clone(), Arc::new(controller)).expect("character");
+    character.seek(time);
+    character.update(0.0).expect("evaluates");
+    character
+}
+
+/// Moves a one-clip character to `time` and evaluates it.
+pub fn seek(character: &mut vkskin::character::Character, time: f64) {
+    character.seek(time);
+    character.update(0.0).expect("evaluates");
 }

@@ -1,0 +1,46 @@
+//! Finding a model's controller: `--controller FILE` when given, else a
+//! controller file next to the model (`<model stem>.ron`), else, for the
+//! built-in character, its own controller (`assets/default_character.ron`,
+//! built into the binary).
+
+use crate::character::{Controller, Rig};
+use std::path::{Path, PathBuf};
+
+/// The built-in character's controller text.
+pub const DEFAULT_CONTROLLER: &str = include_str!("../../assets/default_character.ron");
+
+/// A controller and a description of where it came from.
+pub type FoundController = (Controller, String);
+
+/// The controller file that sits next to `model` (`walker.glb` -> `walker.ron`).
+pub fn sidecar_path(model: &Path) -> PathBuf {
+    model.with_extension("ron")
+}
+
+/// The controller for a model loaded from `model_path` (`None`: the built-in
+/// character): `explicit`, else the sidecar file when it exists, else the
+/// built-in controller for the built-in character, else `None`. Returns it
+/// with a description of where it came from; the error is one line naming
+/// the controller file.
+pub fn find_controller(
+    rig: &Rig,
+    model_path: Option<&Path>,
+    explicit: Option<&Path>,
+) -> Result<Option<FoundController>, String> {
+    if let Some(path) = explicit {
+        return Controller::load(path, rig).map(|c| Some((c, path.display().to_string())));
+    }
+    match model_path {
+        Some(model) => {
+            let sidecar = sidecar_path(model);
+            if sidecar.is_file() {
+                Controller::load(&sidecar, rig).map(|c| Some((c, sidecar.display().to_string())))
+            } else {
+                Ok(None)
+            }
+        }
+        None => Controller::from_text(DEFAULT_CONTROLLER, rig)
+            .map(|c| Some((c, "the built-in controller".to_string())))
+            .map_err(|e| format!("built-in controller:{e}")),
+    }
+}

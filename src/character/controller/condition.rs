@@ -1,0 +1,185 @@
+//! Transition conditions: the small expression language of `when` entries.
+//!
+//! ```text
+//! speed > 0.5     a float compared with a number (< <= > >= == !=)
+//! grounded        a bool is true, or a trigger has fired
+//! !grounded       a bool is false
+//! grounded == false
+//! ```
+
+use super::ParameterKind;
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compare {
+    /// `<`
+    Less,
+    /// `<=`
+    LessOrEqual,
+    /// `>`
+    Greater,
+    /// `>=`
+    GreaterOrEqual,
+    /// `==`
+    Equal,
+    /// `!=`
+    NotEqual,
+}
+
+impl Compare {
+    /// Applies the operator (false when either side is NaN, except `!=`).
+    pub fn holds(self, a: f32, b: f32) -> bool {
+        match self {
+            Compare::Less => a < b,
+            Compare::LessOrEqual => a <= b,
+            Compare::Greater => a > b,
+            Compare::GreaterOrEqual => a >= b,
+            Compare::Equal => a == b,
+            Compare::NotEqual => a != b,
+        }
+    }
+}
+
+/// A checked condition on one parameter (by index).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Condition {
+    /// A float parameter compared with a number.
+    Float {
+        /// Parameter index.
+        parameter: u32,
+        /// Operator.
+        op: Compare,
+        /// Right-hand side.
+        value: f32,
+    },
+    /// A bool parameter equals `value`.
+    Bool {
+        /// Parameter index.
+        parameter: u32,
+        /// Required value.
+        value: bool,
+    },
+    /// A trigger has fired (it is consumed when the transition is taken).
+    Trigger {
+        /// Parameter index.
+        parameter: u32,
+    },
+}
+
+/// Parses one `when` entry; `lookup` gives a parameter's index and kind.
+pub fn parse(text: &str, lookup: &dyn Fn(&str) -> Option<(u32, ParameterKind)>) -> Result<Condition, String> {
+    let text = text.trim();
+    let unknown = |name: &str| format!("unknown parameter \"{name}\"");
+    const OPERATORS: [(&str, Compare); 6] = [
+        ("<=", Compare::LessOrEqual),
+        (">=", Compare::GreaterOrEqual),
+        ("==", Compare::Equal),
+        ("!=", Compare::NotEqual),
+        ("<", Compare::Less),
+        (">", Compare::Greater),
+    ];
+    // The first operator in the text (two-character ones win at the same place).
+    let found = OPERATORS
+        .iter()
+        .filter_map(|&(sym, op)| text.find(sym).map(|at| (at, sym, op)))
+        .min_by_key(|&(at, sym, _)| (at, std::cmp::Reverse(sym.len())));
+    let Some((at, sym, op)) = found else {
+        let (negated, name) = match text.strip_prefix('!') {
+            Some(rest) => (true, rest.trim()),
+            None => (false, text),
+        };
+        check_name(name)?;
+        let (parameter, kind) = lookup(name).ok_or_else(|| unknown(name))?;
+        return match (kind, negated) {
+            (ParameterKind::Bool, _) => Ok(Condition::Bool { parameter, value: !negated }),
+            (ParameterKind::Trigger, false) => Ok(Condition::Trigger { parameter }),
+            (ParameterKind::Trigger, true) => Err(format!("trigger \"{name}\" cannot be negated")),
+            (ParameterKind::Float, _) => {
+                Err(format!("float parameter \"{name}\" needs a comparison, e.g. \"{name} > 0.5\""))
+            }
+        };
+    };
+    let name = text[..at].trim();
+    let rhs = text[at + sym.len()..].trim();
+    check_name(name)?;
+    let (parameter, kind) = lookup(name).ok_or_else(|| unknown(name))?;
+    match kind {
+        ParameterKind::Float => {
+            let value: f32 = rhs.parse().map_err(|_| format!("\"{rhs}\" is not a number"))?;
+            if !value.is_finite() {
+                return Err(format!("\"{rhs}\" is not a finite number"));
+            }
+            Ok(Condition::Float { parameter, op, value })
+        }
+        ParameterKind::Bool => {
+            let value = match rhs {
+                "true" => true,
+                "false" => false,
+                _ => {
+                    return Err(format!(
+                        "bool parameter \"{name}\" compares with true or false, not \"{rhs}\""
+                    ));
+                }
+            };
+            match op {
+                Compare::Equal => Ok(Condition::Bool { parameter, value }),
+                Compare::NotEqual => Ok(Condition::Bool { parameter, value: !value }),
+                _ => Err(format!("bool parameter \"{name}\" only takes == or !=")),
+            }
+        }
+        ParameterKind::Trigger => {
+            Err(format!("trigger \"{name}\" takes no comparison; write just \"{name}\""))
+        }
+    }
+}
+
+/// A parameter name: letters, digits, `_`, `.` and `-`, not empty.
+fn check_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '-'));
+    if ok { Ok(()) } else { Err(format!("\"{name}\" is not a parameter name")) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lookup(name: &str) -> Option<(u32, ParameterKind)> {
+        match name {
+            "speed" => Some((0, ParameterKind::Float)),
+            "grounded" => Some((1, ParameterKind::Bool)),
+            "jump" => Some((2, ParameterKind::Trigger)),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn parses_every_form() {
+        let p = |t: &str| parse(t, &lookup);
+        assert_eq!(p("speed > 0.5"), Ok(Condition::Float { parameter: 0, op: Compare::Greater, value: 0.5 }));
+        assert_eq!(
+            p(" speed<=-1 "),
+            Ok(Condition::Float { parameter: 0, op: Compare::LessOrEqual, value: -1.0 })
+        );
+        assert_eq!(p("speed != 2"), Ok(Condition::Float { parameter: 0, op: Compare::NotEqual, value: 2.0 }));
+        assert_eq!(p("grounded"), Ok(Condition::Bool { parameter: 1, value: true }));
+        assert_eq!(p("!grounded"), Ok(Condition::Bool { parameter: 1, value: false }));
+        assert_eq!(p("grounded == false"), Ok(Condition::Bool { parameter: 1, value: false }));
+        assert_eq!(p("grounded != false"), Ok(Condition::Bool { parameter: 1, value: true }));
+        assert_eq!(p("jump"), Ok(Condition::Trigger { parameter: 2 }));
+    }
+
+    #[test]
+    fn rejects_with_a_reason() {
+        let p = |t: &str| parse(t, &lookup).unwrap_err();
+        assert!(p("speed").contains("needs a comparison"));
+        assert!(p("grounded > 1").contains("true or false"));
+        assert!(p("grounded < true").contains("only takes"));
+        assert!(p("jump == true").contains("takes no comparison"));
+        assert!(p("!jump").contains("cannot be negated"));
+        assert!(p("fly").contains("unknown parameter \"fly\""));
+        assert!(p("speed > fast").contains("not a number"));
+        assert!(p("speed > inf").contains("finite"));
+        assert!(p("").contains("not a parameter name"));
+        assert!(p("> 3").contains("not a parameter name"));
+    }
+}

@@ -1,0 +1,227 @@
+//! The controller file: what a user writes (RON, read with serde). See the
+//! README for a commented example; `compile` checks it against a rig.
+
+use serde::{Deserialize, Serialize};
+
+/// A whole controller file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControllerFile {
+    /// Parameters gameplay (or the viewer, or `simulate --set`) changes.
+    #[serde(default)]
+    pub parameters: Vec<ParameterDef>,
+    /// The state the machine starts in (default: the first state).
+    #[serde(default)]
+    pub initial: Option<String>,
+    /// States, each playing one motion (a blend tree).
+    pub states: Vec<StateDef>,
+    /// Transitions between states, including any-state ones (`from: "*"`).
+    #[serde(default)]
+    pub transitions: Vec<TransitionDef>,
+}
+
+/// A parameter and its default value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub enum ParameterDef {
+    /// A number (e.g. speed in m/s). `min`/`max` only bound the viewer's slider.
+    Float {
+        /// Name used by conditions and blend nodes.
+        name: String,
+        /// Initial value.
+        #[serde(default)]
+        default: f32,
+        /// Slider minimum.
+        #[serde(default)]
+        min: Option<f32>,
+        /// Slider maximum.
+        #[serde(default)]
+        max: Option<f32>,
+    },
+    /// A flag (e.g. grounded).
+    Bool {
+        /// Name used by conditions.
+        name: String,
+        /// Initial value.
+        #[serde(default)]
+        default: bool,
+    },
+    /// A one-update event (e.g. jump): set by `fire`, seen by the next
+    /// update's transitions, then cleared whether a transition used it or not.
+    Trigger {
+        /// Name used by conditions.
+        name: String,
+    },
+}
+
+impl ParameterDef {
+    /// The parameter's name.
+    pub fn name(&self) -> &str {
+        match self {
+            ParameterDef::Float { name, .. }
+            | ParameterDef::Bool { name, .. }
+            | ParameterDef::Trigger { name } => name,
+        }
+    }
+}
+
+/// A state: a name and the motion it plays.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StateDef {
+    /// Unique name ("*" is reserved for any-state transitions).
+    pub name: String,
+    /// What the state plays.
+    pub motion: MotionDef,
+}
+
+/// A blend-tree node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub enum MotionDef {
+    /// One clip.
+    Clip {
+        /// Clip name (or index, or `animation_N` for an unnamed clip).
+        clip: String,
+        /// Wraps at the end (else holds the last pose).
+        #[serde(default = "yes")]
+        looping: bool,
+        /// Playback rate of this clip.
+        #[serde(default = "one")]
+        speed: f32,
+    },
+    /// A weighted blend of several motions; weights are normalised to sum to one.
+    Blend {
+        /// The motions and their weights.
+        inputs: Vec<BlendInputDef>,
+        /// Keep every clip below at the same normalised phase.
+        #[serde(default)]
+        sync: bool,
+    },
+    /// Motions placed along one float parameter (e.g. speed): the two
+    /// neighbours of the parameter's value blend linearly, the ends clamp.
+    BlendSpace1D {
+        /// The float parameter.
+        parameter: String,
+        /// The motions and where they sit, in any order (positions distinct).
+        points: Vec<BlendPointDef>,
+        /// Keep every clip below at the same normalised phase (a sync
+        /// group led by the heaviest clip).
+        #[serde(default)]
+        sync: bool,
+        /// Seconds the blend space takes to follow a change of its parameter
+        /// (exponential, time constant), so a jump from 1.2 to 3.5 m/s
+        /// slides from walk to run instead of popping; 0 follows at once.
+        #[serde(default)]
+        smoothing: f32,
+    },
+}
+
+/// One input of a `Blend`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlendInputDef {
+    /// The motion.
+    pub motion: MotionDef,
+    /// A fixed weight or a float parameter's name.
+    pub weight: WeightDef,
+}
+
+/// A blend weight: a number, or a float parameter read every update.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum WeightDef {
+    /// A fixed weight.
+    Value(f32),
+    /// The value of this float parameter (negative counts as 0).
+    Parameter(String),
+}
+
+/// One point of a `BlendSpace1D`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlendPointDef {
+    /// The parameter value where this motion has full weight.
+    pub at: f32,
+    /// The motion.
+    pub motion: MotionDef,
+}
+
+/// A transition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransitionDef {
+    /// Source state, or "*" for any state.
+    pub from: String,
+    /// Target state.
+    pub to: String,
+    /// Conditions that must all hold: `speed > 0.5`, `grounded`, `!grounded`,
+    /// `grounded == false`, `jump` (a trigger); operators `< <= > >= == !=`.
+    #[serde(default)]
+    pub when: Vec<String>,
+    /// Also wait until the source state's normalised time (cycles since it
+    /// was entered: 1.0 = the end of its first cycle) reaches this.
+    #[serde(default)]
+    pub exit_time: Option<f32>,
+    /// Crossfade length in seconds (0: switch at once).
+    #[serde(default)]
+    pub duration: f32,
+    /// How the weights move during the crossfade.
+    #[serde(default)]
+    pub curve: Curve,
+    /// Higher wins when several transitions can start in the same update
+    /// (then the one written first).
+    #[serde(default)]
+    pub priority: i32,
+}
+
+/// Crossfade curve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Curve {
+    /// Weights change at a constant rate.
+    Linear,
+    /// Smoothstep: weights start and end gently.
+    #[default]
+    Smooth,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn one() -> f32 {
+    1.0
+}
+
+impl ControllerFile {
+    /// Parses RON text (optional values written plainly: `exit_time: 0.9`,
+    /// not `Some(0.9)`). The error is one line: `LINE:COLUMN: what`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        ron::Options::default()
+            .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
+            // Deep enough for MAX_DEPTH nested blend nodes (about five RON
+            // levels each), so the depth check names the problem.
+            .with_recursion_limit(256)
+            .from_str(text)
+            .map_err(|e: ron::error::SpannedError| {
+                let message = e.code.to_string().replace('\n', " ");
+                format!("{}:{}: {message}", e.span.start.line, e.span.start.col)
+            })
+    }
+
+    /// Writes RON text (for controllers built in code, e.g. to save them).
+    pub fn to_ron(&self) -> String {
+        ron::ser::to_string_pretty(self, ron::ser::PrettyConfig::default()).unwrap_or_default()
+    }
+}
+
+impl Curve {
+    /// Weight of the incoming state at fade progress `p` in [0, 1].
+    pub fn apply(self, p: f32) -> f32 {
+        let p = p.clamp(0.0, 1.0);
+        match self {
+            Curve::Linear => p,
+            Curve::Smooth => p * p * (3.0 - 2.0 * p),
+        }
+    }
+}

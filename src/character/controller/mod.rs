@@ -1,0 +1,331 @@
+//! Controllers: a state machine whose states play blend trees, driven by
+//! parameters. `file` is what users write (RON); `Controller` is that file
+//! checked against a rig (clips and parameters resolved to indices), shared
+//! by every character that uses it.
+
+mod compile;
+pub mod condition;
+pub mod file;
+
+pub use condition::{Compare, Condition};
+pub use file::{
+    BlendInputDef, BlendPointDef, ControllerFile, Curve, MotionDef, ParameterDef, StateDef, TransitionDef,
+    WeightDef,
+};
+
+use super::rig::Rig;
+use std::ops::Range;
+use std::path::Path;
+
+/// Most clip nodes (leaves of all blend trees together) a controller may have.
+pub const MAX_CLIP_NODES: usize = 64;
+/// Deepest blend-tree nesting.
+pub const MAX_DEPTH: usize = 16;
+
+/// What a parameter holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParameterKind {
+    /// A number.
+    Float,
+    /// A flag.
+    Bool,
+    /// A one-update event.
+    Trigger,
+}
+
+impl ParameterKind {
+    /// Lower-case name for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            ParameterKind::Float => "float",
+            ParameterKind::Bool => "bool",
+            ParameterKind::Trigger => "trigger",
+        }
+    }
+}
+
+/// A parameter: name, kind, initial value (bools and triggers as 0 or 1)
+/// and, for floats, the slider range the file suggests.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parameter {
+    /// Name.
+    pub name: String,
+    /// Kind.
+    pub kind: ParameterKind,
+    /// Initial value.
+    pub default: f32,
+    /// Suggested slider range (floats).
+    pub range: Option<(f32, f32)>,
+}
+
+/// A parameter's index in its controller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ParameterId(pub u32);
+
+/// A state: its name, the root of its blend tree and its clip nodes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct State {
+    /// Name.
+    pub name: String,
+    /// Root blend-tree node (index into the controller's nodes).
+    pub(crate) root: u32,
+    /// Its clip nodes (leaves), contiguous.
+    pub leaves: Range<u32>,
+    /// Its sync groups, contiguous.
+    pub groups: Range<u32>,
+    /// Its blend spaces' inputs, contiguous.
+    pub(crate) inputs: Range<u32>,
+}
+
+/// A blend-tree node, resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Node {
+    /// A clip node.
+    Clip { leaf: u32 },
+    /// Weighted inputs (child node, weight).
+    Blend { inputs: Vec<(u32, Weight)> },
+    /// Children placed along an input (see `SpaceInput`), sorted by position.
+    Space { input: u32, points: Vec<(f32, u32)> },
+}
+
+/// What a blend space reads: a float parameter, followed with a lag.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct SpaceInput {
+    /// The float parameter.
+    pub parameter: u32,
+    /// Time constant in seconds (0: no lag).
+    pub smoothing: f32,
+}
+
+/// A resolved blend weight.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Weight {
+    Value(f32),
+    Parameter(u32),
+}
+
+/// A clip node: one clip played by one state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Leaf {
+    /// Clip index in the rig.
+    pub clip: u32,
+    /// Wraps at the end (else holds).
+    pub looping: bool,
+    /// Playback rate.
+    pub speed: f32,
+    /// The state that plays it.
+    pub state: u32,
+    /// Its sync group, if a synced node is above it.
+    pub group: Option<u32>,
+}
+
+/// Clip nodes kept at one normalised phase, led by the heaviest of them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SyncGroup {
+    /// Its clip nodes, contiguous.
+    pub leaves: Range<u32>,
+}
+
+/// A resolved transition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Transition {
+    /// Source state; `None` for any state.
+    pub from: Option<u32>,
+    /// Target state.
+    pub to: u32,
+    /// All must hold.
+    pub conditions: Vec<Condition>,
+    /// Source state's normalised time to wait for.
+    pub exit_time: Option<f32>,
+    /// Crossfade seconds.
+    pub duration: f32,
+    /// Crossfade curve.
+    pub curve: Curve,
+    /// Higher wins.
+    pub priority: i32,
+}
+
+/// A controller checked against a rig: immutable, shared by every
+/// character that uses it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Controller {
+    pub(crate) parameters: Vec<Parameter>,
+    pub(crate) states: Vec<State>,
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) leaves: Vec<Leaf>,
+    pub(crate) groups: Vec<SyncGroup>,
+    pub(crate) inputs: Vec<SpaceInput>,
+    pub(crate) transitions: Vec<Transition>,
+    /// Transitions out of each state, best first (priority, then file order).
+    pub(crate) outgoing: Vec<Vec<u32>>,
+    /// Any-state transitions, best first.
+    pub(crate) any_state: Vec<u32>,
+    pub(crate) initial: Option<u32>,
+}
+
+impl Controller {
+    /// Checks `file` against `rig`. The error names the element, e.g.
+    /// `transition 2 ("Idle" -> "Run"): when "speed": float parameter "speed" needs a comparison`.
+    pub fn compile(file: &ControllerFile, rig: &Rig) -> Result<Self, String> {
+        compile::compile(file, rig, &|key| rig.find_clip(key))
+    }
+
+    /// Reads, parses and checks a controller file; the error is one line
+    /// starting with the file's path.
+    pub fn load(path: &Path, rig: &Rig) -> Result<Self, String> {
+        let name = path.display();
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: cannot read: {e}"))?;
+        Self::from_text(&text, rig).map_err(|e| format!("{name}:{e}"))
+    }
+
+    /// Parses and checks controller text; the error is `LINE:COL: what` for
+    /// syntax, ` what` (a leading space) for everything else.
+    pub fn from_text(text: &str, rig: &Rig) -> Result<Self, String> {
+        let file = ControllerFile::parse(text)?;
+        Self::compile(&file, rig).map_err(|e| format!(" {e}"))
+    }
+
+    /// One state playing clip `clip` (looping or not); no states (the rest
+    /// pose) for `None`. What `dump --clip` and a model without a controller use.
+    pub fn single_clip(rig: &Rig, clip: Option<usize>, looping: bool) -> Result<Self, String> {
+        Self::clip_blend(rig, clip, None, false, looping)
+    }
+
+    /// The viewer's manual mode: clip `a`, blended with clip `b` by the float
+    /// parameter `blend` (0 = all A, 1 = all B), kept in phase when `sync`.
+    pub fn clip_blend(
+        rig: &Rig,
+        a: Option<usize>,
+        b: Option<usize>,
+        sync: bool,
+        looping: bool,
+    ) -> Result<Self, String> {
+        let clip = |c: usize| MotionDef::Clip { clip: c.to_string(), looping, speed: 1.0 };
+        let motion = match (a, b) {
+            (Some(a), Some(b)) if a != b => Some(MotionDef::BlendSpace1D {
+                parameter: "blend".into(),
+                points: vec![
+                    BlendPointDef { at: 0.0, motion: clip(a) },
+                    BlendPointDef { at: 1.0, motion: clip(b) },
+                ],
+                sync,
+                smoothing: 0.0,
+            }),
+            (Some(a), _) => Some(clip(a)),
+            (None, _) => None,
+        };
+        let file = ControllerFile {
+            parameters: vec![ParameterDef::Float {
+                name: "blend".into(),
+                default: 0.0,
+                min: Some(0.0),
+                max: Some(1.0),
+            }],
+            initial: None,
+            states: motion.into_iter().map(|motion| StateDef { name: "Clips".into(), motion }).collect(),
+            transitions: Vec::new(),
+        };
+        // Clips are named by index here, whatever their names.
+        compile::compile(&file, rig, &|key| key.parse().ok().filter(|&c: &usize| c < rig.clips.len()))
+    }
+
+    /// Parameters in file order.
+    pub fn parameters(&self) -> &[Parameter] {
+        &self.parameters
+    }
+
+    /// The parameter called `name`.
+    pub fn parameter(&self, name: &str) -> Option<ParameterId> {
+        self.parameters.iter().position(|p| p.name == name).map(|i| ParameterId(i as u32))
+    }
+
+    /// States in file order.
+    pub fn states(&self) -> &[State] {
+        &self.states
+    }
+
+    /// The state called `name`.
+    pub fn state(&self, name: &str) -> Option<usize> {
+        self.states.iter().position(|s| s.name == name)
+    }
+
+    /// Transitions in file order.
+    pub fn transitions(&self) -> &[Transition] {
+        &self.transitions
+    }
+
+    /// Clip nodes of every state.
+    pub fn leaves(&self) -> &[Leaf] {
+        &self.leaves
+    }
+
+    /// Sync groups of every state.
+    pub fn groups(&self) -> &[SyncGroup] {
+        &self.groups
+    }
+
+    /// The state a character starts in (`None` without states: the rest pose).
+    pub fn initial(&self) -> Option<usize> {
+        self.initial.map(|s| s as usize)
+    }
+
+    /// Writes the weight of each clip node of `state` within that state
+    /// (non-negative, summing to one) into `out[leaf]`; other entries are
+    /// left alone. `values` are the parameter values, `inputs` the
+    /// blend-space inputs (see `SpaceInput`). Never allocates.
+    pub(crate) fn state_weights(&self, state: usize, values: &[f32], inputs: &[f32], out: &mut [f32]) {
+        let s = &self.states[state];
+        out[s.leaves.start as usize..s.leaves.end as usize].fill(0.0);
+        self.node_weights(s.root, 1.0, values, inputs, out);
+    }
+
+    fn node_weights(&self, node: u32, weight: f32, values: &[f32], inputs: &[f32], out: &mut [f32]) {
+        match &self.nodes[node as usize] {
+            Node::Clip { leaf } => out[*leaf as usize] = weight,
+            Node::Blend { inputs: children } => {
+                let value = |w: &Weight| {
+                    let v = match *w {
+                        Weight::Value(v) => v,
+                        Weight::Parameter(p) => values[p as usize],
+                    };
+                    if v.is_finite() { v.max(0.0) } else { 0.0 }
+                };
+                let total: f32 = children.iter().map(|(_, w)| value(w)).sum();
+                for (i, (child, w)) in children.iter().enumerate() {
+                    // Nothing weighted: the first input plays alone.
+                    let share = if total > 0.0 && total.is_finite() {
+                        value(w) / total
+                    } else if i == 0 {
+                        1.0
+                    } else {
+                        0.0
+                    };
+                    self.node_weights(*child, weight * share, values, inputs, out);
+                }
+            }
+            Node::Space { input, points } => {
+                let x = inputs[*input as usize];
+                // Index of the last point at or below x (0 below the first).
+                let upper = points.partition_point(|&(at, _)| at <= x);
+                let (lo, t) = match upper {
+                    0 => (0, 0.0),
+                    n if n >= points.len() => (points.len() - 1, 0.0),
+                    n => {
+                        let (a, b) = (points[n - 1].0, points[n].0);
+                        (n - 1, ((x - a) / (b - a)).clamp(0.0, 1.0))
+                    }
+                };
+                for (i, &(_, child)) in points.iter().enumerate() {
+                    let share = if i == lo {
+                        1.0 - t
+                    } else if i == lo + 1 {
+                        t
+                    } else {
+                        0.0
+                    };
+                    self.node_weights(child, weight * share, values, inputs, out);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,36 @@
+//! The character layer: the one chain from gameplay parameters to skinning
+//! palettes, used by every command (viewer, `render`, `dump`, `simulate`,
+//! benchmarks). Pure CPU: nalgebra, serde and rayon; no Vulkan, no glTF.
+//!
+//! - [`Rig`]: the immutable asset characters share (skeleton, skins, clips,
+//!   meshes), one `Arc` per model.
+//! - [`Controller`]: a state machine whose states play blend trees (clips,
+//!   N-way blends, 1D blend spaces with phase sync), checked against a rig
+//!   and shared; written by users as RON ([`ControllerFile`]).
+//! - [`Character`]: one character's parameters, active states, crossfade,
+//!   clip players, cursors, pose buffers and evaluated output.
+//! - [`AnimationSystem`]: any number of characters, updated in parallel.
+
+#[allow(clippy::module_inception)]
+mod character;
+pub mod controller;
+pub mod events;
+pub mod output;
+pub mod parameters;
+pub mod rig;
+pub mod script;
+pub mod system;
+pub mod timeline;
+
+pub use character::Character;
+pub use controller::{Controller, ControllerFile, ParameterId, ParameterKind};
+pub use events::FiredEvent;
+pub use output::{DebugPose, PoseOutput};
+pub use parameters::{ParameterValue, Parameters};
+pub use rig::Rig;
+pub use script::Script;
+pub use system::{AnimationSystem, CharacterId, UpdateError};
+pub use timeline::Timeline;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,140 @@
+//! The end of the chain: a local pose -> world matrices -> skinning palettes,
+//! plus the morph weights, with a version that changes exactly when what the
+//! GPU reads (palettes, world matrices, morph weights) changes.
+
+use super::rig::Rig;
+use crate::anim::{
+    BoneMatrix, JobError, LocalToModelJob, PaletteJob, SkinnedPose, Transform, job::check_len,
+};
+use nalgebra::Matrix4;
+
+/// Replaces the evaluated matrices for debugging.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DebugPose {
+    /// The animated pose.
+    #[default]
+    Animated,
+    /// Every skin joint at its bind pose (palette = identity where the
+    /// skeleton's rest equals its bind).
+    BindPose,
+    /// World matrices from the animated pose, every palette entry the
+    /// identity: the mesh as authored whatever the pose (the first check
+    /// when vertices explode).
+    IdentityPalette,
+}
+
+/// World matrices, palettes and morph weights of one character, and their
+/// version. Sized once for a rig; `update` never allocates.
+#[derive(Debug, Clone)]
+pub struct PoseOutput {
+    world: Vec<Matrix4<f32>>,
+    palettes: Vec<BoneMatrix>,
+    palette_offsets: Vec<u32>,
+    morph_weights: Vec<f32>,
+    /// Where a new evaluation is written before it is compared with the current one.
+    next_world: Vec<Matrix4<f32>>,
+    next_palettes: Vec<BoneMatrix>,
+    version: u64,
+    evaluated: bool,
+}
+
+impl PoseOutput {
+    /// Buffers for `rig`, at identity until the first `update`.
+    pub fn new(rig: &Rig) -> Self {
+        let joints = rig.skeleton.len();
+        let palette = rig.palette_len();
+        PoseOutput {
+            world: vec![Matrix4::identity(); joints],
+            palettes: vec![BoneMatrix::IDENTITY; palette],
+            palette_offsets: rig.palette_offsets().to_vec(),
+            morph_weights: rig.rest_morph_weights.clone(),
+            next_world: vec![Matrix4::identity(); joints],
+            next_palettes: vec![BoneMatrix::IDENTITY; palette],
+            version: 0,
+            evaluated: false,
+        }
+    }
+
+    /// Computes world matrices (`world[j] = world[parent] * local[j]`) and
+    /// palettes (`world[joint] * inverse_bind`) from `locals`, takes
+    /// `morph_weights`, applies `debug`, and bumps the version when anything
+    /// differs from the previous result (always on the first call). Returns
+    /// whether it changed. Never allocates.
+    pub fn update(
+        &mut self,
+        rig: &Rig,
+        locals: &[Transform],
+        morph_weights: &[f32],
+        debug: DebugPose,
+    ) -> Result<bool, JobError> {
+        check_len("pose output: morph weights", morph_weights.len(), self.morph_weights.len())?;
+        check_len("pose output: palettes", self.next_palettes.len(), rig.palette_len())?;
+        match debug {
+            DebugPose::BindPose => {
+                check_len("pose output: world", self.next_world.len(), rig.skeleton.len())?;
+                rig.bind_pose_world(&mut self.next_world);
+            }
+            DebugPose::Animated | DebugPose::IdentityPalette => LocalToModelJob {
+                parents: rig.skeleton.parents(),
+                locals,
+                root: Matrix4::identity(),
+                output: &mut self.next_world,
+            }
+            .run()?,
+        }
+        if debug == DebugPose::IdentityPalette {
+            self.next_palettes.fill(BoneMatrix::IDENTITY);
+        } else {
+            for (skin, range) in rig.skins.iter().zip(self.palette_offsets.windows(2)) {
+                let output = &mut self.next_palettes[range[0] as usize..range[1] as usize];
+                PaletteJob { skin, models: &self.next_world, output }.run()?;
+            }
+        }
+        // Compared rather than assumed: a paused clip, a clamped end or a
+        // STEP key between two updates gives the same matrices, and then
+        // nothing needs uploading.
+        let changed = !self.evaluated
+            || self.next_world != self.world
+            || self.next_palettes != self.palettes
+            || morph_weights != self.morph_weights.as_slice();
+        if changed {
+            std::mem::swap(&mut self.world, &mut self.next_world);
+            std::mem::swap(&mut self.palettes, &mut self.next_palettes);
+            self.morph_weights.copy_from_slice(morph_weights);
+            self.version += 1;
+            self.evaluated = true;
+        }
+        Ok(changed)
+    }
+
+    /// Changes exactly when the palettes, world matrices or morph weights
+    /// change (starts at 1 after the first `update`).
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// Scene-space matrix of every skeleton joint.
+    pub fn world(&self) -> &[Matrix4<f32>] {
+        &self.world
+    }
+
+    /// Skinning matrices of skin `skin` (empty for an unknown skin).
+    pub fn palette(&self, skin: usize) -> &[BoneMatrix] {
+        self.view().palette(skin)
+    }
+
+    /// Morph weights, laid out as `Pose::morph_weights`.
+    pub fn morph_weights(&self) -> &[f32] {
+        &self.morph_weights
+    }
+
+    /// The pose as plain slices, for skinning on the CPU or the GPU.
+    pub fn view(&self) -> SkinnedPose<'_> {
+        SkinnedPose {
+            palettes: &self.palettes,
+            palette_offsets: &self.palette_offsets,
+            world: &self.world,
+            morph_weights: &self.morph_weights,
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! The shared, immutable asset a character animates: skeleton, skins, clips,
+//! meshes and the nodes that draw them. Built once per model and shared (by
+//! `Arc`) by every character that uses it; nothing in it is per character.
+
+use crate::anim::{Clip, JobError, Mesh, MeshInstance, NO_PARENT, Skeleton, Skin};
+use nalgebra::Matrix4;
+use std::sync::Arc;
+
+/// Everything characters of one model share.
+#[derive(Debug, Clone)]
+pub struct Rig {
+    /// Every node of the model as one hierarchy, parent before child.
+    pub skeleton: Arc<Skeleton>,
+    /// Skins; their `joints` are skeleton indices.
+    pub skins: Vec<Skin>,
+    /// Meshes.
+    pub meshes: Vec<Arc<Mesh>>,
+    /// Nodes that draw meshes.
+    pub instances: Vec<MeshInstance>,
+    /// Clips.
+    pub clips: Vec<Arc<Clip>>,
+    /// Default morph weights, laid out as `Pose::morph_weights`.
+    pub rest_morph_weights: Vec<f32>,
+    /// Start of each skin's palette in a character's concatenated palettes,
+    /// plus the total at the end.
+    palette_offsets: Vec<u32>,
+    /// Bind-pose world matrix of each joint some skin lists (`inverse` of
+    /// the first listing skin's inverse bind); `None` for other nodes.
+    bind_world: Vec<Option<Matrix4<f32>>>,
+    /// Display name of each clip: its name, or `animation_N` when unnamed.
+    clip_names: Vec<String>,
+}
+
+impl Rig {
+    /// A rig over these parts; checks that skins, instances and clips refer
+    /// to joints, meshes and morph slots that exist.
+    pub fn new(
+        skeleton: Arc<Skeleton>,
+        skins: Vec<Skin>,
+        meshes: Vec<Arc<Mesh>>,
+        instances: Vec<MeshInstance>,
+        clips: Vec<Arc<Clip>>,
+        rest_morph_weights: Vec<f32>,
+    ) -> Result<Self, JobError> {
+        let joints = skeleton.len();
+        let mut palette_offsets = Vec::with_capacity(skins.len() + 1);
+        let mut total = 0u32;
+        for (s, skin) in skins.iter().enumerate() {
+            if skin.inverse_binds.len() != skin.joints.len() {
+                return Err(JobError::new(format!(
+                    "skin {s}: {} inverse binds for {} joints",
+                    skin.inverse_binds.len(),
+                    skin.joints.len()
+                )));
+            }
+            if let Some(&j) = skin.joints.iter().find(|&&j| j as usize >= joints) {
+                return Err(JobError::new(format!("skin {s}: joint {j} outside the skeleton ({joints})")));
+            }
+            palette_offsets.push(total);
+            total = u32::try_from(skin.joints.len())
+                .ok()
+                .and_then(|n| total.checked_add(n))
+                .ok_or_else(|| JobError::new("skins: too many joints"))?;
+        }
+        palette_offsets.push(total);
+        for (i, instance) in instances.iter().enumerate() {
+            let morph_end = instance.morph_offset as usize + instance.morph_count as usize;
+            if instance.joint as usize >= joints
+                || instance.mesh >= meshes.len()
+                || instance.skin.is_some_and(|s| s >= skins.len())
+                || morph_end > rest_morph_weights.len()
+            {
+                return Err(JobError::new(format!(
+                    "mesh instance {i} refers to a missing joint, mesh, skin or morph slot"
+                )));
+            }
+        }
+        for (c, clip) in clips.iter().enumerate() {
+            if let Some(t) = clip.joint_tracks.iter().find(|t| t.joint as usize >= joints) {
+                return Err(JobError::new(format!(
+                    "clip {c}: track of joint {} outside the skeleton",
+                    t.joint
+                )));
+            }
+            if let Some(m) = clip
+                .morph_tracks
+                .iter()
+                .find(|m| m.offset as usize + m.count as usize > rest_morph_weights.len())
+            {
+                return Err(JobError::new(format!(
+                    "clip {c}: morph track at slot {} outside the pose",
+                    m.offset
+                )));
+            }
+        }
+        let mut bind_world = vec![None; joints];
+        // The first skin listing a joint wins: with two skins binding one
+        // joint differently, the first skin's mesh shows its bind pose and
+        // the second shows the difference (palette != identity), which is
+        // what the bind-pose view is for.
+        for skin in &skins {
+            for (&j, ib) in skin.joints.iter().zip(&skin.inverse_binds) {
+                if let Some(slot @ None) = bind_world.get_mut(j as usize) {
+                    *slot = ib.try_inverse();
+                }
+            }
+        }
+        let clip_names = clips
+            .iter()
+            .enumerate()
+            .map(|(i, c)| c.name.clone().unwrap_or_else(|| format!("animation_{i}")))
+            .collect();
+        Ok(Rig {
+            skeleton,
+            skins,
+            meshes,
+            instances,
+            clips,
+            rest_morph_weights,
+            palette_offsets,
+            bind_world,
+            clip_names,
+        })
+    }
+
+    /// Start of each skin's palette in a character's concatenated palettes,
+    /// plus the total at the end (see `SkinnedPose::palette_offsets`).
+    pub fn palette_offsets(&self) -> &[u32] {
+        &self.palette_offsets
+    }
+
+    /// Palette entries of all skins together.
+    pub fn palette_len(&self) -> usize {
+        self.palette_offsets.last().copied().unwrap_or(0) as usize
+    }
+
+    /// Display name of clip `clip`: its name, or `animation_N` (three.js's
+    /// name for an unnamed clip); "" for an unknown clip.
+    pub fn clip_name(&self, clip: usize) -> &str {
+        self.clip_names.get(clip).map_or("", String::as_str)
+    }
+
+    /// Index of the clip with this name, or with this index when `key` is a
+    /// number, or `animation_N` for an unnamed clip N (three.js's name for it).
+    pub fn find_clip(&self, key: &str) -> Option<usize> {
+        let unnamed = |i: &usize| self.clips.get(*i).is_some_and(|c| c.name.is_none());
+        self.clips
+            .iter()
+            .position(|c| c.name.as_deref() == Some(key))
+            .or_else(|| key.parse::<usize>().ok().filter(|&i| i < self.clips.len()))
+            .or_else(|| key.strip_prefix("animation_")?.parse::<usize>().ok().filter(unnamed))
+    }
+
+    /// World matrices of the bind pose: each skin joint at
+    /// `inverse(inverse_bind)`, every other node at its rest local transform
+    /// under its parent (attachments under a joint follow it; nodes above
+    /// the skeleton keep their rest world matrix). `out` is as long as the skeleton.
+    pub fn bind_pose_world(&self, out: &mut [Matrix4<f32>]) {
+        let parents = self.skeleton.parents();
+        let rest = self.skeleton.rest();
+        for j in 0..out.len().min(parents.len()) {
+            out[j] = match self.bind_world[j] {
+                Some(m) => m,
+                None => {
+                    let local = rest[j].to_matrix();
+                    let parent = parents[j];
+                    if parent == NO_PARENT { local } else { out[parent as usize] * local }
+                }
+            };
+        }
+    }
+}

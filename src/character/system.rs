@@ -1,0 +1,214 @@
+//! Many characters updated together: in parallel (rayon) when the system has
+//! more than one thread, with the same results bit for bit whatever the
+//! thread count (each character is computed by one thread, alone).
+
+use super::character::Character;
+use super::controller::Controller;
+use super::events::FiredEvent;
+use super::rig::Rig;
+use crate::anim::JobError;
+use rayon::prelude::*;
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+thread_local! {
+    /// The pool this thread is worker 0 of (see `pool_for`), shared by every
+    /// system this thread builds with the same thread count.
+    static JOINED_POOL: RefCell<Option<Arc<rayon::ThreadPool>>> = const { RefCell::new(None) };
+}
+
+/// A pool of `threads` threads that the calling thread belongs to, when it
+/// can: rayon then runs `install` from this thread inline, and the update's
+/// tasks go to this thread's own work queue, from which the others steal.
+/// From a thread outside the pool, rayon would put each update into its
+/// global job queue, which allocates a block every 63 jobs; this keeps
+/// updates free of heap allocations. A thread joins one pool for good
+/// (rayon has no way to leave), so a second thread count on the same
+/// thread, or a thread already in another pool, gets a plain pool.
+fn pool_for(threads: usize) -> Result<Arc<rayon::ThreadPool>, String> {
+    let builder =
+        || rayon::ThreadPoolBuilder::new().num_threads(threads).thread_name(|i| format!("vkskin-anim-{i}"));
+    let failed = |e: rayon::ThreadPoolBuildError| format!("cannot start {threads} animation threads: {e}");
+    JOINED_POOL.with(|joined| {
+        let mut joined = joined.borrow_mut();
+        if let Some(pool) = joined.as_ref() {
+            if pool.current_num_threads() == threads {
+                return Ok(pool.clone());
+            }
+            return builder().build().map(Arc::new).map_err(failed);
+        }
+        match builder().use_current_thread().build() {
+            Ok(pool) => {
+                let pool = Arc::new(pool);
+                *joined = Some(pool.clone());
+                Ok(pool)
+            }
+            // Already a worker of some other pool: a plain one.
+            Err(_) => builder().build().map(Arc::new).map_err(failed),
+        }
+    })
+}
+
+/// Characters handed to one rayon task at a time (small enough to balance
+/// two cores on a hundred characters, large enough to amortise the task).
+const CHARACTERS_PER_TASK: usize = 8;
+
+/// A character's index in its system.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CharacterId(pub usize);
+
+/// Why an update failed: the character and the job's reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpdateError {
+    /// The character that failed.
+    pub character: CharacterId,
+    /// What its evaluation reported.
+    pub error: JobError,
+}
+
+impl std::fmt::Display for UpdateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "character {}: {}", self.character.0, self.error)
+    }
+}
+
+impl std::error::Error for UpdateError {}
+
+/// Owns characters and updates them all.
+pub struct AnimationSystem {
+    characters: Vec<Character>,
+    /// One result slot per character, written by whichever thread updates it.
+    results: Vec<Result<(), JobError>>,
+    events: Vec<FiredEvent>,
+    pool: Option<Arc<rayon::ThreadPool>>,
+    threads: usize,
+    last_update: Duration,
+}
+
+impl std::fmt::Debug for AnimationSystem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnimationSystem")
+            .field("characters", &self.characters.len())
+            .field("threads", &self.threads)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for AnimationSystem {
+    fn default() -> Self {
+        Self::single_threaded()
+    }
+}
+
+impl AnimationSystem {
+    /// A system that updates characters on the calling thread only.
+    pub fn single_threaded() -> Self {
+        AnimationSystem {
+            characters: Vec::new(),
+            results: Vec::new(),
+            events: Vec::new(),
+            pool: None,
+            threads: 1,
+            last_update: Duration::ZERO,
+        }
+    }
+
+    /// A system updating characters on `threads` threads (0: one per core),
+    /// the calling thread among them. Update it from the thread that made
+    /// it: that thread is part of the pool, and its updates allocate nothing.
+    pub fn with_threads(threads: usize) -> Result<Self, String> {
+        let threads =
+            if threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { threads };
+        if threads == 1 {
+            return Ok(Self::single_threaded());
+        }
+        Ok(AnimationSystem { pool: Some(pool_for(threads)?), threads, ..Self::single_threaded() })
+    }
+
+    /// Threads used by `update`.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Adds a character of `rig` driven by `controller` (both shared).
+    pub fn add(&mut self, rig: Arc<Rig>, controller: Arc<Controller>) -> Result<CharacterId, JobError> {
+        let mut character = Character::new(rig, controller)?;
+        let id = CharacterId(self.characters.len());
+        character.set_index(id.0 as u32);
+        self.characters.push(character);
+        self.results.push(Ok(()));
+        // Room for every character's usual events, so updates do not grow it.
+        self.events.reserve(Character::EVENT_CAPACITY);
+        Ok(id)
+    }
+
+    /// Removes every character.
+    pub fn clear(&mut self) {
+        self.characters.clear();
+        self.results.clear();
+        self.events.clear();
+    }
+
+    /// Number of characters.
+    pub fn len(&self) -> usize {
+        self.characters.len()
+    }
+
+    /// True without characters.
+    pub fn is_empty(&self) -> bool {
+        self.characters.is_empty()
+    }
+
+    /// Every character, by id.
+    pub fn characters(&self) -> &[Character] {
+        &self.characters
+    }
+
+    /// One character.
+    pub fn character(&self, id: CharacterId) -> &Character {
+        &self.characters[id.0]
+    }
+
+    /// One character, to set its parameters or seek it.
+    pub fn character_mut(&mut self, id: CharacterId) -> &mut Character {
+        &mut self.characters[id.0]
+    }
+
+    /// Advances every character by `dt` seconds and evaluates its pose.
+    /// Returns the events crossed, by character, then in playback order.
+    /// Never allocates once the event buffers have grown to their need.
+    pub fn update(&mut self, dt: f32) -> Result<&[FiredEvent], UpdateError> {
+        let start = Instant::now();
+        let work = self.characters.iter_mut().zip(self.results.iter_mut());
+        match &self.pool {
+            Some(pool) => pool.install(|| {
+                self.characters
+                    .par_iter_mut()
+                    .zip(self.results.par_iter_mut())
+                    .with_min_len(CHARACTERS_PER_TASK)
+                    .for_each(|(c, r)| *r = c.update(dt))
+            }),
+            None => work.for_each(|(c, r)| *r = c.update(dt)),
+        }
+        self.events.clear();
+        for (i, (c, r)) in self.characters.iter().zip(&self.results).enumerate() {
+            if let Err(e) = r {
+                return Err(UpdateError { character: CharacterId(i), error: e.clone() });
+            }
+            self.events.extend_from_slice(c.events());
+        }
+        self.last_update = start.elapsed();
+        Ok(&self.events)
+    }
+
+    /// The events of the last update.
+    pub fn events(&self) -> &[FiredEvent] {
+        &self.events
+    }
+
+    /// Wall-clock time the last update took.
+    pub fn last_update(&self) -> Duration {
+        self.last_update
+    }
+}

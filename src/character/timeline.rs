@@ -1,0 +1,128 @@
+//! One character played at a fixed frame rate, frame by frame: what
+//! `render`, the viewer's headless fallback and `simulate` step through.
+//!
+//! - Seeking: frame `i` shows the controller's current state at
+//!   `start + i / fps` seconds exactly (`render --clip`: no drift over long
+//!   runs, no events).
+//! - Simulating: frame 0 is the first update (dt = 0), frame `i` follows
+//!   `i` updates of `1 / fps` seconds; script changes with a time at or
+//!   before a frame's time are applied just before that frame's update.
+
+use super::character::Character;
+use super::controller::Controller;
+use super::rig::Rig;
+use super::script::Script;
+use crate::anim::JobError;
+use std::sync::Arc;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Mode {
+    Seek { start: f64 },
+    Simulate,
+}
+
+/// See the module documentation.
+#[derive(Debug, Clone)]
+pub struct Timeline {
+    rig: Arc<Rig>,
+    controller: Arc<Controller>,
+    script: Script,
+    mode: Mode,
+    fps: f64,
+    character: Character,
+    /// The next frame `frame` can reach without restarting (simulating).
+    next_frame: u32,
+    /// The next script change to apply.
+    next_set: usize,
+}
+
+impl Timeline {
+    /// Frames at `start + i / fps` seconds of the controller's initial state.
+    pub fn seeking(
+        rig: Arc<Rig>,
+        controller: Arc<Controller>,
+        start: f64,
+        fps: f64,
+    ) -> Result<Self, JobError> {
+        Self::new(rig, controller, Script::default(), Mode::Seek { start }, fps)
+    }
+
+    /// Frames of a simulation at `fps` updates per second, with `script`'s changes.
+    pub fn simulating(
+        rig: Arc<Rig>,
+        controller: Arc<Controller>,
+        script: Script,
+        fps: f64,
+    ) -> Result<Self, JobError> {
+        Self::new(rig, controller, script, Mode::Simulate, fps)
+    }
+
+    fn new(
+        rig: Arc<Rig>,
+        controller: Arc<Controller>,
+        script: Script,
+        mode: Mode,
+        fps: f64,
+    ) -> Result<Self, JobError> {
+        if !(fps.is_finite() && fps > 0.0) {
+            return Err(JobError::new(format!("frame rate {fps} is not a positive number")));
+        }
+        let character = Character::new(rig.clone(), controller.clone())?;
+        Ok(Timeline { rig, controller, script, mode, fps, character, next_frame: 0, next_set: 0 })
+    }
+
+    /// Seconds of frame `i`.
+    pub fn time(&self, i: u32) -> f64 {
+        let t = f64::from(i) / self.fps;
+        match self.mode {
+            Mode::Seek { start } => start + t,
+            Mode::Simulate => t,
+        }
+    }
+
+    /// Goes back to before frame 0.
+    pub fn restart(&mut self) -> Result<(), JobError> {
+        self.character = Character::new(self.rig.clone(), self.controller.clone())?;
+        self.next_frame = 0;
+        self.next_set = 0;
+        Ok(())
+    }
+
+    /// Poses frame `i`. Seeking, any order is fine; simulating, frames
+    /// before the last one restart the simulation from frame 0.
+    pub fn frame(&mut self, i: u32) -> Result<&Character, JobError> {
+        match self.mode {
+            Mode::Seek { .. } => {
+                let t = self.time(i);
+                self.character.seek(t);
+                self.character.update(0.0)?;
+            }
+            Mode::Simulate => {
+                // `next_frame - 1` is the frame shown now.
+                if self.next_frame > i + 1 {
+                    self.restart()?;
+                }
+                while self.next_frame <= i {
+                    self.step()?;
+                }
+            }
+        }
+        Ok(&self.character)
+    }
+
+    /// Applies the script up to the next frame's time and updates.
+    fn step(&mut self) -> Result<(), JobError> {
+        let k = self.next_frame;
+        let t = self.time(k);
+        let sets = self.script.sets();
+        while let Some(set) = sets.get(self.next_set).filter(|s| s.time <= t + 1e-9) {
+            // Checked when the script was parsed against this controller.
+            let _ = self.character.set(set.parameter, set.value);
+            self.next_set += 1;
+        }
+        let dt = if k == 0 { 0.0 } else { (1.0 / self.fps) as f32 };
+        self.character.update(dt)?;
+        self.next_frame += 1;
+        Ok(())
+    }
+}

@@ -1,0 +1,147 @@
+//! `vkskin simulate`: a character's controller run headless (no GPU), one
+//! line per frame: the state, the running transition, the clips' weights
+//! and the events crossed. `--json` writes the DESIGN.md trace format.
+
+use super::args::SimulateArgs;
+use crate::asset::{self, Model, controller::find_controller};
+use crate::character::{Character, Controller, Script, Timeline};
+use serde::Serialize;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Most frames one run may ask for.
+const MAX_FRAMES: f64 = 10_000_000.0;
+
+/// One frame of the trace (a contract: external checks parse it).
+#[derive(Debug, Serialize)]
+pub struct TraceFrame {
+    /// Frame number from 0.
+    pub frame: u32,
+    /// Seconds.
+    pub time: f64,
+    /// The current state; null without states.
+    pub state: Option<String>,
+    /// The running transition; null when none runs.
+    pub transition: Option<TraceTransition>,
+    /// Final weight of each clip that has weight (sums to 1), by name.
+    pub weights: serde_json::Map<String, serde_json::Value>,
+    /// Events crossed during this frame's update.
+    pub events: Vec<TraceEvent>,
+}
+
+/// A running transition.
+#[derive(Debug, Serialize)]
+pub struct TraceTransition {
+    /// Target state.
+    pub to: String,
+    /// Progress in [0, 1).
+    pub progress: f32,
+}
+
+/// An event crossed.
+#[derive(Debug, Serialize)]
+pub struct TraceEvent {
+    /// Clip name.
+    pub clip: String,
+    /// Event name.
+    pub name: String,
+    /// The event's time on the clip's timeline.
+    pub clip_time: f32,
+}
+
+/// The frame as the trace records it.
+pub fn trace_frame(model: &Model, frame: u32, time: f64, character: &Character) -> TraceFrame {
+    let states = character.controller().states();
+    let weights = character
+        .clip_weights()
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| **w > 0.0)
+        .map(|(c, w)| (model.clip_name(c).to_string(), serde_json::Value::from(f64::from(*w))))
+        .collect();
+    TraceFrame {
+        frame,
+        time,
+        state: character.state_name().map(String::from),
+        transition: character
+            .transition()
+            .map(|(to, progress)| TraceTransition { to: states[to].name.clone(), progress }),
+        weights,
+        events: character
+            .events()
+            .iter()
+            .map(|e| TraceEvent {
+                clip: model.clip_name(e.clip as usize).to_string(),
+                name: character.event_name(e).to_string(),
+                clip_time: e.clip_time,
+            })
+            .collect(),
+    }
+}
+
+/// Runs the command; the error is one printable line.
+pub fn run(args: &SimulateArgs) -> Result<(), String> {
+    if !(args.fps.is_finite() && args.fps > 0.0) {
+        return Err(format!("--fps must be a positive number, not {}", args.fps));
+    }
+    if !(args.duration.is_finite() && args.duration >= 0.0) {
+        return Err(format!("--duration must be a finite number of seconds >= 0, not {}", args.duration));
+    }
+    let frames = (args.duration * args.fps + 1e-9).floor() + 1.0;
+    if frames > MAX_FRAMES {
+        return Err(format!(
+            "--duration {} at --fps {} is more than {MAX_FRAMES} frames",
+            args.duration, args.fps
+        ));
+    }
+    let path = Path::new(&args.model);
+    let model = asset::load(path).map_err(|e| e.to_string())?;
+    let explicit = args.controller.as_deref().map(Path::new);
+    let controller = match find_controller(&model, Some(path), explicit)? {
+        Some((c, source)) => {
+            eprintln!("vkskin: controller: {source}");
+            c
+        }
+        None => {
+            eprintln!("vkskin: {}: no controller: clip 0 plays on a loop", model.file);
+            Controller::single_clip(&model, (!model.clips.is_empty()).then_some(0), true)?
+        }
+    };
+    let script = Script::parse(&args.sets, &controller)?;
+    let mut timeline = Timeline::simulating(model.rig.clone(), Arc::new(controller), script, args.fps)
+        .map_err(|e| e.to_string())?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for i in 0..frames as u32 {
+        let time = timeline.time(i);
+        let character = timeline.frame(i).map_err(|e| format!("{}: {e}", model.file))?;
+        let frame = trace_frame(&model, i, time, character);
+        let line = if args.json {
+            serde_json::to_string(&frame).map_err(|e| e.to_string())?
+        } else {
+            text_line(&frame)
+        };
+        writeln!(out, "{line}").map_err(|e| format!("stdout: {e}"))?;
+    }
+    out.flush().map_err(|e| format!("stdout: {e}"))
+}
+
+/// `frame 12  0.200 s  Locomotion -> Jump 25%  Walk 0.60 Run 0.40  | Walk:footstep_left@0.520`
+fn text_line(f: &TraceFrame) -> String {
+    use std::fmt::Write;
+    let mut line =
+        format!("frame {:5}  {:8.3} s  {}", f.frame, f.time, f.state.as_deref().unwrap_or("(rest)"));
+    if let Some(t) = &f.transition {
+        let _ = write!(line, " -> {} {:3.0}%", t.to, t.progress * 100.0);
+    }
+    for (clip, w) in &f.weights {
+        let _ = write!(line, "  {clip} {:.2}", w.as_f64().unwrap_or(0.0));
+    }
+    if !f.events.is_empty() {
+        line.push_str("  |");
+        for e in &f.events {
+            let _ = write!(line, " {}:{}@{:.3}", e.clip, e.name, e.clip_time);
+        }
+    }
+    line
+}
