@@ -364,3 +364,31 @@ fn render_with_a_controller() {
     assert!(std::fs::metadata(&out_file).map(|m| m.len() > 100).unwrap_or(false));
     let _ = std::fs::remove_file(&out_file);
 }
+
+/// Phase sync keeps a 50 % walk/run blend's planted feet from sliding: on
+/// the built-in character (both gaits strike at the same phase) and on Fox.
+#[test]
+fn phase_sync_cuts_foot_sliding() {
+    use vkskin::character::foot_slide::{FootSlideSetup, measure};
+    let mut cases = vec![(model(), "Walk", "Run", "Foot.L", "Foot.R")];
+    if let Some(fox) = common::shared_model("Fox/Fox.glb") {
+        cases.push((fox, "Walk", "Run", "b_LeftFoot01_017", "b_RightFoot01_021"));
+    }
+    for (model, walk, run, left, right) in cases {
+        let names = model.skeleton.names();
+        let skin = |j: usize| model.skins.iter().any(|s| s.joints.contains(&(j as u32)));
+        let foot = |name: &str| (0..names.len()).find(|&j| skin(j) && names[j] == name).expect("foot");
+        let setup = |blend: f32, sync: bool| FootSlideSetup {
+            a: model.find_clip(walk).unwrap(),
+            b: model.find_clip(run).unwrap(),
+            blend,
+            sync,
+            feet: [foot(left), foot(right)],
+            seconds: 6.0,
+        };
+        let slide = |blend, sync| measure(&model.rig, &setup(blend, sync)).unwrap().share_of_stride;
+        let (free, synced, walk_only) = (slide(0.5, false), slide(0.5, true), slide(0.0, false));
+        eprintln!("{}: walk alone {walk_only:.3}, 50 % {free:.3} unsynced, {synced:.3} synced", model.file);
+        assert!(synced < free * 0.5, "{}: sync does not help: {synced} vs {free}", model.file);
+    }
+}

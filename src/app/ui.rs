@@ -170,8 +170,9 @@ fn playback(ui: &mut Ui, state: &mut ViewerState, anim: &ViewerAnimation) {
         }
     });
     ui.horizontal(|ui| {
-        ui.add(Slider::new(&mut state.speed, -2.0..=2.0).text("speed").fixed_decimals(2));
-        if ui.small_button("1×").on_hover_text("Reset speed").clicked() {
+        ui.add(Slider::new(&mut state.speed, -2.0..=2.0).text("rate").fixed_decimals(2))
+            .on_hover_text("Playback rate of everything (negative plays backwards)");
+        if ui.small_button("1×").on_hover_text("Reset the rate").clicked() {
             state.speed = 1.0;
         }
     });
@@ -206,7 +207,7 @@ fn controller(ui: &mut Ui, state: &mut ViewerState, anim: &ViewerAnimation) {
     let name = |s: usize| states.get(s).map_or("?", |s| s.name.as_str());
     match (character.state(), character.transition()) {
         (Some(s), Some((to, progress))) => {
-            ui.label(format!("state: {} → {}", name(s), name(to)));
+            ui.label(format!("state: {} -> {}", name(s), name(to)));
             ui.add(ProgressBar::new(progress).text(format!("transition {:.0} %", progress * 100.0)));
         }
         (Some(s), None) => {
@@ -269,27 +270,33 @@ fn state_graph(ui: &mut Ui, character: &Character) {
         if n == 1 { center } else { center + egui::vec2(angle.cos() * radius.x, angle.sin() * radius.y) }
     };
     let edge = Stroke::new(1.0, visuals.weak_text_color());
-    let arrow = |from: egui::Pos2, to: egui::Pos2| {
+    let running = Stroke::new(2.0, Color32::from_rgb(230, 160, 40));
+    // Opposite transitions between two states are drawn side by side.
+    let arrow = |from: egui::Pos2, to: egui::Pos2, stroke: Stroke| {
         let d = to - from;
         let len = d.length();
         if len < 1.0 {
             return;
         }
+        let side = egui::vec2(-d.y, d.x) / len * 3.0;
         // Stop short of the boxes.
-        let (a, b) = (from + d * (18.0 / len).min(0.45), to - d * (18.0 / len).min(0.45));
-        painter.arrow(a, b - a, edge);
+        let (a, b) = (from + d * (18.0 / len).min(0.45) + side, to - d * (18.0 / len).min(0.45) + side);
+        painter.arrow(a, b - a, stroke);
     };
+    let fade = character.transition().map(|(to, _)| to);
+    let source = character.state();
     for t in controller.transitions() {
         let to = position(t.to as usize);
-        match t.from {
-            Some(from) => arrow(position(from as usize), to),
-            None => arrow(center, to),
-        }
+        let from = t.from.map_or(center, |f| position(f as usize));
+        // The running crossfade's edge (or the any-state one into its target).
+        let active =
+            fade == Some(t.to as usize) && (t.from.is_none() || t.from.map(|f| f as usize) == source);
+        arrow(from, to, if active { running } else { edge });
     }
     if controller.transitions().iter().any(|t| t.from.is_none()) && n > 1 {
         painter.circle_filled(center, 3.0, visuals.weak_text_color());
     }
-    let target = character.transition().map(|(to, _)| to);
+    let target = fade;
     let accent = visuals.selection.bg_fill;
     for (s, state) in states.iter().enumerate() {
         let p = position(s);

@@ -9,39 +9,15 @@
 use criterion::{Criterion, Throughput};
 use std::cell::RefCell;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use vkskin::asset::controller::DEFAULT_CONTROLLER;
 use vkskin::asset::{Model, load_default_character};
 use vkskin::character::{AnimationSystem, CharacterId, Controller, ParameterValue};
 
-/// Counts heap allocations (every thread) while `COUNTING` is set.
-struct CountingAllocator;
+#[path = "allocations.rs"]
+mod allocations;
 
-static COUNTING: AtomicBool = AtomicBool::new(false);
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards to the system allocator; the counters are atomics.
-unsafe impl std::alloc::GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { std::alloc::System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { std::alloc::System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { std::alloc::System.realloc(ptr, layout, new_size) }
-    }
-}
+use allocations::{CountingAllocator, count_allocations};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
@@ -126,16 +102,14 @@ fn main() {
             });
             // Allocations per update, counted apart from the timing.
             let updates = if n >= 10_000 { 20 } else { 200 };
-            ALLOCATIONS.store(0, Ordering::SeqCst);
-            COUNTING.store(true, Ordering::SeqCst);
-            for _ in 0..updates {
-                fire_jumps(&mut system, frame);
-                system.update(1.0 / 60.0).expect("update");
-                frame += 1;
-            }
-            COUNTING.store(false, Ordering::SeqCst);
-            samples.borrow_mut()[slot].allocations_per_update =
-                ALLOCATIONS.load(Ordering::SeqCst) as f64 / updates as f64;
+            let ((), allocations) = count_allocations(|| {
+                for _ in 0..updates {
+                    fire_jumps(&mut system, frame);
+                    system.update(1.0 / 60.0).expect("update");
+                    frame += 1;
+                }
+            });
+            samples.borrow_mut()[slot].allocations_per_update = allocations as f64 / updates as f64;
         }
         group.finish();
     }

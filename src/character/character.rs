@@ -16,8 +16,8 @@ use super::parameters::{ParameterValue, Parameters};
 use super::rig::Rig;
 use crate::anim::player::wrap_clip_time;
 use crate::anim::{
-    BlendJob, BlendLayer, ClipEvent, ClipPlayer, JobError, Pose, RotationBlend, SampleJob, SamplingCursor,
-    SkinnedPose,
+    BlendJob, BlendLayer, Clip, ClipEvent, ClipPlayer, JobError, Pose, RotationBlend, SampleJob,
+    SamplingCursor, SkinnedPose,
 };
 use std::sync::Arc;
 
@@ -401,13 +401,17 @@ impl Character {
         let clip_index = self.controller.leaves()[l].clip;
         let clip = &self.rig.clips[clip_index as usize];
         let (events, index, sink) = (&clip.events, self.index, &mut self.events);
+        let before = self.players[l].time();
         self.players[l].advance(step, events, |e: &ClipEvent| {
             if report {
                 let event = events.iter().position(|x| std::ptr::eq(x, e)).unwrap_or(0) as u32;
                 sink.push(FiredEvent { character: index, clip: clip_index, event, clip_time: e.time });
             }
         });
-        self.sample_time[l] = f64::from(self.players[l].time());
+        // A player that did not move keeps the exact time a seek gave it.
+        if self.players[l].time() != before {
+            self.sample_time[l] = f64::from(self.players[l].time());
+        }
     }
 
     /// Jumps one clip node to `time` (wrapped or clamped), without events.
@@ -570,36 +574,21 @@ impl Character {
             }
             // One clip: sampled straight into the pose, bit for bit what
             // sampling gives (dump and the conformance suite rely on it).
-            (Some(l), None) => SampleJob {
-                clip: &rig.clips[leaves[l].clip as usize],
-                time: self.sample_time[l],
-                rest,
-                rest_morph_weights: &rig.rest_morph_weights,
-                rotation_blend: self.rotation_sampling,
-                cursor: &mut self.cursors[l],
-                output: &mut self.pose.locals,
-                morph_output: &mut self.pose.morph_weights,
+            (Some(l), None) => {
+                let clip = &rig.clips[leaves[l].clip as usize];
+                let (time, cursor) = (self.sample_time[l], &mut self.cursors[l]);
+                sample(rig, clip, time, self.rotation_sampling, cursor, &mut self.pose)?;
             }
-            .run()?,
             _ => {
                 let empty = BlendLayer { locals: &[], morph_weights: &[], weight: 0.0 };
                 let mut layers = [empty; super::controller::MAX_CLIP_NODES];
                 let mut count = 0;
                 for (l, pose) in self.poses.iter_mut().enumerate() {
-                    if self.weight[l] <= 0.0 {
-                        continue;
+                    if self.weight[l] > 0.0 {
+                        let clip = &rig.clips[leaves[l].clip as usize];
+                        let (time, cursor) = (self.sample_time[l], &mut self.cursors[l]);
+                        sample(rig, clip, time, self.rotation_sampling, cursor, pose)?;
                     }
-                    SampleJob {
-                        clip: &rig.clips[leaves[l].clip as usize],
-                        time: self.sample_time[l],
-                        rest,
-                        rest_morph_weights: &rig.rest_morph_weights,
-                        rotation_blend: self.rotation_sampling,
-                        cursor: &mut self.cursors[l],
-                        output: &mut pose.locals,
-                        morph_output: &mut pose.morph_weights,
-                    }
-                    .run()?;
                 }
                 for (l, pose) in self.poses.iter().enumerate() {
                     if self.weight[l] > 0.0 && count < layers.len() {
@@ -721,6 +710,29 @@ impl Character {
     pub fn parameter_kind(&self, id: ParameterId) -> Option<ParameterKind> {
         self.controller.parameters().get(id.0 as usize).map(|p| p.kind)
     }
+}
+
+/// Samples `clip` at `time` into `out` (joints and weights without a track
+/// take the rig's rest values).
+fn sample(
+    rig: &Rig,
+    clip: &Clip,
+    time: f64,
+    rotation_blend: RotationBlend,
+    cursor: &mut SamplingCursor,
+    out: &mut Pose,
+) -> Result<(), JobError> {
+    SampleJob {
+        clip,
+        time,
+        rest: rig.skeleton.rest(),
+        rest_morph_weights: &rig.rest_morph_weights,
+        rotation_blend,
+        cursor,
+        output: &mut out.locals,
+        morph_output: &mut out.morph_weights,
+    }
+    .run()
 }
 
 /// A player for `clip` at time 0.

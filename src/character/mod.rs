@@ -15,6 +15,7 @@
 mod character;
 pub mod controller;
 pub mod events;
+pub mod foot_slide;
 pub mod output;
 pub mod parameters;
 pub mod rig;
