@@ -13,4 +13,6 @@ pub mod cli;
 pub mod gpu;
 pub mod render;
 #[cfg(test)]
+pub(crate) mod skip_policy;
+#[cfg(test)]
 pub(crate) mod test_model;

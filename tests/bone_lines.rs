@@ -2,7 +2,7 @@
 //! device (lavapipe without a GPU) with validation on: bones and the
 //! selected joint show in their colours, the per-slot buffer grows for a
 //! bigger skeleton, and no validation message appears. Skips without a
-//! device unless VKSKIN_REQUIRE_GPU is set.
+//! device unless VKSKIN_NO_SKIP is set.
 
 mod common;
 

@@ -3,7 +3,7 @@
 //! fails on any validation message.
 //!
 //! Without a Vulkan device or the validation layer the tests print why and
-//! pass, unless VKSKIN_REQUIRE_GPU is set (CI), where they fail.
+//! pass, unless VKSKIN_NO_SKIP is set (CI), where they fail.
 
 mod common;
 
@@ -137,6 +137,10 @@ fn compare(
 ) -> (f32, f32) {
     let model = pass.model(character).clone();
     let gpu = pass.gpu_model(character).clone();
+    // Every primitive every instance draws has one output range, as long
+    // as the primitive: a dropped or short primitive fails here.
+    let drawn: usize = model.instances.iter().map(|i| model.meshes[i.mesh].primitives.len()).sum();
+    assert_eq!(pass.outputs(character).len(), drawn, "{label}: primitives skinned");
     let mut cpu_positions = Vec::new();
     let mut cpu_normals = Vec::new();
     for o in pass.outputs(character) {
@@ -144,6 +148,7 @@ fn compare(
         let prim_info = &gpu.primitives[o.gpu_primitive];
         let prim = &model.meshes[instance.mesh].primitives[prim_info.primitive];
         let n = prim.vertex_count();
+        assert_eq!(o.vertex_count as usize, n, "{label}: instance {} output length", o.instance);
         let mut pos = vec![[0.0f32; 3]; n];
         let mut nrm = prim.normals.as_ref().map(|_| vec![[0.0f32; 3]; n]);
         pose.skin_primitive(instance, prim, &mut pos, nrm.as_deref_mut())
@@ -165,7 +170,9 @@ fn compare(
     };
     let (mut position_err, mut normal_err) = (0.0f32, 0.0f32);
     for ((o, pos), nrm) in pass.outputs(character).iter().zip(&cpu_positions).zip(&cpu_normals) {
-        let gpu_vertices = &out[o.output_offset as usize..][..o.vertex_count as usize];
+        let end = o.output_offset as usize + o.vertex_count as usize;
+        assert!(end <= out.len(), "{label}: output range {end} past the {} vertices read back", out.len());
+        let gpu_vertices = &out[o.output_offset as usize..end];
         for (v, (g, c)) in gpu_vertices.iter().zip(pos).enumerate() {
             let d = (0..3).map(|k| (g.position[k] - c[k]).abs()).fold(0.0, f32::max) / diagonal;
             assert!(d.is_finite(), "{label}: instance {} vertex {v}: non-finite", o.instance);
@@ -672,7 +679,7 @@ fn dump_gpu_matches_dump_cpu() {
     let Some(file) = shared_file("RobotExpressive/RobotExpressive.glb", "the dump comparison") else {
         return;
     };
-    // Checks that Vulkan is there at all (and fails under VKSKIN_REQUIRE_GPU if not).
+    // Checks that Vulkan is there at all (and fails under VKSKIN_NO_SKIP if not).
     let Some(ctx) = context() else { return };
     drop(ctx);
     let model = vkskin::asset::load(&file).unwrap();
@@ -684,8 +691,41 @@ fn dump_gpu_matches_dump_cpu() {
         assert_eq!(cpu.primitives.len(), gpu.primitives.len());
         for (c, g) in cpu.primitives.iter().zip(&gpu.primitives) {
             assert_eq!((c.mesh, c.primitive, c.node), (g.mesh, g.primitive, g.node));
+            assert_eq!(
+                c.positions.len(),
+                g.positions.len(),
+                "{clip:?}: mesh {} primitive {}",
+                c.mesh,
+                c.primitive
+            );
             let err = c.positions.iter().zip(&g.positions).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
             assert!(err < 1e-4, "{clip:?} {time}: mesh {} primitive {}: {err}", c.mesh, c.primitive);
         }
     }
+}
+
+/// A command's last validation check sees leaks: `GpuContext::finish`
+/// destroys the device and returns the layer's reports made meanwhile (an
+/// object still alive then is one). `dump`, `render` and the viewer check
+/// what it returns.
+#[test]
+fn finish_reports_leaked_objects() {
+    let Some(probe) = context() else { return };
+    drop(probe);
+    let ctx = GpuContext::headless(true, None).expect("validated context");
+    let buffer = vkskin::gpu::Buffer::new(
+        &ctx,
+        "leaked on purpose",
+        256,
+        vk::BufferUsageFlags::STORAGE_BUFFER,
+        gpu_allocator::MemoryLocation::CpuToGpu,
+    )
+    .unwrap();
+    assert!(ctx.validation_messages().is_empty(), "nothing is reported while the object lives");
+    std::mem::forget(buffer);
+    let messages = ctx.finish();
+    assert!(
+        messages.iter().any(|m| m.contains("VkBuffer")),
+        "the leaked buffer is reported when the device is destroyed: {messages:?}"
+    );
 }

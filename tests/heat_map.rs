@@ -3,7 +3,7 @@
 //! heat pipeline draws the Fox in heat colours (blue where the selected
 //! joint has no weight, warm where it has) while the plain pipeline on the
 //! same frame setup does not. Skips without a device or the shared model,
-//! unless VKSKIN_REQUIRE_GPU is set (then only the model may be absent).
+//! unless VKSKIN_NO_SKIP is set (then only the model may be absent).
 
 mod common;
 

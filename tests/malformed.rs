@@ -518,8 +518,27 @@ fn texture_format_extensions_are_ignorable_and_view_less_accessors_are_zeros() {
 
 #[test]
 fn strips_and_fans_are_drawn_as_triangles() {
-    for (mode, expected) in [(5, vec![0, 1, 2]), (6, vec![0, 1, 2])] {
+    // Five indices, three triangles: a strip and a fan give different lists.
+    // Strip: (0 1 2), (1 2 0) with its winding kept, (2 0 1). Fan: the hub 0
+    // with (1 2), (2 0), (0 1).
+    let strip = vec![0, 1, 2, 2, 1, 0, 2, 0, 1];
+    let fan = vec![0, 1, 2, 0, 2, 0, 0, 0, 1];
+    for (mode, expected) in [(5, strip), (6, fan)] {
         let mut b = Base::new();
+        let at = b.buf.len();
+        for ix in [0u16, 1, 2, 0, 1, 0] {
+            b.buf.extend_from_slice(&ix.to_le_bytes());
+        }
+        b.json["buffers"][0]["byteLength"] = json!(b.buf.len());
+        b.json["bufferViews"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"buffer": 0, "byteOffset": at, "byteLength": 10}));
+        let views = b.json["bufferViews"].as_array().unwrap().len() - 1;
+        let accessors = b.json["accessors"].as_array_mut().unwrap();
+        accessors.push(json!({"bufferView": views, "componentType": 5123, "count": 5, "type": "SCALAR"}));
+        let indices = accessors.len() - 1;
+        b.json["meshes"][0]["primitives"][0]["indices"] = json!(indices);
         b.json["meshes"][0]["primitives"][0]["mode"] = json!(mode);
         let m = b.load().unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(m.meshes[0].primitives[0].indices, expected, "mode {mode}");
@@ -529,4 +548,78 @@ fn strips_and_fans_are_drawn_as_triangles() {
     let m = b.load().unwrap_or_else(|e| panic!("{e}"));
     assert!(m.meshes[0].primitives.is_empty());
     assert!(m.warnings.iter().any(|w| w.contains("draws no triangles")), "{:?}", m.warnings);
+}
+
+/// The binary on a table of bad files: `inspect`, `dump` and `render` each
+/// end with exit code 1 and exactly one line on stderr, which names the file
+/// and the element (before any GPU work), and never panic.
+#[test]
+fn the_binary_reports_bad_files_in_one_line() {
+    let bin = env!("CARGO_BIN_EXE_vkskin");
+    let dir = std::env::temp_dir().join(format!("vkskin-bad-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let nan_key = {
+        let mut b = Base::new();
+        b.put_f32(ROTATIONS + 16, &[f32::NAN]);
+        b
+    };
+    let zero_rotation = {
+        let mut b = Base::new();
+        b.put_f32(ROTATIONS + 32, &[0.0; 4]);
+        b
+    };
+    let times_back = {
+        let mut b = Base::new();
+        b.put_f32(TIMES, &[0.0, 0.6, 0.5]);
+        b
+    };
+    let far_joint = {
+        let mut b = Base::new();
+        b.buf[JOINTS + 8..JOINTS + 10].copy_from_slice(&5u16.to_le_bytes());
+        b
+    };
+    let cycle = {
+        let mut b = Base::new();
+        b.json["nodes"][2]["children"] = json!([1]);
+        b
+    };
+    let outside = {
+        let mut b = Base::new();
+        b.json["bufferViews"][6]["byteOffset"] = json!(256 + 100);
+        b
+    };
+    let truncated = Base::new().glb()[..40].to_vec();
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("nan-key.gltf", nan_key.gltf(), "animation 0 \"Wave\" channel 0: output value 1 is not finite"),
+        ("zero-rotation.glb", zero_rotation.glb(), "zero-length rotation at key 2"),
+        ("times-back.gltf", times_back.gltf(), "key times not increasing at key 2"),
+        ("far-joint.gltf", far_joint.gltf(), "uses joint 5 (weight 1), but skin 0 has 2 joints"),
+        ("cycle.gltf", cycle.gltf(), "is its own ancestor"),
+        ("outside.gltf", outside.gltf(), "bufferView 6"),
+        ("truncated.glb", truncated, "GLB"),
+    ];
+    for (name, bytes, element) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let file = path.display().to_string();
+        let out_png = dir.join("out.png").display().to_string();
+        let commands: [Vec<&str>; 3] = [
+            vec!["inspect", &file],
+            vec!["dump", &file, "--clip", "0"],
+            vec!["render", &file, "--out", &out_png],
+        ];
+        for args in commands {
+            let out = std::process::Command::new(bin).args(&args).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let what = format!("vkskin {}: {stderr}", args.join(" "));
+            assert_eq!(out.status.code(), Some(1), "{what}");
+            assert!(out.stdout.is_empty(), "{what}: wrote to stdout");
+            assert_eq!(stderr.lines().count(), 1, "{what}: one line");
+            assert!(stderr.starts_with(&format!("vkskin: {file}: ")), "{what}: names the file");
+            assert!(stderr.contains(element), "{what}: names the element ({element})");
+            assert!(!stderr.contains("internal error") && !stderr.contains("panicked"), "{what}");
+        }
+        assert!(!dir.join("out.png").exists(), "{name}: render left an image behind");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -55,8 +55,12 @@ fn every_model_samples_to_finite_poses_and_vertices() {
 
 #[test]
 fn skinned_bind_pose_reproduces_the_mesh() {
+    let models = shared_models();
+    if models.is_empty() {
+        return; // skipped (or failed under VKSKIN_NO_SKIP) in shared_models
+    }
     let mut checked = Vec::new();
-    for path in shared_models() {
+    for path in models {
         let model = vkskin::asset::load(&path).unwrap();
         let character = character_at(&model, None, 0.0);
         let pose = character.pose();
@@ -94,12 +98,9 @@ fn skinned_bind_pose_reproduces_the_mesh() {
     }
     checked.dedup();
     eprintln!("bind pose reproduced on: {checked:?}");
-    if !checked.is_empty() {
-        for expected in ["Fox.glb", "SimpleSkin.gltf"] {
-            assert!(
-                checked.iter().any(|c| c == expected),
-                "{expected} was not at its bind pose: {checked:?}"
-            );
-        }
+    // Fox and SimpleSkin rest at their bind pose: if neither is checked,
+    // the comparison above compared nothing.
+    for expected in ["Fox.glb", "SimpleSkin.gltf"] {
+        assert!(checked.iter().any(|c| c == expected), "{expected} was not at its bind pose: {checked:?}");
     }
 }

@@ -2,7 +2,7 @@
 //! lavapipe with validation (and synchronization validation) on, resized
 //! half-way, whose last frame is checked; and the headless fallback without
 //! a display. Without Xvfb (and no DISPLAY) or without a Vulkan device the
-//! tests say "skipping" and pass, unless VKSKIN_REQUIRE_GPU is set.
+//! tests say "skipping" and pass, unless VKSKIN_NO_SKIP is set.
 
 mod common;
 
@@ -154,7 +154,7 @@ fn read_png(path: &Path) -> (u32, u32, Vec<u8>) {
 #[test]
 fn window_run_with_resize_and_screenshot() {
     // Checks that Vulkan is there at all (skipping, or failing under
-    // VKSKIN_REQUIRE_GPU, if not); the context is dropped at once.
+    // VKSKIN_NO_SKIP, if not); the context is dropped at once.
     if context().is_none() {
         return;
     }
@@ -208,7 +208,7 @@ fn window_run_with_resize_and_screenshot() {
 #[test]
 fn without_a_display_falls_back_to_headless_apng() {
     // Checks that Vulkan is there at all (skipping, or failing under
-    // VKSKIN_REQUIRE_GPU, if not); the context is dropped at once.
+    // VKSKIN_NO_SKIP, if not); the context is dropped at once.
     if context().is_none() {
         return;
     }

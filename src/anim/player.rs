@@ -455,6 +455,36 @@ mod tests {
     }
 
     #[test]
+    fn events_outside_the_clip_never_fire() {
+        let ev = events(&[-1.0, -0.01, 0.5, 1.01, 7.0]);
+        let mut fired = Vec::new();
+        let mut p = ClipPlayer::new(1.0);
+        for (dt, speed) in [(0.3, 1.0), (2.9, 1.0), (0.4, -1.0), (3.7, -1.0), (0.25, 2.0)] {
+            p.set_speed(speed);
+            fired.extend(step(&mut p, dt, &ev));
+        }
+        p.set_looping(false);
+        for (dt, speed) in [(9.0, 1.0), (9.0, -1.0)] {
+            p.set_speed(speed);
+            fired.extend(step(&mut p, dt, &ev));
+        }
+        assert!(!fired.is_empty() && fired.iter().all(|e| e == "0.5"), "{fired:?}");
+    }
+
+    #[test]
+    fn event_at_zero_fires_in_every_loop_of_a_long_step() {
+        let ev = events(&[0.0, 0.5]);
+        let mut p = ClipPlayer::new(1.0);
+        p.set_time(0.25);
+        // 0.25 -> 3.25: three loop points, each also time 0.
+        assert_eq!(step(&mut p, 3.0, &ev), vec!["0.5", "0", "0.5", "0", "0.5", "0"]);
+        // Backwards over three loop points: each is time 1.0 = 0.
+        let ev = events(&[0.5, 1.0]);
+        p.set_speed(-1.0);
+        assert_eq!(step(&mut p, 3.0, &ev), vec!["1", "0.5", "1", "0.5", "1", "0.5"]);
+    }
+
+    #[test]
     fn unsorted_events_do_not_panic() {
         let ev = events(&[0.9, 0.1, f32::NAN, 0.5, -1.0, 7.0]);
         let mut p = ClipPlayer::new(1.0);

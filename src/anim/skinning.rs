@@ -501,7 +501,12 @@ mod tests {
         };
         let sparse = make(true);
         assert!(matches!(sparse.morph_targets[0].positions, Some(MorphDeltas::Sparse { .. })));
-        let m = Matrix4::new_translation(&Vector3::new(0.0, 0.0, 10.0));
+        // Turned, scaled and moved: morphing after skinning (or skinning the
+        // deltas as points) gives other positions and normals than the
+        // definition, morph first, then skin.
+        let m = Matrix4::new_translation(&Vector3::new(0.0, 0.0, 10.0))
+            * Matrix4::from_axis_angle(&Vector3::z_axis(), std::f32::consts::FRAC_PI_2)
+            * Matrix4::new_scaling(2.0);
         let w = [0.5, 2.0, 0.0];
         let run = |p: &MeshPrimitive| {
             let (mut pos, mut nrm) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
@@ -521,11 +526,13 @@ mod tests {
         let (pd, nd) = run(&make(false));
         assert_eq!(ps, pd);
         assert_eq!(ns, nd);
-        // Vertex 4: (4,1,0) + 0.5*(1,2,3) + 2*(0,4,0) = (4.5, 10, 1.5), then +10 z.
-        assert!(near(ps[4], [4.5, 10.0, 11.5]), "{:?}", ps[4]);
-        // Its normal: (0,0,1) + 0.5*(1,2,3) = (0.5,1,2.5), normalised.
+        // Vertex 4: (4,1,0) + 0.5*(1,2,3) + 2*(0,4,0) = (4.5, 10, 1.5); then
+        // scaled by 2 (9, 20, 3), turned 90 degrees about z (-20, 9, 3) and
+        // moved +10 in z.
+        assert!(near(ps[4], [-20.0, 9.0, 13.0]), "{:?}", ps[4]);
+        // Its normal: (0,0,1) + 0.5*(1,2,3) = (0.5,1,2.5), turned (-1,0.5,2.5), normalised.
         let len = (0.25f32 + 1.0 + 6.25).sqrt();
-        assert!(near(ns[4], [0.5 / len, 1.0 / len, 2.5 / len]));
+        assert!(near(ns[4], [-1.0 / len, 0.5 / len, 2.5 / len]), "{:?}", ns[4]);
     }
 
     #[test]

@@ -436,11 +436,7 @@ mod tests {
 
     #[test]
     fn bind_pose_view_on_fox() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/assets/Fox/Fox.glb");
-        if !path.exists() {
-            eprintln!("skipping: {} is absent", path.display());
-            return;
-        }
+        let Some(path) = crate::skip_policy::shared_path("Fox/Fox.glb") else { return };
         let model = crate::asset::load(&path).expect("Fox imports");
         let mut r = Rig::new(model);
         r.state.debug_view = DebugView::BindPose;

@@ -222,10 +222,11 @@ fn fallback(
     if result.is_err() {
         let _ = std::fs::remove_file(&out);
     }
+    // Destroyed before the messages are read: leaks are reported then.
+    let messages = ctx.finish();
     for w in result? {
         eprintln!("vkskin: warning: {w}");
     }
-    let messages = ctx.validation_messages();
     if !messages.is_empty() {
         return Err(format!("{} validation message(s); the first: {}", messages.len(), messages[0]));
     }
@@ -254,7 +255,8 @@ struct Gpu {
 }
 
 impl Gpu {
-    /// Waits for the GPU and frees everything but the context; returns the validation messages.
+    /// Waits for the GPU, frees everything, the context last, and returns
+    /// the validation messages (leak reports made while destroying included).
     fn destroy(mut self) -> Vec<String> {
         let _ = self.ctx.wait_idle();
         let ctx = &self.ctx;
@@ -276,7 +278,7 @@ impl Gpu {
         if let Some(s) = self.surface.take() {
             s.destroy();
         }
-        ctx.validation_messages()
+        self.ctx.finish()
     }
 }
 

@@ -1,10 +1,25 @@
-//! A global allocator that counts heap allocations (every thread) while
-//! counting is on: how the benchmarks and tests prove that a hot path
-//! allocates nothing. Included with `#[path]` by the harnesses that need it
-//! (each declares `#[global_allocator]` itself).
+//! A global allocator that counts heap allocations while counting is on:
+//! how the benchmarks and tests prove that a hot path allocates nothing.
+//! It counts on the thread that asked (`count_allocations`) and on rayon's
+//! worker threads (the animation pool), not elsewhere: a test harness's own
+//! thread may still be allocating while the test runs. Included with
+//! `#[path]` by the harnesses that need it (each declares
+//! `#[global_allocator]` itself).
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+thread_local! {
+    /// This thread asked for the count. Const-initialised, no destructor:
+    /// safe to read from inside the allocator.
+    static ASKED_HERE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether an allocation on this thread counts.
+fn counted_thread() -> bool {
+    ASKED_HERE.with(Cell::get) || rayon::current_thread_index().is_some()
+}
 
 /// Forwards to the system allocator, counting while `COUNTING` is set.
 pub struct CountingAllocator;
@@ -15,7 +30,7 @@ static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
 // SAFETY: forwards to the system allocator; the counters are atomics.
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
+        if COUNTING.load(Ordering::Relaxed) && counted_thread() {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         }
         // SAFETY: same contract as the caller's.
@@ -26,7 +41,7 @@ unsafe impl GlobalAlloc for CountingAllocator {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
+        if COUNTING.load(Ordering::Relaxed) && counted_thread() {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         }
         // SAFETY: same contract as the caller's.
@@ -35,11 +50,13 @@ unsafe impl GlobalAlloc for CountingAllocator {
 }
 
 /// Runs `f` and returns its result with the heap allocations made meanwhile
-/// on any thread of the process.
+/// on this thread and on rayon's worker threads.
 pub fn count_allocations<T>(f: impl FnOnce() -> T) -> (T, usize) {
     ALLOCATIONS.store(0, Ordering::SeqCst);
+    ASKED_HERE.with(|h| h.set(true));
     COUNTING.store(true, Ordering::SeqCst);
     let out = f();
     COUNTING.store(false, Ordering::SeqCst);
+    ASKED_HERE.with(|h| h.set(false));
     (out, ALLOCATIONS.load(Ordering::SeqCst))
 }

@@ -40,6 +40,10 @@ fn pool_for(threads: usize) -> Result<Arc<rayon::ThreadPool>, String> {
         }
         match builder().use_current_thread().build() {
             Ok(pool) => {
+                // Work stealing registers a thread with crossbeam's epoch
+                // collector on its first steal (one allocation per thread,
+                // for good). Steal now, not in some later update.
+                let _ = rayon::yield_now();
                 let pool = Arc::new(pool);
                 *joined = Some(pool.clone());
                 Ok(pool)

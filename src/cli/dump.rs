@@ -204,8 +204,9 @@ fn gpu_skin(model: &Model, pose: SkinnedPose, choice: &GpuChoice) -> Result<Vec<
         m.destroy(&ctx);
     }
     ring.destroy(&ctx);
+    // Destroyed before the messages are read: leaks are reported then.
+    let messages = ctx.finish();
     let positions = result.map_err(|e: crate::gpu::GpuError| e.to_string())?;
-    let messages = ctx.validation_messages();
     if !messages.is_empty() {
         return Err(format!("{} Vulkan validation messages (printed above)", messages.len()));
     }

@@ -80,11 +80,12 @@ pub fn run(args: &RenderArgs) -> Result<(), String> {
         // Do not leave a truncated image behind.
         let _ = std::fs::remove_file(out);
     }
+    // Destroyed before the messages are read: leaks are reported then.
+    let messages = ctx.finish();
     let warnings = result?;
     for w in warnings {
         eprintln!("vkskin: warning: {w}");
     }
-    let messages = ctx.validation_messages();
     if !messages.is_empty() {
         return Err(format!("{} validation message(s); the first: {}", messages.len(), messages[0]));
     }

@@ -147,6 +147,15 @@ impl GpuContext {
         Arc::clone(&self.log)
     }
 
+    /// Destroys the device and instance (the caller destroyed its own
+    /// objects first) and returns every validation message, including the
+    /// leaked-object reports the layer makes during that destruction.
+    pub fn finish(self) -> Vec<String> {
+        let log = self.validation_log();
+        drop(self);
+        log.messages()
+    }
+
     /// Whether the validation layer is on.
     pub fn validation_enabled(&self) -> bool {
         self.debug.is_some()

@@ -1,11 +1,16 @@
 //! Setup shared by the integration tests: a validated Vulkan context (or a
-//! skip that VKSKIN_REQUIRE_GPU turns into a failure), the validation-message
-//! check, and the shared glTF models in `../shared/assets` (or a skip when
-//! that folder is absent).
+//! skip, which VKSKIN_NO_SKIP turns into a failure), the validation-message
+//! check, and the shared glTF models in `../shared/assets` (or a skip, the
+//! same way, when they are absent). The skip policy is `src/skip_policy.rs`,
+//! shared with the unit tests.
 
 #![allow(dead_code)]
 
 pub mod crowd;
+#[path = "../../src/skip_policy.rs"]
+mod skip_policy;
+
+pub use skip_policy::skip;
 
 use std::mem::ManuallyDrop;
 use std::ops::Deref;
@@ -16,25 +21,6 @@ use vkskin::gpu::{GpuContext, ValidationLog};
 
 /// How to get a Vulkan device with the validation layer on Debian.
 const VULKAN_HINT: &str = "install mesa-vulkan-drivers vulkan-validationlayers, e.g. with `bash .ci/deps`";
-
-/// Where the shared test models come from.
-const ASSETS_HINT: &str = "the shared glTF models are read in place from ../shared/assets \
-     (see its SOURCES.md); check out the shared folder next to this project to run these checks";
-
-/// Whether CI asked for a real Vulkan device (VKSKIN_REQUIRE_GPU is set):
-/// then a missing device fails the test instead of skipping it.
-pub fn require_gpu() -> bool {
-    std::env::var_os("VKSKIN_REQUIRE_GPU").is_some()
-}
-
-/// Skips with `why` (printing "skipping: {why}"), or panics with it when
-/// VKSKIN_REQUIRE_GPU is set.
-pub fn skip(why: &str) {
-    if require_gpu() {
-        panic!("VKSKIN_REQUIRE_GPU is set but {why}");
-    }
-    eprintln!("skipping: {why}");
-}
 
 /// A validated headless context for a test. When dropped (last, after the
 /// test destroyed its resources) it destroys the device and instance and
@@ -64,7 +50,7 @@ impl Drop for TestGpu {
 
 /// A validated headless context, or `None` (after saying why and how to
 /// install one) when this machine has no Vulkan device or validation layer;
-/// panics instead under VKSKIN_REQUIRE_GPU.
+/// panics instead under VKSKIN_NO_SKIP.
 pub fn context() -> Option<TestGpu> {
     match GpuContext::headless(true, None) {
         Ok(ctx) => Some(TestGpu { log: ctx.validation_log(), ctx: ManuallyDrop::new(ctx) }),
@@ -87,35 +73,29 @@ pub fn assert_no_validation_messages(ctx: &GpuContext) {
 
 /// `../shared/assets` (not required to exist).
 pub fn assets_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/assets")
+    skip_policy::assets_dir()
 }
 
-/// `../shared/assets`, or `None` after saying it is absent, that `what` is
-/// skipped, and where the folder comes from.
+/// `../shared/assets`, or `None` after skipping (see `skip`): `what` needs it.
 pub fn shared_assets(what: &str) -> Option<PathBuf> {
-    let dir = assets_dir();
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("{}: not found: skipping {what} ({ASSETS_HINT})", dir.display());
-        None
+    let dir = skip_policy::shared_path("");
+    if dir.is_none() {
+        eprintln!("(needed by {what})");
     }
+    dir
 }
 
-/// The file `relative` under `../shared/assets`, or `None` after saying it is
-/// absent, that `what` is skipped, and where the folder comes from.
+/// The file `relative` under `../shared/assets`, or `None` after skipping.
 pub fn shared_file(relative: &str, what: &str) -> Option<PathBuf> {
-    let path = assets_dir().join(relative);
-    if path.is_file() {
-        Some(path)
-    } else {
-        eprintln!("{}: not found: skipping {what} ({ASSETS_HINT})", path.display());
-        None
+    let path = skip_policy::shared_path(relative);
+    if path.is_none() {
+        eprintln!("(needed by {what})");
     }
+    path
 }
 
 /// The shared model `relative` (under `../shared/assets`) imported, or
-/// `None` after saying it is absent; panics when it does not import.
+/// `None` after skipping; panics when it does not import.
 pub fn shared_model(relative: &str) -> Option<Arc<Model>> {
     let path = shared_file(relative, "this test")?;
     Some(Arc::new(

@@ -1,0 +1,139 @@
+//! The hot paths allocate nothing on the heap once warm: every CPU job
+//! (sampling, blending, hierarchy, palette, skinning, the clip player, the
+//! pose output) and `AnimationSystem::update` on one thread or two, counted
+//! by a global allocator on the test's thread and the animation pool's.
+
+mod common;
+
+use common::crowd::{crowd, drive, model};
+
+#[path = "../src/bench/allocations.rs"]
+mod allocations;
+
+use allocations::{CountingAllocator, count_allocations};
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
+
+#[test]
+fn hot_paths_allocate_nothing() {
+    cpu_jobs_allocate_nothing();
+    updates_allocate_nothing();
+}
+
+/// `AnimationSystem::update` on 100 characters, one thread and two.
+fn updates_allocate_nothing() {
+    let model = model();
+    for threads in [1, 2] {
+        let mut system = crowd(&model, 100, threads);
+        // Warm up: every state entered, event buffers grown, threads started.
+        for frame in 0..400 {
+            drive(&mut system, frame);
+            system.update(1.0 / 60.0).unwrap();
+        }
+        let (events, allocations) = count_allocations(|| {
+            let mut events = 0;
+            for frame in 400..700 {
+                drive(&mut system, frame);
+                events += system.update(1.0 / 60.0).unwrap().len();
+            }
+            events
+        });
+        assert!(events > 100, "the crowd walked: {events} events");
+        assert_eq!(allocations, 0, "{threads} thread(s): {allocations} heap allocations in 300 updates");
+    }
+}
+
+/// Every CPU job, as a frame of a two-clip blend runs them.
+fn cpu_jobs_allocate_nothing() {
+    use nalgebra::Matrix4;
+    use vkskin::anim::{
+        BlendJob, BlendLayer, BlendTwoJob, BoneMatrix, ClipPlayer, LocalToModelJob, PaletteJob, Pose,
+        RotationBlend, SampleJob, SamplingCursor, SkinTransform, SkinningJob,
+    };
+    use vkskin::character::{DebugPose, PoseOutput};
+    let model = model();
+    let (joints, weights) = (model.skeleton.len(), model.rest_morph_weights.len());
+    let clips = [model.find_clip("Walk").unwrap(), model.find_clip("Run").unwrap()];
+    let mut cursors = clips.map(|c| SamplingCursor::new(&model.clips[c]));
+    let mut poses = [Pose::new(joints, weights), Pose::new(joints, weights)];
+    let mut blended = Pose::new(joints, weights);
+    let mut world = vec![Matrix4::identity(); joints];
+    let mut palette = vec![BoneMatrix::IDENTITY; model.skins[0].joints.len()];
+    let mut output = PoseOutput::new(&model);
+    let (instance, primitive) = (&model.instances[0], &model.meshes[model.instances[0].mesh].primitives[0]);
+    let mut positions = vec![[0.0f32; 3]; primitive.vertex_count()];
+    let mut normals = vec![[0.0f32; 3]; primitive.vertex_count()];
+    let mut player = ClipPlayer::new(model.clips[clips[0]].duration);
+    let mut events = 0usize;
+    let mut frame = |i: usize| {
+        let t = i as f64 / 60.0;
+        for (k, &c) in clips.iter().enumerate() {
+            let rotation_blend = if i.is_multiple_of(2) { RotationBlend::Slerp } else { RotationBlend::Nlerp };
+            SampleJob {
+                clip: &model.clips[c],
+                time: t % f64::from(model.clips[c].duration),
+                rest: model.skeleton.rest(),
+                rest_morph_weights: &model.rest_morph_weights,
+                rotation_blend,
+                cursor: &mut cursors[k],
+                output: &mut poses[k].locals,
+                morph_output: &mut poses[k].morph_weights,
+            }
+            .run()
+            .unwrap();
+        }
+        let layers = [
+            BlendLayer { locals: &poses[0].locals, morph_weights: &poses[0].morph_weights, weight: 0.3 },
+            BlendLayer { locals: &poses[1].locals, morph_weights: &poses[1].morph_weights, weight: 0.7 },
+        ];
+        BlendJob {
+            layers: &layers,
+            rest: model.skeleton.rest(),
+            rest_morph_weights: &model.rest_morph_weights,
+            output: &mut blended.locals,
+            morph_output: &mut blended.morph_weights,
+        }
+        .run()
+        .unwrap();
+        BlendTwoJob {
+            a: &poses[0].locals,
+            b: &poses[1].locals,
+            a_morph: &poses[0].morph_weights,
+            b_morph: &poses[1].morph_weights,
+            t: 0.4,
+            output: &mut blended.locals,
+            morph_output: &mut blended.morph_weights,
+        }
+        .run()
+        .unwrap();
+        LocalToModelJob {
+            parents: model.skeleton.parents(),
+            locals: &blended.locals,
+            root: Matrix4::identity(),
+            output: &mut world,
+        }
+        .run()
+        .unwrap();
+        PaletteJob { skin: &model.skins[0], models: &world, output: &mut palette }.run().unwrap();
+        SkinningJob {
+            primitive,
+            morph_weights: &blended.morph_weights[instance.morph_offset as usize..]
+                [..instance.morph_count as usize],
+            transform: SkinTransform::Palette(&palette),
+            out_positions: &mut positions,
+            out_normals: Some(&mut normals),
+            out_tangents: None,
+        }
+        .run()
+        .unwrap();
+        output.update(&model, &blended.locals, &blended.morph_weights, DebugPose::Animated).unwrap();
+        player.advance(1.0 / 60.0, &model.clips[clips[0]].events, |_| events += 1);
+    };
+    for i in 0..10 {
+        frame(i);
+    }
+    let ((), allocations) = count_allocations(|| (10..400).for_each(&mut frame));
+    assert_eq!(allocations, 0, "{allocations} heap allocations in 390 frames of the CPU jobs");
+    assert!(events > 10, "the walk's footsteps fired ({events})");
+}

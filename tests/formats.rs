@@ -1,0 +1,245 @@
+//! The JSON the binary writes, checked against its documented shape (key
+//! sets, types, counts that must agree with the model): `dump` (the
+//! DESIGN.md contract), `inspect --json` and `simulate --json` (the trace
+//! contract). A renamed key, a dropped field or a short array fails here.
+
+mod common;
+
+use serde_json::Value;
+use std::process::Command;
+
+const GLB: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/default_character.glb");
+
+/// Runs the binary, which must succeed, and returns its standard output.
+fn vkskin(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_vkskin")).args(args).output().unwrap();
+    assert!(out.status.success(), "vkskin {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The object's keys are exactly `keys`.
+#[track_caller]
+fn keys(v: &Value, keys: &[&str], what: &str) {
+    let object = v.as_object().unwrap_or_else(|| panic!("{what}: not an object: {v}"));
+    let mut got: Vec<&str> = object.keys().map(String::as_str).collect();
+    let mut want = keys.to_vec();
+    got.sort_unstable();
+    want.sort_unstable();
+    assert_eq!(got, want, "{what}: keys");
+}
+
+#[track_caller]
+fn uint(v: &Value, what: &str) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("{what}: not an unsigned integer: {v}"))
+}
+
+#[track_caller]
+fn number(v: &Value, what: &str) -> f64 {
+    let x = v.as_f64().unwrap_or_else(|| panic!("{what}: not a number: {v}"));
+    assert!(x.is_finite(), "{what}: {x}");
+    x
+}
+
+#[track_caller]
+fn array<'a>(v: &'a Value, what: &str) -> &'a Vec<Value> {
+    v.as_array().unwrap_or_else(|| panic!("{what}: not an array: {v}"))
+}
+
+#[track_caller]
+fn string<'a>(v: &'a Value, what: &str) -> &'a str {
+    v.as_str().unwrap_or_else(|| panic!("{what}: not a string: {v}"))
+}
+
+/// `inspect --json`, checked; returns it.
+fn inspect(file: &str) -> Value {
+    let doc: Value = serde_json::from_str(&vkskin(&["inspect", file, "--json"])).unwrap();
+    keys(&doc, &["file", "nodes", "skins", "clips", "meshes", "warnings"], "inspect");
+    assert_eq!(string(&doc["file"], "file"), file);
+    for (i, n) in array(&doc["nodes"], "nodes").iter().enumerate() {
+        keys(n, &["node", "name", "parent", "mesh", "skin", "joint_of"], "node");
+        assert_eq!(uint(&n["node"], "node"), i as u64, "nodes in order");
+        string(&n["name"], "node name");
+        for k in ["parent", "mesh", "skin"] {
+            assert!(n[k].is_null() || n[k].is_u64(), "node {i} {k}: {}", n[k]);
+        }
+        array(&n["joint_of"], "joint_of").iter().for_each(|s| _ = uint(s, "joint_of"));
+    }
+    for s in array(&doc["skins"], "skins") {
+        keys(s, &["skin", "name", "joints"], "skin");
+        array(&s["joints"], "skin joints").iter().for_each(|j| _ = uint(j, "joint"));
+    }
+    for (i, c) in array(&doc["clips"], "clips").iter().enumerate() {
+        let what = format!("clip {i}");
+        keys(
+            c,
+            &[
+                "clip",
+                "name",
+                "start",
+                "duration",
+                "translation_channels",
+                "rotation_channels",
+                "scale_channels",
+                "weight_channels",
+                "interpolations",
+                "events",
+            ],
+            &what,
+        );
+        assert_eq!(uint(&c["clip"], &what), i as u64);
+        assert!(c["name"].is_null() || c["name"].is_string(), "{what}: name");
+        assert!(number(&c["start"], &what) <= number(&c["duration"], &what));
+        for k in ["translation_channels", "rotation_channels", "scale_channels", "weight_channels", "events"]
+        {
+            uint(&c[k], &what);
+        }
+        for s in array(&c["interpolations"], &what) {
+            assert!(["STEP", "LINEAR", "CUBICSPLINE"].contains(&string(s, &what)), "{what}: {s}");
+        }
+    }
+    for m in array(&doc["meshes"], "meshes") {
+        keys(m, &["mesh", "name", "morph_targets", "primitives"], "mesh");
+        array(&m["morph_targets"], "morph targets").iter().for_each(|t| _ = string(t, "target"));
+        for p in array(&m["primitives"], "primitives") {
+            keys(
+                p,
+                &["primitive", "vertices", "triangles", "attributes", "influences", "material"],
+                "primitive",
+            );
+            for k in ["primitive", "vertices", "triangles", "influences"] {
+                uint(&p[k], k);
+            }
+            assert!(p["material"].is_null() || p["material"].is_u64());
+            assert!(array(&p["attributes"], "attributes").iter().any(|a| a == "POSITION"));
+        }
+    }
+    array(&doc["warnings"], "warnings").iter().for_each(|w| _ = string(w, "warning"));
+    doc
+}
+
+/// `dump`, checked against the DESIGN.md format and the model's own counts.
+fn dump(file: &str, clip: Option<&str>, info: &Value) {
+    let mut args = vec!["dump", file, "--time", "0.5"];
+    if let Some(c) = clip {
+        args.extend(["--clip", c]);
+    }
+    let doc: Value = serde_json::from_str(&vkskin(&args)).unwrap();
+    let what = format!("dump {file} {clip:?}");
+    keys(&doc, &["clip", "time", "joints", "primitives"], &what);
+    assert_eq!(number(&doc["time"], &what), 0.5);
+    match clip {
+        None => assert!(doc["clip"].is_null(), "{what}: clip"),
+        Some(c) => assert!(doc["clip"] == c || doc["clip"].as_u64().map(|i| i.to_string()) == Some(c.into())),
+    }
+    // Every node that is a joint of some skin, once, by node index.
+    let mut skin_nodes: Vec<u64> = array(&info["skins"], "skins")
+        .iter()
+        .flat_map(|s| array(&s["joints"], "joints").iter().map(|j| uint(j, "joint")))
+        .collect();
+    skin_nodes.sort_unstable();
+    skin_nodes.dedup();
+    let joints = array(&doc["joints"], &what);
+    let nodes: Vec<u64> = joints.iter().map(|j| uint(&j["node"], "joint node")).collect();
+    assert_eq!(nodes, skin_nodes, "{what}: joints");
+    for j in joints {
+        keys(j, &["node", "name", "world"], "joint");
+        let node = &info["nodes"][uint(&j["node"], "node") as usize];
+        assert_eq!(j["name"], node["name"], "{what}: joint name");
+        let world = array(&j["world"], "world");
+        assert_eq!(world.len(), 16, "{what}: world");
+        world.iter().for_each(|v| _ = number(v, "world"));
+    }
+    // Every primitive of every node that draws a mesh, positions as long as its vertices.
+    let mut expected = Vec::new();
+    for n in array(&info["nodes"], "nodes") {
+        if let Some(mesh) = n["mesh"].as_u64() {
+            for p in array(&info["meshes"][mesh as usize]["primitives"], "primitives") {
+                expected.push((
+                    mesh,
+                    uint(&p["primitive"], "p"),
+                    uint(&n["node"], "n"),
+                    uint(&p["vertices"], "v"),
+                ));
+            }
+        }
+    }
+    let primitives = array(&doc["primitives"], &what);
+    assert_eq!(primitives.len(), expected.len(), "{what}: primitives");
+    for (p, (mesh, primitive, node, vertices)) in primitives.iter().zip(expected) {
+        keys(p, &["mesh", "primitive", "node", "skinned", "positions"], "primitive");
+        assert_eq!(
+            (uint(&p["mesh"], "mesh"), uint(&p["primitive"], "p"), uint(&p["node"], "n")),
+            (mesh, primitive, node)
+        );
+        assert_eq!(
+            p["skinned"].as_bool(),
+            Some(!info["nodes"][node as usize]["skin"].is_null()),
+            "{what}: skinned"
+        );
+        let positions = array(&p["positions"], "positions");
+        assert_eq!(
+            positions.len() as u64,
+            3 * vertices,
+            "{what}: mesh {mesh} primitive {primitive} positions"
+        );
+        positions.iter().for_each(|v| _ = number(v, "position"));
+    }
+}
+
+#[test]
+fn dump_and_inspect_follow_their_formats() {
+    let info = inspect(GLB);
+    assert_eq!(array(&info["clips"], "clips").len(), 4);
+    dump(GLB, None, &info);
+    dump(GLB, Some("Walk"), &info);
+    // A shared model with several skinned and rigid parts, and an unnamed clip.
+    for (file, clip) in [("CesiumMan/CesiumMan.glb", "0"), ("RobotExpressive/RobotExpressive.glb", "Wave")] {
+        let Some(path) = common::shared_file(file, "the format checks") else { return };
+        let path = path.display().to_string();
+        let info = inspect(&path);
+        dump(&path, Some(clip), &info);
+    }
+}
+
+#[test]
+fn simulate_json_follows_the_trace_format() {
+    let text = vkskin(&[
+        "simulate",
+        GLB,
+        "--json",
+        "--fps",
+        "30",
+        "--duration",
+        "3",
+        "--set",
+        "0.5:speed=2",
+        "--set",
+        "2:jump",
+    ]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 91);
+    let clips = ["Idle", "Walk", "Run", "Jump"];
+    for (i, line) in lines.iter().enumerate() {
+        let f: Value = serde_json::from_str(line).unwrap();
+        let what = format!("frame {i}");
+        keys(&f, &["frame", "time", "state", "transition", "weights", "events"], &what);
+        assert_eq!(uint(&f["frame"], &what), i as u64);
+        assert!((number(&f["time"], &what) - i as f64 / 30.0).abs() < 1e-9);
+        assert!(["Idle", "Locomotion", "Jump"].contains(&string(&f["state"], &what)), "{what}");
+        if !f["transition"].is_null() {
+            keys(&f["transition"], &["to", "progress"], &what);
+            string(&f["transition"]["to"], &what);
+            assert!((0.0..1.0).contains(&number(&f["transition"]["progress"], &what)));
+        }
+        let weights = f["weights"].as_object().unwrap();
+        assert!(weights.keys().all(|k| clips.contains(&k.as_str())), "{what}: {weights:?}");
+        let sum: f64 = weights.values().map(|w| number(w, &what)).sum();
+        assert!((sum - 1.0).abs() < 1e-5, "{what}: weights sum to {sum}");
+        for e in array(&f["events"], &what) {
+            keys(e, &["clip", "name", "clip_time"], &what);
+            assert!(clips.contains(&string(&e["clip"], &what)));
+            string(&e["name"], &what);
+            number(&e["clip_time"], &what);
+        }
+    }
+}
