@@ -69,7 +69,8 @@ fn cpu_jobs_allocate_nothing() {
     let mut frame = |i: usize| {
         let t = i as f64 / 60.0;
         for (k, &c) in clips.iter().enumerate() {
-            let rotation_blend = if i.is_multiple_of(2) { RotationBlend::Slerp } else { RotationBlend::Nlerp };
+            let rotation_blend =
+                if i.is_multiple_of(2) { RotationBlend::Slerp } else { RotationBlend::Nlerp };
             SampleJob {
                 clip: &model.clips[c],
                 time: t % f64::from(model.clips[c].duration),

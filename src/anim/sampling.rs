@@ -4,7 +4,7 @@
 //! playback costs O(1) per track; any other jump falls back to a binary search.
 //! The cursor is only a hint: results never depend on it.
 
-use super::clip::{Clip, Interpolation};
+use super::clip::{Clip, Interpolation, JointTracks};
 use super::job::{JobError, check_len};
 use super::transform::Transform;
 use nalgebra::{Quaternion, UnitQuaternion};
@@ -135,41 +135,9 @@ impl SampleJob<'_> {
         let t = self.time;
         let keys = &mut self.cursor.keys;
         for (i, jt) in self.clip.joint_tracks.iter().enumerate() {
-            let out = &mut self.output[jt.joint as usize];
-            if let Some(tr) = &jt.translation {
-                let span = locate(&tr.times, t, &mut keys[3 * i]);
-                out.translation = sample_linear_space(&tr.values, tr.interpolation, span);
-            }
-            if let Some(tr) = &jt.rotation {
-                let span = locate(&tr.times, t, &mut keys[3 * i + 1]);
-                let fallback = self.rest[jt.joint as usize].rotation;
-                // Keys and true slerps are kept as the file gives them (unit
-                // to the exporter's precision, see `slerp`); anything a lerp
-                // or spline built is normalised.
-                out.rotation = match (tr.interpolation, span) {
-                    (Interpolation::Linear, Span::Between { k, s, .. }) => {
-                        let (a, b) = (tr.values[k], tr.values[k + 1]);
-                        match self.rotation_blend {
-                            RotationBlend::Slerp => match slerp(a, b, s) {
-                                Slerped::Arc(q) => keep_or(q, fallback),
-                                Slerped::Chord(q) => normalize_or(q, fallback),
-                            },
-                            RotationBlend::Nlerp => normalize_or(nlerp(a, b, s), fallback),
-                        }
-                    }
-                    (Interpolation::CubicSpline, span @ Span::Between { .. }) => normalize_or(
-                        sample_linear_space(&tr.values, Interpolation::CubicSpline, span),
-                        fallback,
-                    ),
-                    (interpolation, span) => {
-                        keep_or(sample_linear_space(&tr.values, interpolation, span), fallback)
-                    }
-                };
-            }
-            if let Some(tr) = &jt.scale {
-                let span = locate(&tr.times, t, &mut keys[3 * i + 2]);
-                out.scale = sample_linear_space(&tr.values, tr.interpolation, span);
-            }
+            let j = jt.joint as usize;
+            let cursor = &mut keys[3 * i..3 * i + 3];
+            sample_joint_into(jt, t, &self.rest[j], self.rotation_blend, cursor, &mut self.output[j]);
         }
         let base = 3 * self.clip.joint_tracks.len();
         for (m, mt) in self.clip.morph_tracks.iter().enumerate() {
@@ -200,6 +168,64 @@ impl SampleJob<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// Samples one joint's tracks at `time` (seconds on the clip's timeline),
+/// properties without a track taking `rest`'s values: what `SampleJob` does
+/// for each joint, for callers that need one joint (root motion). Never
+/// allocates; the tracks must be well formed (see `SampleJob::validate`).
+pub fn sample_joint(
+    tracks: &JointTracks,
+    time: f64,
+    rest: &Transform,
+    rotation_blend: RotationBlend,
+) -> Transform {
+    let mut out = *rest;
+    sample_joint_into(tracks, time, rest, rotation_blend, &mut [0; 3], &mut out);
+    out
+}
+
+/// Samples `jt` at `t` into `out`; `cursor` holds its T, R and S key hints.
+#[inline]
+fn sample_joint_into(
+    jt: &JointTracks,
+    t: f64,
+    rest: &Transform,
+    rotation_blend: RotationBlend,
+    cursor: &mut [u32],
+    out: &mut Transform,
+) {
+    if let Some(tr) = &jt.translation {
+        let span = locate(&tr.times, t, &mut cursor[0]);
+        out.translation = sample_linear_space(&tr.values, tr.interpolation, span);
+    }
+    if let Some(tr) = &jt.rotation {
+        let span = locate(&tr.times, t, &mut cursor[1]);
+        let fallback = rest.rotation;
+        // Keys and true slerps are kept as the file gives them (unit
+        // to the exporter's precision, see `slerp`); anything a lerp
+        // or spline built is normalised.
+        out.rotation = match (tr.interpolation, span) {
+            (Interpolation::Linear, Span::Between { k, s, .. }) => {
+                let (a, b) = (tr.values[k], tr.values[k + 1]);
+                match rotation_blend {
+                    RotationBlend::Slerp => match slerp(a, b, s) {
+                        Slerped::Arc(q) => keep_or(q, fallback),
+                        Slerped::Chord(q) => normalize_or(q, fallback),
+                    },
+                    RotationBlend::Nlerp => normalize_or(nlerp(a, b, s), fallback),
+                }
+            }
+            (Interpolation::CubicSpline, span @ Span::Between { .. }) => {
+                normalize_or(sample_linear_space(&tr.values, Interpolation::CubicSpline, span), fallback)
+            }
+            (interpolation, span) => keep_or(sample_linear_space(&tr.values, interpolation, span), fallback),
+        };
+    }
+    if let Some(tr) = &jt.scale {
+        let span = locate(&tr.times, t, &mut cursor[2]);
+        out.scale = sample_linear_space(&tr.values, tr.interpolation, span);
     }
 }
 

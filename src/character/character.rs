@@ -14,6 +14,7 @@ use super::events::FiredEvent;
 use super::output::{DebugPose, PoseOutput};
 use super::parameters::{ParameterValue, Parameters};
 use super::rig::Rig;
+use super::root_motion::{self, RootMotion};
 use crate::anim::player::wrap_clip_time;
 use crate::anim::{
     BlendJob, BlendLayer, Clip, ClipEvent, ClipPlayer, JobError, Pose, RotationBlend, SampleJob,
@@ -69,6 +70,12 @@ pub struct Character {
     poses: Vec<Pose>,
     /// (time, weight) of each leaf at the last evaluation.
     evaluated: Vec<(f64, f32)>,
+    /// Clip time each leaf started this update from, and how far it played
+    /// (signed clip seconds, loops unwrapped): its root motion.
+    travel_from: Vec<f64>,
+    travel: Vec<f64>,
+    /// Root motion of the last update, in model space.
+    root_motion: RootMotion,
     /// Leader of each sync group.
     leaders: Vec<u32>,
     /// Each blend space's input, following its parameter (see `SpaceInput`).
@@ -122,6 +129,9 @@ impl Character {
             weight: vec![0.0; leaves.len()],
             poses: vec![Pose::new(joints, weights); leaves.len()],
             evaluated: vec![(f64::NAN, 0.0); leaves.len()],
+            travel_from: vec![0.0; leaves.len()],
+            travel: vec![0.0; leaves.len()],
+            root_motion: RootMotion::default(),
             leaders: controller.groups().iter().map(|g| g.leaves.start).collect(),
             inputs: vec![0.0; controller.inputs.len()],
             clip_weights: vec![0.0; rig.clips.len()],
@@ -261,6 +271,8 @@ impl Character {
     /// evaluates. Events crossed are in `events()` until the next update.
     pub fn update(&mut self, dt: f32) -> Result<(), JobError> {
         self.events.clear();
+        self.travel.fill(0.0);
+        self.root_motion = RootMotion::default();
         let step = if dt.is_finite() { dt * self.rate } else { 0.0 };
         let step = if step.is_finite() { step } else { 0.0 };
         if self.current.is_some() {
@@ -360,15 +372,7 @@ impl Character {
         let controller = self.controller.clone();
         let group = &controller.groups()[g];
         let leader = self.choose_leader(g) as usize;
-        let (mut weights, mut periods) = (0.0f64, 0.0f64);
-        for l in group.leaves.clone() {
-            let (w, p) = (f64::from(self.local_weight[l as usize]), self.period(l as usize));
-            if w > 0.0 && p > 0.0 {
-                weights += w;
-                periods += w * p;
-            }
-        }
-        let cycle = if weights > 0.0 { periods / weights } else { self.period(leader) };
+        let cycle = self.group_cycle(g).unwrap_or_else(|| self.period(leader));
         if cycle > 0.0 {
             let phase_step = f64::from(step) / cycle;
             let clip_step = phase_step * f64::from(self.players[leader].duration());
@@ -376,10 +380,28 @@ impl Character {
             self.advance_leaf(leader, clip_step as f32, report);
         }
         let phase = self.phase(leader);
+        let leader_duration = f64::from(self.players[leader].duration());
+        let phase_travel = if leader_duration > 0.0 { self.travel[leader] / leader_duration } else { 0.0 };
         for l in group.leaves.clone().filter(|&l| l as usize != leader) {
-            let d = self.players[l as usize].duration();
-            self.set_leaf_time(l as usize, phase * f64::from(d));
+            let (l, d) = (l as usize, self.players[l as usize].duration());
+            self.travel_from[l] = self.sample_time[l];
+            self.travel[l] = phase_travel * f64::from(d);
+            self.set_leaf_time(l, phase * f64::from(d));
         }
+    }
+
+    /// Seconds one cycle of sync group `g` takes: its clips' periods averaged
+    /// by their weights in the state (`None` while none has weight).
+    fn group_cycle(&self, g: usize) -> Option<f64> {
+        let (mut weights, mut periods) = (0.0f64, 0.0f64);
+        for l in self.controller.groups()[g].leaves.clone() {
+            let (w, p) = (f64::from(self.local_weight[l as usize]), self.period(l as usize));
+            if w > 0.0 && p > 0.0 {
+                weights += w;
+                periods += w * p;
+            }
+        }
+        (weights > 0.0).then(|| periods / weights)
     }
 
     /// The heaviest clip of group `g` (the previous leader keeps a tie).
@@ -402,6 +424,8 @@ impl Character {
         let clip = &self.rig.clips[clip_index as usize];
         let (events, index, sink) = (&clip.events, self.index, &mut self.events);
         let before = self.players[l].time();
+        self.travel_from[l] = self.sample_time[l];
+        self.travel[l] += f64::from(step) * f64::from(self.players[l].speed());
         self.players[l].advance(step, events, |e: &ClipEvent| {
             if report {
                 let event = events.iter().position(|x| std::ptr::eq(x, e)).unwrap_or(0) as u32;
@@ -610,10 +634,34 @@ impl Character {
                 .run()?;
             }
         }
+        if let Some(setup) = &self.controller.root_motion {
+            let j = setup.joint as usize;
+            for (l, (leaf, clip_motion)) in leaves.iter().zip(&setup.leaves).enumerate() {
+                if self.weight[l] > 0.0 {
+                    let clip = &rig.clips[leaf.clip as usize];
+                    let d = clip_motion.displacement(
+                        clip,
+                        &rest[j],
+                        self.travel_from[l],
+                        self.travel[l],
+                        leaf.looping,
+                    );
+                    self.root_motion.add_weighted(&d, self.weight[l]);
+                }
+            }
+            root_motion::remove(&mut self.pose.locals[j], &rest[j]);
+        }
         if let Some(weights) = &self.morph_override {
             self.pose.morph_weights.copy_from_slice(weights);
         }
         self.output.update(rig, &self.pose.locals, &self.pose.morph_weights, self.debug)?;
+        if let Some(setup) = &self.controller.root_motion {
+            // From the root's parent's space to model space.
+            let parent = rig.skeleton.parents()[setup.joint as usize];
+            if let Some(m) = self.output.world().get(parent as usize) {
+                self.root_motion.translation = m.fixed_view::<3, 3>(0, 0) * self.root_motion.translation;
+            }
+        }
         for l in 0..leaves.len() {
             self.evaluated[l] = (self.sample_time[l], self.weight[l]);
         }
@@ -622,6 +670,29 @@ impl Character {
     }
 
     // ---- what it shows ------------------------------------------------------
+
+    /// What the last update's playback moved the root by (model space):
+    /// zero without root motion in the controller.
+    pub fn root_motion(&self) -> RootMotion {
+        self.root_motion
+    }
+
+    /// How fast the playing clips' roots travel at rate 1, metres per second
+    /// in the root's parent's space: each clip's travel per cycle over its
+    /// period, weighted. 0 without root motion.
+    pub fn ground_speed(&self) -> f32 {
+        let Some(setup) = &self.controller.root_motion else { return 0.0 };
+        let mut velocity = nalgebra::Vector3::zeros();
+        for (l, motion) in setup.leaves.iter().enumerate() {
+            // A synced clip plays one cycle per cycle of its group.
+            let group = self.controller.leaves()[l].group.and_then(|g| self.group_cycle(g as usize));
+            let period = group.unwrap_or_else(|| self.period(l)) as f32;
+            if self.weight[l] > 0.0 && period > 0.0 {
+                velocity += motion.cycle().translation * (self.weight[l] / period);
+            }
+        }
+        velocity.norm()
+    }
 
     /// Events crossed by the last update, in playback order.
     pub fn events(&self) -> &[FiredEvent] {

@@ -5,10 +5,11 @@
 use super::condition;
 use super::file::{ControllerFile, MotionDef, ParameterDef, WeightDef};
 use super::{
-    Controller, Leaf, MAX_CLIP_NODES, MAX_DEPTH, Node, Parameter, ParameterKind, SpaceInput, State,
-    SyncGroup, Transition, Weight,
+    Controller, Leaf, MAX_CLIP_NODES, MAX_DEPTH, Node, Parameter, ParameterKind, RootMotionSetup, SpaceInput,
+    State, SyncGroup, Transition, Weight,
 };
 use crate::character::rig::Rig;
+use crate::character::root_motion::ClipRootMotion;
 
 /// Name of the any-state source in `TransitionDef::from`.
 const ANY_STATE: &str = "*";
@@ -100,6 +101,16 @@ pub(super) fn compile(
     let outgoing = (0..states.len() as u32).map(|s| ordered(Some(s))).collect();
     let any_state = ordered(None);
     let Builder { nodes, leaves, groups, inputs, .. } = builder;
+    let root_motion = match &file.root_motion {
+        None => None,
+        Some(name) => {
+            let joint = rig.skeleton.find(name).ok_or_else(|| format!("root_motion: no joint \"{name}\""))?;
+            let rest = &rig.skeleton.rest()[joint];
+            let per_leaf =
+                leaves.iter().map(|l| ClipRootMotion::new(&rig.clips[l.clip as usize], joint as u32, rest));
+            Some(RootMotionSetup { joint: joint as u32, leaves: per_leaf.collect() })
+        }
+    };
     Ok(Controller {
         parameters,
         states,
@@ -111,6 +122,7 @@ pub(super) fn compile(
         outgoing,
         any_state,
         initial,
+        root_motion,
     })
 }
 

@@ -18,6 +18,11 @@ pub struct ControllerFile {
     /// Transitions between states, including any-state ones (`from: "*"`).
     #[serde(default)]
     pub transitions: Vec<TransitionDef>,
+    /// The joint whose travel on the ground and turn about the up axis are
+    /// taken out of the pose as root motion (see `character::root_motion`);
+    /// none by default (the clips move the pose itself).
+    #[serde(default)]
+    pub root_motion: Option<String>,
 }
 
 /// A parameter and its default value.

@@ -14,6 +14,7 @@ pub use file::{
 };
 
 use super::rig::Rig;
+use super::root_motion::ClipRootMotion;
 use std::ops::Range;
 use std::path::Path;
 
@@ -161,6 +162,15 @@ pub struct Controller {
     /// Any-state transitions, best first.
     pub(crate) any_state: Vec<u32>,
     pub(crate) initial: Option<u32>,
+    /// The root-motion joint and each clip node's root track.
+    pub(crate) root_motion: Option<RootMotionSetup>,
+}
+
+/// Root motion: the joint and, per clip node, its clip's root track.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RootMotionSetup {
+    pub joint: u32,
+    pub leaves: Vec<ClipRootMotion>,
 }
 
 impl Controller {
@@ -224,6 +234,7 @@ impl Controller {
             initial: None,
             states: motion.into_iter().map(|motion| StateDef { name: "Clips".into(), motion }).collect(),
             transitions: Vec::new(),
+            root_motion: None,
         };
         // Clips are named by index here, whatever their names.
         compile::compile(&file, rig, &|key| key.parse().ok().filter(|&c: &usize| c < rig.clips.len()))
@@ -262,6 +273,11 @@ impl Controller {
     /// Sync groups of every state.
     pub fn groups(&self) -> &[SyncGroup] {
         &self.groups
+    }
+
+    /// The root-motion joint, when the controller takes root motion out.
+    pub fn root_motion_joint(&self) -> Option<usize> {
+        self.root_motion.as_ref().map(|r| r.joint as usize)
     }
 
     /// The state a character starts in (`None` without states: the rest pose).

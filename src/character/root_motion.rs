@@ -1,0 +1,209 @@
+//! Root motion: the travel of a clip's root joint on the ground (x and z of
+//! its translation) and its turn about the up axis (y), taken out of the
+//! pose so that the entity, not the pose, moves (the root stays over the
+//! entity's origin; nothing moves twice).
+//!
+//! A clip's root moves along `P(t)` within a cycle and jumps back at the
+//! loop point. Over unwrapped clip time `u` it goes `U(u) = P(u mod d) +
+//! floor(u / d) * D`, with `D = P(d) - P(0)` the travel of one cycle, so the
+//! displacement of a step from `t0` by `travel` seconds is `U(t0 + travel) -
+//! U(t0)`: continuous across the loop point, backwards when playing
+//! backwards, several cycles in one long step. A clip that does not loop
+//! holds its ends. While several clips play, each one's displacement is
+//! weighted by its weight in the pose (blend spaces and crossfades alike).
+
+use crate::anim::sampling::sample_joint;
+use crate::anim::{Clip, JointTracks, RotationBlend, Transform};
+use nalgebra::{UnitQuaternion, Vector3};
+use std::f32::consts::PI;
+
+/// What one update moved the root by, in the root's parent's space.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct RootMotion {
+    /// Travel on the ground (y is 0).
+    pub translation: Vector3<f32>,
+    /// Turn about the up axis, radians (counter-clockwise seen from above).
+    pub yaw: f32,
+}
+
+impl RootMotion {
+    /// Adds `other` weighted by `w`.
+    pub fn add_weighted(&mut self, other: &RootMotion, w: f32) {
+        self.translation += other.translation * w;
+        self.yaw += other.yaw * w;
+    }
+}
+
+/// A clip's root track and its travel per cycle.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClipRootMotion {
+    /// Index of the root joint's tracks in the clip, if it has any.
+    track: Option<usize>,
+    /// Travel of one cycle, `P(d) - P(0)`.
+    cycle: RootMotion,
+}
+
+impl ClipRootMotion {
+    /// The root motion of `clip` for joint `joint` (rest transform `rest`).
+    pub fn new(clip: &Clip, joint: u32, rest: &Transform) -> Self {
+        let track = clip.joint_tracks.iter().position(|t| t.joint == joint);
+        let mut motion = ClipRootMotion { track, cycle: RootMotion::default() };
+        if let Some(tracks) = motion.tracks(clip) {
+            let (start, end) = (at(tracks, 0.0, rest), at(tracks, f64::from(clip.duration), rest));
+            motion.cycle = difference(&start, &end);
+        }
+        motion
+    }
+
+    fn tracks<'a>(&self, clip: &'a Clip) -> Option<&'a JointTracks> {
+        self.track.and_then(|t| clip.joint_tracks.get(t))
+    }
+
+    /// Travel of one cycle.
+    pub fn cycle(&self) -> RootMotion {
+        self.cycle
+    }
+
+    /// The root's displacement when playback moves from `t0` by `travel`
+    /// clip seconds (see the module documentation).
+    pub fn displacement(
+        &self,
+        clip: &Clip,
+        rest: &Transform,
+        t0: f64,
+        travel: f64,
+        looping: bool,
+    ) -> RootMotion {
+        let Some(tracks) = self.tracks(clip) else { return RootMotion::default() };
+        let d = f64::from(clip.duration);
+        if travel == 0.0 || !travel.is_finite() || d <= 0.0 {
+            return RootMotion::default();
+        }
+        if !looping {
+            let (a, b) = (t0.clamp(0.0, d), (t0 + travel).clamp(0.0, d));
+            return difference(&at(tracks, a, rest), &at(tracks, b, rest));
+        }
+        let u1 = t0 + travel;
+        let (c0, c1) = ((t0 / d).floor(), (u1 / d).floor());
+        let within = difference(&at(tracks, t0 - c0 * d, rest), &at(tracks, u1 - c1 * d, rest));
+        let cycles = (c1 - c0) as f32;
+        RootMotion {
+            translation: within.translation + self.cycle.translation * cycles,
+            yaw: within.yaw + self.cycle.yaw * cycles,
+        }
+    }
+}
+
+/// The root's ground position and yaw at clip time `t`.
+fn at(tracks: &JointTracks, t: f64, rest: &Transform) -> RootMotion {
+    let pose = sample_joint(tracks, t, rest, RotationBlend::Slerp);
+    RootMotion { translation: ground(&pose.translation), yaw: yaw_of(&pose.rotation) }
+}
+
+/// `to - from`, the turn taken the short way round.
+fn difference(from: &RootMotion, to: &RootMotion) -> RootMotion {
+    RootMotion { translation: to.translation - from.translation, yaw: wrap_angle(to.yaw - from.yaw) }
+}
+
+/// The translation's part on the ground plane.
+fn ground(t: &Vector3<f32>) -> Vector3<f32> {
+    Vector3::new(t.x, 0.0, t.z)
+}
+
+/// The angle of `q`'s twist about the up axis (y), in (-pi, pi].
+pub fn yaw_of(q: &UnitQuaternion<f32>) -> f32 {
+    let q = q.quaternion();
+    if q.j == 0.0 && q.w == 0.0 {
+        return 0.0;
+    }
+    wrap_angle(2.0 * q.j.atan2(q.w))
+}
+
+/// `a` brought into (-pi, pi].
+fn wrap_angle(a: f32) -> f32 {
+    let a = a.rem_euclid(2.0 * PI);
+    if a > PI { a - 2.0 * PI } else { a }
+}
+
+/// Takes root motion out of a root joint's local transform: its ground
+/// position and its yaw become the rest pose's, so the visual root stays
+/// over the entity's origin and faces the entity's way.
+pub fn remove(local: &mut Transform, rest: &Transform) {
+    local.translation.x = rest.translation.x;
+    local.translation.z = rest.translation.z;
+    let yaw = yaw_of(&local.rotation) - yaw_of(&rest.rotation);
+    local.rotation = UnitQuaternion::from_axis_angle(&Vector3::y_axis(), -yaw) * local.rotation;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::anim::{Interpolation, Track};
+
+    /// A root walking +z at 1 m/s while turning 0.5 rad per second, over 2 s.
+    fn walk() -> Clip {
+        let times = vec![0.0, 1.0, 2.0];
+        Clip {
+            name: Some("walk".into()),
+            duration: 2.0,
+            joint_tracks: vec![JointTracks {
+                joint: 0,
+                translation: Some(Track {
+                    times: times.clone(),
+                    values: vec![
+                        Vector3::new(0.0, 1.0, 0.0),
+                        Vector3::new(0.0, 1.1, 1.0),
+                        Vector3::new(0.0, 1.0, 2.0),
+                    ],
+                    interpolation: Interpolation::Linear,
+                }),
+                rotation: Some(Track {
+                    times,
+                    values: [0.0f32, 0.5, 1.0]
+                        .map(|a| UnitQuaternion::from_axis_angle(&Vector3::y_axis(), a).into_inner())
+                        .to_vec(),
+                    interpolation: Interpolation::Linear,
+                }),
+                scale: None,
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn displacement_is_continuous_across_loops_and_reversible() {
+        let clip = walk();
+        let rest = Transform::IDENTITY;
+        let m = ClipRootMotion::new(&clip, 0, &rest);
+        assert!((m.cycle().translation - Vector3::new(0.0, 0.0, 2.0)).norm() < 1e-6);
+        assert!((m.cycle().yaw - 1.0).abs() < 1e-6);
+        // 1.5 s -> 6.5 s: 5 s at 1 m/s, across the loop point twice.
+        let d = m.displacement(&clip, &rest, 1.5, 5.0, true);
+        assert!((d.translation - Vector3::new(0.0, 0.0, 5.0)).norm() < 1e-5, "{d:?}");
+        assert!((d.yaw - 2.5).abs() < 1e-5, "{d:?}");
+        // Backwards: the opposite.
+        let back = m.displacement(&clip, &rest, 0.5, -5.0, true);
+        assert!((back.translation + Vector3::new(0.0, 0.0, 5.0)).norm() < 1e-5, "{back:?}");
+        // Not looping: holds at the end.
+        let held = m.displacement(&clip, &rest, 1.5, 5.0, false);
+        assert!((held.translation - Vector3::new(0.0, 0.0, 0.5)).norm() < 1e-5, "{held:?}");
+        // No track for that joint: nothing.
+        let other = ClipRootMotion::new(&clip, 3, &rest);
+        assert_eq!(other.displacement(&clip, &rest, 0.0, 1.0, true), RootMotion::default());
+    }
+
+    #[test]
+    fn removal_keeps_height_and_everything_but_yaw() {
+        let rest = Transform { translation: Vector3::new(0.1, 0.0, 0.2), ..Transform::IDENTITY };
+        let tilt = UnitQuaternion::from_axis_angle(&Vector3::x_axis(), 0.3);
+        let mut local = Transform {
+            translation: Vector3::new(3.0, 0.9, -4.0),
+            rotation: UnitQuaternion::from_axis_angle(&Vector3::y_axis(), 1.2) * tilt,
+            scale: Vector3::repeat(1.0),
+        };
+        remove(&mut local, &rest);
+        assert_eq!(local.translation, Vector3::new(0.1, 0.9, 0.2));
+        assert!(local.rotation.angle_to(&tilt) < 1e-5);
+        assert!(yaw_of(&local.rotation).abs() < 1e-6);
+    }
+}
