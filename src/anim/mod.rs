@@ -10,6 +10,7 @@
 pub mod blending;
 pub mod clip;
 pub mod hierarchy;
+pub mod ik;
 pub mod job;
 pub mod mesh;
 pub mod player;
@@ -29,6 +30,7 @@ pub use transform::Transform;
 // The jobs.
 pub use blending::{BlendJob, BlendLayer, BlendTwoJob};
 pub use hierarchy::{LocalToModelJob, PaletteJob};
+pub use ik::{IkSolution, TwoBoneIkJob};
 pub use player::ClipPlayer;
 pub use sampling::{RotationBlend, SampleJob, SamplingCursor};
 pub use skinning::{SkinTransform, SkinningJob};
