@@ -97,7 +97,8 @@ impl TwoBoneIkJob<'_> {
                 self.min_bend, self.max_bend
             )));
         }
-        if !(self.softness > 0.0 && self.softness <= 1.0) || !(0.0..=1.0).contains(&self.weight) {
+        let settings = self.softness > 0.0 && self.softness <= 1.0 && (0.0..=1.0).contains(&self.weight);
+        if !settings {
             return Err(JobError::new("two-bone ik: softness must be in (0, 1] and weight in [0, 1]"));
         }
         Ok(())
