@@ -17,7 +17,7 @@ use super::rig::Rig;
 use super::root_motion::{self, RootMotion};
 use crate::anim::player::wrap_clip_time;
 use crate::anim::{
-    BlendJob, BlendLayer, Clip, ClipEvent, ClipPlayer, JobError, Pose, RotationBlend, SampleJob,
+    BlendJob, BlendLayer, Clip, ClipEvent, ClipPlayer, JobError, LayerJob, Pose, RotationBlend, SampleJob,
     SamplingCursor, SkinnedPose,
 };
 use std::sync::Arc;
@@ -82,6 +82,10 @@ pub struct Character {
     inputs: Vec<f32>,
 
     clip_weights: Vec<f32>,
+    /// Each layer's weight at the last evaluation.
+    evaluated_layers: Vec<f32>,
+    /// A layer's pose, before it is applied.
+    layer_pose: Pose,
     pose: Pose,
     output: PoseOutput,
     /// The next update must evaluate (first update, a setting changed).
@@ -109,7 +113,7 @@ impl Character {
                 rig.clips.len()
             )));
         }
-        let states = controller.states().len();
+        let states = controller.all_states().len();
         let mut character = Character {
             parameters: Parameters::new(&controller),
             index: 0,
@@ -135,6 +139,8 @@ impl Character {
             leaders: controller.groups().iter().map(|g| g.leaves.start).collect(),
             inputs: vec![0.0; controller.inputs.len()],
             clip_weights: vec![0.0; rig.clips.len()],
+            evaluated_layers: vec![0.0; controller.layers().len()],
+            layer_pose: Pose::new(joints, weights),
             pose: Pose {
                 locals: rig.skeleton.rest().to_vec(),
                 morph_weights: rig.rest_morph_weights.clone(),
@@ -149,6 +155,7 @@ impl Character {
             character.enter(s);
             character.state_weight[s as usize] = 1.0;
         }
+        character.weigh_layers();
         Ok(character)
     }
 
@@ -245,7 +252,7 @@ impl Character {
         let s = s as usize;
         let controller = self.controller.clone();
         controller.state_weights(s, self.parameters.values(), &self.inputs, &mut self.local_weight);
-        let state = &controller.states()[s];
+        let state = &controller.all_states()[s];
         for g in state.groups.clone() {
             let group = &controller.groups()[g as usize];
             let leader = self.choose_leader(g as usize);
@@ -277,7 +284,10 @@ impl Character {
         let step = if step.is_finite() { step } else { 0.0 };
         if self.current.is_some() {
             self.advance_fade(step.abs());
-            self.advance_states(step);
+        }
+        self.weigh_layers();
+        self.advance_states(step);
+        if self.current.is_some() {
             self.choose_transition();
         }
         self.parameters.clear_triggers();
@@ -290,7 +300,8 @@ impl Character {
         let fade = *fade;
         let c = fade.curve.apply(fade.progress());
         let target = fade.target as usize;
-        for (s, w) in self.state_weight.iter_mut().enumerate() {
+        let machine = self.controller.machine_states;
+        for (s, w) in self.state_weight[..machine].iter_mut().enumerate() {
             let from = self.fade_from[s];
             *w = if s == target { from + (1.0 - from) * c } else { from * (1.0 - c) };
         }
@@ -300,7 +311,7 @@ impl Character {
     }
 
     fn finish_fade(&mut self, target: u32) {
-        self.state_weight.fill(0.0);
+        self.state_weight[..self.controller.machine_states].fill(0.0);
         self.state_weight[target as usize] = 1.0;
         self.current = Some(target);
         self.fade = None;
@@ -310,7 +321,7 @@ impl Character {
     fn dominant_state(&self) -> Option<usize> {
         let preferred = self.target_state()? as usize;
         let mut best = preferred;
-        for (s, &w) in self.state_weight.iter().enumerate() {
+        for (s, &w) in self.state_weight[..self.controller.machine_states].iter().enumerate() {
             if w > self.state_weight[best] {
                 best = s;
             }
@@ -327,12 +338,13 @@ impl Character {
             }
             self.follow_inputs(s, step.abs());
             controller.state_weights(s, self.parameters.values(), &self.inputs, &mut self.local_weight);
-            let report = dominant == Some(s);
+            // The dominant machine state reports, and every layer with weight.
+            let report = dominant == Some(s) || s >= controller.machine_states;
             let cycle = self.state_cycle(s);
             if cycle > 0.0 {
                 self.state_time[s] += f64::from(step) / cycle;
             }
-            let state = &controller.states()[s];
+            let state = &controller.all_states()[s];
             for g in state.groups.clone() {
                 self.advance_group(g as usize, step, report);
             }
@@ -349,11 +361,25 @@ impl Character {
         }
     }
 
+    /// Sets each layer's weight from its setting; a layer whose weight rises
+    /// from 0 starts its clips from the beginning.
+    fn weigh_layers(&mut self) {
+        let controller = self.controller.clone();
+        for layer in controller.layers() {
+            let w = controller.layer_weight(layer, self.parameters.values());
+            let s = layer.state as usize;
+            if self.state_weight[s] <= 0.0 && w > 0.0 {
+                self.enter(layer.state);
+            }
+            self.state_weight[s] = w;
+        }
+    }
+
     /// Moves state `s`'s blend-space inputs towards their parameters over
     /// `seconds` (at once without smoothing).
     fn follow_inputs(&mut self, s: usize, seconds: f32) {
         let controller = &self.controller;
-        for i in controller.states()[s].inputs.clone() {
+        for i in controller.all_states()[s].inputs.clone() {
             let input = controller.inputs[i as usize];
             let target = self.parameters.values()[input.parameter as usize];
             let value = &mut self.inputs[i as usize];
@@ -463,7 +489,7 @@ impl Character {
     /// Seconds one cycle of state `s` takes: its clips' periods averaged by weight.
     fn state_cycle(&self, s: usize) -> f64 {
         let (mut weights, mut periods) = (0.0f64, 0.0f64);
-        for l in self.controller.states()[s].leaves.clone() {
+        for l in self.controller.all_states()[s].leaves.clone() {
             let (w, p) = (f64::from(self.local_weight[l as usize]), self.period(l as usize));
             if w > 0.0 && p > 0.0 {
                 weights += w;
@@ -477,7 +503,7 @@ impl Character {
     /// start from 0, its cycle count from 0.
     fn enter(&mut self, s: u32) {
         let controller = self.controller.clone();
-        let state = &controller.states()[s as usize];
+        let state = &controller.all_states()[s as usize];
         for l in state.leaves.clone() {
             let leaf = &controller.leaves()[l as usize];
             self.players[l as usize] = player(&self.rig, leaf.clip, leaf.looping);
@@ -575,21 +601,37 @@ impl Character {
         let leaves = self.controller.leaves();
         self.clip_weights.fill(0.0);
         let mut changed = self.stale;
+        let machine = self.controller.machine_states;
         for (l, leaf) in leaves.iter().enumerate() {
-            let w = self.state_weight[leaf.state as usize] * self.local_weight[l];
+            let state = leaf.state as usize;
+            // A layer's clips are weighted within the layer (its own weight
+            // applies when it is laid over the pose).
+            let w = if state < machine {
+                self.state_weight[state] * self.local_weight[l]
+            } else if self.state_weight[state] > 0.0 {
+                self.local_weight[l]
+            } else {
+                0.0
+            };
             self.weight[l] = w;
-            self.clip_weights[leaf.clip as usize] += w;
+            if state < machine {
+                self.clip_weights[leaf.clip as usize] += w;
+            }
             let (t, last_w) = self.evaluated[l];
             if w != last_w || (w > 0.0 && t != self.sample_time[l]) {
                 changed = true;
             }
+        }
+        for (layer, evaluated) in self.controller.layers().iter().zip(&self.evaluated_layers) {
+            changed |= self.state_weight[layer.state as usize] != *evaluated;
         }
         if !changed {
             return Ok(());
         }
         let rig = &self.rig;
         let rest = rig.skeleton.rest();
-        let mut active = (0..leaves.len()).filter(|&l| self.weight[l] > 0.0);
+        let mut active =
+            (0..leaves.len()).filter(|&l| (leaves[l].state as usize) < machine && self.weight[l] > 0.0);
         let (first, second) = (active.next(), active.next());
         match (first, second) {
             (None, _) => {
@@ -608,14 +650,14 @@ impl Character {
                 let mut layers = [empty; super::controller::MAX_CLIP_NODES];
                 let mut count = 0;
                 for (l, pose) in self.poses.iter_mut().enumerate() {
-                    if self.weight[l] > 0.0 {
+                    if (leaves[l].state as usize) < machine && self.weight[l] > 0.0 {
                         let clip = &rig.clips[leaves[l].clip as usize];
                         let (time, cursor) = (self.sample_time[l], &mut self.cursors[l]);
                         sample(rig, clip, time, self.rotation_sampling, cursor, pose)?;
                     }
                 }
                 for (l, pose) in self.poses.iter().enumerate() {
-                    if self.weight[l] > 0.0 && count < layers.len() {
+                    if (leaves[l].state as usize) < machine && self.weight[l] > 0.0 && count < layers.len() {
                         layers[count] = BlendLayer {
                             locals: &pose.locals,
                             morph_weights: &pose.morph_weights,
@@ -634,10 +676,40 @@ impl Character {
                 .run()?;
             }
         }
+        for layer in self.controller.layers() {
+            let weight = self.state_weight[layer.state as usize];
+            if weight > 0.0 {
+                let range = self.controller.all_states()[layer.state as usize].leaves.clone();
+                lay_over(
+                    rig,
+                    leaves,
+                    range.start as usize..range.end as usize,
+                    &self.weight,
+                    &self.sample_time,
+                    self.rotation_sampling,
+                    &mut self.cursors,
+                    &mut self.poses,
+                    &mut self.layer_pose,
+                )?;
+                LayerJob {
+                    mode: layer.mode,
+                    layer: &self.layer_pose.locals,
+                    layer_morph: &self.layer_pose.morph_weights,
+                    reference: &layer.reference.locals,
+                    reference_morph: &layer.reference.morph_weights,
+                    mask: &layer.mask,
+                    weight,
+                    output: &mut self.pose.locals,
+                    morph_output: &mut self.pose.morph_weights,
+                }
+                .run()?;
+            }
+        }
         if let Some(setup) = &self.controller.root_motion {
             let j = setup.joint as usize;
             for (l, (leaf, clip_motion)) in leaves.iter().zip(&setup.leaves).enumerate() {
-                if self.weight[l] > 0.0 {
+                // Layers play over the pose; they do not move the entity.
+                if (leaf.state as usize) < machine && self.weight[l] > 0.0 {
                     let clip = &rig.clips[leaf.clip as usize];
                     let d = clip_motion.displacement(
                         clip,
@@ -664,6 +736,9 @@ impl Character {
         }
         for l in 0..leaves.len() {
             self.evaluated[l] = (self.sample_time[l], self.weight[l]);
+        }
+        for (layer, evaluated) in self.controller.layers().iter().zip(&mut self.evaluated_layers) {
+            *evaluated = self.state_weight[layer.state as usize];
         }
         self.stale = false;
         Ok(())
@@ -781,6 +856,63 @@ impl Character {
     pub fn parameter_kind(&self, id: ParameterId) -> Option<ParameterKind> {
         self.controller.parameters().get(id.0 as usize).map(|p| p.kind)
     }
+}
+
+/// Samples the layer's clip nodes `range` with weight and blends them into
+/// `out` (one clip straight into it).
+#[allow(clippy::too_many_arguments)]
+fn lay_over(
+    rig: &Rig,
+    leaves: &[super::controller::Leaf],
+    range: std::ops::Range<usize>,
+    weights: &[f32],
+    times: &[f64],
+    rotation_blend: RotationBlend,
+    cursors: &mut [SamplingCursor],
+    poses: &mut [Pose],
+    out: &mut Pose,
+) -> Result<(), JobError> {
+    let active = || range.clone().filter(|&l| weights[l] > 0.0);
+    let mut it = active();
+    if let (Some(l), None) = (it.next(), it.next()) {
+        return sample(
+            rig,
+            &rig.clips[leaves[l].clip as usize],
+            times[l],
+            rotation_blend,
+            &mut cursors[l],
+            out,
+        );
+    }
+    for l in active() {
+        sample(
+            rig,
+            &rig.clips[leaves[l].clip as usize],
+            times[l],
+            rotation_blend,
+            &mut cursors[l],
+            &mut poses[l],
+        )?;
+    }
+    let empty = BlendLayer { locals: &[], morph_weights: &[], weight: 0.0 };
+    let mut layers = [empty; super::controller::MAX_CLIP_NODES];
+    let mut count = 0;
+    for l in active().take(layers.len()) {
+        layers[count] = BlendLayer {
+            locals: &poses[l].locals,
+            morph_weights: &poses[l].morph_weights,
+            weight: weights[l],
+        };
+        count += 1;
+    }
+    BlendJob {
+        layers: &layers[..count],
+        rest: rig.skeleton.rest(),
+        rest_morph_weights: &rig.rest_morph_weights,
+        output: &mut out.locals,
+        morph_output: &mut out.morph_weights,
+    }
+    .run()
 }
 
 /// Samples `clip` at `time` into `out` (joints and weights without a track

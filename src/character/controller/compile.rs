@@ -3,11 +3,12 @@
 //! returned as one line naming the element.
 
 use super::condition;
-use super::file::{ControllerFile, MotionDef, ParameterDef, WeightDef};
+use super::file::{ControllerFile, LayerBlendingDef, LayerDef, MotionDef, ParameterDef, WeightDef};
 use super::{
-    Controller, Leaf, MAX_CLIP_NODES, MAX_DEPTH, Node, Parameter, ParameterKind, RootMotionSetup, SpaceInput,
-    State, SyncGroup, Transition, Weight,
+    Controller, Layer, Leaf, MAX_CLIP_NODES, MAX_DEPTH, Node, Parameter, ParameterKind, RootMotionSetup,
+    SpaceInput, State, SyncGroup, Transition, Weight,
 };
+use crate::anim::{LayerMode, NO_PARENT, Pose, RotationBlend, SampleJob, SamplingCursor};
 use crate::character::rig::Rig;
 use crate::character::root_motion::ClipRootMotion;
 
@@ -100,6 +101,27 @@ pub(super) fn compile(
     };
     let outgoing = (0..states.len() as u32).map(|s| ordered(Some(s))).collect();
     let any_state = ordered(None);
+    let machine_states = states.len();
+    let mut layers = Vec::with_capacity(file.layers.len());
+    for (k, def) in file.layers.iter().enumerate() {
+        let what = format!("layer {k} \"{}\"", def.name);
+        if def.name.is_empty() || states.iter().any(|other| other.name == def.name) {
+            return Err(format!("{what}: a layer needs a name no state or other layer has"));
+        }
+        let (leaves_start, groups_start) = (builder.leaves.len() as u32, builder.groups.len() as u32);
+        let inputs_start = builder.inputs.len() as u32;
+        let state = states.len() as u32;
+        let root = builder.motion(&def.motion, state, None, 0).map_err(|e| format!("{what}: motion: {e}"))?;
+        states.push(State {
+            name: def.name.clone(),
+            root,
+            leaves: leaves_start..builder.leaves.len() as u32,
+            groups: groups_start..builder.groups.len() as u32,
+            inputs: inputs_start..builder.inputs.len() as u32,
+        });
+        let first_clip = builder.leaves[leaves_start as usize].clip as usize;
+        layers.push(layer(def, state, first_clip, rig, &builder).map_err(|e| format!("{what}: {e}"))?);
+    }
     let Builder { nodes, leaves, groups, inputs, .. } = builder;
     let root_motion = match &file.root_motion {
         None => None,
@@ -122,8 +144,84 @@ pub(super) fn compile(
         outgoing,
         any_state,
         initial,
+        machine_states,
+        layers,
         root_motion,
     })
+}
+
+/// A layer's weight, mask and reference pose.
+fn layer(
+    def: &LayerDef,
+    state: u32,
+    first_clip: usize,
+    rig: &Rig,
+    builder: &Builder,
+) -> Result<Layer, String> {
+    let weight = match &def.weight {
+        WeightDef::Value(v) if (0.0..=1.0).contains(v) => Weight::Value(*v),
+        WeightDef::Value(v) => return Err(format!("weight {v} is not in [0, 1]")),
+        WeightDef::Parameter(name) => match (builder.lookup)(name) {
+            Some((p, ParameterKind::Float)) => Weight::Parameter(p),
+            Some((_, kind)) => {
+                return Err(format!("weight: parameter \"{name}\" is a {}, not a float", kind.name()));
+            }
+            None => return Err(format!("weight: unknown parameter \"{name}\"")),
+        },
+    };
+    let joints = rig.skeleton.len();
+    let parents = rig.skeleton.parents();
+    let mut mask = vec![if def.mask.is_empty() { 1.0 } else { 0.0 }; joints];
+    for (i, entry) in def.mask.iter().enumerate() {
+        let joint = rig
+            .skeleton
+            .find(&entry.joint)
+            .ok_or_else(|| format!("mask {i}: no joint \"{}\"", entry.joint))?;
+        if !(0.0..=1.0).contains(&entry.weight) {
+            return Err(format!("mask {i}: weight {} is not in [0, 1]", entry.weight));
+        }
+        // Parents come before children: one pass finds the subtree.
+        let mut below = vec![false; joints];
+        below[joint] = true;
+        for j in joint + 1..joints {
+            below[j] = entry.children && parents[j] != NO_PARENT && below[parents[j] as usize];
+        }
+        for (m, _) in mask.iter_mut().zip(&below).filter(|(_, b)| **b) {
+            *m = entry.weight;
+        }
+    }
+    let (mode, reference_clip, time) = match (def.blending, &def.reference) {
+        (LayerBlendingDef::Override, None) => (LayerMode::Override, first_clip, 0.0),
+        (LayerBlendingDef::Override, Some(_)) => {
+            return Err("reference: only additive layers take one".into());
+        }
+        (LayerBlendingDef::Additive, None) => {
+            (LayerMode::Additive, first_clip, rig.clips[first_clip].start())
+        }
+        (LayerBlendingDef::Additive, Some(r)) => {
+            let clip = (builder.find_clip)(&r.clip)
+                .ok_or_else(|| format!("reference: {}", builder.unknown_clip(&r.clip)))?;
+            if !r.time.is_finite() {
+                return Err(format!("reference: time {} is not finite", r.time));
+            }
+            (LayerMode::Additive, clip, r.time)
+        }
+    };
+    let mut reference = Pose::new(joints, rig.rest_morph_weights.len());
+    let clip = &rig.clips[reference_clip];
+    SampleJob {
+        clip,
+        time: f64::from(time),
+        rest: rig.skeleton.rest(),
+        rest_morph_weights: &rig.rest_morph_weights,
+        rotation_blend: RotationBlend::Slerp,
+        cursor: &mut SamplingCursor::new(clip),
+        output: &mut reference.locals,
+        morph_output: &mut reference.morph_weights,
+    }
+    .run()
+    .map_err(|e| format!("reference: {e}"))?;
+    Ok(Layer { name: def.name.clone(), state, mode, weight, mask, reference })
 }
 
 fn parameters(file: &ControllerFile) -> Result<Vec<Parameter>, String> {

@@ -18,6 +18,10 @@ pub struct ControllerFile {
     /// Transitions between states, including any-state ones (`from: "*"`).
     #[serde(default)]
     pub transitions: Vec<TransitionDef>,
+    /// Layers over the state machine's pose, applied in order (gestures,
+    /// faces, upper-body actions over locomotion).
+    #[serde(default)]
+    pub layers: Vec<LayerDef>,
     /// The joint whose travel on the ground and turn about the up axis are
     /// taken out of the pose as root motion (see `character::root_motion`);
     /// none by default (the clips move the pose itself).
@@ -68,6 +72,71 @@ impl ParameterDef {
             | ParameterDef::Trigger { name } => name,
         }
     }
+}
+
+/// A layer: a motion applied over the pose below with a weight and a mask.
+/// Its clips start from the beginning each time its weight rises from 0.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayerDef {
+    /// Unique among layers and states.
+    pub name: String,
+    /// What the layer plays.
+    pub motion: MotionDef,
+    /// Override (default) or Additive.
+    #[serde(default)]
+    pub blending: LayerBlendingDef,
+    /// A fixed weight or a float parameter (clamped to [0, 1]); 1 by default.
+    #[serde(default = "full_weight")]
+    pub weight: WeightDef,
+    /// Which joints it moves: each entry sets a joint (and, unless
+    /// `children: false`, everything below it) to a weight; later entries
+    /// win. No mask: every joint at 1; a mask: unlisted joints at 0.
+    #[serde(default)]
+    pub mask: Vec<MaskDef>,
+    /// Additive only: the pose the difference is taken from (default: the
+    /// first key of the layer's first clip).
+    #[serde(default)]
+    pub reference: Option<ReferenceDef>,
+}
+
+/// How a layer combines with the pose below it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum LayerBlendingDef {
+    /// Replaces the pose, by weight.
+    #[default]
+    Override,
+    /// Adds its difference from the reference pose.
+    Additive,
+}
+
+/// One mask entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MaskDef {
+    /// Joint name.
+    pub joint: String,
+    /// Its weight in [0, 1].
+    #[serde(default = "one")]
+    pub weight: f32,
+    /// Also every joint below it.
+    #[serde(default = "yes")]
+    pub children: bool,
+}
+
+/// A clip at a time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReferenceDef {
+    /// Clip name (or index).
+    pub clip: String,
+    /// Seconds on its timeline.
+    #[serde(default)]
+    pub time: f32,
+}
+
+fn full_weight() -> WeightDef {
+    WeightDef::Value(1.0)
 }
 
 /// A state: a name and the motion it plays.

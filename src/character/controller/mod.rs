@@ -15,6 +15,7 @@ pub use file::{
 
 use super::rig::Rig;
 use super::root_motion::ClipRootMotion;
+use crate::anim::{LayerMode, Pose};
 use std::ops::Range;
 use std::path::Path;
 
@@ -162,8 +163,29 @@ pub struct Controller {
     /// Any-state transitions, best first.
     pub(crate) any_state: Vec<u32>,
     pub(crate) initial: Option<u32>,
+    /// States `0..machine_states` are the state machine's; each later one
+    /// is the motion of a layer (`layers[s - machine_states]`).
+    pub(crate) machine_states: usize,
+    pub(crate) layers: Vec<Layer>,
     /// The root-motion joint and each clip node's root track.
     pub(crate) root_motion: Option<RootMotionSetup>,
+}
+
+/// A layer: its motion (a state past the machine's), how it combines, its
+/// weight, its mask and, for additive layers, its reference pose.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layer {
+    /// Name.
+    pub name: String,
+    /// The state holding its motion.
+    pub(crate) state: u32,
+    /// Override or additive.
+    pub mode: LayerMode,
+    pub(crate) weight: Weight,
+    /// Weight of each skeleton joint.
+    pub mask: Vec<f32>,
+    /// The pose an additive layer's difference is taken from.
+    pub(crate) reference: Pose,
 }
 
 /// Root motion: the joint and, per clip node, its clip's root track.
@@ -234,6 +256,7 @@ impl Controller {
             initial: None,
             states: motion.into_iter().map(|motion| StateDef { name: "Clips".into(), motion }).collect(),
             transitions: Vec::new(),
+            layers: Vec::new(),
             root_motion: None,
         };
         // Clips are named by index here, whatever their names.
@@ -250,14 +273,34 @@ impl Controller {
         self.parameters.iter().position(|p| p.name == name).map(|i| ParameterId(i as u32))
     }
 
-    /// States in file order.
+    /// The state machine's states, in file order (layers' motions follow
+    /// them in `all_states`).
     pub fn states(&self) -> &[State] {
+        &self.states[..self.machine_states]
+    }
+
+    /// The machine's states, then one per layer (its motion).
+    pub(crate) fn all_states(&self) -> &[State] {
         &self.states
+    }
+
+    /// Layers, in the order they apply.
+    pub fn layers(&self) -> &[Layer] {
+        &self.layers
     }
 
     /// The state called `name`.
     pub fn state(&self, name: &str) -> Option<usize> {
-        self.states.iter().position(|s| s.name == name)
+        self.states().iter().position(|s| s.name == name)
+    }
+
+    /// A layer's weight for these parameter values, in [0, 1].
+    pub(crate) fn layer_weight(&self, layer: &Layer, values: &[f32]) -> f32 {
+        let w = match layer.weight {
+            Weight::Value(v) => v,
+            Weight::Parameter(p) => values[p as usize],
+        };
+        if w.is_finite() { w.clamp(0.0, 1.0) } else { 0.0 }
     }
 
     /// Transitions in file order.
