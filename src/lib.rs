@@ -16,3 +16,4 @@ pub mod render;
 pub(crate) mod skip_policy;
 #[cfg(test)]
 pub(crate) mod test_model;
+pub mod world;

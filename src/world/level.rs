@@ -1,0 +1,145 @@
+//! Levels: static boxes (floor, walls, a ramp, a staircase) that the physics
+//! world collides with and the renderer draws, plus named spawn points.
+//! Metres, y up; characters face +z at their spawn.
+
+use nalgebra::{UnitQuaternion, Vector3};
+
+/// What a box is made of (its colour when drawn).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    /// The ground.
+    Floor,
+    /// Walls.
+    Wall,
+    /// Stair steps.
+    Step,
+    /// Ramps.
+    Ramp,
+}
+
+impl Surface {
+    /// Linear RGBA base colour.
+    pub fn color(self) -> [f32; 4] {
+        match self {
+            Surface::Floor => [0.45, 0.47, 0.5, 1.0],
+            Surface::Wall => [0.62, 0.45, 0.36, 1.0],
+            Surface::Step => [0.55, 0.58, 0.42, 1.0],
+            Surface::Ramp => [0.4, 0.5, 0.62, 1.0],
+        }
+    }
+}
+
+/// A solid box.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LevelBox {
+    /// Centre.
+    pub center: Vector3<f32>,
+    /// Half its size along its own axes.
+    pub half_extents: Vector3<f32>,
+    /// Its orientation.
+    pub rotation: UnitQuaternion<f32>,
+    /// What it is.
+    pub surface: Surface,
+}
+
+/// A level: boxes and spawn points.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Level {
+    /// Name (`--level NAME`).
+    pub name: &'static str,
+    /// The solid boxes.
+    pub boxes: Vec<LevelBox>,
+    /// Named places to start, on the ground, facing +z.
+    pub spawns: Vec<(&'static str, Vector3<f32>)>,
+}
+
+/// Rise of one stair step of the demo level, metres.
+pub const STEP_RISE: f32 = 0.15;
+/// Depth of one stair step, metres.
+pub const STEP_RUN: f32 = 0.35;
+
+impl Level {
+    /// The level called `name` ("demo").
+    pub fn named(name: &str) -> Result<Level, String> {
+        match name {
+            "demo" => Ok(Level::demo()),
+            _ => Err(format!("no level \"{name}\" (levels: demo)")),
+        }
+    }
+
+    /// The demo level: four lanes side by side, each starting at a spawn on
+    /// the line z = 0 and going +z. "open" (x = 0): 14 m of flat floor.
+    /// "stairs" (x = 4): from z = 2, 8 steps of 0.15 m up (0.35 m deep) to a
+    /// landing 1.2 m high. "ramp" (x = -4): from z = 2, 1 m up over 6 m
+    /// (9.5 degrees) to a landing. "wall" (x = 8): a wall across the lane at
+    /// z = 4. A wall all around.
+    pub fn demo() -> Level {
+        let mut boxes = Vec::new();
+        let cuboid = |center: [f32; 3], half: [f32; 3], surface| LevelBox {
+            center: Vector3::from(center),
+            half_extents: Vector3::from(half),
+            rotation: UnitQuaternion::identity(),
+            surface,
+        };
+        // Floor: top at y = 0, x in [-12, 12], z in [-4, 16].
+        boxes.push(cuboid([0.0, -0.5, 6.0], [12.0, 0.5, 10.0], Surface::Floor));
+        // Walls around.
+        for (center, half) in [
+            ([0.0, 1.0, -4.15], [12.3, 1.0, 0.15]),
+            ([0.0, 1.0, 16.15], [12.3, 1.0, 0.15]),
+            ([-12.15, 1.0, 6.0], [0.15, 1.0, 10.0]),
+            ([12.15, 1.0, 6.0], [0.15, 1.0, 10.0]),
+        ] {
+            boxes.push(cuboid(center, half, Surface::Wall));
+        }
+        // Stairs at x = 4: step k rises to (k + 1) * rise, each a full-height block.
+        let (x, half_width) = (4.0, 0.8);
+        for k in 0..8 {
+            let top = (k + 1) as f32 * STEP_RISE;
+            let z = 2.0 + (k as f32 + 0.5) * STEP_RUN;
+            boxes.push(cuboid([x, top * 0.5, z], [half_width, top * 0.5, STEP_RUN * 0.5], Surface::Step));
+        }
+        let landing = 8.0 * STEP_RISE;
+        let landing_start = 2.0 + 8.0 * STEP_RUN;
+        boxes.push(cuboid(
+            [x, landing * 0.5, landing_start + 2.0],
+            [half_width, landing * 0.5, 2.0],
+            Surface::Step,
+        ));
+        // Ramp at x = -4: a slab tilted about x, rising 1 m over 6 m of run.
+        let (rise, run) = (1.0f32, 6.0f32);
+        let angle = (rise / run).atan();
+        let length = (rise * rise + run * run).sqrt();
+        let thickness = 0.2;
+        // The slab's top face runs from (z = 2, y = 0) to (z = 8, y = 1).
+        let normal = Vector3::new(0.0, angle.cos(), -angle.sin());
+        let mid_top = Vector3::new(-4.0, rise * 0.5, 2.0 + run * 0.5);
+        boxes.push(LevelBox {
+            center: mid_top - normal * (thickness * 0.5),
+            half_extents: Vector3::new(half_width, thickness * 0.5, length * 0.5),
+            rotation: UnitQuaternion::from_axis_angle(&Vector3::x_axis(), -angle),
+            surface: Surface::Ramp,
+        });
+        boxes.push(cuboid([-4.0, rise * 0.5, 8.0 + 2.0], [half_width, rise * 0.5, 2.0], Surface::Ramp));
+        // A wall across the lane at x = 8.
+        boxes.push(cuboid([8.0, 1.0, 4.0], [1.0, 1.0, 0.15], Surface::Wall));
+        Level {
+            name: "demo",
+            boxes,
+            spawns: vec![
+                ("open", Vector3::new(0.0, 0.0, 0.0)),
+                ("stairs", Vector3::new(4.0, 0.0, 0.0)),
+                ("ramp", Vector3::new(-4.0, 0.0, 0.0)),
+                ("wall", Vector3::new(8.0, 0.0, 0.0)),
+            ],
+        }
+    }
+
+    /// The spawn point called `name`.
+    pub fn spawn(&self, name: &str) -> Result<Vector3<f32>, String> {
+        self.spawns.iter().find(|(n, _)| *n == name).map(|(_, p)| *p).ok_or_else(|| {
+            let names: Vec<&str> = self.spawns.iter().map(|(n, _)| *n).collect();
+            format!("level \"{}\" has no spawn \"{name}\" (spawns: {})", self.name, names.join(", "))
+        })
+    }
+}

@@ -1,0 +1,9 @@
+//! The world characters move in: levels, the physics world (rapier3d) that
+//! resolves their movement, and actors (a character, its mover, its
+//! authority over movement, its foot placement).
+
+pub mod level;
+pub mod physics;
+
+pub use level::{Level, LevelBox, Surface};
+pub use physics::{CapsuleShape, GroundHit, Moved, PhysicsWorld};
