@@ -193,7 +193,7 @@ fn rotation_between(from: &Vector3<f32>, to: &Vector3<f32>) -> UnitQuaternion<f3
 }
 
 /// The rotation of a model matrix (scale divided out of its columns).
-fn model_rotation(m: &Matrix4<f32>) -> UnitQuaternion<f32> {
+pub fn model_rotation(m: &Matrix4<f32>) -> UnitQuaternion<f32> {
     let mut r = m.fixed_view::<3, 3>(0, 0).into_owned();
     for mut col in r.column_iter_mut() {
         let n = col.norm();

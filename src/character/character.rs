@@ -86,6 +86,8 @@ pub struct Character {
     evaluated_layers: Vec<f32>,
     /// A layer's pose, before it is applied.
     layer_pose: Pose,
+    /// The animated pose as edited after the update (IK), see `edit`.
+    edited: Pose,
     pose: Pose,
     output: PoseOutput,
     /// The next update must evaluate (first update, a setting changed).
@@ -141,6 +143,7 @@ impl Character {
             clip_weights: vec![0.0; rig.clips.len()],
             evaluated_layers: vec![0.0; controller.layers().len()],
             layer_pose: Pose::new(joints, weights),
+            edited: Pose::new(joints, weights),
             pose: Pose {
                 locals: rig.skeleton.rest().to_vec(),
                 morph_weights: rig.rest_morph_weights.clone(),
@@ -832,9 +835,29 @@ impl Character {
         Some((l, self.sample_time[l], self.players[l].duration()))
     }
 
-    /// The local pose of the last evaluation (before debug views).
+    /// The local pose of the last evaluation (before debug views and edits).
     pub fn local_pose(&self) -> &Pose {
         &self.pose
+    }
+
+    /// A copy of the animated pose to change after the update (foot IK,
+    /// look-at): the animated pose itself stays as the clips made it, so an
+    /// edit never builds on the last one. `commit_edit` publishes it.
+    pub fn edit(&mut self) -> &mut Pose {
+        self.edited.locals.copy_from_slice(&self.pose.locals);
+        self.edited.morph_weights.copy_from_slice(&self.pose.morph_weights);
+        &mut self.edited
+    }
+
+    /// The edit in progress (after `edit`).
+    pub fn edited(&mut self) -> &mut Pose {
+        &mut self.edited
+    }
+
+    /// Evaluates the edited pose into the output (world matrices, palettes,
+    /// version: bumped when the result differs).
+    pub fn commit_edit(&mut self) -> Result<(), JobError> {
+        self.output.update(&self.rig, &self.edited.locals, &self.edited.morph_weights, self.debug).map(|_| ())
     }
 
     /// World matrices, palettes, morph weights and their version.

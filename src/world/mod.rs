@@ -2,8 +2,12 @@
 //! resolves their movement, and actors (a character, its mover, its
 //! authority over movement, its foot placement).
 
+pub mod actor;
+pub mod foot_placement;
 pub mod level;
 pub mod physics;
 
+pub use actor::{Actor, Authority};
+pub use foot_placement::{FootPlacement, FootReport, Leg};
 pub use level::{Level, LevelBox, Surface};
 pub use physics::{CapsuleShape, GroundHit, Moved, PhysicsWorld};

@@ -39,6 +39,11 @@ impl Default for CapsuleShape {
     }
 }
 
+/// The gap the character controller keeps between the capsule and what it
+/// touches, metres: the capsule hovers this much above the ground its feet
+/// stand on.
+pub const CONTACT_OFFSET: f32 = 0.01;
+
 /// What one move did.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Moved {
@@ -172,9 +177,9 @@ impl PhysicsWorld {
     ) -> Moved {
         let half_segment = (shape.height * 0.5 - shape.radius).max(0.0);
         let capsule = Capsule::new_y(half_segment, shape.radius);
-        let center = feet + Vector3::y() * (shape.height * 0.5);
+        let center = feet + Vector3::y() * (shape.height * 0.5 + CONTACT_OFFSET);
         let controller = KinematicCharacterController {
-            offset: CharacterLength::Absolute(0.01),
+            offset: CharacterLength::Absolute(CONTACT_OFFSET),
             slide: how != Sweep::Stop,
             autostep: None,
             max_slope_climb_angle: shape.max_slope,

@@ -1,0 +1,225 @@
+//! An actor: a character standing in the physics world. Its movement is
+//! asked of the physics world (a capsule moved by the kinematic character
+//! controller), and collision resolution decides where it ends up; its feet
+//! are then placed on the ground under them.
+//!
+//! Who drives the movement:
+//! - `Authority::Animation`: the clips' root motion (taken out of the pose
+//!   by the controller's `root_motion` joint) is requested as it is, turned
+//!   to the actor's heading.
+//! - `Authority::Movement`: gameplay sets a velocity; the actor asks for
+//!   that, faces where it goes, sets the controller's `speed` parameter to
+//!   its speed (the locomotion blend follows) and the playback rate to that
+//!   speed over the playing clips' own ground speed, so feet do not slide.
+
+use super::foot_placement::{FootPlacement, FootReport};
+use super::physics::{CapsuleShape, Moved, PhysicsWorld};
+use crate::anim::JobError;
+use crate::character::{Character, ParameterId, ParameterValue};
+use nalgebra::{Isometry3, Matrix4, UnitQuaternion, Vector3};
+
+/// Gravity, metres per second squared.
+const GRAVITY: f32 = 9.81;
+/// How fast a moving actor turns to face its velocity, radians per second.
+const TURN_RATE: f32 = 8.0;
+/// Playback rates the speed matching keeps within.
+const RATE_LIMITS: (f32, f32) = (0.25, 2.0);
+/// A vertical move bigger than this in one update is a step (up or down a
+/// ledge), which the drawn character follows smoothly, metres.
+const STEP_JUMP: f32 = 0.03;
+/// Time constant of the drawn character catching up after a step, seconds.
+const STEP_SMOOTHING: f32 = 0.1;
+
+/// Who decides where the actor goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Authority {
+    /// The clips' root motion.
+    #[default]
+    Animation,
+    /// A velocity set by gameplay.
+    Movement,
+}
+
+impl std::str::FromStr for Authority {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "animation" => Ok(Authority::Animation),
+            "movement" => Ok(Authority::Movement),
+            _ => Err(format!("authority \"{s}\": expected animation or movement")),
+        }
+    }
+}
+
+/// A character in the world.
+#[derive(Debug)]
+pub struct Actor {
+    character: Character,
+    shape: CapsuleShape,
+    /// The bottom of the capsule: where the feet stand.
+    position: Vector3<f32>,
+    /// Heading about +y (0: facing +z).
+    yaw: f32,
+    fall_speed: f32,
+    grounded: bool,
+    /// How far the drawn character is above the physics position (negative
+    /// just after stepping up a ledge), decaying to 0.
+    visual_offset: f32,
+    authority: Authority,
+    velocity: Vector3<f32>,
+    speed: Option<ParameterId>,
+    feet: Option<FootPlacement>,
+    moved: Moved,
+}
+
+impl Actor {
+    /// `character` standing at `position`, facing +z, with `feet` placing
+    /// its feet (`None`: no foot IK).
+    pub fn new(character: Character, position: Vector3<f32>, feet: Option<FootPlacement>) -> Self {
+        let speed = character.controller().parameter("speed");
+        Actor {
+            character,
+            shape: CapsuleShape::default(),
+            position,
+            yaw: 0.0,
+            fall_speed: 0.0,
+            grounded: true,
+            visual_offset: 0.0,
+            authority: Authority::Animation,
+            velocity: Vector3::zeros(),
+            speed,
+            feet,
+            moved: Moved { requested: Vector3::zeros(), applied: Vector3::zeros(), grounded: true },
+        }
+    }
+
+    /// The character.
+    pub fn character(&self) -> &Character {
+        &self.character
+    }
+
+    /// The character, to set parameters.
+    pub fn character_mut(&mut self) -> &mut Character {
+        &mut self.character
+    }
+
+    /// Chooses who drives the movement.
+    pub fn set_authority(&mut self, authority: Authority) {
+        self.authority = authority;
+        if authority == Authority::Animation {
+            self.character.set_rate(1.0);
+        }
+    }
+
+    /// Who drives the movement.
+    pub fn authority(&self) -> Authority {
+        self.authority
+    }
+
+    /// The velocity gameplay wants (movement authority), metres per second;
+    /// only its horizontal part counts.
+    pub fn set_velocity(&mut self, velocity: Vector3<f32>) {
+        if velocity.iter().all(|v| v.is_finite()) {
+            self.velocity = Vector3::new(velocity.x, 0.0, velocity.z);
+        }
+    }
+
+    /// Turns foot placement on (with the given setup) or off.
+    pub fn set_feet(&mut self, feet: Option<FootPlacement>) {
+        self.feet = feet;
+    }
+
+    /// Where the feet stand (the bottom of the capsule).
+    pub fn position(&self) -> Vector3<f32> {
+        self.position
+    }
+
+    /// Heading about +y, radians (0: facing +z).
+    pub fn yaw(&self) -> f32 {
+        self.yaw
+    }
+
+    /// Standing on something after the last update.
+    pub fn grounded(&self) -> bool {
+        self.grounded
+    }
+
+    /// The movement the last update asked for and the movement it got.
+    pub fn last_move(&self) -> Moved {
+        self.moved
+    }
+
+    /// Each foot's placement in the last update (`None` without foot IK).
+    pub fn feet(&self) -> Option<&[FootReport; 2]> {
+        self.feet.as_ref().map(FootPlacement::reports)
+    }
+
+    /// Where the character is drawn and its heading, as an isometry (model
+    /// space to world space): the physics position, but after a step up or
+    /// down a ledge the drawn character follows within `STEP_SMOOTHING`
+    /// instead of jumping.
+    pub fn isometry(&self) -> Isometry3<f32> {
+        let drawn = self.position + Vector3::y() * self.visual_offset;
+        Isometry3::from_parts(drawn.into(), UnitQuaternion::from_axis_angle(&Vector3::y_axis(), self.yaw))
+    }
+
+    /// The same as a matrix (what the renderer places the character with).
+    pub fn transform(&self) -> Matrix4<f32> {
+        self.isometry().to_homogeneous()
+    }
+
+    /// Advances the character by `dt`, moves the actor through `world` and
+    /// places its feet.
+    pub fn update(&mut self, dt: f32, world: &PhysicsWorld) -> Result<(), JobError> {
+        let dt = if dt.is_finite() && dt > 0.0 { dt } else { 0.0 };
+        if self.authority == Authority::Movement {
+            let speed = self.velocity.norm();
+            if let Some(p) = self.speed {
+                // Known to be a float: the value only fails for a wrong kind.
+                let _ = self.character.set(p, ParameterValue::Float(speed));
+            }
+            let natural = self.character.ground_speed();
+            let rate = if speed > 0.05 && natural > 0.05 {
+                (speed / natural).clamp(RATE_LIMITS.0, RATE_LIMITS.1)
+            } else {
+                1.0
+            };
+            self.character.set_rate(rate);
+            if speed > 0.05 {
+                let wanted = self.velocity.x.atan2(self.velocity.z);
+                let turn = wrap_angle(wanted - self.yaw);
+                self.yaw = wrap_angle(self.yaw + turn.clamp(-TURN_RATE * dt, TURN_RATE * dt));
+            }
+        }
+        self.character.update(dt)?;
+        let mut requested = match self.authority {
+            Authority::Animation => {
+                let root = self.character.root_motion();
+                self.yaw = wrap_angle(self.yaw + root.yaw);
+                UnitQuaternion::from_axis_angle(&Vector3::y_axis(), self.yaw) * root.translation
+            }
+            Authority::Movement => self.velocity * dt,
+        };
+        requested.y -= self.fall_speed * dt;
+        self.moved = world.move_capsule(&self.shape, self.position, requested, dt);
+        self.position += self.moved.applied;
+        self.grounded = self.moved.grounded;
+        self.fall_speed = if self.grounded { 0.0 } else { self.fall_speed + GRAVITY * dt };
+        let rise = self.moved.applied.y;
+        if self.grounded && rise.abs() > STEP_JUMP {
+            self.visual_offset -= rise;
+        }
+        self.visual_offset *= if dt > 0.0 { (-dt / STEP_SMOOTHING).exp() } else { 1.0 };
+        let entity = self.isometry();
+        if let Some(feet) = self.feet.as_mut() {
+            feet.apply(&mut self.character, world, &entity, dt)?;
+        }
+        Ok(())
+    }
+}
+
+/// `a` brought into (-pi, pi].
+fn wrap_angle(a: f32) -> f32 {
+    let a = a.rem_euclid(std::f32::consts::TAU);
+    if a > std::f32::consts::PI { a - std::f32::consts::TAU } else { a }
+}

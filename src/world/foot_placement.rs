@@ -1,0 +1,274 @@
+//! Foot placement: planted feet put on the ground the physics world has
+//! under them (stairs, ramps), after the animation is evaluated.
+//!
+//! Per update, for each leg: rays down under the animated ankle and toes
+//! find the ground (the higher of the two: a foot rests on a step's edge
+//! rather than hanging off it); a planted foot keeps the ground it landed on
+//! until it lifts, so its target does not jump when it rolls over an edge.
+//! The foot's target is the animated ankle raised or lowered by that
+//! ground's height above the entity's own ground: the foot keeps the height
+//! the clip gives it above whatever it stands on. The pelvis is lowered as
+//! far as the deepest planted foot needs, to its ground and within the
+//! leg's reach; the legs are solved with two-bone IK (knees towards the
+//! character's front), and each foot turns to the ground's normal. All of
+//! it is weighted by how planted the animated foot is (its ankle within 2 cm
+//! of its standing height: full; from 6 cm: none), smoothed over 0.1 s, so
+//! IK fades in and out instead of popping. The animated pose itself is not
+//! changed: the result is published as the character's edited pose.
+
+use super::physics::PhysicsWorld;
+use crate::anim::ik::model_rotation;
+use crate::anim::{JobError, LocalToModelJob, NO_PARENT, TwoBoneIkJob};
+use crate::character::{Character, Rig};
+use nalgebra::{Isometry3, Matrix4, UnitQuaternion, Vector3};
+
+/// How long a foot's planted weight takes to go from 0 to 1, seconds.
+const PLANT_TIME: f32 = 0.1;
+/// Ankle heights above standing that count as planted (full, none), metres.
+const PLANTED_BAND: (f32, f32) = (0.02, 0.06);
+/// How far above the entity's ground the ground rays start, metres.
+const RAY_START: f32 = 0.75;
+/// How far they look down, metres.
+const RAY_LENGTH: f32 = 1.5;
+
+/// A leg's joints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Leg {
+    /// Hip (the thigh's joint).
+    pub hip: usize,
+    /// Knee.
+    pub knee: usize,
+    /// Ankle (the foot's joint).
+    pub ankle: usize,
+    /// Toes, when the rig has them (a second ground ray).
+    pub toes: Option<usize>,
+}
+
+/// Softness of the legs' IK reach (see `TwoBoneIkJob::softness`).
+const SOFTNESS: f32 = 0.97;
+
+/// What one foot did in the last update.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FootReport {
+    /// The ankle joint's name.
+    pub joint: String,
+    /// Where the ankle was sent, world space.
+    pub target: Vector3<f32>,
+    /// Distance from the solved ankle to its target, centimetres.
+    pub error_cm: f32,
+    /// Whether the foot is planted: its IK fully blended in.
+    pub planted: bool,
+}
+
+/// Foot placement for one character.
+#[derive(Debug, Clone)]
+pub struct FootPlacement {
+    legs: [Leg; 2],
+    pelvis: usize,
+    /// Each ankle's height above the model's ground when standing.
+    standing: [f32; 2],
+    planted: [f32; 2],
+    /// The ground (height, normal in world space) a planted foot landed on.
+    latched: [Option<(f32, Vector3<f32>)>; 2],
+    pelvis_offset: f32,
+    animated: Vec<Matrix4<f32>>,
+    models: Vec<Matrix4<f32>>,
+    reports: [FootReport; 2],
+}
+
+impl FootPlacement {
+    /// For the legs named `legs` (hip, knee, ankle and, optionally, toes
+    /// each) and the `pelvis` joint lowered to let a foot reach down.
+    pub fn new(rig: &Rig, legs: [(&str, &str, &str, Option<&str>); 2], pelvis: &str) -> Result<Self, String> {
+        let find = |name: &str| {
+            rig.skeleton.find(name).ok_or_else(|| format!("foot placement: no joint \"{name}\""))
+        };
+        let leg = |(h, k, a, t): (&str, &str, &str, Option<&str>)| -> Result<Leg, String> {
+            Ok(Leg { hip: find(h)?, knee: find(k)?, ankle: find(a)?, toes: t.map(find).transpose()? })
+        };
+        let legs = [leg(legs[0])?, leg(legs[1])?];
+        let joints = rig.skeleton.len();
+        let mut rest = vec![Matrix4::identity(); joints];
+        LocalToModelJob {
+            parents: rig.skeleton.parents(),
+            locals: rig.skeleton.rest(),
+            root: Matrix4::identity(),
+            output: &mut rest,
+        }
+        .run()
+        .map_err(|e| e.to_string())?;
+        let report = |l: &Leg| FootReport {
+            joint: rig.skeleton.names()[l.ankle].clone(),
+            target: Vector3::zeros(),
+            error_cm: 0.0,
+            planted: false,
+        };
+        Ok(FootPlacement {
+            standing: legs.map(|l| rest[l.ankle][(1, 3)]),
+            reports: [report(&legs[0]), report(&legs[1])],
+            legs,
+            pelvis: find(pelvis)?,
+            planted: [0.0; 2],
+            latched: [None; 2],
+            pelvis_offset: 0.0,
+            animated: rest.clone(),
+            models: rest,
+        })
+    }
+
+    /// The built-in character's legs (UpperLeg, LowerLeg, Foot, Toes; .L
+    /// and .R) and pelvis (Hips); other humanoids named the same way work too.
+    pub fn humanoid(rig: &Rig) -> Result<Self, String> {
+        Self::new(
+            rig,
+            [
+                ("UpperLeg.L", "LowerLeg.L", "Foot.L", Some("Toes.L")),
+                ("UpperLeg.R", "LowerLeg.R", "Foot.R", Some("Toes.R")),
+            ],
+            "Hips",
+        )
+    }
+
+    /// The last update's per-foot results.
+    pub fn reports(&self) -> &[FootReport; 2] {
+        &self.reports
+    }
+
+    /// Places the feet of `character` (just updated) standing at `entity`
+    /// on `world`'s ground; `dt` paces the fades. Never allocates.
+    pub fn apply(
+        &mut self,
+        character: &mut Character,
+        world: &PhysicsWorld,
+        entity: &Isometry3<f32>,
+        dt: f32,
+    ) -> Result<(), JobError> {
+        let rig = character.rig().clone();
+        let parents = rig.skeleton.parents();
+        LocalToModelJob {
+            parents,
+            locals: &character.local_pose().locals,
+            root: Matrix4::identity(),
+            output: &mut self.animated,
+        }
+        .run()?;
+        let position = |m: &Matrix4<f32>| m.column(3).xyz();
+        let ground_y = entity.translation.vector.y;
+        let step = if dt.is_finite() && dt > 0.0 { (dt / PLANT_TIME).min(1.0) } else { 0.0 };
+        let mut drops = [0.0f32; 2];
+        let mut normals = [Vector3::y(); 2];
+        for (i, leg) in self.legs.iter().enumerate() {
+            let ankle = position(&self.animated[leg.ankle]);
+            let above = ankle.y - self.standing[i];
+            let (full, none) = PLANTED_BAND;
+            let mut target = ((none - above) / (none - full)).clamp(0.0, 1.0);
+            // The higher ground under the heel (ankle) and the toes.
+            let ray = |joint: usize| {
+                let p = entity.transform_point(&position(&self.animated[joint]).into()).coords;
+                world.ground_below(Vector3::new(p.x, ground_y + RAY_START, p.z), RAY_LENGTH)
+            };
+            let hits = [Some(ray(leg.ankle)), leg.toes.map(ray)];
+            let ground = hits.into_iter().flatten().flatten().max_by(|a, b| a.point.y.total_cmp(&b.point.y));
+            if ground.is_none() {
+                target = 0.0;
+            }
+            self.planted[i] += (target - self.planted[i]).clamp(-step, step);
+            if self.planted[i] <= 0.0 {
+                self.latched[i] = None;
+            } else if self.latched[i].is_none() {
+                self.latched[i] = ground.map(|g| (g.point.y, g.normal));
+            }
+            if let Some((height, normal)) = self.latched[i].or(ground.map(|g| (g.point.y, g.normal))) {
+                drops[i] = height - ground_y;
+                normals[i] = entity.rotation.inverse() * normal;
+            }
+        }
+        // How far down the pelvis goes: as far as the deepest planted foot
+        // needs, to reach its ground and to keep its target within reach.
+        let mut deepest = 0.0f32;
+        for (i, leg) in self.legs.iter().enumerate() {
+            let w = self.planted[i];
+            let target = position(&self.animated[leg.ankle]) + Vector3::y() * drops[i];
+            let (hip, knee) = (position(&self.animated[leg.hip]), position(&self.animated[leg.knee]));
+            let reach = SOFTNESS
+                * ((knee - hip).norm()
+                    + (target - knee).norm().min((position(&self.animated[leg.ankle]) - knee).norm()));
+            let across = Vector3::new(target.x - hip.x, 0.0, target.z - hip.z).norm();
+            let reachable_drop = if across < reach { (reach * reach - across * across).sqrt() } else { 0.0 };
+            let lower = (hip.y - target.y - reachable_drop).max(0.0);
+            deepest = deepest.min(drops[i].min(-lower) * w);
+        }
+        // No lag of its own: its inputs (the drawn position, which follows
+        // steps smoothly; latched grounds; faded weights) move smoothly.
+        self.pelvis_offset = deepest;
+
+        // The edit: pelvis lowered, legs solved, feet turned.
+        let pose = character.edit();
+        pose.locals[self.pelvis].translation.y += self.pelvis_offset;
+        LocalToModelJob {
+            parents,
+            locals: &pose.locals,
+            root: Matrix4::identity(),
+            output: &mut self.models,
+        }
+        .run()?;
+        let mut targets = [Vector3::zeros(); 2];
+        for (i, leg) in self.legs.iter().enumerate() {
+            targets[i] = position(&self.animated[leg.ankle]) + Vector3::y() * drops[i];
+            let knee = position(&self.models[leg.knee]);
+            let length = (position(&self.models[leg.hip]) - knee).norm().max(0.1);
+            TwoBoneIkJob {
+                parents,
+                models: &self.models,
+                locals: &mut pose.locals,
+                start: leg.hip,
+                mid: leg.knee,
+                end: leg.ankle,
+                target: targets[i],
+                // Knees bend towards the character's front (+z).
+                pole: knee + Vector3::z() * length,
+                min_bend: 0.02,
+                max_bend: 2.6,
+                softness: SOFTNESS,
+                weight: self.planted[i],
+            }
+            .run()?;
+        }
+        LocalToModelJob {
+            parents,
+            locals: &pose.locals,
+            root: Matrix4::identity(),
+            output: &mut self.models,
+        }
+        .run()?;
+        for (i, leg) in self.legs.iter().enumerate() {
+            let w = self.planted[i];
+            if w <= 0.0 {
+                continue;
+            }
+            let tilt = UnitQuaternion::rotation_between(&Vector3::y(), &normals[i]).unwrap_or_default();
+            let tilt = UnitQuaternion::identity().slerp(&tilt, w);
+            let parent = match parents[leg.ankle] {
+                NO_PARENT => UnitQuaternion::identity(),
+                p => model_rotation(&self.models[p as usize]),
+            };
+            let ankle = &mut pose.locals[leg.ankle];
+            ankle.rotation = parent.inverse() * tilt * parent * ankle.rotation;
+        }
+        LocalToModelJob {
+            parents,
+            locals: &pose.locals,
+            root: Matrix4::identity(),
+            output: &mut self.models,
+        }
+        .run()?;
+        for (i, leg) in self.legs.iter().enumerate() {
+            let solved = position(&self.models[leg.ankle]);
+            let report = &mut self.reports[i];
+            report.target = entity.transform_point(&targets[i].into()).coords;
+            report.error_cm = (solved - targets[i]).norm() * 100.0;
+            report.planted = self.planted[i] >= 1.0;
+        }
+        character.commit_edit()
+    }
+}
