@@ -1,6 +1,7 @@
 //! Timed parameter changes: `--set T:NAME=VALUE` (a float or bool at T
 //! seconds) and `--set T:NAME` (fire a trigger at T).
 
+use super::character::Character;
 use super::controller::{Controller, ParameterId, ParameterKind};
 use super::parameters::ParameterValue;
 
@@ -36,6 +37,17 @@ impl Script {
     /// The changes, in time order.
     pub fn sets(&self) -> &[TimedSet] {
         &self.sets
+    }
+
+    /// Applies to `character` every change from `*next` on whose time is at
+    /// or before `time` (a microsecond early counts, against float drift),
+    /// and moves `*next` past them.
+    pub fn apply_until(&self, next: &mut usize, time: f64, character: &mut Character) {
+        while let Some(set) = self.sets.get(*next).filter(|s| s.time <= time + 1e-6) {
+            // Checked against this controller when the script was parsed.
+            let _ = character.set(set.parameter, set.value);
+            *next += 1;
+        }
     }
 }
 

@@ -114,12 +114,7 @@ impl Timeline {
     fn step(&mut self) -> Result<(), JobError> {
         let k = self.next_frame;
         let t = self.time(k);
-        let sets = self.script.sets();
-        while let Some(set) = sets.get(self.next_set).filter(|s| s.time <= t + 1e-9) {
-            // Checked when the script was parsed against this controller.
-            let _ = self.character.set(set.parameter, set.value);
-            self.next_set += 1;
-        }
+        self.script.apply_until(&mut self.next_set, t, &mut self.character);
         let dt = if k == 0 { 0.0 } else { (1.0 / self.fps) as f32 };
         self.character.update(dt)?;
         self.next_frame += 1;

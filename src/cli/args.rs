@@ -170,4 +170,20 @@ pub struct SimulateArgs {
     /// One JSON object per frame and line (the DESIGN.md trace format).
     #[arg(long)]
     pub json: bool,
+    /// Put the character in a level (`demo`): it moves through the physics
+    /// world, and each frame reports its position, the root motion asked for
+    /// and applied, and its feet.
+    #[arg(long, value_name = "NAME")]
+    pub level: Option<String>,
+    /// With --level: who moves the character: `animation` (the clips' root
+    /// motion) or `movement` (the `speed` parameter, m/s along its heading;
+    /// the playback follows).
+    #[arg(long, value_name = "animation|movement", default_value = "animation")]
+    pub authority: String,
+    /// With --level: where to start (the demo level: open, stairs, ramp, wall).
+    #[arg(long, value_name = "NAME", default_value = "open")]
+    pub spawn: String,
+    /// With --level: no foot IK.
+    #[arg(long)]
+    pub no_ik: bool,
 }

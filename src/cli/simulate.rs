@@ -5,6 +5,8 @@
 use super::args::SimulateArgs;
 use crate::asset::{self, Model, controller::find_controller};
 use crate::character::{Character, Controller, Script, Timeline};
+use crate::world::{Actor, Authority, FootPlacement, Level, PhysicsWorld};
+use nalgebra::Vector3;
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
@@ -28,6 +30,37 @@ pub struct TraceFrame {
     pub weights: serde_json::Map<String, serde_json::Value>,
     /// Events crossed during this frame's update.
     pub events: Vec<TraceEvent>,
+    /// In a level: where the feet stand, world space.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub position: Option<[f32; 3]>,
+    /// In a level: the movement asked of the physics world and the movement it allowed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root_delta: Option<TraceRootDelta>,
+    /// In a level with foot IK: each foot's target, error and whether it is planted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feet: Option<Vec<TraceFoot>>,
+}
+
+/// A frame's movement.
+#[derive(Debug, Serialize)]
+pub struct TraceRootDelta {
+    /// Asked for (root motion, or the velocity times the step).
+    pub requested: [f32; 3],
+    /// Allowed by collision resolution.
+    pub applied: [f32; 3],
+}
+
+/// A foot in a frame.
+#[derive(Debug, Serialize)]
+pub struct TraceFoot {
+    /// Its ankle joint.
+    pub joint: String,
+    /// Where the ankle was sent, world space.
+    pub target: [f32; 3],
+    /// Distance from the solved ankle to its target, centimetres.
+    pub error_cm: f32,
+    /// Whether the foot is planted (IK fully blended in).
+    pub planted: bool,
 }
 
 /// A running transition.
@@ -77,7 +110,30 @@ pub fn trace_frame(model: &Model, frame: u32, time: f64, character: &Character) 
                 clip_time: e.clip_time,
             })
             .collect(),
+        position: None,
+        root_delta: None,
+        feet: None,
     }
+}
+
+/// The frame of an actor in a level: the character's, plus its movement and feet.
+pub fn actor_frame(model: &Model, frame: u32, time: f64, actor: &Actor) -> TraceFrame {
+    let mut out = trace_frame(model, frame, time, actor.character());
+    let v = |v: Vector3<f32>| [v.x, v.y, v.z];
+    out.position = Some(v(actor.position()));
+    let moved = actor.last_move();
+    out.root_delta = Some(TraceRootDelta { requested: v(moved.requested), applied: v(moved.applied) });
+    out.feet = actor.feet().map(|feet| {
+        feet.iter()
+            .map(|f| TraceFoot {
+                joint: f.joint.clone(),
+                target: v(f.target),
+                error_cm: f.error_cm,
+                planted: f.planted,
+            })
+            .collect()
+    });
+    out
 }
 
 /// Runs the command; the error is one printable line.
@@ -109,20 +165,64 @@ pub fn run(args: &SimulateArgs) -> Result<(), String> {
         }
     };
     let script = Script::parse(&args.sets, &controller)?;
-    let mut timeline = Timeline::simulating(model.rig.clone(), Arc::new(controller), script, args.fps)
-        .map_err(|e| e.to_string())?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    for i in 0..frames as u32 {
-        let time = timeline.time(i);
-        let character = timeline.frame(i).map_err(|e| format!("{}: {e}", model.file))?;
-        let frame = trace_frame(&model, i, time, character);
+    let mut write = |frame: &TraceFrame| -> Result<(), String> {
         let line = if args.json {
-            serde_json::to_string(&frame).map_err(|e| e.to_string())?
+            serde_json::to_string(frame).map_err(|e| e.to_string())?
         } else {
-            text_line(&frame)
+            text_line(frame)
         };
-        writeln!(out, "{line}").map_err(|e| format!("stdout: {e}"))?;
+        writeln!(out, "{line}").map_err(|e| format!("stdout: {e}"))
+    };
+    let controller = Arc::new(controller);
+    if let Some(level) = &args.level {
+        let authority: Authority = args.authority.parse()?;
+        let level = Level::named(level)?;
+        let world = PhysicsWorld::new(&level);
+        let character = Character::new(model.rig.clone(), controller.clone()).map_err(|e| e.to_string())?;
+        if authority == Authority::Animation && controller.root_motion_joint().is_none() {
+            eprintln!(
+                "vkskin: the controller takes no root motion (root_motion): the character stays where it is"
+            );
+        }
+        let feet = if args.no_ik {
+            None
+        } else {
+            FootPlacement::humanoid(&model)
+                .map_err(|e| eprintln!("vkskin: {}: {e}: no foot IK", model.file))
+                .ok()
+        };
+        let mut actor = Actor::new(character, level.spawn(&args.spawn)?, feet);
+        actor.set_authority(authority);
+        let (mut next, dt) = (0, 1.0 / args.fps);
+        for i in 0..frames as u32 {
+            let time = f64::from(i) * dt;
+            script.apply_until(&mut next, time, actor.character_mut());
+            if authority == Authority::Movement {
+                // Gameplay's velocity: the speed parameter, along the heading.
+                let speed = actor
+                    .character()
+                    .controller()
+                    .parameter("speed")
+                    .and_then(|p| actor.character().parameters().get(p));
+                let forward =
+                    nalgebra::UnitQuaternion::from_axis_angle(&Vector3::y_axis(), actor.yaw()) * Vector3::z();
+                actor.set_velocity(forward * speed.unwrap_or(0.0));
+            }
+            let step = if i == 0 { 0.0 } else { dt as f32 };
+            actor.update(step, &world).map_err(|e| format!("{}: {e}", model.file))?;
+            write(&actor_frame(&model, i, time, &actor))?;
+        }
+    } else {
+        let mut timeline = Timeline::simulating(model.rig.clone(), controller, script, args.fps)
+            .map_err(|e| e.to_string())?;
+        for i in 0..frames as u32 {
+            let time = timeline.time(i);
+            let character = timeline.frame(i).map_err(|e| format!("{}: {e}", model.file))?;
+            write(&trace_frame(&model, i, time, character))?;
+        }
     }
+    drop(write);
     out.flush().map_err(|e| format!("stdout: {e}"))
 }
 
@@ -136,6 +236,13 @@ fn text_line(f: &TraceFrame) -> String {
     }
     for (clip, w) in &f.weights {
         let _ = write!(line, "  {clip} {:.2}", w.as_f64().unwrap_or(0.0));
+    }
+    if let Some(p) = f.position {
+        let _ = write!(line, "  at ({:.3}, {:.3}, {:.3})", p[0], p[1], p[2]);
+    }
+    for foot in f.feet.iter().flatten() {
+        let _ =
+            write!(line, "  {}{} {:.2} cm", foot.joint, if foot.planted { "*" } else { "" }, foot.error_cm);
     }
     if !f.events.is_empty() {
         line.push_str("  |");
