@@ -243,3 +243,52 @@ fn simulate_json_follows_the_trace_format() {
         }
     }
 }
+
+#[test]
+fn simulate_json_in_a_level_adds_position_root_delta_and_feet() {
+    let text = vkskin(&[
+        "simulate",
+        GLB,
+        "--json",
+        "--fps",
+        "30",
+        "--duration",
+        "2",
+        "--level",
+        "demo",
+        "--spawn",
+        "stairs",
+        "--set",
+        "0:speed=1.2",
+    ]);
+    let mut planted = 0;
+    for (i, line) in text.lines().enumerate() {
+        let f: Value = serde_json::from_str(line).unwrap();
+        let what = format!("frame {i}");
+        keys(
+            &f,
+            &["frame", "time", "state", "transition", "weights", "events", "position", "root_delta", "feet"],
+            &what,
+        );
+        assert_eq!(array(&f["position"], &what).len(), 3);
+        keys(&f["root_delta"], &["requested", "applied"], &what);
+        for k in ["requested", "applied"] {
+            let v = array(&f["root_delta"][k], &what);
+            assert_eq!(v.len(), 3);
+            v.iter().for_each(|x| _ = number(x, &what));
+        }
+        let feet = array(&f["feet"], &what);
+        assert_eq!(feet.len(), 2);
+        for (foot, name) in feet.iter().zip(["Foot.L", "Foot.R"]) {
+            keys(foot, &["joint", "target", "error_cm", "planted"], &what);
+            assert_eq!(string(&foot["joint"], &what), name);
+            assert_eq!(array(&foot["target"], &what).len(), 3);
+            let error = number(&foot["error_cm"], &what);
+            if foot["planted"].as_bool().unwrap() {
+                planted += 1;
+                assert!(error <= 1.0, "{what}: a planted foot {error} cm off");
+            }
+        }
+    }
+    assert!(planted > 20, "feet were planted ({planted})");
+}
