@@ -55,7 +55,7 @@ fn timeline(model: &Model, shot: &Shot) -> Timeline {
 fn render(ctx: &GpuContext, model: &Arc<Model>, shot: &Shot) -> Vec<Vec<u8>> {
     let mut frames = Vec::new();
     let request = &shot.request;
-    headless::render(ctx, model.clone(), &mut timeline(model, shot), request, &mut |i, rgba| {
+    headless::render(ctx, model.clone(), &mut timeline(model, shot), None, request, &mut |i, rgba| {
         assert_eq!(i as usize, frames.len(), "frames arrive in order");
         frames.push(rgba.to_vec());
         Ok(())
@@ -117,7 +117,7 @@ fn animated_png_has_the_requested_frames() {
     let mut writer = ApngWriter::create(&path, W, H, frames, 12.0).expect("create");
     let shot = request(0, 0.1, frames, 12.0);
     let mut timeline = timeline(&model, &shot);
-    headless::render(&ctx, model.clone(), &mut timeline, &shot.request, &mut |_, rgba| {
+    headless::render(&ctx, model.clone(), &mut timeline, None, &shot.request, &mut |_, rgba| {
         writer.write_frame(rgba)
     })
     .expect("render");
@@ -273,4 +273,58 @@ fn renders_match_reference_images() {
             path.display()
         );
     }
+}
+
+/// The staircase scene: the built-in character walking up the demo level's
+/// stairs (physics, foot IK), drawn with the level around it.
+#[test]
+fn renders_the_staircase_scene() {
+    use vkskin::asset::controller::DEFAULT_CONTROLLER;
+    use vkskin::character::{Controller, Script};
+    use vkskin::world::{ActorRun, Authority, FootPlacement, Level, scenery_model};
+    let Some(ctx) = context() else { return };
+    let model = Arc::new(vkskin::asset::load_default_character().unwrap());
+    let controller = Controller::from_text(DEFAULT_CONTROLLER, &model).unwrap();
+    let script = Script::parse(&["0:speed=1.2".to_string()], &controller).unwrap();
+    let level = Level::demo();
+    let feet = FootPlacement::humanoid(&model).ok();
+    let mut run = ActorRun::new(
+        model.rig.clone(),
+        Arc::new(controller),
+        script,
+        &level,
+        "stairs",
+        Authority::Animation,
+        feet,
+        30.0,
+    )
+    .unwrap();
+    let request = HeadlessRequest { first_frame: 96, ..request(0, 0.0, 3, 30.0).request };
+    let scenery = Some(Arc::new(scenery_model(&level).unwrap()));
+    let mut frames = Vec::new();
+    headless::render(&ctx, model.clone(), &mut run, scenery, &request, &mut |_, rgba| {
+        frames.push(rgba.to_vec());
+        Ok(())
+    })
+    .expect("render");
+    assert_no_validation_messages(&ctx);
+    assert_eq!(frames.len(), 3);
+    // On the stairs by then (frame 96 is 3.2 s in).
+    assert!(run.actor().position().y > 0.5, "{:?}", run.actor().position());
+    // The steps show (their colour, lit), and so does the character.
+    let step = vkskin::world::Surface::Step.color();
+    let steps = frames[0]
+        .chunks_exact(4)
+        .filter(|p| {
+            let (r, g, b) = (f32::from(p[0]), f32::from(p[1]), f32::from(p[2]));
+            // Lit step surfaces keep their hue: green over blue, red about green.
+            g > b + 15.0 && (r - g).abs() < 40.0 && step[1] > step[2]
+        })
+        .count();
+    assert!(steps > (W * H / 20) as usize, "only {steps} step pixels");
+    let skin = frames[0]
+        .chunks_exact(4)
+        .filter(|p| p[0] > 180 && p[1] > 120 && p[2] > 90 && p[0] > p[2] + 30)
+        .count();
+    assert!(skin > 30, "only {skin} skin-coloured pixels: the character is missing");
 }

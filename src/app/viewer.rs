@@ -207,7 +207,7 @@ fn fallback(
     } else {
         0
     });
-    let result = headless::render(&ctx, model.clone(), &mut timeline, &request, &mut |_, rgba| {
+    let result = headless::render(&ctx, model.clone(), &mut timeline, None, &request, &mut |_, rgba| {
         if options.screenshot.is_some() {
             last.clear();
             last.extend_from_slice(rgba);
@@ -783,7 +783,7 @@ fn model_bounds(model: &Model) -> Result<Option<headless::Bounds>, String> {
             .map_err(|e| e.to_string())?;
         for i in 0..FRAMING_SAMPLES {
             let character = timeline.frame(i).map_err(|e| e.to_string())?;
-            headless::grow_bounds(model, &character.pose(), &mut scratch, &mut bounds)?;
+            headless::grow_bounds(model, &character.pose(), &Matrix4::identity(), &mut scratch, &mut bounds)?;
         }
     }
     Ok(bounds)

@@ -104,6 +104,16 @@ pub struct RenderArgs {
     /// a trigger, `T:NAME` (repeatable).
     #[arg(long = "set", value_name = "T:NAME[=VALUE]")]
     pub sets: Vec<String>,
+    /// With --controller: put the character in a level (`demo`), moving
+    /// through its physics world with its feet placed, the level drawn around it.
+    #[arg(long, value_name = "NAME")]
+    pub level: Option<String>,
+    /// With --level: where to start (the demo level: open, stairs, ramp, wall).
+    #[arg(long, value_name = "NAME", default_value = "open")]
+    pub spawn: String,
+    /// With --level: `animation` (root motion) or `movement` (the speed parameter) moves it.
+    #[arg(long, value_name = "animation|movement", default_value = "animation")]
+    pub authority: String,
     /// Vulkan device: an index or part of its name.
     #[arg(long, value_name = "NAME|INDEX")]
     pub device: Option<String>,

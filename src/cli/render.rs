@@ -5,8 +5,10 @@ use super::args::RenderArgs;
 use crate::asset::{self, Model, controller::find_controller};
 use crate::character::{Controller, Script, Timeline};
 use crate::gpu::{GpuContext, GpuOptions};
+use crate::render::headless::FrameSource;
 use crate::render::headless::{self, HeadlessRequest};
 use crate::render::image_out::{self, ApngWriter};
+use crate::world::{ActorRun, Authority, FootPlacement, Level, scenery_model};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -41,7 +43,7 @@ pub fn run(args: &RenderArgs) -> Result<(), String> {
         return Err(format!("--time must be a finite number, not {t}"));
     }
     let model = asset::load(Path::new(&args.model)).map_err(|e| e.to_string())?;
-    let (mut timeline, first_frame) = timeline(&model, args, frames)?;
+    let (mut source, first_frame, scenery) = frames_of(&model, args, frames)?;
     let request = HeadlessRequest {
         frames,
         first_frame,
@@ -67,14 +69,16 @@ pub fn run(args: &RenderArgs) -> Result<(), String> {
     // The output is created before rendering, so a bad path fails at once.
     let result = if frames == 1 {
         let mut file = Some(image_out::create_file(out)?);
-        headless::render(&ctx, model, &mut timeline, &request, &mut |_, rgba| {
+        headless::render(&ctx, model, source.as_mut(), scenery, &request, &mut |_, rgba| {
             let file = file.take().ok_or("more than one frame for a PNG")?;
             image_out::write_png_to(file, &name, width, height, rgba)
         })
     } else {
         let mut writer = ApngWriter::create(out, width, height, frames, args.fps)?;
-        headless::render(&ctx, model, &mut timeline, &request, &mut |_, rgba| writer.write_frame(rgba))
-            .and_then(|w| writer.finish().map(|_| w))
+        headless::render(&ctx, model, source.as_mut(), scenery, &request, &mut |_, rgba| {
+            writer.write_frame(rgba)
+        })
+        .and_then(|w| writer.finish().map(|_| w))
     };
     if result.is_err() {
         // Do not leave a truncated image behind.
@@ -97,10 +101,50 @@ pub fn run(args: &RenderArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// The frames to draw and the first one: a controller simulated from 0 s
-/// (`--controller`, `--time` skipping ahead), else one clip sought to each
-/// frame's time (from `--time`, default the clip's first key; the rest pose
-/// without a clip).
+/// What a level render draws around the character.
+type Scenery = Option<Arc<Model>>;
+
+/// The frames to draw, the first one and the scenery: a controller
+/// simulated from 0 s (`--controller`, `--time` skipping ahead; in a level
+/// with `--level`), else one clip sought to each frame's time (from
+/// `--time`, default the clip's first key; the rest pose without a clip).
+fn frames_of(
+    model: &Model,
+    args: &RenderArgs,
+    frames: u32,
+) -> Result<(Box<dyn FrameSource>, u32, Scenery), String> {
+    if let Some(level) = &args.level {
+        let path =
+            args.controller.as_ref().ok_or("--level needs --controller (what drives the character)")?;
+        let (controller, _) = find_controller(model, None, Some(Path::new(path)))?.ok_or("no controller")?;
+        let script = Script::parse(&args.sets, &controller)?;
+        let authority: Authority = args.authority.parse()?;
+        let level = Level::named(level)?;
+        let feet = FootPlacement::humanoid(model)
+            .map_err(|e| eprintln!("vkskin: {}: {e}: no foot IK", model.file))
+            .ok();
+        let fps = f64::from(args.fps);
+        let run = ActorRun::new(
+            model.rig.clone(),
+            Arc::new(controller),
+            script,
+            &level,
+            &args.spawn,
+            authority,
+            feet,
+            fps,
+        )?;
+        let first = (f64::from(args.time.unwrap_or(0.0)).max(0.0) * fps).round();
+        if first > f64::from(u32::MAX - frames) {
+            return Err(format!("--time {} is too far ahead", args.time.unwrap_or(0.0)));
+        }
+        return Ok((Box::new(run), first as u32, Some(Arc::new(scenery_model(&level)?))));
+    }
+    let (timeline, first) = timeline(model, args, frames)?;
+    Ok((Box::new(timeline), first, None))
+}
+
+/// A clip or controller played frame by frame without a level.
 fn timeline(model: &Model, args: &RenderArgs, frames: u32) -> Result<(Timeline, u32), String> {
     let fps = f64::from(args.fps);
     if let Some(path) = &args.controller {

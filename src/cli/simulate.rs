@@ -5,7 +5,7 @@
 use super::args::SimulateArgs;
 use crate::asset::{self, Model, controller::find_controller};
 use crate::character::{Character, Controller, Script, Timeline};
-use crate::world::{Actor, Authority, FootPlacement, Level, PhysicsWorld};
+use crate::world::{Actor, ActorRun, Authority, FootPlacement, Level};
 use nalgebra::Vector3;
 use serde::Serialize;
 use std::io::Write;
@@ -177,9 +177,6 @@ pub fn run(args: &SimulateArgs) -> Result<(), String> {
     let controller = Arc::new(controller);
     if let Some(level) = &args.level {
         let authority: Authority = args.authority.parse()?;
-        let level = Level::named(level)?;
-        let world = PhysicsWorld::new(&level);
-        let character = Character::new(model.rig.clone(), controller.clone()).map_err(|e| e.to_string())?;
         if authority == Authority::Animation && controller.root_motion_joint().is_none() {
             eprintln!(
                 "vkskin: the controller takes no root motion (root_motion): the character stays where it is"
@@ -192,26 +189,21 @@ pub fn run(args: &SimulateArgs) -> Result<(), String> {
                 .map_err(|e| eprintln!("vkskin: {}: {e}: no foot IK", model.file))
                 .ok()
         };
-        let mut actor = Actor::new(character, level.spawn(&args.spawn)?, feet);
-        actor.set_authority(authority);
-        let (mut next, dt) = (0, 1.0 / args.fps);
+        let level = Level::named(level)?;
+        let mut run = ActorRun::new(
+            model.rig.clone(),
+            controller,
+            script,
+            &level,
+            &args.spawn,
+            authority,
+            feet,
+            args.fps,
+        )?;
         for i in 0..frames as u32 {
-            let time = f64::from(i) * dt;
-            script.apply_until(&mut next, time, actor.character_mut());
-            if authority == Authority::Movement {
-                // Gameplay's velocity: the speed parameter, along the heading.
-                let speed = actor
-                    .character()
-                    .controller()
-                    .parameter("speed")
-                    .and_then(|p| actor.character().parameters().get(p));
-                let forward =
-                    nalgebra::UnitQuaternion::from_axis_angle(&Vector3::y_axis(), actor.yaw()) * Vector3::z();
-                actor.set_velocity(forward * speed.unwrap_or(0.0));
-            }
-            let step = if i == 0 { 0.0 } else { dt as f32 };
-            actor.update(step, &world).map_err(|e| format!("{}: {e}", model.file))?;
-            write(&actor_frame(&model, i, time, &actor))?;
+            let time = run.time(i);
+            let actor = run.frame(i).map_err(|e| format!("{}: {e}", model.file))?;
+            write(&actor_frame(&model, i, time, actor))?;
         }
     } else {
         let mut timeline = Timeline::simulating(model.rig.clone(), controller, script, args.fps)

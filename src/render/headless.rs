@@ -1,6 +1,8 @@
-//! Headless rendering: pose a character frame by frame (a `Timeline`),
-//! frame the skinned bounds of all of its frames, render each frame
-//! offscreen and hand the pixels out in order (for PNG / animated PNG output).
+//! Headless rendering: pose a character frame by frame (a `FrameSource`: a
+//! `Timeline`, or an actor moving through a level), frame the skinned
+//! bounds of all of its frames in world space, render each frame offscreen
+//! (with the level's scenery, if any) and hand the pixels out in order (for
+//! PNG / animated PNG output).
 
 use super::camera::{Camera, DEFAULT_FOV_Y};
 use super::mesh_pass::VertexPath;
@@ -10,6 +12,7 @@ use crate::anim::{MeshInstance, MeshPrimitive, SkinnedPose};
 use crate::asset::Model;
 use crate::character::Timeline;
 use crate::gpu::GpuContext;
+use crate::world::ActorRun;
 use ash::vk;
 use nalgebra::Matrix4;
 use std::sync::Arc;
@@ -36,11 +39,42 @@ pub struct HeadlessRequest {
     pub msaa: bool,
 }
 
-/// Grows `bounds` by every finite vertex of `pose` (CPU reference skinning);
-/// `scratch` holds one primitive's positions (grown once when too short).
+/// Frames of a character to render: its pose, the pose's version and where
+/// the character stands (world transform, applied after skinning).
+pub trait FrameSource {
+    /// Goes back to before frame 0.
+    fn restart(&mut self) -> Result<(), String>;
+    /// Poses frame `i` (frames come in order after a restart).
+    fn frame(&mut self, i: u32) -> Result<(SkinnedPose<'_>, u64, Matrix4<f32>), String>;
+}
+
+impl FrameSource for Timeline {
+    fn restart(&mut self) -> Result<(), String> {
+        Timeline::restart(self).map_err(|e| e.to_string())
+    }
+    fn frame(&mut self, i: u32) -> Result<(SkinnedPose<'_>, u64, Matrix4<f32>), String> {
+        let c = Timeline::frame(self, i).map_err(|e| e.to_string())?;
+        Ok((c.pose(), c.version(), Matrix4::identity()))
+    }
+}
+
+impl FrameSource for ActorRun {
+    fn restart(&mut self) -> Result<(), String> {
+        ActorRun::restart(self)
+    }
+    fn frame(&mut self, i: u32) -> Result<(SkinnedPose<'_>, u64, Matrix4<f32>), String> {
+        let a = ActorRun::frame(self, i)?;
+        Ok((a.character().pose(), a.character().version(), a.transform()))
+    }
+}
+
+/// Grows `bounds` by every finite vertex of `pose` placed by `world` (CPU
+/// reference skinning); `scratch` holds one primitive's positions (grown
+/// once when too short).
 pub fn grow_bounds(
     model: &Model,
     pose: &SkinnedPose,
+    world: &Matrix4<f32>,
     scratch: &mut Vec<[f32; 3]>,
     bounds: &mut Option<Bounds>,
 ) -> Result<(), String> {
@@ -51,6 +85,8 @@ pub fn grow_bounds(
             scratch.resize(prim.vertex_count(), [0.0; 3]);
             pose.skin_primitive(instance, prim, scratch, None).map_err(|e| format!("{}: {e}", model.file))?;
             for p in scratch.iter().filter(|p| p.iter().all(|v| v.is_finite())) {
+                let q = world.transform_point(&nalgebra::Point3::new(p[0], p[1], p[2]));
+                let p = &[q.x, q.y, q.z];
                 let (lo, hi) = bounds.get_or_insert((*p, *p));
                 for k in 0..3 {
                     lo[k] = lo[k].min(p[k]);
@@ -62,30 +98,31 @@ pub fn grow_bounds(
     Ok(())
 }
 
-/// Scene-space bounds of every drawn vertex over frames
-/// `first..first + frames` of `timeline`, or `None` when nothing is drawn.
+/// World-space bounds of every drawn vertex over frames
+/// `first..first + frames` of `source`, or `None` when nothing is drawn.
 pub fn skinned_bounds(
     model: &Model,
-    timeline: &mut Timeline,
+    source: &mut dyn FrameSource,
     first: u32,
     frames: u32,
 ) -> Result<Option<Bounds>, String> {
     let mut scratch = Vec::new();
     let mut bounds = None;
     for i in first..first.saturating_add(frames.max(1)) {
-        let character = timeline.frame(i).map_err(|e| format!("{}: {e}", model.file))?;
-        grow_bounds(model, &character.pose(), &mut scratch, &mut bounds)?;
+        let (pose, _, world) = source.frame(i).map_err(|e| format!("{}: {e}", model.file))?;
+        grow_bounds(model, &pose, &world, &mut scratch, &mut bounds)?;
     }
     Ok(bounds)
 }
 
-/// Renders frames `first_frame..first_frame + frames` of `timeline` and
-/// hands each frame's RGBA8 (sRGB) pixels to `on_frame(index, pixels)` in
-/// order. Returns warnings worth printing.
+/// Renders frames `first_frame..first_frame + frames` of `source` (with
+/// `scenery` around it, if any) and hands each frame's RGBA8 (sRGB) pixels
+/// to `on_frame(index, pixels)` in order. Returns warnings worth printing.
 pub fn render(
     ctx: &GpuContext,
     model: Arc<Model>,
-    timeline: &mut Timeline,
+    source: &mut dyn FrameSource,
+    scenery: Option<Arc<Model>>,
     request: &HeadlessRequest,
     on_frame: &mut PixelSink,
 ) -> Result<Vec<String>, String> {
@@ -93,7 +130,7 @@ pub fn render(
         return Err("--frames must be at least 1".into());
     }
     let (first, frames) = (request.first_frame, request.frames);
-    let (lo, hi) = skinned_bounds(&model, timeline, first, frames)?
+    let (lo, hi) = skinned_bounds(&model, source, first, frames)?
         .ok_or_else(|| format!("{}: nothing to draw (no mesh instances)", model.file))?;
     let aspect = request.width as f32 / request.height.max(1) as f32;
     let camera = Camera::frame_box(lo, hi, aspect, DEFAULT_FOV_Y);
@@ -105,11 +142,13 @@ pub fn render(
     };
     let mut renderer = Renderer::new(ctx, model.clone(), settings).map_err(|e| e.to_string())?;
     let result = (|| {
-        timeline.restart().map_err(|e| e.to_string())?;
+        if let Some(s) = scenery {
+            renderer.add_scenery(ctx, s).map_err(|e| e.to_string())?;
+        }
+        source.restart()?;
         for i in first..first + frames {
-            let character = timeline.frame(i).map_err(|e| format!("{}: {e}", model.file))?;
-            let input = SkinInput { pose: character.pose(), version: character.version() };
-            renderer.render_frame(ctx, input, &Matrix4::identity(), &camera, true, on_frame)?;
+            let (pose, version, world) = source.frame(i).map_err(|e| format!("{}: {e}", model.file))?;
+            renderer.render_frame(ctx, SkinInput { pose, version }, &world, &camera, true, on_frame)?;
         }
         renderer.finish(ctx, on_frame)
     })();

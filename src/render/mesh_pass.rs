@@ -156,6 +156,14 @@ pub struct BoundFrame {
     heat: Option<vk::Buffer>,
 }
 
+impl BoundFrame {
+    /// The same frame for draws placed by another world matrix (column-major)
+    /// and without the heat map (another model's vertices).
+    pub fn with_world(&self, world: [f32; 16]) -> BoundFrame {
+        BoundFrame { path: self.path, world, heat: None }
+    }
+}
+
 fn set_layout(
     ctx: &GpuContext,
     bindings: &[vk::DescriptorSetLayoutBinding],

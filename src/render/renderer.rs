@@ -8,7 +8,7 @@ use super::camera::Camera;
 use super::gpu_model::GpuModel;
 use super::heat_map::HeatMap;
 use super::mesh_pass::{
-    DrawItem, FrameParams, FrameUniforms, MeshMaterials, MeshPass, SkinBindings, VertexPath,
+    BoundFrame, DrawItem, FrameParams, FrameUniforms, MeshMaterials, MeshPass, SkinBindings, VertexPath,
 };
 use super::skin_pass::{CharacterId, OUTPUT_STRIDE, SkinInput, SkinPass, SkinStats};
 use super::target::{CLEAR_COLOR, COLOR_FORMAT, ScreenTarget, SlotTargets, choose_samples};
@@ -68,6 +68,8 @@ pub struct Renderer {
     heat_joint: Option<usize>,
     /// One per drawn primitive; the vertex buffer handle is filled in per frame.
     draws: Vec<DrawItem>,
+    /// Static scenery (a level) drawn with the character, in world space.
+    scenery: Option<Scenery>,
     settings: RenderSettings,
     /// Frame number whose pixels each slot's readback buffer holds, not yet handed out.
     pending: [Option<u64>; FRAMES_IN_FLIGHT],
@@ -174,11 +176,51 @@ impl Renderer {
             heat: HeatMap::new(),
             heat_joint: None,
             draws,
+            scenery: None,
             settings,
             pending: [None; FRAMES_IN_FLIGHT],
             frames: 0,
             warnings,
         })
+    }
+
+    /// Draws `scenery` (a static model in world space, e.g. a level) with
+    /// every later frame. Call between frames, once.
+    pub fn add_scenery(&mut self, ctx: &GpuContext, scenery: Arc<Model>) -> Result<(), GpuError> {
+        if self.scenery.is_some() {
+            return Err(GpuError::new("the renderer already has scenery"));
+        }
+        let gpu_model = Arc::new(GpuModel::upload(ctx, &scenery)?);
+        let character = self.skin.add_character(ctx, &mut self.ring, gpu_model.clone(), scenery.clone());
+        let character = match character {
+            Ok(c) => c,
+            Err(e) => {
+                if let Ok(g) = Arc::try_unwrap(gpu_model) {
+                    g.destroy(ctx);
+                }
+                return Err(e);
+            }
+        };
+        let textures = Textures::load(ctx, &scenery, &mut self.warnings)?;
+        let materials = MeshMaterials::new(ctx, &self.mesh, &scenery.materials, &textures);
+        let materials = match materials {
+            Ok(m) => m,
+            Err(e) => {
+                textures.destroy(ctx);
+                return Err(e);
+            }
+        };
+        let draws = draw_items(&self.skin, character, &gpu_model);
+        self.scenery = Some(Scenery { model: scenery, gpu_model, textures, materials, draws });
+        Ok(())
+    }
+
+    /// The skin-pass inputs of a frame: the character's, then the scenery's.
+    fn inputs<'a>(&self, input: SkinInput<'a>) -> ([SkinInput<'a>; 2], usize) {
+        match &self.scenery {
+            Some(s) => ([input, s.input()], 2),
+            None => ([input, input], 1),
+        }
     }
 
     /// The settings frames are drawn with.
@@ -212,6 +254,7 @@ impl Renderer {
         on_pixels: &mut PixelSink,
     ) -> Result<u64, String> {
         let frame = self.frames;
+        let (pair, count) = self.inputs(input);
         let Some(targets) = self.targets.as_ref() else {
             return Err("this renderer draws to a window, not to offscreen targets".into());
         };
@@ -228,15 +271,15 @@ impl Renderer {
             }
         }
         let recorded = (|| {
-            let inputs = [input];
+            let inputs = &pair[..count];
             let skin_bindings = match self.settings.path {
                 // The comparison path: no compute dispatch, the vertex shader
                 // skins from the skin pass's own slot buffers (see
                 // `vertex_skinning_inputs` for why no barrier is needed).
-                VertexPath::VertexSkinning => Some(vertex_skinning_inputs(&mut self.skin, slot, &inputs)?.0),
+                VertexPath::VertexSkinning => Some(vertex_skinning_inputs(&mut self.skin, slot, inputs)?.0),
                 VertexPath::PreSkinned => {
                     // Records the compute -> vertex input barrier after the dispatch.
-                    self.skin.record(ctx, slot, &inputs, false)?;
+                    self.skin.record(ctx, slot, inputs, false)?;
                     None
                 }
             };
@@ -269,6 +312,7 @@ impl Renderer {
                 item.vertices.0 = output;
                 self.mesh.draw(ctx, cmd, &bound, &self.materials, &self.model.materials, &item);
             }
+            draw_scenery(&self.mesh, self.scenery.as_ref(), ctx, cmd, &bound, output);
             target.end_rendering(ctx, cmd);
             if readback {
                 target.record_readback(ctx, cmd);
@@ -348,20 +392,20 @@ impl Renderer {
         pose: SkinnedPose,
         version: u64,
     ) -> Result<SkinStats, GpuError> {
+        let (pair, count) = self.inputs(SkinInput { pose, version });
+        let inputs = &pair[..count];
         let slot = self.ring.current();
         let index = slot.index;
         match self.settings.path {
             VertexPath::VertexSkinning => {
                 // No dispatch, so no skin timestamps (queries[index][0..2] stay None).
-                let inputs = [SkinInput { pose, version }];
-                let (bindings, stats) = vertex_skinning_inputs(&mut self.skin, slot, &inputs)?;
+                let (bindings, stats) = vertex_skinning_inputs(&mut self.skin, slot, inputs)?;
                 self.screen_skin = Some(bindings);
                 Ok(stats)
             }
             VertexPath::PreSkinned => {
                 self.screen_skin = None;
-                let inputs = [SkinInput { pose, version }];
-                let stats = self.skin.record(ctx, slot, &inputs, true)?;
+                let stats = self.skin.record(ctx, slot, inputs, true)?;
                 if let Some((a, b)) = stats.timestamps {
                     self.queries[index][0] = Some(a);
                     self.queries[index][1] = Some(b);
@@ -431,6 +475,7 @@ impl Renderer {
             item.vertices.0 = output;
             self.mesh.draw(ctx, cmd, &bound, &self.materials, &self.model.materials, &item);
         }
+        draw_scenery(&self.mesh, self.scenery.as_ref(), ctx, cmd, &bound, output);
         Ok(())
     }
 
@@ -481,10 +526,14 @@ impl Renderer {
     /// Waits for the GPU and frees everything.
     pub fn destroy(self, ctx: &GpuContext) {
         let _ = ctx.wait_idle();
-        let Renderer { ring, skin, gpu_model, mesh, textures, materials, targets, heat, .. } = self;
+        let Renderer { ring, skin, gpu_model, mesh, textures, materials, targets, heat, scenery, .. } = self;
         heat.destroy(ctx);
         ring.destroy(ctx);
         skin.destroy(ctx);
+        // After the skin pass, which shares the scenery's buffers.
+        if let Some(s) = scenery {
+            s.destroy(ctx);
+        }
         if let Ok(g) = Arc::try_unwrap(gpu_model) {
             g.destroy(ctx);
         }
@@ -494,6 +543,63 @@ impl Renderer {
         if let Some(t) = targets {
             t.destroy(ctx);
         }
+    }
+}
+
+/// Static scenery: its own upload, materials and draws; one more character
+/// of the skin pass whose pose never changes.
+struct Scenery {
+    model: Arc<Model>,
+    gpu_model: Arc<GpuModel>,
+    textures: Textures,
+    materials: MeshMaterials,
+    draws: Vec<DrawItem>,
+}
+
+/// The scenery's pose: its single node at the origin, no skins, no morphs.
+const SCENERY_WORLD: [Matrix4<f32>; 1] =
+    [Matrix4::new(1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0)];
+
+impl Scenery {
+    /// Its skin-pass input: the same pose, so each frame slot uploads it once.
+    fn input(&self) -> SkinInput<'static> {
+        SkinInput {
+            pose: SkinnedPose {
+                palettes: &[],
+                palette_offsets: &[0],
+                world: &SCENERY_WORLD,
+                morph_weights: &[],
+            },
+            version: 1,
+        }
+    }
+
+    fn destroy(self, ctx: &GpuContext) {
+        self.materials.destroy(ctx);
+        self.textures.destroy(ctx);
+        if let Ok(g) = Arc::try_unwrap(self.gpu_model) {
+            g.destroy(ctx);
+        }
+    }
+}
+
+/// Records the scenery's draws (inside rendering, after the character's),
+/// placed by the identity: the scenery is in world space.
+fn draw_scenery(
+    mesh: &MeshPass,
+    scenery: Option<&Scenery>,
+    ctx: &GpuContext,
+    cmd: vk::CommandBuffer,
+    bound: &BoundFrame,
+    output: vk::Buffer,
+) {
+    let Some(s) = scenery else { return };
+    let identity = [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0];
+    let bound = bound.with_world(identity);
+    for item in &s.draws {
+        let mut item = *item;
+        item.vertices.0 = output;
+        mesh.draw(ctx, cmd, &bound, &s.materials, &s.model.materials, &item);
     }
 }
 

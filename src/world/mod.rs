@@ -6,8 +6,12 @@ pub mod actor;
 pub mod foot_placement;
 pub mod level;
 pub mod physics;
+pub mod run;
+pub mod scenery;
 
 pub use actor::{Actor, Authority};
 pub use foot_placement::{FootPlacement, FootReport, Leg};
 pub use level::{Level, LevelBox, Surface};
 pub use physics::{CapsuleShape, GroundHit, Moved, PhysicsWorld};
+pub use run::ActorRun;
+pub use scenery::scenery_model;
