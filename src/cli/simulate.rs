@@ -214,7 +214,6 @@ pub fn run(args: &SimulateArgs) -> Result<(), String> {
             write(&trace_frame(&model, i, time, character))?;
         }
     }
-    drop(write);
     out.flush().map_err(|e| format!("stdout: {e}"))
 }
 
