@@ -246,3 +246,47 @@ fn without_a_display_falls_back_to_headless_apng() {
     assert!(rgba.chunks(4).any(|p| p != first), "the frame is one flat colour");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The viewer with a level: the character stands in the demo level (drawn
+/// around it), validation silent.
+#[test]
+fn window_run_in_a_level() {
+    if context().is_none() {
+        return;
+    }
+    let Some((display, _server)) = display() else {
+        return skip("no display: DISPLAY is unset and Xvfb is not on PATH");
+    };
+    let dir = scratch_dir("level");
+    let shot = dir.join("LEVEL.png");
+    let mut command = Command::new(BIN);
+    command
+        .current_dir(&dir)
+        .env("DISPLAY", &display)
+        .env_remove("WAYLAND_DISPLAY")
+        .args([
+            "view",
+            "--level",
+            "demo",
+            "--validation",
+            "--frames",
+            "30",
+            "--size",
+            "640x400",
+            "--screenshot",
+        ])
+        .arg(&shot);
+    let output = run(command);
+    assert_clean(&output);
+    let (w, h, rgba) = read_png(&shot);
+    assert_eq!((w, h), (640, 400));
+    // The floor fills the bottom of the view (the level is drawn): its grey
+    // differs from the background's blue-grey at the top-left corner.
+    let px = |x: u32, y: u32| {
+        let i = ((y * w + x) * 4) as usize;
+        [rgba[i], rgba[i + 1], rgba[i + 2]]
+    };
+    let (sky, floor) = (px(2, 2), px(2, h - 3));
+    assert!(sky.iter().zip(floor).any(|(a, b)| a.abs_diff(b) > 8), "no floor drawn: {sky:?} vs {floor:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

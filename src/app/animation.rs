@@ -3,7 +3,9 @@
 //! changes from the UI) or by the manual clip A / clip B blend (a controller
 //! built from the chosen clips). Speed, pause, scrub and step map onto the
 //! character's rate and `seek`; debug views and the morph override onto its
-//! settings. No animation logic lives here.
+//! settings. In a level the character is an actor of the physics world: the
+//! movement keys become its velocity (movement authority) and the jump key
+//! its `jump` trigger. No animation logic lives here.
 
 use super::state::{AnimationMode, DebugView, EventLog, LoggedEvent, ViewerState};
 use crate::asset::Model;
@@ -11,7 +13,18 @@ use crate::asset::controller::FoundController;
 use crate::character::{
     AnimationSystem, Character, CharacterId, Controller, DebugPose, ParameterId, ParameterValue,
 };
+use crate::world::{Actor, Authority, FootPlacement, Level, PhysicsWorld};
+use nalgebra::{Matrix4, Vector3};
 use std::sync::Arc;
+
+/// Walking and running speeds of the movement keys, metres per second.
+const KEY_SPEEDS: (f32, f32) = (1.3, 3.4);
+
+/// The character as an actor of a level.
+struct LevelRun {
+    world: PhysicsWorld,
+    actor: Actor,
+}
 
 /// Length of one step of `ViewerState::step_frames`, seconds.
 pub const STEP_SECONDS: f64 = 1.0 / 30.0;
@@ -38,6 +51,8 @@ pub struct ViewerAnimation {
     running: Option<ClipChoice>,
     /// The manual mode's `blend` parameter.
     blend: Option<ParameterId>,
+    /// In a level: the physics world and the actor holding the character.
+    level: Option<LevelRun>,
 }
 
 impl ViewerAnimation {
@@ -63,14 +78,45 @@ impl ViewerAnimation {
             controller_source,
             running: None,
             blend: None,
+            level: None,
         };
         animation.rebuild(state, 0.0)?;
         Ok(animation)
     }
 
+    /// Puts the character in `level` at its first spawn, driven by the
+    /// controller (a level needs one), with its feet placed when the rig has
+    /// humanoid legs.
+    pub fn enter_level(&mut self, level: &Level, state: &mut ViewerState) -> Result<(), String> {
+        let controller = self
+            .controller
+            .clone()
+            .ok_or_else(|| format!("{}: a level needs a controller", self.model.file))?;
+        let character = Character::new(self.model.rig.clone(), controller).map_err(|e| e.to_string())?;
+        let feet = FootPlacement::humanoid(&self.model).ok();
+        let spawn = level.spawns.first().map_or(Vector3::zeros(), |(_, p)| *p);
+        self.level =
+            Some(LevelRun { world: PhysicsWorld::new(level), actor: Actor::new(character, spawn, feet) });
+        state.mode = AnimationMode::Controller;
+        Ok(())
+    }
+
+    /// Where the character stands (world transform, applied after skinning).
+    pub fn transform(&self) -> Matrix4<f32> {
+        self.level.as_ref().map_or_else(Matrix4::identity, |l| l.actor.transform())
+    }
+
+    /// Whether the character is in a level.
+    pub fn in_level(&self) -> bool {
+        self.level.is_some()
+    }
+
     /// The character being shown.
     pub fn character(&self) -> &Character {
-        self.system.character(self.id)
+        match &self.level {
+            Some(l) => l.actor.character(),
+            None => self.system.character(self.id),
+        }
     }
 
     /// Whether the model has a controller (the UI offers the mode).
@@ -121,8 +167,9 @@ impl ViewerAnimation {
     }
 
     /// One frame: applies `state` (mode and clips, parameter changes,
-    /// speed, pause, scrub and step requests, debug view, morph override),
-    /// advances by `dt` seconds and logs the events crossed, stamped `now`.
+    /// speed, pause, scrub and step requests, debug view, morph override;
+    /// in a level the movement keys, jump and authority), advances by `dt`
+    /// seconds and logs the events crossed, stamped `now`.
     pub fn update(
         &mut self,
         dt: f32,
@@ -130,6 +177,31 @@ impl ViewerAnimation {
         log: &mut EventLog,
         now: f64,
     ) -> Result<(), String> {
+        let dt = if state.playing && dt.is_finite() { dt.max(0.0) } else { 0.0 };
+        if let Some(level) = self.level.as_mut() {
+            let character = level.actor.character_mut();
+            apply_settings(character, state, &self.model)?;
+            if std::mem::take(&mut state.jump) {
+                // A controller without a jump trigger just does not jump.
+                let _ = character.set_named("jump", ParameterValue::Trigger);
+            }
+            level.actor.set_authority(state.authority);
+            if state.authority == Authority::Movement {
+                let k = state.keys;
+                let (ahead, side) =
+                    (f32::from(k.forward) - f32::from(k.back), f32::from(k.right) - f32::from(k.left));
+                let forward = Vector3::new(state.camera_forward[0], 0.0, state.camera_forward[1]);
+                let right = Vector3::new(-forward.z, 0.0, forward.x);
+                let direction = forward * ahead + right * side;
+                let speed = if k.run { KEY_SPEEDS.1 } else { KEY_SPEEDS.0 };
+                let velocity = direction.try_normalize(1e-6).map_or(Vector3::zeros(), |d| d * speed);
+                level.actor.set_velocity(velocity);
+            }
+            level.actor.update(dt, &level.world).map_err(|e| format!("{}: {e}", self.model.file))?;
+            log_events(&self.model, level.actor.character(), log, now);
+            show_morphs(level.actor.character(), state);
+            return Ok(());
+        }
         if self.wanted(state) != self.running {
             // Rare (the user changed clips): the new character starts where
             // the old one's playhead was.
@@ -139,9 +211,7 @@ impl ViewerAnimation {
         let blend = if state.blend.is_finite() { state.blend.clamp(0.0, 1.0) } else { 0.0 };
         let blend_id = self.blend;
         let character = self.system.character_mut(self.id);
-        for (id, value) in state.parameter_changes.drain(..) {
-            character.set(id, value)?;
-        }
+        apply_settings(character, state, &self.model)?;
         if let Some(id) = blend_id {
             character.set(id, ParameterValue::Float(blend))?;
         }
@@ -156,32 +226,49 @@ impl ViewerAnimation {
             character.seek(now_at + f64::from(state.step_frames) * STEP_SECONDS);
             state.step_frames = 0;
         }
-        character.set_debug_pose(match state.debug_view {
-            DebugView::BindPose => DebugPose::BindPose,
-            DebugView::IdentityPalette => DebugPose::IdentityPalette,
-            DebugView::Shaded | DebugView::WeightHeatMap => DebugPose::Animated,
-        });
-        let rest = &self.model.rest_morph_weights;
-        if state.morph_weights.len() != rest.len() {
-            // Only when the model changes: the UI's list is resized once.
-            state.morph_weights.clear();
-            state.morph_weights.extend_from_slice(rest);
-        }
-        character.set_morph_override(state.morph_override.then_some(&state.morph_weights[..]));
-        let dt = if state.playing && dt.is_finite() { dt.max(0.0) } else { 0.0 };
         self.system.update(dt).map_err(|e| format!("{}: {e}", self.model.file))?;
         let character = self.system.character(self.id);
-        for e in character.events() {
-            let clip = self.model.clip_name(e.clip as usize).to_owned();
-            let name = character.event_name(e).to_owned();
-            log.push(LoggedEvent { at: now, clip, time: e.clip_time, name });
-        }
-        if !state.morph_override {
-            // The sliders show the live weights, so turning the override on
-            // starts from what is on screen.
-            state.morph_weights.copy_from_slice(character.output().morph_weights());
-        }
+        log_events(&self.model, character, log, now);
+        show_morphs(character, state);
         Ok(())
+    }
+}
+
+/// The settings every frame hands the character: parameter changes from the
+/// controls, the debug view and the morph override.
+fn apply_settings(character: &mut Character, state: &mut ViewerState, model: &Model) -> Result<(), String> {
+    for (id, value) in state.parameter_changes.drain(..) {
+        character.set(id, value)?;
+    }
+    character.set_debug_pose(match state.debug_view {
+        DebugView::BindPose => DebugPose::BindPose,
+        DebugView::IdentityPalette => DebugPose::IdentityPalette,
+        DebugView::Shaded | DebugView::WeightHeatMap => DebugPose::Animated,
+    });
+    let rest = &model.rest_morph_weights;
+    if state.morph_weights.len() != rest.len() {
+        // Only when the model changes: the UI's list is resized once.
+        state.morph_weights.clear();
+        state.morph_weights.extend_from_slice(rest);
+    }
+    character.set_morph_override(state.morph_override.then_some(&state.morph_weights[..]));
+    Ok(())
+}
+
+/// Logs the events the character's last update crossed.
+fn log_events(model: &Model, character: &Character, log: &mut EventLog, now: f64) {
+    for e in character.events() {
+        let clip = model.clip_name(e.clip as usize).to_owned();
+        let name = character.event_name(e).to_owned();
+        log.push(LoggedEvent { at: now, clip, time: e.clip_time, name });
+    }
+}
+
+/// Without the override, the sliders show the live weights (so turning the
+/// override on starts from what is on screen).
+fn show_morphs(character: &Character, state: &mut ViewerState) {
+    if !state.morph_override {
+        state.morph_weights.copy_from_slice(character.output().morph_weights());
     }
 }
 

@@ -52,6 +52,12 @@ impl OrbitCamera {
         Vector3::new(self.pitch.cos() * self.yaw.sin(), self.pitch.sin(), self.pitch.cos() * self.yaw.cos())
     }
 
+    /// The direction the camera looks, flattened onto the ground (unit):
+    /// "forward" for keys that move a character.
+    pub fn ground_forward(&self) -> Vector3<f32> {
+        Vector3::new(-self.yaw.sin(), 0.0, -self.yaw.cos())
+    }
+
     /// Orbits by a drag of `(dx, dy)` pixels (right drag turns the model to the right).
     pub fn orbit(&mut self, dx: f32, dy: f32) {
         self.yaw -= dx * ORBIT_PER_PIXEL;

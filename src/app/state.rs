@@ -3,6 +3,7 @@
 //! the viewer loop (`app::viewer`).
 
 use crate::character::{ParameterId, ParameterValue};
+use crate::world::Authority;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 
@@ -87,6 +88,30 @@ pub struct ViewerState {
     pub vsync: bool,
     /// A model file to load (drag and drop, or the UI).
     pub load_request: Option<PathBuf>,
+    /// In a level: who moves the character (the T key or the controls toggle it).
+    pub authority: Authority,
+    /// In a level: movement keys held (W/A/S/D or the arrows; Shift runs).
+    pub keys: MoveKeys,
+    /// In a level: the jump key was pressed (Space); consumed by the next frame.
+    pub jump: bool,
+    /// The camera's forward direction on the ground (x, z): keys move the
+    /// character relative to the view.
+    pub camera_forward: [f32; 2],
+}
+
+/// Movement keys held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MoveKeys {
+    /// W or Up.
+    pub forward: bool,
+    /// S or Down.
+    pub back: bool,
+    /// A or Left.
+    pub left: bool,
+    /// D or Right.
+    pub right: bool,
+    /// Shift: run instead of walk.
+    pub run: bool,
 }
 
 impl Default for ViewerState {
@@ -113,6 +138,10 @@ impl Default for ViewerState {
             morph_weights: Vec::new(),
             vsync: true,
             load_request: None,
+            authority: Authority::Movement,
+            keys: MoveKeys::default(),
+            jump: false,
+            camera_forward: [0.0, 1.0],
         }
     }
 }

@@ -10,6 +10,7 @@ use super::state::{AnimationMode, DebugView, EventLog, FrameTimings, SkinningMod
 use crate::anim::NO_PARENT;
 use crate::asset::Model;
 use crate::character::{Character, ParameterId, ParameterKind, ParameterValue};
+use crate::world::Authority;
 use egui::{
     Align2, CollapsingHeader, Color32, Context, ProgressBar, RichText, ScrollArea, Slider, Stroke, Ui,
 };
@@ -191,10 +192,19 @@ fn playback(ui: &mut Ui, state: &mut ViewerState, anim: &ViewerAnimation) {
 }
 
 fn controller(ui: &mut Ui, state: &mut ViewerState, anim: &ViewerAnimation) {
-    ui.horizontal(|ui| {
-        ui.radio_value(&mut state.mode, AnimationMode::Controller, "state machine");
-        ui.radio_value(&mut state.mode, AnimationMode::Clips, "clips");
-    });
+    if anim.in_level() {
+        ui.horizontal(|ui| {
+            ui.label("moved by");
+            ui.radio_value(&mut state.authority, Authority::Movement, "keys");
+            ui.radio_value(&mut state.authority, Authority::Animation, "root motion");
+        });
+        ui.weak("W/A/S/D or arrows move (Shift runs), Space jumps, T switches");
+    } else {
+        ui.horizontal(|ui| {
+            ui.radio_value(&mut state.mode, AnimationMode::Controller, "state machine");
+            ui.radio_value(&mut state.mode, AnimationMode::Clips, "clips");
+        });
+    }
     if let Some(source) = anim.controller_source() {
         ui.weak(source);
     }

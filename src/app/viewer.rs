@@ -31,6 +31,7 @@ use crate::render::image_out::{self, ApngWriter};
 use crate::render::mesh_pass::VertexPath;
 use crate::render::renderer::{RenderSettings, Renderer};
 use crate::render::target::{DEPTH_FORMAT, ScreenTarget, record_color_readback};
+use crate::world::{Level, scenery_model};
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 use nalgebra::Matrix4;
@@ -54,6 +55,8 @@ pub struct ViewOptions {
     pub clip: Option<String>,
     /// Controller file; default: the model's sidecar or built-in one.
     pub controller: Option<PathBuf>,
+    /// A level to walk the character through (`demo`).
+    pub level: Option<String>,
     /// Vulkan device: an index or part of its name.
     pub device: Option<String>,
     /// Khronos validation with synchronization validation; any message fails the run.
@@ -98,7 +101,12 @@ pub fn run(options: &ViewOptions) -> Result<(), String> {
         Err(e) => return fallback(options, &model, clip, &format!("cannot open the display ({e})")),
     };
     event_loop.set_control_flow(ControlFlow::Poll);
+    let level = options.level.as_deref().map(Level::named).transpose()?;
+    if level.is_some() && controller.is_none() {
+        return Err(format!("{}: --level needs a controller (--controller FILE)", model.file));
+    }
     let mut app = Viewer::new(options.clone(), model.clone(), clip, controller);
+    app.level = level;
     let ran = event_loop.run_app(&mut app);
     let validation = app.teardown();
     if let Some(reason) = app.fallback.take() {
@@ -304,6 +312,8 @@ struct Viewer {
     title: String,
     /// The window was closed with a screenshot still to take: one last frame takes it.
     closing: bool,
+    /// The level the character walks through, if any.
+    level: Option<Level>,
 }
 
 impl Viewer {
@@ -334,6 +344,7 @@ impl Viewer {
             last_title: -1.0,
             title: String::with_capacity(128),
             closing: false,
+            level: None,
         }
     }
 
@@ -423,7 +434,9 @@ impl Viewer {
             gpu.egui = Some(EguiPass::new(&gpu.ctx, format)?);
             let (model, controller) =
                 self.first_model.take().ok_or_else(|| GpuError::new("started twice"))?;
-            let scene = build_scene(&gpu.ctx, model, controller, &mut self.state, aspect(extent), format)?;
+            let level = self.level.as_ref();
+            let scene =
+                build_scene(&gpu.ctx, model, controller, level, &mut self.state, aspect(extent), format)?;
             let samples = scene.renderer.samples();
             gpu.scene = Some(scene);
             gpu.bones = Some(BoneLines::new(&gpu.ctx, format, DEPTH_FORMAT, samples)?);
@@ -459,7 +472,8 @@ impl Viewer {
         let built = initial_clip(&model, None).and_then(|clip| {
             state.clip_a = clip;
             let controller = find_controller(&model, Some(&path), None)?;
-            build_scene(&gpu.ctx, model, controller, &mut state, aspect(extent), format)
+            let level = self.level.as_ref();
+            build_scene(&gpu.ctx, model, controller, level, &mut state, aspect(extent), format)
                 .map_err(|e| e.to_string())
         });
         let scene = match built {
@@ -565,7 +579,15 @@ impl Viewer {
         let dt = self.last_frame.map_or(0.0, |t| now.duration_since(t).as_secs_f32()).min(0.25);
         self.last_frame = Some(now);
         let clock = now.duration_since(self.started).as_secs_f64();
+        let forward = scene.camera.ground_forward();
+        self.state.camera_forward = [forward.x, forward.z];
         scene.animation.update(dt, &mut self.state, &mut self.log, clock)?;
+        if scene.animation.in_level() {
+            // The camera follows the character (its chest), gently.
+            let at = scene.animation.transform().column(3).xyz() + nalgebra::Vector3::y() * 1.0;
+            let follow = 1.0 - (-dt.max(0.0) / 0.15).exp();
+            scene.camera.target += (at - scene.camera.target.coords) * follow;
+        }
         self.timings.cpu_pose_us = scene.animation.cpu_pose_us();
         if dt > 0.0 {
             let fps = 1.0 / dt as f64;
@@ -623,7 +645,7 @@ impl Viewer {
         let free = free_span(&egui_ctx, chain_extent.width as f32);
         let view_proj = lens_shift(free, chain_extent.width as f32) * camera.view_proj();
         let eye = [camera.eye.x, camera.eye.y, camera.eye.z];
-        let world = Matrix4::identity();
+        let world = scene.animation.transform();
         let recorded = (|| -> Result<(), GpuError> {
             let (_, gpu_times) = scene.renderer.begin_screen_frame(ctx)?;
             if let Some(t) = gpu_times {
@@ -796,6 +818,7 @@ fn build_scene(
     ctx: &GpuContext,
     model: Arc<Model>,
     controller: Option<FoundController>,
+    level: Option<&Level>,
     state: &mut ViewerState,
     aspect: f32,
     format: vk::Format,
@@ -809,8 +832,22 @@ fn build_scene(
         path: VertexPath::PreSkinned,
         msaa: true,
     };
-    let animation = ViewerAnimation::new(model.clone(), controller, state).map_err(GpuError::new)?;
+    let mut animation = ViewerAnimation::new(model.clone(), controller, state).map_err(GpuError::new)?;
     let mut renderer = Renderer::new_for_screen(ctx, model.clone(), settings, format)?;
+    if let Some(level) = level {
+        let entered = animation.enter_level(level, state).and_then(|_| scenery_model(level));
+        let scenery = match entered {
+            Ok(s) => s,
+            Err(e) => {
+                renderer.destroy(ctx);
+                return Err(GpuError::new(e));
+            }
+        };
+        if let Err(e) = renderer.add_scenery(ctx, Arc::new(scenery)) {
+            renderer.destroy(ctx);
+            return Err(e);
+        }
+    }
     for w in std::mem::take(&mut renderer.warnings) {
         eprintln!("vkskin: warning: {w}");
     }

@@ -5,8 +5,10 @@
 
 use super::orbit_camera::OrbitCamera;
 use super::state::ViewerState;
+use crate::world::Authority;
 use std::path::Path;
 use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
+use winit::keyboard::{Key, NamedKey};
 use winit::window::Window;
 
 /// Pixels of a trackpad scroll that count as one wheel line.
@@ -68,7 +70,34 @@ impl WindowInput {
         let response = self.egui.on_window_event(window, event);
         let height = window.inner_size().height as f32;
         match event {
-            WindowEvent::ModifiersChanged(m) => self.shift = m.state().shift_key(),
+            WindowEvent::ModifiersChanged(m) => {
+                self.shift = m.state().shift_key();
+                state.keys.run = self.shift;
+            }
+            WindowEvent::KeyboardInput { event, .. } if !self.egui.egui_ctx().egui_wants_keyboard_input() => {
+                let down = event.state == ElementState::Pressed;
+                match event.logical_key.as_ref() {
+                    Key::Named(NamedKey::ArrowUp) => state.keys.forward = down,
+                    Key::Named(NamedKey::ArrowDown) => state.keys.back = down,
+                    Key::Named(NamedKey::ArrowLeft) => state.keys.left = down,
+                    Key::Named(NamedKey::ArrowRight) => state.keys.right = down,
+                    Key::Named(NamedKey::Space) if down && !event.repeat => state.jump = true,
+                    Key::Character(c) => match c.to_ascii_lowercase().as_str() {
+                        "w" => state.keys.forward = down,
+                        "s" => state.keys.back = down,
+                        "a" => state.keys.left = down,
+                        "d" => state.keys.right = down,
+                        "t" if down && !event.repeat => {
+                            state.authority = match state.authority {
+                                Authority::Animation => Authority::Movement,
+                                Authority::Movement => Authority::Animation,
+                            }
+                        }
+                        _ => {}
+                    },
+                    _ => {}
+                }
+            }
             WindowEvent::MouseInput { state: button_state, button, .. } => match button_state {
                 ElementState::Pressed if !response.consumed && self.drag.is_none() => {
                     let kind = match button {
@@ -103,7 +132,10 @@ impl WindowInput {
                     camera.zoom(lines);
                 }
             }
-            WindowEvent::Focused(false) => self.drag = None,
+            WindowEvent::Focused(false) => {
+                self.drag = None;
+                state.keys = Default::default();
+            }
             WindowEvent::DroppedFile(path) => {
                 if is_model_file(path) {
                     state.load_request = Some(path.clone());

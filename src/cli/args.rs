@@ -138,6 +138,11 @@ pub struct ViewArgs {
     /// the built-in character's own. Without one, the manual clip mode.
     #[arg(long, value_name = "FILE")]
     pub controller: Option<String>,
+    /// Walk the character through a level (`demo`): W/A/S/D or the arrows
+    /// move it (Shift runs), Space jumps, T switches between movement and
+    /// animation authority.
+    #[arg(long, value_name = "NAME")]
+    pub level: Option<String>,
     /// Vulkan device: an index or part of its name.
     #[arg(long, value_name = "NAME|INDEX")]
     pub device: Option<String>,

@@ -47,6 +47,7 @@ fn view(args: &args::ViewArgs) -> Result<(), String> {
         model: args.model.as_ref().map(std::path::PathBuf::from),
         clip: args.clip.clone(),
         controller: args.controller.as_ref().map(std::path::PathBuf::from),
+        level: args.level.clone(),
         device: args.device.clone(),
         validation: args.validation,
         frames: args.frames,
