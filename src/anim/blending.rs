@@ -347,11 +347,12 @@ mod tests {
     fn blend_two_clamps_and_slerps() {
         let a = [xf(0.0, 0.0, 1.0)];
         let b = [xf(4.0, std::f32::consts::FRAC_PI_2, 2.0)];
-        let (out, w) = blend_two(&a, &b, &[0.0], &[1.0], 0.25).unwrap();
+        // A non-zero first morph weight: 0.2 + (0.6 - 0.2) * 0.25 = 0.3.
+        let (out, w) = blend_two(&a, &b, &[0.2], &[0.6], 0.25).unwrap();
         assert!((out[0].translation.x - 1.0).abs() < 1e-6);
         assert!((out[0].scale.x - 1.25).abs() < 1e-6);
         assert!((out[0].rotation.angle() - std::f32::consts::FRAC_PI_8).abs() < 1e-5);
-        assert_eq!(w, vec![0.25]);
+        assert!((w[0] - 0.3).abs() < 1e-6, "{w:?}");
         assert_eq!(blend_two(&a, &b, &[0.0], &[1.0], -3.0).unwrap().0, a.to_vec());
         let (end, _) = blend_two(&a, &b, &[0.0], &[1.0], 7.0).unwrap();
         assert!(end[0].rotation.angle_to(&b[0].rotation) < 1e-6);

@@ -153,3 +153,16 @@ impl Clip {
         self.duration = joints.chain(morphs).flatten().fold(0.0, f32::max);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Interpolation;
+
+    #[test]
+    fn interpolation_names_are_the_gltf_spellings() {
+        // `inspect` prints these and users match them against the glTF file.
+        assert_eq!(Interpolation::Step.name(), "STEP");
+        assert_eq!(Interpolation::Linear.name(), "LINEAR");
+        assert_eq!(Interpolation::CubicSpline.name(), "CUBICSPLINE");
+    }
+}
