@@ -18,7 +18,7 @@
 
 use super::physics::PhysicsWorld;
 use crate::anim::ik::model_rotation;
-use crate::anim::{JobError, LocalToModelJob, NO_PARENT, TwoBoneIkJob};
+use crate::anim::{JobError, LocalToModelJob, NO_PARENT, Transform, TwoBoneIkJob};
 use crate::character::{Character, Rig};
 use nalgebra::{Isometry3, Matrix4, UnitQuaternion, Vector3};
 
@@ -89,14 +89,7 @@ impl FootPlacement {
         let legs = [leg(legs[0])?, leg(legs[1])?];
         let joints = rig.skeleton.len();
         let mut rest = vec![Matrix4::identity(); joints];
-        LocalToModelJob {
-            parents: rig.skeleton.parents(),
-            locals: rig.skeleton.rest(),
-            root: Matrix4::identity(),
-            output: &mut rest,
-        }
-        .run()
-        .map_err(|e| e.to_string())?;
+        model_space(rig.skeleton.parents(), rig.skeleton.rest(), &mut rest).map_err(|e| e.to_string())?;
         let report = |l: &Leg| FootReport {
             joint: rig.skeleton.names()[l.ankle].clone(),
             target: Vector3::zeros(),
@@ -145,13 +138,7 @@ impl FootPlacement {
     ) -> Result<(), JobError> {
         let rig = character.rig().clone();
         let parents = rig.skeleton.parents();
-        LocalToModelJob {
-            parents,
-            locals: &character.local_pose().locals,
-            root: Matrix4::identity(),
-            output: &mut self.animated,
-        }
-        .run()?;
+        model_space(parents, &character.local_pose().locals, &mut self.animated)?;
         let position = |m: &Matrix4<f32>| m.column(3).xyz();
         let ground_y = entity.translation.vector.y;
         let step = if dt.is_finite() && dt > 0.0 { (dt / PLANT_TIME).min(1.0) } else { 0.0 };
@@ -205,13 +192,7 @@ impl FootPlacement {
         // The edit: pelvis lowered, legs solved, feet turned.
         let pose = character.edit();
         pose.locals[self.pelvis].translation.y += self.pelvis_offset;
-        LocalToModelJob {
-            parents,
-            locals: &pose.locals,
-            root: Matrix4::identity(),
-            output: &mut self.models,
-        }
-        .run()?;
+        model_space(parents, &pose.locals, &mut self.models)?;
         let mut targets = [Vector3::zeros(); 2];
         for (i, leg) in self.legs.iter().enumerate() {
             targets[i] = position(&self.animated[leg.ankle]) + Vector3::y() * drops[i];
@@ -234,13 +215,7 @@ impl FootPlacement {
             }
             .run()?;
         }
-        LocalToModelJob {
-            parents,
-            locals: &pose.locals,
-            root: Matrix4::identity(),
-            output: &mut self.models,
-        }
-        .run()?;
+        model_space(parents, &pose.locals, &mut self.models)?;
         for (i, leg) in self.legs.iter().enumerate() {
             let w = self.planted[i];
             if w <= 0.0 {
@@ -255,13 +230,7 @@ impl FootPlacement {
             let ankle = &mut pose.locals[leg.ankle];
             ankle.rotation = parent.inverse() * tilt * parent * ankle.rotation;
         }
-        LocalToModelJob {
-            parents,
-            locals: &pose.locals,
-            root: Matrix4::identity(),
-            output: &mut self.models,
-        }
-        .run()?;
+        model_space(parents, &pose.locals, &mut self.models)?;
         for (i, leg) in self.legs.iter().enumerate() {
             let solved = position(&self.models[leg.ankle]);
             let report = &mut self.reports[i];
@@ -271,4 +240,9 @@ impl FootPlacement {
         }
         character.commit_edit()
     }
+}
+
+/// Joint matrices in the character's model space (no root transform).
+fn model_space(parents: &[u32], locals: &[Transform], output: &mut [Matrix4<f32>]) -> Result<(), JobError> {
+    LocalToModelJob { parents, locals, root: Matrix4::identity(), output }.run()
 }

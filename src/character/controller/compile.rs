@@ -42,17 +42,7 @@ pub(super) fn compile(
         if states.iter().any(|other| other.name == def.name) {
             return Err(format!("{what}: a second state with this name"));
         }
-        let (leaves_start, groups_start) = (builder.leaves.len() as u32, builder.groups.len() as u32);
-        let inputs_start = builder.inputs.len() as u32;
-        let root =
-            builder.motion(&def.motion, s as u32, None, 0).map_err(|e| format!("{what}: motion: {e}"))?;
-        states.push(State {
-            name: def.name.clone(),
-            root,
-            leaves: leaves_start..builder.leaves.len() as u32,
-            groups: groups_start..builder.groups.len() as u32,
-            inputs: inputs_start..builder.inputs.len() as u32,
-        });
+        states.push(builder.state(&def.name, &def.motion, s as u32).map_err(|e| format!("{what}: {e}"))?);
     }
     let state_index = |name: &str| states.iter().position(|s| s.name == name).map(|i| i as u32);
     let initial = match &file.initial {
@@ -108,18 +98,9 @@ pub(super) fn compile(
         if def.name.is_empty() || states.iter().any(|other| other.name == def.name) {
             return Err(format!("{what}: a layer needs a name no state or other layer has"));
         }
-        let (leaves_start, groups_start) = (builder.leaves.len() as u32, builder.groups.len() as u32);
-        let inputs_start = builder.inputs.len() as u32;
         let state = states.len() as u32;
-        let root = builder.motion(&def.motion, state, None, 0).map_err(|e| format!("{what}: motion: {e}"))?;
-        states.push(State {
-            name: def.name.clone(),
-            root,
-            leaves: leaves_start..builder.leaves.len() as u32,
-            groups: groups_start..builder.groups.len() as u32,
-            inputs: inputs_start..builder.inputs.len() as u32,
-        });
-        let first_clip = builder.leaves[leaves_start as usize].clip as usize;
+        states.push(builder.state(&def.name, &def.motion, state).map_err(|e| format!("{what}: {e}"))?);
+        let first_clip = builder.leaves[states[state as usize].leaves.start as usize].clip as usize;
         layers.push(layer(def, state, first_clip, rig, &builder).map_err(|e| format!("{what}: {e}"))?);
     }
     let Builder { nodes, leaves, groups, inputs, .. } = builder;
@@ -280,6 +261,21 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
+    /// Adds the blend tree of state (or layer) number `index`; its leaves,
+    /// sync groups and inputs are the ranges added meanwhile.
+    fn state(&mut self, name: &str, motion: &MotionDef, index: u32) -> Result<State, String> {
+        let (leaves_start, groups_start) = (self.leaves.len() as u32, self.groups.len() as u32);
+        let inputs_start = self.inputs.len() as u32;
+        let root = self.motion(motion, index, None, 0).map_err(|e| format!("motion: {e}"))?;
+        Ok(State {
+            name: name.to_string(),
+            root,
+            leaves: leaves_start..self.leaves.len() as u32,
+            groups: groups_start..self.groups.len() as u32,
+            inputs: inputs_start..self.inputs.len() as u32,
+        })
+    }
+
     /// Adds `def` and its children; leaves get consecutive indices, so a
     /// node's leaves (and a sync group) are one range. `group` is the sync
     /// group of a synced ancestor (the outermost one wins).
