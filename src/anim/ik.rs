@@ -363,5 +363,36 @@ mod tests {
         job.max_bend = 2.0;
         job.target.x = f32::NAN;
         assert!(job.run().is_err());
+        job.target.x = 0.0;
+        // Softness 0 would ease from the start joint outwards: rejected.
+        job.softness = 0.0;
+        assert!(job.run().is_err());
+        job.softness = 1e-3;
+        assert!(job.run().is_ok());
+    }
+
+    #[test]
+    fn a_zero_length_bone_leaves_the_pose_alone() {
+        // The ankle sits on the knee: no plane to bend in, so nothing moves
+        // (and nothing becomes NaN); the miss is reported.
+        let (_, mut locals) = leg();
+        locals[3].translation = Vector3::zeros();
+        let authored = locals.clone();
+        let target = Vector3::new(0.1, 0.3, 0.2);
+        let s = solve(&mut locals, target, FORWARD, (0.0, 2.8), 1.0, 1.0);
+        assert_eq!(locals, authored);
+        assert_eq!(s.bend, 0.0);
+        assert!((s.error - (position(&locals, 3) - target).norm()).abs() < 1e-6);
+    }
+
+    #[test]
+    fn model_rotation_survives_a_zero_scale_axis() {
+        // A joint scaled to nothing on one axis (a hidden part): the
+        // rotation stays finite.
+        let m = Matrix4::new_nonuniform_scaling(&Vector3::new(0.0, 2.0, 3.0));
+        let r = model_rotation(&m);
+        assert!(r.coords.iter().all(|c| c.is_finite()), "{r:?}");
+        let turned = Matrix4::from_axis_angle(&Vector3::y_axis(), 0.5) * Matrix4::new_scaling(2.0);
+        assert!((model_rotation(&turned).angle() - 0.5).abs() < 1e-5);
     }
 }
