@@ -598,6 +598,30 @@ mod tests {
     }
 
     #[test]
+    fn general_matrix_matches_nalgebra() {
+        // Every entry of the matrix and of each vector non-zero, so each
+        // product in the hand-written transforms counts.
+        let axis = nalgebra::Unit::new_normalize(Vector3::new(0.3, -0.8, 0.5));
+        let m = Matrix4::new_translation(&Vector3::new(0.4, -1.2, 2.5))
+            * Matrix4::from_axis_angle(&axis, 1.1)
+            * Matrix4::new_nonuniform_scaling(&Vector3::new(1.7, 0.6, 2.2));
+        let a = m.fixed_view::<3, 3>(0, 0).into_owned();
+        let (p, n, t) =
+            (Vector3::new(0.7, -0.3, 1.9), Vector3::new(-0.2, 0.9, 0.4), Vector3::new(0.8, 0.5, -0.6));
+        let prim = MeshPrimitive {
+            normals: Some(vec![n.into()]),
+            tangents: Some(vec![[t.x, t.y, t.z, -1.0]]),
+            ..prim(vec![p.into()])
+        };
+        let (pos, nrm, tan) = skin_all(&prim, SkinTransform::Rigid(m));
+        assert!(near(pos[0], (a * p + m.fixed_view::<3, 1>(0, 3)).into()), "{:?}", pos[0]);
+        let normal = (a.try_inverse().unwrap().transpose() * n).normalize();
+        assert!(near(nrm[0], normal.into()), "{:?} vs {normal:?}", nrm[0]);
+        assert!(near([tan[0][0], tan[0][1], tan[0][2]], (a * t).normalize().into()), "{:?}", tan[0]);
+        assert_eq!(tan[0][3], -1.0);
+    }
+
+    #[test]
     fn mirrored_matrix_keeps_orientation() {
         // Mirror in x: the plane x = 1 with outward normal +x becomes x = -1
         // with outward normal -x, which is what inverse-transpose gives.
