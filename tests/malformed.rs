@@ -623,3 +623,55 @@ fn the_binary_reports_bad_files_in_one_line() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn zero_node_rotation() {
+    let mut b = Base::new();
+    b.json["nodes"][2]["rotation"] = json!([0.0, 0.0, 0.0, 0.0]);
+    expect_err(&b, "rotation [0.0, 0.0, 0.0, 0.0] is zero or not finite");
+}
+
+#[test]
+fn skins_and_joint_streams_must_agree_or_warn() {
+    // A rigid mesh on a node without a skin: nothing to say.
+    let mut rigid = Base::new();
+    rigid.json["nodes"][0] = json!({"name": "body", "mesh": 0});
+    let attributes = &mut rigid.json["meshes"][0]["primitives"][0]["attributes"];
+    attributes.as_object_mut().unwrap().retain(|k, _| k == "POSITION");
+    let m = rigid.load().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(m.instances[0].skin, None);
+    assert!(m.warnings.is_empty(), "{:?}", m.warnings);
+    // Joint streams but no skin on the node: drawn unskinned, with a warning.
+    let mut unbound = Base::new();
+    unbound.json["nodes"][0] = json!({"name": "body", "mesh": 0});
+    let m = unbound.load().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(m.instances[0].skin, None);
+    assert!(
+        m.warnings.iter().any(|w| w.contains("has skin weights but the node has no skin")),
+        "{:?}",
+        m.warnings
+    );
+    // A skin but no joint streams: likewise.
+    rigid.json["nodes"][0]["skin"] = json!(0);
+    let m = rigid.load().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(m.instances[0].skin, None);
+    assert!(m.warnings.iter().any(|w| w.contains("has no JOINTS_0/WEIGHTS_0")), "{:?}", m.warnings);
+}
+
+#[test]
+fn sparse_vec3_accessor_replaces_whole_elements() {
+    // Morph deltas from a view-less accessor with two sparse VEC3 values
+    // (vertices 1 and 0 of the positions) at indices 0 and 1.
+    let mut b = Base::new();
+    let accessors = b.json["accessors"].as_array_mut().unwrap();
+    accessors.push(json!({"componentType": 5126, "count": 3, "type": "VEC3", "sparse": {
+        "count": 2,
+        "indices": {"bufferView": 3, "componentType": 5123},
+        "values": {"bufferView": 0, "byteOffset": 12}
+    }}));
+    b.json["meshes"][0]["primitives"][0]["targets"] = json!([{"POSITION": 7}]);
+    let m = b.load().unwrap_or_else(|e| panic!("{e}"));
+    let target = &m.meshes[0].primitives[0].morph_targets[0];
+    let deltas = target.positions.as_ref().expect("position deltas").to_dense(3);
+    assert_eq!(deltas, vec![[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0; 3]]);
+}
