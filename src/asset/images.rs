@@ -147,14 +147,7 @@ fn decode_jpeg(bytes: &[u8]) -> Result<DecodedImage, String> {
         jpeg_decoder::PixelFormat::L16 => {
             pixels.chunks_exact(2).flat_map(|p| [p[0], p[0], p[0], 255]).collect()
         }
-        jpeg_decoder::PixelFormat::CMYK32 => pixels
-            .chunks_exact(4)
-            .flat_map(|p| {
-                let k = 255 - p[3] as u32;
-                let c = |v: u8| ((255 - v as u32) * k / 255) as u8;
-                [c(p[0]), c(p[1]), c(p[2]), 255]
-            })
-            .collect(),
+        jpeg_decoder::PixelFormat::CMYK32 => pixels.chunks_exact(4).flat_map(cmyk_to_rgba).collect(),
     };
     let (width, height) = (u32::from(info.width), u32::from(info.height));
     if rgba.len() != width as usize * height as usize * 4 {
@@ -163,9 +156,26 @@ fn decode_jpeg(bytes: &[u8]) -> Result<DecodedImage, String> {
     Ok(DecodedImage { width, height, rgba })
 }
 
+/// One CMYK pixel (0 = no ink) as opaque RGBA: each colour is what its
+/// ink leaves of white, darkened by black.
+fn cmyk_to_rgba(p: &[u8]) -> [u8; 4] {
+    let k = 255 - p[3] as u32;
+    let c = |v: u8| ((255 - v as u32) * k / 255) as u8;
+    [c(p[0]), c(p[1]), c(p[2]), 255]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cmyk_by_hand() {
+        assert_eq!(cmyk_to_rgba(&[0, 0, 0, 0]), [255, 255, 255, 255]);
+        assert_eq!(cmyk_to_rgba(&[0, 255, 0, 0]), [255, 0, 255, 255]);
+        // Half black: 255 * 127 / 255.
+        assert_eq!(cmyk_to_rgba(&[0, 0, 255, 128]), [127, 127, 0, 255]);
+        assert_eq!(cmyk_to_rgba(&[10, 20, 30, 255]), [0, 0, 0, 255]);
+    }
 
     #[test]
     fn decodes_png_to_rgba() {
