@@ -7,8 +7,9 @@
 mod common;
 
 use common::{context, skip};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, ChildStdout, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_vkskin");
@@ -22,6 +23,8 @@ fn model_args() -> Vec<String> {
 struct Xvfb {
     child: Child,
     display: String,
+    /// Kept open: a closed pipe would kill the server if it ever wrote again.
+    _stdout: BufReader<ChildStdout>,
 }
 
 impl Drop for Xvfb {
@@ -45,40 +48,27 @@ fn on_path(program: &str) -> bool {
         .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
 }
 
-/// Starts Xvfb on the first free display number from 90 up.
+/// Starts Xvfb on a display number it picks itself. `-displayfd` makes the
+/// server claim a free number atomically (its lock file) and print it once
+/// it accepts connections: tests running in parallel never share a server,
+/// which choosing the number here from the lock files could not promise.
 fn start_xvfb() -> Option<Xvfb> {
-    for n in 90..130 {
-        let socket = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
-        let lock = PathBuf::from(format!("/tmp/.X{n}-lock"));
-        if lock.exists() {
-            continue;
-        }
-        // No lock: no server owns the number; a socket left behind by a
-        // killed server would make the readiness wait below pass too early.
-        if socket.exists() && std::fs::remove_file(&socket).is_err() {
-            continue;
-        }
-        let child = Command::new("Xvfb")
-            .args([format!(":{n}").as_str(), "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
-        let Ok(child) = child else { return None };
-        let mut server = Xvfb { child, display: format!(":{n}") };
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while Instant::now() < deadline {
-            if socket.exists() {
-                return Some(server);
-            }
-            if let Ok(Some(_)) = server.child.try_wait() {
-                break; // Lost a race for this number: try the next.
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        drop(server);
+    let mut child = Command::new("Xvfb")
+        .args(["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    // The number, then nothing more: EOF (no number) if the server failed.
+    let mut stdout = BufReader::new(child.stdout.take()?);
+    let mut line = String::new();
+    let read = stdout.read_line(&mut line);
+    let server = Xvfb { child, display: format!(":{}", line.trim()), _stdout: stdout };
+    match (read, line.trim().parse::<u32>()) {
+        (Ok(_), Ok(_)) => Some(server),
+        _ => None,
     }
-    None
 }
 
 /// A display to open windows on: $DISPLAY, or an Xvfb started here.
