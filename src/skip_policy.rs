@@ -23,15 +23,11 @@ pub fn no_skip() -> bool {
     std::env::var(NO_SKIP).is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
-/// Skips the calling test with `why`: says so on stderr (naming the test)
-/// and logs it, or panics with it under `VKSKIN_NO_SKIP`.
+/// Skips the calling test with `why`: logs it, then says so on stderr
+/// (naming the test), or panics with it under `VKSKIN_NO_SKIP`.
 pub fn skip(why: &str) {
     let thread = std::thread::current();
     let test = thread.name().unwrap_or("a test");
-    if no_skip() {
-        panic!("{NO_SKIP} is set, so {test} may not skip, but {why}");
-    }
-    eprintln!("skipping {test}: {why}");
     if let Some(log) = std::env::var_os(SKIP_LOG) {
         let line = format!("{test}: {why}\n");
         let file = std::fs::OpenOptions::new().create(true).append(true).open(log);
@@ -39,6 +35,10 @@ pub fn skip(why: &str) {
             let _ = file.write_all(line.as_bytes());
         }
     }
+    if no_skip() {
+        panic!("{NO_SKIP} is set, so {test} may not skip, but {why}");
+    }
+    eprintln!("skipping {test}: {why}");
 }
 
 /// `../shared/assets` next to this project.
