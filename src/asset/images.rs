@@ -174,6 +174,8 @@ mod tests {
         assert_eq!(cmyk_to_rgba(&[0, 255, 0, 0]), [255, 0, 255, 255]);
         // Half black: 255 * 127 / 255.
         assert_eq!(cmyk_to_rgba(&[0, 0, 255, 128]), [127, 127, 0, 255]);
+        // 155 * 127 / 255 = 77.2, rounded down.
+        assert_eq!(cmyk_to_rgba(&[100, 0, 0, 128]), [77, 127, 127, 255]);
         assert_eq!(cmyk_to_rgba(&[10, 20, 30, 255]), [0, 0, 0, 255]);
     }
 
