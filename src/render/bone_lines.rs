@@ -179,7 +179,7 @@ impl BoneLines {
 
     /// Records the skeleton lines inside an active dynamic rendering pass on
     /// `slot`'s command buffer (after the mesh, so they draw over it).
-    /// `joints` are scene-space joint matrices (`Evaluator::world`), placed
+    /// `joints` are scene-space joint matrices (`PoseOutput::world`), placed
     /// by `world` and seen through `view_proj`; `parents` as the skeleton's;
     /// `selected` is highlighted. Sets the viewport and scissor to `extent`.
     #[allow(clippy::too_many_arguments)]
