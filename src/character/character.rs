@@ -422,8 +422,14 @@ impl Character {
     /// Seconds one cycle of sync group `g` takes: its clips' periods averaged
     /// by their weights in the state (`None` while none has weight).
     fn group_cycle(&self, g: usize) -> Option<f64> {
+        self.weighted_period(self.controller.groups()[g].leaves.clone())
+    }
+
+    /// The periods of clip nodes `leaves` averaged by their local weights
+    /// (nodes without weight or period left out; `None` if that is all).
+    fn weighted_period(&self, leaves: std::ops::Range<u32>) -> Option<f64> {
         let (mut weights, mut periods) = (0.0f64, 0.0f64);
-        for l in self.controller.groups()[g].leaves.clone() {
+        for l in leaves {
             let (w, p) = (f64::from(self.local_weight[l as usize]), self.period(l as usize));
             if w > 0.0 && p > 0.0 {
                 weights += w;
@@ -491,15 +497,7 @@ impl Character {
 
     /// Seconds one cycle of state `s` takes: its clips' periods averaged by weight.
     fn state_cycle(&self, s: usize) -> f64 {
-        let (mut weights, mut periods) = (0.0f64, 0.0f64);
-        for l in self.controller.all_states()[s].leaves.clone() {
-            let (w, p) = (f64::from(self.local_weight[l as usize]), self.period(l as usize));
-            if w > 0.0 && p > 0.0 {
-                weights += w;
-                periods += w * p;
-            }
-        }
-        if weights > 0.0 { periods / weights } else { 0.0 }
+        self.weighted_period(self.controller.all_states()[s].leaves.clone()).unwrap_or(0.0)
     }
 
     /// Resets a state that gets weight again after having none: its clips
@@ -633,60 +631,24 @@ impl Character {
         }
         let rig = &self.rig;
         let rest = rig.skeleton.rest();
-        let mut active =
-            (0..leaves.len()).filter(|&l| (leaves[l].state as usize) < machine && self.weight[l] > 0.0);
-        let (first, second) = (active.next(), active.next());
-        match (first, second) {
-            (None, _) => {
-                self.pose.locals.copy_from_slice(rest);
-                self.pose.morph_weights.copy_from_slice(&rig.rest_morph_weights);
-            }
-            // One clip: sampled straight into the pose, bit for bit what
-            // sampling gives (dump and the conformance suite rely on it).
-            (Some(l), None) => {
-                let clip = &rig.clips[leaves[l].clip as usize];
-                let (time, cursor) = (self.sample_time[l], &mut self.cursors[l]);
-                sample(rig, clip, time, self.rotation_sampling, cursor, &mut self.pose)?;
-            }
-            _ => {
-                let empty = BlendLayer { locals: &[], morph_weights: &[], weight: 0.0 };
-                let mut layers = [empty; super::controller::MAX_CLIP_NODES];
-                let mut count = 0;
-                for (l, pose) in self.poses.iter_mut().enumerate() {
-                    if (leaves[l].state as usize) < machine && self.weight[l] > 0.0 {
-                        let clip = &rig.clips[leaves[l].clip as usize];
-                        let (time, cursor) = (self.sample_time[l], &mut self.cursors[l]);
-                        sample(rig, clip, time, self.rotation_sampling, cursor, pose)?;
-                    }
-                }
-                for (l, pose) in self.poses.iter().enumerate() {
-                    if (leaves[l].state as usize) < machine && self.weight[l] > 0.0 && count < layers.len() {
-                        layers[count] = BlendLayer {
-                            locals: &pose.locals,
-                            morph_weights: &pose.morph_weights,
-                            weight: self.weight[l],
-                        };
-                        count += 1;
-                    }
-                }
-                BlendJob {
-                    layers: &layers[..count],
-                    rest,
-                    rest_morph_weights: &rig.rest_morph_weights,
-                    output: &mut self.pose.locals,
-                    morph_output: &mut self.pose.morph_weights,
-                }
-                .run()?;
-            }
-        }
+        blend_leaves(
+            rig,
+            leaves,
+            self.controller.machine_leaves(),
+            &self.weight,
+            &self.sample_time,
+            self.rotation_sampling,
+            &mut self.cursors,
+            &mut self.poses,
+            &mut self.pose,
+        )?;
         for layer in self.controller.layers() {
             let weight = self.state_weight[layer.state as usize];
             if weight > 0.0 {
-                let range = self.controller.all_states()[layer.state as usize].leaves.clone();
-                lay_over(
+                blend_leaves(
                     rig,
                     leaves,
-                    range.start as usize..range.end as usize,
+                    self.controller.all_states()[layer.state as usize].leaves.clone(),
                     &self.weight,
                     &self.sample_time,
                     self.rotation_sampling,
@@ -881,13 +843,15 @@ impl Character {
     }
 }
 
-/// Samples the layer's clip nodes `range` with weight and blends them into
-/// `out` (one clip straight into it).
+/// Samples the clip nodes `range` that have weight and blends them into
+/// `out`: the rest pose for none, one clip sampled straight into it (bit
+/// for bit what sampling gives: dump and the conformance suite rely on
+/// it), else a weighted blend. Used for the machine's pose and each layer's.
 #[allow(clippy::too_many_arguments)]
-fn lay_over(
+fn blend_leaves(
     rig: &Rig,
     leaves: &[super::controller::Leaf],
-    range: std::ops::Range<usize>,
+    range: std::ops::Range<u32>,
     weights: &[f32],
     times: &[f64],
     rotation_blend: RotationBlend,
@@ -895,7 +859,7 @@ fn lay_over(
     poses: &mut [Pose],
     out: &mut Pose,
 ) -> Result<(), JobError> {
-    let active = || range.clone().filter(|&l| weights[l] > 0.0);
+    let active = || (range.start as usize..range.end as usize).filter(|&l| weights[l] > 0.0);
     let mut it = active();
     if let (Some(l), None) = (it.next(), it.next()) {
         return sample(

@@ -284,6 +284,11 @@ impl Controller {
         &self.states
     }
 
+    /// The clip nodes of the machine's states (the layers' follow them).
+    pub(crate) fn machine_leaves(&self) -> Range<u32> {
+        0..self.states.get(self.machine_states).map_or(self.leaves.len() as u32, |s| s.leaves.start)
+    }
+
     /// Layers, in the order they apply.
     pub fn layers(&self) -> &[Layer] {
         &self.layers
