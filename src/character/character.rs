@@ -528,22 +528,19 @@ impl Character {
     fn choose_transition(&mut self) {
         let Some(source) = self.target_state() else { return };
         let controller = self.controller.clone();
-        let any = controller.any_state.iter();
-        let own = controller.outgoing[source as usize].iter();
-        let mut best: Option<u32> = None;
-        for &t in any.chain(own) {
-            let transition = &controller.transitions[t as usize];
-            if transition.to == source || !self.holds(source, t) {
-                continue;
+        // Each list is best first, so its first transition that can start wins it.
+        let first = |list: &[u32]| {
+            list.iter()
+                .copied()
+                .find(|&t| controller.transitions[t as usize].to != source && self.holds(source, t))
+        };
+        let best = match (first(&controller.any_state), first(&controller.outgoing[source as usize])) {
+            (Some(a), Some(b)) => {
+                let rank = |t: u32| (controller.transitions[t as usize].priority, std::cmp::Reverse(t));
+                Some(if rank(a) > rank(b) { a } else { b })
             }
-            let better = best.is_none_or(|b| {
-                let other = &controller.transitions[b as usize];
-                (transition.priority, std::cmp::Reverse(t)) > (other.priority, std::cmp::Reverse(b))
-            });
-            if better {
-                best = Some(t);
-            }
-        }
+            (a, b) => a.or(b),
+        };
         if let Some(t) = best {
             self.start_transition(t);
         }

@@ -373,3 +373,47 @@ fn smoothing_follows_the_parameter_gradually() {
     // e^(-1.5 / 0.5) left to go.
     assert!((last - (1.0 - (-3.0f32).exp())).abs() < 1e-3, "{last}");
 }
+
+/// The state a bool `go` leads to from `A`, with these transitions.
+fn chosen(transitions: &str) -> String {
+    let model = test_model();
+    let text = format!(
+        r#"(
+        parameters: [Bool(name: "go")],
+        states: [
+            (name: "A", motion: Clip(clip: "Walk")), (name: "B", motion: Clip(clip: "Run")),
+            (name: "C", motion: Clip(clip: "Walk")), (name: "D", motion: Clip(clip: "Run")),
+        ],
+        transitions: [{transitions}],
+    )"#
+    );
+    let mut c = character(&model, &text);
+    c.update(0.1).unwrap();
+    assert_eq!(c.state_name(), Some("A"));
+    set(&mut c, "go", ParameterValue::Bool(true));
+    c.update(0.1).unwrap();
+    c.state_name().unwrap().to_string()
+}
+
+#[test]
+fn highest_priority_wins_then_file_order() {
+    // Among a state's own transitions, and against any-state ones.
+    let own = r#"(from: "A", to: "B", when: ["go"]), (from: "A", to: "C", when: ["go"], priority: 5)"#;
+    assert_eq!(chosen(own), "C");
+    let tie =
+        r#"(from: "A", to: "B", when: ["go"], priority: 2), (from: "A", to: "C", when: ["go"], priority: 2)"#;
+    assert_eq!(chosen(tie), "B");
+    let any_first =
+        r#"(from: "*", to: "D", when: ["go"], priority: 5), (from: "A", to: "C", when: ["go"], priority: 5)"#;
+    assert_eq!(chosen(any_first), "D");
+    let own_first =
+        r#"(from: "A", to: "C", when: ["go"], priority: 5), (from: "*", to: "D", when: ["go"], priority: 5)"#;
+    assert_eq!(chosen(own_first), "C");
+    let any_higher =
+        r#"(from: "A", to: "C", when: ["go"], priority: 5), (from: "*", to: "D", when: ["go"], priority: 6)"#;
+    assert_eq!(chosen(any_higher), "D");
+    // A better transition that cannot start gives way.
+    let blocked =
+        r#"(from: "A", to: "C", when: ["go", "!go"], priority: 9), (from: "A", to: "B", when: ["go"])"#;
+    assert_eq!(chosen(blocked), "B");
+}
