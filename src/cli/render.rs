@@ -134,14 +134,21 @@ fn frames_of(
             feet,
             fps,
         )?;
-        let first = (f64::from(args.time.unwrap_or(0.0)).max(0.0) * fps).round();
-        if first > f64::from(u32::MAX - frames) {
-            return Err(format!("--time {} is too far ahead", args.time.unwrap_or(0.0)));
-        }
-        return Ok((Box::new(run), first as u32, Some(Arc::new(scenery_model(&level)?))));
+        let first = first_frame(args, frames)?;
+        return Ok((Box::new(run), first, Some(Arc::new(scenery_model(&level)?))));
     }
     let (timeline, first) = timeline(model, args, frames)?;
     Ok((Box::new(timeline), first, None))
+}
+
+/// The first frame drawn of a simulation from 0 s: `--time` at `--fps`,
+/// leaving room for `frames` frames after it.
+fn first_frame(args: &RenderArgs, frames: u32) -> Result<u32, String> {
+    let first = (f64::from(args.time.unwrap_or(0.0)).max(0.0) * f64::from(args.fps)).round();
+    if first > f64::from(u32::MAX - frames) {
+        return Err(format!("--time {} is too far ahead", args.time.unwrap_or(0.0)));
+    }
+    Ok(first as u32)
 }
 
 /// A clip or controller played frame by frame without a level.
@@ -155,13 +162,10 @@ fn timeline(model: &Model, args: &RenderArgs, frames: u32) -> Result<(Timeline, 
         }
         let (controller, _) = find_controller(model, None, Some(Path::new(path)))?.ok_or("no controller")?;
         let script = Script::parse(&args.sets, &controller)?;
-        let first = (f64::from(args.time.unwrap_or(0.0)).max(0.0) * fps).round();
-        if first > f64::from(u32::MAX - frames) {
-            return Err(format!("--time {} is too far ahead", args.time.unwrap_or(0.0)));
-        }
+        let first = first_frame(args, frames)?;
         let timeline = Timeline::simulating(model.rig.clone(), Arc::new(controller), script, fps)
             .map_err(|e| e.to_string())?;
-        return Ok((timeline, first as u32));
+        return Ok((timeline, first));
     }
     if !args.sets.is_empty() {
         return Err("--set needs --controller (a clip has no parameters)".into());
