@@ -40,6 +40,8 @@ fn request(clip: usize, start: f32, frames: u32, fps: f32) -> Shot {
         wireframe: false,
         vertex_skinning: false,
         msaa: true,
+        passes: 1,
+        upload: Default::default(),
     };
     Shot { clip, start, fps, request }
 }

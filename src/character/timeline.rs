@@ -80,6 +80,11 @@ impl Timeline {
         }
     }
 
+    /// The character as of the last `frame`.
+    pub fn character(&self) -> &Character {
+        &self.character
+    }
+
     /// Goes back to before frame 0.
     pub fn restart(&mut self) -> Result<(), JobError> {
         self.character = Character::new(self.rig.clone(), self.controller.clone())?;

@@ -52,6 +52,8 @@ pub fn run(args: &RenderArgs) -> Result<(), String> {
         wireframe: args.wireframe,
         vertex_skinning: args.vertex_skinning,
         msaa: true,
+        passes: 1,
+        upload: Default::default(),
     };
     for w in &model.warnings {
         eprintln!("vkskin: warning: {}: {w}", model.file);

@@ -23,6 +23,7 @@ pub struct GraphicsPipelineDesc<'a> {
     pub depth_test: Option<vk::CompareOp>,
     pub depth_write: bool,
     pub samples: vk::SampleCountFlags,
+    /// The colour attachment's format; `vk::Format::UNDEFINED` for none (depth only).
     pub color_format: vk::Format,
     pub depth_format: vk::Format,
     pub layout: vk::PipelineLayout,
@@ -55,12 +56,14 @@ pub fn create_graphics_pipeline(
     let blend_attachments = [vk::PipelineColorBlendAttachmentState::default()
         .blend_enable(false)
         .color_write_mask(vk::ColorComponentFlags::RGBA)];
-    let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
+    // `vk::Format::UNDEFINED`: no colour attachment (a depth-only pass).
+    let colors = usize::from(desc.color_format != vk::Format::UNDEFINED);
+    let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments[..colors]);
     let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
     let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
     let color_formats = [desc.color_format];
     let mut rendering = vk::PipelineRenderingCreateInfo::default()
-        .color_attachment_formats(&color_formats)
+        .color_attachment_formats(&color_formats[..colors])
         .depth_attachment_format(desc.depth_format);
     let info = vk::GraphicsPipelineCreateInfo::default()
         .stages(desc.stages)

@@ -64,23 +64,31 @@ impl FrameUniforms {
     }
 }
 
-/// Per-draw push constants (`Push` in shaders/mesh_common.glsl).
+/// Per-draw push constants (`Push` in shaders/mesh_common.glsl). The
+/// characters' world matrices are not here but in the frame's instance
+/// buffer (set 1, binding 1), indexed by `gl_InstanceIndex`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
 pub struct DrawPush {
-    /// The character's world matrix, column-major, applied after skinning.
-    pub world: [f32; 16],
     /// Linear base colour factor.
     pub base_color: [f32; 4],
-    /// `SkinRecord` index (vertex-skinning path).
+    /// The draw's first character (its `firstInstance`).
+    pub first_character: u32,
+    /// `SkinRecord` index of the first character's primitive (vertex-skinning path).
     pub record: u32,
+    /// Records between one character's primitive and the next one's.
+    pub records_per_character: u32,
+    /// First output vertex of the first character's primitive (pre-skinned path).
+    pub output_offset: u32,
+    /// Output vertices between one character's primitive and the next one's.
+    pub vertices_per_character: u32,
     /// Padding to 16 bytes.
     pub pad: [u32; 3],
 }
 
 const _: () = {
     assert!(std::mem::size_of::<FrameUniforms>() == 160);
-    assert!(std::mem::size_of::<DrawPush>() == 96);
+    assert!(std::mem::size_of::<DrawPush>() == 48);
 };
 
 /// Where vertices are skinned for drawing.
@@ -97,11 +105,19 @@ pub enum VertexPath {
 /// morph weights, palette, records.
 pub type SkinBindings = [vk::DescriptorBufferInfo; 7];
 
-/// One primitive to draw.
+/// One primitive of `characters` consecutive characters of one model, drawn
+/// with one instanced draw.
 #[derive(Debug, Clone, Copy)]
 pub struct DrawItem {
-    /// Skinned vertices (pre-skinned path) and the byte offset of the primitive's first one.
-    pub vertices: (vk::Buffer, u64),
+    /// First output vertex of the first character's primitive in the skin
+    /// pass's output (pre-skinned path).
+    pub output_offset: u32,
+    /// Output vertices from one character's primitive to the next one's.
+    pub vertices_per_character: u32,
+    /// The first character (index into the frame's instance buffer).
+    pub first_character: u32,
+    /// How many characters draw this primitive (the instance count).
+    pub characters: u32,
     /// `[f32; 2]` UVs and the byte offset of the primitive's first one.
     pub uvs: (vk::Buffer, u64),
     /// u32 primitive-local indices.
@@ -112,8 +128,10 @@ pub struct DrawItem {
     pub index_count: u32,
     /// Material index into the model's materials.
     pub material: Option<usize>,
-    /// `SkinRecord` index for the vertex-skinning path.
+    /// `SkinRecord` index of the first character's primitive (vertex-skinning path).
     pub record: u32,
+    /// Records from one character's primitive to the next one's.
+    pub records_per_character: u32,
 }
 
 /// Pipelines, layouts and per-slot uniform buffers of the draw pass.
@@ -122,8 +140,10 @@ pub struct MeshPass {
     frame_set_layout: vk::DescriptorSetLayout,
     material_set_layout: vk::DescriptorSetLayout,
     layout: vk::PipelineLayout,
-    /// `[path][wireframe][heat]`.
-    pipelines: [[[vk::Pipeline; 2]; 2]; 2],
+    /// `[depth][path][wireframe][heat]`, depth 0 = `DrawStage::Main`, 1 = `DrawStage::AfterPrepass`.
+    pipelines: [[[[vk::Pipeline; 2]; 2]; 2]; 2],
+    /// `DrawStage::DepthPrepass` pipelines, `[path]`.
+    depth_only: [vk::Pipeline; 2],
     /// One zero float: binding 2 (heat) of draws without a heat stream.
     zero_heat: Option<Buffer>,
     uniforms: Vec<Buffer>,
@@ -144,23 +164,42 @@ pub struct FrameParams<'a> {
     pub wireframe: bool,
     /// Set 0 buffers; required for `VertexPath::VertexSkinning`.
     pub skin: Option<&'a SkinBindings>,
-    /// The character's world matrix (column-major), applied after skinning.
-    pub world: [f32; 16],
+    /// Every character's world matrix (column-major `[f32; 16]` each,
+    /// applied after skinning), indexed by `DrawItem::first_character` + i:
+    /// set 1, binding 1. Written by the host before the frame's submit.
+    pub instances: vk::Buffer,
+    /// The skin pass's output of this frame's slot (pre-skinned path; bound
+    /// on both paths): set 1, binding 2.
+    pub skinned: vk::Buffer,
+    /// Which depth pass the draws belong to.
+    pub stage: DrawStage,
+}
+
+/// The depth role of a rendering's draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DrawStage {
+    /// One pass: depth test LESS and depth writes, colour.
+    Main,
+    /// Depth only (no colour attachment, no fragment shader): fills the depth
+    /// buffer that the `AfterPrepass` draws then test against.
+    DepthPrepass,
+    /// Colour after a depth prepass of the same draws: depth test
+    /// LESS_OR_EQUAL without writes, so every hidden fragment is rejected
+    /// before shading (the vertex shaders compute positions `precise`).
+    AfterPrepass,
 }
 
 /// What `MeshPass::begin` bound for the frame.
 pub struct BoundFrame {
     path: VertexPath,
-    world: [f32; 16],
     /// Heat stream (binding 2), indexed like the UVs.
     heat: Option<vk::Buffer>,
 }
 
 impl BoundFrame {
-    /// The same frame for draws placed by another world matrix (column-major)
-    /// and without the heat map (another model's vertices).
-    pub fn with_world(&self, world: [f32; 16]) -> BoundFrame {
-        BoundFrame { path: self.path, world, heat: None }
+    /// The same frame without the heat map (another model's vertices).
+    pub fn without_heat(&self) -> BoundFrame {
+        BoundFrame { path: self.path, heat: None }
     }
 }
 
@@ -211,7 +250,8 @@ impl MeshPass {
             frame_set_layout: vk::DescriptorSetLayout::null(),
             material_set_layout: vk::DescriptorSetLayout::null(),
             layout: vk::PipelineLayout::null(),
-            pipelines: [[[vk::Pipeline::null(); 2]; 2]; 2],
+            pipelines: [[[[vk::Pipeline::null(); 2]; 2]; 2]; 2],
+            depth_only: [vk::Pipeline::null(); 2],
             zero_heat: None,
             uniforms: Vec::with_capacity(FRAMES_IN_FLIGHT),
             samples,
@@ -239,11 +279,23 @@ impl MeshPass {
         self.skin_set_layout = set_layout(ctx, &skin_bindings)?;
         self.frame_set_layout = set_layout(
             ctx,
-            &[vk::DescriptorSetLayoutBinding::default()
-                .binding(0)
-                .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
-                .descriptor_count(1)
-                .stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT)],
+            &[
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(0)
+                    .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
+                    .descriptor_count(1)
+                    .stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT),
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(1)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .descriptor_count(1)
+                    .stage_flags(vk::ShaderStageFlags::VERTEX),
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(2)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .descriptor_count(1)
+                    .stage_flags(vk::ShaderStageFlags::VERTEX),
+            ],
         )?;
         self.material_set_layout = set_layout(
             ctx,
@@ -298,15 +350,19 @@ impl MeshPass {
             modules.push(shader::create_module(ctx, "mesh.frag", crate::spirv!("mesh.frag"))?);
             for (p, path) in [VertexPath::PreSkinned, VertexPath::VertexSkinning].into_iter().enumerate() {
                 let vertex = modules[p];
-                for wire in [false, true] {
-                    if wire && !ctx.features.fill_mode_non_solid {
-                        continue;
-                    }
-                    for heat in [false, true] {
-                        self.pipelines[p][wire as usize][heat as usize] =
-                            self.pipeline(ctx, path, vertex, modules[2], wire, heat)?;
+                for (d, stage) in [DrawStage::Main, DrawStage::AfterPrepass].into_iter().enumerate() {
+                    for wire in [false, true] {
+                        if wire && !ctx.features.fill_mode_non_solid {
+                            continue;
+                        }
+                        for heat in [false, true] {
+                            self.pipelines[d][p][wire as usize][heat as usize] =
+                                self.pipeline(ctx, path, stage, vertex, Some(modules[2]), wire, heat)?;
+                        }
                     }
                 }
+                self.depth_only[p] =
+                    self.pipeline(ctx, path, DrawStage::DepthPrepass, vertex, None, false, false)?;
             }
             Ok(())
         })();
@@ -317,12 +373,14 @@ impl MeshPass {
         result
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn pipeline(
         &self,
         ctx: &GpuContext,
         path: VertexPath,
+        stage: DrawStage,
         vertex: vk::ShaderModule,
-        fragment: vk::ShaderModule,
+        fragment: Option<vk::ShaderModule>,
         wireframe: bool,
         heat: bool,
     ) -> Result<vk::Pipeline, GpuError> {
@@ -330,22 +388,26 @@ impl MeshPass {
         let heat_value = vk::Bool32::from(heat).to_ne_bytes();
         let spec_entries = [vk::SpecializationMapEntry { constant_id: 0, offset: 0, size: 4 }];
         let spec = vk::SpecializationInfo::default().map_entries(&spec_entries).data(&heat_value);
-        let stages = [
+        let mut stages = vec![
             vk::PipelineShaderStageCreateInfo::default()
                 .stage(vk::ShaderStageFlags::VERTEX)
                 .module(vertex)
                 .name(c"main"),
-            vk::PipelineShaderStageCreateInfo::default()
-                .stage(vk::ShaderStageFlags::FRAGMENT)
-                .module(fragment)
-                .name(c"main")
-                .specialization_info(&spec),
         ];
-        // Binding 0: SkinnedVertex (48 bytes: position, normal, tangent);
-        // binding 1: UV; binding 2: heat (stride 0 without a heat stream:
-        // every vertex reads the zero buffer's one float). The
-        // vertex-skinning path reads only the UVs and heat.
-        let all_bindings = [
+        if let Some(fragment) = fragment {
+            stages.push(
+                vk::PipelineShaderStageCreateInfo::default()
+                    .stage(vk::ShaderStageFlags::FRAGMENT)
+                    .module(fragment)
+                    .name(c"main")
+                    .specialization_info(&spec),
+            );
+        }
+        // Binding 1: UV; binding 2: heat (stride 0 without a heat stream:
+        // every vertex reads the zero buffer's one float). Both are per
+        // source vertex of the model, shared by all its characters; the
+        // skinned vertices are pulled from storage buffers (see mesh.vert).
+        let bindings = [
             vk::VertexInputBindingDescription {
                 binding: 2,
                 stride: if heat { 4 } else { 0 },
@@ -356,13 +418,8 @@ impl MeshPass {
                 stride: 8,
                 input_rate: vk::VertexInputRate::VERTEX,
             },
-            vk::VertexInputBindingDescription {
-                binding: 0,
-                stride: 48,
-                input_rate: vk::VertexInputRate::VERTEX,
-            },
         ];
-        let all_attributes = [
+        let attributes = [
             vk::VertexInputAttributeDescription {
                 location: 3,
                 binding: 2,
@@ -375,42 +432,31 @@ impl MeshPass {
                 format: vk::Format::R32G32_SFLOAT,
                 offset: 0,
             },
-            vk::VertexInputAttributeDescription {
-                location: 0,
-                binding: 0,
-                format: vk::Format::R32G32B32A32_SFLOAT,
-                offset: 0,
-            },
-            vk::VertexInputAttributeDescription {
-                location: 1,
-                binding: 0,
-                format: vk::Format::R32G32B32A32_SFLOAT,
-                offset: 16,
-            },
         ];
-        let (bindings, attributes) = match path {
-            VertexPath::PreSkinned => (&all_bindings[..], &all_attributes[..]),
-            VertexPath::VertexSkinning => (&all_bindings[..2], &all_attributes[..2]),
-        };
         let name = format!(
-            "mesh pipeline {path:?}{}{}",
+            "mesh pipeline {path:?} {stage:?}{}{}",
             if wireframe { " wireframe" } else { "" },
             if heat { " heat" } else { "" }
         );
+        let (depth_test, depth_write) = match stage {
+            DrawStage::Main | DrawStage::DepthPrepass => (vk::CompareOp::LESS, true),
+            DrawStage::AfterPrepass => (vk::CompareOp::LESS_OR_EQUAL, false),
+        };
         // No culling (fixed by the helper): glTF double-sidedness varies and
         // the fragment shader lights both sides.
         pipeline::create_graphics_pipeline(
             ctx,
             &GraphicsPipelineDesc {
                 stages: &stages,
-                vertex_bindings: bindings,
-                vertex_attributes: attributes,
+                vertex_bindings: &bindings,
+                vertex_attributes: &attributes,
                 topology: vk::PrimitiveTopology::TRIANGLE_LIST,
                 polygon_mode: if wireframe { vk::PolygonMode::LINE } else { vk::PolygonMode::FILL },
-                depth_test: Some(vk::CompareOp::LESS),
-                depth_write: true,
+                depth_test: Some(depth_test),
+                depth_write,
                 samples: self.samples,
-                color_format: self.color_format,
+                // The prepass renders depth alone.
+                color_format: if fragment.is_some() { self.color_format } else { vk::Format::UNDEFINED },
                 depth_format: DEPTH_FORMAT,
                 layout: self.layout,
                 name: &name,
@@ -420,7 +466,7 @@ impl MeshPass {
 
     /// Whether `begin` accepts `wireframe = true` on this device.
     pub fn supports_wireframe(&self) -> bool {
-        self.pipelines[0][1][0] != vk::Pipeline::null()
+        self.pipelines[0][0][1][0] != vk::Pipeline::null()
     }
 
     /// Starts drawing a frame inside dynamic rendering: writes this slot's
@@ -447,9 +493,13 @@ impl MeshPass {
         params: &FrameParams,
         heat: Option<vk::Buffer>,
     ) -> Result<BoundFrame, GpuError> {
-        let FrameParams { uniforms, path, wireframe, skin, world } = *params;
-        let pipeline = self.pipelines[(path == VertexPath::VertexSkinning) as usize][wireframe as usize]
-            [heat.is_some() as usize];
+        let FrameParams { uniforms, path, wireframe, skin, instances, skinned, stage } = *params;
+        let p = (path == VertexPath::VertexSkinning) as usize;
+        let pipeline = match stage {
+            DrawStage::DepthPrepass => self.depth_only[p],
+            DrawStage::Main => self.pipelines[0][p][wireframe as usize][heat.is_some() as usize],
+            DrawStage::AfterPrepass => self.pipelines[1][p][wireframe as usize][heat.is_some() as usize],
+        };
         if pipeline == vk::Pipeline::null() {
             return Err(GpuError::new(
                 "wireframe drawing is not supported by this device (fillModeNonSolid)",
@@ -462,19 +512,29 @@ impl MeshPass {
         let cmd = slot.command_buffer;
         let d = &ctx.device;
         let frame_set = allocate_set(ctx, slot.descriptor_pool, self.frame_set_layout)?;
-        let uniform_info = [vk::DescriptorBufferInfo {
-            buffer: self.uniforms[slot.index].raw,
-            offset: 0,
-            range: std::mem::size_of::<FrameUniforms>() as u64,
-        }];
-        let write = vk::WriteDescriptorSet::default()
-            .dst_set(frame_set)
-            .dst_binding(0)
-            .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
-            .buffer_info(&uniform_info);
-        // SAFETY: the set and buffer are live and not in use by the GPU.
+        let infos = [
+            vk::DescriptorBufferInfo {
+                buffer: self.uniforms[slot.index].raw,
+                offset: 0,
+                range: std::mem::size_of::<FrameUniforms>() as u64,
+            },
+            vk::DescriptorBufferInfo { buffer: instances, offset: 0, range: vk::WHOLE_SIZE },
+            vk::DescriptorBufferInfo { buffer: skinned, offset: 0, range: vk::WHOLE_SIZE },
+        ];
+        let writes: [vk::WriteDescriptorSet; 3] = std::array::from_fn(|b| {
+            vk::WriteDescriptorSet::default()
+                .dst_set(frame_set)
+                .dst_binding(b as u32)
+                .descriptor_type(if b == 0 {
+                    vk::DescriptorType::UNIFORM_BUFFER
+                } else {
+                    vk::DescriptorType::STORAGE_BUFFER
+                })
+                .buffer_info(std::slice::from_ref(&infos[b]))
+        });
+        // SAFETY: the set and buffers are live; the set is not in use by the GPU.
         unsafe {
-            d.update_descriptor_sets(&[write], &[]);
+            d.update_descriptor_sets(&writes, &[]);
             d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, pipeline);
             d.cmd_bind_descriptor_sets(
                 cmd,
@@ -508,7 +568,7 @@ impl MeshPass {
                 );
             }
         }
-        Ok(BoundFrame { path, world, heat })
+        Ok(BoundFrame { path, heat })
     }
 
     /// Records one draw (inside rendering, after `begin`).
@@ -523,9 +583,12 @@ impl MeshPass {
     ) {
         let material = item.material.and_then(|m| model_materials.get(m));
         let push = DrawPush {
-            world: frame.world,
             base_color: material.map_or([1.0; 4], |m| m.base_color),
+            first_character: item.first_character,
             record: item.record,
+            records_per_character: item.records_per_character,
+            output_offset: item.output_offset,
+            vertices_per_character: item.vertices_per_character,
             pad: [0; 3],
         };
         let set = materials.set(item.material);
@@ -549,19 +612,18 @@ impl MeshPass {
                 0,
                 bytemuck::bytes_of(&push),
             );
-            match frame.path {
-                VertexPath::PreSkinned => d.cmd_bind_vertex_buffers(
-                    cmd,
-                    0,
-                    &[item.vertices.0, item.uvs.0, heat.0],
-                    &[item.vertices.1, item.uvs.1, heat.1],
-                ),
-                VertexPath::VertexSkinning => {
-                    d.cmd_bind_vertex_buffers(cmd, 1, &[item.uvs.0, heat.0], &[item.uvs.1, heat.1])
-                }
-            }
+            d.cmd_bind_vertex_buffers(cmd, 1, &[item.uvs.0, heat.0], &[item.uvs.1, heat.1]);
             d.cmd_bind_index_buffer(cmd, item.indices, 0, vk::IndexType::UINT32);
-            d.cmd_draw_indexed(cmd, item.index_count, 1, item.first_index, 0, 0);
+            // One instance per character; gl_InstanceIndex starts at
+            // first_character and indexes the instance buffer.
+            d.cmd_draw_indexed(
+                cmd,
+                item.index_count,
+                item.characters,
+                item.first_index,
+                0,
+                item.first_character,
+            );
         }
     }
 
@@ -575,7 +637,7 @@ impl MeshPass {
         // SAFETY: the caller guarantees the GPU no longer uses these objects;
         // null handles are ignored by vkDestroy*.
         unsafe {
-            for p in self.pipelines.iter().flatten().flatten() {
+            for p in self.pipelines.iter().flatten().flatten().flatten().chain(&self.depth_only) {
                 ctx.device.destroy_pipeline(*p, None);
             }
             ctx.device.destroy_pipeline_layout(self.layout, None);

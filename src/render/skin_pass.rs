@@ -42,11 +42,13 @@ use super::gpu_model::GpuModel;
 use super::layout::{BoneMatrix, NO_MORPHS, SkinRecord, SkinnedVertex};
 use crate::anim::SkinnedPose;
 use crate::asset::Model;
+use crate::character::Crowd;
 use crate::gpu::error::VkResultExt;
 use crate::gpu::frame::Retired;
 use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, FrameRing, FrameSlot, GpuContext, GpuError, immediate, shader};
 use ash::vk;
 use gpu_allocator::MemoryLocation;
+use nalgebra::Matrix4;
 use std::sync::Arc;
 
 /// Threads per workgroup (`local_size_x` in skin.comp).
@@ -66,13 +68,124 @@ pub struct SkinInput<'a> {
     pub version: u64,
 }
 
+/// The characters of one frame, by `CharacterId` index: each one's pose
+/// (as a `SkinInput`) and world placement (applied after skinning). Read
+/// in place, so a frame of any size is handed over without allocating.
+pub trait FramePoses {
+    /// Number of characters.
+    fn count(&self) -> usize;
+    /// Character `c`'s pose and its version.
+    fn input(&self, c: usize) -> SkinInput<'_>;
+    /// Character `c`'s world matrix.
+    fn world(&self, c: usize) -> Matrix4<f32>;
+}
+
+/// Poses placed at the origin.
+impl FramePoses for [SkinInput<'_>] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn input(&self, c: usize) -> SkinInput<'_> {
+        self[c]
+    }
+    fn world(&self, _: usize) -> Matrix4<f32> {
+        Matrix4::identity()
+    }
+}
+
+/// Poses placed at the origin.
+impl<const N: usize> FramePoses for [SkinInput<'_>; N] {
+    fn count(&self) -> usize {
+        N
+    }
+    fn input(&self, c: usize) -> SkinInput<'_> {
+        self[c]
+    }
+    fn world(&self, _: usize) -> Matrix4<f32> {
+        Matrix4::identity()
+    }
+}
+
+/// One character placed by a world matrix.
+impl FramePoses for (SkinInput<'_>, Matrix4<f32>) {
+    fn count(&self) -> usize {
+        1
+    }
+    fn input(&self, _: usize) -> SkinInput<'_> {
+        self.0
+    }
+    fn world(&self, _: usize) -> Matrix4<f32> {
+        self.1
+    }
+}
+
+/// A crowd's characters on their grid.
+impl FramePoses for Crowd {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn input(&self, c: usize) -> SkinInput<'_> {
+        let character = &self.characters()[c];
+        SkinInput { pose: character.pose(), version: character.version() }
+    }
+    fn world(&self, c: usize) -> Matrix4<f32> {
+        self.worlds()[c]
+    }
+}
+
+/// How bone palettes reach the GPU each frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum PaletteUpload {
+    /// Every character's palette is written each frame straight into
+    /// host-visible memory that the shaders read.
+    InPlace,
+    /// Every character's palette is written each frame into host-visible
+    /// staging, then copied (`vkCmdCopyBuffer`, timestamped) into
+    /// device-local memory that the shaders read.
+    Staged,
+    /// As `Staged`, but only characters whose pose version changed since
+    /// the frame slot last held them are written and copied: paused
+    /// characters cost no bytes.
+    #[default]
+    Dirty,
+}
+
+impl PaletteUpload {
+    /// Every mode, in the order the benchmark reports them.
+    pub const ALL: [PaletteUpload; 3] = [PaletteUpload::InPlace, PaletteUpload::Staged, PaletteUpload::Dirty];
+
+    /// The command-line name (`inplace`, `staged`, `dirty`).
+    pub fn name(self) -> &'static str {
+        match self {
+            PaletteUpload::InPlace => "inplace",
+            PaletteUpload::Staged => "staged",
+            PaletteUpload::Dirty => "dirty",
+        }
+    }
+
+    /// The mode named `name` (see `name`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    fn staged(self) -> bool {
+        self != PaletteUpload::InPlace
+    }
+}
+
 /// What one `record` (or `upload`) did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SkinStats {
-    /// Palette bytes written to the slot's mapped buffer (each written byte
-    /// counted once; a character whose pose version the slot already holds
-    /// adds nothing).
+    /// Palette bytes written by the host this frame (each written byte
+    /// counted once; in `PaletteUpload::Dirty`, a character whose pose
+    /// version the slot already holds adds nothing). In the staged modes the
+    /// same bytes are then copied on the GPU.
     pub palette_bytes_written: u64,
+    /// Host time spent writing palettes and weights, in nanoseconds.
+    pub write_ns: u64,
+    /// Timestamp queries before and after the palette copy (staged modes),
+    /// when asked and available.
+    pub copy_timestamps: Option<(u32, u32)>,
     /// Morph weight bytes written.
     pub weight_bytes_written: u64,
     /// Vertices skinned.
@@ -113,6 +226,8 @@ pub const NO_RECORD: u32 = u32::MAX;
 struct Character {
     gpu: Arc<GpuModel>,
     model: Arc<Model>,
+    /// Its palette entries, `[start, end)`: contiguous (skins, then rigid entries).
+    palette_range: (u32, u32),
     /// Absolute palette index of each skin's first joint.
     skin_bases: Vec<u32>,
     /// (skeleton joint, absolute palette index) of each unskinned instance.
@@ -137,7 +252,14 @@ struct ModelEntry {
 /// semaphore) ordering N's vertex reads before N+1's writes. It costs twice
 /// the output memory (48 bytes per skinned vertex per slot).
 struct SlotBuffers {
+    /// Host-visible palettes: read by the shaders (`PaletteUpload::InPlace`)
+    /// or the staging of `device_palette`.
     palette: Buffer,
+    /// Device-local palettes the shaders read in the staged modes.
+    device_palette: Buffer,
+    /// This frame's staging copies (capacity: one per character, reserved
+    /// when characters are added, so recording allocates nothing).
+    copies: Vec<vk::BufferCopy>,
     weights: Buffer,
     records: Buffer,
     output: Buffer,
@@ -164,6 +286,7 @@ pub struct SkinPass {
     generation: u64,
     slots: Vec<SlotBuffers>,
     max_groups_x: u32,
+    upload_mode: PaletteUpload,
 }
 
 #[repr(C)]
@@ -174,6 +297,13 @@ struct Push {
 }
 
 const HOST_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::STORAGE_BUFFER;
+/// The host palette is also the staging buffer of the staged modes.
+const PALETTE_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
+    vk::BufferUsageFlags::STORAGE_BUFFER.as_raw() | vk::BufferUsageFlags::TRANSFER_SRC.as_raw(),
+);
+const DEVICE_PALETTE_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
+    vk::BufferUsageFlags::STORAGE_BUFFER.as_raw() | vk::BufferUsageFlags::TRANSFER_DST.as_raw(),
+);
 
 fn output_usage() -> vk::BufferUsageFlags {
     vk::BufferUsageFlags::VERTEX_BUFFER
@@ -207,6 +337,7 @@ impl SkinPass {
             generation: 0,
             slots: Vec::with_capacity(FRAMES_IN_FLIGHT),
             max_groups_x: ctx.properties.limits.max_compute_work_group_count[0].max(1),
+            upload_mode: PaletteUpload::default(),
         };
         let created = (|| {
             // SAFETY: valid create infos on a live device; everything created here is
@@ -245,7 +376,15 @@ impl SkinPass {
             for i in 0..FRAMES_IN_FLIGHT {
                 let name = |what: &str| format!("skin slot {i} {what}");
                 pass.slots.push(SlotBuffers {
-                    palette: Buffer::new(ctx, &name("palette"), 64, HOST_USAGE, MemoryLocation::CpuToGpu)?,
+                    palette: Buffer::new(ctx, &name("palette"), 64, PALETTE_USAGE, MemoryLocation::CpuToGpu)?,
+                    device_palette: Buffer::new(
+                        ctx,
+                        &name("device palette"),
+                        64,
+                        DEVICE_PALETTE_USAGE,
+                        MemoryLocation::GpuOnly,
+                    )?,
+                    copies: Vec::new(),
                     weights: Buffer::new(ctx, &name("weights"), 16, HOST_USAGE, MemoryLocation::CpuToGpu)?,
                     records: Buffer::new(ctx, &name("records"), 32, HOST_USAGE, MemoryLocation::CpuToGpu)?,
                     output: Buffer::new(
@@ -357,6 +496,7 @@ impl SkinPass {
     ) -> Result<Character, GpuError> {
         let m = &self.models[model_index];
         let base = (m.sources, m.influences, m.morph_ranges);
+        let palette_start = self.palette_len;
         let mut palette = self.palette_len as u64;
         let mut skin_bases = Vec::with_capacity(model.skins.len());
         for skin in &model.skins {
@@ -456,10 +596,21 @@ impl SkinPass {
         self.weight_len = weights as u32;
         self.total_vertices = output as u32;
         self.records.extend_from_slice(&records);
+        // At most one copy region per character (this one included).
+        let regions = self.characters.len() + 1;
         for slot in &mut self.slots {
             slot.held.push(None);
+            slot.copies.reserve(regions);
         }
-        Ok(Character { gpu: gpu.clone(), model: model.clone(), skin_bases, rigid, weight_base, outputs })
+        Ok(Character {
+            gpu: gpu.clone(),
+            model: model.clone(),
+            palette_range: (palette_start, palette as u32),
+            skin_bases,
+            rigid,
+            weight_base,
+            outputs,
+        })
     }
 }
 
@@ -616,7 +767,10 @@ impl SkinPass {
                 Ok(true)
             };
             let cpu = MemoryLocation::CpuToGpu;
-            let mut lost = grow(ctx, ring, &mut slot.palette, palette, "palette", HOST_USAGE, cpu)?;
+            let mut lost = grow(ctx, ring, &mut slot.palette, palette, "palette", PALETTE_USAGE, cpu)?;
+            let gpu = MemoryLocation::GpuOnly;
+            let device = &mut slot.device_palette;
+            lost |= grow(ctx, ring, device, palette, "device palette", DEVICE_PALETTE_USAGE, gpu)?;
             lost |= grow(ctx, ring, &mut slot.weights, weights, "weights", HOST_USAGE, cpu)?;
             if lost {
                 // The new buffers hold no pose yet.
@@ -635,16 +789,72 @@ impl SkinPass {
     /// readable by vertex input, vertex shaders and transfers later in the
     /// same command buffer. `inputs[i]` is the pose of `CharacterId(i)`.
     /// Allocates nothing on the heap.
-    pub fn record(
+    pub fn record<P: FramePoses + ?Sized>(
         &mut self,
         ctx: &GpuContext,
         slot: &mut FrameSlot,
-        inputs: &[SkinInput],
+        inputs: &P,
         timestamps: bool,
     ) -> Result<SkinStats, GpuError> {
         let mut stats = self.upload(slot, inputs)?;
+        self.record_copies(ctx, slot, timestamps, &mut stats);
         self.dispatch(ctx, slot, timestamps, &mut stats)?;
         Ok(stats)
+    }
+
+    /// How palettes reach the GPU (see `PaletteUpload`).
+    pub fn upload_mode(&self) -> PaletteUpload {
+        self.upload_mode
+    }
+
+    /// Switches the palette upload mode (between frames). Every slot then
+    /// rewrites every palette once: the buffer the shaders read changes.
+    pub fn set_upload_mode(&mut self, mode: PaletteUpload) {
+        if mode != self.upload_mode {
+            self.upload_mode = mode;
+            self.slots.iter_mut().for_each(|s| s.held.iter_mut().for_each(|h| *h = None));
+        }
+    }
+
+    /// Records the staging copies that `upload` queued into `slot` (staged
+    /// modes; nothing in `InPlace` or when nothing changed) and the barrier
+    /// that makes them visible to the skinning shaders. `record` calls it;
+    /// the vertex-skinning path calls it after `upload`. Fills in
+    /// `stats.copy_timestamps`. Allocates nothing on the heap.
+    ///
+    /// Synchronisation: the host wrote the staging range before the submit
+    /// (visible to the copy); the copy overwrites this slot's device-local
+    /// palette, whose last readers were this slot's previous frame (finished:
+    /// its fence was waited in `begin_frame`). The barrier orders the copy's
+    /// writes before this frame's compute and vertex shader reads.
+    pub fn record_copies(
+        &mut self,
+        ctx: &GpuContext,
+        slot: &mut FrameSlot,
+        timestamps: bool,
+        stats: &mut SkinStats,
+    ) {
+        let buffers = &mut self.slots[slot.index];
+        if buffers.copies.is_empty() {
+            return;
+        }
+        let cmd = slot.command_buffer;
+        let before = if timestamps { slot.write_timestamp(ctx, vk::PipelineStageFlags2::COPY) } else { None };
+        let barriers = [vk::MemoryBarrier2::default()
+            .src_stage_mask(vk::PipelineStageFlags2::COPY)
+            .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+            .dst_stage_mask(vk::PipelineStageFlags2::COMPUTE_SHADER | vk::PipelineStageFlags2::VERTEX_SHADER)
+            .dst_access_mask(vk::AccessFlags2::SHADER_STORAGE_READ)];
+        // SAFETY: recording command buffer; both buffers are live until this
+        // slot's fence and every region lies inside both (palette ranges of
+        // registered characters, which both buffers hold).
+        unsafe {
+            ctx.device.cmd_copy_buffer(cmd, buffers.palette.raw, buffers.device_palette.raw, &buffers.copies);
+            ctx.device.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().memory_barriers(&barriers));
+        }
+        let after = if timestamps { slot.write_timestamp(ctx, vk::PipelineStageFlags2::COPY) } else { None };
+        stats.copy_timestamps = before.zip(after);
+        buffers.copies.clear();
     }
 
     /// Writes this frame's inputs into `slot`'s own buffers without
@@ -656,16 +866,23 @@ impl SkinPass {
     /// call in the same frame with the same versions writes and counts
     /// nothing. Call after `FrameRing::begin_frame` returned `slot`, before
     /// the frame is submitted. Allocates nothing on the heap.
-    pub fn upload(&mut self, slot: &FrameSlot, inputs: &[SkinInput]) -> Result<SkinStats, GpuError> {
-        if inputs.len() != self.characters.len() {
+    pub fn upload<P: FramePoses + ?Sized>(
+        &mut self,
+        slot: &FrameSlot,
+        inputs: &P,
+    ) -> Result<SkinStats, GpuError> {
+        if inputs.count() != self.characters.len() {
             return Err(GpuError::new(format!(
                 "skin pass: {} inputs for {} characters",
-                inputs.len(),
+                inputs.count(),
                 self.characters.len()
             )));
         }
         let mut stats = SkinStats::default();
+        let started = std::time::Instant::now();
+        let mode = self.upload_mode;
         let buffers = &mut self.slots[slot.index];
+        buffers.copies.clear();
         // Host writes into HOST_COHERENT mapped memory, before the submit that
         // reads them: vkQueueSubmit makes them visible to the device (to the
         // compute shader and to the vertex shader alike). The previous reader
@@ -675,8 +892,9 @@ impl SkinPass {
             buffers.records.write(0, bytemuck::cast_slice(&self.records))?;
             buffers.records_generation = Some(self.generation);
         }
-        for (c, (character, input)) in self.characters.iter().zip(inputs).enumerate() {
-            if buffers.held[c] == Some(input.version) {
+        for (c, character) in self.characters.iter().enumerate() {
+            let input = inputs.input(c);
+            if mode == PaletteUpload::Dirty && buffers.held[c] == Some(input.version) {
                 continue;
             }
             let pose = input.pose;
@@ -714,7 +932,17 @@ impl SkinPass {
             buffers.weights.write(character.weight_base as u64 * 4, bytes)?;
             stats.weight_bytes_written += bytes.len() as u64;
             buffers.held[c] = Some(input.version);
+            let (start, end) = character.palette_range;
+            if mode.staged() && end > start {
+                let (offset, size) = (start as u64 * 64, (end - start) as u64 * 64);
+                // Consecutive characters' ranges are adjacent: one region.
+                match buffers.copies.last_mut() {
+                    Some(last) if last.src_offset + last.size == offset => last.size += size,
+                    _ => buffers.copies.push(vk::BufferCopy { src_offset: offset, dst_offset: offset, size }),
+                }
+            }
         }
+        stats.write_ns = started.elapsed().as_nanos() as u64;
         Ok(stats)
     }
 
@@ -745,7 +973,8 @@ impl SkinPass {
     pub fn vertex_skinning_buffers(&self, slot_index: usize) -> Option<[vk::DescriptorBufferInfo; 7]> {
         let [sources, influences, ranges, entries] = self.stream_buffers()?;
         let b = &self.slots[slot_index];
-        let bound = [sources, influences, ranges, entries, b.weights.raw, b.palette.raw, b.records.raw];
+        let palette = if self.upload_mode.staged() { b.device_palette.raw } else { b.palette.raw };
+        let bound = [sources, influences, ranges, entries, b.weights.raw, palette, b.records.raw];
         Some(bound.map(|buffer| vk::DescriptorBufferInfo { buffer, offset: 0, range: vk::WHOLE_SIZE }))
     }
 
@@ -765,13 +994,15 @@ impl SkinPass {
             return Ok(());
         };
         let buffers = &self.slots[slot.index];
+        let palette =
+            if self.upload_mode.staged() { buffers.device_palette.raw } else { buffers.palette.raw };
         let bound = [
             sources,
             influences,
             ranges,
             entries,
             buffers.weights.raw,
-            buffers.palette.raw,
+            palette,
             buffers.records.raw,
             buffers.output.raw,
         ];
@@ -913,7 +1144,7 @@ impl SkinPass {
     /// `FrameRing::wait_all`). The `GpuModel`s are the caller's.
     pub fn destroy(self, ctx: &GpuContext) {
         for slot in self.slots {
-            for b in [slot.palette, slot.weights, slot.records, slot.output] {
+            for b in [slot.palette, slot.device_palette, slot.weights, slot.records, slot.output] {
                 b.destroy(ctx);
             }
         }
