@@ -80,6 +80,11 @@ impl Timeline {
         }
     }
 
+    /// The controller every frame plays.
+    pub fn controller(&self) -> &Arc<Controller> {
+        &self.controller
+    }
+
     /// The character as of the last `frame`.
     pub fn character(&self) -> &Character {
         &self.character

@@ -96,6 +96,16 @@ pub struct RenderArgs {
     /// Skin in the vertex shader instead of the compute pass (comparison path).
     #[arg(long)]
     pub vertex_skinning: bool,
+    /// Characters of the model on a grid, each with its own animation state
+    /// and a pseudo-random phase (one compute dispatch skins them all).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub characters: u32,
+    /// Draw passes: 1 (main) or 2 (depth prepass + main).
+    #[arg(long, value_name = "1|2", default_value_t = 1)]
+    pub passes: u32,
+    /// How palettes reach the GPU: inplace, staged or dirty.
+    #[arg(long, value_name = "MODE", default_value = "dirty")]
+    pub upload: String,
     /// Drive the character with this controller file (RON) instead of one
     /// clip: frames are simulated from 0 s, `--time` skips ahead.
     #[arg(long, value_name = "FILE")]

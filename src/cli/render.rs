@@ -3,17 +3,21 @@
 
 use super::args::RenderArgs;
 use crate::asset::{self, Model, controller::find_controller};
-use crate::character::{Controller, Script, Timeline};
+use crate::character::{Controller, Crowd, Script, Timeline};
 use crate::gpu::{GpuContext, GpuOptions};
 use crate::render::headless::FrameSource;
 use crate::render::headless::{self, HeadlessRequest};
 use crate::render::image_out::{self, ApngWriter};
+use crate::render::renderer::MAX_PASSES;
+use crate::render::skin_pass::PaletteUpload;
 use crate::world::{ActorRun, Authority, FootPlacement, Level, scenery_model};
 use std::path::Path;
 use std::sync::Arc;
 
 /// Largest accepted width or height.
 const MAX_SIZE: u32 = 16384;
+/// Most characters `--characters` accepts.
+const MAX_CHARACTERS: u32 = 100_000;
 
 /// Parses `WIDTHxHEIGHT` (e.g. `640x480`).
 pub fn parse_size(text: &str) -> Result<(u32, u32), String> {
@@ -42,6 +46,14 @@ pub fn run(args: &RenderArgs) -> Result<(), String> {
     {
         return Err(format!("--time must be a finite number, not {t}"));
     }
+    let upload = PaletteUpload::from_name(&args.upload)
+        .ok_or_else(|| format!("bad --upload \"{}\": expected inplace, staged or dirty", args.upload))?;
+    if !(1..=MAX_PASSES as u32).contains(&args.passes) {
+        return Err(format!("bad --passes {}: 1 (main) or 2 (depth prepass + main)", args.passes));
+    }
+    if args.characters == 0 || args.characters > MAX_CHARACTERS {
+        return Err(format!("bad --characters {}: 1..={MAX_CHARACTERS}", args.characters));
+    }
     let model = asset::load(Path::new(&args.model)).map_err(|e| e.to_string())?;
     let (mut source, first_frame, scenery) = frames_of(&model, args, frames)?;
     let request = HeadlessRequest {
@@ -52,8 +64,8 @@ pub fn run(args: &RenderArgs) -> Result<(), String> {
         wireframe: args.wireframe,
         vertex_skinning: args.vertex_skinning,
         msaa: true,
-        passes: 1,
-        upload: Default::default(),
+        passes: args.passes,
+        upload,
     };
     for w in &model.warnings {
         eprintln!("vkskin: warning: {}: {w}", model.file);
@@ -140,7 +152,25 @@ fn frames_of(
         return Ok((Box::new(run), first, Some(Arc::new(scenery_model(&level)?))));
     }
     let (timeline, first) = timeline(model, args, frames)?;
+    if args.characters > 1 {
+        return Ok((Box::new(crowd(model, args, timeline)?), first, None));
+    }
     Ok((Box::new(timeline), first, None))
+}
+
+/// `--characters N`: N characters playing what `timeline` plays, each from
+/// its own phase, spaced on a grid by the first character's footprint.
+fn crowd(model: &Model, args: &RenderArgs, mut timeline: Timeline) -> Result<Crowd, String> {
+    if !args.sets.is_empty() {
+        return Err(
+            "--set is not supported with --characters (each character would need its own script)".into()
+        );
+    }
+    let (lo, hi) = headless::skinned_bounds(model, &mut timeline, 0, 1)?
+        .ok_or_else(|| format!("{}: nothing to draw (no mesh instances)", model.file))?;
+    let spacing = ((hi[0] - lo[0]).max(hi[2] - lo[2]) * 1.25).max(1e-3);
+    let controller = timeline.controller().clone();
+    Crowd::new(model.rig.clone(), controller, args.characters as usize, spacing, f64::from(args.fps), 0)
 }
 
 /// The first frame drawn of a simulation from 0 s: `--time` at `--fps`,

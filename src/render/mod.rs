@@ -4,6 +4,7 @@
 
 pub mod bone_lines;
 pub mod camera;
+pub mod copy_kernel;
 pub mod egui_pass;
 pub mod gpu_model;
 pub mod headless;

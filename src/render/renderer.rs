@@ -415,6 +415,21 @@ impl Renderer {
         self.settings.path = path;
     }
 
+    /// Sets the number of draw passes, 1 (main) or 2 (depth prepass + main),
+    /// between frames.
+    pub fn set_passes(&mut self, passes: u32) -> Result<(), GpuError> {
+        if !(1..=MAX_PASSES as u32).contains(&passes) {
+            return Err(GpuError::new(format!("{passes} draw passes: 1 or 2 are supported")));
+        }
+        self.settings.passes = passes;
+        Ok(())
+    }
+
+    /// Bytes the skinning dispatch reads and writes per frame (see `SkinPass::frame_traffic`).
+    pub fn skin_traffic(&self) -> (u64, u64) {
+        self.skin.frame_traffic()
+    }
+
     /// Switches the palette upload mode (between frames).
     pub fn set_upload(&mut self, upload: PaletteUpload) {
         self.settings.upload = upload;

@@ -228,6 +228,8 @@ struct Character {
     model: Arc<Model>,
     /// Its palette entries, `[start, end)`: contiguous (skins, then rigid entries).
     palette_range: (u32, u32),
+    /// Bytes its skinning reads and writes per frame (see `SkinPass::frame_traffic`).
+    traffic: (u64, u64),
     /// Absolute palette index of each skin's first joint.
     skin_bases: Vec<u32>,
     /// (skeleton joint, absolute palette index) of each unskinned instance.
@@ -511,6 +513,7 @@ impl SkinPass {
         let mut records = Vec::new();
         // Records of earlier characters come first (add_character appends).
         let first_record = self.records.len();
+        let mut traffic = (0u64, 0u64);
         for (i, instance) in model.instances.iter().enumerate() {
             let context =
                 |e: String| GpuError::new(format!("{}: instance of node {}: {e}", model.file, instance.node));
@@ -569,6 +572,17 @@ impl SkinPass {
                     },
                 });
                 if prim.vertex_count > 0 {
+                    let vertices = u64::from(prim.vertex_count);
+                    // Sources, influence sets, morph ranges and entries in; skinned vertices out.
+                    let mut read = vertices * (48 + 32 * u64::from(influence_sets));
+                    if prim.morph_offset != NO_MORPHS {
+                        let ranges = &gpu.morph_ranges_host;
+                        let first = prim.morph_offset as usize;
+                        let entries = ranges.get(first + prim.vertex_count as usize).zip(ranges.get(first));
+                        read += 4 * (vertices + 1) + entries.map_or(0, |(b, a)| u64::from(b - a) * 48);
+                    }
+                    traffic.0 += read + 32;
+                    traffic.1 += vertices * OUTPUT_STRIDE;
                     records.push(SkinRecord {
                         source_offset: base.0 + prim.source_offset,
                         vertex_count: prim.vertex_count,
@@ -602,10 +616,13 @@ impl SkinPass {
             slot.held.push(None);
             slot.copies.reserve(regions);
         }
+        // Each palette entry and morph weight is read at least once.
+        traffic.0 += (palette - u64::from(palette_start)) * 64 + model.rest_morph_weights.len() as u64 * 4;
         Ok(Character {
             gpu: gpu.clone(),
             model: model.clone(),
             palette_range: (palette_start, palette as u32),
+            traffic,
             skin_bases,
             rigid,
             weight_base,
@@ -1133,6 +1150,14 @@ impl SkinPass {
     /// Registered characters.
     pub fn character_count(&self) -> usize {
         self.characters.len()
+    }
+
+    /// Bytes the skinning dispatch reads and writes per frame, all characters:
+    /// `(read, written)`. Read: source vertices, influence sets, morph
+    /// ranges and entries, records, and each palette entry and morph weight
+    /// once (caches serve the repeats). Written: the skinned vertices.
+    pub fn frame_traffic(&self) -> (u64, u64) {
+        self.characters.iter().fold((0, 0), |(r, w), c| (r + c.traffic.0, w + c.traffic.1))
     }
 
     /// Output vertices per frame (all characters).
