@@ -11,6 +11,11 @@ layout(std140, set = 1, binding = 0) uniform Frame {
     vec4 fill_dir;      // xyz: unit direction towards the fill light
     vec4 fill_color;    // rgb
     vec4 ambient;       // rgb
+    // Cascaded shadow maps of the key light (shadow.rs; used when shadow.x is 1).
+    mat4 cascade_view_proj[4]; // world -> each cascade's light clip space
+    vec4 cascade_far;          // view depth where each cascade ends
+    vec4 camera_forward;       // xyz: unit view direction (view depth = dot(p - eye, it))
+    vec4 shadow;               // x: 1 = sample the shadow maps; y: depth bias; z: one texel in uv
 } frame;
 
 // Set 1, binding 1: every character's world matrix (applied after skinning),

@@ -25,6 +25,9 @@ const H: u32 = 120;
 const CHARACTERS: usize = 9;
 const SPACING: f32 = 1.5;
 
+/// A change to the default settings.
+type Adjust = dyn Fn(&mut RenderSettings);
+
 fn crowd(model: &Arc<Model>, count: usize) -> Crowd {
     let controller = Arc::new(Controller::from_text(DEFAULT_CONTROLLER, model).expect("controller"));
     let mut crowd = Crowd::new(model.rig.clone(), controller, count, SPACING, 30.0, 1).expect("crowd");
@@ -100,7 +103,7 @@ fn crowd_draws_every_character_the_same_on_every_path() {
     assert!(one > 20, "the single character covers {one} pixels");
     assert!(covered > 6 * one, "nine characters cover {covered} pixels, one covers {one}");
 
-    let variants: [(&str, &dyn Fn(&mut RenderSettings)); 5] = [
+    let variants: [(&str, &Adjust); 5] = [
         ("vertex skinning", &|s| s.path = VertexPath::VertexSkinning),
         ("inplace", &|s| s.upload = PaletteUpload::InPlace),
         ("staged", &|s| s.upload = PaletteUpload::Staged),
@@ -118,6 +121,28 @@ fn crowd_draws_every_character_the_same_on_every_path() {
         // upload modes and the prepass must not change a pixel.
         let allowed = if name.starts_with("vertex") { (W * H / 500) as usize } else { 0 };
         assert!(changed <= allowed, "{name}: {changed} pixels differ from compute/dirty/1 pass");
+    }
+    // Five passes: four shadow cascades of the key light, then the main
+    // pass sampling them. Shadows only take light away: some pixels get
+    // darker (the characters shadow themselves and each other), none brighter.
+    for path in [VertexPath::PreSkinned, VertexPath::VertexSkinning] {
+        let (plain, _) = render(&ctx, &model, |s| s.path = path, None, 3);
+        let (shadowed, _) = render(
+            &ctx,
+            &model,
+            |s| {
+                s.path = path;
+                s.passes = 5;
+            },
+            None,
+            3,
+        );
+        let luma = |p: &[u8]| u32::from(p[0]) + u32::from(p[1]) + u32::from(p[2]);
+        let pairs = || plain.chunks_exact(4).zip(shadowed.chunks_exact(4));
+        let darker = pairs().filter(|(a, b)| luma(b) + 6 < luma(a)).count();
+        let brighter = pairs().filter(|(a, b)| luma(b) > luma(a) + 6).count();
+        assert!(darker > 30, "{path:?}: shadows darken only {darker} pixels");
+        assert!(brighter <= darker / 50, "{path:?}: {brighter} pixels got brighter with shadows");
     }
     assert_no_messages(&ctx.validation_messages());
 }

@@ -100,8 +100,9 @@ pub struct RenderArgs {
     /// and a pseudo-random phase (one compute dispatch skins them all).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub characters: u32,
-    /// Draw passes: 1 (main) or 2 (depth prepass + main).
-    #[arg(long, value_name = "1|2", default_value_t = 1)]
+    /// Draw passes: 1 (main), 2 (depth prepass + main) or 5 (four shadow
+    /// cascades of the key light + main, with shadows).
+    #[arg(long, value_name = "1|2|5", default_value_t = 1)]
     pub passes: u32,
     /// How palettes reach the GPU: inplace, staged or dirty.
     #[arg(long, value_name = "MODE", default_value = "dirty")]

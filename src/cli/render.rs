@@ -8,7 +8,7 @@ use crate::gpu::{GpuContext, GpuOptions};
 use crate::render::headless::FrameSource;
 use crate::render::headless::{self, HeadlessRequest};
 use crate::render::image_out::{self, ApngWriter};
-use crate::render::renderer::MAX_PASSES;
+use crate::render::renderer::PASS_SETUPS;
 use crate::render::skin_pass::PaletteUpload;
 use crate::world::{ActorRun, Authority, FootPlacement, Level, scenery_model};
 use std::path::Path;
@@ -48,8 +48,11 @@ pub fn run(args: &RenderArgs) -> Result<(), String> {
     }
     let upload = PaletteUpload::from_name(&args.upload)
         .ok_or_else(|| format!("bad --upload \"{}\": expected inplace, staged or dirty", args.upload))?;
-    if !(1..=MAX_PASSES as u32).contains(&args.passes) {
-        return Err(format!("bad --passes {}: 1 (main) or 2 (depth prepass + main)", args.passes));
+    if !PASS_SETUPS.contains(&args.passes) {
+        return Err(format!(
+            "bad --passes {}: 1 (main), 2 (depth prepass + main) or 5 (4 shadow cascades + main)",
+            args.passes
+        ));
     }
     if args.characters == 0 || args.characters > MAX_CHARACTERS {
         return Err(format!("bad --characters {}: 1..={MAX_CHARACTERS}", args.characters));
@@ -159,18 +162,16 @@ fn frames_of(
 }
 
 /// `--characters N`: N characters playing what `timeline` plays, each from
-/// its own phase, spaced on a grid by the first character's footprint.
-fn crowd(model: &Model, args: &RenderArgs, mut timeline: Timeline) -> Result<Crowd, String> {
+/// its own phase, on a grid.
+fn crowd(model: &Model, args: &RenderArgs, timeline: Timeline) -> Result<Crowd, String> {
     if !args.sets.is_empty() {
         return Err(
             "--set is not supported with --characters (each character would need its own script)".into()
         );
     }
-    let (lo, hi) = headless::skinned_bounds(model, &mut timeline, 0, 1)?
-        .ok_or_else(|| format!("{}: nothing to draw (no mesh instances)", model.file))?;
-    let spacing = ((hi[0] - lo[0]).max(hi[2] - lo[2]) * 1.25).max(1e-3);
     let controller = timeline.controller().clone();
-    Crowd::new(model.rig.clone(), controller, args.characters as usize, spacing, f64::from(args.fps), 0)
+    let count = args.characters as usize;
+    Ok(headless::crowd_on_grid(model, controller, count, f64::from(args.fps), 0)?.0)
 }
 
 /// The first frame drawn of a simulation from 0 s: `--time` at `--fps`,

@@ -22,6 +22,8 @@ pub struct GraphicsPipelineDesc<'a> {
     /// `Some(op)`: depth test with `op`; `None`: no depth test.
     pub depth_test: Option<vk::CompareOp>,
     pub depth_write: bool,
+    /// `Some((constant, slope))`: depth bias (shadow maps).
+    pub depth_bias: Option<(f32, f32)>,
     pub samples: vk::SampleCountFlags,
     /// The colour attachment's format; `vk::Format::UNDEFINED` for none (depth only).
     pub color_format: vk::Format,
@@ -47,7 +49,10 @@ pub fn create_graphics_pipeline(
         .polygon_mode(desc.polygon_mode)
         .cull_mode(vk::CullModeFlags::NONE)
         .front_face(vk::FrontFace::COUNTER_CLOCKWISE)
-        .line_width(1.0);
+        .line_width(1.0)
+        .depth_bias_enable(desc.depth_bias.is_some())
+        .depth_bias_constant_factor(desc.depth_bias.map_or(0.0, |b| b.0))
+        .depth_bias_slope_factor(desc.depth_bias.map_or(0.0, |b| b.1));
     let multisample = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(desc.samples);
     let depth = vk::PipelineDepthStencilStateCreateInfo::default()
         .depth_test_enable(desc.depth_test.is_some())

@@ -10,7 +10,7 @@ use super::renderer::{PixelSink, RenderSettings, Renderer};
 use super::skin_pass::{FramePoses, PaletteUpload, SkinInput};
 use crate::anim::{MeshInstance, MeshPrimitive, SkinnedPose};
 use crate::asset::Model;
-use crate::character::{Crowd, Timeline};
+use crate::character::{Controller, Crowd, Timeline};
 use crate::gpu::GpuContext;
 use crate::world::ActorRun;
 use ash::vk;
@@ -157,6 +157,35 @@ pub fn skinned_bounds(
         }
     }
     Ok(bounds)
+}
+
+/// `count` characters of `model` driven by `controller` on a grid spaced by
+/// the footprint of one character's first frame (1.25 times its larger
+/// horizontal extent), updated on `threads` threads (0: every core), frames
+/// `1 / fps` apart; with the world-space bounds of the whole grid at frame 0.
+pub fn crowd_on_grid(
+    model: &Model,
+    controller: Arc<Controller>,
+    count: usize,
+    fps: f64,
+    threads: usize,
+) -> Result<(Crowd, Bounds), String> {
+    let mut one = Crowd::new(model.rig.clone(), controller.clone(), 1, 0.0, fps, 1)?;
+    let (lo, hi) = skinned_bounds(model, &mut one, 0, 1)?
+        .ok_or_else(|| format!("{}: nothing to draw (no mesh instances)", model.file))?;
+    let spacing = ((hi[0] - lo[0]).max(hi[2] - lo[2]) * 1.25).max(1e-3);
+    let crowd = Crowd::new(model.rig.clone(), controller, count, spacing, fps, threads)?;
+    // Every character's first frame lies within its own footprint moved to
+    // its place (the grid spacing leaves room between them).
+    let (mut glo, mut ghi) = (lo, hi);
+    for world in crowd.worlds() {
+        let t = world.column(3);
+        for k in 0..3 {
+            glo[k] = glo[k].min(lo[k] + t[k]);
+            ghi[k] = ghi[k].max(hi[k] + t[k]);
+        }
+    }
+    Ok((crowd, (glo, ghi)))
 }
 
 /// Renders frames `first_frame..first_frame + frames` of `source` (with

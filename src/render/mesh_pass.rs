@@ -14,6 +14,7 @@
 //! the material's base-colour texture. Sets 0 and 1 are allocated each frame
 //! from the slot's descriptor pool; material sets once, from the pass's pool.
 
+use super::shadow::{CASCADES, Cascades, SHADOW_FORMAT, SHADOW_SIZE};
 use super::target::{COLOR_FORMAT, DEPTH_FORMAT};
 use super::textures::Textures;
 use crate::asset::Material;
@@ -42,6 +43,14 @@ pub struct FrameUniforms {
     pub fill_color: [f32; 4],
     /// Ambient colour.
     pub ambient: [f32; 4],
+    /// World -> light clip space of each shadow cascade.
+    pub cascade_view_proj: [[f32; 16]; CASCADES],
+    /// View depth where each cascade ends.
+    pub cascade_far: [f32; 4],
+    /// xyz: the camera's unit forward direction.
+    pub camera_forward: [f32; 4],
+    /// x: 1 = sample the shadow maps; y: depth bias; z: one texel in uv.
+    pub shadow: [f32; 4],
 }
 
 impl FrameUniforms {
@@ -60,7 +69,33 @@ impl FrameUniforms {
             fill_dir: [fill.x, fill.y, fill.z, 0.0],
             fill_color: [0.3, 0.34, 0.42, 0.0],
             ambient: [0.18, 0.18, 0.2, 0.0],
+            cascade_view_proj: [[0.0; 16]; CASCADES],
+            cascade_far: [0.0; 4],
+            camera_forward: [0.0; 4],
+            shadow: [0.0; 4],
         }
+    }
+
+    /// Unit direction towards the key light.
+    pub fn to_key_light(&self) -> nalgebra::Vector3<f32> {
+        nalgebra::Vector3::new(self.key_dir[0], self.key_dir[1], self.key_dir[2])
+    }
+
+    /// Turns on the key light's shadows from `cascades`, for a camera looking along `forward`.
+    pub fn with_shadows(mut self, cascades: &Cascades, forward: nalgebra::Vector3<f32>) -> Self {
+        for (dst, m) in self.cascade_view_proj.iter_mut().zip(&cascades.view_proj) {
+            dst.copy_from_slice(m.as_slice());
+        }
+        self.cascade_far = cascades.far;
+        self.camera_forward = [forward.x, forward.y, forward.z, 0.0];
+        self.shadow = [1.0, 0.0015, 1.0 / SHADOW_SIZE as f32, 0.0];
+        self
+    }
+
+    /// The same lights seen through `view_proj` (a shadow cascade's light projection).
+    pub fn seen_by(mut self, view_proj: &nalgebra::Matrix4<f32>) -> Self {
+        self.view_proj.copy_from_slice(view_proj.as_slice());
+        self
     }
 }
 
@@ -87,7 +122,7 @@ pub struct DrawPush {
 }
 
 const _: () = {
-    assert!(std::mem::size_of::<FrameUniforms>() == 160);
+    assert!(std::mem::size_of::<FrameUniforms>() == 464);
     assert!(std::mem::size_of::<DrawPush>() == 48);
 };
 
@@ -144,6 +179,8 @@ pub struct MeshPass {
     pipelines: [[[[vk::Pipeline; 2]; 2]; 2]; 2],
     /// `DrawStage::DepthPrepass` pipelines, `[path]`.
     depth_only: [vk::Pipeline; 2],
+    /// `DrawStage::Shadow` pipelines, `[path]`.
+    shadow: [vk::Pipeline; 2],
     /// One zero float: binding 2 (heat) of draws without a heat stream.
     zero_heat: Option<Buffer>,
     uniforms: Vec<Buffer>,
@@ -173,6 +210,10 @@ pub struct FrameParams<'a> {
     pub skinned: vk::Buffer,
     /// Which depth pass the draws belong to.
     pub stage: DrawStage,
+    /// The key light's shadow maps the main pass samples (a depth array
+    /// view in SHADER_READ_ONLY_OPTIMAL; see `shadow::ShadowMaps`) and their
+    /// comparison sampler: set 1, binding 3.
+    pub shadow_maps: (vk::ImageView, vk::Sampler),
 }
 
 /// The depth role of a rendering's draws.
@@ -187,7 +228,26 @@ pub enum DrawStage {
     /// LESS_OR_EQUAL without writes, so every hidden fragment is rejected
     /// before shading (the vertex shaders compute positions `precise`).
     AfterPrepass,
+    /// Depth only into shadow cascade k (single-sampled `SHADOW_FORMAT`,
+    /// depth bias), seen by the cascade's light projection.
+    Shadow(usize),
 }
+
+impl DrawStage {
+    /// Which of a frame's uniform regions the stage reads: 0 for the camera's
+    /// passes, 1 + k for shadow cascade k.
+    fn uniform_region(self) -> usize {
+        match self {
+            DrawStage::Shadow(k) => 1 + k,
+            _ => 0,
+        }
+    }
+}
+
+/// Bytes between the uniform regions of one frame (a multiple of every
+/// device's largest allowed minUniformBufferOffsetAlignment, 256).
+const UNIFORM_STRIDE: u64 = 512;
+const _: () = assert!(std::mem::size_of::<FrameUniforms>() as u64 <= UNIFORM_STRIDE);
 
 /// What `MeshPass::begin` bound for the frame.
 pub struct BoundFrame {
@@ -252,6 +312,7 @@ impl MeshPass {
             layout: vk::PipelineLayout::null(),
             pipelines: [[[[vk::Pipeline::null(); 2]; 2]; 2]; 2],
             depth_only: [vk::Pipeline::null(); 2],
+            shadow: [vk::Pipeline::null(); 2],
             zero_heat: None,
             uniforms: Vec::with_capacity(FRAMES_IN_FLIGHT),
             samples,
@@ -295,6 +356,11 @@ impl MeshPass {
                     .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
                     .descriptor_count(1)
                     .stage_flags(vk::ShaderStageFlags::VERTEX),
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(3)
+                    .descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER)
+                    .descriptor_count(1)
+                    .stage_flags(vk::ShaderStageFlags::FRAGMENT),
             ],
         )?;
         self.material_set_layout = set_layout(
@@ -321,7 +387,7 @@ impl MeshPass {
             self.uniforms.push(Buffer::new(
                 ctx,
                 &format!("frame uniforms {i}"),
-                std::mem::size_of::<FrameUniforms>() as u64,
+                UNIFORM_STRIDE * (1 + CASCADES as u64),
                 vk::BufferUsageFlags::UNIFORM_BUFFER,
                 MemoryLocation::CpuToGpu,
             )?);
@@ -363,6 +429,8 @@ impl MeshPass {
                 }
                 self.depth_only[p] =
                     self.pipeline(ctx, path, DrawStage::DepthPrepass, vertex, None, false, false)?;
+                self.shadow[p] =
+                    self.pipeline(ctx, path, DrawStage::Shadow(0), vertex, None, false, false)?;
             }
             Ok(())
         })();
@@ -439,9 +507,10 @@ impl MeshPass {
             if heat { " heat" } else { "" }
         );
         let (depth_test, depth_write) = match stage {
-            DrawStage::Main | DrawStage::DepthPrepass => (vk::CompareOp::LESS, true),
+            DrawStage::Main | DrawStage::DepthPrepass | DrawStage::Shadow(_) => (vk::CompareOp::LESS, true),
             DrawStage::AfterPrepass => (vk::CompareOp::LESS_OR_EQUAL, false),
         };
+        let shadow = matches!(stage, DrawStage::Shadow(_));
         // No culling (fixed by the helper): glTF double-sidedness varies and
         // the fragment shader lights both sides.
         pipeline::create_graphics_pipeline(
@@ -454,10 +523,12 @@ impl MeshPass {
                 polygon_mode: if wireframe { vk::PolygonMode::LINE } else { vk::PolygonMode::FILL },
                 depth_test: Some(depth_test),
                 depth_write,
-                samples: self.samples,
-                // The prepass renders depth alone.
+                samples: if shadow { vk::SampleCountFlags::TYPE_1 } else { self.samples },
+                // The prepass and the shadow cascades render depth alone.
                 color_format: if fragment.is_some() { self.color_format } else { vk::Format::UNDEFINED },
-                depth_format: DEPTH_FORMAT,
+                // Slope-scaled bias against shadow acne.
+                depth_bias: shadow.then_some((1.25, 1.75)),
+                depth_format: if shadow { SHADOW_FORMAT } else { DEPTH_FORMAT },
                 layout: self.layout,
                 name: &name,
             },
@@ -493,10 +564,12 @@ impl MeshPass {
         params: &FrameParams,
         heat: Option<vk::Buffer>,
     ) -> Result<BoundFrame, GpuError> {
-        let FrameParams { uniforms, path, wireframe, skin, instances, skinned, stage } = *params;
+        let FrameParams { uniforms, path, wireframe, skin, instances, skinned, stage, shadow_maps } = *params;
         let p = (path == VertexPath::VertexSkinning) as usize;
         let pipeline = match stage {
             DrawStage::DepthPrepass => self.depth_only[p],
+            DrawStage::Shadow(k) if k < CASCADES => self.shadow[p],
+            DrawStage::Shadow(k) => return Err(GpuError::new(format!("no shadow cascade {k}"))),
             DrawStage::Main => self.pipelines[0][p][wireframe as usize][heat.is_some() as usize],
             DrawStage::AfterPrepass => self.pipelines[1][p][wireframe as usize][heat.is_some() as usize],
         };
@@ -508,14 +581,15 @@ impl MeshPass {
         // This slot's fence has signalled (begin_frame waited), so the GPU no
         // longer reads this slot's uniform buffer; host writes before the
         // submit are visible to it.
-        self.uniforms[slot.index].write(0, bytemuck::bytes_of(uniforms))?;
+        let region = stage.uniform_region() as u64 * UNIFORM_STRIDE;
+        self.uniforms[slot.index].write(region, bytemuck::bytes_of(uniforms))?;
         let cmd = slot.command_buffer;
         let d = &ctx.device;
         let frame_set = allocate_set(ctx, slot.descriptor_pool, self.frame_set_layout)?;
         let infos = [
             vk::DescriptorBufferInfo {
                 buffer: self.uniforms[slot.index].raw,
-                offset: 0,
+                offset: region,
                 range: std::mem::size_of::<FrameUniforms>() as u64,
             },
             vk::DescriptorBufferInfo { buffer: instances, offset: 0, range: vk::WHOLE_SIZE },
@@ -532,9 +606,20 @@ impl MeshPass {
                 })
                 .buffer_info(std::slice::from_ref(&infos[b]))
         });
+        let shadow_info = [vk::DescriptorImageInfo {
+            sampler: shadow_maps.1,
+            image_view: shadow_maps.0,
+            image_layout: vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+        }];
+        let shadow_write = vk::WriteDescriptorSet::default()
+            .dst_set(frame_set)
+            .dst_binding(3)
+            .descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER)
+            .image_info(&shadow_info);
         // SAFETY: the set and buffers are live; the set is not in use by the GPU.
         unsafe {
             d.update_descriptor_sets(&writes, &[]);
+            d.update_descriptor_sets(&[shadow_write], &[]);
             d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, pipeline);
             d.cmd_bind_descriptor_sets(
                 cmd,
@@ -637,7 +722,15 @@ impl MeshPass {
         // SAFETY: the caller guarantees the GPU no longer uses these objects;
         // null handles are ignored by vkDestroy*.
         unsafe {
-            for p in self.pipelines.iter().flatten().flatten().flatten().chain(&self.depth_only) {
+            for p in self
+                .pipelines
+                .iter()
+                .flatten()
+                .flatten()
+                .flatten()
+                .chain(&self.depth_only)
+                .chain(&self.shadow)
+            {
                 ctx.device.destroy_pipeline(*p, None);
             }
             ctx.device.destroy_pipeline_layout(self.layout, None);

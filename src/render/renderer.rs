@@ -17,6 +17,7 @@ use super::mesh_pass::{
     BoundFrame, DrawItem, DrawStage, FrameParams, FrameUniforms, MeshMaterials, MeshPass, SkinBindings,
     VertexPath,
 };
+use super::shadow::{CASCADES, Cascades, ShadowMaps, cascades};
 use super::skin_pass::{CharacterId, FramePoses, PaletteUpload, SkinInput, SkinPass, SkinStats};
 use super::target::{CLEAR_COLOR, COLOR_FORMAT, ScreenTarget, SlotTargets, choose_samples};
 use super::textures::Textures;
@@ -32,8 +33,12 @@ use std::sync::Arc;
 /// Receives a finished frame: `(frame number, RGBA8 sRGB pixels, rows top to bottom)`.
 pub type PixelSink<'a> = dyn FnMut(u64, &[u8]) -> Result<(), String> + 'a;
 
-/// Most draw passes a frame has (depth prepass + main).
-pub const MAX_PASSES: usize = 2;
+/// Most draw passes a frame has (four shadow cascades + main).
+pub const MAX_PASSES: usize = 1 + CASCADES;
+
+/// The pass setups a frame can have: 1 (main), 2 (depth prepass + main),
+/// 5 (four shadow cascades of the key light + main, which samples them).
+pub const PASS_SETUPS: [u32; 3] = [1, 2, 1 + CASCADES as u32];
 
 /// GPU time of one frame's phases, in microseconds (from timestamps).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -42,7 +47,8 @@ pub struct GpuTimes {
     pub upload_us: f64,
     /// The skinning dispatch (0 on the vertex-skinning path).
     pub skin_us: f64,
-    /// Each draw pass, in order (depth prepass, then main); `pass_count` are valid.
+    /// Each draw pass, in order (depth prepass or shadow cascades, then
+    /// main); `pass_count` are valid.
     pub passes_us: [f64; MAX_PASSES],
     /// Draw passes measured.
     pub pass_count: usize,
@@ -65,7 +71,7 @@ pub struct RenderSettings {
     pub msaa: bool,
     /// Characters of the model in the scene (at least 1).
     pub characters: u32,
-    /// Draw passes: 1 (main) or 2 (depth prepass + main).
+    /// Draw passes: one of `PASS_SETUPS`.
     pub passes: u32,
     /// How palettes reach the GPU.
     pub upload: PaletteUpload,
@@ -137,6 +143,8 @@ pub struct Renderer {
     /// Offscreen targets with readback (headless); `None` for a window,
     /// which draws into swapchain images through a `ScreenTarget`.
     targets: Option<SlotTargets>,
+    /// The key light's cascaded shadow maps (5-pass frames).
+    shadows: ShadowMaps,
     /// Per slot: every character's world matrix (and the scenery's), read
     /// by the vertex shaders (set 1, binding 1); host-written after the
     /// slot's fence, before the submit.
@@ -203,12 +211,7 @@ impl Renderer {
         if settings.characters == 0 {
             return Err(GpuError::new("a scene needs at least one character"));
         }
-        if !(1..=MAX_PASSES as u32).contains(&settings.passes) {
-            return Err(GpuError::new(format!(
-                "{} draw passes: 1 (main) or 2 (depth prepass + main) are supported",
-                settings.passes
-            )));
-        }
+        check_passes(settings.passes)?;
         // Built step by step; on error, what was made so far is freed (the
         // GPU has nothing pending: only one-shot uploads ran, and they waited).
         let mut ring = Some(FrameRing::new(ctx)?);
@@ -238,6 +241,7 @@ impl Renderer {
             for i in 0..FRAMES_IN_FLIGHT {
                 parts.instances.push(instance_buffer(ctx, i, settings.characters as u64 + 1)?);
             }
+            parts.shadows = Some(ShadowMaps::new(ctx)?);
             let skin = parts.skin.as_ref().expect("skin");
             let draws = draw_items(skin, CharacterId(0), settings.characters, &gpu_model)?;
             Ok((warnings, draws))
@@ -262,6 +266,7 @@ impl Renderer {
             materials: parts.materials.take().expect("materials"),
             targets: parts.targets.take(),
             instances: std::mem::take(&mut parts.instances),
+            shadows: parts.shadows.take().expect("shadows"),
             queries: [FrameQueries::default(); FRAMES_IN_FLIGHT],
             screen_skin: None,
             heat: HeatMap::new(),
@@ -378,8 +383,13 @@ impl Renderer {
             let cmd = self.ring.current().command_buffer;
             target.begin_barriers(ctx, cmd);
             let eye = [camera.eye.x, camera.eye.y, camera.eye.z];
-            let uniforms = FrameUniforms::new(&camera.view_proj(), eye);
-            let prepass = self.settings.passes > 1;
+            let mut uniforms = FrameUniforms::new(&camera.view_proj(), eye);
+            if self.settings.passes == 1 + CASCADES as u32 {
+                let cascades = cascades(camera, uniforms.to_key_light());
+                self.draw_shadows(ctx, &uniforms, &cascades)?;
+                uniforms = uniforms.with_shadows(&cascades, (camera.target - camera.eye).normalize());
+            }
+            let prepass = self.settings.passes == 2;
             if prepass {
                 target.begin_stage(ctx, cmd, CLEAR_COLOR, DrawStage::DepthPrepass);
                 let drawn = self.draw_scene(ctx, &uniforms, DrawStage::DepthPrepass);
@@ -415,12 +425,9 @@ impl Renderer {
         self.settings.path = path;
     }
 
-    /// Sets the number of draw passes, 1 (main) or 2 (depth prepass + main),
-    /// between frames.
+    /// Sets the number of draw passes (one of `PASS_SETUPS`), between frames.
     pub fn set_passes(&mut self, passes: u32) -> Result<(), GpuError> {
-        if !(1..=MAX_PASSES as u32).contains(&passes) {
-            return Err(GpuError::new(format!("{passes} draw passes: 1 or 2 are supported")));
-        }
+        check_passes(passes)?;
         self.settings.passes = passes;
         Ok(())
     }
@@ -549,8 +556,13 @@ impl Renderer {
         }
         let cmd = self.ring.current().command_buffer;
         target.begin_barriers(ctx, cmd, image);
+        if self.settings.passes > 2 {
+            return Err(GpuError::new(
+                "shadow cascades are drawn by render_frame only (they need the camera)",
+            ));
+        }
         let uniforms = FrameUniforms::new(view_proj, eye);
-        let prepass = show_mesh && self.settings.passes > 1;
+        let prepass = show_mesh && self.settings.passes == 2;
         if prepass {
             target.begin_stage(ctx, cmd, view, CLEAR_COLOR, DrawStage::DepthPrepass);
             let drawn = self.draw_scene(ctx, &uniforms, DrawStage::DepthPrepass);
@@ -569,6 +581,30 @@ impl Renderer {
             unsafe { ctx.device.cmd_end_rendering(cmd) };
             return Err(e);
         }
+        Ok(())
+    }
+
+    /// Records the shadow cascades of this frame (each a depth-only pass
+    /// seen from the key light, timestamped) into the slot's shadow maps,
+    /// which end ready for the main pass to sample.
+    fn draw_shadows(
+        &mut self,
+        ctx: &GpuContext,
+        uniforms: &FrameUniforms,
+        cascades: &Cascades,
+    ) -> Result<(), GpuError> {
+        let slot = self.ring.current();
+        let (index, cmd) = (slot.index, slot.command_buffer);
+        self.shadows.begin(ctx, cmd, index);
+        for (k, view_proj) in cascades.view_proj.iter().enumerate() {
+            self.shadows.begin_cascade(ctx, cmd, index, k);
+            let drawn = self.draw_scene(ctx, &uniforms.seen_by(view_proj), DrawStage::Shadow(k));
+            // SAFETY: rendering was begun above on this recording command buffer.
+            unsafe { ctx.device.cmd_end_rendering(cmd) };
+            self.end_pass(ctx);
+            drawn?;
+        }
+        self.shadows.end(ctx, cmd, index);
         Ok(())
     }
 
@@ -594,17 +630,21 @@ impl Renderer {
             ),
             VertexPath::PreSkinned => None,
         };
+        let colour = matches!(stage, DrawStage::Main | DrawStage::AfterPrepass);
+        // The main pass samples this slot's shadow maps on 5-pass frames;
+        // every other pass binds the stand-in (the maps may be attachments then).
+        let shadowed = colour && self.settings.passes == 1 + CASCADES as u32;
         let params = FrameParams {
             uniforms,
             path: self.settings.path,
-            wireframe: self.settings.wireframe && stage != DrawStage::DepthPrepass,
+            wireframe: self.settings.wireframe && colour,
             skin,
             instances: self.instances[index].raw,
             skinned: self.skin.output_buffer(index),
             stage,
+            shadow_maps: (self.shadows.sampled_view(index, shadowed), self.shadows.sampler),
         };
-        let heat =
-            if stage == DrawStage::DepthPrepass { None } else { self.heat.buffer_for(self.heat_joint) };
+        let heat = if colour { self.heat.buffer_for(self.heat_joint) } else { None };
         let bound = self.mesh.begin_with_heat(ctx, slot, &params, heat)?;
         let cmd = slot.command_buffer;
         for item in &self.draws {
@@ -685,8 +725,10 @@ impl Renderer {
             heat,
             scenery,
             instances,
+            shadows,
             ..
         } = self;
+        shadows.destroy(ctx);
         heat.destroy(ctx);
         ring.destroy(ctx);
         skin.destroy(ctx);
@@ -728,6 +770,16 @@ fn gpu_times(queries: &FrameQueries, ticks: &[u64], period: f64) -> Option<GpuTi
         times.draw_us += times.passes_us[k];
     }
     Some(times)
+}
+
+/// Accepts one of `PASS_SETUPS`.
+fn check_passes(passes: u32) -> Result<(), GpuError> {
+    if PASS_SETUPS.contains(&passes) {
+        return Ok(());
+    }
+    Err(GpuError::new(format!(
+        "{passes} draw passes: 1 (main), 2 (depth prepass + main) or 5 (4 shadow cascades + main)"
+    )))
 }
 
 /// One slot's instance buffer: `count` column-major world matrices.
@@ -805,6 +857,7 @@ struct Parts {
     materials: Option<MeshMaterials>,
     targets: Option<SlotTargets>,
     instances: Vec<Buffer>,
+    shadows: Option<ShadowMaps>,
 }
 
 impl Parts {
@@ -828,6 +881,9 @@ impl Parts {
             t.destroy(ctx);
         }
         self.instances.drain(..).for_each(|b| b.destroy(ctx));
+        if let Some(s) = self.shadows.take() {
+            s.destroy(ctx);
+        }
     }
 }
 

@@ -549,7 +549,9 @@ fn begin_rendering(
     };
     let (depth_load, depth_store) = match stage {
         DrawStage::Main => (vk::AttachmentLoadOp::CLEAR, vk::AttachmentStoreOp::DONT_CARE),
-        DrawStage::DepthPrepass => (vk::AttachmentLoadOp::CLEAR, vk::AttachmentStoreOp::STORE),
+        DrawStage::DepthPrepass | DrawStage::Shadow(_) => {
+            (vk::AttachmentLoadOp::CLEAR, vk::AttachmentStoreOp::STORE)
+        }
         DrawStage::AfterPrepass => (vk::AttachmentLoadOp::LOAD, vk::AttachmentStoreOp::DONT_CARE),
     };
     let depth = vk::RenderingAttachmentInfo::default()
@@ -559,7 +561,7 @@ fn begin_rendering(
         .store_op(depth_store)
         .clear_value(vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 } });
     let colors = [color];
-    let color_count = usize::from(stage != DrawStage::DepthPrepass);
+    let color_count = usize::from(matches!(stage, DrawStage::Main | DrawStage::AfterPrepass));
     let area = vk::Rect2D { offset: vk::Offset2D::default(), extent };
     let info = vk::RenderingInfo::default()
         .render_area(area)
