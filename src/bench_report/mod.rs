@@ -12,7 +12,7 @@ mod results;
 mod stat;
 mod table;
 #[cfg(test)]
-mod test_data;
+pub(crate) mod test_data;
 pub mod utc;
 
 pub use error::ReportError;
