@@ -85,6 +85,9 @@ fn embed_git_commit() {
     };
     let Some(head) = watch("HEAD") else { return };
     watch("packed-refs");
+    // HEAD's reflog grows with every commit and checkout, even when the
+    // branch's ref is packed and its loose file appears only later.
+    watch("logs/HEAD");
     let head_text = std::fs::read_to_string(head).unwrap_or_default();
     if let Some(branch) = head_text.strip_prefix("ref:") {
         watch(branch.trim());
