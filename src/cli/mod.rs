@@ -1,6 +1,7 @@
 //! The `vkskin` command line: argument parsing and one module per command.
 
 pub mod args;
+pub mod bench;
 pub mod dump;
 pub mod inspect;
 pub mod render;
@@ -33,6 +34,7 @@ pub fn run(cli: Cli) -> Result<(), String> {
         Command::Render(args) => render::run(&args),
         Command::Simulate(args) => simulate::run(&args),
         Command::View(args) => view(&args),
+        Command::Bench(args) => bench::run(&args),
         Command::GenerateDefault { out } => generate_default(&out),
     }
 }
