@@ -3,9 +3,19 @@
 //! on stdout, `DIR/results.json` and the SVG plots (`crate::bench_report`).
 
 use super::args::BenchArgs;
-use crate::bench_report::{self, BenchResults};
+use crate::asset::controller::find_controller;
+use crate::asset::{self, Model};
+use crate::bench_report::{self, BenchEntry, BenchHeader, BenchProgress, BenchResults, GpuPhases, Stat};
+use crate::character::Controller;
+use crate::gpu::{GpuContext, GpuOptions};
+use crate::render::copy_kernel::CopyKernel;
+use crate::render::mesh_pass::VertexPath;
+use crate::render::profile::{FrameSample, ProfileScene};
+use crate::render::skin_pass::PaletteUpload;
+use ash::vk;
 use clap::ValueEnum;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Where and how vertices are skinned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -283,18 +293,168 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     report(&plan.out, &results)
 }
 
-// ---------------------------------------------------------------------------
-// TO BE IMPLEMENTED BY THE LEAD (issue 8, GPU measurement runner): builds each
-// configuration's scene on the chosen device, warms up, times `plan.frames`
-// frames (GPU timestamps per phase, CPU timers for pose and palette write,
-// the copy kernel over the skin pass's bytes), summarises them with
-// `bench_report::Stat::from_samples`, and shows a `bench_report::BenchProgress`
-// (one step per configuration, labelled with `plan.label(config)`).
-// ---------------------------------------------------------------------------
-/// Measures every configuration of `plan`.
+/// Image size the benchmark draws at (`--quick`: smaller, for lavapipe).
+const EXTENT: vk::Extent2D = vk::Extent2D { width: 1280, height: 720 };
+const QUICK_EXTENT: vk::Extent2D = vk::Extent2D { width: 320, height: 180 };
+
+/// Measures every configuration of `plan` on the chosen device: per scene
+/// (model and character count) one `ProfileScene` and one copy kernel over
+/// the bytes its skin pass moves; per configuration `plan.warmup_frames`
+/// untimed frames, then `plan.frames` timed ones, summarised as median and
+/// 95th percentile. With `plan.validation`, any validation message fails the run.
 pub fn run_bench(plan: &BenchPlan) -> Result<BenchResults, String> {
-    let _ = plan;
-    Err("bench: the GPU measurement runner is not implemented yet".to_string())
+    let options = GpuOptions {
+        validation: plan.validation,
+        device: plan.device.clone(),
+        announce_device: true,
+        ..Default::default()
+    };
+    let ctx = GpuContext::new(&options, &|_, _, _, _| true).map_err(|e| e.to_string())?;
+    let header = BenchHeader::new(ctx.device_name.clone(), driver(&ctx), plan.quick, plan.command.clone());
+    let progress = BenchProgress::new(plan.configs.len() as u64);
+    let measured = measure_all(&ctx, plan, &progress);
+    progress.clear();
+    // Destroyed before the messages are read: leaks are reported then.
+    let messages = ctx.finish();
+    let entries = measured?;
+    if !messages.is_empty() {
+        return Err(format!("{} validation message(s); the first: {}", messages.len(), messages[0]));
+    }
+    Ok(BenchResults { header, entries })
+}
+
+/// Every configuration, scene by scene (the plan keeps a scene's configurations together).
+fn measure_all(
+    ctx: &GpuContext,
+    plan: &BenchPlan,
+    progress: &BenchProgress,
+) -> Result<Vec<BenchEntry>, String> {
+    let extent = if plan.quick { QUICK_EXTENT } else { EXTENT };
+    let mut entries = Vec::with_capacity(plan.configs.len());
+    let mut loaded: Option<(usize, Arc<Model>, Arc<Controller>)> = None;
+    let mut scene: Option<(usize, u32, ProfileScene, Stat)> = None;
+    let result = (|| {
+        for config in &plan.configs {
+            progress.start(&plan.label(config));
+            if loaded.as_ref().is_none_or(|(m, ..)| *m != config.model) {
+                loaded = Some(load_model(&plan.models[config.model])?);
+            }
+            let (_, model, controller) = loaded.as_ref().expect("a model");
+            if scene.as_ref().is_none_or(|(m, c, ..)| (*m, *c) != (config.model, config.characters)) {
+                if let Some((.., old, _)) = scene.take() {
+                    old.destroy(ctx);
+                }
+                let made =
+                    ProfileScene::new(ctx, model.clone(), controller.clone(), config.characters, extent)?;
+                let copy = copy_kernel_time(ctx, &made, plan.frames);
+                let copy = match copy {
+                    Ok(c) => c,
+                    Err(e) => {
+                        made.destroy(ctx);
+                        return Err(e);
+                    }
+                };
+                scene = Some((config.model, config.characters, made, copy));
+            }
+            let (_, _, profile, copy) = scene.as_mut().expect("a scene");
+            entries.push(measure(ctx, plan, config, model, profile, *copy)?);
+            progress.finish();
+        }
+        Ok(())
+    })();
+    if let Some((.., s, _)) = scene {
+        s.destroy(ctx);
+    }
+    result.map(|_| entries)
+}
+
+/// A model and the controller its crowd plays: its own (sidecar or
+/// built-in), else its first clip looping (the rest pose without clips).
+fn load_model(which: &BenchModel) -> Result<(usize, Arc<Model>, Arc<Controller>), String> {
+    let (model, path) = match which {
+        BenchModel::BuiltIn => (asset::load_default_character().map_err(|e| e.to_string())?, None),
+        BenchModel::File(path) => (asset::load(path).map_err(|e| e.to_string())?, Some(path.as_path())),
+    };
+    let controller = match find_controller(&model.rig, path, None)? {
+        Some((c, _)) => c,
+        None => Controller::single_clip(&model, (!model.clips.is_empty()).then_some(0), true)?,
+    };
+    Ok((0, Arc::new(model), Arc::new(controller)))
+}
+
+/// The copy kernel's time over the bytes the scene's skin pass moves.
+fn copy_kernel_time(ctx: &GpuContext, scene: &ProfileScene, runs: u32) -> Result<Stat, String> {
+    let (read, written) = scene.skin_traffic();
+    let kernel = CopyKernel::new(ctx, read + written).map_err(|e| e.to_string())?;
+    // One untimed run first (first-touch of the buffers).
+    let times = kernel.measure(ctx, runs as usize + 1);
+    kernel.destroy(ctx);
+    let mut times = times.map_err(|e| e.to_string())?;
+    Stat::from_samples(&mut times[1..]).map_err(|e| format!("copy kernel: {e}"))
+}
+
+/// One configuration on its scene.
+fn measure(
+    ctx: &GpuContext,
+    plan: &BenchPlan,
+    config: &BenchConfig,
+    model: &Model,
+    scene: &mut ProfileScene,
+    copy: Stat,
+) -> Result<BenchEntry, String> {
+    if config.skinning.is_dual_quaternion() {
+        return Err("dual-quaternion skinning is not available in this build".into());
+    }
+    let path = if config.skinning.is_compute() { VertexPath::PreSkinned } else { VertexPath::VertexSkinning };
+    let upload = match config.upload {
+        UploadMode::InPlace => PaletteUpload::InPlace,
+        UploadMode::Staged => PaletteUpload::Staged,
+        UploadMode::Dirty => PaletteUpload::Dirty,
+    };
+    scene.configure(path, upload, config.passes)?;
+    let samples = scene.measure(ctx, plan.warmup_frames, plan.frames, config.paused)?;
+    let stat = |f: &dyn Fn(&FrameSample) -> f64, what: &str| -> Result<Stat, String> {
+        let mut values: Vec<f64> = samples.iter().map(f).collect();
+        Stat::from_samples(&mut values).map_err(|e| format!("{}: {what}: {e}", plan.label(config)))
+    };
+    let passes = samples.first().map_or(0, |s| s.gpu.pass_count);
+    let gpu_us = GpuPhases {
+        upload: stat(&|s| s.gpu.upload_us, "upload")?,
+        skin: stat(&|s| s.gpu.skin_us, "skin")?,
+        passes: (0..passes).map(|k| stat(&|s| s.gpu.passes_us[k], "pass")).collect::<Result<Vec<_>, _>>()?,
+        frame: stat(&|s| s.gpu.frame_us, "frame")?,
+    };
+    let mut bytes: Vec<u64> = samples.iter().map(|s| s.palette_bytes).collect();
+    bytes.sort_unstable();
+    let (read, written) = scene.skin_traffic();
+    Ok(BenchEntry {
+        model: plan.models[config.model].label(),
+        characters: config.characters,
+        vertices: model.meshes.iter().flat_map(|m| &m.primitives).map(|p| p.vertex_count() as u64).sum(),
+        joints: model.skins.iter().map(|s| s.joints.len() as u32).sum(),
+        passes: config.passes,
+        skinning: config.skinning.as_str().to_string(),
+        upload: config.upload.as_str().to_string(),
+        paused: config.paused,
+        frames: plan.frames,
+        cpu_pose_us: stat(&|s| s.cpu_pose_us, "pose")?,
+        cpu_palette_write_us: stat(&|s| s.cpu_palette_write_us, "palette write")?,
+        palette_bytes: bytes[bytes.len() / 2],
+        skin_bytes: read + written,
+        gpu_us,
+        copy_kernel_us: copy,
+    })
+}
+
+/// The driver's name and version (VkPhysicalDeviceDriverProperties).
+fn driver(ctx: &GpuContext) -> String {
+    let mut driver = vk::PhysicalDeviceDriverProperties::default();
+    let mut properties = vk::PhysicalDeviceProperties2::default().push_next(&mut driver);
+    // SAFETY: a live physical device; Vulkan 1.2 core query.
+    unsafe { ctx.instance.get_physical_device_properties2(ctx.physical, &mut properties) };
+    let name = driver.driver_name_as_c_str().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let info = driver.driver_info_as_c_str().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    format!("{name} {info}").trim().to_string()
 }
 
 /// Writes the report of `results`: the table on stdout, `out/results.json`
