@@ -7,6 +7,9 @@
 #include "common.glsl"
 #include "mesh_common.glsl"
 
+// Set by MeshPass for SkinningMethod::DualQuaternion: skin_vertex_dqs.
+layout(constant_id = 1) const bool DUAL_QUATERNION = false;
+
 layout(location = 2) in vec2 in_uv;
 layout(location = 3) in float in_heat;    // selected joint's weight (heat view; 0 otherwise)
 
@@ -16,7 +19,9 @@ layout(location = 2) out vec2 out_uv;
 layout(location = 3) out float out_heat;
 
 void main() {
-    SkinnedVertex s = skin_vertex(records[push.record], uint(gl_VertexIndex));
+    SkinRecord r = records[push.record];
+    uint v = uint(gl_VertexIndex);
+    SkinnedVertex s = DUAL_QUATERNION ? skin_vertex_dqs(r, v) : skin_vertex(r, v);
     vec4 world_pos = push.world * vec4(s.position.xyz, 1.0);
     gl_Position = frame.view_proj * world_pos;
     out_world_pos = world_pos.xyz;

@@ -18,6 +18,7 @@ use super::orbit_camera::OrbitCamera;
 use super::state::{AnimationMode, DebugView, EventLog, FrameTimings, SkinningMode, ViewerState};
 use super::ui::{self, ModelInfo};
 use super::window::WindowInput;
+use crate::anim::SkinningMethod;
 use crate::asset::controller::{FoundController, find_controller};
 use crate::asset::{self, Model};
 use crate::character::{Controller, Timeline};
@@ -199,6 +200,7 @@ fn fallback(
         wireframe: false,
         vertex_skinning: false,
         msaa: true,
+        skinning: SkinningMethod::Linear,
     };
     let start = clip.map_or(0.0, |c| model.clips[c].start());
     let controller = Arc::new(Controller::single_clip(model, clip, true)?);
@@ -831,6 +833,7 @@ fn build_scene(
         wireframe: false,
         path: VertexPath::PreSkinned,
         msaa: true,
+        skinning: SkinningMethod::Linear,
     };
     let mut animation = ViewerAnimation::new(model.clone(), controller, state).map_err(GpuError::new)?;
     let mut renderer = Renderer::new_for_screen(ctx, model.clone(), settings, format)?;

@@ -52,6 +52,7 @@ pub fn run(args: &RenderArgs) -> Result<(), String> {
         wireframe: args.wireframe,
         vertex_skinning: args.vertex_skinning,
         msaa: true,
+        skinning: args.skinning_method.into(),
     };
     for w in &model.warnings {
         eprintln!("vkskin: warning: {}: {w}", model.file);

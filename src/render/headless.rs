@@ -8,7 +8,7 @@ use super::camera::{Camera, DEFAULT_FOV_Y};
 use super::mesh_pass::VertexPath;
 use super::renderer::{PixelSink, RenderSettings, Renderer};
 use super::skin_pass::SkinInput;
-use crate::anim::{MeshInstance, MeshPrimitive, SkinnedPose};
+use crate::anim::{MeshInstance, MeshPrimitive, SkinnedPose, SkinningMethod};
 use crate::asset::Model;
 use crate::character::Timeline;
 use crate::gpu::GpuContext;
@@ -37,6 +37,8 @@ pub struct HeadlessRequest {
     pub vertex_skinning: bool,
     /// Anti-alias with 4x MSAA when the device supports it (else one sample).
     pub msaa: bool,
+    /// How influences are blended (the camera frames the linear-blend bounds).
+    pub skinning: SkinningMethod,
 }
 
 /// Frames of a character to render: its pose, the pose's version and where
@@ -139,6 +141,7 @@ pub fn render(
         wireframe: request.wireframe,
         path: if request.vertex_skinning { VertexPath::VertexSkinning } else { VertexPath::PreSkinned },
         msaa: request.msaa,
+        skinning: request.skinning,
     };
     let mut renderer = Renderer::new(ctx, model.clone(), settings).map_err(|e| e.to_string())?;
     let result = (|| {

@@ -14,8 +14,10 @@
 //! the material's base-colour texture. Sets 0 and 1 are allocated each frame
 //! from the slot's descriptor pool; material sets once, from the pass's pool.
 
+use super::skin_pass;
 use super::target::{COLOR_FORMAT, DEPTH_FORMAT};
 use super::textures::Textures;
+use crate::anim::SkinningMethod;
 use crate::asset::Material;
 use crate::gpu::error::VkResultExt;
 use crate::gpu::pipeline::{self, GraphicsPipelineDesc};
@@ -118,6 +120,8 @@ pub struct DrawItem {
 
 /// Pipelines, layouts and per-slot uniform buffers of the draw pass.
 pub struct MeshPass {
+    /// How the vertex-skinning pipelines blend influences.
+    method: SkinningMethod,
     skin_set_layout: vk::DescriptorSetLayout,
     frame_set_layout: vk::DescriptorSetLayout,
     material_set_layout: vk::DescriptorSetLayout,
@@ -206,7 +210,19 @@ impl MeshPass {
         samples: vk::SampleCountFlags,
         color_format: vk::Format,
     ) -> Result<Self, GpuError> {
+        Self::with_method(ctx, samples, color_format, SkinningMethod::Linear)
+    }
+
+    /// [`with_format`](Self::with_format), with the vertex-skinning path
+    /// blending influences by `method`.
+    pub fn with_method(
+        ctx: &GpuContext,
+        samples: vk::SampleCountFlags,
+        color_format: vk::Format,
+        method: SkinningMethod,
+    ) -> Result<Self, GpuError> {
         let mut pass = MeshPass {
+            method,
             skin_set_layout: vk::DescriptorSetLayout::null(),
             frame_set_layout: vk::DescriptorSetLayout::null(),
             material_set_layout: vk::DescriptorSetLayout::null(),
@@ -330,11 +346,15 @@ impl MeshPass {
         let heat_value = vk::Bool32::from(heat).to_ne_bytes();
         let spec_entries = [vk::SpecializationMapEntry { constant_id: 0, offset: 0, size: 4 }];
         let spec = vk::SpecializationInfo::default().map_entries(&spec_entries).data(&heat_value);
+        // mesh_skinned.vert's DUAL_QUATERNION (mesh.vert has no constants).
+        let dual_quaternion = skin_pass::method_constant(self.method);
+        let vertex_spec = skin_pass::method_specialization(&dual_quaternion);
         let stages = [
             vk::PipelineShaderStageCreateInfo::default()
                 .stage(vk::ShaderStageFlags::VERTEX)
                 .module(vertex)
-                .name(c"main"),
+                .name(c"main")
+                .specialization_info(&vertex_spec),
             vk::PipelineShaderStageCreateInfo::default()
                 .stage(vk::ShaderStageFlags::FRAGMENT)
                 .module(fragment)
@@ -393,7 +413,8 @@ impl MeshPass {
             VertexPath::VertexSkinning => (&all_bindings[..2], &all_attributes[..2]),
         };
         let name = format!(
-            "mesh pipeline {path:?}{}{}",
+            "mesh pipeline {path:?} {}{}{}",
+            self.method.name(),
             if wireframe { " wireframe" } else { "" },
             if heat { " heat" } else { "" }
         );
@@ -416,6 +437,11 @@ impl MeshPass {
                 name: &name,
             },
         )
+    }
+
+    /// How the vertex-skinning path blends influences.
+    pub fn method(&self) -> SkinningMethod {
+        self.method
     }
 
     /// Whether `begin` accepts `wireframe = true` on this device.

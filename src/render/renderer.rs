@@ -13,7 +13,7 @@ use super::mesh_pass::{
 use super::skin_pass::{CharacterId, OUTPUT_STRIDE, SkinInput, SkinPass, SkinStats};
 use super::target::{CLEAR_COLOR, COLOR_FORMAT, ScreenTarget, SlotTargets, choose_samples};
 use super::textures::Textures;
-use crate::anim::SkinnedPose;
+use crate::anim::{SkinnedPose, SkinningMethod};
 use crate::asset::Model;
 use crate::gpu::frame::Retired;
 use crate::gpu::{FRAMES_IN_FLIGHT, FrameRing, FrameSlot, GpuContext, GpuError};
@@ -44,6 +44,8 @@ pub struct RenderSettings {
     pub path: VertexPath,
     /// 4x MSAA when the device supports it; one sample otherwise.
     pub msaa: bool,
+    /// How influences are blended, on either path.
+    pub skinning: SkinningMethod,
 }
 
 /// One model drawn as one character into per-slot offscreen targets.
@@ -124,7 +126,7 @@ impl Renderer {
         let result = (|| {
             let gpu_model = Arc::new(GpuModel::upload(ctx, &model)?);
             parts.gpu_model = Some(gpu_model.clone());
-            let mut skin = SkinPass::new(ctx)?;
+            let mut skin = SkinPass::with_method(ctx, settings.skinning)?;
             let character =
                 skin.add_character(ctx, ring.as_mut().expect("ring"), gpu_model.clone(), model.clone());
             let character = match character {
@@ -136,7 +138,7 @@ impl Renderer {
             };
             parts.skin = Some(skin);
             let samples = if settings.msaa { choose_samples(ctx) } else { vk::SampleCountFlags::TYPE_1 };
-            parts.mesh = Some(MeshPass::with_format(ctx, samples, color_format)?);
+            parts.mesh = Some(MeshPass::with_method(ctx, samples, color_format, settings.skinning)?);
             let mut warnings = Vec::new();
             parts.textures = Some(Textures::load(ctx, &model, &mut warnings)?);
             parts.materials = Some(MeshMaterials::new(
