@@ -94,7 +94,8 @@ pub fn rotation_part(a: &Matrix3<f32>) -> Matrix3<f32> {
     }
     let mut x = a * (1.0 / norm);
     let det = x.determinant();
-    if !(det.abs() > SINGULAR_DETERMINANT) {
+    // `a` is finite here (its norm is), so `det` is too.
+    if det.abs() <= SINGULAR_DETERMINANT {
         return Matrix3::identity();
     }
     if det < 0.0 {

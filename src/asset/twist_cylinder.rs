@@ -69,8 +69,19 @@ fn document() -> Document {
     let mid = HEIGHT * 0.5;
     let nodes = vec![
         NodeData { name: "Root".into(), rotation: identity, children: vec![1], ..Default::default() },
-        NodeData { name: "Twist".into(), translation: [0.0, mid, 0.0], rotation: identity, ..Default::default() },
-        NodeData { name: "Tube".into(), rotation: identity, mesh: Some(0), skin: Some(0), ..Default::default() },
+        NodeData {
+            name: "Twist".into(),
+            translation: [0.0, mid, 0.0],
+            rotation: identity,
+            ..Default::default()
+        },
+        NodeData {
+            name: "Tube".into(),
+            rotation: identity,
+            mesh: Some(0),
+            skin: Some(0),
+            ..Default::default()
+        },
     ];
     let translation = |y: f32| [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, y, 0.0, 1.0];
     let keys = 5;
