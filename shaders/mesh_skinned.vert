@@ -7,6 +7,9 @@
 #include "common.glsl"
 #include "mesh_common.glsl"
 
+// Set by MeshPass for SkinningMethod::DualQuaternion: skin_vertex_dqs.
+layout(constant_id = 1) const bool DUAL_QUATERNION = false;
+
 layout(location = 2) in vec2 in_uv;
 layout(location = 3) in float in_heat;    // selected joint's weight (heat view; 0 otherwise)
 
@@ -18,8 +21,9 @@ layout(location = 3) out float out_heat;
 void main() {
     // The draw's character, counted from its first one.
     uint character = uint(gl_InstanceIndex) - push.first_character;
-    uint record = push.record + character * push.records_per_character;
-    SkinnedVertex s = skin_vertex(records[record], uint(gl_VertexIndex));
+    SkinRecord r = records[push.record + character * push.records_per_character];
+    uint v = uint(gl_VertexIndex);
+    SkinnedVertex s = DUAL_QUATERNION ? skin_vertex_dqs(r, v) : skin_vertex(r, v);
     mat4 world = instance_world[gl_InstanceIndex];
     // The depth prepass draws with this shader too, and the main pass tests
     // LESS_OR_EQUAL against its depth: both must compute the same position.

@@ -18,6 +18,7 @@ use super::orbit_camera::OrbitCamera;
 use super::state::{AnimationMode, DebugView, EventLog, FrameTimings, SkinningMode, ViewerState};
 use super::ui::{self, ModelInfo};
 use super::window::WindowInput;
+use crate::anim::SkinningMethod;
 use crate::asset::controller::{FoundController, find_controller};
 use crate::asset::{self, Model};
 use crate::character::{Controller, Timeline};
@@ -202,6 +203,7 @@ fn fallback(
         msaa: true,
         passes: 1,
         upload: Default::default(),
+        skinning: SkinningMethod::Linear,
     };
     let start = clip.map_or(0.0, |c| model.clips[c].start());
     let controller = Arc::new(Controller::single_clip(model, clip, true)?);

@@ -10,6 +10,7 @@ pub mod images;
 pub mod import;
 pub mod model;
 pub mod source;
+pub mod twist_cylinder;
 pub mod validate;
 
 pub use default_character::{DEFAULT_CHARACTER_FILE, default_character_glb, load_default_character};

@@ -3,6 +3,7 @@
 //! on stdout, `DIR/results.json` and the SVG plots (`crate::bench_report`).
 
 use super::args::BenchArgs;
+use crate::anim::SkinningMethod;
 use crate::asset::controller::find_controller;
 use crate::asset::{self, Model};
 use crate::bench_report::{self, BenchEntry, BenchHeader, BenchProgress, BenchResults, GpuPhases, Stat};
@@ -332,7 +333,8 @@ fn measure_all(
     let extent = if plan.quick { QUICK_EXTENT } else { EXTENT };
     let mut entries = Vec::with_capacity(plan.configs.len());
     let mut loaded: Option<(usize, Arc<Model>, Arc<Controller>)> = None;
-    let mut scene: Option<(usize, u32, ProfileScene, Stat)> = None;
+    // The scene being measured: (model, characters, method), its profile and copy-kernel time.
+    let mut scene: Option<((usize, u32, SkinningMethod), ProfileScene, Stat)> = None;
     let result = (|| {
         for config in &plan.configs {
             progress.start(&plan.label(config));
@@ -340,12 +342,19 @@ fn measure_all(
                 loaded = Some(load_model(&plan.models[config.model])?);
             }
             let (_, model, controller) = loaded.as_ref().expect("a model");
-            if scene.as_ref().is_none_or(|(m, c, ..)| (*m, *c) != (config.model, config.characters)) {
-                if let Some((.., old, _)) = scene.take() {
+            // Pipelines are built for one skinning method: a new method is a new scene.
+            let method = if config.skinning.is_dual_quaternion() {
+                SkinningMethod::DualQuaternion
+            } else {
+                SkinningMethod::Linear
+            };
+            let key = (config.model, config.characters, method);
+            if scene.as_ref().is_none_or(|(k, ..)| *k != key) {
+                if let Some((_, old, _)) = scene.take() {
                     old.destroy(ctx);
                 }
-                let made =
-                    ProfileScene::new(ctx, model.clone(), controller.clone(), config.characters, extent)?;
+                let (model, controller) = (model.clone(), controller.clone());
+                let made = ProfileScene::new(ctx, model, controller, config.characters, method, extent)?;
                 let copy = copy_kernel_time(ctx, &made, plan.frames);
                 let copy = match copy {
                     Ok(c) => c,
@@ -354,15 +363,15 @@ fn measure_all(
                         return Err(e);
                     }
                 };
-                scene = Some((config.model, config.characters, made, copy));
+                scene = Some((key, made, copy));
             }
-            let (_, _, profile, copy) = scene.as_mut().expect("a scene");
+            let (_, profile, copy) = scene.as_mut().expect("a scene");
             entries.push(measure(ctx, plan, config, model, profile, *copy)?);
             progress.finish();
         }
         Ok(())
     })();
-    if let Some((.., s, _)) = scene {
+    if let Some((_, s, _)) = scene {
         s.destroy(ctx);
     }
     result.map(|_| entries)
@@ -402,9 +411,6 @@ fn measure(
     scene: &mut ProfileScene,
     copy: Stat,
 ) -> Result<BenchEntry, String> {
-    if config.skinning.is_dual_quaternion() {
-        return Err("dual-quaternion skinning is not available in this build".into());
-    }
     let path = if config.skinning.is_compute() { VertexPath::PreSkinned } else { VertexPath::VertexSkinning };
     let upload = match config.upload {
         UploadMode::InPlace => PaletteUpload::InPlace,

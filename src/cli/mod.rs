@@ -35,7 +35,10 @@ pub fn run(cli: Cli) -> Result<(), String> {
         Command::Simulate(args) => simulate::run(&args),
         Command::View(args) => view(&args),
         Command::Bench(args) => bench::run(&args),
-        Command::GenerateDefault { out } => generate_default(&out),
+        Command::GenerateDefault { out } => write_glb(&out, &asset::default_character_glb()),
+        Command::GenerateTwistCylinder { out } => {
+            write_glb(&out, &asset::twist_cylinder::twist_cylinder_glb())
+        }
     }
 }
 
@@ -60,15 +63,14 @@ fn view(args: &args::ViewArgs) -> Result<(), String> {
     viewer::run(&options)
 }
 
-/// `vkskin generate-default`: writes the default character's GLB, creating
-/// the folder when needed.
-fn generate_default(out: &str) -> Result<(), String> {
-    let bytes = asset::default_character_glb();
+/// `vkskin generate-default` and `generate-twist-cylinder`: writes a
+/// generated model's GLB, creating the folder when needed.
+fn write_glb(out: &str, bytes: &[u8]) -> Result<(), String> {
     let path = Path::new(out);
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create folder: {e}", dir.display()))?;
     }
-    std::fs::write(path, &bytes).map_err(|e| format!("{out}: cannot write: {e}"))?;
+    std::fs::write(path, bytes).map_err(|e| format!("{out}: cannot write: {e}"))?;
     eprintln!("vkskin: wrote {out} ({} bytes)", bytes.len());
     Ok(())
 }

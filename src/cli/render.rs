@@ -69,6 +69,7 @@ pub fn run(args: &RenderArgs) -> Result<(), String> {
         msaa: true,
         passes: args.passes,
         upload,
+        skinning: args.skinning_method.into(),
     };
     for w in &model.warnings {
         eprintln!("vkskin: warning: {}: {w}", model.file);

@@ -8,7 +8,7 @@ use super::camera::{Camera, DEFAULT_FOV_Y};
 use super::mesh_pass::VertexPath;
 use super::renderer::{PixelSink, RenderSettings, Renderer};
 use super::skin_pass::{FramePoses, PaletteUpload, SkinInput};
-use crate::anim::{MeshInstance, MeshPrimitive, SkinnedPose};
+use crate::anim::{MeshInstance, MeshPrimitive, SkinnedPose, SkinningMethod};
 use crate::asset::Model;
 use crate::character::{Controller, Crowd, Timeline};
 use crate::gpu::GpuContext;
@@ -41,6 +41,8 @@ pub struct HeadlessRequest {
     pub passes: u32,
     /// How palettes reach the GPU.
     pub upload: PaletteUpload,
+    /// How influences are blended (the camera frames the linear-blend bounds).
+    pub skinning: SkinningMethod,
 }
 
 /// Frames to render: after `frame(i)`, the characters' poses, versions
@@ -215,6 +217,7 @@ pub fn render(
         characters: source.count() as u32,
         passes: request.passes,
         upload: request.upload,
+        skinning: request.skinning,
     };
     let mut renderer = Renderer::new(ctx, model.clone(), settings).map_err(|e| e.to_string())?;
     let result = (|| {

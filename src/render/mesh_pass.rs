@@ -15,8 +15,10 @@
 //! from the slot's descriptor pool; material sets once, from the pass's pool.
 
 use super::shadow::{CASCADES, Cascades, SHADOW_FORMAT, SHADOW_SIZE};
+use super::skin_pass;
 use super::target::{COLOR_FORMAT, DEPTH_FORMAT};
 use super::textures::Textures;
+use crate::anim::SkinningMethod;
 use crate::asset::Material;
 use crate::gpu::error::VkResultExt;
 use crate::gpu::pipeline::{self, GraphicsPipelineDesc};
@@ -171,6 +173,8 @@ pub struct DrawItem {
 
 /// Pipelines, layouts and per-slot uniform buffers of the draw pass.
 pub struct MeshPass {
+    /// How the vertex-skinning pipelines blend influences.
+    method: SkinningMethod,
     skin_set_layout: vk::DescriptorSetLayout,
     frame_set_layout: vk::DescriptorSetLayout,
     material_set_layout: vk::DescriptorSetLayout,
@@ -305,7 +309,19 @@ impl MeshPass {
         samples: vk::SampleCountFlags,
         color_format: vk::Format,
     ) -> Result<Self, GpuError> {
+        Self::with_method(ctx, samples, color_format, SkinningMethod::Linear)
+    }
+
+    /// [`with_format`](Self::with_format), with the vertex-skinning path
+    /// blending influences by `method`.
+    pub fn with_method(
+        ctx: &GpuContext,
+        samples: vk::SampleCountFlags,
+        color_format: vk::Format,
+        method: SkinningMethod,
+    ) -> Result<Self, GpuError> {
         let mut pass = MeshPass {
+            method,
             skin_set_layout: vk::DescriptorSetLayout::null(),
             frame_set_layout: vk::DescriptorSetLayout::null(),
             material_set_layout: vk::DescriptorSetLayout::null(),
@@ -456,11 +472,15 @@ impl MeshPass {
         let heat_value = vk::Bool32::from(heat).to_ne_bytes();
         let spec_entries = [vk::SpecializationMapEntry { constant_id: 0, offset: 0, size: 4 }];
         let spec = vk::SpecializationInfo::default().map_entries(&spec_entries).data(&heat_value);
+        // mesh_skinned.vert's DUAL_QUATERNION (mesh.vert has no constants).
+        let dual_quaternion = skin_pass::method_constant(self.method);
+        let vertex_spec = skin_pass::method_specialization(&dual_quaternion);
         let mut stages = vec![
             vk::PipelineShaderStageCreateInfo::default()
                 .stage(vk::ShaderStageFlags::VERTEX)
                 .module(vertex)
-                .name(c"main"),
+                .name(c"main")
+                .specialization_info(&vertex_spec),
         ];
         if let Some(fragment) = fragment {
             stages.push(
@@ -502,7 +522,8 @@ impl MeshPass {
             },
         ];
         let name = format!(
-            "mesh pipeline {path:?} {stage:?}{}{}",
+            "mesh pipeline {path:?} {} {stage:?}{}{}",
+            self.method.name(),
             if wireframe { " wireframe" } else { "" },
             if heat { " heat" } else { "" }
         );
@@ -533,6 +554,11 @@ impl MeshPass {
                 name: &name,
             },
         )
+    }
+
+    /// How the vertex-skinning path blends influences.
+    pub fn method(&self) -> SkinningMethod {
+        self.method
     }
 
     /// Whether `begin` accepts `wireframe = true` on this device.

@@ -8,6 +8,7 @@ use super::headless;
 use super::mesh_pass::VertexPath;
 use super::renderer::{GpuTimes, RenderSettings, Renderer};
 use super::skin_pass::PaletteUpload;
+use crate::anim::SkinningMethod;
 use crate::asset::Model;
 use crate::character::{Controller, Crowd};
 use crate::gpu::{FRAMES_IN_FLIGHT, GpuContext};
@@ -42,13 +43,14 @@ pub struct ProfileScene {
 
 impl ProfileScene {
     /// `characters` characters of `model` driven by `controller` (updated on
-    /// every core), drawn at `extent` without MSAA (the benchmark measures
+    /// every core), skinned with `method`, drawn at `extent` without MSAA (the benchmark measures
     /// skinning and geometry, not resolve bandwidth), framed whole.
     pub fn new(
         ctx: &GpuContext,
         model: Arc<Model>,
         controller: Arc<Controller>,
         characters: u32,
+        method: SkinningMethod,
         extent: vk::Extent2D,
     ) -> Result<Self, String> {
         let (crowd, (lo, hi)) =
@@ -58,6 +60,7 @@ impl ProfileScene {
         let mut settings = RenderSettings::new(extent);
         settings.msaa = false;
         settings.characters = characters;
+        settings.skinning = method;
         let renderer = Renderer::new(ctx, model, settings).map_err(|e| e.to_string())?;
         Ok(ProfileScene { renderer, crowd, camera, frame: 0 })
     }

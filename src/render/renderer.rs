@@ -21,7 +21,7 @@ use super::shadow::{CASCADES, Cascades, ShadowMaps, cascades};
 use super::skin_pass::{CharacterId, FramePoses, PaletteUpload, SkinInput, SkinPass, SkinStats};
 use super::target::{CLEAR_COLOR, COLOR_FORMAT, ScreenTarget, SlotTargets, choose_samples};
 use super::textures::Textures;
-use crate::anim::SkinnedPose;
+use crate::anim::{SkinnedPose, SkinningMethod};
 use crate::asset::Model;
 use crate::gpu::frame::Retired;
 use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, FrameRing, FrameSlot, GpuContext, GpuError};
@@ -75,6 +75,8 @@ pub struct RenderSettings {
     pub passes: u32,
     /// How palettes reach the GPU.
     pub upload: PaletteUpload,
+    /// How influences are blended, on either path.
+    pub skinning: SkinningMethod,
 }
 
 impl RenderSettings {
@@ -88,6 +90,7 @@ impl RenderSettings {
             characters: 1,
             passes: 1,
             upload: PaletteUpload::default(),
+            skinning: SkinningMethod::Linear,
         }
     }
 }
@@ -219,14 +222,14 @@ impl Renderer {
         let result = (|| {
             let gpu_model = Arc::new(GpuModel::upload(ctx, &model)?);
             parts.gpu_model = Some(gpu_model.clone());
-            parts.skin = Some(SkinPass::new(ctx)?);
+            parts.skin = Some(SkinPass::with_method(ctx, settings.skinning)?);
             let skin = parts.skin.as_mut().expect("skin");
             skin.set_upload_mode(settings.upload);
             for _ in 0..settings.characters {
                 skin.add_character(ctx, ring.as_mut().expect("ring"), gpu_model.clone(), model.clone())?;
             }
             let samples = if settings.msaa { choose_samples(ctx) } else { vk::SampleCountFlags::TYPE_1 };
-            parts.mesh = Some(MeshPass::with_format(ctx, samples, color_format)?);
+            parts.mesh = Some(MeshPass::with_method(ctx, samples, color_format, settings.skinning)?);
             let mut warnings = Vec::new();
             parts.textures = Some(Textures::load(ctx, &model, &mut warnings)?);
             parts.materials = Some(MeshMaterials::new(

@@ -40,7 +40,7 @@
 
 use super::gpu_model::GpuModel;
 use super::layout::{BoneMatrix, NO_MORPHS, SkinRecord, SkinnedVertex};
-use crate::anim::SkinnedPose;
+use crate::anim::{SkinnedPose, SkinningMethod};
 use crate::asset::Model;
 use crate::character::Crowd;
 use crate::gpu::error::VkResultExt;
@@ -273,6 +273,8 @@ struct SlotBuffers {
 
 /// The compute skinning pass and every registered character.
 pub struct SkinPass {
+    /// How the pipeline blends influences.
+    method: SkinningMethod,
     pipeline: vk::Pipeline,
     pipeline_layout: vk::PipelineLayout,
     set_layout: vk::DescriptorSetLayout,
@@ -313,9 +315,28 @@ fn output_usage() -> vk::BufferUsageFlags {
         | vk::BufferUsageFlags::TRANSFER_SRC
 }
 
+/// The value of the shaders' `DUAL_QUATERNION` specialization constant
+/// (constant_id 1, a 32-bit VkBool32) for `method`.
+pub fn method_constant(method: SkinningMethod) -> [u8; 4] {
+    vk::Bool32::from(method == SkinningMethod::DualQuaternion).to_ne_bytes()
+}
+
+/// Specialization info setting `DUAL_QUATERNION` (constant_id 1) to `value`
+/// (from [`method_constant`]), for skin.comp and mesh_skinned.vert.
+pub fn method_specialization(value: &[u8; 4]) -> vk::SpecializationInfo<'_> {
+    const ENTRIES: [vk::SpecializationMapEntry; 1] =
+        [vk::SpecializationMapEntry { constant_id: 1, offset: 0, size: 4 }];
+    vk::SpecializationInfo::default().map_entries(&ENTRIES).data(value)
+}
+
 impl SkinPass {
-    /// Creates the pipeline and empty per-slot buffers.
+    /// Creates the pipeline (linear blend skinning) and empty per-slot buffers.
     pub fn new(ctx: &GpuContext) -> Result<Self, GpuError> {
+        Self::with_method(ctx, SkinningMethod::Linear)
+    }
+
+    /// Creates the pipeline for `method` and empty per-slot buffers.
+    pub fn with_method(ctx: &GpuContext, method: SkinningMethod) -> Result<Self, GpuError> {
         let d = &ctx.device;
         let bindings: [vk::DescriptorSetLayoutBinding; 8] = std::array::from_fn(|i| {
             vk::DescriptorSetLayoutBinding::default()
@@ -326,6 +347,7 @@ impl SkinPass {
         });
         let module = shader::create_module(ctx, "skin.comp", crate::spirv!("skin.comp"))?;
         let mut pass = SkinPass {
+            method,
             pipeline: vk::Pipeline::null(),
             pipeline_layout: vk::PipelineLayout::null(),
             set_layout: vk::DescriptorSetLayout::null(),
@@ -365,16 +387,19 @@ impl SkinPass {
                         None,
                     )
                     .call("vkCreatePipelineLayout")?;
+                let dual_quaternion = method_constant(method);
+                let spec = method_specialization(&dual_quaternion);
                 let stage = vk::PipelineShaderStageCreateInfo::default()
                     .stage(vk::ShaderStageFlags::COMPUTE)
                     .module(module)
-                    .name(c"main");
+                    .name(c"main")
+                    .specialization_info(&spec);
                 let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(pass.pipeline_layout);
                 pass.pipeline = d
                     .create_compute_pipelines(vk::PipelineCache::null(), &[info], None)
                     .map_err(|(_, e)| GpuError::vk("vkCreateComputePipelines", e))?[0];
             }
-            ctx.set_name(pass.pipeline, "skin.comp pipeline");
+            ctx.set_name(pass.pipeline, &format!("skin.comp pipeline ({})", method.name()));
             for i in 0..FRAMES_IN_FLIGHT {
                 let name = |what: &str| format!("skin slot {i} {what}");
                 pass.slots.push(SlotBuffers {
@@ -411,6 +436,11 @@ impl SkinPass {
                 Err(e)
             }
         }
+    }
+
+    /// How this pass blends influences.
+    pub fn method(&self) -> SkinningMethod {
+        self.method
     }
 
     /// Registers a character instance of `model` (uploaded as `gpu`), laid out
