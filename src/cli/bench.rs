@@ -335,6 +335,9 @@ fn measure_all(
     let mut loaded: Option<(usize, Arc<Model>, Arc<Controller>)> = None;
     // The scene being measured: (model, characters, method), its profile and copy-kernel time.
     let mut scene: Option<((usize, u32, SkinningMethod), ProfileScene, Stat)> = None;
+    // A scene the device cannot hold (e.g. past maxStorageBufferRange): its
+    // configurations are skipped with a message, the others still run.
+    let mut unbuildable: Option<(usize, u32, SkinningMethod)> = None;
     let result = (|| {
         for config in &plan.configs {
             progress.start(&plan.label(config));
@@ -349,12 +352,25 @@ fn measure_all(
                 SkinningMethod::Linear
             };
             let key = (config.model, config.characters, method);
+            if unbuildable == Some(key) {
+                progress.finish();
+                continue;
+            }
             if scene.as_ref().is_none_or(|(k, ..)| *k != key) {
                 if let Some((_, old, _)) = scene.take() {
                     old.destroy(ctx);
                 }
                 let (model, controller) = (model.clone(), controller.clone());
-                let made = ProfileScene::new(ctx, model, controller, config.characters, method, extent)?;
+                let made = match ProfileScene::new(ctx, model, controller, config.characters, method, extent)
+                {
+                    Ok(made) => made,
+                    Err(e) => {
+                        progress.println(&format!("vkskin: bench: skipped {}: {e}", plan.label(config)));
+                        unbuildable = Some(key);
+                        progress.finish();
+                        continue;
+                    }
+                };
                 let copy = copy_kernel_time(ctx, &made, plan.frames);
                 let copy = match copy {
                     Ok(c) => c,

@@ -23,6 +23,9 @@ pub struct CopyKernel {
     destination: Buffer,
     /// 16-byte elements copied per run.
     elements: u32,
+    /// Requested elements / copied elements (> 1 when the request exceeded
+    /// what one storage buffer may hold; times are scaled by it).
+    scale: f64,
 }
 
 impl CopyKernel {
@@ -33,14 +36,13 @@ impl CopyKernel {
         if !ctx.features.timestamps {
             return Err(GpuError::new("the copy kernel needs timestamp queries, which this queue lacks"));
         }
-        let elements = (bytes / 2).div_ceil(16).max(1);
+        let requested = (bytes / 2).div_ceil(16).max(1);
+        // One storage buffer holds at most maxStorageBufferRange bytes: a
+        // larger request copies that much and scales its time linearly (a
+        // copy of gigabytes runs at a steady bandwidth).
         let limit = u64::from(ctx.properties.limits.max_storage_buffer_range) / 16;
-        if elements > limit {
-            return Err(GpuError::new(format!(
-                "copy kernel: {} bytes exceed the device's maxStorageBufferRange",
-                elements * 16
-            )));
-        }
+        let elements = requested.min(limit).min(u64::from(u32::MAX));
+        let scale = requested as f64 / elements as f64;
         let size = elements * 16;
         let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
         let source = Buffer::new(ctx, "copy kernel source", size, usage, MemoryLocation::GpuOnly)?;
@@ -62,6 +64,7 @@ impl CopyKernel {
             source,
             destination,
             elements: elements as u32,
+            scale,
         };
         match kernel.build(ctx) {
             Ok(()) => Ok(kernel),
@@ -152,13 +155,14 @@ impl CopyKernel {
         Ok(())
     }
 
-    /// Bytes moved per run (read plus written).
+    /// Bytes moved per run (read plus written), as requested.
     pub fn bytes_moved(&self) -> u64 {
-        u64::from(self.elements) * 32
+        (f64::from(self.elements) * 32.0 * self.scale) as u64
     }
 
     /// Runs the copy `runs` times, each in its own submission (waited), and
-    /// returns each run's GPU time in microseconds.
+    /// returns each run's GPU time in microseconds (scaled to the requested
+    /// bytes, see `new`).
     pub fn measure(&self, ctx: &GpuContext, runs: usize) -> Result<Vec<f64>, GpuError> {
         let groups = self.elements.div_ceil(WORKGROUP_SIZE);
         let groups_x = groups.min(ctx.properties.limits.max_compute_work_group_count[0].max(1));
@@ -205,7 +209,7 @@ impl CopyKernel {
                 )
             }
             .call("vkGetQueryPoolResults")?;
-            times.push(ticks[1].saturating_sub(ticks[0]) as f64 * period / 1000.0);
+            times.push(ticks[1].saturating_sub(ticks[0]) as f64 * period / 1000.0 * self.scale);
         }
         Ok(times)
     }
