@@ -9,6 +9,7 @@
 
 pub mod blending;
 pub mod clip;
+pub mod compression;
 pub mod hierarchy;
 pub mod ik;
 pub mod job;
