@@ -46,10 +46,17 @@ impl BitWriter {
 /// [`BitWriter::finish`]: one unaligned little-endian load and a shift.
 #[inline(always)]
 pub fn read_bits(stream: &[u8], bit: u64, width: u32) -> u32 {
+    (load_bits(stream, bit) & ((1u64 << width) - 1)) as u32
+}
+
+/// The 57 or more bits that start at bit offset `bit` (0 past the end).
+#[inline(always)]
+pub fn load_bits(stream: &[u8], bit: u64) -> u64 {
     let byte = (bit >> 3) as usize;
-    let word: [u8; 8] = stream[byte..byte + 8].try_into().unwrap_or([0; 8]);
-    let word = u64::from_le_bytes(word) >> (bit & 7);
-    (word & ((1u64 << width) - 1)) as u32
+    match stream.get(byte..byte + 8) {
+        Some(&[a, b, c, d, e, f, g, h]) => u64::from_le_bytes([a, b, c, d, e, f, g, h]) >> (bit & 7),
+        _ => 0,
+    }
 }
 
 /// Range reduction of one component: `value = min + q * step`, `q` in

@@ -3,7 +3,7 @@
 //! morph weights), decoding only the two keys around the time of each
 //! animated track.
 
-use super::quantize::{Range, from_smallest_three, read_bits};
+use super::quantize::{from_smallest_three, load_bits, read_bits};
 use super::{CompressedClip, PackedTrack, Property};
 use crate::anim::job::{JobError, check_len};
 use crate::anim::{SampleJob, SamplingCursor, Transform};
@@ -145,6 +145,9 @@ fn nlerp(a: [f32; 4], b: [f32; 4], s: f32) -> [f32; 4] {
     }
 }
 
+/// Keys a forward step may move on before a binary search takes over.
+const FORWARD_STEPS: u32 = 4;
+
 /// Reads one stored track's keys from the clip's bit stream.
 struct KeyReader<'a> {
     stream: &'a [u8],
@@ -154,27 +157,38 @@ struct KeyReader<'a> {
 }
 
 impl KeyReader<'_> {
+    /// Bit offset of key `k`.
     #[inline(always)]
-    fn key_bits(&self) -> u64 {
-        u64::from(self.time_bits + 3 * u32::from(self.track.bits))
+    fn key_start(&self, k: u32) -> u64 {
+        let key_bits = self.time_bits + 3 * u32::from(self.track.bits);
+        u64::from(self.track.bit_offset) + u64::from(k) * u64::from(key_bits)
     }
 
     /// Time of key `k`.
     #[inline(always)]
     fn time(&self, k: u32) -> f64 {
-        let bit = u64::from(self.track.bit_offset) + u64::from(k) * self.key_bits();
-        f64::from(self.times[read_bits(self.stream, bit, self.time_bits) as usize])
+        let index = read_bits(self.stream, self.key_start(k), self.time_bits) as usize;
+        f64::from(self.times.get(index).copied().unwrap_or(0.0))
     }
 
-    /// Decoded components of key `k`.
+    /// Decoded components of key `k`: one 64-bit load when the three fit.
     #[inline(always)]
     fn components(&self, k: u32) -> [f32; 3] {
         let bits = u32::from(self.track.bits);
-        let start =
-            u64::from(self.track.bit_offset) + u64::from(k) * self.key_bits() + u64::from(self.time_bits);
-        let ranges: &[Range; 3] = &self.track.ranges;
-        [0u32, 1, 2]
-            .map(|i| ranges[i as usize].value(read_bits(self.stream, start + u64::from(i * bits), bits)))
+        let start = self.key_start(k) + u64::from(self.time_bits);
+        let r = &self.track.ranges;
+        let mask = (1u64 << bits) - 1;
+        if 3 * bits <= 56 {
+            let word = load_bits(self.stream, start);
+            [
+                r[0].value((word & mask) as u32),
+                r[1].value(((word >> bits) & mask) as u32),
+                r[2].value(((word >> (2 * bits)) & mask) as u32),
+            ]
+        } else {
+            let field = |i: u32| read_bits(self.stream, start + u64::from(i * bits), bits);
+            [r[0].value(field(0)), r[1].value(field(1)), r[2].value(field(2))]
+        }
     }
 
     /// The key at or before `t` and the fraction towards the next one (0 at
@@ -192,24 +206,27 @@ impl KeyReader<'_> {
             return (n - 1, 0.0);
         }
         // Here n >= 2 and first < t < last: forward playback stays in the
-        // cached interval or moves to the next one.
+        // cached interval or moves a few keys on (resampled tracks can have
+        // keys closer than a frame).
         let c = (*cached).min(n - 2);
-        let k = if self.time(c) <= t {
-            if t < self.time(c + 1) {
-                c
-            } else if c + 2 < n && t < self.time(c + 2) {
-                c + 1
-            } else {
-                self.search(t)
-            }
-        } else {
-            self.search(t)
-        };
+        let (mut k, mut ta) = (c, self.time(c));
+        let mut tb = if ta <= t { self.time(c + 1) } else { f64::NEG_INFINITY };
+        let mut steps = 0;
+        while tb <= t && steps < FORWARD_STEPS {
+            // t < last, so k + 2 < n here.
+            k += 1;
+            ta = tb;
+            tb = self.time(k + 1);
+            steps += 1;
+        }
+        if !(ta <= t && t < tb) {
+            k = self.search(t);
+            (ta, tb) = (self.time(k), self.time(k + 1));
+        }
         *cached = k;
-        if self.track.step {
+        if self.track.step || tb <= ta {
             return (k, 0.0);
         }
-        let (ta, tb) = (self.time(k), self.time(k + 1));
         (k, ((t - ta) / (tb - ta)) as f32)
     }
 
