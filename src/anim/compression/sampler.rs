@@ -210,19 +210,27 @@ impl KeyReader<'_> {
         // keys closer than a frame).
         let c = (*cached).min(n - 2);
         let (mut k, mut ta) = (c, self.time(c));
-        let mut tb = if ta <= t { self.time(c + 1) } else { f64::NEG_INFINITY };
-        let mut steps = 0;
-        while tb <= t && steps < FORWARD_STEPS {
-            // t < last, so k + 2 < n here.
-            k += 1;
-            ta = tb;
-            tb = self.time(k + 1);
-            steps += 1;
+        let mut next = None;
+        if ta <= t {
+            let mut tb = self.time(c + 1);
+            let mut steps = 0;
+            while tb <= t && steps < FORWARD_STEPS {
+                // t < last, so k + 2 < n here.
+                k += 1;
+                ta = tb;
+                tb = self.time(k + 1);
+                steps += 1;
+            }
+            next = (t < tb).then_some(tb);
         }
-        if !(ta <= t && t < tb) {
-            k = self.search(t);
-            (ta, tb) = (self.time(k), self.time(k + 1));
-        }
+        let tb = match next {
+            Some(tb) => tb,
+            None => {
+                k = self.search(t);
+                ta = self.time(k);
+                self.time(k + 1)
+            }
+        };
         *cached = k;
         if self.track.step || tb <= ta {
             return (k, 0.0);
