@@ -90,9 +90,10 @@ pub struct Character {
     clip_weights: Vec<f32>,
     /// Each layer's weight at the last evaluation.
     evaluated_layers: Vec<f32>,
-    /// A layer's pose, before it is applied.
+    /// A layer's pose, before it is applied (empty without layers).
     layer_pose: Pose,
-    /// The animated pose as edited after the update (IK), see `edit`.
+    /// The animated pose as edited after the update (IK), see `edit`;
+    /// empty until the first edit (most characters are never edited).
     edited: Pose,
     pose: Pose,
     output: PoseOutput,
@@ -150,8 +151,12 @@ impl Character {
             inputs: vec![0.0; controller.inputs.len()],
             clip_weights: vec![0.0; rig.clips.len()],
             evaluated_layers: vec![0.0; controller.layers().len()],
-            layer_pose: Pose::new(joints, weights),
-            edited: Pose::new(joints, weights),
+            layer_pose: if controller.layers().is_empty() {
+                Pose::default()
+            } else {
+                Pose::new(joints, weights)
+            },
+            edited: Pose::default(),
             pose: Pose {
                 locals: rig.skeleton.rest().to_vec(),
                 morph_weights: rig.rest_morph_weights.clone(),
@@ -839,10 +844,12 @@ impl Character {
 
     /// A copy of the animated pose to change after the update (foot IK,
     /// look-at): the animated pose itself stays as the clips made it, so an
-    /// edit never builds on the last one. `commit_edit` publishes it.
+    /// edit never builds on the last one. `commit_edit` publishes it. The
+    /// first edit sizes the buffer (one allocation); later ones reuse it.
     pub fn edit(&mut self) -> &mut Pose {
-        self.edited.locals.copy_from_slice(&self.pose.locals);
-        self.edited.morph_weights.copy_from_slice(&self.pose.morph_weights);
+        // Sized on the first edit, then reused (clone_from keeps the buffers).
+        self.edited.locals.clone_from(&self.pose.locals);
+        self.edited.morph_weights.clone_from(&self.pose.morph_weights);
         &mut self.edited
     }
 
