@@ -148,8 +148,8 @@ fn a_crowd_spreads_its_evaluations_over_the_frames() {
         let before: Vec<u64> = system.characters().iter().map(|c| c.version()).collect();
         system.update(1.0 / 60.0).unwrap();
         let mut evaluated = 0;
-        for i in 0..n {
-            let bumped = system.character(CharacterId(i)).version() != before[i];
+        for (i, &version) in before.iter().enumerate() {
+            let bumped = system.character(CharacterId(i)).version() != version;
             // Character i evaluates when (frame + i) is a multiple of 4.
             assert_eq!(bumped, (frame + i as u32).is_multiple_of(4), "character {i} at frame {frame}");
             evaluated += usize::from(bumped);

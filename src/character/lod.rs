@@ -35,7 +35,7 @@ impl EvaluationRate {
     /// Whether update number `frame` (counted per character, offset by its
     /// index so a crowd spreads its evaluations) evaluates.
     pub fn is_due(self, frame: u32) -> bool {
-        frame % self.period() == 0
+        frame.is_multiple_of(self.period())
     }
 
     /// The policy: the rate for a character `pixels` tall on screen.

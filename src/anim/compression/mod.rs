@@ -404,7 +404,7 @@ pub fn compress(
     let mut scratch = Measure::new(skeleton.len());
     let mut best: Option<(CompressedClip, Vec<f64>, f64, f64)> = None;
     for round in 0..MAX_ROUNDS {
-        let compressed = assemble(clip, skeleton.len(), &table, &inputs, &encoded);
+        let compressed = assemble(clip, skeleton.len(), &table, &inputs, &encoded)?;
         let (max, mean) = scratch.run(&compressed, &metric, rest, &grid, &exact)?;
         let joint_max = scratch.joint_max.clone();
         let over = max > settings.error_bound;
@@ -461,7 +461,7 @@ fn assemble(
     table: &[f32],
     inputs: &[TrackInput],
     encoded: &[Encoded],
-) -> CompressedClip {
+) -> Result<CompressedClip, JobError> {
     let mut used = vec![false; table.len()];
     for e in encoded {
         if let Encoded::Packed(p) = e {
@@ -490,7 +490,8 @@ fn assemble(
                 constants.push(ConstantTrack { joint, property: input.property, value: *value })
             }
             Encoded::Packed(p) => {
-                let bit_offset = writer.len() as u32;
+                let bit_offset = u32::try_from(writer.bits())
+                    .map_err(|_| JobError::new("compress: more than 4 Gbit of keys"))?;
                 for (t, q) in &p.keys {
                     writer.push(remap[*t as usize], time_bits);
                     for c in q {
@@ -512,7 +513,7 @@ fn assemble(
     }
     let mut morph = Clip { morph_tracks: clip.morph_tracks.clone(), ..Clip::default() };
     morph.update_duration();
-    CompressedClip {
+    Ok(CompressedClip {
         name: clip.name.clone(),
         duration: clip.duration,
         joints,
@@ -522,7 +523,7 @@ fn assemble(
         tracks,
         stream: writer.finish(),
         morph,
-    }
+    })
 }
 
 /// Buffers for measuring a compressed clip against the exact poses.

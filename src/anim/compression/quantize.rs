@@ -16,7 +16,7 @@ pub struct BitWriter {
 
 impl BitWriter {
     /// Bits written so far.
-    pub fn len(&self) -> u64 {
+    pub fn bits(&self) -> u64 {
         self.bits
     }
 
@@ -142,7 +142,7 @@ mod tests {
         for &(v, width) in &fields {
             w.push(v, width);
         }
-        let total = w.len();
+        let total = w.bits();
         let stream = w.finish();
         let mut bit = 0;
         for &(v, width) in &fields {
