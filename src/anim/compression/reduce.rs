@@ -110,8 +110,9 @@ pub fn decode(property: Property, dropped: usize, ranges: &[Range; 3], q: [u32; 
 }
 
 /// Encodes one track so that its object-space error (local error times
-/// `error_scale`) stays within `tolerance` on the grid: half of it for
-/// quantization, the rest for the keys it removes.
+/// `error_scale`) stays within `tolerance` on the grid: a share of it for
+/// quantization, the rest for the keys it removes (the share giving the
+/// fewest bits wins).
 pub fn encode(input: &TrackInput, tolerance: f64) -> Encoded {
     let property = input.property;
     let tol = tolerance / input.error_scale.max(1e-12);
@@ -294,7 +295,7 @@ mod tests {
     }
 
     #[test]
-    fn quantized_rotation_keys_stay_within_half_the_tolerance() {
+    fn quantized_rotation_keys_stay_within_their_share_of_the_tolerance() {
         let keys: Vec<(f64, Value)> = (0..20)
             .map(|i| {
                 let a = f64::from(i) * 0.15;
@@ -307,8 +308,10 @@ mod tests {
         for (t, q) in &p.keys {
             let exact = inp.keys[*t as usize].2;
             let got = decode(Property::Rotation, p.dropped, &p.ranges, *q);
-            assert!(local_error(Property::Rotation, &exact, &got) <= tol * 0.5);
+            let largest_share = QUANTIZATION_SHARES.iter().copied().fold(0.0, f64::max);
+            assert!(local_error(Property::Rotation, &exact, &got) <= tol * largest_share);
         }
-        assert!(p.bits < 16, "{}", p.bits);
+        // Components spanning about 1 need some 15 bits for 1e-4 rad, not 24.
+        assert!((12..=17).contains(&p.bits), "{}", p.bits);
     }
 }
