@@ -10,6 +10,7 @@
 pub mod blending;
 pub mod clip;
 pub mod dual_quat;
+pub mod compression;
 pub mod hierarchy;
 pub mod ik;
 pub mod job;

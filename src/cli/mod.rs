@@ -2,6 +2,7 @@
 
 pub mod args;
 pub mod bench;
+pub mod compression;
 pub mod dump;
 pub mod inspect;
 pub mod render;
@@ -17,7 +18,21 @@ pub fn run(cli: Cli) -> Result<(), String> {
     // No subcommand: the viewer on the built-in character.
     let command = cli.command.unwrap_or_else(|| Command::View(args::ViewArgs::default()));
     match command {
-        Command::Inspect { model, json } => {
+        Command::Inspect { model, json, compression: true } => {
+            let model = asset::load(Path::new(&model)).map_err(|e| e.to_string())?;
+            let clips = model.clips.iter().enumerate().map(|(i, c)| (model.clip_name(i), &**c));
+            let settings = crate::anim::compression::CompressionSettings::for_skeleton(&model.skeleton);
+            let rows = compression::compress_all(&model.file, &model.skeleton, clips, &settings)
+                .map_err(|e| format!("{}: {e}", model.file))?;
+            let text = if json {
+                serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())? + "\n"
+            } else {
+                compression::to_text(&rows)
+            };
+            print!("{text}");
+            Ok(())
+        }
+        Command::Inspect { model, json, compression: false } => {
             let model = asset::load(Path::new(&model)).map_err(|e| e.to_string())?;
             let report = inspect::Report::new(&model);
             let text = if json { report.to_json() } else { report.to_text() };
