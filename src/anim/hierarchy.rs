@@ -8,6 +8,31 @@ use super::job::{JobError, check_len};
 use super::skeleton::{BoneMatrix, NO_PARENT, Skin};
 use super::transform::Transform;
 use nalgebra::Matrix4;
+use wide::f32x4;
+
+/// The columns of `local.to_matrix()` above the bottom row (which is 0, 0, 0, 1),
+/// computed with the same arithmetic.
+#[inline(always)]
+fn local_columns(local: &Transform) -> [[f32; 3]; 4] {
+    let m = local.to_matrix().data.0;
+    [0, 1, 2, 3].map(|c| [m[c][0], m[c][1], m[c][2]])
+}
+
+/// Four columns as the 16 floats of a column-major matrix.
+trait ConcatArray {
+    fn concat_array(self) -> [f32; 16];
+}
+
+impl ConcatArray for [[f32; 4]; 4] {
+    #[inline(always)]
+    fn concat_array(self) -> [f32; 16] {
+        let mut out = [0.0; 16];
+        for (c, col) in self.iter().enumerate() {
+            out[4 * c..4 * c + 4].copy_from_slice(col);
+        }
+        out
+    }
+}
 
 /// Concatenates local transforms down the hierarchy into model space.
 #[derive(Debug)]
@@ -39,11 +64,29 @@ impl LocalToModelJob<'_> {
     }
 
     /// Validates, then computes every model matrix. Never allocates.
+    ///
+    /// The local matrices are affine, so each product is the parent's
+    /// columns times the local's upper three rows: a 4x3 product, one SIMD
+    /// column (four rows) per operation. The sums run in nalgebra's order,
+    /// so the matrices are bit for bit `parent * local.to_matrix()`.
     pub fn run(&mut self) -> Result<(), JobError> {
         self.validate()?;
+        let root = self.root.data.0.map(f32x4::from);
         for (j, (&p, local)) in self.parents.iter().zip(self.locals).enumerate() {
-            let parent = if p == NO_PARENT { self.root } else { self.output[p as usize] };
-            self.output[j] = parent * local.to_matrix();
+            let parent = if p == NO_PARENT { root } else { self.output[p as usize].data.0.map(f32x4::from) };
+            let l = local_columns(local);
+            let [p0, p1, p2, p3] = parent;
+            let zero = f32x4::ZERO;
+            // `p3 * 0` is kept: it is what the full product adds (a signed
+            // zero, or NaN for an infinite parent).
+            let column = |c: [f32; 3], w: f32x4| p0 * c[0] + p1 * c[1] + p2 * c[2] + w;
+            let p3_zero = p3 * zero;
+            self.output[j].data.0 = [
+                column(l[0], p3_zero).to_array(),
+                column(l[1], p3_zero).to_array(),
+                column(l[2], p3_zero).to_array(),
+                column(l[3], p3).to_array(),
+            ];
         }
         Ok(())
     }
@@ -77,11 +120,15 @@ impl PaletteJob<'_> {
         Ok(())
     }
 
-    /// Validates, then writes `models[joints[i]] * inverse_binds[i]`. Never allocates.
+    /// Validates, then writes `models[joints[i]] * inverse_binds[i]`, one
+    /// SIMD column per operation, bit for bit nalgebra's product. Never allocates.
     pub fn run(&mut self) -> Result<(), JobError> {
         self.validate()?;
         for ((out, &j), ib) in self.output.iter_mut().zip(&self.skin.joints).zip(&self.skin.inverse_binds) {
-            *out = BoneMatrix::from_matrix(&(self.models[j as usize] * ib));
+            let [m0, m1, m2, m3] = self.models[j as usize].data.0.map(f32x4::from);
+            let column = |c: [f32; 4]| (m0 * c[0] + m1 * c[1] + m2 * c[2] + m3 * c[3]).to_array();
+            let [c0, c1, c2, c3] = ib.data.0.map(column);
+            *out = BoneMatrix { skin: [c0, c1, c2, c3].concat_array() };
         }
         Ok(())
     }
@@ -191,5 +238,61 @@ mod tests {
         // translation moves it to (1,2,3).
         let p = out[1].to_matrix().transform_point(&Point3::new(0.0, 1.0, 0.0));
         assert_eq!(p, Point3::new(1.0, 2.0, 3.0));
+    }
+
+    /// Tiny deterministic generator (no rand crate).
+    struct Lcg(u64);
+    impl Lcg {
+        fn next(&mut self) -> f32 {
+            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (self.0 >> 40) as f32 / (1u64 << 24) as f32 * 4.0 - 2.0
+        }
+    }
+
+    fn bits(m: &Matrix4<f32>) -> Vec<u32> {
+        m.iter().map(|v| v.to_bits()).collect()
+    }
+
+    #[test]
+    fn simd_products_are_bit_for_bit_nalgebra() {
+        // Random transforms (zeros and negative zeros included, which a
+        // reordered sum would turn into +0) under a root with a projective
+        // bottom row, and random inverse binds.
+        let mut rng = Lcg(3);
+        let n = 40;
+        let parents: Vec<u32> = (0..n)
+            .map(|j| if j == 0 { NO_PARENT } else { (rng.next().abs() * j as f32 / 2.0) as u32 % j })
+            .collect();
+        let mut v = |zero: bool| if zero && rng.next() > 1.0 { -0.0 } else { rng.next() };
+        let locals: Vec<Transform> = (0..n)
+            .map(|j| Transform {
+                translation: Vector3::new(v(j % 3 == 0), v(true), 0.0),
+                rotation: UnitQuaternion::from_quaternion(nalgebra::Quaternion::new(
+                    v(false),
+                    v(true),
+                    v(false),
+                    v(j % 5 == 0),
+                )),
+                scale: Vector3::new(v(false), v(false), v(false)),
+            })
+            .collect();
+        let mut root = Matrix4::from_fn(|_, _| rng.next());
+        root[(3, 1)] = -0.0;
+        let models = run_l2m(&parents, &locals, root).unwrap();
+        let mut expected: Vec<Matrix4<f32>> = Vec::new();
+        for (j, &p) in parents.iter().enumerate() {
+            let parent = if p == NO_PARENT { root } else { expected[p as usize] };
+            expected.push(parent * locals[j].to_matrix());
+        }
+        for (j, (m, e)) in models.iter().zip(&expected).enumerate() {
+            assert_eq!(bits(m), bits(e), "joint {j}");
+        }
+        let ibs: Vec<Matrix4<f32>> = (0..n).map(|_| Matrix4::from_fn(|_, _| rng.next())).collect();
+        let s = skin((0..n as u32).rev().collect(), ibs.clone());
+        let mut out = vec![BoneMatrix::IDENTITY; n];
+        PaletteJob { skin: &s, models: &models, output: &mut out }.run().unwrap();
+        for (i, o) in out.iter().enumerate() {
+            assert_eq!(bits(&o.to_matrix()), bits(&(models[n - 1 - i] * ibs[i])), "palette {i}");
+        }
     }
 }
