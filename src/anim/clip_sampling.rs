@@ -279,7 +279,7 @@ impl SampleClipJob<'_> {
         let slerp = self.rotation_blend == RotationBlend::Slerp;
         self.cursor.seek(clip, t, slerp);
         let cursor = &*self.cursor;
-        let t32 = f32x4::splat(t as f32);
+        let fast_time = FastTime::new(t);
         for (b, out) in self.output.chunks_mut(LANES).enumerate() {
             let (translations, rotations, scales) =
                 (&cursor.translations[b], &cursor.rotations[b], &cursor.scales[b]);
@@ -292,9 +292,9 @@ impl SampleClipJob<'_> {
                 )
             } else {
                 (
-                    lerp_block(translations, fast_ratios(&translations.times, t32)),
-                    nlerp_block(rotations, fast_ratios(&rotations.times, t32), fallback),
-                    lerp_block(scales, fast_ratios(&scales.times, t32)),
+                    lerp_block(translations, fast_ratios(&translations.times, &fast_time)),
+                    nlerp_block(rotations, fast_ratios(&rotations.times, &fast_time), fallback),
+                    lerp_block(scales, fast_ratios(&scales.times, &fast_time)),
                 )
             };
             let (tr, r, sc) = (tr.map(f32x4::to_array), r.map(f32x4::to_array), sc.map(f32x4::to_array));
@@ -365,15 +365,38 @@ fn exact_ratios(times: &Times, t: f64) -> Ratios {
     (s, f32x4::from(hold_a) | outside, f32x4::from(hold_b))
 }
 
+/// The sampled time for the fast path: rounded to f32 for ratios, and the
+/// f32 values just below and above it, with which f32 comparisons against
+/// key times decide exactly as f64 ones (so STEP keys and clamping switch at
+/// the same instant as on the exact path).
+struct FastTime {
+    nearest: f32x4,
+    down: f32x4,
+    up: f32x4,
+}
+
+impl FastTime {
+    fn new(t: f64) -> Self {
+        let nearest = t as f32;
+        let (down, up) = match f64::from(nearest).partial_cmp(&t) {
+            Some(std::cmp::Ordering::Greater) => (nearest.next_down(), nearest),
+            Some(std::cmp::Ordering::Less) => (nearest, nearest.next_up()),
+            _ => (nearest, nearest),
+        };
+        FastTime { nearest: f32x4::splat(nearest), down: f32x4::splat(down), up: f32x4::splat(up) }
+    }
+}
+
 /// [`Ratios`] in f32, four lanes per operation: the fast path's. The ratio
 /// differs from the exact one by an f32 rounding of the time (1e-7
-/// relative), and a time within that rounding of a key may count as on it.
+/// relative); the holds are decided exactly.
 #[inline(always)]
-fn fast_ratios(times: &Times, t: f32x4) -> Ratios {
-    let s = (t - f32x4::from(times.t0)) * f32x4::from(times.inv);
+fn fast_ratios(times: &Times, t: &FastTime) -> Ratios {
+    let s = (t.nearest - f32x4::from(times.t0)) * f32x4::from(times.inv);
     let outside = !(s.cmp_ge(f32x4::ZERO) & s.cmp_le(f32x4::ONE));
-    let hold_a = t.cmp_le(f32x4::from(times.first)) | outside;
-    (s, hold_a, t.cmp_ge(f32x4::from(times.last)))
+    // t <= first in f64 exactly when the f32 at or above t is <= first.
+    let hold_a = t.up.cmp_le(f32x4::from(times.first)) | outside;
+    (s, hold_a, t.down.cmp_ge(f32x4::from(times.last)))
 }
 
 /// Translations or scales of four lanes: `a (1 - s) + b s`, or a held key.
@@ -485,4 +508,257 @@ fn slerp_block(
     let on_arc = keep_or(std::array::from_fn(|c| a[c] * wa + b[c] * wb), fallback);
     let v = std::array::from_fn(|c| arc.blend(on_arc[c], chord[c]));
     hold(block, hold_a, hold_b, v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::anim::clip::{Clip, JointTracks, MorphWeightTrack, Track};
+    use crate::anim::{SampleJob, SamplingCursor};
+    use std::sync::Arc;
+
+    fn v(x: f32, y: f32, z: f32) -> Vector3<f32> {
+        Vector3::new(x, y, z)
+    }
+
+    fn q(w: f32, i: f32, j: f32, k: f32) -> Quaternion<f32> {
+        Quaternion::new(w, i, j, k)
+    }
+
+    fn track<T>(times: &[f32], values: Vec<T>, interpolation: Interpolation) -> Option<Track<T>> {
+        Some(Track { times: times.to_vec(), values, interpolation })
+    }
+
+    /// A clip with every kind of track the layout must reproduce: STEP,
+    /// LINEAR and CUBICSPLINE; one key; keys starting late; rotation keys far
+    /// from unit length, identical, opposite and zero; a joint listed twice;
+    /// morph weights. Five joints (two blocks, three padding lanes).
+    fn awkward_clip() -> Clip {
+        use Interpolation::{CubicSpline, Linear, Step};
+        let mut clip = Clip {
+            joint_tracks: vec![
+                JointTracks {
+                    joint: 0,
+                    translation: track(
+                        &[0.0, 0.5, 1.0],
+                        vec![v(0., 0., 0.), v(1., 2., 3.), v(-1., 0., 5.)],
+                        Linear,
+                    ),
+                    rotation: track(
+                        &[0.0, 0.4, 0.8, 1.2],
+                        vec![q(2.0, 0., 0., 0.), q(0., 0., 0., 3.), q(0., 0., 0., 3.), q(-1.0, 0.1, 0., 0.)],
+                        Linear,
+                    ),
+                    scale: track(&[0.3], vec![v(2., 2., 2.)], Linear),
+                },
+                JointTracks {
+                    joint: 1,
+                    translation: track(&[0.2, 0.6], vec![v(1., 1., 1.), v(2., 2., 2.)], Step),
+                    rotation: track(
+                        &[0.25, 0.75],
+                        vec![
+                            q(0., 0., 0., 0.),
+                            q(1., 0., 0., 0.),
+                            q(0.5, 0.5, 0.5, 0.5),
+                            q(0., 0., 0., 0.),
+                            q(0., 0.7071, 0., 0.7071),
+                            q(0., 0., 0., 0.),
+                        ],
+                        CubicSpline,
+                    ),
+                    scale: None,
+                },
+                JointTracks {
+                    joint: 4,
+                    translation: track(
+                        &[0.1, 0.9],
+                        vec![
+                            v(0., 0., 0.),
+                            v(1., 0., 0.),
+                            v(0., 0., 0.),
+                            v(0., 0., 0.),
+                            v(3., 0., 0.),
+                            v(0., 0., 0.),
+                        ],
+                        CubicSpline,
+                    ),
+                    rotation: track(&[0.0, 1.0], vec![q(1.0, 0., 0., 0.), q(-0.9998, 0.02, 0., 0.)], Linear),
+                    scale: track(&[0.0, 0.5, 1.0], vec![v(1., 1., 1.), v(2., 1., 1.), v(1., 3., 1.)], Step),
+                },
+                // Joint 0 again: its translation wins over the first entry's.
+                JointTracks {
+                    joint: 0,
+                    translation: track(&[0.1, 0.7], vec![v(5., 5., 5.), v(6., 5., 4.)], Linear),
+                    rotation: None,
+                    scale: None,
+                },
+            ],
+            morph_tracks: vec![MorphWeightTrack {
+                offset: 1,
+                count: 2,
+                times: vec![0.0, 1.0],
+                values: vec![0.0, 1.0, 1.0, 0.0],
+                interpolation: Linear,
+            }],
+            ..Default::default()
+        };
+        clip.update_duration();
+        clip
+    }
+
+    fn rest() -> Vec<Transform> {
+        (0..5)
+            .map(|j| Transform {
+                translation: v(j as f32, 0.5, 0.0),
+                rotation: UnitQuaternion::from_axis_angle(&Vector3::z_axis(), 0.3 * j as f32),
+                scale: v(1.0, 1.0, 1.5),
+            })
+            .collect()
+    }
+
+    fn bits(p: &[Transform], w: &[f32]) -> Vec<u32> {
+        let mut out: Vec<u32> = Vec::new();
+        for t in p {
+            let floats = t.translation.iter().chain(t.rotation.coords.iter()).chain(t.scale.iter());
+            out.extend(floats.map(|v| v.to_bits()));
+        }
+        out.extend(w.iter().map(|v| v.to_bits()));
+        out
+    }
+
+    fn reference(clip: &Clip, t: f64, mode: RotationBlend) -> (Vec<Transform>, Vec<f32>) {
+        let rest = rest();
+        let (mut out, mut w) = (vec![Transform::IDENTITY; 5], vec![0.0; 3]);
+        SampleJob {
+            clip,
+            time: t,
+            rest: &rest,
+            rest_morph_weights: &[0.25; 3],
+            rotation_blend: mode,
+            cursor: &mut SamplingCursor::new(clip),
+            output: &mut out,
+            morph_output: &mut w,
+        }
+        .run()
+        .unwrap();
+        (out, w)
+    }
+
+    fn runtime(
+        clip: &RuntimeClip,
+        cursor: &mut ClipCursor,
+        t: f64,
+        mode: RotationBlend,
+    ) -> (Vec<Transform>, Vec<f32>) {
+        let (mut out, mut w) = (vec![Transform::IDENTITY; 5], vec![0.0; 3]);
+        SampleClipJob { clip, time: t, rotation_blend: mode, cursor, output: &mut out, morph_output: &mut w }
+            .run()
+            .unwrap();
+        (out, w)
+    }
+
+    #[test]
+    fn awkward_clip_samples_like_sample_job() {
+        let source = awkward_clip();
+        let clip = RuntimeClip::new(Arc::new(source.clone()), &rest(), &[0.25; 3]).unwrap();
+        assert_eq!(clip.blocks(), 2);
+        // Cubic tracks go to the scalar code; later keys to the stream:
+        // rotation 0 has two after its first two, scale 4 one (the first
+        // entry's three translation keys lost to the second entry's two).
+        assert_eq!(clip.scalar.len(), 2);
+        assert_eq!(clip.streamed_keys(), 2 + 1);
+        let mut times: Vec<f64> = (0..160).map(|i| i as f64 * 0.01 - 0.1).collect();
+        times.extend([
+            0.5,
+            0.4,
+            0.8,
+            1.2,
+            0.3,
+            0.25,
+            0.75,
+            0.2,
+            0.6,
+            0.0,
+            1.0,
+            0.9,
+            0.1,
+            f64::INFINITY,
+            -3.0,
+        ]);
+        for mode in [RotationBlend::Slerp, RotationBlend::Nlerp] {
+            let mut cursor = ClipCursor::new(&clip);
+            for &t in &times {
+                let (want, want_w) = reference(&source, t, mode);
+                let (got, got_w) = runtime(&clip, &mut cursor, t, mode);
+                if mode == RotationBlend::Slerp {
+                    assert_eq!(bits(&got, &got_w), bits(&want, &want_w), "t = {t}\n{got:?}\n{want:?}");
+                    continue;
+                }
+                for (g, e) in got.iter().zip(&want) {
+                    let (a, b) = (g.rotation.coords, e.rotation.coords);
+                    let close = (g.translation - e.translation).amax() < 1e-6
+                        && (g.scale - e.scale).amax() < 1e-6
+                        && (a - b).amax().min((a + b).amax()) < 1e-6;
+                    assert!(close, "t = {t}\n{g:?}\n{e:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cursor_follows_its_clip_and_modes() {
+        let source = awkward_clip();
+        let a = RuntimeClip::new(Arc::new(source.clone()), &rest(), &[0.25; 3]).unwrap();
+        let b = RuntimeClip::new(Arc::new(source.clone()), &rest(), &[0.25; 3]).unwrap();
+        let mut cursor = ClipCursor::new(&a);
+        // Far along a, then used for b (same sizes): rewound, not reused.
+        runtime(&a, &mut cursor, 0.95, RotationBlend::Nlerp);
+        let (got, _) = runtime(&b, &mut cursor, 0.45, RotationBlend::Slerp);
+        assert_eq!(bits(&got, &[]), bits(&reference(&source, 0.45, RotationBlend::Slerp).0, &[]));
+        // Nlerp while keys are crossed, then slerp: slerp's constants catch up.
+        runtime(&b, &mut cursor, 0.9, RotationBlend::Nlerp);
+        let (got, _) = runtime(&b, &mut cursor, 1.1, RotationBlend::Slerp);
+        assert_eq!(bits(&got, &[]), bits(&reference(&source, 1.1, RotationBlend::Slerp).0, &[]));
+        // A cursor of another size, a NaN time, a short output: errors, not panics.
+        let small = RuntimeClip::new(Arc::new(Clip::default()), &rest()[..2], &[]).unwrap();
+        let mut small_cursor = ClipCursor::new(&small);
+        let (mut out, mut w) = (vec![Transform::IDENTITY; 5], vec![0.0; 3]);
+        let mut job = |time: f64, cursor: &mut ClipCursor, joints: usize| {
+            SampleClipJob {
+                clip: &a,
+                time,
+                rotation_blend: RotationBlend::Slerp,
+                cursor,
+                output: &mut out[..joints],
+                morph_output: &mut w,
+            }
+            .run()
+        };
+        assert!(job(0.5, &mut small_cursor, 5).unwrap_err().0.contains("cursor"));
+        assert!(job(f64::NAN, &mut cursor, 5).is_err());
+        assert!(job(0.5, &mut cursor, 4).is_err());
+        assert!(job(0.5, &mut cursor, 5).is_ok());
+    }
+
+    #[test]
+    fn building_checks_the_clip_once() {
+        let rest = rest();
+        let build =
+            |clip: Clip, weights: usize| RuntimeClip::new(Arc::new(clip), &rest, &vec![0.25; weights]);
+        let mut bad = awkward_clip();
+        bad.joint_tracks[0].translation.as_mut().unwrap().times = vec![0.0, 0.5, 0.5];
+        let e = build(bad, 3).unwrap_err();
+        assert!(e.0.contains("joint track 0 translation") && e.0.contains("not increasing"), "{e}");
+        let mut bad = awkward_clip();
+        bad.joint_tracks[2].joint = 5;
+        assert!(build(bad, 3).unwrap_err().0.contains("joint 5"));
+        let mut bad = awkward_clip();
+        bad.joint_tracks[1].rotation.as_mut().unwrap().values.pop();
+        assert!(build(bad, 3).is_err());
+        assert!(build(awkward_clip(), 2).unwrap_err().0.contains("morph"));
+        let mut bad = awkward_clip();
+        bad.morph_tracks[0].times[1] = f32::NAN;
+        assert!(build(bad, 3).is_err());
+        assert!(build(awkward_clip(), 3).is_ok());
+    }
 }

@@ -259,10 +259,13 @@ mod tests {
         // reordered sum would turn into +0) under a root with a projective
         // bottom row, and random inverse binds.
         let mut rng = Lcg(3);
-        let n = 40;
-        let parents: Vec<u32> = (0..n)
-            .map(|j| if j == 0 { NO_PARENT } else { (rng.next().abs() * j as f32 / 2.0) as u32 % j })
-            .collect();
+        let n: usize = 40;
+        let parents: Vec<u32> =
+            (0..n)
+                .map(|j| {
+                    if j == 0 { NO_PARENT } else { ((rng.next().abs() * j as f32 / 2.0) as usize % j) as u32 }
+                })
+                .collect();
         let mut v = |zero: bool| if zero && rng.next() > 1.0 { -0.0 } else { rng.next() };
         let locals: Vec<Transform> = (0..n)
             .map(|j| Transform {
