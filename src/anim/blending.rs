@@ -87,6 +87,13 @@ impl BlendJob<'_> {
             self.morph_output.copy_from_slice(self.rest_morph_weights);
             return Ok(());
         };
+        if self.rotation_blend == RotationBlend::Nlerp {
+            let mut active = self.layers.iter().filter(|l| l.weight > 0.0);
+            if let (Some(a), Some(b), None) = (active.next(), active.next(), active.next()) {
+                self.blend_two_nlerp(a, b, total);
+                return Ok(());
+            }
+        }
         let zero = Transform {
             translation: Vector3::zeros(),
             rotation: UnitQuaternion::new_unchecked(Quaternion::new(0.0, 0.0, 0.0, 0.0)),
@@ -126,6 +133,30 @@ impl BlendJob<'_> {
             *out = self.layers.iter().map(|l| l.morph_weights[m] * (l.weight / total)).sum();
         }
         Ok(())
+    }
+}
+
+impl BlendJob<'_> {
+    /// The common case of the nlerp path, two layers with weight, in one
+    /// pass over the joints: the same sums, in the same order, as the
+    /// layer-by-layer loop.
+    fn blend_two_nlerp(&mut self, a: &BlendLayer, b: &BlendLayer, total: f32) {
+        let (wa, wb) = (a.weight / total, b.weight / total);
+        let joints = self.output.iter_mut().zip(self.rest).zip(a.locals.iter().zip(b.locals));
+        for ((out, rest), (x, y)) in joints {
+            let (qa, qb) = (x.rotation.into_inner(), y.rotation.into_inner());
+            let zero = Vector3::zeros();
+            let r = Quaternion::new(0.0, 0.0, 0.0, 0.0) + qa * wa;
+            let r = r + if qb.dot(&qa) < 0.0 { qb * -wb } else { qb * wb };
+            *out = Transform {
+                translation: zero + x.translation * wa + y.translation * wb,
+                rotation: normalize_fast_or(r, rest.rotation),
+                scale: zero + x.scale * wa + y.scale * wb,
+            };
+        }
+        for (m, out) in self.morph_output.iter_mut().enumerate() {
+            *out = self.layers.iter().map(|l| l.morph_weights[m] * (l.weight / total)).sum();
+        }
     }
 }
 

@@ -10,28 +10,29 @@ use super::transform::Transform;
 use nalgebra::Matrix4;
 use wide::f32x4;
 
-/// The columns of `local.to_matrix()` above the bottom row (which is 0, 0, 0, 1),
-/// computed with the same arithmetic.
+/// The columns of `local.to_matrix()` above the bottom row (which is 0, 0,
+/// 0, 1), with the same arithmetic (`Transform::to_matrix`'s formula).
 #[inline(always)]
 fn local_columns(local: &Transform) -> [[f32; 3]; 4] {
-    let m = local.to_matrix().data.0;
-    [0, 1, 2, 3].map(|c| [m[c][0], m[c][1], m[c][2]])
+    let q = local.rotation.as_ref();
+    let (x, y, z, w) = (q.i, q.j, q.k, q.w);
+    let (t, s) = (&local.translation, &local.scale);
+    let (xx, yy, zz) = (x * x, y * y, z * z);
+    let (xy, xz, yz) = (x * y, x * z, y * z);
+    let (wx, wy, wz) = (w * x, w * y, w * z);
+    [
+        [(1.0 - 2.0 * (yy + zz)) * s.x, 2.0 * (xy + wz) * s.x, 2.0 * (xz - wy) * s.x],
+        [2.0 * (xy - wz) * s.y, (1.0 - 2.0 * (xx + zz)) * s.y, 2.0 * (yz + wx) * s.y],
+        [2.0 * (xz + wy) * s.z, 2.0 * (yz - wx) * s.z, (1.0 - 2.0 * (xx + yy)) * s.z],
+        [t.x, t.y, t.z],
+    ]
 }
 
-/// Four columns as the 16 floats of a column-major matrix.
-trait ConcatArray {
-    fn concat_array(self) -> [f32; 16];
-}
-
-impl ConcatArray for [[f32; 4]; 4] {
-    #[inline(always)]
-    fn concat_array(self) -> [f32; 16] {
-        let mut out = [0.0; 16];
-        for (c, col) in self.iter().enumerate() {
-            out[4 * c..4 * c + 4].copy_from_slice(col);
-        }
-        out
-    }
+/// The four columns of `m`, one SIMD value each.
+#[inline(always)]
+fn columns(m: &Matrix4<f32>) -> [f32x4; 4] {
+    let c = &m.data.0;
+    [f32x4::from(c[0]), f32x4::from(c[1]), f32x4::from(c[2]), f32x4::from(c[3])]
 }
 
 /// Concatenates local transforms down the hierarchy into model space.
@@ -71,22 +72,30 @@ impl LocalToModelJob<'_> {
     /// so the matrices are bit for bit `parent * local.to_matrix()`.
     pub fn run(&mut self) -> Result<(), JobError> {
         self.validate()?;
-        let root = self.root.data.0.map(f32x4::from);
+        let root = columns(&self.root);
+        // The previous joint's matrix stays in registers: in a chain it is
+        // the parent, and reading it back from memory would lengthen the
+        // dependency from one joint to the next.
+        let mut previous = root;
         for (j, (&p, local)) in self.parents.iter().zip(self.locals).enumerate() {
-            let parent = if p == NO_PARENT { root } else { self.output[p as usize].data.0.map(f32x4::from) };
-            let l = local_columns(local);
-            let [p0, p1, p2, p3] = parent;
-            let zero = f32x4::ZERO;
+            let [p0, p1, p2, p3] = if p == NO_PARENT {
+                root
+            } else if p as usize + 1 == j {
+                previous
+            } else {
+                columns(&self.output[p as usize])
+            };
+            let [l0, l1, l2, t] = local_columns(local);
             // `p3 * 0` is kept: it is what the full product adds (a signed
             // zero, or NaN for an infinite parent).
-            let column = |c: [f32; 3], w: f32x4| p0 * c[0] + p1 * c[1] + p2 * c[2] + w;
-            let p3_zero = p3 * zero;
-            self.output[j].data.0 = [
-                column(l[0], p3_zero).to_array(),
-                column(l[1], p3_zero).to_array(),
-                column(l[2], p3_zero).to_array(),
-                column(l[3], p3).to_array(),
+            let p3_zero = p3 * f32x4::ZERO;
+            previous = [
+                p0 * l0[0] + p1 * l0[1] + p2 * l0[2] + p3_zero,
+                p0 * l1[0] + p1 * l1[1] + p2 * l1[2] + p3_zero,
+                p0 * l2[0] + p1 * l2[1] + p2 * l2[2] + p3_zero,
+                p0 * t[0] + p1 * t[1] + p2 * t[2] + p3,
             ];
+            self.output[j].data.0 = previous.map(f32x4::to_array);
         }
         Ok(())
     }
@@ -125,10 +134,14 @@ impl PaletteJob<'_> {
     pub fn run(&mut self) -> Result<(), JobError> {
         self.validate()?;
         for ((out, &j), ib) in self.output.iter_mut().zip(&self.skin.joints).zip(&self.skin.inverse_binds) {
-            let [m0, m1, m2, m3] = self.models[j as usize].data.0.map(f32x4::from);
-            let column = |c: [f32; 4]| (m0 * c[0] + m1 * c[1] + m2 * c[2] + m3 * c[3]).to_array();
-            let [c0, c1, c2, c3] = ib.data.0.map(column);
-            *out = BoneMatrix { skin: [c0, c1, c2, c3].concat_array() };
+            let [m0, m1, m2, m3] = columns(&self.models[j as usize]);
+            let c = &ib.data.0;
+            let column = |c: &[f32; 4]| (m0 * c[0] + m1 * c[1] + m2 * c[2] + m3 * c[3]).to_array();
+            let (c0, c1, c2, c3) = (column(&c[0]), column(&c[1]), column(&c[2]), column(&c[3]));
+            out.skin[0..4].copy_from_slice(&c0);
+            out.skin[4..8].copy_from_slice(&c1);
+            out.skin[8..12].copy_from_slice(&c2);
+            out.skin[12..16].copy_from_slice(&c3);
         }
         Ok(())
     }
