@@ -101,11 +101,11 @@ impl Frame {
 
     fn sample(&mut self, sampler: Sampler, mode: RotationBlend) {
         let times = self.next_times();
-        for k in 0..2 {
+        for (k, &time) in times.iter().enumerate() {
             match sampler {
                 Sampler::Runtime => SampleClipJob {
                     clip: &self.clips[k],
-                    time: times[k],
+                    time,
                     rotation_blend: mode,
                     cursor: &mut self.cursors[k],
                     output: &mut self.poses[k],
@@ -114,7 +114,7 @@ impl Frame {
                 .run(),
                 Sampler::Scalar => SampleJob {
                     clip: self.clips[k].clip(),
-                    time: times[k],
+                    time,
                     rest: self.anchor.skeleton.rest(),
                     rest_morph_weights: &[],
                     rotation_blend: mode,
