@@ -20,7 +20,9 @@
 use super::clip::Interpolation;
 use super::job::{JobError, check_len};
 use super::runtime_clip::{LANES, LaneStart, Property, RuntimeClip};
-use super::sampling::{RotationBlend, SlerpKeys, sample_morph_tracks, sample_rotation, sample_vector};
+use super::sampling::{
+    RotationBlend, SlerpKeys, sample_morph_tracks, sample_rotation, sample_vector, slerp_keys,
+};
 use super::transform::Transform;
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 use wide::{CmpGe, CmpGt, CmpLe, CmpLt, f32x4};
@@ -35,23 +37,22 @@ struct VectorBlock {
     times: Times,
 }
 
-/// Four lanes of rotations: the current interval, what holding either key
-/// gives, and slerp's constants for it.
+/// Four lanes of rotations: the current interval and slerp's constants for
+/// it (what holding a key gives and slerp's normalised, flipped keys are
+/// recomputed each frame from these, exactly: the cursor stays small).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 #[repr(C, align(16))]
 struct RotationBlock {
     /// Component-major, quaternion components `i, j, k, w`.
     a: [[f32; LANES]; 4],
     b: [[f32; LANES]; 4],
-    held_a: [[f32; LANES]; 4],
-    held_b: [[f32; LANES]; 4],
-    /// Slerp's keys after normalisation and the hemisphere flip.
-    slerp_a: [[f32; LANES]; 4],
-    slerp_b: [[f32; LANES]; 4],
     /// Slerp's sine of the angle: > 0 for an arc, 0 for a chord (keys too
     /// close, lerp and normalise), -1 for identical keys (hold `a`).
     sin: [f32; LANES],
     angle: [f32; LANES],
+    /// All bits set where slerp normalises the keys first / flips `b`.
+    unit: [f32; LANES],
+    flip: [f32; LANES],
     times: Times,
 }
 
@@ -168,8 +169,6 @@ impl ClipCursor {
                     for c in 0..4 {
                         block.a[c][l] = block.b[c][l];
                         block.b[c][l] = key.value[c];
-                        block.held_a[c][l] = block.held_b[c][l];
-                        block.held_b[c][l] = key.held[c];
                     }
                     advance(&mut block.times, l, key.time, first);
                     if slerp {
@@ -195,8 +194,6 @@ fn set_rotation(block: &mut RotationBlock, l: usize, s: &LaneStart) {
     for c in 0..4 {
         block.a[c][l] = s.a[c];
         block.b[c][l] = s.b[c];
-        block.held_a[c][l] = s.held_a[c];
-        block.held_b[c][l] = s.held_b[c];
     }
     set_times(&mut block.times, l, s);
 }
@@ -220,17 +217,18 @@ fn advance(times: &mut Times, l: usize, time: f32, first: f32) {
 /// Recomputes lane `l`'s slerp constants from its keys.
 fn update_slerp(block: &mut RotationBlock, l: usize) {
     let q = |v: &[[f32; LANES]; 4]| Quaternion::new(v[3][l], v[0][l], v[1][l], v[2][l]);
-    let (sa, sb, sin, angle) = match SlerpKeys::new(q(&block.a), q(&block.b)) {
-        SlerpKeys::Same(a) => (a, a, -1.0, 0.0),
-        SlerpKeys::Chord(a, b) => (a, b, 0.0, 0.0),
-        SlerpKeys::Arc { a, b, sin, angle } => (a, b, sin, angle),
+    let (a, b) = (q(&block.a), q(&block.b));
+    let (sin, angle) = match SlerpKeys::new(a, b) {
+        SlerpKeys::Same(_) => (-1.0, 0.0),
+        SlerpKeys::Chord(..) => (0.0, 0.0),
+        SlerpKeys::Arc { sin, angle, .. } => (sin, angle),
     };
-    for c in 0..4 {
-        block.slerp_a[c][l] = sa.coords[c];
-        block.slerp_b[c][l] = sb.coords[c];
-    }
+    let (_, _, unit, flip) = slerp_keys(a, b);
+    let mask = |on: bool| if on { f32::from_bits(u32::MAX) } else { 0.0 };
     block.sin[l] = sin;
     block.angle[l] = angle;
+    block.unit[l] = mask(unit);
+    block.flip[l] = mask(flip);
 }
 
 /// Samples a [`RuntimeClip`] at one time into a local pose and morph
@@ -284,16 +282,17 @@ impl SampleClipJob<'_> {
             let (translations, rotations, scales) =
                 (&cursor.translations[b], &cursor.rotations[b], &cursor.scales[b]);
             let fallback = &clip.fallback[b];
+            let held = Held { kept: clip.keys_kept, tracked: &clip.rotation_tracked[b], fallback };
             let (tr, r, sc) = if slerp {
                 (
                     lerp_block(translations, exact_ratios(&translations.times, t)),
-                    slerp_block(rotations, exact_ratios(&rotations.times, t), fallback),
+                    slerp_block(rotations, exact_ratios(&rotations.times, t), &held),
                     lerp_block(scales, exact_ratios(&scales.times, t)),
                 )
             } else {
                 (
                     lerp_block(translations, fast_ratios(&translations.times, &fast_time)),
-                    nlerp_block(rotations, fast_ratios(&rotations.times, &fast_time), fallback),
+                    nlerp_block(rotations, fast_ratios(&rotations.times, &fast_time), &held),
                     lerp_block(scales, fast_ratios(&scales.times, &fast_time)),
                 )
             };
@@ -442,23 +441,53 @@ fn load4(v: &[[f32; LANES]; 4]) -> [f32x4; 4] {
     v.map(f32x4::from)
 }
 
+/// What holding a rotation key gives, for one block.
+struct Held<'a> {
+    /// Every key is kept as stored (`RuntimeClip::keys_kept`).
+    kept: bool,
+    /// Lanes with a track (the others hold their rest rotation as it is).
+    tracked: &'a [f32; LANES],
+    /// Rest rotations.
+    fallback: &'a [[f32; LANES]; 4],
+}
+
+impl Held<'_> {
+    /// Key `q` as holding it gives: as stored when unit to an exporter's
+    /// rounding, else normalised (scalar `keep_or`), in tracked lanes.
+    #[inline(always)]
+    fn key(&self, q: [f32x4; 4]) -> [f32x4; 4] {
+        if self.kept {
+            return q;
+        }
+        let k = keep_or(q, self.fallback);
+        let tracked = f32x4::from(*self.tracked);
+        std::array::from_fn(|c| tracked.blend(k[c], q[c]))
+    }
+}
+
 /// Held keys where a lane holds one, `v` elsewhere.
 #[inline(always)]
-fn hold(block: &RotationBlock, hold_a: f32x4, hold_b: f32x4, v: [f32x4; 4]) -> [f32x4; 4] {
-    std::array::from_fn(|c| {
-        hold_b.blend(f32x4::from(block.held_b[c]), hold_a.blend(f32x4::from(block.held_a[c]), v[c]))
-    })
+fn hold(block: &RotationBlock, held: &Held, hold_a: f32x4, hold_b: f32x4, v: [f32x4; 4]) -> [f32x4; 4] {
+    let (a, b) = (held.key(load4(&block.a)), held.key(load4(&block.b)));
+    std::array::from_fn(|c| hold_b.blend(b[c], hold_a.blend(a[c], v[c])))
+}
+
+/// `q` normalised where it has a usable length, else as it is (scalar
+/// `unit_or_self`), lane by lane.
+#[inline(always)]
+fn unit_or_self(q: [f32x4; 4]) -> [f32x4; 4] {
+    let n2 = dot(&q, &q);
+    let usable = n2.cmp_gt(f32x4::splat(f32::MIN_POSITIVE)) & n2.cmp_lt(f32x4::splat(f32::INFINITY));
+    let n = n2.sqrt();
+    std::array::from_fn(|c| usable.blend(q[c] / n, q[c]))
 }
 
 /// Rotations of four lanes by normalised lerp on the short arc: the fast
 /// path, normalising with the reciprocal square root estimate refined by
 /// one Newton step (as ozz-animation does; relative error below 1e-6).
 #[inline(always)]
-fn nlerp_block(
-    block: &RotationBlock,
-    (s, hold_a, hold_b): Ratios,
-    fallback: &[[f32; LANES]; 4],
-) -> [f32x4; 4] {
+fn nlerp_block(block: &RotationBlock, (s, hold_a, hold_b): Ratios, held: &Held) -> [f32x4; 4] {
+    let fallback = held.fallback;
     let (a, b) = (load4(&block.a), load4(&block.b));
     let flip = dot(&a, &b).cmp_lt(f32x4::ZERO);
     let one_minus = f32x4::ONE - s;
@@ -468,18 +497,24 @@ fn nlerp_block(
     let r = n2.recip_sqrt();
     let inv = r * (f32x4::splat(1.5) - f32x4::splat(0.5) * n2 * r * r);
     let q = std::array::from_fn(|c| usable.blend(q[c] * inv, f32x4::from(fallback[c])));
-    hold(block, hold_a, hold_b, q)
+    hold(block, held, hold_a, hold_b, q)
 }
 
 /// Rotations of four lanes by slerp, with the constants of each interval:
 /// exactly the scalar arithmetic.
 #[inline(always)]
-fn slerp_block(
-    block: &RotationBlock,
-    (s, hold_a, hold_b): Ratios,
-    fallback: &[[f32; LANES]; 4],
-) -> [f32x4; 4] {
-    let (a, b) = (load4(&block.slerp_a), load4(&block.slerp_b));
+fn slerp_block(block: &RotationBlock, (s, hold_a, hold_b): Ratios, held: &Held) -> [f32x4; 4] {
+    let fallback = held.fallback;
+    // Slerp's keys: normalised where far from unit, `b` on `a`'s side.
+    let (mut a, mut b) = (load4(&block.a), load4(&block.b));
+    let unit = f32x4::from(block.unit);
+    if unit.any() {
+        let (ua, ub) = (unit_or_self(a), unit_or_self(b));
+        a = std::array::from_fn(|c| unit.blend(ua[c], a[c]));
+        b = std::array::from_fn(|c| unit.blend(ub[c], b[c]));
+    }
+    let flip = f32x4::from(block.flip);
+    let b: [f32x4; 4] = std::array::from_fn(|c| flip.blend(-b[c], b[c]));
     let sin = f32x4::from(block.sin);
     let arc = sin.cmp_gt(f32x4::ZERO);
     let same = sin.cmp_lt(f32x4::ZERO);
@@ -489,7 +524,7 @@ fn slerp_block(
     let chord = normalize_or(std::array::from_fn(|c| a[c] * one_minus + b[c] * s), fallback);
     let active = arc & !hold_a & !hold_b;
     if !active.any() {
-        return hold(block, hold_a, hold_b, chord);
+        return hold(block, held, hold_a, hold_b, chord);
     }
     // The sines are the scalar library's, lane by lane, so that the result
     // is exactly SampleJob's; only lanes on an arc need them.
@@ -507,7 +542,7 @@ fn slerp_block(
     let wb = f32x4::from(sb) / sin;
     let on_arc = keep_or(std::array::from_fn(|c| a[c] * wa + b[c] * wb), fallback);
     let v = std::array::from_fn(|c| arc.blend(on_arc[c], chord[c]));
-    hold(block, hold_a, hold_b, v)
+    hold(block, held, hold_a, hold_b, v)
 }
 
 #[cfg(test)]

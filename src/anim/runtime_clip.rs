@@ -105,6 +105,12 @@ pub struct RuntimeClip {
     /// Rest rotation of every lane, component-major per block (`[i, j, k, w][lane]`):
     /// what a rotation without usable length falls back to.
     pub(crate) fallback: Vec<[[f32; LANES]; 4]>,
+    /// Whether holding any rotation key gives the key itself (every key
+    /// unit to an exporter's rounding, as in every file seen so far); when
+    /// not, sampling normalises held keys of the lanes in `rotation_tracked`.
+    pub(crate) keys_kept: bool,
+    /// Per block, all bits set in the lanes whose rotation is streamed.
+    pub(crate) rotation_tracked: Vec<[f32; LANES]>,
 }
 
 impl RuntimeClip {
@@ -172,6 +178,17 @@ impl RuntimeClip {
                 None => scalar.push(ScalarTrack { track, property }),
             }
         }
+        let bits = |v: &[f32; 4]| v.map(f32::to_bits);
+        let kept = |value: &[f32; 4], held: &[f32; 4]| bits(value) == bits(held);
+        let keys_kept = stream.iter().all(|k| kept(&k.value, &k.held))
+            && start.iter().all(|s| kept(&s.a, &s.held_a) && kept(&s.b, &s.held_b));
+        let mut rotation_tracked = vec![[0.0f32; LANES]; blocks];
+        for j in 0..lanes {
+            // A cubic lane holds its rest rotation here; the scalar code overwrites it.
+            if owner[lanes + j].is_some() {
+                rotation_tracked[j / LANES][j % LANES] = f32::from_bits(u32::MAX);
+            }
+        }
         // Stable: each lane's keys stay in time order.
         stream.sort_by(|a: &StreamKey, b: &StreamKey| a.need.total_cmp(&b.need));
         Ok(RuntimeClip {
@@ -184,6 +201,8 @@ impl RuntimeClip {
             stream,
             scalar,
             fallback,
+            keys_kept,
+            rotation_tracked,
         })
     }
 

@@ -426,9 +426,7 @@ impl SlerpKeys {
         if a == b {
             return SlerpKeys::Same(a);
         }
-        // Keys far from unit length are no exporter rounding: normalise those.
-        let (a, b) = if near_unit(a) && near_unit(b) { (a, b) } else { (unit_or_self(a), unit_or_self(b)) };
-        let (b, _) = same_hemisphere(a, b);
+        let (a, b, _, _) = slerp_keys(a, b);
         let cos: f64 = a.coords.iter().zip(b.coords.iter()).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
         let sin_squared = 1.0 - cos * cos;
         if sin_squared.is_nan() || sin_squared <= f64::EPSILON {
@@ -454,6 +452,20 @@ impl SlerpKeys {
             }
         }
     }
+}
+
+/// The keys slerp interpolates between: normalised when either is far
+/// from unit length (no exporter rounding), `b` flipped into `a`'s
+/// hemisphere; and whether each of those happened.
+pub(crate) fn slerp_keys(
+    a: Quaternion<f32>,
+    b: Quaternion<f32>,
+) -> (Quaternion<f32>, Quaternion<f32>, bool, bool) {
+    let normalized = !(near_unit(a) && near_unit(b));
+    let (a, b) = if normalized { (unit_or_self(a), unit_or_self(b)) } else { (a, b) };
+    let d = a.dot(&b);
+    let (b, _) = same_hemisphere(a, b);
+    (a, b, normalized, d < 0.0)
 }
 
 impl Slerped {
