@@ -283,18 +283,21 @@ impl SampleClipJob<'_> {
                 (&cursor.translations[b], &cursor.rotations[b], &cursor.scales[b]);
             let fallback = &clip.fallback[b];
             let held = Held { kept: clip.keys_kept, tracked: &clip.rotation_tracked[b], fallback };
-            let (tr, r, sc) = if slerp {
-                (
-                    lerp_block(translations, exact_ratios(&translations.times, t)),
-                    slerp_block(rotations, exact_ratios(&rotations.times, t), &held),
-                    lerp_block(scales, exact_ratios(&scales.times, t)),
-                )
+            // Translation and scale blocks without a track hold their rest values.
+            let vector = |v: usize, block: &VectorBlock| {
+                if !clip.vector_animated[v][b] {
+                    clip.vector_rest[v][b].map(f32x4::from)
+                } else if slerp {
+                    lerp_block(block, exact_ratios(&block.times, t))
+                } else {
+                    lerp_block(block, fast_ratios(&block.times, &fast_time))
+                }
+            };
+            let (tr, sc) = (vector(0, translations), vector(1, scales));
+            let r = if slerp {
+                slerp_block(rotations, exact_ratios(&rotations.times, t), &held)
             } else {
-                (
-                    lerp_block(translations, fast_ratios(&translations.times, &fast_time)),
-                    nlerp_block(rotations, fast_ratios(&rotations.times, &fast_time), &held),
-                    lerp_block(scales, fast_ratios(&scales.times, &fast_time)),
-                )
+                nlerp_block(rotations, fast_ratios(&rotations.times, &fast_time), &held)
             };
             let (tr, r, sc) = (tr.map(f32x4::to_array), r.map(f32x4::to_array), sc.map(f32x4::to_array));
             for (l, o) in out.iter_mut().enumerate() {

@@ -111,6 +111,12 @@ pub struct RuntimeClip {
     pub(crate) keys_kept: bool,
     /// Per block, all bits set in the lanes whose rotation is streamed.
     pub(crate) rotation_tracked: Vec<[f32; LANES]>,
+    /// Per block, whether any lane has a translation (`[0]`) or scale
+    /// (`[1]`) track; blocks without one always give `vector_rest`, and
+    /// sampling does not touch their cursor state.
+    pub(crate) vector_animated: [Vec<bool>; 2],
+    /// Rest translations and scales per block, component-major.
+    pub(crate) vector_rest: [Vec<[[f32; LANES]; 3]>; 2],
 }
 
 impl RuntimeClip {
@@ -189,6 +195,16 @@ impl RuntimeClip {
                 rotation_tracked[j / LANES][j % LANES] = f32::from_bits(u32::MAX);
             }
         }
+        let mut vector_animated = [vec![false; blocks], vec![false; blocks]];
+        let mut vector_rest = [vec![[[0.0; LANES]; 3]; blocks], vec![[[0.0; LANES]; 3]; blocks]];
+        for (v, property) in [(0, 0), (1, 2)] {
+            for j in 0..lanes {
+                vector_animated[v][j / LANES] |= owner[property * lanes + j].is_some();
+                for c in 0..3 {
+                    vector_rest[v][j / LANES][c][j % LANES] = start[property * lanes + j].a[c];
+                }
+            }
+        }
         // Stable: each lane's keys stay in time order.
         stream.sort_by(|a: &StreamKey, b: &StreamKey| a.need.total_cmp(&b.need));
         Ok(RuntimeClip {
@@ -203,6 +219,8 @@ impl RuntimeClip {
             fallback,
             keys_kept,
             rotation_tracked,
+            vector_animated,
+            vector_rest,
         })
     }
 
