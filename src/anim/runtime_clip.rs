@@ -200,8 +200,8 @@ impl RuntimeClip {
         for (v, property) in [(0, 0), (1, 2)] {
             for j in 0..lanes {
                 vector_animated[v][j / LANES] |= owner[property * lanes + j].is_some();
-                for c in 0..3 {
-                    vector_rest[v][j / LANES][c][j % LANES] = start[property * lanes + j].a[c];
+                for (c, value) in start[property * lanes + j].a.iter().take(3).enumerate() {
+                    vector_rest[v][j / LANES][c][j % LANES] = *value;
                 }
             }
         }
