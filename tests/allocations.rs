@@ -107,14 +107,19 @@ fn updates_allocate_nothing() {
 fn cpu_jobs_allocate_nothing() {
     use nalgebra::Matrix4;
     use vkskin::anim::{
-        BlendJob, BlendLayer, BlendTwoJob, BoneMatrix, ClipPlayer, LocalToModelJob, PaletteJob, Pose,
-        RotationBlend, SampleJob, SamplingCursor, SkinTransform, SkinningJob, SkinningMethod,
+        BlendJob, BlendLayer, BlendTwoJob, BoneMatrix, ClipCursor, ClipPlayer, LocalToModelJob, PaletteJob,
+        Pose, RotationBlend, RuntimeClip, SampleClipJob, SampleJob, SamplingCursor, SkinTransform,
+        SkinningJob, SkinningMethod,
     };
     use vkskin::character::{DebugPose, PoseOutput};
     let model = model();
     let (joints, weights) = (model.skeleton.len(), model.rest_morph_weights.len());
     let clips = [model.find_clip("Walk").unwrap(), model.find_clip("Run").unwrap()];
     let mut cursors = clips.map(|c| SamplingCursor::new(&model.clips[c]));
+    let runtime = clips.map(|c| {
+        RuntimeClip::new(model.clips[c].clone(), model.skeleton.rest(), &model.rest_morph_weights).unwrap()
+    });
+    let mut clip_cursors = runtime.each_ref().map(ClipCursor::new);
     let mut poses = [Pose::new(joints, weights), Pose::new(joints, weights)];
     let mut blended = Pose::new(joints, weights);
     let mut world = vec![Matrix4::identity(); joints];
@@ -142,6 +147,17 @@ fn cpu_jobs_allocate_nothing() {
             }
             .run()
             .unwrap();
+            // The runtime layout, including a rewind when time loops.
+            SampleClipJob {
+                clip: &runtime[k],
+                time: t % f64::from(model.clips[c].duration),
+                rotation_blend,
+                cursor: &mut clip_cursors[k],
+                output: &mut poses[k].locals,
+                morph_output: &mut poses[k].morph_weights,
+            }
+            .run()
+            .unwrap();
         }
         let layers = [
             BlendLayer { locals: &poses[0].locals, morph_weights: &poses[0].morph_weights, weight: 0.3 },
@@ -151,6 +167,7 @@ fn cpu_jobs_allocate_nothing() {
             layers: &layers,
             rest: model.skeleton.rest(),
             rest_morph_weights: &model.rest_morph_weights,
+            rotation_blend: if i.is_multiple_of(2) { RotationBlend::Nlerp } else { RotationBlend::Slerp },
             output: &mut blended.locals,
             morph_output: &mut blended.morph_weights,
         }

@@ -3,7 +3,7 @@
 //! error bound, and compressed sampling at random times (property test)
 //! stays within that bound against the exact clip.
 
-#[path = "../src/bench/anchor.rs"]
+#[path = "../src/bench/anchor_data.rs"]
 mod anchor;
 mod common;
 

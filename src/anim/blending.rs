@@ -1,9 +1,9 @@
 //! Blending: combines several local poses into one.
 
 use super::job::{JobError, check_len};
-use super::sampling::{normalize_or, slerp};
+use super::sampling::{RotationBlend, normalize_or, slerp};
 use super::transform::Transform;
-use nalgebra::{Quaternion, Vector3};
+use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 
 /// One input pose of a [`BlendJob`] and its weight.
 #[derive(Debug, Clone, Copy)]
@@ -18,10 +18,17 @@ pub struct BlendLayer<'a> {
 
 /// Weighted N-way blend of local poses.
 ///
-/// Translations, scales and morph weights are weighted sums; rotations are a
-/// weighted quaternion sum, each flipped into the hemisphere of the first
-/// layer with a non-zero weight, then normalised. When every weight is zero
-/// (or there are no layers) the output is the rest pose.
+/// Translations, scales and morph weights are weighted sums (weights
+/// normalised to sum to one). Rotations follow `rotation_blend`:
+///
+/// - [`RotationBlend::Nlerp`], the fast path (ozz-animation's): a weighted
+///   quaternion sum, each rotation flipped into the hemisphere of the first
+///   layer with a non-zero weight, then normalised.
+/// - [`RotationBlend::Slerp`]: slerp accumulated layer by layer on the
+///   short arc, `q = slerp(q, q_i, w_i / (w_0 + ... + w_i))`: exact for two
+///   layers (what [`BlendTwoJob`] computes), order-dependent beyond.
+///
+/// When every weight is zero (or there are no layers) the output is the rest pose.
 #[derive(Debug)]
 pub struct BlendJob<'a> {
     /// Input poses.
@@ -30,6 +37,8 @@ pub struct BlendJob<'a> {
     pub rest: &'a [Transform],
     /// Rest morph weights.
     pub rest_morph_weights: &'a [f32],
+    /// How rotations are combined.
+    pub rotation_blend: RotationBlend,
     /// Blended transforms, as long as `rest`.
     pub output: &'a mut [Transform],
     /// Blended morph weights, as long as `rest_morph_weights`.
@@ -78,26 +87,89 @@ impl BlendJob<'_> {
             self.morph_output.copy_from_slice(self.rest_morph_weights);
             return Ok(());
         };
-        for (j, out) in self.output.iter_mut().enumerate() {
-            let r0 = reference.locals[j].rotation.into_inner();
-            let mut t = Vector3::zeros();
-            let mut s = Vector3::zeros();
-            let mut r = Quaternion::new(0.0, 0.0, 0.0, 0.0);
-            for l in self.layers.iter().filter(|l| l.weight > 0.0) {
-                // Divide rather than multiply by 1 / total: a denormal total has no finite inverse.
-                let w = l.weight / total;
-                let x = &l.locals[j];
-                t += x.translation * w;
-                s += x.scale * w;
-                let q = x.rotation.into_inner();
-                r += if q.dot(&r0) < 0.0 { q * -w } else { q * w };
+        if self.rotation_blend == RotationBlend::Nlerp {
+            let mut active = self.layers.iter().filter(|l| l.weight > 0.0);
+            if let (Some(a), Some(b), None) = (active.next(), active.next(), active.next()) {
+                self.blend_two_nlerp(a, b, total);
+                return Ok(());
             }
-            *out = Transform { translation: t, rotation: normalize_or(r, self.rest[j].rotation), scale: s };
+        }
+        let zero = Transform {
+            translation: Vector3::zeros(),
+            rotation: UnitQuaternion::new_unchecked(Quaternion::new(0.0, 0.0, 0.0, 0.0)),
+            scale: Vector3::zeros(),
+        };
+        self.output.fill(zero);
+        // Layer by layer, each a straight pass over the joints; every joint
+        // still sums its layers in layer order.
+        let mut so_far = 0.0f32;
+        for l in self.layers.iter().filter(|l| l.weight > 0.0) {
+            // Divide rather than multiply by 1 / total: a denormal total has no finite inverse.
+            let w = l.weight / total;
+            let first = so_far == 0.0;
+            so_far += l.weight;
+            let along = l.weight / so_far;
+            for ((out, x), (r0, rest)) in
+                self.output.iter_mut().zip(l.locals).zip(reference.locals.iter().zip(self.rest))
+            {
+                out.translation += x.translation * w;
+                out.scale += x.scale * w;
+                let q = x.rotation.into_inner();
+                let acc = out.rotation.into_inner();
+                let r = match self.rotation_blend {
+                    RotationBlend::Nlerp => acc + if q.dot(&r0.rotation) < 0.0 { q * -w } else { q * w },
+                    RotationBlend::Slerp if first => q,
+                    RotationBlend::Slerp => {
+                        normalize_or(slerp(acc, q, along).into_inner(), rest.rotation).into_inner()
+                    }
+                };
+                out.rotation = UnitQuaternion::new_unchecked(r);
+            }
+        }
+        for (out, rest) in self.output.iter_mut().zip(self.rest) {
+            out.rotation = normalize_fast_or(out.rotation.into_inner(), rest.rotation);
         }
         for (m, out) in self.morph_output.iter_mut().enumerate() {
             *out = self.layers.iter().map(|l| l.morph_weights[m] * (l.weight / total)).sum();
         }
         Ok(())
+    }
+}
+
+impl BlendJob<'_> {
+    /// The common case of the nlerp path, two layers with weight, in one
+    /// pass over the joints: the same sums, in the same order, as the
+    /// layer-by-layer loop.
+    fn blend_two_nlerp(&mut self, a: &BlendLayer, b: &BlendLayer, total: f32) {
+        let (wa, wb) = (a.weight / total, b.weight / total);
+        let joints = self.output.iter_mut().zip(self.rest).zip(a.locals.iter().zip(b.locals));
+        for ((out, rest), (x, y)) in joints {
+            let (qa, qb) = (x.rotation.into_inner(), y.rotation.into_inner());
+            let zero = Vector3::zeros();
+            let r = Quaternion::new(0.0, 0.0, 0.0, 0.0) + qa * wa;
+            let r = r + if qb.dot(&qa) < 0.0 { qb * -wb } else { qb * wb };
+            *out = Transform {
+                translation: zero + x.translation * wa + y.translation * wb,
+                rotation: normalize_fast_or(r, rest.rotation),
+                scale: zero + x.scale * wa + y.scale * wb,
+            };
+        }
+        for (m, out) in self.morph_output.iter_mut().enumerate() {
+            *out = self.layers.iter().map(|l| l.morph_weights[m] * (l.weight / total)).sum();
+        }
+    }
+}
+
+/// `q` normalised by one reciprocal square root (within an f32 rounding of
+/// dividing by the norm, and four times cheaper), or `fallback` when `q` has
+/// (near) zero or non-finite length.
+#[inline(always)]
+fn normalize_fast_or(q: Quaternion<f32>, fallback: UnitQuaternion<f32>) -> UnitQuaternion<f32> {
+    let n2 = q.norm_squared();
+    if n2 > f32::MIN_POSITIVE && n2.is_finite() {
+        UnitQuaternion::new_unchecked(q * (1.0 / n2.sqrt()))
+    } else {
+        fallback
     }
 }
 
@@ -170,10 +242,26 @@ mod tests {
         rest: &[Transform],
         rest_w: &[f32],
     ) -> Result<(Vec<Transform>, Vec<f32>), JobError> {
+        blend_mode(RotationBlend::Nlerp, layers, rest, rest_w)
+    }
+
+    fn blend_mode(
+        rotation_blend: RotationBlend,
+        layers: &[BlendLayer],
+        rest: &[Transform],
+        rest_w: &[f32],
+    ) -> Result<(Vec<Transform>, Vec<f32>), JobError> {
         let mut out = vec![Transform::IDENTITY; rest.len()];
         let mut out_w = vec![0.0; rest_w.len()];
-        BlendJob { layers, rest, rest_morph_weights: rest_w, output: &mut out, morph_output: &mut out_w }
-            .run()?;
+        BlendJob {
+            layers,
+            rest,
+            rest_morph_weights: rest_w,
+            rotation_blend,
+            output: &mut out,
+            morph_output: &mut out_w,
+        }
+        .run()?;
         Ok((out, out_w))
     }
 
@@ -209,6 +297,7 @@ mod tests {
             layers: &[],
             rest: &p,
             rest_morph_weights: &w,
+            rotation_blend: RotationBlend::Nlerp,
             output: &mut out,
             morph_output: &mut out_w,
         };
@@ -219,6 +308,7 @@ mod tests {
             layers: &[],
             rest: &p,
             rest_morph_weights: &w,
+            rotation_blend: RotationBlend::Nlerp,
             output: &mut out,
             morph_output: &mut out_w,
         };
@@ -357,5 +447,100 @@ mod tests {
         let (end, _) = blend_two(&a, &b, &[0.0], &[1.0], 7.0).unwrap();
         assert!(end[0].rotation.angle_to(&b[0].rotation) < 1e-6);
         assert_eq!(end[0].translation, b[0].translation);
+    }
+    /// One joint rotated `degrees` about `axis`.
+    fn turned(axis: Vector3<f32>, degrees: f32) -> [Transform; 1] {
+        let rotation =
+            UnitQuaternion::from_axis_angle(&nalgebra::Unit::new_normalize(axis), degrees.to_radians());
+        [Transform { rotation, ..Transform::IDENTITY }]
+    }
+
+    fn layer<'a>(locals: &'a [Transform], weight: f32) -> BlendLayer<'a> {
+        BlendLayer { locals, morph_weights: &[], weight }
+    }
+
+    #[test]
+    fn slerp_blend_is_constant_speed_and_nlerp_is_not() {
+        // 0 and 90 degrees about z at weights 1 : 3. Slerp turns exactly 3/4
+        // of the way (67.5 degrees). The normalised weighted sum of the
+        // quaternions (half-angles 0 and 45 degrees) has half-angle
+        // atan2(3 sin 45, 1 + 3 cos 45): it turns 68.40 degrees.
+        let (a, b) = (turned(Vector3::z(), 0.0), turned(Vector3::z(), 90.0));
+        let layers = [layer(&a, 1.0), layer(&b, 3.0)];
+        let (slerped, _) = blend_mode(RotationBlend::Slerp, &layers, &[Transform::IDENTITY], &[]).unwrap();
+        let (nlerped, _) = blend_mode(RotationBlend::Nlerp, &layers, &[Transform::IDENTITY], &[]).unwrap();
+        assert!(
+            (slerped[0].rotation.angle().to_degrees() - 67.5).abs() < 1e-3,
+            "{}",
+            slerped[0].rotation.angle()
+        );
+        let expected = 2.0 * (3.0 * 45f32.to_radians().sin()).atan2(1.0 + 3.0 * 45f32.to_radians().cos());
+        assert!((nlerped[0].rotation.angle() - expected).abs() < 1e-5, "{}", nlerped[0].rotation.angle());
+        assert!((expected.to_degrees() - 68.40).abs() < 0.01, "{}", expected.to_degrees());
+        // Two layers: the same as the two-pose slerp at t = w1 / (w0 + w1).
+        let (two, _) = blend_two(&a, &b, &[], &[], 0.75).unwrap();
+        assert!(two[0].rotation.angle_to(&slerped[0].rotation) < 1e-6);
+    }
+
+    #[test]
+    fn both_modes_normalise_weights() {
+        let (a, b) = (turned(Vector3::x(), 10.0), turned(Vector3::y(), 70.0));
+        let (ta, tb) = (
+            [Transform { translation: Vector3::new(1.0, 0.0, 0.0), ..a[0] }],
+            [Transform { translation: Vector3::new(0.0, 4.0, 0.0), ..b[0] }],
+        );
+        for mode in [RotationBlend::Nlerp, RotationBlend::Slerp] {
+            let results: Vec<Transform> = [(0.25, 0.75), (1.0, 3.0), (40.0, 120.0), (1e-30, 3e-30)]
+                .iter()
+                .map(|&(wa, wb)| {
+                    blend_mode(mode, &[layer(&ta, wa), layer(&tb, wb)], &[Transform::IDENTITY], &[])
+                        .unwrap()
+                        .0[0]
+                })
+                .collect();
+            for r in &results {
+                assert!((r.translation - Vector3::new(0.25, 3.0, 0.0)).norm() < 1e-5, "{mode:?} {r:?}");
+                assert!((r.rotation.norm() - 1.0).abs() < 1e-6);
+                assert!(r.rotation.angle_to(&results[0].rotation) < 1e-5, "{mode:?}: {r:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn both_modes_take_the_short_arc_whatever_the_sign() {
+        // 40 degrees about x against -(80 degrees about x) (the same rotation
+        // as +80 written in the other hemisphere), equal weights: 60 degrees.
+        let a = turned(Vector3::x(), 40.0);
+        let mut b = turned(Vector3::x(), 80.0);
+        b[0].rotation = UnitQuaternion::new_unchecked(-b[0].rotation.into_inner());
+        let expected = turned(Vector3::x(), 60.0)[0].rotation;
+        for mode in [RotationBlend::Nlerp, RotationBlend::Slerp] {
+            let (out, _) =
+                blend_mode(mode, &[layer(&a, 1.0), layer(&b, 1.0)], &[Transform::IDENTITY], &[]).unwrap();
+            assert!(out[0].rotation.angle_to(&expected) < 1e-5, "{mode:?}: {:?}", out[0].rotation);
+            // A zero-weight layer in the far hemisphere changes nothing.
+            let far = turned(Vector3::x(), -150.0);
+            let (out, _) = blend_mode(
+                mode,
+                &[layer(&far, 0.0), layer(&a, 1.0), layer(&b, 1.0)],
+                &[Transform::IDENTITY],
+                &[],
+            )
+            .unwrap();
+            assert!(out[0].rotation.angle_to(&expected) < 1e-5, "{mode:?}: {:?}", out[0].rotation);
+        }
+    }
+
+    #[test]
+    fn slerp_blend_of_three_equal_rotations_is_that_rotation() {
+        let a = turned(Vector3::new(1.0, 2.0, 3.0), 123.0);
+        let (out, _) = blend_mode(
+            RotationBlend::Slerp,
+            &[layer(&a, 1.0), layer(&a, 2.0), layer(&a, 0.5)],
+            &[Transform::IDENTITY],
+            &[],
+        )
+        .unwrap();
+        assert!(out[0].rotation.angle_to(&a[0].rotation) < 1e-6);
     }
 }

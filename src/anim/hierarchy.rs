@@ -8,6 +8,32 @@ use super::job::{JobError, check_len};
 use super::skeleton::{BoneMatrix, NO_PARENT, Skin};
 use super::transform::Transform;
 use nalgebra::Matrix4;
+use wide::f32x4;
+
+/// The columns of `local.to_matrix()` above the bottom row (which is 0, 0,
+/// 0, 1), with the same arithmetic (`Transform::to_matrix`'s formula).
+#[inline(always)]
+fn local_columns(local: &Transform) -> [[f32; 3]; 4] {
+    let q = local.rotation.as_ref();
+    let (x, y, z, w) = (q.i, q.j, q.k, q.w);
+    let (t, s) = (&local.translation, &local.scale);
+    let (xx, yy, zz) = (x * x, y * y, z * z);
+    let (xy, xz, yz) = (x * y, x * z, y * z);
+    let (wx, wy, wz) = (w * x, w * y, w * z);
+    [
+        [(1.0 - 2.0 * (yy + zz)) * s.x, 2.0 * (xy + wz) * s.x, 2.0 * (xz - wy) * s.x],
+        [2.0 * (xy - wz) * s.y, (1.0 - 2.0 * (xx + zz)) * s.y, 2.0 * (yz + wx) * s.y],
+        [2.0 * (xz + wy) * s.z, 2.0 * (yz - wx) * s.z, (1.0 - 2.0 * (xx + yy)) * s.z],
+        [t.x, t.y, t.z],
+    ]
+}
+
+/// The four columns of `m`, one SIMD value each.
+#[inline(always)]
+fn columns(m: &Matrix4<f32>) -> [f32x4; 4] {
+    let c = &m.data.0;
+    [f32x4::from(c[0]), f32x4::from(c[1]), f32x4::from(c[2]), f32x4::from(c[3])]
+}
 
 /// Concatenates local transforms down the hierarchy into model space.
 #[derive(Debug)]
@@ -39,11 +65,37 @@ impl LocalToModelJob<'_> {
     }
 
     /// Validates, then computes every model matrix. Never allocates.
+    ///
+    /// The local matrices are affine, so each product is the parent's
+    /// columns times the local's upper three rows: a 4x3 product, one SIMD
+    /// column (four rows) per operation. The sums run in nalgebra's order,
+    /// so the matrices are bit for bit `parent * local.to_matrix()`.
     pub fn run(&mut self) -> Result<(), JobError> {
         self.validate()?;
+        let root = columns(&self.root);
+        // The previous joint's matrix stays in registers: in a chain it is
+        // the parent, and reading it back from memory would lengthen the
+        // dependency from one joint to the next.
+        let mut previous = root;
         for (j, (&p, local)) in self.parents.iter().zip(self.locals).enumerate() {
-            let parent = if p == NO_PARENT { self.root } else { self.output[p as usize] };
-            self.output[j] = parent * local.to_matrix();
+            let [p0, p1, p2, p3] = if p == NO_PARENT {
+                root
+            } else if p as usize + 1 == j {
+                previous
+            } else {
+                columns(&self.output[p as usize])
+            };
+            let [l0, l1, l2, t] = local_columns(local);
+            // `p3 * 0` is kept: it is what the full product adds (a signed
+            // zero, or NaN for an infinite parent).
+            let p3_zero = p3 * f32x4::ZERO;
+            previous = [
+                p0 * l0[0] + p1 * l0[1] + p2 * l0[2] + p3_zero,
+                p0 * l1[0] + p1 * l1[1] + p2 * l1[2] + p3_zero,
+                p0 * l2[0] + p1 * l2[1] + p2 * l2[2] + p3_zero,
+                p0 * t[0] + p1 * t[1] + p2 * t[2] + p3,
+            ];
+            self.output[j].data.0 = previous.map(f32x4::to_array);
         }
         Ok(())
     }
@@ -77,11 +129,19 @@ impl PaletteJob<'_> {
         Ok(())
     }
 
-    /// Validates, then writes `models[joints[i]] * inverse_binds[i]`. Never allocates.
+    /// Validates, then writes `models[joints[i]] * inverse_binds[i]`, one
+    /// SIMD column per operation, bit for bit nalgebra's product. Never allocates.
     pub fn run(&mut self) -> Result<(), JobError> {
         self.validate()?;
         for ((out, &j), ib) in self.output.iter_mut().zip(&self.skin.joints).zip(&self.skin.inverse_binds) {
-            *out = BoneMatrix::from_matrix(&(self.models[j as usize] * ib));
+            let [m0, m1, m2, m3] = columns(&self.models[j as usize]);
+            let c = &ib.data.0;
+            let column = |c: &[f32; 4]| (m0 * c[0] + m1 * c[1] + m2 * c[2] + m3 * c[3]).to_array();
+            let (c0, c1, c2, c3) = (column(&c[0]), column(&c[1]), column(&c[2]), column(&c[3]));
+            out.skin[0..4].copy_from_slice(&c0);
+            out.skin[4..8].copy_from_slice(&c1);
+            out.skin[8..12].copy_from_slice(&c2);
+            out.skin[12..16].copy_from_slice(&c3);
         }
         Ok(())
     }
@@ -191,5 +251,64 @@ mod tests {
         // translation moves it to (1,2,3).
         let p = out[1].to_matrix().transform_point(&Point3::new(0.0, 1.0, 0.0));
         assert_eq!(p, Point3::new(1.0, 2.0, 3.0));
+    }
+
+    /// Tiny deterministic generator (no rand crate).
+    struct Lcg(u64);
+    impl Lcg {
+        fn next(&mut self) -> f32 {
+            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (self.0 >> 40) as f32 / (1u64 << 24) as f32 * 4.0 - 2.0
+        }
+    }
+
+    fn bits(m: &Matrix4<f32>) -> Vec<u32> {
+        m.iter().map(|v| v.to_bits()).collect()
+    }
+
+    #[test]
+    fn simd_products_are_bit_for_bit_nalgebra() {
+        // Random transforms (zeros and negative zeros included, which a
+        // reordered sum would turn into +0) under a root with a projective
+        // bottom row, and random inverse binds.
+        let mut rng = Lcg(3);
+        let n: usize = 40;
+        let parents: Vec<u32> =
+            (0..n)
+                .map(|j| {
+                    if j == 0 { NO_PARENT } else { ((rng.next().abs() * j as f32 / 2.0) as usize % j) as u32 }
+                })
+                .collect();
+        let mut v = |zero: bool| if zero && rng.next() > 1.0 { -0.0 } else { rng.next() };
+        let locals: Vec<Transform> = (0..n)
+            .map(|j| Transform {
+                translation: Vector3::new(v(j % 3 == 0), v(true), 0.0),
+                rotation: UnitQuaternion::from_quaternion(nalgebra::Quaternion::new(
+                    v(false),
+                    v(true),
+                    v(false),
+                    v(j % 5 == 0),
+                )),
+                scale: Vector3::new(v(false), v(false), v(false)),
+            })
+            .collect();
+        let mut root = Matrix4::from_fn(|_, _| rng.next());
+        root[(3, 1)] = -0.0;
+        let models = run_l2m(&parents, &locals, root).unwrap();
+        let mut expected: Vec<Matrix4<f32>> = Vec::new();
+        for (j, &p) in parents.iter().enumerate() {
+            let parent = if p == NO_PARENT { root } else { expected[p as usize] };
+            expected.push(parent * locals[j].to_matrix());
+        }
+        for (j, (m, e)) in models.iter().zip(&expected).enumerate() {
+            assert_eq!(bits(m), bits(e), "joint {j}");
+        }
+        let ibs: Vec<Matrix4<f32>> = (0..n).map(|_| Matrix4::from_fn(|_, _| rng.next())).collect();
+        let s = skin((0..n as u32).rev().collect(), ibs.clone());
+        let mut out = vec![BoneMatrix::IDENTITY; n];
+        PaletteJob { skin: &s, models: &models, output: &mut out }.run().unwrap();
+        for (i, o) in out.iter().enumerate() {
+            assert_eq!(bits(&o.to_matrix()), bits(&(models[n - 1 - i] * ibs[i])), "palette {i}");
+        }
     }
 }

@@ -11,6 +11,7 @@ pub mod blending;
 pub mod clip;
 pub mod dual_quat;
 pub mod compression;
+pub mod clip_sampling;
 pub mod hierarchy;
 pub mod ik;
 pub mod job;
@@ -18,6 +19,7 @@ pub mod layering;
 pub mod mesh;
 pub mod player;
 pub mod pose;
+pub mod runtime_clip;
 pub mod sampling;
 pub mod skeleton;
 pub mod skinning;
@@ -27,11 +29,13 @@ pub use clip::{Clip, ClipEvent, Interpolation, JointTracks, MorphWeightTrack, Tr
 pub use job::JobError;
 pub use mesh::{Influences, Mesh, MeshInstance, MeshPrimitive, MorphDeltas, MorphTarget};
 pub use pose::{Pose, SkinnedPose};
+pub use runtime_clip::RuntimeClip;
 pub use skeleton::{BoneMatrix, NO_PARENT, Skeleton, Skin};
 pub use transform::Transform;
 
 // The jobs.
 pub use blending::{BlendJob, BlendLayer, BlendTwoJob};
+pub use clip_sampling::{ClipCursor, SampleClipJob};
 pub use hierarchy::{LocalToModelJob, PaletteJob};
 pub use ik::{IkSolution, TwoBoneIkJob};
 pub use layering::{LayerJob, LayerMode};

@@ -4,10 +4,10 @@
 //! playback costs O(1) per track; any other jump falls back to a binary search.
 //! The cursor is only a hint: results never depend on it.
 
-use super::clip::{Clip, Interpolation, JointTracks};
+use super::clip::{Clip, Interpolation, JointTracks, MorphWeightTrack, Track};
 use super::job::{JobError, check_len};
 use super::transform::Transform;
-use nalgebra::{Quaternion, UnitQuaternion};
+use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 use std::ops::{Add, Mul};
 
 /// How `Linear` rotation keys are interpolated.
@@ -88,43 +88,7 @@ impl SampleJob<'_> {
         check_len("sample: morph_output", self.morph_output.len(), self.rest_morph_weights.len())?;
         let slots = self.clip.cursor_slots();
         check_len("sample: cursor slots (cursor made for another clip?)", self.cursor.slots(), slots)?;
-        for (i, jt) in self.clip.joint_tracks.iter().enumerate() {
-            if jt.joint as usize >= self.rest.len() {
-                return Err(JobError::new(format!(
-                    "sample: joint track {i} animates joint {}, skeleton has {}",
-                    jt.joint,
-                    self.rest.len()
-                )));
-            }
-            let shapes = [
-                jt.translation.as_ref().map(|t| (t.times.len(), t.values.len(), t.values_per_key())),
-                jt.rotation.as_ref().map(|t| (t.times.len(), t.values.len(), t.values_per_key())),
-                jt.scale.as_ref().map(|t| (t.times.len(), t.values.len(), t.values_per_key())),
-            ];
-            for (what, shape) in ["translation", "rotation", "scale"].iter().zip(shapes) {
-                if let Some((times, values, per_key)) = shape {
-                    check_keys(&|| format!("sample: joint track {i} {what}"), times, values, per_key)?;
-                }
-            }
-        }
-        for (m, mt) in self.clip.morph_tracks.iter().enumerate() {
-            let end = mt.offset as u64 + mt.count as u64;
-            if end > self.rest_morph_weights.len() as u64 {
-                return Err(JobError::new(format!(
-                    "sample: morph track {m} writes weights {}..{end}, only {} exist",
-                    mt.offset,
-                    self.rest_morph_weights.len()
-                )));
-            }
-            let per_key = if mt.interpolation == Interpolation::CubicSpline { 3 } else { 1 };
-            let what = || format!("sample: morph track {m}");
-            // Checked so that a huge count cannot overflow the expected length.
-            let per_key = (mt.count as usize)
-                .checked_mul(per_key)
-                .ok_or_else(|| JobError::new(format!("{}: count too large", what())))?;
-            check_keys(&what, mt.times.len(), mt.values.len(), per_key)?;
-        }
-        Ok(())
+        check_clip("sample", self.clip, self.rest.len(), self.rest_morph_weights.len())
     }
 
     /// Validates, then samples. Never allocates.
@@ -140,33 +104,7 @@ impl SampleJob<'_> {
             sample_joint_into(jt, t, &self.rest[j], self.rotation_blend, cursor, &mut self.output[j]);
         }
         let base = 3 * self.clip.joint_tracks.len();
-        for (m, mt) in self.clip.morph_tracks.iter().enumerate() {
-            let span = locate(&mt.times, t, &mut keys[base + m]);
-            let count = mt.count as usize;
-            let offset = mt.offset as usize;
-            let out = &mut self.morph_output[offset..offset + count];
-            let cubic = mt.interpolation == Interpolation::CubicSpline;
-            // Weight `w` of value slot `v` (0 = in tangent, 1 = value, 2 = out
-            // tangent for cubic; always 0 otherwise) of key `k`.
-            let at = |k: usize, v: usize, w: usize| {
-                let slot = if cubic { 3 * k + v } else { k };
-                mt.values[slot * count + w]
-            };
-            let value_slot = usize::from(cubic);
-            for (w, o) in out.iter_mut().enumerate() {
-                *o = match (mt.interpolation, span) {
-                    (_, Span::Key(k)) | (Interpolation::Step, Span::Between { k, .. }) => {
-                        at(k, value_slot, w)
-                    }
-                    (Interpolation::Linear, Span::Between { k, s, .. }) => {
-                        lerp(at(k, 0, w), at(k + 1, 0, w), s)
-                    }
-                    (Interpolation::CubicSpline, Span::Between { k, s, td }) => {
-                        hermite(at(k, 1, w), at(k, 2, w), at(k + 1, 1, w), at(k + 1, 0, w), s, td)
-                    }
-                };
-            }
-        }
+        sample_morph_tracks(&self.clip.morph_tracks, t, &mut keys[base..], self.morph_output);
         Ok(())
     }
 }
@@ -197,36 +135,120 @@ fn sample_joint_into(
     out: &mut Transform,
 ) {
     if let Some(tr) = &jt.translation {
-        let span = locate(&tr.times, t, &mut cursor[0]);
-        out.translation = sample_linear_space(&tr.values, tr.interpolation, span);
+        out.translation = sample_vector(tr, t, &mut cursor[0]);
     }
     if let Some(tr) = &jt.rotation {
-        let span = locate(&tr.times, t, &mut cursor[1]);
-        let fallback = rest.rotation;
-        // Keys and true slerps are kept as the file gives them (unit
-        // to the exporter's precision, see `slerp`); anything a lerp
-        // or spline built is normalised.
-        out.rotation = match (tr.interpolation, span) {
-            (Interpolation::Linear, Span::Between { k, s, .. }) => {
-                let (a, b) = (tr.values[k], tr.values[k + 1]);
-                match rotation_blend {
-                    RotationBlend::Slerp => match slerp(a, b, s) {
-                        Slerped::Arc(q) => keep_or(q, fallback),
-                        Slerped::Chord(q) => normalize_or(q, fallback),
-                    },
-                    RotationBlend::Nlerp => normalize_or(nlerp(a, b, s), fallback),
-                }
-            }
-            (Interpolation::CubicSpline, span @ Span::Between { .. }) => {
-                normalize_or(sample_linear_space(&tr.values, Interpolation::CubicSpline, span), fallback)
-            }
-            (interpolation, span) => keep_or(sample_linear_space(&tr.values, interpolation, span), fallback),
-        };
+        out.rotation = sample_rotation(tr, t, rotation_blend, rest.rotation, &mut cursor[1]);
     }
     if let Some(tr) = &jt.scale {
-        let span = locate(&tr.times, t, &mut cursor[2]);
-        out.scale = sample_linear_space(&tr.values, tr.interpolation, span);
+        out.scale = sample_vector(tr, t, &mut cursor[2]);
     }
+}
+
+/// Samples a translation or scale track at `t`; `hint` is its cursor slot.
+pub(crate) fn sample_vector(track: &Track<Vector3<f32>>, t: f64, hint: &mut u32) -> Vector3<f32> {
+    let span = locate(&track.times, t, hint);
+    sample_linear_space(&track.values, track.interpolation, span)
+}
+
+/// Samples a rotation track at `t`; `fallback` replaces a rotation without
+/// usable length, `hint` is the track's cursor slot.
+pub(crate) fn sample_rotation(
+    track: &Track<Quaternion<f32>>,
+    t: f64,
+    rotation_blend: RotationBlend,
+    fallback: UnitQuaternion<f32>,
+    hint: &mut u32,
+) -> UnitQuaternion<f32> {
+    let span = locate(&track.times, t, hint);
+    // Keys and true slerps are kept as the file gives them (unit to the
+    // exporter's precision, see `slerp`); anything a lerp or spline built is
+    // normalised.
+    match (track.interpolation, span) {
+        (Interpolation::Linear, Span::Between { k, s, .. }) => {
+            let (a, b) = (track.values[k], track.values[k + 1]);
+            match rotation_blend {
+                RotationBlend::Slerp => match slerp(a, b, s) {
+                    Slerped::Arc(q) => keep_or(q, fallback),
+                    Slerped::Chord(q) => normalize_or(q, fallback),
+                },
+                RotationBlend::Nlerp => normalize_or(nlerp(a, b, s), fallback),
+            }
+        }
+        (Interpolation::CubicSpline, span @ Span::Between { .. }) => {
+            normalize_or(sample_linear_space(&track.values, Interpolation::CubicSpline, span), fallback)
+        }
+        (interpolation, span) => keep_or(sample_linear_space(&track.values, interpolation, span), fallback),
+    }
+}
+
+/// Samples morph-weight tracks at `t` into `out` (one hint per track);
+/// the tracks must be well formed (see `SampleJob::validate`).
+pub(crate) fn sample_morph_tracks(tracks: &[MorphWeightTrack], t: f64, hints: &mut [u32], out: &mut [f32]) {
+    for (mt, hint) in tracks.iter().zip(hints) {
+        let span = locate(&mt.times, t, hint);
+        let count = mt.count as usize;
+        let offset = mt.offset as usize;
+        let out = &mut out[offset..offset + count];
+        let cubic = mt.interpolation == Interpolation::CubicSpline;
+        // Weight `w` of value slot `v` (0 = in tangent, 1 = value, 2 = out
+        // tangent for cubic; always 0 otherwise) of key `k`.
+        let at = |k: usize, v: usize, w: usize| {
+            let slot = if cubic { 3 * k + v } else { k };
+            mt.values[slot * count + w]
+        };
+        let value_slot = usize::from(cubic);
+        for (w, o) in out.iter_mut().enumerate() {
+            *o = match (mt.interpolation, span) {
+                (_, Span::Key(k)) | (Interpolation::Step, Span::Between { k, .. }) => at(k, value_slot, w),
+                (Interpolation::Linear, Span::Between { k, s, .. }) => lerp(at(k, 0, w), at(k + 1, 0, w), s),
+                (Interpolation::CubicSpline, Span::Between { k, s, td }) => {
+                    hermite(at(k, 1, w), at(k, 2, w), at(k + 1, 1, w), at(k + 1, 0, w), s, td)
+                }
+            };
+        }
+    }
+}
+
+/// Checks that every track of `clip` animates one of `joints` joints or
+/// writes inside `morph_slots` weights, and has at least one key and the
+/// right number of values per key. `job` starts each error message.
+pub(crate) fn check_clip(job: &str, clip: &Clip, joints: usize, morph_slots: usize) -> Result<(), JobError> {
+    for (i, jt) in clip.joint_tracks.iter().enumerate() {
+        if jt.joint as usize >= joints {
+            return Err(JobError::new(format!(
+                "{job}: joint track {i} animates joint {}, skeleton has {}",
+                jt.joint, joints
+            )));
+        }
+        let shapes = [
+            jt.translation.as_ref().map(|t| (t.times.len(), t.values.len(), t.values_per_key())),
+            jt.rotation.as_ref().map(|t| (t.times.len(), t.values.len(), t.values_per_key())),
+            jt.scale.as_ref().map(|t| (t.times.len(), t.values.len(), t.values_per_key())),
+        ];
+        for (what, shape) in ["translation", "rotation", "scale"].iter().zip(shapes) {
+            if let Some((times, values, per_key)) = shape {
+                check_keys(&|| format!("{job}: joint track {i} {what}"), times, values, per_key)?;
+            }
+        }
+    }
+    for (m, mt) in clip.morph_tracks.iter().enumerate() {
+        let end = mt.offset as u64 + mt.count as u64;
+        if end > morph_slots as u64 {
+            return Err(JobError::new(format!(
+                "{job}: morph track {m} writes weights {}..{end}, only {} exist",
+                mt.offset, morph_slots
+            )));
+        }
+        let per_key = if mt.interpolation == Interpolation::CubicSpline { 3 } else { 1 };
+        let what = || format!("{job}: morph track {m}");
+        // Checked so that a huge count cannot overflow the expected length.
+        let per_key = (mt.count as usize)
+            .checked_mul(per_key)
+            .ok_or_else(|| JobError::new(format!("{}: count too large", what())))?;
+        check_keys(&what, mt.times.len(), mt.values.len(), per_key)?;
+    }
+    Ok(())
 }
 
 /// Checks that a track has at least one key and `per_key` values per key.
@@ -382,26 +404,68 @@ pub(crate) enum Slerped {
 /// accurate near 0; below f64::EPSILON of sin^2 (as three.js) the result is a chord (lerp) for the
 /// caller to normalise.
 pub(crate) fn slerp(a: Quaternion<f32>, b: Quaternion<f32>, s: f32) -> Slerped {
-    if a == b {
-        return Slerped::Arc(a);
+    SlerpKeys::new(a, b).at(s)
+}
+
+/// The part of [`slerp`] that depends only on the two keys: computed once
+/// per key interval by the runtime sampler, which then calls [`SlerpKeys::at`]
+/// (or repeats its arithmetic lane by lane) each frame with the same result.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum SlerpKeys {
+    /// Identical keys: the key itself, whatever `s`.
+    Same(Quaternion<f32>),
+    /// Keys too close for slerp's weights: a lerp of these, to be normalised.
+    Chord(Quaternion<f32>, Quaternion<f32>),
+    /// A true arc from `a` to `b` (on the short path), `angle` radians, `sin` its sine.
+    Arc { a: Quaternion<f32>, b: Quaternion<f32>, sin: f32, angle: f32 },
+}
+
+impl SlerpKeys {
+    /// The per-interval constants of slerping from `a` to `b`.
+    pub(crate) fn new(a: Quaternion<f32>, b: Quaternion<f32>) -> Self {
+        if a == b {
+            return SlerpKeys::Same(a);
+        }
+        let (a, b, _, _) = slerp_keys(a, b);
+        let cos: f64 = a.coords.iter().zip(b.coords.iter()).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
+        let sin_squared = 1.0 - cos * cos;
+        if sin_squared.is_nan() || sin_squared <= f64::EPSILON {
+            return SlerpKeys::Chord(a, b);
+        }
+        // cos and sin^2 need f64 (1 - cos^2 cancels for small angles); once sin
+        // is known to full precision, f32 trigonometry is accurate to ~1e-7
+        // relative and twice as fast as f64.
+        let sin = sin_squared.sqrt() as f32;
+        SlerpKeys::Arc { a, b, sin, angle: sin.atan2(cos as f32) }
     }
-    // Keys far from unit length are no exporter rounding: normalise those.
-    let (a, b) = if near_unit(a) && near_unit(b) { (a, b) } else { (unit_or_self(a), unit_or_self(b)) };
+
+    /// The interpolation at `s`.
+    #[inline]
+    pub(crate) fn at(&self, s: f32) -> Slerped {
+        match *self {
+            SlerpKeys::Same(a) => Slerped::Arc(a),
+            SlerpKeys::Chord(a, b) => Slerped::Chord(lerp(a, b, s)),
+            SlerpKeys::Arc { a, b, sin, angle } => {
+                let wa = ((1.0 - s) * angle).sin() / sin;
+                let wb = (s * angle).sin() / sin;
+                Slerped::Arc(a * wa + b * wb)
+            }
+        }
+    }
+}
+
+/// The keys slerp interpolates between: normalised when either is far
+/// from unit length (no exporter rounding), `b` flipped into `a`'s
+/// hemisphere; and whether each of those happened.
+pub(crate) fn slerp_keys(
+    a: Quaternion<f32>,
+    b: Quaternion<f32>,
+) -> (Quaternion<f32>, Quaternion<f32>, bool, bool) {
+    let normalized = !(near_unit(a) && near_unit(b));
+    let (a, b) = if normalized { (unit_or_self(a), unit_or_self(b)) } else { (a, b) };
+    let d = a.dot(&b);
     let (b, _) = same_hemisphere(a, b);
-    let cos: f64 = a.coords.iter().zip(b.coords.iter()).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
-    let sin_squared = 1.0 - cos * cos;
-    if sin_squared.is_nan() || sin_squared <= f64::EPSILON {
-        return Slerped::Chord(lerp(a, b, s));
-    }
-    // cos and sin^2 need f64 (1 - cos^2 cancels for small angles); once sin
-    // is known to full precision, f32 trigonometry is accurate to ~1e-7
-    // relative and twice as fast as f64 (this is the hottest code in pose
-    // evaluation).
-    let sin = sin_squared.sqrt() as f32;
-    let angle = sin.atan2(cos as f32);
-    let wa = ((1.0 - s) * angle).sin() / sin;
-    let wb = (s * angle).sin() / sin;
-    Slerped::Arc(a * wa + b * wb)
+    (a, b, normalized, d < 0.0)
 }
 
 impl Slerped {
@@ -414,7 +478,7 @@ impl Slerped {
 }
 
 /// Whether `q`'s length is 1 to an exporter's rounding (within 0.1%).
-fn near_unit(q: Quaternion<f32>) -> bool {
+pub(crate) fn near_unit(q: Quaternion<f32>) -> bool {
     (q.norm_squared() - 1.0).abs() <= 2e-3
 }
 
@@ -426,7 +490,7 @@ fn unit_or_self(q: Quaternion<f32>) -> Quaternion<f32> {
 
 /// `q` as stored when it is unit to an exporter's rounding, normalised when it
 /// is further off, `fallback` when it has no usable length.
-fn keep_or(q: Quaternion<f32>, fallback: UnitQuaternion<f32>) -> UnitQuaternion<f32> {
+pub(crate) fn keep_or(q: Quaternion<f32>, fallback: UnitQuaternion<f32>) -> UnitQuaternion<f32> {
     if near_unit(q) { UnitQuaternion::new_unchecked(q) } else { normalize_or(q, fallback) }
 }
 

@@ -6,7 +6,7 @@
 //!
 //! Run: `cargo bench --bench compression` (needs ../shared).
 
-#[path = "anchor.rs"]
+#[path = "anchor_data.rs"]
 mod anchor;
 
 use criterion::{Criterion, Throughput};

@@ -19,8 +19,8 @@ use super::rig::Rig;
 use super::root_motion::{self, RootMotion};
 use crate::anim::player::wrap_clip_time;
 use crate::anim::{
-    BlendJob, BlendLayer, Clip, ClipEvent, ClipPlayer, JobError, LayerJob, Pose, RotationBlend, SampleJob,
-    SamplingCursor, SkinnedPose,
+    BlendJob, BlendLayer, ClipCursor, ClipEvent, ClipPlayer, JobError, LayerJob, Pose, RotationBlend,
+    SampleClipJob, SkinnedPose,
 };
 use std::sync::Arc;
 
@@ -68,7 +68,7 @@ pub struct Character {
     // Per clip node (leaf).
     players: Vec<ClipPlayer>,
     sample_time: Vec<f64>,
-    cursors: Vec<SamplingCursor>,
+    cursors: Vec<ClipCursor>,
     /// Weight within its state.
     local_weight: Vec<f32>,
     /// Final weight (state weight times local weight).
@@ -139,7 +139,7 @@ impl Character {
             state_time: vec![0.0; states],
             players: leaves.iter().map(|l| player(&rig, l.clip, l.looping)).collect(),
             sample_time: vec![0.0; leaves.len()],
-            cursors: leaves.iter().map(|l| SamplingCursor::new(&rig.clips[l.clip as usize])).collect(),
+            cursors: leaves.iter().map(|l| ClipCursor::new(rig.runtime_clip(l.clip as usize))).collect(),
             local_weight: vec![0.0; leaves.len()],
             weight: vec![0.0; leaves.len()],
             poses: vec![Pose::new(joints, weights); leaves.len()],
@@ -897,31 +897,17 @@ fn blend_leaves(
     weights: &[f32],
     times: &[f64],
     rotation_blend: RotationBlend,
-    cursors: &mut [SamplingCursor],
+    cursors: &mut [ClipCursor],
     poses: &mut [Pose],
     out: &mut Pose,
 ) -> Result<(), JobError> {
     let active = || (range.start as usize..range.end as usize).filter(|&l| weights[l] > 0.0);
     let mut it = active();
     if let (Some(l), None) = (it.next(), it.next()) {
-        return sample(
-            rig,
-            &rig.clips[leaves[l].clip as usize],
-            times[l],
-            rotation_blend,
-            &mut cursors[l],
-            out,
-        );
+        return sample(rig, leaves[l].clip, times[l], rotation_blend, &mut cursors[l], out);
     }
     for l in active() {
-        sample(
-            rig,
-            &rig.clips[leaves[l].clip as usize],
-            times[l],
-            rotation_blend,
-            &mut cursors[l],
-            &mut poses[l],
-        )?;
+        sample(rig, leaves[l].clip, times[l], rotation_blend, &mut cursors[l], &mut poses[l])?;
     }
     let empty = BlendLayer { locals: &[], morph_weights: &[], weight: 0.0 };
     let mut layers = [empty; super::controller::MAX_CLIP_NODES];
@@ -938,27 +924,26 @@ fn blend_leaves(
         layers: &layers[..count],
         rest: rig.skeleton.rest(),
         rest_morph_weights: &rig.rest_morph_weights,
+        rotation_blend: RotationBlend::Nlerp,
         output: &mut out.locals,
         morph_output: &mut out.morph_weights,
     }
     .run()
 }
 
-/// Samples `clip` at `time` into `out` (joints and weights without a track
-/// take the rig's rest values).
+/// Samples clip `clip` of the rig at `time` into `out` (joints and weights
+/// without a track take the rig's rest values).
 fn sample(
     rig: &Rig,
-    clip: &Clip,
+    clip: u32,
     time: f64,
     rotation_blend: RotationBlend,
-    cursor: &mut SamplingCursor,
+    cursor: &mut ClipCursor,
     out: &mut Pose,
 ) -> Result<(), JobError> {
-    SampleJob {
-        clip,
+    SampleClipJob {
+        clip: rig.runtime_clip(clip as usize),
         time,
-        rest: rig.skeleton.rest(),
-        rest_morph_weights: &rig.rest_morph_weights,
         rotation_blend,
         cursor,
         output: &mut out.locals,

@@ -2,7 +2,7 @@
 //! meshes and the nodes that draw them. Built once per model and shared (by
 //! `Arc`) by every character that uses it; nothing in it is per character.
 
-use crate::anim::{Clip, JobError, Mesh, MeshInstance, NO_PARENT, Skeleton, Skin};
+use crate::anim::{Clip, JobError, Mesh, MeshInstance, NO_PARENT, RuntimeClip, Skeleton, Skin};
 use nalgebra::Matrix4;
 use std::sync::Arc;
 
@@ -29,6 +29,8 @@ pub struct Rig {
     bind_world: Vec<Option<Matrix4<f32>>>,
     /// Display name of each clip: its name, or `animation_N` when unnamed.
     clip_names: Vec<String>,
+    /// Each clip laid out for sampling on this skeleton (validated once here).
+    runtime_clips: Vec<RuntimeClip>,
 }
 
 impl Rig {
@@ -105,6 +107,14 @@ impl Rig {
                 }
             }
         }
+        let runtime_clips = clips
+            .iter()
+            .enumerate()
+            .map(|(c, clip)| {
+                RuntimeClip::new(clip.clone(), skeleton.rest(), &rest_morph_weights)
+                    .map_err(|e| JobError::new(format!("clip {c}: {e}")))
+            })
+            .collect::<Result<_, _>>()?;
         let clip_names = clips
             .iter()
             .enumerate()
@@ -120,6 +130,7 @@ impl Rig {
             palette_offsets,
             bind_world,
             clip_names,
+            runtime_clips,
         })
     }
 
@@ -132,6 +143,12 @@ impl Rig {
     /// Palette entries of all skins together.
     pub fn palette_len(&self) -> usize {
         self.palette_offsets.last().copied().unwrap_or(0) as usize
+    }
+
+    /// Clip `clip` laid out for sampling (what characters sample). Built
+    /// from `clips` when the rig was made.
+    pub fn runtime_clip(&self, clip: usize) -> &RuntimeClip {
+        &self.runtime_clips[clip]
     }
 
     /// Display name of clip `clip`: its name, or `animation_N` (three.js's

@@ -1,0 +1,364 @@
+//! The runtime clip layout, made for sampling: a clip validated once
+//! against a skeleton and rearranged as ozz-animation arranges its runtime
+//! animations.
+//!
+//! - Joints are grouped four to a SIMD block (structure of arrays): lane `l`
+//!   of block `b` is joint `4 b + l`, for translations, rotations and scales
+//!   alike. Joints without a track (and the padding lanes of the last block)
+//!   hold their rest value.
+//! - STEP and LINEAR keys are stored as one stream ordered by the time they
+//!   are *needed*: key `k` of a track is needed once playback reaches key
+//!   `k - 1`, when the interval `[k - 1, k]` starts. A per-character
+//!   [`ClipCursor`](super::clip_sampling::ClipCursor) keeps every lane's current
+//!   interval and walks the stream, so a frame touches only the keys playback
+//!   crossed since the last one.
+//! - CUBICSPLINE tracks and morph weights are sampled track by track with
+//!   the scalar code of [`SampleJob`](super::SampleJob), whose results the
+//!   stream reproduces bit for bit.
+//!
+//! Everything the per-frame job would otherwise check on every call (joint
+//! indices, key counts, key times) is checked here, once.
+
+use super::clip::{Clip, Interpolation, Track};
+use super::job::JobError;
+use super::sampling::{check_clip, keep_or};
+use super::transform::Transform;
+use nalgebra::{Quaternion, UnitQuaternion};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Joints per SIMD block.
+pub const LANES: usize = 4;
+
+/// The three joint properties, in the order lanes are numbered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Property {
+    Translation = 0,
+    Rotation = 1,
+    Scale = 2,
+}
+
+/// The state of one lane at the start of its track (before any stream key):
+/// the first interval, as `ClipCursor` keeps it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct LaneStart {
+    /// Values at the interval's start and end keys (xyz or quaternion ijkw).
+    pub a: [f32; 4],
+    pub b: [f32; 4],
+    /// What holding `a` / `b` gives (rotations: the key kept or normalised
+    /// as scalar sampling does; otherwise the key).
+    pub held_a: [f32; 4],
+    pub held_b: [f32; 4],
+    /// Key times of `a` and `b`.
+    pub t0: f32,
+    pub t1: f32,
+    /// At or before this time the lane holds `a`: the track's first key
+    /// time in its first interval, +inf for STEP tracks and rest lanes,
+    /// -inf once the stream moved the lane on.
+    pub first: f32,
+    /// At or after this time the lane holds `b`: the track's last key time
+    /// (+inf for rest lanes).
+    pub last: f32,
+}
+
+/// One key of the stream.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct StreamKey {
+    /// Playback at or after this time needs the key (its track's previous key time).
+    pub need: f32,
+    /// The key's own time.
+    pub time: f32,
+    /// Lane index over all properties: `property * lanes + joint`.
+    pub slot: u32,
+    /// STEP track: the lane holds its start key whatever the time.
+    pub step: bool,
+    /// The key's value and what holding it gives (see `LaneStart`).
+    pub value: [f32; 4],
+    pub held: [f32; 4],
+}
+
+/// A track sampled with the scalar code: joint track index and property.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct ScalarTrack {
+    pub track: u32,
+    pub property: Property,
+}
+
+/// Source of unique clip ids (cursors remember the clip they follow).
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A clip laid out for sampling on one skeleton (see the module
+/// documentation). Immutable; shared by every character of the rig.
+#[derive(Debug, Clone)]
+pub struct RuntimeClip {
+    id: u64,
+    clip: Arc<Clip>,
+    joints: usize,
+    blocks: usize,
+    rest_morph_weights: Vec<f32>,
+    /// Start state of every lane, `property * lanes + joint`.
+    pub(crate) start: Vec<LaneStart>,
+    /// STEP and LINEAR keys after each track's first two, by `need`.
+    pub(crate) stream: Vec<StreamKey>,
+    /// CUBICSPLINE tracks.
+    pub(crate) scalar: Vec<ScalarTrack>,
+    /// Rest rotation of every lane, component-major per block (`[i, j, k, w][lane]`):
+    /// what a rotation without usable length falls back to.
+    pub(crate) fallback: Vec<[[f32; LANES]; 4]>,
+    /// Whether holding any rotation key gives the key itself (every key
+    /// unit to an exporter's rounding, as in every file seen so far); when
+    /// not, sampling normalises held keys of the lanes in `rotation_tracked`.
+    pub(crate) keys_kept: bool,
+    /// Per block, all bits set in the lanes whose rotation is streamed.
+    pub(crate) rotation_tracked: Vec<[f32; LANES]>,
+    /// Per block, whether any lane has a translation (`[0]`) or scale
+    /// (`[1]`) track; blocks without one always give `vector_rest`, and
+    /// sampling does not touch their cursor state.
+    pub(crate) vector_animated: [Vec<bool>; 2],
+    /// Rest translations and scales per block, component-major.
+    pub(crate) vector_rest: [Vec<[[f32; LANES]; 3]>; 2],
+}
+
+impl RuntimeClip {
+    /// Lays `clip` out for a skeleton whose rest pose is `rest` and a pose
+    /// with `rest_morph_weights`. Checks what [`SampleJob::validate`](super::SampleJob::validate)
+    /// checks, plus finite, strictly increasing key times.
+    pub fn new(clip: Arc<Clip>, rest: &[Transform], rest_morph_weights: &[f32]) -> Result<Self, JobError> {
+        let name = clip.name.as_deref().unwrap_or("unnamed");
+        let job = format!("clip \"{name}\"");
+        check_clip(&job, &clip, rest.len(), rest_morph_weights.len())?;
+        let joints = rest.len();
+        let blocks = joints.div_ceil(LANES);
+        let lanes = blocks * LANES;
+        let rest_at = |j: usize| rest.get(j).copied().unwrap_or(Transform::IDENTITY);
+        let mut start = Vec::with_capacity(3 * lanes);
+        for property in [Property::Translation, Property::Rotation, Property::Scale] {
+            start.extend((0..lanes).map(|j| rest_lane(property, &rest_at(j))));
+        }
+        let mut fallback = vec![[[0.0; LANES]; 4]; blocks];
+        for j in 0..lanes {
+            let q = rest_at(j).rotation.into_inner().coords;
+            for (c, v) in q.iter().enumerate() {
+                fallback[j / LANES][c][j % LANES] = *v;
+            }
+        }
+        // A later entry for the same joint and property wins, as in SampleJob.
+        let mut owner: Vec<Option<(u32, Property)>> = vec![None; 3 * lanes];
+        for (i, jt) in clip.joint_tracks.iter().enumerate() {
+            let j = jt.joint as usize;
+            let what = |p: &str| format!("{job}: joint track {i} {p}");
+            if let Some(t) = &jt.translation {
+                check_times(&what("translation"), &t.times)?;
+                owner[j] = Some((i as u32, Property::Translation));
+            }
+            if let Some(t) = &jt.rotation {
+                check_times(&what("rotation"), &t.times)?;
+                owner[lanes + j] = Some((i as u32, Property::Rotation));
+            }
+            if let Some(t) = &jt.scale {
+                check_times(&what("scale"), &t.times)?;
+                owner[2 * lanes + j] = Some((i as u32, Property::Scale));
+            }
+        }
+        for (m, mt) in clip.morph_tracks.iter().enumerate() {
+            check_times(&format!("{job}: morph track {m}"), &mt.times)?;
+        }
+        let mut stream = Vec::new();
+        let mut scalar = Vec::new();
+        for (slot, entry) in owner.iter().enumerate() {
+            let Some((track, property)) = *entry else { continue };
+            let jt = &clip.joint_tracks[track as usize];
+            let j = slot % lanes;
+            let fallback = rest_at(j).rotation;
+            let lane = match property {
+                Property::Translation => {
+                    jt.translation.as_ref().and_then(|t| vector_lane(t, slot as u32, &mut stream))
+                }
+                Property::Scale => jt.scale.as_ref().and_then(|t| vector_lane(t, slot as u32, &mut stream)),
+                Property::Rotation => {
+                    jt.rotation.as_ref().and_then(|t| rotation_lane(t, fallback, slot as u32, &mut stream))
+                }
+            };
+            match lane {
+                Some(lane) => start[slot] = lane,
+                None => scalar.push(ScalarTrack { track, property }),
+            }
+        }
+        let bits = |v: &[f32; 4]| v.map(f32::to_bits);
+        let kept = |value: &[f32; 4], held: &[f32; 4]| bits(value) == bits(held);
+        let keys_kept = stream.iter().all(|k| kept(&k.value, &k.held))
+            && start.iter().all(|s| kept(&s.a, &s.held_a) && kept(&s.b, &s.held_b));
+        let mut rotation_tracked = vec![[0.0f32; LANES]; blocks];
+        for j in 0..lanes {
+            // A cubic lane holds its rest rotation here; the scalar code overwrites it.
+            if owner[lanes + j].is_some() {
+                rotation_tracked[j / LANES][j % LANES] = f32::from_bits(u32::MAX);
+            }
+        }
+        let mut vector_animated = [vec![false; blocks], vec![false; blocks]];
+        let mut vector_rest = [vec![[[0.0; LANES]; 3]; blocks], vec![[[0.0; LANES]; 3]; blocks]];
+        for (v, property) in [(0, 0), (1, 2)] {
+            for j in 0..lanes {
+                vector_animated[v][j / LANES] |= owner[property * lanes + j].is_some();
+                for (c, value) in start[property * lanes + j].a.iter().take(3).enumerate() {
+                    vector_rest[v][j / LANES][c][j % LANES] = *value;
+                }
+            }
+        }
+        // Stable: each lane's keys stay in time order.
+        stream.sort_by(|a: &StreamKey, b: &StreamKey| a.need.total_cmp(&b.need));
+        Ok(RuntimeClip {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            clip,
+            joints,
+            blocks,
+            rest_morph_weights: rest_morph_weights.to_vec(),
+            start,
+            stream,
+            scalar,
+            fallback,
+            keys_kept,
+            rotation_tracked,
+            vector_animated,
+            vector_rest,
+        })
+    }
+
+    /// The source clip.
+    pub fn clip(&self) -> &Arc<Clip> {
+        &self.clip
+    }
+
+    /// Number of skeleton joints it samples.
+    pub fn joints(&self) -> usize {
+        self.joints
+    }
+
+    /// Number of SIMD blocks (joints / 4, rounded up).
+    pub fn blocks(&self) -> usize {
+        self.blocks
+    }
+
+    /// Rest morph weights (the values of slots without a track).
+    pub fn rest_morph_weights(&self) -> &[f32] {
+        &self.rest_morph_weights
+    }
+
+    /// Number of keys in the stream (STEP and LINEAR keys after each
+    /// track's first two).
+    pub fn streamed_keys(&self) -> usize {
+        self.stream.len()
+    }
+
+    /// Unique id of this layout (cursors compare it).
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Lanes per property (`blocks * LANES`).
+    pub(crate) fn lanes(&self) -> usize {
+        self.blocks * LANES
+    }
+}
+
+/// The lane of a joint without a track for `property`: holds the rest value.
+fn rest_lane(property: Property, rest: &Transform) -> LaneStart {
+    let v = match property {
+        Property::Translation => pad(rest.translation.into()),
+        Property::Scale => pad(rest.scale.into()),
+        Property::Rotation => rest.rotation.into_inner().coords.into(),
+    };
+    LaneStart {
+        a: v,
+        b: v,
+        held_a: v,
+        held_b: v,
+        t0: 0.0,
+        t1: 0.0,
+        first: f32::INFINITY,
+        last: f32::INFINITY,
+    }
+}
+
+fn pad(v: [f32; 3]) -> [f32; 4] {
+    [v[0], v[1], v[2], 0.0]
+}
+
+/// Start lane of a translation or scale track, its later keys pushed to
+/// `stream`; `None` for a cubic spline (sampled by the scalar code).
+fn vector_lane(
+    track: &Track<nalgebra::Vector3<f32>>,
+    slot: u32,
+    stream: &mut Vec<StreamKey>,
+) -> Option<LaneStart> {
+    let values: Vec<[f32; 4]> = track.values.iter().map(|v| pad((*v).into())).collect();
+    lane(track.interpolation, &track.times, &values, &values, slot, stream)
+}
+
+/// Start lane of a rotation track (see `vector_lane`). What holding a key
+/// gives is computed here, once: the key as stored when unit to an
+/// exporter's rounding, else normalised (`fallback` without usable length).
+fn rotation_lane(
+    track: &Track<Quaternion<f32>>,
+    fallback: UnitQuaternion<f32>,
+    slot: u32,
+    stream: &mut Vec<StreamKey>,
+) -> Option<LaneStart> {
+    let values: Vec<[f32; 4]> = track.values.iter().map(|q| q.coords.into()).collect();
+    let held: Vec<[f32; 4]> =
+        track.values.iter().map(|q| keep_or(*q, fallback).into_inner().coords.into()).collect();
+    lane(track.interpolation, &track.times, &values, &held, slot, stream)
+}
+
+fn lane(
+    interpolation: Interpolation,
+    times: &[f32],
+    values: &[[f32; 4]],
+    held: &[[f32; 4]],
+    slot: u32,
+    stream: &mut Vec<StreamKey>,
+) -> Option<LaneStart> {
+    if interpolation == Interpolation::CubicSpline {
+        return None;
+    }
+    let step = interpolation == Interpolation::Step;
+    let n = times.len();
+    let second = 1.min(n - 1);
+    for k in 2..n {
+        stream.push(StreamKey {
+            need: times[k - 1],
+            time: times[k],
+            slot,
+            step,
+            value: values[k],
+            held: held[k],
+        });
+    }
+    Some(LaneStart {
+        a: values[0],
+        b: values[second],
+        held_a: held[0],
+        held_b: held[second],
+        t0: times[0],
+        t1: times[second],
+        first: if step { f32::INFINITY } else { times[0] },
+        last: times[n - 1],
+    })
+}
+
+/// Key times must be finite and strictly increasing (the importer checks
+/// the same; a clip built in code is checked here).
+fn check_times(what: &str, times: &[f32]) -> Result<(), JobError> {
+    if let Some(k) = times.iter().position(|t| !t.is_finite()) {
+        return Err(JobError::new(format!("{what}: key {k} time is {}", times[k])));
+    }
+    if let Some(k) = times.windows(2).position(|w| w[1] <= w[0]) {
+        return Err(JobError::new(format!(
+            "{what}: key times not increasing at key {} ({} after {})",
+            k + 1,
+            times[k + 1],
+            times[k]
+        )));
+    }
+    Ok(())
+}
