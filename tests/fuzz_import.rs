@@ -139,12 +139,12 @@ fn nth_or_skip<'a>(value: &'a mut Value, k: &mut u64) -> Option<&'a mut Value> {
 
 /// Applies one edit to the JSON (or, for a GLB, to its BIN chunk).
 fn apply(json: &mut Value, bin: &mut Option<Vec<u8>>, e: &Edit) {
-    if e.kind % 16 == 15 {
-        if let Some(bin) = bin.as_mut().filter(|b| !b.is_empty()) {
-            let at = (e.at % bin.len() as u64) as usize;
-            bin[at] ^= (e.arg % 255 + 1) as u8;
-            return;
-        }
+    if e.kind % 16 == 15
+        && let Some(bin) = bin.as_mut().filter(|b| !b.is_empty())
+    {
+        let at = (e.at % bin.len() as u64) as usize;
+        bin[at] ^= (e.arg % 255 + 1) as u8;
+        return;
     }
     let mut k = e.at % count(json);
     let Some(target) = nth(json, &mut k) else { return };

@@ -762,7 +762,7 @@ fn build_clips(
             let times = reader
                 .read_scalar_f32(sampler.input.value())
                 .map_err(|e| e.context(format!("{ctx} input")))?;
-            validate::check_key_times(&times).map_err(|e| e.context(format!("{ctx}")))?;
+            validate::check_key_times(&times).map_err(|e| e.context(ctx.as_str()))?;
             let per_key = if interp == Interpolation::CubicSpline { 3 } else { 1 };
             let out = sampler.output.value();
             // Values per key beyond the interpolation's (1 or 3): the morph target count for weights.
@@ -794,8 +794,7 @@ fn build_clips(
                 Property::Translation | Property::Scale => {
                     let values = reader.read_vec3(out).map_err(output_err)?;
                     check_len(values.len())?;
-                    validate::check_finite("output value", &values)
-                        .map_err(|e| e.context(format!("{ctx}")))?;
+                    validate::check_finite("output value", &values).map_err(|e| e.context(ctx.as_str()))?;
                     let track = Some(Track {
                         times,
                         values: values.into_iter().map(Vector3::from).collect(),
@@ -813,9 +812,8 @@ fn build_clips(
                 Property::Rotation => {
                     let values = reader.read_vec4(out).map_err(output_err)?;
                     check_len(values.len())?;
-                    validate::check_finite("output value", &values)
-                        .map_err(|e| e.context(format!("{ctx}")))?;
-                    validate::check_rotations(&values, per_key).map_err(|e| e.context(format!("{ctx}")))?;
+                    validate::check_finite("output value", &values).map_err(|e| e.context(ctx.as_str()))?;
+                    validate::check_rotations(&values, per_key).map_err(|e| e.context(ctx.as_str()))?;
                     let values = values.iter().map(|&[x, y, z, w]| Quaternion::new(w, x, y, z)).collect();
                     let entry = joint_tracks
                         .entry(joint)

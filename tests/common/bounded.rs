@@ -54,6 +54,8 @@ pub fn run(args: &[&str], timeout: Duration) -> Outcome {
             Ok(())
         });
     }
+    // Reaped below with wait4 (which reports the child's own peak RSS), not `wait`.
+    #[allow(clippy::zombie_processes)]
     let mut child = command.spawn().expect("vkskin starts");
     let pid = child.id() as libc::pid_t;
     let mut out = child.stdout.take().unwrap();
