@@ -2,6 +2,8 @@
 //! same folder, which is renamed over the target only once complete. A
 //! command that fails or is killed never leaves a truncated or empty file
 //! where the user asked for one (at worst a hidden `.NAME.XXXXXX.tmp`).
+//! A path that exists and is not a regular file (`/dev/stdout`, a FIFO) is
+//! written directly: there is nothing to replace.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -11,14 +13,28 @@ use tempfile::NamedTempFile;
 /// A file being written; it appears at its path on [`AtomicFile::commit`]
 /// and is removed if dropped before.
 pub struct AtomicFile {
-    temp: NamedTempFile,
+    target: Target,
     path: PathBuf,
+}
+
+enum Target {
+    /// A regular file: written beside it, then renamed over it.
+    Temp(NamedTempFile),
+    /// A device or FIFO: written in place.
+    Direct(File),
 }
 
 impl AtomicFile {
     /// Creates the temporary file next to `path` (so a bad folder fails at
     /// once, and the final rename stays on one file system).
     pub fn create(path: &Path) -> Result<Self, String> {
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
+            return Ok(AtomicFile { target: Target::Direct(file), path: path.to_path_buf() });
+        }
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
@@ -34,20 +50,25 @@ impl AtomicFile {
             builder.permissions(std::fs::Permissions::from_mode(0o666));
         }
         let temp = builder.tempfile_in(dir).map_err(|e| format!("{}: cannot create: {e}", path.display()))?;
-        Ok(AtomicFile { temp, path: path.to_path_buf() })
+        Ok(AtomicFile { target: Target::Temp(temp), path: path.to_path_buf() })
     }
 
     /// A buffered writer into the temporary file.
     pub fn writer(&self) -> Result<BufWriter<File>, String> {
-        let file = self.temp.as_file().try_clone().map_err(|e| format!("{}: {e}", self.path.display()))?;
+        let file = match &self.target {
+            Target::Temp(temp) => temp.as_file(),
+            Target::Direct(file) => file,
+        };
+        let file = file.try_clone().map_err(|e| format!("{}: {e}", self.path.display()))?;
         Ok(BufWriter::new(file))
     }
 
     /// Flushes the data to disk and renames the file to its path.
     pub fn commit(self) -> Result<(), String> {
         let name = self.path.display().to_string();
-        self.temp.as_file().sync_all().map_err(|e| format!("{name}: cannot write: {e}"))?;
-        self.temp.persist(&self.path).map_err(|e| format!("{name}: cannot write: {}", e.error))?;
+        let Target::Temp(temp) = self.target else { return Ok(()) };
+        temp.as_file().sync_all().map_err(|e| format!("{name}: cannot write: {e}"))?;
+        temp.persist(&self.path).map_err(|e| format!("{name}: cannot write: {}", e.error))?;
         Ok(())
     }
 }
@@ -88,5 +109,7 @@ mod tests {
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions();
         assert_eq!(mode(&fresh), mode(&plain));
         assert!(AtomicFile::create(&dir.path().join("missing/x.png")).is_err());
+        // A device is written in place.
+        write(Path::new("/dev/null"), b"gone").unwrap();
     }
 }

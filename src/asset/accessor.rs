@@ -7,13 +7,19 @@
 //! data is allocated: a view-less accessor (all zeros, so backed by no data)
 //! or one read many times cannot make a small file take gigabytes.
 
-use super::error::{AssetError, invalid};
+use super::error::{AssetError, human_bytes, invalid};
 use super::limits::Budget;
 use gltf::json::{
     self,
     accessor::{ComponentType, Type},
     validation::Checked,
 };
+
+/// Bytes (as f32) a view-less accessor may always declare.
+const VIEWLESS_FLOOR: u64 = 1 << 20;
+
+/// Bytes a view-less accessor may declare per byte of buffer data.
+const VIEWLESS_PER_DATA_BYTE: u64 = 4;
 
 /// Bytes charged per component read: the f64 read buffer plus the f32
 /// (or u32) result made from it.
@@ -278,7 +284,19 @@ impl<'a> Reader<'a> {
                 )?;
             }
             None => {
-                // All zeros, backed by no data: only the budget bounds it.
+                // All zeros, backed by no data: bounded by the data that uses
+                // it (a view-less morph target matches a backed POSITION).
+                let bytes = (count as u64).saturating_mul(layout.components() as u64 * 4);
+                let data: u64 = self.buffers.iter().map(|b| b.len() as u64).sum();
+                let limit = VIEWLESS_FLOOR.saturating_add(data.saturating_mul(VIEWLESS_PER_DATA_BYTE));
+                if bytes > limit {
+                    return Err(invalid!(
+                        "accessor {index} ({} {} x {count}, no bufferView): {bytes} bytes of zeros, more than the file's data can use ({limit} bytes: {} + {VIEWLESS_PER_DATA_BYTE} x its {data} buffer bytes)",
+                        type_name(ty),
+                        component_name(component),
+                        human_bytes(VIEWLESS_FLOOR),
+                    ));
+                }
                 self.charge(index, "", count, layout, ty)?;
                 values = vec![0.0; count * layout.components()];
             }

@@ -4,6 +4,7 @@
 use super::args::Skinning;
 use crate::anim::{SkinnedPose, hierarchy::local_to_model_f64};
 use crate::asset::Model;
+use crate::asset::names::display_name;
 use crate::character::{Character, Controller};
 use crate::gpu::{FrameRing, GpuContext, GpuOptions};
 use crate::render::gpu_model::GpuModel;
@@ -221,10 +222,10 @@ fn unknown_clip(model: &Model, key: &str) -> String {
         .iter()
         .enumerate()
         .map(|(i, c)| match &c.name {
-            Some(n) => format!("{i} \"{n}\""),
+            Some(n) => format!("{i} \"{}\"", display_name(n)),
             None => i.to_string(),
         })
         .collect();
     // Only reached for files with clips: without any, the rest pose is dumped.
-    format!("no clip \"{key}\"; clips are: {}", names.join(", "))
+    format!("no clip \"{}\"; clips are: {}", display_name(key), names.join(", "))
 }

@@ -197,7 +197,9 @@ fn timeline(model: &Model, args: &RenderArgs, frames: u32) -> anyhow::Result<(Ti
                 .clips
                 .iter()
                 .enumerate()
-                .map(|(i, c)| c.name.clone().map_or_else(|| i.to_string(), |n| format!("\"{n}\"")))
+                .map(|(i, c)| {
+                    c.name.as_deref().map_or_else(|| i.to_string(), |n| format!("\"{}\"", display_name(n)))
+                })
                 .collect();
             let list = if names.is_empty() { "none".to_string() } else { names.join(", ") };
             anyhow::anyhow!("{}: no clip \"{}\" (clips: {list})", model.file, display_name(key))
