@@ -159,6 +159,23 @@ fn a_skin_larger_than_a_palette() {
 }
 
 #[test]
+fn many_nodes_and_instances_are_charged() {
+    let dir = folder("instances");
+    // A million empty nodes (3 MB): each becomes a joint with pose buffers.
+    let mut b = Base::new();
+    b.json["nodes"].as_array_mut().unwrap().extend(std::iter::repeat_n(json!({}), 1_000_000));
+    let path = write(dir.path(), "nodes.gltf", &b.gltf());
+    expect_one_line(&path, "1000003 nodes needs", &[]);
+    // 2000 morph targets on one mesh, drawn by 50,000 nodes: 10^8 weights.
+    let mut b = Base::new();
+    b.json["meshes"][0]["primitives"][0] =
+        json!({"attributes": {"POSITION": 0}, "targets": vec![json!({"POSITION": 0}); 2000]});
+    b.json["nodes"].as_array_mut().unwrap().extend(std::iter::repeat_n(json!({"mesh": 0}), 50_000));
+    let path = write(dir.path(), "morph-instances.gltf", &b.gltf());
+    expect_one_line(&path, "2000 morph weights of mesh 0 \"tri\" needs", &[]);
+}
+
+#[test]
 fn fifos_devices_and_directories_are_not_files() {
     let dir = folder("special");
     let fifo = dir.path().join("fifo.bin");

@@ -29,6 +29,14 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 
+/// Bytes charged per node: a joint, its rest and pose transforms and
+/// matrices, in the skeleton and in each pose evaluated from it.
+const BYTES_PER_NODE: u64 = 512;
+
+/// Bytes charged per morph weight of an instance (rest weights and the
+/// copies a pose and the skinning keep).
+const BYTES_PER_MORPH_WEIGHT: u64 = 16;
+
 /// Skin weight sums further than this from 1 earn a warning (all are renormalised).
 const WEIGHT_SUM_TOLERANCE: f32 = 1e-3;
 
@@ -72,6 +80,9 @@ pub fn load_from_bytes_with(
 fn build(file: &str, src: Source, budget: &Budget) -> Result<Model, AssetError> {
     let Source { root, buffers, channel_indices, mut warnings } = src;
     let reader = Reader::new(&root, &buffers, budget);
+    // Every node becomes a joint with its pose buffers (and a line of `inspect`).
+    let nodes = root.nodes.len() as u64;
+    budget.charge(nodes.saturating_mul(BYTES_PER_NODE), || format!("{nodes} nodes"))?;
     let (skeleton, node_of_joint, joint_of_node) = build_skeleton(&root, &mut warnings)?;
     let skins = build_skins(&root, reader, &joint_of_node, &mut warnings)?;
     let materials = build_materials(&root);
@@ -92,7 +103,8 @@ fn build(file: &str, src: Source, budget: &Budget) -> Result<Model, AssetError> 
         let limit = skins_of_mesh[m].iter().map(|&s| (s, skins[s].joints.len())).min_by_key(|&(_, n)| n);
         meshes.push(build_mesh(m, mesh, reader, limit, &skins, materials.len(), &mut warnings)?);
     }
-    let (instances, rest_morph_weights) = build_instances(&root, &meshes, &joint_of_node, &mut warnings)?;
+    let (instances, rest_morph_weights) =
+        build_instances(&root, &meshes, &joint_of_node, budget, &mut warnings)?;
     check_inverse_binds(&root, &skins, &meshes, &instances, &node_of_joint, &mut warnings)?;
     let clips = build_clips(&root, reader, &channel_indices, &joint_of_node, &instances, &mut warnings)?;
 
@@ -295,14 +307,17 @@ fn check_inverse_binds(
         if singular.is_empty() {
             continue;
         }
-        // Skin joints that carry weight in a mesh drawn with this skin: (joint, mesh).
+        // Skin joints that carry weight in a mesh drawn with this skin: (joint,
+        // mesh). Each mesh once, however many nodes draw it.
+        let drawn: std::collections::BTreeSet<usize> =
+            instances.iter().filter(|i| i.skin == Some(s)).map(|i| i.mesh).collect();
         let mut influencing: HashMap<usize, usize> = HashMap::new();
-        for instance in instances.iter().filter(|i| i.skin == Some(s)) {
-            for p in &meshes[instance.mesh].primitives {
+        for mesh in drawn {
+            for p in &meshes[mesh].primitives {
                 let Some(inf) = &p.influences else { continue };
                 for (&j, &w) in inf.joints.iter().zip(&inf.weights) {
                     if w > 0.0 {
-                        influencing.entry(j as usize).or_insert(instance.mesh);
+                        influencing.entry(j as usize).or_insert(mesh);
                     }
                 }
             }
@@ -637,6 +652,7 @@ fn build_instances(
     root: &json::Root,
     meshes: &[Mesh],
     joint_of_node: &[u32],
+    budget: &Budget,
     warnings: &mut Vec<String>,
 ) -> Result<(Vec<MeshInstance>, Vec<f32>), AssetError> {
     let mut instances = Vec::new();
@@ -667,6 +683,11 @@ fn build_instances(
             s => s,
         };
         let count = mesh.target_count;
+        // Each instance has its own morph weights (here and in every pose):
+        // a mesh of many targets drawn by many nodes must not exhaust memory.
+        budget.charge((count as u64).saturating_mul(BYTES_PER_MORPH_WEIGHT), || {
+            format!("{what}: {count} morph weights of {mesh_what}")
+        })?;
         let weights = match (&node.weights, &json_mesh.weights) {
             (Some(w), _) => Some((w, "node weights")),
             (None, Some(w)) => Some((w, "mesh weights")),

@@ -152,6 +152,8 @@ fn parse_json(bytes: &[u8], warnings: &mut Vec<String>) -> Result<(json::Root, V
     let root: json::Root = if dropped {
         serde_json::from_value(value).map_err(AssetError::Schema)?
     } else {
+        // The tree goes first: a large file must not hold both at once.
+        drop(value);
         serde_json::from_slice(bytes).map_err(AssetError::Schema)?
     };
     channel_indices.resize(root.animations.len(), Vec::new());
