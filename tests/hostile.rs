@@ -156,6 +156,16 @@ fn a_skin_larger_than_a_palette() {
     b.json["skins"][0] = json!({"joints": joints});
     let path = write(dir.path(), "joints.gltf", &b.gltf());
     expect_one_line(&path, "skin 0: 70000 joints, more than a palette holds (65536", &[]);
+    // 100 skins listing the same 20,000 nodes: each has its own matrices.
+    let mut b = Base::new();
+    let nodes = b.json["nodes"].as_array_mut().unwrap();
+    let first = nodes.len();
+    nodes.extend(std::iter::repeat_n(json!({}), 20_000));
+    let joints: Vec<usize> = (first..first + 20_000).collect();
+    b.json["skins"] = json!(vec![json!({"joints": joints}); 100]);
+    let compact = serde_json::to_vec(&serde_json::from_slice::<Value>(&b.gltf()).unwrap()).unwrap();
+    let path = write(dir.path(), "skins.gltf", &compact);
+    expect_one_line(&path, "(20000 joints) needs", &[]);
 }
 
 #[test]

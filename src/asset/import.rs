@@ -33,6 +33,10 @@ use std::sync::Arc;
 /// matrices, in the skeleton and in each pose evaluated from it.
 const BYTES_PER_NODE: u64 = 512;
 
+/// Bytes charged per skin joint: its inverse bind matrix, index and palette
+/// entry (CPU and GPU copies).
+const BYTES_PER_SKIN_JOINT: u64 = 256;
+
 /// Bytes charged per morph weight of an instance (rest weights and the
 /// copies a pose and the skinning keep).
 const BYTES_PER_MORPH_WEIGHT: u64 = 16;
@@ -84,7 +88,7 @@ fn build(file: &str, src: Source, budget: &Budget) -> Result<Model, AssetError> 
     let nodes = root.nodes.len() as u64;
     budget.charge(nodes.saturating_mul(BYTES_PER_NODE), || format!("{nodes} nodes"))?;
     let (skeleton, node_of_joint, joint_of_node) = build_skeleton(&root, &mut warnings)?;
-    let skins = build_skins(&root, reader, &joint_of_node, &mut warnings)?;
+    let skins = build_skins(&root, reader, &joint_of_node, budget, &mut warnings)?;
     let materials = build_materials(&root);
 
     // The skins each mesh is drawn with bound its joint indices.
@@ -233,6 +237,7 @@ fn build_skins(
     root: &json::Root,
     reader: Reader,
     joint_of_node: &[u32],
+    budget: &Budget,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Skin>, AssetError> {
     let mut skins = Vec::with_capacity(root.skins.len());
@@ -247,6 +252,9 @@ fn build_skins(
                 skin.joints.len()
             ));
         }
+        // Many skins may list the same nodes: each has its own matrices and palette.
+        let n = skin.joints.len() as u64;
+        budget.charge(n * BYTES_PER_SKIN_JOINT, || format!("{what} ({n} joints)"))?;
         let mut joints = Vec::with_capacity(skin.joints.len());
         let mut first_use = std::collections::HashMap::with_capacity(skin.joints.len());
         for (i, node) in skin.joints.iter().enumerate() {
