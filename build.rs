@@ -1,10 +1,16 @@
 //! Compiles every GLSL shader in `shaders/` (`*.comp`, `*.vert`, `*.frag`)
 //! to SPIR-V in OUT_DIR with shaderc; `#include "x.glsl"` resolves inside
 //! `shaders/`. A shader error fails the build with shaderc's message.
+//!
+//! Also embeds the checkout's commit as `VKSKIN_GIT_COMMIT` (the bench
+//! results' header): `git rev-parse --short HEAD`, or "unknown" where there
+//! is no git or no checkout (a source tarball), which never fails the build.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 fn main() {
+    embed_git_commit();
     let shader_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     println!("cargo:rerun-if-changed=shaders");
@@ -50,5 +56,40 @@ fn main() {
     }
     if !failures.is_empty() {
         panic!("shader compilation failed:\n{}", failures.join("\n"));
+    }
+}
+
+/// Sets `VKSKIN_GIT_COMMIT` to the short commit of HEAD, "unknown" without
+/// one, and asks cargo to run this script again when HEAD moves: when the
+/// HEAD file changes (a checkout) or the branch it names does (a commit).
+/// Paths come from `git rev-parse --git-path`, which knows where a linked
+/// worktree keeps its HEAD and where the shared refs live.
+fn embed_git_commit() {
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let git = |args: &[&str]| -> Option<String> {
+        let output = Command::new("git").args(args).current_dir(manifest_dir).output().ok()?;
+        let text = String::from_utf8(output.stdout).ok()?;
+        (output.status.success() && !text.trim().is_empty()).then(|| text.trim().to_string())
+    };
+    let commit = git(&["rev-parse", "--short", "HEAD"]).unwrap_or_else(|| "unknown".to_string());
+    println!("cargo:rustc-env=VKSKIN_GIT_COMMIT={commit}");
+
+    // Only files that exist: cargo reruns a script on every build when a
+    // watched path is missing.
+    let watch = |git_path: &str| -> Option<PathBuf> {
+        let path = manifest_dir.join(git(&["rev-parse", "--git-path", git_path])?);
+        if path.exists() {
+            println!("cargo:rerun-if-changed={}", path.display());
+        }
+        Some(path)
+    };
+    let Some(head) = watch("HEAD") else { return };
+    watch("packed-refs");
+    // HEAD's reflog grows with every commit and checkout, even when the
+    // branch's ref is packed and its loose file appears only later.
+    watch("logs/HEAD");
+    let head_text = std::fs::read_to_string(head).unwrap_or_default();
+    if let Some(branch) = head_text.strip_prefix("ref:") {
+        watch(branch.trim());
     }
 }

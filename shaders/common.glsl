@@ -62,24 +62,31 @@ layout(std430, set = 0, binding = 4) readonly buffer MorphWeights { float morph_
 layout(std430, row_major, set = 0, binding = 5) readonly buffer Palette { BoneMatrix palette[]; };
 layout(std430, set = 0, binding = 6) readonly buffer Records { SkinRecord records[]; };
 
-// Morph deltas first, then linear blend skinning: the GPU twin of
-// anim::skinning::SkinningJob (the CPU reference), operation for operation.
-SkinnedVertex skin_vertex(SkinRecord r, uint v) {
+// Bind-pose vertex v of record r with its morph deltas added (xyz), and the
+// tangent's handedness (w): what either skinning method transforms.
+SourceVertex morph_vertex(SkinRecord r, uint v) {
     SourceVertex s = sources[r.source_offset + v];
-    vec3 p = s.position.xyz;
-    vec3 n = s.normal.xyz;
-    vec3 t = s.tangent.xyz;
     if (r.morph_offset != NO_MORPHS) {
         uint first = morph_ranges[r.morph_offset + v];
         uint last = morph_ranges[r.morph_offset + v + 1u];
         for (uint e = first; e < last; ++e) {
             MorphEntry m = morph_entries[e];
             float w = morph_weights[r.weight_offset + floatBitsToUint(m.position.w)];
-            p += w * m.position.xyz;
-            n += w * m.normal.xyz;
-            t += w * m.tangent.xyz;
+            s.position.xyz += w * m.position.xyz;
+            s.normal.xyz += w * m.normal.xyz;
+            s.tangent.xyz += w * m.tangent.xyz;
         }
     }
+    return s;
+}
+
+// Morph deltas first, then linear blend skinning: the GPU twin of
+// anim::skinning::SkinningJob (the CPU reference), operation for operation.
+SkinnedVertex skin_vertex(SkinRecord r, uint v) {
+    SourceVertex s = morph_vertex(r, v);
+    vec3 p = s.position.xyz;
+    vec3 n = s.normal.xyz;
+    vec3 t = s.tangent.xyz;
     mat4 skin;
     if (r.influence_sets == 0u) {
         skin = palette[r.palette_offset].skin;
@@ -110,3 +117,7 @@ SkinnedVertex skin_vertex(SkinRecord r, uint v) {
     o.tangent = vec4(tl > 0.0 ? tt / tl : vec3(0.0), s.tangent.w);
     return o;
 }
+
+// Dual-quaternion skinning, skin_vertex_dqs (selected by a specialization
+// constant in skin.comp and mesh_skinned.vert).
+#include "dqs.glsl"

@@ -26,6 +26,37 @@ vec3 heat_ramp(float w) {
 
 layout(location = 0) out vec4 out_color;
 
+// The key light's cascaded shadow maps (set 1, binding 3): depth compare,
+// linear filtering (2x2 PCF per tap). A 1x1 map at depth 1 when unused.
+layout(set = 1, binding = 3) uniform sampler2DArrayShadow shadow_maps;
+
+// How much of the key light reaches `p` (1 lit, 0 in shadow): the cascade
+// that holds p's view depth, 3x3 taps.
+float key_light_visibility(vec3 p) {
+    if (frame.shadow.x == 0.0) {
+        return 1.0;
+    }
+    float depth = dot(p - frame.camera_pos.xyz, frame.camera_forward.xyz);
+    int c = 0;
+    while (c < 3 && depth > frame.cascade_far[c]) {
+        ++c;
+    }
+    vec4 q = frame.cascade_view_proj[c] * vec4(p, 1.0);
+    vec3 ndc = q.xyz / q.w;
+    vec2 uv = ndc.xy * 0.5 + 0.5;
+    if (any(lessThan(uv, vec2(0.0))) || any(greaterThan(uv, vec2(1.0))) || ndc.z > 1.0) {
+        return 1.0;
+    }
+    float lit = 0.0;
+    for (int y = -1; y <= 1; ++y) {
+        for (int x = -1; x <= 1; ++x) {
+            vec2 at = uv + vec2(x, y) * frame.shadow.z;
+            lit += texture(shadow_maps, vec4(at, float(c), ndc.z - frame.shadow.y));
+        }
+    }
+    return lit / 9.0;
+}
+
 float wrapped(vec3 n, vec3 l, float wrap) {
     return max((dot(n, l) + wrap) / (1.0 + wrap), 0.0);
 }
@@ -43,7 +74,7 @@ void main() {
         n = -n;
     }
     float wrap = frame.key_dir.w;
-    vec3 light = frame.key_color.rgb * wrapped(n, frame.key_dir.xyz, wrap)
+    vec3 light = frame.key_color.rgb * wrapped(n, frame.key_dir.xyz, wrap) * key_light_visibility(in_world_pos)
         + frame.fill_color.rgb * wrapped(n, frame.fill_dir.xyz, wrap)
         + frame.ambient.rgb;
     vec4 base = HEAT ? vec4(heat_ramp(in_heat), 1.0) : push.base_color * texture(base_color_texture, in_uv);

@@ -1,11 +1,19 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
-// Draws pre-skinned vertices (the compute pass's SkinnedVertex output).
+// Draws pre-skinned vertices: pulls the compute pass's SkinnedVertex output
+// (set 1, binding 2) for the draw's character, so that one instanced draw
+// covers every character of a model.
 
 #include "mesh_common.glsl"
 
-layout(location = 0) in vec4 in_position; // scene space, w = 1
-layout(location = 1) in vec4 in_normal;   // scene space unit normal (or zero)
+// The compute pass's output (common.glsl's SkinnedVertex; scene space).
+struct Skinned {
+    vec4 position;
+    vec4 normal;
+    vec4 tangent;
+};
+layout(std430, set = 1, binding = 2) readonly buffer SkinnedVertices { Skinned skinned[]; };
+
 layout(location = 2) in vec2 in_uv;
 layout(location = 3) in float in_heat;    // selected joint's weight (heat view; 0 otherwise)
 
@@ -15,10 +23,21 @@ layout(location = 2) out vec2 out_uv;
 layout(location = 3) out float out_heat;
 
 void main() {
-    vec4 world_pos = push.world * vec4(in_position.xyz, 1.0);
-    gl_Position = frame.view_proj * world_pos;
+    // The draw's character, counted from its first one.
+    uint character = uint(gl_InstanceIndex) - push.first_character;
+    uint v = push.output_offset + character * push.vertices_per_character + uint(gl_VertexIndex);
+    Skinned s = skinned[v];
+    mat4 world = instance_world[gl_InstanceIndex];
+    // The depth prepass draws with this shader too, and the main pass tests
+    // LESS_OR_EQUAL against its depth: both must compute the same position.
+    // `precise` forbids contractions (fma) that could differ between the two
+    // pipelines. (`invariant gl_Position` would say this too, but glslang
+    // puts its decoration on a struct member, which SPIR-V validation flags.)
+    precise vec4 world_pos = world * vec4(s.position.xyz, 1.0);
+    precise vec4 clip = frame.view_proj * world_pos;
+    gl_Position = clip;
     out_world_pos = world_pos.xyz;
-    out_normal = transpose(inverse(mat3(push.world))) * in_normal.xyz;
+    out_normal = transpose(inverse(mat3(world))) * s.normal.xyz;
     out_uv = in_uv;
     out_heat = in_heat;
 }

@@ -11,14 +11,29 @@ layout(std140, set = 1, binding = 0) uniform Frame {
     vec4 fill_dir;      // xyz: unit direction towards the fill light
     vec4 fill_color;    // rgb
     vec4 ambient;       // rgb
+    // Cascaded shadow maps of the key light (shadow.rs; used when shadow.x is 1).
+    mat4 cascade_view_proj[4]; // world -> each cascade's light clip space
+    vec4 cascade_far;          // view depth where each cascade ends
+    vec4 camera_forward;       // xyz: unit view direction (view depth = dot(p - eye, it))
+    vec4 shadow;               // x: 1 = sample the shadow maps; y: depth bias; z: one texel in uv
 } frame;
 
-// Per draw: the character's world matrix (applied after skinning), the
-// material's base colour factor and, for vertex skinning, the SkinRecord.
+// Set 1, binding 1: every character's world matrix (applied after skinning),
+// indexed by gl_InstanceIndex: one instanced draw per primitive draws that
+// primitive of every character of a model.
+layout(std430, set = 1, binding = 1) readonly buffer Instances { mat4 instance_world[]; };
+
+// Per draw: the material's base colour factor and where the draw's first
+// character's data lies; character c = gl_InstanceIndex - first_character
+// finds its own at fixed strides (every character of a model has the same
+// layout in the skin pass).
 layout(push_constant) uniform Push {
-    mat4 world;
     vec4 base_color;
-    uint record;
+    uint first_character;        // the draw's firstInstance
+    uint record;                 // vertex skinning: the first character's SkinRecord
+    uint records_per_character;
+    uint output_offset;          // pre-skinned: the first character's first output vertex
+    uint vertices_per_character;
     uint pad0;
     uint pad1;
     uint pad2;

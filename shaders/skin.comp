@@ -8,6 +8,9 @@
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
+// Set by SkinPass for SkinningMethod::DualQuaternion: skin_vertex_dqs.
+layout(constant_id = 1) const bool DUAL_QUATERNION = false;
+
 // Keep in sync with skin_pass::WORKGROUP_SIZE. (gl_WorkGroupSize is not used:
 // for SPIR-V 1.6 glslang would emit LocalSizeId, which needs maintenance4.)
 const uint WORKGROUP_SIZE = 64u;
@@ -41,5 +44,6 @@ void main() {
         }
     }
     SkinRecord r = records[lo];
-    out_vertices[g] = skin_vertex(r, g - r.output_offset);
+    uint v = g - r.output_offset;
+    out_vertices[g] = DUAL_QUATERNION ? skin_vertex_dqs(r, v) : skin_vertex(r, v);
 }

@@ -49,7 +49,7 @@ fn cpu_jobs_allocate_nothing() {
     use nalgebra::Matrix4;
     use vkskin::anim::{
         BlendJob, BlendLayer, BlendTwoJob, BoneMatrix, ClipPlayer, LocalToModelJob, PaletteJob, Pose,
-        RotationBlend, SampleJob, SamplingCursor, SkinTransform, SkinningJob,
+        RotationBlend, SampleJob, SamplingCursor, SkinTransform, SkinningJob, SkinningMethod,
     };
     use vkskin::character::{DebugPose, PoseOutput};
     let model = model();
@@ -117,17 +117,20 @@ fn cpu_jobs_allocate_nothing() {
         .run()
         .unwrap();
         PaletteJob { skin: &model.skins[0], models: &world, output: &mut palette }.run().unwrap();
-        SkinningJob {
-            primitive,
-            morph_weights: &blended.morph_weights[instance.morph_offset as usize..]
-                [..instance.morph_count as usize],
-            transform: SkinTransform::Palette(&palette),
-            out_positions: &mut positions,
-            out_normals: Some(&mut normals),
-            out_tangents: None,
+        for method in SkinningMethod::ALL {
+            SkinningJob {
+                primitive,
+                morph_weights: &blended.morph_weights[instance.morph_offset as usize..]
+                    [..instance.morph_count as usize],
+                transform: SkinTransform::Palette(&palette),
+                method,
+                out_positions: &mut positions,
+                out_normals: Some(&mut normals),
+                out_tangents: None,
+            }
+            .run()
+            .unwrap();
         }
-        .run()
-        .unwrap();
         output.update(&model, &blended.locals, &blended.morph_weights, DebugPose::Animated).unwrap();
         player.advance(1.0 / 60.0, &model.clips[clips[0]].events, |_| events += 1);
     };

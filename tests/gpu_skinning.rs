@@ -648,13 +648,13 @@ fn upload_serves_vertex_skinning_from_the_pass_buffers() {
         let inputs: Vec<SkinInput> =
             evaluators.iter().map(|e| SkinInput { pose: e.view(), version: frame as u64 }).collect();
         let slot = rig.ring.begin_frame(&ctx).unwrap();
-        let (uploaded, allocations) = allocations_in(|| rig.pass.upload(slot, &inputs).unwrap());
+        let (uploaded, allocations) = allocations_in(|| rig.pass.upload(slot, &inputs[..]).unwrap());
         assert_eq!(allocations, 0, "frame {frame}: SkinPass::upload allocated on the heap");
         assert!(uploaded.palette_bytes_written > 0 && uploaded.weight_bytes_written > 0);
         assert_eq!((uploaded.dispatches, uploaded.vertices, uploaded.timestamps), (0, 0, None));
         // Odd frames also dispatch: the palettes were written once, by the upload.
         if frame % 2 == 1 {
-            let again = rig.pass.record(&ctx, slot, &inputs, false).unwrap();
+            let again = rig.pass.record(&ctx, slot, &inputs[..], false).unwrap();
             assert_eq!((again.palette_bytes_written, again.weight_bytes_written), (0, 0));
             assert_eq!(again.dispatches, 1);
         }

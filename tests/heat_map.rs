@@ -9,68 +9,17 @@ mod common;
 
 use ash::vk;
 use common::{assert_no_messages, context, shared_model};
-use nalgebra::Matrix4;
 use std::sync::Arc;
 use vkskin::anim::SkinnedPose;
 use vkskin::asset::Model;
-use vkskin::gpu::{FrameRing, GpuContext};
 use vkskin::render::camera::{Camera, DEFAULT_FOV_Y};
 use vkskin::render::gpu_model::GpuModel;
-use vkskin::render::heat_map::{HeatMap, joint_weights};
-use vkskin::render::mesh_pass::{DrawItem, FrameParams, FrameUniforms, MeshMaterials, MeshPass, VertexPath};
-use vkskin::render::skin_pass::{OUTPUT_STRIDE, SkinInput, SkinPass};
-use vkskin::render::target::{CLEAR_COLOR, SlotTargets};
-use vkskin::render::textures::Textures;
+use vkskin::render::heat_map::joint_weights;
+use vkskin::render::renderer::{RenderSettings, Renderer};
+use vkskin::render::skin_pass::SkinInput;
 
 const W: u32 = 128;
 const H: u32 = 96;
-
-/// Renders the Fox's rest pose once with `heat` (or the plain pipeline) and
-/// returns the RGBA8 pixels.
-#[allow(clippy::too_many_arguments)]
-fn render(
-    ctx: &GpuContext,
-    ring: &mut FrameRing,
-    skin: &mut SkinPass,
-    mesh: &mut MeshPass,
-    materials: &MeshMaterials,
-    targets: &SlotTargets,
-    model: &Model,
-    draws: &[DrawItem],
-    pose: SkinnedPose,
-    camera: &Camera,
-    heat: Option<vk::Buffer>,
-    version: u64,
-) -> Vec<u8> {
-    let slot = ring.begin_frame(ctx).expect("begin");
-    let index = slot.index;
-    skin.record(ctx, slot, &[SkinInput { pose, version }], false).expect("skin");
-    let cmd = slot.command_buffer;
-    let target = targets.get(index);
-    target.begin_barriers(ctx, cmd);
-    target.begin_rendering(ctx, cmd, CLEAR_COLOR);
-    let uniforms = FrameUniforms::new(&camera.view_proj(), [camera.eye.x, camera.eye.y, camera.eye.z]);
-    let mut world = [0.0f32; 16];
-    world.copy_from_slice(Matrix4::<f32>::identity().as_slice());
-    let params = FrameParams {
-        uniforms: &uniforms,
-        path: VertexPath::PreSkinned,
-        wireframe: false,
-        skin: None,
-        world,
-    };
-    let bound = mesh.begin_with_heat(ctx, slot, &params, heat).expect("begin mesh");
-    for item in draws {
-        let mut item = *item;
-        item.vertices.0 = skin.output_buffer(index);
-        mesh.draw(ctx, cmd, &bound, materials, &model.materials, &item);
-    }
-    target.end_rendering(ctx, cmd);
-    target.record_readback(ctx, cmd);
-    ring.end_frame(ctx, &[], &[]).expect("submit");
-    ring.wait_all(ctx).expect("wait");
-    targets.get(index).pixels().expect("pixels").to_vec()
-}
 
 #[test]
 fn heat_map_weights_and_colours() {
@@ -95,62 +44,30 @@ fn heat_map_weights_and_colours() {
         .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a })
         .1;
 
-    let mut ring = FrameRing::new(&ctx).expect("ring");
-    let mut skin = SkinPass::new(&ctx).expect("skin pass");
-    let character = skin.add_character(&ctx, &mut ring, gpu.clone(), model.clone()).expect("character");
-    let samples = vk::SampleCountFlags::TYPE_1;
-    let mut mesh = MeshPass::new(&ctx, samples).expect("mesh pass");
-    let mut warnings = Vec::new();
-    let textures = Textures::load(&ctx, &model, &mut warnings).expect("textures");
-    let materials = MeshMaterials::new(&ctx, &mesh, &model.materials, &textures).expect("materials");
-    let targets = SlotTargets::new(&ctx, vk::Extent2D { width: W, height: H }, samples).expect("targets");
-    let mut draws = Vec::new();
-    let mut record = 0u32;
-    for o in skin.outputs(character) {
-        if o.vertex_count == 0 {
-            continue;
-        }
-        let p = &gpu.primitives[o.gpu_primitive];
-        if p.index_count > 0 {
-            draws.push(DrawItem {
-                vertices: (vk::Buffer::null(), u64::from(o.output_offset) * OUTPUT_STRIDE),
-                uvs: (gpu.uvs.raw, u64::from(p.source_offset) * 8),
-                indices: gpu.indices.raw,
-                first_index: p.first_index,
-                index_count: p.index_count,
-                material: p.material,
-                record,
-            });
-        }
-        record += 1;
-    }
     let character = common::character_at(&model, None, 0.0);
     let (min, max) = bounds(&model, &character.pose());
     let camera = Camera::frame_box(min, max, W as f32 / H as f32, DEFAULT_FOV_Y);
-
-    let mut heat = HeatMap::new();
-    // First another joint, then the chosen one: the replaced buffer is retired.
-    heat.update(&ctx, &mut ring, &model, &gpu, Some(model.skins[0].joints[0] as usize)).expect("heat");
-    heat.update(&ctx, &mut ring, &model, &gpu, Some(joint)).expect("heat");
-    assert!(heat.buffer_for(Some(joint)).is_some() && heat.buffer_for(None).is_none());
-    let mut frame = |heat: Option<vk::Buffer>| {
-        render(
-            &ctx,
-            &mut ring,
-            &mut skin,
-            &mut mesh,
-            &materials,
-            &targets,
-            &model,
-            &draws,
-            character.pose(),
-            &camera,
-            heat,
-            0,
-        )
+    let mut settings = RenderSettings::new(vk::Extent2D { width: W, height: H });
+    settings.msaa = false;
+    let mut renderer = Renderer::new(&ctx, model.clone(), settings).expect("renderer");
+    let input = [SkinInput { pose: character.pose(), version: 0 }];
+    // Renders one frame and returns its pixels.
+    let frame = |renderer: &mut Renderer| {
+        let mut pixels = Vec::new();
+        let mut keep = |_: u64, rgba: &[u8]| {
+            pixels = rgba.to_vec();
+            Ok(())
+        };
+        renderer.render_frame(&ctx, &input, &camera, true, &mut keep).expect("frame");
+        renderer.finish(&ctx, &mut keep).expect("finish");
+        pixels
     };
-    let hot = frame(heat.buffer_for(Some(joint)));
-    let plain = frame(None);
+    // First another joint, then the chosen one: the replaced stream is retired.
+    renderer.set_heat_joint(&ctx, Some(model.skins[0].joints[0] as usize)).expect("heat");
+    renderer.set_heat_joint(&ctx, Some(joint)).expect("heat");
+    let hot = frame(&mut renderer);
+    renderer.set_heat_joint(&ctx, None).expect("no heat");
+    let plain = frame(&mut renderer);
 
     // Heat colours: strongly blue (no weight) and warm (red > blue, weight) pixels.
     let blue = |p: &[u8]| p[2] > 80 && p[2] > p[0] + 40 && p[2] > p[1];
@@ -161,17 +78,11 @@ fn heat_map_weights_and_colours() {
     assert!(hot_warm > 20, "heat view: only {hot_warm} warm pixels");
     assert!(count(&plain, &blue) < hot_blue / 4, "plain view looks like the heat map");
 
-    let messages = ctx.validation_messages();
-    ring.destroy(&ctx);
-    heat.destroy(&ctx);
-    skin.destroy(&ctx);
-    materials.destroy(&ctx);
-    mesh.destroy(&ctx);
-    textures.destroy(&ctx);
-    targets.destroy(&ctx);
+    renderer.destroy(&ctx);
     if let Ok(g) = Arc::try_unwrap(gpu) {
         g.destroy(&ctx);
     }
+    let messages = ctx.validation_messages();
     assert_no_messages(&messages);
 }
 

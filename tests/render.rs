@@ -7,6 +7,7 @@ mod common;
 
 use common::{assert_no_validation_messages, context, shared_model};
 use std::sync::Arc;
+use vkskin::anim::SkinningMethod;
 use vkskin::asset::Model;
 use vkskin::character::{Controller, Timeline};
 use vkskin::gpu::GpuContext;
@@ -40,6 +41,9 @@ fn request(clip: usize, start: f32, frames: u32, fps: f32) -> Shot {
         wireframe: false,
         vertex_skinning: false,
         msaa: true,
+        passes: 1,
+        upload: Default::default(),
+        skinning: SkinningMethod::Linear,
     };
     Shot { clip, start, fps, request }
 }

@@ -9,6 +9,7 @@
 
 pub mod blending;
 pub mod clip;
+pub mod dual_quat;
 pub mod hierarchy;
 pub mod ik;
 pub mod job;
@@ -35,4 +36,4 @@ pub use ik::{IkSolution, TwoBoneIkJob};
 pub use layering::{LayerJob, LayerMode};
 pub use player::ClipPlayer;
 pub use sampling::{RotationBlend, SampleJob, SamplingCursor};
-pub use skinning::{SkinTransform, SkinningJob};
+pub use skinning::{SkinTransform, SkinningJob, SkinningMethod};

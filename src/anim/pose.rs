@@ -4,7 +4,7 @@
 use super::job::JobError;
 use super::mesh::{MeshInstance, MeshPrimitive};
 use super::skeleton::BoneMatrix;
-use super::skinning::{SkinTransform, SkinningJob};
+use super::skinning::{SkinTransform, SkinningJob, SkinningMethod};
 use super::transform::Transform;
 use nalgebra::Matrix4;
 
@@ -70,6 +70,19 @@ impl<'a> SkinnedPose<'a> {
         out_positions: &mut [[f32; 3]],
         out_normals: Option<&mut [[f32; 3]]>,
     ) -> Result<(), JobError> {
+        self.skin_primitive_with(SkinningMethod::Linear, instance, primitive, out_positions, out_normals)
+    }
+
+    /// [`skin_primitive`](Self::skin_primitive) with palette influences
+    /// blended by `method`.
+    pub fn skin_primitive_with(
+        &self,
+        method: SkinningMethod,
+        instance: &MeshInstance,
+        primitive: &MeshPrimitive,
+        out_positions: &mut [[f32; 3]],
+        out_normals: Option<&mut [[f32; 3]]>,
+    ) -> Result<(), JobError> {
         let transform = match instance.skin {
             Some(skin) if primitive.influences.is_some() => SkinTransform::Palette(self.palette(skin)),
             _ => SkinTransform::Rigid(*self.world.get(instance.joint as usize).ok_or_else(|| {
@@ -80,6 +93,7 @@ impl<'a> SkinnedPose<'a> {
             primitive,
             morph_weights: self.instance_morph_weights(instance),
             transform,
+            method,
             out_positions,
             out_normals,
             out_tangents: None,

@@ -1,4 +1,5 @@
-//! CPU reference skinning: morph targets, then linear blend skinning.
+//! CPU reference skinning: morph targets, then linear blend skinning (or,
+//! when asked, dual-quaternion skinning).
 //!
 //! This is the definition the GPU compute shader must match:
 //!
@@ -13,11 +14,42 @@
 //! The cofactor matrix equals `det(A) * inverse(A)^T`: it maps normals
 //! correctly under non-uniform scale without dividing by the determinant, and
 //! the sign factor keeps normals facing outward under mirroring.
+//!
+//! [`SkinningMethod::DualQuaternion`] replaces steps 2 and 3 for palette
+//! skinning with [`DqBlend`](super::dual_quat::DqBlend) (see
+//! `anim::dual_quat`): `position = R * (S * p') + t`, `normal =
+//! normalize(R * sign(det S) * cofactor(S) * n')`, `tangent.xyz =
+//! normalize(R * S * t'.xyz)`. A rigid transform is the same for both methods.
 
+use super::dual_quat::DqBlend;
 use super::job::{JobError, check_len};
 use super::mesh::{MeshPrimitive, MorphDeltas};
 use super::skeleton::BoneMatrix;
-use nalgebra::Matrix4;
+use nalgebra::{Matrix4, Vector3};
+
+/// How a vertex's influences are blended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum SkinningMethod {
+    /// Linear blend skinning: the weighted sum of the skinning matrices.
+    #[default]
+    Linear,
+    /// Dual-quaternion skinning (`anim::dual_quat`): rotations blended as
+    /// unit dual quaternions, scale/shear linearly and applied first.
+    DualQuaternion,
+}
+
+impl SkinningMethod {
+    /// Both methods, the default first.
+    pub const ALL: [SkinningMethod; 2] = [SkinningMethod::Linear, SkinningMethod::DualQuaternion];
+
+    /// Short name: `linear` or `dqs`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SkinningMethod::Linear => "linear",
+            SkinningMethod::DualQuaternion => "dqs",
+        }
+    }
+}
 
 /// What moves the vertices.
 #[derive(Debug, Clone, Copy)]
@@ -37,6 +69,8 @@ pub struct SkinningJob<'a> {
     pub morph_weights: &'a [f32],
     /// Palette or rigid matrix.
     pub transform: SkinTransform<'a>,
+    /// How palette influences are blended (a rigid matrix ignores it).
+    pub method: SkinningMethod,
     /// Skinned positions, one per vertex.
     pub out_positions: &'a mut [[f32; 3]],
     /// Skinned normals; only allowed when the primitive has normals (may be
@@ -163,6 +197,14 @@ impl SkinningJob<'_> {
                     a.apply(v, positions, normals.as_deref_mut(), tangents.as_deref_mut());
                 }
             }
+            (SkinTransform::Palette(palette), Some(inf)) if self.method == SkinningMethod::DualQuaternion => {
+                let k = inf.per_vertex;
+                for v in 0..positions.len() {
+                    let range = v * k..(v + 1) * k;
+                    let b = DqBlend::of_influences(palette, &inf.joints[range.clone()], &inf.weights[range]);
+                    apply_dq(&b, v, positions, normals.as_deref_mut(), tangents.as_deref_mut());
+                }
+            }
             (SkinTransform::Palette(palette), Some(inf)) => {
                 let k = inf.per_vertex;
                 for v in 0..positions.len() {
@@ -285,6 +327,26 @@ impl Affine {
     }
 }
 
+/// Transforms vertex `v` of the streams in place by a DQS blend.
+#[inline]
+fn apply_dq(
+    b: &DqBlend,
+    v: usize,
+    positions: &mut [[f32; 3]],
+    normals: Option<&mut [[f32; 3]]>,
+    tangents: Option<&mut [[f32; 4]]>,
+) {
+    positions[v] = b.transform_point(&Vector3::from(positions[v])).into();
+    if let Some(normals) = normals {
+        normals[v] = normalize(b.transform_normal(&Vector3::from(normals[v])).into());
+    }
+    if let Some(tangents) = tangents {
+        let t = tangents[v];
+        let r = normalize(b.transform_vector(&Vector3::new(t[0], t[1], t[2])).into());
+        tangents[v] = [r[0], r[1], r[2], t[3]];
+    }
+}
+
 #[inline]
 fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
     [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
@@ -332,6 +394,7 @@ mod tests {
             primitive: p,
             morph_weights: weights,
             transform: t,
+            method: SkinningMethod::Linear,
             out_positions: &mut pos,
             out_normals: None,
             out_tangents: None,
@@ -349,6 +412,7 @@ mod tests {
             primitive: p,
             morph_weights: &vec![0.0; p.morph_targets.len()],
             transform: t,
+            method: SkinningMethod::Linear,
             out_positions: &mut pos,
             out_normals: Some(&mut nrm),
             out_tangents: Some(&mut tan),
@@ -407,6 +471,7 @@ mod tests {
                 primitive: &p,
                 morph_weights: &[],
                 transform: rigid,
+                method: SkinningMethod::Linear,
                 out_positions: pos,
                 out_normals: nrm,
                 out_tangents: tan,
@@ -430,6 +495,7 @@ mod tests {
                 primitive: &p,
                 morph_weights: &[],
                 transform: rigid,
+                method: SkinningMethod::Linear,
                 out_positions: &mut [[0.0; 3]; 2],
                 out_normals: Some(nrm),
                 out_tangents: Some(tan),
@@ -514,6 +580,7 @@ mod tests {
                 primitive: p,
                 morph_weights: &w,
                 transform: SkinTransform::Rigid(m),
+                method: SkinningMethod::Linear,
                 out_positions: &mut pos,
                 out_normals: Some(&mut nrm),
                 out_tangents: None,

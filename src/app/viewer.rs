@@ -18,6 +18,7 @@ use super::orbit_camera::OrbitCamera;
 use super::state::{AnimationMode, DebugView, EventLog, FrameTimings, SkinningMode, ViewerState};
 use super::ui::{self, ModelInfo};
 use super::window::WindowInput;
+use crate::anim::SkinningMethod;
 use crate::asset::controller::{FoundController, find_controller};
 use crate::asset::{self, Model};
 use crate::character::{Controller, Timeline};
@@ -30,6 +31,7 @@ use crate::render::headless::{self, HeadlessRequest};
 use crate::render::image_out::{self, ApngWriter};
 use crate::render::mesh_pass::VertexPath;
 use crate::render::renderer::{RenderSettings, Renderer};
+use crate::render::skin_pass::SkinInput;
 use crate::render::target::{DEPTH_FORMAT, ScreenTarget, record_color_readback};
 use crate::world::{Level, scenery_model};
 use ash::vk;
@@ -202,6 +204,9 @@ fn fallback(
         wireframe: false,
         vertex_skinning: false,
         msaa: true,
+        passes: 1,
+        upload: Default::default(),
+        skinning: SkinningMethod::Linear,
     };
     let start = clip.map_or(0.0, |c| model.clips[c].start());
     let controller = Arc::new(Controller::single_clip(model, clip, true)?);
@@ -654,22 +659,13 @@ impl Viewer {
             if let Some(t) = gpu_times {
                 self.timings.gpu_skin_us = t.skin_us;
                 self.timings.gpu_draw_us = t.draw_us;
+                self.timings.gpu_upload_us = t.upload_us;
             }
             let character = scene.animation.character();
-            let stats = scene.renderer.record_skinning(ctx, character.pose(), character.version())?;
+            let input = SkinInput { pose: character.pose(), version: character.version() };
+            let stats = scene.renderer.record_skinning(ctx, &(input, world))?;
             self.timings.upload_bytes = stats.palette_bytes_written + stats.weight_bytes_written;
-            // Palettes are read in place from persistently mapped memory: no upload pass.
-            self.timings.gpu_upload_us = 0.0;
-            scene.renderer.begin_scene(
-                ctx,
-                screen,
-                image,
-                view,
-                &world,
-                &view_proj,
-                eye,
-                self.state.show_mesh,
-            )?;
+            scene.renderer.begin_scene(ctx, screen, image, view, &view_proj, eye, self.state.show_mesh)?;
             let mut drawn = Ok(());
             if self.state.show_bones
                 && let Some(bones) = gpu.bones.as_mut()
@@ -829,12 +825,7 @@ fn build_scene(
     let bounds = model_bounds(&model).map_err(GpuError::new)?;
     let (lo, hi) = bounds.unwrap_or(([-1.0; 3], [1.0; 3]));
     let camera = OrbitCamera::framing(lo, hi, aspect);
-    let settings = RenderSettings {
-        extent: vk::Extent2D { width: 1, height: 1 },
-        wireframe: false,
-        path: VertexPath::PreSkinned,
-        msaa: true,
-    };
+    let settings = RenderSettings::new(vk::Extent2D { width: 1, height: 1 });
     let mut animation = ViewerAnimation::new(model.clone(), controller, state).map_err(GpuError::new)?;
     let mut renderer = Renderer::new_for_screen(ctx, model.clone(), settings, format)?;
     if let Some(level) = level {

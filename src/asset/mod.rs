@@ -13,6 +13,7 @@ pub mod limits;
 pub mod model;
 pub mod names;
 pub mod source;
+pub mod twist_cylinder;
 pub mod validate;
 
 pub use default_character::{DEFAULT_CHARACTER_FILE, default_character_glb, load_default_character};

@@ -14,6 +14,7 @@
 #[allow(clippy::module_inception)]
 mod character;
 pub mod controller;
+pub mod crowd;
 pub mod events;
 pub mod foot_slide;
 pub mod output;
@@ -26,6 +27,7 @@ pub mod timeline;
 
 pub use character::Character;
 pub use controller::{Controller, ControllerFile, ParameterId, ParameterKind};
+pub use crowd::Crowd;
 pub use events::FiredEvent;
 pub use output::{DebugPose, PoseOutput};
 pub use parameters::{ParameterValue, Parameters};

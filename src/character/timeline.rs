@@ -80,6 +80,16 @@ impl Timeline {
         }
     }
 
+    /// The controller every frame plays.
+    pub fn controller(&self) -> &Arc<Controller> {
+        &self.controller
+    }
+
+    /// The character as of the last `frame`.
+    pub fn character(&self) -> &Character {
+        &self.character
+    }
+
     /// Goes back to before frame 0.
     pub fn restart(&mut self) -> Result<(), JobError> {
         self.character = Character::new(self.rig.clone(), self.controller.clone())?;

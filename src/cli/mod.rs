@@ -3,6 +3,7 @@
 //! `main` prints them as one line.
 
 pub mod args;
+pub mod bench;
 pub mod dump;
 pub mod inspect;
 pub mod render;
@@ -36,7 +37,12 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Render(args) => render::run(&args, &options),
         Command::Simulate(args) => simulate::run(&args, &options),
         Command::View(args) => view(&args, &options),
-        Command::GenerateDefault { out } => generate_default(&out),
+        // bench (just landed) still reports String errors and loads with the default limits.
+        Command::Bench(args) => bench::run(&args).map_err(anyhow::Error::msg),
+        Command::GenerateDefault { out } => write_glb(&out, &asset::default_character_glb()),
+        Command::GenerateTwistCylinder { out } => {
+            write_glb(&out, &asset::twist_cylinder::twist_cylinder_glb())
+        }
     }
 }
 
@@ -70,15 +76,14 @@ fn view(args: &args::ViewArgs, load: &LoadOptions) -> anyhow::Result<()> {
     viewer::run(&options).map_err(anyhow::Error::msg)
 }
 
-/// `vkskin generate-default`: writes the default character's GLB, creating
-/// the folder when needed.
-fn generate_default(out: &str) -> anyhow::Result<()> {
-    let bytes = asset::default_character_glb();
+/// `vkskin generate-default` and `generate-twist-cylinder`: writes a
+/// generated model's GLB (atomically), creating the folder when needed.
+fn write_glb(out: &str, bytes: &[u8]) -> anyhow::Result<()> {
     let path = Path::new(out);
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| anyhow!("{}: cannot create folder: {e}", dir.display()))?;
     }
-    atomic_file::write(path, &bytes).map_err(anyhow::Error::msg)?;
+    atomic_file::write(path, bytes).map_err(anyhow::Error::msg)?;
     eprintln!("vkskin: wrote {out} ({} bytes)", bytes.len());
     Ok(())
 }

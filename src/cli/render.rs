@@ -4,11 +4,13 @@
 use super::args::RenderArgs;
 use crate::asset::{self, Model, controller::find_controller, names::display_name};
 use crate::atomic_file::AtomicFile;
-use crate::character::{Controller, Script, Timeline};
+use crate::character::{Controller, Crowd, Script, Timeline};
 use crate::gpu::{GpuContext, GpuOptions};
 use crate::render::headless::FrameSource;
 use crate::render::headless::{self, HeadlessRequest};
 use crate::render::image_out::{self, ApngWriter};
+use crate::render::renderer::PASS_SETUPS;
+use crate::render::skin_pass::PaletteUpload;
 use crate::world::{ActorRun, Authority, FootPlacement, Level, scenery_model};
 use std::io::Write;
 use std::path::Path;
@@ -16,6 +18,8 @@ use std::sync::Arc;
 
 /// Largest accepted width or height.
 const MAX_SIZE: u32 = 16384;
+/// Most characters `--characters` accepts.
+const MAX_CHARACTERS: u32 = 100_000;
 
 /// Parses `WIDTHxHEIGHT` (e.g. `640x480`).
 pub fn parse_size(text: &str) -> Result<(u32, u32), String> {
@@ -44,6 +48,18 @@ pub fn run(args: &RenderArgs, load: &asset::LoadOptions) -> anyhow::Result<()> {
     {
         return Err(anyhow::anyhow!("--time must be a finite number, not {t}"));
     }
+    let upload = PaletteUpload::from_name(&args.upload).ok_or_else(|| {
+        anyhow::anyhow!("bad --upload \"{}\": expected inplace, staged or dirty", args.upload)
+    })?;
+    if !PASS_SETUPS.contains(&args.passes) {
+        anyhow::bail!(
+            "bad --passes {}: 1 (main), 2 (depth prepass + main) or 5 (4 shadow cascades + main)",
+            args.passes
+        );
+    }
+    if args.characters == 0 || args.characters > MAX_CHARACTERS {
+        anyhow::bail!("bad --characters {}: 1..={MAX_CHARACTERS}", args.characters);
+    }
     let model = asset::load_with(Path::new(&args.model), load)?;
     let (mut source, first_frame, scenery) = frames_of(&model, args, frames)?;
     let request = HeadlessRequest {
@@ -54,6 +70,9 @@ pub fn run(args: &RenderArgs, load: &asset::LoadOptions) -> anyhow::Result<()> {
         wireframe: args.wireframe,
         vertex_skinning: args.vertex_skinning,
         msaa: true,
+        passes: args.passes,
+        upload,
+        skinning: args.skinning_method.into(),
     };
     for w in &model.warnings {
         eprintln!("vkskin: warning: {}: {w}", model.file);
@@ -160,7 +179,23 @@ fn frames_of(
         ));
     }
     let (timeline, first) = timeline(model, args, frames)?;
+    if args.characters > 1 {
+        return Ok((Box::new(crowd(model, args, timeline)?), first, None));
+    }
     Ok((Box::new(timeline), first, None))
+}
+
+/// `--characters N`: N characters playing what `timeline` plays, each from
+/// its own phase, on a grid.
+fn crowd(model: &Model, args: &RenderArgs, timeline: Timeline) -> anyhow::Result<Crowd> {
+    if !args.sets.is_empty() {
+        anyhow::bail!("--set is not supported with --characters (each character would need its own script)");
+    }
+    let controller = timeline.controller().clone();
+    let count = args.characters as usize;
+    let (crowd, _) = headless::crowd_on_grid(model, controller, count, f64::from(args.fps), 0)
+        .map_err(anyhow::Error::msg)?;
+    Ok(crowd)
 }
 
 /// The first frame drawn of a simulation from 0 s: `--time` at `--fps`,

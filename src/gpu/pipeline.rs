@@ -22,7 +22,10 @@ pub struct GraphicsPipelineDesc<'a> {
     /// `Some(op)`: depth test with `op`; `None`: no depth test.
     pub depth_test: Option<vk::CompareOp>,
     pub depth_write: bool,
+    /// `Some((constant, slope))`: depth bias (shadow maps).
+    pub depth_bias: Option<(f32, f32)>,
     pub samples: vk::SampleCountFlags,
+    /// The colour attachment's format; `vk::Format::UNDEFINED` for none (depth only).
     pub color_format: vk::Format,
     pub depth_format: vk::Format,
     pub layout: vk::PipelineLayout,
@@ -46,7 +49,10 @@ pub fn create_graphics_pipeline(
         .polygon_mode(desc.polygon_mode)
         .cull_mode(vk::CullModeFlags::NONE)
         .front_face(vk::FrontFace::COUNTER_CLOCKWISE)
-        .line_width(1.0);
+        .line_width(1.0)
+        .depth_bias_enable(desc.depth_bias.is_some())
+        .depth_bias_constant_factor(desc.depth_bias.map_or(0.0, |b| b.0))
+        .depth_bias_slope_factor(desc.depth_bias.map_or(0.0, |b| b.1));
     let multisample = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(desc.samples);
     let depth = vk::PipelineDepthStencilStateCreateInfo::default()
         .depth_test_enable(desc.depth_test.is_some())
@@ -55,12 +61,14 @@ pub fn create_graphics_pipeline(
     let blend_attachments = [vk::PipelineColorBlendAttachmentState::default()
         .blend_enable(false)
         .color_write_mask(vk::ColorComponentFlags::RGBA)];
-    let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
+    // `vk::Format::UNDEFINED`: no colour attachment (a depth-only pass).
+    let colors = usize::from(desc.color_format != vk::Format::UNDEFINED);
+    let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments[..colors]);
     let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
     let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
     let color_formats = [desc.color_format];
     let mut rendering = vk::PipelineRenderingCreateInfo::default()
-        .color_attachment_formats(&color_formats)
+        .color_attachment_formats(&color_formats[..colors])
         .depth_attachment_format(desc.depth_format);
     let info = vk::GraphicsPipelineCreateInfo::default()
         .stages(desc.stages)

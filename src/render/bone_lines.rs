@@ -152,6 +152,7 @@ impl BoneLines {
                 topology: vk::PrimitiveTopology::LINE_LIST,
                 polygon_mode: vk::PolygonMode::FILL,
                 depth_test: None,
+                depth_bias: None,
                 depth_write: false,
                 samples,
                 color_format,

@@ -7,10 +7,10 @@
 use super::camera::{Camera, DEFAULT_FOV_Y};
 use super::mesh_pass::VertexPath;
 use super::renderer::{PixelSink, RenderSettings, Renderer};
-use super::skin_pass::SkinInput;
-use crate::anim::{MeshInstance, MeshPrimitive, SkinnedPose};
+use super::skin_pass::{FramePoses, PaletteUpload, SkinInput};
+use crate::anim::{MeshInstance, MeshPrimitive, SkinnedPose, SkinningMethod};
 use crate::asset::Model;
-use crate::character::Timeline;
+use crate::character::{Controller, Crowd, Timeline};
 use crate::gpu::GpuContext;
 use crate::world::ActorRun;
 use ash::vk;
@@ -37,24 +37,58 @@ pub struct HeadlessRequest {
     pub vertex_skinning: bool,
     /// Anti-alias with 4x MSAA when the device supports it (else one sample).
     pub msaa: bool,
+    /// Draw passes: 1 (main) or 2 (depth prepass + main).
+    pub passes: u32,
+    /// How palettes reach the GPU.
+    pub upload: PaletteUpload,
+    /// How influences are blended (the camera frames the linear-blend bounds).
+    pub skinning: SkinningMethod,
 }
 
-/// Frames of a character to render: its pose, the pose's version and where
-/// the character stands (world transform, applied after skinning).
-pub trait FrameSource {
+/// Frames to render: after `frame(i)`, the characters' poses, versions
+/// and world placements of frame `i` (as `FramePoses`).
+pub trait FrameSource: FramePoses {
     /// Goes back to before frame 0.
     fn restart(&mut self) -> Result<(), String>;
     /// Poses frame `i` (frames come in order after a restart).
-    fn frame(&mut self, i: u32) -> Result<(SkinnedPose<'_>, u64, Matrix4<f32>), String>;
+    fn frame(&mut self, i: u32) -> Result<(), String>;
+}
+
+/// A clip or controller of one character, at the origin.
+impl FramePoses for Timeline {
+    fn count(&self) -> usize {
+        1
+    }
+    fn input(&self, _: usize) -> SkinInput<'_> {
+        let c = self.character();
+        SkinInput { pose: c.pose(), version: c.version() }
+    }
+    fn world(&self, _: usize) -> Matrix4<f32> {
+        Matrix4::identity()
+    }
 }
 
 impl FrameSource for Timeline {
     fn restart(&mut self) -> Result<(), String> {
         Timeline::restart(self).map_err(|e| e.to_string())
     }
-    fn frame(&mut self, i: u32) -> Result<(SkinnedPose<'_>, u64, Matrix4<f32>), String> {
-        let c = Timeline::frame(self, i).map_err(|e| e.to_string())?;
-        Ok((c.pose(), c.version(), Matrix4::identity()))
+    fn frame(&mut self, i: u32) -> Result<(), String> {
+        Timeline::frame(self, i).map_err(|e| e.to_string())?;
+        Ok(())
+    }
+}
+
+/// An actor moving through a level.
+impl FramePoses for ActorRun {
+    fn count(&self) -> usize {
+        1
+    }
+    fn input(&self, _: usize) -> SkinInput<'_> {
+        let c = self.actor().character();
+        SkinInput { pose: c.pose(), version: c.version() }
+    }
+    fn world(&self, _: usize) -> Matrix4<f32> {
+        self.actor().transform()
     }
 }
 
@@ -62,9 +96,19 @@ impl FrameSource for ActorRun {
     fn restart(&mut self) -> Result<(), String> {
         ActorRun::restart(self)
     }
-    fn frame(&mut self, i: u32) -> Result<(SkinnedPose<'_>, u64, Matrix4<f32>), String> {
-        let a = ActorRun::frame(self, i)?;
-        Ok((a.character().pose(), a.character().version(), a.transform()))
+    fn frame(&mut self, i: u32) -> Result<(), String> {
+        ActorRun::frame(self, i)?;
+        Ok(())
+    }
+}
+
+/// Many characters on a grid.
+impl FrameSource for Crowd {
+    fn restart(&mut self) -> Result<(), String> {
+        Crowd::restart(self)
+    }
+    fn frame(&mut self, i: u32) -> Result<(), String> {
+        Crowd::frame(self, i)
     }
 }
 
@@ -109,10 +153,41 @@ pub fn skinned_bounds(
     let mut scratch = Vec::new();
     let mut bounds = None;
     for i in first..first.saturating_add(frames.max(1)) {
-        let (pose, _, world) = source.frame(i).map_err(|e| format!("{}: {e}", model.file))?;
-        grow_bounds(model, &pose, &world, &mut scratch, &mut bounds)?;
+        source.frame(i).map_err(|e| format!("{}: {e}", model.file))?;
+        for c in 0..source.count() {
+            grow_bounds(model, &source.input(c).pose, &source.world(c), &mut scratch, &mut bounds)?;
+        }
     }
     Ok(bounds)
+}
+
+/// `count` characters of `model` driven by `controller` on a grid spaced by
+/// the footprint of one character's first frame (1.25 times its larger
+/// horizontal extent), updated on `threads` threads (0: every core), frames
+/// `1 / fps` apart; with the world-space bounds of the whole grid at frame 0.
+pub fn crowd_on_grid(
+    model: &Model,
+    controller: Arc<Controller>,
+    count: usize,
+    fps: f64,
+    threads: usize,
+) -> Result<(Crowd, Bounds), String> {
+    let mut one = Crowd::new(model.rig.clone(), controller.clone(), 1, 0.0, fps, 1)?;
+    let (lo, hi) = skinned_bounds(model, &mut one, 0, 1)?
+        .ok_or_else(|| format!("{}: nothing to draw (no mesh instances)", model.file))?;
+    let spacing = ((hi[0] - lo[0]).max(hi[2] - lo[2]) * 1.25).max(1e-3);
+    let crowd = Crowd::new(model.rig.clone(), controller, count, spacing, fps, threads)?;
+    // Every character's first frame lies within its own footprint moved to
+    // its place (the grid spacing leaves room between them).
+    let (mut glo, mut ghi) = (lo, hi);
+    for world in crowd.worlds() {
+        let t = world.column(3);
+        for k in 0..3 {
+            glo[k] = glo[k].min(lo[k] + t[k]);
+            ghi[k] = ghi[k].max(hi[k] + t[k]);
+        }
+    }
+    Ok((crowd, (glo, ghi)))
 }
 
 /// Renders frames `first_frame..first_frame + frames` of `source` (with
@@ -139,6 +214,10 @@ pub fn render(
         wireframe: request.wireframe,
         path: if request.vertex_skinning { VertexPath::VertexSkinning } else { VertexPath::PreSkinned },
         msaa: request.msaa,
+        characters: source.count() as u32,
+        passes: request.passes,
+        upload: request.upload,
+        skinning: request.skinning,
     };
     let mut renderer = Renderer::new(ctx, model.clone(), settings).map_err(|e| e.to_string())?;
     let result = (|| {
@@ -147,8 +226,8 @@ pub fn render(
         }
         source.restart()?;
         for i in first..first + frames {
-            let (pose, version, world) = source.frame(i).map_err(|e| format!("{}: {e}", model.file))?;
-            renderer.render_frame(ctx, SkinInput { pose, version }, &world, &camera, true, on_frame)?;
+            source.frame(i).map_err(|e| format!("{}: {e}", model.file))?;
+            renderer.render_frame(ctx, source, &camera, true, on_frame)?;
         }
         renderer.finish(ctx, on_frame)
     })();

@@ -14,8 +14,11 @@
 //! the material's base-colour texture. Sets 0 and 1 are allocated each frame
 //! from the slot's descriptor pool; material sets once, from the pass's pool.
 
+use super::shadow::{CASCADES, Cascades, SHADOW_FORMAT, SHADOW_SIZE};
+use super::skin_pass;
 use super::target::{COLOR_FORMAT, DEPTH_FORMAT};
 use super::textures::Textures;
+use crate::anim::SkinningMethod;
 use crate::asset::Material;
 use crate::gpu::error::VkResultExt;
 use crate::gpu::pipeline::{self, GraphicsPipelineDesc};
@@ -42,6 +45,14 @@ pub struct FrameUniforms {
     pub fill_color: [f32; 4],
     /// Ambient colour.
     pub ambient: [f32; 4],
+    /// World -> light clip space of each shadow cascade.
+    pub cascade_view_proj: [[f32; 16]; CASCADES],
+    /// View depth where each cascade ends.
+    pub cascade_far: [f32; 4],
+    /// xyz: the camera's unit forward direction.
+    pub camera_forward: [f32; 4],
+    /// x: 1 = sample the shadow maps; y: depth bias; z: one texel in uv.
+    pub shadow: [f32; 4],
 }
 
 impl FrameUniforms {
@@ -60,27 +71,61 @@ impl FrameUniforms {
             fill_dir: [fill.x, fill.y, fill.z, 0.0],
             fill_color: [0.3, 0.34, 0.42, 0.0],
             ambient: [0.18, 0.18, 0.2, 0.0],
+            cascade_view_proj: [[0.0; 16]; CASCADES],
+            cascade_far: [0.0; 4],
+            camera_forward: [0.0; 4],
+            shadow: [0.0; 4],
         }
+    }
+
+    /// Unit direction towards the key light.
+    pub fn to_key_light(&self) -> nalgebra::Vector3<f32> {
+        nalgebra::Vector3::new(self.key_dir[0], self.key_dir[1], self.key_dir[2])
+    }
+
+    /// Turns on the key light's shadows from `cascades`, for a camera looking along `forward`.
+    pub fn with_shadows(mut self, cascades: &Cascades, forward: nalgebra::Vector3<f32>) -> Self {
+        for (dst, m) in self.cascade_view_proj.iter_mut().zip(&cascades.view_proj) {
+            dst.copy_from_slice(m.as_slice());
+        }
+        self.cascade_far = cascades.far;
+        self.camera_forward = [forward.x, forward.y, forward.z, 0.0];
+        self.shadow = [1.0, 0.0015, 1.0 / SHADOW_SIZE as f32, 0.0];
+        self
+    }
+
+    /// The same lights seen through `view_proj` (a shadow cascade's light projection).
+    pub fn seen_by(mut self, view_proj: &nalgebra::Matrix4<f32>) -> Self {
+        self.view_proj.copy_from_slice(view_proj.as_slice());
+        self
     }
 }
 
-/// Per-draw push constants (`Push` in shaders/mesh_common.glsl).
+/// Per-draw push constants (`Push` in shaders/mesh_common.glsl). The
+/// characters' world matrices are not here but in the frame's instance
+/// buffer (set 1, binding 1), indexed by `gl_InstanceIndex`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
 pub struct DrawPush {
-    /// The character's world matrix, column-major, applied after skinning.
-    pub world: [f32; 16],
     /// Linear base colour factor.
     pub base_color: [f32; 4],
-    /// `SkinRecord` index (vertex-skinning path).
+    /// The draw's first character (its `firstInstance`).
+    pub first_character: u32,
+    /// `SkinRecord` index of the first character's primitive (vertex-skinning path).
     pub record: u32,
+    /// Records between one character's primitive and the next one's.
+    pub records_per_character: u32,
+    /// First output vertex of the first character's primitive (pre-skinned path).
+    pub output_offset: u32,
+    /// Output vertices between one character's primitive and the next one's.
+    pub vertices_per_character: u32,
     /// Padding to 16 bytes.
     pub pad: [u32; 3],
 }
 
 const _: () = {
-    assert!(std::mem::size_of::<FrameUniforms>() == 160);
-    assert!(std::mem::size_of::<DrawPush>() == 96);
+    assert!(std::mem::size_of::<FrameUniforms>() == 464);
+    assert!(std::mem::size_of::<DrawPush>() == 48);
 };
 
 /// Where vertices are skinned for drawing.
@@ -97,11 +142,19 @@ pub enum VertexPath {
 /// morph weights, palette, records.
 pub type SkinBindings = [vk::DescriptorBufferInfo; 7];
 
-/// One primitive to draw.
+/// One primitive of `characters` consecutive characters of one model, drawn
+/// with one instanced draw.
 #[derive(Debug, Clone, Copy)]
 pub struct DrawItem {
-    /// Skinned vertices (pre-skinned path) and the byte offset of the primitive's first one.
-    pub vertices: (vk::Buffer, u64),
+    /// First output vertex of the first character's primitive in the skin
+    /// pass's output (pre-skinned path).
+    pub output_offset: u32,
+    /// Output vertices from one character's primitive to the next one's.
+    pub vertices_per_character: u32,
+    /// The first character (index into the frame's instance buffer).
+    pub first_character: u32,
+    /// How many characters draw this primitive (the instance count).
+    pub characters: u32,
     /// `[f32; 2]` UVs and the byte offset of the primitive's first one.
     pub uvs: (vk::Buffer, u64),
     /// u32 primitive-local indices.
@@ -112,18 +165,26 @@ pub struct DrawItem {
     pub index_count: u32,
     /// Material index into the model's materials.
     pub material: Option<usize>,
-    /// `SkinRecord` index for the vertex-skinning path.
+    /// `SkinRecord` index of the first character's primitive (vertex-skinning path).
     pub record: u32,
+    /// Records from one character's primitive to the next one's.
+    pub records_per_character: u32,
 }
 
 /// Pipelines, layouts and per-slot uniform buffers of the draw pass.
 pub struct MeshPass {
+    /// How the vertex-skinning pipelines blend influences.
+    method: SkinningMethod,
     skin_set_layout: vk::DescriptorSetLayout,
     frame_set_layout: vk::DescriptorSetLayout,
     material_set_layout: vk::DescriptorSetLayout,
     layout: vk::PipelineLayout,
-    /// `[path][wireframe][heat]`.
-    pipelines: [[[vk::Pipeline; 2]; 2]; 2],
+    /// `[depth][path][wireframe][heat]`, depth 0 = `DrawStage::Main`, 1 = `DrawStage::AfterPrepass`.
+    pipelines: [[[[vk::Pipeline; 2]; 2]; 2]; 2],
+    /// `DrawStage::DepthPrepass` pipelines, `[path]`.
+    depth_only: [vk::Pipeline; 2],
+    /// `DrawStage::Shadow` pipelines, `[path]`.
+    shadow: [vk::Pipeline; 2],
     /// One zero float: binding 2 (heat) of draws without a heat stream.
     zero_heat: Option<Buffer>,
     uniforms: Vec<Buffer>,
@@ -144,23 +205,65 @@ pub struct FrameParams<'a> {
     pub wireframe: bool,
     /// Set 0 buffers; required for `VertexPath::VertexSkinning`.
     pub skin: Option<&'a SkinBindings>,
-    /// The character's world matrix (column-major), applied after skinning.
-    pub world: [f32; 16],
+    /// Every character's world matrix (column-major `[f32; 16]` each,
+    /// applied after skinning), indexed by `DrawItem::first_character` + i:
+    /// set 1, binding 1. Written by the host before the frame's submit.
+    pub instances: vk::Buffer,
+    /// The skin pass's output of this frame's slot (pre-skinned path; bound
+    /// on both paths): set 1, binding 2.
+    pub skinned: vk::Buffer,
+    /// Which depth pass the draws belong to.
+    pub stage: DrawStage,
+    /// The key light's shadow maps the main pass samples (a depth array
+    /// view in SHADER_READ_ONLY_OPTIMAL; see `shadow::ShadowMaps`) and their
+    /// comparison sampler: set 1, binding 3.
+    pub shadow_maps: (vk::ImageView, vk::Sampler),
 }
+
+/// The depth role of a rendering's draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DrawStage {
+    /// One pass: depth test LESS and depth writes, colour.
+    Main,
+    /// Depth only (no colour attachment, no fragment shader): fills the depth
+    /// buffer that the `AfterPrepass` draws then test against.
+    DepthPrepass,
+    /// Colour after a depth prepass of the same draws: depth test
+    /// LESS_OR_EQUAL without writes, so every hidden fragment is rejected
+    /// before shading (the vertex shaders compute positions `precise`).
+    AfterPrepass,
+    /// Depth only into shadow cascade k (single-sampled `SHADOW_FORMAT`,
+    /// depth bias), seen by the cascade's light projection.
+    Shadow(usize),
+}
+
+impl DrawStage {
+    /// Which of a frame's uniform regions the stage reads: 0 for the camera's
+    /// passes, 1 + k for shadow cascade k.
+    fn uniform_region(self) -> usize {
+        match self {
+            DrawStage::Shadow(k) => 1 + k,
+            _ => 0,
+        }
+    }
+}
+
+/// Bytes between the uniform regions of one frame (a multiple of every
+/// device's largest allowed minUniformBufferOffsetAlignment, 256).
+const UNIFORM_STRIDE: u64 = 512;
+const _: () = assert!(std::mem::size_of::<FrameUniforms>() as u64 <= UNIFORM_STRIDE);
 
 /// What `MeshPass::begin` bound for the frame.
 pub struct BoundFrame {
     path: VertexPath,
-    world: [f32; 16],
     /// Heat stream (binding 2), indexed like the UVs.
     heat: Option<vk::Buffer>,
 }
 
 impl BoundFrame {
-    /// The same frame for draws placed by another world matrix (column-major)
-    /// and without the heat map (another model's vertices).
-    pub fn with_world(&self, world: [f32; 16]) -> BoundFrame {
-        BoundFrame { path: self.path, world, heat: None }
+    /// The same frame without the heat map (another model's vertices).
+    pub fn without_heat(&self) -> BoundFrame {
+        BoundFrame { path: self.path, heat: None }
     }
 }
 
@@ -206,12 +309,26 @@ impl MeshPass {
         samples: vk::SampleCountFlags,
         color_format: vk::Format,
     ) -> Result<Self, GpuError> {
+        Self::with_method(ctx, samples, color_format, SkinningMethod::Linear)
+    }
+
+    /// [`with_format`](Self::with_format), with the vertex-skinning path
+    /// blending influences by `method`.
+    pub fn with_method(
+        ctx: &GpuContext,
+        samples: vk::SampleCountFlags,
+        color_format: vk::Format,
+        method: SkinningMethod,
+    ) -> Result<Self, GpuError> {
         let mut pass = MeshPass {
+            method,
             skin_set_layout: vk::DescriptorSetLayout::null(),
             frame_set_layout: vk::DescriptorSetLayout::null(),
             material_set_layout: vk::DescriptorSetLayout::null(),
             layout: vk::PipelineLayout::null(),
-            pipelines: [[[vk::Pipeline::null(); 2]; 2]; 2],
+            pipelines: [[[[vk::Pipeline::null(); 2]; 2]; 2]; 2],
+            depth_only: [vk::Pipeline::null(); 2],
+            shadow: [vk::Pipeline::null(); 2],
             zero_heat: None,
             uniforms: Vec::with_capacity(FRAMES_IN_FLIGHT),
             samples,
@@ -239,11 +356,28 @@ impl MeshPass {
         self.skin_set_layout = set_layout(ctx, &skin_bindings)?;
         self.frame_set_layout = set_layout(
             ctx,
-            &[vk::DescriptorSetLayoutBinding::default()
-                .binding(0)
-                .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
-                .descriptor_count(1)
-                .stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT)],
+            &[
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(0)
+                    .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
+                    .descriptor_count(1)
+                    .stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT),
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(1)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .descriptor_count(1)
+                    .stage_flags(vk::ShaderStageFlags::VERTEX),
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(2)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .descriptor_count(1)
+                    .stage_flags(vk::ShaderStageFlags::VERTEX),
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(3)
+                    .descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER)
+                    .descriptor_count(1)
+                    .stage_flags(vk::ShaderStageFlags::FRAGMENT),
+            ],
         )?;
         self.material_set_layout = set_layout(
             ctx,
@@ -269,7 +403,7 @@ impl MeshPass {
             self.uniforms.push(Buffer::new(
                 ctx,
                 &format!("frame uniforms {i}"),
-                std::mem::size_of::<FrameUniforms>() as u64,
+                UNIFORM_STRIDE * (1 + CASCADES as u64),
                 vk::BufferUsageFlags::UNIFORM_BUFFER,
                 MemoryLocation::CpuToGpu,
             )?);
@@ -298,15 +432,21 @@ impl MeshPass {
             modules.push(shader::create_module(ctx, "mesh.frag", crate::spirv!("mesh.frag"))?);
             for (p, path) in [VertexPath::PreSkinned, VertexPath::VertexSkinning].into_iter().enumerate() {
                 let vertex = modules[p];
-                for wire in [false, true] {
-                    if wire && !ctx.features.fill_mode_non_solid {
-                        continue;
-                    }
-                    for heat in [false, true] {
-                        self.pipelines[p][wire as usize][heat as usize] =
-                            self.pipeline(ctx, path, vertex, modules[2], wire, heat)?;
+                for (d, stage) in [DrawStage::Main, DrawStage::AfterPrepass].into_iter().enumerate() {
+                    for wire in [false, true] {
+                        if wire && !ctx.features.fill_mode_non_solid {
+                            continue;
+                        }
+                        for heat in [false, true] {
+                            self.pipelines[d][p][wire as usize][heat as usize] =
+                                self.pipeline(ctx, path, stage, vertex, Some(modules[2]), wire, heat)?;
+                        }
                     }
                 }
+                self.depth_only[p] =
+                    self.pipeline(ctx, path, DrawStage::DepthPrepass, vertex, None, false, false)?;
+                self.shadow[p] =
+                    self.pipeline(ctx, path, DrawStage::Shadow(0), vertex, None, false, false)?;
             }
             Ok(())
         })();
@@ -317,12 +457,14 @@ impl MeshPass {
         result
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn pipeline(
         &self,
         ctx: &GpuContext,
         path: VertexPath,
+        stage: DrawStage,
         vertex: vk::ShaderModule,
-        fragment: vk::ShaderModule,
+        fragment: Option<vk::ShaderModule>,
         wireframe: bool,
         heat: bool,
     ) -> Result<vk::Pipeline, GpuError> {
@@ -330,22 +472,30 @@ impl MeshPass {
         let heat_value = vk::Bool32::from(heat).to_ne_bytes();
         let spec_entries = [vk::SpecializationMapEntry { constant_id: 0, offset: 0, size: 4 }];
         let spec = vk::SpecializationInfo::default().map_entries(&spec_entries).data(&heat_value);
-        let stages = [
+        // mesh_skinned.vert's DUAL_QUATERNION (mesh.vert has no constants).
+        let dual_quaternion = skin_pass::method_constant(self.method);
+        let vertex_spec = skin_pass::method_specialization(&dual_quaternion);
+        let mut stages = vec![
             vk::PipelineShaderStageCreateInfo::default()
                 .stage(vk::ShaderStageFlags::VERTEX)
                 .module(vertex)
-                .name(c"main"),
-            vk::PipelineShaderStageCreateInfo::default()
-                .stage(vk::ShaderStageFlags::FRAGMENT)
-                .module(fragment)
                 .name(c"main")
-                .specialization_info(&spec),
+                .specialization_info(&vertex_spec),
         ];
-        // Binding 0: SkinnedVertex (48 bytes: position, normal, tangent);
-        // binding 1: UV; binding 2: heat (stride 0 without a heat stream:
-        // every vertex reads the zero buffer's one float). The
-        // vertex-skinning path reads only the UVs and heat.
-        let all_bindings = [
+        if let Some(fragment) = fragment {
+            stages.push(
+                vk::PipelineShaderStageCreateInfo::default()
+                    .stage(vk::ShaderStageFlags::FRAGMENT)
+                    .module(fragment)
+                    .name(c"main")
+                    .specialization_info(&spec),
+            );
+        }
+        // Binding 1: UV; binding 2: heat (stride 0 without a heat stream:
+        // every vertex reads the zero buffer's one float). Both are per
+        // source vertex of the model, shared by all its characters; the
+        // skinned vertices are pulled from storage buffers (see mesh.vert).
+        let bindings = [
             vk::VertexInputBindingDescription {
                 binding: 2,
                 stride: if heat { 4 } else { 0 },
@@ -356,13 +506,8 @@ impl MeshPass {
                 stride: 8,
                 input_rate: vk::VertexInputRate::VERTEX,
             },
-            vk::VertexInputBindingDescription {
-                binding: 0,
-                stride: 48,
-                input_rate: vk::VertexInputRate::VERTEX,
-            },
         ];
-        let all_attributes = [
+        let attributes = [
             vk::VertexInputAttributeDescription {
                 location: 3,
                 binding: 2,
@@ -375,52 +520,50 @@ impl MeshPass {
                 format: vk::Format::R32G32_SFLOAT,
                 offset: 0,
             },
-            vk::VertexInputAttributeDescription {
-                location: 0,
-                binding: 0,
-                format: vk::Format::R32G32B32A32_SFLOAT,
-                offset: 0,
-            },
-            vk::VertexInputAttributeDescription {
-                location: 1,
-                binding: 0,
-                format: vk::Format::R32G32B32A32_SFLOAT,
-                offset: 16,
-            },
         ];
-        let (bindings, attributes) = match path {
-            VertexPath::PreSkinned => (&all_bindings[..], &all_attributes[..]),
-            VertexPath::VertexSkinning => (&all_bindings[..2], &all_attributes[..2]),
-        };
         let name = format!(
-            "mesh pipeline {path:?}{}{}",
+            "mesh pipeline {path:?} {} {stage:?}{}{}",
+            self.method.name(),
             if wireframe { " wireframe" } else { "" },
             if heat { " heat" } else { "" }
         );
+        let (depth_test, depth_write) = match stage {
+            DrawStage::Main | DrawStage::DepthPrepass | DrawStage::Shadow(_) => (vk::CompareOp::LESS, true),
+            DrawStage::AfterPrepass => (vk::CompareOp::LESS_OR_EQUAL, false),
+        };
+        let shadow = matches!(stage, DrawStage::Shadow(_));
         // No culling (fixed by the helper): glTF double-sidedness varies and
         // the fragment shader lights both sides.
         pipeline::create_graphics_pipeline(
             ctx,
             &GraphicsPipelineDesc {
                 stages: &stages,
-                vertex_bindings: bindings,
-                vertex_attributes: attributes,
+                vertex_bindings: &bindings,
+                vertex_attributes: &attributes,
                 topology: vk::PrimitiveTopology::TRIANGLE_LIST,
                 polygon_mode: if wireframe { vk::PolygonMode::LINE } else { vk::PolygonMode::FILL },
-                depth_test: Some(vk::CompareOp::LESS),
-                depth_write: true,
-                samples: self.samples,
-                color_format: self.color_format,
-                depth_format: DEPTH_FORMAT,
+                depth_test: Some(depth_test),
+                depth_write,
+                samples: if shadow { vk::SampleCountFlags::TYPE_1 } else { self.samples },
+                // The prepass and the shadow cascades render depth alone.
+                color_format: if fragment.is_some() { self.color_format } else { vk::Format::UNDEFINED },
+                // Slope-scaled bias against shadow acne.
+                depth_bias: shadow.then_some((1.25, 1.75)),
+                depth_format: if shadow { SHADOW_FORMAT } else { DEPTH_FORMAT },
                 layout: self.layout,
                 name: &name,
             },
         )
     }
 
+    /// How the vertex-skinning path blends influences.
+    pub fn method(&self) -> SkinningMethod {
+        self.method
+    }
+
     /// Whether `begin` accepts `wireframe = true` on this device.
     pub fn supports_wireframe(&self) -> bool {
-        self.pipelines[0][1][0] != vk::Pipeline::null()
+        self.pipelines[0][0][1][0] != vk::Pipeline::null()
     }
 
     /// Starts drawing a frame inside dynamic rendering: writes this slot's
@@ -447,9 +590,15 @@ impl MeshPass {
         params: &FrameParams,
         heat: Option<vk::Buffer>,
     ) -> Result<BoundFrame, GpuError> {
-        let FrameParams { uniforms, path, wireframe, skin, world } = *params;
-        let pipeline = self.pipelines[(path == VertexPath::VertexSkinning) as usize][wireframe as usize]
-            [heat.is_some() as usize];
+        let FrameParams { uniforms, path, wireframe, skin, instances, skinned, stage, shadow_maps } = *params;
+        let p = (path == VertexPath::VertexSkinning) as usize;
+        let pipeline = match stage {
+            DrawStage::DepthPrepass => self.depth_only[p],
+            DrawStage::Shadow(k) if k < CASCADES => self.shadow[p],
+            DrawStage::Shadow(k) => return Err(GpuError::new(format!("no shadow cascade {k}"))),
+            DrawStage::Main => self.pipelines[0][p][wireframe as usize][heat.is_some() as usize],
+            DrawStage::AfterPrepass => self.pipelines[1][p][wireframe as usize][heat.is_some() as usize],
+        };
         if pipeline == vk::Pipeline::null() {
             return Err(GpuError::new(
                 "wireframe drawing is not supported by this device (fillModeNonSolid)",
@@ -458,23 +607,45 @@ impl MeshPass {
         // This slot's fence has signalled (begin_frame waited), so the GPU no
         // longer reads this slot's uniform buffer; host writes before the
         // submit are visible to it.
-        self.uniforms[slot.index].write(0, bytemuck::bytes_of(uniforms))?;
+        let region = stage.uniform_region() as u64 * UNIFORM_STRIDE;
+        self.uniforms[slot.index].write(region, bytemuck::bytes_of(uniforms))?;
         let cmd = slot.command_buffer;
         let d = &ctx.device;
         let frame_set = allocate_set(ctx, slot.descriptor_pool, self.frame_set_layout)?;
-        let uniform_info = [vk::DescriptorBufferInfo {
-            buffer: self.uniforms[slot.index].raw,
-            offset: 0,
-            range: std::mem::size_of::<FrameUniforms>() as u64,
+        let infos = [
+            vk::DescriptorBufferInfo {
+                buffer: self.uniforms[slot.index].raw,
+                offset: region,
+                range: std::mem::size_of::<FrameUniforms>() as u64,
+            },
+            vk::DescriptorBufferInfo { buffer: instances, offset: 0, range: vk::WHOLE_SIZE },
+            vk::DescriptorBufferInfo { buffer: skinned, offset: 0, range: vk::WHOLE_SIZE },
+        ];
+        let writes: [vk::WriteDescriptorSet; 3] = std::array::from_fn(|b| {
+            vk::WriteDescriptorSet::default()
+                .dst_set(frame_set)
+                .dst_binding(b as u32)
+                .descriptor_type(if b == 0 {
+                    vk::DescriptorType::UNIFORM_BUFFER
+                } else {
+                    vk::DescriptorType::STORAGE_BUFFER
+                })
+                .buffer_info(std::slice::from_ref(&infos[b]))
+        });
+        let shadow_info = [vk::DescriptorImageInfo {
+            sampler: shadow_maps.1,
+            image_view: shadow_maps.0,
+            image_layout: vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
         }];
-        let write = vk::WriteDescriptorSet::default()
+        let shadow_write = vk::WriteDescriptorSet::default()
             .dst_set(frame_set)
-            .dst_binding(0)
-            .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
-            .buffer_info(&uniform_info);
-        // SAFETY: the set and buffer are live and not in use by the GPU.
+            .dst_binding(3)
+            .descriptor_type(vk::DescriptorType::COMBINED_IMAGE_SAMPLER)
+            .image_info(&shadow_info);
+        // SAFETY: the set and buffers are live; the set is not in use by the GPU.
         unsafe {
-            d.update_descriptor_sets(&[write], &[]);
+            d.update_descriptor_sets(&writes, &[]);
+            d.update_descriptor_sets(&[shadow_write], &[]);
             d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, pipeline);
             d.cmd_bind_descriptor_sets(
                 cmd,
@@ -508,7 +679,7 @@ impl MeshPass {
                 );
             }
         }
-        Ok(BoundFrame { path, world, heat })
+        Ok(BoundFrame { path, heat })
     }
 
     /// Records one draw (inside rendering, after `begin`).
@@ -523,9 +694,12 @@ impl MeshPass {
     ) {
         let material = item.material.and_then(|m| model_materials.get(m));
         let push = DrawPush {
-            world: frame.world,
             base_color: material.map_or([1.0; 4], |m| m.base_color),
+            first_character: item.first_character,
             record: item.record,
+            records_per_character: item.records_per_character,
+            output_offset: item.output_offset,
+            vertices_per_character: item.vertices_per_character,
             pad: [0; 3],
         };
         let set = materials.set(item.material);
@@ -549,19 +723,18 @@ impl MeshPass {
                 0,
                 bytemuck::bytes_of(&push),
             );
-            match frame.path {
-                VertexPath::PreSkinned => d.cmd_bind_vertex_buffers(
-                    cmd,
-                    0,
-                    &[item.vertices.0, item.uvs.0, heat.0],
-                    &[item.vertices.1, item.uvs.1, heat.1],
-                ),
-                VertexPath::VertexSkinning => {
-                    d.cmd_bind_vertex_buffers(cmd, 1, &[item.uvs.0, heat.0], &[item.uvs.1, heat.1])
-                }
-            }
+            d.cmd_bind_vertex_buffers(cmd, 1, &[item.uvs.0, heat.0], &[item.uvs.1, heat.1]);
             d.cmd_bind_index_buffer(cmd, item.indices, 0, vk::IndexType::UINT32);
-            d.cmd_draw_indexed(cmd, item.index_count, 1, item.first_index, 0, 0);
+            // One instance per character; gl_InstanceIndex starts at
+            // first_character and indexes the instance buffer.
+            d.cmd_draw_indexed(
+                cmd,
+                item.index_count,
+                item.characters,
+                item.first_index,
+                0,
+                item.first_character,
+            );
         }
     }
 
@@ -575,7 +748,15 @@ impl MeshPass {
         // SAFETY: the caller guarantees the GPU no longer uses these objects;
         // null handles are ignored by vkDestroy*.
         unsafe {
-            for p in self.pipelines.iter().flatten().flatten() {
+            for p in self
+                .pipelines
+                .iter()
+                .flatten()
+                .flatten()
+                .flatten()
+                .chain(&self.depth_only)
+                .chain(&self.shadow)
+            {
                 ctx.device.destroy_pipeline(*p, None);
             }
             ctx.device.destroy_pipeline_layout(self.layout, None);

@@ -4,6 +4,7 @@
 
 pub mod bone_lines;
 pub mod camera;
+pub mod copy_kernel;
 pub mod egui_pass;
 pub mod gpu_model;
 pub mod headless;
@@ -11,8 +12,10 @@ pub mod heat_map;
 pub mod image_out;
 pub mod layout;
 pub mod mesh_pass;
+pub mod profile;
 pub mod readback;
 pub mod renderer;
+pub mod shadow;
 pub mod skin_pass;
 pub mod target;
 pub mod textures;

@@ -1,36 +1,61 @@
-//! The frame loop shared by headless rendering and (later) the window:
-//! per frame, begin the slot (wait its fence) -> hand back the pixels that
-//! slot rendered last time -> the caller's pose -> compute skinning -> draw
-//! into the slot's target -> (optionally) copy it to the slot's readback
-//! buffer -> submit.
+//! The frame path shared by headless rendering, the window and the
+//! benchmark: per frame, begin the slot (wait its fence) -> hand back the
+//! pixels that slot rendered last time -> the characters' poses and world
+//! placements -> palette upload (staged copies) -> compute skinning -> the
+//! draw passes (an optional depth prepass, then the main pass) -> (optionally)
+//! copy to the slot's readback buffer -> submit. GPU timestamps bracket each
+//! phase; `GpuTimes` reports them once the slot's fence has signalled.
+//!
+//! A scene is `RenderSettings::characters` characters of one model (a
+//! crowd; one compute dispatch skins them all, and each primitive is one
+//! instanced draw for all of them) plus optional static scenery.
 
 use super::camera::Camera;
 use super::gpu_model::GpuModel;
 use super::heat_map::HeatMap;
 use super::mesh_pass::{
-    BoundFrame, DrawItem, FrameParams, FrameUniforms, MeshMaterials, MeshPass, SkinBindings, VertexPath,
+    BoundFrame, DrawItem, DrawStage, FrameParams, FrameUniforms, MeshMaterials, MeshPass, SkinBindings,
+    VertexPath,
 };
-use super::skin_pass::{CharacterId, OUTPUT_STRIDE, SkinInput, SkinPass, SkinStats};
+use super::shadow::{CASCADES, Cascades, ShadowMaps, cascades};
+use super::skin_pass::{CharacterId, FramePoses, PaletteUpload, SkinInput, SkinPass, SkinStats};
 use super::target::{CLEAR_COLOR, COLOR_FORMAT, ScreenTarget, SlotTargets, choose_samples};
 use super::textures::Textures;
-use crate::anim::SkinnedPose;
+use crate::anim::{SkinnedPose, SkinningMethod};
 use crate::asset::Model;
 use crate::gpu::frame::Retired;
-use crate::gpu::{FRAMES_IN_FLIGHT, FrameRing, FrameSlot, GpuContext, GpuError};
+use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, FrameRing, FrameSlot, GpuContext, GpuError};
 use ash::vk;
+use gpu_allocator::MemoryLocation;
 use nalgebra::Matrix4;
 use std::sync::Arc;
 
 /// Receives a finished frame: `(frame number, RGBA8 sRGB pixels, rows top to bottom)`.
 pub type PixelSink<'a> = dyn FnMut(u64, &[u8]) -> Result<(), String> + 'a;
 
-/// GPU time of one frame's passes, in microseconds (from timestamps).
+/// Most draw passes a frame has (four shadow cascades + main).
+pub const MAX_PASSES: usize = 1 + CASCADES;
+
+/// The pass setups a frame can have: 1 (main), 2 (depth prepass + main),
+/// 5 (four shadow cascades of the key light + main, which samples them).
+pub const PASS_SETUPS: [u32; 3] = [1, 2, 1 + CASCADES as u32];
+
+/// GPU time of one frame's phases, in microseconds (from timestamps).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct GpuTimes {
+    /// The staged palette copy (0 in `PaletteUpload::InPlace` or when nothing changed).
+    pub upload_us: f64,
     /// The skinning dispatch (0 on the vertex-skinning path).
     pub skin_us: f64,
-    /// Drawing the scene (clear, mesh, overlays in the scene pass, resolve).
+    /// Each draw pass, in order (depth prepass or shadow cascades, then
+    /// main); `pass_count` are valid.
+    pub passes_us: [f64; MAX_PASSES],
+    /// Draw passes measured.
+    pub pass_count: usize,
+    /// All draw passes together (clear, mesh, overlays in the scene pass, resolve).
     pub draw_us: f64,
+    /// The whole frame's GPU work, first command to last.
+    pub frame_us: f64,
 }
 
 /// How frames are drawn.
@@ -44,9 +69,72 @@ pub struct RenderSettings {
     pub path: VertexPath,
     /// 4x MSAA when the device supports it; one sample otherwise.
     pub msaa: bool,
+    /// Characters of the model in the scene (at least 1).
+    pub characters: u32,
+    /// Draw passes: one of `PASS_SETUPS`.
+    pub passes: u32,
+    /// How palettes reach the GPU.
+    pub upload: PaletteUpload,
+    /// How influences are blended, on either path.
+    pub skinning: SkinningMethod,
 }
 
-/// One model drawn as one character into per-slot offscreen targets.
+impl RenderSettings {
+    /// One character, one pass, the default upload, at `extent`.
+    pub fn new(extent: vk::Extent2D) -> Self {
+        RenderSettings {
+            extent,
+            wireframe: false,
+            path: VertexPath::PreSkinned,
+            msaa: true,
+            characters: 1,
+            passes: 1,
+            upload: PaletteUpload::default(),
+            skinning: SkinningMethod::Linear,
+        }
+    }
+}
+
+/// What `render_frame` did.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FrameReport {
+    /// The frame's number.
+    pub frame: u64,
+    /// Its skinning upload and dispatch.
+    pub skin: SkinStats,
+    /// GPU times of the earlier frame that used the same slot (finished).
+    pub previous_gpu: Option<GpuTimes>,
+}
+
+/// Timestamp queries of one frame: `(before, after)` per phase.
+#[derive(Debug, Clone, Copy, Default)]
+struct FrameQueries {
+    frame: (Option<u32>, Option<u32>),
+    upload: Option<(u32, u32)>,
+    skin: Option<(u32, u32)>,
+    passes: [(Option<u32>, Option<u32>); MAX_PASSES],
+    pass_count: usize,
+}
+
+/// The characters of a frame followed by the scenery (static, at the origin).
+struct WithScenery<'a, P: ?Sized> {
+    poses: &'a P,
+    scenery: bool,
+}
+
+impl<P: FramePoses + ?Sized> FramePoses for WithScenery<'_, P> {
+    fn count(&self) -> usize {
+        self.poses.count() + usize::from(self.scenery)
+    }
+    fn input(&self, c: usize) -> SkinInput<'_> {
+        if c < self.poses.count() { self.poses.input(c) } else { Scenery::input() }
+    }
+    fn world(&self, c: usize) -> Matrix4<f32> {
+        if c < self.poses.count() { self.poses.world(c) } else { Matrix4::identity() }
+    }
+}
+
+/// A crowd of one model drawn into per-slot offscreen targets or a window.
 pub struct Renderer {
     ring: FrameRing,
     skin: SkinPass,
@@ -58,17 +146,23 @@ pub struct Renderer {
     /// Offscreen targets with readback (headless); `None` for a window,
     /// which draws into swapchain images through a `ScreenTarget`.
     targets: Option<SlotTargets>,
-    /// Per slot: timestamp queries of its last screen frame (skin before/after, draw before/after).
-    queries: [[Option<u32>; 4]; FRAMES_IN_FLIGHT],
+    /// The key light's cascaded shadow maps (5-pass frames).
+    shadows: ShadowMaps,
+    /// Per slot: every character's world matrix (and the scenery's), read
+    /// by the vertex shaders (set 1, binding 1); host-written after the
+    /// slot's fence, before the submit.
+    instances: Vec<Buffer>,
+    /// Per slot: timestamp queries of its last frame.
+    queries: [FrameQueries; FRAMES_IN_FLIGHT],
     /// Set-0 bindings of this screen frame (vertex-skinning path).
     screen_skin: Option<SkinBindings>,
-    /// The weight heat map's stream (screen frames).
+    /// The weight heat map's stream.
     heat: HeatMap,
     /// Joint whose weights colour the mesh; `None` shades normally.
     heat_joint: Option<usize>,
-    /// One per drawn primitive; the vertex buffer handle is filled in per frame.
+    /// One per drawn primitive, each for every character.
     draws: Vec<DrawItem>,
-    /// Static scenery (a level) drawn with the character, in world space.
+    /// Static scenery (a level) drawn with the characters, in world space.
     scenery: Option<Scenery>,
     settings: RenderSettings,
     /// Frame number whose pixels each slot's readback buffer holds, not yet handed out.
@@ -117,6 +211,10 @@ impl Renderer {
                 "wireframe drawing is not supported by this device (fillModeNonSolid)",
             ));
         }
+        if settings.characters == 0 {
+            return Err(GpuError::new("a scene needs at least one character"));
+        }
+        check_passes(settings.passes)?;
         // Built step by step; on error, what was made so far is freed (the
         // GPU has nothing pending: only one-shot uploads ran, and they waited).
         let mut ring = Some(FrameRing::new(ctx)?);
@@ -124,19 +222,14 @@ impl Renderer {
         let result = (|| {
             let gpu_model = Arc::new(GpuModel::upload(ctx, &model)?);
             parts.gpu_model = Some(gpu_model.clone());
-            let mut skin = SkinPass::new(ctx)?;
-            let character =
-                skin.add_character(ctx, ring.as_mut().expect("ring"), gpu_model.clone(), model.clone());
-            let character = match character {
-                Ok(c) => c,
-                Err(e) => {
-                    skin.destroy(ctx);
-                    return Err(e);
-                }
-            };
-            parts.skin = Some(skin);
+            parts.skin = Some(SkinPass::with_method(ctx, settings.skinning)?);
+            let skin = parts.skin.as_mut().expect("skin");
+            skin.set_upload_mode(settings.upload);
+            for _ in 0..settings.characters {
+                skin.add_character(ctx, ring.as_mut().expect("ring"), gpu_model.clone(), model.clone())?;
+            }
             let samples = if settings.msaa { choose_samples(ctx) } else { vk::SampleCountFlags::TYPE_1 };
-            parts.mesh = Some(MeshPass::with_format(ctx, samples, color_format)?);
+            parts.mesh = Some(MeshPass::with_method(ctx, samples, color_format, settings.skinning)?);
             let mut warnings = Vec::new();
             parts.textures = Some(Textures::load(ctx, &model, &mut warnings)?);
             parts.materials = Some(MeshMaterials::new(
@@ -148,8 +241,12 @@ impl Renderer {
             if offscreen {
                 parts.targets = Some(SlotTargets::new(ctx, settings.extent, samples)?);
             }
+            for i in 0..FRAMES_IN_FLIGHT {
+                parts.instances.push(instance_buffer(ctx, i, settings.characters as u64 + 1)?);
+            }
+            parts.shadows = Some(ShadowMaps::new(ctx)?);
             let skin = parts.skin.as_ref().expect("skin");
-            let draws = draw_items(skin, character, &gpu_model);
+            let draws = draw_items(skin, CharacterId(0), settings.characters, &gpu_model)?;
             Ok((warnings, draws))
         })();
         let (warnings, draws) = match result {
@@ -171,7 +268,9 @@ impl Renderer {
             textures: parts.textures.take().expect("textures"),
             materials: parts.materials.take().expect("materials"),
             targets: parts.targets.take(),
-            queries: [[None; 4]; FRAMES_IN_FLIGHT],
+            instances: std::mem::take(&mut parts.instances),
+            shadows: parts.shadows.take().expect("shadows"),
+            queries: [FrameQueries::default(); FRAMES_IN_FLIGHT],
             screen_skin: None,
             heat: HeatMap::new(),
             heat_joint: None,
@@ -210,17 +309,9 @@ impl Renderer {
                 return Err(e);
             }
         };
-        let draws = draw_items(&self.skin, character, &gpu_model);
+        let draws = draw_items(&self.skin, character, 1, &gpu_model)?;
         self.scenery = Some(Scenery { model: scenery, gpu_model, textures, materials, draws });
         Ok(())
-    }
-
-    /// The skin-pass inputs of a frame: the character's, then the scenery's.
-    fn inputs<'a>(&self, input: SkinInput<'a>) -> ([SkinInput<'a>; 2], usize) {
-        match &self.scenery {
-            Some(s) => ([input, s.input()], 2),
-            None => ([input, input], 1),
-        }
     }
 
     /// The settings frames are drawn with.
@@ -238,103 +329,121 @@ impl Renderer {
         &self.model
     }
 
-    /// Records and submits one frame of `input.pose` (uploaded when
-    /// `input.version` differs from what the frame slot holds), placed by
-    /// `world` (applied after skinning), seen by `camera`. When
-    /// `readback` is set the frame's pixels are handed to `on_pixels` later:
-    /// once the slot comes round again (after its fence) or in `finish`.
-    /// Frames are handed out in order, as `(frame number, RGBA8 sRGB rows)`.
-    pub fn render_frame(
+    /// Output vertices the skin pass produces per frame (every character and the scenery).
+    pub fn skinned_vertices(&self) -> u64 {
+        u64::from(self.skin.total_vertices())
+    }
+
+    /// Records and submits one frame of `poses` (one per character; uploaded
+    /// as the upload mode says), seen by `camera`. When `readback` is set
+    /// the frame's pixels are handed to `on_pixels` later: once the slot
+    /// comes round again (after its fence) or in `finish`. Frames are
+    /// handed out in order, as `(frame number, RGBA8 sRGB rows)`.
+    pub fn render_frame<P: FramePoses + ?Sized>(
         &mut self,
         ctx: &GpuContext,
-        input: SkinInput,
-        world: &Matrix4<f32>,
+        poses: &P,
         camera: &Camera,
         readback: bool,
         on_pixels: &mut PixelSink,
-    ) -> Result<u64, String> {
+    ) -> Result<FrameReport, String> {
         let frame = self.frames;
-        let (pair, count) = self.inputs(input);
-        let Some(targets) = self.targets.as_ref() else {
+        // Taken for the frame (the draws borrow the renderer), put back below.
+        let Some(targets) = self.targets.take() else {
             return Err("this renderer draws to a window, not to offscreen targets".into());
         };
-        let slot = self.ring.begin_frame(ctx).map_err(|e| e.to_string())?;
-        let index = slot.index;
+        let report = self.render_offscreen(ctx, &targets, poses, camera, readback, on_pixels);
+        self.targets = Some(targets);
+        let (skin, previous_gpu) = report?;
+        Ok(FrameReport { frame, skin, previous_gpu })
+    }
+
+    /// `render_frame`'s body, with the targets taken out of the renderer.
+    fn render_offscreen<P: FramePoses + ?Sized>(
+        &mut self,
+        ctx: &GpuContext,
+        targets: &SlotTargets,
+        poses: &P,
+        camera: &Camera,
+        readback: bool,
+        on_pixels: &mut PixelSink,
+    ) -> Result<(SkinStats, Option<GpuTimes>), String> {
+        let frame = self.frames;
+        let (index, previous_gpu) = self.begin_screen_frame(ctx).map_err(|e| e.to_string())?;
         // begin_frame waited for this slot's fence: its readback buffer is
         // final, and nothing rewrites it before this frame is submitted.
         if let Some(done) = self.pending[index].take() {
             let handed = targets.get(index).pixels().map_err(|e| e.to_string());
             if let Err(e) = handed.and_then(|pixels| on_pixels(done, pixels)) {
-                // Submit the empty command buffer so the ring stays usable.
-                let _ = self.ring.end_frame(ctx, &[], &[]);
+                // Submit the (nearly) empty command buffer so the ring stays usable.
+                let _ = self.end_screen_frame(ctx, &[], &[]);
                 return Err(e);
             }
         }
         let recorded = (|| {
-            let inputs = &pair[..count];
-            let skin_bindings = match self.settings.path {
-                // The comparison path: no compute dispatch, the vertex shader
-                // skins from the skin pass's own slot buffers (see
-                // `vertex_skinning_inputs` for why no barrier is needed).
-                VertexPath::VertexSkinning => Some(vertex_skinning_inputs(&mut self.skin, slot, inputs)?.0),
-                VertexPath::PreSkinned => {
-                    // Records the compute -> vertex input barrier after the dispatch.
-                    self.skin.record(ctx, slot, inputs, false)?;
-                    None
-                }
-            };
-            let cmd = slot.command_buffer;
+            let skin = self.record_skinning(ctx, poses)?;
             let target = targets.get(index);
+            let cmd = self.ring.current().command_buffer;
             target.begin_barriers(ctx, cmd);
-            target.begin_rendering(ctx, cmd, CLEAR_COLOR);
             let eye = [camera.eye.x, camera.eye.y, camera.eye.z];
-            let uniforms = FrameUniforms::new(&camera.view_proj(), eye);
-            let mut world_cols = [0.0f32; 16];
-            world_cols.copy_from_slice(world.as_slice());
-            let params = FrameParams {
-                uniforms: &uniforms,
-                path: self.settings.path,
-                wireframe: self.settings.wireframe,
-                skin: skin_bindings.as_ref(),
-                world: world_cols,
-            };
-            let bound = self.mesh.begin(ctx, slot, &params);
-            let bound = match bound {
-                Ok(b) => b,
-                Err(e) => {
-                    target.end_rendering(ctx, cmd);
-                    return Err(e);
-                }
-            };
-            let output = self.skin.output_buffer(index);
-            for item in &self.draws {
-                let mut item = *item;
-                item.vertices.0 = output;
-                self.mesh.draw(ctx, cmd, &bound, &self.materials, &self.model.materials, &item);
+            let mut uniforms = FrameUniforms::new(&camera.view_proj(), eye);
+            if self.settings.passes == 1 + CASCADES as u32 {
+                let cascades = cascades(camera, uniforms.to_key_light());
+                self.draw_shadows(ctx, &uniforms, &cascades)?;
+                uniforms = uniforms.with_shadows(&cascades, (camera.target - camera.eye).normalize());
             }
-            draw_scenery(&self.mesh, self.scenery.as_ref(), ctx, cmd, &bound, output);
+            let prepass = self.settings.passes == 2;
+            if prepass {
+                target.begin_stage(ctx, cmd, CLEAR_COLOR, DrawStage::DepthPrepass);
+                let drawn = self.draw_scene(ctx, &uniforms, DrawStage::DepthPrepass);
+                target.end_rendering(ctx, cmd);
+                self.end_pass(ctx);
+                drawn?;
+            }
+            let stage = if prepass { DrawStage::AfterPrepass } else { DrawStage::Main };
+            target.begin_stage(ctx, cmd, CLEAR_COLOR, stage);
+            let drawn = self.draw_scene(ctx, &uniforms, stage);
             target.end_rendering(ctx, cmd);
+            self.end_pass(ctx);
+            drawn?;
             if readback {
                 target.record_readback(ctx, cmd);
             }
-            Ok(())
+            Ok(skin)
         })();
         // The command buffer is ended and submitted even after a recording
         // error, so the ring stays consistent; the error is reported after.
-        let submitted = self.ring.end_frame(ctx, &[], &[]);
-        recorded.map_err(|e| e.to_string())?;
+        let submitted = self.end_screen_frame(ctx, &[], &[]);
+        let skin = recorded.map_err(|e: GpuError| e.to_string())?;
         submitted.map_err(|e| e.to_string())?;
         if readback {
             self.pending[index] = Some(frame);
         }
-        self.frames += 1;
-        Ok(frame)
+        Ok((skin, previous_gpu))
     }
 
     /// Switches between compute and vertex-shader skinning (between frames).
     /// Both read the skin pass's per-slot buffers, so nothing is created.
     pub fn set_path(&mut self, path: VertexPath) {
         self.settings.path = path;
+    }
+
+    /// Sets the number of draw passes (one of `PASS_SETUPS`), between frames.
+    pub fn set_passes(&mut self, passes: u32) -> Result<(), GpuError> {
+        check_passes(passes)?;
+        self.settings.passes = passes;
+        Ok(())
+    }
+
+    /// Bytes the skinning dispatch reads and writes per frame (see `SkinPass::frame_traffic`).
+    pub fn skin_traffic(&self) -> (u64, u64) {
+        self.skin.frame_traffic()
+    }
+
+    /// Switches the palette upload mode (between frames).
+    pub fn set_upload(&mut self, upload: PaletteUpload) {
+        self.settings.upload = upload;
+        self.skin.set_upload_mode(upload);
     }
 
     /// Draws triangle edges only (ignored where the device cannot).
@@ -358,23 +467,18 @@ impl Renderer {
         self.ring.wait_next(ctx)
     }
 
-    /// Begins a frame drawn into a window (after `wait_next_slot`): waits for
-    /// the slot (already done), resets its pools and begins its command
-    /// buffer. Returns the slot index and the GPU times its previous frame measured.
+    /// Begins a frame (after `wait_next_slot` for a window): waits for the
+    /// slot, resets its pools, begins its command buffer and its first
+    /// timestamp. Returns the slot index and the GPU times its previous
+    /// frame measured.
     pub fn begin_screen_frame(&mut self, ctx: &GpuContext) -> Result<(usize, Option<GpuTimes>), GpuError> {
         let period = ctx.timestamp_period_ns();
         let slot = self.ring.begin_frame(ctx)?;
-        let ticks = slot.previous_timestamps();
         let queries = std::mem::take(&mut self.queries[slot.index]);
-        let span = |a: Option<u32>, b: Option<u32>| -> Option<f64> {
-            let (a, b) = (ticks.get(a? as usize)?, ticks.get(b? as usize)?);
-            Some(b.saturating_sub(*a) as f64 * period / 1000.0)
-        };
-        let times = match (span(queries[0], queries[1]), span(queries[2], queries[3])) {
-            (None, None) => None,
-            (skin, draw) => Some(GpuTimes { skin_us: skin.unwrap_or(0.0), draw_us: draw.unwrap_or(0.0) }),
-        };
-        Ok((slot.index, times))
+        let times = gpu_times(&queries, slot.previous_timestamps(), period);
+        let index = slot.index;
+        self.queries[index].frame.0 = slot.write_timestamp(ctx, vk::PipelineStageFlags2::TOP_OF_PIPE);
+        Ok((index, times))
     }
 
     /// The slot being recorded, for passes recorded by the caller.
@@ -382,43 +486,62 @@ impl Renderer {
         self.ring.current()
     }
 
-    /// Records this frame's skinning of `pose`: uploads its palettes and
-    /// weights into the skin pass's slot buffers when `version` differs from
-    /// what the slot holds, then (compute path) dispatches; the vertex path
-    /// only uploads, and `begin_scene` binds those buffers.
-    pub fn record_skinning(
+    /// Records this frame's skinning of `poses` (one per character, with
+    /// their world placements): writes the placements, uploads the palettes
+    /// and weights that the upload mode says into the skin pass's slot
+    /// buffers (with the staged copy), then (compute path) dispatches; the
+    /// vertex path only uploads, and the draws bind those buffers.
+    pub fn record_skinning<P: FramePoses + ?Sized>(
         &mut self,
         ctx: &GpuContext,
-        pose: SkinnedPose,
-        version: u64,
+        poses: &P,
     ) -> Result<SkinStats, GpuError> {
-        let (pair, count) = self.inputs(SkinInput { pose, version });
-        let inputs = &pair[..count];
+        let characters = self.settings.characters as usize;
+        if poses.count() != characters {
+            return Err(GpuError::new(format!(
+                "{} poses for a scene of {characters} characters",
+                poses.count()
+            )));
+        }
+        let inputs = WithScenery { poses, scenery: self.scenery.is_some() };
         let slot = self.ring.current();
         let index = slot.index;
+        // This slot's fence has signalled (begin_frame waited): the GPU no
+        // longer reads its instance buffer, and host writes before the
+        // submit are visible to the vertex shaders.
+        let instances = &mut self.instances[index];
+        for c in 0..inputs.count() {
+            let world = inputs.world(c);
+            instances.write(c as u64 * 64, bytemuck::cast_slice(world.as_slice()))?;
+        }
+        let queries = &mut self.queries[index];
         match self.settings.path {
             VertexPath::VertexSkinning => {
-                // No dispatch, so no skin timestamps (queries[index][0..2] stay None).
-                let (bindings, stats) = vertex_skinning_inputs(&mut self.skin, slot, inputs)?;
-                self.screen_skin = Some(bindings);
+                // No dispatch, so no skin timestamps.
+                let mut stats = self.skin.upload(slot, &inputs)?;
+                self.skin.record_copies(ctx, slot, true, &mut stats);
+                queries.upload = stats.copy_timestamps;
+                self.screen_skin = Some(
+                    self.skin
+                        .vertex_skinning_buffers(index)
+                        .ok_or_else(|| GpuError::new("vertex skinning: no character registered"))?,
+                );
                 Ok(stats)
             }
             VertexPath::PreSkinned => {
                 self.screen_skin = None;
-                let stats = self.skin.record(ctx, slot, inputs, true)?;
-                if let Some((a, b)) = stats.timestamps {
-                    self.queries[index][0] = Some(a);
-                    self.queries[index][1] = Some(b);
-                }
+                let stats = self.skin.record(ctx, slot, &inputs, true)?;
+                queries.upload = stats.copy_timestamps;
+                queries.skin = stats.timestamps;
                 Ok(stats)
             }
         }
     }
 
-    /// Records the transitions of `target` and the acquired `image`, begins
-    /// rendering into `view` (cleared to the background) and, when
-    /// `show_mesh`, draws the character placed by `world`, seen through
-    /// `view_proj` from `eye`.
+    /// Records the transitions of `target` and the acquired `image`, then
+    /// (with two passes) the depth prepass of the scene, and begins the main
+    /// rendering into `view` (cleared to the background), drawing the
+    /// characters when `show_mesh`, seen through `view_proj` from `eye`.
     /// Rendering stays open for overlays (bones) until `end_scene`.
     #[allow(clippy::too_many_arguments)]
     pub fn begin_scene(
@@ -427,7 +550,6 @@ impl Renderer {
         target: &ScreenTarget,
         image: vk::Image,
         view: vk::ImageView,
-        world: &Matrix4<f32>,
         view_proj: &Matrix4<f32>,
         eye: [f32; 3],
         show_mesh: bool,
@@ -435,57 +557,124 @@ impl Renderer {
         if target.samples != self.mesh.samples || target.format != self.mesh.color_format {
             return Err(GpuError::new("screen target does not match the mesh pipelines"));
         }
-        let slot = self.ring.current();
-        let index = slot.index;
-        let cmd = slot.command_buffer;
-        self.queries[index][2] = slot.write_timestamp(ctx, vk::PipelineStageFlags2::TOP_OF_PIPE);
+        let cmd = self.ring.current().command_buffer;
         target.begin_barriers(ctx, cmd, image);
-        target.begin_rendering(ctx, cmd, view, CLEAR_COLOR);
+        if self.settings.passes > 2 {
+            return Err(GpuError::new(
+                "shadow cascades are drawn by render_frame only (they need the camera)",
+            ));
+        }
+        let uniforms = FrameUniforms::new(view_proj, eye);
+        let prepass = show_mesh && self.settings.passes == 2;
+        if prepass {
+            target.begin_stage(ctx, cmd, view, CLEAR_COLOR, DrawStage::DepthPrepass);
+            let drawn = self.draw_scene(ctx, &uniforms, DrawStage::DepthPrepass);
+            // SAFETY: rendering was begun above on this recording command buffer.
+            unsafe { ctx.device.cmd_end_rendering(cmd) };
+            self.end_pass(ctx);
+            drawn?;
+        }
+        let stage = if prepass { DrawStage::AfterPrepass } else { DrawStage::Main };
+        target.begin_stage(ctx, cmd, view, CLEAR_COLOR, stage);
         if !show_mesh {
             return Ok(());
         }
-        let uniforms = FrameUniforms::new(view_proj, eye);
-        let mut world_cols = [0.0f32; 16];
-        world_cols.copy_from_slice(world.as_slice());
+        if let Err(e) = self.draw_scene(ctx, &uniforms, stage) {
+            // SAFETY: rendering was begun above on this recording command buffer.
+            unsafe { ctx.device.cmd_end_rendering(cmd) };
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Records the shadow cascades of this frame (each a depth-only pass
+    /// seen from the key light, timestamped) into the slot's shadow maps,
+    /// which end ready for the main pass to sample.
+    fn draw_shadows(
+        &mut self,
+        ctx: &GpuContext,
+        uniforms: &FrameUniforms,
+        cascades: &Cascades,
+    ) -> Result<(), GpuError> {
+        let slot = self.ring.current();
+        let (index, cmd) = (slot.index, slot.command_buffer);
+        self.shadows.begin(ctx, cmd, index);
+        for (k, view_proj) in cascades.view_proj.iter().enumerate() {
+            self.shadows.begin_cascade(ctx, cmd, index, k);
+            let drawn = self.draw_scene(ctx, &uniforms.seen_by(view_proj), DrawStage::Shadow(k));
+            // SAFETY: rendering was begun above on this recording command buffer.
+            unsafe { ctx.device.cmd_end_rendering(cmd) };
+            self.end_pass(ctx);
+            drawn?;
+        }
+        self.shadows.end(ctx, cmd, index);
+        Ok(())
+    }
+
+    /// Binds the frame and records every draw of the scene for `stage`
+    /// (inside rendering), after a timestamp that opens the pass (closed by
+    /// `end_pass`).
+    fn draw_scene(
+        &mut self,
+        ctx: &GpuContext,
+        uniforms: &FrameUniforms,
+        stage: DrawStage,
+    ) -> Result<(), GpuError> {
+        let slot = self.ring.current();
+        let index = slot.index;
+        let queries = &mut self.queries[index];
+        if queries.pass_count < MAX_PASSES {
+            queries.passes[queries.pass_count].0 =
+                slot.write_timestamp(ctx, vk::PipelineStageFlags2::TOP_OF_PIPE);
+        }
         let skin = match self.settings.path {
             VertexPath::VertexSkinning => Some(
                 self.screen_skin.as_ref().ok_or_else(|| GpuError::new("record_skinning must run first"))?,
             ),
             VertexPath::PreSkinned => None,
         };
+        let colour = matches!(stage, DrawStage::Main | DrawStage::AfterPrepass);
+        // The main pass samples this slot's shadow maps on 5-pass frames;
+        // every other pass binds the stand-in (the maps may be attachments then).
+        let shadowed = colour && self.settings.passes == 1 + CASCADES as u32;
         let params = FrameParams {
-            uniforms: &uniforms,
+            uniforms,
             path: self.settings.path,
-            wireframe: self.settings.wireframe,
+            wireframe: self.settings.wireframe && colour,
             skin,
-            world: world_cols,
+            instances: self.instances[index].raw,
+            skinned: self.skin.output_buffer(index),
+            stage,
+            shadow_maps: (self.shadows.sampled_view(index, shadowed), self.shadows.sampler),
         };
-        let heat = self.heat.buffer_for(self.heat_joint);
-        let bound = match self.mesh.begin_with_heat(ctx, slot, &params, heat) {
-            Ok(b) => b,
-            Err(e) => {
-                // SAFETY: rendering was begun above on this recording command buffer.
-                unsafe { ctx.device.cmd_end_rendering(cmd) };
-                return Err(e);
-            }
-        };
-        let output = self.skin.output_buffer(index);
+        let heat = if colour { self.heat.buffer_for(self.heat_joint) } else { None };
+        let bound = self.mesh.begin_with_heat(ctx, slot, &params, heat)?;
+        let cmd = slot.command_buffer;
         for item in &self.draws {
-            let mut item = *item;
-            item.vertices.0 = output;
-            self.mesh.draw(ctx, cmd, &bound, &self.materials, &self.model.materials, &item);
+            self.mesh.draw(ctx, cmd, &bound, &self.materials, &self.model.materials, item);
         }
-        draw_scenery(&self.mesh, self.scenery.as_ref(), ctx, cmd, &bound, output);
+        draw_scenery(&self.mesh, self.scenery.as_ref(), ctx, cmd, &bound);
         Ok(())
+    }
+
+    /// Closes the pass `draw_scene` opened (its timestamp).
+    fn end_pass(&mut self, ctx: &GpuContext) {
+        let slot = self.ring.current();
+        let queries = &mut self.queries[slot.index];
+        if queries.pass_count < MAX_PASSES {
+            let after = slot.write_timestamp(ctx, vk::PipelineStageFlags2::ALL_COMMANDS);
+            queries.passes[queries.pass_count].1 = after;
+            queries.pass_count += 1;
+        }
     }
 
     /// Ends the rendering begun by `begin_scene` (the MSAA resolve into the
     /// image happens here).
     pub fn end_scene(&mut self, ctx: &GpuContext) {
-        let slot = self.ring.current();
+        let cmd = self.ring.current().command_buffer;
         // SAFETY: rendering was begun by begin_scene on this command buffer.
-        unsafe { ctx.device.cmd_end_rendering(slot.command_buffer) };
-        self.queries[slot.index][3] = slot.write_timestamp(ctx, vk::PipelineStageFlags2::ALL_COMMANDS);
+        unsafe { ctx.device.cmd_end_rendering(cmd) };
+        self.end_pass(ctx);
     }
 
     /// Submits the frame begun by `begin_screen_frame`, waiting on and
@@ -496,6 +685,8 @@ impl Renderer {
         waits: &[vk::SemaphoreSubmitInfo],
         signals: &[vk::SemaphoreSubmitInfo],
     ) -> Result<(), GpuError> {
+        let slot = self.ring.current();
+        self.queries[slot.index].frame.1 = slot.write_timestamp(ctx, vk::PipelineStageFlags2::ALL_COMMANDS);
         self.ring.end_frame(ctx, waits, signals)?;
         self.frames += 1;
         Ok(())
@@ -526,7 +717,21 @@ impl Renderer {
     /// Waits for the GPU and frees everything.
     pub fn destroy(self, ctx: &GpuContext) {
         let _ = ctx.wait_idle();
-        let Renderer { ring, skin, gpu_model, mesh, textures, materials, targets, heat, scenery, .. } = self;
+        let Renderer {
+            ring,
+            skin,
+            gpu_model,
+            mesh,
+            textures,
+            materials,
+            targets,
+            heat,
+            scenery,
+            instances,
+            shadows,
+            ..
+        } = self;
+        shadows.destroy(ctx);
         heat.destroy(ctx);
         ring.destroy(ctx);
         skin.destroy(ctx);
@@ -543,7 +748,52 @@ impl Renderer {
         if let Some(t) = targets {
             t.destroy(ctx);
         }
+        instances.into_iter().for_each(|b| b.destroy(ctx));
     }
+}
+
+/// The GPU times of a finished frame from its queries and its slot's
+/// timestamps (ticks of `period` ns); `None` when it measured nothing.
+fn gpu_times(queries: &FrameQueries, ticks: &[u64], period: f64) -> Option<GpuTimes> {
+    let span = |a: Option<u32>, b: Option<u32>| -> Option<f64> {
+        let (a, b) = (ticks.get(a? as usize)?, ticks.get(b? as usize)?);
+        Some(b.saturating_sub(*a) as f64 * period / 1000.0)
+    };
+    let pair = |p: Option<(u32, u32)>| span(p.map(|p| p.0), p.map(|p| p.1));
+    let frame = span(queries.frame.0, queries.frame.1)?;
+    let mut times = GpuTimes {
+        upload_us: pair(queries.upload).unwrap_or(0.0),
+        skin_us: pair(queries.skin).unwrap_or(0.0),
+        frame_us: frame,
+        pass_count: queries.pass_count,
+        ..GpuTimes::default()
+    };
+    for (k, (a, b)) in queries.passes.iter().take(queries.pass_count).enumerate() {
+        times.passes_us[k] = span(*a, *b).unwrap_or(0.0);
+        times.draw_us += times.passes_us[k];
+    }
+    Some(times)
+}
+
+/// Accepts one of `PASS_SETUPS`.
+fn check_passes(passes: u32) -> Result<(), GpuError> {
+    if PASS_SETUPS.contains(&passes) {
+        return Ok(());
+    }
+    Err(GpuError::new(format!(
+        "{passes} draw passes: 1 (main), 2 (depth prepass + main) or 5 (4 shadow cascades + main)"
+    )))
+}
+
+/// One slot's instance buffer: `count` column-major world matrices.
+fn instance_buffer(ctx: &GpuContext, slot: usize, count: u64) -> Result<Buffer, GpuError> {
+    Buffer::new(
+        ctx,
+        &format!("instances slot {slot}"),
+        count * 64,
+        vk::BufferUsageFlags::STORAGE_BUFFER,
+        MemoryLocation::CpuToGpu,
+    )
 }
 
 /// Static scenery: its own upload, materials and draws; one more character
@@ -562,7 +812,7 @@ const SCENERY_WORLD: [Matrix4<f32>; 1] =
 
 impl Scenery {
     /// Its skin-pass input: the same pose, so each frame slot uploads it once.
-    fn input(&self) -> SkinInput<'static> {
+    fn input() -> SkinInput<'static> {
         SkinInput {
             pose: SkinnedPose {
                 palettes: &[],
@@ -583,23 +833,20 @@ impl Scenery {
     }
 }
 
-/// Records the scenery's draws (inside rendering, after the character's),
-/// placed by the identity: the scenery is in world space.
+/// Records the scenery's draws (inside rendering, after the characters'):
+/// its instance-buffer entry is the identity (the scenery is in world
+/// space), and it has no heat map (another model's vertices).
 fn draw_scenery(
     mesh: &MeshPass,
     scenery: Option<&Scenery>,
     ctx: &GpuContext,
     cmd: vk::CommandBuffer,
     bound: &BoundFrame,
-    output: vk::Buffer,
 ) {
     let Some(s) = scenery else { return };
-    let identity = [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0];
-    let bound = bound.with_world(identity);
+    let bound = bound.without_heat();
     for item in &s.draws {
-        let mut item = *item;
-        item.vertices.0 = output;
-        mesh.draw(ctx, cmd, &bound, &s.materials, &s.model.materials, &item);
+        mesh.draw(ctx, cmd, &bound, &s.materials, &s.model.materials, item);
     }
 }
 
@@ -612,6 +859,8 @@ struct Parts {
     textures: Option<Textures>,
     materials: Option<MeshMaterials>,
     targets: Option<SlotTargets>,
+    instances: Vec<Buffer>,
+    shadows: Option<ShadowMaps>,
 }
 
 impl Parts {
@@ -634,53 +883,54 @@ impl Parts {
         if let Some(t) = self.targets.take() {
             t.destroy(ctx);
         }
+        self.instances.drain(..).for_each(|b| b.destroy(ctx));
+        if let Some(s) = self.shadows.take() {
+            s.destroy(ctx);
+        }
     }
 }
 
-/// The draws of every primitive of `character` with vertices and indices;
-/// each selects its skin record (vertex-skinning path) by the skin pass's
-/// `PrimitiveOutput::record`.
-fn draw_items(skin: &SkinPass, character: CharacterId, gpu: &GpuModel) -> Vec<DrawItem> {
+/// The draws of every primitive (with vertices and indices) of `count`
+/// characters of one model registered one after the other from `first`:
+/// one instanced draw each. Their layouts repeat at fixed strides (the skin
+/// pass lays characters out one after another), which is checked here.
+fn draw_items(
+    skin: &SkinPass,
+    first: CharacterId,
+    count: u32,
+    gpu: &GpuModel,
+) -> Result<Vec<DrawItem>, GpuError> {
+    let outputs = skin.outputs(first);
+    let last = skin.outputs(CharacterId(first.0 + count as usize - 1));
+    let vertices: u32 = outputs.iter().map(|o| o.vertex_count).sum();
+    let records = outputs.iter().filter(|o| o.vertex_count > 0).count() as u32;
+    let steps = count - 1;
     let mut draws = Vec::new();
-    for o in skin.outputs(character) {
+    for (o, l) in outputs.iter().zip(last) {
+        let repeats = l.output_offset == o.output_offset + steps * vertices
+            && (o.vertex_count == 0 || l.record == o.record + steps * records);
+        if !repeats || outputs.len() != last.len() {
+            return Err(GpuError::new("the characters' skinning layouts do not repeat (internal error)"));
+        }
         if o.vertex_count == 0 {
             continue;
         }
         let p = &gpu.primitives[o.gpu_primitive];
         if p.index_count > 0 {
             draws.push(DrawItem {
-                vertices: (vk::Buffer::null(), u64::from(o.output_offset) * OUTPUT_STRIDE),
+                output_offset: o.output_offset,
+                vertices_per_character: vertices,
+                first_character: first.0 as u32,
+                characters: count,
                 uvs: (gpu.uvs.raw, u64::from(p.source_offset) * 8),
                 indices: gpu.indices.raw,
                 first_index: p.first_index,
                 index_count: p.index_count,
                 material: p.material,
                 record: o.record,
+                records_per_character: records,
             });
         }
     }
-    draws
-}
-
-/// The vertex-skinning path's frame inputs: uploads `inputs` into `slot`'s
-/// buffers of the skin pass (no dispatch) and returns them as set 0 of
-/// shaders/common.glsl, with what the upload wrote.
-///
-/// No barrier is recorded, and none is needed: nothing on the GPU writes
-/// these buffers (no compute dispatch on this path). The palettes, weights
-/// and records are host writes to coherent memory made before this frame's
-/// submit, which makes them visible to the vertex shader; they are per slot
-/// and rewritten only after `begin_frame` waited for the slot's fence, so
-/// no earlier frame still reads them. The static streams were made visible
-/// to vertex shaders by their upload barriers.
-fn vertex_skinning_inputs(
-    skin: &mut SkinPass,
-    slot: &FrameSlot,
-    inputs: &[SkinInput],
-) -> Result<(SkinBindings, SkinStats), GpuError> {
-    let stats = skin.upload(slot, inputs)?;
-    let bindings = skin
-        .vertex_skinning_buffers(slot.index)
-        .ok_or_else(|| GpuError::new("vertex skinning: no character registered"))?;
-    Ok((bindings, stats))
+    Ok(draws)
 }

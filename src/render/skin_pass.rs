@@ -40,13 +40,15 @@
 
 use super::gpu_model::GpuModel;
 use super::layout::{BoneMatrix, NO_MORPHS, SkinRecord, SkinnedVertex};
-use crate::anim::SkinnedPose;
+use crate::anim::{SkinnedPose, SkinningMethod};
 use crate::asset::Model;
+use crate::character::Crowd;
 use crate::gpu::error::VkResultExt;
 use crate::gpu::frame::Retired;
 use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, FrameRing, FrameSlot, GpuContext, GpuError, immediate, shader};
 use ash::vk;
 use gpu_allocator::MemoryLocation;
+use nalgebra::Matrix4;
 use std::sync::Arc;
 
 /// Threads per workgroup (`local_size_x` in skin.comp).
@@ -66,13 +68,124 @@ pub struct SkinInput<'a> {
     pub version: u64,
 }
 
+/// The characters of one frame, by `CharacterId` index: each one's pose
+/// (as a `SkinInput`) and world placement (applied after skinning). Read
+/// in place, so a frame of any size is handed over without allocating.
+pub trait FramePoses {
+    /// Number of characters.
+    fn count(&self) -> usize;
+    /// Character `c`'s pose and its version.
+    fn input(&self, c: usize) -> SkinInput<'_>;
+    /// Character `c`'s world matrix.
+    fn world(&self, c: usize) -> Matrix4<f32>;
+}
+
+/// Poses placed at the origin.
+impl FramePoses for [SkinInput<'_>] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn input(&self, c: usize) -> SkinInput<'_> {
+        self[c]
+    }
+    fn world(&self, _: usize) -> Matrix4<f32> {
+        Matrix4::identity()
+    }
+}
+
+/// Poses placed at the origin.
+impl<const N: usize> FramePoses for [SkinInput<'_>; N] {
+    fn count(&self) -> usize {
+        N
+    }
+    fn input(&self, c: usize) -> SkinInput<'_> {
+        self[c]
+    }
+    fn world(&self, _: usize) -> Matrix4<f32> {
+        Matrix4::identity()
+    }
+}
+
+/// One character placed by a world matrix.
+impl FramePoses for (SkinInput<'_>, Matrix4<f32>) {
+    fn count(&self) -> usize {
+        1
+    }
+    fn input(&self, _: usize) -> SkinInput<'_> {
+        self.0
+    }
+    fn world(&self, _: usize) -> Matrix4<f32> {
+        self.1
+    }
+}
+
+/// A crowd's characters on their grid.
+impl FramePoses for Crowd {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn input(&self, c: usize) -> SkinInput<'_> {
+        let character = &self.characters()[c];
+        SkinInput { pose: character.pose(), version: character.version() }
+    }
+    fn world(&self, c: usize) -> Matrix4<f32> {
+        self.worlds()[c]
+    }
+}
+
+/// How bone palettes reach the GPU each frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum PaletteUpload {
+    /// Every character's palette is written each frame straight into
+    /// host-visible memory that the shaders read.
+    InPlace,
+    /// Every character's palette is written each frame into host-visible
+    /// staging, then copied (`vkCmdCopyBuffer`, timestamped) into
+    /// device-local memory that the shaders read.
+    Staged,
+    /// As `Staged`, but only characters whose pose version changed since
+    /// the frame slot last held them are written and copied: paused
+    /// characters cost no bytes.
+    #[default]
+    Dirty,
+}
+
+impl PaletteUpload {
+    /// Every mode, in the order the benchmark reports them.
+    pub const ALL: [PaletteUpload; 3] = [PaletteUpload::InPlace, PaletteUpload::Staged, PaletteUpload::Dirty];
+
+    /// The command-line name (`inplace`, `staged`, `dirty`).
+    pub fn name(self) -> &'static str {
+        match self {
+            PaletteUpload::InPlace => "inplace",
+            PaletteUpload::Staged => "staged",
+            PaletteUpload::Dirty => "dirty",
+        }
+    }
+
+    /// The mode named `name` (see `name`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    fn staged(self) -> bool {
+        self != PaletteUpload::InPlace
+    }
+}
+
 /// What one `record` (or `upload`) did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SkinStats {
-    /// Palette bytes written to the slot's mapped buffer (each written byte
-    /// counted once; a character whose pose version the slot already holds
-    /// adds nothing).
+    /// Palette bytes written by the host this frame (each written byte
+    /// counted once; in `PaletteUpload::Dirty`, a character whose pose
+    /// version the slot already holds adds nothing). In the staged modes the
+    /// same bytes are then copied on the GPU.
     pub palette_bytes_written: u64,
+    /// Host time spent writing palettes and weights, in nanoseconds.
+    pub write_ns: u64,
+    /// Timestamp queries before and after the palette copy (staged modes),
+    /// when asked and available.
+    pub copy_timestamps: Option<(u32, u32)>,
     /// Morph weight bytes written.
     pub weight_bytes_written: u64,
     /// Vertices skinned.
@@ -113,6 +226,10 @@ pub const NO_RECORD: u32 = u32::MAX;
 struct Character {
     gpu: Arc<GpuModel>,
     model: Arc<Model>,
+    /// Its palette entries, `[start, end)`: contiguous (skins, then rigid entries).
+    palette_range: (u32, u32),
+    /// Bytes its skinning reads and writes per frame (see `SkinPass::frame_traffic`).
+    traffic: (u64, u64),
     /// Absolute palette index of each skin's first joint.
     skin_bases: Vec<u32>,
     /// (skeleton joint, absolute palette index) of each unskinned instance.
@@ -137,7 +254,14 @@ struct ModelEntry {
 /// semaphore) ordering N's vertex reads before N+1's writes. It costs twice
 /// the output memory (48 bytes per skinned vertex per slot).
 struct SlotBuffers {
+    /// Host-visible palettes: read by the shaders (`PaletteUpload::InPlace`)
+    /// or the staging of `device_palette`.
     palette: Buffer,
+    /// Device-local palettes the shaders read in the staged modes.
+    device_palette: Buffer,
+    /// This frame's staging copies (capacity: one per character, reserved
+    /// when characters are added, so recording allocates nothing).
+    copies: Vec<vk::BufferCopy>,
     weights: Buffer,
     records: Buffer,
     output: Buffer,
@@ -149,6 +273,8 @@ struct SlotBuffers {
 
 /// The compute skinning pass and every registered character.
 pub struct SkinPass {
+    /// How the pipeline blends influences.
+    method: SkinningMethod,
     pipeline: vk::Pipeline,
     pipeline_layout: vk::PipelineLayout,
     set_layout: vk::DescriptorSetLayout,
@@ -164,6 +290,7 @@ pub struct SkinPass {
     generation: u64,
     slots: Vec<SlotBuffers>,
     max_groups_x: u32,
+    upload_mode: PaletteUpload,
 }
 
 #[repr(C)]
@@ -174,6 +301,13 @@ struct Push {
 }
 
 const HOST_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::STORAGE_BUFFER;
+/// The host palette is also the staging buffer of the staged modes.
+const PALETTE_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
+    vk::BufferUsageFlags::STORAGE_BUFFER.as_raw() | vk::BufferUsageFlags::TRANSFER_SRC.as_raw(),
+);
+const DEVICE_PALETTE_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
+    vk::BufferUsageFlags::STORAGE_BUFFER.as_raw() | vk::BufferUsageFlags::TRANSFER_DST.as_raw(),
+);
 
 fn output_usage() -> vk::BufferUsageFlags {
     vk::BufferUsageFlags::VERTEX_BUFFER
@@ -181,9 +315,28 @@ fn output_usage() -> vk::BufferUsageFlags {
         | vk::BufferUsageFlags::TRANSFER_SRC
 }
 
+/// The value of the shaders' `DUAL_QUATERNION` specialization constant
+/// (constant_id 1, a 32-bit VkBool32) for `method`.
+pub fn method_constant(method: SkinningMethod) -> [u8; 4] {
+    vk::Bool32::from(method == SkinningMethod::DualQuaternion).to_ne_bytes()
+}
+
+/// Specialization info setting `DUAL_QUATERNION` (constant_id 1) to `value`
+/// (from [`method_constant`]), for skin.comp and mesh_skinned.vert.
+pub fn method_specialization(value: &[u8; 4]) -> vk::SpecializationInfo<'_> {
+    const ENTRIES: [vk::SpecializationMapEntry; 1] =
+        [vk::SpecializationMapEntry { constant_id: 1, offset: 0, size: 4 }];
+    vk::SpecializationInfo::default().map_entries(&ENTRIES).data(value)
+}
+
 impl SkinPass {
-    /// Creates the pipeline and empty per-slot buffers.
+    /// Creates the pipeline (linear blend skinning) and empty per-slot buffers.
     pub fn new(ctx: &GpuContext) -> Result<Self, GpuError> {
+        Self::with_method(ctx, SkinningMethod::Linear)
+    }
+
+    /// Creates the pipeline for `method` and empty per-slot buffers.
+    pub fn with_method(ctx: &GpuContext, method: SkinningMethod) -> Result<Self, GpuError> {
         let d = &ctx.device;
         let bindings: [vk::DescriptorSetLayoutBinding; 8] = std::array::from_fn(|i| {
             vk::DescriptorSetLayoutBinding::default()
@@ -194,6 +347,7 @@ impl SkinPass {
         });
         let module = shader::create_module(ctx, "skin.comp", crate::spirv!("skin.comp"))?;
         let mut pass = SkinPass {
+            method,
             pipeline: vk::Pipeline::null(),
             pipeline_layout: vk::PipelineLayout::null(),
             set_layout: vk::DescriptorSetLayout::null(),
@@ -207,6 +361,7 @@ impl SkinPass {
             generation: 0,
             slots: Vec::with_capacity(FRAMES_IN_FLIGHT),
             max_groups_x: ctx.properties.limits.max_compute_work_group_count[0].max(1),
+            upload_mode: PaletteUpload::default(),
         };
         let created = (|| {
             // SAFETY: valid create infos on a live device; everything created here is
@@ -232,20 +387,31 @@ impl SkinPass {
                         None,
                     )
                     .call("vkCreatePipelineLayout")?;
+                let dual_quaternion = method_constant(method);
+                let spec = method_specialization(&dual_quaternion);
                 let stage = vk::PipelineShaderStageCreateInfo::default()
                     .stage(vk::ShaderStageFlags::COMPUTE)
                     .module(module)
-                    .name(c"main");
+                    .name(c"main")
+                    .specialization_info(&spec);
                 let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(pass.pipeline_layout);
                 pass.pipeline = d
                     .create_compute_pipelines(vk::PipelineCache::null(), &[info], None)
                     .map_err(|(_, e)| GpuError::vk("vkCreateComputePipelines", e))?[0];
             }
-            ctx.set_name(pass.pipeline, "skin.comp pipeline");
+            ctx.set_name(pass.pipeline, &format!("skin.comp pipeline ({})", method.name()));
             for i in 0..FRAMES_IN_FLIGHT {
                 let name = |what: &str| format!("skin slot {i} {what}");
                 pass.slots.push(SlotBuffers {
-                    palette: Buffer::new(ctx, &name("palette"), 64, HOST_USAGE, MemoryLocation::CpuToGpu)?,
+                    palette: Buffer::new(ctx, &name("palette"), 64, PALETTE_USAGE, MemoryLocation::CpuToGpu)?,
+                    device_palette: Buffer::new(
+                        ctx,
+                        &name("device palette"),
+                        64,
+                        DEVICE_PALETTE_USAGE,
+                        MemoryLocation::GpuOnly,
+                    )?,
+                    copies: Vec::new(),
                     weights: Buffer::new(ctx, &name("weights"), 16, HOST_USAGE, MemoryLocation::CpuToGpu)?,
                     records: Buffer::new(ctx, &name("records"), 32, HOST_USAGE, MemoryLocation::CpuToGpu)?,
                     output: Buffer::new(
@@ -270,6 +436,11 @@ impl SkinPass {
                 Err(e)
             }
         }
+    }
+
+    /// How this pass blends influences.
+    pub fn method(&self) -> SkinningMethod {
+        self.method
     }
 
     /// Registers a character instance of `model` (uploaded as `gpu`), laid out
@@ -357,6 +528,7 @@ impl SkinPass {
     ) -> Result<Character, GpuError> {
         let m = &self.models[model_index];
         let base = (m.sources, m.influences, m.morph_ranges);
+        let palette_start = self.palette_len;
         let mut palette = self.palette_len as u64;
         let mut skin_bases = Vec::with_capacity(model.skins.len());
         for skin in &model.skins {
@@ -371,6 +543,7 @@ impl SkinPass {
         let mut records = Vec::new();
         // Records of earlier characters come first (add_character appends).
         let first_record = self.records.len();
+        let mut traffic = (0u64, 0u64);
         for (i, instance) in model.instances.iter().enumerate() {
             let context =
                 |e: String| GpuError::new(format!("{}: instance of node {}: {e}", model.file, instance.node));
@@ -429,6 +602,17 @@ impl SkinPass {
                     },
                 });
                 if prim.vertex_count > 0 {
+                    let vertices = u64::from(prim.vertex_count);
+                    // Sources, influence sets, morph ranges and entries in; skinned vertices out.
+                    let mut read = vertices * (48 + 32 * u64::from(influence_sets));
+                    if prim.morph_offset != NO_MORPHS {
+                        let ranges = &gpu.morph_ranges_host;
+                        let first = prim.morph_offset as usize;
+                        let entries = ranges.get(first + prim.vertex_count as usize).zip(ranges.get(first));
+                        read += 4 * (vertices + 1) + entries.map_or(0, |(b, a)| u64::from(b - a) * 48);
+                    }
+                    traffic.0 += read + 32;
+                    traffic.1 += vertices * OUTPUT_STRIDE;
                     records.push(SkinRecord {
                         source_offset: base.0 + prim.source_offset,
                         vertex_count: prim.vertex_count,
@@ -456,10 +640,24 @@ impl SkinPass {
         self.weight_len = weights as u32;
         self.total_vertices = output as u32;
         self.records.extend_from_slice(&records);
+        // At most one copy region per character (this one included).
+        let regions = self.characters.len() + 1;
         for slot in &mut self.slots {
             slot.held.push(None);
+            slot.copies.reserve(regions);
         }
-        Ok(Character { gpu: gpu.clone(), model: model.clone(), skin_bases, rigid, weight_base, outputs })
+        // Each palette entry and morph weight is read at least once.
+        traffic.0 += (palette - u64::from(palette_start)) * 64 + model.rest_morph_weights.len() as u64 * 4;
+        Ok(Character {
+            gpu: gpu.clone(),
+            model: model.clone(),
+            palette_range: (palette_start, palette as u32),
+            traffic,
+            skin_bases,
+            rigid,
+            weight_base,
+            outputs,
+        })
     }
 }
 
@@ -616,7 +814,10 @@ impl SkinPass {
                 Ok(true)
             };
             let cpu = MemoryLocation::CpuToGpu;
-            let mut lost = grow(ctx, ring, &mut slot.palette, palette, "palette", HOST_USAGE, cpu)?;
+            let mut lost = grow(ctx, ring, &mut slot.palette, palette, "palette", PALETTE_USAGE, cpu)?;
+            let gpu = MemoryLocation::GpuOnly;
+            let device = &mut slot.device_palette;
+            lost |= grow(ctx, ring, device, palette, "device palette", DEVICE_PALETTE_USAGE, gpu)?;
             lost |= grow(ctx, ring, &mut slot.weights, weights, "weights", HOST_USAGE, cpu)?;
             if lost {
                 // The new buffers hold no pose yet.
@@ -635,16 +836,72 @@ impl SkinPass {
     /// readable by vertex input, vertex shaders and transfers later in the
     /// same command buffer. `inputs[i]` is the pose of `CharacterId(i)`.
     /// Allocates nothing on the heap.
-    pub fn record(
+    pub fn record<P: FramePoses + ?Sized>(
         &mut self,
         ctx: &GpuContext,
         slot: &mut FrameSlot,
-        inputs: &[SkinInput],
+        inputs: &P,
         timestamps: bool,
     ) -> Result<SkinStats, GpuError> {
         let mut stats = self.upload(slot, inputs)?;
+        self.record_copies(ctx, slot, timestamps, &mut stats);
         self.dispatch(ctx, slot, timestamps, &mut stats)?;
         Ok(stats)
+    }
+
+    /// How palettes reach the GPU (see `PaletteUpload`).
+    pub fn upload_mode(&self) -> PaletteUpload {
+        self.upload_mode
+    }
+
+    /// Switches the palette upload mode (between frames). Every slot then
+    /// rewrites every palette once: the buffer the shaders read changes.
+    pub fn set_upload_mode(&mut self, mode: PaletteUpload) {
+        if mode != self.upload_mode {
+            self.upload_mode = mode;
+            self.slots.iter_mut().for_each(|s| s.held.iter_mut().for_each(|h| *h = None));
+        }
+    }
+
+    /// Records the staging copies that `upload` queued into `slot` (staged
+    /// modes; nothing in `InPlace` or when nothing changed) and the barrier
+    /// that makes them visible to the skinning shaders. `record` calls it;
+    /// the vertex-skinning path calls it after `upload`. Fills in
+    /// `stats.copy_timestamps`. Allocates nothing on the heap.
+    ///
+    /// Synchronisation: the host wrote the staging range before the submit
+    /// (visible to the copy); the copy overwrites this slot's device-local
+    /// palette, whose last readers were this slot's previous frame (finished:
+    /// its fence was waited in `begin_frame`). The barrier orders the copy's
+    /// writes before this frame's compute and vertex shader reads.
+    pub fn record_copies(
+        &mut self,
+        ctx: &GpuContext,
+        slot: &mut FrameSlot,
+        timestamps: bool,
+        stats: &mut SkinStats,
+    ) {
+        let buffers = &mut self.slots[slot.index];
+        if buffers.copies.is_empty() {
+            return;
+        }
+        let cmd = slot.command_buffer;
+        let before = if timestamps { slot.write_timestamp(ctx, vk::PipelineStageFlags2::COPY) } else { None };
+        let barriers = [vk::MemoryBarrier2::default()
+            .src_stage_mask(vk::PipelineStageFlags2::COPY)
+            .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
+            .dst_stage_mask(vk::PipelineStageFlags2::COMPUTE_SHADER | vk::PipelineStageFlags2::VERTEX_SHADER)
+            .dst_access_mask(vk::AccessFlags2::SHADER_STORAGE_READ)];
+        // SAFETY: recording command buffer; both buffers are live until this
+        // slot's fence and every region lies inside both (palette ranges of
+        // registered characters, which both buffers hold).
+        unsafe {
+            ctx.device.cmd_copy_buffer(cmd, buffers.palette.raw, buffers.device_palette.raw, &buffers.copies);
+            ctx.device.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().memory_barriers(&barriers));
+        }
+        let after = if timestamps { slot.write_timestamp(ctx, vk::PipelineStageFlags2::COPY) } else { None };
+        stats.copy_timestamps = before.zip(after);
+        buffers.copies.clear();
     }
 
     /// Writes this frame's inputs into `slot`'s own buffers without
@@ -656,16 +913,23 @@ impl SkinPass {
     /// call in the same frame with the same versions writes and counts
     /// nothing. Call after `FrameRing::begin_frame` returned `slot`, before
     /// the frame is submitted. Allocates nothing on the heap.
-    pub fn upload(&mut self, slot: &FrameSlot, inputs: &[SkinInput]) -> Result<SkinStats, GpuError> {
-        if inputs.len() != self.characters.len() {
+    pub fn upload<P: FramePoses + ?Sized>(
+        &mut self,
+        slot: &FrameSlot,
+        inputs: &P,
+    ) -> Result<SkinStats, GpuError> {
+        if inputs.count() != self.characters.len() {
             return Err(GpuError::new(format!(
                 "skin pass: {} inputs for {} characters",
-                inputs.len(),
+                inputs.count(),
                 self.characters.len()
             )));
         }
         let mut stats = SkinStats::default();
+        let started = std::time::Instant::now();
+        let mode = self.upload_mode;
         let buffers = &mut self.slots[slot.index];
+        buffers.copies.clear();
         // Host writes into HOST_COHERENT mapped memory, before the submit that
         // reads them: vkQueueSubmit makes them visible to the device (to the
         // compute shader and to the vertex shader alike). The previous reader
@@ -675,8 +939,9 @@ impl SkinPass {
             buffers.records.write(0, bytemuck::cast_slice(&self.records))?;
             buffers.records_generation = Some(self.generation);
         }
-        for (c, (character, input)) in self.characters.iter().zip(inputs).enumerate() {
-            if buffers.held[c] == Some(input.version) {
+        for (c, character) in self.characters.iter().enumerate() {
+            let input = inputs.input(c);
+            if mode == PaletteUpload::Dirty && buffers.held[c] == Some(input.version) {
                 continue;
             }
             let pose = input.pose;
@@ -714,7 +979,17 @@ impl SkinPass {
             buffers.weights.write(character.weight_base as u64 * 4, bytes)?;
             stats.weight_bytes_written += bytes.len() as u64;
             buffers.held[c] = Some(input.version);
+            let (start, end) = character.palette_range;
+            if mode.staged() && end > start {
+                let (offset, size) = (start as u64 * 64, (end - start) as u64 * 64);
+                // Consecutive characters' ranges are adjacent: one region.
+                match buffers.copies.last_mut() {
+                    Some(last) if last.src_offset + last.size == offset => last.size += size,
+                    _ => buffers.copies.push(vk::BufferCopy { src_offset: offset, dst_offset: offset, size }),
+                }
+            }
         }
+        stats.write_ns = started.elapsed().as_nanos() as u64;
         Ok(stats)
     }
 
@@ -745,7 +1020,8 @@ impl SkinPass {
     pub fn vertex_skinning_buffers(&self, slot_index: usize) -> Option<[vk::DescriptorBufferInfo; 7]> {
         let [sources, influences, ranges, entries] = self.stream_buffers()?;
         let b = &self.slots[slot_index];
-        let bound = [sources, influences, ranges, entries, b.weights.raw, b.palette.raw, b.records.raw];
+        let palette = if self.upload_mode.staged() { b.device_palette.raw } else { b.palette.raw };
+        let bound = [sources, influences, ranges, entries, b.weights.raw, palette, b.records.raw];
         Some(bound.map(|buffer| vk::DescriptorBufferInfo { buffer, offset: 0, range: vk::WHOLE_SIZE }))
     }
 
@@ -765,13 +1041,15 @@ impl SkinPass {
             return Ok(());
         };
         let buffers = &self.slots[slot.index];
+        let palette =
+            if self.upload_mode.staged() { buffers.device_palette.raw } else { buffers.palette.raw };
         let bound = [
             sources,
             influences,
             ranges,
             entries,
             buffers.weights.raw,
-            buffers.palette.raw,
+            palette,
             buffers.records.raw,
             buffers.output.raw,
         ];
@@ -904,6 +1182,14 @@ impl SkinPass {
         self.characters.len()
     }
 
+    /// Bytes the skinning dispatch reads and writes per frame, all characters:
+    /// `(read, written)`. Read: source vertices, influence sets, morph
+    /// ranges and entries, records, and each palette entry and morph weight
+    /// once (caches serve the repeats). Written: the skinned vertices.
+    pub fn frame_traffic(&self) -> (u64, u64) {
+        self.characters.iter().fold((0, 0), |(r, w), c| (r + c.traffic.0, w + c.traffic.1))
+    }
+
     /// Output vertices per frame (all characters).
     pub fn total_vertices(&self) -> u32 {
         self.total_vertices
@@ -913,7 +1199,7 @@ impl SkinPass {
     /// `FrameRing::wait_all`). The `GpuModel`s are the caller's.
     pub fn destroy(self, ctx: &GpuContext) {
         for slot in self.slots {
-            for b in [slot.palette, slot.weights, slot.records, slot.output] {
+            for b in [slot.palette, slot.device_palette, slot.weights, slot.records, slot.output] {
                 b.destroy(ctx);
             }
         }

@@ -2,6 +2,7 @@
 //! when the device supports it) and a depth buffer, plus a host-visible
 //! readback buffer, one set per frame slot so two frames can be in flight.
 
+use super::mesh_pass::DrawStage;
 use crate::gpu::image::subresource_range;
 use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, GpuContext, GpuError, Image};
 use ash::vk;
@@ -157,8 +158,15 @@ impl RenderTarget {
     /// Begins dynamic rendering into this target, clearing colour to `clear`
     /// (linear) and depth to 1; sets the viewport and scissor to the whole target.
     pub fn begin_rendering(&self, ctx: &GpuContext, cmd: vk::CommandBuffer, clear: [f32; 4]) {
+        self.begin_stage(ctx, cmd, clear, DrawStage::Main);
+    }
+
+    /// Begins the rendering of one `DrawStage`: `Main` as `begin_rendering`;
+    /// `DepthPrepass` clears and keeps depth alone; `AfterPrepass` clears
+    /// colour and loads the depth the prepass (ended before) wrote.
+    pub fn begin_stage(&self, ctx: &GpuContext, cmd: vk::CommandBuffer, clear: [f32; 4], stage: DrawStage) {
         let msaa = self.msaa_color.as_ref();
-        begin_rendering(ctx, cmd, self.extent, msaa, self.color.view, &self.depth, clear);
+        begin_rendering(ctx, cmd, self.extent, msaa, self.color.view, &self.depth, clear, stage);
     }
 
     /// Ends rendering.
@@ -344,7 +352,20 @@ impl ScreenTarget {
         view: vk::ImageView,
         clear: [f32; 4],
     ) {
-        begin_rendering(ctx, cmd, self.extent, self.msaa_color.as_ref(), view, &self.depth, clear);
+        self.begin_stage(ctx, cmd, view, clear, DrawStage::Main);
+    }
+
+    /// Begins the rendering of one `DrawStage` into `view` (see
+    /// `RenderTarget::begin_stage`).
+    pub fn begin_stage(
+        &self,
+        ctx: &GpuContext,
+        cmd: vk::CommandBuffer,
+        view: vk::ImageView,
+        clear: [f32; 4],
+        stage: DrawStage,
+    ) {
+        begin_rendering(ctx, cmd, self.extent, self.msaa_color.as_ref(), view, &self.depth, clear, stage);
     }
 
     /// Frees the attachments; the caller guarantees no pending GPU use.
@@ -478,6 +499,11 @@ fn depth_barrier(depth: &Image) -> vk::ImageMemoryBarrier2<'static> {
 /// directly when there is no multisampled attachment. Sets the viewport and
 /// scissor to the whole area. Every attachment must already be in its
 /// attachment layout (COLOR_/DEPTH_ATTACHMENT_OPTIMAL).
+///
+/// `stage` `DepthPrepass`: no colour attachment; depth is cleared and
+/// stored. `AfterPrepass`: depth is loaded, after a barrier that makes the
+/// prepass's depth writes visible to this rendering's load and tests.
+#[allow(clippy::too_many_arguments)]
 fn begin_rendering(
     ctx: &GpuContext,
     cmd: vk::CommandBuffer,
@@ -486,7 +512,26 @@ fn begin_rendering(
     view: vk::ImageView,
     depth: &Image,
     clear: [f32; 4],
+    stage: DrawStage,
 ) {
+    if stage == DrawStage::AfterPrepass {
+        // The prepass wrote depth in the fragment-test stages; this
+        // rendering's LOAD (a read in EARLY_FRAGMENT_TESTS) and its tests
+        // read it: write -> read, same layout, same queue.
+        let barriers = [vk::MemoryBarrier2::default()
+            .src_stage_mask(
+                vk::PipelineStageFlags2::EARLY_FRAGMENT_TESTS | vk::PipelineStageFlags2::LATE_FRAGMENT_TESTS,
+            )
+            .src_access_mask(vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_WRITE)
+            .dst_stage_mask(
+                vk::PipelineStageFlags2::EARLY_FRAGMENT_TESTS | vk::PipelineStageFlags2::LATE_FRAGMENT_TESTS,
+            )
+            .dst_access_mask(vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_READ)];
+        // SAFETY: cmd is recording outside rendering.
+        unsafe {
+            ctx.device.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().memory_barriers(&barriers))
+        };
+    }
     let clear_color = vk::ClearValue { color: vk::ClearColorValue { float32: clear } };
     let mut color = vk::RenderingAttachmentInfo::default()
         .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
@@ -502,18 +547,26 @@ fn begin_rendering(
             .resolve_image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL),
         None => color.image_view(view).store_op(vk::AttachmentStoreOp::STORE),
     };
+    let (depth_load, depth_store) = match stage {
+        DrawStage::Main => (vk::AttachmentLoadOp::CLEAR, vk::AttachmentStoreOp::DONT_CARE),
+        DrawStage::DepthPrepass | DrawStage::Shadow(_) => {
+            (vk::AttachmentLoadOp::CLEAR, vk::AttachmentStoreOp::STORE)
+        }
+        DrawStage::AfterPrepass => (vk::AttachmentLoadOp::LOAD, vk::AttachmentStoreOp::DONT_CARE),
+    };
     let depth = vk::RenderingAttachmentInfo::default()
         .image_view(depth.view)
         .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
-        .load_op(vk::AttachmentLoadOp::CLEAR)
-        .store_op(vk::AttachmentStoreOp::DONT_CARE)
+        .load_op(depth_load)
+        .store_op(depth_store)
         .clear_value(vk::ClearValue { depth_stencil: vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 } });
     let colors = [color];
+    let color_count = usize::from(matches!(stage, DrawStage::Main | DrawStage::AfterPrepass));
     let area = vk::Rect2D { offset: vk::Offset2D::default(), extent };
     let info = vk::RenderingInfo::default()
         .render_area(area)
         .layer_count(1)
-        .color_attachments(&colors)
+        .color_attachments(&colors[..color_count])
         .depth_attachment(&depth);
     let viewport = vk::Viewport {
         x: 0.0,

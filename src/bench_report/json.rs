@@ -1,0 +1,135 @@
+//! `DIR/results.json`: written pretty-printed, read back for re-plotting.
+
+use super::{BenchResults, ReportError};
+use std::path::{Path, PathBuf};
+
+/// The results file's name inside the output folder.
+pub const RESULTS_FILE: &str = "results.json";
+
+/// Writes `results` to `dir/results.json` (creating `dir` when needed) and
+/// returns the file's path.
+pub fn write_json(dir: &Path, results: &BenchResults) -> Result<PathBuf, ReportError> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| ReportError::new(format!("{}: cannot create folder: {e}", dir.display())))?;
+    let path = dir.join(RESULTS_FILE);
+    let mut text = serde_json::to_string_pretty(results)
+        .map_err(|e| ReportError::new(format!("{}: cannot encode the results: {e}", path.display())))?;
+    text.push('\n');
+    std::fs::write(&path, text)
+        .map_err(|e| ReportError::new(format!("{}: cannot write: {e}", path.display())))?;
+    Ok(path)
+}
+
+/// Reads a results file written by [`write_json`].
+pub fn read_json(path: &Path) -> Result<BenchResults, ReportError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ReportError::new(format!("{}: cannot read: {e}", path.display())))?;
+    serde_json::from_str(&text)
+        .map_err(|e| ReportError::new(format!("{}: not bench results: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench_report::BenchHeader;
+    use crate::bench_report::test_data::{entry, scratch};
+    use serde_json::Value;
+
+    fn results() -> BenchResults {
+        let header =
+            BenchHeader::new("llvmpipe & <friends>", "Mesa 22.3.6", true, "vkskin bench --quick --out d");
+        let entries = vec![entry(1, 1, "compute", "inplace", false), entry(16, 2, "vertex", "dirty", true)];
+        BenchResults { header, entries }
+    }
+
+    #[test]
+    fn results_survive_a_round_trip_through_the_file() {
+        let dir = scratch("round_trip");
+        let written = results();
+        let path = write_json(&dir.join("nested"), &written).unwrap();
+        assert_eq!(path, dir.join("nested").join("results.json"));
+        assert_eq!(read_json(&path).unwrap(), written);
+    }
+
+    #[test]
+    fn field_names_are_the_contracts() {
+        let dir = scratch("field_names");
+        let path = write_json(&dir, &results()).unwrap();
+        let value: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let keys = |v: &Value| -> Vec<String> {
+            let mut k: Vec<String> = v.as_object().expect("an object").keys().cloned().collect();
+            k.sort();
+            k
+        };
+        let sorted = |names: &[&str]| -> Vec<String> {
+            let mut k: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+            k.sort();
+            k
+        };
+        assert_eq!(keys(&value), sorted(&["header", "entries"]));
+        assert_eq!(
+            keys(&value["header"]),
+            sorted(&["device", "driver", "date", "commit", "quick", "command"])
+        );
+        let entries = value["entries"].as_array().unwrap();
+        assert_eq!(entries.len(), 2);
+        let e = &entries[1];
+        assert_eq!(
+            keys(e),
+            sorted(&[
+                // The issue's fields...
+                "model",
+                "characters",
+                "vertices",
+                "joints",
+                "passes",
+                "skinning",
+                "upload",
+                "frames",
+                "cpu_pose_us",
+                "palette_bytes",
+                "gpu_us",
+                "copy_kernel_us",
+                // ...and the additions.
+                "paused",
+                "cpu_palette_write_us",
+                "skin_bytes",
+            ])
+        );
+        assert_eq!(keys(&e["gpu_us"]), sorted(&["upload", "skin", "passes", "frame"]));
+        for stat in
+            [&e["cpu_pose_us"], &e["cpu_palette_write_us"], &e["copy_kernel_us"], &e["gpu_us"]["frame"]]
+        {
+            assert_eq!(keys(stat), sorted(&["median", "p95"]));
+        }
+        assert_eq!(e["gpu_us"]["passes"].as_array().unwrap().len(), 2);
+        assert_eq!(keys(&e["gpu_us"]["passes"][0]), sorted(&["median", "p95"]));
+        assert_eq!(e["skinning"], "vertex");
+        assert_eq!(e["upload"], "dirty");
+        assert_eq!(e["characters"], 16);
+        assert_eq!(e["palette_bytes"], 0);
+        assert_eq!(value["header"]["device"], "llvmpipe & <friends>");
+    }
+
+    #[test]
+    fn a_header_written_as_git_commit_still_reads() {
+        let text = r#"{"header":{"device":"d","driver":"v","date":"2026-01-01T00:00:00Z","git_commit":"abc1234","quick":false,"command":"c"},"entries":[]}"#;
+        let dir = scratch("alias");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("r.json"), text).unwrap();
+        assert_eq!(read_json(&dir.join("r.json")).unwrap().header.git_commit, "abc1234");
+    }
+
+    #[test]
+    fn a_file_that_is_not_results_names_itself() {
+        let dir = scratch("not_results");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("results.json");
+        std::fs::write(&path, r#"{"header":{}}"#).unwrap();
+        let error = read_json(&path).unwrap_err().to_string();
+        assert!(
+            error.starts_with(&format!("{}: not bench results: missing field", path.display())),
+            "{error}"
+        );
+    }
+}

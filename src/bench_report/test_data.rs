@@ -1,0 +1,55 @@
+//! Synthetic results for the report's tests: plausible numbers from simple
+//! formulas, so each test can say what it expects.
+
+use super::{BenchEntry, GpuPhases, Stat};
+use std::path::PathBuf;
+
+/// A stat with p95 = 1.25 * median.
+fn stat(median: f64) -> Stat {
+    Stat { median, p95: median * 1.25 }
+}
+
+/// A plausible entry whose timings grow with the character count and
+/// the pass count, vertex skinning paying for skinning in every pass.
+pub fn entry(characters: u32, passes: u32, skinning: &str, upload: &str, paused: bool) -> BenchEntry {
+    let vertices = 2_000_u64;
+    let joints = 40;
+    let scene = vertices as f64 * f64::from(characters);
+    let compute = skinning.ends_with("compute");
+    let skin_us = if compute { 5.0 + scene * 0.002 } else { 0.0 };
+    let draw_us = 20.0 + scene * if compute { 0.001 } else { 0.003 };
+    let palette_bytes =
+        if paused && upload == "dirty" { 0 } else { u64::from(characters) * u64::from(joints) * 64 };
+    let upload_us = if upload == "staged" { 2.0 + palette_bytes as f64 * 1e-4 } else { 0.0 };
+    let pass_stats: Vec<Stat> = (0..passes).map(|_| stat(draw_us)).collect();
+    let frame = upload_us + skin_us + draw_us * f64::from(passes);
+    BenchEntry {
+        model: "built-in".into(),
+        characters,
+        vertices,
+        joints,
+        passes,
+        skinning: skinning.into(),
+        upload: upload.into(),
+        frames: 8,
+        cpu_pose_us: stat(3.0 * f64::from(characters)),
+        palette_bytes,
+        gpu_us: GpuPhases {
+            upload: stat(upload_us),
+            skin: stat(skin_us),
+            passes: pass_stats,
+            frame: stat(frame),
+        },
+        copy_kernel_us: stat(4.0 + scene * 0.0016),
+        paused,
+        cpu_palette_write_us: stat(0.2 + palette_bytes as f64 * 1e-3), // 0.2: checking pose versions
+        skin_bytes: vertices * u64::from(characters) * 96,
+    }
+}
+
+/// A fresh, empty folder for one test (under the system's temp folder).
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("vkskin-bench-report-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}

@@ -1,0 +1,182 @@
+//! Many characters of one rig in one scene: each with its own animation
+//! state (its own `Character` under one controller), a pseudo-random phase,
+//! and a place on a square grid in the ground plane (glTF's +Y up), updated
+//! together by an `AnimationSystem` (parallel on its rayon pool). What
+//! `--characters N` means for `render`, `view` and `bench`.
+
+use super::{AnimationSystem, Character, CharacterId, Controller, Rig};
+use nalgebra::{Matrix4, Vector3};
+use std::sync::Arc;
+
+/// A crowd of characters played at a fixed frame rate.
+pub struct Crowd {
+    rig: Arc<Rig>,
+    controller: Arc<Controller>,
+    system: AnimationSystem,
+    /// Each character's placement (a translation on the grid).
+    worlds: Vec<Matrix4<f32>>,
+    fps: f64,
+    /// The frame `frame` poses next.
+    next_frame: u32,
+    paused: bool,
+}
+
+impl Crowd {
+    /// `count` characters of `rig` driven by `controller`, `spacing` apart on
+    /// a square grid centred on the origin, updated on `threads` threads
+    /// (the calling thread included; 0: every core); frames advance by
+    /// `1 / fps` seconds.
+    pub fn new(
+        rig: Arc<Rig>,
+        controller: Arc<Controller>,
+        count: usize,
+        spacing: f32,
+        fps: f64,
+        threads: usize,
+    ) -> Result<Self, String> {
+        if count == 0 {
+            return Err("a crowd needs at least one character".into());
+        }
+        if !(fps.is_finite() && fps > 0.0) {
+            return Err(format!("the frame rate must be positive, not {fps}"));
+        }
+        let system = AnimationSystem::with_threads(threads)?;
+        let worlds =
+            (0..count).map(|i| Matrix4::new_translation(&grid_position(i, count, spacing))).collect();
+        let mut crowd = Crowd { rig, controller, system, worlds, fps, next_frame: 0, paused: false };
+        crowd.restart()?;
+        Ok(crowd)
+    }
+
+    /// Goes back to before frame 0: fresh characters, each sought to its phase.
+    pub fn restart(&mut self) -> Result<(), String> {
+        self.system.clear();
+        // Phases spread over the longest clip: looping clips wrap, so every
+        // character shows a different moment of its motion.
+        let span = self.rig.clips.iter().map(|c| f64::from(c.duration)).fold(0.0, f64::max);
+        for i in 0..self.worlds.len() {
+            let id = self.system.add(self.rig.clone(), self.controller.clone()).map_err(|e| e.to_string())?;
+            self.system.character_mut(id).seek(phase(i as u64) * span);
+        }
+        self.next_frame = 0;
+        Ok(())
+    }
+
+    /// Poses frame `i` (frame 0 at each character's phase, then `1 / fps`
+    /// apart). Frames come in order; an earlier one restarts the crowd.
+    pub fn frame(&mut self, i: u32) -> Result<(), String> {
+        if self.next_frame > i + 1 {
+            self.restart()?;
+        }
+        while self.next_frame <= i {
+            let dt = if self.next_frame == 0 { 0.0 } else { (1.0 / self.fps) as f32 };
+            self.update(dt)?;
+            self.next_frame += 1;
+        }
+        Ok(())
+    }
+
+    /// Advances every character by `dt` seconds (nothing while paused: the
+    /// poses and their versions stay, so no palette changes).
+    pub fn update(&mut self, dt: f32) -> Result<(), String> {
+        if self.paused && self.next_frame > 0 {
+            return Ok(());
+        }
+        self.system.update(dt).map_err(|e| e.to_string())?;
+        Ok(())
+    }
+
+    /// Pauses or resumes every character.
+    pub fn set_paused(&mut self, paused: bool) {
+        self.paused = paused;
+    }
+
+    /// Whether the crowd is paused.
+    pub fn paused(&self) -> bool {
+        self.paused
+    }
+
+    /// The characters, in order.
+    pub fn characters(&self) -> &[Character] {
+        self.system.characters()
+    }
+
+    /// Character `i` for changes (parameters, seeking).
+    pub fn character_mut(&mut self, i: usize) -> &mut Character {
+        self.system.character_mut(CharacterId(i))
+    }
+
+    /// Each character's world placement, in order.
+    pub fn worlds(&self) -> &[Matrix4<f32>] {
+        &self.worlds
+    }
+
+    /// Number of characters.
+    pub fn len(&self) -> usize {
+        self.worlds.len()
+    }
+
+    /// Never true: a crowd has at least one character.
+    pub fn is_empty(&self) -> bool {
+        self.worlds.is_empty()
+    }
+
+    /// Time of the last update (all characters).
+    pub fn last_update(&self) -> std::time::Duration {
+        self.system.last_update()
+    }
+}
+
+/// Position of character `i` of `count` on a square grid `spacing` apart in
+/// the XZ plane, centred on the origin (row by row along +X, rows along +Z).
+pub fn grid_position(i: usize, count: usize, spacing: f32) -> Vector3<f32> {
+    let side = (count as f64).sqrt().ceil().max(1.0) as usize;
+    let rows = count.div_ceil(side);
+    let (row, col) = (i / side, i % side);
+    let centre = |n: usize, k: usize| (k as f32 - (n as f32 - 1.0) / 2.0) * spacing;
+    Vector3::new(centre(side, col), 0.0, centre(rows, row))
+}
+
+/// A pseudo-random phase in [0, 1) for character `i` (splitmix64): the same
+/// crowd every run, without visible patterns along the grid.
+fn phase(i: u64) -> f64 {
+    let mut z = i.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid_is_centred_and_spaced() {
+        // 1 character: at the origin.
+        assert_eq!(grid_position(0, 1, 2.0), Vector3::zeros());
+        // 4 characters: a 2x2 grid at +-1 (spacing 2).
+        let p: Vec<_> = (0..4).map(|i| grid_position(i, 4, 2.0)).collect();
+        assert_eq!(p[0], Vector3::new(-1.0, 0.0, -1.0));
+        assert_eq!(p[3], Vector3::new(1.0, 0.0, 1.0));
+        // 5 characters: 3 per row, 2 rows; all distinct.
+        let q: Vec<_> = (0..5).map(|i| grid_position(i, 5, 1.0)).collect();
+        for a in 0..5 {
+            for b in a + 1..5 {
+                assert!((q[a] - q[b]).norm() >= 1.0 - 1e-6, "{a} {b}");
+            }
+        }
+        assert_eq!(q[0], Vector3::new(-1.0, 0.0, -0.5));
+    }
+
+    #[test]
+    fn phases_are_spread() {
+        let phases: Vec<f64> = (0..1000).map(phase).collect();
+        assert!(phases.iter().all(|p| (0.0..1.0).contains(p)));
+        // Every tenth of [0, 1) gets a fair share.
+        for decile in 0..10 {
+            let n = phases.iter().filter(|p| (**p * 10.0) as usize == decile).count();
+            assert!((60..=140).contains(&n), "decile {decile}: {n}");
+        }
+    }
+}

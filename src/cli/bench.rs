@@ -1,0 +1,669 @@
+//! `vkskin bench`: the command line turned into a [`BenchPlan`] (every
+//! configuration to measure), the measurement run, then the report: a table
+//! on stdout, `DIR/results.json` and the SVG plots (`crate::bench_report`).
+
+use super::args::BenchArgs;
+use crate::anim::SkinningMethod;
+use crate::asset::controller::find_controller;
+use crate::asset::{self, Model};
+use crate::bench_report::{self, BenchEntry, BenchHeader, BenchProgress, BenchResults, GpuPhases, Stat};
+use crate::character::Controller;
+use crate::gpu::{GpuContext, GpuOptions};
+use crate::render::copy_kernel::CopyKernel;
+use crate::render::mesh_pass::VertexPath;
+use crate::render::profile::{FrameSample, ProfileScene};
+use crate::render::skin_pass::PaletteUpload;
+use ash::vk;
+use clap::ValueEnum;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Where and how vertices are skinned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SkinningMode {
+    /// Linear blend skinning in the compute pass, once per frame; every draw pass reads the result.
+    Compute,
+    /// Linear blend skinning in the vertex shader of every draw pass.
+    Vertex,
+    /// Dual-quaternion skinning in the compute pass.
+    DqsCompute,
+    /// Dual-quaternion skinning in the vertex shader of every draw pass.
+    DqsVertex,
+}
+
+impl SkinningMode {
+    /// Every mode, in the order a full sweep measures them.
+    pub const ALL: [SkinningMode; 4] =
+        [SkinningMode::Compute, SkinningMode::Vertex, SkinningMode::DqsCompute, SkinningMode::DqsVertex];
+
+    /// The name on the command line and in results.json.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkinningMode::Compute => "compute",
+            SkinningMode::Vertex => "vertex",
+            SkinningMode::DqsCompute => "dqs-compute",
+            SkinningMode::DqsVertex => "dqs-vertex",
+        }
+    }
+
+    /// Whether the compute pass skins (once per frame), not the draw passes.
+    pub fn is_compute(self) -> bool {
+        matches!(self, SkinningMode::Compute | SkinningMode::DqsCompute)
+    }
+
+    /// Whether it blends dual quaternions rather than matrices.
+    pub fn is_dual_quaternion(self) -> bool {
+        matches!(self, SkinningMode::DqsCompute | SkinningMode::DqsVertex)
+    }
+}
+
+/// How palettes reach the GPU each frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum UploadMode {
+    /// Written into host-visible memory the skin pass reads directly.
+    #[value(name = "inplace")]
+    InPlace,
+    /// Written into host-visible staging memory, then copied into device-local memory.
+    Staged,
+    /// Only characters whose pose changed are written (and copied).
+    Dirty,
+}
+
+impl UploadMode {
+    /// Every mode, in the order a sweep measures them.
+    pub const ALL: [UploadMode; 3] = [UploadMode::InPlace, UploadMode::Staged, UploadMode::Dirty];
+
+    /// The name on the command line and in results.json.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UploadMode::InPlace => "inplace",
+            UploadMode::Staged => "staged",
+            UploadMode::Dirty => "dirty",
+        }
+    }
+}
+
+/// A model to measure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BenchModel {
+    /// The built-in default character.
+    BuiltIn,
+    /// A .glb or .gltf file, as named on the command line.
+    File(PathBuf),
+}
+
+impl BenchModel {
+    /// Its name in the table, the plots and results.json.
+    pub fn label(&self) -> String {
+        match self {
+            BenchModel::BuiltIn => "built-in".to_string(),
+            BenchModel::File(path) => path.display().to_string(),
+        }
+    }
+}
+
+/// One configuration: a scene and a way to upload, skin and draw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BenchConfig {
+    /// Index into [`BenchPlan::models`].
+    pub model: usize,
+    /// Characters on the grid.
+    pub characters: u32,
+    /// Draw passes: 1 (main), 2 (depth prepass + main), 5 (4 shadow cascades + main).
+    pub passes: u32,
+    /// How vertices are skinned.
+    pub skinning: SkinningMode,
+    /// How palettes are uploaded.
+    pub upload: UploadMode,
+    /// Every character paused: no pose changes (measured for `dirty` only,
+    /// where it must cost 0 palette bytes).
+    pub paused: bool,
+}
+
+/// Everything `vkskin bench` will measure, checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BenchPlan {
+    /// The models, in command-line order.
+    pub models: Vec<BenchModel>,
+    /// The configurations in the order they run: model, then character
+    /// count, then skinning, upload and pass count, so configurations
+    /// sharing a scene are neighbours.
+    pub configs: Vec<BenchConfig>,
+    /// Timed frames per configuration.
+    pub frames: u32,
+    /// Untimed frames first, per configuration (pipelines, caches, clocks).
+    pub warmup_frames: u32,
+    /// A `--quick` run (recorded in the results' header).
+    pub quick: bool,
+    /// The output folder.
+    pub out: PathBuf,
+    /// Vulkan device: an index or part of its name.
+    pub device: Option<String>,
+    /// Khronos validation (with synchronization validation) on; any message fails the run.
+    pub validation: bool,
+    /// The command line, for the results' header.
+    pub command: String,
+}
+
+/// The pass counts there is a frame setup for.
+pub const PASS_SETUPS: [u32; 3] = [1, 2, 5];
+/// Most characters one configuration may ask for.
+pub const MAX_CHARACTERS: u32 = 100_000;
+/// Most timed frames one configuration may ask for.
+pub const MAX_FRAMES: u32 = 1_000_000;
+
+/// The sweep `--quick` measures where an option is not given: small enough
+/// to finish in under a minute on lavapipe (CI runs it).
+mod quick {
+    pub const CHARACTERS: [u32; 2] = [1, 16];
+    pub const PASSES: [u32; 2] = [1, 2];
+    pub const SKINNING: [super::SkinningMode; 2] =
+        [super::SkinningMode::Compute, super::SkinningMode::Vertex];
+    pub const FRAMES: u32 = 8;
+    pub const WARMUP_FRAMES: u32 = 2;
+}
+
+/// The full sweep's defaults.
+mod full {
+    pub const CHARACTERS: [u32; 4] = [1, 10, 100, 1000];
+    pub const FRAMES: u32 = 100;
+    pub const WARMUP_FRAMES: u32 = 10;
+}
+
+impl BenchPlan {
+    /// The plan for `args` (the cartesian product of the options, defaults
+    /// from `--quick` or the full sweep for those not given); `command` is
+    /// the command line as typed. One clear error for a bad option.
+    pub fn from_args(args: &BenchArgs, command: impl Into<String>) -> Result<BenchPlan, String> {
+        let characters = sorted_unique(if args.characters.is_empty() {
+            if args.quick { quick::CHARACTERS.to_vec() } else { full::CHARACTERS.to_vec() }
+        } else {
+            args.characters.clone()
+        });
+        if let Some(bad) = characters.iter().find(|&&c| c == 0 || c > MAX_CHARACTERS) {
+            return Err(format!("--characters: {bad} is not a character count (1 to {MAX_CHARACTERS})"));
+        }
+        let passes = sorted_unique(if args.passes.is_empty() {
+            if args.quick { quick::PASSES.to_vec() } else { PASS_SETUPS.to_vec() }
+        } else {
+            args.passes.clone()
+        });
+        if let Some(bad) = passes.iter().find(|p| !PASS_SETUPS.contains(p)) {
+            return Err(format!(
+                "--passes: {bad} is not a pass setup (1 = main, 2 = depth prepass + main, 5 = 4 shadow cascades + main)"
+            ));
+        }
+        let skinning = first_of_each(if args.skinning.is_empty() {
+            if args.quick { quick::SKINNING.to_vec() } else { SkinningMode::ALL.to_vec() }
+        } else {
+            args.skinning.clone()
+        });
+        let uploads = first_of_each(if args.upload.is_empty() {
+            UploadMode::ALL.to_vec()
+        } else {
+            args.upload.clone()
+        });
+        let frames = args.frames.unwrap_or(if args.quick { quick::FRAMES } else { full::FRAMES });
+        if frames == 0 || frames > MAX_FRAMES {
+            return Err(format!("--frames: {frames} is not a frame count (1 to {MAX_FRAMES})"));
+        }
+        let models: Vec<BenchModel> = if args.models.is_empty() {
+            vec![BenchModel::BuiltIn]
+        } else {
+            first_of_each(args.models.iter().map(|m| BenchModel::File(PathBuf::from(m))).collect())
+        };
+
+        let mut configs = Vec::new();
+        for model in 0..models.len() {
+            for &characters in &characters {
+                for &skinning in &skinning {
+                    for &upload in &uploads {
+                        // Pausing changes nothing but what dirty uploads skip.
+                        let pauses: &[bool] =
+                            if upload == UploadMode::Dirty { &[false, true] } else { &[false] };
+                        for &paused in pauses {
+                            for &passes in &passes {
+                                configs.push(BenchConfig {
+                                    model,
+                                    characters,
+                                    passes,
+                                    skinning,
+                                    upload,
+                                    paused,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(BenchPlan {
+            models,
+            configs,
+            frames,
+            warmup_frames: if args.quick { quick::WARMUP_FRAMES } else { full::WARMUP_FRAMES },
+            quick: args.quick,
+            out: PathBuf::from(&args.out),
+            device: args.device.clone(),
+            validation: args.validation,
+            command: command.into(),
+        })
+    }
+
+    /// A configuration's one-line name (the progress bar's message).
+    pub fn label(&self, config: &BenchConfig) -> String {
+        let passes =
+            if config.passes == 1 { "1 pass".to_string() } else { format!("{} passes", config.passes) };
+        format!(
+            "{}, {} character{}, {}, {}{}, {passes}",
+            self.models[config.model].label(),
+            config.characters,
+            if config.characters == 1 { "" } else { "s" },
+            config.skinning.as_str(),
+            config.upload.as_str(),
+            if config.paused { " (paused)" } else { "" },
+        )
+    }
+}
+
+/// `values` sorted, each once.
+fn sorted_unique(mut values: Vec<u32>) -> Vec<u32> {
+    values.sort_unstable();
+    values.dedup();
+    values
+}
+
+/// `values` in their order, each kept at its first appearance.
+fn first_of_each<T: PartialEq>(values: Vec<T>) -> Vec<T> {
+    let mut kept: Vec<T> = Vec::with_capacity(values.len());
+    for value in values {
+        if !kept.contains(&value) {
+            kept.push(value);
+        }
+    }
+    kept
+}
+
+/// `vkskin bench`: plan, measure, report.
+pub fn run(args: &BenchArgs) -> Result<(), String> {
+    let plan = BenchPlan::from_args(args, command_line())?;
+    // Fail on an unusable output folder before minutes of measuring.
+    std::fs::create_dir_all(&plan.out)
+        .map_err(|e| format!("{}: cannot create folder: {e}", plan.out.display()))?;
+    let results = run_bench(&plan)?;
+    report(&plan.out, &results)
+}
+
+/// Image size the benchmark draws at (`--quick`: smaller, for lavapipe).
+const EXTENT: vk::Extent2D = vk::Extent2D { width: 1280, height: 720 };
+const QUICK_EXTENT: vk::Extent2D = vk::Extent2D { width: 320, height: 180 };
+
+/// Measures every configuration of `plan` on the chosen device: per scene
+/// (model and character count) one `ProfileScene` and one copy kernel over
+/// the bytes its skin pass moves; per configuration `plan.warmup_frames`
+/// untimed frames, then `plan.frames` timed ones, summarised as median and
+/// 95th percentile. With `plan.validation`, any validation message fails the run.
+pub fn run_bench(plan: &BenchPlan) -> Result<BenchResults, String> {
+    let options = GpuOptions {
+        validation: plan.validation,
+        device: plan.device.clone(),
+        announce_device: true,
+        ..Default::default()
+    };
+    let ctx = GpuContext::new(&options, &|_, _, _, _| true).map_err(|e| e.to_string())?;
+    let header = BenchHeader::new(ctx.device_name.clone(), driver(&ctx), plan.quick, plan.command.clone());
+    let progress = BenchProgress::new(plan.configs.len() as u64);
+    let measured = measure_all(&ctx, plan, &progress);
+    progress.clear();
+    // Destroyed before the messages are read: leaks are reported then.
+    let messages = ctx.finish();
+    let entries = measured?;
+    if !messages.is_empty() {
+        return Err(format!("{} validation message(s); the first: {}", messages.len(), messages[0]));
+    }
+    Ok(BenchResults { header, entries })
+}
+
+/// Every configuration, scene by scene (the plan keeps a scene's configurations together).
+fn measure_all(
+    ctx: &GpuContext,
+    plan: &BenchPlan,
+    progress: &BenchProgress,
+) -> Result<Vec<BenchEntry>, String> {
+    let extent = if plan.quick { QUICK_EXTENT } else { EXTENT };
+    let mut entries = Vec::with_capacity(plan.configs.len());
+    let mut loaded: Option<(usize, Arc<Model>, Arc<Controller>)> = None;
+    // The scene being measured: (model, characters, method), its profile and copy-kernel time.
+    let mut scene: Option<((usize, u32, SkinningMethod), ProfileScene, Stat)> = None;
+    // A scene the device cannot hold (e.g. past maxStorageBufferRange): its
+    // configurations are skipped with a message, the others still run.
+    let mut unbuildable: Option<(usize, u32, SkinningMethod)> = None;
+    let result = (|| {
+        for config in &plan.configs {
+            progress.start(&plan.label(config));
+            if loaded.as_ref().is_none_or(|(m, ..)| *m != config.model) {
+                loaded = Some(load_model(&plan.models[config.model])?);
+            }
+            let (_, model, controller) = loaded.as_ref().expect("a model");
+            // Pipelines are built for one skinning method: a new method is a new scene.
+            let method = if config.skinning.is_dual_quaternion() {
+                SkinningMethod::DualQuaternion
+            } else {
+                SkinningMethod::Linear
+            };
+            let key = (config.model, config.characters, method);
+            if unbuildable == Some(key) {
+                progress.finish();
+                continue;
+            }
+            if scene.as_ref().is_none_or(|(k, ..)| *k != key) {
+                if let Some((_, old, _)) = scene.take() {
+                    old.destroy(ctx);
+                }
+                let (model, controller) = (model.clone(), controller.clone());
+                let made = match ProfileScene::new(ctx, model, controller, config.characters, method, extent)
+                {
+                    Ok(made) => made,
+                    Err(e) => {
+                        progress.println(&format!("vkskin: bench: skipped {}: {e}", plan.label(config)));
+                        unbuildable = Some(key);
+                        progress.finish();
+                        continue;
+                    }
+                };
+                let copy = copy_kernel_time(ctx, &made, plan.frames);
+                let copy = match copy {
+                    Ok(c) => c,
+                    Err(e) => {
+                        made.destroy(ctx);
+                        return Err(e);
+                    }
+                };
+                scene = Some((key, made, copy));
+            }
+            let (_, profile, copy) = scene.as_mut().expect("a scene");
+            entries.push(measure(ctx, plan, config, model, profile, *copy)?);
+            progress.finish();
+        }
+        Ok(())
+    })();
+    if let Some((_, s, _)) = scene {
+        s.destroy(ctx);
+    }
+    result.map(|_| entries)
+}
+
+/// A model and the controller its crowd plays: its own (sidecar or
+/// built-in), else its first clip looping (the rest pose without clips).
+fn load_model(which: &BenchModel) -> Result<(usize, Arc<Model>, Arc<Controller>), String> {
+    let (model, path) = match which {
+        BenchModel::BuiltIn => (asset::load_default_character().map_err(|e| e.to_string())?, None),
+        BenchModel::File(path) => (asset::load(path).map_err(|e| e.to_string())?, Some(path.as_path())),
+    };
+    let controller = match find_controller(&model.rig, path, None)? {
+        Some((c, _)) => c,
+        None => Controller::single_clip(&model, (!model.clips.is_empty()).then_some(0), true)?,
+    };
+    Ok((0, Arc::new(model), Arc::new(controller)))
+}
+
+/// The copy kernel's time over the bytes the scene's skin pass moves.
+fn copy_kernel_time(ctx: &GpuContext, scene: &ProfileScene, runs: u32) -> Result<Stat, String> {
+    let (read, written) = scene.skin_traffic();
+    let kernel = CopyKernel::new(ctx, read + written).map_err(|e| e.to_string())?;
+    // One untimed run first (first-touch of the buffers).
+    let times = kernel.measure(ctx, runs as usize + 1);
+    kernel.destroy(ctx);
+    let mut times = times.map_err(|e| e.to_string())?;
+    Stat::from_samples(&mut times[1..]).map_err(|e| format!("copy kernel: {e}"))
+}
+
+/// One configuration on its scene.
+fn measure(
+    ctx: &GpuContext,
+    plan: &BenchPlan,
+    config: &BenchConfig,
+    model: &Model,
+    scene: &mut ProfileScene,
+    copy: Stat,
+) -> Result<BenchEntry, String> {
+    let path = if config.skinning.is_compute() { VertexPath::PreSkinned } else { VertexPath::VertexSkinning };
+    let upload = match config.upload {
+        UploadMode::InPlace => PaletteUpload::InPlace,
+        UploadMode::Staged => PaletteUpload::Staged,
+        UploadMode::Dirty => PaletteUpload::Dirty,
+    };
+    scene.configure(path, upload, config.passes)?;
+    let samples = scene.measure(ctx, plan.warmup_frames, plan.frames, config.paused)?;
+    let stat = |f: &dyn Fn(&FrameSample) -> f64, what: &str| -> Result<Stat, String> {
+        let mut values: Vec<f64> = samples.iter().map(f).collect();
+        Stat::from_samples(&mut values).map_err(|e| format!("{}: {what}: {e}", plan.label(config)))
+    };
+    let passes = samples.first().map_or(0, |s| s.gpu.pass_count);
+    let gpu_us = GpuPhases {
+        upload: stat(&|s| s.gpu.upload_us, "upload")?,
+        skin: stat(&|s| s.gpu.skin_us, "skin")?,
+        passes: (0..passes).map(|k| stat(&|s| s.gpu.passes_us[k], "pass")).collect::<Result<Vec<_>, _>>()?,
+        frame: stat(&|s| s.gpu.frame_us, "frame")?,
+    };
+    let mut bytes: Vec<u64> = samples.iter().map(|s| s.palette_bytes).collect();
+    bytes.sort_unstable();
+    let (read, written) = scene.skin_traffic();
+    Ok(BenchEntry {
+        model: plan.models[config.model].label(),
+        characters: config.characters,
+        vertices: model.meshes.iter().flat_map(|m| &m.primitives).map(|p| p.vertex_count() as u64).sum(),
+        joints: model.skins.iter().map(|s| s.joints.len() as u32).sum(),
+        passes: config.passes,
+        skinning: config.skinning.as_str().to_string(),
+        upload: config.upload.as_str().to_string(),
+        paused: config.paused,
+        frames: plan.frames,
+        cpu_pose_us: stat(&|s| s.cpu_pose_us, "pose")?,
+        cpu_palette_write_us: stat(&|s| s.cpu_palette_write_us, "palette write")?,
+        palette_bytes: bytes[bytes.len() / 2],
+        skin_bytes: read + written,
+        gpu_us,
+        copy_kernel_us: copy,
+    })
+}
+
+/// The driver's name and version (VkPhysicalDeviceDriverProperties).
+fn driver(ctx: &GpuContext) -> String {
+    let mut driver = vk::PhysicalDeviceDriverProperties::default();
+    let mut properties = vk::PhysicalDeviceProperties2::default().push_next(&mut driver);
+    // SAFETY: a live physical device; Vulkan 1.2 core query.
+    unsafe { ctx.instance.get_physical_device_properties2(ctx.physical, &mut properties) };
+    let name = driver.driver_name_as_c_str().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let info = driver.driver_info_as_c_str().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    format!("{name} {info}").trim().to_string()
+}
+
+/// Writes the report of `results`: the table on stdout, `out/results.json`
+/// and the SVG plots, their paths (and any plot skipped) on stderr.
+pub fn report(out: &Path, results: &BenchResults) -> Result<(), String> {
+    let mut stdout = std::io::stdout().lock();
+    bench_report::print_table(&mut stdout, results).map_err(|e| format!("stdout: {e}"))?;
+    let json = bench_report::write_json(out, results).map_err(|e| e.to_string())?;
+    eprintln!("vkskin: wrote {}", json.display());
+    let plots = bench_report::write_plots(out, results).map_err(|e| e.to_string())?;
+    for path in &plots.written {
+        eprintln!("vkskin: wrote {}", path.display());
+    }
+    for note in &plots.skipped {
+        eprintln!("vkskin: {note}");
+    }
+    Ok(())
+}
+
+/// The command line as typed, arguments with spaces or quotes quoted for a shell.
+fn command_line() -> String {
+    let mut args = std::env::args();
+    // The program as `vkskin`, wherever it was run from.
+    let program = args
+        .next()
+        .map(|p| Path::new(&p).file_name().map_or_else(|| p.clone(), |n| n.to_string_lossy().into_owned()));
+    program.into_iter().chain(args).map(|a| shell_quoted(&a)).collect::<Vec<_>>().join(" ")
+}
+
+/// `arg` as a shell word: as is when plain, else single-quoted.
+fn shell_quoted(arg: &str) -> String {
+    let plain = !arg.is_empty() && arg.chars().all(|c| c.is_ascii_alphanumeric() || "-_./,=:+@%".contains(c));
+    if plain { arg.to_string() } else { format!("'{}'", arg.replace('\'', r"'\''")) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    /// Parses `vkskin bench ARGS...` and plans it.
+    fn plan(args: &[&str]) -> Result<BenchPlan, String> {
+        let cli = Cli::try_parse_from(["vkskin", "bench"].iter().chain(args)).map_err(|e| e.to_string())?;
+        let Some(Command::Bench(args)) = cli.command else { panic!("not bench") };
+        BenchPlan::from_args(&args, "vkskin bench")
+    }
+
+    #[test]
+    fn quick_is_the_built_in_character_over_a_small_sweep() {
+        let p = plan(&["--quick", "--out", "d"]).unwrap();
+        assert_eq!(p.models, [BenchModel::BuiltIn]);
+        assert_eq!((p.frames, p.warmup_frames, p.quick), (8, 2, true));
+        assert_eq!(p.out, PathBuf::from("d"));
+        // 2 counts x 2 skinning modes x (inplace, staged, dirty, dirty paused) x 2 pass counts.
+        assert_eq!(p.configs.len(), 2 * 2 * 4 * 2);
+        let has = |f: &dyn Fn(&BenchConfig) -> bool| p.configs.iter().any(f);
+        for c in [1, 16] {
+            assert!(has(&|x| x.characters == c));
+        }
+        for s in [SkinningMode::Compute, SkinningMode::Vertex] {
+            assert!(has(&|x| x.skinning == s));
+        }
+        for u in UploadMode::ALL {
+            assert!(has(&|x| x.upload == u));
+        }
+        assert!(has(&|x| x.upload == UploadMode::Dirty && x.paused));
+        assert!(!has(&|x| x.upload != UploadMode::Dirty && x.paused));
+        assert_eq!(
+            p.configs[0],
+            BenchConfig {
+                model: 0,
+                characters: 1,
+                passes: 1,
+                skinning: SkinningMode::Compute,
+                upload: UploadMode::InPlace,
+                paused: false
+            }
+        );
+        assert_eq!(p.label(&p.configs[0]), "built-in, 1 character, compute, inplace, 1 pass");
+    }
+
+    #[test]
+    fn the_full_sweep_is_the_issues() {
+        let p = plan(&["--out", "d"]).unwrap();
+        assert_eq!((p.frames, p.quick), (100, false));
+        // 4 counts x 4 skinning modes x 4 upload setups x 3 pass counts.
+        assert_eq!(p.configs.len(), 4 * 4 * 4 * 3);
+        let mut counts: Vec<u32> = p.configs.iter().map(|c| c.characters).collect();
+        counts.dedup();
+        assert_eq!(counts, [1, 10, 100, 1000], "character counts are neighbours, ascending");
+    }
+
+    #[test]
+    fn options_override_the_defaults_and_lists_take_commas() {
+        let p = plan(&[
+            "a.glb",
+            "b.gltf",
+            "--quick",
+            "--characters",
+            "100,1,10,1",
+            "--passes",
+            "5",
+            "--skinning",
+            "dqs-vertex,dqs-compute",
+            "--upload",
+            "staged",
+            "--frames",
+            "3",
+            "--out",
+            "d",
+            "--device",
+            "llvmpipe",
+            "--validation",
+        ])
+        .unwrap();
+        assert_eq!(p.models, [BenchModel::File("a.glb".into()), BenchModel::File("b.gltf".into())]);
+        assert_eq!(p.frames, 3);
+        assert_eq!((p.device.as_deref(), p.validation), (Some("llvmpipe"), true));
+        assert_eq!(p.configs.len(), 2 * 3 * 2);
+        let first = p.configs[0];
+        assert_eq!((first.characters, first.passes, first.skinning), (1, 5, SkinningMode::DqsVertex));
+        assert!(p.configs.iter().all(|c| c.upload == UploadMode::Staged && !c.paused));
+        assert_eq!(
+            p.label(p.configs.last().unwrap()),
+            "b.gltf, 100 characters, dqs-compute, staged, 5 passes"
+        );
+    }
+
+    #[test]
+    fn bad_options_are_one_clear_error() {
+        let error = |args: &[&str]| plan(args).unwrap_err();
+        assert_eq!(
+            error(&["--characters", "1,0", "--out", "d"]),
+            "--characters: 0 is not a character count (1 to 100000)"
+        );
+        assert_eq!(
+            error(&["--frames", "0", "--out", "d"]),
+            "--frames: 0 is not a frame count (1 to 1000000)"
+        );
+        assert!(error(&["--passes", "3", "--out", "d"]).starts_with("--passes: 3 is not a pass setup"));
+        let skinning = error(&["--skinning", "compute,gpu", "--out", "d"]);
+        assert!(skinning.contains("invalid value 'gpu' for '--skinning"), "{skinning}");
+        assert!(skinning.contains("compute, vertex, dqs-compute, dqs-vertex"), "{skinning}");
+        let upload = error(&["--upload", "in-place", "--out", "d"]);
+        assert!(upload.contains("invalid value 'in-place' for '--upload"), "{upload}");
+        assert!(upload.contains("inplace, staged, dirty"), "{upload}");
+        assert!(
+            error(&["--characters", "ten", "--out", "d"]).contains("invalid value 'ten' for '--characters")
+        );
+        assert!(error(&["--quick"]).contains("--out"), "the output folder is required");
+    }
+
+    #[test]
+    fn mode_names_are_the_results_names() {
+        for mode in SkinningMode::ALL {
+            assert_eq!(SkinningMode::from_str(mode.as_str(), false), Ok(mode));
+        }
+        for mode in UploadMode::ALL {
+            assert_eq!(UploadMode::from_str(mode.as_str(), false), Ok(mode));
+        }
+        assert!(SkinningMode::DqsCompute.is_compute() && SkinningMode::DqsCompute.is_dual_quaternion());
+        assert!(!SkinningMode::Vertex.is_compute() && !SkinningMode::Vertex.is_dual_quaternion());
+    }
+
+    #[test]
+    fn the_report_writes_results_and_plots_into_the_folder() {
+        use crate::bench_report::test_data::{entry, scratch};
+        let out = scratch("cli_report");
+        std::fs::create_dir_all(&out).unwrap();
+        let header = bench_report::BenchHeader::new("llvmpipe", "Mesa", true, "vkskin bench --quick");
+        let entries = vec![entry(1, 1, "compute", "inplace", false), entry(16, 2, "vertex", "dirty", true)];
+        let results = BenchResults { header, entries };
+        report(&out, &results).unwrap();
+        assert_eq!(bench_report::read_json(&out.join(bench_report::RESULTS_FILE)).unwrap(), results);
+        for plot in [bench_report::FRAME_TIME_PLOT, bench_report::UPLOAD_PLOT, bench_report::THROUGHPUT_PLOT]
+        {
+            assert!(std::fs::read_to_string(out.join(plot)).unwrap().contains("</svg>"), "{plot}");
+        }
+    }
+
+    #[test]
+    fn command_lines_quote_what_a_shell_would_split() {
+        assert_eq!(shell_quoted("--characters"), "--characters");
+        assert_eq!(shell_quoted("1,10"), "1,10");
+        assert_eq!(shell_quoted("my model.glb"), "'my model.glb'");
+        assert_eq!(shell_quoted("it's"), r"'it'\''s'");
+        assert_eq!(shell_quoted(""), "''");
+    }
+}

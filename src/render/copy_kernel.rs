@@ -1,0 +1,231 @@
+//! A copy kernel (shaders/copy.comp) over a given number of bytes between
+//! two device-local buffers, timed with GPU timestamps: the practical
+//! bandwidth ceiling the benchmark holds the skin pass against (skin
+//! efficiency = copy time / skin time over the same bytes moved).
+
+use crate::gpu::error::VkResultExt;
+use crate::gpu::{Buffer, GpuContext, GpuError, immediate, shader};
+use ash::vk;
+use gpu_allocator::MemoryLocation;
+
+/// Threads per workgroup (`local_size_x` in copy.comp).
+pub const WORKGROUP_SIZE: u32 = 256;
+
+/// The copy pipeline, its two buffers and a timestamp query pool.
+pub struct CopyKernel {
+    pipeline: vk::Pipeline,
+    layout: vk::PipelineLayout,
+    set_layout: vk::DescriptorSetLayout,
+    pool: vk::DescriptorPool,
+    set: vk::DescriptorSet,
+    queries: vk::QueryPool,
+    source: Buffer,
+    destination: Buffer,
+    /// 16-byte elements copied per run.
+    elements: u32,
+    /// Requested elements / copied elements (> 1 when the request exceeded
+    /// what one storage buffer may hold; times are scaled by it).
+    scale: f64,
+}
+
+impl CopyKernel {
+    /// A kernel that moves `bytes` in all: it reads `bytes / 2` and writes
+    /// as many (rounded up to 16-byte elements), the same traffic as a
+    /// pass that reads and writes `bytes` together. Needs timestamp support.
+    pub fn new(ctx: &GpuContext, bytes: u64) -> Result<Self, GpuError> {
+        if !ctx.features.timestamps {
+            return Err(GpuError::new("the copy kernel needs timestamp queries, which this queue lacks"));
+        }
+        let requested = (bytes / 2).div_ceil(16).max(1);
+        // One storage buffer holds at most maxStorageBufferRange bytes: a
+        // larger request copies that much and scales its time linearly (a
+        // copy of gigabytes runs at a steady bandwidth).
+        let limit = u64::from(ctx.properties.limits.max_storage_buffer_range) / 16;
+        let elements = requested.min(limit).min(u64::from(u32::MAX));
+        let scale = requested as f64 / elements as f64;
+        let size = elements * 16;
+        let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
+        let source = Buffer::new(ctx, "copy kernel source", size, usage, MemoryLocation::GpuOnly)?;
+        let destination =
+            match Buffer::new(ctx, "copy kernel destination", size, usage, MemoryLocation::GpuOnly) {
+                Ok(b) => b,
+                Err(e) => {
+                    source.destroy(ctx);
+                    return Err(e);
+                }
+            };
+        let mut kernel = CopyKernel {
+            pipeline: vk::Pipeline::null(),
+            layout: vk::PipelineLayout::null(),
+            set_layout: vk::DescriptorSetLayout::null(),
+            pool: vk::DescriptorPool::null(),
+            set: vk::DescriptorSet::null(),
+            queries: vk::QueryPool::null(),
+            source,
+            destination,
+            elements: elements as u32,
+            scale,
+        };
+        match kernel.build(ctx) {
+            Ok(()) => Ok(kernel),
+            Err(e) => {
+                kernel.destroy(ctx);
+                Err(e)
+            }
+        }
+    }
+
+    fn build(&mut self, ctx: &GpuContext) -> Result<(), GpuError> {
+        let d = &ctx.device;
+        let bindings: [vk::DescriptorSetLayoutBinding; 2] = std::array::from_fn(|i| {
+            vk::DescriptorSetLayoutBinding::default()
+                .binding(i as u32)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_count(1)
+                .stage_flags(vk::ShaderStageFlags::COMPUTE)
+        });
+        let module = shader::create_module(ctx, "copy.comp", crate::spirv!("copy.comp"))?;
+        // SAFETY: valid create infos on a live device; everything made here is
+        // destroyed by `destroy`.
+        let built = unsafe {
+            (|| -> Result<(), GpuError> {
+                self.set_layout = d
+                    .create_descriptor_set_layout(
+                        &vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings),
+                        None,
+                    )
+                    .call("vkCreateDescriptorSetLayout")?;
+                let ranges = [vk::PushConstantRange {
+                    stage_flags: vk::ShaderStageFlags::COMPUTE,
+                    offset: 0,
+                    size: 4,
+                }];
+                let set_layouts = [self.set_layout];
+                self.layout = d
+                    .create_pipeline_layout(
+                        &vk::PipelineLayoutCreateInfo::default()
+                            .set_layouts(&set_layouts)
+                            .push_constant_ranges(&ranges),
+                        None,
+                    )
+                    .call("vkCreatePipelineLayout")?;
+                let stage = vk::PipelineShaderStageCreateInfo::default()
+                    .stage(vk::ShaderStageFlags::COMPUTE)
+                    .module(module)
+                    .name(c"main");
+                let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(self.layout);
+                self.pipeline = d
+                    .create_compute_pipelines(vk::PipelineCache::null(), &[info], None)
+                    .map_err(|(_, e)| GpuError::vk("vkCreateComputePipelines", e))?[0];
+                let sizes =
+                    [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 2 }];
+                self.pool = d
+                    .create_descriptor_pool(
+                        &vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes),
+                        None,
+                    )
+                    .call("vkCreateDescriptorPool")?;
+                let layouts = [self.set_layout];
+                let alloc =
+                    vk::DescriptorSetAllocateInfo::default().descriptor_pool(self.pool).set_layouts(&layouts);
+                self.set = d.allocate_descriptor_sets(&alloc).call("vkAllocateDescriptorSets")?[0];
+                let infos = [self.source.raw, self.destination.raw].map(|buffer| vk::DescriptorBufferInfo {
+                    buffer,
+                    offset: 0,
+                    range: vk::WHOLE_SIZE,
+                });
+                let writes: [vk::WriteDescriptorSet; 2] = std::array::from_fn(|i| {
+                    vk::WriteDescriptorSet::default()
+                        .dst_set(self.set)
+                        .dst_binding(i as u32)
+                        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                        .buffer_info(std::slice::from_ref(&infos[i]))
+                });
+                d.update_descriptor_sets(&writes, &[]);
+                let info =
+                    vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2);
+                self.queries = d.create_query_pool(&info, None).call("vkCreateQueryPool")?;
+                Ok(())
+            })()
+        };
+        // SAFETY: the pipeline holds its own copy of the code.
+        unsafe { d.destroy_shader_module(module, None) };
+        built?;
+        ctx.set_name(self.pipeline, "copy.comp pipeline");
+        Ok(())
+    }
+
+    /// Bytes moved per run (read plus written), as requested.
+    pub fn bytes_moved(&self) -> u64 {
+        (f64::from(self.elements) * 32.0 * self.scale) as u64
+    }
+
+    /// Runs the copy `runs` times, each in its own submission (waited), and
+    /// returns each run's GPU time in microseconds (scaled to the requested
+    /// bytes, see `new`).
+    pub fn measure(&self, ctx: &GpuContext, runs: usize) -> Result<Vec<f64>, GpuError> {
+        let groups = self.elements.div_ceil(WORKGROUP_SIZE);
+        let groups_x = groups.min(ctx.properties.limits.max_compute_work_group_count[0].max(1));
+        let groups_y = groups.div_ceil(groups_x);
+        let period = ctx.timestamp_period_ns();
+        let d = &ctx.device;
+        let mut times = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            immediate::submit_and_wait(ctx, |cmd| {
+                // SAFETY: cmd is recording; every object is live until this
+                // submission has been waited for. Each run waits for the
+                // previous one, so the destination's writes never race.
+                unsafe {
+                    d.cmd_reset_query_pool(cmd, self.queries, 0, 2);
+                    d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, self.pipeline);
+                    d.cmd_bind_descriptor_sets(
+                        cmd,
+                        vk::PipelineBindPoint::COMPUTE,
+                        self.layout,
+                        0,
+                        &[self.set],
+                        &[],
+                    );
+                    d.cmd_push_constants(
+                        cmd,
+                        self.layout,
+                        vk::ShaderStageFlags::COMPUTE,
+                        0,
+                        &self.elements.to_ne_bytes(),
+                    );
+                    d.cmd_write_timestamp2(cmd, vk::PipelineStageFlags2::TOP_OF_PIPE, self.queries, 0);
+                    d.cmd_dispatch(cmd, groups_x, groups_y, 1);
+                    d.cmd_write_timestamp2(cmd, vk::PipelineStageFlags2::COMPUTE_SHADER, self.queries, 1);
+                }
+            })?;
+            let mut ticks = [0u64; 2];
+            // SAFETY: both queries were written by the waited submission.
+            unsafe {
+                d.get_query_pool_results(
+                    self.queries,
+                    0,
+                    &mut ticks,
+                    vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
+                )
+            }
+            .call("vkGetQueryPoolResults")?;
+            times.push(ticks[1].saturating_sub(ticks[0]) as f64 * period / 1000.0 * self.scale);
+        }
+        Ok(times)
+    }
+
+    /// Frees everything; nothing is pending (every run was waited for).
+    pub fn destroy(self, ctx: &GpuContext) {
+        // SAFETY: no submission uses these objects any more; null handles are ignored.
+        unsafe {
+            let d = &ctx.device;
+            d.destroy_query_pool(self.queries, None);
+            d.destroy_descriptor_pool(self.pool, None);
+            d.destroy_pipeline(self.pipeline, None);
+            d.destroy_pipeline_layout(self.layout, None);
+            d.destroy_descriptor_set_layout(self.set_layout, None);
+        }
+        self.source.destroy(ctx);
+        self.destination.destroy(ctx);
+    }
+}

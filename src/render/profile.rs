@@ -1,0 +1,134 @@
+//! Frame-by-frame measurement of a crowd through the renderer's one frame
+//! path (what `vkskin bench` runs): per frame the CPU pose update and
+//! palette write times, the palette bytes, and the GPU timestamps of the
+//! upload copy, the skin dispatch and each draw pass.
+
+use super::camera::{Camera, DEFAULT_FOV_Y};
+use super::headless;
+use super::mesh_pass::VertexPath;
+use super::renderer::{GpuTimes, RenderSettings, Renderer};
+use super::skin_pass::PaletteUpload;
+use crate::anim::SkinningMethod;
+use crate::asset::Model;
+use crate::character::{Controller, Crowd};
+use crate::gpu::{FRAMES_IN_FLIGHT, GpuContext};
+use ash::vk;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Frame rate the crowd is advanced at (each frame is 1/60 s of animation).
+pub const PROFILE_FPS: f64 = 60.0;
+
+/// One measured frame.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FrameSample {
+    /// CPU time of the crowd's pose update, in microseconds.
+    pub cpu_pose_us: f64,
+    /// CPU time writing palettes and morph weights, in microseconds.
+    pub cpu_palette_write_us: f64,
+    /// Palette bytes written (and, staged, copied) this frame.
+    pub palette_bytes: u64,
+    /// The frame's GPU phases.
+    pub gpu: GpuTimes,
+}
+
+/// A crowd of one model and the renderer drawing it offscreen.
+pub struct ProfileScene {
+    renderer: Renderer,
+    crowd: Crowd,
+    camera: Camera,
+    /// Frames rendered so far (the crowd's frame counter).
+    frame: u32,
+}
+
+impl ProfileScene {
+    /// `characters` characters of `model` driven by `controller` (updated on
+    /// every core), skinned with `method`, drawn at `extent` without MSAA (the benchmark measures
+    /// skinning and geometry, not resolve bandwidth), framed whole.
+    pub fn new(
+        ctx: &GpuContext,
+        model: Arc<Model>,
+        controller: Arc<Controller>,
+        characters: u32,
+        method: SkinningMethod,
+        extent: vk::Extent2D,
+    ) -> Result<Self, String> {
+        let (crowd, (lo, hi)) =
+            headless::crowd_on_grid(&model, controller, characters as usize, PROFILE_FPS, 0)?;
+        let aspect = extent.width as f32 / extent.height.max(1) as f32;
+        let camera = Camera::frame_box(lo, hi, aspect, DEFAULT_FOV_Y);
+        let mut settings = RenderSettings::new(extent);
+        settings.msaa = false;
+        settings.characters = characters;
+        settings.skinning = method;
+        let renderer = Renderer::new(ctx, model, settings).map_err(|e| e.to_string())?;
+        Ok(ProfileScene { renderer, crowd, camera, frame: 0 })
+    }
+
+    /// Chooses how the next frames are skinned, uploaded and drawn.
+    pub fn configure(&mut self, path: VertexPath, upload: PaletteUpload, passes: u32) -> Result<(), String> {
+        self.renderer.set_path(path);
+        self.renderer.set_upload(upload);
+        self.renderer.set_passes(passes).map_err(|e| e.to_string())
+    }
+
+    /// Renders `warmup` frames, then measures `frames` frames (the crowd
+    /// paused or playing) and returns them in order. GPU times are read when
+    /// a frame's slot comes round again, so a few more frames are rendered
+    /// at the end; the renderer waits for all of them before returning.
+    pub fn measure(
+        &mut self,
+        ctx: &GpuContext,
+        warmup: u32,
+        frames: u32,
+        paused: bool,
+    ) -> Result<Vec<FrameSample>, String> {
+        self.crowd.set_paused(paused);
+        let total = warmup + frames + FRAMES_IN_FLIGHT as u32;
+        let mut samples = vec![FrameSample::default(); frames as usize];
+        let mut gpu_seen = 0;
+        let mut ignore = |_: u64, _: &[u8]| Ok(());
+        for i in 0..total {
+            let started = Instant::now();
+            self.crowd.frame(self.frame)?;
+            let pose_us = started.elapsed().as_secs_f64() * 1e6;
+            let report = self.renderer.render_frame(ctx, &self.crowd, &self.camera, false, &mut ignore)?;
+            self.frame += 1;
+            if let Some(k) = i.checked_sub(warmup).filter(|&k| k < frames) {
+                let sample = &mut samples[k as usize];
+                sample.cpu_pose_us = pose_us;
+                sample.cpu_palette_write_us = report.skin.write_ns as f64 / 1000.0;
+                sample.palette_bytes = report.skin.palette_bytes_written;
+            }
+            // The GPU times of frame i - FRAMES_IN_FLIGHT (the slot's last use).
+            let done = i.checked_sub(FRAMES_IN_FLIGHT as u32 + warmup).filter(|&k| k < frames);
+            if let (Some(k), Some(gpu)) = (done, report.previous_gpu) {
+                samples[k as usize].gpu = gpu;
+                gpu_seen += 1;
+            }
+        }
+        self.renderer.wait_all(ctx).map_err(|e| e.to_string())?;
+        if gpu_seen < frames {
+            return Err(format!(
+                "GPU timestamps were missing for {} of {frames} frames (does the queue support timestamps?)",
+                frames - gpu_seen
+            ));
+        }
+        Ok(samples)
+    }
+
+    /// Bytes the skin pass reads and writes per frame.
+    pub fn skin_traffic(&self) -> (u64, u64) {
+        self.renderer.skin_traffic()
+    }
+
+    /// Vertices the skin pass produces per frame (all characters).
+    pub fn skinned_vertices(&self) -> u64 {
+        self.renderer.skinned_vertices()
+    }
+
+    /// Frees the GPU objects.
+    pub fn destroy(self, ctx: &GpuContext) {
+        self.renderer.destroy(ctx);
+    }
+}
