@@ -74,14 +74,11 @@ pub fn load_from_bytes_with(
 ) -> Result<Model, ImportError> {
     let budget = Budget::new(options, bytes.len() as u64);
     let cx = source::Context { base_dir, options, budget: &budget };
-    let imported = source::parse(bytes, cx).and_then(|source| build(file_name, source, &budget));
-    let mut model = imported.map_err(|e| ImportError::new(file_name, e))?;
-    model.load_options = options.clone();
-    model.memory_used = budget.used();
-    Ok(model)
+    let imported = source::parse(bytes, cx).and_then(|source| build(file_name, source, options, &budget));
+    imported.map_err(|e| ImportError::new(file_name, e))
 }
 
-fn build(file: &str, src: Source, budget: &Budget) -> Result<Model, AssetError> {
+fn build(file: &str, src: Source, options: &LoadOptions, budget: &Budget) -> Result<Model, AssetError> {
     let Source { root, buffers, channel_indices, mut warnings } = src;
     let reader = Reader::new(&root, &buffers, budget);
     // Every node becomes a joint with its pose buffers (and a line of `inspect`).
@@ -127,8 +124,8 @@ fn build(file: &str, src: Source, budget: &Budget) -> Result<Model, AssetError> 
         joint_of_node,
         materials,
         warnings,
-        load_options: LoadOptions::default(),
-        memory_used: 0,
+        load_options: options.clone(),
+        memory_used: budget.used(),
     })
 }
 
