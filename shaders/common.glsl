@@ -24,6 +24,25 @@ struct Influence {
     vec4 weights;
 };
 
+// How the static streams are stored (layout.rs): 24 and 16 bytes instead
+// of 48 and 32. `source_vertex` and `influence` unpack them into the structs
+// above, which is all the skinning functions see.
+struct PackedSource {
+    float px;
+    float py;
+    float pz;
+    uint normal;       // octahedral snorm16 x2 (x low); ZERO_DIRECTION for none
+    uint tangent;      // the tangent's xyz, the same way
+    float handedness;  // the tangent's w
+};
+
+struct PackedInfluence {
+    uvec2 joints;   // four u16 palette-relative joints, the first in the low half of x
+    uvec2 weights;  // four unorm16 weights, the same order
+};
+
+const uint ZERO_DIRECTION = 0x80008000u;
+
 // One non-zero morph delta of one vertex: xyz deltas; position.w holds the
 // target index (uintBitsToFloat).
 struct MorphEntry {
@@ -53,8 +72,8 @@ struct SkinRecord {
 
 const uint NO_MORPHS = 0xffffffffu;
 
-layout(std430, set = 0, binding = 0) readonly buffer Sources { SourceVertex sources[]; };
-layout(std430, set = 0, binding = 1) readonly buffer Influences { Influence influences[]; };
+layout(std430, set = 0, binding = 0) readonly buffer Sources { PackedSource sources[]; };
+layout(std430, set = 0, binding = 1) readonly buffer Influences { PackedInfluence influences[]; };
 // morph_ranges[morph_offset + v] .. [morph_offset + v + 1]: vertex v's entries.
 layout(std430, set = 0, binding = 2) readonly buffer MorphRanges { uint morph_ranges[]; };
 layout(std430, set = 0, binding = 3) readonly buffer MorphEntries { MorphEntry morph_entries[]; };
@@ -64,8 +83,40 @@ layout(std430, set = 0, binding = 6) readonly buffer Records { SkinRecord record
 
 // Bind-pose vertex v of record r with its morph deltas added (xyz), and the
 // tangent's handedness (w): what either skinning method transforms.
+// The unit direction (or zero) layout.rs's encode_direction stored.
+vec3 decode_direction(uint bits) {
+    if (bits == ZERO_DIRECTION) {
+        return vec3(0.0);
+    }
+    vec2 e = unpackSnorm2x16(bits);
+    vec3 d = vec3(e, 1.0 - abs(e.x) - abs(e.y));
+    if (d.z < 0.0) {
+        d.xy = (1.0 - abs(d.yx)) * vec2(e.x >= 0.0 ? 1.0 : -1.0, e.y >= 0.0 ? 1.0 : -1.0);
+    }
+    return normalize(d);
+}
+
+// Source vertex i, unpacked: position.w = 1, normal.w = 0, tangent.w = handedness.
+SourceVertex source_vertex(uint i) {
+    PackedSource p = sources[i];
+    SourceVertex s;
+    s.position = vec4(p.px, p.py, p.pz, 1.0);
+    s.normal = vec4(decode_direction(p.normal), 0.0);
+    s.tangent = vec4(decode_direction(p.tangent), p.handedness);
+    return s;
+}
+
+// Influence set i, unpacked.
+Influence influence(uint i) {
+    PackedInfluence p = influences[i];
+    Influence f;
+    f.joints = uvec4(p.joints.x & 0xffffu, p.joints.x >> 16u, p.joints.y & 0xffffu, p.joints.y >> 16u);
+    f.weights = vec4(unpackUnorm2x16(p.weights.x), unpackUnorm2x16(p.weights.y));
+    return f;
+}
+
 SourceVertex morph_vertex(SkinRecord r, uint v) {
-    SourceVertex s = sources[r.source_offset + v];
+    SourceVertex s = source_vertex(r.source_offset + v);
     if (r.morph_offset != NO_MORPHS) {
         uint first = morph_ranges[r.morph_offset + v];
         uint last = morph_ranges[r.morph_offset + v + 1u];
@@ -93,7 +144,7 @@ SkinnedVertex skin_vertex(SkinRecord r, uint v) {
     } else {
         skin = mat4(0.0);
         for (uint set = 0u; set < r.influence_sets; ++set) {
-            Influence inf = influences[r.influence_offset + set * r.vertex_count + v];
+            Influence inf = influence(r.influence_offset + set * r.vertex_count + v);
             for (int k = 0; k < 4; ++k) {
                 if (inf.weights[k] != 0.0) {
                     skin += inf.weights[k] * palette[r.palette_offset + inf.joints[k]].skin;

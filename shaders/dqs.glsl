@@ -131,7 +131,7 @@ SkinnedVertex skin_vertex_dqs(SkinRecord r, uint v) {
     float best = 0.0;
     uint pivot = 0xffffffffu;  // set * 4 + k
     for (uint set = 0u; set < r.influence_sets; ++set) {
-        vec4 weights = influences[r.influence_offset + set * r.vertex_count + v].weights;
+        vec4 weights = influence(r.influence_offset + set * r.vertex_count + v).weights;
         for (uint k = 0u; k < 4u; ++k) {
             if (weights[k] > best) {
                 best = weights[k];
@@ -145,13 +145,13 @@ SkinnedVertex skin_vertex_dqs(SkinRecord r, uint v) {
     sum.scale = mat3(0.0);
     vec4 hemisphere = vec4(0.0);
     if (pivot != 0xffffffffu) {
-        Influence inf = influences[r.influence_offset + (pivot / 4u) * r.vertex_count + v];
+        Influence inf = influence(r.influence_offset + (pivot / 4u) * r.vertex_count + v);
         JointDq j = dq_from_skin(palette[r.palette_offset + inf.joints[pivot % 4u]].skin);
         hemisphere = j.real;
         dq_add(sum, j, inf.weights[pivot % 4u], hemisphere);
     }
     for (uint set = 0u; set < r.influence_sets; ++set) {
-        Influence inf = influences[r.influence_offset + set * r.vertex_count + v];
+        Influence inf = influence(r.influence_offset + set * r.vertex_count + v);
         for (uint k = 0u; k < 4u; ++k) {
             if (inf.weights[k] != 0.0 && set * 4u + k != pivot) {
                 JointDq j = dq_from_skin(palette[r.palette_offset + inf.joints[k]].skin);

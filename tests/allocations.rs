@@ -1,7 +1,9 @@
 //! The hot paths allocate nothing on the heap once warm: every CPU job
-//! (sampling, blending, hierarchy, palette, skinning, the clip player, the
-//! pose output) and `AnimationSystem::update` on one thread or two, counted
-//! by a global allocator on the test's thread and the animation pool's.
+//! (sampling, compressed sampling, blending, hierarchy, palette, skinning,
+//! the clip player, the pose output) and `AnimationSystem::update` on one
+//! thread or two, counted by a global allocator on the test's thread and
+//! the animation pool's. And what a character keeps on the heap: 10,000
+//! built-in characters share their rig (skeleton, clips, meshes).
 
 mod common;
 
@@ -10,15 +12,72 @@ use common::crowd::{crowd, drive, model};
 #[path = "../src/bench/allocations.rs"]
 mod allocations;
 
-use allocations::{CountingAllocator, count_allocations};
+use allocations::{CountingAllocator, count_allocations, count_bytes};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
 
 #[test]
 fn hot_paths_allocate_nothing() {
+    // One test, so that nothing else counts meanwhile.
     cpu_jobs_allocate_nothing();
+    compressed_sampling_allocates_nothing();
     updates_allocate_nothing();
+    characters_share_their_rig();
+}
+
+/// Sampling a compressed clip, forward and with jumps.
+fn compressed_sampling_allocates_nothing() {
+    use vkskin::anim::Transform;
+    use vkskin::anim::compression::{CompressedCursor, CompressedSampleJob, CompressionSettings, compress};
+    let model = model();
+    let walk = &model.clips[model.find_clip("Walk").unwrap()];
+    let (clip, _) = compress(walk, &model.skeleton, &CompressionSettings::default()).unwrap();
+    let mut cursor = CompressedCursor::new(&clip);
+    let mut output = vec![Transform::IDENTITY; model.skeleton.len()];
+    let mut weights = model.rest_morph_weights.clone();
+    let ((), allocations) = count_allocations(|| {
+        for i in 0..400 {
+            CompressedSampleJob {
+                clip: &clip,
+                time: if i % 50 == 0 { 0.3 } else { f64::from(i) / 60.0 },
+                rest: model.skeleton.rest(),
+                rest_morph_weights: &model.rest_morph_weights,
+                cursor: &mut cursor,
+                output: &mut output,
+                morph_output: &mut weights,
+            }
+            .run()
+            .unwrap();
+        }
+    });
+    assert_eq!(allocations, 0, "{allocations} heap allocations in 400 compressed samples");
+}
+
+/// Heap bytes per built-in character in a system of 10,000: far less than
+/// one copy of the rig's clips, which every character shares.
+fn characters_share_their_rig() {
+    use vkskin::anim::compression::raw_bytes;
+    use vkskin::character::{AnimationSystem, Character};
+    let model = model();
+    let controller = common::crowd::controller(&model);
+    let n = 10_000;
+    let (system, bytes) = count_bytes(|| {
+        let mut system = AnimationSystem::single_threaded();
+        for _ in 0..n {
+            system.add(model.rig.clone(), controller.clone()).unwrap();
+        }
+        system
+    });
+    let per_character = bytes as f64 / n as f64;
+    let clip_bytes: usize = model.clips.iter().map(|c| raw_bytes(c)).sum();
+    eprintln!(
+        "{n} built-in characters: {per_character:.0} heap bytes per character ({} of them the \
+         Character itself); the shared clips' keys: {clip_bytes} bytes",
+        std::mem::size_of::<Character>()
+    );
+    assert!(per_character < clip_bytes as f64, "{per_character} bytes per character: clips copied?");
+    drop(system);
 }
 
 /// `AnimationSystem::update` on 100 characters, one thread and two.

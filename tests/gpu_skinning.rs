@@ -79,10 +79,14 @@ fn allocations_in<T>(f: impl FnOnce() -> T) -> (T, usize) {
     (result, ALLOCATIONS.with(|a| a.get()) - before)
 }
 
-/// Positions must agree within this fraction of the bounding-box diagonal.
-const POSITION_TOLERANCE: f32 = 1e-5;
-/// Unit normals must agree within this (absolute).
-const NORMAL_TOLERANCE: f32 = 1e-4;
+/// Positions must agree within this fraction of the bounding-box diagonal
+/// (the bar is 1e-4; unorm16 weights cost up to ~1.3e-5 on the
+/// synthetic eight-influence poses, far less on the shared models).
+const POSITION_TOLERANCE: f32 = 5e-5;
+/// Unit normals must agree within this (absolute). The GPU streams store
+/// normals as octahedral snorm16 (up to 6e-5) and weights as unorm16; on
+/// extreme synthetic poses the blended normal moves up to ~3.5e-4.
+const NORMAL_TOLERANCE: f32 = 1e-3;
 
 /// Everything one test creates on the device, destroyed in order at the end.
 struct Rig {

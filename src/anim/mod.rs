@@ -9,6 +9,7 @@
 
 pub mod blending;
 pub mod clip;
+pub mod compression;
 pub mod dual_quat;
 pub mod hierarchy;
 pub mod ik;

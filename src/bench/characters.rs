@@ -1,8 +1,10 @@
 //! `AnimationSystem::update` for crowds of the built-in character (22
 //! joints, its own controller: idle, walk/run blend space, jumps): 1, 100
-//! and 10,000 characters on 1 and 2 threads. Reported as nanoseconds per
-//! joint per character, the 2-thread speed-up measured in the same run, and
-//! heap allocations per update (a counting allocator; expected 0).
+//! and 10,000 characters on 1 and 2 threads, and 10,000 at the reduced
+//! evaluation rates (every 2nd and 4th update, staggered). Reported as
+//! nanoseconds per joint per character, the 2-thread speed-up measured in
+//! the same run, heap allocations per update (a counting allocator;
+//! expected 0), and the heap bytes each of 10,000 characters keeps.
 //!
 //! Run: `cargo bench --bench characters` (no shared files needed).
 
@@ -12,12 +14,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use vkskin::asset::controller::DEFAULT_CONTROLLER;
 use vkskin::asset::{Model, load_default_character};
-use vkskin::character::{AnimationSystem, CharacterId, Controller, ParameterValue};
+use vkskin::character::{AnimationSystem, CharacterId, Controller, EvaluationRate, ParameterValue};
 
 #[path = "allocations.rs"]
 mod allocations;
 
-use allocations::{CountingAllocator, count_allocations};
+use allocations::{CountingAllocator, count_allocations, count_bytes};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
@@ -26,13 +28,22 @@ static GLOBAL: CountingAllocator = CountingAllocator;
 const CROWDS: [usize; 3] = [1, 100, 10_000];
 /// Thread counts.
 const THREADS: [usize; 2] = [1, 2];
+/// Reduced evaluation rates measured on the largest crowd (one thread and two).
+const LOD_RATES: [EvaluationRate; 2] = [EvaluationRate::Every2nd, EvaluationRate::Every4th];
 
 /// `n` characters, walking and running at staggered speeds and phases.
-fn crowd(model: &Arc<Model>, controller: &Arc<Controller>, n: usize, threads: usize) -> AnimationSystem {
+fn crowd(
+    model: &Arc<Model>,
+    controller: &Arc<Controller>,
+    n: usize,
+    threads: usize,
+    rate: EvaluationRate,
+) -> AnimationSystem {
     let mut system = AnimationSystem::with_threads(threads).expect("threads");
     for i in 0..n {
         let id = system.add(model.rig.clone(), controller.clone()).expect("character");
         let c = system.character_mut(id);
+        c.set_evaluation_rate(rate);
         // 0 to 4 m/s: idle, walk, walk/run blends, run.
         c.set_named("speed", ParameterValue::Float((i % 9) as f32 * 0.5)).expect("speed");
     }
@@ -58,6 +69,7 @@ fn fire_jumps(system: &mut AnimationSystem, frame: usize) {
 struct Samples {
     characters: usize,
     threads: usize,
+    rate: EvaluationRate,
     nanos: Vec<f64>,
     allocations_per_update: f64,
 }
@@ -68,53 +80,71 @@ fn main() {
     let joints = model.skeleton.len();
     let mut criterion = Criterion::default().configure_from_args();
     let samples: RefCell<Vec<Samples>> = RefCell::new(Vec::new());
+    let mut cases: Vec<(usize, usize, EvaluationRate)> = Vec::new();
     for &n in &CROWDS {
-        let mut group = criterion.benchmark_group(format!("update/{n}"));
+        for &threads in &THREADS {
+            cases.push((n, threads, EvaluationRate::EveryFrame));
+        }
+    }
+    for &rate in &LOD_RATES {
+        for &threads in &THREADS {
+            cases.push((10_000, threads, rate));
+        }
+    }
+    for (n, threads, rate) in cases {
+        let mut group = criterion.benchmark_group(format!("update/{n}/every-{}", rate.period()));
         group.throughput(Throughput::Elements((n * joints) as u64));
         if n >= 10_000 {
             group.sample_size(10).measurement_time(Duration::from_secs(8));
         }
-        for &threads in &THREADS {
-            let mut system = crowd(&model, &controller, n, threads);
-            let slot = {
-                let mut s = samples.borrow_mut();
-                s.push(Samples {
-                    characters: n,
-                    threads,
-                    nanos: Vec::new(),
-                    allocations_per_update: f64::NAN,
-                });
-                s.len() - 1
-            };
-            let mut frame = 0usize;
-            group.bench_function(format!("{threads}-thread"), |bencher| {
-                bencher.iter_custom(|iters| {
-                    let start = Instant::now();
-                    for _ in 0..iters {
-                        fire_jumps(&mut system, frame);
-                        system.update(1.0 / 60.0).expect("update");
-                        frame += 1;
-                    }
-                    let elapsed = start.elapsed();
-                    samples.borrow_mut()[slot].nanos.push(elapsed.as_nanos() as f64 / iters.max(1) as f64);
-                    elapsed.max(Duration::from_nanos(1))
-                })
+        let mut system = crowd(&model, &controller, n, threads, rate);
+        let slot = {
+            let mut s = samples.borrow_mut();
+            s.push(Samples {
+                characters: n,
+                threads,
+                rate,
+                nanos: Vec::new(),
+                allocations_per_update: f64::NAN,
             });
-            // Allocations per update, counted apart from the timing.
-            let updates = if n >= 10_000 { 20 } else { 200 };
-            let ((), allocations) = count_allocations(|| {
-                for _ in 0..updates {
+            s.len() - 1
+        };
+        let mut frame = 0usize;
+        group.bench_function(format!("{threads}-thread"), |bencher| {
+            bencher.iter_custom(|iters| {
+                let start = Instant::now();
+                for _ in 0..iters {
                     fire_jumps(&mut system, frame);
                     system.update(1.0 / 60.0).expect("update");
                     frame += 1;
                 }
-            });
-            samples.borrow_mut()[slot].allocations_per_update = allocations as f64 / updates as f64;
-        }
+                let elapsed = start.elapsed();
+                samples.borrow_mut()[slot].nanos.push(elapsed.as_nanos() as f64 / iters.max(1) as f64);
+                elapsed.max(Duration::from_nanos(1))
+            })
+        });
+        // Allocations per update, counted apart from the timing.
+        let updates = if n >= 10_000 { 20 } else { 200 };
+        let ((), allocations) = count_allocations(|| {
+            for _ in 0..updates {
+                fire_jumps(&mut system, frame);
+                system.update(1.0 / 60.0).expect("update");
+                frame += 1;
+            }
+        });
+        samples.borrow_mut()[slot].allocations_per_update = allocations as f64 / updates as f64;
         group.finish();
     }
     criterion.final_summary();
     print_report(&samples.into_inner(), joints);
+    // What each character keeps on the heap (its rig is shared).
+    let n = 10_000;
+    let (system, bytes) = count_bytes(|| crowd(&model, &controller, n, 1, EvaluationRate::EveryFrame));
+    println!(
+        "heap bytes per character, {n} built-in characters (after 120 updates): {:.0}",
+        bytes as f64 / n as f64
+    );
+    drop(system);
 }
 
 /// Median ns per joint per character of each case, and 2 threads against 1.
@@ -126,18 +156,21 @@ fn print_report(samples: &[Samples], joints: usize) {
     };
     println!("\nAnimationSystem::update, built-in character ({joints} joints, its controller)");
     println!(
-        "{:>10} {:>8} {:>12} {:>18} {:>12} {:>14}",
-        "characters", "threads", "µs/update", "ns/joint/char", "vs 1 thread", "allocs/update"
+        "{:>10} {:>6} {:>8} {:>12} {:>18} {:>12} {:>14}",
+        "characters", "every", "threads", "µs/update", "ns/joint/char", "vs 1 thread", "allocs/update"
     );
     for s in samples.iter().filter(|s| !s.nanos.is_empty()) {
         let ns = median(&s.nanos);
         let one = samples
             .iter()
-            .find(|o| o.characters == s.characters && o.threads == 1 && !o.nanos.is_empty())
+            .find(|o| {
+                o.characters == s.characters && o.rate == s.rate && o.threads == 1 && !o.nanos.is_empty()
+            })
             .map_or(f64::NAN, |o| median(&o.nanos));
         println!(
-            "{:>10} {:>8} {:>12.1} {:>18.1} {:>11.2}x {:>14}",
+            "{:>10} {:>6} {:>8} {:>12.1} {:>18.1} {:>11.2}x {:>14}",
             s.characters,
+            s.rate.period(),
             s.threads,
             ns / 1000.0,
             ns / (s.characters * joints) as f64,

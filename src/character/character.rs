@@ -7,10 +7,12 @@
 //! One update: crossfade weights move -> every state with weight advances
 //! its clips (events from the dominant state) -> the state machine may
 //! start a transition -> triggers clear -> when a clip's time or weight
-//! changed: sample -> blend -> morph override -> local-to-model -> palettes.
+//! changed and the update is due at the evaluation rate: sample -> blend ->
+//! morph override -> local-to-model -> palettes; root motion every update.
 
 use super::controller::{Condition, Controller, Curve, ParameterId, ParameterKind};
 use super::events::FiredEvent;
+use super::lod::EvaluationRate;
 use super::output::{DebugPose, PoseOutput};
 use super::parameters::{ParameterValue, Parameters};
 use super::rig::Rig;
@@ -46,6 +48,10 @@ pub struct Character {
     /// Index in the owning system (stamped on events).
     index: u32,
     rate: f32,
+    /// How often the pose is evaluated (playback and events run every update).
+    evaluation_rate: EvaluationRate,
+    /// Updates so far (with `index`, which of them are due at the rate).
+    frame: u32,
     rotation_sampling: RotationBlend,
     debug: DebugPose,
     morph_override: Option<Vec<f32>>,
@@ -84,9 +90,10 @@ pub struct Character {
     clip_weights: Vec<f32>,
     /// Each layer's weight at the last evaluation.
     evaluated_layers: Vec<f32>,
-    /// A layer's pose, before it is applied.
+    /// A layer's pose, before it is applied (empty without layers).
     layer_pose: Pose,
-    /// The animated pose as edited after the update (IK), see `edit`.
+    /// The animated pose as edited after the update (IK), see `edit`;
+    /// empty until the first edit (most characters are never edited).
     edited: Pose,
     pose: Pose,
     output: PoseOutput,
@@ -120,6 +127,8 @@ impl Character {
             parameters: Parameters::new(&controller),
             index: 0,
             rate: 1.0,
+            evaluation_rate: EvaluationRate::EveryFrame,
+            frame: 0,
             rotation_sampling: RotationBlend::Slerp,
             debug: DebugPose::Animated,
             morph_override: None,
@@ -142,8 +151,12 @@ impl Character {
             inputs: vec![0.0; controller.inputs.len()],
             clip_weights: vec![0.0; rig.clips.len()],
             evaluated_layers: vec![0.0; controller.layers().len()],
-            layer_pose: Pose::new(joints, weights),
-            edited: Pose::new(joints, weights),
+            layer_pose: if controller.layers().is_empty() {
+                Pose::default()
+            } else {
+                Pose::new(joints, weights)
+            },
+            edited: Pose::default(),
             pose: Pose {
                 locals: rig.skeleton.rest().to_vec(),
                 morph_weights: rig.rest_morph_weights.clone(),
@@ -205,6 +218,21 @@ impl Character {
     /// The playback rate.
     pub fn rate(&self) -> f32 {
         self.rate
+    }
+
+    /// How often the pose is evaluated: every update (the default), or every
+    /// 2nd or 4th for characters far away or small on screen (see
+    /// [`EvaluationRate::for_screen_height`]). Playback, transitions, events
+    /// and root motion still run every update, so events fire once each, on
+    /// the update that crosses them, with their own clip time; skipped
+    /// updates keep the last palettes and version (nothing to upload).
+    pub fn set_evaluation_rate(&mut self, rate: EvaluationRate) {
+        self.evaluation_rate = rate;
+    }
+
+    /// How often the pose is evaluated.
+    pub fn evaluation_rate(&self) -> EvaluationRate {
+        self.evaluation_rate
     }
 
     /// How LINEAR rotation keys are sampled (slerp, glTF-exact, by default).
@@ -294,7 +322,13 @@ impl Character {
             self.choose_transition();
         }
         self.parameters.clear_triggers();
-        self.evaluate()
+        // Frames are staggered by character index, so that a crowd at a
+        // reduced rate spreads its evaluations over the frames.
+        let due = self.evaluation_rate.is_due(self.frame.wrapping_add(self.index));
+        self.frame = self.frame.wrapping_add(1);
+        let result = self.evaluate(due);
+        self.add_root_motion();
+        result
     }
 
     fn advance_fade(&mut self, amount: f32) {
@@ -595,7 +629,10 @@ impl Character {
 
     // ---- evaluation ---------------------------------------------------------
 
-    fn evaluate(&mut self) -> Result<(), JobError> {
+    /// Weighs the clip nodes and, when something changed and this frame is
+    /// due at the character's evaluation rate (or a setting changed),
+    /// evaluates the pose: sample, blend, layers, palettes.
+    fn evaluate(&mut self, due: bool) -> Result<(), JobError> {
         let leaves = self.controller.leaves();
         self.clip_weights.fill(0.0);
         let mut changed = self.stale;
@@ -623,7 +660,10 @@ impl Character {
         for (layer, evaluated) in self.controller.layers().iter().zip(&self.evaluated_layers) {
             changed |= self.state_weight[layer.state as usize] != *evaluated;
         }
-        if !changed {
+        if !changed || !(due || self.stale) {
+            // Skipped: the palettes stay as they are (no new version, no
+            // upload); the leaves' times move on and the next due frame
+            // samples them where playback is then.
             return Ok(());
         }
         let rig = &self.rig;
@@ -669,33 +709,12 @@ impl Character {
         }
         if let Some(setup) = &self.controller.root_motion {
             let j = setup.joint as usize;
-            for (l, (leaf, clip_motion)) in leaves.iter().zip(&setup.leaves).enumerate() {
-                // Layers play over the pose; they do not move the entity.
-                if (leaf.state as usize) < machine && self.weight[l] > 0.0 {
-                    let clip = &rig.clips[leaf.clip as usize];
-                    let d = clip_motion.displacement(
-                        clip,
-                        &rest[j],
-                        self.travel_from[l],
-                        self.travel[l],
-                        leaf.looping,
-                    );
-                    self.root_motion.add_weighted(&d, self.weight[l]);
-                }
-            }
             root_motion::remove(&mut self.pose.locals[j], &rest[j]);
         }
         if let Some(weights) = &self.morph_override {
             self.pose.morph_weights.copy_from_slice(weights);
         }
         self.output.update(rig, &self.pose.locals, &self.pose.morph_weights, self.debug)?;
-        if let Some(setup) = &self.controller.root_motion {
-            // From the root's parent's space to model space.
-            let parent = rig.skeleton.parents()[setup.joint as usize];
-            if let Some(m) = self.output.world().get(parent as usize) {
-                self.root_motion.translation = m.fixed_view::<3, 3>(0, 0) * self.root_motion.translation;
-            }
-        }
         for l in 0..leaves.len() {
             self.evaluated[l] = (self.sample_time[l], self.weight[l]);
         }
@@ -704,6 +723,30 @@ impl Character {
         }
         self.stale = false;
         Ok(())
+    }
+
+    /// What this update's playback moved the root by, in model space (the
+    /// world matrices of the last evaluation place the root's parent).
+    /// Every update, evaluated or not: the entity moves every frame.
+    fn add_root_motion(&mut self) {
+        let Some(setup) = &self.controller.root_motion else { return };
+        let (rig, leaves) = (&self.rig, self.controller.leaves());
+        let j = setup.joint as usize;
+        let rest = &rig.skeleton.rest()[j];
+        for (l, (leaf, clip_motion)) in leaves.iter().zip(&setup.leaves).enumerate() {
+            // Layers play over the pose; they do not move the entity.
+            if (leaf.state as usize) < self.controller.machine_states && self.weight[l] > 0.0 {
+                let clip = &rig.clips[leaf.clip as usize];
+                let d =
+                    clip_motion.displacement(clip, rest, self.travel_from[l], self.travel[l], leaf.looping);
+                self.root_motion.add_weighted(&d, self.weight[l]);
+            }
+        }
+        // From the root's parent's space to model space.
+        let parent = rig.skeleton.parents()[j];
+        if let Some(m) = self.output.world().get(parent as usize) {
+            self.root_motion.translation = m.fixed_view::<3, 3>(0, 0) * self.root_motion.translation;
+        }
     }
 
     // ---- what it shows ------------------------------------------------------
@@ -801,10 +844,12 @@ impl Character {
 
     /// A copy of the animated pose to change after the update (foot IK,
     /// look-at): the animated pose itself stays as the clips made it, so an
-    /// edit never builds on the last one. `commit_edit` publishes it.
+    /// edit never builds on the last one. `commit_edit` publishes it. The
+    /// first edit sizes the buffer (one allocation); later ones reuse it.
     pub fn edit(&mut self) -> &mut Pose {
-        self.edited.locals.copy_from_slice(&self.pose.locals);
-        self.edited.morph_weights.copy_from_slice(&self.pose.morph_weights);
+        // Sized on the first edit, then reused (clone_from keeps the buffers).
+        self.edited.locals.clone_from(&self.pose.locals);
+        self.edited.morph_weights.clone_from(&self.pose.morph_weights);
         &mut self.edited
     }
 

@@ -4,6 +4,7 @@
 
 pub mod args;
 pub mod bench;
+pub mod compression;
 pub mod dump;
 pub mod inspect;
 pub mod render;
@@ -20,7 +21,18 @@ use std::path::Path;
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     let (command, options) = cli.into_command().map_err(anyhow::Error::msg)?;
     match command {
-        Command::Inspect { model, json } => {
+        Command::Inspect { model, json, compression: true } => {
+            let model = asset::load_with(Path::new(&model), &options)?;
+            let clips = model.clips.iter().enumerate().map(|(i, c)| (model.clip_name(i), &**c));
+            let settings = crate::anim::compression::CompressionSettings::for_skeleton(&model.skeleton);
+            let rows = compression::compress_all(&model.file, &model.skeleton, clips, &settings)
+                .map_err(|e| anyhow!("{}: {e}", model.file))?;
+            let text =
+                if json { serde_json::to_string_pretty(&rows)? + "\n" } else { compression::to_text(&rows) };
+            print!("{text}");
+            Ok(())
+        }
+        Command::Inspect { model, json, compression: false } => {
             let model = asset::load_with(Path::new(&model), &options)?;
             let report = inspect::Report::new(&model);
             let text = if json { report.to_json() } else { report.to_text() };

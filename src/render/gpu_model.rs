@@ -7,7 +7,7 @@
 //! A model drawn by several character instances is uploaded once and shared
 //! (`Arc<GpuModel>`): instances differ only in their pose.
 
-use super::layout::{Influence, MorphEntry, NO_MORPHS, SourceVertex};
+use super::layout::{Influence, MorphEntry, NO_MORPHS, SourceVertex, encode_direction, quantize_weights};
 use crate::anim::{MeshPrimitive, MorphDeltas};
 use crate::asset::Model;
 use crate::gpu::{Buffer, GpuContext, GpuError, immediate};
@@ -142,9 +142,10 @@ impl Streams {
             let normal = prim.normals.as_ref().and_then(|ns| ns.get(v)).copied().unwrap_or([0.0; 3]);
             let tangent = prim.tangents.as_ref().and_then(|ts| ts.get(v)).copied().unwrap_or([0.0; 4]);
             self.sources.push(SourceVertex {
-                position: [p[0], p[1], p[2], 1.0],
-                normal: [normal[0], normal[1], normal[2], 0.0],
-                tangent,
+                position: p,
+                normal: encode_direction(normal),
+                tangent: encode_direction([tangent[0], tangent[1], tangent[2]]),
+                handedness: tangent[3],
             });
             self.uvs.push(prim.uvs.as_ref().and_then(|uv| uv.get(v)).copied().unwrap_or([0.0; 2]));
         }
@@ -166,15 +167,15 @@ impl Streams {
                 let sets = k.div_ceil(4);
                 for set in 0..sets {
                     for v in 0..n {
-                        let mut out = Influence { joints: [0; 4], weights: [0.0; 4] };
+                        let (mut joints, mut weights) = ([0u16; 4], [0.0f32; 4]);
                         for c in 0..4 {
                             let i = set * 4 + c;
                             if i < k {
-                                out.joints[c] = u32::from(inf.joints[v * k + i]);
-                                out.weights[c] = inf.weights[v * k + i];
+                                joints[c] = inf.joints[v * k + i];
+                                weights[c] = inf.weights[v * k + i];
                             }
                         }
-                        self.influences.push(out);
+                        self.influences.push(Influence { joints, weights: quantize_weights(weights) });
                     }
                 }
                 let max_joint = inf.joints.iter().copied().max().unwrap_or(0);
@@ -492,7 +493,11 @@ mod tests {
         assert_eq!(s.primitives[0].influence_sets, 2);
         assert_eq!(s.primitives[0].max_joint, 15);
         // Set 0 of both vertices, then set 1 of both.
-        let joints: Vec<[u32; 4]> = s.influences.iter().map(|i| i.joints).collect();
+        let joints: Vec<[u16; 4]> = s.influences.iter().map(|i| i.joints).collect();
         assert_eq!(joints, vec![[0, 1, 2, 3], [8, 9, 10, 11], [4, 5, 6, 7], [12, 13, 14, 15]]);
+        // Each set carries half of the weight (8 x 0.125), in unorm16.
+        let sums: Vec<u32> =
+            s.influences.iter().map(|i| i.weights.iter().map(|&w| u32::from(w)).sum()).collect();
+        assert!(sums.iter().all(|&w| w.abs_diff(32768) <= 1), "{sums:?}");
     }
 }

@@ -5,26 +5,94 @@ use bytemuck::{Pod, Zeroable};
 
 pub use crate::anim::BoneMatrix;
 
-/// Bind-pose vertex (`SourceVertex`).
+/// Bind-pose vertex, packed (`PackedSource`; the shaders unpack it into
+/// `SourceVertex`): 24 bytes instead of 48. Positions stay f32; normals
+/// and tangents are octahedral directions in two snorm16 (about 3e-5 rad).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
 pub struct SourceVertex {
-    /// xyz, w = 1.
-    pub position: [f32; 4],
-    /// xyz, w = 0.
-    pub normal: [f32; 4],
-    /// xyz, w = handedness.
-    pub tangent: [f32; 4],
+    /// xyz.
+    pub position: [f32; 3],
+    /// `encode_direction` of the normal.
+    pub normal: u32,
+    /// `encode_direction` of the tangent's xyz.
+    pub tangent: u32,
+    /// The tangent's w (bitangent sign).
+    pub handedness: f32,
 }
 
-/// One influence set of one vertex (`Influence`).
+/// One influence set of one vertex, packed (`PackedInfluence`): palette-
+/// relative joints as u16 and weights as unorm16 that sum to exactly
+/// 65535 (`quantize_weights`), 16 bytes instead of 32.
 #[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Pod, Zeroable)]
 pub struct Influence {
     /// Palette-relative joint indices.
-    pub joints: [u32; 4],
-    /// Weights.
-    pub weights: [f32; 4],
+    pub joints: [u16; 4],
+    /// Weights times 65535.
+    pub weights: [u16; 4],
+}
+
+/// `encode_direction` of the zero vector (a primitive without normals or
+/// tangents): two snorm16 of -32768, which `encode_direction` never makes.
+pub const ZERO_DIRECTION: u32 = 0x8000_8000;
+
+/// A direction as two snorm16 octahedral coordinates (x in the low half):
+/// the unit vector's projection on the octahedron |x|+|y|+|z| = 1, its lower
+/// half folded over. The zero (or a non-finite) vector gives `ZERO_DIRECTION`.
+pub fn encode_direction(v: [f32; 3]) -> u32 {
+    let l1 = v[0].abs() + v[1].abs() + v[2].abs();
+    if !(l1 > 0.0 && l1.is_finite()) {
+        return ZERO_DIRECTION;
+    }
+    let (mut x, mut y) = (v[0] / l1, v[1] / l1);
+    if v[2] < 0.0 {
+        let sign = |a: f32| if a >= 0.0 { 1.0 } else { -1.0 };
+        (x, y) = ((1.0 - y.abs()) * sign(x), (1.0 - x.abs()) * sign(y));
+    }
+    let snorm = |a: f32| ((a.clamp(-1.0, 1.0) * 32767.0).round() as i16) as u16 as u32;
+    snorm(x) | (snorm(y) << 16)
+}
+
+/// The unit direction (or zero) `encode_direction` stored: the shaders'
+/// `decode_direction`, for tests.
+pub fn decode_direction(bits: u32) -> [f32; 3] {
+    if bits == ZERO_DIRECTION {
+        return [0.0; 3];
+    }
+    let unorm = |h: u32| (f32::from(h as u16 as i16) / 32767.0).max(-1.0);
+    let (x, y) = (unorm(bits & 0xffff), unorm(bits >> 16));
+    let z = 1.0 - x.abs() - y.abs();
+    let (x, y) = if z < 0.0 {
+        let sign = |a: f32| if a >= 0.0 { 1.0 } else { -1.0 };
+        ((1.0 - y.abs()) * sign(x), (1.0 - x.abs()) * sign(y))
+    } else {
+        (x, y)
+    };
+    let l = (x * x + y * y + z * z).sqrt();
+    [x / l, y / l, z / l]
+}
+
+/// Weights (each 0..=1) as unorm16 whose sum is the rounded sum of the
+/// weights times 65535: each is rounded down, then the units lost go to the
+/// largest remainders, so weights that sum to one still do exactly.
+pub fn quantize_weights(w: [f32; 4]) -> [u16; 4] {
+    let scaled = w.map(|x| f64::from(x.clamp(0.0, 1.0)) * 65535.0);
+    let mut q = scaled.map(|x| x.floor());
+    let target = scaled.iter().sum::<f64>().round().min(65535.0);
+    let mut order = [0, 1, 2, 3];
+    order.sort_by(|&a, &b| (scaled[b] - q[b]).total_cmp(&(scaled[a] - q[a])));
+    let mut missing = (target - q.iter().sum::<f64>()).max(0.0) as usize;
+    for &i in order.iter().cycle().take(8) {
+        if missing == 0 {
+            break;
+        }
+        if q[i] < 65535.0 && scaled[i] > 0.0 {
+            q[i] += 1.0;
+            missing -= 1;
+        }
+    }
+    q.map(|x| x as u16)
 }
 
 /// One non-zero morph delta of one vertex (`MorphEntry`).
@@ -78,9 +146,60 @@ pub const NO_MORPHS: u32 = u32::MAX;
 
 const _: () = {
     assert!(std::mem::size_of::<BoneMatrix>() == 64);
-    assert!(std::mem::size_of::<SourceVertex>() == 48);
-    assert!(std::mem::size_of::<Influence>() == 32);
+    assert!(std::mem::size_of::<SourceVertex>() == 24);
+    assert!(std::mem::size_of::<Influence>() == 16);
     assert!(std::mem::size_of::<MorphEntry>() == 48);
     assert!(std::mem::size_of::<SkinnedVertex>() == 48);
     assert!(std::mem::size_of::<SkinRecord>() == 32);
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directions_round_trip_within_1e_4() {
+        let mut worst = 0.0f32;
+        for i in 0..2000 {
+            // A spiral over the whole sphere, both hemispheres and the poles.
+            let t = i as f32 / 1999.0;
+            let z = 1.0 - 2.0 * t;
+            let r = (1.0 - z * z).max(0.0).sqrt();
+            let a = i as f32 * 2.399_963;
+            let v = [r * a.cos(), r * a.sin(), z];
+            let d = decode_direction(encode_direction(v));
+            let err = (0..3).map(|k| (d[k] - v[k]).powi(2)).sum::<f32>().sqrt();
+            worst = worst.max(err);
+        }
+        assert!(worst < 1e-4, "octahedral error {worst}");
+        for axis in [[1.0, 0.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, -1.0], [0.0, 0.0, 1.0]] {
+            assert_eq!(decode_direction(encode_direction(axis)), axis);
+        }
+        assert_eq!(encode_direction([0.0; 3]), ZERO_DIRECTION);
+        assert_eq!(decode_direction(ZERO_DIRECTION), [0.0; 3]);
+        assert_eq!(encode_direction([f32::NAN, 0.0, 1.0]), ZERO_DIRECTION);
+    }
+
+    #[test]
+    fn quantized_weights_keep_their_sum() {
+        let cases = [
+            [1.0, 0.0, 0.0, 0.0],
+            [0.5, 0.5, 0.0, 0.0],
+            [1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0, 0.0],
+            [0.1, 0.2, 0.3, 0.4],
+            [0.7, 0.2, 0.05, 0.05],
+            [0.25, 0.25, 0.25, 0.25],
+        ];
+        for w in cases {
+            let q = quantize_weights(w);
+            assert_eq!(q.iter().map(|&x| u32::from(x)).sum::<u32>(), 65535, "{w:?} -> {q:?}");
+            for k in 0..4 {
+                assert!((f32::from(q[k]) / 65535.0 - w[k]).abs() <= 1.0 / 65535.0, "{w:?} -> {q:?}");
+                assert_eq!(q[k] == 0, w[k] == 0.0, "{w:?} -> {q:?}: zero weights stay zero");
+            }
+        }
+        // A second set of a vertex with eight influences: its part of the sum.
+        let q = quantize_weights([0.05, 0.05, 0.0, 0.0]);
+        assert_eq!(u32::from(q[0]) + u32::from(q[1]), (0.1f64 * 65535.0).round() as u32);
+    }
+}

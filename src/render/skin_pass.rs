@@ -39,7 +39,7 @@
 //!   the static streams, so it needs no barrier of its own.
 
 use super::gpu_model::GpuModel;
-use super::layout::{BoneMatrix, NO_MORPHS, SkinRecord, SkinnedVertex};
+use super::layout::{BoneMatrix, Influence, MorphEntry, NO_MORPHS, SkinRecord, SkinnedVertex, SourceVertex};
 use crate::anim::{SkinnedPose, SkinningMethod};
 use crate::asset::Model;
 use crate::character::Crowd;
@@ -53,6 +53,11 @@ use std::sync::Arc;
 
 /// Threads per workgroup (`local_size_x` in skin.comp).
 pub const WORKGROUP_SIZE: u32 = 64;
+
+/// Byte sizes of the static streams' elements (see `layout`).
+const SOURCE_BYTES: u64 = std::mem::size_of::<SourceVertex>() as u64;
+const INFLUENCE_BYTES: u64 = std::mem::size_of::<Influence>() as u64;
+const MORPH_ENTRY_BYTES: u64 = std::mem::size_of::<MorphEntry>() as u64;
 
 /// Byte size of one output vertex.
 pub const OUTPUT_STRIDE: u64 = std::mem::size_of::<SkinnedVertex>() as u64;
@@ -604,12 +609,13 @@ impl SkinPass {
                 if prim.vertex_count > 0 {
                     let vertices = u64::from(prim.vertex_count);
                     // Sources, influence sets, morph ranges and entries in; skinned vertices out.
-                    let mut read = vertices * (48 + 32 * u64::from(influence_sets));
+                    let mut read = vertices * (SOURCE_BYTES + INFLUENCE_BYTES * u64::from(influence_sets));
                     if prim.morph_offset != NO_MORPHS {
                         let ranges = &gpu.morph_ranges_host;
                         let first = prim.morph_offset as usize;
                         let entries = ranges.get(first + prim.vertex_count as usize).zip(ranges.get(first));
-                        read += 4 * (vertices + 1) + entries.map_or(0, |(b, a)| u64::from(b - a) * 48);
+                        read += 4 * (vertices + 1)
+                            + entries.map_or(0, |(b, a)| u64::from(b - a) * MORPH_ENTRY_BYTES);
                     }
                     traffic.0 += read + 32;
                     traffic.1 += vertices * OUTPUT_STRIDE;
@@ -667,10 +673,10 @@ impl SkinPass {
     fn rebuild_combined(&mut self, ctx: &GpuContext, ring: &mut FrameRing) -> Result<(), GpuError> {
         let last = self.models.last().expect("a model");
         let totals = [
-            (last.sources + last.gpu.counts.sources) as u64 * 48,
-            (last.influences + last.gpu.counts.influences) as u64 * 32,
+            (last.sources + last.gpu.counts.sources) as u64 * SOURCE_BYTES,
+            (last.influences + last.gpu.counts.influences) as u64 * INFLUENCE_BYTES,
             (last.morph_ranges + last.gpu.counts.morph_ranges) as u64 * 4,
-            (last.morph_entries + last.gpu.counts.morph_entries) as u64 * 48,
+            (last.morph_entries + last.gpu.counts.morph_entries) as u64 * MORPH_ENTRY_BYTES,
         ];
         let names = ["skin sources", "skin influences", "skin morph ranges", "skin morph entries"];
         let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
@@ -707,12 +713,20 @@ impl SkinPass {
             immediate::submit_and_wait(ctx, |cmd| {
                 for m in &self.models {
                     let parts = [
-                        (&m.gpu.sources, m.sources as u64 * 48, m.gpu.counts.sources as u64 * 48),
-                        (&m.gpu.influences, m.influences as u64 * 32, m.gpu.counts.influences as u64 * 32),
+                        (
+                            &m.gpu.sources,
+                            m.sources as u64 * SOURCE_BYTES,
+                            m.gpu.counts.sources as u64 * SOURCE_BYTES,
+                        ),
+                        (
+                            &m.gpu.influences,
+                            m.influences as u64 * INFLUENCE_BYTES,
+                            m.gpu.counts.influences as u64 * INFLUENCE_BYTES,
+                        ),
                         (
                             &m.gpu.morph_entries,
-                            m.morph_entries as u64 * 48,
-                            m.gpu.counts.morph_entries as u64 * 48,
+                            m.morph_entries as u64 * MORPH_ENTRY_BYTES,
+                            m.gpu.counts.morph_entries as u64 * MORPH_ENTRY_BYTES,
                         ),
                     ];
                     for ((src, offset, size), dst) in parts.into_iter().zip([0, 1, 3]) {
@@ -768,10 +782,13 @@ impl SkinPass {
         let limit = ctx.properties.limits.max_storage_buffer_range as u64;
         let last = self.models.last().expect("a model");
         let sizes = [
-            ("source vertices", (last.sources + last.gpu.counts.sources) as u64 * 48),
-            ("influences", (last.influences + last.gpu.counts.influences) as u64 * 32),
+            ("source vertices", (last.sources + last.gpu.counts.sources) as u64 * SOURCE_BYTES),
+            ("influences", (last.influences + last.gpu.counts.influences) as u64 * INFLUENCE_BYTES),
             ("morph ranges", (last.morph_ranges + last.gpu.counts.morph_ranges) as u64 * 4),
-            ("morph entries", (last.morph_entries + last.gpu.counts.morph_entries) as u64 * 48),
+            (
+                "morph entries",
+                (last.morph_entries + last.gpu.counts.morph_entries) as u64 * MORPH_ENTRY_BYTES,
+            ),
             ("palette", self.palette_len as u64 * 64),
             ("morph weights", self.weight_len as u64 * 4),
             ("skin records", self.records.len() as u64 * 32),

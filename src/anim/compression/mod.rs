@@ -1,0 +1,594 @@
+//! Track compression with a measured error bound, in the style of ACL.
+//!
+//! A clip is compressed for one skeleton: every translation, rotation and
+//! scale track is either dropped (equal to the rest value), stored as one
+//! constant, or stored as quantized keys in one bit stream: components
+//! range-reduced per track to as few bits as its tolerance allows,
+//! rotations as "smallest three" (the component that stays largest is
+//! rebuilt from the unit length), and keys removed where interpolating
+//! their neighbours stays within the tolerance. Key times are indices into
+//! one time table per clip.
+//!
+//! The tolerance is an object-space distance: how far a virtual vertex a
+//! set distance (3 cm) from each joint moves (see [`error::ErrorMetric`]),
+//! errors above a joint included. Tracks start with the whole bound; after
+//! each round the compressed clip is sampled by the runtime sampler on a
+//! grid (every key time of the clip and three points between each two) and
+//! compared with the exact clip, and the tracks of any joint over the bound
+//! and of its ancestors get three quarters of their tolerance, until every joint is within
+//! it. The result reports the error it measured.
+//!
+//! Morph-weight tracks are kept as they are.
+
+pub mod error;
+pub mod quantize;
+pub mod reduce;
+pub mod sampler;
+
+pub use error::ErrorMetric;
+pub use sampler::{CompressedCursor, CompressedSampleJob};
+
+use crate::anim::sampling::sample_joint;
+use crate::anim::{Clip, Interpolation, JobError, RotationBlend, Skeleton, Track, Transform};
+use nalgebra::Matrix4;
+use quantize::{BitWriter, Range};
+use reduce::{Encoded, TrackInput, Value};
+
+/// Which part of a joint's transform a track animates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Property {
+    /// Translation.
+    Translation,
+    /// Rotation.
+    Rotation,
+    /// Scale.
+    Scale,
+}
+
+/// How to compress.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CompressionSettings {
+    /// Largest distance a virtual vertex may move, object-space units:
+    /// 0.0001 (0.01 cm in metres) by default.
+    pub error_bound: f64,
+    /// Distance of the virtual vertices from each joint, object-space
+    /// units: 0.03 (3 cm in metres) by default.
+    pub vertex_distance: f64,
+    /// Object-space units per metre the two distances above were scaled
+    /// for (reports convert errors back to centimetres with it).
+    pub units_per_meter: f64,
+    /// How the exact clip's LINEAR rotations are sampled (glTF: slerp).
+    pub reference: RotationBlend,
+}
+
+impl Default for CompressionSettings {
+    fn default() -> Self {
+        CompressionSettings {
+            error_bound: 1e-4,
+            vertex_distance: 0.03,
+            units_per_meter: 1.0,
+            reference: RotationBlend::Slerp,
+        }
+    }
+}
+
+impl CompressionSettings {
+    /// The default bound and vertex distance in the units `skeleton` looks
+    /// authored in. glTF says metres, but some files (the Fox sample among
+    /// them) are centimetres without a scale: a skeleton whose rest pose
+    /// spans more than 20 units (no character is 20 m tall) is taken as
+    /// centimetres, and both distances are scaled by 100.
+    pub fn for_skeleton(skeleton: &Skeleton) -> Self {
+        let units_per_meter = if rest_extent(skeleton) > 20.0 { 100.0 } else { 1.0 };
+        let default = Self::default();
+        CompressionSettings {
+            error_bound: default.error_bound * units_per_meter,
+            vertex_distance: default.vertex_distance * units_per_meter,
+            units_per_meter,
+            ..default
+        }
+    }
+}
+
+/// Largest side of the box around every joint's rest position, object space.
+pub fn rest_extent(skeleton: &Skeleton) -> f64 {
+    let metric = ErrorMetric::new(skeleton, 0.0);
+    let mut world = vec![Matrix4::identity(); skeleton.len()];
+    metric.world(skeleton.rest(), &mut world);
+    let mut lo = [f64::INFINITY; 3];
+    let mut hi = [f64::NEG_INFINITY; 3];
+    for m in &world {
+        for i in 0..3 {
+            lo[i] = lo[i].min(m[(i, 3)]);
+            hi[i] = hi[i].max(m[(i, 3)]);
+        }
+    }
+    (0..3).map(|i| hi[i] - lo[i]).fold(0.0, f64::max)
+}
+
+/// What compression achieved, measured.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct CompressionStats {
+    /// Bytes of the clip's keys as f32: times and values of every track.
+    pub raw_bytes: usize,
+    /// Bytes the compressed clip's data take (time table, track headers,
+    /// constants, bit stream, morph tracks).
+    pub compressed_bytes: usize,
+    /// Largest virtual-vertex error on the grid, object-space units.
+    pub max_error: f64,
+    /// Mean virtual-vertex error over every joint and grid time.
+    pub mean_error: f64,
+    /// Keys in the clip's joint tracks.
+    pub raw_keys: usize,
+    /// Keys stored (constants count one).
+    pub kept_keys: usize,
+    /// Grid times the error was measured at.
+    pub grid_times: usize,
+    /// The bound asked for.
+    pub error_bound: f64,
+    /// Object-space units per metre (see `CompressionSettings`).
+    pub units_per_meter: f64,
+}
+
+impl CompressionStats {
+    /// Raw bytes over compressed bytes.
+    pub fn ratio(&self) -> f64 {
+        self.raw_bytes as f64 / self.compressed_bytes.max(1) as f64
+    }
+}
+
+/// A track stored as one value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct ConstantTrack {
+    pub(crate) joint: u16,
+    pub(crate) property: Property,
+    /// x, y, z (and w for a rotation, unit length).
+    pub(crate) value: [f32; 4],
+}
+
+/// A track stored as quantized keys in the clip's bit stream. Each key is
+/// `time_bits` of time-table index, then three components of `bits` bits.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct PackedTrack {
+    pub(crate) joint: u16,
+    pub(crate) property: Property,
+    pub(crate) step: bool,
+    pub(crate) bits: u8,
+    /// Rotations: the component rebuilt from the unit length (x, y, z, w = 0..4).
+    pub(crate) dropped: u8,
+    pub(crate) keys: u32,
+    pub(crate) bit_offset: u32,
+    pub(crate) ranges: [Range; 3],
+}
+
+/// A clip compressed for one skeleton; sample it with [`CompressedSampleJob`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompressedClip {
+    /// The clip's name.
+    pub name: Option<String>,
+    /// Loop period, as the source clip's.
+    pub duration: f32,
+    /// Joints of the skeleton it was compressed for.
+    pub(crate) joints: usize,
+    /// Key times in use, sorted.
+    pub(crate) times: Vec<f32>,
+    /// Bits of a time-table index.
+    pub(crate) time_bits: u8,
+    pub(crate) constants: Vec<ConstantTrack>,
+    pub(crate) tracks: Vec<PackedTrack>,
+    /// Every packed track's keys, padded for 8-byte loads.
+    pub(crate) stream: Vec<u8>,
+    /// The source clip's morph-weight tracks (no joint tracks).
+    pub(crate) morph: Clip,
+}
+
+impl CompressedClip {
+    /// Bytes of data it holds (see [`CompressionStats::compressed_bytes`]).
+    pub fn data_bytes(&self) -> usize {
+        self.times.len() * 4
+            + self.constants.len() * std::mem::size_of::<ConstantTrack>()
+            + self.tracks.len() * std::mem::size_of::<PackedTrack>()
+            + self.stream.len()
+            + raw_bytes(&self.morph)
+    }
+
+    /// Tracks stored as keys.
+    pub fn packed_tracks(&self) -> usize {
+        self.tracks.len()
+    }
+
+    /// Tracks stored as one value.
+    pub fn constant_tracks(&self) -> usize {
+        self.constants.len()
+    }
+}
+
+/// Bytes of a clip's keys as f32 (times and every value component).
+pub fn raw_bytes(clip: &Clip) -> usize {
+    fn track<T>(t: &Option<Track<T>>, components: usize) -> usize {
+        t.as_ref().map_or(0, |t| 4 * t.times.len() + 4 * components * t.values.len())
+    }
+    let joints: usize = clip
+        .joint_tracks
+        .iter()
+        .map(|j| track(&j.translation, 3) + track(&j.rotation, 4) + track(&j.scale, 3))
+        .sum();
+    let morphs: usize = clip.morph_tracks.iter().map(|m| 4 * m.times.len() + 4 * m.values.len()).sum();
+    joints + morphs
+}
+
+/// Most sub-intervals a key interval of a curved track (CUBICSPLINE, or
+/// slerped rotation) is resampled into: the runtime interpolates linearly
+/// (nlerp for rotations), and key reduction then thins the points out.
+const MAX_SUBDIVISIONS: usize = 256;
+/// Error grid points per interval of the time table: the runtime's nlerp
+/// and the exact slerp agree at the ends and the middle and differ most
+/// near the quarters.
+const GRID_STEPS: usize = 4;
+/// Rounds of tightening before giving up on the bound.
+const MAX_ROUNDS: usize = 40;
+/// What each round multiplies the tolerance of an offending joint's chain by.
+const TIGHTEN: f64 = 0.75;
+
+fn value_of(t: &Transform, property: Property) -> Value {
+    match property {
+        Property::Translation => [t.translation.x, t.translation.y, t.translation.z, 0.0].map(f64::from),
+        Property::Scale => [t.scale.x, t.scale.y, t.scale.z, 0.0].map(f64::from),
+        Property::Rotation => {
+            let q = t.rotation.as_ref();
+            [q.i, q.j, q.k, q.w].map(f64::from)
+        }
+    }
+}
+
+/// Whether a track's exact curve is not what the runtime's linear
+/// interpolation between its keys gives: cubic tracks, and slerped
+/// rotations (the runtime nlerps, which differs most a quarter of the way
+/// between keys far apart). These are resampled before key reduction.
+fn curved(interpolation: Interpolation, property: Property, settings: &CompressionSettings) -> bool {
+    interpolation == Interpolation::CubicSpline
+        || (interpolation == Interpolation::Linear
+            && property == Property::Rotation
+            && settings.reference == RotationBlend::Slerp)
+}
+
+/// Object-space movement per unit of local error of `property` at joint `j`.
+fn error_scale(metric: &ErrorMetric, j: usize, property: Property) -> f64 {
+    match property {
+        Property::Translation => metric.translation_scale(j),
+        Property::Rotation => metric.rotation_scale(j),
+        Property::Scale => metric.scale_scale(j),
+    }
+}
+
+/// Checks that every track of `clip` is well formed for `skeleton`.
+fn check(clip: &Clip, skeleton: &Skeleton) -> Result<(), JobError> {
+    if skeleton.len() > usize::from(u16::MAX) {
+        return Err(JobError::new(format!("compress: {} joints, at most 65535", skeleton.len())));
+    }
+    for (i, jt) in clip.joint_tracks.iter().enumerate() {
+        if jt.joint as usize >= skeleton.len() {
+            return Err(JobError::new(format!("compress: joint track {i} animates joint {}", jt.joint)));
+        }
+        let shapes = [
+            jt.translation.as_ref().map(|t| (t.times.len(), t.values.len(), t.values_per_key())),
+            jt.rotation.as_ref().map(|t| (t.times.len(), t.values.len(), t.values_per_key())),
+            jt.scale.as_ref().map(|t| (t.times.len(), t.values.len(), t.values_per_key())),
+        ];
+        for (shape, what) in shapes.iter().zip(["translation", "rotation", "scale"]) {
+            if let Some((times, values, per_key)) = *shape
+                && (times == 0 || times * per_key != values)
+            {
+                return Err(JobError::new(format!(
+                    "compress: joint track {i} {what}: {times} key times, {values} values"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Compresses `clip` (made for `skeleton`) within `settings.error_bound`;
+/// returns the clip and what was measured.
+pub fn compress(
+    clip: &Clip,
+    skeleton: &Skeleton,
+    settings: &CompressionSettings,
+) -> Result<(CompressedClip, CompressionStats), JobError> {
+    check(clip, skeleton)?;
+    let rest = skeleton.rest();
+    let metric = ErrorMetric::new(skeleton, settings.vertex_distance);
+
+    // The time table: every key time; cubic intervals subdivided until
+    // lines through the points stay well within the bound.
+    let mut table: Vec<f32> = Vec::new();
+    for jt in &clip.joint_tracks {
+        let j = jt.joint as usize;
+        let tracks = [
+            (Property::Translation, jt.translation.as_ref().map(|t| (&t.times, t.interpolation))),
+            (Property::Rotation, jt.rotation.as_ref().map(|t| (&t.times, t.interpolation))),
+            (Property::Scale, jt.scale.as_ref().map(|t| (&t.times, t.interpolation))),
+        ];
+        for (property, track) in tracks {
+            let Some((times, interpolation)) = track else { continue };
+            table.extend_from_slice(times);
+            if curved(interpolation, property, settings) {
+                let value = |t: f64| value_of(&sample_joint(jt, t, &rest[j], settings.reference), property);
+                let scale = error_scale(&metric, j, property);
+                for w in times.windows(2) {
+                    let (a, b) = (f64::from(w[0]), f64::from(w[1]));
+                    let at = |i: usize, n: usize| a + (b - a) * i as f64 / n as f64;
+                    let mut n = 1;
+                    while n < MAX_SUBDIVISIONS
+                        && (0..n).any(|i| {
+                            let (ta, tb) = (at(i, n), at(i + 1, n));
+                            let (va, vb) = (value(ta), value(tb));
+                            [0.25, 0.5, 0.75].iter().any(|&s| {
+                                let line = reduce::interpolate(property, &va, &vb, s);
+                                reduce::local_error(property, &value(ta + (tb - ta) * s), &line) * scale
+                                    > settings.error_bound * 0.25
+                            })
+                        })
+                    {
+                        n *= 2;
+                    }
+                    table.extend((1..n).map(|i| at(i, n) as f32));
+                }
+            }
+        }
+    }
+    table.sort_by(f32::total_cmp);
+    table.dedup();
+    // The error grid: every table time, and points between them.
+    let mut grid: Vec<f64> = Vec::with_capacity(table.len() * GRID_STEPS);
+    for (i, &t) in table.iter().enumerate() {
+        grid.push(f64::from(t));
+        if let Some(&next) = table.get(i + 1) {
+            let (a, b) = (f64::from(t), f64::from(next));
+            grid.extend((1..GRID_STEPS).map(|s| a + (b - a) * s as f64 / GRID_STEPS as f64));
+        }
+    }
+    // The exact pose at every grid time.
+    let exact: Vec<Vec<Transform>> = grid
+        .iter()
+        .map(|&t| {
+            let mut locals = rest.to_vec();
+            for jt in &clip.joint_tracks {
+                let j = jt.joint as usize;
+                locals[j] = sample_joint(jt, t, &rest[j], settings.reference);
+            }
+            locals
+        })
+        .collect();
+
+    // One input per track.
+    let mut inputs = Vec::new();
+    for jt in &clip.joint_tracks {
+        let j = jt.joint as usize;
+        let tracks = [
+            (Property::Translation, jt.translation.as_ref().map(|t| (&t.times, t.interpolation))),
+            (Property::Rotation, jt.rotation.as_ref().map(|t| (&t.times, t.interpolation))),
+            (Property::Scale, jt.scale.as_ref().map(|t| (&t.times, t.interpolation))),
+        ];
+        for (property, track) in tracks {
+            let Some((times, interpolation)) = track else { continue };
+            let table_index = |t: f32| table.partition_point(|&x| x < t);
+            let candidates: Vec<usize> = if curved(interpolation, property, settings) {
+                (table_index(times[0])..=table_index(times[times.len() - 1])).collect()
+            } else {
+                times.iter().map(|&t| table_index(t)).collect()
+            };
+            // Table entry i is grid point GRID_STEPS * i.
+            let keys = candidates
+                .iter()
+                .map(|&i| {
+                    let g = GRID_STEPS * i;
+                    (i as u32, grid[g], value_of(&exact[g][j], property))
+                })
+                .collect();
+            let error_scale = error_scale(&metric, j, property);
+            inputs.push(TrackInput {
+                joint: j,
+                property,
+                step: interpolation == Interpolation::Step,
+                keys,
+                grid: grid.iter().zip(&exact).map(|(&t, pose)| (t, value_of(&pose[j], property))).collect(),
+                rest: value_of(&rest[j], property),
+                error_scale,
+            });
+        }
+    }
+
+    let mut tolerance = vec![settings.error_bound; inputs.len()];
+    let mut encoded: Vec<Encoded> = inputs.iter().map(|i| reduce::encode(i, settings.error_bound)).collect();
+    let mut scratch = Measure::new(skeleton.len());
+    let mut best: Option<(CompressedClip, Vec<f64>, f64, f64)> = None;
+    for round in 0..MAX_ROUNDS {
+        let compressed = assemble(clip, skeleton.len(), &table, &inputs, &encoded)?;
+        let (max, mean) = scratch.run(&compressed, &metric, rest, &grid, &exact)?;
+        let joint_max = scratch.joint_max.clone();
+        let over = max > settings.error_bound;
+        best = Some((compressed, joint_max, max, mean));
+        if !over || round + 1 == MAX_ROUNDS {
+            break;
+        }
+        // Tighten every track on the chain of each joint over the bound.
+        let mut tighten = vec![false; skeleton.len()];
+        for (j, &e) in scratch.joint_max.iter().enumerate() {
+            if e > settings.error_bound {
+                let mut a = j as u32;
+                while a != crate::anim::NO_PARENT && !tighten[a as usize] {
+                    tighten[a as usize] = true;
+                    a = metric.parent(a as usize);
+                }
+            }
+        }
+        for (i, input) in inputs.iter().enumerate() {
+            if tighten[input.joint] {
+                tolerance[i] *= TIGHTEN;
+                encoded[i] = reduce::encode(input, tolerance[i]);
+            }
+        }
+    }
+    let (compressed, _, max_error, mean_error) = best.expect("at least one round");
+    let raw_keys = inputs.iter().map(|i| i.keys.len()).sum::<usize>();
+    let kept_keys = encoded
+        .iter()
+        .map(|e| match e {
+            Encoded::Rest => 0,
+            Encoded::Constant(_) => 1,
+            Encoded::Packed(p) => p.keys.len(),
+        })
+        .sum();
+    let stats = CompressionStats {
+        raw_bytes: raw_bytes(clip),
+        compressed_bytes: compressed.data_bytes(),
+        max_error,
+        mean_error,
+        raw_keys,
+        kept_keys,
+        grid_times: grid.len(),
+        error_bound: settings.error_bound,
+        units_per_meter: settings.units_per_meter,
+    };
+    Ok((compressed, stats))
+}
+
+/// Builds the clip from encoded tracks: only the times in use go into the table.
+fn assemble(
+    clip: &Clip,
+    joints: usize,
+    table: &[f32],
+    inputs: &[TrackInput],
+    encoded: &[Encoded],
+) -> Result<CompressedClip, JobError> {
+    let mut used = vec![false; table.len()];
+    for e in encoded {
+        if let Encoded::Packed(p) = e {
+            for k in &p.keys {
+                used[k.0 as usize] = true;
+            }
+        }
+    }
+    let mut remap = vec![0u32; table.len()];
+    let mut times = Vec::new();
+    for (i, &t) in table.iter().enumerate() {
+        if used[i] {
+            remap[i] = times.len() as u32;
+            times.push(t);
+        }
+    }
+    let time_bits = (usize::BITS - times.len().saturating_sub(1).leading_zeros()).max(1);
+    let mut writer = BitWriter::default();
+    let mut constants = Vec::new();
+    let mut tracks = Vec::new();
+    for (input, e) in inputs.iter().zip(encoded) {
+        let joint = input.joint as u16;
+        match e {
+            Encoded::Rest => {}
+            Encoded::Constant(value) => {
+                constants.push(ConstantTrack { joint, property: input.property, value: *value })
+            }
+            Encoded::Packed(p) => {
+                let bit_offset = u32::try_from(writer.bits())
+                    .map_err(|_| JobError::new("compress: more than 4 Gbit of keys"))?;
+                for (t, q) in &p.keys {
+                    writer.push(remap[*t as usize], time_bits);
+                    for c in q {
+                        writer.push(*c, p.bits);
+                    }
+                }
+                tracks.push(PackedTrack {
+                    joint,
+                    property: input.property,
+                    step: input.step,
+                    bits: p.bits as u8,
+                    dropped: p.dropped as u8,
+                    keys: p.keys.len() as u32,
+                    bit_offset,
+                    ranges: p.ranges,
+                });
+            }
+        }
+    }
+    let mut morph = Clip { morph_tracks: clip.morph_tracks.clone(), ..Clip::default() };
+    morph.update_duration();
+    Ok(CompressedClip {
+        name: clip.name.clone(),
+        duration: clip.duration,
+        joints,
+        times,
+        time_bits: time_bits as u8,
+        constants,
+        tracks,
+        stream: writer.finish(),
+        morph,
+    })
+}
+
+/// Buffers for measuring a compressed clip against the exact poses.
+struct Measure {
+    locals: Vec<Transform>,
+    weights: Vec<f32>,
+    expected: Vec<Matrix4<f64>>,
+    actual: Vec<Matrix4<f64>>,
+    errors: Vec<f64>,
+    joint_max: Vec<f64>,
+}
+
+impl Measure {
+    fn new(joints: usize) -> Self {
+        Measure {
+            locals: vec![Transform::IDENTITY; joints],
+            weights: Vec::new(),
+            expected: vec![Matrix4::identity(); joints],
+            actual: vec![Matrix4::identity(); joints],
+            errors: vec![0.0; joints],
+            joint_max: vec![0.0; joints],
+        }
+    }
+
+    /// Samples `clip` with the runtime sampler at every grid time; returns
+    /// the largest and the mean virtual-vertex error (per joint maxima in
+    /// `joint_max`).
+    fn run(
+        &mut self,
+        clip: &CompressedClip,
+        metric: &ErrorMetric,
+        rest: &[Transform],
+        grid: &[f64],
+        exact: &[Vec<Transform>],
+    ) -> Result<(f64, f64), JobError> {
+        let rest_weights =
+            vec![
+                0.0;
+                clip.morph.morph_tracks.iter().map(|m| (m.offset + m.count) as usize).max().unwrap_or(0)
+            ];
+        self.weights.resize(rest_weights.len(), 0.0);
+        self.joint_max.fill(0.0);
+        let mut cursor = CompressedCursor::new(clip);
+        let (mut max, mut sum) = (0.0f64, 0.0f64);
+        for (&t, pose) in grid.iter().zip(exact) {
+            CompressedSampleJob {
+                clip,
+                time: t,
+                rest,
+                rest_morph_weights: &rest_weights,
+                cursor: &mut cursor,
+                output: &mut self.locals,
+                morph_output: &mut self.weights,
+            }
+            .run()?;
+            metric.world(pose, &mut self.expected);
+            metric.world(&self.locals, &mut self.actual);
+            metric.vertex_errors(&self.expected, &self.actual, &mut self.errors);
+            for (m, &e) in self.joint_max.iter_mut().zip(&self.errors) {
+                *m = m.max(e);
+                max = max.max(e);
+                sum += e;
+            }
+        }
+        let count = (grid.len() * self.errors.len()).max(1);
+        Ok((max, sum / count as f64))
+    }
+}

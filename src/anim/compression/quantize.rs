@@ -1,0 +1,185 @@
+//! Quantized key values: a bit stream of fixed-width fields, values
+//! range-reduced per track (`min + q * step`, `q` an unsigned integer of
+//! `bits` bits), and rotations in "smallest three" form (one component left
+//! out and rebuilt from the unit length).
+
+/// Widest field a track may use per component (f32 has a 24-bit significand:
+/// more bits cannot help).
+pub const MAX_BITS: u32 = 24;
+
+/// Appends fixed-width unsigned fields, least significant bit first.
+#[derive(Debug, Default)]
+pub struct BitWriter {
+    bytes: Vec<u8>,
+    bits: u64,
+}
+
+impl BitWriter {
+    /// Bits written so far.
+    pub fn bits(&self) -> u64 {
+        self.bits
+    }
+
+    /// Appends the low `width` bits of `value` (`width` at most 32).
+    pub fn push(&mut self, value: u32, width: u32) {
+        debug_assert!(width <= 32 && (width == 32 || value >> width == 0));
+        for i in 0..width {
+            let byte = (self.bits >> 3) as usize;
+            if byte == self.bytes.len() {
+                self.bytes.push(0);
+            }
+            self.bytes[byte] |= (((value >> i) & 1) as u8) << (self.bits & 7);
+            self.bits += 1;
+        }
+    }
+
+    /// The stream, padded with 8 zero bytes so that `read_bits` may always
+    /// load a whole `u64`.
+    pub fn finish(mut self) -> Vec<u8> {
+        self.bytes.extend_from_slice(&[0; 8]);
+        self.bytes.shrink_to_fit();
+        self.bytes
+    }
+}
+
+/// Reads `width` (at most 32) bits at bit offset `bit` of a stream made by
+/// [`BitWriter::finish`]: one unaligned little-endian load and a shift.
+#[inline(always)]
+pub fn read_bits(stream: &[u8], bit: u64, width: u32) -> u32 {
+    (load_bits(stream, bit) & ((1u64 << width) - 1)) as u32
+}
+
+/// The 57 or more bits that start at bit offset `bit` (0 past the end).
+#[inline(always)]
+pub fn load_bits(stream: &[u8], bit: u64) -> u64 {
+    let byte = (bit >> 3) as usize;
+    match stream.get(byte..byte + 8) {
+        Some(&[a, b, c, d, e, f, g, h]) => u64::from_le_bytes([a, b, c, d, e, f, g, h]) >> (bit & 7),
+        _ => 0,
+    }
+}
+
+/// Range reduction of one component: `value = min + q * step`, `q` in
+/// `0..2^bits`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Range {
+    /// Smallest value.
+    pub min: f32,
+    /// Value of one quantization step.
+    pub step: f32,
+}
+
+impl Range {
+    /// The range covering `lo..=hi` with `bits`-bit integers.
+    pub fn new(lo: f64, hi: f64, bits: u32) -> Self {
+        let levels = ((1u64 << bits) - 1) as f64;
+        let extent = (hi - lo).max(0.0);
+        Range { min: lo as f32, step: (extent / levels) as f32 }
+    }
+
+    /// The integer nearest to `value` (clamped to the range).
+    pub fn quantize(&self, value: f64, bits: u32) -> u32 {
+        let max = ((1u64 << bits) - 1) as f64;
+        if self.step <= 0.0 {
+            return 0;
+        }
+        ((value - f64::from(self.min)) / f64::from(self.step)).round().clamp(0.0, max) as u32
+    }
+
+    /// The value of integer `q`.
+    #[inline(always)]
+    pub fn value(&self, q: u32) -> f32 {
+        self.min + q as f32 * self.step
+    }
+}
+
+/// Rebuilds the left-out component of a unit quaternion from the other three.
+#[inline(always)]
+pub fn rebuild_component(a: f32, b: f32, c: f32) -> f32 {
+    (1.0 - a * a - b * b - c * c).max(0.0).sqrt()
+}
+
+/// The three components a rotation key keeps when `dropped` (0..4, the
+/// order of nalgebra's `coords`: x, y, z, w) is left out, with the sign
+/// chosen so that the dropped one is not negative (`q` and `-q` are the
+/// same rotation).
+pub fn smallest_three(q: [f64; 4], dropped: usize) -> [f64; 3] {
+    let sign = if q[dropped] < 0.0 { -1.0 } else { 1.0 };
+    let mut out = [0.0; 3];
+    let mut n = 0;
+    for (i, c) in q.iter().enumerate() {
+        if i != dropped {
+            out[n] = c * sign;
+            n += 1;
+        }
+    }
+    out
+}
+
+/// The quaternion (x, y, z, w) from its kept components and the dropped index.
+#[inline(always)]
+pub fn from_smallest_three(kept: [f32; 3], dropped: usize) -> [f32; 4] {
+    let rebuilt = rebuild_component(kept[0], kept[1], kept[2]);
+    match dropped {
+        0 => [rebuilt, kept[0], kept[1], kept[2]],
+        1 => [kept[0], rebuilt, kept[1], kept[2]],
+        2 => [kept[0], kept[1], rebuilt, kept[2]],
+        _ => [kept[0], kept[1], kept[2], rebuilt],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bits_round_trip_at_any_offset() {
+        let mut w = BitWriter::default();
+        let fields: Vec<(u32, u32)> =
+            (1..=32).map(|width| (((1u64 << width) - 1) as u32 / 3 + width, width)).collect();
+        let fields: Vec<(u32, u32)> =
+            fields.into_iter().map(|(v, width)| (v & ((1u64 << width) - 1) as u32, width)).collect();
+        for &(v, width) in &fields {
+            w.push(v, width);
+        }
+        let total = w.bits();
+        let stream = w.finish();
+        let mut bit = 0;
+        for &(v, width) in &fields {
+            assert_eq!(read_bits(&stream, bit, width), v, "width {width}");
+            bit += u64::from(width);
+        }
+        assert_eq!(bit, total);
+    }
+
+    #[test]
+    fn range_error_is_half_a_step() {
+        let bits = 10;
+        let r = Range::new(-2.0, 3.0, bits);
+        let step = 5.0 / 1023.0;
+        for i in 0..=1000 {
+            let v = -2.0 + 5.0 * f64::from(i) / 1000.0;
+            let back = f64::from(r.value(r.quantize(v, bits)));
+            assert!((back - v).abs() <= step / 2.0 + 1e-6, "{v} -> {back}");
+        }
+        // Both ends are exact.
+        assert_eq!(r.quantize(-2.0, bits), 0);
+        assert_eq!(r.quantize(3.0, bits), 1023);
+    }
+
+    #[test]
+    fn smallest_three_round_trips_either_sign() {
+        let q = [0.1f64, -0.7, 0.2, 0.6];
+        let n = q.iter().map(|c| c * c).sum::<f64>().sqrt();
+        let q = q.map(|c| c / n);
+        for dropped in 0..4 {
+            for sign in [1.0, -1.0] {
+                let kept = smallest_three(q.map(|c| c * sign), dropped).map(|c| c as f32);
+                let back = from_smallest_three(kept, dropped);
+                // Same rotation: equal up to the sign of the whole quaternion.
+                let dot: f64 = back.iter().zip(&q).map(|(a, b)| f64::from(*a) * b).sum();
+                assert!((dot.abs() - 1.0).abs() < 1e-6, "dropped {dropped}: {back:?}");
+            }
+        }
+    }
+}

@@ -1,0 +1,317 @@
+//! One track at a time: how many bits its values need and which keys can go,
+//! within a tolerance in object-space units (the track's share of the
+//! clip's error bound, converted with the error metric's scales).
+
+use super::Property;
+use super::quantize::{MAX_BITS, Range, from_smallest_three, smallest_three};
+
+/// A value: translation or scale in x, y, z (w unused), or a quaternion as
+/// x, y, z, w (nalgebra's `coords` order).
+pub type Value = [f64; 4];
+
+/// What key reduction works from: the candidate keys and the exact track
+/// sampled on the clip's error grid.
+#[derive(Debug, Clone)]
+pub struct TrackInput {
+    /// Skeleton joint.
+    pub joint: usize,
+    /// Which property.
+    pub property: Property,
+    /// STEP keys (hold the previous key) rather than linear ones.
+    pub step: bool,
+    /// Candidate keys: index in the clip's time table, time, exact value.
+    pub keys: Vec<(u32, f64, Value)>,
+    /// The exact track on the error grid (sorted times), clamped outside its keys.
+    pub grid: Vec<(f64, Value)>,
+    /// The joint's rest value of this property.
+    pub rest: Value,
+    /// Object-space movement per unit of local error (see `local_error`).
+    pub error_scale: f64,
+}
+
+/// A track as it is stored.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Encoded {
+    /// Equal to the rest value within the tolerance: not stored at all.
+    Rest,
+    /// One value for the whole clip (unit quaternion for rotations).
+    Constant([f32; 4]),
+    /// Quantized keys.
+    Packed(Packed),
+}
+
+/// Quantized keys of one track.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Packed {
+    /// Bits per component.
+    pub bits: u32,
+    /// Rotations: the component left out (0..4); 3 (unused) otherwise.
+    pub dropped: usize,
+    /// Range of each stored component.
+    pub ranges: [Range; 3],
+    /// Kept keys: time-table index and the quantized components.
+    pub keys: Vec<(u32, [u32; 3])>,
+}
+
+/// How far apart two values of `property` are, in the property's own units
+/// (translation and scale: Euclidean; rotation: the angle in radians).
+pub fn local_error(property: Property, a: &Value, b: &Value) -> f64 {
+    match property {
+        Property::Translation | Property::Scale => {
+            ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+        }
+        Property::Rotation => {
+            // For unit quaternions at 4D angle phi the chord is 2 sin(phi / 2)
+            // and the rotation angle 2 phi; accurate for tiny angles, unlike acos.
+            let (a, b) = (normalized(a), normalized(b));
+            let dot: f64 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+            let sign = if dot < 0.0 { -1.0 } else { 1.0 };
+            let chord = a.iter().zip(&b).map(|(x, y)| (x - sign * y).powi(2)).sum::<f64>().sqrt();
+            4.0 * (chord / 2.0).min(1.0).asin()
+        }
+    }
+}
+
+fn normalized(q: &Value) -> Value {
+    let n = q.iter().map(|c| c * c).sum::<f64>().sqrt();
+    if n > 0.0 { q.map(|c| c / n) } else { [0.0, 0.0, 0.0, 1.0] }
+}
+
+/// Interpolates two stored values as the runtime sampler does: lerp, or a
+/// normalised lerp on the short arc for rotations.
+pub fn interpolate(property: Property, a: &Value, b: &Value, s: f64) -> Value {
+    let sign = if property == Property::Rotation && a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>() < 0.0 {
+        -1.0
+    } else {
+        1.0
+    };
+    let mut out = [0.0; 4];
+    for i in 0..4 {
+        out[i] = a[i] * (1.0 - s) + sign * b[i] * s;
+    }
+    if property == Property::Rotation { normalized(&out) } else { out }
+}
+
+/// The components stored for `value`.
+fn stored(property: Property, value: &Value, dropped: usize) -> [f64; 3] {
+    match property {
+        Property::Rotation => smallest_three(normalized(value), dropped),
+        _ => [value[0], value[1], value[2]],
+    }
+}
+
+/// The value quantized components decode to (as the runtime sampler decodes them).
+pub fn decode(property: Property, dropped: usize, ranges: &[Range; 3], q: [u32; 3]) -> Value {
+    let c = [ranges[0].value(q[0]), ranges[1].value(q[1]), ranges[2].value(q[2])];
+    match property {
+        Property::Rotation => from_smallest_three(c, dropped).map(f64::from),
+        _ => [f64::from(c[0]), f64::from(c[1]), f64::from(c[2]), 0.0],
+    }
+}
+
+/// Encodes one track so that its object-space error (local error times
+/// `error_scale`) stays within `tolerance` on the grid: a share of it for
+/// quantization, the rest for the keys it removes (the share giving the
+/// fewest bits wins).
+pub fn encode(input: &TrackInput, tolerance: f64) -> Encoded {
+    let property = input.property;
+    let tol = tolerance / input.error_scale.max(1e-12);
+    let within = |v: &Value| input.grid.iter().all(|(_, g)| local_error(property, g, v) <= tol);
+    if within(&input.rest) {
+        return Encoded::Rest;
+    }
+    let first = match property {
+        Property::Rotation => normalized(&input.keys[0].2),
+        _ => input.keys[0].2,
+    };
+    if within(&first) {
+        return Encoded::Constant(first.map(|c| c as f32));
+    }
+    // Rotations leave out the component that stays largest over the track,
+    // so that rebuilding it from the unit length never divides small numbers.
+    let dropped = if property == Property::Rotation {
+        (0..4)
+            .max_by(|&a, &b| {
+                let smallest = |c: usize| {
+                    input.keys.iter().map(|k| normalized(&k.2)[c].abs()).fold(f64::INFINITY, f64::min)
+                };
+                smallest(a).total_cmp(&smallest(b))
+            })
+            .unwrap_or(3)
+    } else {
+        3
+    };
+    let components: Vec<[f64; 3]> = input.keys.iter().map(|k| stored(property, &k.2, dropped)).collect();
+    let mut lo = [f64::INFINITY; 3];
+    let mut hi = [f64::NEG_INFINITY; 3];
+    for c in &components {
+        for i in 0..3 {
+            lo[i] = lo[i].min(c[i]);
+            hi[i] = hi[i].max(c[i]);
+        }
+    }
+    let quantize = |bits: u32| {
+        let ranges = [0, 1, 2].map(|i| Range::new(lo[i], hi[i], bits));
+        let q: Vec<[u32; 3]> =
+            components.iter().map(|c| [0, 1, 2].map(|i| ranges[i].quantize(c[i], bits))).collect();
+        (ranges, q)
+    };
+    // Fewer bits leave less of the tolerance to key reduction: try a few
+    // splits and keep the smallest result.
+    let mut best: Option<Packed> = None;
+    for share in QUANTIZATION_SHARES {
+        let mut choice = None;
+        for bits in 3..=MAX_BITS {
+            let (ranges, q) = quantize(bits);
+            let worst = input
+                .keys
+                .iter()
+                .zip(&q)
+                .map(|(k, &q)| local_error(property, &k.2, &decode(property, dropped, &ranges, q)))
+                .fold(0.0, f64::max);
+            if worst <= tol * share || bits == MAX_BITS {
+                choice = Some((bits, ranges, q));
+                break;
+            }
+        }
+        let (bits, ranges, q) = choice.expect("MAX_BITS always chosen");
+        let decoded: Vec<Value> = q.iter().map(|&q| decode(property, dropped, &ranges, q)).collect();
+        let kept = reduce(input, &decoded, tol);
+        let packed = Packed {
+            bits,
+            dropped,
+            ranges,
+            keys: kept.into_iter().map(|k| (input.keys[k].0, q[k])).collect(),
+        };
+        if best.as_ref().is_none_or(|b| packed.cost() < b.cost()) {
+            best = Some(packed);
+        }
+    }
+    Encoded::Packed(best.expect("at least one share"))
+}
+
+/// Shares of a track's tolerance tried for quantization (the rest goes to
+/// key reduction).
+const QUANTIZATION_SHARES: [f64; 4] = [0.2, 0.4, 0.6, 0.8];
+
+impl Packed {
+    /// Approximate stored bits (a time index of about 8 bits per key).
+    fn cost(&self) -> usize {
+        self.keys.len() * (8 + 3 * self.bits as usize)
+    }
+}
+
+/// Greedy key reduction: from each kept key, the farthest next key such that
+/// interpolating the two stays within `tol` of the exact track at every grid
+/// point between them. First and last keys always stay (they clamp).
+fn reduce(input: &TrackInput, decoded: &[Value], tol: f64) -> Vec<usize> {
+    let n = decoded.len();
+    let property = input.property;
+    let fits = |i: usize, k: usize| {
+        let (ta, tb) = (input.keys[i].1, input.keys[k].1);
+        let from = input.grid.partition_point(|g| g.0 < ta);
+        input.grid[from..].iter().take_while(|g| g.0 <= tb).all(|(t, exact)| {
+            let value = if input.step {
+                if *t < tb { decoded[i] } else { decoded[k] }
+            } else {
+                interpolate(property, &decoded[i], &decoded[k], (t - ta) / (tb - ta))
+            };
+            local_error(property, exact, &value) <= tol
+        })
+    };
+    let mut kept = vec![0];
+    let mut i = 0;
+    while i + 1 < n {
+        let mut k = i + 1;
+        while k + 1 < n && fits(i, k + 1) {
+            k += 1;
+        }
+        kept.push(k);
+        i = k;
+    }
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(property: Property, keys: Vec<(f64, Value)>, step: bool) -> TrackInput {
+        let mut grid = Vec::new();
+        for w in keys.windows(2) {
+            grid.push(w[0]);
+            let mid = (w[0].0 + w[1].0) / 2.0;
+            let s = if step { 0.0 } else { 0.5 };
+            grid.push((mid, interpolate(property, &w[0].1, &w[1].1, s)));
+        }
+        grid.push(*keys.last().unwrap());
+        TrackInput {
+            joint: 0,
+            property,
+            step,
+            keys: keys.iter().enumerate().map(|(i, (t, v))| (i as u32, *t, *v)).collect(),
+            grid,
+            rest: [0.0, 0.0, 0.0, 0.0],
+            error_scale: 1.0,
+        }
+    }
+
+    #[test]
+    fn collinear_keys_reduce_to_the_ends() {
+        let keys: Vec<(f64, Value)> =
+            (0..=10).map(|i| (f64::from(i) * 0.1, [f64::from(i), -2.0 * f64::from(i), 0.5, 0.0])).collect();
+        let Encoded::Packed(p) = encode(&input(Property::Translation, keys, false), 1e-3) else { panic!() };
+        assert_eq!(p.keys.iter().map(|k| k.0).collect::<Vec<_>>(), vec![0, 10]);
+    }
+
+    #[test]
+    fn a_corner_is_kept() {
+        let keys: Vec<(f64, Value)> =
+            (0..=10).map(|i| (f64::from(i), [f64::from(5 - (i - 5i32).abs()), 0.0, 0.0, 0.0])).collect();
+        let Encoded::Packed(p) = encode(&input(Property::Translation, keys, false), 1e-3) else { panic!() };
+        assert_eq!(p.keys.iter().map(|k| k.0).collect::<Vec<_>>(), vec![0, 5, 10]);
+    }
+
+    #[test]
+    fn step_tracks_keep_every_change() {
+        let keys: Vec<(f64, Value)> = [0.0, 0.0, 1.0, 1.0, 3.0]
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| (i as f64, [x, 0.0, 0.0, 0.0]))
+            .collect();
+        let Encoded::Packed(p) = encode(&input(Property::Translation, keys, true), 1e-3) else { panic!() };
+        assert_eq!(p.keys.iter().map(|k| k.0).collect::<Vec<_>>(), vec![0, 2, 4]);
+    }
+
+    #[test]
+    fn rest_and_constant_tracks() {
+        let keys = vec![(0.0, [0.0, 0.0, 0.0, 0.0]), (1.0, [1e-5, 0.0, 0.0, 0.0])];
+        assert_eq!(encode(&input(Property::Translation, keys, false), 1e-4), Encoded::Rest);
+        let keys = vec![(0.0, [2.0, 0.0, 0.0, 0.0]), (1.0, [2.0, 1e-5, 0.0, 0.0])];
+        assert_eq!(
+            encode(&input(Property::Translation, keys, false), 1e-4),
+            Encoded::Constant([2.0, 0.0, 0.0, 0.0])
+        );
+    }
+
+    #[test]
+    fn quantized_rotation_keys_stay_within_their_share_of_the_tolerance() {
+        let keys: Vec<(f64, Value)> = (0..20)
+            .map(|i| {
+                let a = f64::from(i) * 0.15;
+                (f64::from(i), [0.3 * (a / 2.0).sin(), (a / 2.0).sin() * 0.9, 0.0, (a / 2.0).cos()])
+            })
+            .collect();
+        let tol = 1e-4;
+        let inp = input(Property::Rotation, keys, false);
+        let Encoded::Packed(p) = encode(&inp, tol) else { panic!() };
+        for (t, q) in &p.keys {
+            let exact = inp.keys[*t as usize].2;
+            let got = decode(Property::Rotation, p.dropped, &p.ranges, *q);
+            let largest_share = QUANTIZATION_SHARES.iter().copied().fold(0.0, f64::max);
+            assert!(local_error(Property::Rotation, &exact, &got) <= tol * largest_share);
+        }
+        // Components spanning about 1 need some 15 bits for 1e-4 rad, not 24.
+        assert!((12..=17).contains(&p.bits), "{}", p.bits);
+    }
+}

@@ -1,0 +1,202 @@
+//! Track compression: the per-clip table (raw and compressed bytes, ratio,
+//! measured max and mean error) for every shared model and the anchor clips
+//! (the pab skeleton's walk, jog, run and crossarms from ozz-animation), then
+//! the cost of sampling a compressed clip against the uncompressed sampler
+//! (glTF-exact slerp and nlerp) on the same clips at 60 Hz playback.
+//!
+//! Run: `cargo bench --bench compression` (needs ../shared).
+
+#[path = "anchor.rs"]
+mod anchor;
+
+use criterion::{Criterion, Throughput};
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use vkskin::anim::compression::{
+    CompressedClip, CompressedCursor, CompressedSampleJob, CompressionSettings, compress,
+};
+use vkskin::anim::{Clip, RotationBlend, SampleJob, SamplingCursor, Skeleton, Transform};
+use vkskin::cli::compression::{ClipCompression, compress_all, to_text};
+
+/// Clips timed (model file under ../shared/assets, clip), besides the anchor walk.
+const TIMED: &[(&str, &str)] = &[("Wizard/Wizard.glb", "Walk"), ("Fox/Fox.glb", "Run")];
+
+fn models(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            models(&path, out);
+        } else if matches!(path.extension().and_then(|e| e.to_str()), Some("glb" | "gltf")) {
+            out.push(path);
+        }
+    }
+}
+
+/// Per-frame nanoseconds of each criterion sample of one case.
+struct Samples {
+    clip: String,
+    mode: &'static str,
+    joints: usize,
+    nanos: Vec<f64>,
+}
+
+fn main() {
+    let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    if !shared.is_dir() {
+        eprintln!("{}: not found; the compression benchmark needs the shared models", shared.display());
+        return;
+    }
+    // The table.
+    let mut rows: Vec<ClipCompression> = Vec::new();
+    let mut files = Vec::new();
+    models(&shared.join("assets"), &mut files);
+    for file in &files {
+        let model = vkskin::asset::load(file).expect("shared model loads");
+        let name = file.strip_prefix(shared.join("assets")).unwrap_or(file).display().to_string();
+        let settings = CompressionSettings::for_skeleton(&model.skeleton);
+        let clips = model.clips.iter().enumerate().map(|(i, c)| (model.clip_name(i), &**c));
+        rows.extend(compress_all(&name, &model.skeleton, clips, &settings).expect("compresses"));
+    }
+    let skeleton = anchor::skeleton().expect("anchor skeleton");
+    let anchor_settings =
+        CompressionSettings { reference: RotationBlend::Nlerp, ..CompressionSettings::default() };
+    let anchor_clips: Vec<Clip> =
+        anchor::CLIPS.iter().map(|c| anchor::clip(c).expect("anchor clip")).collect();
+    let named = anchor::CLIPS.iter().copied().zip(anchor_clips.iter());
+    let anchor_rows =
+        compress_all("ozz anchor (pab)", &skeleton, named, &anchor_settings).expect("compresses");
+    let table = format!("{}\n{}", to_text(&rows), to_text(&anchor_rows));
+
+    // The timing.
+    let mut criterion = Criterion::default().configure_from_args();
+    let samples: RefCell<Vec<Samples>> = RefCell::new(Vec::new());
+    let mut timed: Vec<(String, Skeleton, Clip, CompressionSettings)> =
+        vec![("anchor walk".into(), skeleton.clone(), anchor_clips[0].clone(), anchor_settings)];
+    for (file, clip) in TIMED {
+        let model = vkskin::asset::load(&shared.join("assets").join(file)).expect("loads");
+        let c = model.find_clip(clip).expect("clip");
+        let settings = CompressionSettings::for_skeleton(&model.skeleton);
+        timed.push((
+            format!("{file} {clip}"),
+            (*model.skeleton).clone(),
+            (*model.clips[c]).clone(),
+            settings,
+        ));
+    }
+    for (name, skeleton, clip, settings) in &timed {
+        let (compressed, _) = compress(clip, skeleton, settings).expect("compresses");
+        let mut group = criterion.benchmark_group(format!("sample/{name}"));
+        group.throughput(Throughput::Elements(skeleton.len() as u64));
+        for mode in ["slerp", "nlerp", "compressed"] {
+            let slot = {
+                let mut s = samples.borrow_mut();
+                s.push(Samples { clip: name.clone(), mode, joints: skeleton.len(), nanos: Vec::new() });
+                s.len() - 1
+            };
+            let mut frames = Frames::new(skeleton, clip, &compressed);
+            group.bench_function(mode, |bencher| {
+                bencher.iter_custom(|iters| {
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        frames.next(mode, clip, &compressed, skeleton.rest());
+                    }
+                    let elapsed = start.elapsed();
+                    samples.borrow_mut()[slot].nanos.push(elapsed.as_nanos() as f64 / iters.max(1) as f64);
+                    elapsed.max(Duration::from_nanos(1))
+                })
+            });
+        }
+        group.finish();
+    }
+    criterion.final_summary();
+    println!("\nTrack compression (bound 0.01 cm at virtual vertices 3 cm from each joint)\n{table}");
+    print_timing(&samples.into_inner());
+}
+
+/// Playback state for one timed clip: a 60 Hz clock and both kinds of cursor.
+struct Frames {
+    time: f64,
+    duration: f64,
+    cursor: SamplingCursor,
+    compressed_cursor: CompressedCursor,
+    output: Vec<Transform>,
+}
+
+impl Frames {
+    fn new(skeleton: &Skeleton, clip: &Clip, compressed: &CompressedClip) -> Self {
+        Frames {
+            time: 0.0,
+            duration: f64::from(clip.duration),
+            cursor: SamplingCursor::new(clip),
+            compressed_cursor: CompressedCursor::new(compressed),
+            output: vec![Transform::IDENTITY; skeleton.len()],
+        }
+    }
+
+    /// Samples one frame and moves the clock on by 1/60 s (looping).
+    fn next(&mut self, mode: &str, clip: &Clip, compressed: &CompressedClip, rest: &[Transform]) {
+        let time = self.time;
+        if mode == "compressed" {
+            CompressedSampleJob {
+                clip: compressed,
+                time,
+                rest,
+                rest_morph_weights: &[],
+                cursor: &mut self.compressed_cursor,
+                output: &mut self.output,
+                morph_output: &mut [],
+            }
+            .run()
+            .expect("samples");
+        } else {
+            SampleJob {
+                clip,
+                time,
+                rest,
+                rest_morph_weights: &[],
+                rotation_blend: if mode == "slerp" { RotationBlend::Slerp } else { RotationBlend::Nlerp },
+                cursor: &mut self.cursor,
+                output: &mut self.output,
+                morph_output: &mut [],
+            }
+            .run()
+            .expect("samples");
+        }
+        std::hint::black_box(&self.output);
+        self.time += 1.0 / 60.0;
+        if self.time > self.duration {
+            self.time -= self.duration;
+        }
+    }
+}
+
+/// Median ns per frame and per joint of each case, and compressed against
+/// the uncompressed sampler.
+fn print_timing(samples: &[Samples]) {
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    println!("Sampling one frame (60 Hz playback, median)");
+    println!("{:<28} {:>11} {:>10} {:>10} {:>13}", "clip", "mode", "ns/frame", "ns/joint", "vs this mode");
+    for s in samples.iter().filter(|s| !s.nanos.is_empty()) {
+        let ns = median(&s.nanos);
+        let compressed = samples
+            .iter()
+            .find(|o| o.clip == s.clip && o.mode == "compressed")
+            .map_or(f64::NAN, |o| median(&o.nanos));
+        println!(
+            "{:<28} {:>11} {:>10.0} {:>10.1} {:>12.2}x",
+            s.clip,
+            s.mode,
+            ns,
+            ns / s.joints as f64,
+            ns / compressed
+        );
+    }
+    println!("(last column: this mode's time over the compressed sampler's; above 1 = compressed is faster)");
+}

@@ -1,0 +1,221 @@
+//! Track compression: the anchor data reads back as ozz samples it, every
+//! clip of the shared models and the anchor clips compresses within the
+//! error bound, and compressed sampling at random times (property test)
+//! stays within that bound against the exact clip.
+
+#[path = "../src/bench/anchor.rs"]
+mod anchor;
+mod common;
+
+use nalgebra::Matrix4;
+use proptest::prelude::*;
+use std::sync::OnceLock;
+use vkskin::anim::compression::{
+    CompressedClip, CompressedCursor, CompressedSampleJob, CompressionSettings, ErrorMetric, compress,
+};
+use vkskin::anim::sampling::sample_joint;
+use vkskin::anim::{Clip, RotationBlend, Skeleton, Transform};
+
+/// A compressed clip with what it needs to be checked.
+struct Case {
+    name: String,
+    skeleton: Skeleton,
+    clip: Clip,
+    settings: CompressionSettings,
+    compressed: CompressedClip,
+    reported_max: f64,
+}
+
+/// Shared models with different units, interpolations and depths.
+const MODELS: [&str; 6] = [
+    "CesiumMan/CesiumMan.glb",
+    "Fox/Fox.glb",
+    "InterpolationTest/InterpolationTest.glb",
+    "RobotExpressive/RobotExpressive.glb",
+    "Wizard/Wizard.glb",
+    "SimpleSkin/SimpleSkin.gltf",
+];
+
+fn anchors_present() -> bool {
+    if anchor::folder().is_dir() {
+        return true;
+    }
+    common::skip(&format!("{} not found", anchor::folder().display()));
+    false
+}
+
+/// Every clip of `MODELS` and the anchor clips, compressed once.
+fn cases() -> &'static [Case] {
+    static CASES: OnceLock<Vec<Case>> = OnceLock::new();
+    CASES.get_or_init(|| {
+        let mut out = Vec::new();
+        let mut add = |name: String, skeleton: &Skeleton, clip: &Clip, settings: CompressionSettings| {
+            let (compressed, stats) = compress(clip, skeleton, &settings).expect("compresses");
+            out.push(Case {
+                name,
+                skeleton: skeleton.clone(),
+                clip: clip.clone(),
+                settings,
+                compressed,
+                reported_max: stats.max_error,
+            });
+        };
+        for file in MODELS {
+            let Some(model) = common::shared_model(file) else { continue };
+            let settings = CompressionSettings::for_skeleton(&model.skeleton);
+            for (i, clip) in model.clips.iter().enumerate() {
+                add(format!("{file} {}", model.clip_name(i)), &model.skeleton, clip, settings);
+            }
+        }
+        if anchors_present() {
+            let skeleton = anchor::skeleton().expect("anchor skeleton");
+            // ozz samples rotations with nlerp: that is the exact clip here.
+            let settings =
+                CompressionSettings { reference: RotationBlend::Nlerp, ..CompressionSettings::default() };
+            for name in anchor::CLIPS {
+                add(format!("anchor {name}"), &skeleton, &anchor::clip(name).expect("anchor clip"), settings);
+            }
+        }
+        out
+    })
+}
+
+/// The exact local pose of `clip` at `t`.
+fn exact(case: &Case, t: f64) -> Vec<Transform> {
+    let rest = case.skeleton.rest();
+    let mut locals = rest.to_vec();
+    for jt in &case.clip.joint_tracks {
+        let j = jt.joint as usize;
+        locals[j] = sample_joint(jt, t, &rest[j], case.settings.reference);
+    }
+    locals
+}
+
+/// The largest virtual-vertex error of the compressed clip at `t`.
+fn error_at(case: &Case, cursor: &mut CompressedCursor, t: f64) -> f64 {
+    let n = case.skeleton.len();
+    let rest_w =
+        vec![0.0; case.clip.morph_tracks.iter().map(|m| (m.offset + m.count) as usize).max().unwrap_or(0)];
+    let mut out = vec![Transform::IDENTITY; n];
+    let mut out_w = rest_w.clone();
+    CompressedSampleJob {
+        clip: &case.compressed,
+        time: t,
+        rest: case.skeleton.rest(),
+        rest_morph_weights: &rest_w,
+        cursor,
+        output: &mut out,
+        morph_output: &mut out_w,
+    }
+    .run()
+    .expect("samples");
+    let metric = ErrorMetric::new(&case.skeleton, case.settings.vertex_distance);
+    let (mut a, mut b) = (vec![Matrix4::identity(); n], vec![Matrix4::identity(); n]);
+    metric.world(&exact(case, t), &mut a);
+    metric.world(&out, &mut b);
+    let mut errors = vec![0.0; n];
+    metric.vertex_errors(&a, &b, &mut errors);
+    errors.into_iter().fold(0.0, f64::max)
+}
+
+#[test]
+fn anchor_clips_read_back_as_ozz_samples_them() {
+    if !anchors_present() {
+        return;
+    }
+    let skeleton = anchor::skeleton().unwrap();
+    assert_eq!(skeleton.len(), 67);
+    let cases = anchor::sampled_cases().unwrap();
+    assert!(cases.len() >= 20, "{} sampled cases", cases.len());
+    for (name, time, expected) in cases {
+        let clip = anchor::clip(&name).unwrap();
+        for jt in &clip.joint_tracks {
+            let j = jt.joint as usize;
+            let got = sample_joint(jt, time, &skeleton.rest()[j], RotationBlend::Nlerp);
+            let want = &expected[j];
+            let close = (got.translation - want.translation).norm() < 1e-5
+                && (got.scale - want.scale).norm() < 1e-5
+                && got.rotation.coords.dot(&want.rotation.coords).abs() > 1.0 - 1e-6;
+            assert!(close, "{name} at {time} joint {j}: {got:?} vs {want:?}");
+        }
+    }
+}
+
+#[test]
+fn every_clip_compresses_within_the_bound() {
+    for case in cases() {
+        assert!(
+            case.reported_max <= case.settings.error_bound,
+            "{}: max error {} over the bound {}",
+            case.name,
+            case.reported_max,
+            case.settings.error_bound
+        );
+    }
+}
+
+#[test]
+fn cursor_is_only_a_hint() {
+    // Forward, backward and jumping playback give what a fresh cursor gives.
+    for case in cases().iter().filter(|c| c.clip.morph_tracks.is_empty()) {
+        let n = case.skeleton.len();
+        let mut kept = CompressedCursor::new(&case.compressed);
+        let d = f64::from(case.clip.duration);
+        for i in 0..200 {
+            let t = match i % 5 {
+                0 => d * f64::from(i) / 200.0,
+                1 => d * (1.0 - f64::from(i) / 200.0),
+                _ => d * ((f64::from(i) * 0.37) % 1.1) - 0.05,
+            };
+            let mut results = Vec::new();
+            for cursor in [&mut kept, &mut CompressedCursor::new(&case.compressed)] {
+                let mut out = vec![Transform::IDENTITY; n];
+                CompressedSampleJob {
+                    clip: &case.compressed,
+                    time: t,
+                    rest: case.skeleton.rest(),
+                    rest_morph_weights: &[],
+                    cursor,
+                    output: &mut out,
+                    morph_output: &mut [],
+                }
+                .run()
+                .unwrap();
+                results.push(out);
+            }
+            assert_eq!(results[0], results[1], "{} at {t}", case.name);
+        }
+    }
+}
+
+#[test]
+fn malformed_tracks_are_refused_with_their_name() {
+    let Some(case) = cases().first() else { return };
+    let mut clip = case.clip.clone();
+    if let Some(track) = clip.joint_tracks[0].rotation.as_mut() {
+        track.values.pop();
+        let e = compress(&clip, &case.skeleton, &case.settings).unwrap_err();
+        assert!(e.0.contains("joint track 0 rotation"), "{e}");
+    }
+    // A clip for a bigger skeleton.
+    let mut clip = case.clip.clone();
+    clip.joint_tracks[0].joint = 60_000;
+    assert!(compress(&clip, &case.skeleton, &case.settings).is_err());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// At any time, not just the grid the compressor measured on, the
+    /// compressed clip stays within the bound.
+    #[test]
+    fn compressed_sampling_stays_within_the_bound(which in 0usize..1000, at in -0.05f64..1.05) {
+        let cases = cases();
+        prop_assume!(!cases.is_empty());
+        let case = &cases[which % cases.len()];
+        let t = at * f64::from(case.clip.duration);
+        let mut cursor = CompressedCursor::new(&case.compressed);
+        let e = error_at(case, &mut cursor, t);
+        prop_assert!(e <= case.settings.error_bound, "{} at {t}: {e} > {}", case.name, case.settings.error_bound);
+    }
+}
