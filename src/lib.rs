@@ -8,6 +8,7 @@
 pub mod anim;
 pub mod app;
 pub mod asset;
+pub mod atomic_file;
 pub mod bench_report;
 pub mod character;
 pub mod cli;

@@ -114,5 +114,7 @@ pub fn model_with_clips(clips: Vec<Arc<Clip>>) -> Model {
         joint_of_node: (0..5).collect(),
         materials: Vec::new(),
         warnings: Vec::new(),
+        load_options: Default::default(),
+        memory_used: 0,
     }
 }

@@ -380,6 +380,8 @@ fn synthetic_model(seed: f32) -> Model {
         joint_of_node: (0..joint_count as u32).collect(),
         materials: Vec::new(),
         warnings: Vec::new(),
+        load_options: Default::default(),
+        memory_used: 0,
     }
 }
 
@@ -486,6 +488,8 @@ fn palette_layout_is_pinned() {
         joint_of_node: vec![0, 1],
         materials: Vec::new(),
         warnings: Vec::new(),
+        load_options: Default::default(),
+        memory_used: 0,
     });
     let mut rig = Rig::new(&ctx);
     let id = rig.add(&ctx, &model, true);

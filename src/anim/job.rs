@@ -1,9 +1,9 @@
 //! The error every job's `validate()` returns.
 
-use std::fmt;
-
-/// Why a job refused its inputs. The message names the offending input.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a job refused its inputs. The message names the offending input; it
+/// is a leaf error (the anim layer calls nothing that fails).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct JobError(pub String);
 
 impl JobError {
@@ -12,14 +12,6 @@ impl JobError {
         JobError(message.into())
     }
 }
-
-impl fmt::Display for JobError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for JobError {}
 
 /// Returns an error unless `actual` equals `expected`, naming the slice.
 pub fn check_len(what: &str, actual: usize, expected: usize) -> Result<(), JobError> {

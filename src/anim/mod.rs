@@ -9,9 +9,9 @@
 
 pub mod blending;
 pub mod clip;
-pub mod dual_quat;
-pub mod compression;
 pub mod clip_sampling;
+pub mod compression;
+pub mod dual_quat;
 pub mod hierarchy;
 pub mod ik;
 pub mod job;

@@ -67,10 +67,13 @@ pub struct ViewOptions {
     pub frames: Option<u64>,
     /// Write the last frame (as presented, controls included) to this PNG.
     pub screenshot: Option<PathBuf>,
-    /// Ask the window to resize to (width, height) at frame K: `(K, width, height)`.
-    pub resize_at: Option<(u64, u32, u32)>,
+    /// Ask the window to resize to (width, height) at frame K: `(K, width,
+    /// height)` in frame order.
+    pub resize_at: Vec<(u64, u32, u32)>,
     /// Initial window size (and the headless fallback's image size).
     pub size: (u32, u32),
+    /// Limits on the model files loaded.
+    pub load: crate::asset::LoadOptions,
 }
 
 /// Frames of the headless fallback without `--frames`: at most this many.
@@ -84,7 +87,7 @@ const TITLE_PERIOD: f64 = 0.5;
 
 /// Runs the viewer; falls back to a headless animated PNG without a display.
 pub fn run(options: &ViewOptions) -> Result<(), String> {
-    let model = Arc::new(load_model(options.model.as_deref())?);
+    let model = Arc::new(load_model(options.model.as_deref(), &options.load)?);
     for w in &model.warnings {
         eprintln!("vkskin: warning: {}: {w}", model.file);
     }
@@ -142,9 +145,9 @@ pub fn parse_resize_at(text: &str) -> Result<(u64, u32, u32), String> {
 }
 
 /// The model at `path`, or the built-in character.
-fn load_model(path: Option<&Path>) -> Result<Model, String> {
+fn load_model(path: Option<&Path>, load: &asset::LoadOptions) -> Result<Model, String> {
     match path {
-        Some(p) => asset::load(p).map_err(|e| e.to_string()),
+        Some(p) => asset::load_with(p, load).map_err(|e| e.to_string()),
         None => asset::load_default_character().map_err(|e| e.to_string()),
     }
 }
@@ -461,7 +464,7 @@ impl Viewer {
     /// fails to load leaves the current one in place (the error is printed).
     fn load(&mut self, path: PathBuf) -> Result<(), String> {
         let Some(gpu) = self.gpu.as_mut() else { return Ok(()) };
-        let model = match asset::load(&path) {
+        let model = match asset::load_with(&path, &self.options.load) {
             Ok(m) => Arc::new(m),
             Err(e) => {
                 eprintln!("vkskin: {e}");
@@ -520,11 +523,11 @@ impl Viewer {
         if let Some(path) = self.state.load_request.take() {
             self.load(path)?;
         }
-        if let (Some((k, w, h)), Some(window)) = (self.options.resize_at, &self.window)
+        if let (Some(&(k, w, h)), Some(window)) = (self.options.resize_at.first(), &self.window)
             && self.frames_rendered >= k
         {
             // Asked once; X11 applies it asynchronously (a Resized event follows).
-            self.options.resize_at = None;
+            self.options.resize_at.remove(0);
             let _ = window.request_inner_size(PhysicalSize::new(w, h));
         }
         let (Some(window), Some(gpu), Some(input)) =

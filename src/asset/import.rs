@@ -6,8 +6,11 @@
 //! orchestrates and names the element in each message.
 
 use super::accessor::Reader;
-use super::error::ImportError;
+use super::error::{AssetError, ImportError, invalid};
+use super::files;
+use super::limits::{Budget, LoadOptions, MAX_SKIN_JOINTS};
 use super::model::{Material, Mesh, MeshInstance, Model};
+use super::names::label;
 use super::source::{self, Source};
 use super::validate;
 use crate::anim::{
@@ -26,37 +29,63 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 
+/// Bytes charged per node: a joint, its rest and pose transforms and
+/// matrices, in the skeleton and in each pose evaluated from it.
+const BYTES_PER_NODE: u64 = 512;
+
+/// Bytes charged per skin joint: its inverse bind matrix, index and palette
+/// entry (CPU and GPU copies).
+const BYTES_PER_SKIN_JOINT: u64 = 256;
+
+/// Bytes charged per morph weight of an instance (rest weights and the
+/// copies a pose and the skinning keep).
+const BYTES_PER_MORPH_WEIGHT: u64 = 16;
+
 /// Skin weight sums further than this from 1 earn a warning (all are renormalised).
 const WEIGHT_SUM_TOLERANCE: f32 = 1e-3;
 
 /// Imports a glTF 2.0 file (`.gltf` with external or embedded buffers, or
-/// `.glb`). Errors name `path` as given.
+/// `.glb`) with the default limits. Errors name `path` as given.
 pub fn load(path: &Path) -> Result<Model, ImportError> {
+    load_with(path, &LoadOptions::default())
+}
+
+/// Imports a glTF 2.0 file within `options`' limits.
+pub fn load_with(path: &Path, options: &LoadOptions) -> Result<Model, ImportError> {
     let file = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| ImportError::new(&file, format!("cannot read file: {e}")))?;
-    load_from_bytes(&file, &bytes, path.parent())
+    let bytes = files::read_file("", path, |size| options.check_file_size(size))
+        .map_err(|e| ImportError::new(&file, e))?;
+    load_from_bytes_with(&file, &bytes, path.parent(), options)
 }
 
-/// Imports a glTF file held in memory. `file_name` is used in messages;
-/// external buffers are looked up in `base_dir` (an error when `None`).
+/// Imports a glTF file held in memory with the default limits. `file_name`
+/// is used in messages; external buffers are looked up in `base_dir` (an
+/// error when `None`).
 pub fn load_from_bytes(file_name: &str, bytes: &[u8], base_dir: Option<&Path>) -> Result<Model, ImportError> {
-    let source = source::parse(bytes, base_dir).map_err(|m| ImportError::new(file_name, m))?;
-    build(file_name, source).map_err(|m| ImportError::new(file_name, m))
+    load_from_bytes_with(file_name, bytes, base_dir, &LoadOptions::default())
 }
 
-/// `kind i "name"`, or `kind i` when unnamed.
-fn label(kind: &str, index: usize, name: Option<&str>) -> String {
-    match name {
-        Some(n) => format!("{kind} {index} \"{n}\""),
-        None => format!("{kind} {index}"),
-    }
+/// Imports a glTF file held in memory within `options`' limits.
+pub fn load_from_bytes_with(
+    file_name: &str,
+    bytes: &[u8],
+    base_dir: Option<&Path>,
+    options: &LoadOptions,
+) -> Result<Model, ImportError> {
+    let budget = Budget::new(options, bytes.len() as u64);
+    let cx = source::Context { base_dir, options, budget: &budget };
+    let imported = source::parse(bytes, cx).and_then(|source| build(file_name, source, options, &budget));
+    imported.map_err(|e| ImportError::new(file_name, e))
 }
 
-fn build(file: &str, src: Source) -> Result<Model, String> {
+fn build(file: &str, src: Source, options: &LoadOptions, budget: &Budget) -> Result<Model, AssetError> {
     let Source { root, buffers, channel_indices, mut warnings } = src;
-    let reader = Reader::new(&root, &buffers);
+    let reader = Reader::new(&root, &buffers, budget);
+    // Every node becomes a joint with its pose buffers (and a line of `inspect`).
+    let nodes = root.nodes.len() as u64;
+    budget.charge(nodes.saturating_mul(BYTES_PER_NODE), || format!("{nodes} nodes"))?;
     let (skeleton, node_of_joint, joint_of_node) = build_skeleton(&root, &mut warnings)?;
-    let skins = build_skins(&root, reader, &joint_of_node, &mut warnings)?;
+    let skins = build_skins(&root, reader, &joint_of_node, budget, &mut warnings)?;
     let materials = build_materials(&root);
 
     // The skins each mesh is drawn with bound its joint indices.
@@ -75,7 +104,9 @@ fn build(file: &str, src: Source) -> Result<Model, String> {
         let limit = skins_of_mesh[m].iter().map(|&s| (s, skins[s].joints.len())).min_by_key(|&(_, n)| n);
         meshes.push(build_mesh(m, mesh, reader, limit, &skins, materials.len(), &mut warnings)?);
     }
-    let (instances, rest_morph_weights) = build_instances(&root, &meshes, &joint_of_node, &mut warnings)?;
+    let (instances, rest_morph_weights) =
+        build_instances(&root, &meshes, &joint_of_node, budget, &mut warnings)?;
+    check_inverse_binds(&root, &skins, &meshes, &instances, &node_of_joint, &mut warnings)?;
     let clips = build_clips(&root, reader, &channel_indices, &joint_of_node, &instances, &mut warnings)?;
 
     let rig = Rig::new(
@@ -85,8 +116,7 @@ fn build(file: &str, src: Source) -> Result<Model, String> {
         instances,
         clips.into_iter().map(Arc::new).collect(),
         rest_morph_weights,
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     Ok(Model {
         file: file.to_string(),
         rig: Arc::new(rig),
@@ -94,6 +124,8 @@ fn build(file: &str, src: Source) -> Result<Model, String> {
         joint_of_node,
         materials,
         warnings,
+        load_options: options.clone(),
+        memory_used: budget.used(),
     })
 }
 
@@ -103,13 +135,18 @@ fn build(file: &str, src: Source) -> Result<Model, String> {
 fn build_skeleton(
     root: &json::Root,
     warnings: &mut Vec<String>,
-) -> Result<(Skeleton, Vec<usize>, Vec<u32>), String> {
+) -> Result<(Skeleton, Vec<usize>, Vec<u32>), AssetError> {
     let children: Vec<Vec<usize>> = root
         .nodes
         .iter()
         .map(|n| n.children.as_ref().map_or_else(Vec::new, |c| c.iter().map(|i| i.value()).collect()))
         .collect();
     let order = validate::node_order(&children)?;
+    for (i, scene) in root.scenes.iter().enumerate() {
+        let nodes: Vec<usize> = scene.nodes.iter().map(|n| n.value()).collect();
+        validate::check_scene_roots(&nodes, &order.parent)
+            .map_err(|e| e.context(label("scene", i, scene.name.as_deref())))?;
+    }
     let mut joint_of_node = vec![NO_PARENT; root.nodes.len()];
     for (j, &n) in order.order.iter().enumerate() {
         joint_of_node[n] = j as u32;
@@ -124,15 +161,19 @@ fn build_skeleton(
         parents.push(order.parent[n].map_or(NO_PARENT, |p| joint_of_node[p]));
         rest.push(rest_transform(node, &what, warnings)?);
     }
-    let skeleton = Skeleton::new(names, parents, rest).map_err(|e| e.to_string())?;
+    let skeleton = Skeleton::new(names, parents, rest)?;
     Ok((skeleton, order.order, joint_of_node))
 }
 
 /// A node's local transform: its TRS, or its matrix split into TRS.
-fn rest_transform(node: &json::Node, what: &str, warnings: &mut Vec<String>) -> Result<Transform, String> {
+fn rest_transform(
+    node: &json::Node,
+    what: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Transform, AssetError> {
     if let Some(m) = node.matrix {
         if m.iter().any(|v| !v.is_finite()) {
-            return Err(format!("{what}: matrix is not finite"));
+            return Err(invalid!("{what}: matrix is not finite"));
         }
         return Ok(decompose(&Matrix4::from_column_slice(&m), what, warnings));
     }
@@ -140,11 +181,11 @@ fn rest_transform(node: &json::Node, what: &str, warnings: &mut Vec<String>) -> 
     let scale = node.scale.unwrap_or([1.0; 3]);
     let [x, y, z, w] = node.rotation.as_ref().map_or([0.0, 0.0, 0.0, 1.0], |r| r.0);
     if [translation, scale].iter().flatten().any(|v| !v.is_finite()) {
-        return Err(format!("{what}: translation or scale is not finite"));
+        return Err(invalid!("{what}: translation or scale is not finite"));
     }
     let q = Quaternion::new(w, x, y, z);
     if !q.coords.iter().all(|c| c.is_finite()) || q.norm_squared() <= f32::MIN_POSITIVE {
-        return Err(format!("{what}: rotation {:?} is zero or not finite", [x, y, z, w]));
+        return Err(invalid!("{what}: rotation {:?} is zero or not finite", [x, y, z, w]));
     }
     Ok(Transform {
         translation: Vector3::from(translation),
@@ -193,36 +234,47 @@ fn build_skins(
     root: &json::Root,
     reader: Reader,
     joint_of_node: &[u32],
+    budget: &Budget,
     warnings: &mut Vec<String>,
-) -> Result<Vec<Skin>, String> {
+) -> Result<Vec<Skin>, AssetError> {
     let mut skins = Vec::with_capacity(root.skins.len());
     for (s, skin) in root.skins.iter().enumerate() {
         let what = label("skin", s, skin.name.as_deref());
         if skin.joints.is_empty() {
-            return Err(format!("{what}: has no joints"));
+            return Err(invalid!("{what}: has no joints"));
         }
+        if skin.joints.len() > MAX_SKIN_JOINTS {
+            return Err(invalid!(
+                "{what}: {} joints, more than a palette holds ({MAX_SKIN_JOINTS}: JOINTS_n name at most that many)",
+                skin.joints.len()
+            ));
+        }
+        // Many skins may list the same nodes: each has its own matrices and palette.
+        let n = skin.joints.len() as u64;
+        budget.charge(n * BYTES_PER_SKIN_JOINT, || format!("{what} ({n} joints)"))?;
         let mut joints = Vec::with_capacity(skin.joints.len());
         let mut first_use = std::collections::HashMap::with_capacity(skin.joints.len());
         for (i, node) in skin.joints.iter().enumerate() {
             let j = joint_of_node.get(node.value()).ok_or_else(|| {
-                format!(
+                invalid!(
                     "{what}: joint {i} is node {}, which does not exist ({} nodes)",
                     node.value(),
                     joint_of_node.len()
                 )
             })?;
             if let Some(first) = first_use.insert(*j, i) {
-                return Err(format!("{what}: joint {i} is node {}, already joint {first}", node.value()));
+                return Err(invalid!("{what}: joint {i} is node {}, already joint {first}", node.value()));
             }
             joints.push(*j);
         }
         let inverse_binds = match skin.inverse_bind_matrices {
             None => vec![Matrix4::identity(); joints.len()],
             Some(a) => {
-                let mats =
-                    reader.read_mat4(a.value()).map_err(|e| format!("{what} inverseBindMatrices: {e}"))?;
+                let mats = reader
+                    .read_mat4(a.value())
+                    .map_err(|e| e.context(format!("{what} inverseBindMatrices")))?;
                 if mats.len() < joints.len() {
-                    return Err(format!(
+                    return Err(invalid!(
                         "{what}: {} inverse bind matrices for {} joints",
                         mats.len(),
                         joints.len()
@@ -235,13 +287,62 @@ fn build_skins(
                         joints.len()
                     ));
                 }
-                validate::check_finite("inverse bind matrix", &mats).map_err(|e| format!("{what}: {e}"))?;
+                validate::check_finite("inverse bind matrix", &mats).map_err(|e| e.context(what.clone()))?;
                 mats.iter().take(joints.len()).map(|m| Matrix4::from_column_slice(m)).collect()
             }
         };
         skins.push(Skin { name: skin.name.clone().unwrap_or_default(), joints, inverse_binds });
     }
     Ok(skins)
+}
+
+/// A singular inverse bind matrix is an error for a joint that influences
+/// vertices (they would collapse or explode) and a warning for any other.
+fn check_inverse_binds(
+    root: &json::Root,
+    skins: &[Skin],
+    meshes: &[Mesh],
+    instances: &[MeshInstance],
+    node_of_joint: &[usize],
+    warnings: &mut Vec<String>,
+) -> Result<(), AssetError> {
+    for (s, skin) in skins.iter().enumerate() {
+        let singular: Vec<usize> =
+            (0..skin.joints.len()).filter(|&i| validate::is_singular(&skin.inverse_binds[i])).collect();
+        if singular.is_empty() {
+            continue;
+        }
+        // Skin joints that carry weight in a mesh drawn with this skin: (joint,
+        // mesh). Each mesh once, however many nodes draw it.
+        let drawn: std::collections::BTreeSet<usize> =
+            instances.iter().filter(|i| i.skin == Some(s)).map(|i| i.mesh).collect();
+        let mut influencing: HashMap<usize, usize> = HashMap::new();
+        for mesh in drawn {
+            for p in &meshes[mesh].primitives {
+                let Some(inf) = &p.influences else { continue };
+                for (&j, &w) in inf.joints.iter().zip(&inf.weights) {
+                    if w > 0.0 {
+                        influencing.entry(j as usize).or_insert(mesh);
+                    }
+                }
+            }
+        }
+        let what = label("skin", s, root.skins[s].name.as_deref());
+        for i in singular {
+            let node = node_of_joint[skin.joints[i] as usize];
+            match influencing.get(&i) {
+                Some(&m) => {
+                    return Err(invalid!(
+                        "{what}: inverse bind matrix {i} (joint node {node}) is singular, and the joint influences vertices of mesh {m}"
+                    ));
+                }
+                None => warnings.push(format!(
+                    "{what}: inverse bind matrix {i} (joint node {node}) is singular; the joint influences no vertex"
+                )),
+            }
+        }
+    }
+    Ok(())
 }
 
 fn build_materials(root: &json::Root) -> Vec<Material> {
@@ -288,13 +389,13 @@ fn build_mesh(
     skins: &[Skin],
     material_count: usize,
     warnings: &mut Vec<String>,
-) -> Result<Mesh, String> {
+) -> Result<Mesh, AssetError> {
     let what = label("mesh", m, mesh.name.as_deref());
     let target_count = mesh.primitives.first().map_or(0, |p| p.targets.as_ref().map_or(0, Vec::len));
     for (p, prim) in mesh.primitives.iter().enumerate() {
         let n = prim.targets.as_ref().map_or(0, Vec::len);
         if n != target_count {
-            return Err(format!(
+            return Err(invalid!(
                 "{what} primitive {p}: {n} morph targets, but primitive 0 has {target_count} (all must match)"
             ));
         }
@@ -354,11 +455,11 @@ fn target_names(mesh: &json::Mesh, count: usize, what: &str, warnings: &mut Vec<
     names
 }
 
-fn check_count(ctx: &str, attribute: &str, len: usize, vertices: usize) -> Result<(), String> {
+fn check_count(ctx: &str, attribute: &str, len: usize, vertices: usize) -> Result<(), AssetError> {
     if len == vertices {
         Ok(())
     } else {
-        Err(format!("{ctx} {attribute}: {len} elements, but POSITION has {vertices}"))
+        Err(invalid!("{ctx} {attribute}: {len} elements, but POSITION has {vertices}"))
     }
 }
 
@@ -370,38 +471,38 @@ fn build_primitive(
     skins: &[Skin],
     material_count: usize,
     warnings: &mut Vec<String>,
-) -> Result<MeshPrimitive, String> {
+) -> Result<MeshPrimitive, AssetError> {
     let attr = |s: Semantic| prim.attributes.get(&Checked::Valid(s)).map(|i| i.value());
     let Some(pos) = attr(Semantic::Positions) else {
-        return Err(format!("{ctx}: no POSITION attribute"));
+        return Err(invalid!("{ctx}: no POSITION attribute"));
     };
-    let positions = reader.read_vec3(pos).map_err(|e| format!("{ctx} POSITION: {e}"))?;
-    validate::check_finite("vertex", &positions).map_err(|e| format!("{ctx} POSITION: {e}"))?;
+    let positions = reader.read_vec3(pos).map_err(|e| e.context(format!("{ctx} POSITION")))?;
+    validate::check_finite("vertex", &positions).map_err(|e| e.context(format!("{ctx} POSITION")))?;
     let n = positions.len();
 
     let normals = match attr(Semantic::Normals) {
         Some(a) => {
-            let v = reader.read_vec3(a).map_err(|e| format!("{ctx} NORMAL: {e}"))?;
+            let v = reader.read_vec3(a).map_err(|e| e.context(format!("{ctx} NORMAL")))?;
             check_count(ctx, "NORMAL", v.len(), n)?;
-            validate::check_finite("vertex", &v).map_err(|e| format!("{ctx} NORMAL: {e}"))?;
+            validate::check_finite("vertex", &v).map_err(|e| e.context(format!("{ctx} NORMAL")))?;
             Some(v)
         }
         None => None,
     };
     let tangents = match attr(Semantic::Tangents) {
         Some(a) => {
-            let v = reader.read_vec4(a).map_err(|e| format!("{ctx} TANGENT: {e}"))?;
+            let v = reader.read_vec4(a).map_err(|e| e.context(format!("{ctx} TANGENT")))?;
             check_count(ctx, "TANGENT", v.len(), n)?;
-            validate::check_finite("vertex", &v).map_err(|e| format!("{ctx} TANGENT: {e}"))?;
+            validate::check_finite("vertex", &v).map_err(|e| e.context(format!("{ctx} TANGENT")))?;
             Some(v)
         }
         None => None,
     };
     let uvs = match attr(Semantic::TexCoords(0)) {
         Some(a) => {
-            let v = reader.read_vec2(a).map_err(|e| format!("{ctx} TEXCOORD_0: {e}"))?;
+            let v = reader.read_vec2(a).map_err(|e| e.context(format!("{ctx} TEXCOORD_0")))?;
             check_count(ctx, "TEXCOORD_0", v.len(), n)?;
-            validate::check_finite("vertex", &v).map_err(|e| format!("{ctx} TEXCOORD_0: {e}"))?;
+            validate::check_finite("vertex", &v).map_err(|e| e.context(format!("{ctx} TEXCOORD_0")))?;
             Some(v)
         }
         None => None,
@@ -409,9 +510,9 @@ fn build_primitive(
 
     let indices = match prim.indices {
         Some(a) => {
-            let idx = reader.read_indices(a.value()).map_err(|e| format!("{ctx} indices: {e}"))?;
+            let idx = reader.read_indices(a.value()).map_err(|e| e.context(format!("{ctx} indices")))?;
             if let Some(k) = idx.iter().position(|&i| i as usize >= n) {
-                return Err(format!("{ctx} indices: index {k} is {}, but there are {n} vertices", idx[k]));
+                return Err(invalid!("{ctx} indices: index {k} is {}, but there are {n} vertices", idx[k]));
             }
             idx
         }
@@ -421,7 +522,7 @@ fn build_primitive(
         Checked::Valid(Mode::TriangleStrip) => strip_to_list(&indices),
         Checked::Valid(Mode::TriangleFan) => fan_to_list(&indices),
         _ if !indices.len().is_multiple_of(3) => {
-            return Err(format!("{ctx}: {} indices is not a whole number of triangles", indices.len()));
+            return Err(invalid!("{ctx}: {} indices is not a whole number of triangles", indices.len()));
         }
         _ => indices,
     };
@@ -431,12 +532,12 @@ fn build_primitive(
     let mut morph_targets = Vec::new();
     for (t, target) in prim.targets.iter().flatten().enumerate() {
         let delta =
-            |a: Option<json::Index<json::Accessor>>, name: &str| -> Result<Option<MorphDeltas>, String> {
+            |a: Option<json::Index<json::Accessor>>, name: &str| -> Result<Option<MorphDeltas>, AssetError> {
                 let Some(a) = a else { return Ok(None) };
                 let what = format!("{ctx} target {t} {name}");
-                let v = reader.read_vec3(a.value()).map_err(|e| format!("{what}: {e}"))?;
+                let v = reader.read_vec3(a.value()).map_err(|e| e.context(what.clone()))?;
                 check_count(&format!("{ctx} target {t}"), name, v.len(), n)?;
-                validate::check_finite("vertex", &v).map_err(|e| format!("{what}: {e}"))?;
+                validate::check_finite("vertex", &v).map_err(|e| e.context(what.clone()))?;
                 Ok(Some(MorphDeltas::compact(v)))
             };
         morph_targets.push(MorphTarget {
@@ -460,20 +561,20 @@ fn build_influences(
     joint_limit: Option<(usize, usize)>,
     skins: &[Skin],
     warnings: &mut Vec<String>,
-) -> Result<Option<Influences>, String> {
+) -> Result<Option<Influences>, AssetError> {
     let mut sets = Vec::new();
     for set in 0..2u32 {
         match (attr(Semantic::Joints(set)), attr(Semantic::Weights(set))) {
             (None, None) => break,
             (Some(j), Some(w)) => {
-                let joints = reader.read_joints(j).map_err(|e| format!("{ctx} JOINTS_{set}: {e}"))?;
+                let joints = reader.read_joints(j).map_err(|e| e.context(format!("{ctx} JOINTS_{set}")))?;
                 check_count(ctx, &format!("JOINTS_{set}"), joints.len(), n)?;
-                let weights = reader.read_vec4(w).map_err(|e| format!("{ctx} WEIGHTS_{set}: {e}"))?;
+                let weights = reader.read_vec4(w).map_err(|e| e.context(format!("{ctx} WEIGHTS_{set}")))?;
                 check_count(ctx, &format!("WEIGHTS_{set}"), weights.len(), n)?;
                 sets.push((joints, weights));
             }
-            (Some(_), None) => return Err(format!("{ctx}: JOINTS_{set} without WEIGHTS_{set}")),
-            (None, Some(_)) => return Err(format!("{ctx}: WEIGHTS_{set} without JOINTS_{set}")),
+            (Some(_), None) => return Err(invalid!("{ctx}: JOINTS_{set} without WEIGHTS_{set}")),
+            (None, Some(_)) => return Err(invalid!("{ctx}: WEIGHTS_{set} without JOINTS_{set}")),
         }
     }
     if sets.is_empty() {
@@ -502,7 +603,7 @@ fn build_influences(
         for i in range.clone() {
             let w = weights[i];
             if !w.is_finite() || w < 0.0 {
-                return Err(format!(
+                return Err(invalid!(
                     "{ctx}: vertex {v} has skin weight {w} (influence {}); weights must be finite and non-negative",
                     i - range.start
                 ));
@@ -511,7 +612,7 @@ fn build_influences(
                 && joints[i] as usize >= count
             {
                 if w > 0.0 {
-                    return Err(format!(
+                    return Err(invalid!(
                         "{ctx}: vertex {v} uses joint {} (weight {w}), but {} has {count} joints",
                         joints[i],
                         label("skin", s, Some(&skins[s].name).filter(|n| !n.is_empty()).map(|n| n.as_str())),
@@ -556,8 +657,9 @@ fn build_instances(
     root: &json::Root,
     meshes: &[Mesh],
     joint_of_node: &[u32],
+    budget: &Budget,
     warnings: &mut Vec<String>,
-) -> Result<(Vec<MeshInstance>, Vec<f32>), String> {
+) -> Result<(Vec<MeshInstance>, Vec<f32>), AssetError> {
     let mut instances = Vec::new();
     let mut rest = Vec::new();
     for (n, node) in root.nodes.iter().enumerate() {
@@ -565,12 +667,12 @@ fn build_instances(
         let what = label("node", n, node.name.as_deref());
         let mesh = meshes
             .get(m)
-            .ok_or_else(|| format!("{what}: mesh {m} does not exist ({} meshes)", meshes.len()))?;
+            .ok_or_else(|| invalid!("{what}: mesh {m} does not exist ({} meshes)", meshes.len()))?;
         let json_mesh = &root.meshes[m];
         let mesh_what = label("mesh", m, json_mesh.name.as_deref());
         let has_joints = mesh.primitives.iter().any(|p| p.influences.is_some());
         let skin = match node.skin.map(|s| s.value()) {
-            Some(s) if s >= root.skins.len() => return Err(format!("{what}: skin {s} does not exist")),
+            Some(s) if s >= root.skins.len() => return Err(invalid!("{what}: skin {s} does not exist")),
             Some(_) if !has_joints => {
                 warnings.push(format!(
                     "{what}: has a skin but {mesh_what} has no JOINTS_0/WEIGHTS_0; drawn unskinned"
@@ -586,6 +688,11 @@ fn build_instances(
             s => s,
         };
         let count = mesh.target_count;
+        // Each instance has its own morph weights (here and in every pose):
+        // a mesh of many targets drawn by many nodes must not exhaust memory.
+        budget.charge((count as u64).saturating_mul(BYTES_PER_MORPH_WEIGHT), || {
+            format!("{what}: {count} morph weights of {mesh_what}")
+        })?;
         let weights = match (&node.weights, &json_mesh.weights) {
             (Some(w), _) => Some((w, "node weights")),
             (None, Some(w)) => Some((w, "mesh weights")),
@@ -594,19 +701,19 @@ fn build_instances(
         match weights {
             Some((w, source)) => {
                 if w.len() != count {
-                    return Err(format!(
+                    return Err(invalid!(
                         "{what}: {} {source} for {count} morph targets of {mesh_what}",
                         w.len()
                     ));
                 }
                 if let Some(i) = validate::first_non_finite(w) {
-                    return Err(format!("{what}: {source} {i} is not finite"));
+                    return Err(invalid!("{what}: {source} {i} is not finite"));
                 }
                 rest.extend_from_slice(w);
             }
             None => rest.extend(std::iter::repeat_n(0.0, count)),
         }
-        let offset = u32::try_from(rest.len() - count).map_err(|_| "too many morph weights".to_string())?;
+        let offset = u32::try_from(rest.len() - count).map_err(|_| invalid!("too many morph weights"))?;
         instances.push(MeshInstance {
             node: n,
             joint: joint_of_node[n],
@@ -647,7 +754,7 @@ fn build_clips(
     joint_of_node: &[u32],
     instances: &[MeshInstance],
     warnings: &mut Vec<String>,
-) -> Result<Vec<Clip>, String> {
+) -> Result<Vec<Clip>, AssetError> {
     let instance_of_node: HashMap<usize, &MeshInstance> = instances.iter().map(|i| (i.node, i)).collect();
     let mut clips = Vec::with_capacity(root.animations.len());
     for (a, anim) in root.animations.iter().enumerate() {
@@ -665,53 +772,55 @@ fn build_clips(
             let path = property_name(property);
             let node = channel.target.node.value();
             let Some(&joint) = joint_of_node.get(node) else {
-                return Err(format!(
+                return Err(invalid!(
                     "{ctx}: target node {node} does not exist ({} nodes)",
                     joint_of_node.len()
                 ));
             };
             if let Some(prev) = targeted.insert((node, path), c) {
-                return Err(format!("{ctx}: node {node} {path} is already animated by channel {prev}"));
+                return Err(invalid!("{ctx}: node {node} {path} is already animated by channel {prev}"));
             }
             let s = channel.sampler.value();
-            let sampler = anim.samplers.get(s).ok_or_else(|| format!("{ctx}: sampler {s} does not exist"))?;
+            let sampler =
+                anim.samplers.get(s).ok_or_else(|| invalid!("{ctx}: sampler {s} does not exist"))?;
             let interp = interpolation(sampler.interpolation)
-                .ok_or_else(|| format!("{ctx}: sampler {s}: unknown interpolation"))?;
-            let times =
-                reader.read_scalar_f32(sampler.input.value()).map_err(|e| format!("{ctx} input: {e}"))?;
-            validate::check_key_times(&times).map_err(|e| format!("{ctx}: {e}"))?;
+                .ok_or_else(|| invalid!("{ctx}: sampler {s}: unknown interpolation"))?;
+            let times = reader
+                .read_scalar_f32(sampler.input.value())
+                .map_err(|e| e.context(format!("{ctx} input")))?;
+            validate::check_key_times(&times).map_err(|e| e.context(ctx.as_str()))?;
             let per_key = if interp == Interpolation::CubicSpline { 3 } else { 1 };
             let out = sampler.output.value();
             // Values per key beyond the interpolation's (1 or 3): the morph target count for weights.
             let width = match property {
                 Property::MorphTargetWeights => {
                     let inst = instance_of_node.get(&node).ok_or_else(|| {
-                        format!("{ctx}: node {node} has no mesh, so it has no morph weights to animate")
+                        invalid!("{ctx}: node {node} has no mesh, so it has no morph weights to animate")
                     })?;
                     if inst.morph_count == 0 {
-                        return Err(format!("{ctx}: node {node}'s mesh {} has no morph targets", inst.mesh));
+                        return Err(invalid!("{ctx}: node {node}'s mesh {} has no morph targets", inst.mesh));
                     }
                     inst.morph_count as usize
                 }
                 _ => 1,
             };
-            let check_len = |len: usize| -> Result<(), String> {
+            let check_len = |len: usize| -> Result<(), AssetError> {
                 let expected = times.len() * per_key * width;
                 if len == expected {
                     Ok(())
                 } else {
-                    Err(format!(
+                    Err(invalid!(
                         "{ctx}: sampler {s} has {} key times but {len} output values (expected {expected})",
                         times.len()
                     ))
                 }
             };
-            let output_err = |e: String| format!("{ctx} output: {e}");
+            let output_err = |e: AssetError| e.context(format!("{ctx} output"));
             match property {
                 Property::Translation | Property::Scale => {
                     let values = reader.read_vec3(out).map_err(output_err)?;
                     check_len(values.len())?;
-                    validate::check_finite("output value", &values).map_err(|e| format!("{ctx}: {e}"))?;
+                    validate::check_finite("output value", &values).map_err(|e| e.context(ctx.as_str()))?;
                     let track = Some(Track {
                         times,
                         values: values.into_iter().map(Vector3::from).collect(),
@@ -729,8 +838,8 @@ fn build_clips(
                 Property::Rotation => {
                     let values = reader.read_vec4(out).map_err(output_err)?;
                     check_len(values.len())?;
-                    validate::check_finite("output value", &values).map_err(|e| format!("{ctx}: {e}"))?;
-                    validate::check_rotations(&values, per_key).map_err(|e| format!("{ctx}: {e}"))?;
+                    validate::check_finite("output value", &values).map_err(|e| e.context(ctx.as_str()))?;
+                    validate::check_rotations(&values, per_key).map_err(|e| e.context(ctx.as_str()))?;
                     let values = values.iter().map(|&[x, y, z, w]| Quaternion::new(w, x, y, z)).collect();
                     let entry = joint_tracks
                         .entry(joint)
@@ -741,7 +850,7 @@ fn build_clips(
                     let values = reader.read_scalar_f32(out).map_err(output_err)?;
                     check_len(values.len())?;
                     if let Some(i) = validate::first_non_finite(&values) {
-                        return Err(format!("{ctx}: output value {i} is not finite"));
+                        return Err(invalid!("{ctx}: output value {i} is not finite"));
                     }
                     let inst = instance_of_node[&node];
                     morph_tracks.push(MorphWeightTrack {

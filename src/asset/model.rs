@@ -1,6 +1,7 @@
 //! What an import produces: the shareable rig plus the glTF bookkeeping the
 //! commands need (node indices, names, warnings).
 
+use super::limits::LoadOptions;
 pub use crate::anim::{Mesh, MeshInstance};
 use crate::character::Rig;
 use std::ops::Deref;
@@ -36,6 +37,10 @@ pub struct Model {
     pub materials: Vec<Material>,
     /// Things that were accepted but worth knowing (renormalised weights, ...).
     pub warnings: Vec<String>,
+    /// The limits it was loaded with (its images are read within them too).
+    pub load_options: LoadOptions,
+    /// Bytes its import charged to the file's memory budget.
+    pub memory_used: u64,
 }
 
 impl Deref for Model {

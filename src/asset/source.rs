@@ -1,8 +1,12 @@
 //! Reading a glTF file: GLB container or JSON text, schema and index
 //! validation (gltf-json), and the bytes of every buffer.
 //!
-//! Errors here are plain strings naming the element; `import` adds the file.
+//! Errors name the element; `import` adds the file.
 
+use super::error::{AssetError, invalid};
+use super::files;
+use super::limits::{Budget, LoadOptions};
+use super::names::escape;
 use base64::Engine;
 use gltf::json::{self, validation::Validate};
 use serde_json::Value;
@@ -39,14 +43,25 @@ fn ignorable_extension(name: &str) -> bool {
 /// Required extensions the importer implements.
 const SUPPORTED_EXTENSIONS: &[&str] = &["KHR_mesh_quantization"];
 
-/// Parses a file's bytes. `base_dir` is where external buffers are looked up
-/// (`None` for in-memory data, where external buffers are an error).
-pub fn parse(bytes: &[u8], base_dir: Option<&Path>) -> Result<Source, String> {
+/// Where a file's external files are and what reading them may cost.
+#[derive(Clone, Copy)]
+pub struct Context<'a> {
+    /// Where external buffers and images are looked up (`None` for
+    /// in-memory data, where external files are an error).
+    pub base_dir: Option<&'a Path>,
+    /// The limits the user chose.
+    pub options: &'a LoadOptions,
+    /// The file's memory budget: buffers are charged to it.
+    pub budget: &'a Budget,
+}
+
+/// Parses a file's bytes and loads its buffers.
+pub fn parse(bytes: &[u8], cx: Context) -> Result<Source, AssetError> {
     let (json_bytes, bin) = if bytes.starts_with(GLB_MAGIC) { split_glb(bytes)? } else { (bytes, None) };
     let mut warnings = Vec::new();
     let (root, channel_indices) = parse_json(json_bytes, &mut warnings)?;
     validate_json(&root, &mut warnings)?;
-    let buffers = load_buffers(&root, bin, base_dir)?;
+    let buffers = load_buffers(&root, bin, cx)?;
     Ok(Source { root, buffers, channel_indices, warnings })
 }
 
@@ -57,20 +72,20 @@ fn read_u32(bytes: &[u8], at: usize) -> Option<u32> {
 
 /// Splits a GLB container into its JSON chunk and optional BIN chunk,
 /// checking every length against the data actually present.
-pub fn split_glb(bytes: &[u8]) -> Result<(&[u8], Option<&[u8]>), String> {
+pub fn split_glb(bytes: &[u8]) -> Result<(&[u8], Option<&[u8]>), AssetError> {
     if bytes.len() < 12 {
-        return Err(format!("GLB header truncated: {} of 12 bytes", bytes.len()));
+        return Err(invalid!("GLB header truncated: {} of 12 bytes", bytes.len()));
     }
     let version = read_u32(bytes, 4).unwrap_or(0);
     if version != 2 {
-        return Err(format!("GLB version {version} is not supported (only 2)"));
+        return Err(invalid!("GLB version {version} is not supported (only 2)"));
     }
     let total = read_u32(bytes, 8).unwrap_or(0) as usize;
     if total > bytes.len() {
-        return Err(format!("GLB truncated: header says {total} bytes, file has {}", bytes.len()));
+        return Err(invalid!("GLB truncated: header says {total} bytes, file has {}", bytes.len()));
     }
     if total < 12 {
-        return Err(format!("GLB header says the file has {total} bytes, less than the header itself"));
+        return Err(invalid!("GLB header says the file has {total} bytes, less than the header itself"));
     }
     let data = &bytes[..total];
     let mut at = 12;
@@ -79,11 +94,11 @@ pub fn split_glb(bytes: &[u8]) -> Result<(&[u8], Option<&[u8]>), String> {
     let mut chunk = 0;
     while at < data.len() {
         let (Some(len), Some(kind)) = (read_u32(data, at), read_u32(data, at + 4)) else {
-            return Err(format!("GLB chunk {chunk}: header truncated at byte {at}"));
+            return Err(invalid!("GLB chunk {chunk}: header truncated at byte {at}"));
         };
         let start = at + 8;
         let end = start.checked_add(len as usize).filter(|&e| e <= data.len()).ok_or_else(|| {
-            format!(
+            invalid!(
                 "GLB chunk {chunk}: length {len} runs past the end of the file ({} bytes left)",
                 data.len() - start
             )
@@ -91,7 +106,7 @@ pub fn split_glb(bytes: &[u8]) -> Result<(&[u8], Option<&[u8]>), String> {
         let body = &data[start..end];
         match (chunk, kind) {
             (0, CHUNK_JSON) => json = Some(body),
-            (0, _) => return Err(format!("GLB chunk 0 has type {kind:#010x}, expected JSON")),
+            (0, _) => return Err(invalid!("GLB chunk 0 has type {kind:#010x}, expected JSON")),
             (1, CHUNK_BIN) => bin = Some(body),
             // The spec says readers ignore chunks of unknown type.
             _ => {}
@@ -100,16 +115,16 @@ pub fn split_glb(bytes: &[u8]) -> Result<(&[u8], Option<&[u8]>), String> {
         at = end.next_multiple_of(4).min(data.len().max(end));
         chunk += 1;
     }
-    let json = json.ok_or("GLB has no JSON chunk")?;
+    let json = json.ok_or_else(|| invalid!("GLB has no JSON chunk"))?;
     Ok((json, bin))
 }
 
 /// The JSON as a `Root`, after dropping animation channels without a target
 /// node (allowed by the spec, e.g. for KHR_animation_pointer, but rejected by
 /// gltf-json's schema).
-fn parse_json(bytes: &[u8], warnings: &mut Vec<String>) -> Result<(json::Root, Vec<Vec<usize>>), String> {
+fn parse_json(bytes: &[u8], warnings: &mut Vec<String>) -> Result<(json::Root, Vec<Vec<usize>>), AssetError> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let mut value: Value = serde_json::from_slice(bytes).map_err(|e| format!("invalid JSON: {e}"))?;
+    let mut value: Value = serde_json::from_slice(bytes).map_err(AssetError::Json)?;
     let mut channel_indices = Vec::new();
     let mut dropped = false;
     if let Some(anims) = value.get_mut("animations").and_then(Value::as_array_mut) {
@@ -135,9 +150,11 @@ fn parse_json(bytes: &[u8], warnings: &mut Vec<String>) -> Result<(json::Root, V
     }
     // Parsing the text again keeps serde's line and column in schema errors.
     let root: json::Root = if dropped {
-        serde_json::from_value(value).map_err(|e| format!("invalid glTF JSON: {e}"))?
+        serde_json::from_value(value).map_err(AssetError::Schema)?
     } else {
-        serde_json::from_slice(bytes).map_err(|e| format!("invalid glTF JSON: {e}"))?
+        // The tree goes first: a large file must not hold both at once.
+        drop(value);
+        serde_json::from_slice(bytes).map_err(AssetError::Schema)?
     };
     channel_indices.resize(root.animations.len(), Vec::new());
     for (kept, anim) in channel_indices.iter_mut().zip(&root.animations) {
@@ -150,15 +167,21 @@ fn parse_json(bytes: &[u8], warnings: &mut Vec<String>) -> Result<(json::Root, V
 
 /// gltf-json's own validation (indices in range, enum values known, required
 /// extensions), with the few checks it gets wrong for us handled here.
-fn validate_json(root: &json::Root, warnings: &mut Vec<String>) -> Result<(), String> {
+fn validate_json(root: &json::Root, warnings: &mut Vec<String>) -> Result<(), AssetError> {
     for (i, ext) in root.extensions_required.iter().enumerate() {
         if SUPPORTED_EXTENSIONS.contains(&ext.as_str()) {
             continue;
         }
         if ignorable_extension(ext) {
-            warnings.push(format!("required extension {ext} is ignored (it does not affect geometry)"));
+            warnings
+                .push(format!("required extension {} is ignored (it does not affect geometry)", escape(ext)));
         } else {
-            return Err(format!("extensionsRequired[{i}]: extension {ext} is not supported"));
+            return Err(invalid!("extensionsRequired[{i}]: extension {} is not supported", escape(ext)));
+        }
+    }
+    for ext in &root.extensions_used {
+        if !SUPPORTED_EXTENSIONS.contains(&ext.as_str()) && !root.extensions_required.contains(ext) {
+            warnings.push(format!("extension {} is used by the file but ignored by vkskin", escape(ext)));
         }
     }
     // gltf-json's primitive check indexes `accessors` with POSITION unchecked: check first.
@@ -170,7 +193,7 @@ fn validate_json(root: &json::Root, warnings: &mut Vec<String>) -> Result<(), St
                         json::validation::Checked::Valid(s) => semantic_name(s),
                         json::validation::Checked::Invalid => "?".to_string(),
                     };
-                    return Err(format!(
+                    return Err(invalid!(
                         "meshes[{m}].primitives[{p}].attributes[\"{name}\"]: accessor {} does not exist ({} accessors)",
                         index.value(),
                         root.accessors.len()
@@ -215,8 +238,8 @@ fn validate_json(root: &json::Root, warnings: &mut Vec<String>) -> Result<(), St
     });
     match errors.len() {
         0 => Ok(()),
-        1 => Err(errors.swap_remove(0)),
-        n => Err(format!("{} (and {} more JSON errors)", errors[0], n - 1)),
+        1 => Err(AssetError::Invalid(errors.swap_remove(0))),
+        n => Err(invalid!("{} (and {} more JSON errors)", errors[0], n - 1)),
     }
 }
 
@@ -224,7 +247,7 @@ fn validate_json(root: &json::Root, warnings: &mut Vec<String>) -> Result<(), St
 pub fn semantic_name(s: &json::mesh::Semantic) -> String {
     use json::mesh::Semantic::*;
     match s {
-        Extras(n) => format!("_{n}"),
+        Extras(n) => format!("_{}", escape(n)),
         Positions => "POSITION".into(),
         Normals => "NORMAL".into(),
         Tangents => "TANGENT".into(),
@@ -235,41 +258,38 @@ pub fn semantic_name(s: &json::mesh::Semantic) -> String {
     }
 }
 
-fn load_buffers(
-    root: &json::Root,
-    bin: Option<&[u8]>,
-    base_dir: Option<&Path>,
-) -> Result<Vec<Vec<u8>>, String> {
+fn load_buffers(root: &json::Root, bin: Option<&[u8]>, cx: Context) -> Result<Vec<Vec<u8>>, AssetError> {
     let mut out = Vec::with_capacity(root.buffers.len());
     for (i, buffer) in root.buffers.iter().enumerate() {
+        let what = format!("buffer {i}");
+        let len = buffer.byte_length.0;
+        // Declared bytes are allocated below: charge them first.
+        cx.budget.charge(len, || format!("{what} (byteLength {len})"))?;
         let mut data = match buffer.uri.as_deref() {
             None => match bin {
                 Some(bin) if i == 0 => bin.to_vec(),
                 Some(_) => {
-                    return Err(format!("buffer {i}: no uri (only buffer 0 may use the GLB BIN chunk)"));
+                    return Err(invalid!("{what}: no uri (only buffer 0 may use the GLB BIN chunk)"));
                 }
-                None => return Err(format!("buffer {i}: no uri and no GLB BIN chunk")),
+                None => return Err(invalid!("{what}: no uri and no GLB BIN chunk")),
             },
-            Some(uri) if uri.starts_with("data:") => {
-                decode_data_uri(uri).map_err(|e| format!("buffer {i}: {e}"))?
-            }
+            Some(uri) if uri.starts_with("data:") => decode_data_uri(uri).map_err(|e| e.context(&what))?,
             Some(uri) => {
-                let Some(dir) = base_dir else {
-                    return Err(format!(
-                        "buffer {i}: refers to external file \"{uri}\", but the file was read from memory"
+                let Some(dir) = cx.base_dir else {
+                    return Err(invalid!(
+                        "{what}: refers to external file \"{}\", but the file was read from memory",
+                        escape(uri)
                     ));
                 };
-                let path = dir.join(percent_decode(uri));
-                std::fs::read(&path)
-                    .map_err(|e| format!("buffer {i}: cannot read \"{}\": {e}", path.display()))?
+                let path = files::resolve_uri(&what, uri, dir, cx.options.allow_outside_uris)?;
+                let data = files::read_prefix(&what, &path, len)?;
+                // Real data on disk: the file may use more.
+                cx.budget.add_backing(len);
+                data
             }
         };
-        let len = buffer.byte_length.0;
         if len > data.len() as u64 {
-            return Err(format!(
-                "buffer {i}: byteLength is {len} but the data has only {} bytes",
-                data.len()
-            ));
+            return Err(invalid!("{what}: byteLength is {len} but the data has only {} bytes", data.len()));
         }
         // GLB padding (and generous writers) may leave bytes past byteLength: views must not see them.
         data.truncate(len as usize);
@@ -279,12 +299,12 @@ fn load_buffers(
 }
 
 /// Decodes a base64 `data:` URI.
-pub fn decode_data_uri(uri: &str) -> Result<Vec<u8>, String> {
+pub fn decode_data_uri(uri: &str) -> Result<Vec<u8>, AssetError> {
     let Some((header, payload)) = uri.split_once(',') else {
-        return Err("data URI has no ','".into());
+        return Err(invalid!("data URI has no ','"));
     };
     if !header.ends_with(";base64") {
-        return Err(format!("data URI \"{header}\" is not base64"));
+        return Err(invalid!("data URI \"{}\" is not base64", escape(header)));
     }
     // Some writers drop the '=' padding.
     let engine = base64::engine::GeneralPurpose::new(
@@ -292,40 +312,12 @@ pub fn decode_data_uri(uri: &str) -> Result<Vec<u8>, String> {
         base64::engine::GeneralPurposeConfig::new()
             .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
     );
-    engine.decode(payload.trim()).map_err(|e| format!("invalid base64 in data URI: {e}"))
-}
-
-/// Decodes `%XX` escapes of a relative URI (e.g. `%20` for a space); invalid
-/// escapes are kept as written.
-pub fn percent_decode(uri: &str) -> String {
-    let b = uri.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%'
-            && let Some(hex) = b.get(i + 1..i + 3)
-            && let Ok(s) = std::str::from_utf8(hex)
-            && let Ok(v) = u8::from_str_radix(s, 16)
-        {
-            out.push(v);
-            i += 3;
-            continue;
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    engine.decode(payload.trim()).map_err(AssetError::Base64)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn percent_decoding() {
-        assert_eq!(percent_decode("my%20file%2Bx.bin"), "my file+x.bin");
-        assert_eq!(percent_decode("bad%zz%2"), "bad%zz%2");
-    }
 
     #[test]
     fn data_uris() {

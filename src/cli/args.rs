@@ -1,15 +1,66 @@
 //! Command-line arguments (clap).
 
 use super::bench::{SkinningMode, UploadMode};
+use crate::asset::LoadOptions;
+use crate::asset::limits::parse_bytes;
 use clap::{Parser, Subcommand, ValueEnum};
 
 /// vkskin: look at, debug and profile skinned glTF characters.
+///
+/// Without a subcommand it opens the viewer: `vkskin Fox.glb --frames 90`
+/// is `vkskin view Fox.glb --frames 90`, and `vkskin` alone shows the
+/// built-in character.
 #[derive(Debug, Parser)]
 #[command(name = "vkskin", version, about)]
 pub struct Cli {
-    /// What to do; without a subcommand, `view` on the built-in character.
+    /// What to do; without a subcommand, `view`.
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// The viewer's options, when no subcommand is given.
+    #[command(flatten)]
+    pub view: ViewArgs,
+    /// Limits on what a model file may make vkskin read and allocate
+    /// (global: given before or after the subcommand).
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+impl Cli {
+    /// The command to run: the subcommand, else `view` with the options
+    /// given; viewer options before another subcommand are an error.
+    pub fn into_command(self) -> Result<(Command, LoadOptions), String> {
+        let options = self.limits.load_options();
+        match self.command {
+            None => Ok((Command::View(self.view), options)),
+            Some(command) if self.view == ViewArgs::default() => Ok((command, options)),
+            Some(_) => Err("viewer options (and a model) before a subcommand: put them after it, or leave the subcommand out to view".into()),
+        }
+    }
+}
+
+/// Limits on model files, for every command that reads one.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LimitArgs {
+    /// The most memory one model file (with its buffers and images) may
+    /// make vkskin allocate, e.g. 512M or 4G; a smaller file may use less
+    /// (128 MiB plus 16 times its size).
+    #[arg(long, global = true, value_name = "BYTES", default_value = "2G", value_parser = parse_bytes)]
+    pub max_memory: u64,
+    /// Let buffer and image URIs name files outside the model's folder
+    /// (absolute paths, file: URIs, `..`); without it they are refused.
+    #[arg(long, global = true)]
+    pub allow_outside_uris: bool,
+}
+
+impl LimitArgs {
+    /// The importer's options for these limits.
+    pub fn load_options(&self) -> LoadOptions {
+        LoadOptions {
+            max_memory: self.max_memory,
+            allow_outside_uris: self.allow_outside_uris,
+            ..LoadOptions::default()
+        }
+    }
 }
 
 /// Where skinned vertices are computed for `dump`.
@@ -176,7 +227,7 @@ pub struct RenderArgs {
 }
 
 /// Arguments of `vkskin view`.
-#[derive(Debug, Clone, Default, clap::Args)]
+#[derive(Debug, Clone, Default, PartialEq, clap::Args)]
 pub struct ViewArgs {
     /// A .glb or .gltf file; without it, the built-in character.
     pub model: Option<String>,
@@ -205,9 +256,10 @@ pub struct ViewArgs {
     /// Write the last frame, as shown (controls included), to this PNG.
     #[arg(long, value_name = "PATH")]
     pub screenshot: Option<String>,
-    /// Ask the window to resize to WxH at frame K.
-    #[arg(long, value_name = "K:WxH")]
-    pub resize_at: Option<String>,
+    /// Ask the window to resize to WxH at frame K (repeatable, or several
+    /// separated by commas).
+    #[arg(long, value_name = "K:WxH", value_delimiter = ',')]
+    pub resize_at: Vec<String>,
     /// Initial window size (and the image size of the headless fallback).
     #[arg(long, value_name = "WxH")]
     pub size: Option<String>,
@@ -287,4 +339,57 @@ pub struct BenchArgs {
     /// Enable the Khronos validation layer (with synchronization validation); any message fails the run.
     #[arg(long)]
     pub validation: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<(Command, LoadOptions), String> {
+        let cli = Cli::try_parse_from(std::iter::once("vkskin").chain(args.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        cli.into_command()
+    }
+
+    fn view_of(args: &[&str]) -> ViewArgs {
+        match parse(args) {
+            Ok((Command::View(v), _)) => v,
+            other => panic!("{args:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn viewer_options_without_view() {
+        assert_eq!(view_of(&[]), ViewArgs::default());
+        let v = view_of(&["--frames", "90"]);
+        assert_eq!(v.frames, Some(90));
+        let v = view_of(&[
+            "Fox.glb",
+            "--frames",
+            "3",
+            "--resize-at",
+            "10:100x80,20:50x40",
+            "--resize-at",
+            "5:9x9",
+        ]);
+        assert_eq!(v.model.as_deref(), Some("Fox.glb"));
+        assert_eq!(v.resize_at, ["10:100x80", "20:50x40", "5:9x9"]);
+        assert_eq!(view_of(&["view", "Fox.glb", "--frames", "3"]), view_of(&["Fox.glb", "--frames", "3"]));
+    }
+
+    #[test]
+    fn subcommands_and_global_limits() {
+        let (command, options) = parse(&["--max-memory", "512M", "inspect", "a.glb"]).unwrap();
+        assert!(
+            matches!(command, Command::Inspect { ref model, json: false, compression: false } if model == "a.glb")
+        );
+        assert_eq!(options.max_memory, 512 << 20);
+        assert!(!options.allow_outside_uris);
+        let (_, options) = parse(&["dump", "a.glb", "--allow-outside-uris", "--max-memory", "1G"]).unwrap();
+        assert_eq!((options.max_memory, options.allow_outside_uris), (1 << 30, true));
+        assert_eq!(parse(&["inspect", "a.glb"]).unwrap().1, LoadOptions::default());
+        assert!(parse(&["--frames", "3", "inspect", "a.glb"]).is_err());
+        assert!(parse(&["inspect", "a.glb", "--frames", "3"]).is_err());
+        assert!(parse(&["--max-memory", "lots", "inspect", "a.glb"]).is_err());
+    }
 }

@@ -4,6 +4,7 @@
 use super::args::Skinning;
 use crate::anim::{SkinnedPose, hierarchy::local_to_model_f64};
 use crate::asset::Model;
+use crate::asset::names::display_name;
 use crate::character::{Character, Controller};
 use crate::gpu::{FrameRing, GpuContext, GpuOptions};
 use crate::render::gpu_model::GpuModel;
@@ -72,14 +73,14 @@ pub struct PrimitiveDump {
 
 /// Evaluates `model` as `request` says (GPU skinning, if asked, on the
 /// default device without validation).
-pub fn evaluate(model: &Model, request: &Request) -> Result<Dump, String> {
+pub fn evaluate(model: &Model, request: &Request) -> anyhow::Result<Dump> {
     evaluate_on(model, request, &GpuChoice::default())
 }
 
 /// Evaluates `model` as `request` says; `Skinning::Gpu` runs on `gpu`.
-pub fn evaluate_on(model: &Model, request: &Request, gpu: &GpuChoice) -> Result<Dump, String> {
+pub fn evaluate_on(model: &Model, request: &Request, gpu: &GpuChoice) -> anyhow::Result<Dump> {
     if !request.time.is_finite() {
-        return Err(format!("--time {} is not a finite number of seconds", request.time));
+        return Err(anyhow::anyhow!("--time {} is not a finite number of seconds", request.time));
     }
     // A file without animations has only its rest pose: dump that for any
     // --clip (as a player of that file would show), saying so on stderr.
@@ -92,7 +93,7 @@ pub fn evaluate_on(model: &Model, request: &Request, gpu: &GpuChoice) -> Result<
     });
     let index = match clip_key {
         None => None,
-        Some(key) => Some(model.find_clip(key).ok_or_else(|| unknown_clip(model, key))?),
+        Some(key) => Some(model.find_clip(key).ok_or_else(|| anyhow::anyhow!(unknown_clip(model, key)))?),
     };
     let clip = match index.map(|i| (i, &model.clips[i].name)) {
         None => serde_json::Value::Null,
@@ -101,10 +102,10 @@ pub fn evaluate_on(model: &Model, request: &Request, gpu: &GpuChoice) -> Result<
     };
     // The clip sampled as a looping player would show it at that time
     // (no controller state: the rest pose), through the character layer.
-    let controller = Controller::single_clip(model, index, true)?;
-    let mut character = Character::new(model.rig.clone(), Arc::new(controller)).map_err(|e| e.to_string())?;
+    let controller = Controller::single_clip(model, index, true).map_err(anyhow::Error::msg)?;
+    let mut character = Character::new(model.rig.clone(), Arc::new(controller))?;
     character.seek(request.time);
-    character.update(0.0).map_err(|e| e.to_string())?;
+    character.update(0.0)?;
     let pose = character.pose();
     // Joint matrices in f64: scaled rigs (x100) drift by 1e-4 through f32 chains.
     let precise_world = local_to_model_f64(model.skeleton.parents(), &character.local_pose().locals);
@@ -131,10 +132,11 @@ pub fn evaluate_on(model: &Model, request: &Request, gpu: &GpuChoice) -> Result<
             match request.skinning {
                 Skinning::Cpu => pose
                     .skin_primitive(instance, primitive, &mut positions, None)
-                    .map_err(|e| format!("mesh {} primitive {index}: {e}", instance.mesh))?,
+                    .map_err(|e| anyhow::anyhow!("mesh {} primitive {index}: {e}", instance.mesh))?,
                 Skinning::Gpu => {
                     let skinned = gpu_positions.as_mut().and_then(|g| g.next());
-                    positions = skinned.ok_or("GPU output has fewer primitives than the model")?;
+                    positions = skinned
+                        .ok_or_else(|| anyhow::anyhow!("GPU output has fewer primitives than the model"))?;
                 }
             }
             primitives.push(PrimitiveDump {
@@ -150,28 +152,28 @@ pub fn evaluate_on(model: &Model, request: &Request, gpu: &GpuChoice) -> Result<
 }
 
 /// Evaluates and serialises to JSON text.
-pub fn dump(model: &Model, request: &Request) -> Result<String, String> {
+pub fn dump(model: &Model, request: &Request) -> anyhow::Result<String> {
     dump_on(model, request, &GpuChoice::default())
 }
 
 /// Evaluates (GPU skinning on `gpu`) and serialises to JSON text.
-pub fn dump_on(model: &Model, request: &Request, gpu: &GpuChoice) -> Result<String, String> {
+pub fn dump_on(model: &Model, request: &Request, gpu: &GpuChoice) -> anyhow::Result<String> {
     let document = evaluate_on(model, request, gpu)?;
-    serde_json::to_string(&document).map_err(|e| e.to_string())
+    Ok(serde_json::to_string(&document)?)
 }
 
 /// Skins every instanced primitive of `model` at `evaluator`'s pose with the
 /// compute pass (one frame), reads the output back and returns the positions
 /// per primitive in `Model::instances` then primitive order.
-fn gpu_skin(model: &Model, pose: SkinnedPose, choice: &GpuChoice) -> Result<Vec<Vec<[f32; 3]>>, String> {
+fn gpu_skin(model: &Model, pose: SkinnedPose, choice: &GpuChoice) -> anyhow::Result<Vec<Vec<[f32; 3]>>> {
     let options = GpuOptions {
         validation: choice.validation,
         device: choice.device.map(String::from),
         announce_device: true,
         ..Default::default()
     };
-    let ctx = GpuContext::new(&options, &|_, _, _, _| true).map_err(|e| e.to_string())?;
-    let mut ring = FrameRing::new(&ctx).map_err(|e| e.to_string())?;
+    let ctx = GpuContext::new(&options, &|_, _, _, _| true)?;
+    let mut ring = FrameRing::new(&ctx)?;
     let mut gpu_model = None;
     let mut pass = None;
     let mut readback = None;
@@ -206,9 +208,9 @@ fn gpu_skin(model: &Model, pose: SkinnedPose, choice: &GpuChoice) -> Result<Vec<
     ring.destroy(&ctx);
     // Destroyed before the messages are read: leaks are reported then.
     let messages = ctx.finish();
-    let positions = result.map_err(|e: crate::gpu::GpuError| e.to_string())?;
+    let positions = result.map_err(|e: crate::gpu::GpuError| anyhow::Error::new(e))?;
     if !messages.is_empty() {
-        return Err(format!("{} Vulkan validation messages (printed above)", messages.len()));
+        return Err(anyhow::anyhow!("{} Vulkan validation messages (printed above)", messages.len()));
     }
     Ok(positions)
 }
@@ -220,10 +222,10 @@ fn unknown_clip(model: &Model, key: &str) -> String {
         .iter()
         .enumerate()
         .map(|(i, c)| match &c.name {
-            Some(n) => format!("{i} \"{n}\""),
+            Some(n) => format!("{i} \"{}\"", display_name(n)),
             None => i.to_string(),
         })
         .collect();
     // Only reached for files with clips: without any, the rest pose is dumped.
-    format!("no clip \"{key}\"; clips are: {}", names.join(", "))
+    format!("no clip \"{}\"; clips are: {}", display_name(key), names.join(", "))
 }

@@ -2,6 +2,7 @@
 
 use crate::anim::{Clip, Interpolation, NO_PARENT};
 use crate::asset::Model;
+use crate::asset::names::escape;
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -191,7 +192,7 @@ impl Report {
     /// Human-readable text.
     pub fn to_text(&self) -> String {
         let mut out = String::new();
-        let _ = writeln!(out, "{}", self.file);
+        let _ = writeln!(out, "{}", escape(&self.file));
         let _ = writeln!(out, "\nnodes ({}):", self.nodes.len());
         self.write_tree(&mut out);
         let _ = writeln!(out, "\nskins ({}):", self.skins.len());
@@ -221,7 +222,7 @@ impl Report {
         for m in &self.meshes {
             let _ = writeln!(out, "  mesh {} {:?}", m.mesh, m.name);
             if !m.morph_targets.is_empty() {
-                let _ = writeln!(out, "    morph targets: {}", m.morph_targets.join(", "));
+                let _ = writeln!(out, "    morph targets: {}", escape(&m.morph_targets.join(", ")));
             }
             for p in &m.primitives {
                 let _ = writeln!(
@@ -239,7 +240,12 @@ impl Report {
         for w in &self.warnings {
             let _ = writeln!(out, "  {w}");
         }
-        let _ = writeln!(out, "\nvalid: the file passed every check");
+        // Warnings are things accepted but not as the file meant them
+        // (ignored channels, extensions, singular matrices of unused joints).
+        let _ = match self.warnings.len() {
+            0 => writeln!(out, "\nvalid: the file passed every check"),
+            n => writeln!(out, "\nvalid, with {n} warning{} (listed above)", if n == 1 { "" } else { "s" }),
+        };
         out
     }
 

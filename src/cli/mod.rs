@@ -1,4 +1,6 @@
 //! The `vkskin` command line: argument parsing and one module per command.
+//! Errors are `anyhow` errors here (the layers below return typed ones);
+//! `main` prints them as one line.
 
 pub mod args;
 pub mod bench;
@@ -10,46 +12,45 @@ pub mod simulate;
 
 pub use args::{Cli, Command};
 
-use crate::asset;
+use crate::asset::{self, LoadOptions};
+use crate::atomic_file;
+use anyhow::anyhow;
 use std::path::Path;
 
-/// Runs a parsed command line; the error is one printable line.
-pub fn run(cli: Cli) -> Result<(), String> {
-    // No subcommand: the viewer on the built-in character.
-    let command = cli.command.unwrap_or_else(|| Command::View(args::ViewArgs::default()));
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    let (command, options) = cli.into_command().map_err(anyhow::Error::msg)?;
     match command {
         Command::Inspect { model, json, compression: true } => {
-            let model = asset::load(Path::new(&model)).map_err(|e| e.to_string())?;
+            let model = asset::load_with(Path::new(&model), &options)?;
             let clips = model.clips.iter().enumerate().map(|(i, c)| (model.clip_name(i), &**c));
             let settings = crate::anim::compression::CompressionSettings::for_skeleton(&model.skeleton);
             let rows = compression::compress_all(&model.file, &model.skeleton, clips, &settings)
-                .map_err(|e| format!("{}: {e}", model.file))?;
-            let text = if json {
-                serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())? + "\n"
-            } else {
-                compression::to_text(&rows)
-            };
+                .map_err(|e| anyhow!("{}: {e}", model.file))?;
+            let text =
+                if json { serde_json::to_string_pretty(&rows)? + "\n" } else { compression::to_text(&rows) };
             print!("{text}");
             Ok(())
         }
         Command::Inspect { model, json, compression: false } => {
-            let model = asset::load(Path::new(&model)).map_err(|e| e.to_string())?;
+            let model = asset::load_with(Path::new(&model), &options)?;
             let report = inspect::Report::new(&model);
             let text = if json { report.to_json() } else { report.to_text() };
             print!("{text}");
             Ok(())
         }
         Command::Dump { model, clip, time, skinning, device, validation, out } => {
-            let model = asset::load(Path::new(&model)).map_err(|e| e.to_string())?;
+            let model = asset::load_with(Path::new(&model), &options)?;
             let request = dump::Request { clip: clip.as_deref(), time, skinning };
             let gpu = dump::GpuChoice { device: device.as_deref(), validation };
-            let json = dump::dump_on(&model, &request, &gpu).map_err(|e| format!("{}: {e}", model.file))?;
+            let json = dump::dump_on(&model, &request, &gpu).map_err(|e| anyhow!("{}: {e}", model.file))?;
             write_output(&out, &json)
         }
-        Command::Render(args) => render::run(&args),
-        Command::Simulate(args) => simulate::run(&args),
-        Command::View(args) => view(&args),
-        Command::Bench(args) => bench::run(&args),
+        Command::Render(args) => render::run(&args, &options),
+        Command::Simulate(args) => simulate::run(&args, &options),
+        Command::View(args) => view(&args, &options),
+        // bench (just landed) still reports String errors and loads with the default limits.
+        Command::Bench(args) => bench::run(&args).map_err(anyhow::Error::msg),
         Command::GenerateDefault { out } => write_glb(&out, &asset::default_character_glb()),
         Command::GenerateTwistCylinder { out } => {
             write_glb(&out, &asset::twist_cylinder::twist_cylinder_glb())
@@ -58,11 +59,19 @@ pub fn run(cli: Cli) -> Result<(), String> {
 }
 
 /// `vkskin view`: the options checked, then the viewer (or its headless fallback).
-fn view(args: &args::ViewArgs) -> Result<(), String> {
+fn view(args: &args::ViewArgs, load: &LoadOptions) -> anyhow::Result<()> {
     use crate::app::viewer::{self, ViewOptions};
     if args.frames == Some(0) {
-        return Err("--frames must be at least 1".into());
+        anyhow::bail!("--frames must be at least 1");
     }
+    let mut resize_at = args
+        .resize_at
+        .iter()
+        .map(|r| viewer::parse_resize_at(r))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(anyhow::Error::msg)?;
+    // Asked in frame order, whatever order they were given in.
+    resize_at.sort_by_key(|&(frame, _, _)| frame);
     let options = ViewOptions {
         model: args.model.as_ref().map(std::path::PathBuf::from),
         clip: args.clip.clone(),
@@ -72,31 +81,32 @@ fn view(args: &args::ViewArgs) -> Result<(), String> {
         validation: args.validation,
         frames: args.frames,
         screenshot: args.screenshot.as_ref().map(std::path::PathBuf::from),
-        resize_at: args.resize_at.as_deref().map(viewer::parse_resize_at).transpose()?,
-        size: render::parse_size(args.size.as_deref().unwrap_or("960x640"))?,
+        resize_at,
+        size: render::parse_size(args.size.as_deref().unwrap_or("960x640")).map_err(anyhow::Error::msg)?,
+        load: load.clone(),
     };
-    viewer::run(&options)
+    viewer::run(&options).map_err(anyhow::Error::msg)
 }
 
 /// `vkskin generate-default` and `generate-twist-cylinder`: writes a
-/// generated model's GLB, creating the folder when needed.
-fn write_glb(out: &str, bytes: &[u8]) -> Result<(), String> {
+/// generated model's GLB (atomically), creating the folder when needed.
+fn write_glb(out: &str, bytes: &[u8]) -> anyhow::Result<()> {
     let path = Path::new(out);
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create folder: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|e| anyhow!("{}: cannot create folder: {e}", dir.display()))?;
     }
-    std::fs::write(path, bytes).map_err(|e| format!("{out}: cannot write: {e}"))?;
+    atomic_file::write(path, bytes).map_err(anyhow::Error::msg)?;
     eprintln!("vkskin: wrote {out} ({} bytes)", bytes.len());
     Ok(())
 }
 
-/// Writes to a file, or to standard output for `-`.
-fn write_output(out: &str, text: &str) -> Result<(), String> {
+/// Writes to a file (atomically), or to standard output for `-`.
+fn write_output(out: &str, text: &str) -> anyhow::Result<()> {
     if out == "-" {
         use std::io::Write;
         let mut stdout = std::io::stdout().lock();
-        stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()).map_err(|e| format!("stdout: {e}"))
+        stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()).map_err(|e| anyhow!("stdout: {e}"))
     } else {
-        std::fs::write(out, text).map_err(|e| format!("{out}: cannot write: {e}"))
+        atomic_file::write(Path::new(out), text.as_bytes()).map_err(anyhow::Error::msg)
     }
 }

@@ -2,7 +2,8 @@
 //! (animated PNG), on the chosen Vulkan device.
 
 use super::args::RenderArgs;
-use crate::asset::{self, Model, controller::find_controller};
+use crate::asset::{self, Model, controller::find_controller, names::display_name};
+use crate::atomic_file::AtomicFile;
 use crate::character::{Controller, Crowd, Script, Timeline};
 use crate::gpu::{GpuContext, GpuOptions};
 use crate::render::headless::FrameSource;
@@ -11,6 +12,7 @@ use crate::render::image_out::{self, ApngWriter};
 use crate::render::renderer::PASS_SETUPS;
 use crate::render::skin_pass::PaletteUpload;
 use crate::world::{ActorRun, Authority, FootPlacement, Level, scenery_model};
+use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -31,33 +33,34 @@ pub fn parse_size(text: &str) -> Result<(u32, u32), String> {
     Ok((w, h))
 }
 
-/// Runs the command; the error is one printable line.
-pub fn run(args: &RenderArgs) -> Result<(), String> {
-    let (width, height) = parse_size(&args.size)?;
+/// Runs the command, loading the model within `load`'s limits.
+pub fn run(args: &RenderArgs, load: &asset::LoadOptions) -> anyhow::Result<()> {
+    let (width, height) = parse_size(&args.size).map_err(anyhow::Error::msg)?;
     let frames = args.frames.unwrap_or(1);
     if frames == 0 {
-        return Err("--frames must be at least 1".into());
+        anyhow::bail!("--frames must be at least 1");
     }
     if !(args.fps.is_finite() && args.fps > 0.0) {
-        return Err(format!("--fps must be a positive number, not {}", args.fps));
+        return Err(anyhow::anyhow!("--fps must be a positive number, not {}", args.fps));
     }
     if let Some(t) = args.time
         && !t.is_finite()
     {
-        return Err(format!("--time must be a finite number, not {t}"));
+        return Err(anyhow::anyhow!("--time must be a finite number, not {t}"));
     }
-    let upload = PaletteUpload::from_name(&args.upload)
-        .ok_or_else(|| format!("bad --upload \"{}\": expected inplace, staged or dirty", args.upload))?;
+    let upload = PaletteUpload::from_name(&args.upload).ok_or_else(|| {
+        anyhow::anyhow!("bad --upload \"{}\": expected inplace, staged or dirty", args.upload)
+    })?;
     if !PASS_SETUPS.contains(&args.passes) {
-        return Err(format!(
+        anyhow::bail!(
             "bad --passes {}: 1 (main), 2 (depth prepass + main) or 5 (4 shadow cascades + main)",
             args.passes
-        ));
+        );
     }
     if args.characters == 0 || args.characters > MAX_CHARACTERS {
-        return Err(format!("bad --characters {}: 1..={MAX_CHARACTERS}", args.characters));
+        anyhow::bail!("bad --characters {}: 1..={MAX_CHARACTERS}", args.characters);
     }
-    let model = asset::load(Path::new(&args.model)).map_err(|e| e.to_string())?;
+    let model = asset::load_with(Path::new(&args.model), load)?;
     let (mut source, first_frame, scenery) = frames_of(&model, args, frames)?;
     let request = HeadlessRequest {
         frames,
@@ -81,35 +84,46 @@ pub fn run(args: &RenderArgs) -> Result<(), String> {
         announce_device: true,
         ..Default::default()
     };
-    let ctx = GpuContext::new(&options, &|_, _, _, _| true).map_err(|e| e.to_string())?;
+    let ctx = GpuContext::new(&options, &|_, _, _, _| true)?;
     let model = Arc::new(model);
     let name = out.display().to_string();
-    // The output is created before rendering, so a bad path fails at once.
+    // The output is written to a temporary file created before rendering
+    // (a bad path fails at once) and renamed into place once complete: a
+    // failed or killed render leaves no truncated image behind.
+    let file = AtomicFile::create(out).map_err(anyhow::Error::msg)?;
+    let mut writer = file.writer().map_err(anyhow::Error::msg)?;
     let result = if frames == 1 {
-        let mut file = Some(image_out::create_file(out)?);
+        let mut written = false;
         headless::render(&ctx, model, source.as_mut(), scenery, &request, &mut |_, rgba| {
-            let file = file.take().ok_or("more than one frame for a PNG")?;
-            image_out::write_png_to(file, &name, width, height, rgba)
+            if std::mem::replace(&mut written, true) {
+                return Err("more than one frame for a PNG".into());
+            }
+            image_out::write_png_to(&mut writer, &name, width, height, rgba)
         })
     } else {
-        let mut writer = ApngWriter::create(out, width, height, frames, args.fps)?;
-        headless::render(&ctx, model, source.as_mut(), scenery, &request, &mut |_, rgba| {
-            writer.write_frame(rgba)
-        })
-        .and_then(|w| writer.finish().map(|_| w))
+        (|| {
+            let mut apng = ApngWriter::new(&mut writer, &name, width, height, frames, args.fps)?;
+            let warnings =
+                headless::render(&ctx, model, source.as_mut(), scenery, &request, &mut |_, rgba| {
+                    apng.write_frame(rgba)
+                })?;
+            apng.finish()?;
+            Ok(warnings)
+        })()
     };
-    if result.is_err() {
-        // Do not leave a truncated image behind.
-        let _ = std::fs::remove_file(out);
-    }
+    let result = result.and_then(|w| {
+        writer.flush().map_err(|e| format!("{name}: cannot write: {e}"))?;
+        drop(writer);
+        file.commit().map(|_| w)
+    });
     // Destroyed before the messages are read: leaks are reported then.
     let messages = ctx.finish();
-    let warnings = result?;
+    let warnings = result.map_err(anyhow::Error::msg)?;
     for w in warnings {
         eprintln!("vkskin: warning: {w}");
     }
     if !messages.is_empty() {
-        return Err(format!("{} validation message(s); the first: {}", messages.len(), messages[0]));
+        return Err(anyhow::anyhow!("{} validation message(s); the first: {}", messages.len(), messages[0]));
     }
     eprintln!(
         "vkskin: wrote {} ({frames} frame{}, {width}x{height})",
@@ -130,14 +144,18 @@ fn frames_of(
     model: &Model,
     args: &RenderArgs,
     frames: u32,
-) -> Result<(Box<dyn FrameSource>, u32, Scenery), String> {
+) -> anyhow::Result<(Box<dyn FrameSource>, u32, Scenery)> {
     if let Some(level) = &args.level {
-        let path =
-            args.controller.as_ref().ok_or("--level needs --controller (what drives the character)")?;
-        let (controller, _) = find_controller(model, None, Some(Path::new(path)))?.ok_or("no controller")?;
-        let script = Script::parse(&args.sets, &controller)?;
-        let authority: Authority = args.authority.parse()?;
-        let level = Level::named(level)?;
+        let path = args
+            .controller
+            .as_ref()
+            .ok_or_else(|| anyhow::anyhow!("--level needs --controller (what drives the character)"))?;
+        let (controller, _) = find_controller(model, None, Some(Path::new(path)))
+            .map_err(anyhow::Error::msg)?
+            .ok_or_else(|| anyhow::anyhow!("no controller"))?;
+        let script = Script::parse(&args.sets, &controller).map_err(anyhow::Error::msg)?;
+        let authority: Authority = args.authority.parse().map_err(anyhow::Error::msg)?;
+        let level = Level::named(level).map_err(anyhow::Error::msg)?;
         let feet = FootPlacement::humanoid(model)
             .map_err(|e| eprintln!("vkskin: {}: {e}: no foot IK", model.file))
             .ok();
@@ -151,9 +169,14 @@ fn frames_of(
             authority,
             feet,
             fps,
-        )?;
+        )
+        .map_err(anyhow::Error::msg)?;
         let first = first_frame(args, frames)?;
-        return Ok((Box::new(run), first, Some(Arc::new(scenery_model(&level)?))));
+        return Ok((
+            Box::new(run),
+            first,
+            Some(Arc::new(scenery_model(&level).map_err(anyhow::Error::msg)?)),
+        ));
     }
     let (timeline, first) = timeline(model, args, frames)?;
     if args.characters > 1 {
@@ -164,45 +187,44 @@ fn frames_of(
 
 /// `--characters N`: N characters playing what `timeline` plays, each from
 /// its own phase, on a grid.
-fn crowd(model: &Model, args: &RenderArgs, timeline: Timeline) -> Result<Crowd, String> {
+fn crowd(model: &Model, args: &RenderArgs, timeline: Timeline) -> anyhow::Result<Crowd> {
     if !args.sets.is_empty() {
-        return Err(
-            "--set is not supported with --characters (each character would need its own script)".into()
-        );
+        anyhow::bail!("--set is not supported with --characters (each character would need its own script)");
     }
     let controller = timeline.controller().clone();
     let count = args.characters as usize;
-    Ok(headless::crowd_on_grid(model, controller, count, f64::from(args.fps), 0)?.0)
+    let (crowd, _) = headless::crowd_on_grid(model, controller, count, f64::from(args.fps), 0)
+        .map_err(anyhow::Error::msg)?;
+    Ok(crowd)
 }
 
 /// The first frame drawn of a simulation from 0 s: `--time` at `--fps`,
 /// leaving room for `frames` frames after it.
-fn first_frame(args: &RenderArgs, frames: u32) -> Result<u32, String> {
+fn first_frame(args: &RenderArgs, frames: u32) -> anyhow::Result<u32> {
     let first = (f64::from(args.time.unwrap_or(0.0)).max(0.0) * f64::from(args.fps)).round();
     if first > f64::from(u32::MAX - frames) {
-        return Err(format!("--time {} is too far ahead", args.time.unwrap_or(0.0)));
+        return Err(anyhow::anyhow!("--time {} is too far ahead", args.time.unwrap_or(0.0)));
     }
     Ok(first as u32)
 }
 
 /// A clip or controller played frame by frame without a level.
-fn timeline(model: &Model, args: &RenderArgs, frames: u32) -> Result<(Timeline, u32), String> {
+fn timeline(model: &Model, args: &RenderArgs, frames: u32) -> anyhow::Result<(Timeline, u32)> {
     let fps = f64::from(args.fps);
     if let Some(path) = &args.controller {
         if args.clip.is_some() {
-            return Err(
-                "--clip and --controller exclude each other (the controller chooses the clips)".into()
-            );
+            anyhow::bail!("--clip and --controller exclude each other (the controller chooses the clips)");
         }
-        let (controller, _) = find_controller(model, None, Some(Path::new(path)))?.ok_or("no controller")?;
-        let script = Script::parse(&args.sets, &controller)?;
+        let (controller, _) = find_controller(model, None, Some(Path::new(path)))
+            .map_err(anyhow::Error::msg)?
+            .ok_or_else(|| anyhow::anyhow!("no controller"))?;
+        let script = Script::parse(&args.sets, &controller).map_err(anyhow::Error::msg)?;
         let first = first_frame(args, frames)?;
-        let timeline = Timeline::simulating(model.rig.clone(), Arc::new(controller), script, fps)
-            .map_err(|e| e.to_string())?;
+        let timeline = Timeline::simulating(model.rig.clone(), Arc::new(controller), script, fps)?;
         return Ok((timeline, first));
     }
     if !args.sets.is_empty() {
-        return Err("--set needs --controller (a clip has no parameters)".into());
+        anyhow::bail!("--set needs --controller (a clip has no parameters)");
     }
     let clip = match &args.clip {
         Some(key) => Some(model.find_clip(key).ok_or_else(|| {
@@ -210,19 +232,20 @@ fn timeline(model: &Model, args: &RenderArgs, frames: u32) -> Result<(Timeline, 
                 .clips
                 .iter()
                 .enumerate()
-                .map(|(i, c)| c.name.clone().map_or_else(|| i.to_string(), |n| format!("\"{n}\"")))
+                .map(|(i, c)| {
+                    c.name.as_deref().map_or_else(|| i.to_string(), |n| format!("\"{}\"", display_name(n)))
+                })
                 .collect();
             let list = if names.is_empty() { "none".to_string() } else { names.join(", ") };
-            format!("{}: no clip \"{key}\" (clips: {list})", model.file)
+            anyhow::anyhow!("{}: no clip \"{}\" (clips: {list})", model.file, display_name(key))
         })?),
         // An animation without --clip plays the first clip, when there is one.
         None if frames > 1 && !model.clips.is_empty() => Some(0),
         None => None,
     };
     let start = args.time.unwrap_or_else(|| clip.map_or(0.0, |c| model.clips[c].start()));
-    let controller = Controller::single_clip(model, clip, true)?;
-    let timeline = Timeline::seeking(model.rig.clone(), Arc::new(controller), f64::from(start), fps)
-        .map_err(|e| e.to_string())?;
+    let controller = Controller::single_clip(model, clip, true).map_err(anyhow::Error::msg)?;
+    let timeline = Timeline::seeking(model.rig.clone(), Arc::new(controller), f64::from(start), fps)?;
     Ok((timeline, 0))
 }
 

@@ -137,46 +137,47 @@ pub fn actor_frame(model: &Model, frame: u32, time: f64, actor: &Actor) -> Trace
 }
 
 /// Runs the command; the error is one printable line.
-pub fn run(args: &SimulateArgs) -> Result<(), String> {
+pub fn run(args: &SimulateArgs, load: &crate::asset::LoadOptions) -> anyhow::Result<()> {
     if !(args.fps.is_finite() && args.fps > 0.0) {
-        return Err(format!("--fps must be a positive number, not {}", args.fps));
+        return Err(anyhow::anyhow!("--fps must be a positive number, not {}", args.fps));
     }
     if !(args.duration.is_finite() && args.duration >= 0.0) {
-        return Err(format!("--duration must be a finite number of seconds >= 0, not {}", args.duration));
+        return Err(anyhow::anyhow!(
+            "--duration must be a finite number of seconds >= 0, not {}",
+            args.duration
+        ));
     }
     let frames = (args.duration * args.fps + 1e-9).floor() + 1.0;
     if frames > MAX_FRAMES {
-        return Err(format!(
+        return Err(anyhow::anyhow!(
             "--duration {} at --fps {} is more than {MAX_FRAMES} frames",
-            args.duration, args.fps
+            args.duration,
+            args.fps
         ));
     }
     let path = Path::new(&args.model);
-    let model = asset::load(path).map_err(|e| e.to_string())?;
+    let model = asset::load_with(path, load)?;
     let explicit = args.controller.as_deref().map(Path::new);
-    let controller = match find_controller(&model, Some(path), explicit)? {
+    let controller = match find_controller(&model, Some(path), explicit).map_err(anyhow::Error::msg)? {
         Some((c, source)) => {
             eprintln!("vkskin: controller: {source}");
             c
         }
         None => {
             eprintln!("vkskin: {}: no controller: clip 0 plays on a loop", model.file);
-            Controller::single_clip(&model, (!model.clips.is_empty()).then_some(0), true)?
+            Controller::single_clip(&model, (!model.clips.is_empty()).then_some(0), true)
+                .map_err(anyhow::Error::msg)?
         }
     };
-    let script = Script::parse(&args.sets, &controller)?;
+    let script = Script::parse(&args.sets, &controller).map_err(anyhow::Error::msg)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let mut write = |frame: &TraceFrame| -> Result<(), String> {
-        let line = if args.json {
-            serde_json::to_string(frame).map_err(|e| e.to_string())?
-        } else {
-            text_line(frame)
-        };
-        writeln!(out, "{line}").map_err(|e| format!("stdout: {e}"))
+    let mut write = |frame: &TraceFrame| -> anyhow::Result<()> {
+        let line = if args.json { serde_json::to_string(frame)? } else { text_line(frame) };
+        writeln!(out, "{line}").map_err(|e| anyhow::anyhow!("stdout: {e}"))
     };
     let controller = Arc::new(controller);
     if let Some(level) = &args.level {
-        let authority: Authority = args.authority.parse()?;
+        let authority: Authority = args.authority.parse().map_err(anyhow::Error::msg)?;
         if authority == Authority::Animation && controller.root_motion_joint().is_none() {
             eprintln!(
                 "vkskin: the controller takes no root motion (root_motion): the character stays where it is"
@@ -189,7 +190,7 @@ pub fn run(args: &SimulateArgs) -> Result<(), String> {
                 .map_err(|e| eprintln!("vkskin: {}: {e}: no foot IK", model.file))
                 .ok()
         };
-        let level = Level::named(level)?;
+        let level = Level::named(level).map_err(anyhow::Error::msg)?;
         let mut run = ActorRun::new(
             model.rig.clone(),
             controller,
@@ -199,22 +200,22 @@ pub fn run(args: &SimulateArgs) -> Result<(), String> {
             authority,
             feet,
             args.fps,
-        )?;
+        )
+        .map_err(anyhow::Error::msg)?;
         for i in 0..frames as u32 {
             let time = run.time(i);
-            let actor = run.frame(i).map_err(|e| format!("{}: {e}", model.file))?;
+            let actor = run.frame(i).map_err(|e| anyhow::anyhow!("{}: {e}", model.file))?;
             write(&actor_frame(&model, i, time, actor))?;
         }
     } else {
-        let mut timeline = Timeline::simulating(model.rig.clone(), controller, script, args.fps)
-            .map_err(|e| e.to_string())?;
+        let mut timeline = Timeline::simulating(model.rig.clone(), controller, script, args.fps)?;
         for i in 0..frames as u32 {
             let time = timeline.time(i);
-            let character = timeline.frame(i).map_err(|e| format!("{}: {e}", model.file))?;
+            let character = timeline.frame(i).map_err(|e| anyhow::anyhow!("{}: {e}", model.file))?;
             write(&trace_frame(&model, i, time, character))?;
         }
     }
-    out.flush().map_err(|e| format!("stdout: {e}"))
+    out.flush().map_err(|e| anyhow::anyhow!("stdout: {e}"))
 }
 
 /// `frame 12  0.200 s  Locomotion -> Jump 25%  Walk 0.60 Run 0.40  | Walk:footstep_left@0.520`

@@ -25,9 +25,16 @@ fn check_len(width: u32, height: u32, rgba: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// Writes one RGBA8 (sRGB) image as a PNG file.
+/// Writes one RGBA8 (sRGB) image as a PNG file, atomically (a failed
+/// write leaves any earlier file at `path` as it was).
 pub fn write_png(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<(), String> {
-    write_png_to(create(path)?, &path.display().to_string(), width, height, rgba)
+    let name = path.display().to_string();
+    let file = crate::atomic_file::AtomicFile::create(path)?;
+    let mut out = file.writer()?;
+    write_png_to(&mut out, &name, width, height, rgba)?;
+    out.flush().map_err(|e| format!("{name}: cannot write: {e}"))?;
+    drop(out);
+    file.commit()
 }
 
 /// Creates (truncates) `path` for writing, with a one-line error naming it.

@@ -9,7 +9,6 @@ use crate::gpu::image::subresource_range;
 use crate::gpu::{Buffer, GpuContext, GpuError, Image, immediate};
 use ash::vk;
 use gpu_allocator::MemoryLocation;
-use std::path::Path;
 
 /// Sampled sRGB images: one per glTF image a material uses, and white.
 pub struct Textures {
@@ -35,7 +34,7 @@ impl Textures {
         };
         let mut decoded: Vec<(usize, DecodedImage)> = Vec::new();
         if !wanted.is_empty() {
-            match ImageFile::open(Path::new(&model.file)) {
+            match ImageFile::for_model(model) {
                 Ok(file) => {
                     for &i in &wanted {
                         match file.image(i).and_then(|s| decode_rgba8(&s)) {

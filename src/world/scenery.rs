@@ -59,6 +59,8 @@ pub fn scenery_model(level: &Level) -> Result<Model, String> {
         joint_of_node: vec![0],
         materials,
         warnings: Vec::new(),
+        load_options: Default::default(),
+        memory_used: 0,
     })
 }
 

@@ -6,6 +6,8 @@
 
 #![allow(dead_code)]
 
+pub mod base_file;
+pub mod bounded;
 pub mod crowd;
 #[path = "../../src/skip_policy.rs"]
 mod skip_policy;

@@ -1,0 +1,255 @@
+//! Reading the files a model names: only regular files (a FIFO, a device, a
+//! directory or a socket is an error, never a hang), never more bytes than
+//! declared, and only inside the model's folder unless allowed.
+
+use super::error::AssetError;
+use std::fs::{File, FileType};
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+
+/// What a file type is when it is not a regular file.
+fn special_kind(t: &FileType) -> Option<&'static str> {
+    if t.is_file() {
+        return None;
+    }
+    if t.is_dir() {
+        return Some("a directory");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return Some("a FIFO");
+        }
+        if t.is_char_device() {
+            return Some("a character device");
+        }
+        if t.is_block_device() {
+            return Some("a block device");
+        }
+        if t.is_socket() {
+            return Some("a socket");
+        }
+    }
+    Some("not a regular file but a special file")
+}
+
+/// Opens `path` for reading, following symlinks, if it is a regular file;
+/// returns it with its length. The type is checked before opening (opening a
+/// FIFO blocks until a writer comes) and again on the open file, which is
+/// opened non-blocking in case a FIFO was swapped in between.
+fn open_regular(what: &str, path: &Path) -> Result<(File, u64), AssetError> {
+    let io = |source| AssetError::Io { what: what.to_string(), path: path.to_path_buf(), source };
+    let not_regular =
+        |kind| AssetError::NotRegularFile { what: what.to_string(), path: path.to_path_buf(), kind };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if let Some(kind) = special_kind(&meta.file_type()) {
+        return Err(not_regular(kind));
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if let Some(kind) = special_kind(&meta.file_type()) {
+        return Err(not_regular(kind));
+    }
+    Ok((file, meta.len()))
+}
+
+/// Reads at most `len` bytes from `file` (its size said `size`).
+fn read_up_to(what: &str, path: &Path, file: File, len: u64, size: u64) -> Result<Vec<u8>, AssetError> {
+    let mut data = Vec::with_capacity(len.min(size) as usize);
+    file.take(len).read_to_end(&mut data).map_err(|source| AssetError::Io {
+        what: what.to_string(),
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(data)
+}
+
+/// Reads the regular file `path` whole, once `check` has accepted its size.
+pub fn read_file(
+    what: &str,
+    path: &Path,
+    check: impl FnOnce(u64) -> Result<(), AssetError>,
+) -> Result<Vec<u8>, AssetError> {
+    let (file, size) = open_regular(what, path)?;
+    check(size)?;
+    read_up_to(what, path, file, size, size)
+}
+
+/// Reads the first `len` bytes of the regular file `path` (a buffer's
+/// byteLength): an error when it has fewer, never more read.
+pub fn read_prefix(what: &str, path: &Path, len: u64) -> Result<Vec<u8>, AssetError> {
+    let (file, size) = open_regular(what, path)?;
+    let short =
+        |got: u64| super::error::invalid!("{what}: byteLength is {len} but the data has only {got} bytes");
+    if size < len {
+        return Err(short(size));
+    }
+    let data = read_up_to(what, path, file, len, size)?;
+    if (data.len() as u64) < len {
+        return Err(short(data.len() as u64));
+    }
+    Ok(data)
+}
+
+/// The file a buffer or image `uri` (not a `data:` URI) names, relative to
+/// the model's folder `base_dir`. Unless `allow_outside`, it must stay inside
+/// that folder: absolute paths, `file:` URIs and `..` leading out (also
+/// percent-encoded) are refused. Other schemes (`http:` ...) are never read.
+pub fn resolve_uri(
+    what: &str,
+    uri: &str,
+    base_dir: &Path,
+    allow_outside: bool,
+) -> Result<PathBuf, AssetError> {
+    let refuse = |reason| AssetError::Uri { what: what.to_string(), uri: uri.to_string(), reason };
+    let relative = match scheme(uri) {
+        Some(s) if s.eq_ignore_ascii_case("file") => {
+            if !allow_outside {
+                return Err(refuse(
+                    "is a file: URI, which may name any file (--allow-outside-uris allows it)",
+                ));
+            }
+            // file:///abs/path, file://localhost/abs/path or file:path.
+            let rest = &uri[s.len() + 1..];
+            match rest.strip_prefix("//") {
+                Some(host_path) => &host_path[host_path.find('/').unwrap_or(host_path.len())..],
+                None => rest,
+            }
+        }
+        Some(_) => return Err(refuse("names no local file (only relative paths and data: URIs are read)")),
+        None => uri,
+    };
+    let decoded = percent_decode(relative);
+    if decoded.contains('\0') {
+        return Err(refuse("contains a NUL character"));
+    }
+    let path = Path::new(&decoded);
+    if !allow_outside {
+        let mut depth = 0usize;
+        for component in path.components() {
+            match component {
+                Component::Prefix(_) | Component::RootDir => {
+                    return Err(refuse(
+                        "is an absolute path, outside the model's folder (--allow-outside-uris allows it)",
+                    ));
+                }
+                Component::CurDir => {}
+                Component::ParentDir if depth == 0 => {
+                    return Err(refuse("leads outside the model's folder (--allow-outside-uris allows it)"));
+                }
+                Component::ParentDir => depth -= 1,
+                Component::Normal(_) => depth += 1,
+            }
+        }
+    }
+    Ok(base_dir.join(path))
+}
+
+/// The scheme of a URI (`data`, `file`, `http`), when it has one (RFC 3986:
+/// a letter, then letters, digits, `+`, `-` or `.`, then `:`).
+fn scheme(uri: &str) -> Option<&str> {
+    let end = uri.find(':')?;
+    let s = &uri[..end];
+    let mut chars = s.chars();
+    let first = chars.next()?;
+    (first.is_ascii_alphabetic() && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+        .then_some(s)
+}
+
+/// Decodes `%XX` escapes of a relative URI (e.g. `%20` for a space); invalid
+/// escapes are kept as written.
+pub fn percent_decode(uri: &str) -> String {
+    let b = uri.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && let Some(hex) = b.get(i + 1..i + 3)
+            && let Ok(s) = std::str::from_utf8(hex)
+            && let Ok(v) = u8::from_str_radix(s, 16)
+        {
+            out.push(v);
+            i += 3;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_decoding() {
+        assert_eq!(percent_decode("my%20file%2Bx.bin"), "my file+x.bin");
+        assert_eq!(percent_decode("bad%zz%2"), "bad%zz%2");
+    }
+
+    #[test]
+    fn uris_stay_in_the_model_folder() {
+        let base = Path::new("/models/fox");
+        let ok = |uri: &str| resolve_uri("buffer 0", uri, base, false);
+        assert_eq!(ok("Fox.bin").unwrap(), base.join("Fox.bin"));
+        assert_eq!(ok("tex/a%20b.png").unwrap(), base.join("tex/a b.png"));
+        assert_eq!(ok("tex/../Fox.bin").unwrap(), base.join("tex/../Fox.bin"));
+        assert_eq!(ok("./x.bin").unwrap(), base.join("./x.bin"));
+        for bad in [
+            "../x.bin",
+            "tex/../../x.bin",
+            "%2e%2e/x.bin",
+            "..%2Fx.bin",
+            "/etc/passwd",
+            "%2Fetc%2Fpasswd",
+            "file:///etc/passwd",
+            "FILE:x.bin",
+            "http://example.com/x.bin",
+            "x%00.bin",
+        ] {
+            let e = ok(bad).expect_err(bad).to_string();
+            assert!(e.starts_with("buffer 0: uri \""), "{e}");
+        }
+        let allowed = |uri: &str| resolve_uri("image 1", uri, base, true).unwrap();
+        assert_eq!(allowed("../x.bin"), base.join("../x.bin"));
+        assert_eq!(allowed("/etc/passwd"), PathBuf::from("/etc/passwd"));
+        assert_eq!(allowed("file:///etc/pass%20wd"), PathBuf::from("/etc/pass wd"));
+        assert_eq!(allowed("file://localhost/etc/passwd"), PathBuf::from("/etc/passwd"));
+        assert!(resolve_uri("b", "https://x/y", base, true).is_err());
+    }
+
+    #[test]
+    fn special_files_are_refused() {
+        let e = read_file("file", Path::new("/dev/zero"), |_| Ok(())).unwrap_err().to_string();
+        assert_eq!(e, "file: \"/dev/zero\" is a character device, not a regular file");
+        let e = read_file("", Path::new("/dev/zero"), |_| Ok(())).unwrap_err().to_string();
+        assert_eq!(e, "file is a character device, not a regular file");
+        let e = read_prefix("buffer 0", Path::new("/"), 4).unwrap_err().to_string();
+        assert!(e.contains("is a directory"), "{e}");
+        let missing = read_file("file", Path::new("/nonexistent/x.glb"), |_| Ok(())).unwrap_err();
+        assert!(matches!(missing, AssetError::Io { .. }));
+    }
+
+    #[test]
+    fn reads_stop_at_the_declared_length() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.bin");
+        std::fs::write(&path, [1u8, 2, 3, 4, 5]).unwrap();
+        assert_eq!(read_prefix("buffer 0", &path, 3).unwrap(), vec![1, 2, 3]);
+        let e = read_prefix("buffer 0", &path, 6).unwrap_err().to_string();
+        assert_eq!(e, "buffer 0: byteLength is 6 but the data has only 5 bytes");
+        // A symlink to a regular file is followed.
+        let link = dir.path().join("l.bin");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        assert_eq!(read_file("file", &link, |_| Ok(())).unwrap().len(), 5);
+    }
+}

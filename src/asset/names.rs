@@ -1,0 +1,62 @@
+//! Names from files, made safe to print: a message stays one line and
+//! cannot repaint a terminal, whatever a file calls its nodes.
+
+/// Longest name printed whole, in characters; longer ones end in `…`.
+pub const MAX_NAME_CHARS: usize = 64;
+
+/// `text` with control characters escaped as Rust writes them (`\n`, `\t`,
+/// `\u{1b}`), every other character as it is. Escaping twice changes
+/// nothing more, so a message may be escaped again as a whole.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A name for a message: escaped, and shortened to [`MAX_NAME_CHARS`]
+/// characters (the last one `…`) when longer.
+pub fn display_name(name: &str) -> String {
+    if name.chars().count() <= MAX_NAME_CHARS {
+        return escape(name);
+    }
+    let mut short: String = name.chars().take(MAX_NAME_CHARS - 1).collect();
+    short.push('…');
+    escape(&short)
+}
+
+/// `kind index "name"`, or `kind index` when unnamed (the name shortened and escaped).
+pub fn label(kind: &str, index: usize, name: Option<&str>) -> String {
+    match name {
+        Some(n) => format!("{kind} {index} \"{}\"", display_name(n)),
+        None => format!("{kind} {index}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(escape("a\nb\u{1b}[2Jc\t"), "a\\nb\\u{1b}[2Jc\\t");
+        assert_eq!(escape(&escape("a\nb")), escape("a\nb"));
+        assert_eq!(escape("Hüfte ✓"), "Hüfte ✓");
+        assert_eq!(label("node", 3, Some("x\ny")), "node 3 \"x\\ny\"");
+        assert_eq!(label("node", 3, None), "node 3");
+    }
+
+    #[test]
+    fn long_names_are_shortened() {
+        let long = "é".repeat(1000);
+        let short = display_name(&long);
+        assert_eq!(short.chars().count(), MAX_NAME_CHARS);
+        assert!(short.ends_with('…'));
+        assert_eq!(display_name(&"a".repeat(MAX_NAME_CHARS)), "a".repeat(MAX_NAME_CHARS));
+    }
+}
