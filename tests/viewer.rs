@@ -280,3 +280,41 @@ fn window_run_in_a_level() {
     assert!(sky.iter().zip(floor).any(|(a, b)| a.abs_diff(b) > 8), "no floor drawn: {sky:?} vs {floor:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--characters 9`: the driven character and eight more behind it, all
+/// drawn (instanced) in the window with validation silent. The crowd covers
+/// clearly more of the view than the driven character alone.
+#[test]
+fn window_run_with_a_crowd() {
+    if context().is_none() {
+        return;
+    }
+    let Some((display, _server)) = display() else {
+        return skip("no display: DISPLAY is unset and Xvfb is not on PATH");
+    };
+    let dir = scratch_dir("crowd");
+    let coverage = |characters: &str| {
+        let shot = dir.join(format!("CROWD{characters}.png"));
+        let mut command = Command::new(BIN);
+        command
+            .current_dir(&dir)
+            .env("DISPLAY", &display)
+            .env_remove("WAYLAND_DISPLAY")
+            .args(["--characters", characters, "--validation", "--frames", "12", "--size", "640x400"])
+            .arg("--screenshot")
+            .arg(&shot);
+        let output = run(command);
+        assert_clean(&output);
+        let (w, h, rgba) = read_png(&shot);
+        // Pixels left of the controls that differ from the top-left background.
+        let bg = [rgba[0], rgba[1], rgba[2]];
+        (0..h)
+            .flat_map(|y| (0..w / 2).map(move |x| ((y * w + x) * 4) as usize))
+            .filter(|&i| (0..3).any(|k| rgba[i + k].abs_diff(bg[k]) > 12))
+            .count()
+    };
+    let (one, nine) = (coverage("1"), coverage("9"));
+    assert!(one > 100, "the driven character covers {one} pixels");
+    assert!(nine > one * 2, "nine characters cover {nine} pixels, one covers {one}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

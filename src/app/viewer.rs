@@ -21,7 +21,7 @@ use super::window::WindowInput;
 use crate::anim::SkinningMethod;
 use crate::asset::controller::{FoundController, find_controller};
 use crate::asset::{self, Model};
-use crate::character::{Controller, Timeline};
+use crate::character::{Controller, Crowd, Timeline};
 use crate::gpu::image::subresource_range;
 use crate::gpu::swapchain::{self, Acquired, Surface, Swapchain};
 use crate::gpu::{Buffer, GpuContext, GpuError, GpuOptions};
@@ -31,7 +31,7 @@ use crate::render::headless::{self, HeadlessRequest};
 use crate::render::image_out::{self, ApngWriter};
 use crate::render::mesh_pass::VertexPath;
 use crate::render::renderer::{RenderSettings, Renderer};
-use crate::render::skin_pass::SkinInput;
+use crate::render::skin_pass::{FramePoses, SkinInput};
 use crate::render::target::{DEPTH_FORMAT, ScreenTarget, record_color_readback};
 use crate::world::{Level, scenery_model};
 use ash::vk;
@@ -74,6 +74,8 @@ pub struct ViewOptions {
     pub size: (u32, u32),
     /// Limits on the model files loaded.
     pub load: crate::asset::LoadOptions,
+    /// Characters in the scene (at least 1): the driven one and a crowd behind it.
+    pub characters: u32,
 }
 
 /// Frames of the headless fallback without `--frames`: at most this many.
@@ -254,6 +256,8 @@ fn fallback(
 struct Scene {
     model: Arc<Model>,
     animation: ViewerAnimation,
+    /// The other characters (`--characters N`: N - 1 of them), behind the driven one.
+    crowd: Option<Crowd>,
     info: ModelInfo,
     camera: OrbitCamera,
     renderer: Renderer,
@@ -438,13 +442,22 @@ impl Viewer {
         };
         let format = chain.format.format;
         gpu.swapchain = Some(chain);
+        let characters = self.options.characters;
         let built = (|| {
             gpu.egui = Some(EguiPass::new(&gpu.ctx, format)?);
             let (model, controller) =
                 self.first_model.take().ok_or_else(|| GpuError::new("started twice"))?;
             let level = self.level.as_ref();
-            let scene =
-                build_scene(&gpu.ctx, model, controller, level, &mut self.state, aspect(extent), format)?;
+            let scene = build_scene(
+                &gpu.ctx,
+                model,
+                controller,
+                level,
+                &mut self.state,
+                aspect(extent),
+                format,
+                characters,
+            )?;
             let samples = scene.renderer.samples();
             gpu.scene = Some(scene);
             gpu.bones = Some(BoneLines::new(&gpu.ctx, format, DEPTH_FORMAT, samples)?);
@@ -477,11 +490,12 @@ impl Viewer {
         // controller file next to it, GPU limits), the current model stays,
         // as for a file that fails to import.
         let mut state = ViewerState { vsync: self.state.vsync, ..Default::default() };
+        let characters = self.options.characters;
         let built = initial_clip(&model, None).and_then(|clip| {
             state.clip_a = clip;
             let controller = find_controller(&model, Some(&path), None)?;
             let level = self.level.as_ref();
-            build_scene(&gpu.ctx, model, controller, level, &mut state, aspect(extent), format)
+            build_scene(&gpu.ctx, model, controller, level, &mut state, aspect(extent), format, characters)
                 .map_err(|e| e.to_string())
         });
         let scene = match built {
@@ -590,6 +604,9 @@ impl Viewer {
         let forward = scene.camera.ground_forward();
         self.state.camera_forward = [forward.x, forward.z];
         scene.animation.update(dt, &mut self.state, &mut self.log, clock)?;
+        if let Some(crowd) = scene.crowd.as_mut() {
+            crowd.update(dt)?;
+        }
         if scene.animation.in_level() {
             // The camera follows the character (its chest), gently.
             let at = scene.animation.transform().column(3).xyz() + nalgebra::Vector3::y() * 1.0;
@@ -663,7 +680,8 @@ impl Viewer {
             }
             let character = scene.animation.character();
             let input = SkinInput { pose: character.pose(), version: character.version() };
-            let stats = scene.renderer.record_skinning(ctx, &(input, world))?;
+            let poses = ViewerPoses { driven: (input, world), crowd: scene.crowd.as_ref() };
+            let stats = scene.renderer.record_skinning(ctx, &poses)?;
             self.timings.upload_bytes = stats.palette_bytes_written + stats.weight_bytes_written;
             scene.renderer.begin_scene(ctx, screen, image, view, &view_proj, eye, self.state.show_mesh)?;
             let mut drawn = Ok(());
@@ -821,12 +839,19 @@ fn build_scene(
     state: &mut ViewerState,
     aspect: f32,
     format: vk::Format,
+    characters: u32,
 ) -> Result<Scene, GpuError> {
     let bounds = model_bounds(&model).map_err(GpuError::new)?;
     let (lo, hi) = bounds.unwrap_or(([-1.0; 3], [1.0; 3]));
     let camera = OrbitCamera::framing(lo, hi, aspect);
-    let settings = RenderSettings::new(vk::Extent2D { width: 1, height: 1 });
+    let mut settings = RenderSettings::new(vk::Extent2D { width: 1, height: 1 });
+    let crowd_controller = match &controller {
+        Some((c, _)) => Some(Arc::new(c.clone())),
+        None => None,
+    };
     let mut animation = ViewerAnimation::new(model.clone(), controller, state).map_err(GpuError::new)?;
+    let crowd = crowd_behind(&model, crowd_controller, characters).map_err(GpuError::new)?;
+    settings.characters = characters.max(1);
     let mut renderer = Renderer::new_for_screen(ctx, model.clone(), settings, format)?;
     if let Some(level) = level {
         let entered = animation.enter_level(level, state).and_then(|_| scenery_model(level));
@@ -846,7 +871,56 @@ fn build_scene(
         eprintln!("vkskin: warning: {w}");
     }
     let info = ModelInfo::new(&model, ctx.features.fill_mode_non_solid);
-    Ok(Scene { animation, info, camera, renderer, model })
+    Ok(Scene { animation, crowd, info, camera, renderer, model })
+}
+
+/// `characters - 1` characters of `model` playing `controller` (else its
+/// first clip), each from its own phase, on a grid behind the origin (-z)
+/// where the driven character stands; `None` for one character.
+fn crowd_behind(
+    model: &Model,
+    controller: Option<Arc<Controller>>,
+    characters: u32,
+) -> Result<Option<Crowd>, String> {
+    if characters <= 1 {
+        return Ok(None);
+    }
+    let controller = match controller {
+        Some(c) => c,
+        None => Arc::new(Controller::single_clip(model, (!model.clips.is_empty()).then_some(0), true)?),
+    };
+    let (mut crowd, (lo, hi)) = headless::crowd_on_grid(model, controller, characters as usize - 1, 60.0, 0)?;
+    // The grid's front row a little behind the driven character.
+    crowd.shift(&nalgebra::Vector3::new(
+        0.0,
+        0.0,
+        -hi[2] - (hi[2] - lo[2]) / (characters as f32).sqrt().max(1.0),
+    ));
+    Ok(Some(crowd))
+}
+
+/// A frame of the viewer's scene: the driven character, then the crowd.
+struct ViewerPoses<'a> {
+    driven: (SkinInput<'a>, Matrix4<f32>),
+    crowd: Option<&'a Crowd>,
+}
+
+impl FramePoses for ViewerPoses<'_> {
+    fn count(&self) -> usize {
+        1 + self.crowd.map_or(0, Crowd::len)
+    }
+    fn input(&self, c: usize) -> SkinInput<'_> {
+        match (c, self.crowd) {
+            (0, _) | (_, None) => self.driven.0,
+            (c, Some(crowd)) => crowd.input(c - 1),
+        }
+    }
+    fn world(&self, c: usize) -> Matrix4<f32> {
+        match (c, self.crowd) {
+            (0, _) | (_, None) => self.driven.1,
+            (c, Some(crowd)) => crowd.world(c - 1),
+        }
+    }
 }
 
 /// Between the scene pass (its MSAA resolve, or direct writes, into the

@@ -111,6 +111,13 @@ impl Crowd {
         &self.worlds
     }
 
+    /// Moves every character's place by `offset`.
+    pub fn shift(&mut self, offset: &Vector3<f32>) {
+        for world in &mut self.worlds {
+            *world = Matrix4::new_translation(offset) * *world;
+        }
+    }
+
     /// Number of characters.
     pub fn len(&self) -> usize {
         self.worlds.len()

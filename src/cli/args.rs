@@ -263,6 +263,10 @@ pub struct ViewArgs {
     /// Initial window size (and the image size of the headless fallback).
     #[arg(long, value_name = "WxH")]
     pub size: Option<String>,
+    /// Characters in the scene: the one the controls drive, and N - 1 more
+    /// behind it on a grid, each with its own state and phase.
+    #[arg(long, value_name = "N")]
+    pub characters: Option<u32>,
 }
 
 /// Arguments of `vkskin simulate`.

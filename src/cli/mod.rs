@@ -64,6 +64,13 @@ fn view(args: &args::ViewArgs, load: &LoadOptions) -> anyhow::Result<()> {
     if args.frames == Some(0) {
         anyhow::bail!("--frames must be at least 1");
     }
+    let characters = args.characters.unwrap_or(1);
+    if !(1..=100_000).contains(&characters) {
+        anyhow::bail!("--characters {characters}: 1..=100000");
+    }
+    if characters > 1 && args.level.is_some() {
+        anyhow::bail!("--characters and --level exclude each other (the level has one actor)");
+    }
     let mut resize_at = args
         .resize_at
         .iter()
@@ -84,6 +91,7 @@ fn view(args: &args::ViewArgs, load: &LoadOptions) -> anyhow::Result<()> {
         resize_at,
         size: render::parse_size(args.size.as_deref().unwrap_or("960x640")).map_err(anyhow::Error::msg)?,
         load: load.clone(),
+        characters,
     };
     viewer::run(&options).map_err(anyhow::Error::msg)
 }
