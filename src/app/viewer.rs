@@ -831,6 +831,7 @@ fn model_bounds(model: &Model) -> Result<Option<headless::Bounds>, String> {
 /// Uploads `model`, frames it (its skinned bounds over every clip) and sets
 /// up its character: driven by `controller` when given, else by the clips
 /// `state` chooses.
+#[allow(clippy::too_many_arguments)]
 fn build_scene(
     ctx: &GpuContext,
     model: Arc<Model>,
@@ -845,10 +846,7 @@ fn build_scene(
     let (lo, hi) = bounds.unwrap_or(([-1.0; 3], [1.0; 3]));
     let camera = OrbitCamera::framing(lo, hi, aspect);
     let mut settings = RenderSettings::new(vk::Extent2D { width: 1, height: 1 });
-    let crowd_controller = match &controller {
-        Some((c, _)) => Some(Arc::new(c.clone())),
-        None => None,
-    };
+    let crowd_controller = controller.as_ref().map(|(c, _)| Arc::new(c.clone()));
     let mut animation = ViewerAnimation::new(model.clone(), controller, state).map_err(GpuError::new)?;
     let crowd = crowd_behind(&model, crowd_controller, characters).map_err(GpuError::new)?;
     settings.characters = characters.max(1);
