@@ -255,7 +255,6 @@ const _: () = assert!(std::mem::size_of::<FrameUniforms>() as u64 <= UNIFORM_STR
 
 /// What `MeshPass::begin` bound for the frame.
 pub struct BoundFrame {
-    path: VertexPath,
     /// Heat stream (binding 2), indexed like the UVs.
     heat: Option<vk::Buffer>,
 }
@@ -263,7 +262,7 @@ pub struct BoundFrame {
 impl BoundFrame {
     /// The same frame without the heat map (another model's vertices).
     pub fn without_heat(&self) -> BoundFrame {
-        BoundFrame { path: self.path, heat: None }
+        BoundFrame { heat: None }
     }
 }
 
@@ -679,7 +678,7 @@ impl MeshPass {
                 );
             }
         }
-        Ok(BoundFrame { path, heat })
+        Ok(BoundFrame { heat })
     }
 
     /// Records one draw (inside rendering, after `begin`).
