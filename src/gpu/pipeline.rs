@@ -2,6 +2,7 @@
 //! pipeline in this crate shares, with the parts that differ in a
 //! [`GraphicsPipelineDesc`].
 
+use super::error::VkResultExt;
 use super::{GpuContext, GpuError};
 use ash::vk;
 
@@ -88,4 +89,114 @@ pub fn create_graphics_pipeline(
         .map_err(|(_, e)| GpuError::vk("vkCreateGraphicsPipelines", e))?;
     ctx.set_name(pipelines[0], desc.name);
     Ok(pipelines[0])
+}
+
+/// A compute pipeline whose set 0 is `storage_buffers` storage buffers
+/// (bindings 0, 1, ...) and whose push constants are `push_bytes` bytes,
+/// with its layouts: what the skin pass and the copy kernel share.
+pub struct ComputePipeline {
+    /// The pipeline.
+    pub pipeline: vk::Pipeline,
+    /// Its layout (set 0 + the push-constant range).
+    pub layout: vk::PipelineLayout,
+    /// The layout of set 0.
+    pub set_layout: vk::DescriptorSetLayout,
+}
+
+impl ComputePipeline {
+    /// Builds the pipeline of SPIR-V `code` (entry `main`, named `name`),
+    /// with `specialization` when given. On error nothing is left behind.
+    pub fn new(
+        ctx: &GpuContext,
+        name: &str,
+        code: &[u8],
+        storage_buffers: u32,
+        push_bytes: u32,
+        specialization: Option<&vk::SpecializationInfo>,
+    ) -> Result<Self, GpuError> {
+        let d = &ctx.device;
+        let bindings: Vec<_> = (0..storage_buffers)
+            .map(|b| {
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(b)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .descriptor_count(1)
+                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
+            })
+            .collect();
+        let module = super::shader::create_module(ctx, name, code)?;
+        let mut made = ComputePipeline {
+            pipeline: vk::Pipeline::null(),
+            layout: vk::PipelineLayout::null(),
+            set_layout: vk::DescriptorSetLayout::null(),
+        };
+        // SAFETY: valid create infos on a live device; what is made here is
+        // destroyed by `destroy` (below on error).
+        let built = unsafe {
+            (|| -> Result<(), GpuError> {
+                made.set_layout = d
+                    .create_descriptor_set_layout(
+                        &vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings),
+                        None,
+                    )
+                    .call("vkCreateDescriptorSetLayout")?;
+                let ranges = [vk::PushConstantRange {
+                    stage_flags: vk::ShaderStageFlags::COMPUTE,
+                    offset: 0,
+                    size: push_bytes,
+                }];
+                let set_layouts = [made.set_layout];
+                made.layout = d
+                    .create_pipeline_layout(
+                        &vk::PipelineLayoutCreateInfo::default()
+                            .set_layouts(&set_layouts)
+                            .push_constant_ranges(&ranges),
+                        None,
+                    )
+                    .call("vkCreatePipelineLayout")?;
+                let mut stage = vk::PipelineShaderStageCreateInfo::default()
+                    .stage(vk::ShaderStageFlags::COMPUTE)
+                    .module(module)
+                    .name(c"main");
+                if let Some(spec) = specialization {
+                    stage = stage.specialization_info(spec);
+                }
+                let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(made.layout);
+                made.pipeline = d
+                    .create_compute_pipelines(vk::PipelineCache::null(), &[info], None)
+                    .map_err(|(_, e)| GpuError::vk("vkCreateComputePipelines", e))?[0];
+                Ok(())
+            })()
+        };
+        // SAFETY: the pipeline holds its own copy of the code.
+        unsafe { d.destroy_shader_module(module, None) };
+        match built {
+            Ok(()) => {
+                ctx.set_name(made.pipeline, &format!("{name} pipeline"));
+                Ok(made)
+            }
+            Err(e) => {
+                made.destroy(ctx);
+                Err(e)
+            }
+        }
+    }
+
+    /// Workgroups `(x, y)` covering `groups` groups: x up to the device's
+    /// maxComputeWorkGroupCount[0], the rest in rows over y (the shaders
+    /// fold y back into one index).
+    pub fn grid(ctx: &GpuContext, groups: u32) -> (u32, u32) {
+        let x = groups.min(ctx.properties.limits.max_compute_work_group_count[0].max(1));
+        (x, groups.div_ceil(x.max(1)))
+    }
+
+    /// Frees the pipeline and its layouts; the caller guarantees no pending use.
+    pub fn destroy(self, ctx: &GpuContext) {
+        // SAFETY: no pending work uses these (caller contract); null handles are ignored.
+        unsafe {
+            ctx.device.destroy_pipeline(self.pipeline, None);
+            ctx.device.destroy_pipeline_layout(self.layout, None);
+            ctx.device.destroy_descriptor_set_layout(self.set_layout, None);
+        }
+    }
 }

@@ -4,7 +4,8 @@
 //! efficiency = copy time / skin time over the same bytes moved).
 
 use crate::gpu::error::VkResultExt;
-use crate::gpu::{Buffer, GpuContext, GpuError, immediate, shader};
+use crate::gpu::pipeline::ComputePipeline;
+use crate::gpu::{Buffer, GpuContext, GpuError, immediate};
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
@@ -13,9 +14,8 @@ pub const WORKGROUP_SIZE: u32 = 256;
 
 /// The copy pipeline, its two buffers and a timestamp query pool.
 pub struct CopyKernel {
-    pipeline: vk::Pipeline,
-    layout: vk::PipelineLayout,
-    set_layout: vk::DescriptorSetLayout,
+    /// The pipeline; `None` until `build` made it.
+    compute: Option<ComputePipeline>,
     pool: vk::DescriptorPool,
     set: vk::DescriptorSet,
     queries: vk::QueryPool,
@@ -55,9 +55,7 @@ impl CopyKernel {
                 }
             };
         let mut kernel = CopyKernel {
-            pipeline: vk::Pipeline::null(),
-            layout: vk::PipelineLayout::null(),
-            set_layout: vk::DescriptorSetLayout::null(),
+            compute: None,
             pool: vk::DescriptorPool::null(),
             set: vk::DescriptorSet::null(),
             queries: vk::QueryPool::null(),
@@ -76,82 +74,40 @@ impl CopyKernel {
     }
 
     fn build(&mut self, ctx: &GpuContext) -> Result<(), GpuError> {
+        let compute = ComputePipeline::new(ctx, "copy.comp", crate::spirv!("copy.comp"), 2, 4, None)?;
+        let set_layout = self.compute.insert(compute).set_layout;
         let d = &ctx.device;
-        let bindings: [vk::DescriptorSetLayoutBinding; 2] = std::array::from_fn(|i| {
-            vk::DescriptorSetLayoutBinding::default()
-                .binding(i as u32)
-                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                .descriptor_count(1)
-                .stage_flags(vk::ShaderStageFlags::COMPUTE)
-        });
-        let module = shader::create_module(ctx, "copy.comp", crate::spirv!("copy.comp"))?;
         // SAFETY: valid create infos on a live device; everything made here is
         // destroyed by `destroy`.
-        let built = unsafe {
-            (|| -> Result<(), GpuError> {
-                self.set_layout = d
-                    .create_descriptor_set_layout(
-                        &vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings),
-                        None,
-                    )
-                    .call("vkCreateDescriptorSetLayout")?;
-                let ranges = [vk::PushConstantRange {
-                    stage_flags: vk::ShaderStageFlags::COMPUTE,
-                    offset: 0,
-                    size: 4,
-                }];
-                let set_layouts = [self.set_layout];
-                self.layout = d
-                    .create_pipeline_layout(
-                        &vk::PipelineLayoutCreateInfo::default()
-                            .set_layouts(&set_layouts)
-                            .push_constant_ranges(&ranges),
-                        None,
-                    )
-                    .call("vkCreatePipelineLayout")?;
-                let stage = vk::PipelineShaderStageCreateInfo::default()
-                    .stage(vk::ShaderStageFlags::COMPUTE)
-                    .module(module)
-                    .name(c"main");
-                let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(self.layout);
-                self.pipeline = d
-                    .create_compute_pipelines(vk::PipelineCache::null(), &[info], None)
-                    .map_err(|(_, e)| GpuError::vk("vkCreateComputePipelines", e))?[0];
-                let sizes =
-                    [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 2 }];
-                self.pool = d
-                    .create_descriptor_pool(
-                        &vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes),
-                        None,
-                    )
-                    .call("vkCreateDescriptorPool")?;
-                let layouts = [self.set_layout];
-                let alloc =
-                    vk::DescriptorSetAllocateInfo::default().descriptor_pool(self.pool).set_layouts(&layouts);
-                self.set = d.allocate_descriptor_sets(&alloc).call("vkAllocateDescriptorSets")?[0];
-                let infos = [self.source.raw, self.destination.raw].map(|buffer| vk::DescriptorBufferInfo {
-                    buffer,
-                    offset: 0,
-                    range: vk::WHOLE_SIZE,
-                });
-                let writes: [vk::WriteDescriptorSet; 2] = std::array::from_fn(|i| {
-                    vk::WriteDescriptorSet::default()
-                        .dst_set(self.set)
-                        .dst_binding(i as u32)
-                        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                        .buffer_info(std::slice::from_ref(&infos[i]))
-                });
-                d.update_descriptor_sets(&writes, &[]);
-                let info =
-                    vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2);
-                self.queries = d.create_query_pool(&info, None).call("vkCreateQueryPool")?;
-                Ok(())
-            })()
-        };
-        // SAFETY: the pipeline holds its own copy of the code.
-        unsafe { d.destroy_shader_module(module, None) };
-        built?;
-        ctx.set_name(self.pipeline, "copy.comp pipeline");
+        unsafe {
+            let sizes =
+                [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 2 }];
+            self.pool = d
+                .create_descriptor_pool(
+                    &vk::DescriptorPoolCreateInfo::default().max_sets(1).pool_sizes(&sizes),
+                    None,
+                )
+                .call("vkCreateDescriptorPool")?;
+            let layouts = [set_layout];
+            let alloc =
+                vk::DescriptorSetAllocateInfo::default().descriptor_pool(self.pool).set_layouts(&layouts);
+            self.set = d.allocate_descriptor_sets(&alloc).call("vkAllocateDescriptorSets")?[0];
+            let infos = [self.source.raw, self.destination.raw].map(|buffer| vk::DescriptorBufferInfo {
+                buffer,
+                offset: 0,
+                range: vk::WHOLE_SIZE,
+            });
+            let writes: [vk::WriteDescriptorSet; 2] = std::array::from_fn(|i| {
+                vk::WriteDescriptorSet::default()
+                    .dst_set(self.set)
+                    .dst_binding(i as u32)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .buffer_info(std::slice::from_ref(&infos[i]))
+            });
+            d.update_descriptor_sets(&writes, &[]);
+            let info = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2);
+            self.queries = d.create_query_pool(&info, None).call("vkCreateQueryPool")?;
+        }
         Ok(())
     }
 
@@ -164,9 +120,8 @@ impl CopyKernel {
     /// returns each run's GPU time in microseconds (scaled to the requested
     /// bytes, see `new`).
     pub fn measure(&self, ctx: &GpuContext, runs: usize) -> Result<Vec<f64>, GpuError> {
-        let groups = self.elements.div_ceil(WORKGROUP_SIZE);
-        let groups_x = groups.min(ctx.properties.limits.max_compute_work_group_count[0].max(1));
-        let groups_y = groups.div_ceil(groups_x);
+        let compute = self.compute.as_ref().ok_or_else(|| GpuError::new("copy kernel: not built"))?;
+        let (groups_x, groups_y) = ComputePipeline::grid(ctx, self.elements.div_ceil(WORKGROUP_SIZE));
         let period = ctx.timestamp_period_ns();
         let d = &ctx.device;
         let mut times = Vec::with_capacity(runs);
@@ -177,18 +132,18 @@ impl CopyKernel {
                 // previous one, so the destination's writes never race.
                 unsafe {
                     d.cmd_reset_query_pool(cmd, self.queries, 0, 2);
-                    d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, self.pipeline);
+                    d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, compute.pipeline);
                     d.cmd_bind_descriptor_sets(
                         cmd,
                         vk::PipelineBindPoint::COMPUTE,
-                        self.layout,
+                        compute.layout,
                         0,
                         &[self.set],
                         &[],
                     );
                     d.cmd_push_constants(
                         cmd,
-                        self.layout,
+                        compute.layout,
                         vk::ShaderStageFlags::COMPUTE,
                         0,
                         &self.elements.to_ne_bytes(),
@@ -221,9 +176,9 @@ impl CopyKernel {
             let d = &ctx.device;
             d.destroy_query_pool(self.queries, None);
             d.destroy_descriptor_pool(self.pool, None);
-            d.destroy_pipeline(self.pipeline, None);
-            d.destroy_pipeline_layout(self.layout, None);
-            d.destroy_descriptor_set_layout(self.set_layout, None);
+        }
+        if let Some(c) = self.compute {
+            c.destroy(ctx);
         }
         self.source.destroy(ctx);
         self.destination.destroy(ctx);

@@ -45,7 +45,8 @@ use crate::asset::Model;
 use crate::character::Crowd;
 use crate::gpu::error::VkResultExt;
 use crate::gpu::frame::Retired;
-use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, FrameRing, FrameSlot, GpuContext, GpuError, immediate, shader};
+use crate::gpu::pipeline::ComputePipeline;
+use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, FrameRing, FrameSlot, GpuContext, GpuError, immediate};
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 use nalgebra::Matrix4;
@@ -280,9 +281,7 @@ struct SlotBuffers {
 pub struct SkinPass {
     /// How the pipeline blends influences.
     method: SkinningMethod,
-    pipeline: vk::Pipeline,
-    pipeline_layout: vk::PipelineLayout,
-    set_layout: vk::DescriptorSetLayout,
+    compute: ComputePipeline,
     characters: Vec<Character>,
     models: Vec<ModelEntry>,
     /// Concatenated sources, influences, morph ranges, morph entries when
@@ -294,7 +293,6 @@ pub struct SkinPass {
     total_vertices: u32,
     generation: u64,
     slots: Vec<SlotBuffers>,
-    max_groups_x: u32,
     upload_mode: PaletteUpload,
 }
 
@@ -342,20 +340,15 @@ impl SkinPass {
 
     /// Creates the pipeline for `method` and empty per-slot buffers.
     pub fn with_method(ctx: &GpuContext, method: SkinningMethod) -> Result<Self, GpuError> {
-        let d = &ctx.device;
-        let bindings: [vk::DescriptorSetLayoutBinding; 8] = std::array::from_fn(|i| {
-            vk::DescriptorSetLayoutBinding::default()
-                .binding(i as u32)
-                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                .descriptor_count(1)
-                .stage_flags(vk::ShaderStageFlags::COMPUTE)
-        });
-        let module = shader::create_module(ctx, "skin.comp", crate::spirv!("skin.comp"))?;
+        let dual_quaternion = method_constant(method);
+        let spec = method_specialization(&dual_quaternion);
+        let push_bytes = std::mem::size_of::<Push>() as u32;
+        let compute =
+            ComputePipeline::new(ctx, "skin.comp", crate::spirv!("skin.comp"), 8, push_bytes, Some(&spec))?;
+        ctx.set_name(compute.pipeline, &format!("skin.comp pipeline ({})", method.name()));
         let mut pass = SkinPass {
             method,
-            pipeline: vk::Pipeline::null(),
-            pipeline_layout: vk::PipelineLayout::null(),
-            set_layout: vk::DescriptorSetLayout::null(),
+            compute,
             characters: Vec::new(),
             models: Vec::new(),
             combined: None,
@@ -365,46 +358,9 @@ impl SkinPass {
             total_vertices: 0,
             generation: 0,
             slots: Vec::with_capacity(FRAMES_IN_FLIGHT),
-            max_groups_x: ctx.properties.limits.max_compute_work_group_count[0].max(1),
             upload_mode: PaletteUpload::default(),
         };
         let created = (|| {
-            // SAFETY: valid create infos on a live device; everything created here is
-            // destroyed by `destroy` (or below on error).
-            unsafe {
-                pass.set_layout = d
-                    .create_descriptor_set_layout(
-                        &vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings),
-                        None,
-                    )
-                    .call("vkCreateDescriptorSetLayout")?;
-                let ranges = [vk::PushConstantRange {
-                    stage_flags: vk::ShaderStageFlags::COMPUTE,
-                    offset: 0,
-                    size: std::mem::size_of::<Push>() as u32,
-                }];
-                let set_layouts = [pass.set_layout];
-                pass.pipeline_layout = d
-                    .create_pipeline_layout(
-                        &vk::PipelineLayoutCreateInfo::default()
-                            .set_layouts(&set_layouts)
-                            .push_constant_ranges(&ranges),
-                        None,
-                    )
-                    .call("vkCreatePipelineLayout")?;
-                let dual_quaternion = method_constant(method);
-                let spec = method_specialization(&dual_quaternion);
-                let stage = vk::PipelineShaderStageCreateInfo::default()
-                    .stage(vk::ShaderStageFlags::COMPUTE)
-                    .module(module)
-                    .name(c"main")
-                    .specialization_info(&spec);
-                let info = vk::ComputePipelineCreateInfo::default().stage(stage).layout(pass.pipeline_layout);
-                pass.pipeline = d
-                    .create_compute_pipelines(vk::PipelineCache::null(), &[info], None)
-                    .map_err(|(_, e)| GpuError::vk("vkCreateComputePipelines", e))?[0];
-            }
-            ctx.set_name(pass.pipeline, &format!("skin.comp pipeline ({})", method.name()));
             for i in 0..FRAMES_IN_FLIGHT {
                 let name = |what: &str| format!("skin slot {i} {what}");
                 pass.slots.push(SlotBuffers {
@@ -432,8 +388,6 @@ impl SkinPass {
             }
             Ok(())
         })();
-        // SAFETY: the pipeline holds its own copy of the code.
-        unsafe { d.destroy_shader_module(module, None) };
         match created {
             Ok(()) => Ok(pass),
             Err(e) => {
@@ -1071,7 +1025,7 @@ impl SkinPass {
             buffers.output.raw,
         ];
         let d = &ctx.device;
-        let layouts = [self.set_layout];
+        let layouts = [self.compute.set_layout];
         let info = vk::DescriptorSetAllocateInfo::default()
             .descriptor_pool(slot.descriptor_pool)
             .set_layouts(&layouts);
@@ -1095,9 +1049,7 @@ impl SkinPass {
                 .buffer_info(std::slice::from_ref(&infos[i]))
         });
         let push = Push { record_count: self.records.len() as u32, total_vertices: self.total_vertices };
-        let groups = self.total_vertices.div_ceil(WORKGROUP_SIZE);
-        let groups_x = groups.min(self.max_groups_x);
-        let groups_y = groups.div_ceil(groups_x);
+        let (groups_x, groups_y) = ComputePipeline::grid(ctx, self.total_vertices.div_ceil(WORKGROUP_SIZE));
         let cmd = slot.command_buffer;
         let before =
             if timestamps { slot.write_timestamp(ctx, vk::PipelineStageFlags2::TOP_OF_PIPE) } else { None };
@@ -1106,18 +1058,18 @@ impl SkinPass {
         // The command buffer is recording (begin_frame).
         unsafe {
             d.update_descriptor_sets(&writes, &[]);
-            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, self.pipeline);
+            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, self.compute.pipeline);
             d.cmd_bind_descriptor_sets(
                 cmd,
                 vk::PipelineBindPoint::COMPUTE,
-                self.pipeline_layout,
+                self.compute.layout,
                 0,
                 &[set],
                 &[],
             );
             d.cmd_push_constants(
                 cmd,
-                self.pipeline_layout,
+                self.compute.layout,
                 vk::ShaderStageFlags::COMPUTE,
                 0,
                 bytemuck::bytes_of(&push),
@@ -1223,11 +1175,6 @@ impl SkinPass {
         if let Some(c) = self.combined {
             c.into_iter().for_each(|b| b.destroy(ctx));
         }
-        // SAFETY: no pending work uses these (caller contract); null handles are ignored.
-        unsafe {
-            ctx.device.destroy_pipeline(self.pipeline, None);
-            ctx.device.destroy_pipeline_layout(self.pipeline_layout, None);
-            ctx.device.destroy_descriptor_set_layout(self.set_layout, None);
-        }
+        self.compute.destroy(ctx);
     }
 }
