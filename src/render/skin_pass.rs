@@ -805,7 +805,7 @@ impl SkinPass {
     /// Records this frame's skinning into `slot`: `upload`s changed poses,
     /// dispatches once, and records the barrier that makes the output
     /// readable by vertex input, vertex shaders and transfers later in the
-    /// same command buffer. `inputs[i]` is the pose of `CharacterId(i)`.
+    /// same command buffer. Character `c` of `inputs` is `CharacterId(c)`.
     /// Allocates nothing on the heap.
     pub fn record<P: FramePoses + ?Sized>(
         &mut self,
@@ -877,12 +877,14 @@ impl SkinPass {
 
     /// Writes this frame's inputs into `slot`'s own buffers without
     /// recording anything: the palettes and morph weights of every character
-    /// whose `version` differs from what the slot holds, and the skin records
-    /// when the layout changed since the slot last held them. `inputs[i]` is
-    /// the pose of `CharacterId(i)`. `record` calls it; the vertex-skinning
-    /// path calls it alone (then binds `vertex_skinning_buffers`). A second
-    /// call in the same frame with the same versions writes and counts
-    /// nothing. Call after `FrameRing::begin_frame` returned `slot`, before
+    /// (in `PaletteUpload::Dirty`, only of those whose `version` differs from
+    /// what the slot holds), and the skin records when the layout changed
+    /// since the slot last held them; in the staged modes it queues the
+    /// copies `record_copies` records. Character `c` of `inputs` is
+    /// `CharacterId(c)`. `record` calls it; the vertex-skinning path calls it
+    /// and `record_copies` (then binds `vertex_skinning_buffers`). In `Dirty`
+    /// mode a second call in the same frame with the same versions writes
+    /// and counts nothing. Call after `FrameRing::begin_frame` returned `slot`, before
     /// the frame is submitted. Allocates nothing on the heap.
     pub fn upload<P: FramePoses + ?Sized>(
         &mut self,
