@@ -36,6 +36,9 @@ struct Seed {
     dir: PathBuf,
 }
 
+/// How often a run prints its execution count.
+const PROGRESS_EVERY: Duration = Duration::from_secs(300);
+
 /// Seeds below this size are mutated more often.
 const SMALL_SEED: usize = 64 << 10;
 
@@ -319,7 +322,13 @@ fn fuzz_import() {
                 let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &key);
                 let mut runner = TestRunner::new_with_rng(Config::default(), rng);
                 let strategy = (any::<usize>(), prop::collection::vec(edit(), 1..6));
+                let mut next_report = Instant::now() + PROGRESS_EVERY;
                 while Instant::now() < deadline {
+                    // A long run says how far it got, so a killed run still counts.
+                    if t == 0 && Instant::now() >= next_report {
+                        eprintln!("fuzz_import: {} executions so far", executions.load(Ordering::Relaxed));
+                        next_report += PROGRESS_EVERY;
+                    }
                     let (which, edits) = strategy.new_tree(&mut runner).unwrap().current();
                     // Three cases in four mutate one of the small seeds (most
                     // structure per byte, so more executions), the rest any seed.
