@@ -56,6 +56,7 @@ fn bones_draw_in_their_colours_without_validation_messages() {
         aspect: 1.0,
         near: 0.1,
         far: 10.0,
+        lens_shift: 0.0,
     };
     let view_proj = camera.view_proj();
     // Frame 0 and 1: a 3-joint chain (both slots); frame 2: 40 joints (the

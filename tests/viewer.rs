@@ -1,16 +1,20 @@
 //! The viewer binary end to end: a scripted window run under Xvfb on
 //! lavapipe with validation (and synchronization validation) on, resized
-//! half-way, whose last frame is checked; and the headless fallback without
-//! a display. Without Xvfb (and no DISPLAY) or without a Vulkan device the
-//! tests say "skipping" and pass, unless VKSKIN_NO_SKIP is set.
+//! half-way, whose last frame is checked; the headless fallback without a
+//! display; and a soak run (resizes, reloads, clip and skinning-method
+//! switches) whose memory must stay flat: 500 frames in the normal tests,
+//! 10,000 in an ignored test (see README). Without Xvfb (and no DISPLAY) or
+//! without a Vulkan device the tests say "skipping" and pass, unless
+//! VKSKIN_NO_SKIP is set.
 
 mod common;
 
-use common::{context, skip};
+use common::{context, shared_assets, skip};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use vkskin::app::scripted::MemorySample;
 
 const BIN: &str = env!("CARGO_BIN_EXE_vkskin");
 
@@ -90,10 +94,15 @@ fn scratch_dir(name: &str) -> PathBuf {
     dir
 }
 
-fn run(mut command: Command) -> Output {
+fn run(command: Command) -> Output {
+    run_for(command, Duration::from_secs(300))
+}
+
+/// Runs `command`, killed after `limit`: a hung window loop must fail the
+/// test, not hang it.
+fn run_for(mut command: Command, limit: Duration) -> Output {
     let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("vkskin starts");
-    // A hung window loop must fail the test, not hang it.
-    let deadline = Instant::now() + Duration::from_secs(300);
+    let deadline = Instant::now() + limit;
     loop {
         if child.try_wait().expect("wait").is_some() {
             break;
@@ -317,4 +326,123 @@ fn window_run_with_a_crowd() {
     assert!(one > 100, "the driven character covers {one} pixels");
     assert!(nine > one * 2, "nine characters cover {nine} pixels, one covers {one}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A soak run's schedule, in frames.
+struct Soak {
+    frames: u64,
+    /// Resize every this many frames, alternating between two sizes.
+    resize: u64,
+    reload: u64,
+    clip: u64,
+    method: u64,
+    memory: u64,
+    /// Samples up to this frame are the warm-up (every action has run once
+    /// and both window sizes and skinning methods were seen).
+    warm_up: u64,
+}
+
+/// Host heap growth a soak run may show after its warm-up (allocator
+/// high-water marks, driver caches).
+const HOST_SLACK: u64 = 8 << 20;
+
+/// Runs the viewer on Fox under `soak`'s schedule with validation on and
+/// checks that it ends cleanly and that host RSS and the GPU allocator's
+/// bytes stay flat after the warm-up. Prints the samples.
+fn soak_run(soak: &Soak) {
+    if context().is_none() {
+        return;
+    }
+    let Some(assets) = shared_assets("the viewer soak run") else { return };
+    let Some((display, _server)) = display() else {
+        return skip("no display: DISPLAY is unset and Xvfb is not on PATH");
+    };
+    let dir = scratch_dir(&format!("soak{}", soak.frames));
+    let sizes = ["400x300", "320x240"];
+    let resizes: Vec<String> = (1..)
+        .map(|k| k * soak.resize)
+        .take_while(|&f| f < soak.frames)
+        .enumerate()
+        .map(|(i, f)| format!("{f}:{}", sizes[i % 2]))
+        .collect();
+    let mut command = Command::new(BIN);
+    command.current_dir(&dir).env("DISPLAY", &display).env_remove("WAYLAND_DISPLAY");
+    command.arg("view").arg(assets.join("Fox/Fox.glb")).args(["--validation", "--size", sizes[1]]);
+    command.args(["--frames", &soak.frames.to_string()]);
+    command.args(["--resize-at", &resizes.join(",")]);
+    command.args(["--reload-every", &soak.reload.to_string(), "--switch-clip-every", &soak.clip.to_string()]);
+    command.args(["--switch-method-every", &soak.method.to_string()]);
+    command.args(["--report-memory-every", &soak.memory.to_string()]);
+    let output = run_for(command, Duration::from_secs(3600));
+    assert_clean(&output);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let samples: Vec<MemorySample> = stderr.lines().filter_map(MemorySample::parse).collect();
+    for s in &samples {
+        eprintln!(
+            "frame {:6}: rss {:.1} MB, gpu allocated {:.2} MB, reserved {:.0} MB",
+            s.frame,
+            s.rss_bytes as f64 / 1e6,
+            s.gpu_allocated_bytes as f64 / 1e6,
+            s.gpu_reserved_bytes as f64 / 1e6
+        );
+    }
+    let expected = (soak.frames - 1) / soak.memory;
+    assert_eq!(samples.len() as u64, expected, "memory samples:\n{stderr}");
+    let (warm, after): (Vec<_>, Vec<_>) = samples.iter().partition(|s| s.frame <= soak.warm_up);
+    assert!(!warm.is_empty() && !after.is_empty(), "the run is longer than its warm-up");
+    let peak = |of: &[&MemorySample], f: fn(&MemorySample) -> u64| of.iter().map(|s| f(s)).max().unwrap_or(0);
+    // On lavapipe "device memory" is host memory: pages of the allocator's
+    // blocks join the RSS as allocations land on them for the first time
+    // (renderers rebuilt at other offsets), up to the reserved bytes. So
+    // host RSS may rise above its warm-up peak by the reserved bytes not
+    // yet allocated, plus a little for the host heap, and no more.
+    let untouched = peak(&warm, |s| s.gpu_reserved_bytes.saturating_sub(s.gpu_allocated_bytes));
+    let rss = (peak(&warm, |s| s.rss_bytes), peak(&after, |s| s.rss_bytes));
+    assert!(
+        rss.1 <= rss.0 + untouched + HOST_SLACK,
+        "host RSS grew after the warm-up: peak {} MB, then {} MB (allowed: {} MB of device pages + {} MB)",
+        rss.0 / 1_000_000,
+        rss.1 / 1_000_000,
+        untouched / 1_000_000,
+        HOST_SLACK / 1_000_000
+    );
+    // The GPU allocator's bytes depend only on the scene, the window size
+    // and the method, all seen during the warm-up: no growth at all.
+    for (name, f) in [
+        ("allocated", (|s| s.gpu_allocated_bytes) as fn(&MemorySample) -> u64),
+        ("reserved", |s| s.gpu_reserved_bytes),
+    ] {
+        let (before, later) = (peak(&warm, f), peak(&after, f));
+        assert!(later <= before, "GPU {name} bytes grew after the warm-up: {before} then {later}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn soak_500_frames() {
+    soak_run(&Soak {
+        frames: 500,
+        resize: 100,
+        reload: 200,
+        clip: 20,
+        method: 150,
+        memory: 50,
+        warm_up: 250,
+    });
+}
+
+/// The long soak (about 10 minutes on lavapipe): `cargo test --release
+/// --test viewer -- --ignored soak_10000_frames --nocapture`.
+#[test]
+#[ignore = "10,000 frames: run on demand (see README)"]
+fn soak_10000_frames() {
+    soak_run(&Soak {
+        frames: 10_000,
+        resize: 500,
+        reload: 2000,
+        clip: 100,
+        method: 1000,
+        memory: 500,
+        warm_up: 2500,
+    });
 }

@@ -3,6 +3,7 @@
 
 pub mod animation;
 pub mod orbit_camera;
+pub mod scripted;
 pub mod state;
 pub mod ui;
 pub mod viewer;

@@ -95,6 +95,7 @@ impl OrbitCamera {
             aspect: if aspect.is_finite() && aspect > 0.0 { aspect } else { 1.0 },
             near,
             far,
+            lens_shift: 0.0,
         }
     }
 }

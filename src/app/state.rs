@@ -2,6 +2,7 @@
 //! between the UI (`app::ui`), the mapping onto the character (`app::animation`) and
 //! the viewer loop (`app::viewer`).
 
+use crate::anim::SkinningMethod;
 use crate::character::{ParameterId, ParameterValue};
 use crate::world::Authority;
 use std::collections::VecDeque;
@@ -76,6 +77,10 @@ pub struct ViewerState {
     pub wireframe: bool,
     /// Compute or vertex-shader skinning.
     pub skinning: SkinningMode,
+    /// Linear blend or dual-quaternion skinning (a change rebuilds the renderer).
+    pub method: SkinningMethod,
+    /// Draw passes: 1 (main), 2 (depth prepass + main), 5 (shadow cascades + main).
+    pub passes: u32,
     /// Debug view.
     pub debug_view: DebugView,
     /// Selected skeleton joint (highlighted bone; heat-map joint).
@@ -132,6 +137,8 @@ impl Default for ViewerState {
             show_bones: false,
             wireframe: false,
             skinning: SkinningMode::Compute,
+            method: SkinningMethod::Linear,
+            passes: 1,
             debug_view: DebugView::Shaded,
             selected_joint: None,
             morph_override: false,

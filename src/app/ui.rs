@@ -7,7 +7,7 @@
 
 use super::animation::ViewerAnimation;
 use super::state::{AnimationMode, DebugView, EventLog, FrameTimings, SkinningMode, ViewerState};
-use crate::anim::NO_PARENT;
+use crate::anim::{NO_PARENT, SkinningMethod};
 use crate::asset::Model;
 use crate::character::{Character, ParameterId, ParameterKind, ParameterValue};
 use crate::world::Authority;
@@ -385,6 +385,20 @@ fn display(ui: &mut Ui, state: &mut ViewerState, info: &ModelInfo) {
         ui.label("Skinning");
         ui.radio_value(&mut state.skinning, SkinningMode::Compute, "compute");
         ui.radio_value(&mut state.skinning, SkinningMode::Vertex, "vertex");
+    });
+    ui.horizontal(|ui| {
+        ui.label("Blend");
+        ui.radio_value(&mut state.method, SkinningMethod::Linear, "linear")
+            .on_hover_text("Linear blend skinning: matrices averaged");
+        ui.radio_value(&mut state.method, SkinningMethod::DualQuaternion, "dual quat")
+            .on_hover_text("Dual-quaternion skinning: keeps volume where joints twist");
+    });
+    ui.horizontal(|ui| {
+        ui.label("Passes");
+        ui.radio_value(&mut state.passes, 1, "1");
+        ui.radio_value(&mut state.passes, 2, "2").on_hover_text("Depth prepass, then the main pass");
+        ui.radio_value(&mut state.passes, 5, "5 (shadows)")
+            .on_hover_text("Four shadow cascades of the key light, then the main pass");
     });
     ui.label("Debug view");
     ui.horizontal_wrapped(|ui| {

@@ -1,13 +1,8 @@
 //! The interactive viewer (`vkskin view`): a winit 0.30 application that
-//! owns the window, the Vulkan surface and swapchain, the renderer, the
-//! bone lines and the egui controls, and runs one frame per redraw:
-//!
-//! wait for the next frame slot's fence -> free what it retired (egui
-//! textures) -> acquire an image (that slot's acquire semaphore) -> pose
-//! (animation system) -> egui -> record: skinning, scene pass (mesh, bones;
-//! MSAA resolved into the image), egui pass, optional screenshot copy,
-//! transition to PRESENT_SRC -> submit (wait acquire at COLOR_ATTACHMENT_OUTPUT,
-//! signal the image's render-finished semaphore) -> present.
+//! owns the window, the event loop, the animation and the egui controls.
+//! Each redraw is one frame of `render::window_frame`: begin (resize, wait
+//! for the next frame slot) -> pose (animation system) -> egui -> draw
+//! (skinning, scene passes, bones, controls; submit and present).
 //!
 //! Without a display (no DISPLAY/WAYLAND_DISPLAY, no event loop or window,
 //! no device that can present) it prints one line saying so and renders the
@@ -15,6 +10,7 @@
 
 use super::animation::ViewerAnimation;
 use super::orbit_camera::OrbitCamera;
+use super::scripted::{MemorySample, Schedule, Script, resident_bytes};
 use super::state::{AnimationMode, DebugView, EventLog, FrameTimings, SkinningMode, ViewerState};
 use super::ui::{self, ModelInfo};
 use super::window::WindowInput;
@@ -22,20 +18,14 @@ use crate::anim::SkinningMethod;
 use crate::asset::controller::{FoundController, find_controller};
 use crate::asset::{self, Model};
 use crate::character::{Controller, Crowd, Timeline};
-use crate::gpu::image::subresource_range;
-use crate::gpu::swapchain::{self, Acquired, Surface, Swapchain};
-use crate::gpu::{Buffer, GpuContext, GpuError, GpuOptions};
-use crate::render::bone_lines::{self, BoneLines};
-use crate::render::egui_pass::EguiPass;
+use crate::gpu::{GpuContext, GpuError, GpuOptions};
 use crate::render::headless::{self, HeadlessRequest};
 use crate::render::image_out::{self, ApngWriter};
 use crate::render::mesh_pass::VertexPath;
 use crate::render::renderer::{RenderSettings, Renderer};
 use crate::render::skin_pass::{FramePoses, SkinInput};
-use crate::render::target::{DEPTH_FORMAT, ScreenTarget, record_color_readback};
+use crate::render::window_frame::{BoneOverlay, OpenError, WindowFrame, WindowScene};
 use crate::world::{Level, scenery_model};
-use ash::vk;
-use gpu_allocator::MemoryLocation;
 use nalgebra::Matrix4;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -44,7 +34,6 @@ use winit::application::ApplicationHandler;
 use winit::dpi::PhysicalSize;
 use winit::event::WindowEvent;
 use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
-use winit::raw_window_handle::{HasDisplayHandle, HasWindowHandle};
 use winit::window::{Window, WindowId};
 
 /// What `vkskin view` was asked to do.
@@ -76,6 +65,12 @@ pub struct ViewOptions {
     pub load: crate::asset::LoadOptions,
     /// Characters in the scene (at least 1): the driven one and a crowd behind it.
     pub characters: u32,
+    /// How joint influences are blended at start.
+    pub skinning_method: SkinningMethod,
+    /// Draw passes at start (one of `PASS_SETUPS`).
+    pub passes: u32,
+    /// Scripted actions (clip switches, reloads, memory samples).
+    pub schedule: Schedule,
 }
 
 /// Frames of the headless fallback without `--frames`: at most this many.
@@ -263,14 +258,10 @@ struct Scene {
     renderer: Renderer,
 }
 
-/// Vulkan objects of the window, destroyed in reverse order.
+/// The device, the window's frame objects and the scene, destroyed in reverse order.
 struct Gpu {
     ctx: GpuContext,
-    surface: Option<Surface>,
-    swapchain: Option<Swapchain>,
-    screen: Option<ScreenTarget>,
-    bones: Option<BoneLines>,
-    egui: Option<EguiPass>,
+    window: Option<WindowFrame>,
     scene: Option<Scene>,
 }
 
@@ -279,24 +270,11 @@ impl Gpu {
     /// the validation messages (leak reports made while destroying included).
     fn destroy(mut self) -> Vec<String> {
         let _ = self.ctx.wait_idle();
-        let ctx = &self.ctx;
         if let Some(s) = self.scene.take() {
-            s.renderer.destroy(ctx);
+            s.renderer.destroy(&self.ctx);
         }
-        if let Some(e) = self.egui.take() {
-            e.destroy(ctx);
-        }
-        if let Some(b) = self.bones.take() {
-            b.destroy(ctx);
-        }
-        if let Some(s) = self.screen.take() {
-            s.destroy(ctx);
-        }
-        if let Some(s) = self.swapchain.take() {
-            s.destroy(ctx);
-        }
-        if let Some(s) = self.surface.take() {
-            s.destroy();
+        if let Some(w) = self.window.take() {
+            w.destroy(&self.ctx);
         }
         self.ctx.finish()
     }
@@ -326,6 +304,8 @@ struct Viewer {
     closing: bool,
     /// The level the character walks through, if any.
     level: Option<Level>,
+    /// Scripted actions of `options.schedule`.
+    script: Script,
 }
 
 impl Viewer {
@@ -337,7 +317,14 @@ impl Viewer {
     ) -> Self {
         // --clip asks for the manual clip mode.
         let mode = if options.clip.is_some() { AnimationMode::Clips } else { AnimationMode::Controller };
-        let state = ViewerState { clip_a: clip, mode, ..Default::default() };
+        let script = Script::new(options.schedule, options.model.as_deref());
+        let state = ViewerState {
+            clip_a: clip,
+            mode,
+            method: options.skinning_method,
+            passes: options.passes,
+            ..Default::default()
+        };
         Viewer {
             options,
             first_model: Some((model, controller)),
@@ -357,6 +344,7 @@ impl Viewer {
             title: String::with_capacity(128),
             closing: false,
             level: None,
+            script,
         }
     }
 
@@ -382,93 +370,45 @@ impl Viewer {
             }
         };
         self.window = Some(window.clone());
-        let handles =
-            window.display_handle().and_then(|d| Ok((d.as_raw(), window.window_handle()?.as_raw())));
-        let (display, raw_window) = match handles {
-            Ok(h) => h,
-            Err(e) => {
-                self.fallback = Some(format!("no window handle ({e})"));
-                return Ok(());
-            }
-        };
-        let instance_extensions = match swapchain::required_instance_extensions(display) {
-            Ok(e) => e,
-            Err(e) => {
-                self.fallback = Some(format!("no Vulkan surface support ({e})"));
-                return Ok(());
-            }
-        };
         let options = GpuOptions {
             validation: self.options.validation,
             device: self.options.device.clone(),
-            instance_extensions,
-            device_extensions: vec![ash::khr::swapchain::NAME],
             announce_device: true,
+            ..Default::default()
         };
-        let ctx = GpuContext::new(&options, &|entry, instance, physical, family| {
-            swapchain::presentation_supported(entry, instance, physical, family, display, raw_window)
-        });
-        let ctx = match ctx {
-            Ok(c) => c,
-            Err(e) => {
-                self.fallback = Some(format!("no Vulkan device can present to the window ({e})"));
-                return Ok(());
-            }
-        };
-        let mut gpu =
-            Gpu { ctx, surface: None, swapchain: None, screen: None, bones: None, egui: None, scene: None };
-        // SAFETY: the window outlives the surface: teardown destroys the GPU
-        // objects before dropping the window.
-        let surface = unsafe { Surface::new(&gpu.ctx, display, raw_window) };
-        gpu.surface = Some(match surface {
-            Ok(s) => s,
-            Err(e) => {
-                self.fallback = Some(format!("cannot create a Vulkan surface ({e})"));
-                self.gpu = Some(gpu);
-                return Ok(());
-            }
-        });
         let size = window.inner_size();
-        let extent = vk::Extent2D { width: size.width, height: size.height };
-        let chain =
-            Swapchain::new(&gpu.ctx, gpu.surface.as_ref().expect("surface"), extent, self.state.vsync);
-        let chain = match chain {
-            Ok(c) => c,
-            Err(e) => {
-                self.fallback = Some(format!("cannot present to the window ({e})"));
-                self.gpu = Some(gpu);
+        // SAFETY: the window outlives the frame objects: teardown destroys
+        // the GPU objects before dropping the window.
+        let opened =
+            unsafe { WindowFrame::open(options, &*window, (size.width, size.height), self.state.vsync) };
+        let (ctx, frame) = match opened {
+            Ok(o) => o,
+            Err(OpenError::Unusable(reason)) => {
+                self.fallback = Some(reason);
                 return Ok(());
             }
+            Err(OpenError::Failed(e)) => return Err(e.to_string()),
         };
-        let format = chain.format.format;
-        gpu.swapchain = Some(chain);
+        let (mut frame, mut gpu) = (frame, Gpu { ctx, window: None, scene: None });
         let characters = self.options.characters;
-        let built = (|| {
-            gpu.egui = Some(EguiPass::new(&gpu.ctx, format)?);
-            let (model, controller) =
-                self.first_model.take().ok_or_else(|| GpuError::new("started twice"))?;
-            let level = self.level.as_ref();
-            let scene = build_scene(
-                &gpu.ctx,
-                model,
-                controller,
-                level,
-                &mut self.state,
-                aspect(extent),
-                format,
-                characters,
-            )?;
-            let samples = scene.renderer.samples();
-            gpu.scene = Some(scene);
-            gpu.bones = Some(BoneLines::new(&gpu.ctx, format, DEPTH_FORMAT, samples)?);
-            if let (Some(b), Some(s)) = (gpu.bones.as_mut(), gpu.scene.as_ref()) {
-                b.set_mask(&bone_lines::skin_joint_mask(&s.model));
-            }
-            Ok::<(), GpuError>(())
-        })();
+        let built = self.first_model.take().ok_or_else(|| GpuError::new("started twice")).and_then(
+            |(model, controller)| {
+                let level = self.level.as_ref();
+                build_scene(&gpu.ctx, model, controller, level, &mut self.state, &frame, characters)
+            },
+        );
         let max_texture = gpu.ctx.properties.limits.max_image_dimension2_d as usize;
+        let built = match built {
+            Ok(scene) => {
+                frame.show_bones_of(&scene.model);
+                gpu.scene = Some(scene);
+                Ok(())
+            }
+            Err(e) => Err(e.to_string()),
+        };
+        gpu.window = Some(frame);
         self.gpu = Some(gpu);
-        built.map_err(|e| e.to_string())?;
+        built?;
         self.input = Some(WindowInput::new(&window, max_texture));
         Ok(())
     }
@@ -484,18 +424,18 @@ impl Viewer {
                 return Ok(());
             }
         };
-        let format = gpu.swapchain.as_ref().map(|s| s.format.format).ok_or("no swapchain")?;
-        let extent = gpu.swapchain.as_ref().map(|s| s.extent).unwrap_or_default();
+        let frame = gpu.window.as_mut().ok_or("no window")?;
         // Build the new scene first: if that fails (no clip, a bad
         // controller file next to it, GPU limits), the current model stays,
         // as for a file that fails to import.
-        let mut state = ViewerState { vsync: self.state.vsync, ..Default::default() };
+        let (vsync, method, passes) = (self.state.vsync, self.state.method, self.state.passes);
+        let mut state = ViewerState { vsync, method, passes, ..Default::default() };
         let characters = self.options.characters;
         let built = initial_clip(&model, None).and_then(|clip| {
             state.clip_a = clip;
             let controller = find_controller(&model, Some(&path), None)?;
             let level = self.level.as_ref();
-            build_scene(&gpu.ctx, model, controller, level, &mut state, aspect(extent), format, characters)
+            build_scene(&gpu.ctx, model, controller, level, &mut state, frame, characters)
                 .map_err(|e| e.to_string())
         });
         let scene = match built {
@@ -511,15 +451,9 @@ impl Viewer {
         if let Some(old) = gpu.scene.take() {
             old.renderer.destroy(&gpu.ctx);
         }
-        if let Some(b) = gpu.bones.as_mut() {
-            b.set_mask(&bone_lines::skin_joint_mask(&scene.model));
-        }
+        frame.show_bones_of(&scene.model);
         // Texture frees deferred into the old slots: the device is idle now.
-        if let Some(egui) = gpu.egui.as_mut() {
-            for s in 0..crate::gpu::FRAMES_IN_FLIGHT {
-                egui.release_slot(s).map_err(|e| e.to_string())?;
-            }
-        }
+        frame.release_overlay_slots().map_err(|e| e.to_string())?;
         for w in &scene.model.warnings {
             eprintln!("vkskin: warning: {}: {w}", scene.model.file);
         }
@@ -530,13 +464,67 @@ impl Viewer {
         Ok(())
     }
 
+    /// Rebuilds the scene's renderer when the controls switched the
+    /// skinning method (its pipelines are specialised per method); the
+    /// animation, crowd and camera stay. A renderer that cannot be built
+    /// leaves the old one (the error is printed).
+    fn switch_method(&mut self) -> Result<(), String> {
+        let Some(gpu) = self.gpu.as_mut() else { return Ok(()) };
+        let (Some(scene), Some(frame)) = (gpu.scene.as_mut(), gpu.window.as_mut()) else { return Ok(()) };
+        let mut settings = *scene.renderer.settings();
+        let old_method = settings.skinning;
+        if old_method == self.state.method {
+            return Ok(());
+        }
+        settings.skinning = self.state.method;
+        let ctx = &gpu.ctx;
+        let built = Renderer::new_for_screen(ctx, scene.model.clone(), settings, frame.color_format());
+        let built = built.and_then(|mut renderer| {
+            if let Some(scenery) = scene.renderer.scenery().cloned()
+                && let Err(e) = renderer.add_scenery(ctx, scenery)
+            {
+                renderer.destroy(ctx);
+                return Err(e);
+            }
+            // Said when the scene was built.
+            renderer.warnings.clear();
+            Ok(renderer)
+        });
+        match built {
+            Ok(renderer) => {
+                // The old renderer's destroy waits for its frames in flight.
+                std::mem::replace(&mut scene.renderer, renderer).destroy(ctx);
+                frame.release_overlay_slots().map_err(|e| e.to_string())?;
+            }
+            Err(e) => {
+                eprintln!("vkskin: cannot switch to {:?} skinning: {e}", self.state.method);
+                self.state.method = old_method;
+            }
+        }
+        Ok(())
+    }
+
     /// One frame. Returns Ok without rendering when minimised or when the
     /// swapchain was out of date.
     fn redraw(&mut self, event_loop: &ActiveEventLoop) -> Result<(), String> {
         self.redraws += 1;
+        let clips = self.gpu.as_ref().and_then(|g| g.scene.as_ref()).map_or(0, |s| s.model.clips.len());
+        if self.script.step(self.frames_rendered, clips, &mut self.state).report_memory
+            && let Some(gpu) = &self.gpu
+        {
+            let report = gpu.ctx.allocator().generate_report();
+            let sample = MemorySample {
+                frame: self.frames_rendered,
+                rss_bytes: resident_bytes(),
+                gpu_allocated_bytes: report.total_allocated_bytes,
+                gpu_reserved_bytes: report.total_capacity_bytes,
+            };
+            eprintln!("{}", sample.line());
+        }
         if let Some(path) = self.state.load_request.take() {
             self.load(path)?;
         }
+        self.switch_method()?;
         if let (Some(&(k, w, h)), Some(window)) = (self.options.resize_at.first(), &self.window)
             && self.frames_rendered >= k
         {
@@ -550,51 +538,18 @@ impl Viewer {
             return Ok(());
         };
         let size = window.inner_size();
-        let extent = vk::Extent2D { width: size.width, height: size.height };
-        if extent.width == 0 || extent.height == 0 {
+        let ctx = &gpu.ctx;
+        let frame = gpu.window.as_mut().ok_or("no window")?;
+        let scene = gpu.scene.as_mut().ok_or("no scene")?;
+        let begun = frame.begin(ctx, &mut scene.renderer, (size.width, size.height), self.state.vsync);
+        let Some(slot) = begun.map_err(|e| e.to_string())? else {
             // Minimised: render nothing, recreate nothing (and do not spin).
             if self.closing {
                 event_loop.exit();
             }
             std::thread::sleep(MINIMISED_NAP);
             return Ok(());
-        }
-        let ctx = &gpu.ctx;
-        let chain = gpu.swapchain.as_mut().ok_or("no swapchain")?;
-        chain.set_vsync(self.state.vsync);
-        if chain.needs_recreate() {
-            if !chain.recreate(ctx, extent).map_err(|e| e.to_string())? {
-                // The surface reports a zero extent: minimised.
-                std::thread::sleep(MINIMISED_NAP);
-                return Ok(());
-            }
-            // Recreate waited for the device: the old attachments are unused.
-            if let Some(old) = gpu.screen.take() {
-                old.destroy(ctx);
-            }
-        }
-        let scene = gpu.scene.as_mut().ok_or("no scene")?;
-        let chain_extent = chain.extent;
-        if gpu.screen.as_ref().is_none_or(|s| s.extent != chain_extent) {
-            if let Some(old) = gpu.screen.take() {
-                // Only reached without a recreate: wait before freeing.
-                scene.renderer.wait_all(ctx).map_err(|e| e.to_string())?;
-                old.destroy(ctx);
-            }
-            let made = ScreenTarget::new(ctx, chain_extent, chain.format.format, scene.renderer.samples());
-            gpu.screen = Some(made.map_err(|e| e.to_string())?);
-        }
-        let screen = gpu.screen.as_ref().expect("created above");
-        let egui_pass = gpu.egui.as_mut().ok_or("no egui pass")?;
-
-        // The slot's previous frame is done: its acquire semaphore and the
-        // egui textures freed then may be reused / freed now.
-        let slot = scene.renderer.wait_next_slot(ctx).map_err(|e| e.to_string())?;
-        egui_pass.release_slot(slot).map_err(|e| e.to_string())?;
-        // Everything that can fail runs before the image is acquired: once
-        // acquired, the slot's semaphore is signalled and the frame must be
-        // submitted (a signalled semaphore may not be waited on by nothing
-        // and then acquired with again).
+        };
 
         // Pose.
         let now = Instant::now();
@@ -627,12 +582,15 @@ impl Viewer {
         let output = egui_ctx.run_ui(raw, |ui| ui::draw(ui.ctx(), state, info, anim, timings, log));
         input.egui.handle_platform_output(&window, output.platform_output);
         let primitives = egui_ctx.tessellate(output.shapes, output.pixels_per_point);
-        if EguiPass::needs_idle(&output.textures_delta) {
-            // egui-ash-renderer replaces textures at once: no frame may still sample them.
-            scene.renderer.wait_all(ctx).map_err(|e| e.to_string())?;
-        }
-        egui_pass
-            .prepare(ctx, slot, output.textures_delta, primitives, output.pixels_per_point)
+        frame
+            .prepare_overlay(
+                ctx,
+                &mut scene.renderer,
+                slot,
+                output.textures_delta,
+                primitives,
+                output.pixels_per_point,
+            )
             .map_err(|e| e.to_string())?;
         let path = match self.state.skinning {
             SkinningMode::Compute => VertexPath::PreSkinned,
@@ -640,107 +598,51 @@ impl Viewer {
         };
         scene.renderer.set_path(path);
         scene.renderer.set_wireframe(self.state.wireframe);
+        scene.renderer.set_passes(self.state.passes).map_err(|e| e.to_string())?;
         let heat_joint = match self.state.debug_view {
             DebugView::WeightHeatMap => self.state.selected_joint,
             _ => None,
         };
         scene.renderer.set_heat_joint(ctx, heat_joint).map_err(|e| e.to_string())?;
 
-        let last = self.closing || self.options.frames.is_some_and(|n| self.frames_rendered + 1 >= n);
-        let screenshot = match (&self.options.screenshot, last) {
-            (Some(_), true) => Some(screenshot_buffer(ctx, chain)?),
-            _ => None,
-        };
-        let image_index = match chain.acquire(slot) {
-            Ok(Acquired::Image { index, .. }) => index,
-            other => {
-                // No image (out of date) or an error: the screenshot buffer,
-                // if any, was never used by the GPU.
-                if let Some(buffer) = screenshot {
-                    buffer.destroy(ctx);
-                }
-                return other.map(|_| ()).map_err(|e| e.to_string());
-            }
-        };
-
-        // Record.
-        let (image, view) = chain.image(image_index);
-        let camera = scene.camera.camera(aspect(chain_extent));
+        // Draw.
+        let mut camera = scene.camera.camera(frame.aspect());
         // Centre the view in the part of the window the controls leave free.
-        let free = free_span(&egui_ctx, chain_extent.width as f32);
-        let view_proj = lens_shift(free, chain_extent.width as f32) * camera.view_proj();
-        let eye = [camera.eye.x, camera.eye.y, camera.eye.z];
+        let width = frame.size().0 as f32;
+        camera.lens_shift = lens_shift(free_span(&egui_ctx, width), width);
         let world = scene.animation.transform();
-        let recorded = (|| -> Result<(), GpuError> {
-            let (_, gpu_times) = scene.renderer.begin_screen_frame(ctx)?;
-            if let Some(t) = gpu_times {
-                self.timings.gpu_skin_us = t.skin_us;
-                self.timings.gpu_draw_us = t.draw_us;
-                self.timings.gpu_upload_us = t.upload_us;
-            }
-            let character = scene.animation.character();
-            let input = SkinInput { pose: character.pose(), version: character.version() };
-            let poses = ViewerPoses { driven: (input, world), crowd: scene.crowd.as_ref() };
-            let stats = scene.renderer.record_skinning(ctx, &poses)?;
-            self.timings.upload_bytes = stats.palette_bytes_written + stats.weight_bytes_written;
-            scene.renderer.begin_scene(ctx, screen, image, view, &view_proj, eye, self.state.show_mesh)?;
-            let mut drawn = Ok(());
-            if self.state.show_bones
-                && let Some(bones) = gpu.bones.as_mut()
-            {
-                drawn = bones.record(
-                    ctx,
-                    scene.renderer.slot(),
-                    &view_proj,
-                    &world,
-                    scene.animation.character().output().world(),
-                    scene.model.skeleton.parents(),
-                    self.state.selected_joint,
-                    chain_extent,
-                );
-            }
-            scene.renderer.end_scene(ctx);
-            drawn?;
-            let cmd = scene.renderer.slot().command_buffer;
-            scene_to_overlay_barrier(ctx, cmd, image);
-            egui_pass.record(ctx, cmd, view, chain_extent)?;
-            match &screenshot {
-                Some(buffer) => record_color_readback(
-                    ctx,
-                    cmd,
-                    image,
-                    buffer.raw,
-                    chain_extent,
-                    vk::ImageLayout::PRESENT_SRC_KHR,
-                ),
-                None => to_present(ctx, cmd, image),
-            }
-            Ok(())
-        })();
-        // Submitted even after a recording error, so the frame ring stays consistent.
-        let waits = [vk::SemaphoreSubmitInfo::default()
-            .semaphore(chain.acquire_semaphore(slot))
-            .stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)];
-        let signals = [vk::SemaphoreSubmitInfo::default()
-            .semaphore(chain.render_finished(image_index))
-            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)];
-        let submitted = scene.renderer.end_screen_frame(ctx, &waits, &signals);
-        let presented = recorded.and(submitted).and_then(|_| chain.present(ctx, image_index));
-        if let Err(e) = presented {
-            if let Some(buffer) = screenshot {
-                // The copy may be in flight: free the buffer after the GPU.
-                let _ = scene.renderer.wait_all(ctx);
-                buffer.destroy(ctx);
-            }
-            return Err(e.to_string());
-        }
+        let character = scene.animation.character();
+        let driven = SkinInput { pose: character.pose(), version: character.version() };
+        let poses = ViewerPoses { driven: (driven, world), crowd: scene.crowd.as_ref() };
+        let bones = self.state.show_bones.then(|| BoneOverlay {
+            world,
+            joints: character.output().world(),
+            parents: scene.model.skeleton.parents(),
+            selected: self.state.selected_joint,
+        });
+        let last = self.closing || self.options.frames.is_some_and(|n| self.frames_rendered + 1 >= n);
+        let request = WindowScene {
+            slot,
+            poses: &poses,
+            camera: &camera,
+            show_mesh: self.state.show_mesh,
+            bones,
+            screenshot: last && self.options.screenshot.is_some(),
+        };
+        let Some(drawn) = frame.draw(ctx, &mut scene.renderer, &request).map_err(|e| e.to_string())? else {
+            // No image (the swapchain is out of date): the next redraw recreates it.
+            return Ok(());
+        };
         self.frames_rendered += 1;
-
-        if let Some(buffer) = screenshot {
-            let saved =
-                save_screenshot(ctx, &mut scene.renderer, &buffer, chain, self.options.screenshot.as_deref());
-            buffer.destroy(ctx);
-            saved?;
+        if let Some(t) = drawn.previous_gpu {
+            self.timings.gpu_skin_us = t.skin_us;
+            self.timings.gpu_draw_us = t.draw_us;
+            self.timings.gpu_upload_us = t.upload_us;
+        }
+        self.timings.upload_bytes = drawn.skin.palette_bytes_written + drawn.skin.weight_bytes_written;
+        if let (Some(shot), Some(path)) = (&drawn.screenshot, &self.options.screenshot) {
+            image_out::write_png(path, shot.width, shot.height, &shot.rgba)?;
+            eprintln!("vkskin: wrote {} ({}x{})", path.display(), shot.width, shot.height);
         }
         if clock - self.last_title >= TITLE_PERIOD {
             self.last_title = clock;
@@ -788,19 +690,10 @@ fn free_span(egui_ctx: &egui::Context, width: f32) -> (f32, f32) {
     if left.is_finite() && left >= width * 0.25 && left < width { (0.0, left) } else { (0.0, width) }
 }
 
-/// A clip-space translation that moves the image centre to the middle of
-/// `span` (pixels) in a window `width` wide: x' = x + shift * w.
-fn lens_shift(span: (f32, f32), width: f32) -> Matrix4<f32> {
-    let mut m = Matrix4::identity();
-    if width > 0.0 {
-        let centre = (span.0 + span.1) * 0.5;
-        m[(0, 3)] = (centre - width * 0.5) / (width * 0.5);
-    }
-    m
-}
-
-fn aspect(extent: vk::Extent2D) -> f32 {
-    if extent.height == 0 { 1.0 } else { extent.width as f32 / extent.height as f32 }
+/// The camera's lens shift (`Camera::lens_shift`) that moves the image
+/// centre to the middle of `span` (pixels) in a window `width` wide.
+fn lens_shift(span: (f32, f32), width: f32) -> f32 {
+    if width > 0.0 { ((span.0 + span.1) * 0.5 - width * 0.5) / (width * 0.5) } else { 0.0 }
 }
 
 /// Samples per clip when framing a model.
@@ -838,19 +731,20 @@ fn build_scene(
     controller: Option<FoundController>,
     level: Option<&Level>,
     state: &mut ViewerState,
-    aspect: f32,
-    format: vk::Format,
+    window: &WindowFrame,
     characters: u32,
 ) -> Result<Scene, GpuError> {
     let bounds = model_bounds(&model).map_err(GpuError::new)?;
     let (lo, hi) = bounds.unwrap_or(([-1.0; 3], [1.0; 3]));
-    let camera = OrbitCamera::framing(lo, hi, aspect);
-    let mut settings = RenderSettings::new(vk::Extent2D { width: 1, height: 1 });
+    let camera = OrbitCamera::framing(lo, hi, window.aspect());
+    let mut settings = RenderSettings::for_window();
     let crowd_controller = controller.as_ref().map(|(c, _)| Arc::new(c.clone()));
     let mut animation = ViewerAnimation::new(model.clone(), controller, state).map_err(GpuError::new)?;
     let crowd = crowd_behind(&model, crowd_controller, characters).map_err(GpuError::new)?;
     settings.characters = characters.max(1);
-    let mut renderer = Renderer::new_for_screen(ctx, model.clone(), settings, format)?;
+    settings.skinning = state.method;
+    settings.passes = state.passes;
+    let mut renderer = Renderer::new_for_screen(ctx, model.clone(), settings, window.color_format())?;
     if let Some(level) = level {
         let entered = animation.enter_level(level, state).and_then(|_| scenery_model(level));
         let scenery = match entered {
@@ -921,86 +815,6 @@ impl FramePoses for ViewerPoses<'_> {
     }
 }
 
-/// Between the scene pass (its MSAA resolve, or direct writes, into the
-/// image) and the egui pass (loads the image and blends over it): both are
-/// colour-attachment accesses in COLOR_ATTACHMENT_OUTPUT, so the resolve
-/// writes are made available and visible to the egui pass's reads and
-/// writes; the layout stays COLOR_ATTACHMENT_OPTIMAL.
-fn scene_to_overlay_barrier(ctx: &GpuContext, cmd: vk::CommandBuffer, image: vk::Image) {
-    let barrier = [vk::ImageMemoryBarrier2::default()
-        .src_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
-        .src_access_mask(vk::AccessFlags2::COLOR_ATTACHMENT_WRITE)
-        .dst_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
-        .dst_access_mask(vk::AccessFlags2::COLOR_ATTACHMENT_READ | vk::AccessFlags2::COLOR_ATTACHMENT_WRITE)
-        .old_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-        .new_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-        .image(image)
-        .subresource_range(subresource_range(vk::ImageAspectFlags::COLOR))];
-    // SAFETY: cmd is recording outside rendering; the image is acquired.
-    unsafe {
-        ctx.device.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().image_memory_barriers(&barrier))
-    };
-}
-
-/// The image's last writes (egui, COLOR_ATTACHMENT_OUTPUT) must finish and
-/// be made available, and the image must be in PRESENT_SRC_KHR, before
-/// presentation. No second scope is needed: the render-finished semaphore
-/// is signalled with ALL_COMMANDS after this barrier in submission order
-/// (its first scope covers the transition), the present waits on it, and
-/// vkQueuePresentKHR makes available writes visible to the engine's reads.
-fn to_present(ctx: &GpuContext, cmd: vk::CommandBuffer, image: vk::Image) {
-    let barrier = [vk::ImageMemoryBarrier2::default()
-        .src_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
-        .src_access_mask(vk::AccessFlags2::COLOR_ATTACHMENT_WRITE)
-        .dst_stage_mask(vk::PipelineStageFlags2::NONE)
-        .dst_access_mask(vk::AccessFlags2::NONE)
-        .old_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-        .new_layout(vk::ImageLayout::PRESENT_SRC_KHR)
-        .image(image)
-        .subresource_range(subresource_range(vk::ImageAspectFlags::COLOR))];
-    // SAFETY: cmd is recording outside rendering; the image is acquired.
-    unsafe {
-        ctx.device.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().image_memory_barriers(&barrier))
-    };
-}
-
-/// A host-readable buffer for one swapchain image (made for the last frame only).
-fn screenshot_buffer(ctx: &GpuContext, chain: &Swapchain) -> Result<Buffer, String> {
-    if !chain.transfer_src {
-        return Err("--screenshot: this surface's images cannot be copied (no TRANSFER_SRC usage)".into());
-    }
-    let bytes = u64::from(chain.extent.width) * u64::from(chain.extent.height) * 4;
-    Buffer::new(ctx, "screenshot", bytes, vk::BufferUsageFlags::TRANSFER_DST, MemoryLocation::GpuToCpu)
-        .map_err(|e| e.to_string())
-}
-
-/// Waits for the frame that copied the screenshot and writes it as RGBA PNG.
-fn save_screenshot(
-    ctx: &GpuContext,
-    renderer: &mut Renderer,
-    buffer: &Buffer,
-    chain: &Swapchain,
-    path: Option<&Path>,
-) -> Result<(), String> {
-    let Some(path) = path else { return Ok(()) };
-    renderer.wait_all(ctx).map_err(|e| e.to_string())?;
-    let (w, h) = (chain.extent.width, chain.extent.height);
-    let bytes = w as usize * h as usize * 4;
-    let mapped = buffer.mapped().ok_or("screenshot buffer is not mapped")?;
-    let mut rgba = mapped[..bytes].to_vec();
-    let bgra = matches!(chain.format.format, vk::Format::B8G8R8A8_SRGB | vk::Format::B8G8R8A8_UNORM);
-    for px in rgba.chunks_exact_mut(4) {
-        if bgra {
-            px.swap(0, 2);
-        }
-        // The window is opaque: alpha is whatever the passes left.
-        px[3] = 255;
-    }
-    image_out::write_png(path, w, h, &rgba)?;
-    eprintln!("vkskin: wrote {} ({w}x{h})", path.display());
-    Ok(())
-}
-
 impl ApplicationHandler for Viewer {
     fn resumed(&mut self, event_loop: &ActiveEventLoop) {
         if self.window.is_some() || self.fallback.is_some() || self.error.is_some() {
@@ -1028,8 +842,8 @@ impl ApplicationHandler for Viewer {
             }
             WindowEvent::CloseRequested => event_loop.exit(),
             WindowEvent::Resized(_) | WindowEvent::ScaleFactorChanged { .. } => {
-                if let Some(chain) = self.gpu.as_mut().and_then(|g| g.swapchain.as_mut()) {
-                    chain.invalidate();
+                if let Some(frame) = self.gpu.as_mut().and_then(|g| g.window.as_mut()) {
+                    frame.invalidate();
                 }
             }
             WindowEvent::RedrawRequested => {
@@ -1062,13 +876,9 @@ mod tests {
 
     #[test]
     fn lens_shift_centres_the_free_span() {
-        use nalgebra::Vector4;
-        // A point at the image centre (clip x = 0) lands in the middle of the left 400 of 1000 pixels.
-        let m = lens_shift((0.0, 400.0), 1000.0);
-        let p = m * Vector4::new(0.0, 0.0, 0.5, 2.0);
-        let ndc_x = p.x / p.w;
-        assert!((ndc_x - (-0.6)).abs() < 1e-6, "{ndc_x}");
-        assert_eq!(lens_shift((0.0, 1000.0), 1000.0), Matrix4::identity());
+        // The image centre moves to the middle of the left 400 of 1000 pixels: ndc x -0.6.
+        assert!((lens_shift((0.0, 400.0), 1000.0) - (-0.6)).abs() < 1e-6);
+        assert_eq!(lens_shift((0.0, 1000.0), 1000.0), 0.0);
     }
 
     #[test]

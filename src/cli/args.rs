@@ -267,6 +267,26 @@ pub struct ViewArgs {
     /// behind it on a grid, each with its own state and phase.
     #[arg(long, value_name = "N")]
     pub characters: Option<u32>,
+    /// How joint influences are blended at start (the controls switch it).
+    #[arg(long, value_enum)]
+    pub skinning_method: Option<SkinningMethodArg>,
+    /// Draw passes at start: 1 (main), 2 (depth prepass + main) or 5 (four
+    /// shadow cascades + main, with shadows); the controls switch it.
+    #[arg(long, value_name = "1|2|5")]
+    pub passes: Option<u32>,
+    /// Scripted runs: play the next clip every N frames.
+    #[arg(long, value_name = "N")]
+    pub switch_clip_every: Option<u64>,
+    /// Scripted runs: load the model file again every N frames.
+    #[arg(long, value_name = "N")]
+    pub reload_every: Option<u64>,
+    /// Scripted runs: switch between linear and dual-quaternion skinning every N frames.
+    #[arg(long, value_name = "N")]
+    pub switch_method_every: Option<u64>,
+    /// Scripted runs: print host RSS and GPU allocator bytes every N frames
+    /// (`vkskin: memory: frame K rss B gpu-allocated B gpu-reserved B`).
+    #[arg(long, value_name = "N")]
+    pub report_memory_every: Option<u64>,
 }
 
 /// Arguments of `vkskin simulate`.

@@ -68,6 +68,28 @@ fn view(args: &args::ViewArgs, load: &LoadOptions) -> anyhow::Result<()> {
     if !(1..=100_000).contains(&characters) {
         anyhow::bail!("--characters {characters}: 1..=100000");
     }
+    let every = [
+        ("--switch-clip-every", args.switch_clip_every),
+        ("--reload-every", args.reload_every),
+        ("--switch-method-every", args.switch_method_every),
+        ("--report-memory-every", args.report_memory_every),
+    ];
+    if let Some((flag, _)) = every.iter().find(|(_, n)| *n == Some(0)) {
+        anyhow::bail!("{flag} must be at least 1");
+    }
+    if args.reload_every.is_some() && args.model.is_none() {
+        anyhow::bail!("--reload-every needs a MODEL file (the built-in character has none)");
+    }
+    let schedule = crate::app::scripted::Schedule {
+        switch_clip_every: args.switch_clip_every,
+        reload_every: args.reload_every,
+        switch_method_every: args.switch_method_every,
+        report_memory_every: args.report_memory_every,
+    };
+    let passes = args.passes.unwrap_or(1);
+    if !crate::render::renderer::PASS_SETUPS.contains(&passes) {
+        anyhow::bail!("--passes {passes}: one of 1, 2 or 5");
+    }
     if characters > 1 && args.level.is_some() {
         anyhow::bail!("--characters and --level exclude each other (the level has one actor)");
     }
@@ -92,6 +114,9 @@ fn view(args: &args::ViewArgs, load: &LoadOptions) -> anyhow::Result<()> {
         size: render::parse_size(args.size.as_deref().unwrap_or("960x640")).map_err(anyhow::Error::msg)?,
         load: load.clone(),
         characters,
+        skinning_method: args.skinning_method.unwrap_or_default().into(),
+        passes,
+        schedule,
     };
     viewer::run(&options).map_err(anyhow::Error::msg)
 }

@@ -58,6 +58,8 @@ pub struct BoneLines {
     mask: Vec<bool>,
     /// Draw a small cross at each joint.
     pub show_joints: bool,
+    /// Samples per pixel of the attachments the pipeline draws into.
+    samples: vk::SampleCountFlags,
 }
 
 impl BoneLines {
@@ -84,6 +86,7 @@ impl BoneLines {
             buffers: (0..FRAMES_IN_FLIGHT).map(|_| None).collect(),
             mask: Vec::new(),
             show_joints: true,
+            samples,
         };
         match lines.build(ctx, color_format, depth_format, samples) {
             Ok(p) => {
@@ -167,6 +170,11 @@ impl BoneLines {
             ctx.device.destroy_shader_module(frag, None);
         }
         result
+    }
+
+    /// Samples per pixel of the attachments the pipeline draws into.
+    pub fn samples(&self) -> vk::SampleCountFlags {
+        self.samples
     }
 
     /// Restricts drawing to the joints with `mask[j]` set (e.g. the joints of

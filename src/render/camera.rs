@@ -20,6 +20,10 @@ pub struct Camera {
     pub near: f32,
     /// Far plane distance (> near).
     pub far: f32,
+    /// Horizontal shift of the image in clip space (`x' = x + lens_shift * w`):
+    /// 0 centres the view; the window uses it to centre the model in the
+    /// part the controls leave free, without changing the perspective.
+    pub lens_shift: f32,
 }
 
 /// Default vertical field of view: 35 degrees.
@@ -85,6 +89,7 @@ impl Camera {
             aspect,
             near: (nearest * 0.5).max(distance * 1e-3),
             far: farthest * 2.0,
+            lens_shift: 0.0,
         }
     }
 
@@ -93,13 +98,14 @@ impl Camera {
         Matrix4::look_at_rh(&self.eye, &self.target, &self.up)
     }
 
-    /// View to Vulkan clip space: y points down, depth runs 0 (near) to 1 (far).
+    /// View to Vulkan clip space: y points down, depth runs 0 (near) to 1
+    /// (far); x is shifted by `lens_shift` (clip x + lens_shift * w).
     pub fn projection(&self) -> Matrix4<f32> {
         let f = 1.0 / (self.fov_y * 0.5).tan();
         let (n, fa) = (self.near, self.far);
         #[rustfmt::skip]
         let m = Matrix4::new(
-            f / self.aspect, 0.0, 0.0, 0.0,
+            f / self.aspect, 0.0, -self.lens_shift, 0.0,
             0.0, -f, 0.0, 0.0,
             0.0, 0.0, fa / (n - fa), n * fa / (n - fa),
             0.0, 0.0, -1.0, 0.0,
@@ -177,5 +183,19 @@ mod tests {
         assert!(cam.eye.z > 1.0 && cam.eye.y > 1.0);
         // Nearer points have smaller depth.
         assert!(ndc(&m, [0.0, 1.0, 1.0]).z < ndc(&m, [0.0, 1.0, -1.0]).z);
+    }
+
+    #[test]
+    fn lens_shift_moves_the_image_centre() {
+        let mut camera = Camera::frame_box([-1.0; 3], [1.0; 3], 1.5, DEFAULT_FOV_Y);
+        let centre = [camera.target.x, camera.target.y, camera.target.z];
+        assert!(ndc(&camera.view_proj(), centre).x.abs() < 1e-5);
+        camera.lens_shift = -0.6;
+        let shifted = ndc(&camera.view_proj(), centre);
+        assert!((shifted.x + 0.6).abs() < 1e-5, "{shifted:?}");
+        // Only x moves: the perspective (y, depth) is the same.
+        camera.lens_shift = 0.0;
+        let plain = ndc(&camera.view_proj(), centre);
+        assert!((shifted.y - plain.y).abs() < 1e-6 && (shifted.z - plain.z).abs() < 1e-6);
     }
 }

@@ -19,3 +19,4 @@ pub mod shadow;
 pub mod skin_pass;
 pub mod target;
 pub mod textures;
+pub mod window_frame;

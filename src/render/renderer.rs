@@ -19,7 +19,7 @@ use super::mesh_pass::{
 };
 use super::shadow::{CASCADES, Cascades, ShadowMaps, cascades};
 use super::skin_pass::{CharacterId, FramePoses, PaletteUpload, SkinInput, SkinPass, SkinStats};
-use super::target::{CLEAR_COLOR, COLOR_FORMAT, ScreenTarget, SlotTargets, choose_samples};
+use super::target::{CLEAR_COLOR, COLOR_FORMAT, RenderTarget, ScreenTarget, SlotTargets, choose_samples};
 use super::textures::Textures;
 use crate::anim::{SkinnedPose, SkinningMethod};
 use crate::asset::Model;
@@ -93,6 +93,11 @@ impl RenderSettings {
             skinning: SkinningMethod::Linear,
         }
     }
+
+    /// Settings for a window's renderer (its swapchain sets the size).
+    pub fn for_window() -> Self {
+        Self::new(vk::Extent2D { width: 1, height: 1 })
+    }
 }
 
 /// What `render_frame` did.
@@ -131,6 +136,34 @@ impl<P: FramePoses + ?Sized> FramePoses for WithScenery<'_, P> {
     }
     fn world(&self, c: usize) -> Matrix4<f32> {
         if c < self.poses.count() { self.poses.world(c) } else { Matrix4::identity() }
+    }
+}
+
+/// Where a frame's scene is drawn: a slot's offscreen target, or an
+/// acquired window image with the window's attachments.
+#[derive(Clone, Copy)]
+pub(crate) enum SceneTarget<'a> {
+    Offscreen(&'a RenderTarget),
+    Window { target: &'a ScreenTarget, image: vk::Image, view: vk::ImageView },
+}
+
+impl SceneTarget<'_> {
+    /// Records the transitions into attachment layouts.
+    fn begin_barriers(&self, ctx: &GpuContext, cmd: vk::CommandBuffer) {
+        match *self {
+            SceneTarget::Offscreen(t) => t.begin_barriers(ctx, cmd),
+            SceneTarget::Window { target, image, .. } => target.begin_barriers(ctx, cmd, image),
+        }
+    }
+
+    /// Begins the rendering of `stage`, clearing to the background.
+    fn begin_stage(&self, ctx: &GpuContext, cmd: vk::CommandBuffer, stage: DrawStage) {
+        match *self {
+            SceneTarget::Offscreen(t) => t.begin_stage(ctx, cmd, CLEAR_COLOR, stage),
+            SceneTarget::Window { target, view, .. } => {
+                target.begin_stage(ctx, cmd, view, CLEAR_COLOR, stage)
+            }
+        }
     }
 }
 
@@ -179,7 +212,7 @@ impl Renderer {
     }
 
     /// Uploads `model` and builds the passes for drawing into colour images
-    /// of `color_format` (a swapchain's) with the `begin_screen_frame` family
+    /// of `color_format` (a swapchain's) with the `begin_frame` family
     /// of calls; no offscreen target (`settings.extent` is not used).
     pub fn new_for_screen(
         ctx: &GpuContext,
@@ -329,6 +362,11 @@ impl Renderer {
         &self.model
     }
 
+    /// The static scenery drawn with the characters, if any.
+    pub fn scenery(&self) -> Option<&Arc<Model>> {
+        self.scenery.as_ref().map(|s| &s.model)
+    }
+
     /// Output vertices the skin pass produces per frame (every character and the scenery).
     pub fn skinned_vertices(&self) -> u64 {
         u64::from(self.skin.total_vertices())
@@ -369,51 +407,30 @@ impl Renderer {
         on_pixels: &mut PixelSink,
     ) -> Result<(SkinStats, Option<GpuTimes>), String> {
         let frame = self.frames;
-        let (index, previous_gpu) = self.begin_screen_frame(ctx).map_err(|e| e.to_string())?;
+        let (index, previous_gpu) = self.begin_frame(ctx).map_err(|e| e.to_string())?;
         // begin_frame waited for this slot's fence: its readback buffer is
         // final, and nothing rewrites it before this frame is submitted.
         if let Some(done) = self.pending[index].take() {
             let handed = targets.get(index).pixels().map_err(|e| e.to_string());
             if let Err(e) = handed.and_then(|pixels| on_pixels(done, pixels)) {
                 // Submit the (nearly) empty command buffer so the ring stays usable.
-                let _ = self.end_screen_frame(ctx, &[], &[]);
+                let _ = self.submit_frame(ctx, &[], &[]);
                 return Err(e);
             }
         }
         let recorded = (|| {
             let skin = self.record_skinning(ctx, poses)?;
             let target = targets.get(index);
-            let cmd = self.ring.current().command_buffer;
-            target.begin_barriers(ctx, cmd);
-            let eye = [camera.eye.x, camera.eye.y, camera.eye.z];
-            let mut uniforms = FrameUniforms::new(&camera.view_proj(), eye);
-            if self.settings.passes == 1 + CASCADES as u32 {
-                let cascades = cascades(camera, uniforms.to_key_light());
-                self.draw_shadows(ctx, &uniforms, &cascades)?;
-                uniforms = uniforms.with_shadows(&cascades, (camera.target - camera.eye).normalize());
-            }
-            let prepass = self.settings.passes == 2;
-            if prepass {
-                target.begin_stage(ctx, cmd, CLEAR_COLOR, DrawStage::DepthPrepass);
-                let drawn = self.draw_scene(ctx, &uniforms, DrawStage::DepthPrepass);
-                target.end_rendering(ctx, cmd);
-                self.end_pass(ctx);
-                drawn?;
-            }
-            let stage = if prepass { DrawStage::AfterPrepass } else { DrawStage::Main };
-            target.begin_stage(ctx, cmd, CLEAR_COLOR, stage);
-            let drawn = self.draw_scene(ctx, &uniforms, stage);
-            target.end_rendering(ctx, cmd);
-            self.end_pass(ctx);
-            drawn?;
+            self.record_scene(ctx, SceneTarget::Offscreen(target), camera, true)?;
+            self.end_scene(ctx);
             if readback {
-                target.record_readback(ctx, cmd);
+                target.record_readback(ctx, self.ring.current().command_buffer);
             }
             Ok(skin)
         })();
         // The command buffer is ended and submitted even after a recording
         // error, so the ring stays consistent; the error is reported after.
-        let submitted = self.end_screen_frame(ctx, &[], &[]);
+        let submitted = self.submit_frame(ctx, &[], &[]);
         let skin = recorded.map_err(|e: GpuError| e.to_string())?;
         submitted.map_err(|e| e.to_string())?;
         if readback {
@@ -460,10 +477,10 @@ impl Renderer {
         Ok(())
     }
 
-    /// Waits for the frame slot the next `begin_screen_frame` will use and
+    /// Waits for the frame slot the next `begin_frame` will use and
     /// returns its index: per-slot objects outside the renderer (a
     /// swapchain's acquire semaphore) are free again after this.
-    pub fn wait_next_slot(&mut self, ctx: &GpuContext) -> Result<usize, GpuError> {
+    pub(crate) fn wait_next_slot(&mut self, ctx: &GpuContext) -> Result<usize, GpuError> {
         self.ring.wait_next(ctx)
     }
 
@@ -471,7 +488,7 @@ impl Renderer {
     /// slot, resets its pools, begins its command buffer and its first
     /// timestamp. Returns the slot index and the GPU times its previous
     /// frame measured.
-    pub fn begin_screen_frame(&mut self, ctx: &GpuContext) -> Result<(usize, Option<GpuTimes>), GpuError> {
+    pub(crate) fn begin_frame(&mut self, ctx: &GpuContext) -> Result<(usize, Option<GpuTimes>), GpuError> {
         let period = ctx.timestamp_period_ns();
         let slot = self.ring.begin_frame(ctx)?;
         let queries = std::mem::take(&mut self.queries[slot.index]);
@@ -482,7 +499,7 @@ impl Renderer {
     }
 
     /// The slot being recorded, for passes recorded by the caller.
-    pub fn slot(&mut self) -> &mut FrameSlot {
+    pub(crate) fn slot(&mut self) -> &mut FrameSlot {
         self.ring.current()
     }
 
@@ -538,36 +555,36 @@ impl Renderer {
         }
     }
 
-    /// Records the transitions of `target` and the acquired `image`, then
-    /// (with two passes) the depth prepass of the scene, and begins the main
-    /// rendering into `view` (cleared to the background), drawing the
-    /// characters when `show_mesh`, seen through `view_proj` from `eye`.
-    /// Rendering stays open for overlays (bones) until `end_scene`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn begin_scene(
+    /// Records the scene's draw passes into `target` after its layout
+    /// transitions: the shadow cascades (5 passes) or the depth prepass (2),
+    /// then begins the main pass (cleared to the background) and draws the
+    /// characters and scenery when `show_mesh`, seen by `camera`. Rendering
+    /// stays open for overlays (bones) until `end_scene`; on an error it is
+    /// closed here.
+    pub(crate) fn record_scene(
         &mut self,
         ctx: &GpuContext,
-        target: &ScreenTarget,
-        image: vk::Image,
-        view: vk::ImageView,
-        view_proj: &Matrix4<f32>,
-        eye: [f32; 3],
+        target: SceneTarget,
+        camera: &Camera,
         show_mesh: bool,
     ) -> Result<(), GpuError> {
-        if target.samples != self.mesh.samples || target.format != self.mesh.color_format {
+        if let SceneTarget::Window { target, .. } = target
+            && (target.samples != self.mesh.samples || target.format != self.mesh.color_format)
+        {
             return Err(GpuError::new("screen target does not match the mesh pipelines"));
         }
         let cmd = self.ring.current().command_buffer;
-        target.begin_barriers(ctx, cmd, image);
-        if self.settings.passes > 2 {
-            return Err(GpuError::new(
-                "shadow cascades are drawn by render_frame only (they need the camera)",
-            ));
+        target.begin_barriers(ctx, cmd);
+        let eye = [camera.eye.x, camera.eye.y, camera.eye.z];
+        let mut uniforms = FrameUniforms::new(&camera.view_proj(), eye);
+        if show_mesh && self.settings.passes == 1 + CASCADES as u32 {
+            let cascades = cascades(camera, uniforms.to_key_light());
+            self.draw_shadows(ctx, &uniforms, &cascades)?;
+            uniforms = uniforms.with_shadows(&cascades, (camera.target - camera.eye).normalize());
         }
-        let uniforms = FrameUniforms::new(view_proj, eye);
         let prepass = show_mesh && self.settings.passes == 2;
         if prepass {
-            target.begin_stage(ctx, cmd, view, CLEAR_COLOR, DrawStage::DepthPrepass);
+            target.begin_stage(ctx, cmd, DrawStage::DepthPrepass);
             let drawn = self.draw_scene(ctx, &uniforms, DrawStage::DepthPrepass);
             // SAFETY: rendering was begun above on this recording command buffer.
             unsafe { ctx.device.cmd_end_rendering(cmd) };
@@ -575,8 +592,9 @@ impl Renderer {
             drawn?;
         }
         let stage = if prepass { DrawStage::AfterPrepass } else { DrawStage::Main };
-        target.begin_stage(ctx, cmd, view, CLEAR_COLOR, stage);
+        target.begin_stage(ctx, cmd, stage);
         if !show_mesh {
+            self.open_pass(ctx);
             return Ok(());
         }
         if let Err(e) = self.draw_scene(ctx, &uniforms, stage) {
@@ -611,22 +629,17 @@ impl Renderer {
         Ok(())
     }
 
-    /// Binds the frame and records every draw of the scene for `stage`
-    /// (inside rendering), after a timestamp that opens the pass (closed by
-    /// `end_pass`).
+    /// Opens a pass (its timestamp; closed by `end_pass`), binds the frame
+    /// and records every draw of the scene for `stage` (inside rendering).
     fn draw_scene(
         &mut self,
         ctx: &GpuContext,
         uniforms: &FrameUniforms,
         stage: DrawStage,
     ) -> Result<(), GpuError> {
+        self.open_pass(ctx);
         let slot = self.ring.current();
         let index = slot.index;
-        let queries = &mut self.queries[index];
-        if queries.pass_count < MAX_PASSES {
-            queries.passes[queries.pass_count].0 =
-                slot.write_timestamp(ctx, vk::PipelineStageFlags2::TOP_OF_PIPE);
-        }
         let skin = match self.settings.path {
             VertexPath::VertexSkinning => Some(
                 self.screen_skin.as_ref().ok_or_else(|| GpuError::new("record_skinning must run first"))?,
@@ -657,6 +670,16 @@ impl Renderer {
         Ok(())
     }
 
+    /// Opens a draw pass: the timestamp before it (closed by `end_pass`).
+    fn open_pass(&mut self, ctx: &GpuContext) {
+        let slot = self.ring.current();
+        let queries = &mut self.queries[slot.index];
+        if queries.pass_count < MAX_PASSES {
+            queries.passes[queries.pass_count].0 =
+                slot.write_timestamp(ctx, vk::PipelineStageFlags2::TOP_OF_PIPE);
+        }
+    }
+
     /// Closes the pass `draw_scene` opened (its timestamp).
     fn end_pass(&mut self, ctx: &GpuContext) {
         let slot = self.ring.current();
@@ -668,8 +691,8 @@ impl Renderer {
         }
     }
 
-    /// Ends the rendering begun by `begin_scene` (the MSAA resolve into the
-    /// image happens here).
+    /// Ends the main pass begun by `record_scene` (the MSAA resolve into
+    /// the image happens here).
     pub fn end_scene(&mut self, ctx: &GpuContext) {
         let cmd = self.ring.current().command_buffer;
         // SAFETY: rendering was begun by begin_scene on this command buffer.
@@ -677,9 +700,9 @@ impl Renderer {
         self.end_pass(ctx);
     }
 
-    /// Submits the frame begun by `begin_screen_frame`, waiting on and
+    /// Submits the frame begun by `begin_frame`, waiting on and
     /// signalling the given semaphores, with the slot's fence.
-    pub fn end_screen_frame(
+    pub(crate) fn submit_frame(
         &mut self,
         ctx: &GpuContext,
         waits: &[vk::SemaphoreSubmitInfo],

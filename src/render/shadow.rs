@@ -47,6 +47,8 @@ pub fn cascades(camera: &Camera, to_light: Vector3<f32>) -> Cascades {
     let up = right.cross(&forward);
     let tan_y = (camera.fov_y * 0.5).tan();
     let tan_x = tan_y * camera.aspect;
+    // A lens shift s moves what is seen to clip x in -1 - s..1 - s of the unshifted view.
+    let x_span = |side: f32| side - camera.lens_shift;
     let light_up = if to_light.y.abs() > 0.99 { Vector3::z() } else { Vector3::y() };
     let mut view_proj = [Matrix4::identity(); CASCADES];
     let mut ends = [0.0; CASCADES];
@@ -56,7 +58,7 @@ pub fn cascades(camera: &Camera, to_light: Vector3<f32>) -> Cascades {
         let corners = [d0, d1].into_iter().flat_map(|d| {
             let centre = camera.eye + forward * d;
             [(-1.0, -1.0), (1.0, -1.0), (-1.0, 1.0), (1.0, 1.0)]
-                .map(|(sx, sy)| centre + right * (sx * tan_x * d) + up * (sy * tan_y * d))
+                .map(|(sx, sy)| centre + right * (x_span(sx) * tan_x * d) + up * (sy * tan_y * d))
         });
         let corners: Vec<Point3<f32>> = corners.collect();
         let centre = Point3::from(corners.iter().map(|p| p.coords).sum::<Vector3<f32>>() / 8.0);
@@ -358,6 +360,7 @@ impl ShadowMaps {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nalgebra::Vector4;
 
     /// Every cascade holds the points of its slice inside its clip volume,
     /// and the cascades end at increasing depths up to the far plane.
@@ -377,6 +380,30 @@ mod tests {
             let q = c.view_proj[k] * p.to_homogeneous();
             let q = q.xyz() / q.w;
             assert!(q.x.abs() <= 1.0 && q.y.abs() <= 1.0 && (0.0..=1.0).contains(&q.z), "cascade {k}: {q:?}");
+            start = c.far[k];
+        }
+    }
+
+    #[test]
+    fn shifted_views_stay_covered() {
+        // The window shifts the image left of the controls: what is seen
+        // then reaches past the unshifted frustum's right edge.
+        let mut camera = Camera::frame_box([-2.0, 0.0, -2.0], [2.0, 2.0, 2.0], 16.0 / 9.0, 0.8);
+        camera.lens_shift = -0.6;
+        let c = cascades(&camera, Vector3::new(-0.45, 0.75, 0.6).normalize());
+        let inverse = camera.view_proj().try_inverse().expect("invertible");
+        let mut start = camera.near;
+        for k in 0..CASCADES {
+            // The visible corners (clip x, y = +-1) at the slice's middle depth.
+            let d = 0.5 * (start + c.far[k]);
+            let depth = camera.projection() * Vector4::new(0.0, 0.0, -d, 1.0);
+            let z = depth.z / depth.w;
+            for (x, y) in [(-1.0, -1.0), (1.0, -1.0), (-1.0, 1.0), (1.0, 1.0)] {
+                let p = inverse * Vector4::new(x, y, z, 1.0);
+                let q = c.view_proj[k] * (p / p.w);
+                let q = q.xyz() / q.w;
+                assert!(q.x.abs() <= 1.0 && q.y.abs() <= 1.0, "cascade {k}, corner ({x}, {y}): {q:?}");
+            }
             start = c.far[k];
         }
     }
