@@ -8,6 +8,7 @@ use crate::gpu::pipeline::ComputePipeline;
 use crate::gpu::{Buffer, GpuContext, GpuError, immediate};
 use ash::vk;
 use gpu_allocator::MemoryLocation;
+use std::time::Instant;
 
 /// Threads per workgroup (`local_size_x` in copy.comp).
 pub const WORKGROUP_SIZE: u32 = 256;
@@ -120,43 +121,15 @@ impl CopyKernel {
     /// returns each run's GPU time in microseconds (scaled to the requested
     /// bytes, see `new`).
     pub fn measure(&self, ctx: &GpuContext, runs: usize) -> Result<Vec<f64>, GpuError> {
-        let compute = self.compute.as_ref().ok_or_else(|| GpuError::new("copy kernel: not built"))?;
-        let (groups_x, groups_y) = ComputePipeline::grid(ctx, self.elements.div_ceil(WORKGROUP_SIZE));
+        let compute = self.pipeline()?;
         let period = ctx.timestamp_period_ns();
-        let d = &ctx.device;
         let mut times = Vec::with_capacity(runs);
         for _ in 0..runs {
-            immediate::submit_and_wait(ctx, |cmd| {
-                // SAFETY: cmd is recording; every object is live until this
-                // submission has been waited for. Each run waits for the
-                // previous one, so the destination's writes never race.
-                unsafe {
-                    d.cmd_reset_query_pool(cmd, self.queries, 0, 2);
-                    d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, compute.pipeline);
-                    d.cmd_bind_descriptor_sets(
-                        cmd,
-                        vk::PipelineBindPoint::COMPUTE,
-                        compute.layout,
-                        0,
-                        &[self.set],
-                        &[],
-                    );
-                    d.cmd_push_constants(
-                        cmd,
-                        compute.layout,
-                        vk::ShaderStageFlags::COMPUTE,
-                        0,
-                        &self.elements.to_ne_bytes(),
-                    );
-                    d.cmd_write_timestamp2(cmd, vk::PipelineStageFlags2::TOP_OF_PIPE, self.queries, 0);
-                    d.cmd_dispatch(cmd, groups_x, groups_y, 1);
-                    d.cmd_write_timestamp2(cmd, vk::PipelineStageFlags2::COMPUTE_SHADER, self.queries, 1);
-                }
-            })?;
+            immediate::submit_and_wait(ctx, |cmd| self.record(ctx, cmd, compute, true))?;
             let mut ticks = [0u64; 2];
             // SAFETY: both queries were written by the waited submission.
             unsafe {
-                d.get_query_pool_results(
+                ctx.device.get_query_pool_results(
                     self.queries,
                     0,
                     &mut ticks,
@@ -167,6 +140,68 @@ impl CopyKernel {
             times.push(ticks[1].saturating_sub(ticks[0]) as f64 * period / 1000.0 * self.scale);
         }
         Ok(times)
+    }
+
+    /// Runs the copy `runs` times timed by the host instead: each run is the
+    /// wall time of its submission and wait minus the median of as many
+    /// empty submissions interleaved with them (microseconds, scaled as
+    /// `measure`). For drivers whose timestamps do not bracket compute work
+    /// (lavapipe); compare with `ProfileScene::measure_skin_wall`.
+    pub fn measure_wall(&self, ctx: &GpuContext, runs: usize) -> Result<Vec<f64>, GpuError> {
+        let compute = self.pipeline()?;
+        let mut empty = Vec::with_capacity(runs);
+        let mut copies = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            let started = Instant::now();
+            immediate::submit_and_wait(ctx, |_| ())?;
+            empty.push(started.elapsed().as_secs_f64() * 1e6);
+            let started = Instant::now();
+            immediate::submit_and_wait(ctx, |cmd| self.record(ctx, cmd, compute, false))?;
+            copies.push(started.elapsed().as_secs_f64() * 1e6);
+        }
+        let overhead = median(&mut empty);
+        Ok(copies.into_iter().map(|t| (t - overhead) * self.scale).collect())
+    }
+
+    fn pipeline(&self) -> Result<&ComputePipeline, GpuError> {
+        self.compute.as_ref().ok_or_else(|| GpuError::new("copy kernel: not built"))
+    }
+
+    /// Records one copy (between two timestamps when `timestamps`).
+    fn record(&self, ctx: &GpuContext, cmd: vk::CommandBuffer, compute: &ComputePipeline, timestamps: bool) {
+        let (groups_x, groups_y) = ComputePipeline::grid(ctx, self.elements.div_ceil(WORKGROUP_SIZE));
+        let d = &ctx.device;
+        // SAFETY: cmd is recording; every object is live until this
+        // submission has been waited for. Each run waits for the previous
+        // one, so the destination's writes never race.
+        unsafe {
+            if timestamps {
+                d.cmd_reset_query_pool(cmd, self.queries, 0, 2);
+            }
+            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, compute.pipeline);
+            d.cmd_bind_descriptor_sets(
+                cmd,
+                vk::PipelineBindPoint::COMPUTE,
+                compute.layout,
+                0,
+                &[self.set],
+                &[],
+            );
+            d.cmd_push_constants(
+                cmd,
+                compute.layout,
+                vk::ShaderStageFlags::COMPUTE,
+                0,
+                &self.elements.to_ne_bytes(),
+            );
+            if timestamps {
+                d.cmd_write_timestamp2(cmd, vk::PipelineStageFlags2::TOP_OF_PIPE, self.queries, 0);
+            }
+            d.cmd_dispatch(cmd, groups_x, groups_y, 1);
+            if timestamps {
+                d.cmd_write_timestamp2(cmd, vk::PipelineStageFlags2::COMPUTE_SHADER, self.queries, 1);
+            }
+        }
     }
 
     /// Frees everything; nothing is pending (every run was waited for).
@@ -182,5 +217,15 @@ impl CopyKernel {
         }
         self.source.destroy(ctx);
         self.destination.destroy(ctx);
+    }
+}
+
+/// The median of `values` (sorted in place; 0 when empty).
+pub(crate) fn median(values: &mut [f64]) -> f64 {
+    values.sort_unstable_by(f64::total_cmp);
+    match values.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => values[n / 2],
+        n => 0.5 * (values[n / 2 - 1] + values[n / 2]),
     }
 }

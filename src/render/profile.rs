@@ -4,6 +4,7 @@
 //! upload copy, the skin dispatch and each draw pass.
 
 use super::camera::{Camera, DEFAULT_FOV_Y};
+use super::copy_kernel::median;
 use super::headless;
 use super::mesh_pass::VertexPath;
 use super::renderer::{GpuTimes, RenderSettings, Renderer};
@@ -11,7 +12,7 @@ use super::skin_pass::PaletteUpload;
 use crate::anim::SkinningMethod;
 use crate::asset::Model;
 use crate::character::{Controller, Crowd};
-use crate::gpu::{FRAMES_IN_FLIGHT, GpuContext};
+use crate::gpu::{FRAMES_IN_FLIGHT, GpuContext, GpuError};
 use ash::vk;
 use std::sync::Arc;
 use std::time::Instant;
@@ -115,6 +116,45 @@ impl ProfileScene {
             ));
         }
         Ok(samples)
+    }
+
+    /// Times the skin dispatch by the host, `runs` times: each run is a
+    /// frame holding the dispatch alone (the crowd paused, dirty upload: no
+    /// palette bytes move once every slot holds the poses), its wall time
+    /// from submit to fence minus the median of as many frames without the
+    /// dispatch, interleaved with them (microseconds). For drivers whose
+    /// timestamps do not bracket compute work (lavapipe); compare with
+    /// `CopyKernel::measure_wall`. Leaves the crowd paused.
+    pub fn measure_skin_wall(&mut self, ctx: &GpuContext, runs: u32) -> Result<Vec<f64>, String> {
+        self.renderer.set_path(VertexPath::PreSkinned);
+        self.renderer.set_upload(PaletteUpload::Dirty);
+        self.crowd.set_paused(true);
+        self.crowd.frame(self.frame)?;
+        let (mut empty, mut skinned) = (Vec::with_capacity(runs as usize), Vec::with_capacity(runs as usize));
+        let warmup = FRAMES_IN_FLIGHT as u32;
+        for i in 0..warmup + runs {
+            for dispatch in [false, true] {
+                let wall = self.timed_frame(ctx, dispatch).map_err(|e| e.to_string())?;
+                if i >= warmup {
+                    if dispatch { &mut skinned } else { &mut empty }.push(wall);
+                }
+            }
+        }
+        let overhead = median(&mut empty);
+        Ok(skinned.into_iter().map(|t| t - overhead).collect())
+    }
+
+    /// One frame with the skin dispatch or without: the wall time of its
+    /// submit and wait, microseconds.
+    fn timed_frame(&mut self, ctx: &GpuContext, dispatch: bool) -> Result<f64, GpuError> {
+        self.renderer.begin_frame(ctx)?;
+        let recorded =
+            if dispatch { self.renderer.record_skinning(ctx, &self.crowd).map(|_| ()) } else { Ok(()) };
+        let started = Instant::now();
+        // Submitted even after a recording error, so the frame ring stays consistent.
+        let submitted = self.renderer.submit_frame(ctx, &[], &[]).and_then(|_| self.renderer.wait_all(ctx));
+        let wall = started.elapsed().as_secs_f64() * 1e6;
+        recorded.and(submitted).map(|_| wall)
     }
 
     /// Bytes the skin pass reads and writes per frame.
