@@ -1,0 +1,65 @@
+//! GPU failures end as typed errors that say what happened, never as a hang
+//! or a panic: a buffer larger than the device can hold says how many bytes
+//! were asked, and a wait that runs out is a timeout after which nothing the
+//! GPU may still use is freed. (A lost device cannot be caused on purpose;
+//! its mapping and message are unit-tested in `gpu::error` and `cli`.)
+
+mod common;
+
+use ash::vk;
+use gpu_allocator::MemoryLocation;
+use std::time::Duration;
+use vkskin::gpu::{Buffer, GpuContext, GpuError};
+
+/// A context without validation: these tests ask for what a program must
+/// not ask for (a buffer past the device's limits, a fence never
+/// submitted), to see what the driver and allocator answer.
+fn unvalidated() -> Option<GpuContext> {
+    match GpuContext::headless(false, None) {
+        Ok(ctx) => Some(ctx),
+        Err(e) => {
+            common::skip(&format!("no Vulkan device ({e})"));
+            None
+        }
+    }
+}
+
+#[test]
+fn a_buffer_larger_than_the_device_says_how_much_was_asked() {
+    let Some(ctx) = unvalidated() else { return };
+    // SAFETY: a live physical device.
+    let memory = unsafe { ctx.instance.get_physical_device_memory_properties(ctx.physical) };
+    let largest = memory.memory_heaps_as_slice().iter().map(|h| h.size).max().unwrap();
+    let size = largest.next_power_of_two() * 2;
+    let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
+    let error = Buffer::new(&ctx, "skinned output", size, usage, MemoryLocation::GpuOnly).unwrap_err();
+    assert!(error.is_out_of_device_memory(), "{error:?}");
+    assert!(!error.is_device_lost());
+    let message = error.to_string();
+    assert!(message.contains(&format!("{size} bytes")) && message.contains("skinned output"), "{message}");
+    assert!(
+        matches!(error, GpuError::Allocation { bytes, .. } | GpuError::Creation { bytes, .. } if bytes >= size)
+    );
+    // The device is still usable afterwards.
+    let small = Buffer::new(&ctx, "small", 256, usage, MemoryLocation::GpuOnly).unwrap();
+    small.destroy(&ctx);
+}
+
+#[test]
+fn a_wait_that_runs_out_is_a_timeout_not_a_hang() {
+    let Some(ctx) = unvalidated() else { return };
+    // SAFETY: a fence on a live device; it is never submitted, so it never signals.
+    let fence = unsafe { ctx.device.create_fence(&vk::FenceCreateInfo::default(), None) }.unwrap();
+    let error = ctx.wait_for_fence_within(fence, Duration::from_millis(20)).unwrap_err();
+    assert!(error.is_timeout() && !error.is_device_lost(), "{error:?}");
+    assert!(error.to_string().starts_with("the GPU did not finish within 20ms (vkWaitForFences)"), "{error}");
+    // From now on submitted work may still run: no unbounded wait, nothing freed.
+    assert!(ctx.is_stalled());
+    assert!(ctx.wait_idle().is_err());
+    let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
+    let before = ctx.allocated_bytes();
+    Buffer::new(&ctx, "kept", 256, usage, MemoryLocation::GpuOnly).unwrap().destroy(&ctx);
+    assert!(ctx.allocated_bytes() >= before + 256, "a buffer was freed after the timeout");
+    // Dropping the context leaks the device instead of destroying it under running work.
+    drop(ctx);
+}
