@@ -6,6 +6,7 @@ pub mod bone_lines;
 pub mod camera;
 pub mod copy_kernel;
 pub mod egui_pass;
+pub mod error;
 pub mod gpu_model;
 pub mod headless;
 pub mod heat_map;
@@ -19,3 +20,5 @@ pub mod shadow;
 pub mod skin_pass;
 pub mod target;
 pub mod textures;
+
+pub use error::RenderError;
