@@ -156,8 +156,8 @@ fn frames_of(
             .map_err(anyhow::Error::msg)?
             .ok_or_else(|| anyhow::anyhow!("no controller"))?;
         let script = Script::parse(&args.sets, &controller).map_err(anyhow::Error::msg)?;
-        let authority: Authority = args.authority.parse().map_err(anyhow::Error::msg)?;
-        let level = Level::named(level).map_err(anyhow::Error::msg)?;
+        let authority: Authority = args.authority.parse()?;
+        let level = Level::named(level)?;
         let feet = FootPlacement::humanoid(model)
             .map_err(|e| eprintln!("vkskin: {}: {e}: no foot IK", model.file))
             .ok();
@@ -171,8 +171,7 @@ fn frames_of(
             authority,
             feet,
             fps,
-        )
-        .map_err(anyhow::Error::msg)?;
+        )?;
         let first = first_frame(args, frames)?;
         return Ok((
             Box::new(run),
