@@ -63,3 +63,44 @@ fn a_wait_that_runs_out_is_a_timeout_not_a_hang() {
     // Dropping the context leaks the device instead of destroying it under running work.
     drop(ctx);
 }
+
+/// `render` of a crowd whose skinned vertices pass the device's
+/// `maxStorageBufferRange` (128 MiB on lavapipe): exit code 1 and a last
+/// line that says how many bytes were asked and what the limit is, no image
+/// left behind. On a device with a larger limit the render must succeed.
+#[test]
+fn a_scene_too_big_for_the_device_ends_with_one_line() {
+    let Some(fox) = common::shared_file("Fox/Fox.glb", "the scene-too-big check") else { return };
+    let Some(ctx) = unvalidated() else { return };
+    let limit = u64::from(ctx.properties.limits.max_storage_buffer_range);
+    drop(ctx);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("crowd.png");
+    let args = [
+        "render",
+        fox.to_str().unwrap(),
+        "--characters",
+        "100000",
+        "--size",
+        "32x32",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = common::bounded::run(&args, Duration::from_secs(600));
+    let what = o.describe(&args);
+    assert!(!o.timed_out, "{what}");
+    // 100000 Foxes skin 134286336 bytes of output vertices.
+    if limit >= 134_286_336 {
+        assert_eq!(o.code, Some(0), "{what}");
+        return;
+    }
+    assert_eq!(o.code, Some(1), "{what}");
+    let last = o.stderr.lines().last().unwrap_or_default();
+    assert!(last.starts_with("vkskin: ") && !last.contains("internal error"), "{what}");
+    assert!(
+        last.contains("134286336 bytes") && last.contains(&format!("maxStorageBufferRange {limit}")),
+        "{what}"
+    );
+    assert!(!out.exists(), "{what}: an image was left behind");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "{what}: a temporary file was left behind");
+}
