@@ -36,6 +36,8 @@ fn a_buffer_larger_than_the_device_says_how_much_was_asked() {
     assert!(error.is_out_of_device_memory(), "{error:?}");
     assert!(!error.is_device_lost());
     let message = error.to_string();
+    // For the log: which layer answered (the driver at creation, or the allocator).
+    eprintln!("{message}");
     assert!(message.contains(&format!("{size} bytes")) && message.contains("skinned output"), "{message}");
     assert!(
         matches!(error, GpuError::Allocation { bytes, .. } | GpuError::Creation { bytes, .. } if bytes >= size)
@@ -103,4 +105,33 @@ fn a_scene_too_big_for_the_device_ends_with_one_line() {
     );
     assert!(!out.exists(), "{what}: an image was left behind");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "{what}: a temporary file was left behind");
+}
+
+/// `render --size 16384x16384` asks for a 4 GiB multisampled colour target:
+/// on a device whose memory heaps are smaller (lavapipe's here), exit code 1
+/// and a last line saying how many bytes were asked, no image left behind.
+/// A device with room enough would render it; the check then does not apply.
+#[test]
+fn a_target_larger_than_the_device_memory_says_how_much_was_asked() {
+    let Some(fox) = common::shared_file("Fox/Fox.glb", "the out-of-memory check") else { return };
+    let Some(ctx) = unvalidated() else { return };
+    // SAFETY: a live physical device.
+    let memory = unsafe { ctx.instance.get_physical_device_memory_properties(ctx.physical) };
+    let largest = memory.memory_heaps_as_slice().iter().map(|h| h.size).max().unwrap();
+    drop(ctx);
+    let asked: u64 = 16384 * 16384 * 4 * 4;
+    if largest >= asked {
+        eprintln!("not applicable: the largest heap holds {largest} bytes, room for a {asked}-byte target");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("huge.png");
+    let args = ["render", fox.to_str().unwrap(), "--size", "16384x16384", "--out", out.to_str().unwrap()];
+    let o = common::bounded::run(&args, Duration::from_secs(300));
+    let what = o.describe(&args);
+    assert_eq!(o.code, Some(1), "{what}");
+    let last = o.stderr.lines().last().unwrap_or_default();
+    assert!(last.starts_with("vkskin: allocating ") && last.ends_with("the GPU is out of memory"), "{what}");
+    assert!(last.contains(&format!("({asked} bytes)")), "{what}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "{what}: a file was left behind");
 }

@@ -229,7 +229,7 @@ impl GpuContext {
 
     /// Records what an error says about the device: after a timeout the
     /// context is stalled.
-    pub fn note(&self, error: &GpuError) {
+    fn note(&self, error: &GpuError) {
         if error.is_timeout() {
             self.stalled.store(true, Ordering::Relaxed);
         }
