@@ -10,6 +10,27 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
 
+/// An output file could not be created or written: names the file and the
+/// step, and keeps the operating system's error.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: cannot {action}: {source}", path.display())]
+pub struct OutputError {
+    /// The file asked for.
+    pub path: PathBuf,
+    /// The step that failed: `create`, `open`, `write`.
+    pub action: &'static str,
+    /// The operating system's reason.
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl OutputError {
+    /// `action` on `path` failed with `source`.
+    pub fn new(path: &Path, action: &'static str, source: std::io::Error) -> Self {
+        OutputError { path: path.to_path_buf(), action, source }
+    }
+}
+
 /// A file being written; it appears at its path on [`AtomicFile::commit`]
 /// and is removed if dropped before.
 pub struct AtomicFile {
@@ -27,12 +48,12 @@ enum Target {
 impl AtomicFile {
     /// Creates the temporary file next to `path` (so a bad folder fails at
     /// once, and the final rename stays on one file system).
-    pub fn create(path: &Path) -> Result<Self, String> {
+    pub fn create(path: &Path) -> Result<Self, OutputError> {
         if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
             let file = std::fs::OpenOptions::new()
                 .write(true)
                 .open(path)
-                .map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
+                .map_err(|e| OutputError::new(path, "open", e))?;
             return Ok(AtomicFile { target: Target::Direct(file), path: path.to_path_buf() });
         }
         let dir = match path.parent() {
@@ -49,37 +70,39 @@ impl AtomicFile {
             use std::os::unix::fs::PermissionsExt;
             builder.permissions(std::fs::Permissions::from_mode(0o666));
         }
-        let temp = builder.tempfile_in(dir).map_err(|e| format!("{}: cannot create: {e}", path.display()))?;
+        let temp = builder.tempfile_in(dir).map_err(|e| OutputError::new(path, "create", e))?;
         Ok(AtomicFile { target: Target::Temp(temp), path: path.to_path_buf() })
     }
 
     /// A buffered writer into the temporary file.
-    pub fn writer(&self) -> Result<BufWriter<File>, String> {
+    pub fn writer(&self) -> Result<BufWriter<File>, OutputError> {
         let file = match &self.target {
             Target::Temp(temp) => temp.as_file(),
             Target::Direct(file) => file,
         };
-        let file = file.try_clone().map_err(|e| format!("{}: {e}", self.path.display()))?;
+        let file = file.try_clone().map_err(|e| OutputError::new(&self.path, "write", e))?;
         Ok(BufWriter::new(file))
     }
 
     /// Flushes the data to disk and renames the file to its path.
-    pub fn commit(self) -> Result<(), String> {
-        let name = self.path.display().to_string();
+    pub fn commit(self) -> Result<(), OutputError> {
         let Target::Temp(temp) = self.target else { return Ok(()) };
-        temp.as_file().sync_all().map_err(|e| format!("{name}: cannot write: {e}"))?;
-        temp.persist(&self.path).map_err(|e| format!("{name}: cannot write: {}", e.error))?;
+        temp.as_file().sync_all().map_err(|e| OutputError::new(&self.path, "write", e))?;
+        temp.persist(&self.path).map_err(|e| OutputError::new(&self.path, "write", e.error))?;
         Ok(())
+    }
+
+    /// The path the file appears at.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 }
 
 /// Writes `bytes` to `path` atomically.
-pub fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub fn write(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
     let file = AtomicFile::create(path)?;
     let mut w = file.writer()?;
-    w.write_all(bytes)
-        .and_then(|_| w.flush())
-        .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    w.write_all(bytes).and_then(|_| w.flush()).map_err(|e| OutputError::new(path, "write", e))?;
     drop(w);
     file.commit()
 }

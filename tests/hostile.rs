@@ -239,6 +239,31 @@ fn uris_stay_in_the_model_folder() {
     expect_one_line(&path, "names no local file", &[]);
 }
 
+/// A symbolic link inside the model's folder that points out of it is
+/// refused like `..` (the check is on the resolved path, not the text).
+#[test]
+fn symlinks_stay_in_the_model_folder() {
+    let root = folder("symlink");
+    let models = root.path().join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    let base = Base::new();
+    std::fs::write(root.path().join("secret.bin"), &base.buf).unwrap();
+    std::os::unix::fs::symlink(root.path().join("secret.bin"), models.join("data.bin")).unwrap();
+    std::os::unix::fs::symlink(root.path(), models.join("up")).unwrap();
+    for (name, uri) in [("file-link.gltf", "data.bin"), ("folder-link.gltf", "up/secret.bin")] {
+        let path = external(&models, name, &base, uri);
+        expect_one_line(&path, "leads outside the model's folder through a symbolic link", &[]);
+        let o = bounded::run(&["inspect", &path.display().to_string(), "--allow-outside-uris"], TIMEOUT);
+        assert_eq!(o.code, Some(0), "{}", o.describe(&["inspect", name, "--allow-outside-uris"]));
+    }
+    // A link that stays inside the folder is read as before.
+    std::fs::write(models.join("real.bin"), &base.buf).unwrap();
+    std::os::unix::fs::symlink(models.join("real.bin"), models.join("inside.bin")).unwrap();
+    let path = external(&models, "inside.gltf", &base, "inside.bin");
+    let o = bounded::run(&["inspect", &path.display().to_string()], TIMEOUT);
+    assert_eq!(o.code, Some(0), "{}", o.describe(&["inspect", "inside.gltf"]));
+}
+
 #[test]
 fn sparse_accessors_follow_the_spec() {
     let dir = folder("sparse");

@@ -232,9 +232,6 @@ fn fallback(
         (Some(path), Ok(w)) => image_out::write_png(path, width, height, &last).map(|_| w),
         (_, r) => r,
     };
-    if result.is_err() {
-        let _ = std::fs::remove_file(&out);
-    }
     // Destroyed before the messages are read: leaks are reported then.
     let messages = ctx.finish();
     for w in result? {

@@ -149,8 +149,26 @@ pub fn resolve_uri(
                 Component::Normal(_) => depth += 1,
             }
         }
+        let joined = base_dir.join(path);
+        if !inside_when_resolved(&joined, base_dir) {
+            return Err(refuse(
+                "leads outside the model's folder through a symbolic link (--allow-outside-uris allows it)",
+            ));
+        }
+        return Ok(joined);
     }
     Ok(base_dir.join(path))
+}
+
+/// Whether `path`, with every symbolic link resolved, lies inside `base_dir`
+/// (also resolved): a link in the model's folder must not lead out of it.
+/// A path that does not exist (yet) passes: opening it reports it missing.
+fn inside_when_resolved(path: &Path, base_dir: &Path) -> bool {
+    let base = if base_dir.as_os_str().is_empty() { Path::new(".") } else { base_dir };
+    match (std::fs::canonicalize(path), std::fs::canonicalize(base)) {
+        (Ok(resolved), Ok(base)) => resolved.starts_with(base),
+        _ => true,
+    }
 }
 
 /// The scheme of a URI (`data`, `file`, `http`), when it has one (RFC 3986:
@@ -225,6 +243,34 @@ mod tests {
         assert_eq!(allowed("file:///etc/pass%20wd"), PathBuf::from("/etc/pass wd"));
         assert_eq!(allowed("file://localhost/etc/passwd"), PathBuf::from("/etc/passwd"));
         assert!(resolve_uri("b", "https://x/y", base, true).is_err());
+    }
+
+    #[test]
+    fn symbolic_links_do_not_lead_out_of_the_model_folder() {
+        let root = tempfile::tempdir().unwrap();
+        let models = root.path().join("models");
+        std::fs::create_dir_all(models.join("tex")).unwrap();
+        std::fs::write(root.path().join("secret.bin"), b"secret").unwrap();
+        std::fs::write(models.join("tex/a.png"), b"png").unwrap();
+        let link = |target: &Path, name: &str| std::os::unix::fs::symlink(target, models.join(name)).unwrap();
+        link(&root.path().join("secret.bin"), "out.bin");
+        link(root.path(), "up");
+        link(&models.join("tex/a.png"), "in.png");
+        link(&models.join("tex"), "textures");
+        let resolve = |uri: &str, allow| resolve_uri("buffer 0", uri, &models, allow);
+        for bad in ["out.bin", "up/secret.bin", "./up/models/../secret.bin"] {
+            let e = resolve(bad, false).expect_err(bad).to_string();
+            assert!(e.contains("leads outside the model's folder through a symbolic link"), "{e}");
+            assert_eq!(resolve(bad, true).unwrap(), models.join(bad));
+        }
+        // Links that stay inside, links reached through the folder itself and missing files pass.
+        for good in ["in.png", "textures/a.png", "up/models/tex/a.png", "missing.bin"] {
+            assert_eq!(resolve(good, false).unwrap(), models.join(good), "{good}");
+        }
+        let through = root.path().join("models-link");
+        std::os::unix::fs::symlink(&models, &through).unwrap();
+        assert!(resolve_uri("image 0", "in.png", &through, false).is_ok());
+        assert!(resolve_uri("image 0", "out.bin", &through, false).is_err());
     }
 
     #[test]

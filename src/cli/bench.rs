@@ -5,7 +5,7 @@
 use super::args::BenchArgs;
 use crate::anim::SkinningMethod;
 use crate::asset::controller::find_controller;
-use crate::asset::{self, Model};
+use crate::asset::{self, LoadOptions, Model};
 use crate::bench_report::{self, BenchEntry, BenchHeader, BenchProgress, BenchResults, GpuPhases, Stat};
 use crate::character::Controller;
 use crate::gpu::{GpuContext, GpuOptions};
@@ -13,6 +13,7 @@ use crate::render::copy_kernel::CopyKernel;
 use crate::render::mesh_pass::VertexPath;
 use crate::render::profile::{FrameSample, ProfileScene};
 use crate::render::skin_pass::PaletteUpload;
+use anyhow::{Context, anyhow, bail};
 use ash::vk;
 use clap::ValueEnum;
 use std::path::{Path, PathBuf};
@@ -143,6 +144,9 @@ pub struct BenchPlan {
     pub validation: bool,
     /// The command line, for the results' header.
     pub command: String,
+    /// What a model may read and allocate (the global `--max-memory` and
+    /// `--allow-outside-uris`).
+    pub load: LoadOptions,
 }
 
 /// The pass counts there is a frame setup for.
@@ -174,14 +178,14 @@ impl BenchPlan {
     /// The plan for `args` (the cartesian product of the options, defaults
     /// from `--quick` or the full sweep for those not given); `command` is
     /// the command line as typed. One clear error for a bad option.
-    pub fn from_args(args: &BenchArgs, command: impl Into<String>) -> Result<BenchPlan, String> {
+    pub fn from_args(args: &BenchArgs, command: impl Into<String>) -> anyhow::Result<BenchPlan> {
         let characters = sorted_unique(if args.characters.is_empty() {
             if args.quick { quick::CHARACTERS.to_vec() } else { full::CHARACTERS.to_vec() }
         } else {
             args.characters.clone()
         });
         if let Some(bad) = characters.iter().find(|&&c| c == 0 || c > MAX_CHARACTERS) {
-            return Err(format!("--characters: {bad} is not a character count (1 to {MAX_CHARACTERS})"));
+            bail!("--characters: {bad} is not a character count (1 to {MAX_CHARACTERS})");
         }
         let passes = sorted_unique(if args.passes.is_empty() {
             if args.quick { quick::PASSES.to_vec() } else { PASS_SETUPS.to_vec() }
@@ -189,9 +193,9 @@ impl BenchPlan {
             args.passes.clone()
         });
         if let Some(bad) = passes.iter().find(|p| !PASS_SETUPS.contains(p)) {
-            return Err(format!(
+            bail!(
                 "--passes: {bad} is not a pass setup (1 = main, 2 = depth prepass + main, 5 = 4 shadow cascades + main)"
-            ));
+            );
         }
         let skinning = first_of_each(if args.skinning.is_empty() {
             if args.quick { quick::SKINNING.to_vec() } else { SkinningMode::ALL.to_vec() }
@@ -205,7 +209,7 @@ impl BenchPlan {
         });
         let frames = args.frames.unwrap_or(if args.quick { quick::FRAMES } else { full::FRAMES });
         if frames == 0 || frames > MAX_FRAMES {
-            return Err(format!("--frames: {frames} is not a frame count (1 to {MAX_FRAMES})"));
+            bail!("--frames: {frames} is not a frame count (1 to {MAX_FRAMES})");
         }
         let models: Vec<BenchModel> = if args.models.is_empty() {
             vec![BenchModel::BuiltIn]
@@ -247,6 +251,7 @@ impl BenchPlan {
             device: args.device.clone(),
             validation: args.validation,
             command: command.into(),
+            load: LoadOptions::default(),
         })
     }
 
@@ -284,14 +289,20 @@ fn first_of_each<T: PartialEq>(values: Vec<T>) -> Vec<T> {
     kept
 }
 
-/// `vkskin bench`: plan, measure, report.
-pub fn run(args: &BenchArgs) -> Result<(), String> {
-    let plan = BenchPlan::from_args(args, command_line())?;
+/// `vkskin bench`: plan, measure, report; models load within `load`'s limits.
+pub fn run(args: &BenchArgs, load: &LoadOptions) -> anyhow::Result<()> {
+    let plan = BenchPlan { load: load.clone(), ..BenchPlan::from_args(args, command_line())? };
     // Fail on an unusable output folder before minutes of measuring.
     std::fs::create_dir_all(&plan.out)
-        .map_err(|e| format!("{}: cannot create folder: {e}", plan.out.display()))?;
+        .with_context(|| format!("{}: cannot create folder", plan.out.display()))
+        .map_err(flatten)?;
     let results = run_bench(&plan)?;
     report(&plan.out, &results)
+}
+
+/// An error with its context as one message (`main` prints the top one).
+fn flatten(error: anyhow::Error) -> anyhow::Error {
+    anyhow!("{error:#}")
 }
 
 /// Image size the benchmark draws at (`--quick`: smaller, for lavapipe).
@@ -303,23 +314,23 @@ const QUICK_EXTENT: vk::Extent2D = vk::Extent2D { width: 320, height: 180 };
 /// the bytes its skin pass moves; per configuration `plan.warmup_frames`
 /// untimed frames, then `plan.frames` timed ones, summarised as median and
 /// 95th percentile. With `plan.validation`, any validation message fails the run.
-pub fn run_bench(plan: &BenchPlan) -> Result<BenchResults, String> {
+pub fn run_bench(plan: &BenchPlan) -> anyhow::Result<BenchResults> {
     let options = GpuOptions {
         validation: plan.validation,
         device: plan.device.clone(),
         announce_device: true,
         ..Default::default()
     };
-    let ctx = GpuContext::new(&options, &|_, _, _, _| true).map_err(|e| e.to_string())?;
+    let ctx = GpuContext::new(&options, &|_, _, _, _| true)?;
     let header = BenchHeader::new(ctx.device_name.clone(), driver(&ctx), plan.quick, plan.command.clone());
     let progress = BenchProgress::new(plan.configs.len() as u64);
     let measured = measure_all(&ctx, plan, &progress);
     progress.clear();
     // Destroyed before the messages are read: leaks are reported then.
     let messages = ctx.finish();
-    let entries = measured?;
+    let entries = measured.map_err(|e| super::gpu_failure(e, "benchmarking"))?;
     if !messages.is_empty() {
-        return Err(format!("{} validation message(s); the first: {}", messages.len(), messages[0]));
+        bail!("{} validation message(s); the first: {}", messages.len(), messages[0]);
     }
     Ok(BenchResults { header, entries })
 }
@@ -329,7 +340,7 @@ fn measure_all(
     ctx: &GpuContext,
     plan: &BenchPlan,
     progress: &BenchProgress,
-) -> Result<Vec<BenchEntry>, String> {
+) -> anyhow::Result<Vec<BenchEntry>> {
     let extent = if plan.quick { QUICK_EXTENT } else { EXTENT };
     let mut entries = Vec::with_capacity(plan.configs.len());
     let mut loaded: Option<(usize, Arc<Model>, Arc<Controller>)> = None;
@@ -342,7 +353,7 @@ fn measure_all(
         for config in &plan.configs {
             progress.start(&plan.label(config));
             if loaded.as_ref().is_none_or(|(m, ..)| *m != config.model) {
-                loaded = Some(load_model(&plan.models[config.model])?);
+                loaded = Some(load_model(&plan.models[config.model], &plan.load)?);
             }
             let (_, model, controller) = loaded.as_ref().expect("a model");
             // Pipelines are built for one skinning method: a new method is a new scene.
@@ -364,6 +375,8 @@ fn measure_all(
                 let made = match ProfileScene::new(ctx, model, controller, config.characters, method, extent)
                 {
                     Ok(made) => made,
+                    // A lost device is not a scene too big: nothing more can run.
+                    Err(e) if e.gpu().is_some_and(|g| g.is_device_lost()) => return Err(e.into()),
                     Err(e) => {
                         progress.println(&format!("vkskin: bench: skipped {}: {e}", plan.label(config)));
                         unbuildable = Some(key);
@@ -395,27 +408,31 @@ fn measure_all(
 
 /// A model and the controller its crowd plays: its own (sidecar or
 /// built-in), else its first clip looping (the rest pose without clips).
-fn load_model(which: &BenchModel) -> Result<(usize, Arc<Model>, Arc<Controller>), String> {
+fn load_model(
+    which: &BenchModel,
+    load: &LoadOptions,
+) -> anyhow::Result<(usize, Arc<Model>, Arc<Controller>)> {
     let (model, path) = match which {
-        BenchModel::BuiltIn => (asset::load_default_character().map_err(|e| e.to_string())?, None),
-        BenchModel::File(path) => (asset::load(path).map_err(|e| e.to_string())?, Some(path.as_path())),
+        BenchModel::BuiltIn => (asset::load_default_character()?, None),
+        BenchModel::File(path) => (asset::load_with(path, load)?, Some(path.as_path())),
     };
-    let controller = match find_controller(&model.rig, path, None)? {
+    let controller = match find_controller(&model.rig, path, None).map_err(anyhow::Error::msg)? {
         Some((c, _)) => c,
-        None => Controller::single_clip(&model, (!model.clips.is_empty()).then_some(0), true)?,
+        None => Controller::single_clip(&model, (!model.clips.is_empty()).then_some(0), true)
+            .map_err(anyhow::Error::msg)?,
     };
     Ok((0, Arc::new(model), Arc::new(controller)))
 }
 
 /// The copy kernel's time over the bytes the scene's skin pass moves.
-fn copy_kernel_time(ctx: &GpuContext, scene: &ProfileScene, runs: u32) -> Result<Stat, String> {
+fn copy_kernel_time(ctx: &GpuContext, scene: &ProfileScene, runs: u32) -> anyhow::Result<Stat> {
     let (read, written) = scene.skin_traffic();
-    let kernel = CopyKernel::new(ctx, read + written).map_err(|e| e.to_string())?;
+    let kernel = CopyKernel::new(ctx, read + written)?;
     // One untimed run first (first-touch of the buffers).
     let times = kernel.measure(ctx, runs as usize + 1);
     kernel.destroy(ctx);
-    let mut times = times.map_err(|e| e.to_string())?;
-    Stat::from_samples(&mut times[1..]).map_err(|e| format!("copy kernel: {e}"))
+    let mut times = times?;
+    Stat::from_samples(&mut times[1..]).map_err(|e| anyhow!("copy kernel: {e}"))
 }
 
 /// One configuration on its scene.
@@ -426,7 +443,7 @@ fn measure(
     model: &Model,
     scene: &mut ProfileScene,
     copy: Stat,
-) -> Result<BenchEntry, String> {
+) -> anyhow::Result<BenchEntry> {
     let path = if config.skinning.is_compute() { VertexPath::PreSkinned } else { VertexPath::VertexSkinning };
     let upload = match config.upload {
         UploadMode::InPlace => PaletteUpload::InPlace,
@@ -435,9 +452,9 @@ fn measure(
     };
     scene.configure(path, upload, config.passes)?;
     let samples = scene.measure(ctx, plan.warmup_frames, plan.frames, config.paused)?;
-    let stat = |f: &dyn Fn(&FrameSample) -> f64, what: &str| -> Result<Stat, String> {
+    let stat = |f: &dyn Fn(&FrameSample) -> f64, what: &str| -> anyhow::Result<Stat> {
         let mut values: Vec<f64> = samples.iter().map(f).collect();
-        Stat::from_samples(&mut values).map_err(|e| format!("{}: {what}: {e}", plan.label(config)))
+        Stat::from_samples(&mut values).map_err(|e| anyhow!("{}: {what}: {e}", plan.label(config)))
     };
     let passes = samples.first().map_or(0, |s| s.gpu.pass_count);
     let gpu_us = GpuPhases {
@@ -481,12 +498,12 @@ fn driver(ctx: &GpuContext) -> String {
 
 /// Writes the report of `results`: the table on stdout, `out/results.json`
 /// and the SVG plots, their paths (and any plot skipped) on stderr.
-pub fn report(out: &Path, results: &BenchResults) -> Result<(), String> {
+pub fn report(out: &Path, results: &BenchResults) -> anyhow::Result<()> {
     let mut stdout = std::io::stdout().lock();
-    bench_report::print_table(&mut stdout, results).map_err(|e| format!("stdout: {e}"))?;
-    let json = bench_report::write_json(out, results).map_err(|e| e.to_string())?;
+    bench_report::print_table(&mut stdout, results).map_err(|e| anyhow!("stdout: {e}"))?;
+    let json = bench_report::write_json(out, results)?;
     eprintln!("vkskin: wrote {}", json.display());
-    let plots = bench_report::write_plots(out, results).map_err(|e| e.to_string())?;
+    let plots = bench_report::write_plots(out, results)?;
     for path in &plots.written {
         eprintln!("vkskin: wrote {}", path.display());
     }
@@ -522,7 +539,7 @@ mod tests {
     fn plan(args: &[&str]) -> Result<BenchPlan, String> {
         let cli = Cli::try_parse_from(["vkskin", "bench"].iter().chain(args)).map_err(|e| e.to_string())?;
         let Some(Command::Bench(args)) = cli.command else { panic!("not bench") };
-        BenchPlan::from_args(&args, "vkskin bench")
+        BenchPlan::from_args(&args, "vkskin bench").map_err(|e| e.to_string())
     }
 
     #[test]

@@ -208,7 +208,8 @@ fn gpu_skin(model: &Model, pose: SkinnedPose, choice: &GpuChoice) -> anyhow::Res
     ring.destroy(&ctx);
     // Destroyed before the messages are read: leaks are reported then.
     let messages = ctx.finish();
-    let positions = result.map_err(|e: crate::gpu::GpuError| anyhow::Error::new(e))?;
+    let positions =
+        result.map_err(|e: crate::gpu::GpuError| super::gpu_failure(e.into(), "skinning on the GPU"))?;
     if !messages.is_empty() {
         return Err(anyhow::anyhow!("{} Vulkan validation messages (printed above)", messages.len()));
     }

@@ -14,7 +14,10 @@ pub use args::{Cli, Command};
 
 use crate::asset::{self, LoadOptions};
 use crate::atomic_file;
+use crate::gpu::GpuError;
+use crate::gpu::error::vk_name;
 use anyhow::anyhow;
+use ash::vk;
 use std::path::Path;
 
 /// Runs a parsed command line.
@@ -49,8 +52,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Render(args) => render::run(&args, &options),
         Command::Simulate(args) => simulate::run(&args, &options),
         Command::View(args) => view(&args, &options),
-        // bench (just landed) still reports String errors and loads with the default limits.
-        Command::Bench(args) => bench::run(&args).map_err(anyhow::Error::msg),
+        Command::Bench(args) => bench::run(&args, &options),
         Command::GenerateDefault { out } => write_glb(&out, &asset::default_character_glb()),
         Command::GenerateTwistCylinder { out } => {
             write_glb(&out, &asset::twist_cylinder::twist_cylinder_glb())
@@ -128,7 +130,7 @@ fn write_glb(out: &str, bytes: &[u8]) -> anyhow::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| anyhow!("{}: cannot create folder: {e}", dir.display()))?;
     }
-    atomic_file::write(path, bytes).map_err(anyhow::Error::msg)?;
+    atomic_file::write(path, bytes)?;
     eprintln!("vkskin: wrote {out} ({} bytes)", bytes.len());
     Ok(())
 }
@@ -140,6 +142,66 @@ fn write_output(out: &str, text: &str) -> anyhow::Result<()> {
         let mut stdout = std::io::stdout().lock();
         stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()).map_err(|e| anyhow!("stdout: {e}"))
     } else {
-        atomic_file::write(Path::new(out), text.as_bytes()).map_err(anyhow::Error::msg)
+        Ok(atomic_file::write(Path::new(out), text.as_bytes())?)
+    }
+}
+
+/// A GPU failure while `doing` something, as the one line `main` prints.
+/// A lost device or surface says so plainly (`the GPU was lost
+/// (VK_ERROR_DEVICE_LOST) while rendering out.png; ...`): nothing was
+/// written and the command can only stop. Other errors are returned as
+/// they are (an allocation already says how many bytes it asked for).
+pub fn gpu_failure(error: anyhow::Error, doing: &str) -> anyhow::Error {
+    let gpu = error.chain().find_map(|e| e.downcast_ref::<GpuError>());
+    match gpu {
+        Some(GpuError::Vulkan { call, result }) if gpu.is_some_and(GpuError::is_device_lost) => {
+            let (what, advice) = if *result == vk::Result::ERROR_SURFACE_LOST_KHR {
+                ("the window's surface was lost", "the window or its display went away")
+            } else {
+                (
+                    "the GPU was lost",
+                    "its driver reset it or crashed; run again, and update the driver if it recurs",
+                )
+            };
+            anyhow!("{what} ({}) while {doing} (in {call}); {advice}", vk_name(*result))
+        }
+        Some(GpuError::Timeout { .. }) => anyhow!("{error} (while {doing})"),
+        _ => error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::RenderError;
+
+    #[test]
+    fn a_lost_gpu_is_one_plain_line() {
+        let lost = RenderError::from(GpuError::vk("vkWaitForFences", vk::Result::ERROR_DEVICE_LOST));
+        let line = gpu_failure(lost.into(), "rendering out.png").to_string();
+        assert_eq!(
+            line,
+            "the GPU was lost (VK_ERROR_DEVICE_LOST) while rendering out.png (in vkWaitForFences); \
+             its driver reset it or crashed; run again, and update the driver if it recurs"
+        );
+        let surface = GpuError::vk("vkQueuePresentKHR", vk::Result::ERROR_SURFACE_LOST_KHR);
+        let line = gpu_failure(surface.into(), "drawing").to_string();
+        assert!(
+            line.starts_with("the window's surface was lost (VK_ERROR_SURFACE_LOST_KHR) while drawing"),
+            "{line}"
+        );
+        let timeout = GpuError::vk("vkWaitForFences", vk::Result::TIMEOUT);
+        let line = gpu_failure(timeout.into(), "rendering a.png").to_string();
+        assert!(
+            line.starts_with("the GPU did not finish within 60s")
+                && line.ends_with("(while rendering a.png)")
+        );
+        // Anything else is left as it was.
+        let other = GpuError::vk("vkCreateBuffer", vk::Result::ERROR_INITIALIZATION_FAILED);
+        assert_eq!(
+            gpu_failure(other.into(), "x").to_string(),
+            "vkCreateBuffer failed: VK_ERROR_INITIALIZATION_FAILED"
+        );
+        assert_eq!(gpu_failure(anyhow!("plain"), "x").to_string(), "plain");
     }
 }

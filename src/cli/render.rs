@@ -3,9 +3,10 @@
 
 use super::args::RenderArgs;
 use crate::asset::{self, Model, controller::find_controller, names::display_name};
-use crate::atomic_file::AtomicFile;
+use crate::atomic_file::{AtomicFile, OutputError};
 use crate::character::{Controller, Crowd, Script, Timeline};
 use crate::gpu::{GpuContext, GpuOptions};
+use crate::render::RenderError;
 use crate::render::headless::FrameSource;
 use crate::render::headless::{self, HeadlessRequest};
 use crate::render::image_out::{self, ApngWriter};
@@ -90,13 +91,13 @@ pub fn run(args: &RenderArgs, load: &asset::LoadOptions) -> anyhow::Result<()> {
     // The output is written to a temporary file created before rendering
     // (a bad path fails at once) and renamed into place once complete: a
     // failed or killed render leaves no truncated image behind.
-    let file = AtomicFile::create(out).map_err(anyhow::Error::msg)?;
-    let mut writer = file.writer().map_err(anyhow::Error::msg)?;
+    let file = AtomicFile::create(out)?;
+    let mut writer = file.writer()?;
     let result = if frames == 1 {
         let mut written = false;
         headless::render(&ctx, model, source.as_mut(), scenery, &request, &mut |_, rgba| {
             if std::mem::replace(&mut written, true) {
-                return Err("more than one frame for a PNG".into());
+                return Err(RenderError::Invalid("more than one frame for a PNG".into()));
             }
             image_out::write_png_to(&mut writer, &name, width, height, rgba)
         })
@@ -112,13 +113,14 @@ pub fn run(args: &RenderArgs, load: &asset::LoadOptions) -> anyhow::Result<()> {
         })()
     };
     let result = result.and_then(|w| {
-        writer.flush().map_err(|e| format!("{name}: cannot write: {e}"))?;
+        writer.flush().map_err(|e| OutputError::new(out, "write", e))?;
         drop(writer);
-        file.commit().map(|_| w)
+        file.commit()?;
+        Ok(w)
     });
     // Destroyed before the messages are read: leaks are reported then.
     let messages = ctx.finish();
-    let warnings = result.map_err(anyhow::Error::msg)?;
+    let warnings = result.map_err(|e| super::gpu_failure(e.into(), &format!("rendering {name}")))?;
     for w in warnings {
         eprintln!("vkskin: warning: {w}");
     }
@@ -154,8 +156,8 @@ fn frames_of(
             .map_err(anyhow::Error::msg)?
             .ok_or_else(|| anyhow::anyhow!("no controller"))?;
         let script = Script::parse(&args.sets, &controller).map_err(anyhow::Error::msg)?;
-        let authority: Authority = args.authority.parse().map_err(anyhow::Error::msg)?;
-        let level = Level::named(level).map_err(anyhow::Error::msg)?;
+        let authority: Authority = args.authority.parse()?;
+        let level = Level::named(level)?;
         let feet = FootPlacement::humanoid(model)
             .map_err(|e| eprintln!("vkskin: {}: {e}: no foot IK", model.file))
             .ok();
@@ -169,8 +171,7 @@ fn frames_of(
             authority,
             feet,
             fps,
-        )
-        .map_err(anyhow::Error::msg)?;
+        )?;
         let first = first_frame(args, frames)?;
         return Ok((
             Box::new(run),
@@ -193,8 +194,7 @@ fn crowd(model: &Model, args: &RenderArgs, timeline: Timeline) -> anyhow::Result
     }
     let controller = timeline.controller().clone();
     let count = args.characters as usize;
-    let (crowd, _) = headless::crowd_on_grid(model, controller, count, f64::from(args.fps), 0)
-        .map_err(anyhow::Error::msg)?;
+    let (crowd, _) = headless::crowd_on_grid(model, controller, count, f64::from(args.fps), 0)?;
     Ok(crowd)
 }
 

@@ -177,7 +177,7 @@ pub fn run(args: &SimulateArgs, load: &crate::asset::LoadOptions) -> anyhow::Res
     };
     let controller = Arc::new(controller);
     if let Some(level) = &args.level {
-        let authority: Authority = args.authority.parse().map_err(anyhow::Error::msg)?;
+        let authority: Authority = args.authority.parse()?;
         if authority == Authority::Animation && controller.root_motion_joint().is_none() {
             eprintln!(
                 "vkskin: the controller takes no root motion (root_motion): the character stays where it is"
@@ -190,7 +190,7 @@ pub fn run(args: &SimulateArgs, load: &crate::asset::LoadOptions) -> anyhow::Res
                 .map_err(|e| eprintln!("vkskin: {}: {e}: no foot IK", model.file))
                 .ok()
         };
-        let level = Level::named(level).map_err(anyhow::Error::msg)?;
+        let level = Level::named(level)?;
         let mut run = ActorRun::new(
             model.rig.clone(),
             controller,
@@ -200,8 +200,7 @@ pub fn run(args: &SimulateArgs, load: &crate::asset::LoadOptions) -> anyhow::Res
             authority,
             feet,
             args.fps,
-        )
-        .map_err(anyhow::Error::msg)?;
+        )?;
         for i in 0..frames as u32 {
             let time = run.time(i);
             let actor = run.frame(i).map_err(|e| anyhow::anyhow!("{}: {e}", model.file))?;

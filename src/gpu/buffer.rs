@@ -1,7 +1,7 @@
 //! Buffers with their memory, named for validation messages.
 
 use super::context::GpuContext;
-use super::error::{GpuError, VkResultExt};
+use super::error::GpuError;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
@@ -31,7 +31,12 @@ impl Buffer {
         let info =
             vk::BufferCreateInfo::default().size(size).usage(usage).sharing_mode(vk::SharingMode::EXCLUSIVE);
         // SAFETY: valid create info on a live device.
-        let raw = unsafe { ctx.device.create_buffer(&info, None) }.call("vkCreateBuffer")?;
+        let raw = unsafe { ctx.device.create_buffer(&info, None) }.map_err(|result| GpuError::Creation {
+            what: name.to_string(),
+            bytes: size,
+            call: "vkCreateBuffer",
+            result,
+        })?;
         // SAFETY: raw was just created on this device.
         let requirements = unsafe { ctx.device.get_buffer_memory_requirements(raw) };
         let allocation = ctx.allocator().allocate(&AllocationCreateDesc {
@@ -46,7 +51,7 @@ impl Buffer {
             Err(e) => {
                 // SAFETY: the buffer is unused.
                 unsafe { ctx.device.destroy_buffer(raw, None) };
-                return Err(GpuError::new(format!("allocating {size} bytes for {name}: {e}")));
+                return Err(GpuError::allocation(name, requirements.size, e));
             }
         };
         // SAFETY: memory and offset come from an allocation that satisfies the requirements.
@@ -88,6 +93,10 @@ impl Buffer {
 
     /// Frees the buffer now; the caller guarantees no pending GPU use.
     pub fn destroy(mut self, ctx: &GpuContext) {
+        if ctx.is_stalled() {
+            // The GPU may still use it (a wait timed out): leaked, not freed.
+            return;
+        }
         if let Some(allocation) = self.allocation.take() {
             let _ = ctx.allocator().free(allocation);
         }

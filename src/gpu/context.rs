@@ -2,13 +2,15 @@
 //! memory allocator, created together and destroyed in reverse order.
 
 use super::device_select::{self, Candidate};
-use super::error::{GpuError, VkResultExt};
+use super::error::{GPU_WAIT_TIMEOUT, GpuError, VkResultExt};
 use super::validation::{ValidationLog, debug_callback};
 use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 use std::ffi::{CStr, CString, c_char};
 use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
 
@@ -61,6 +63,9 @@ pub struct GpuContext {
     /// Optional features found.
     pub features: EnabledFeatures,
     allocator: ManuallyDrop<Mutex<Allocator>>,
+    /// A wait for the GPU timed out: submitted work may still run, so
+    /// nothing it might use is freed from then on (it is leaked instead).
+    stalled: AtomicBool,
 }
 
 impl GpuContext {
@@ -126,6 +131,7 @@ impl GpuContext {
             queue_family: candidate.queue_family,
             features,
             allocator: ManuallyDrop::new(Mutex::new(allocator)),
+            stalled: AtomicBool::new(false),
         })
     }
 
@@ -189,15 +195,62 @@ impl GpuContext {
         self.properties.limits.timestamp_period as f64
     }
 
-    /// Waits until the device is idle.
+    /// Waits until the device is idle. After a timed-out wait (see
+    /// [`is_stalled`](Self::is_stalled)) it returns an error at once rather
+    /// than wait without a bound (Vulkan's idle wait has no timeout).
     pub fn wait_idle(&self) -> Result<(), GpuError> {
+        if self.is_stalled() {
+            return Err(GpuError::new("the GPU is still busy with work whose wait timed out"));
+        }
         // SAFETY: the device is valid; no other thread submits concurrently.
         unsafe { self.device.device_wait_idle() }.call("vkDeviceWaitIdle")
+    }
+
+    /// Waits for `fence` at most [`GPU_WAIT_TIMEOUT`]. A device loss comes
+    /// back as `VK_ERROR_DEVICE_LOST`, a wait that runs out as
+    /// [`GpuError::Timeout`] (and marks the context stalled).
+    pub fn wait_for_fence(&self, fence: vk::Fence) -> Result<(), GpuError> {
+        self.wait_for_fence_within(fence, GPU_WAIT_TIMEOUT)
+    }
+
+    /// [`wait_for_fence`](Self::wait_for_fence) with another bound.
+    pub fn wait_for_fence_within(&self, fence: vk::Fence, timeout: Duration) -> Result<(), GpuError> {
+        let nanos = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
+        // SAFETY: the fence belongs to this device.
+        let waited = unsafe { self.device.wait_for_fences(&[fence], true, nanos) }.map_err(|e| match e {
+            vk::Result::TIMEOUT => GpuError::Timeout { call: "vkWaitForFences", waited: timeout },
+            e => GpuError::vk("vkWaitForFences", e),
+        });
+        if let Err(e) = &waited {
+            self.note(e);
+        }
+        waited
+    }
+
+    /// Records what an error says about the device: after a timeout the
+    /// context is stalled.
+    fn note(&self, error: &GpuError) {
+        if error.is_timeout() {
+            self.stalled.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether a wait for the GPU timed out. Submitted work may then still
+    /// be running: the GPU layer leaks buffers, images, frame slots and the
+    /// device instead of freeing memory the GPU may still use (the process
+    /// is about to report the error and exit).
+    pub fn is_stalled(&self) -> bool {
+        self.stalled.load(Ordering::Relaxed)
     }
 }
 
 impl Drop for GpuContext {
     fn drop(&mut self) {
+        if self.is_stalled() {
+            // Work may still run on the device: destroying it (or freeing
+            // its memory) could pull memory from under it. Leaked instead.
+            return;
+        }
         // SAFETY: destruction in reverse creation order after the GPU is idle;
         // callers destroy their own resources before dropping the context.
         unsafe {
@@ -272,7 +325,7 @@ fn create_device(
         Err(e) => {
             // SAFETY: nothing was created from the device yet.
             unsafe { device.destroy_device(None) };
-            return Err(GpuError::new(format!("gpu-allocator: {e}")));
+            return Err(GpuError::new(format!("gpu-allocator cannot start: {e}")));
         }
     };
     Ok((candidate, properties, features, device, queue, allocator))

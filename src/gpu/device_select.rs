@@ -106,7 +106,7 @@ mod tests {
         assert_eq!(choose(&list[..1], None).unwrap().index, 0);
         assert_eq!(choose(&list, Some("llvm")).unwrap().index, 0);
         assert_eq!(choose(&list, Some("1")).unwrap().index, 1);
-        assert!(choose(&list, Some("radeon")).unwrap_err().0.contains("llvmpipe"));
+        assert!(choose(&list, Some("radeon")).unwrap_err().to_string().contains("llvmpipe"));
         assert!(choose(&[], None).is_err());
     }
 }

@@ -75,7 +75,7 @@ impl Image {
             Err(e) => {
                 // SAFETY: the image is unused.
                 unsafe { ctx.device.destroy_image(raw, None) };
-                return Err(GpuError::new(format!("allocating image {name}: {e}")));
+                return Err(GpuError::allocation(format!("image {name}"), requirements.size, e));
             }
         };
         let mut image =
@@ -106,6 +106,10 @@ impl Image {
 
     /// Frees the image now; the caller guarantees no pending GPU use.
     pub fn destroy(mut self, ctx: &GpuContext) {
+        if ctx.is_stalled() {
+            // The GPU may still use it (a wait timed out): leaked, not freed.
+            return;
+        }
         // SAFETY: the caller guarantees the GPU no longer uses the image.
         unsafe {
             if self.view != vk::ImageView::null() {

@@ -31,14 +31,23 @@ pub fn submit_and_wait(ctx: &GpuContext, record: impl FnOnce(vk::CommandBuffer))
             let waited = d
                 .queue_submit2(ctx.queue, &[submit], fence)
                 .call("vkQueueSubmit2")
-                .and_then(|_| d.wait_for_fences(&[fence], true, u64::MAX).call("vkWaitForFences"));
-            if waited.is_err() {
-                // The submission may still be pending: wait for the queue before freeing.
-                let _ = d.device_wait_idle();
+                .and_then(|_| ctx.wait_for_fence(fence));
+            match &waited {
+                // The submission may still run: the fence and the pool are
+                // leaked rather than freed under it.
+                Err(e) if e.is_timeout() => return waited,
+                // It may still be pending: wait for the queue before freeing.
+                Err(_) => {
+                    let _ = ctx.wait_idle();
+                }
+                Ok(()) => {}
             }
             d.destroy_fence(fence, None);
             waited
         })();
+        if result.as_ref().is_err_and(GpuError::is_timeout) {
+            return result;
+        }
         d.destroy_command_pool(pool, None);
         result
     }

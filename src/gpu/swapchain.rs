@@ -20,7 +20,7 @@
 //! unused. Resizes are rare; an idle wait there costs nothing measurable.
 
 use super::context::GpuContext;
-use super::error::{GpuError, VkResultExt};
+use super::error::{GPU_WAIT_TIMEOUT, GpuError, VkResultExt};
 use super::frame::FRAMES_IN_FLIGHT;
 use super::image::subresource_range;
 use ash::vk;
@@ -445,8 +445,11 @@ impl Swapchain {
         // SAFETY: the semaphore is unsignalled and unused: the submit that
         // waited on it belongs to this slot's previous frame, whose fence
         // the caller waited for.
+        // Bounded like every wait (a timeout becomes `GpuError::Timeout`):
+        // nothing was submitted yet, so nothing is pending when it runs out.
+        let timeout = u64::try_from(GPU_WAIT_TIMEOUT.as_nanos()).unwrap_or(u64::MAX);
         let result = unsafe {
-            self.loader.acquire_next_image(self.raw, u64::MAX, self.acquire[slot], vk::Fence::null())
+            self.loader.acquire_next_image(self.raw, timeout, self.acquire[slot], vk::Fence::null())
         };
         match result {
             Ok((index, suboptimal)) => {

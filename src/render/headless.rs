@@ -5,6 +5,7 @@
 //! PNG / animated PNG output).
 
 use super::camera::{Camera, DEFAULT_FOV_Y};
+use super::error::{PoseError, RenderError};
 use super::mesh_pass::VertexPath;
 use super::renderer::{PixelSink, RenderSettings, Renderer};
 use super::skin_pass::{FramePoses, PaletteUpload, SkinInput};
@@ -46,12 +47,13 @@ pub struct HeadlessRequest {
 }
 
 /// Frames to render: after `frame(i)`, the characters' poses, versions
-/// and world placements of frame `i` (as `FramePoses`).
+/// and world placements of frame `i` (as `FramePoses`). Errors are the
+/// source's own, boxed.
 pub trait FrameSource: FramePoses {
     /// Goes back to before frame 0.
-    fn restart(&mut self) -> Result<(), String>;
+    fn restart(&mut self) -> Result<(), PoseError>;
     /// Poses frame `i` (frames come in order after a restart).
-    fn frame(&mut self, i: u32) -> Result<(), String>;
+    fn frame(&mut self, i: u32) -> Result<(), PoseError>;
 }
 
 /// A clip or controller of one character, at the origin.
@@ -69,11 +71,11 @@ impl FramePoses for Timeline {
 }
 
 impl FrameSource for Timeline {
-    fn restart(&mut self) -> Result<(), String> {
-        Timeline::restart(self).map_err(|e| e.to_string())
+    fn restart(&mut self) -> Result<(), PoseError> {
+        Ok(Timeline::restart(self)?)
     }
-    fn frame(&mut self, i: u32) -> Result<(), String> {
-        Timeline::frame(self, i).map_err(|e| e.to_string())?;
+    fn frame(&mut self, i: u32) -> Result<(), PoseError> {
+        Timeline::frame(self, i)?;
         Ok(())
     }
 }
@@ -93,10 +95,10 @@ impl FramePoses for ActorRun {
 }
 
 impl FrameSource for ActorRun {
-    fn restart(&mut self) -> Result<(), String> {
-        ActorRun::restart(self)
+    fn restart(&mut self) -> Result<(), PoseError> {
+        Ok(ActorRun::restart(self)?)
     }
-    fn frame(&mut self, i: u32) -> Result<(), String> {
+    fn frame(&mut self, i: u32) -> Result<(), PoseError> {
         ActorRun::frame(self, i)?;
         Ok(())
     }
@@ -104,11 +106,11 @@ impl FrameSource for ActorRun {
 
 /// Many characters on a grid.
 impl FrameSource for Crowd {
-    fn restart(&mut self) -> Result<(), String> {
-        Crowd::restart(self)
+    fn restart(&mut self) -> Result<(), PoseError> {
+        Ok(Crowd::restart(self)?)
     }
-    fn frame(&mut self, i: u32) -> Result<(), String> {
-        Crowd::frame(self, i)
+    fn frame(&mut self, i: u32) -> Result<(), PoseError> {
+        Ok(Crowd::frame(self, i)?)
     }
 }
 
@@ -121,13 +123,13 @@ pub fn grow_bounds(
     world: &Matrix4<f32>,
     scratch: &mut Vec<[f32; 3]>,
     bounds: &mut Option<Bounds>,
-) -> Result<(), String> {
+) -> Result<(), RenderError> {
     let instances: &[MeshInstance] = &model.instances;
     for instance in instances {
         let primitives: &[MeshPrimitive] = &model.meshes[instance.mesh].primitives;
         for prim in primitives {
             scratch.resize(prim.vertex_count(), [0.0; 3]);
-            pose.skin_primitive(instance, prim, scratch, None).map_err(|e| format!("{}: {e}", model.file))?;
+            pose.skin_primitive(instance, prim, scratch, None).map_err(|e| pose_error(model, e.into()))?;
             for p in scratch.iter().filter(|p| p.iter().all(|v| v.is_finite())) {
                 let q = world.transform_point(&nalgebra::Point3::new(p[0], p[1], p[2]));
                 let p = &[q.x, q.y, q.z];
@@ -149,11 +151,11 @@ pub fn skinned_bounds(
     source: &mut dyn FrameSource,
     first: u32,
     frames: u32,
-) -> Result<Option<Bounds>, String> {
+) -> Result<Option<Bounds>, RenderError> {
     let mut scratch = Vec::new();
     let mut bounds = None;
     for i in first..first.saturating_add(frames.max(1)) {
-        source.frame(i).map_err(|e| format!("{}: {e}", model.file))?;
+        source.frame(i).map_err(|e| pose_error(model, e))?;
         for c in 0..source.count() {
             grow_bounds(model, &source.input(c).pose, &source.world(c), &mut scratch, &mut bounds)?;
         }
@@ -171,12 +173,13 @@ pub fn crowd_on_grid(
     count: usize,
     fps: f64,
     threads: usize,
-) -> Result<(Crowd, Bounds), String> {
-    let mut one = Crowd::new(model.rig.clone(), controller.clone(), 1, 0.0, fps, 1)?;
-    let (lo, hi) = skinned_bounds(model, &mut one, 0, 1)?
-        .ok_or_else(|| format!("{}: nothing to draw (no mesh instances)", model.file))?;
+) -> Result<(Crowd, Bounds), RenderError> {
+    let mut one = Crowd::new(model.rig.clone(), controller.clone(), 1, 0.0, fps, 1)
+        .map_err(|e| pose_error(model, e.into()))?;
+    let (lo, hi) = skinned_bounds(model, &mut one, 0, 1)?.ok_or_else(|| nothing_to_draw(model))?;
     let spacing = ((hi[0] - lo[0]).max(hi[2] - lo[2]) * 1.25).max(1e-3);
-    let crowd = Crowd::new(model.rig.clone(), controller, count, spacing, fps, threads)?;
+    let crowd = Crowd::new(model.rig.clone(), controller, count, spacing, fps, threads)
+        .map_err(|e| pose_error(model, e.into()))?;
     // Every character's first frame lies within its own footprint moved to
     // its place (the grid spacing leaves room between them).
     let (mut glo, mut ghi) = (lo, hi);
@@ -200,13 +203,12 @@ pub fn render(
     scenery: Option<Arc<Model>>,
     request: &HeadlessRequest,
     on_frame: &mut PixelSink,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, RenderError> {
     if request.frames == 0 {
-        return Err("--frames must be at least 1".into());
+        return Err(RenderError::Invalid("--frames must be at least 1".into()));
     }
     let (first, frames) = (request.first_frame, request.frames);
-    let (lo, hi) = skinned_bounds(&model, source, first, frames)?
-        .ok_or_else(|| format!("{}: nothing to draw (no mesh instances)", model.file))?;
+    let (lo, hi) = skinned_bounds(&model, source, first, frames)?.ok_or_else(|| nothing_to_draw(&model))?;
     let aspect = request.width as f32 / request.height.max(1) as f32;
     let camera = Camera::frame_box(lo, hi, aspect, DEFAULT_FOV_Y);
     let settings = RenderSettings {
@@ -219,14 +221,14 @@ pub fn render(
         upload: request.upload,
         skinning: request.skinning,
     };
-    let mut renderer = Renderer::new(ctx, model.clone(), settings).map_err(|e| e.to_string())?;
+    let mut renderer = Renderer::new(ctx, model.clone(), settings)?;
     let result = (|| {
         if let Some(s) = scenery {
-            renderer.add_scenery(ctx, s).map_err(|e| e.to_string())?;
+            renderer.add_scenery(ctx, s)?;
         }
-        source.restart()?;
+        source.restart().map_err(|e| pose_error(&model, e))?;
         for i in first..first + frames {
-            source.frame(i).map_err(|e| format!("{}: {e}", model.file))?;
+            source.frame(i).map_err(|e| pose_error(&model, e))?;
             renderer.render_frame(ctx, source, &camera, true, on_frame)?;
         }
         renderer.finish(ctx, on_frame)
@@ -234,4 +236,12 @@ pub fn render(
     let warnings = std::mem::take(&mut renderer.warnings);
     renderer.destroy(ctx);
     result.map(|_| warnings)
+}
+
+fn pose_error(model: &Model, source: PoseError) -> RenderError {
+    RenderError::Pose { file: model.file.clone(), source }
+}
+
+fn nothing_to_draw(model: &Model) -> RenderError {
+    RenderError::NothingToDraw { file: model.file.clone() }
 }

@@ -1,7 +1,11 @@
-//! Writing rendered frames: PNG, and animated PNG (APNG) streamed frame by frame.
+//! Writing rendered frames: PNG, and animated PNG (APNG) streamed frame by
+//! frame. Files are written atomically (through `atomic_file`): a failed or
+//! interrupted write never leaves a truncated image at the path asked for.
 
+use super::error::RenderError;
+use crate::atomic_file::{AtomicFile, OutputError};
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 
 fn encoder<W: Write>(out: W, width: u32, height: u32) -> png::Encoder<'static, W> {
@@ -13,33 +17,31 @@ fn encoder<W: Write>(out: W, width: u32, height: u32) -> png::Encoder<'static, W
     encoder
 }
 
-fn create(path: &Path) -> Result<BufWriter<File>, String> {
-    File::create(path).map(BufWriter::new).map_err(|e| format!("{}: cannot create: {e}", path.display()))
-}
-
-fn check_len(width: u32, height: u32, rgba: &[u8]) -> Result<(), String> {
+fn check_len(width: u32, height: u32, rgba: &[u8]) -> Result<(), RenderError> {
     let expected = width as usize * height as usize * 4;
     if rgba.len() != expected {
-        return Err(format!("frame has {} bytes, expected {expected} for {width}x{height} RGBA", rgba.len()));
+        return Err(RenderError::Invalid(format!(
+            "frame has {} bytes, expected {expected} for {width}x{height} RGBA",
+            rgba.len()
+        )));
     }
     Ok(())
 }
 
-/// Writes one RGBA8 (sRGB) image as a PNG file, atomically (a failed
-/// write leaves any earlier file at `path` as it was).
-pub fn write_png(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<(), String> {
-    let name = path.display().to_string();
-    let file = crate::atomic_file::AtomicFile::create(path)?;
-    let mut out = file.writer()?;
-    write_png_to(&mut out, &name, width, height, rgba)?;
-    out.flush().map_err(|e| format!("{name}: cannot write: {e}"))?;
-    drop(out);
-    file.commit()
+fn png_error(name: &str) -> impl Fn(png::EncodingError) -> RenderError + '_ {
+    move |source| RenderError::Png { name: name.to_string(), source }
 }
 
-/// Creates (truncates) `path` for writing, with a one-line error naming it.
-pub fn create_file(path: &Path) -> Result<BufWriter<File>, String> {
-    create(path)
+/// Writes one RGBA8 (sRGB) image as a PNG file, atomically (a failed
+/// write leaves any earlier file at `path` as it was).
+pub fn write_png(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<(), RenderError> {
+    let name = path.display().to_string();
+    let file = AtomicFile::create(path)?;
+    let mut out = file.writer()?;
+    write_png_to(&mut out, &name, width, height, rgba)?;
+    out.flush().map_err(|e| OutputError::new(path, "write", e))?;
+    drop(out);
+    Ok(file.commit()?)
 }
 
 /// Writes one RGBA8 (sRGB) image as PNG into `out` (`name` is used in messages).
@@ -49,11 +51,11 @@ pub fn write_png_to<W: Write>(
     width: u32,
     height: u32,
     rgba: &[u8],
-) -> Result<(), String> {
+) -> Result<(), RenderError> {
     check_len(width, height, rgba)?;
-    let mut writer = encoder(out, width, height).write_header().map_err(|e| format!("{name}: {e}"))?;
-    writer.write_image_data(rgba).map_err(|e| format!("{name}: {e}"))?;
-    writer.finish().map_err(|e| format!("{name}: {e}"))
+    let mut writer = encoder(out, width, height).write_header().map_err(png_error(name))?;
+    writer.write_image_data(rgba).map_err(png_error(name))?;
+    writer.finish().map_err(png_error(name))
 }
 
 /// An animated PNG being written: frames are appended one at a time, so a
@@ -65,49 +67,89 @@ pub struct ApngWriter<W: Write> {
     frames: u32,
     written: u32,
     name: String,
+    /// The file [`create`](ApngWriter::create) writes, renamed into place by `finish`.
+    file: Option<AtomicFile>,
 }
 
-impl ApngWriter<BufWriter<File>> {
-    /// Creates `path` for `frames` frames of `width`x`height` played at `fps`, looping forever.
-    pub fn create(path: &Path, width: u32, height: u32, frames: u32, fps: f32) -> Result<Self, String> {
-        Self::new(create(path)?, &path.display().to_string(), width, height, frames, fps)
+impl ApngWriter<File> {
+    /// Creates `path` for `frames` frames of `width`x`height` played at
+    /// `fps`, looping forever. The file appears at `path` only when
+    /// [`finish`](ApngWriter::finish) succeeds (until then it is a hidden
+    /// temporary file beside it, removed if the writer is dropped).
+    pub fn create(path: &Path, width: u32, height: u32, frames: u32, fps: f32) -> Result<Self, RenderError> {
+        let file = AtomicFile::create(path)?;
+        // Unbuffered: png writes whole chunks, and a write error must show
+        // in `finish`, not vanish in a buffer's drop.
+        let out = file.writer()?.into_inner().map_err(|e| OutputError::new(path, "write", e.into_error()))?;
+        let mut apng = Self::new(out, &path.display().to_string(), width, height, frames, fps)?;
+        apng.file = Some(file);
+        Ok(apng)
     }
 }
 
 impl<W: Write> ApngWriter<W> {
     /// Writes the header into `out` (`name` is used in messages).
-    pub fn new(out: W, name: &str, width: u32, height: u32, frames: u32, fps: f32) -> Result<Self, String> {
+    pub fn new(
+        out: W,
+        name: &str,
+        width: u32,
+        height: u32,
+        frames: u32,
+        fps: f32,
+    ) -> Result<Self, RenderError> {
         if frames == 0 {
-            return Err(format!("{name}: an animated PNG needs at least one frame"));
+            return Err(RenderError::Invalid(format!("{name}: an animated PNG needs at least one frame")));
         }
         let (num, den) = frame_delay(fps);
         let mut encoder = encoder(out, width, height);
-        let err = |e: png::EncodingError| format!("{name}: {e}");
-        encoder.set_animated(frames, 0).map_err(err)?;
-        encoder.set_frame_delay(num, den).map_err(err)?;
-        let writer = encoder.write_header().map_err(err)?;
-        Ok(ApngWriter { writer: Some(writer), width, height, frames, written: 0, name: name.to_string() })
+        encoder.set_animated(frames, 0).map_err(png_error(name))?;
+        encoder.set_frame_delay(num, den).map_err(png_error(name))?;
+        let writer = encoder.write_header().map_err(png_error(name))?;
+        Ok(ApngWriter {
+            writer: Some(writer),
+            width,
+            height,
+            frames,
+            written: 0,
+            name: name.to_string(),
+            file: None,
+        })
     }
 
     /// Appends the next RGBA8 frame.
-    pub fn write_frame(&mut self, rgba: &[u8]) -> Result<(), String> {
+    pub fn write_frame(&mut self, rgba: &[u8]) -> Result<(), RenderError> {
         check_len(self.width, self.height, rgba)?;
         if self.written >= self.frames {
-            return Err(format!("{}: more than the announced {} frames", self.name, self.frames));
+            return Err(RenderError::Invalid(format!(
+                "{}: more than the announced {} frames",
+                self.name, self.frames
+            )));
         }
-        let writer = self.writer.as_mut().ok_or_else(|| format!("{}: already finished", self.name))?;
-        writer.write_image_data(rgba).map_err(|e| format!("{}: {e}", self.name))?;
+        let Some(writer) = self.writer.as_mut() else { return Err(self.finished()) };
+        writer.write_image_data(rgba).map_err(png_error(&self.name))?;
         self.written += 1;
         Ok(())
     }
 
-    /// Finishes the file; every announced frame must have been written.
-    pub fn finish(mut self) -> Result<(), String> {
+    /// Finishes the file (and, for [`create`](ApngWriter::create), moves it
+    /// into place); every announced frame must have been written.
+    pub fn finish(mut self) -> Result<(), RenderError> {
         if self.written != self.frames {
-            return Err(format!("{}: {} of {} frames written", self.name, self.written, self.frames));
+            return Err(RenderError::Invalid(format!(
+                "{}: {} of {} frames written",
+                self.name, self.written, self.frames
+            )));
         }
-        let writer = self.writer.take().ok_or_else(|| format!("{}: already finished", self.name))?;
-        writer.finish().map_err(|e| format!("{}: {e}", self.name))
+        let writer = self.writer.take().ok_or_else(|| self.finished())?;
+        writer.finish().map_err(png_error(&self.name))?;
+        match self.file.take() {
+            Some(file) => Ok(file.commit()?),
+            None => Ok(()),
+        }
+    }
+
+    fn finished(&self) -> RenderError {
+        RenderError::Invalid(format!("{}: already finished", self.name))
     }
 }
 
@@ -172,6 +214,33 @@ mod tests {
         out.finish().unwrap();
         let out = ApngWriter::new(Vec::new(), "t", 2, 2, 2, 30.0).unwrap();
         assert!(out.finish().is_err());
+    }
+
+    #[test]
+    fn apng_file_appears_only_when_finished() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("anim.png");
+        std::fs::write(&path, b"old").unwrap();
+        let mut out = ApngWriter::create(&path, 2, 2, 2, 30.0).unwrap();
+        out.write_frame(&frame(2, 2, 7)).unwrap();
+        // Dropped half-written (a failed render): the old file stays, no temporary is left.
+        drop(out);
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        let mut out = ApngWriter::create(&path, 2, 2, 2, 30.0).unwrap();
+        out.write_frame(&frame(2, 2, 7)).unwrap();
+        out.write_frame(&frame(2, 2, 9)).unwrap();
+        out.finish().unwrap();
+        let mut reader =
+            png::Decoder::new(std::io::BufReader::new(File::open(&path).unwrap())).read_info().unwrap();
+        assert_eq!(reader.info().animation_control().map(|c| c.num_frames), Some(2));
+        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+        reader.next_frame(&mut buf).unwrap();
+        assert_eq!(buf[0], 7);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        // A folder that does not exist fails at once, naming the file.
+        let e = ApngWriter::create(&dir.path().join("missing/a.png"), 2, 2, 1, 30.0).err().unwrap();
+        assert!(matches!(e, RenderError::Output(_)) && e.to_string().contains("a.png: cannot create"), "{e}");
     }
 
     #[test]

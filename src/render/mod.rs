@@ -6,6 +6,7 @@ pub mod bone_lines;
 pub mod camera;
 pub mod copy_kernel;
 pub mod egui_pass;
+pub mod error;
 pub mod gpu_model;
 pub mod headless;
 pub mod heat_map;
@@ -20,3 +21,5 @@ pub mod skin_pass;
 pub mod target;
 pub mod textures;
 pub mod window_frame;
+
+pub use error::RenderError;

@@ -5,6 +5,7 @@
 
 use super::camera::{Camera, DEFAULT_FOV_Y};
 use super::copy_kernel::median;
+use super::error::RenderError;
 use super::headless;
 use super::mesh_pass::VertexPath;
 use super::renderer::{GpuTimes, RenderSettings, Renderer};
@@ -38,6 +39,8 @@ pub struct ProfileScene {
     renderer: Renderer,
     crowd: Crowd,
     camera: Camera,
+    /// The model's file, for messages.
+    file: String,
     /// Frames rendered so far (the crowd's frame counter).
     frame: u32,
 }
@@ -53,7 +56,7 @@ impl ProfileScene {
         characters: u32,
         method: SkinningMethod,
         extent: vk::Extent2D,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, RenderError> {
         let (crowd, (lo, hi)) =
             headless::crowd_on_grid(&model, controller, characters as usize, PROFILE_FPS, 0)?;
         let aspect = extent.width as f32 / extent.height.max(1) as f32;
@@ -62,15 +65,21 @@ impl ProfileScene {
         settings.msaa = false;
         settings.characters = characters;
         settings.skinning = method;
-        let renderer = Renderer::new(ctx, model, settings).map_err(|e| e.to_string())?;
-        Ok(ProfileScene { renderer, crowd, camera, frame: 0 })
+        let file = model.file.clone();
+        let renderer = Renderer::new(ctx, model, settings)?;
+        Ok(ProfileScene { renderer, crowd, camera, file, frame: 0 })
     }
 
     /// Chooses how the next frames are skinned, uploaded and drawn.
-    pub fn configure(&mut self, path: VertexPath, upload: PaletteUpload, passes: u32) -> Result<(), String> {
+    pub fn configure(
+        &mut self,
+        path: VertexPath,
+        upload: PaletteUpload,
+        passes: u32,
+    ) -> Result<(), GpuError> {
         self.renderer.set_path(path);
         self.renderer.set_upload(upload);
-        self.renderer.set_passes(passes).map_err(|e| e.to_string())
+        self.renderer.set_passes(passes)
     }
 
     /// Renders `warmup` frames, then measures `frames` frames (the crowd
@@ -83,7 +92,7 @@ impl ProfileScene {
         warmup: u32,
         frames: u32,
         paused: bool,
-    ) -> Result<Vec<FrameSample>, String> {
+    ) -> Result<Vec<FrameSample>, RenderError> {
         self.crowd.set_paused(paused);
         let total = warmup + frames + FRAMES_IN_FLIGHT as u32;
         let mut samples = vec![FrameSample::default(); frames as usize];
@@ -91,7 +100,9 @@ impl ProfileScene {
         let mut ignore = |_: u64, _: &[u8]| Ok(());
         for i in 0..total {
             let started = Instant::now();
-            self.crowd.frame(self.frame)?;
+            self.crowd
+                .frame(self.frame)
+                .map_err(|e| RenderError::Pose { file: self.file.clone(), source: e.into() })?;
             let pose_us = started.elapsed().as_secs_f64() * 1e6;
             let report = self.renderer.render_frame(ctx, &self.crowd, &self.camera, false, &mut ignore)?;
             self.frame += 1;
@@ -108,12 +119,12 @@ impl ProfileScene {
                 gpu_seen += 1;
             }
         }
-        self.renderer.wait_all(ctx).map_err(|e| e.to_string())?;
+        self.renderer.wait_all(ctx)?;
         if gpu_seen < frames {
-            return Err(format!(
+            return Err(RenderError::Gpu(GpuError::new(format!(
                 "GPU timestamps were missing for {} of {frames} frames (does the queue support timestamps?)",
                 frames - gpu_seen
-            ));
+            ))));
         }
         Ok(samples)
     }
@@ -125,16 +136,18 @@ impl ProfileScene {
     /// dispatch, interleaved with them (microseconds). For drivers whose
     /// timestamps do not bracket compute work (lavapipe); compare with
     /// `CopyKernel::measure_wall`. Leaves the crowd paused.
-    pub fn measure_skin_wall(&mut self, ctx: &GpuContext, runs: u32) -> Result<Vec<f64>, String> {
+    pub fn measure_skin_wall(&mut self, ctx: &GpuContext, runs: u32) -> Result<Vec<f64>, RenderError> {
         self.renderer.set_path(VertexPath::PreSkinned);
         self.renderer.set_upload(PaletteUpload::Dirty);
         self.crowd.set_paused(true);
-        self.crowd.frame(self.frame)?;
+        self.crowd
+            .frame(self.frame)
+            .map_err(|e| RenderError::Pose { file: self.file.clone(), source: e.into() })?;
         let (mut empty, mut skinned) = (Vec::with_capacity(runs as usize), Vec::with_capacity(runs as usize));
         let warmup = FRAMES_IN_FLIGHT as u32;
         for i in 0..warmup + runs {
             for dispatch in [false, true] {
-                let wall = self.timed_frame(ctx, dispatch).map_err(|e| e.to_string())?;
+                let wall = self.timed_frame(ctx, dispatch)?;
                 if i >= warmup {
                     if dispatch { &mut skinned } else { &mut empty }.push(wall);
                 }

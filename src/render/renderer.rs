@@ -11,6 +11,7 @@
 //! instanced draw for all of them) plus optional static scenery.
 
 use super::camera::Camera;
+use super::error::RenderError;
 use super::gpu_model::GpuModel;
 use super::heat_map::HeatMap;
 use super::mesh_pass::{
@@ -31,7 +32,7 @@ use nalgebra::Matrix4;
 use std::sync::Arc;
 
 /// Receives a finished frame: `(frame number, RGBA8 sRGB pixels, rows top to bottom)`.
-pub type PixelSink<'a> = dyn FnMut(u64, &[u8]) -> Result<(), String> + 'a;
+pub type PixelSink<'a> = dyn FnMut(u64, &[u8]) -> Result<(), RenderError> + 'a;
 
 /// Most draw passes a frame has (four shadow cascades + main).
 pub const MAX_PASSES: usize = 1 + CASCADES;
@@ -384,11 +385,11 @@ impl Renderer {
         camera: &Camera,
         readback: bool,
         on_pixels: &mut PixelSink,
-    ) -> Result<FrameReport, String> {
+    ) -> Result<FrameReport, RenderError> {
         let frame = self.frames;
         // Taken for the frame (the draws borrow the renderer), put back below.
         let Some(targets) = self.targets.take() else {
-            return Err("this renderer draws to a window, not to offscreen targets".into());
+            return Err(GpuError::new("this renderer draws to a window, not to offscreen targets").into());
         };
         let report = self.render_offscreen(ctx, &targets, poses, camera, readback, on_pixels);
         self.targets = Some(targets);
@@ -405,20 +406,20 @@ impl Renderer {
         camera: &Camera,
         readback: bool,
         on_pixels: &mut PixelSink,
-    ) -> Result<(SkinStats, Option<GpuTimes>), String> {
+    ) -> Result<(SkinStats, Option<GpuTimes>), RenderError> {
         let frame = self.frames;
-        let (index, previous_gpu) = self.begin_frame(ctx).map_err(|e| e.to_string())?;
+        let (index, previous_gpu) = self.begin_frame(ctx)?;
         // begin_frame waited for this slot's fence: its readback buffer is
         // final, and nothing rewrites it before this frame is submitted.
         if let Some(done) = self.pending[index].take() {
-            let handed = targets.get(index).pixels().map_err(|e| e.to_string());
+            let handed = targets.get(index).pixels().map_err(RenderError::from);
             if let Err(e) = handed.and_then(|pixels| on_pixels(done, pixels)) {
                 // Submit the (nearly) empty command buffer so the ring stays usable.
                 let _ = self.submit_frame(ctx, &[], &[]);
                 return Err(e);
             }
         }
-        let recorded = (|| {
+        let recorded = (|| -> Result<_, GpuError> {
             let skin = self.record_skinning(ctx, poses)?;
             let target = targets.get(index);
             self.record_scene(ctx, SceneTarget::Offscreen(target), camera, true)?;
@@ -431,8 +432,8 @@ impl Renderer {
         // The command buffer is ended and submitted even after a recording
         // error, so the ring stays consistent; the error is reported after.
         let submitted = self.submit_frame(ctx, &[], &[]);
-        let skin = recorded.map_err(|e: GpuError| e.to_string())?;
-        submitted.map_err(|e| e.to_string())?;
+        let skin = recorded?;
+        submitted?;
         if readback {
             self.pending[index] = Some(frame);
         }
@@ -726,20 +727,26 @@ impl Renderer {
     }
 
     /// Waits for every submitted frame and hands out the pixels not yet handed out, in order.
-    pub fn finish(&mut self, ctx: &GpuContext, on_pixels: &mut PixelSink) -> Result<(), String> {
-        self.ring.wait_all(ctx).map_err(|e| e.to_string())?;
+    pub fn finish(&mut self, ctx: &GpuContext, on_pixels: &mut PixelSink) -> Result<(), RenderError> {
+        self.ring.wait_all(ctx)?;
         loop {
             let next = (0..FRAMES_IN_FLIGHT).filter_map(|s| self.pending[s].map(|f| (f, s))).min();
             let Some((frame, slot)) = next else { return Ok(()) };
             self.pending[slot] = None;
-            let targets = self.targets.as_ref().ok_or("no offscreen targets")?;
-            on_pixels(frame, targets.get(slot).pixels().map_err(|e| e.to_string())?)?;
+            let targets = self.targets.as_ref().ok_or_else(|| GpuError::new("no offscreen targets"))?;
+            on_pixels(frame, targets.get(slot).pixels()?)?;
         }
     }
 
     /// Waits for the GPU and frees everything.
     pub fn destroy(self, ctx: &GpuContext) {
         let _ = ctx.wait_idle();
+        if ctx.is_stalled() {
+            // A wait for the GPU ran out: work may still run on these
+            // objects, so they are leaked rather than freed under it.
+            std::mem::forget(self);
+            return;
+        }
         let Renderer {
             ring,
             skin,

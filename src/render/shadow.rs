@@ -140,7 +140,7 @@ impl DepthArray {
                 linear: false,
                 allocation_scheme: AllocationScheme::GpuAllocatorManaged,
             })
-            .map_err(|e| GpuError::new(format!("allocating {name}: {e}")))?;
+            .map_err(|e| GpuError::allocation(name, requirements.size, e))?;
         let allocation = self.allocation.insert(allocation);
         // SAFETY: fresh memory of the image's requirements.
         unsafe { d.bind_image_memory(self.image, allocation.memory(), allocation.offset()) }

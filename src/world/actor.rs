@@ -12,6 +12,7 @@
 //!   its speed (the locomotion blend follows) and the playback rate to that
 //!   speed over the playing clips' own ground speed, so feet do not slide.
 
+use super::error::WorldError;
 use super::foot_placement::{FootPlacement, FootReport};
 use super::physics::{CapsuleShape, Moved, PhysicsWorld};
 use crate::anim::JobError;
@@ -41,12 +42,12 @@ pub enum Authority {
 }
 
 impl std::str::FromStr for Authority {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = WorldError;
+    fn from_str(s: &str) -> Result<Self, WorldError> {
         match s {
             "animation" => Ok(Authority::Animation),
             "movement" => Ok(Authority::Movement),
-            _ => Err(format!("authority \"{s}\": expected animation or movement")),
+            _ => Err(WorldError::UnknownAuthority(s.to_string())),
         }
     }
 }

@@ -16,6 +16,7 @@
 //! IK fades in and out instead of popping. The animated pose itself is not
 //! changed: the result is published as the character's edited pose.
 
+use super::error::WorldError;
 use super::physics::PhysicsWorld;
 use crate::anim::ik::model_rotation;
 use crate::anim::{JobError, LocalToModelJob, NO_PARENT, Transform, TwoBoneIkJob};
@@ -79,17 +80,20 @@ pub struct FootPlacement {
 impl FootPlacement {
     /// For the legs named `legs` (hip, knee, ankle and, optionally, toes
     /// each) and the `pelvis` joint lowered to let a foot reach down.
-    pub fn new(rig: &Rig, legs: [(&str, &str, &str, Option<&str>); 2], pelvis: &str) -> Result<Self, String> {
-        let find = |name: &str| {
-            rig.skeleton.find(name).ok_or_else(|| format!("foot placement: no joint \"{name}\""))
-        };
-        let leg = |(h, k, a, t): (&str, &str, &str, Option<&str>)| -> Result<Leg, String> {
+    pub fn new(
+        rig: &Rig,
+        legs: [(&str, &str, &str, Option<&str>); 2],
+        pelvis: &str,
+    ) -> Result<Self, WorldError> {
+        let find =
+            |name: &str| rig.skeleton.find(name).ok_or_else(|| WorldError::MissingJoint(name.to_string()));
+        let leg = |(h, k, a, t): (&str, &str, &str, Option<&str>)| -> Result<Leg, WorldError> {
             Ok(Leg { hip: find(h)?, knee: find(k)?, ankle: find(a)?, toes: t.map(find).transpose()? })
         };
         let legs = [leg(legs[0])?, leg(legs[1])?];
         let joints = rig.skeleton.len();
         let mut rest = vec![Matrix4::identity(); joints];
-        model_space(rig.skeleton.parents(), rig.skeleton.rest(), &mut rest).map_err(|e| e.to_string())?;
+        model_space(rig.skeleton.parents(), rig.skeleton.rest(), &mut rest)?;
         let report = |l: &Leg| FootReport {
             joint: rig.skeleton.names()[l.ankle].clone(),
             target: Vector3::zeros(),
@@ -111,7 +115,7 @@ impl FootPlacement {
 
     /// The built-in character's legs (UpperLeg, LowerLeg, Foot, Toes; .L
     /// and .R) and pelvis (Hips); other humanoids named the same way work too.
-    pub fn humanoid(rig: &Rig) -> Result<Self, String> {
+    pub fn humanoid(rig: &Rig) -> Result<Self, WorldError> {
         Self::new(
             rig,
             [

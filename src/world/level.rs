@@ -2,6 +2,7 @@
 //! world collides with and the renderer draws, plus named spawn points.
 //! Metres, y up; characters face +z at their spawn.
 
+use super::error::WorldError;
 use nalgebra::{UnitQuaternion, Vector3};
 
 /// What a box is made of (its colour when drawn).
@@ -60,10 +61,10 @@ pub const STEP_RUN: f32 = 0.35;
 
 impl Level {
     /// The level called `name` ("demo").
-    pub fn named(name: &str) -> Result<Level, String> {
+    pub fn named(name: &str) -> Result<Level, WorldError> {
         match name {
             "demo" => Ok(Level::demo()),
-            _ => Err(format!("no level \"{name}\" (levels: demo)")),
+            _ => Err(WorldError::UnknownLevel(name.to_string())),
         }
     }
 
@@ -136,10 +137,13 @@ impl Level {
     }
 
     /// The spawn point called `name`.
-    pub fn spawn(&self, name: &str) -> Result<Vector3<f32>, String> {
+    pub fn spawn(&self, name: &str) -> Result<Vector3<f32>, WorldError> {
         self.spawns.iter().find(|(n, _)| *n == name).map(|(_, p)| *p).ok_or_else(|| {
-            let names: Vec<&str> = self.spawns.iter().map(|(n, _)| *n).collect();
-            format!("level \"{}\" has no spawn \"{name}\" (spawns: {})", self.name, names.join(", "))
+            WorldError::UnknownSpawn {
+                level: self.name.to_string(),
+                name: name.to_string(),
+                known: self.spawns.iter().map(|(n, _)| n.to_string()).collect(),
+            }
         })
     }
 }

@@ -3,6 +3,7 @@
 //! authority over movement, its foot placement).
 
 pub mod actor;
+pub mod error;
 pub mod foot_placement;
 pub mod level;
 pub mod physics;
@@ -10,6 +11,7 @@ pub mod run;
 pub mod scenery;
 
 pub use actor::{Actor, Authority};
+pub use error::WorldError;
 pub use foot_placement::{FootPlacement, FootReport, Leg};
 pub use level::{Level, LevelBox, Surface};
 pub use physics::{CapsuleShape, GroundHit, Moved, PhysicsWorld};

@@ -6,6 +6,7 @@
 //! `render --level` step through.
 
 use super::actor::{Actor, Authority};
+use super::error::WorldError;
 use super::foot_placement::FootPlacement;
 use super::level::Level;
 use super::physics::PhysicsWorld;
@@ -44,9 +45,9 @@ impl ActorRun {
         authority: Authority,
         feet: Option<FootPlacement>,
         fps: f64,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, WorldError> {
         if !(fps.is_finite() && fps > 0.0) {
-            return Err(format!("frame rate {fps} is not a positive number"));
+            return Err(WorldError::BadFrameRate(fps));
         }
         let spawn = level.spawn(spawn)?;
         let world = PhysicsWorld::new(level);
@@ -72,8 +73,8 @@ impl ActorRun {
         spawn: Vector3<f32>,
         authority: Authority,
         feet: Option<FootPlacement>,
-    ) -> Result<Actor, String> {
-        let character = Character::new(rig.clone(), controller.clone()).map_err(|e| e.to_string())?;
+    ) -> Result<Actor, WorldError> {
+        let character = Character::new(rig.clone(), controller.clone())?;
         let mut actor = Actor::new(character, spawn, feet);
         actor.set_authority(authority);
         Ok(actor)
@@ -90,7 +91,7 @@ impl ActorRun {
     }
 
     /// Goes back to before frame 0.
-    pub fn restart(&mut self) -> Result<(), String> {
+    pub fn restart(&mut self) -> Result<(), WorldError> {
         self.actor =
             Self::new_actor(&self.rig, &self.controller, self.spawn, self.authority, self.feet.clone())?;
         self.next_frame = 0;
@@ -99,7 +100,7 @@ impl ActorRun {
     }
 
     /// Plays up to frame `i` (restarting for an earlier one).
-    pub fn frame(&mut self, i: u32) -> Result<&Actor, String> {
+    pub fn frame(&mut self, i: u32) -> Result<&Actor, WorldError> {
         if self.next_frame > i + 1 {
             self.restart()?;
         }
@@ -115,7 +116,7 @@ impl ActorRun {
                 self.actor.set_velocity(heading * Vector3::z() * speed.unwrap_or(0.0));
             }
             let dt = if k == 0 { 0.0 } else { (1.0 / self.fps) as f32 };
-            self.actor.update(dt, &self.world).map_err(|e| e.to_string())?;
+            self.actor.update(dt, &self.world)?;
             self.next_frame += 1;
         }
         Ok(&self.actor)

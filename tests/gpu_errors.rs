@@ -1,0 +1,137 @@
+//! GPU failures end as typed errors that say what happened, never as a hang
+//! or a panic: a buffer larger than the device can hold says how many bytes
+//! were asked, and a wait that runs out is a timeout after which nothing the
+//! GPU may still use is freed. (A lost device cannot be caused on purpose;
+//! its mapping and message are unit-tested in `gpu::error` and `cli`.)
+
+mod common;
+
+use ash::vk;
+use gpu_allocator::MemoryLocation;
+use std::time::Duration;
+use vkskin::gpu::{Buffer, GpuContext, GpuError};
+
+/// A context without validation: these tests ask for what a program must
+/// not ask for (a buffer past the device's limits, a fence never
+/// submitted), to see what the driver and allocator answer.
+fn unvalidated() -> Option<GpuContext> {
+    match GpuContext::headless(false, None) {
+        Ok(ctx) => Some(ctx),
+        Err(e) => {
+            common::skip(&format!("no Vulkan device ({e})"));
+            None
+        }
+    }
+}
+
+#[test]
+fn a_buffer_larger_than_the_device_says_how_much_was_asked() {
+    let Some(ctx) = unvalidated() else { return };
+    // SAFETY: a live physical device.
+    let memory = unsafe { ctx.instance.get_physical_device_memory_properties(ctx.physical) };
+    let largest = memory.memory_heaps_as_slice().iter().map(|h| h.size).max().unwrap();
+    let size = largest.next_power_of_two() * 2;
+    let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
+    let error = Buffer::new(&ctx, "skinned output", size, usage, MemoryLocation::GpuOnly).unwrap_err();
+    assert!(error.is_out_of_device_memory(), "{error:?}");
+    assert!(!error.is_device_lost());
+    let message = error.to_string();
+    // For the log: which layer answered (the driver at creation, or the allocator).
+    eprintln!("{message}");
+    assert!(message.contains(&format!("{size} bytes")) && message.contains("skinned output"), "{message}");
+    assert!(
+        matches!(error, GpuError::Allocation { bytes, .. } | GpuError::Creation { bytes, .. } if bytes >= size)
+    );
+    // The device is still usable afterwards.
+    let small = Buffer::new(&ctx, "small", 256, usage, MemoryLocation::GpuOnly).unwrap();
+    small.destroy(&ctx);
+}
+
+#[test]
+fn a_wait_that_runs_out_is_a_timeout_not_a_hang() {
+    let Some(ctx) = unvalidated() else { return };
+    // SAFETY: a fence on a live device; it is never submitted, so it never signals.
+    let fence = unsafe { ctx.device.create_fence(&vk::FenceCreateInfo::default(), None) }.unwrap();
+    let error = ctx.wait_for_fence_within(fence, Duration::from_millis(20)).unwrap_err();
+    assert!(error.is_timeout() && !error.is_device_lost(), "{error:?}");
+    assert!(error.to_string().starts_with("the GPU did not finish within 20ms (vkWaitForFences)"), "{error}");
+    // From now on submitted work may still run: no unbounded wait, nothing freed.
+    assert!(ctx.is_stalled());
+    assert!(ctx.wait_idle().is_err());
+    let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
+    let before = ctx.allocated_bytes();
+    Buffer::new(&ctx, "kept", 256, usage, MemoryLocation::GpuOnly).unwrap().destroy(&ctx);
+    assert!(ctx.allocated_bytes() >= before + 256, "a buffer was freed after the timeout");
+    // Dropping the context leaks the device instead of destroying it under running work.
+    drop(ctx);
+}
+
+/// `render` of a crowd whose skinned vertices pass the device's
+/// `maxStorageBufferRange` (128 MiB on lavapipe): exit code 1 and a last
+/// line that says how many bytes were asked and what the limit is, no image
+/// left behind. On a device with a larger limit the render must succeed.
+#[test]
+fn a_scene_too_big_for_the_device_ends_with_one_line() {
+    let Some(fox) = common::shared_file("Fox/Fox.glb", "the scene-too-big check") else { return };
+    let Some(ctx) = unvalidated() else { return };
+    let limit = u64::from(ctx.properties.limits.max_storage_buffer_range);
+    drop(ctx);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("crowd.png");
+    let args = [
+        "render",
+        fox.to_str().unwrap(),
+        "--characters",
+        "100000",
+        "--size",
+        "32x32",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = common::bounded::run(&args, Duration::from_secs(600));
+    let what = o.describe(&args);
+    assert!(!o.timed_out, "{what}");
+    // 100000 Foxes skin 134286336 bytes of output vertices.
+    if limit >= 134_286_336 {
+        assert_eq!(o.code, Some(0), "{what}");
+        return;
+    }
+    assert_eq!(o.code, Some(1), "{what}");
+    let last = o.stderr.lines().last().unwrap_or_default();
+    assert!(last.starts_with("vkskin: ") && !last.contains("internal error"), "{what}");
+    assert!(
+        last.contains("134286336 bytes") && last.contains(&format!("maxStorageBufferRange {limit}")),
+        "{what}"
+    );
+    assert!(!out.exists(), "{what}: an image was left behind");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "{what}: a temporary file was left behind");
+}
+
+/// `render --size 16384x16384` asks for a 4 GiB multisampled colour target:
+/// on a device whose memory heaps are smaller (lavapipe's here), exit code 1
+/// and a last line saying how many bytes were asked, no image left behind.
+/// A device with room enough would render it; the check then does not apply.
+#[test]
+fn a_target_larger_than_the_device_memory_says_how_much_was_asked() {
+    let Some(fox) = common::shared_file("Fox/Fox.glb", "the out-of-memory check") else { return };
+    let Some(ctx) = unvalidated() else { return };
+    // SAFETY: a live physical device.
+    let memory = unsafe { ctx.instance.get_physical_device_memory_properties(ctx.physical) };
+    let largest = memory.memory_heaps_as_slice().iter().map(|h| h.size).max().unwrap();
+    drop(ctx);
+    let asked: u64 = 16384 * 16384 * 4 * 4;
+    if largest >= asked {
+        eprintln!("not applicable: the largest heap holds {largest} bytes, room for a {asked}-byte target");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("huge.png");
+    let args = ["render", fox.to_str().unwrap(), "--size", "16384x16384", "--out", out.to_str().unwrap()];
+    let o = common::bounded::run(&args, Duration::from_secs(300));
+    let what = o.describe(&args);
+    assert_eq!(o.code, Some(1), "{what}");
+    let last = o.stderr.lines().last().unwrap_or_default();
+    assert!(last.starts_with("vkskin: allocating ") && last.ends_with("the GPU is out of memory"), "{what}");
+    assert!(last.contains(&format!("({asked} bytes)")), "{what}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "{what}: a file was left behind");
+}
