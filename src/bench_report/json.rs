@@ -94,6 +94,7 @@ mod tests {
                 "paused",
                 "cpu_palette_write_us",
                 "skin_bytes",
+                "copy_kernel_wall_us",
             ])
         );
         assert_eq!(keys(&e["gpu_us"]), sorted(&["upload", "skin", "passes", "frame"]));

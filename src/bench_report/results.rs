@@ -109,6 +109,14 @@ pub struct BenchEntry {
     pub cpu_palette_write_us: Stat,
     /// Bytes the skin pass reads and writes per frame, all characters.
     pub skin_bytes: u64,
+    /// The copy kernel timed by the host: isolated submissions minus empty
+    /// ones (for drivers whose timestamps do not bracket compute work);
+    /// absent when lost in the noise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_kernel_wall_us: Option<Stat>,
+    /// The skin dispatch timed the same way (compute skinning only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skin_wall_us: Option<Stat>,
 }
 
 impl BenchEntry {
@@ -123,6 +131,13 @@ impl BenchEntry {
     pub fn skin_efficiency(&self) -> Option<f64> {
         let skin = positive(self.gpu_us.skin.median)?;
         Some(positive(self.copy_kernel_us.median)? / skin)
+    }
+
+    /// `skin_efficiency` from host-timed runs of the copy kernel and the
+    /// skin dispatch; `None` without both.
+    pub fn skin_efficiency_wall(&self) -> Option<f64> {
+        let skin = positive(self.skin_wall_us?.median)?;
+        Some(positive(self.copy_kernel_wall_us?.median)? / skin)
     }
 
     /// Vertices skinned per second by the skin pass (median frame); `None`

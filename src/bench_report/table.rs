@@ -26,6 +26,7 @@ const COLUMNS: &[Column] = &[
     Column { title: "skin µs", numeric: true, cell: |e| stat_cell(&e.gpu_us.skin) },
     Column { title: "frame µs", numeric: true, cell: |e| stat_cell(&e.gpu_us.frame) },
     Column { title: "skin eff. %", numeric: true, cell: efficiency_cell },
+    Column { title: "host-timed eff. %", numeric: true, cell: wall_efficiency_cell },
 ];
 
 /// Writes the header line, then the table of `results` (timings as
@@ -55,7 +56,8 @@ pub fn print_table(out: &mut impl Write, results: &BenchResults) -> io::Result<(
     }
     writeln!(
         out,
-        "(µs: GPU timestamps except pose, median/p95 over the timed frames; skin eff. = copy kernel / skin pass)"
+        "(µs: GPU timestamps except pose, median/p95 over the timed frames; skin eff. = copy kernel / skin pass; \
+         host-timed eff.: the same from isolated submissions timed by the host)"
     )
 }
 
@@ -77,6 +79,11 @@ fn number(value: f64) -> String {
         _ => 0,
     };
     format!("{value:.decimals$}")
+}
+
+/// Skin efficiency from host-timed runs in percent, "-" without them.
+fn wall_efficiency_cell(e: &BenchEntry) -> String {
+    e.skin_efficiency_wall().map_or_else(|| "-".to_string(), |r| format!("{:.1}", r * 100.0))
 }
 
 /// Skin efficiency in percent, "-" without a skin pass.
@@ -104,9 +111,17 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 5, "{text}");
         assert!(lines[0].starts_with("device: llvmpipe · driver: Mesa 22.3.6 · commit "), "{}", lines[0]);
-        for title in
-            ["model", "chars", "skinning", "upload", "passes", "pose µs", "palette KiB/frame", "skin eff. %"]
-        {
+        for title in [
+            "model",
+            "chars",
+            "skinning",
+            "upload",
+            "passes",
+            "pose µs",
+            "palette KiB/frame",
+            "skin eff. %",
+            "host-timed eff. %",
+        ] {
             assert!(lines[1].contains(title), "{title} missing: {}", lines[1]);
         }
         let first: Vec<&str> = lines[2].split_whitespace().collect();
@@ -124,7 +139,9 @@ mod tests {
                 "0.00/0.00",
                 "9.00/11.2",
                 "31.0/38.8",
-                "80.0"
+                "80.0",
+                // Host-timed: copy 34 us / skin 40 us.
+                "85.0"
             ]
         );
         let second: Vec<&str> = lines[3].split_whitespace().collect();

@@ -344,8 +344,8 @@ fn measure_all(
     let extent = if plan.quick { QUICK_EXTENT } else { EXTENT };
     let mut entries = Vec::with_capacity(plan.configs.len());
     let mut loaded: Option<(usize, Arc<Model>, Arc<Controller>)> = None;
-    // The scene being measured: (model, characters, method), its profile and copy-kernel time.
-    let mut scene: Option<((usize, u32, SkinningMethod), ProfileScene, Stat)> = None;
+    // The scene being measured: (model, characters, method), its profile and ceilings.
+    let mut scene: Option<((usize, u32, SkinningMethod), ProfileScene, SceneTimes)> = None;
     // A scene the device cannot hold (e.g. past maxStorageBufferRange): its
     // configurations are skipped with a message, the others still run.
     let mut unbuildable: Option<(usize, u32, SkinningMethod)> = None;
@@ -384,18 +384,19 @@ fn measure_all(
                         continue;
                     }
                 };
-                let copy = copy_kernel_time(ctx, &made, plan.frames);
-                let copy = match copy {
-                    Ok(c) => c,
+                let mut made = made;
+                let times = scene_times(ctx, &mut made, plan.frames);
+                let times = match times {
+                    Ok(t) => t,
                     Err(e) => {
                         made.destroy(ctx);
                         return Err(e);
                     }
                 };
-                scene = Some((key, made, copy));
+                scene = Some((key, made, times));
             }
-            let (_, profile, copy) = scene.as_mut().expect("a scene");
-            entries.push(measure(ctx, plan, config, model, profile, *copy)?);
+            let (_, profile, times) = scene.as_mut().expect("a scene");
+            entries.push(measure(ctx, plan, config, model, profile, *times)?);
             progress.finish();
         }
         Ok(())
@@ -424,15 +425,36 @@ fn load_model(
     Ok((0, Arc::new(model), Arc::new(controller)))
 }
 
-/// The copy kernel's time over the bytes the scene's skin pass moves.
-fn copy_kernel_time(ctx: &GpuContext, scene: &ProfileScene, runs: u32) -> anyhow::Result<Stat> {
+/// What a scene measures once for all its configurations: the copy
+/// kernel over the bytes its skin pass moves (timestamps, and host-timed),
+/// and its skin dispatch host-timed.
+#[derive(Debug, Clone, Copy)]
+struct SceneTimes {
+    copy: Stat,
+    copy_wall: Option<Stat>,
+    skin_wall: Option<Stat>,
+}
+
+fn scene_times(ctx: &GpuContext, scene: &mut ProfileScene, runs: u32) -> anyhow::Result<SceneTimes> {
     let (read, written) = scene.skin_traffic();
     let kernel = CopyKernel::new(ctx, read + written)?;
     // One untimed run first (first-touch of the buffers).
     let times = kernel.measure(ctx, runs as usize + 1);
+    let walls = times.is_ok().then(|| kernel.measure_wall(ctx, runs as usize));
     kernel.destroy(ctx);
     let mut times = times?;
-    Stat::from_samples(&mut times[1..]).map_err(|e| anyhow!("copy kernel: {e}"))
+    let copy = Stat::from_samples(&mut times[1..]).map_err(|e| anyhow!("copy kernel: {e}"))?;
+    let copy_wall = wall_stat(walls.transpose()?)?;
+    let skin_wall = wall_stat(Some(scene.measure_skin_wall(ctx, runs)?))?;
+    Ok(SceneTimes { copy, copy_wall, skin_wall })
+}
+
+/// The summary of host-timed runs; `None` when the median is not above 0
+/// (the work is lost in the noise of a submission).
+fn wall_stat(times: Option<Vec<f64>>) -> anyhow::Result<Option<Stat>> {
+    let Some(mut times) = times else { return Ok(None) };
+    let stat = Stat::from_samples(&mut times).map_err(|e| anyhow!("host-timed runs: {e}"))?;
+    Ok((stat.median > 0.0).then_some(stat))
 }
 
 /// One configuration on its scene.
@@ -442,7 +464,7 @@ fn measure(
     config: &BenchConfig,
     model: &Model,
     scene: &mut ProfileScene,
-    copy: Stat,
+    times: SceneTimes,
 ) -> anyhow::Result<BenchEntry> {
     let path = if config.skinning.is_compute() { VertexPath::PreSkinned } else { VertexPath::VertexSkinning };
     let upload = match config.upload {
@@ -481,7 +503,9 @@ fn measure(
         palette_bytes: bytes[bytes.len() / 2],
         skin_bytes: read + written,
         gpu_us,
-        copy_kernel_us: copy,
+        copy_kernel_us: times.copy,
+        copy_kernel_wall_us: times.copy_wall,
+        skin_wall_us: if config.skinning.is_compute() { times.skin_wall } else { None },
     })
 }
 
