@@ -81,6 +81,8 @@ pub struct ClipCursor {
     next: usize,
     /// Whether slerp's constants are up to date.
     slerp: bool,
+    /// Only the blocks with a translation / scale track (see
+    /// `RuntimeClip::vector_slot`): the others hold their rest values.
     translations: Vec<VectorBlock>,
     rotations: Vec<RotationBlock>,
     scales: Vec<VectorBlock>,
@@ -92,14 +94,15 @@ impl ClipCursor {
     /// A cursor for `clip`, at its start.
     pub fn new(clip: &RuntimeClip) -> Self {
         let blocks = clip.blocks();
+        let [translations, scales] = clip.vector_blocks();
         let mut cursor = ClipCursor {
             clip: 0,
             time: f64::NEG_INFINITY,
             next: 0,
             slerp: false,
-            translations: vec![VectorBlock::default(); blocks],
+            translations: vec![VectorBlock::default(); translations],
             rotations: vec![RotationBlock::default(); blocks],
-            scales: vec![VectorBlock::default(); blocks],
+            scales: vec![VectorBlock::default(); scales],
             hints: vec![0; clip.scalar.len() + clip.clip().morph_tracks.len()],
         };
         cursor.rewind(clip);
@@ -109,6 +112,7 @@ impl ClipCursor {
     /// Whether this cursor has the sizes `clip` needs.
     fn fits(&self, clip: &RuntimeClip) -> bool {
         self.rotations.len() == clip.blocks()
+            && [self.translations.len(), self.scales.len()] == clip.vector_blocks()
             && self.hints.len() == clip.scalar.len() + clip.clip().morph_tracks.len()
     }
 
@@ -116,13 +120,17 @@ impl ClipCursor {
     fn rewind(&mut self, clip: &RuntimeClip) {
         let lanes = clip.lanes();
         for (j, s) in clip.start[..lanes].iter().enumerate() {
-            set_vector(&mut self.translations[j / LANES], j % LANES, s);
+            if let Some(block) = self.translations.get_mut(clip.vector_slot[0][j / LANES] as usize) {
+                set_vector(block, j % LANES, s);
+            }
         }
         for (j, s) in clip.start[lanes..2 * lanes].iter().enumerate() {
             set_rotation(&mut self.rotations[j / LANES], j % LANES, s);
         }
         for (j, s) in clip.start[2 * lanes..].iter().enumerate() {
-            set_vector(&mut self.scales[j / LANES], j % LANES, s);
+            if let Some(block) = self.scales.get_mut(clip.vector_slot[1][j / LANES] as usize) {
+                set_vector(block, j % LANES, s);
+            }
         }
         self.clip = clip.id();
         self.time = f64::NEG_INFINITY;
@@ -157,7 +165,12 @@ impl ClipCursor {
             let first = if key.step { f32::INFINITY } else { f32::NEG_INFINITY };
             match property {
                 0 | 2 => {
-                    let block = if property == 0 { &mut self.translations[b] } else { &mut self.scales[b] };
+                    // A streamed key's block has a track: it has a slot.
+                    let block = if property == 0 {
+                        &mut self.translations[clip.vector_slot[0][b] as usize]
+                    } else {
+                        &mut self.scales[clip.vector_slot[1][b] as usize]
+                    };
                     for c in 0..3 {
                         block.a[c][l] = block.b[c][l];
                         block.b[c][l] = key.value[c];
@@ -279,21 +292,21 @@ impl SampleClipJob<'_> {
         let cursor = &*self.cursor;
         let fast_time = FastTime::new(t);
         for (b, out) in self.output.chunks_mut(LANES).enumerate() {
-            let (translations, rotations, scales) =
-                (&cursor.translations[b], &cursor.rotations[b], &cursor.scales[b]);
+            let rotations = &cursor.rotations[b];
             let fallback = &clip.fallback[b];
             let held = Held { kept: clip.keys_kept, tracked: &clip.rotation_tracked[b], fallback };
             // Translation and scale blocks without a track hold their rest values.
-            let vector = |v: usize, block: &VectorBlock| {
-                if !clip.vector_animated[v][b] {
-                    clip.vector_rest[v][b].map(f32x4::from)
-                } else if slerp {
+            let vector = |v: usize, blocks: &[VectorBlock]| {
+                let Some(block) = blocks.get(clip.vector_slot[v][b] as usize) else {
+                    return clip.vector_rest[v][b].map(f32x4::from);
+                };
+                if slerp {
                     lerp_block(block, exact_ratios(&block.times, t))
                 } else {
                     lerp_block(block, fast_ratios(&block.times, &fast_time))
                 }
             };
-            let (tr, sc) = (vector(0, translations), vector(1, scales));
+            let (tr, sc) = (vector(0, &cursor.translations), vector(1, &cursor.scales));
             let r = if slerp {
                 slerp_block(rotations, exact_ratios(&rotations.times, t), &held)
             } else {

@@ -111,10 +111,11 @@ pub struct RuntimeClip {
     pub(crate) keys_kept: bool,
     /// Per block, all bits set in the lanes whose rotation is streamed.
     pub(crate) rotation_tracked: Vec<[f32; LANES]>,
-    /// Per block, whether any lane has a translation (`[0]`) or scale
-    /// (`[1]`) track; blocks without one always give `vector_rest`, and
-    /// sampling does not touch their cursor state.
-    pub(crate) vector_animated: [Vec<bool>; 2],
+    /// Per block, for translations (`[0]`) and scales (`[1]`): its index
+    /// among the blocks where some lane has a track of that kind, `u32::MAX`
+    /// in blocks without one, which always give `vector_rest`: cursors keep
+    /// no state for them, and sampling does not touch the cursor there.
+    pub(crate) vector_slot: [Vec<u32>; 2],
     /// Rest translations and scales per block, component-major.
     pub(crate) vector_rest: [Vec<[[f32; LANES]; 3]>; 2],
 }
@@ -205,6 +206,18 @@ impl RuntimeClip {
                 }
             }
         }
+        let slots = |animated: &[bool]| {
+            let mut next = 0u32;
+            let slot = |&on: &bool| {
+                if !on {
+                    return u32::MAX;
+                }
+                next += 1;
+                next - 1
+            };
+            animated.iter().map(slot).collect::<Vec<u32>>()
+        };
+        let vector_slot = [slots(&vector_animated[0]), slots(&vector_animated[1])];
         // Stable: each lane's keys stay in time order.
         stream.sort_by(|a: &StreamKey, b: &StreamKey| a.need.total_cmp(&b.need));
         Ok(RuntimeClip {
@@ -219,7 +232,7 @@ impl RuntimeClip {
             fallback,
             keys_kept,
             rotation_tracked,
-            vector_animated,
+            vector_slot,
             vector_rest,
         })
     }
@@ -253,6 +266,11 @@ impl RuntimeClip {
     /// Unique id of this layout (cursors compare it).
     pub(crate) fn id(&self) -> u64 {
         self.id
+    }
+
+    /// Blocks with a translation (`[0]`) or scale (`[1]`) track.
+    pub(crate) fn vector_blocks(&self) -> [usize; 2] {
+        self.vector_slot.each_ref().map(|s| s.iter().filter(|&&slot| slot != u32::MAX).count())
     }
 
     /// Lanes per property (`blocks * LANES`).
