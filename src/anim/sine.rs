@@ -19,7 +19,9 @@
 
 use wide::{CmpLe, f32x4, f64x4};
 
-/// Largest |x| the polynomial is used for (just above π/2).
+/// Largest |x| the polynomial is used for: just above π/2 (slerp's angles
+/// reach π/2 plus rounding), not π/2 itself.
+#[allow(clippy::approx_constant)]
 pub const RANGE: f32 = 1.5708;
 
 /// `P(u)`'s coefficients, highest degree first (`COEFFICIENTS[8 - i]` is
