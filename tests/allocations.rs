@@ -80,10 +80,12 @@ fn characters_share_their_rig() {
     drop(system);
 }
 
-/// `AnimationSystem::update` on 100 characters, one thread and two.
+/// `AnimationSystem::update` on 100 characters, one thread and two, with
+/// the exact clips and with compressed ones.
 fn updates_allocate_nothing() {
-    let model = model();
-    for threads in [1, 2] {
+    let options = vkskin::asset::LoadOptions { compressed_clips: true, ..Default::default() };
+    let compressed = std::sync::Arc::new(vkskin::asset::load_default_character_with(&options).unwrap());
+    for (model, threads) in [(model(), 1), (model(), 2), (compressed, 1)] {
         let mut system = crowd(&model, 100, threads);
         // Warm up: every state entered, event buffers grown, threads started.
         for frame in 0..400 {
@@ -99,7 +101,11 @@ fn updates_allocate_nothing() {
             events
         });
         assert!(events > 100, "the crowd walked: {events} events");
-        assert_eq!(allocations, 0, "{threads} thread(s): {allocations} heap allocations in 300 updates");
+        let what = if model.samples_compressed_clips() { "compressed clips" } else { "exact clips" };
+        assert_eq!(
+            allocations, 0,
+            "{threads} thread(s), {what}: {allocations} heap allocations in 300 updates"
+        );
     }
 }
 

@@ -9,23 +9,24 @@
 //!   repeats the scalar arithmetic in the same order (key ratio in f64, the
 //!   same clamping, the same normalisation), and slerp's per-interval
 //!   constants (angle, sine, hemisphere) are computed by the scalar code
-//!   when a key is crossed; the sines come from the same library calls.
-//!   What the layout saves is the work around the arithmetic: no key
-//!   search, no validation, one SIMD operation for four joints, slerp's
-//!   `atan2` once per key instead of once per frame.
+//!   when the clip is built and copied when a key is crossed; the per-frame sines are the correctly rounded
+//!   ones of [`sine`](super::sine), which the scalar code uses too, four
+//!   lanes per operation. What the layout saves is the work around the
+//!   arithmetic: no key search, no validation, one SIMD operation for four
+//!   joints, slerp's `atan2` once per key of the clip instead of once per
+//!   frame and joint.
 //! - [`RotationBlend::Nlerp`], the fast path (ozz-animation's): ratios in
 //!   f32, normalisation by one reciprocal square root; within a few f32
 //!   roundings of `SampleJob`'s nlerp.
 
 use super::clip::Interpolation;
 use super::job::{JobError, check_len};
-use super::runtime_clip::{LANES, LaneStart, Property, RuntimeClip};
-use super::sampling::{
-    RotationBlend, SlerpKeys, sample_morph_tracks, sample_rotation, sample_vector, slerp_keys,
-};
+use super::runtime_clip::{LANES, LaneStart, Property, RuntimeClip, SlerpConstants};
+use super::sampling::{RotationBlend, sample_morph_tracks, sample_rotation, sample_vector};
+use super::sine;
 use super::transform::Transform;
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
-use wide::{CmpGe, CmpGt, CmpLe, CmpLt, f32x4};
+use wide::{CmpGe, CmpGt, CmpLe, CmpLt, f32x4, f64x4};
 
 /// Four lanes of a translation or scale property: the current interval.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -79,8 +80,8 @@ pub struct ClipCursor {
     /// The time the state is valid for; the stream is consumed up to it.
     time: f64,
     next: usize,
-    /// Whether slerp's constants are up to date.
-    slerp: bool,
+    /// Only the blocks with a translation / scale track (see
+    /// `RuntimeClip::vector_slot`): the others hold their rest values.
     translations: Vec<VectorBlock>,
     rotations: Vec<RotationBlock>,
     scales: Vec<VectorBlock>,
@@ -92,14 +93,14 @@ impl ClipCursor {
     /// A cursor for `clip`, at its start.
     pub fn new(clip: &RuntimeClip) -> Self {
         let blocks = clip.blocks();
+        let [translations, scales] = clip.vector_blocks();
         let mut cursor = ClipCursor {
             clip: 0,
             time: f64::NEG_INFINITY,
             next: 0,
-            slerp: false,
-            translations: vec![VectorBlock::default(); blocks],
+            translations: vec![VectorBlock::default(); translations],
             rotations: vec![RotationBlock::default(); blocks],
-            scales: vec![VectorBlock::default(); blocks],
+            scales: vec![VectorBlock::default(); scales],
             hints: vec![0; clip.scalar.len() + clip.clip().morph_tracks.len()],
         };
         cursor.rewind(clip);
@@ -109,6 +110,7 @@ impl ClipCursor {
     /// Whether this cursor has the sizes `clip` needs.
     fn fits(&self, clip: &RuntimeClip) -> bool {
         self.rotations.len() == clip.blocks()
+            && [self.translations.len(), self.scales.len()] == clip.vector_blocks()
             && self.hints.len() == clip.scalar.len() + clip.clip().morph_tracks.len()
     }
 
@@ -116,36 +118,30 @@ impl ClipCursor {
     fn rewind(&mut self, clip: &RuntimeClip) {
         let lanes = clip.lanes();
         for (j, s) in clip.start[..lanes].iter().enumerate() {
-            set_vector(&mut self.translations[j / LANES], j % LANES, s);
+            if let Some(block) = self.translations.get_mut(clip.vector_slot[0][j / LANES] as usize) {
+                set_vector(block, j % LANES, s);
+            }
         }
         for (j, s) in clip.start[lanes..2 * lanes].iter().enumerate() {
             set_rotation(&mut self.rotations[j / LANES], j % LANES, s);
         }
         for (j, s) in clip.start[2 * lanes..].iter().enumerate() {
-            set_vector(&mut self.scales[j / LANES], j % LANES, s);
+            if let Some(block) = self.scales.get_mut(clip.vector_slot[1][j / LANES] as usize) {
+                set_vector(block, j % LANES, s);
+            }
         }
         self.clip = clip.id();
         self.time = f64::NEG_INFINITY;
         self.next = 0;
-        self.slerp = false;
         self.hints.fill(0);
     }
 
     /// Moves every lane to the interval containing `time`: forward by the
     /// keys crossed since the last call, from the start when time went back.
-    fn seek(&mut self, clip: &RuntimeClip, time: f64, slerp: bool) {
+    fn seek(&mut self, clip: &RuntimeClip, time: f64) {
         if self.clip != clip.id() || time < self.time {
             self.rewind(clip);
         }
-        if slerp && !self.slerp {
-            for block in &mut self.rotations {
-                for lane in 0..LANES {
-                    update_slerp(block, lane);
-                }
-            }
-            self.slerp = true;
-        }
-        self.slerp = slerp;
         let lanes = clip.lanes();
         while let Some(key) = clip.stream.get(self.next) {
             if f64::from(key.need) > time {
@@ -157,7 +153,12 @@ impl ClipCursor {
             let first = if key.step { f32::INFINITY } else { f32::NEG_INFINITY };
             match property {
                 0 | 2 => {
-                    let block = if property == 0 { &mut self.translations[b] } else { &mut self.scales[b] };
+                    // A streamed key's block has a track: it has a slot.
+                    let block = if property == 0 {
+                        &mut self.translations[clip.vector_slot[0][b] as usize]
+                    } else {
+                        &mut self.scales[clip.vector_slot[1][b] as usize]
+                    };
                     for c in 0..3 {
                         block.a[c][l] = block.b[c][l];
                         block.b[c][l] = key.value[c];
@@ -171,9 +172,7 @@ impl ClipCursor {
                         block.b[c][l] = key.value[c];
                     }
                     advance(&mut block.times, l, key.time, first);
-                    if slerp {
-                        update_slerp(block, l);
-                    }
+                    set_slerp(block, l, &key.slerp);
                 }
             }
             self.next += 1;
@@ -196,6 +195,7 @@ fn set_rotation(block: &mut RotationBlock, l: usize, s: &LaneStart) {
         block.b[c][l] = s.b[c];
     }
     set_times(&mut block.times, l, s);
+    set_slerp(block, l, &s.slerp);
 }
 
 fn set_times(times: &mut Times, l: usize, s: &LaneStart) {
@@ -214,21 +214,12 @@ fn advance(times: &mut Times, l: usize, time: f32, first: f32) {
     times.first[l] = first;
 }
 
-/// Recomputes lane `l`'s slerp constants from its keys.
-fn update_slerp(block: &mut RotationBlock, l: usize) {
-    let q = |v: &[[f32; LANES]; 4]| Quaternion::new(v[3][l], v[0][l], v[1][l], v[2][l]);
-    let (a, b) = (q(&block.a), q(&block.b));
-    let (sin, angle) = match SlerpKeys::new(a, b) {
-        SlerpKeys::Same(_) => (-1.0, 0.0),
-        SlerpKeys::Chord(..) => (0.0, 0.0),
-        SlerpKeys::Arc { sin, angle, .. } => (sin, angle),
-    };
-    let (_, _, unit, flip) = slerp_keys(a, b);
-    let mask = |on: bool| if on { f32::from_bits(u32::MAX) } else { 0.0 };
-    block.sin[l] = sin;
-    block.angle[l] = angle;
-    block.unit[l] = mask(unit);
-    block.flip[l] = mask(flip);
+/// Lane `l`'s slerp constants (computed when the clip was built).
+fn set_slerp(block: &mut RotationBlock, l: usize, c: &SlerpConstants) {
+    block.sin[l] = c.sin;
+    block.angle[l] = c.angle;
+    block.unit[l] = c.unit;
+    block.flip[l] = c.flip;
 }
 
 /// Samples a [`RuntimeClip`] at one time into a local pose and morph
@@ -275,27 +266,27 @@ impl SampleClipJob<'_> {
         let clip = self.clip;
         let t = self.time;
         let slerp = self.rotation_blend == RotationBlend::Slerp;
-        self.cursor.seek(clip, t, slerp);
+        self.cursor.seek(clip, t);
         let cursor = &*self.cursor;
         let fast_time = FastTime::new(t);
         for (b, out) in self.output.chunks_mut(LANES).enumerate() {
-            let (translations, rotations, scales) =
-                (&cursor.translations[b], &cursor.rotations[b], &cursor.scales[b]);
+            let rotations = &cursor.rotations[b];
             let fallback = &clip.fallback[b];
             let held = Held { kept: clip.keys_kept, tracked: &clip.rotation_tracked[b], fallback };
             // Translation and scale blocks without a track hold their rest values.
-            let vector = |v: usize, block: &VectorBlock| {
-                if !clip.vector_animated[v][b] {
-                    clip.vector_rest[v][b].map(f32x4::from)
-                } else if slerp {
-                    lerp_block(block, exact_ratios(&block.times, t))
+            let vector = |v: usize, blocks: &[VectorBlock]| {
+                let Some(block) = blocks.get(clip.vector_slot[v][b] as usize) else {
+                    return clip.vector_rest[v][b].map(f32x4::from);
+                };
+                if slerp {
+                    lerp_block(block, exact_ratios(&block.times, &fast_time))
                 } else {
                     lerp_block(block, fast_ratios(&block.times, &fast_time))
                 }
             };
-            let (tr, sc) = (vector(0, translations), vector(1, scales));
+            let (tr, sc) = (vector(0, &cursor.translations), vector(1, &cursor.scales));
             let r = if slerp {
-                slerp_block(rotations, exact_ratios(&rotations.times, t), &held)
+                slerp_block(rotations, exact_ratios(&rotations.times, &fast_time), &held)
             } else {
                 nlerp_block(rotations, fast_ratios(&rotations.times, &fast_time), &held)
             };
@@ -348,23 +339,18 @@ impl SampleClipJob<'_> {
 type Ratios = (f32x4, f32x4, f32x4);
 
 /// [`Ratios`] exactly as scalar sampling computes them: the ratio in f64
-/// from the f32 key interval, time compared in f64.
+/// from the f32 key interval (four lanes per operation: the same IEEE
+/// operations), holds decided as the f64 comparisons do (see [`FastTime`]).
 #[inline(always)]
-fn exact_ratios(times: &Times, t: f64) -> Ratios {
-    let mut s = [0.0f32; LANES];
-    let mut hold_a = [0.0f32; LANES];
-    let mut hold_b = [0.0f32; LANES];
-    let all = f32::from_bits(u32::MAX);
-    for l in 0..LANES {
-        let td = times.t1[l] - times.t0[l];
-        s[l] = ((t - f64::from(times.t0[l])) / f64::from(td)) as f32;
-        let before = t <= f64::from(times.first[l]);
-        hold_a[l] = if before { all } else { 0.0 };
-        hold_b[l] = if t >= f64::from(times.last[l]) { all } else { 0.0 };
-    }
-    let s = f32x4::from(s);
+fn exact_ratios(times: &Times, t: &FastTime) -> Ratios {
+    let td = (f32x4::from(times.t1) - f32x4::from(times.t0)).to_array();
+    let t0 = f64x4::from(times.t0.map(f64::from));
+    let s = ((f64x4::splat(t.exact) - t0) / f64x4::from(td.map(f64::from))).to_array();
+    let s = f32x4::from(s.map(|s| s as f32));
     let outside = !(s.cmp_ge(f32x4::ZERO) & s.cmp_le(f32x4::ONE));
-    (s, f32x4::from(hold_a) | outside, f32x4::from(hold_b))
+    // t <= first in f64 exactly when the f32 at or above t is <= first.
+    let hold_a = t.up.cmp_le(f32x4::from(times.first)) | outside;
+    (s, hold_a, t.down.cmp_ge(f32x4::from(times.last)))
 }
 
 /// The sampled time for the fast path: rounded to f32 for ratios, and the
@@ -372,6 +358,8 @@ fn exact_ratios(times: &Times, t: f64) -> Ratios {
 /// key times decide exactly as f64 ones (so STEP keys and clamping switch at
 /// the same instant as on the exact path).
 struct FastTime {
+    /// The time itself.
+    exact: f64,
     nearest: f32x4,
     down: f32x4,
     up: f32x4,
@@ -385,7 +373,7 @@ impl FastTime {
             Some(std::cmp::Ordering::Less) => (nearest, nearest.next_up()),
             _ => (nearest, nearest),
         };
-        FastTime { nearest: f32x4::splat(nearest), down: f32x4::splat(down), up: f32x4::splat(up) }
+        FastTime { exact: t, nearest: f32x4::splat(nearest), down: f32x4::splat(down), up: f32x4::splat(up) }
     }
 }
 
@@ -524,25 +512,22 @@ fn slerp_block(block: &RotationBlock, (s, hold_a, hold_b): Ratios, held: &Held) 
     // Identical keys hold the start key, like clamped lanes.
     let hold_a = hold_a | same;
     let one_minus = f32x4::ONE - s;
-    let chord = normalize_or(std::array::from_fn(|c| a[c] * one_minus + b[c] * s), fallback);
-    let active = arc & !hold_a & !hold_b;
+    let moving = !hold_a & !hold_b;
+    // Lanes between keys too close for slerp's weights lerp and normalise.
+    let chord = if (moving & !arc).any() {
+        normalize_or(std::array::from_fn(|c| a[c] * one_minus + b[c] * s), fallback)
+    } else {
+        a
+    };
+    let active = arc & moving;
     if !active.any() {
         return hold(block, held, hold_a, hold_b, chord);
     }
-    // The sines are the scalar library's, lane by lane, so that the result
-    // is exactly SampleJob's; only lanes on an arc need them.
+    // The sines are SampleJob's (correctly rounded, see `sine`), four lanes
+    // at a time; only lanes on an arc need them.
     let angle = f32x4::from(block.angle);
-    let (xa, xb) = ((one_minus * angle).to_array(), (s * angle).to_array());
-    let mask = active.move_mask();
-    let (mut sa, mut sb) = ([0.0f32; LANES], [0.0f32; LANES]);
-    for l in 0..LANES {
-        if mask & (1 << l) != 0 {
-            sa[l] = xa[l].sin();
-            sb[l] = xb[l].sin();
-        }
-    }
-    let wa = f32x4::from(sa) / sin;
-    let wb = f32x4::from(sb) / sin;
+    let wa = sine::sin4(one_minus * angle, active) / sin;
+    let wb = sine::sin4(s * angle, active) / sin;
     let on_arc = keep_or(std::array::from_fn(|c| a[c] * wa + b[c] * wb), fallback);
     let v = std::array::from_fn(|c| arc.blend(on_arc[c], chord[c]));
     hold(block, held, hold_a, hold_b, v)

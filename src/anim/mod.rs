@@ -21,6 +21,7 @@ pub mod player;
 pub mod pose;
 pub mod runtime_clip;
 pub mod sampling;
+pub mod sine;
 pub mod skeleton;
 pub mod skinning;
 pub mod transform;

@@ -21,7 +21,7 @@
 
 use super::clip::{Clip, Interpolation, Track};
 use super::job::JobError;
-use super::sampling::{check_clip, keep_or};
+use super::sampling::{SlerpKeys, check_clip, keep_or, slerp_keys};
 use super::transform::Transform;
 use nalgebra::{Quaternion, UnitQuaternion};
 use std::sync::Arc;
@@ -59,6 +59,8 @@ pub(crate) struct LaneStart {
     /// At or after this time the lane holds `b`: the track's last key time
     /// (+inf for rest lanes).
     pub last: f32,
+    /// Slerp's constants for the interval `a` to `b` (see [`SlerpConstants`]).
+    pub slerp: SlerpConstants,
 }
 
 /// One key of the stream.
@@ -75,6 +77,41 @@ pub(crate) struct StreamKey {
     /// The key's value and what holding it gives (see `LaneStart`).
     pub value: [f32; 4],
     pub held: [f32; 4],
+    /// Slerp's constants for the interval from the track's previous key to
+    /// this one (rotations; zero otherwise).
+    pub slerp: SlerpConstants,
+}
+
+/// Slerp's constants for one interval of a rotation track, computed when
+/// the clip is built (they depend only on the two keys), so that crossing a
+/// key costs a copy, not an `atan2`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(crate) struct SlerpConstants {
+    /// The sine of the angle: > 0 for an arc, 0 for a chord (keys too close:
+    /// lerp and normalise), -1 for identical keys (hold the start key).
+    pub sin: f32,
+    /// The angle, radians.
+    pub angle: f32,
+    /// All bits set where slerp normalises the keys first / flips the end key.
+    pub unit: f32,
+    pub flip: f32,
+}
+
+impl SlerpConstants {
+    /// The constants of slerping from `a` to `b` (quaternions `[i, j, k, w]`),
+    /// exactly as scalar sampling computes them.
+    pub(crate) fn new(a: [f32; 4], b: [f32; 4]) -> Self {
+        let q = |v: [f32; 4]| Quaternion::new(v[3], v[0], v[1], v[2]);
+        let (a, b) = (q(a), q(b));
+        let (sin, angle) = match SlerpKeys::new(a, b) {
+            SlerpKeys::Same(_) => (-1.0, 0.0),
+            SlerpKeys::Chord(..) => (0.0, 0.0),
+            SlerpKeys::Arc { sin, angle, .. } => (sin, angle),
+        };
+        let (_, _, unit, flip) = slerp_keys(a, b);
+        let mask = |on: bool| if on { f32::from_bits(u32::MAX) } else { 0.0 };
+        SlerpConstants { sin, angle, unit: mask(unit), flip: mask(flip) }
+    }
 }
 
 /// A track sampled with the scalar code: joint track index and property.
@@ -111,10 +148,11 @@ pub struct RuntimeClip {
     pub(crate) keys_kept: bool,
     /// Per block, all bits set in the lanes whose rotation is streamed.
     pub(crate) rotation_tracked: Vec<[f32; LANES]>,
-    /// Per block, whether any lane has a translation (`[0]`) or scale
-    /// (`[1]`) track; blocks without one always give `vector_rest`, and
-    /// sampling does not touch their cursor state.
-    pub(crate) vector_animated: [Vec<bool>; 2],
+    /// Per block, for translations (`[0]`) and scales (`[1]`): its index
+    /// among the blocks where some lane has a track of that kind, `u32::MAX`
+    /// in blocks without one, which always give `vector_rest`: cursors keep
+    /// no state for them, and sampling does not touch the cursor there.
+    pub(crate) vector_slot: [Vec<u32>; 2],
     /// Rest translations and scales per block, component-major.
     pub(crate) vector_rest: [Vec<[[f32; LANES]; 3]>; 2],
 }
@@ -205,6 +243,18 @@ impl RuntimeClip {
                 }
             }
         }
+        let slots = |animated: &[bool]| {
+            let mut next = 0u32;
+            let slot = |&on: &bool| {
+                if !on {
+                    return u32::MAX;
+                }
+                next += 1;
+                next - 1
+            };
+            animated.iter().map(slot).collect::<Vec<u32>>()
+        };
+        let vector_slot = [slots(&vector_animated[0]), slots(&vector_animated[1])];
         // Stable: each lane's keys stay in time order.
         stream.sort_by(|a: &StreamKey, b: &StreamKey| a.need.total_cmp(&b.need));
         Ok(RuntimeClip {
@@ -219,7 +269,7 @@ impl RuntimeClip {
             fallback,
             keys_kept,
             rotation_tracked,
-            vector_animated,
+            vector_slot,
             vector_rest,
         })
     }
@@ -255,6 +305,11 @@ impl RuntimeClip {
         self.id
     }
 
+    /// Blocks with a translation (`[0]`) or scale (`[1]`) track.
+    pub(crate) fn vector_blocks(&self) -> [usize; 2] {
+        self.vector_slot.each_ref().map(|s| s.iter().filter(|&&slot| slot != u32::MAX).count())
+    }
+
     /// Lanes per property (`blocks * LANES`).
     pub(crate) fn lanes(&self) -> usize {
         self.blocks * LANES
@@ -268,6 +323,7 @@ fn rest_lane(property: Property, rest: &Transform) -> LaneStart {
         Property::Scale => pad(rest.scale.into()),
         Property::Rotation => rest.rotation.into_inner().coords.into(),
     };
+    let slerp = if property == Property::Rotation { SlerpConstants::new(v, v) } else { Default::default() };
     LaneStart {
         a: v,
         b: v,
@@ -277,6 +333,7 @@ fn rest_lane(property: Property, rest: &Transform) -> LaneStart {
         t1: 0.0,
         first: f32::INFINITY,
         last: f32::INFINITY,
+        slerp,
     }
 }
 
@@ -292,7 +349,7 @@ fn vector_lane(
     stream: &mut Vec<StreamKey>,
 ) -> Option<LaneStart> {
     let values: Vec<[f32; 4]> = track.values.iter().map(|v| pad((*v).into())).collect();
-    lane(track.interpolation, &track.times, &values, &values, slot, stream)
+    lane(track.interpolation, &track.times, &values, &values, false, slot, stream)
 }
 
 /// Start lane of a rotation track (see `vector_lane`). What holding a key
@@ -307,7 +364,7 @@ fn rotation_lane(
     let values: Vec<[f32; 4]> = track.values.iter().map(|q| q.coords.into()).collect();
     let held: Vec<[f32; 4]> =
         track.values.iter().map(|q| keep_or(*q, fallback).into_inner().coords.into()).collect();
-    lane(track.interpolation, &track.times, &values, &held, slot, stream)
+    lane(track.interpolation, &track.times, &values, &held, true, slot, stream)
 }
 
 fn lane(
@@ -315,6 +372,7 @@ fn lane(
     times: &[f32],
     values: &[[f32; 4]],
     held: &[[f32; 4]],
+    rotation: bool,
     slot: u32,
     stream: &mut Vec<StreamKey>,
 ) -> Option<LaneStart> {
@@ -324,6 +382,9 @@ fn lane(
     let step = interpolation == Interpolation::Step;
     let n = times.len();
     let second = 1.min(n - 1);
+    let slerp = |a: usize, b: usize| {
+        if rotation { SlerpConstants::new(values[a], values[b]) } else { SlerpConstants::default() }
+    };
     for k in 2..n {
         stream.push(StreamKey {
             need: times[k - 1],
@@ -332,6 +393,7 @@ fn lane(
             step,
             value: values[k],
             held: held[k],
+            slerp: slerp(k - 1, k),
         });
     }
     Some(LaneStart {
@@ -343,6 +405,7 @@ fn lane(
         t1: times[second],
         first: if step { f32::INFINITY } else { times[0] },
         last: times[n - 1],
+        slerp: slerp(0, second),
     })
 }
 

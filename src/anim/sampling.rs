@@ -6,6 +6,7 @@
 
 use super::clip::{Clip, Interpolation, JointTracks, MorphWeightTrack, Track};
 use super::job::{JobError, check_len};
+use super::sine;
 use super::transform::Transform;
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 use std::ops::{Add, Mul};
@@ -446,8 +447,9 @@ impl SlerpKeys {
             SlerpKeys::Same(a) => Slerped::Arc(a),
             SlerpKeys::Chord(a, b) => Slerped::Chord(lerp(a, b, s)),
             SlerpKeys::Arc { a, b, sin, angle } => {
-                let wa = ((1.0 - s) * angle).sin() / sin;
-                let wb = (s * angle).sin() / sin;
+                // Correctly rounded sines (see `sine`), as the SIMD sampler's.
+                let wa = sine::sin((1.0 - s) * angle) / sin;
+                let wb = sine::sin(s * angle) / sin;
                 Slerped::Arc(a * wa + b * wb)
             }
         }

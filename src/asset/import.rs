@@ -13,6 +13,7 @@ use super::model::{Material, Mesh, MeshInstance, Model};
 use super::names::label;
 use super::source::{self, Source};
 use super::validate;
+use crate::anim::compression::CompressionSettings;
 use crate::anim::{
     Clip, Influences, Interpolation, JointTracks, MeshPrimitive, MorphDeltas, MorphTarget, MorphWeightTrack,
     NO_PARENT, Skeleton, Skin, Track, Transform,
@@ -109,7 +110,7 @@ fn build(file: &str, src: Source, options: &LoadOptions, budget: &Budget) -> Res
     check_inverse_binds(&root, &skins, &meshes, &instances, &node_of_joint, &mut warnings)?;
     let clips = build_clips(&root, reader, &channel_indices, &joint_of_node, &instances, &mut warnings)?;
 
-    let rig = Rig::new(
+    let mut rig = Rig::new(
         Arc::new(skeleton),
         skins,
         meshes.into_iter().map(Arc::new).collect(),
@@ -117,6 +118,9 @@ fn build(file: &str, src: Source, options: &LoadOptions, budget: &Budget) -> Res
         clips.into_iter().map(Arc::new).collect(),
         rest_morph_weights,
     )?;
+    if options.compressed_clips {
+        rig.compress_clips(&CompressionSettings::for_skeleton(&rig.skeleton))?;
+    }
     Ok(Model {
         file: file.to_string(),
         rig: Arc::new(rig),

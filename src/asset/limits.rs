@@ -44,6 +44,10 @@ pub struct LoadOptions {
     pub allow_outside_uris: bool,
     /// Largest image width or height decoded.
     pub max_image_dimension: u32,
+    /// Compress every clip when the rig is built (error bound 0.01 cm, see
+    /// `Rig::compress_clips`), so that characters sample the compressed
+    /// clips: `--compressed-clips`.
+    pub compressed_clips: bool,
 }
 
 impl Default for LoadOptions {
@@ -52,6 +56,7 @@ impl Default for LoadOptions {
             max_memory: DEFAULT_MAX_MEMORY,
             allow_outside_uris: false,
             max_image_dimension: MAX_IMAGE_DIMENSION,
+            compressed_clips: false,
         }
     }
 }

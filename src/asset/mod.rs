@@ -16,7 +16,9 @@ pub mod source;
 pub mod twist_cylinder;
 pub mod validate;
 
-pub use default_character::{DEFAULT_CHARACTER_FILE, default_character_glb, load_default_character};
+pub use default_character::{
+    DEFAULT_CHARACTER_FILE, default_character_glb, load_default_character, load_default_character_with,
+};
 pub use error::{AssetError, ImportError};
 pub use import::{load, load_with};
 pub use limits::LoadOptions;

@@ -4,7 +4,8 @@
 //! evaluation rates (every 2nd and 4th update, staggered). Reported as
 //! nanoseconds per joint per character, the 2-thread speed-up measured in
 //! the same run, heap allocations per update (a counting allocator;
-//! expected 0), and the heap bytes each of 10,000 characters keeps.
+//! expected 0), and the heap bytes each of 10,000 characters keeps (with
+//! the exact clips and with compressed ones).
 //!
 //! Run: `cargo bench --bench characters` (no shared files needed).
 
@@ -13,7 +14,7 @@ use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use vkskin::asset::controller::DEFAULT_CONTROLLER;
-use vkskin::asset::{Model, load_default_character};
+use vkskin::asset::{LoadOptions, Model, load_default_character, load_default_character_with};
 use vkskin::character::{AnimationSystem, CharacterId, Controller, EvaluationRate, ParameterValue};
 
 #[path = "allocations.rs"]
@@ -142,6 +143,15 @@ fn main() {
     let (system, bytes) = count_bytes(|| crowd(&model, &controller, n, 1, EvaluationRate::EveryFrame));
     println!(
         "heap bytes per character, {n} built-in characters (after 120 updates): {:.0}",
+        bytes as f64 / n as f64
+    );
+    drop(system);
+    // The same with compressed clips (their cursors keep one key index per track).
+    let options = LoadOptions { compressed_clips: true, ..LoadOptions::default() };
+    let compressed = Arc::new(load_default_character_with(&options).expect("built-in character"));
+    let (system, bytes) = count_bytes(|| crowd(&compressed, &controller, n, 1, EvaluationRate::EveryFrame));
+    println!(
+        "heap bytes per character, {n} built-in characters, compressed clips (after 120 updates): {:.0}",
         bytes as f64 / n as f64
     );
     drop(system);

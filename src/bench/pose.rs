@@ -1,7 +1,9 @@
 //! Pose evaluation cost per character, through the character layer (the
 //! chain every command uses): advance two clips, sample both, blend them,
 //! local to model, palettes. Reported as nanoseconds per joint, with nlerp
-//! key sampling as a ratio against glTF-exact slerp measured in the same run.
+//! key sampling and compressed clips (`Rig::compress_clips`, sampled from
+//! their bit streams) as ratios against glTF-exact slerp measured in the
+//! same run.
 //!
 //! Run: `cargo bench --bench pose` (needs ../shared/assets).
 
@@ -11,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use vkskin::anim::RotationBlend;
-use vkskin::asset::Model;
+use vkskin::asset::{LoadOptions, Model};
 use vkskin::character::{Character, Controller};
 
 /// Characters and the two clips blended for each.
@@ -42,12 +44,18 @@ fn main() {
     let samples: RefCell<Vec<Samples>> = RefCell::new(Vec::new());
     for (file, a, b) in CASES {
         let model = vkskin::asset::load(&assets.join(file)).expect("load");
+        let options = LoadOptions { compressed_clips: true, ..LoadOptions::default() };
+        let compressed = vkskin::asset::load_with(&assets.join(file), &options).expect("load");
         let name = file.split('/').next().unwrap().to_string();
-        let mut character = character(&model, a, b);
         let joints = model.skeleton.len();
         let mut group = criterion.benchmark_group(format!("pose/{name}"));
         group.throughput(Throughput::Elements(joints as u64));
-        for (mode, blend) in [("slerp", RotationBlend::Slerp), ("nlerp", RotationBlend::Nlerp)] {
+        let modes = [
+            ("slerp", character(&model, a, b), RotationBlend::Slerp),
+            ("nlerp", character(&model, a, b), RotationBlend::Nlerp),
+            ("compressed", character(&compressed, a, b), RotationBlend::Nlerp),
+        ];
+        for (mode, mut character, blend) in modes {
             let slot = {
                 let mut s = samples.borrow_mut();
                 s.push(Samples { character: name.clone(), joints, nanos: Vec::new() });
@@ -80,7 +88,7 @@ struct Samples {
     nanos: Vec<f64>,
 }
 
-/// Median ns per joint of each case, and nlerp relative to slerp.
+/// Median ns per joint of each case, nlerp and compressed relative to slerp.
 fn print_report(samples: &[Samples]) {
     let median = |v: &[f64]| {
         let mut v = v.to_vec();
@@ -89,18 +97,30 @@ fn print_report(samples: &[Samples]) {
     };
     println!("\npose evaluation (one character: 2 clips advanced, sampled, blended, local->model, palettes)");
     println!(
-        "{:<18} {:>6} {:>14} {:>14} {:>12}",
-        "character", "joints", "slerp ns/joint", "nlerp ns/joint", "nlerp/slerp"
+        "{:<18} {:>6} {:>14} {:>14} {:>12} {:>19} {:>17}",
+        "character",
+        "joints",
+        "slerp ns/joint",
+        "nlerp ns/joint",
+        "nlerp/slerp",
+        "compressed ns/joint",
+        "compressed/slerp"
     );
-    for pair in samples.chunks(2) {
+    for triple in samples.chunks(3) {
         // Cases filtered out on the command line have no samples.
-        if let [slerp, nlerp] = pair
+        if let [slerp, nlerp, compressed] = triple
             && !slerp.nanos.is_empty()
-            && !nlerp.nanos.is_empty()
         {
             let joints = slerp.joints as f64;
-            let (s, n) = (median(&slerp.nanos) / joints, median(&nlerp.nanos) / joints);
-            println!("{:<18} {:>6} {s:>14.1} {n:>14.1} {:>12.2}", slerp.character, slerp.joints, n / s);
+            let per_joint = |s: &Samples| median(&s.nanos) / joints;
+            let (s, n, c) = (per_joint(slerp), per_joint(nlerp), per_joint(compressed));
+            println!(
+                "{:<18} {:>6} {s:>14.1} {n:>14.1} {:>12.2} {c:>19.1} {:>17.2}",
+                slerp.character,
+                slerp.joints,
+                n / s,
+                c / s
+            );
         }
     }
 }

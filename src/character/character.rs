@@ -10,6 +10,7 @@
 //! changed and the update is due at the evaluation rate: sample -> blend ->
 //! morph override -> local-to-model -> palettes; root motion every update.
 
+use super::clip_cursors::ClipCursors;
 use super::controller::{Condition, Controller, Curve, ParameterId, ParameterKind};
 use super::events::FiredEvent;
 use super::lod::EvaluationRate;
@@ -19,8 +20,7 @@ use super::rig::Rig;
 use super::root_motion::{self, RootMotion};
 use crate::anim::player::wrap_clip_time;
 use crate::anim::{
-    BlendJob, BlendLayer, ClipCursor, ClipEvent, ClipPlayer, JobError, LayerJob, Pose, RotationBlend,
-    SampleClipJob, SkinnedPose,
+    BlendJob, BlendLayer, ClipEvent, ClipPlayer, JobError, LayerJob, Pose, RotationBlend, SkinnedPose,
 };
 use std::sync::Arc;
 
@@ -68,7 +68,8 @@ pub struct Character {
     // Per clip node (leaf).
     players: Vec<ClipPlayer>,
     sample_time: Vec<f64>,
-    cursors: Vec<ClipCursor>,
+    /// One per distinct clip the leaves play.
+    cursors: ClipCursors,
     /// Weight within its state.
     local_weight: Vec<f32>,
     /// Final weight (state weight times local weight).
@@ -139,7 +140,7 @@ impl Character {
             state_time: vec![0.0; states],
             players: leaves.iter().map(|l| player(&rig, l.clip, l.looping)).collect(),
             sample_time: vec![0.0; leaves.len()],
-            cursors: leaves.iter().map(|l| ClipCursor::new(rig.runtime_clip(l.clip as usize))).collect(),
+            cursors: ClipCursors::new(&rig, leaves.iter().map(|l| l.clip)),
             local_weight: vec![0.0; leaves.len()],
             weight: vec![0.0; leaves.len()],
             poses: vec![Pose::new(joints, weights); leaves.len()],
@@ -236,6 +237,8 @@ impl Character {
     }
 
     /// How LINEAR rotation keys are sampled (slerp, glTF-exact, by default).
+    /// A rig that samples compressed clips ([`Rig::compress_clips`]) nlerps
+    /// between their stored keys whatever this says.
     pub fn set_rotation_sampling(&mut self, mode: RotationBlend) {
         self.stale |= mode != self.rotation_sampling;
         self.rotation_sampling = mode;
@@ -897,17 +900,17 @@ fn blend_leaves(
     weights: &[f32],
     times: &[f64],
     rotation_blend: RotationBlend,
-    cursors: &mut [ClipCursor],
+    cursors: &mut ClipCursors,
     poses: &mut [Pose],
     out: &mut Pose,
 ) -> Result<(), JobError> {
     let active = || (range.start as usize..range.end as usize).filter(|&l| weights[l] > 0.0);
     let mut it = active();
     if let (Some(l), None) = (it.next(), it.next()) {
-        return sample(rig, leaves[l].clip, times[l], rotation_blend, &mut cursors[l], out);
+        return cursors.sample(rig, leaves[l].clip, times[l], rotation_blend, out);
     }
     for l in active() {
-        sample(rig, leaves[l].clip, times[l], rotation_blend, &mut cursors[l], &mut poses[l])?;
+        cursors.sample(rig, leaves[l].clip, times[l], rotation_blend, &mut poses[l])?;
     }
     let empty = BlendLayer { locals: &[], morph_weights: &[], weight: 0.0 };
     let mut layers = [empty; super::controller::MAX_CLIP_NODES];
@@ -925,27 +928,6 @@ fn blend_leaves(
         rest: rig.skeleton.rest(),
         rest_morph_weights: &rig.rest_morph_weights,
         rotation_blend: RotationBlend::Nlerp,
-        output: &mut out.locals,
-        morph_output: &mut out.morph_weights,
-    }
-    .run()
-}
-
-/// Samples clip `clip` of the rig at `time` into `out` (joints and weights
-/// without a track take the rig's rest values).
-fn sample(
-    rig: &Rig,
-    clip: u32,
-    time: f64,
-    rotation_blend: RotationBlend,
-    cursor: &mut ClipCursor,
-    out: &mut Pose,
-) -> Result<(), JobError> {
-    SampleClipJob {
-        clip: rig.runtime_clip(clip as usize),
-        time,
-        rotation_blend,
-        cursor,
         output: &mut out.locals,
         morph_output: &mut out.morph_weights,
     }

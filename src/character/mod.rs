@@ -13,6 +13,7 @@
 
 #[allow(clippy::module_inception)]
 mod character;
+mod clip_cursors;
 pub mod controller;
 pub mod crowd;
 pub mod events;

@@ -2,6 +2,7 @@
 //! meshes and the nodes that draw them. Built once per model and shared (by
 //! `Arc`) by every character that uses it; nothing in it is per character.
 
+use crate::anim::compression::{self, CompressedClip, CompressionSettings, CompressionStats};
 use crate::anim::{Clip, JobError, Mesh, MeshInstance, NO_PARENT, RuntimeClip, Skeleton, Skin};
 use nalgebra::Matrix4;
 use std::sync::Arc;
@@ -31,6 +32,9 @@ pub struct Rig {
     clip_names: Vec<String>,
     /// Each clip laid out for sampling on this skeleton (validated once here).
     runtime_clips: Vec<RuntimeClip>,
+    /// Each clip compressed, when characters sample compressed clips (see
+    /// [`Rig::compress_clips`]); empty otherwise.
+    compressed_clips: Vec<CompressedClip>,
 }
 
 impl Rig {
@@ -131,6 +135,7 @@ impl Rig {
             bind_world,
             clip_names,
             runtime_clips,
+            compressed_clips: Vec::new(),
         })
     }
 
@@ -149,6 +154,39 @@ impl Rig {
     /// from `clips` when the rig was made.
     pub fn runtime_clip(&self, clip: usize) -> &RuntimeClip {
         &self.runtime_clips[clip]
+    }
+
+    /// Compresses every clip within `settings` (see
+    /// [`compression::compress`]; [`CompressionSettings::for_skeleton`] is
+    /// the default bound, 0.01 cm at virtual vertices 3 cm from each joint),
+    /// and from then on characters made for this rig sample the compressed
+    /// clips, straight from their bit streams, instead of the runtime clips.
+    /// Returns what each clip's compression measured. Characters made
+    /// before keep sampling what they sampled when they were made.
+    pub fn compress_clips(
+        &mut self,
+        settings: &CompressionSettings,
+    ) -> Result<Vec<CompressionStats>, JobError> {
+        let mut compressed = Vec::with_capacity(self.clips.len());
+        let mut stats = Vec::with_capacity(self.clips.len());
+        for (c, clip) in self.clips.iter().enumerate() {
+            let (clip, s) = compression::compress(clip, &self.skeleton, settings)
+                .map_err(|e| JobError::new(format!("clip {c}: {e}")))?;
+            compressed.push(clip);
+            stats.push(s);
+        }
+        self.compressed_clips = compressed;
+        Ok(stats)
+    }
+
+    /// Whether characters sample compressed clips (see [`Rig::compress_clips`]).
+    pub fn samples_compressed_clips(&self) -> bool {
+        !self.compressed_clips.is_empty()
+    }
+
+    /// Clip `clip` compressed, when the rig samples compressed clips.
+    pub fn compressed_clip(&self, clip: usize) -> Option<&CompressedClip> {
+        self.compressed_clips.get(clip)
     }
 
     /// Display name of clip `clip`: its name, or `animation_N` (three.js's

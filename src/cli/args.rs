@@ -50,6 +50,10 @@ pub struct LimitArgs {
     /// (absolute paths, file: URIs, `..`); without it they are refused.
     #[arg(long, global = true)]
     pub allow_outside_uris: bool,
+    /// Characters sample their clips compressed (bound 0.01 cm, see
+    /// `inspect --compression`) instead of the exact keys.
+    #[arg(long, global = true)]
+    pub compressed_clips: bool,
 }
 
 impl LimitArgs {
@@ -58,6 +62,7 @@ impl LimitArgs {
         LoadOptions {
             max_memory: self.max_memory,
             allow_outside_uris: self.allow_outside_uris,
+            compressed_clips: self.compressed_clips,
             ..LoadOptions::default()
         }
     }
@@ -412,6 +417,7 @@ mod tests {
         let (_, options) = parse(&["dump", "a.glb", "--allow-outside-uris", "--max-memory", "1G"]).unwrap();
         assert_eq!((options.max_memory, options.allow_outside_uris), (1 << 30, true));
         assert_eq!(parse(&["inspect", "a.glb"]).unwrap().1, LoadOptions::default());
+        assert!(parse(&["simulate", "a.glb", "--compressed-clips"]).unwrap().1.compressed_clips);
         assert!(parse(&["--frames", "3", "inspect", "a.glb"]).is_err());
         assert!(parse(&["inspect", "a.glb", "--frames", "3"]).is_err());
         assert!(parse(&["--max-memory", "lots", "inspect", "a.glb"]).is_err());

@@ -13,6 +13,7 @@ pub mod skeleton;
 
 use super::error::ImportError;
 use super::glb_writer::{self, Document, MaterialData, MeshData, NodeData, SkinData};
+use super::limits::LoadOptions;
 use super::model::Model;
 use skeleton::{J, JOINTS};
 
@@ -29,7 +30,13 @@ pub fn default_character_glb() -> Vec<u8> {
 
 /// Loads the committed default character (built into the binary).
 pub fn load_default_character() -> Result<Model, ImportError> {
-    super::import::load_from_bytes(DEFAULT_CHARACTER_FILE, COMMITTED, None)
+    load_default_character_with(&LoadOptions::default())
+}
+
+/// Loads the committed default character within `options` (its limits, and
+/// whether its clips are compressed).
+pub fn load_default_character_with(options: &LoadOptions) -> Result<Model, ImportError> {
+    super::import::load_from_bytes_with(DEFAULT_CHARACTER_FILE, COMMITTED, None, options)
 }
 
 /// The whole file as writer data: joints 0..22, then the body node.

@@ -1,0 +1,92 @@
+//! A character's sampling state: one cursor per distinct clip its
+//! controller plays (not one per clip node: a clip used by several states
+//! or blend trees shares its cursor), of the kind the rig samples, runtime
+//! clips ([`ClipCursor`]) or compressed clips ([`CompressedCursor`]).
+//!
+//! Cursors are only hints (results never depend on them), so sharing one is
+//! always correct; when one clip is sampled at two different times in one
+//! update (two nodes of the same clip at different phases), the second
+//! sample rewinds the cursor, which costs time, not accuracy.
+
+use super::rig::Rig;
+use crate::anim::compression::{CompressedCursor, CompressedSampleJob};
+use crate::anim::{ClipCursor, JobError, Pose, RotationBlend, SampleClipJob};
+
+/// The cursor of one clip.
+#[derive(Debug, Clone)]
+enum Cursor {
+    Runtime(ClipCursor),
+    Compressed(CompressedCursor),
+}
+
+/// One cursor per distinct clip a character plays (see the module documentation).
+#[derive(Debug, Clone)]
+pub(crate) struct ClipCursors {
+    /// Index into `cursors` of each rig clip (`u32::MAX`: not played).
+    slot: Vec<u32>,
+    cursors: Vec<Cursor>,
+}
+
+impl ClipCursors {
+    /// Cursors for `clips` (rig clip indices, repeats allowed; each below
+    /// `rig.clips.len()`), of the kind `rig` samples.
+    pub(crate) fn new(rig: &Rig, clips: impl IntoIterator<Item = u32>) -> Self {
+        let mut slot = vec![u32::MAX; rig.clips.len()];
+        let mut cursors = Vec::new();
+        for clip in clips {
+            let c = clip as usize;
+            if slot[c] != u32::MAX {
+                continue;
+            }
+            slot[c] = cursors.len() as u32;
+            cursors.push(match rig.compressed_clip(c) {
+                Some(compressed) => Cursor::Compressed(CompressedCursor::new(compressed)),
+                None => Cursor::Runtime(ClipCursor::new(rig.runtime_clip(c))),
+            });
+        }
+        ClipCursors { slot, cursors }
+    }
+
+    /// Samples rig clip `clip` at `time` into `out` (joints and weights
+    /// without a track take the rig's rest values). Runtime clips
+    /// interpolate LINEAR rotations as `rotation_blend` says; compressed
+    /// clips always nlerp between their stored keys (what the compressor
+    /// measured its bound with, against the exact slerp).
+    pub(crate) fn sample(
+        &mut self,
+        rig: &Rig,
+        clip: u32,
+        time: f64,
+        rotation_blend: RotationBlend,
+        out: &mut Pose,
+    ) -> Result<(), JobError> {
+        let c = clip as usize;
+        let slot = self.slot.get(c).copied().unwrap_or(u32::MAX);
+        let cursor = self
+            .cursors
+            .get_mut(slot as usize)
+            .ok_or_else(|| JobError::new(format!("sample: clip {clip} has no cursor")))?;
+        match (cursor, rig.compressed_clip(c)) {
+            (Cursor::Runtime(cursor), None) => SampleClipJob {
+                clip: rig.runtime_clip(c),
+                time,
+                rotation_blend,
+                cursor,
+                output: &mut out.locals,
+                morph_output: &mut out.morph_weights,
+            }
+            .run(),
+            (Cursor::Compressed(cursor), Some(compressed)) => CompressedSampleJob {
+                clip: compressed,
+                time,
+                rest: rig.skeleton.rest(),
+                rest_morph_weights: &rig.rest_morph_weights,
+                cursor,
+                output: &mut out.locals,
+                morph_output: &mut out.morph_weights,
+            }
+            .run(),
+            _ => Err(JobError::new("sample: cursors made for a rig with other clips")),
+        }
+    }
+}
