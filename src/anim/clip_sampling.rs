@@ -608,6 +608,20 @@ mod tests {
                     rotation: track(&[0.0, 1.0], vec![q(1.0, 0., 0., 0.), q(-0.9998, 0.02, 0., 0.)], Linear),
                     scale: track(&[0.0, 0.5, 1.0], vec![v(1., 1., 1.), v(2., 1., 1.), v(1., 3., 1.)], Step),
                 },
+                // Joint 2: a constant translation interpolated (not 0 or 1:
+                // streamed), joint 3 exactly constant tracks (no state).
+                JointTracks {
+                    joint: 2,
+                    translation: track(&[0.0, 0.5, 1.0], vec![v(0.3, 0.7, 0.1); 3], Linear),
+                    rotation: None,
+                    scale: None,
+                },
+                JointTracks {
+                    joint: 3,
+                    translation: track(&[0.1, 0.6], vec![v(0., -0., 1.); 2], Step),
+                    rotation: None,
+                    scale: track(&[0.0, 0.35, 1.0], vec![v(1., 1., 1.); 3], Linear),
+                },
                 // Joint 0 again: its translation wins over the first entry's.
                 JointTracks {
                     joint: 0,
@@ -686,10 +700,11 @@ mod tests {
         let clip = RuntimeClip::new(Arc::new(source.clone()), &rest(), &[0.25; 3]).unwrap();
         assert_eq!(clip.blocks(), 2);
         // Cubic tracks go to the scalar code; later keys to the stream:
-        // rotation 0 has two after its first two, scale 4 one (the first
-        // entry's three translation keys lost to the second entry's two).
+        // rotation 0 has two after its first two, scale 4 one, translation
+        // 2 one (the first entry's three translation keys lost to the
+        // second entry's two; joint 3's constant tracks are not streamed).
         assert_eq!(clip.scalar.len(), 2);
-        assert_eq!(clip.streamed_keys(), 2 + 1);
+        assert_eq!(clip.streamed_keys(), 2 + 1 + 1);
         let mut times: Vec<f64> = (0..160).map(|i| i as f64 * 0.01 - 0.1).collect();
         times.extend([
             0.5,
@@ -724,6 +739,48 @@ mod tests {
                         && (a - b).amax().min((a + b).amax()) < 1e-6;
                     assert!(close, "t = {t}\n{g:?}\n{e:?}");
                 }
+            }
+        }
+    }
+
+    /// Tracks whose keys are all equal, each component 0 or 1 (the unit
+    /// scales exporters write), give that value at every time bit for bit:
+    /// their blocks keep no cursor state and are not interpolated.
+    #[test]
+    fn exact_constant_tracks_keep_no_state() {
+        let one = |j: u32, t: &[f32], value: Vector3<f32>, interpolation| JointTracks {
+            joint: j,
+            translation: None,
+            rotation: None,
+            scale: track(t, vec![value; t.len()], interpolation),
+        };
+        let mut source = Clip {
+            joint_tracks: vec![
+                one(0, &[0.0, 0.3, 1.0], v(1., 1., 1.), Interpolation::Linear),
+                one(4, &[0.2, 0.9], v(0., 1., -0.), Interpolation::Step),
+                JointTracks {
+                    translation: track(&[0.0, 1.0], vec![v(0., 0., 0.); 2], Interpolation::Linear),
+                    ..one(1, &[0.5], v(1., 0., 1.), Interpolation::Linear)
+                },
+            ],
+            ..Default::default()
+        };
+        source.update_duration();
+        let clip = RuntimeClip::new(Arc::new(source.clone()), &rest(), &[0.25; 3]).unwrap();
+        assert_eq!(clip.vector_blocks(), [0, 0]);
+        assert_eq!(clip.streamed_keys(), 0);
+        // Not exactly constant: interpolated as before.
+        source.joint_tracks[0].scale.as_mut().unwrap().values[1].y = 1.0 + f32::EPSILON;
+        let moving = RuntimeClip::new(Arc::new(source.clone()), &rest(), &[0.25; 3]).unwrap();
+        assert_eq!(moving.vector_blocks(), [0, 1]);
+        source.joint_tracks[0].scale.as_mut().unwrap().values[1].y = 1.0;
+        for mode in [RotationBlend::Slerp, RotationBlend::Nlerp] {
+            let mut cursor = ClipCursor::new(&clip);
+            for i in 0..130 {
+                let t = i as f64 * 0.0093 - 0.1;
+                let (want, want_w) = reference(&source, t, mode);
+                let (got, got_w) = runtime(&clip, &mut cursor, t, mode);
+                assert_eq!(bits(&got, &got_w), bits(&want, &want_w), "t = {t}");
             }
         }
     }

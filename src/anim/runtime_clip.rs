@@ -203,11 +203,24 @@ impl RuntimeClip {
         }
         let mut stream = Vec::new();
         let mut scalar = Vec::new();
+        // Lanes whose track always gives one value exactly, kept out of the
+        // stream and of the animated blocks.
+        let mut constant = vec![false; 3 * lanes];
         for (slot, entry) in owner.iter().enumerate() {
             let Some((track, property)) = *entry else { continue };
             let jt = &clip.joint_tracks[track as usize];
             let j = slot % lanes;
             let fallback = rest_at(j).rotation;
+            let vector = match property {
+                Property::Translation => jt.translation.as_ref(),
+                Property::Scale => jt.scale.as_ref(),
+                Property::Rotation => None,
+            };
+            if let Some(v) = vector.and_then(exact_constant) {
+                start[slot] = LaneStart { a: v, b: v, held_a: v, held_b: v, ..start[slot] };
+                constant[slot] = true;
+                continue;
+            }
             let lane = match property {
                 Property::Translation => {
                     jt.translation.as_ref().and_then(|t| vector_lane(t, slot as u32, &mut stream))
@@ -237,7 +250,8 @@ impl RuntimeClip {
         let mut vector_rest = [vec![[[0.0; LANES]; 3]; blocks], vec![[[0.0; LANES]; 3]; blocks]];
         for (v, property) in [(0, 0), (1, 2)] {
             for j in 0..lanes {
-                vector_animated[v][j / LANES] |= owner[property * lanes + j].is_some();
+                let slot = property * lanes + j;
+                vector_animated[v][j / LANES] |= owner[slot].is_some() && !constant[slot];
                 for (c, value) in start[property * lanes + j].a.iter().take(3).enumerate() {
                     vector_rest[v][j / LANES][c][j % LANES] = *value;
                 }
@@ -339,6 +353,23 @@ fn rest_lane(property: Property, rest: &Transform) -> LaneStart {
 
 fn pad(v: [f32; 3]) -> [f32; 4] {
     [v[0], v[1], v[2], 0.0]
+}
+
+/// The value a translation or scale track gives at every time, bit for
+/// bit, when that is certain without sampling it: STEP or LINEAR keys all
+/// equal, each component 0 or 1 (interpolating such keys, `a (1 - s) + a s`,
+/// gives `a` exactly for every ratio in [0, 1]; for other values it may
+/// round differently). The scale tracks exporters write for unscaled joints
+/// are such tracks.
+fn exact_constant(track: &Track<nalgebra::Vector3<f32>>) -> Option<[f32; 4]> {
+    let first = *track.values.first()?;
+    let exact = |c: f32| c == 0.0 || c == 1.0;
+    let same =
+        |v: &nalgebra::Vector3<f32>| v.iter().zip(first.iter()).all(|(a, b)| a.to_bits() == b.to_bits());
+    (track.interpolation != Interpolation::CubicSpline
+        && first.iter().all(|&c| exact(c))
+        && track.values.iter().all(same))
+    .then(|| pad(first.into()))
 }
 
 /// Start lane of a translation or scale track, its later keys pushed to
