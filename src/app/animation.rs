@@ -14,6 +14,7 @@ use crate::character::{
     AnimationSystem, Character, CharacterId, Controller, DebugPose, ParameterId, ParameterValue,
 };
 use crate::world::{Actor, Authority, FootPlacement, Level, PhysicsWorld};
+use anyhow::anyhow;
 use nalgebra::{Matrix4, Vector3};
 use std::sync::Arc;
 
@@ -62,7 +63,7 @@ impl ViewerAnimation {
         model: Arc<Model>,
         controller: Option<FoundController>,
         state: &mut ViewerState,
-    ) -> Result<Self, String> {
+    ) -> anyhow::Result<Self> {
         let (controller, controller_source) = match controller {
             Some((c, source)) => (Some(Arc::new(c)), Some(source)),
             None => (None, None),
@@ -87,12 +88,12 @@ impl ViewerAnimation {
     /// Puts the character in `level` at its first spawn, driven by the
     /// controller (a level needs one), with its feet placed when the rig has
     /// humanoid legs.
-    pub fn enter_level(&mut self, level: &Level, state: &mut ViewerState) -> Result<(), String> {
+    pub fn enter_level(&mut self, level: &Level, state: &mut ViewerState) -> anyhow::Result<()> {
         let controller = self
             .controller
             .clone()
-            .ok_or_else(|| format!("{}: a level needs a controller", self.model.file))?;
-        let character = Character::new(self.model.rig.clone(), controller).map_err(|e| e.to_string())?;
+            .ok_or_else(|| anyhow!("{}: a level needs a controller", self.model.file))?;
+        let character = Character::new(self.model.rig.clone(), controller)?;
         let feet = FootPlacement::humanoid(&self.model).ok();
         let spawn = level.spawns.first().map_or(Vector3::zeros(), |(_, p)| *p);
         self.level =
@@ -149,16 +150,21 @@ impl ViewerAnimation {
     }
 
     /// Replaces the character for what `state` asks, at `time` on its playhead.
-    fn rebuild(&mut self, state: &ViewerState, time: f64) -> Result<(), String> {
+    fn rebuild(&mut self, state: &ViewerState, time: f64) -> anyhow::Result<()> {
         let choice = self.wanted(state);
         let controller = match (choice, &self.controller) {
             (None, Some(c)) => c.clone(),
-            (Some(c), _) => Arc::new(Controller::clip_blend(&self.model, c.a, c.b, c.sync, c.looping)?),
-            (None, None) => Arc::new(Controller::single_clip(&self.model, None, true)?),
+            (Some(c), _) => Arc::new(
+                Controller::clip_blend(&self.model, c.a, c.b, c.sync, c.looping)
+                    .map_err(anyhow::Error::msg)?,
+            ),
+            (None, None) => {
+                Arc::new(Controller::single_clip(&self.model, None, true).map_err(anyhow::Error::msg)?)
+            }
         };
         self.blend = controller.parameter("blend").filter(|_| choice.is_some());
         self.system.clear();
-        self.id = self.system.add(self.model.rig.clone(), controller).map_err(|e| e.to_string())?;
+        self.id = self.system.add(self.model.rig.clone(), controller)?;
         self.running = choice;
         if choice.is_some() {
             self.system.character_mut(self.id).seek(time);
@@ -176,7 +182,7 @@ impl ViewerAnimation {
         state: &mut ViewerState,
         log: &mut EventLog,
         now: f64,
-    ) -> Result<(), String> {
+    ) -> anyhow::Result<()> {
         let dt = if state.playing && dt.is_finite() { dt.max(0.0) } else { 0.0 };
         if let Some(level) = self.level.as_mut() {
             let character = level.actor.character_mut();
@@ -197,7 +203,7 @@ impl ViewerAnimation {
                 let velocity = direction.try_normalize(1e-6).map_or(Vector3::zeros(), |d| d * speed);
                 level.actor.set_velocity(velocity);
             }
-            level.actor.update(dt, &level.world).map_err(|e| format!("{}: {e}", self.model.file))?;
+            level.actor.update(dt, &level.world).map_err(|e| anyhow!("{}: {e}", self.model.file))?;
             log_events(&self.model, level.actor.character(), log, now);
             show_morphs(level.actor.character(), state);
             return Ok(());
@@ -213,7 +219,7 @@ impl ViewerAnimation {
         let character = self.system.character_mut(self.id);
         apply_settings(character, state, &self.model)?;
         if let Some(id) = blend_id {
-            character.set(id, ParameterValue::Float(blend))?;
+            character.set(id, ParameterValue::Float(blend)).map_err(anyhow::Error::msg)?;
         }
         character.set_rate(state.speed);
         // Scrubbing and stepping jump without firing events: they are the
@@ -226,7 +232,7 @@ impl ViewerAnimation {
             character.seek(now_at + f64::from(state.step_frames) * STEP_SECONDS);
             state.step_frames = 0;
         }
-        self.system.update(dt).map_err(|e| format!("{}: {e}", self.model.file))?;
+        self.system.update(dt).map_err(|e| anyhow!("{}: {e}", self.model.file))?;
         let character = self.system.character(self.id);
         log_events(&self.model, character, log, now);
         show_morphs(character, state);
@@ -236,9 +242,9 @@ impl ViewerAnimation {
 
 /// The settings every frame hands the character: parameter changes from the
 /// controls, the debug view and the morph override.
-fn apply_settings(character: &mut Character, state: &mut ViewerState, model: &Model) -> Result<(), String> {
+fn apply_settings(character: &mut Character, state: &mut ViewerState, model: &Model) -> anyhow::Result<()> {
     for (id, value) in state.parameter_changes.drain(..) {
-        character.set(id, value)?;
+        character.set(id, value).map_err(anyhow::Error::msg)?;
     }
     character.set_debug_pose(match state.debug_view {
         DebugView::BindPose => DebugPose::BindPose,

@@ -18,7 +18,7 @@ use crate::anim::SkinningMethod;
 use crate::asset::controller::{FoundController, find_controller};
 use crate::asset::{self, Model};
 use crate::character::{Controller, Crowd, Timeline};
-use crate::gpu::{GpuContext, GpuError, GpuOptions};
+use crate::gpu::{GpuContext, GpuOptions};
 use crate::render::headless::{self, HeadlessRequest};
 use crate::render::image_out::{self, ApngWriter};
 use crate::render::mesh_pass::VertexPath;
@@ -26,6 +26,7 @@ use crate::render::renderer::{RenderSettings, Renderer};
 use crate::render::skin_pass::{FramePoses, SkinInput};
 use crate::render::window_frame::{BoneOverlay, OpenError, WindowFrame, WindowScene};
 use crate::world::{Level, scenery_model};
+use anyhow::{anyhow, bail};
 use nalgebra::Matrix4;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -83,13 +84,14 @@ const MINIMISED_NAP: std::time::Duration = std::time::Duration::from_millis(20);
 const TITLE_PERIOD: f64 = 0.5;
 
 /// Runs the viewer; falls back to a headless animated PNG without a display.
-pub fn run(options: &ViewOptions) -> Result<(), String> {
+pub fn run(options: &ViewOptions) -> anyhow::Result<()> {
     let model = Arc::new(load_model(options.model.as_deref(), &options.load)?);
     for w in &model.warnings {
         eprintln!("vkskin: warning: {}: {w}", model.file);
     }
     let clip = initial_clip(&model, options.clip.as_deref())?;
-    let controller = find_controller(&model, options.model.as_deref(), options.controller.as_deref())?;
+    let controller = find_controller(&model, options.model.as_deref(), options.controller.as_deref())
+        .map_err(anyhow::Error::msg)?;
     if let Some((_, source)) = &controller {
         eprintln!("vkskin: controller: {source}");
     }
@@ -105,7 +107,7 @@ pub fn run(options: &ViewOptions) -> Result<(), String> {
     event_loop.set_control_flow(ControlFlow::Poll);
     let level = options.level.as_deref().map(Level::named).transpose()?;
     if level.is_some() && controller.is_none() {
-        return Err(format!("{}: --level needs a controller (--controller FILE)", model.file));
+        bail!("{}: --level needs a controller (--controller FILE)", model.file);
     }
     let mut app = Viewer::new(options.clone(), model.clone(), clip, controller);
     app.level = level;
@@ -117,12 +119,12 @@ pub fn run(options: &ViewOptions) -> Result<(), String> {
     if let Some(e) = app.error.take() {
         return Err(e);
     }
-    ran.map_err(|e| format!("event loop: {e}"))?;
+    ran.map_err(|e| anyhow!("event loop: {e}"))?;
     if !validation.is_empty() {
-        return Err(format!("{} validation message(s); the first: {}", validation.len(), validation[0]));
+        bail!("{} validation message(s); the first: {}", validation.len(), validation[0]);
     }
     if app.frames_rendered == 0 {
-        return Err("no frame was rendered".into());
+        bail!("no frame was rendered");
     }
     Ok(())
 }
@@ -142,17 +144,17 @@ pub fn parse_resize_at(text: &str) -> Result<(u64, u32, u32), String> {
 }
 
 /// The model at `path`, or the built-in character.
-fn load_model(path: Option<&Path>, load: &asset::LoadOptions) -> Result<Model, String> {
+fn load_model(path: Option<&Path>, load: &asset::LoadOptions) -> anyhow::Result<Model> {
     match path {
-        Some(p) => asset::load_with(p, load).map_err(|e| e.to_string()),
-        None => asset::load_default_character().map_err(|e| e.to_string()),
+        Some(p) => Ok(asset::load_with(p, load)?),
+        None => Ok(asset::load_default_character()?),
     }
 }
 
 /// `--clip` (name or index), else a clip named "Walk", else clip 0; `None` without clips.
-fn initial_clip(model: &Model, key: Option<&str>) -> Result<Option<usize>, String> {
+fn initial_clip(model: &Model, key: Option<&str>) -> anyhow::Result<Option<usize>> {
     match key {
-        Some(k) => model.find_clip(k).map(Some).ok_or_else(|| format!("{}: no clip \"{k}\"", model.file)),
+        Some(k) => model.find_clip(k).map(Some).ok_or_else(|| anyhow!("{}: no clip \"{k}\"", model.file)),
         None => Ok(model
             .clips
             .iter()
@@ -177,7 +179,7 @@ fn fallback(
     model: &Arc<Model>,
     clip: Option<usize>,
     reason: &str,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     eprintln!("vkskin: {reason}: rendering headless to an animated PNG instead");
     let stem = Path::new(&model.file)
         .file_stem()
@@ -206,13 +208,12 @@ fn fallback(
         skinning: SkinningMethod::Linear,
     };
     let start = clip.map_or(0.0, |c| model.clips[c].start());
-    let controller = Arc::new(Controller::single_clip(model, clip, true)?);
+    let controller = Arc::new(Controller::single_clip(model, clip, true).map_err(anyhow::Error::msg)?);
     let mut timeline =
-        Timeline::seeking(model.rig.clone(), controller, f64::from(start), f64::from(FALLBACK_FPS))
-            .map_err(|e| e.to_string())?;
+        Timeline::seeking(model.rig.clone(), controller, f64::from(start), f64::from(FALLBACK_FPS))?;
     let gpu =
         GpuOptions { validation: options.validation, device: options.device.clone(), ..Default::default() };
-    let ctx = GpuContext::new(&gpu, &|_, _, _, _| true).map_err(|e| e.to_string())?;
+    let ctx = GpuContext::new(&gpu, &|_, _, _, _| true)?;
     let mut writer = ApngWriter::create(&out, width, height, frames, FALLBACK_FPS)?;
     // --screenshot still gets the last frame.
     let mut last = Vec::with_capacity(if options.screenshot.is_some() {
@@ -238,7 +239,7 @@ fn fallback(
         eprintln!("vkskin: warning: {w}");
     }
     if !messages.is_empty() {
-        return Err(format!("{} validation message(s); the first: {}", messages.len(), messages[0]));
+        bail!("{} validation message(s); the first: {}", messages.len(), messages[0]);
     }
     println!("{}", out.display());
     Ok(())
@@ -290,7 +291,7 @@ struct Viewer {
     /// Why the window could not be used (the run falls back to headless).
     fallback: Option<String>,
     /// A fatal error.
-    error: Option<String>,
+    error: Option<anyhow::Error>,
     frames_rendered: u64,
     redraws: u64,
     started: Instant,
@@ -355,7 +356,7 @@ impl Viewer {
 
     /// Creates the window and everything Vulkan; a failure that means "no
     /// usable display or presenting device" sets `fallback`.
-    fn start(&mut self, event_loop: &ActiveEventLoop) -> Result<(), String> {
+    fn start(&mut self, event_loop: &ActiveEventLoop) -> anyhow::Result<()> {
         let (w, h) = self.options.size;
         let attributes =
             Window::default_attributes().with_title("vkskin").with_inner_size(PhysicalSize::new(w, h));
@@ -384,11 +385,11 @@ impl Viewer {
                 self.fallback = Some(reason);
                 return Ok(());
             }
-            Err(OpenError::Failed(e)) => return Err(e.to_string()),
+            Err(OpenError::Failed(e)) => return Err(e.into()),
         };
         let (mut frame, mut gpu) = (frame, Gpu { ctx, window: None, scene: None });
         let characters = self.options.characters;
-        let built = self.first_model.take().ok_or_else(|| GpuError::new("started twice")).and_then(
+        let built = self.first_model.take().ok_or_else(|| anyhow!("started twice")).and_then(
             |(model, controller)| {
                 let level = self.level.as_ref();
                 build_scene(&gpu.ctx, model, controller, level, &mut self.state, &frame, characters)
@@ -401,7 +402,7 @@ impl Viewer {
                 gpu.scene = Some(scene);
                 Ok(())
             }
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(e),
         };
         gpu.window = Some(frame);
         self.gpu = Some(gpu);
@@ -412,7 +413,7 @@ impl Viewer {
 
     /// Loads `path` and replaces the scene once the GPU is idle; a model that
     /// fails to load leaves the current one in place (the error is printed).
-    fn load(&mut self, path: PathBuf) -> Result<(), String> {
+    fn load(&mut self, path: PathBuf) -> anyhow::Result<()> {
         let Some(gpu) = self.gpu.as_mut() else { return Ok(()) };
         let model = match asset::load_with(&path, &self.options.load) {
             Ok(m) => Arc::new(m),
@@ -421,7 +422,7 @@ impl Viewer {
                 return Ok(());
             }
         };
-        let frame = gpu.window.as_mut().ok_or("no window")?;
+        let frame = gpu.window.as_mut().ok_or_else(|| anyhow!("no window"))?;
         // Build the new scene first: if that fails (no clip, a bad
         // controller file next to it, GPU limits), the current model stays,
         // as for a file that fails to import.
@@ -430,10 +431,9 @@ impl Viewer {
         let characters = self.options.characters;
         let built = initial_clip(&model, None).and_then(|clip| {
             state.clip_a = clip;
-            let controller = find_controller(&model, Some(&path), None)?;
+            let controller = find_controller(&model, Some(&path), None).map_err(anyhow::Error::msg)?;
             let level = self.level.as_ref();
             build_scene(&gpu.ctx, model, controller, level, &mut state, frame, characters)
-                .map_err(|e| e.to_string())
         });
         let scene = match built {
             Ok(built) => built,
@@ -450,7 +450,7 @@ impl Viewer {
         }
         frame.show_bones_of(&scene.model);
         // Texture frees deferred into the old slots: the device is idle now.
-        frame.release_overlay_slots().map_err(|e| e.to_string())?;
+        frame.release_overlay_slots()?;
         for w in &scene.model.warnings {
             eprintln!("vkskin: warning: {}: {w}", scene.model.file);
         }
@@ -465,7 +465,7 @@ impl Viewer {
     /// skinning method (its pipelines are specialised per method); the
     /// animation, crowd and camera stay. A renderer that cannot be built
     /// leaves the old one (the error is printed).
-    fn switch_method(&mut self) -> Result<(), String> {
+    fn switch_method(&mut self) -> anyhow::Result<()> {
         let Some(gpu) = self.gpu.as_mut() else { return Ok(()) };
         let (Some(scene), Some(frame)) = (gpu.scene.as_mut(), gpu.window.as_mut()) else { return Ok(()) };
         let mut settings = *scene.renderer.settings();
@@ -491,7 +491,7 @@ impl Viewer {
             Ok(renderer) => {
                 // The old renderer's destroy waits for its frames in flight.
                 std::mem::replace(&mut scene.renderer, renderer).destroy(ctx);
-                frame.release_overlay_slots().map_err(|e| e.to_string())?;
+                frame.release_overlay_slots()?;
             }
             Err(e) => {
                 eprintln!("vkskin: cannot switch to {:?} skinning: {e}", self.state.method);
@@ -503,7 +503,7 @@ impl Viewer {
 
     /// One frame. Returns Ok without rendering when minimised or when the
     /// swapchain was out of date.
-    fn redraw(&mut self, event_loop: &ActiveEventLoop) -> Result<(), String> {
+    fn redraw(&mut self, event_loop: &ActiveEventLoop) -> anyhow::Result<()> {
         self.redraws += 1;
         let clips = self.gpu.as_ref().and_then(|g| g.scene.as_ref()).map_or(0, |s| s.model.clips.len());
         if self.script.step(self.frames_rendered, clips, &mut self.state).report_memory
@@ -536,10 +536,10 @@ impl Viewer {
         };
         let size = window.inner_size();
         let ctx = &gpu.ctx;
-        let frame = gpu.window.as_mut().ok_or("no window")?;
-        let scene = gpu.scene.as_mut().ok_or("no scene")?;
+        let frame = gpu.window.as_mut().ok_or_else(|| anyhow!("no window"))?;
+        let scene = gpu.scene.as_mut().ok_or_else(|| anyhow!("no scene"))?;
         let begun = frame.begin(ctx, &mut scene.renderer, (size.width, size.height), self.state.vsync);
-        let Some(slot) = begun.map_err(|e| e.to_string())? else {
+        let Some(slot) = begun? else {
             // Minimised: render nothing, recreate nothing (and do not spin).
             if self.closing {
                 event_loop.exit();
@@ -579,28 +579,26 @@ impl Viewer {
         let output = egui_ctx.run_ui(raw, |ui| ui::draw(ui.ctx(), state, info, anim, timings, log));
         input.egui.handle_platform_output(&window, output.platform_output);
         let primitives = egui_ctx.tessellate(output.shapes, output.pixels_per_point);
-        frame
-            .prepare_overlay(
-                ctx,
-                &mut scene.renderer,
-                slot,
-                output.textures_delta,
-                primitives,
-                output.pixels_per_point,
-            )
-            .map_err(|e| e.to_string())?;
+        frame.prepare_overlay(
+            ctx,
+            &mut scene.renderer,
+            slot,
+            output.textures_delta,
+            primitives,
+            output.pixels_per_point,
+        )?;
         let path = match self.state.skinning {
             SkinningMode::Compute => VertexPath::PreSkinned,
             SkinningMode::Vertex => VertexPath::VertexSkinning,
         };
         scene.renderer.set_path(path);
         scene.renderer.set_wireframe(self.state.wireframe);
-        scene.renderer.set_passes(self.state.passes).map_err(|e| e.to_string())?;
+        scene.renderer.set_passes(self.state.passes)?;
         let heat_joint = match self.state.debug_view {
             DebugView::WeightHeatMap => self.state.selected_joint,
             _ => None,
         };
-        scene.renderer.set_heat_joint(ctx, heat_joint).map_err(|e| e.to_string())?;
+        scene.renderer.set_heat_joint(ctx, heat_joint)?;
 
         // Draw.
         let mut camera = scene.camera.camera(frame.aspect());
@@ -626,7 +624,7 @@ impl Viewer {
             bones,
             screenshot: last && self.options.screenshot.is_some(),
         };
-        let Some(drawn) = frame.draw(ctx, &mut scene.renderer, &request).map_err(|e| e.to_string())? else {
+        let Some(drawn) = frame.draw(ctx, &mut scene.renderer, &request)? else {
             // No image (the swapchain is out of date): the next redraw recreates it.
             return Ok(());
         };
@@ -656,17 +654,14 @@ impl Viewer {
         } else if let Some(n) = self.options.frames
             && self.redraws > n * 20 + 600
         {
-            return Err(format!(
-                "only {} of {n} frames rendered after {} attempts",
-                self.frames_rendered, self.redraws
-            ));
+            bail!("only {} of {n} frames rendered after {} attempts", self.frames_rendered, self.redraws);
         }
         Ok(())
     }
 
-    fn fail(&mut self, event_loop: &ActiveEventLoop, message: String) {
+    fn fail(&mut self, event_loop: &ActiveEventLoop, error: anyhow::Error) {
         if self.error.is_none() {
-            self.error = Some(message);
+            self.error = Some(error);
         }
         event_loop.exit();
     }
@@ -698,7 +693,7 @@ const FRAMING_SAMPLES: u32 = 12;
 
 /// Scene-space bounds of `model` over every clip (rest pose without clips),
 /// from the CPU reference skinning; `None` when nothing is drawn.
-fn model_bounds(model: &Model) -> Result<Option<headless::Bounds>, String> {
+fn model_bounds(model: &Model) -> anyhow::Result<Option<headless::Bounds>> {
     let clips: Vec<Option<usize>> =
         if model.clips.is_empty() { vec![None] } else { (0..model.clips.len()).map(Some).collect() };
     let mut scratch = Vec::new();
@@ -706,12 +701,11 @@ fn model_bounds(model: &Model) -> Result<Option<headless::Bounds>, String> {
     for clip in clips {
         let duration = clip.map_or(0.0, |c| model.clips[c].duration);
         let fps = if duration > 0.0 { f64::from(FRAMING_SAMPLES) / f64::from(duration) } else { 1.0 };
-        let controller = Arc::new(Controller::single_clip(model, clip, true)?);
+        let controller = Arc::new(Controller::single_clip(model, clip, true).map_err(anyhow::Error::msg)?);
         let start = clip.map_or(0.0, |c| model.clips[c].start());
-        let mut timeline = Timeline::seeking(model.rig.clone(), controller, f64::from(start), fps)
-            .map_err(|e| e.to_string())?;
+        let mut timeline = Timeline::seeking(model.rig.clone(), controller, f64::from(start), fps)?;
         for i in 0..FRAMING_SAMPLES {
-            let character = timeline.frame(i).map_err(|e| e.to_string())?;
+            let character = timeline.frame(i)?;
             headless::grow_bounds(model, &character.pose(), &Matrix4::identity(), &mut scratch, &mut bounds)?;
         }
     }
@@ -730,30 +724,30 @@ fn build_scene(
     state: &mut ViewerState,
     window: &WindowFrame,
     characters: u32,
-) -> Result<Scene, GpuError> {
-    let bounds = model_bounds(&model).map_err(GpuError::new)?;
+) -> anyhow::Result<Scene> {
+    let bounds = model_bounds(&model)?;
     let (lo, hi) = bounds.unwrap_or(([-1.0; 3], [1.0; 3]));
     let camera = OrbitCamera::framing(lo, hi, window.aspect());
     let mut settings = RenderSettings::for_window();
     let crowd_controller = controller.as_ref().map(|(c, _)| Arc::new(c.clone()));
-    let mut animation = ViewerAnimation::new(model.clone(), controller, state).map_err(GpuError::new)?;
-    let crowd = crowd_behind(&model, crowd_controller, characters).map_err(GpuError::new)?;
+    let mut animation = ViewerAnimation::new(model.clone(), controller, state)?;
+    let crowd = crowd_behind(&model, crowd_controller, characters)?;
     settings.characters = characters.max(1);
     settings.skinning = state.method;
     settings.passes = state.passes;
     let mut renderer = Renderer::new_for_screen(ctx, model.clone(), settings, window.color_format())?;
     if let Some(level) = level {
-        let entered = animation.enter_level(level, state).and_then(|_| scenery_model(level));
+        let entered = animation.enter_level(level, state).and_then(|_| Ok(scenery_model(level)?));
         let scenery = match entered {
             Ok(s) => s,
             Err(e) => {
                 renderer.destroy(ctx);
-                return Err(GpuError::new(e));
+                return Err(e);
             }
         };
         if let Err(e) = renderer.add_scenery(ctx, Arc::new(scenery)) {
             renderer.destroy(ctx);
-            return Err(e);
+            return Err(e.into());
         }
     }
     for w in std::mem::take(&mut renderer.warnings) {
@@ -770,13 +764,16 @@ fn crowd_behind(
     model: &Model,
     controller: Option<Arc<Controller>>,
     characters: u32,
-) -> Result<Option<Crowd>, String> {
+) -> anyhow::Result<Option<Crowd>> {
     if characters <= 1 {
         return Ok(None);
     }
     let controller = match controller {
         Some(c) => c,
-        None => Arc::new(Controller::single_clip(model, (!model.clips.is_empty()).then_some(0), true)?),
+        None => Arc::new(
+            Controller::single_clip(model, (!model.clips.is_empty()).then_some(0), true)
+                .map_err(anyhow::Error::msg)?,
+        ),
     };
     let (mut crowd, (lo, hi)) = headless::crowd_on_grid(model, controller, characters as usize - 1, 60.0, 0)?;
     // The grid's front row a little behind the driven character.

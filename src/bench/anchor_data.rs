@@ -7,12 +7,13 @@
 
 #![allow(dead_code)]
 
+use anyhow::{Context, anyhow};
 use nalgebra::{Matrix4, Quaternion, UnitQuaternion, Vector3};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use vkskin::anim::{
-    BlendJob, BlendLayer, Clip, ClipCursor, Interpolation, JointTracks, LocalToModelJob, NO_PARENT,
+    BlendJob, BlendLayer, Clip, ClipCursor, Interpolation, JobError, JointTracks, LocalToModelJob, NO_PARENT,
     RotationBlend, RuntimeClip, SampleClipJob, Skeleton, Track, Transform,
 };
 
@@ -70,9 +71,9 @@ fn transform(j: &JsonTransform) -> Transform {
     }
 }
 
-fn read<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+fn read<T: for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Result<T> {
+    let text = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
+    serde_json::from_str(&text).with_context(|| path.display().to_string())
 }
 
 /// One case of `reference.json`: a clip (or a blend of two) at a time, and
@@ -100,11 +101,11 @@ pub struct Anchor {
 
 impl Anchor {
     /// Reads the folder `dir`.
-    pub fn load(dir: &Path) -> Result<Self, String> {
+    pub fn load(dir: &Path) -> anyhow::Result<Self> {
         let skeleton: JsonSkeleton = read(&dir.join("skeleton.json"))?;
         let parents = skeleton.parents.iter().map(|&p| if p < 0 { NO_PARENT } else { p as u32 }).collect();
         let rest = skeleton.rest_pose.iter().map(transform).collect();
-        let skeleton = Skeleton::new(skeleton.names, parents, rest).map_err(|e| e.to_string())?;
+        let skeleton = Skeleton::new(skeleton.names, parents, rest).context("skeleton.json")?;
         let mut clips = Vec::new();
         for name in ["crossarms", "walk", "jog", "run"] {
             let json: JsonClip = read(&dir.join(format!("{name}.json")))?;
@@ -141,7 +142,7 @@ impl Anchor {
         let mut cases = Vec::new();
         for case in reference.cases {
             let inputs = parse_case(&case.case, &duration)
-                .ok_or_else(|| format!("reference.json: case \"{}\" not understood", case.case))?;
+                .ok_or_else(|| anyhow!("reference.json: case \"{}\" not understood", case.case))?;
             cases.push(Case {
                 name: case.case,
                 inputs,
@@ -199,12 +200,12 @@ impl Errors {
 /// Evaluates `case` with vkskin's runtime jobs (sampling with `mode`, the
 /// N-pose blend, local to model) and measures the differences from ozz's
 /// results. Rotations are compared up to sign (q and -q are one rotation).
-pub fn check_case(anchor: &Anchor, case: &Case, mode: RotationBlend) -> Result<Errors, String> {
+pub fn check_case(anchor: &Anchor, case: &Case, mode: RotationBlend) -> Result<Errors, JobError> {
     let rest = anchor.skeleton.rest();
     let n = rest.len();
     let mut poses = Vec::new();
     for (clip, time, weight) in &case.inputs {
-        let runtime = RuntimeClip::new(anchor.clip(clip).clone(), rest, &[]).map_err(|e| e.to_string())?;
+        let runtime = RuntimeClip::new(anchor.clip(clip).clone(), rest, &[])?;
         let mut pose = vec![Transform::IDENTITY; n];
         SampleClipJob {
             clip: &runtime,
@@ -214,8 +215,7 @@ pub fn check_case(anchor: &Anchor, case: &Case, mode: RotationBlend) -> Result<E
             output: &mut pose,
             morph_output: &mut [],
         }
-        .run()
-        .map_err(|e| e.to_string())?;
+        .run()?;
         poses.push((pose, *weight));
     }
     let locals = if poses.len() == 1 {
@@ -232,8 +232,7 @@ pub fn check_case(anchor: &Anchor, case: &Case, mode: RotationBlend) -> Result<E
             output: &mut out,
             morph_output: &mut [],
         }
-        .run()
-        .map_err(|e| e.to_string())?;
+        .run()?;
         out
     };
     let mut models = vec![Matrix4::identity(); n];
@@ -243,8 +242,7 @@ pub fn check_case(anchor: &Anchor, case: &Case, mode: RotationBlend) -> Result<E
         root: Matrix4::identity(),
         output: &mut models,
     }
-    .run()
-    .map_err(|e| e.to_string())?;
+    .run()?;
     let mut e = Errors::default();
     for (ours, theirs) in locals.iter().zip(&case.locals) {
         e.translation = e.translation.max((ours.translation - theirs.translation).amax());
@@ -267,19 +265,19 @@ pub fn folder() -> PathBuf {
 }
 
 /// The pab skeleton alone.
-pub fn skeleton() -> Result<Skeleton, String> {
+pub fn skeleton() -> anyhow::Result<Skeleton> {
     Ok(Anchor::load(&export_dir())?.skeleton)
 }
 
 /// The clip called `name` (one of `CLIPS`).
-pub fn clip(name: &str) -> Result<Clip, String> {
+pub fn clip(name: &str) -> anyhow::Result<Clip> {
     let anchor = Anchor::load(&export_dir())?;
     let found = anchor.clips.iter().find(|c| c.name.as_deref() == Some(name));
-    found.map(|c| (**c).clone()).ok_or_else(|| format!("no anchor clip \"{name}\""))
+    found.map(|c| (**c).clone()).ok_or_else(|| anyhow!("no anchor clip \"{name}\""))
 }
 
 /// The cases of `reference.json` that sample one clip: (clip, seconds, ozz's local pose).
-pub fn sampled_cases() -> Result<Vec<(String, f64, Vec<Transform>)>, String> {
+pub fn sampled_cases() -> anyhow::Result<Vec<(String, f64, Vec<Transform>)>> {
     let anchor = Anchor::load(&export_dir())?;
     Ok(anchor
         .cases

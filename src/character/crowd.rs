@@ -4,9 +4,31 @@
 //! together by an `AnimationSystem` (parallel on its rayon pool). What
 //! `--characters N` means for `render`, `view` and `bench`.
 
-use super::{AnimationSystem, Character, CharacterId, Controller, Rig};
+use super::system::ThreadPoolError;
+use super::{AnimationSystem, Character, CharacterId, Controller, Rig, UpdateError};
+use crate::anim::JobError;
 use nalgebra::{Matrix4, Vector3};
 use std::sync::Arc;
+
+/// Why a crowd could not be made or played. One line; causes kept.
+#[derive(Debug, thiserror::Error)]
+pub enum CrowdError {
+    /// `--characters 0`.
+    #[error("a crowd needs at least one character")]
+    Empty,
+    /// The frame rate is zero, negative or not a number.
+    #[error("the frame rate must be positive, not {0}")]
+    FrameRate(f64),
+    /// The animation threads could not start.
+    #[error(transparent)]
+    Threads(#[from] ThreadPoolError),
+    /// A character refused the rig or its controller.
+    #[error(transparent)]
+    Character(#[from] JobError),
+    /// A character's update failed.
+    #[error(transparent)]
+    Update(#[from] UpdateError),
+}
 
 /// A crowd of characters played at a fixed frame rate.
 pub struct Crowd {
@@ -33,12 +55,12 @@ impl Crowd {
         spacing: f32,
         fps: f64,
         threads: usize,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, CrowdError> {
         if count == 0 {
-            return Err("a crowd needs at least one character".into());
+            return Err(CrowdError::Empty);
         }
         if !(fps.is_finite() && fps > 0.0) {
-            return Err(format!("the frame rate must be positive, not {fps}"));
+            return Err(CrowdError::FrameRate(fps));
         }
         let system = AnimationSystem::with_threads(threads)?;
         let worlds =
@@ -49,13 +71,13 @@ impl Crowd {
     }
 
     /// Goes back to before frame 0: fresh characters, each sought to its phase.
-    pub fn restart(&mut self) -> Result<(), String> {
+    pub fn restart(&mut self) -> Result<(), CrowdError> {
         self.system.clear();
         // Phases spread over the longest clip: looping clips wrap, so every
         // character shows a different moment of its motion.
         let span = self.rig.clips.iter().map(|c| f64::from(c.duration)).fold(0.0, f64::max);
         for i in 0..self.worlds.len() {
-            let id = self.system.add(self.rig.clone(), self.controller.clone()).map_err(|e| e.to_string())?;
+            let id = self.system.add(self.rig.clone(), self.controller.clone())?;
             self.system.character_mut(id).seek(phase(i as u64) * span);
         }
         self.next_frame = 0;
@@ -64,7 +86,7 @@ impl Crowd {
 
     /// Poses frame `i` (frame 0 at each character's phase, then `1 / fps`
     /// apart). Frames come in order; an earlier one restarts the crowd.
-    pub fn frame(&mut self, i: u32) -> Result<(), String> {
+    pub fn frame(&mut self, i: u32) -> Result<(), CrowdError> {
         if self.next_frame > i + 1 {
             self.restart()?;
         }
@@ -78,11 +100,11 @@ impl Crowd {
 
     /// Advances every character by `dt` seconds (nothing while paused: the
     /// poses and their versions stay, so no palette changes).
-    pub fn update(&mut self, dt: f32) -> Result<(), String> {
+    pub fn update(&mut self, dt: f32) -> Result<(), CrowdError> {
         if self.paused && self.next_frame > 0 {
             return Ok(());
         }
-        self.system.update(dt).map_err(|e| e.to_string())?;
+        self.system.update(dt)?;
         Ok(())
     }
 

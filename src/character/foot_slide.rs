@@ -30,9 +30,30 @@ use super::character::Character;
 use super::controller::Controller;
 use super::parameters::ParameterValue;
 use super::rig::Rig;
+use crate::anim::JobError;
 use crate::anim::NO_PARENT;
 use nalgebra::Vector3;
 use std::sync::Arc;
+
+/// Why the slide could not be measured. One line; a pose error is kept.
+#[derive(Debug, thiserror::Error)]
+pub enum FootSlideError {
+    /// No skin: nothing says which joint is the motion root.
+    #[error("the model has no skin")]
+    NoSkin,
+    /// A foot has no leg above it, so "planted" has no height scale.
+    #[error("the feet have no leg above them")]
+    NoLeg,
+    /// Neither foot is ever on the ground in the blend.
+    #[error("no foot is ever planted")]
+    NeverPlanted,
+    /// The clips or the blend parameter were refused (the controller's message).
+    #[error("{0}")]
+    Setup(String),
+    /// A character could not be built or posed.
+    #[error(transparent)]
+    Pose(#[from] JobError),
+}
 
 /// Updates per second of the measurement.
 const RATE_HZ: f64 = 240.0;
@@ -102,14 +123,14 @@ struct Source {
 }
 
 impl Source {
-    fn new(rig: &Arc<Rig>, clip: usize, feet: [usize; 2]) -> Result<Self, String> {
-        let controller = Controller::single_clip(rig, Some(clip), true)?;
-        let mut character = Character::new(rig.clone(), Arc::new(controller)).map_err(|e| e.to_string())?;
+    fn new(rig: &Arc<Rig>, clip: usize, feet: [usize; 2]) -> Result<Self, FootSlideError> {
+        let controller = Controller::single_clip(rig, Some(clip), true).map_err(FootSlideError::Setup)?;
+        let mut character = Character::new(rig.clone(), Arc::new(controller))?;
         let duration = f64::from(rig.clips[clip].duration);
         let mut lowest = [f64::INFINITY; 2];
         for i in 0..(duration * RATE_HZ).ceil().max(1.0) as usize {
             character.seek(i as f64 / RATE_HZ);
-            character.update(0.0).map_err(|e| e.to_string())?;
+            character.update(0.0)?;
             for (low, h) in lowest.iter_mut().zip(heights(&character, feet)) {
                 *low = low.min(h);
             }
@@ -118,9 +139,9 @@ impl Source {
     }
 
     /// How planted each foot is at `time` (1 on the ground, 0 from `threshold` up).
-    fn planted(&mut self, time: f64, feet: [usize; 2], threshold: f64) -> Result<[f64; 2], String> {
+    fn planted(&mut self, time: f64, feet: [usize; 2], threshold: f64) -> Result<[f64; 2], FootSlideError> {
         self.character.seek(time);
-        self.character.update(0.0).map_err(|e| e.to_string())?;
+        self.character.update(0.0)?;
         let h = heights(&self.character, feet);
         Ok([0, 1].map(|f| {
             let x = (h[f] - self.lowest[f]) / threshold;
@@ -135,16 +156,17 @@ fn heights(character: &Character, feet: [usize; 2]) -> [f64; 2] {
 }
 
 /// Plays `setup` and measures the slide (see the module documentation).
-pub fn measure(rig: &Arc<Rig>, setup: &FootSlideSetup) -> Result<FootSlide, String> {
-    let root = motion_root(rig).ok_or("the model has no skin")?;
+pub fn measure(rig: &Arc<Rig>, setup: &FootSlideSetup) -> Result<FootSlide, FootSlideError> {
+    let root = motion_root(rig).ok_or(FootSlideError::NoSkin)?;
     let feet = setup.feet;
     let threshold = 0.03 * leg_length(rig, feet[0]).max(leg_length(rig, feet[1]));
     if threshold.is_nan() || threshold <= 0.0 {
-        return Err("the feet have no leg above them".into());
+        return Err(FootSlideError::NoLeg);
     }
-    let controller = Controller::clip_blend(rig, Some(setup.a), Some(setup.b), setup.sync, true)?;
-    let mut blend = Character::new(rig.clone(), Arc::new(controller)).map_err(|e| e.to_string())?;
-    blend.set_named("blend", ParameterValue::Float(setup.blend))?;
+    let controller = Controller::clip_blend(rig, Some(setup.a), Some(setup.b), setup.sync, true)
+        .map_err(FootSlideError::Setup)?;
+    let mut blend = Character::new(rig.clone(), Arc::new(controller))?;
+    blend.set_named("blend", ParameterValue::Float(setup.blend)).map_err(FootSlideError::Setup)?;
     let mut sources = [Source::new(rig, setup.a, feet)?, Source::new(rig, setup.b, feet)?];
     let (da, db) = (rig.clips[setup.a].duration, rig.clips[setup.b].duration);
     let cycle = f64::from(da + (db - da) * setup.blend.clamp(0.0, 1.0));
@@ -155,7 +177,7 @@ pub fn measure(rig: &Arc<Rig>, setup: &FootSlideSetup) -> Result<FootSlide, Stri
     let mut steps: Vec<(Vector3<f64>, f64)> = Vec::with_capacity(2 * frames);
     let mut previous: Option<[Vector3<f64>; 2]> = None;
     for frame in 0..settle + frames {
-        blend.update(dt as f32).map_err(|e| e.to_string())?;
+        blend.update(dt as f32)?;
         let world = blend.output().world();
         let position = |j: usize| world[j].column(3).xyz().cast::<f64>();
         let now = feet.map(|f| position(f) - position(root));
@@ -185,7 +207,7 @@ pub fn measure(rig: &Arc<Rig>, setup: &FootSlideSetup) -> Result<FootSlide, Stri
     let (Some(gx), Some(gz)) =
         (median(grounded().map(|s| s.0.x).collect()), median(grounded().map(|s| s.0.z).collect()))
     else {
-        return Err("no foot is ever planted".into());
+        return Err(FootSlideError::NeverPlanted);
     };
     let ground = Vector3::new(gx, 0.0, gz);
     let slide: f64 = steps.iter().map(|s| s.1 * (s.0 - ground).norm()).sum();

@@ -29,7 +29,7 @@ pub mod timeline;
 
 pub use character::Character;
 pub use controller::{Controller, ControllerFile, ParameterId, ParameterKind};
-pub use crowd::Crowd;
+pub use crowd::{Crowd, CrowdError};
 pub use events::FiredEvent;
 pub use lod::EvaluationRate;
 pub use output::{DebugPose, PoseOutput};
@@ -37,7 +37,7 @@ pub use parameters::{ParameterValue, Parameters};
 pub use rig::Rig;
 pub use root_motion::RootMotion;
 pub use script::Script;
-pub use system::{AnimationSystem, CharacterId, UpdateError};
+pub use system::{AnimationSystem, CharacterId, ThreadPoolError, UpdateError};
 pub use timeline::Timeline;
 
 #[cfg(test)]

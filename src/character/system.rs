@@ -26,10 +26,10 @@ thread_local! {
 /// updates free of heap allocations. A thread joins one pool for good
 /// (rayon has no way to leave), so a second thread count on the same
 /// thread, or a thread already in another pool, gets a plain pool.
-fn pool_for(threads: usize) -> Result<Arc<rayon::ThreadPool>, String> {
+fn pool_for(threads: usize) -> Result<Arc<rayon::ThreadPool>, ThreadPoolError> {
     let builder =
         || rayon::ThreadPoolBuilder::new().num_threads(threads).thread_name(|i| format!("vkskin-anim-{i}"));
-    let failed = |e: rayon::ThreadPoolBuildError| format!("cannot start {threads} animation threads: {e}");
+    let failed = |source| ThreadPoolError { threads, source };
     JOINED_POOL.with(|joined| {
         let mut joined = joined.borrow_mut();
         if let Some(pool) = joined.as_ref() {
@@ -63,21 +63,26 @@ const CHARACTERS_PER_TASK: usize = 8;
 pub struct CharacterId(pub usize);
 
 /// Why an update failed: the character and the job's reason.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("character {}: {error}", character.0)]
 pub struct UpdateError {
     /// The character that failed.
     pub character: CharacterId,
     /// What its evaluation reported.
+    #[source]
     pub error: JobError,
 }
 
-impl std::fmt::Display for UpdateError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "character {}: {}", self.character.0, self.error)
-    }
+/// The operating system refused the animation threads.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot start {threads} animation threads: {source}")]
+pub struct ThreadPoolError {
+    /// Threads asked for.
+    pub threads: usize,
+    /// rayon's reason.
+    #[source]
+    pub source: rayon::ThreadPoolBuildError,
 }
-
-impl std::error::Error for UpdateError {}
 
 /// Owns characters and updates them all.
 pub struct AnimationSystem {
@@ -121,7 +126,7 @@ impl AnimationSystem {
     /// A system updating characters on `threads` threads (0: one per core),
     /// the calling thread among them. Update it from the thread that made
     /// it: that thread is part of the pool, and its updates allocate nothing.
-    pub fn with_threads(threads: usize) -> Result<Self, String> {
+    pub fn with_threads(threads: usize) -> Result<Self, ThreadPoolError> {
         let threads =
             if threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { threads };
         if threads == 1 {

@@ -120,7 +120,7 @@ fn view(args: &args::ViewArgs, load: &LoadOptions) -> anyhow::Result<()> {
         passes,
         schedule,
     };
-    viewer::run(&options).map_err(anyhow::Error::msg)
+    viewer::run(&options).map_err(|e| gpu_failure(e, "showing the model"))
 }
 
 /// `vkskin generate-default` and `generate-twist-cylinder`: writes a

@@ -173,11 +173,7 @@ fn frames_of(
             fps,
         )?;
         let first = first_frame(args, frames)?;
-        return Ok((
-            Box::new(run),
-            first,
-            Some(Arc::new(scenery_model(&level).map_err(anyhow::Error::msg)?)),
-        ));
+        return Ok((Box::new(run), first, Some(Arc::new(scenery_model(&level)?))));
     }
     let (timeline, first) = timeline(model, args, frames)?;
     if args.characters > 1 {

@@ -2,6 +2,7 @@
 //! mesh instance whose primitives are the level's boxes, one per surface
 //! kind (flat-shaded, one material each), in world space.
 
+use super::WorldError;
 use super::level::{Level, Surface};
 use crate::anim::{Mesh, MeshInstance, MeshPrimitive, Skeleton, Transform};
 use crate::asset::{Material, Model};
@@ -13,7 +14,7 @@ use std::sync::Arc;
 const SURFACES: [Surface; 4] = [Surface::Floor, Surface::Wall, Surface::Step, Surface::Ramp];
 
 /// The level's boxes as a drawable model (file name "level:NAME").
-pub fn scenery_model(level: &Level) -> Result<Model, String> {
+pub fn scenery_model(level: &Level) -> Result<Model, WorldError> {
     let mut primitives = Vec::new();
     let mut materials = Vec::new();
     for (m, surface) in SURFACES.iter().enumerate() {
@@ -40,8 +41,7 @@ pub fn scenery_model(level: &Level) -> Result<Model, String> {
         target_count: 0,
     };
     let skeleton =
-        Skeleton::new(vec![level.name.to_string()], vec![crate::anim::NO_PARENT], vec![Transform::IDENTITY])
-            .map_err(|e| e.to_string())?;
+        Skeleton::new(vec![level.name.to_string()], vec![crate::anim::NO_PARENT], vec![Transform::IDENTITY])?;
     let instance = MeshInstance { node: 0, joint: 0, mesh: 0, skin: None, morph_offset: 0, morph_count: 0 };
     let rig = Rig::new(
         Arc::new(skeleton),
@@ -50,8 +50,7 @@ pub fn scenery_model(level: &Level) -> Result<Model, String> {
         vec![instance],
         Vec::new(),
         Vec::new(),
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     Ok(Model {
         file: format!("level:{}", level.name),
         rig: Arc::new(rig),
