@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use vkskin::asset::LoadOptions;
+use vkskin::asset::glb_writer::glb_container;
 use vkskin::asset::import::load_from_bytes_with;
 use vkskin::cli::args::Skinning;
 use vkskin::cli::dump::{Request, evaluate};
@@ -217,27 +218,11 @@ fn apply(json: &mut Value, bin: &mut Option<Vec<u8>>, e: &Edit) {
 
 /// The file's bytes: a GLB when the seed had a BIN chunk, else JSON.
 fn encode(json: &Value, bin: &Option<Vec<u8>>) -> Vec<u8> {
-    let mut text = serde_json::to_vec(json).unwrap();
-    let Some(bin) = bin else { return text };
-    while !text.len().is_multiple_of(4) {
-        text.push(b' ');
+    let text = serde_json::to_vec(json).unwrap();
+    match bin {
+        Some(bin) => glb_container(&text, Some(bin)),
+        None => text,
     }
-    let mut bin = bin.clone();
-    while !bin.len().is_multiple_of(4) {
-        bin.push(0);
-    }
-    let total = 12 + 8 + text.len() + 8 + bin.len();
-    let mut out = Vec::with_capacity(total);
-    out.extend_from_slice(b"glTF");
-    out.extend_from_slice(&2u32.to_le_bytes());
-    out.extend_from_slice(&(total as u32).to_le_bytes());
-    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"JSON");
-    out.extend_from_slice(&text);
-    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"BIN\0");
-    out.extend_from_slice(&bin);
-    out
 }
 
 fn seeds(assets: &Path) -> Vec<Seed> {

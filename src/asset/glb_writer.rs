@@ -492,23 +492,30 @@ pub fn write_glb(doc: &Document) -> Vec<u8> {
         buffers: if has_bin { vec![Buffer { byte_length: bin.bytes.len() }] } else { Vec::new() },
     };
     // Serialising these plain structs cannot fail (no maps with non-string keys).
-    let mut json = serde_json::to_vec(&root).unwrap_or_default();
-    while !json.len().is_multiple_of(4) {
-        json.push(b' ');
-    }
+    let json = serde_json::to_vec(&root).unwrap_or_default();
+    glb_container(&json, has_bin.then_some(bin.bytes.as_slice()))
+}
 
-    let total = 12 + 8 + json.len() + if has_bin { 8 + bin.bytes.len() } else { 0 };
+/// A GLB file (glTF 2.0 binary container) holding `json` and, when given, a
+/// BIN chunk: the header, the JSON chunk padded with spaces and the BIN
+/// chunk padded with zeros to 4 bytes, as the spec asks.
+pub fn glb_container(json: &[u8], bin: Option<&[u8]>) -> Vec<u8> {
+    let padded = |len: usize| len.next_multiple_of(4);
+    let (json_len, bin_len) = (padded(json.len()), bin.map(|b| padded(b.len())));
+    let total = 12 + 8 + json_len + bin_len.map_or(0, |n| 8 + n);
     let mut out = Vec::with_capacity(total);
     out.extend_from_slice(b"glTF");
     out.extend_from_slice(&2u32.to_le_bytes());
     out.extend_from_slice(&(total as u32).to_le_bytes());
-    out.extend_from_slice(&(json.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(json_len as u32).to_le_bytes());
     out.extend_from_slice(b"JSON");
-    out.extend_from_slice(&json);
-    if has_bin {
-        out.extend_from_slice(&(bin.bytes.len() as u32).to_le_bytes());
+    out.extend_from_slice(json);
+    out.resize(20 + json_len, b' ');
+    if let (Some(bin), Some(bin_len)) = (bin, bin_len) {
+        out.extend_from_slice(&(bin_len as u32).to_le_bytes());
         out.extend_from_slice(b"BIN\0");
-        out.extend_from_slice(&bin.bytes);
+        out.extend_from_slice(bin);
+        out.resize(total, 0);
     }
     out
 }
@@ -646,5 +653,15 @@ mod tests {
         let json_len = u32::from_le_bytes([glb[12], glb[13], glb[14], glb[15]]) as usize;
         assert_eq!(20 + json_len, glb.len());
         assert_eq!(glb, write_glb(&doc));
+    }
+
+    #[test]
+    fn a_bin_chunk_is_padded_with_zeros_and_gltf_reads_both_chunks() {
+        let glb = glb_container(br#"{"asset":{"version":"2.0"}}"#, Some(&[1, 2, 3, 4, 5]));
+        assert!(glb.len().is_multiple_of(4));
+        assert_eq!(u32::from_le_bytes(glb[8..12].try_into().unwrap()) as usize, glb.len());
+        let parsed = gltf::Glb::from_slice(&glb).expect("a valid GLB");
+        assert_eq!(parsed.json.len(), 28, "27 bytes of JSON and one space");
+        assert_eq!(parsed.bin.as_deref(), Some(&[1u8, 2, 3, 4, 5, 0, 0, 0][..]));
     }
 }

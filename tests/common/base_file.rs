@@ -4,6 +4,7 @@
 
 use base64::Engine;
 use serde_json::{Value, json};
+use vkskin::asset::glb_writer::glb_container;
 use vkskin::asset::import::load_from_bytes;
 use vkskin::asset::{ImportError, Model};
 
@@ -116,26 +117,7 @@ impl Base {
 
     /// The same as a GLB with a BIN chunk.
     pub fn glb(&self) -> Vec<u8> {
-        let mut json = serde_json::to_vec(&self.json).unwrap();
-        while !json.len().is_multiple_of(4) {
-            json.push(b' ');
-        }
-        let mut bin = self.buf.clone();
-        while !bin.len().is_multiple_of(4) {
-            bin.push(0);
-        }
-        let total = 12 + 8 + json.len() + 8 + bin.len();
-        let mut out = Vec::with_capacity(total);
-        out.extend_from_slice(b"glTF");
-        out.extend_from_slice(&2u32.to_le_bytes());
-        out.extend_from_slice(&(total as u32).to_le_bytes());
-        out.extend_from_slice(&(json.len() as u32).to_le_bytes());
-        out.extend_from_slice(b"JSON");
-        out.extend_from_slice(&json);
-        out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-        out.extend_from_slice(b"BIN\0");
-        out.extend_from_slice(&bin);
-        out
+        glb_container(&serde_json::to_vec(&self.json).unwrap(), Some(&self.buf))
     }
 
     /// Imports the .gltf form from memory as `t.gltf`.
