@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::pixels::{differing, mask, render_clip};
 use common::{
     assert_no_validation_messages, character_at, context, find_models, shared_assets, shared_model,
 };
@@ -16,10 +17,9 @@ use vkskin::asset::Model;
 use vkskin::asset::twist_cylinder::{
     MIDDLE_RING, RADIUS, SEGMENTS, TWIST_CLIP, ring_vertices, twist_cylinder, twist_time,
 };
-use vkskin::character::{Controller, Timeline};
 use vkskin::gpu::{FrameRing, GpuContext};
 use vkskin::render::gpu_model::GpuModel;
-use vkskin::render::headless::{self, HeadlessRequest};
+use vkskin::render::headless::HeadlessRequest;
 use vkskin::render::readback::{Readback, skin_and_read_back};
 use vkskin::render::skin_pass::{CharacterId, SkinInput, SkinPass};
 
@@ -257,26 +257,7 @@ fn render(
         passes: 1,
         upload: Default::default(),
     };
-    let controller = Arc::new(Controller::single_clip(model, Some(clip), true).expect("controller"));
-    let mut timeline = Timeline::seeking(model.rig.clone(), controller, time, 30.0).expect("timeline");
-    let mut frame = Vec::new();
-    headless::render(ctx, model.clone(), &mut timeline, None, &request, &mut |_, rgba| {
-        frame = rgba.to_vec();
-        Ok(())
-    })
-    .expect("render");
-    assert_no_validation_messages(ctx);
-    frame
-}
-
-/// Non-background pixels: those that differ from the top-left corner.
-fn mask(rgba: &[u8]) -> Vec<bool> {
-    let bg = [rgba[0], rgba[1], rgba[2]];
-    rgba.chunks_exact(4).map(|p| (0..3).any(|c| p[c].abs_diff(bg[c]) > 3)).collect()
-}
-
-fn differing(a: &[bool], b: &[bool]) -> usize {
-    a.iter().zip(b).filter(|(x, y)| x != y).count()
+    render_clip(ctx, model, clip, time, 30.0, &request).remove(0)
 }
 
 /// The vertex shader's DQS draws what the compute pass's DQS draws (which

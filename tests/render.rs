@@ -5,11 +5,11 @@
 
 mod common;
 
+use common::pixels::{differing, mask, render_clip};
 use common::{assert_no_validation_messages, context, shared_model};
 use std::sync::Arc;
 use vkskin::anim::SkinningMethod;
 use vkskin::asset::Model;
-use vkskin::character::{Controller, Timeline};
 use vkskin::gpu::GpuContext;
 use vkskin::render::headless::{self, HeadlessRequest};
 use vkskin::render::image_out::ApngWriter;
@@ -48,36 +48,9 @@ fn request(clip: usize, start: f32, frames: u32, fps: f32) -> Shot {
     Shot { clip, start, fps, request }
 }
 
-/// The shot's clip, sought to each frame's time (as `vkskin render --clip`).
-fn timeline(model: &Model, shot: &Shot) -> Timeline {
-    let controller = Arc::new(Controller::single_clip(model, Some(shot.clip), true).expect("controller"));
-    Timeline::seeking(model.rig.clone(), controller, f64::from(shot.start), f64::from(shot.fps))
-        .expect("timeline")
-}
-
 /// Renders `shot`, returning every frame's RGBA8 pixels.
 fn render(ctx: &GpuContext, model: &Arc<Model>, shot: &Shot) -> Vec<Vec<u8>> {
-    let mut frames = Vec::new();
-    let request = &shot.request;
-    headless::render(ctx, model.clone(), &mut timeline(model, shot), None, request, &mut |i, rgba| {
-        assert_eq!(i as usize, frames.len(), "frames arrive in order");
-        frames.push(rgba.to_vec());
-        Ok(())
-    })
-    .expect("render");
-    assert_no_validation_messages(ctx);
-    assert_eq!(frames.len(), shot.request.frames as usize);
-    frames
-}
-
-/// Non-background pixels: those that differ from the top-left corner (always background).
-fn mask(rgba: &[u8]) -> Vec<bool> {
-    let bg = [rgba[0], rgba[1], rgba[2]];
-    rgba.chunks_exact(4).map(|p| (0..3).any(|c| p[c].abs_diff(bg[c]) > 3)).collect()
-}
-
-fn differing(a: &[bool], b: &[bool]) -> usize {
-    a.iter().zip(b).filter(|(x, y)| x != y).count()
+    render_clip(ctx, model, shot.clip, f64::from(shot.start), f64::from(shot.fps), &shot.request)
 }
 
 #[test]
@@ -120,13 +93,10 @@ fn animated_png_has_the_requested_frames() {
     let path = std::env::temp_dir().join(format!("vkskin-test-{}.apng", std::process::id()));
     let mut writer = ApngWriter::create(&path, W, H, frames, 12.0).expect("create");
     let shot = request(0, 0.1, frames, 12.0);
-    let mut timeline = timeline(&model, &shot);
-    headless::render(&ctx, model.clone(), &mut timeline, None, &shot.request, &mut |_, rgba| {
-        writer.write_frame(rgba)
-    })
-    .expect("render");
+    for rgba in render(&ctx, &model, &shot) {
+        writer.write_frame(&rgba).expect("frame");
+    }
     writer.finish().expect("finish");
-    assert_no_validation_messages(&ctx);
 
     let file = std::fs::File::open(&path).expect("open");
     let mut reader = png::Decoder::new(std::io::BufReader::new(file)).read_info().expect("png");

@@ -9,6 +9,7 @@
 pub mod base_file;
 pub mod bounded;
 pub mod crowd;
+pub mod pixels;
 #[path = "../../src/skip_policy.rs"]
 mod skip_policy;
 
