@@ -1,23 +1,73 @@
 //! The error the bench report returns.
 
-use std::fmt;
+use crate::atomic_file::OutputError;
+use std::path::PathBuf;
 
 /// Samples that cannot be summarised, or a report file that cannot be
-/// written or read. Prints as one line that names the file or the samples.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReportError(pub String);
-
-impl ReportError {
-    /// An error from a message.
-    pub fn new(message: impl Into<String>) -> Self {
-        ReportError(message.into())
-    }
+/// written or read. Prints as one line that names the file or the samples;
+/// the cause (the operating system's, serde_json's, plotters') is kept as
+/// `source()`.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// A quantity was never measured.
+    #[error("no samples to summarise")]
+    NoSamples,
+    /// A broken timer: a NaN or infinite sample.
+    #[error("sample {index} of {count} is {value}, not a finite number")]
+    NotFinite {
+        /// Which sample.
+        index: usize,
+        /// How many there were.
+        count: usize,
+        /// What it was.
+        value: f64,
+    },
+    /// The output folder cannot be made.
+    #[error("{}: cannot create folder: {source}", path.display())]
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// The operating system's reason.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The results do not encode as JSON.
+    #[error("{}: cannot encode the results: {source}", path.display())]
+    Encode {
+        /// The results file.
+        path: PathBuf,
+        /// serde_json's reason.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A results file cannot be read.
+    #[error("{}: cannot read: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's reason.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file that is not a results file.
+    #[error("{}: not bench results: {source}", path.display())]
+    NotResults {
+        /// The file.
+        path: PathBuf,
+        /// serde_json's reason.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A plot cannot be drawn.
+    #[error("{}: cannot draw: {source}", path.display())]
+    Draw {
+        /// The plot's file.
+        path: PathBuf,
+        /// plotters' reason.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A file cannot be written.
+    #[error(transparent)]
+    Output(#[from] OutputError),
 }
-
-impl fmt::Display for ReportError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ReportError {}

@@ -1,31 +1,30 @@
 //! `DIR/results.json`: written pretty-printed, read back for re-plotting.
 
 use super::{BenchResults, ReportError};
+use crate::atomic_file;
 use std::path::{Path, PathBuf};
 
 /// The results file's name inside the output folder.
 pub const RESULTS_FILE: &str = "results.json";
 
-/// Writes `results` to `dir/results.json` (creating `dir` when needed) and
-/// returns the file's path.
+/// Writes `results` to `dir/results.json` (creating `dir` when needed;
+/// atomically, so a killed run leaves the previous file whole) and returns
+/// the file's path.
 pub fn write_json(dir: &Path, results: &BenchResults) -> Result<PathBuf, ReportError> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| ReportError::new(format!("{}: cannot create folder: {e}", dir.display())))?;
+    std::fs::create_dir_all(dir).map_err(|source| ReportError::Folder { path: dir.to_path_buf(), source })?;
     let path = dir.join(RESULTS_FILE);
     let mut text = serde_json::to_string_pretty(results)
-        .map_err(|e| ReportError::new(format!("{}: cannot encode the results: {e}", path.display())))?;
+        .map_err(|source| ReportError::Encode { path: path.clone(), source })?;
     text.push('\n');
-    std::fs::write(&path, text)
-        .map_err(|e| ReportError::new(format!("{}: cannot write: {e}", path.display())))?;
+    atomic_file::write(&path, text.as_bytes())?;
     Ok(path)
 }
 
 /// Reads a results file written by [`write_json`].
 pub fn read_json(path: &Path) -> Result<BenchResults, ReportError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ReportError::new(format!("{}: cannot read: {e}", path.display())))?;
-    serde_json::from_str(&text)
-        .map_err(|e| ReportError::new(format!("{}: not bench results: {e}", path.display())))
+    let text =
+        std::fs::read_to_string(path).map_err(|source| ReportError::Read { path: path.into(), source })?;
+    serde_json::from_str(&text).map_err(|source| ReportError::NotResults { path: path.into(), source })
 }
 
 #[cfg(test)]

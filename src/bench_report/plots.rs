@@ -9,6 +9,7 @@
 //! reason comes back in [`Plots::skipped`].
 
 use super::{BenchEntry, BenchResults, ReportError};
+use crate::atomic_file;
 use plotters::coord::combinators::LogCoord;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
@@ -43,8 +44,9 @@ pub fn write_plots(dir: &Path, results: &BenchResults) -> Result<Plots, ReportEr
             plots.skipped.push(format!("{}: skipped, {}", plot.file, plot.empty_reason));
             continue;
         }
-        draw(&path, &plot, device)
-            .map_err(|e| ReportError::new(format!("{}: cannot draw: {e}", path.display())))?;
+        let mut svg = String::new();
+        draw(&mut svg, &plot, device).map_err(|source| ReportError::Draw { path: path.clone(), source })?;
+        atomic_file::write(&path, svg.as_bytes())?;
         plots.written.push(path);
     }
     Ok(plots)
@@ -267,11 +269,11 @@ const COLOURS: [RGBColor; 6] = [
     RGBColor(86, 180, 233),
 ];
 
-type DrawResult = Result<(), Box<dyn std::error::Error>>;
+type DrawResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
-/// Draws `plot` to an SVG file at `path`.
-fn draw(path: &Path, plot: &Plot, device: &str) -> DrawResult {
-    let root = SVGBackend::new(path, (960, 620)).into_drawing_area();
+/// Draws `plot` as SVG text into `svg`.
+fn draw(svg: &mut String, plot: &Plot, device: &str) -> DrawResult {
+    let root = SVGBackend::with_string(svg, (960, 620)).into_drawing_area();
     root.fill(&WHITE)?;
     let (chart_area, note_area) = root.split_vertically(590);
     let title = format!("{}: {device}", plot.title);

@@ -30,13 +30,10 @@ impl Stat {
     /// in the results).
     pub fn from_samples(samples: &mut [f64]) -> Result<Stat, ReportError> {
         if samples.is_empty() {
-            return Err(ReportError::new("no samples to summarise"));
+            return Err(ReportError::NoSamples);
         }
         if let Some((index, value)) = samples.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            return Err(ReportError::new(format!(
-                "sample {index} of {} is {value}, not a finite number",
-                samples.len()
-            )));
+            return Err(ReportError::NotFinite { index, count: samples.len(), value: *value });
         }
         samples.sort_unstable_by(f64::total_cmp);
         Ok(Stat { median: quantile(samples, 0.5), p95: quantile(samples, 0.95) })
