@@ -2,9 +2,9 @@
 //! runtimes of ozz-animation and ACL keep one: for every stored track, the
 //! two keys around the last sampled time, decoded to f32, with the time
 //! span they are good for. A frame decodes only the keys of the tracks
-//! whose span playback left (forward playback decodes each key about once
-//! per loop); seeking, looping and playing backwards find the new span by a
-//! search and decode its keys. Tracks are cached four to a SIMD block, the
+//! whose span playback left, and of those only the keys not cached already
+//! (forward playback decodes each key once per loop); seeking, looping and
+//! playing backwards find the new span by a search. Tracks are cached four to a SIMD block, the
 //! rotations apart from the translations and scales, component-major.
 //!
 //! Only a hint: what a track gives at a time depends on the two keys around
@@ -50,25 +50,27 @@ impl Span {
     }
 }
 
-/// Four rotation tracks' cached keys: the first key `a` and the step `d`
-/// to the second (taken on `a`'s side of the sphere), quaternion components
-/// `x, y, z, w`, and the slerp correction of the pair.
+/// Four rotation tracks' cached keys `a` and `b` as decoded (quaternion
+/// components `x, y, z, w`, component-major), the sign that puts `b` on
+/// `a`'s side of the sphere, and the slerp correction of the pair.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[repr(C, align(16))]
 pub(crate) struct RotationBlock {
     pub(crate) a: [[f32; LANES]; 4],
-    pub(crate) d: [[f32; LANES]; 4],
+    pub(crate) b: [[f32; LANES]; 4],
+    /// -0.0 (the sign bit) where `b` is flipped, else 0.0: XORed into `b`.
+    pub(crate) flip: [f32; LANES],
     /// Coefficient of `interpolation::corrected_ratio` (0: plain nlerp).
     pub(crate) k: [f32; LANES],
     pub(crate) span: Span,
 }
 
-/// Four translation or scale tracks' cached keys: `a` and `d = b - a`.
+/// Four translation or scale tracks' cached keys `a` and `b`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[repr(C, align(16))]
 pub(crate) struct VectorBlock {
     pub(crate) a: [[f32; LANES]; 3],
-    pub(crate) d: [[f32; LANES]; 3],
+    pub(crate) b: [[f32; LANES]; 3],
     pub(crate) span: Span,
 }
 
@@ -77,7 +79,7 @@ const PADDING: Span =
     Span { lo: [f32::NEG_INFINITY; LANES], hi: [f32::INFINITY; LANES], t0: [0.0; LANES], inv: [0.0; LANES] };
 
 /// Per-character sampling state of one compressed clip (see the module
-/// documentation): 56 bytes per stored rotation track, 44 per translation
+/// documentation): 64 bytes per stored rotation track, 48 per translation
 /// or scale track (rounded up to blocks of four), and the cursor of its morph tracks.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompressedCursor {
@@ -85,8 +87,10 @@ pub struct CompressedCursor {
     clip: u64,
     pub(crate) rotations: Vec<RotationBlock>,
     pub(crate) vectors: Vec<VectorBlock>,
-    /// Per stored track, its first cached key (where a search starts).
-    pub(crate) keys: Vec<u32>,
+    /// Per stored track, the indices of its cached keys `a` and `b`
+    /// (`u32::MAX`: none): a search starts at `a`, and keys cached already
+    /// are not decoded again.
+    pub(crate) keys: Vec<[u32; 2]>,
     pub(crate) morph: SamplingCursor,
 }
 
@@ -100,17 +104,18 @@ impl CompressedCursor {
             rotations: vec![
                 RotationBlock {
                     a: [[0.0; LANES]; 4],
-                    d: [[0.0; LANES]; 4],
+                    b: [[0.0; LANES]; 4],
+                    flip: [0.0; LANES],
                     k: [0.0; LANES],
                     span: Span::STALE
                 };
                 rotations.div_ceil(LANES)
             ],
             vectors: vec![
-                VectorBlock { a: [[0.0; LANES]; 3], d: [[0.0; LANES]; 3], span: Span::STALE };
+                VectorBlock { a: [[0.0; LANES]; 3], b: [[0.0; LANES]; 3], span: Span::STALE };
                 vectors.div_ceil(LANES)
             ],
-            keys: vec![0; clip.tracks.len()],
+            keys: vec![[u32::MAX; 2]; clip.tracks.len()],
             morph: SamplingCursor::new(&clip.morph),
         };
         cursor.forget(clip);
@@ -137,7 +142,7 @@ impl CompressedCursor {
     /// Every track stale, padding lanes valid forever.
     fn forget(&mut self, clip: &CompressedClip) {
         self.clip = clip.id;
-        self.keys.fill(0);
+        self.keys.fill([u32::MAX; 2]);
         let rotations = clip.rotation_tracks;
         let vectors = clip.tracks.len() - rotations;
         for (b, block) in self.rotations.iter_mut().enumerate() {
@@ -162,43 +167,65 @@ fn lanes_span(b: usize, count: usize) -> Span {
     span
 }
 
-/// Rotation track `i` (lane `i % LANES` of block `i / LANES`) decodes the
+/// Rotation track `i` (lane `i % LANES` of block `i / LANES`) caches the
 /// keys around `t`.
 pub(crate) fn refill_rotation(clip: &CompressedClip, cursor: &mut CompressedCursor, i: usize, t: f64) {
     let track = &clip.tracks[i];
     let reader = KeyReader::new(clip, track);
-    let keys = reader.around(t, &mut cursor.keys[i]);
-    let dropped = usize::from(track.dropped);
-    let a = from_smallest_three(reader.components(keys.a), dropped);
-    let mut b = from_smallest_three(reader.components(keys.b), dropped);
-    let dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
-    if dot < 0.0 {
-        b = b.map(|c| -c);
-    }
+    let cached = cursor.keys[i];
+    let keys = reader.around(t, cached[0]);
+    cursor.keys[i] = [keys.a, keys.b];
     let block = &mut cursor.rotations[i / LANES];
     let l = i % LANES;
+    let dropped = usize::from(track.dropped);
+    let lane = |v: &[[f32; LANES]; 4]| [v[0][l], v[1][l], v[2][l], v[3][l]];
+    let key = |k: u32| {
+        if k == cached[1] {
+            lane(&block.b)
+        } else if k == cached[0] {
+            lane(&block.a)
+        } else {
+            from_smallest_three(reader.components(k), dropped)
+        }
+    };
+    let a = key(keys.a);
+    let b = if keys.b == keys.a { a } else { key(keys.b) };
+    let dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
     for c in 0..4 {
         block.a[c][l] = a[c];
-        block.d[c][l] = b[c] - a[c];
+        block.b[c][l] = b[c];
     }
+    block.flip[l] = if dot < 0.0 { -0.0 } else { 0.0 };
     block.k[l] = if track.corrected && keys.a != keys.b { coefficient_f32(dot.abs()) } else { 0.0 };
     block.span.set(l, &keys);
 }
 
 /// Translation or scale track `i` (lane `i % LANES` of vector block
-/// `i / LANES`, `i` counted from the first such track) decodes the keys
+/// `i / LANES`, `i` counted from the first such track) caches the keys
 /// around `t`.
 pub(crate) fn refill_vector(clip: &CompressedClip, cursor: &mut CompressedCursor, i: usize, t: f64) {
     let index = clip.rotation_tracks + i;
-    let track = &clip.tracks[index];
-    let reader = KeyReader::new(clip, track);
-    let keys = reader.around(t, &mut cursor.keys[index]);
-    let (a, b) = (reader.components(keys.a), reader.components(keys.b));
+    let reader = KeyReader::new(clip, &clip.tracks[index]);
+    let cached = cursor.keys[index];
+    let keys = reader.around(t, cached[0]);
+    cursor.keys[index] = [keys.a, keys.b];
     let block = &mut cursor.vectors[i / LANES];
     let l = i % LANES;
+    let lane = |v: &[[f32; LANES]; 3]| [v[0][l], v[1][l], v[2][l]];
+    let key = |k: u32| {
+        if k == cached[1] {
+            lane(&block.b)
+        } else if k == cached[0] {
+            lane(&block.a)
+        } else {
+            reader.components(k)
+        }
+    };
+    let a = key(keys.a);
+    let b = if keys.b == keys.a { a } else { key(keys.b) };
     for c in 0..3 {
         block.a[c][l] = a[c];
-        block.d[c][l] = b[c] - a[c];
+        block.b[c][l] = b[c];
     }
     block.span.set(l, &keys);
 }
@@ -272,27 +299,39 @@ impl<'a> KeyReader<'a> {
 
     /// The keys that give the track's value at `t`: the first key before
     /// it, the last at or after its last key, else the key at or before `t`
-    /// and the next (held for STEP). `hint` is the last first key used.
-    fn around(&self, t: f64, hint: &mut u32) -> Keys {
+    /// and the next (held for STEP). `hint` is the last first key used
+    /// (`u32::MAX`: none).
+    fn around(&self, t: f64, hint: u32) -> Keys {
         let n = self.track.keys;
-        let first = self.time(0);
+        // Forward playback: most often the interval after the hint's.
+        let next = hint.wrapping_add(1);
+        if next < n - 1 {
+            let lo = self.time(next);
+            if f64::from(lo) <= t {
+                let hi = self.time(next + 1);
+                if t < f64::from(hi) {
+                    return self.interval(next, lo, hi);
+                }
+            }
+        }
         if n == 1 {
-            *hint = 0;
             return Keys::hold(0, f32::NEG_INFINITY, f32::INFINITY);
         }
+        let first = self.time(0);
         if t < f64::from(first) {
-            *hint = 0;
             return Keys::hold(0, f32::NEG_INFINITY, first);
         }
         let last = self.time(n - 1);
         if t >= f64::from(last) {
-            *hint = n - 1;
             return Keys::hold(n - 1, last, f32::INFINITY);
         }
         // Here n >= 2 and first <= t < last.
-        let k = self.find(t, *hint);
-        *hint = k;
-        let (lo, hi) = (self.time(k), self.time(k + 1));
+        let k = self.find(t, hint.min(n - 2));
+        self.interval(k, self.time(k), self.time(k + 1))
+    }
+
+    /// Interval `k`, from key time `lo` to `hi`.
+    fn interval(&self, k: u32, lo: f32, hi: f32) -> Keys {
         if self.track.step {
             return Keys::hold(k, lo, hi);
         }
@@ -304,7 +343,7 @@ impl<'a> KeyReader<'a> {
     /// tracks can have keys closer than a frame), else a binary search.
     fn find(&self, t: f64, hint: u32) -> u32 {
         let n = self.track.keys;
-        let mut k = hint.min(n - 2);
+        let mut k = hint;
         if f64::from(self.time(k)) <= t {
             for _ in 0..FORWARD_STEPS {
                 if t < f64::from(self.time(k + 1)) {

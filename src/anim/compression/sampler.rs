@@ -155,7 +155,10 @@ impl Time {
 #[inline(always)]
 fn lerp_block(block: &VectorBlock, time: &Time) -> [f32x4; 3] {
     let s = time.ratios(&block.span);
-    std::array::from_fn(|c| f32x4::from(block.a[c]) + f32x4::from(block.d[c]) * s)
+    std::array::from_fn(|c| {
+        let a = f32x4::from(block.a[c]);
+        a + (f32x4::from(block.b[c]) - a) * s
+    })
 }
 
 /// Rotations of four lanes: normalised lerp on the short arc at the
@@ -168,7 +171,11 @@ fn nlerp_block(block: &RotationBlock, time: &Time) -> [f32x4; 4] {
     let s = time.ratios(&block.span);
     let half = f32x4::splat(0.5);
     let u = s + s * (s - half) * (s - f32x4::ONE) * f32x4::from(block.k);
-    let q: [f32x4; 4] = std::array::from_fn(|c| f32x4::from(block.a[c]) + f32x4::from(block.d[c]) * u);
+    let flip = f32x4::from(block.flip);
+    let q: [f32x4; 4] = std::array::from_fn(|c| {
+        let a = f32x4::from(block.a[c]);
+        a + ((f32x4::from(block.b[c]) ^ flip) - a) * u
+    });
     let n2 = (q[0] * q[0] + q[2] * q[2]) + (q[1] * q[1] + q[3] * q[3]);
     let r = n2.recip_sqrt();
     let inv = r * (f32x4::splat(1.5) - half * n2 * r * r);
