@@ -10,7 +10,6 @@
 //! Only a hint: what a track gives at a time depends on the two keys around
 //! that time, never on where the cursor was before.
 
-use super::interpolation::coefficient_f32;
 use super::quantize::{from_smallest_three, load_bits, read_bits};
 use super::{CompressedClip, PackedTrack};
 use crate::anim::SamplingCursor;
@@ -51,17 +50,13 @@ impl Span {
 }
 
 /// Four rotation tracks' cached keys `a` and `b` as decoded (quaternion
-/// components `x, y, z, w`, component-major), the sign that puts `b` on
-/// `a`'s side of the sphere, and the slerp correction of the pair.
+/// components `x, y, z, w`, component-major; the sampler takes `b` on
+/// `a`'s side of the sphere).
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[repr(C, align(16))]
 pub(crate) struct RotationBlock {
     pub(crate) a: [[f32; LANES]; 4],
     pub(crate) b: [[f32; LANES]; 4],
-    /// -0.0 (the sign bit) where `b` is flipped, else 0.0: XORed into `b`.
-    pub(crate) flip: [f32; LANES],
-    /// Coefficient of `interpolation::corrected_ratio` (0: plain nlerp).
-    pub(crate) k: [f32; LANES],
     pub(crate) span: Span,
 }
 
@@ -79,7 +74,7 @@ const PADDING: Span =
     Span { lo: [f32::NEG_INFINITY; LANES], hi: [f32::INFINITY; LANES], t0: [0.0; LANES], inv: [0.0; LANES] };
 
 /// Per-character sampling state of one compressed clip (see the module
-/// documentation): 64 bytes per stored rotation track, 48 per translation
+/// documentation): 56 bytes per stored rotation track, 48 per translation
 /// or scale track (rounded up to blocks of four), and the cursor of its morph tracks.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompressedCursor {
@@ -102,13 +97,7 @@ impl CompressedCursor {
         let mut cursor = CompressedCursor {
             clip: clip.id,
             rotations: vec![
-                RotationBlock {
-                    a: [[0.0; LANES]; 4],
-                    b: [[0.0; LANES]; 4],
-                    flip: [0.0; LANES],
-                    k: [0.0; LANES],
-                    span: Span::STALE
-                };
+                RotationBlock { a: [[0.0; LANES]; 4], b: [[0.0; LANES]; 4], span: Span::STALE };
                 rotations.div_ceil(LANES)
             ],
             vectors: vec![
@@ -190,13 +179,10 @@ pub(crate) fn refill_rotation(clip: &CompressedClip, cursor: &mut CompressedCurs
     };
     let a = key(keys.a);
     let b = if keys.b == keys.a { a } else { key(keys.b) };
-    let dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
     for c in 0..4 {
         block.a[c][l] = a[c];
         block.b[c][l] = b[c];
     }
-    block.flip[l] = if dot < 0.0 { -0.0 } else { 0.0 };
-    block.k[l] = if track.corrected && keys.a != keys.b { coefficient_f32(dot.abs()) } else { 0.0 };
     block.span.set(l, &keys);
 }
 

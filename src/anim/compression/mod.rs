@@ -195,6 +195,9 @@ pub struct CompressedClip {
     pub(crate) tracks: Vec<PackedTrack>,
     /// How many of `tracks` are rotations.
     pub(crate) rotation_tracks: usize,
+    /// Per block of four rotation tracks, all bits set in the lanes of
+    /// tracks with a slerp correction (`PackedTrack::corrected`).
+    pub(crate) corrected: Vec<[f32; 4]>,
     /// Every packed track's keys, padded for 8-byte loads.
     pub(crate) stream: Vec<u8>,
     /// The source clip's morph-weight tracks (no joint tracks).
@@ -545,6 +548,12 @@ fn assemble(
     // Stable: a later track for the same joint and property still wins.
     tracks.sort_by_key(|t| t.property != Property::Rotation);
     let rotation_tracks = tracks.iter().filter(|t| t.property == Property::Rotation).count();
+    let mut corrected = vec![[0.0f32; 4]; rotation_tracks.div_ceil(4)];
+    for (i, t) in tracks[..rotation_tracks].iter().enumerate() {
+        if t.corrected {
+            corrected[i / 4][i % 4] = f32::from_bits(u32::MAX);
+        }
+    }
     let mut morph = Clip { morph_tracks: clip.morph_tracks.clone(), ..Clip::default() };
     morph.update_duration();
     Ok(CompressedClip {
@@ -557,6 +566,7 @@ fn assemble(
         constants,
         tracks,
         rotation_tracks,
+        corrected,
         stream: writer.finish(),
         morph,
     })

@@ -7,6 +7,7 @@
 use super::cursor::{
     CompressedCursor, LANES, RotationBlock, Span, VectorBlock, refill_rotation, refill_vector,
 };
+use super::interpolation::C;
 use super::{CompressedClip, Property};
 use crate::anim::job::{JobError, check_len};
 use crate::anim::{SampleJob, Transform};
@@ -90,7 +91,7 @@ impl CompressedSampleJob<'_> {
             for l in (0..LANES).filter(|l| stale & (1 << l) != 0) {
                 refill_rotation(clip, self.cursor, b * LANES + l, t);
             }
-            let q = nlerp_block(&self.cursor.rotations[b], &time).map(f32x4::to_array);
+            let q = nlerp_block(&self.cursor.rotations[b], &clip.corrected[b], &time).map(f32x4::to_array);
             let tracks = &clip.tracks[b * LANES..rotations.min((b + 1) * LANES)];
             for (l, track) in tracks.iter().enumerate() {
                 self.output[track.joint as usize].rotation =
@@ -161,21 +162,26 @@ fn lerp_block(block: &VectorBlock, time: &Time) -> [f32x4; 3] {
     })
 }
 
-/// Rotations of four lanes: normalised lerp on the short arc at the
-/// corrected ratio, normalising with the reciprocal square root estimate
-/// refined by one Newton step (as ozz-animation does; relative error below
-/// 1e-6). Between two unit keys on the short arc the lerp is at least
+/// Rotations of four lanes: normalised lerp on the short arc, the ratio
+/// corrected to follow slerp in the `corrected` lanes (see
+/// [`interpolation`](super::interpolation); keys held have a dot product
+/// of 1, so no correction), normalising with the reciprocal square root
+/// estimate refined by one Newton step (as ozz-animation does; relative
+/// error below 1e-6). Between two unit keys on the short arc the lerp is at least
 /// 0.7 long, so no lane needs a fallback for zero length.
 #[inline(always)]
-fn nlerp_block(block: &RotationBlock, time: &Time) -> [f32x4; 4] {
+fn nlerp_block(block: &RotationBlock, corrected: &[f32; LANES], time: &Time) -> [f32x4; 4] {
     let s = time.ratios(&block.span);
+    let (a, b) = (block.a.map(f32x4::from), block.b.map(f32x4::from));
+    let dot = (a[0] * b[0] + a[2] * b[2]) + (a[1] * b[1] + a[3] * b[3]);
+    // The sign bit of the dot product flips `b` onto `a`'s side.
+    let flip = dot & f32x4::splat(-0.0);
+    let x = (f32x4::ONE - (dot ^ flip)).fast_max(f32x4::ZERO);
+    let [c0, c1, c2] = C.map(|c| f32x4::splat(c as f32));
+    let k = x * (c0 + x * (c1 + x * c2)) & f32x4::from(*corrected);
     let half = f32x4::splat(0.5);
-    let u = s + s * (s - half) * (s - f32x4::ONE) * f32x4::from(block.k);
-    let flip = f32x4::from(block.flip);
-    let q: [f32x4; 4] = std::array::from_fn(|c| {
-        let a = f32x4::from(block.a[c]);
-        a + ((f32x4::from(block.b[c]) ^ flip) - a) * u
-    });
+    let u = s + s * (s - half) * (s - f32x4::ONE) * k;
+    let q: [f32x4; 4] = std::array::from_fn(|c| a[c] + ((b[c] ^ flip) - a[c]) * u);
     let n2 = (q[0] * q[0] + q[2] * q[2]) + (q[1] * q[1] + q[3] * q[3]);
     let r = n2.recip_sqrt();
     let inv = r * (f32x4::splat(1.5) - half * n2 * r * r);
