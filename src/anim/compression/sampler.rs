@@ -178,7 +178,7 @@ fn nlerp_block(block: &RotationBlock, corrected: &[f32; LANES], time: &Time) -> 
     let flip = dot & f32x4::splat(-0.0);
     let x = (f32x4::ONE - (dot ^ flip)).fast_max(f32x4::ZERO);
     let [c0, c1, c2] = C.map(|c| f32x4::splat(c as f32));
-    let k = x * (c0 + x * (c1 + x * c2)) & f32x4::from(*corrected);
+    let k = (x * (c0 + x * (c1 + x * c2))) & f32x4::from(*corrected);
     let half = f32x4::splat(0.5);
     let u = s + s * (s - half) * (s - f32x4::ONE) * k;
     let q: [f32x4; 4] = std::array::from_fn(|c| a[c] + ((b[c] ^ flip) - a[c]) * u);
