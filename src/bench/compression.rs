@@ -5,12 +5,16 @@
 //! on the same clips at 60 Hz playback: `SampleJob` on the clip's keys
 //! (glTF-exact slerp and nlerp) and `SampleClipJob` on its `RuntimeClip`
 //! ("clip slerp", "clip nlerp": what characters play without compressed
-//! clips).
+//! clips). The five ways are then timed once more taking turns (see
+//! `interleaved.rs`): on a loaded machine that table's ratios are the ones
+//! to trust.
 //!
 //! Run: `cargo bench --bench compression` (needs ../shared).
 
 #[path = "anchor_data.rs"]
 mod anchor;
+#[path = "interleaved.rs"]
+mod interleaved;
 
 use criterion::{Criterion, Throughput};
 use std::cell::RefCell;
@@ -93,12 +97,13 @@ fn main() {
             settings,
         ));
     }
+    let mut turns = Vec::new();
     for (name, skeleton, clip, settings) in &timed {
         let (compressed, _) = compress(clip, skeleton, settings).expect("compresses");
         let runtime = RuntimeClip::new(Arc::new(clip.clone()), skeleton.rest(), &[]).expect("runtime clip");
         let mut group = criterion.benchmark_group(format!("sample/{name}"));
         group.throughput(Throughput::Elements(skeleton.len() as u64));
-        for mode in ["slerp", "nlerp", "clip slerp", "clip nlerp", "compressed"] {
+        for mode in MODES {
             let slot = {
                 let mut s = samples.borrow_mut();
                 s.push(Samples { clip: name.clone(), mode, joints: skeleton.len(), nanos: Vec::new() });
@@ -118,11 +123,36 @@ fn main() {
             });
         }
         group.finish();
+        let mut frames = MODES.map(|_| Frames::new(skeleton, clip, &runtime, &compressed));
+        let [a, b, c, d, e] = frames.each_mut();
+        let mut ways: [Box<dyn FnMut()>; 5] = [
+            Box::new(|| a.next(MODES[0], clip, &runtime, &compressed, skeleton.rest())),
+            Box::new(|| b.next(MODES[1], clip, &runtime, &compressed, skeleton.rest())),
+            Box::new(|| c.next(MODES[2], clip, &runtime, &compressed, skeleton.rest())),
+            Box::new(|| d.next(MODES[3], clip, &runtime, &compressed, skeleton.rest())),
+            Box::new(|| e.next(MODES[4], clip, &runtime, &compressed, skeleton.rest())),
+        ];
+        let mut refs: Vec<&mut dyn FnMut()> = ways.iter_mut().map(|w| &mut **w as &mut dyn FnMut()).collect();
+        turns.push((name.clone(), skeleton.len(), interleaved::median_ns(&mut refs, 201, 100)));
     }
     criterion.final_summary();
     println!("\nTrack compression (bound 0.01 cm at virtual vertices 3 cm from each joint)\n{table}");
     print_timing(&samples.into_inner());
+    println!("\nthe same, taking turns (201 rounds of 100 frames each, thread CPU time, median round)");
+    println!("{:<28} {:>11} {:>10} {:>10} {:>13}", "clip", "mode", "ns/frame", "ns/joint", "vs this mode");
+    for (clip, joints, ns) in turns {
+        for (mode, t) in MODES.iter().zip(&ns) {
+            println!(
+                "{clip:<28} {mode:>11} {t:>10.0} {:>10.1} {:>12.2}x",
+                t / joints as f64,
+                t / ns[MODES.len() - 1]
+            );
+        }
+    }
 }
+
+/// The ways timed: `SampleJob`, `SampleClipJob`, `CompressedSampleJob` (last).
+const MODES: [&str; 5] = ["slerp", "nlerp", "clip slerp", "clip nlerp", "compressed"];
 
 /// Playback state for one timed clip: a 60 Hz clock and the three kinds of cursor.
 struct Frames {
