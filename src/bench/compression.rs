@@ -124,16 +124,10 @@ fn main() {
         }
         group.finish();
         let mut frames = MODES.map(|_| Frames::new(skeleton, clip, &runtime, &compressed));
-        let [a, b, c, d, e] = frames.each_mut();
-        let mut ways: [Box<dyn FnMut()>; 5] = [
-            Box::new(|| a.next(MODES[0], clip, &runtime, &compressed, skeleton.rest())),
-            Box::new(|| b.next(MODES[1], clip, &runtime, &compressed, skeleton.rest())),
-            Box::new(|| c.next(MODES[2], clip, &runtime, &compressed, skeleton.rest())),
-            Box::new(|| d.next(MODES[3], clip, &runtime, &compressed, skeleton.rest())),
-            Box::new(|| e.next(MODES[4], clip, &runtime, &compressed, skeleton.rest())),
-        ];
-        let mut refs: Vec<&mut dyn FnMut()> = ways.iter_mut().map(|w| &mut **w as &mut dyn FnMut()).collect();
-        turns.push((name.clone(), skeleton.len(), interleaved::median_ns(&mut refs, 201, 100)));
+        let ns = interleaved::median_ns(MODES.len(), 201, 100, |w| {
+            frames[w].next(MODES[w], clip, &runtime, &compressed, skeleton.rest())
+        });
+        turns.push((name.clone(), skeleton.len(), ns));
     }
     criterion.final_summary();
     println!("\nTrack compression (bound 0.01 cm at virtual vertices 3 cm from each joint)\n{table}");

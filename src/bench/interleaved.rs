@@ -13,15 +13,15 @@ pub fn thread_cpu_time() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-/// Median CPU nanoseconds per call of each of `ways`, over `rounds` turns
-/// of `calls` calls each.
-pub fn median_ns(ways: &mut [&mut dyn FnMut()], rounds: usize, calls: usize) -> Vec<f64> {
-    let mut runs = vec![Vec::with_capacity(rounds); ways.len()];
+/// Median CPU nanoseconds per call of `call(way)` for each way in
+/// `0..ways`, over `rounds` turns of `calls` calls each.
+pub fn median_ns(ways: usize, rounds: usize, calls: usize, mut call: impl FnMut(usize)) -> Vec<f64> {
+    let mut runs = vec![Vec::with_capacity(rounds); ways];
     for _ in 0..rounds {
-        for (way, runs) in ways.iter_mut().zip(&mut runs) {
+        for (way, runs) in runs.iter_mut().enumerate() {
             let start = thread_cpu_time();
             for _ in 0..calls {
-                way();
+                call(way);
             }
             runs.push((thread_cpu_time() - start).as_nanos() as f64 / calls as f64);
         }

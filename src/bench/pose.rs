@@ -84,17 +84,16 @@ fn main() {
             });
         }
         group.finish();
-        let mut modes = [
+        let mut characters = [
             (character(&model, a, b), RotationBlend::Slerp),
             (character(&model, a, b), RotationBlend::Nlerp),
             (character(&compressed, a, b), RotationBlend::Nlerp),
-        ];
-        let [slerp, nlerp, packed] = modes.each_mut().map(|(character, blend)| {
-            character.set_rotation_sampling(*blend);
-            move || character.update(1.0 / 60.0).expect("update")
+        ]
+        .map(|(mut character, blend)| {
+            character.set_rotation_sampling(blend);
+            character
         });
-        let (mut slerp, mut nlerp, mut packed) = (slerp, nlerp, packed);
-        let ns = interleaved::median_ns(&mut [&mut slerp, &mut nlerp, &mut packed], 201, 200);
+        let ns = interleaved::median_ns(3, 201, 200, |w| characters[w].update(1.0 / 60.0).expect("update"));
         turns.push((name, joints, ns));
     }
     criterion.final_summary();

@@ -4,8 +4,9 @@
 //! span they are good for. A frame decodes only the keys of the tracks
 //! whose span playback left, and of those only the keys not cached already
 //! (forward playback decodes each key once per loop); seeking, looping and
-//! playing backwards find the new span by a search. Tracks are cached four to a SIMD block, the
-//! rotations apart from the translations and scales, component-major.
+//! playing backwards find the new span by a search. Tracks are cached four
+//! to a SIMD block, the rotations apart from the translations and scales,
+//! component-major.
 //!
 //! Only a hint: what a track gives at a time depends on the two keys around
 //! that time, never on where the cursor was before.
@@ -75,7 +76,8 @@ const PADDING: Span =
 
 /// Per-character sampling state of one compressed clip (see the module
 /// documentation): 56 bytes per stored rotation track, 48 per translation
-/// or scale track (rounded up to blocks of four), and the cursor of its morph tracks.
+/// or scale track (rounded up to blocks of four), and the cursor of its
+/// morph tracks.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompressedCursor {
     /// Id of the clip the cached keys came from.
