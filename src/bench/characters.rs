@@ -146,7 +146,7 @@ fn main() {
         bytes as f64 / n as f64
     );
     drop(system);
-    // The same with compressed clips (their cursors keep one key index per track).
+    // The same with compressed clips (their cursors cache decoded keys).
     let options = LoadOptions { compressed_clips: true, ..LoadOptions::default() };
     let compressed = Arc::new(load_default_character_with(&options).expect("built-in character"));
     let (system, bytes) = count_bytes(|| crowd(&compressed, &controller, n, 1, EvaluationRate::EveryFrame));

@@ -1,22 +1,33 @@
 //! Track compression: the per-clip table (raw and compressed bytes, ratio,
 //! measured max and mean error) for every shared model and the anchor clips
 //! (the pab skeleton's walk, jog, run and crossarms from ozz-animation), then
-//! the cost of sampling a compressed clip against the uncompressed sampler
-//! (glTF-exact slerp and nlerp) on the same clips at 60 Hz playback.
+//! the cost of sampling a compressed clip against the uncompressed samplers
+//! on the same clips at 60 Hz playback: `SampleJob` on the clip's keys
+//! (glTF-exact slerp and nlerp) and `SampleClipJob` on its `RuntimeClip`
+//! ("clip slerp", "clip nlerp": what characters play without compressed
+//! clips). The five ways are then timed once more taking turns (see
+//! `interleaved.rs`): on a loaded machine that table's ratios are the ones
+//! to trust.
 //!
 //! Run: `cargo bench --bench compression` (needs ../shared).
 
 #[path = "anchor_data.rs"]
 mod anchor;
+#[path = "interleaved.rs"]
+mod interleaved;
 
 use criterion::{Criterion, Throughput};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use vkskin::anim::compression::{
     CompressedClip, CompressedCursor, CompressedSampleJob, CompressionSettings, compress,
 };
-use vkskin::anim::{Clip, RotationBlend, SampleJob, SamplingCursor, Skeleton, Transform};
+use vkskin::anim::{
+    Clip, ClipCursor, RotationBlend, RuntimeClip, SampleClipJob, SampleJob, SamplingCursor, Skeleton,
+    Transform,
+};
 use vkskin::cli::compression::{ClipCompression, compress_all, to_text};
 
 /// Clips timed (model file under ../shared/assets, clip), besides the anchor walk.
@@ -86,22 +97,24 @@ fn main() {
             settings,
         ));
     }
+    let mut turns = Vec::new();
     for (name, skeleton, clip, settings) in &timed {
         let (compressed, _) = compress(clip, skeleton, settings).expect("compresses");
+        let runtime = RuntimeClip::new(Arc::new(clip.clone()), skeleton.rest(), &[]).expect("runtime clip");
         let mut group = criterion.benchmark_group(format!("sample/{name}"));
         group.throughput(Throughput::Elements(skeleton.len() as u64));
-        for mode in ["slerp", "nlerp", "compressed"] {
+        for mode in MODES {
             let slot = {
                 let mut s = samples.borrow_mut();
                 s.push(Samples { clip: name.clone(), mode, joints: skeleton.len(), nanos: Vec::new() });
                 s.len() - 1
             };
-            let mut frames = Frames::new(skeleton, clip, &compressed);
+            let mut frames = Frames::new(skeleton, clip, &runtime, &compressed);
             group.bench_function(mode, |bencher| {
                 bencher.iter_custom(|iters| {
                     let start = Instant::now();
                     for _ in 0..iters {
-                        frames.next(mode, clip, &compressed, skeleton.rest());
+                        frames.next(mode, clip, &runtime, &compressed, skeleton.rest());
                     }
                     let elapsed = start.elapsed();
                     samples.borrow_mut()[slot].nanos.push(elapsed.as_nanos() as f64 / iters.max(1) as f64);
@@ -110,35 +123,64 @@ fn main() {
             });
         }
         group.finish();
+        let mut frames = MODES.map(|_| Frames::new(skeleton, clip, &runtime, &compressed));
+        let ns = interleaved::median_ns(MODES.len(), 201, 100, |w| {
+            frames[w].next(MODES[w], clip, &runtime, &compressed, skeleton.rest())
+        });
+        turns.push((name.clone(), skeleton.len(), ns));
     }
     criterion.final_summary();
     println!("\nTrack compression (bound 0.01 cm at virtual vertices 3 cm from each joint)\n{table}");
     print_timing(&samples.into_inner());
+    println!("\nthe same, taking turns (201 rounds of 100 frames each, thread CPU time, median round)");
+    println!("{:<28} {:>11} {:>10} {:>10} {:>13}", "clip", "mode", "ns/frame", "ns/joint", "vs this mode");
+    for (clip, joints, ns) in turns {
+        for (mode, t) in MODES.iter().zip(&ns) {
+            println!(
+                "{clip:<28} {mode:>11} {t:>10.0} {:>10.1} {:>12.2}x",
+                t / joints as f64,
+                t / ns[MODES.len() - 1]
+            );
+        }
+    }
 }
 
-/// Playback state for one timed clip: a 60 Hz clock and both kinds of cursor.
+/// The ways timed: `SampleJob`, `SampleClipJob`, `CompressedSampleJob` (last).
+const MODES: [&str; 5] = ["slerp", "nlerp", "clip slerp", "clip nlerp", "compressed"];
+
+/// Playback state for one timed clip: a 60 Hz clock and the three kinds of cursor.
 struct Frames {
     time: f64,
     duration: f64,
     cursor: SamplingCursor,
+    clip_cursor: ClipCursor,
     compressed_cursor: CompressedCursor,
     output: Vec<Transform>,
 }
 
 impl Frames {
-    fn new(skeleton: &Skeleton, clip: &Clip, compressed: &CompressedClip) -> Self {
+    fn new(skeleton: &Skeleton, clip: &Clip, runtime: &RuntimeClip, compressed: &CompressedClip) -> Self {
         Frames {
             time: 0.0,
             duration: f64::from(clip.duration),
             cursor: SamplingCursor::new(clip),
+            clip_cursor: ClipCursor::new(runtime),
             compressed_cursor: CompressedCursor::new(compressed),
             output: vec![Transform::IDENTITY; skeleton.len()],
         }
     }
 
     /// Samples one frame and moves the clock on by 1/60 s (looping).
-    fn next(&mut self, mode: &str, clip: &Clip, compressed: &CompressedClip, rest: &[Transform]) {
+    fn next(
+        &mut self,
+        mode: &str,
+        clip: &Clip,
+        runtime: &RuntimeClip,
+        compressed: &CompressedClip,
+        rest: &[Transform],
+    ) {
         let time = self.time;
+        let blend = if mode.ends_with("slerp") { RotationBlend::Slerp } else { RotationBlend::Nlerp };
         if mode == "compressed" {
             CompressedSampleJob {
                 clip: compressed,
@@ -151,13 +193,24 @@ impl Frames {
             }
             .run()
             .expect("samples");
+        } else if mode.starts_with("clip") {
+            SampleClipJob {
+                clip: runtime,
+                time,
+                rotation_blend: blend,
+                cursor: &mut self.clip_cursor,
+                output: &mut self.output,
+                morph_output: &mut [],
+            }
+            .run()
+            .expect("samples");
         } else {
             SampleJob {
                 clip,
                 time,
                 rest,
                 rest_morph_weights: &[],
-                rotation_blend: if mode == "slerp" { RotationBlend::Slerp } else { RotationBlend::Nlerp },
+                rotation_blend: blend,
                 cursor: &mut self.cursor,
                 output: &mut self.output,
                 morph_output: &mut [],

@@ -5,7 +5,14 @@
 //! their bit streams) as ratios against glTF-exact slerp measured in the
 //! same run.
 //!
+//! The same three ways are then timed once more taking turns (see
+//! `interleaved.rs`): on a loaded machine that table's ratios are the ones
+//! to trust.
+//!
 //! Run: `cargo bench --bench pose` (needs ../shared/assets).
+
+#[path = "interleaved.rs"]
+mod interleaved;
 
 use criterion::{Criterion, Throughput};
 use std::cell::RefCell;
@@ -42,6 +49,7 @@ fn main() {
     }
     let mut criterion = Criterion::default().configure_from_args();
     let samples: RefCell<Vec<Samples>> = RefCell::new(Vec::new());
+    let mut turns = Vec::new();
     for (file, a, b) in CASES {
         let model = vkskin::asset::load(&assets.join(file)).expect("load");
         let options = LoadOptions { compressed_clips: true, ..LoadOptions::default() };
@@ -76,9 +84,41 @@ fn main() {
             });
         }
         group.finish();
+        let mut characters = [
+            (character(&model, a, b), RotationBlend::Slerp),
+            (character(&model, a, b), RotationBlend::Nlerp),
+            (character(&compressed, a, b), RotationBlend::Nlerp),
+        ]
+        .map(|(mut character, blend)| {
+            character.set_rotation_sampling(blend);
+            character
+        });
+        let ns = interleaved::median_ns(3, 201, 200, |w| characters[w].update(1.0 / 60.0).expect("update"));
+        turns.push((name, joints, ns));
     }
     criterion.final_summary();
     print_report(&samples.into_inner());
+    println!("\nthe same, taking turns (201 rounds of 200 updates each, thread CPU time, median round)");
+    println!(
+        "{:<18} {:>6} {:>14} {:>14} {:>12} {:>19} {:>17} {:>17}",
+        "character",
+        "joints",
+        "slerp ns/joint",
+        "nlerp ns/joint",
+        "nlerp/slerp",
+        "compressed ns/joint",
+        "compressed/slerp",
+        "compressed/nlerp"
+    );
+    for (name, joints, ns) in turns {
+        let [s, n, c] = [ns[0], ns[1], ns[2]].map(|v| v / joints as f64);
+        println!(
+            "{name:<18} {joints:>6} {s:>14.1} {n:>14.1} {:>12.2} {c:>19.1} {:>17.2} {:>17.2}",
+            n / s,
+            c / s,
+            c / n
+        );
+    }
 }
 
 /// Per-iteration nanoseconds of every criterion sample of one case.

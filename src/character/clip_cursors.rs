@@ -50,8 +50,9 @@ impl ClipCursors {
     /// Samples rig clip `clip` at `time` into `out` (joints and weights
     /// without a track take the rig's rest values). Runtime clips
     /// interpolate LINEAR rotations as `rotation_blend` says; compressed
-    /// clips always nlerp between their stored keys (what the compressor
-    /// measured its bound with, against the exact slerp).
+    /// clips always nlerp between their stored keys, the ratio corrected to
+    /// follow slerp on slerped tracks (what the compressor measured its
+    /// bound with, against the exact slerp).
     pub(crate) fn sample(
         &mut self,
         rig: &Rig,

@@ -3,6 +3,7 @@
 //! clip's error bound, converted with the error metric's scales).
 
 use super::Property;
+use super::interpolation::{coefficient, corrected_ratio};
 use super::quantize::{MAX_BITS, Range, from_smallest_three, smallest_three};
 
 /// A value: translation or scale in x, y, z (w unused), or a quaternion as
@@ -27,6 +28,8 @@ pub struct TrackInput {
     pub rest: Value,
     /// Object-space movement per unit of local error (see `local_error`).
     pub error_scale: f64,
+    /// Rotations: the runtime corrects nlerp's ratio to follow slerp.
+    pub corrected: bool,
 }
 
 /// A track as it is stored.
@@ -78,18 +81,16 @@ fn normalized(q: &Value) -> Value {
 }
 
 /// Interpolates two stored values as the runtime sampler does: lerp, or a
-/// normalised lerp on the short arc for rotations.
-pub fn interpolate(property: Property, a: &Value, b: &Value, s: f64) -> Value {
-    let sign = if property == Property::Rotation && a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>() < 0.0 {
-        -1.0
-    } else {
-        1.0
-    };
-    let mut out = [0.0; 4];
-    for i in 0..4 {
-        out[i] = a[i] * (1.0 - s) + sign * b[i] * s;
+/// normalised lerp on the short arc for rotations, its ratio `corrected`
+/// to follow slerp or not (see [`interpolation`](super::interpolation)).
+pub fn interpolate(property: Property, a: &Value, b: &Value, s: f64, corrected: bool) -> Value {
+    if property != Property::Rotation {
+        return [0, 1, 2, 3].map(|i| a[i] + (b[i] - a[i]) * s);
     }
-    if property == Property::Rotation { normalized(&out) } else { out }
+    let dot = a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+    let b = if dot < 0.0 { b.map(|c| -c) } else { *b };
+    let u = if corrected { corrected_ratio(s, coefficient(dot.abs())) } else { s };
+    normalized(&[0, 1, 2, 3].map(|i| a[i] + (b[i] - a[i]) * u))
 }
 
 /// The components stored for `value`.
@@ -214,7 +215,7 @@ fn reduce(input: &TrackInput, decoded: &[Value], tol: f64) -> Vec<usize> {
             let value = if input.step {
                 if *t < tb { decoded[i] } else { decoded[k] }
             } else {
-                interpolate(property, &decoded[i], &decoded[k], (t - ta) / (tb - ta))
+                interpolate(property, &decoded[i], &decoded[k], (t - ta) / (tb - ta), input.corrected)
             };
             local_error(property, exact, &value) <= tol
         })
@@ -242,7 +243,7 @@ mod tests {
             grid.push(w[0]);
             let mid = (w[0].0 + w[1].0) / 2.0;
             let s = if step { 0.0 } else { 0.5 };
-            grid.push((mid, interpolate(property, &w[0].1, &w[1].1, s)));
+            grid.push((mid, interpolate(property, &w[0].1, &w[1].1, s, false)));
         }
         grid.push(*keys.last().unwrap());
         TrackInput {
@@ -253,6 +254,7 @@ mod tests {
             grid,
             rest: [0.0, 0.0, 0.0, 0.0],
             error_scale: 1.0,
+            corrected: false,
         }
     }
 

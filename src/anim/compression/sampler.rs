@@ -1,29 +1,18 @@
-//! Sampling a compressed clip straight from its bit stream: the same output
-//! as `SampleJob` (local transforms, rest values where a clip has no track,
-//! morph weights), decoding only the two keys around the time of each
-//! animated track.
+//! Sampling a compressed clip: the same output as `SampleJob` (local
+//! transforms, rest values where a clip has no track, morph weights), from
+//! the keys the character's [`CompressedCursor`] decoded, four tracks per
+//! SIMD operation. Tracks whose cached keys do not hold at the time decode
+//! theirs from the bit stream first.
 
-use super::quantize::{from_smallest_three, load_bits, read_bits};
-use super::{CompressedClip, PackedTrack, Property};
+use super::cursor::{
+    CompressedCursor, LANES, RotationBlock, Span, VectorBlock, refill_rotation, refill_vector,
+};
+use super::interpolation::C;
+use super::{CompressedClip, Property};
 use crate::anim::job::{JobError, check_len};
-use crate::anim::{SampleJob, SamplingCursor, Transform};
+use crate::anim::{SampleJob, Transform};
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
-
-/// Per-character lookup state for one compressed clip: the last key used
-/// by each stored track, and the cursor of its morph tracks. Only a hint:
-/// results never depend on it.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct CompressedCursor {
-    keys: Vec<u32>,
-    morph: SamplingCursor,
-}
-
-impl CompressedCursor {
-    /// A cursor for `clip`, at its first keys.
-    pub fn new(clip: &CompressedClip) -> Self {
-        CompressedCursor { keys: vec![0; clip.tracks.len()], morph: SamplingCursor::new(&clip.morph) }
-    }
-}
+use wide::{CmpGe, CmpLt, f32x4};
 
 /// Samples a compressed clip at one time into a local pose.
 #[derive(Debug)]
@@ -36,7 +25,8 @@ pub struct CompressedSampleJob<'a> {
     pub rest: &'a [Transform],
     /// Rest weight per morph slot.
     pub rest_morph_weights: &'a [f32],
-    /// Cached key positions, made for this clip.
+    /// This character's decoded keys of the clip (a cursor made for another
+    /// clip of the same sizes is emptied first).
     pub cursor: &'a mut CompressedCursor,
     /// Sampled local transforms, as long as `rest`.
     pub output: &'a mut [Transform],
@@ -53,11 +43,10 @@ impl CompressedSampleJob<'_> {
         check_len("compressed sample: rest (skeleton of another size?)", self.rest.len(), self.clip.joints)?;
         check_len("compressed sample: output", self.output.len(), self.rest.len())?;
         check_len("compressed sample: morph_output", self.morph_output.len(), self.rest_morph_weights.len())?;
-        check_len(
-            "compressed sample: cursor (made for another clip?)",
-            self.cursor.keys.len(),
-            self.clip.tracks.len(),
-        )
+        if !self.cursor.fits(self.clip) {
+            return Err(JobError::new("compressed sample: cursor made for a clip of another size"));
+        }
+        Ok(())
     }
 
     /// Validates, then samples. Never allocates.
@@ -93,35 +82,37 @@ impl CompressedSampleJob<'_> {
                 Property::Scale => out.scale = Vector3::new(x, y, z),
             }
         }
-        let stream = &clip.stream[..];
-        let times = &clip.times[..];
-        let time_bits = u32::from(clip.time_bits);
-        for (track, cursor) in clip.tracks.iter().zip(self.cursor.keys.iter_mut()) {
-            let reader = KeyReader { stream, times, time_bits, track };
-            let out = &mut self.output[track.joint as usize];
-            let (k, s) = reader.locate(self.time, cursor);
-            let a = reader.components(k);
-            if track.property == Property::Rotation {
-                let a = from_smallest_three(a, usize::from(track.dropped));
-                let q = if s > 0.0 {
-                    let b = from_smallest_three(reader.components(k + 1), usize::from(track.dropped));
-                    nlerp(a, b, s)
-                } else {
-                    a
-                };
-                out.rotation = UnitQuaternion::new_unchecked(Quaternion::new(q[3], q[0], q[1], q[2]));
-            } else {
-                let v = if s > 0.0 {
-                    let b = reader.components(k + 1);
-                    [0, 1, 2].map(|i| a[i] + (b[i] - a[i]) * s)
-                } else {
-                    a
-                };
-                let v = Vector3::new(v[0], v[1], v[2]);
+        self.cursor.follow(clip);
+        let time = Time::new(self.time);
+        let t = self.time;
+        let rotations = clip.rotation_tracks;
+        for b in 0..self.cursor.rotations.len() {
+            let stale = time.stale(&self.cursor.rotations[b].span);
+            for l in (0..LANES).filter(|l| stale & (1 << l) != 0) {
+                refill_rotation(clip, self.cursor, b * LANES + l, t);
+            }
+            let q = nlerp_block(&self.cursor.rotations[b], &clip.corrected[b], &time).map(f32x4::to_array);
+            let tracks = &clip.tracks[b * LANES..rotations.min((b + 1) * LANES)];
+            for (l, track) in tracks.iter().enumerate() {
+                self.output[track.joint as usize].rotation =
+                    UnitQuaternion::new_unchecked(Quaternion::new(q[3][l], q[0][l], q[1][l], q[2][l]));
+            }
+        }
+        let vectors = &clip.tracks[rotations..];
+        for b in 0..self.cursor.vectors.len() {
+            let stale = time.stale(&self.cursor.vectors[b].span);
+            for l in (0..LANES).filter(|l| stale & (1 << l) != 0) {
+                refill_vector(clip, self.cursor, b * LANES + l, t);
+            }
+            let v = lerp_block(&self.cursor.vectors[b], &time).map(f32x4::to_array);
+            let tracks = &vectors[b * LANES..vectors.len().min((b + 1) * LANES)];
+            for (l, track) in tracks.iter().enumerate() {
+                let out = &mut self.output[track.joint as usize];
+                let value = Vector3::new(v[0][l], v[1][l], v[2][l]);
                 if track.property == Property::Translation {
-                    out.translation = v;
+                    out.translation = value;
                 } else {
-                    out.scale = v;
+                    out.scale = value;
                 }
             }
         }
@@ -129,127 +120,145 @@ impl CompressedSampleJob<'_> {
     }
 }
 
-/// Normalised lerp on the short arc (what key reduction assumed).
+/// The sampled time in f32, four lanes: `down`, the largest f32 at or
+/// below it, decides where cached keys hold exactly as f64 comparisons
+/// against the f32 key times would (`t >= lo` exactly when `down >= lo`,
+/// `t < hi` exactly when `down < hi`), so STEP keys and clamping switch at
+/// the same instant whatever the cursor; `nearest` gives the ratios.
+struct Time {
+    down: f32x4,
+    nearest: f32x4,
+}
+
+impl Time {
+    fn new(t: f64) -> Self {
+        // Finite: ratios of holding lanes are `(nearest - 0) * 0`.
+        let nearest = (t as f32).clamp(f32::MIN, f32::MAX);
+        let down = if f64::from(nearest) > t { nearest.next_down() } else { nearest };
+        Time { down: f32x4::splat(down), nearest: f32x4::splat(nearest) }
+    }
+
+    /// Lanes whose cached keys do not hold at this time, one bit each.
+    #[inline(always)]
+    fn stale(&self, span: &Span) -> i32 {
+        let holds = self.down.cmp_ge(f32x4::from(span.lo)) & self.down.cmp_lt(f32x4::from(span.hi));
+        !holds.move_mask() & 0b1111
+    }
+
+    /// The ratio of each lane between its cached keys, in [0, 1].
+    #[inline(always)]
+    fn ratios(&self, span: &Span) -> f32x4 {
+        ((self.nearest - f32x4::from(span.t0)) * f32x4::from(span.inv)).fast_min(f32x4::ONE)
+    }
+}
+
+/// Translations or scales of four lanes: `a + (b - a) s`.
 #[inline(always)]
-fn nlerp(a: [f32; 4], b: [f32; 4], s: f32) -> [f32; 4] {
-    let dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
-    let sb = if dot < 0.0 { -s } else { s };
-    let sa = 1.0 - s;
-    let q = [0, 1, 2, 3].map(|i| a[i] * sa + b[i] * sb);
-    let n = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
-    if n > 0.0 {
-        let inv = 1.0 / n.sqrt();
-        q.map(|c| c * inv)
-    } else {
-        a
-    }
+fn lerp_block(block: &VectorBlock, time: &Time) -> [f32x4; 3] {
+    let s = time.ratios(&block.span);
+    std::array::from_fn(|c| {
+        let a = f32x4::from(block.a[c]);
+        a + (f32x4::from(block.b[c]) - a) * s
+    })
 }
 
-/// Keys a forward step may move on before a binary search takes over.
-const FORWARD_STEPS: u32 = 4;
-
-/// Reads one stored track's keys from the clip's bit stream.
-struct KeyReader<'a> {
-    stream: &'a [u8],
-    times: &'a [f32],
-    time_bits: u32,
-    track: &'a PackedTrack,
+/// Rotations of four lanes: normalised lerp on the short arc, the ratio
+/// corrected to follow slerp in the `corrected` lanes (see
+/// [`interpolation`](super::interpolation); keys held have a dot product
+/// of 1, so no correction), normalising with the reciprocal square root
+/// estimate refined by one Newton step (as ozz-animation does; relative
+/// error below 1e-6). Between two unit keys on the short arc the lerp is at least
+/// 0.7 long, so no lane needs a fallback for zero length.
+#[inline(always)]
+fn nlerp_block(block: &RotationBlock, corrected: &[f32; LANES], time: &Time) -> [f32x4; 4] {
+    let s = time.ratios(&block.span);
+    let (a, b) = (block.a.map(f32x4::from), block.b.map(f32x4::from));
+    let dot = (a[0] * b[0] + a[2] * b[2]) + (a[1] * b[1] + a[3] * b[3]);
+    // The sign bit of the dot product flips `b` onto `a`'s side.
+    let flip = dot & f32x4::splat(-0.0);
+    let x = (f32x4::ONE - (dot ^ flip)).fast_max(f32x4::ZERO);
+    let [c0, c1, c2] = C.map(|c| f32x4::splat(c as f32));
+    let k = (x * (c0 + x * (c1 + x * c2))) & f32x4::from(*corrected);
+    let half = f32x4::splat(0.5);
+    let u = s + s * (s - half) * (s - f32x4::ONE) * k;
+    let q: [f32x4; 4] = std::array::from_fn(|c| a[c] + ((b[c] ^ flip) - a[c]) * u);
+    let n2 = (q[0] * q[0] + q[2] * q[2]) + (q[1] * q[1] + q[3] * q[3]);
+    let r = n2.recip_sqrt();
+    let inv = r * (f32x4::splat(1.5) - half * n2 * r * r);
+    q.map(|c| c * inv)
 }
 
-impl KeyReader<'_> {
-    /// Bit offset of key `k`.
-    #[inline(always)]
-    fn key_start(&self, k: u32) -> u64 {
-        let key_bits = self.time_bits + 3 * u32::from(self.track.bits);
-        u64::from(self.track.bit_offset) + u64::from(k) * u64::from(key_bits)
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::anim::compression::{CompressionSettings, compress};
+    use crate::anim::{Clip, Interpolation, JointTracks, NO_PARENT, Skeleton, Track};
 
-    /// Time of key `k`.
-    #[inline(always)]
-    fn time(&self, k: u32) -> f64 {
-        let index = read_bits(self.stream, self.key_start(k), self.time_bits) as usize;
-        f64::from(self.times.get(index).copied().unwrap_or(0.0))
-    }
-
-    /// Decoded components of key `k`: one 64-bit load when the three fit.
-    #[inline(always)]
-    fn components(&self, k: u32) -> [f32; 3] {
-        let bits = u32::from(self.track.bits);
-        let start = self.key_start(k) + u64::from(self.time_bits);
-        let r = &self.track.ranges;
-        let mask = (1u64 << bits) - 1;
-        if 3 * bits <= 56 {
-            let word = load_bits(self.stream, start);
-            [
-                r[0].value((word & mask) as u32),
-                r[1].value(((word >> bits) & mask) as u32),
-                r[2].value(((word >> (2 * bits)) & mask) as u32),
-            ]
-        } else {
-            let field = |i: u32| read_bits(self.stream, start + u64::from(i * bits), bits);
-            [r[0].value(field(0)), r[1].value(field(1)), r[2].value(field(2))]
-        }
-    }
-
-    /// The key at or before `t` and the fraction towards the next one (0 at
-    /// a key, before the first and after the last; the next key for STEP
-    /// only counts from its own time). `cached` is the last key used.
-    #[inline(always)]
-    fn locate(&self, t: f64, cached: &mut u32) -> (u32, f32) {
-        let n = self.track.keys;
-        if n == 1 || t <= self.time(0) {
-            *cached = 0;
-            return (0, 0.0);
-        }
-        if t >= self.time(n - 1) {
-            *cached = n - 1;
-            return (n - 1, 0.0);
-        }
-        // Here n >= 2 and first < t < last: forward playback stays in the
-        // cached interval or moves a few keys on (resampled tracks can have
-        // keys closer than a frame).
-        let c = (*cached).min(n - 2);
-        let (mut k, mut ta) = (c, self.time(c));
-        let mut next = None;
-        if ta <= t {
-            let mut tb = self.time(c + 1);
-            let mut steps = 0;
-            while tb <= t && steps < FORWARD_STEPS {
-                // t < last, so k + 2 < n here.
-                k += 1;
-                ta = tb;
-                tb = self.time(k + 1);
-                steps += 1;
-            }
-            next = (t < tb).then_some(tb);
-        }
-        let tb = match next {
-            Some(tb) => tb,
-            None => {
-                k = self.search(t);
-                ta = self.time(k);
-                self.time(k + 1)
-            }
+    /// One joint whose x translation has keys `xs` at `times`.
+    fn clip(times: [f32; 3], xs: [f32; 3], interpolation: Interpolation) -> (Skeleton, CompressedClip) {
+        let skeleton = Skeleton::new(vec!["j".into()], vec![NO_PARENT], vec![Transform::IDENTITY]).unwrap();
+        let track = Track {
+            times: times.to_vec(),
+            values: xs.map(|x| Vector3::new(x, 0.0, 0.0)).to_vec(),
+            interpolation,
         };
-        *cached = k;
-        if self.track.step || tb <= ta {
-            return (k, 0.0);
-        }
-        (k, ((t - ta) / (tb - ta)) as f32)
+        let mut clip = Clip {
+            joint_tracks: vec![JointTracks {
+                joint: 0,
+                translation: Some(track),
+                rotation: None,
+                scale: None,
+            }],
+            ..Clip::default()
+        };
+        clip.update_duration();
+        let (compressed, _) = compress(&clip, &skeleton, &CompressionSettings::default()).unwrap();
+        assert_eq!((compressed.tracks.len(), compressed.rotation_tracks), (1, 0));
+        (skeleton, compressed)
     }
 
-    /// Binary search for the last key at or before `t`, in `0..n-1`.
-    fn search(&self, t: f64) -> u32 {
-        let (mut lo, mut hi) = (0, self.track.keys - 1);
-        // Invariant: time(lo) <= t < time(hi).
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if self.time(mid) <= t {
-                lo = mid;
-            } else {
-                hi = mid;
+    fn x_at(skeleton: &Skeleton, clip: &CompressedClip, cursor: &mut CompressedCursor, time: f64) -> f32 {
+        let mut output = [Transform::IDENTITY];
+        CompressedSampleJob {
+            clip,
+            time,
+            rest: skeleton.rest(),
+            rest_morph_weights: &[],
+            cursor,
+            output: &mut output,
+            morph_output: &mut [],
+        }
+        .run()
+        .unwrap();
+        output[0].translation.x
+    }
+
+    #[test]
+    fn a_cursor_made_for_another_clip_is_emptied_first() {
+        let (skeleton, a) = clip([0.0, 0.5, 1.0], [0.0, 1.0, 0.0], Interpolation::Linear);
+        let (_, b) = clip([0.0, 0.5, 1.0], [5.0, 9.0, 2.0], Interpolation::Linear);
+        let mut cursor = CompressedCursor::new(&a);
+        assert!((x_at(&skeleton, &a, &mut cursor, 0.25) - 0.5).abs() < 1e-4);
+        // Same sizes, so the cursor fits; its keys are a's.
+        let x = x_at(&skeleton, &b, &mut cursor, 0.25);
+        assert_eq!(x, x_at(&skeleton, &b, &mut CompressedCursor::new(&b), 0.25));
+        assert!((x - 7.0).abs() < 1e-4, "{x}");
+    }
+
+    #[test]
+    fn step_keys_and_clamping_switch_at_the_key_times_whatever_the_cursor() {
+        let (skeleton, c) = clip([0.5, 1.0, 1.5], [1.0, 2.0, 3.0], Interpolation::Step);
+        // Just below 1.0 in f64 rounds to 1.0 in f32, yet still holds key 0.
+        let below = 1.0 - 1e-12;
+        let expected =
+            [(-3.0, 1.0), (0.5, 1.0), (below, 1.0), (1.0, 2.0), (1.4, 2.0), (1.5, 3.0), (1e40, 3.0)];
+        let mut kept = CompressedCursor::new(&c);
+        for order in [expected.to_vec(), expected.iter().rev().copied().collect()] {
+            for (t, want) in order {
+                let got = x_at(&skeleton, &c, &mut kept, t);
+                assert_eq!(got, x_at(&skeleton, &c, &mut CompressedCursor::new(&c), t), "at {t}");
+                assert!((got - want).abs() < 1e-3, "at {t}: {got}, expected {want}");
             }
         }
-        lo
     }
 }

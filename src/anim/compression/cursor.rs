@@ -1,0 +1,356 @@
+//! The per-character decoded-key cache of a compressed clip, as the
+//! runtimes of ozz-animation and ACL keep one: for every stored track, the
+//! two keys around the last sampled time, decoded to f32, with the time
+//! span they are good for. A frame decodes only the keys of the tracks
+//! whose span playback left, and of those only the keys not cached already
+//! (forward playback decodes each key once per loop); seeking, looping and
+//! playing backwards find the new span by a search. Tracks are cached four
+//! to a SIMD block, the rotations apart from the translations and scales,
+//! component-major.
+//!
+//! Only a hint: what a track gives at a time depends on the two keys around
+//! that time, never on where the cursor was before.
+
+use super::quantize::{from_smallest_three, load_bits, read_bits};
+use super::{CompressedClip, PackedTrack};
+use crate::anim::SamplingCursor;
+
+/// Tracks per SIMD block.
+pub(crate) const LANES: usize = 4;
+
+/// Where four lanes' cached keys are good for and their ratios.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(C, align(16))]
+pub(crate) struct Span {
+    /// The keys hold for times `lo <= t < hi` (f32 key times; the
+    /// comparisons are made exact for f64 times, see the sampler).
+    pub(crate) lo: [f32; LANES],
+    pub(crate) hi: [f32; LANES],
+    /// The ratio between the keys is `(t - t0) * inv`; `inv` is 0 where a
+    /// lane holds its first key (before a track's first key, after its
+    /// last, STEP tracks), with `t0` 0 so that the ratio is 0.
+    pub(crate) t0: [f32; LANES],
+    pub(crate) inv: [f32; LANES],
+}
+
+impl Span {
+    /// Every lane stale: the first sample finds its keys.
+    const STALE: Span = Span {
+        lo: [f32::INFINITY; LANES],
+        hi: [f32::NEG_INFINITY; LANES],
+        t0: [0.0; LANES],
+        inv: [0.0; LANES],
+    };
+
+    fn set(&mut self, l: usize, keys: &Keys) {
+        self.lo[l] = keys.lo;
+        self.hi[l] = keys.hi;
+        self.t0[l] = keys.t0;
+        self.inv[l] = keys.inv;
+    }
+}
+
+/// Four rotation tracks' cached keys `a` and `b` as decoded (quaternion
+/// components `x, y, z, w`, component-major; the sampler takes `b` on
+/// `a`'s side of the sphere).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(C, align(16))]
+pub(crate) struct RotationBlock {
+    pub(crate) a: [[f32; LANES]; 4],
+    pub(crate) b: [[f32; LANES]; 4],
+    pub(crate) span: Span,
+}
+
+/// Four translation or scale tracks' cached keys `a` and `b`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(C, align(16))]
+pub(crate) struct VectorBlock {
+    pub(crate) a: [[f32; LANES]; 3],
+    pub(crate) b: [[f32; LANES]; 3],
+    pub(crate) span: Span,
+}
+
+/// Lanes past the last track of a kind: valid forever, never written out.
+const PADDING: Span =
+    Span { lo: [f32::NEG_INFINITY; LANES], hi: [f32::INFINITY; LANES], t0: [0.0; LANES], inv: [0.0; LANES] };
+
+/// Per-character sampling state of one compressed clip (see the module
+/// documentation): 56 bytes per stored rotation track, 48 per translation
+/// or scale track (rounded up to blocks of four), and the cursor of its
+/// morph tracks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompressedCursor {
+    /// Id of the clip the cached keys came from.
+    clip: u64,
+    pub(crate) rotations: Vec<RotationBlock>,
+    pub(crate) vectors: Vec<VectorBlock>,
+    /// Per stored track, the indices of its cached keys `a` and `b`
+    /// (`u32::MAX`: none): a search starts at `a`, and keys cached already
+    /// are not decoded again.
+    pub(crate) keys: Vec<[u32; 2]>,
+    pub(crate) morph: SamplingCursor,
+}
+
+impl CompressedCursor {
+    /// A cursor for `clip`, with nothing cached yet.
+    pub fn new(clip: &CompressedClip) -> Self {
+        let rotations = clip.rotation_tracks;
+        let vectors = clip.tracks.len() - rotations;
+        let mut cursor = CompressedCursor {
+            clip: clip.id,
+            rotations: vec![
+                RotationBlock { a: [[0.0; LANES]; 4], b: [[0.0; LANES]; 4], span: Span::STALE };
+                rotations.div_ceil(LANES)
+            ],
+            vectors: vec![
+                VectorBlock { a: [[0.0; LANES]; 3], b: [[0.0; LANES]; 3], span: Span::STALE };
+                vectors.div_ceil(LANES)
+            ],
+            keys: vec![[u32::MAX; 2]; clip.tracks.len()],
+            morph: SamplingCursor::new(&clip.morph),
+        };
+        cursor.forget(clip);
+        cursor
+    }
+
+    /// Whether this cursor has the sizes `clip` needs.
+    pub(crate) fn fits(&self, clip: &CompressedClip) -> bool {
+        let rotations = clip.rotation_tracks;
+        let vectors = clip.tracks.len() - rotations;
+        self.keys.len() == clip.tracks.len()
+            && self.rotations.len() == rotations.div_ceil(LANES)
+            && self.vectors.len() == vectors.div_ceil(LANES)
+    }
+
+    /// Drops every cached key if they came from another clip (of the same
+    /// sizes, see `fits`).
+    pub(crate) fn follow(&mut self, clip: &CompressedClip) {
+        if self.clip != clip.id {
+            self.forget(clip);
+        }
+    }
+
+    /// Every track stale, padding lanes valid forever.
+    fn forget(&mut self, clip: &CompressedClip) {
+        self.clip = clip.id;
+        self.keys.fill([u32::MAX; 2]);
+        let rotations = clip.rotation_tracks;
+        let vectors = clip.tracks.len() - rotations;
+        for (b, block) in self.rotations.iter_mut().enumerate() {
+            block.span = lanes_span(b, rotations);
+        }
+        for (b, block) in self.vectors.iter_mut().enumerate() {
+            block.span = lanes_span(b, vectors);
+        }
+    }
+}
+
+/// Span of block `b` of `count` tracks before anything is cached: stale
+/// lanes, padding lanes valid forever.
+fn lanes_span(b: usize, count: usize) -> Span {
+    let mut span = Span::STALE;
+    for l in 0..LANES {
+        if b * LANES + l >= count {
+            span.lo[l] = PADDING.lo[l];
+            span.hi[l] = PADDING.hi[l];
+        }
+    }
+    span
+}
+
+/// Rotation track `i` (lane `i % LANES` of block `i / LANES`) caches the
+/// keys around `t`.
+pub(crate) fn refill_rotation(clip: &CompressedClip, cursor: &mut CompressedCursor, i: usize, t: f64) {
+    let track = &clip.tracks[i];
+    let reader = KeyReader::new(clip, track);
+    let cached = cursor.keys[i];
+    let keys = reader.around(t, cached[0]);
+    cursor.keys[i] = [keys.a, keys.b];
+    let block = &mut cursor.rotations[i / LANES];
+    let l = i % LANES;
+    let dropped = usize::from(track.dropped);
+    let lane = |v: &[[f32; LANES]; 4]| [v[0][l], v[1][l], v[2][l], v[3][l]];
+    let key = |k: u32| {
+        if k == cached[1] {
+            lane(&block.b)
+        } else if k == cached[0] {
+            lane(&block.a)
+        } else {
+            from_smallest_three(reader.components(k), dropped)
+        }
+    };
+    let a = key(keys.a);
+    let b = if keys.b == keys.a { a } else { key(keys.b) };
+    for c in 0..4 {
+        block.a[c][l] = a[c];
+        block.b[c][l] = b[c];
+    }
+    block.span.set(l, &keys);
+}
+
+/// Translation or scale track `i` (lane `i % LANES` of vector block
+/// `i / LANES`, `i` counted from the first such track) caches the keys
+/// around `t`.
+pub(crate) fn refill_vector(clip: &CompressedClip, cursor: &mut CompressedCursor, i: usize, t: f64) {
+    let index = clip.rotation_tracks + i;
+    let reader = KeyReader::new(clip, &clip.tracks[index]);
+    let cached = cursor.keys[index];
+    let keys = reader.around(t, cached[0]);
+    cursor.keys[index] = [keys.a, keys.b];
+    let block = &mut cursor.vectors[i / LANES];
+    let l = i % LANES;
+    let lane = |v: &[[f32; LANES]; 3]| [v[0][l], v[1][l], v[2][l]];
+    let key = |k: u32| {
+        if k == cached[1] {
+            lane(&block.b)
+        } else if k == cached[0] {
+            lane(&block.a)
+        } else {
+            reader.components(k)
+        }
+    };
+    let a = key(keys.a);
+    let b = if keys.b == keys.a { a } else { key(keys.b) };
+    for c in 0..3 {
+        block.a[c][l] = a[c];
+        block.b[c][l] = b[c];
+    }
+    block.span.set(l, &keys);
+}
+
+/// The keys of one track around a time, and where they hold.
+struct Keys {
+    a: u32,
+    b: u32,
+    lo: f32,
+    hi: f32,
+    t0: f32,
+    inv: f32,
+}
+
+impl Keys {
+    /// Holding key `k` for `lo <= t < hi`.
+    fn hold(k: u32, lo: f32, hi: f32) -> Self {
+        Keys { a: k, b: k, lo, hi, t0: 0.0, inv: 0.0 }
+    }
+}
+
+/// Keys a forward step may move on before a binary search takes over.
+const FORWARD_STEPS: u32 = 4;
+
+/// Reads one stored track's keys from the clip's bit stream.
+struct KeyReader<'a> {
+    stream: &'a [u8],
+    times: &'a [f32],
+    time_bits: u32,
+    track: &'a PackedTrack,
+}
+
+impl<'a> KeyReader<'a> {
+    fn new(clip: &'a CompressedClip, track: &'a PackedTrack) -> Self {
+        KeyReader { stream: &clip.stream, times: &clip.times, time_bits: u32::from(clip.time_bits), track }
+    }
+
+    /// Bit offset of key `k`.
+    #[inline(always)]
+    fn key_start(&self, k: u32) -> u64 {
+        let key_bits = self.time_bits + 3 * u32::from(self.track.bits);
+        u64::from(self.track.bit_offset) + u64::from(k) * u64::from(key_bits)
+    }
+
+    /// Time of key `k`.
+    #[inline(always)]
+    fn time(&self, k: u32) -> f32 {
+        let index = read_bits(self.stream, self.key_start(k), self.time_bits) as usize;
+        self.times.get(index).copied().unwrap_or(0.0)
+    }
+
+    /// Decoded components of key `k`: one 64-bit load when the three fit.
+    #[inline(always)]
+    fn components(&self, k: u32) -> [f32; 3] {
+        let bits = u32::from(self.track.bits);
+        let start = self.key_start(k) + u64::from(self.time_bits);
+        let r = &self.track.ranges;
+        let mask = (1u64 << bits) - 1;
+        if 3 * bits <= 56 {
+            let word = load_bits(self.stream, start);
+            [
+                r[0].value((word & mask) as u32),
+                r[1].value(((word >> bits) & mask) as u32),
+                r[2].value(((word >> (2 * bits)) & mask) as u32),
+            ]
+        } else {
+            let field = |i: u32| read_bits(self.stream, start + u64::from(i * bits), bits);
+            [r[0].value(field(0)), r[1].value(field(1)), r[2].value(field(2))]
+        }
+    }
+
+    /// The keys that give the track's value at `t`: the first key before
+    /// it, the last at or after its last key, else the key at or before `t`
+    /// and the next (held for STEP). `hint` is the last first key used
+    /// (`u32::MAX`: none).
+    fn around(&self, t: f64, hint: u32) -> Keys {
+        let n = self.track.keys;
+        // Forward playback: most often the interval after the hint's.
+        let next = hint.wrapping_add(1);
+        if next < n - 1 {
+            let lo = self.time(next);
+            if f64::from(lo) <= t {
+                let hi = self.time(next + 1);
+                if t < f64::from(hi) {
+                    return self.interval(next, lo, hi);
+                }
+            }
+        }
+        if n == 1 {
+            return Keys::hold(0, f32::NEG_INFINITY, f32::INFINITY);
+        }
+        let first = self.time(0);
+        if t < f64::from(first) {
+            return Keys::hold(0, f32::NEG_INFINITY, first);
+        }
+        let last = self.time(n - 1);
+        if t >= f64::from(last) {
+            return Keys::hold(n - 1, last, f32::INFINITY);
+        }
+        // Here n >= 2 and first <= t < last.
+        let k = self.find(t, hint.min(n - 2));
+        self.interval(k, self.time(k), self.time(k + 1))
+    }
+
+    /// Interval `k`, from key time `lo` to `hi`.
+    fn interval(&self, k: u32, lo: f32, hi: f32) -> Keys {
+        if self.track.step {
+            return Keys::hold(k, lo, hi);
+        }
+        Keys { a: k, b: k + 1, lo, hi, t0: lo, inv: 1.0 / (hi - lo) }
+    }
+
+    /// The last key at or before `t`, in `0..n-1` (first <= t < last):
+    /// forward from `hint` (playback moves a few keys on at most; resampled
+    /// tracks can have keys closer than a frame), else a binary search.
+    fn find(&self, t: f64, hint: u32) -> u32 {
+        let n = self.track.keys;
+        let mut k = hint;
+        if f64::from(self.time(k)) <= t {
+            for _ in 0..FORWARD_STEPS {
+                if t < f64::from(self.time(k + 1)) {
+                    return k;
+                }
+                // t < last, so k + 2 < n here.
+                k += 1;
+            }
+        }
+        let (mut lo, mut hi) = (0, n - 1);
+        // Invariant: time(lo) <= t < time(hi).
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if f64::from(self.time(mid)) <= t {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+}
