@@ -14,7 +14,7 @@
 //! selects its record with `PrimitiveOutput::record`.
 //!
 //! Synchronisation, all of it (see also the comments at each barrier):
-//! - Palette, weight and record buffers are host-visible, HOST_COHERENT,
+//! - Palette, weight, record and workgroup-record buffers are host-visible, HOST_COHERENT,
 //!   persistently mapped and written by the CPU before `vkQueueSubmit`; a
 //!   submission makes earlier host writes to coherent memory visible to the
 //!   device (the implicit host-write guarantee of queue submission), so no
@@ -39,7 +39,9 @@
 //!   the static streams, so it needs no barrier of its own.
 
 use super::gpu_model::GpuModel;
-use super::layout::{BoneMatrix, Influence, MorphEntry, NO_MORPHS, SkinRecord, SkinnedVertex, SourceVertex};
+use super::layout::{
+    BoneMatrix, Influence, MorphEntry, NO_MORPHS, SkinRecord, SkinnedVertex, SourceVertex, group_records,
+};
 use crate::anim::{SkinnedPose, SkinningMethod};
 use crate::asset::Model;
 use crate::character::Crowd;
@@ -270,10 +272,12 @@ struct SlotBuffers {
     copies: Vec<vk::BufferCopy>,
     weights: Buffer,
     records: Buffer,
+    /// skin.comp's `group_records` (binding 8), written with `records`.
+    groups: Buffer,
     output: Buffer,
     /// Pose version of each character last written into `palette`/`weights`.
     held: Vec<Option<u64>>,
-    /// Layout generation whose records `records` holds.
+    /// Layout generation whose records `records` (and `groups`) hold.
     records_generation: Option<u64>,
 }
 
@@ -288,6 +292,9 @@ pub struct SkinPass {
     /// more than one distinct model is registered.
     combined: Option<[Buffer; 4]>,
     records: Vec<SkinRecord>,
+    /// Per workgroup of the dispatch, its first vertex's record
+    /// (`layout::group_records`), rebuilt whenever `records` change.
+    group_records: Vec<u32>,
     palette_len: u32,
     weight_len: u32,
     total_vertices: u32,
@@ -344,7 +351,7 @@ impl SkinPass {
         let spec = method_specialization(&dual_quaternion);
         let push_bytes = std::mem::size_of::<Push>() as u32;
         let compute =
-            ComputePipeline::new(ctx, "skin.comp", crate::spirv!("skin.comp"), 8, push_bytes, Some(&spec))?;
+            ComputePipeline::new(ctx, "skin.comp", crate::spirv!("skin.comp"), 9, push_bytes, Some(&spec))?;
         ctx.set_name(compute.pipeline, &format!("skin.comp pipeline ({})", method.name()));
         let mut pass = SkinPass {
             method,
@@ -353,6 +360,7 @@ impl SkinPass {
             models: Vec::new(),
             combined: None,
             records: Vec::new(),
+            group_records: Vec::new(),
             palette_len: 0,
             weight_len: 0,
             total_vertices: 0,
@@ -375,6 +383,13 @@ impl SkinPass {
                     copies: Vec::new(),
                     weights: Buffer::new(ctx, &name("weights"), 16, HOST_USAGE, MemoryLocation::CpuToGpu)?,
                     records: Buffer::new(ctx, &name("records"), 32, HOST_USAGE, MemoryLocation::CpuToGpu)?,
+                    groups: Buffer::new(
+                        ctx,
+                        &name("group records"),
+                        4,
+                        HOST_USAGE,
+                        MemoryLocation::CpuToGpu,
+                    )?,
                     output: Buffer::new(
                         ctx,
                         &name("output"),
@@ -456,6 +471,7 @@ impl SkinPass {
         };
         self.characters.push(character);
         self.generation += 1;
+        group_records(&self.records, self.total_vertices, WORKGROUP_SIZE, &mut self.group_records);
         let mut result = self.check_ranges(ctx);
         if result.is_ok() && is_new_model && self.models.len() > 1 {
             result = self.rebuild_combined(ctx, ring);
@@ -469,6 +485,7 @@ impl SkinPass {
             }
             (self.palette_len, self.weight_len, self.total_vertices) = (saved.0, saved.1, saved.2);
             self.records.truncate(saved.3);
+            group_records(&self.records, self.total_vertices, WORKGROUP_SIZE, &mut self.group_records);
             self.slots.iter_mut().for_each(|s| {
                 s.held.pop();
                 s.records_generation = None;
@@ -746,6 +763,7 @@ impl SkinPass {
             ("palette", self.palette_len as u64 * 64),
             ("morph weights", self.weight_len as u64 * 4),
             ("skin records", self.records.len() as u64 * 32),
+            ("workgroup records", self.group_records.len() as u64 * 4),
             ("skinned output", self.total_vertices as u64 * OUTPUT_STRIDE),
         ];
         match sizes.iter().find(|(_, size)| *size > limit) {
@@ -762,6 +780,7 @@ impl SkinPass {
         let palette = self.palette_len as u64 * 64;
         let weights = self.weight_len as u64 * 4;
         let records = self.records.len() as u64 * 32;
+        let groups = self.group_records.len() as u64 * 4;
         let output = self.total_vertices as u64 * OUTPUT_STRIDE;
         let limit = ctx.properties.limits.max_storage_buffer_range as u64;
         for (i, slot) in self.slots.iter_mut().enumerate() {
@@ -794,7 +813,8 @@ impl SkinPass {
                 // The new buffers hold no pose yet.
                 slot.held.iter_mut().for_each(|h| *h = None);
             }
-            if grow(ctx, ring, &mut slot.records, records, "records", HOST_USAGE, cpu)? {
+            let regrown = grow(ctx, ring, &mut slot.records, records, "records", HOST_USAGE, cpu)?;
+            if grow(ctx, ring, &mut slot.groups, groups, "group records", HOST_USAGE, cpu)? | regrown {
                 slot.records_generation = None;
             }
             grow(ctx, ring, &mut slot.output, output, "output", output_usage(), MemoryLocation::GpuOnly)?;
@@ -910,6 +930,7 @@ impl SkinPass {
         // begin_frame), so overwriting them is safe.
         if buffers.records_generation != Some(self.generation) {
             buffers.records.write(0, bytemuck::cast_slice(&self.records))?;
+            buffers.groups.write(0, bytemuck::cast_slice(&self.group_records))?;
             buffers.records_generation = Some(self.generation);
         }
         for (c, character) in self.characters.iter().enumerate() {
@@ -1025,6 +1046,7 @@ impl SkinPass {
             palette,
             buffers.records.raw,
             buffers.output.raw,
+            buffers.groups.raw,
         ];
         let d = &ctx.device;
         let layouts = [self.compute.set_layout];
@@ -1038,12 +1060,12 @@ impl SkinPass {
         unsafe { (d.fp_v1_0().allocate_descriptor_sets)(d.handle(), &info, &mut set) }
             .result()
             .call("vkAllocateDescriptorSets")?;
-        let infos: [vk::DescriptorBufferInfo; 8] = std::array::from_fn(|i| vk::DescriptorBufferInfo {
+        let infos: [vk::DescriptorBufferInfo; 9] = std::array::from_fn(|i| vk::DescriptorBufferInfo {
             buffer: bound[i],
             offset: 0,
             range: vk::WHOLE_SIZE,
         });
-        let writes: [vk::WriteDescriptorSet; 8] = std::array::from_fn(|i| {
+        let writes: [vk::WriteDescriptorSet; 9] = std::array::from_fn(|i| {
             vk::WriteDescriptorSet::default()
                 .dst_set(set)
                 .dst_binding(i as u32)
@@ -1170,7 +1192,8 @@ impl SkinPass {
     /// `FrameRing::wait_all`). The `GpuModel`s are the caller's.
     pub fn destroy(self, ctx: &GpuContext) {
         for slot in self.slots {
-            for b in [slot.palette, slot.device_palette, slot.weights, slot.records, slot.output] {
+            for b in [slot.palette, slot.device_palette, slot.weights, slot.records, slot.groups, slot.output]
+            {
                 b.destroy(ctx);
             }
         }
