@@ -81,8 +81,20 @@ layout(std430, set = 0, binding = 4) readonly buffer MorphWeights { float morph_
 // sixteen strided scalar loads (one per column element), and on lavapipe
 // every load with a per-thread address is a loop over the SIMD lanes: vec4
 // rows cut the palette's loads by four and the skin dispatch's CPU time by
-// about a third (README, Profiling).
+// about a third (README, Profiling). skin.comp defines PALETTE_TEXELS and
+// reads the same bytes through a uniform texel buffer (RGBA32F, one texel
+// per row), which llvmpipe gathers without that loop (another fifth).
+#ifdef PALETTE_TEXELS
+layout(set = 0, binding = 5) uniform samplerBuffer palette_texels;
+vec4 palette_row(uint r) {
+    return texelFetch(palette_texels, int(r));
+}
+#else
 layout(std430, set = 0, binding = 5) readonly buffer Palette { vec4 palette_rows[]; };
+vec4 palette_row(uint r) {
+    return palette_rows[r];
+}
+#endif
 // SkinRecord i is words 2i and 2i + 1 (two loads instead of eight; see load_record).
 layout(std430, set = 0, binding = 6) readonly buffer Records { uvec4 record_words[]; };
 
@@ -90,8 +102,8 @@ layout(std430, set = 0, binding = 6) readonly buffer Records { uvec4 record_word
 // mat4() takes columns, so the rows go in transposed.
 mat4 palette_matrix(uint i) {
     uint first = 4u * i;
-    return transpose(mat4(palette_rows[first], palette_rows[first + 1u], palette_rows[first + 2u],
-                          palette_rows[first + 3u]));
+    return transpose(mat4(palette_row(first), palette_row(first + 1u), palette_row(first + 2u),
+                          palette_row(first + 3u)));
 }
 
 // SkinRecord i, from its two uvec4 words (field order as in the struct).

@@ -7,6 +7,8 @@
 // shared skin_vertex (common.glsl), the twin of the CPU reference
 // anim::skinning::SkinningJob.
 #extension GL_GOOGLE_include_directive : require
+// The palette (binding 5) is a uniform texel buffer here (see common.glsl).
+#define PALETTE_TEXELS
 #include "common.glsl"
 
 // Set by SkinPass for SkinningMethod::DualQuaternion: skin_vertex_dqs.
