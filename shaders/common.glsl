@@ -3,12 +3,10 @@
 // paths cannot drift apart. Rust mirrors: src/render/layout.rs.
 
 // One skinning matrix: the column-vector matrix stored column-major, which is
-// the row-major row-vector matrix, applied as vec4(p, 1.0) * skin. GLSL allows
-// no layout on struct members: the Palette block below declares row_major,
-// which applies to the matrices of the structs inside it.
-struct BoneMatrix {
-    mat4 skin;
-};
+// the row-major row-vector matrix (DESIGN.md: `struct BoneMatrix { row_major
+// mat4 skin; }`, std430, 64-byte stride), applied as vec4(p, 1.0) * skin. The
+// Palette block below holds exactly those bytes but reads them as the
+// matrix's four rows (vec4s); `palette_matrix` rebuilds the row_major mat4.
 
 // Bind-pose vertex. position.w = 1, normal.w = 0, tangent.w = handedness.
 struct SourceVertex {
@@ -78,8 +76,47 @@ layout(std430, set = 0, binding = 1) readonly buffer Influences { PackedInfluenc
 layout(std430, set = 0, binding = 2) readonly buffer MorphRanges { uint morph_ranges[]; };
 layout(std430, set = 0, binding = 3) readonly buffer MorphEntries { MorphEntry morph_entries[]; };
 layout(std430, set = 0, binding = 4) readonly buffer MorphWeights { float morph_weights[]; };
-layout(std430, row_major, set = 0, binding = 5) readonly buffer Palette { BoneMatrix palette[]; };
-layout(std430, set = 0, binding = 6) readonly buffer Records { SkinRecord records[]; };
+// BoneMatrix i is rows 4i..4i+3 (each row_major row is 16 contiguous bytes).
+// Read as whole rows because a row_major mat4 loaded from a buffer becomes
+// sixteen strided scalar loads (one per column element), and on lavapipe
+// every load with a per-thread address is a loop over the SIMD lanes: vec4
+// rows cut the palette's loads by four and the skin dispatch's CPU time by
+// about a third (README, Profiling). skin.comp defines PALETTE_TEXELS and
+// reads the same bytes through a uniform texel buffer (RGBA32F, one texel
+// per row), which llvmpipe gathers without that loop (another fifth).
+#ifdef PALETTE_TEXELS
+layout(set = 0, binding = 5) uniform samplerBuffer palette_texels;
+vec4 palette_row(uint r) {
+    return texelFetch(palette_texels, int(r));
+}
+#else
+layout(std430, set = 0, binding = 5) readonly buffer Palette { vec4 palette_rows[]; };
+vec4 palette_row(uint r) {
+    return palette_rows[r];
+}
+#endif
+// SkinRecord i is words 2i and 2i + 1 (two loads instead of eight; see load_record).
+layout(std430, set = 0, binding = 6) readonly buffer Records { uvec4 record_words[]; };
+
+// BoneMatrix i: the row_major mat4 whose rows are palette_rows[4i..4i+3].
+// mat4() takes columns, so the rows go in transposed.
+mat4 palette_matrix(uint i) {
+    uint first = 4u * i;
+    return transpose(mat4(palette_row(first), palette_row(first + 1u), palette_row(first + 2u),
+                          palette_row(first + 3u)));
+}
+
+// SkinRecord i, from its two uvec4 words (field order as in the struct).
+SkinRecord load_record(uint i) {
+    uvec4 a = record_words[2u * i];
+    uvec4 b = record_words[2u * i + 1u];
+    return SkinRecord(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
+}
+
+// Output offset of SkinRecord i (its third word), without loading the rest.
+uint record_output_offset(uint i) {
+    return record_words[2u * i].z;
+}
 
 // Bind-pose vertex v of record r with its morph deltas added (xyz), and the
 // tangent's handedness (w): what either skinning method transforms.
@@ -140,14 +177,14 @@ SkinnedVertex skin_vertex(SkinRecord r, uint v) {
     vec3 t = s.tangent.xyz;
     mat4 skin;
     if (r.influence_sets == 0u) {
-        skin = palette[r.palette_offset].skin;
+        skin = palette_matrix(r.palette_offset);
     } else {
         skin = mat4(0.0);
         for (uint set = 0u; set < r.influence_sets; ++set) {
             Influence inf = influence(r.influence_offset + set * r.vertex_count + v);
             for (int k = 0; k < 4; ++k) {
                 if (inf.weights[k] != 0.0) {
-                    skin += inf.weights[k] * palette[r.palette_offset + inf.joints[k]].skin;
+                    skin += inf.weights[k] * palette_matrix(r.palette_offset + inf.joints[k]);
                 }
             }
         }

@@ -146,7 +146,7 @@ SkinnedVertex skin_vertex_dqs(SkinRecord r, uint v) {
     vec4 hemisphere = vec4(0.0);
     if (pivot != 0xffffffffu) {
         Influence inf = influence(r.influence_offset + (pivot / 4u) * r.vertex_count + v);
-        JointDq j = dq_from_skin(palette[r.palette_offset + inf.joints[pivot % 4u]].skin);
+        JointDq j = dq_from_skin(palette_matrix(r.palette_offset + inf.joints[pivot % 4u]));
         hemisphere = j.real;
         dq_add(sum, j, inf.weights[pivot % 4u], hemisphere);
     }
@@ -154,7 +154,7 @@ SkinnedVertex skin_vertex_dqs(SkinRecord r, uint v) {
         Influence inf = influence(r.influence_offset + set * r.vertex_count + v);
         for (uint k = 0u; k < 4u; ++k) {
             if (inf.weights[k] != 0.0 && set * 4u + k != pivot) {
-                JointDq j = dq_from_skin(palette[r.palette_offset + inf.joints[k]].skin);
+                JointDq j = dq_from_skin(palette_matrix(r.palette_offset + inf.joints[k]));
                 dq_add(sum, j, inf.weights[k], hemisphere);
             }
         }

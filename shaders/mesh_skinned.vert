@@ -21,7 +21,7 @@ layout(location = 3) out float out_heat;
 void main() {
     // The draw's character, counted from its first one.
     uint character = uint(gl_InstanceIndex) - push.first_character;
-    SkinRecord r = records[push.record + character * push.records_per_character];
+    SkinRecord r = load_record(push.record + character * push.records_per_character);
     uint v = uint(gl_VertexIndex);
     SkinnedVertex s = DUAL_QUATERNION ? skin_vertex_dqs(r, v) : skin_vertex(r, v);
     mat4 world = instance_world[gl_InstanceIndex];

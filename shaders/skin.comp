@@ -2,10 +2,13 @@
 // Compute skinning: every primitive of every character instance in one
 // dispatch. Thread g skins output vertex g: it finds the SkinRecord whose
 // output region holds g (records are sorted by output_offset and their
-// regions are contiguous), then morphs and skins that record's vertex
-// g - output_offset with the shared skin_vertex (common.glsl), the twin of
-// the CPU reference anim::skinning::SkinningJob.
+// regions are contiguous) through its workgroup's entry in group_records,
+// then morphs and skins that record's vertex g - output_offset with the
+// shared skin_vertex (common.glsl), the twin of the CPU reference
+// anim::skinning::SkinningJob.
 #extension GL_GOOGLE_include_directive : require
+// The palette (binding 5) is a uniform texel buffer here (see common.glsl).
+#define PALETTE_TEXELS
 #include "common.glsl"
 
 // Set by SkinPass for SkinningMethod::DualQuaternion: skin_vertex_dqs.
@@ -18,6 +21,13 @@ layout(local_size_x = 64) in;
 
 layout(std430, set = 0, binding = 7) writeonly buffer Outputs { SkinnedVertex out_vertices[]; };
 
+// Per workgroup (skin_pass::group_records): the record holding the group's
+// first vertex, with GROUP_SPANS_RECORDS set when a later record starts
+// inside the group. Replaces a per-thread binary search over the records,
+// which cost about a sixth of the dispatch on lavapipe (README, Profiling).
+const uint GROUP_SPANS_RECORDS = 0x80000000u;
+layout(std430, set = 0, binding = 8) readonly buffer GroupRecords { uint group_records[]; };
+
 layout(push_constant) uniform Push {
     uint record_count;   // >= 1 whenever anything is dispatched
     uint total_vertices; // output vertices; threads at or past it do nothing
@@ -26,24 +36,21 @@ layout(push_constant) uniform Push {
 void main() {
     // Large scenes may need more than maxComputeWorkGroupCount[0] groups: the
     // host then spreads them over y, rows of gl_NumWorkGroups.x groups each.
-    uint g = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WORKGROUP_SIZE
-        + gl_LocalInvocationID.x;
+    uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    uint g = group * WORKGROUP_SIZE + gl_LocalInvocationID.x;
     if (g >= pc.total_vertices) {
         return;
     }
-    // Last record with output_offset <= g. Invariant: records[lo].output_offset
-    // <= g (record 0 starts at 0) and every record at or past hi starts after g.
-    uint lo = 0u;
-    uint hi = pc.record_count;
-    while (hi - lo > 1u) {
-        uint mid = (lo + hi) >> 1u;
-        if (records[mid].output_offset <= g) {
-            lo = mid;
-        } else {
-            hi = mid;
+    // The last record with output_offset <= g: the group's first vertex's
+    // record, or (only in groups that hold a record's start) a later one.
+    uint entry = group_records[group];
+    uint index = entry & ~GROUP_SPANS_RECORDS;
+    if ((entry & GROUP_SPANS_RECORDS) != 0u) {
+        while (index + 1u < pc.record_count && record_output_offset(index + 1u) <= g) {
+            index += 1u;
         }
     }
-    SkinRecord r = records[lo];
+    SkinRecord r = load_record(index);
     uint v = g - r.output_offset;
     out_vertices[g] = DUAL_QUATERNION ? skin_vertex_dqs(r, v) : skin_vertex(r, v);
 }

@@ -94,6 +94,8 @@ mod tests {
                 "cpu_palette_write_us",
                 "skin_bytes",
                 "copy_kernel_wall_us",
+                "staged_copy_wall_us",
+                "buffer_copy_wall_us",
             ])
         );
         assert_eq!(keys(&e["gpu_us"]), sorted(&["upload", "skin", "passes", "frame"]));

@@ -117,6 +117,15 @@ pub struct BenchEntry {
     /// The skin dispatch timed the same way (compute skinning only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skin_wall_us: Option<Stat>,
+    /// The staged palette copy of every character of the scene (host-visible
+    /// staging to device-local, as `staged` upload records it), timed the
+    /// same way; measured once per scene, whatever this entry's upload mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staged_copy_wall_us: Option<Stat>,
+    /// One plain `vkCmdCopyBuffer` of the same bytes between two
+    /// device-local buffers, timed the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_copy_wall_us: Option<Stat>,
 }
 
 impl BenchEntry {
@@ -138,6 +147,13 @@ impl BenchEntry {
     pub fn skin_efficiency_wall(&self) -> Option<f64> {
         let skin = positive(self.skin_wall_us?.median)?;
         Some(positive(self.copy_kernel_wall_us?.median)? / skin)
+    }
+
+    /// Staged palette copy time / plain buffer copy time over the same bytes,
+    /// host-timed (issue 8's target: at most 1.2); `None` without both.
+    pub fn staged_copy_ratio(&self) -> Option<f64> {
+        let plain = positive(self.buffer_copy_wall_us?.median)?;
+        Some(positive(self.staged_copy_wall_us?.median)? / plain)
     }
 
     /// Vertices skinned per second by the skin pass (median frame); `None`

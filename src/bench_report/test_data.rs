@@ -43,6 +43,8 @@ pub fn entry(characters: u32, passes: u32, skinning: &str, upload: &str, paused:
         copy_kernel_us: stat(4.0 + scene * 0.0016),
         copy_kernel_wall_us: Some(stat(30.0 + scene * 0.002)),
         skin_wall_us: (skin_us > 0.0).then(|| stat(35.0 + scene * 0.0025)),
+        staged_copy_wall_us: Some(stat(11.0 + palette_bytes as f64 * 2e-4)),
+        buffer_copy_wall_us: Some(stat(10.0 + palette_bytes as f64 * 2e-4)),
         paused,
         cpu_palette_write_us: stat(0.2 + palette_bytes as f64 * 1e-3), // 0.2: checking pose versions
         skin_bytes: vertices * u64::from(characters) * 96,

@@ -9,7 +9,7 @@ use crate::asset::{self, LoadOptions, Model};
 use crate::bench_report::{self, BenchEntry, BenchHeader, BenchProgress, BenchResults, GpuPhases, Stat};
 use crate::character::Controller;
 use crate::gpu::{GpuContext, GpuOptions};
-use crate::render::copy_kernel::CopyKernel;
+use crate::render::copy_kernel::{CopyKernel, measure_buffer_copy_wall};
 use crate::render::mesh_pass::VertexPath;
 use crate::render::profile::{FrameSample, ProfileScene};
 use crate::render::skin_pass::PaletteUpload;
@@ -427,12 +427,15 @@ fn load_model(
 
 /// What a scene measures once for all its configurations: the copy
 /// kernel over the bytes its skin pass moves (timestamps, and host-timed),
-/// and its skin dispatch host-timed.
+/// its skin dispatch host-timed, and its staged palette copy host-timed
+/// next to a plain buffer copy of the same bytes.
 #[derive(Debug, Clone, Copy)]
 struct SceneTimes {
     copy: Stat,
     copy_wall: Option<Stat>,
     skin_wall: Option<Stat>,
+    staged_copy_wall: Option<Stat>,
+    buffer_copy_wall: Option<Stat>,
 }
 
 fn scene_times(ctx: &GpuContext, scene: &mut ProfileScene, runs: u32) -> anyhow::Result<SceneTimes> {
@@ -446,7 +449,11 @@ fn scene_times(ctx: &GpuContext, scene: &mut ProfileScene, runs: u32) -> anyhow:
     let copy = Stat::from_samples(&mut times[1..]).map_err(|e| anyhow!("copy kernel: {e}"))?;
     let copy_wall = wall_stat(walls.transpose()?)?;
     let skin_wall = wall_stat(Some(scene.measure_skin_wall(ctx, runs)?))?;
-    Ok(SceneTimes { copy, copy_wall, skin_wall })
+    let (staged, palette_bytes) = scene.measure_staged_copy_wall(ctx, runs)?;
+    let staged_copy_wall = wall_stat((palette_bytes > 0).then_some(staged))?;
+    let plain = measure_buffer_copy_wall(ctx, palette_bytes, runs as usize)?;
+    let buffer_copy_wall = wall_stat((palette_bytes > 0).then_some(plain))?;
+    Ok(SceneTimes { copy, copy_wall, skin_wall, staged_copy_wall, buffer_copy_wall })
 }
 
 /// The summary of host-timed runs; `None` when the median is not above 0
@@ -506,6 +513,8 @@ fn measure(
         copy_kernel_us: times.copy,
         copy_kernel_wall_us: times.copy_wall,
         skin_wall_us: if config.skinning.is_compute() { times.skin_wall } else { None },
+        staged_copy_wall_us: times.staged_copy_wall,
+        buffer_copy_wall_us: times.buffer_copy_wall,
     })
 }
 

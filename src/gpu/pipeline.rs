@@ -114,12 +114,26 @@ impl ComputePipeline {
         push_bytes: u32,
         specialization: Option<&vk::SpecializationInfo>,
     ) -> Result<Self, GpuError> {
+        let types = vec![vk::DescriptorType::STORAGE_BUFFER; storage_buffers as usize];
+        Self::with_bindings(ctx, name, code, &types, push_bytes, specialization)
+    }
+
+    /// As `new`, with set 0's binding `b` of type `types[b]`.
+    pub fn with_bindings(
+        ctx: &GpuContext,
+        name: &str,
+        code: &[u8],
+        types: &[vk::DescriptorType],
+        push_bytes: u32,
+        specialization: Option<&vk::SpecializationInfo>,
+    ) -> Result<Self, GpuError> {
         let d = &ctx.device;
-        let bindings: Vec<_> = (0..storage_buffers)
-            .map(|b| {
+        let bindings: Vec<_> = (0u32..)
+            .zip(types)
+            .map(|(b, &ty)| {
                 vk::DescriptorSetLayoutBinding::default()
                     .binding(b)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .descriptor_type(ty)
                     .descriptor_count(1)
                     .stage_flags(vk::ShaderStageFlags::COMPUTE)
             })

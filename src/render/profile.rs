@@ -143,31 +143,78 @@ impl ProfileScene {
         self.crowd
             .frame(self.frame)
             .map_err(|e| RenderError::Pose { file: self.file.clone(), source: e.into() })?;
-        let (mut empty, mut skinned) = (Vec::with_capacity(runs as usize), Vec::with_capacity(runs as usize));
+        Ok(self.timed_skinning(ctx, runs)?.0)
+    }
+
+    /// Times the staged palette copy by the host, `runs` times, as
+    /// `measure_skin_wall` times the dispatch: each run is a frame holding
+    /// only the copies `PaletteUpload::Staged` records (every character's
+    /// palette, host-visible staging to device-local, the regions merged
+    /// as the skin pass merges them, and their barrier); the palette writes
+    /// happen before the submission and are not counted. Returns the
+    /// microseconds of each run and the bytes each copied. Compare with
+    /// `copy_kernel::measure_buffer_copy_wall` over those bytes.
+    pub fn measure_staged_copy_wall(
+        &mut self,
+        ctx: &GpuContext,
+        runs: u32,
+    ) -> Result<(Vec<f64>, u64), RenderError> {
+        // The vertex path uploads and copies but dispatches nothing.
+        self.renderer.set_path(VertexPath::VertexSkinning);
+        self.renderer.set_upload(PaletteUpload::Staged);
+        self.crowd.set_paused(true);
+        self.crowd
+            .frame(self.frame)
+            .map_err(|e| RenderError::Pose { file: self.file.clone(), source: e.into() })?;
+        Ok(self.timed_skinning(ctx, runs)?)
+    }
+
+    /// `runs` frames that record only `record_skinning` (after
+    /// FRAMES_IN_FLIGHT untimed ones), each minus the median of as many
+    /// empty frames interleaved with them (microseconds), and the palette
+    /// bytes the last one wrote. Without the skin timestamps: each costs a
+    /// flush on lavapipe (about 10 µs), and the copy kernel's host-timed
+    /// runs have none either.
+    fn timed_skinning(&mut self, ctx: &GpuContext, runs: u32) -> Result<(Vec<f64>, u64), GpuError> {
+        self.renderer.set_skin_timestamps(false);
+        let timed = self.timed_runs(ctx, runs);
+        self.renderer.set_skin_timestamps(true);
+        timed
+    }
+
+    fn timed_runs(&mut self, ctx: &GpuContext, runs: u32) -> Result<(Vec<f64>, u64), GpuError> {
+        let (mut empty, mut recorded) =
+            (Vec::with_capacity(runs as usize), Vec::with_capacity(runs as usize));
+        let mut bytes = 0;
         let warmup = FRAMES_IN_FLIGHT as u32;
         for i in 0..warmup + runs {
-            for dispatch in [false, true] {
-                let wall = self.timed_frame(ctx, dispatch)?;
+            for record in [false, true] {
+                let (wall, written) = self.timed_frame(ctx, record)?;
                 if i >= warmup {
-                    if dispatch { &mut skinned } else { &mut empty }.push(wall);
+                    if record { &mut recorded } else { &mut empty }.push(wall);
                 }
+                bytes = if record { written } else { bytes };
             }
         }
         let overhead = median(&mut empty);
-        Ok(skinned.into_iter().map(|t| t - overhead).collect())
+        Ok((recorded.into_iter().map(|t| t - overhead).collect(), bytes))
     }
 
-    /// One frame with the skin dispatch or without: the wall time of its
-    /// submit and wait, microseconds.
-    fn timed_frame(&mut self, ctx: &GpuContext, dispatch: bool) -> Result<f64, GpuError> {
+    /// One frame with the skinning recorded or without: the wall time of its
+    /// submit and wait, microseconds, and the palette bytes it wrote.
+    fn timed_frame(&mut self, ctx: &GpuContext, record: bool) -> Result<(f64, u64), GpuError> {
         self.renderer.begin_frame(ctx)?;
-        let recorded =
-            if dispatch { self.renderer.record_skinning(ctx, &self.crowd).map(|_| ()) } else { Ok(()) };
+        let recorded = if record {
+            self.renderer.record_skinning(ctx, &self.crowd).map(|s| s.palette_bytes_written)
+        } else {
+            Ok(0)
+        };
         let started = Instant::now();
         // Submitted even after a recording error, so the frame ring stays consistent.
         let submitted = self.renderer.submit_frame(ctx, &[], &[]).and_then(|_| self.renderer.wait_all(ctx));
         let wall = started.elapsed().as_secs_f64() * 1e6;
-        recorded.and(submitted).map(|_| wall)
+        let bytes = recorded?;
+        submitted.map(|_| (wall, bytes))
     }
 
     /// Bytes the skin pass reads and writes per frame.

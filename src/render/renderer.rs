@@ -190,6 +190,10 @@ pub struct Renderer {
     queries: [FrameQueries; FRAMES_IN_FLIGHT],
     /// Set-0 bindings of this screen frame (vertex-skinning path).
     screen_skin: Option<SkinBindings>,
+    /// Whether the palette copy and the skin dispatch are bracketed by
+    /// timestamps (the default; host-timed measurements turn them off, as
+    /// each costs a flush on lavapipe).
+    skin_timestamps: bool,
     /// The weight heat map's stream.
     heat: HeatMap,
     /// Joint whose weights colour the mesh; `None` shades normally.
@@ -306,6 +310,7 @@ impl Renderer {
             shadows: parts.shadows.take().expect("shadows"),
             queries: [FrameQueries::default(); FRAMES_IN_FLIGHT],
             screen_skin: None,
+            skin_timestamps: true,
             heat: HeatMap::new(),
             heat_joint: None,
             draws,
@@ -504,6 +509,13 @@ impl Renderer {
         self.ring.current()
     }
 
+    /// Whether `record_skinning` brackets the palette copy and the skin
+    /// dispatch with timestamps (on unless turned off; without them the
+    /// frame's `GpuTimes` report 0 for those phases).
+    pub(crate) fn set_skin_timestamps(&mut self, on: bool) {
+        self.skin_timestamps = on;
+    }
+
     /// Records this frame's skinning of `poses` (one per character, with
     /// their world placements): writes the placements, uploads the palettes
     /// and weights that the upload mode says into the skin pass's slot
@@ -537,7 +549,7 @@ impl Renderer {
             VertexPath::VertexSkinning => {
                 // No dispatch, so no skin timestamps.
                 let mut stats = self.skin.upload(slot, &inputs)?;
-                self.skin.record_copies(ctx, slot, true, &mut stats);
+                self.skin.record_copies(ctx, slot, self.skin_timestamps, &mut stats);
                 queries.upload = stats.copy_timestamps;
                 self.screen_skin = Some(
                     self.skin
@@ -548,7 +560,7 @@ impl Renderer {
             }
             VertexPath::PreSkinned => {
                 self.screen_skin = None;
-                let stats = self.skin.record(ctx, slot, &inputs, true)?;
+                let stats = self.skin.record(ctx, slot, &inputs, self.skin_timestamps)?;
                 queries.upload = stats.copy_timestamps;
                 queries.skin = stats.timestamps;
                 Ok(stats)

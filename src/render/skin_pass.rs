@@ -14,7 +14,7 @@
 //! selects its record with `PrimitiveOutput::record`.
 //!
 //! Synchronisation, all of it (see also the comments at each barrier):
-//! - Palette, weight and record buffers are host-visible, HOST_COHERENT,
+//! - Palette, weight, record and workgroup-record buffers are host-visible, HOST_COHERENT,
 //!   persistently mapped and written by the CPU before `vkQueueSubmit`; a
 //!   submission makes earlier host writes to coherent memory visible to the
 //!   device (the implicit host-write guarantee of queue submission), so no
@@ -39,7 +39,9 @@
 //!   the static streams, so it needs no barrier of its own.
 
 use super::gpu_model::GpuModel;
-use super::layout::{BoneMatrix, Influence, MorphEntry, NO_MORPHS, SkinRecord, SkinnedVertex, SourceVertex};
+use super::layout::{
+    BoneMatrix, Influence, MorphEntry, NO_MORPHS, SkinRecord, SkinnedVertex, SourceVertex, group_records,
+};
 use crate::anim::{SkinnedPose, SkinningMethod};
 use crate::asset::Model;
 use crate::character::Crowd;
@@ -265,15 +267,21 @@ struct SlotBuffers {
     palette: Buffer,
     /// Device-local palettes the shaders read in the staged modes.
     device_palette: Buffer,
+    /// Texel views of `palette` and `device_palette` (skin.comp's binding
+    /// 5), replaced with their buffers and retired through the ring with them.
+    palette_view: vk::BufferView,
+    device_palette_view: vk::BufferView,
     /// This frame's staging copies (capacity: one per character, reserved
     /// when characters are added, so recording allocates nothing).
     copies: Vec<vk::BufferCopy>,
     weights: Buffer,
     records: Buffer,
+    /// skin.comp's `group_records` (binding 8), written with `records`.
+    groups: Buffer,
     output: Buffer,
     /// Pose version of each character last written into `palette`/`weights`.
     held: Vec<Option<u64>>,
-    /// Layout generation whose records `records` holds.
+    /// Layout generation whose records `records` (and `groups`) hold.
     records_generation: Option<u64>,
 }
 
@@ -288,6 +296,9 @@ pub struct SkinPass {
     /// more than one distinct model is registered.
     combined: Option<[Buffer; 4]>,
     records: Vec<SkinRecord>,
+    /// Per workgroup of the dispatch, its first vertex's record
+    /// (`layout::group_records`), rebuilt whenever `records` change.
+    group_records: Vec<u32>,
     palette_len: u32,
     weight_len: u32,
     total_vertices: u32,
@@ -305,12 +316,43 @@ struct Push {
 
 const HOST_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::STORAGE_BUFFER;
 /// The host palette is also the staging buffer of the staged modes.
+/// Palettes are read as storage buffers (vertex skinning) and as uniform
+/// texel buffers (skin.comp, through `SlotBuffers::palette_view`).
 const PALETTE_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
-    vk::BufferUsageFlags::STORAGE_BUFFER.as_raw() | vk::BufferUsageFlags::TRANSFER_SRC.as_raw(),
+    vk::BufferUsageFlags::STORAGE_BUFFER.as_raw()
+        | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER.as_raw()
+        | vk::BufferUsageFlags::TRANSFER_SRC.as_raw(),
 );
 const DEVICE_PALETTE_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
-    vk::BufferUsageFlags::STORAGE_BUFFER.as_raw() | vk::BufferUsageFlags::TRANSFER_DST.as_raw(),
+    vk::BufferUsageFlags::STORAGE_BUFFER.as_raw()
+        | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER.as_raw()
+        | vk::BufferUsageFlags::TRANSFER_DST.as_raw(),
 );
+
+/// The texel format skin.comp reads the palette in: one RGBA32F texel per
+/// row of a `BoneMatrix`, four per matrix.
+const PALETTE_TEXEL_FORMAT: vk::Format = vk::Format::R32G32B32A32_SFLOAT;
+
+/// skin.comp's set 0: storage buffers, but the palette (binding 5) is a
+/// uniform texel buffer.
+const SKIN_BINDINGS: [vk::DescriptorType; 9] = {
+    let mut types = [vk::DescriptorType::STORAGE_BUFFER; 9];
+    types[5] = vk::DescriptorType::UNIFORM_TEXEL_BUFFER;
+    types
+};
+
+/// A view of `buffer`'s whole palette as RGBA32F texels (at most
+/// `maxTexelBufferElements` of them; `check_ranges` keeps the palette within).
+fn palette_view(ctx: &GpuContext, buffer: &Buffer) -> Result<vk::BufferView, GpuError> {
+    let texels = (buffer.size / 16).min(u64::from(ctx.properties.limits.max_texel_buffer_elements)).max(1);
+    let info = vk::BufferViewCreateInfo::default()
+        .buffer(buffer.raw)
+        .format(PALETTE_TEXEL_FORMAT)
+        .offset(0)
+        .range(texels * 16);
+    // SAFETY: a live buffer with UNIFORM_TEXEL_BUFFER usage; the range lies inside it.
+    unsafe { ctx.device.create_buffer_view(&info, None) }.call("vkCreateBufferView")
+}
 
 fn output_usage() -> vk::BufferUsageFlags {
     vk::BufferUsageFlags::VERTEX_BUFFER
@@ -343,8 +385,9 @@ impl SkinPass {
         let dual_quaternion = method_constant(method);
         let spec = method_specialization(&dual_quaternion);
         let push_bytes = std::mem::size_of::<Push>() as u32;
+        let spirv = crate::spirv!("skin.comp");
         let compute =
-            ComputePipeline::new(ctx, "skin.comp", crate::spirv!("skin.comp"), 8, push_bytes, Some(&spec))?;
+            ComputePipeline::with_bindings(ctx, "skin.comp", spirv, &SKIN_BINDINGS, push_bytes, Some(&spec))?;
         ctx.set_name(compute.pipeline, &format!("skin.comp pipeline ({})", method.name()));
         let mut pass = SkinPass {
             method,
@@ -353,6 +396,7 @@ impl SkinPass {
             models: Vec::new(),
             combined: None,
             records: Vec::new(),
+            group_records: Vec::new(),
             palette_len: 0,
             weight_len: 0,
             total_vertices: 0,
@@ -372,9 +416,18 @@ impl SkinPass {
                         DEVICE_PALETTE_USAGE,
                         MemoryLocation::GpuOnly,
                     )?,
+                    palette_view: vk::BufferView::null(),
+                    device_palette_view: vk::BufferView::null(),
                     copies: Vec::new(),
                     weights: Buffer::new(ctx, &name("weights"), 16, HOST_USAGE, MemoryLocation::CpuToGpu)?,
                     records: Buffer::new(ctx, &name("records"), 32, HOST_USAGE, MemoryLocation::CpuToGpu)?,
+                    groups: Buffer::new(
+                        ctx,
+                        &name("group records"),
+                        4,
+                        HOST_USAGE,
+                        MemoryLocation::CpuToGpu,
+                    )?,
                     output: Buffer::new(
                         ctx,
                         &name("output"),
@@ -385,6 +438,9 @@ impl SkinPass {
                     held: Vec::new(),
                     records_generation: None,
                 });
+                let slot = pass.slots.last_mut().expect("the slot just pushed");
+                slot.palette_view = palette_view(ctx, &slot.palette)?;
+                slot.device_palette_view = palette_view(ctx, &slot.device_palette)?;
             }
             Ok(())
         })();
@@ -456,6 +512,7 @@ impl SkinPass {
         };
         self.characters.push(character);
         self.generation += 1;
+        group_records(&self.records, self.total_vertices, WORKGROUP_SIZE, &mut self.group_records);
         let mut result = self.check_ranges(ctx);
         if result.is_ok() && is_new_model && self.models.len() > 1 {
             result = self.rebuild_combined(ctx, ring);
@@ -469,6 +526,7 @@ impl SkinPass {
             }
             (self.palette_len, self.weight_len, self.total_vertices) = (saved.0, saved.1, saved.2);
             self.records.truncate(saved.3);
+            group_records(&self.records, self.total_vertices, WORKGROUP_SIZE, &mut self.group_records);
             self.slots.iter_mut().for_each(|s| {
                 s.held.pop();
                 s.records_generation = None;
@@ -621,6 +679,25 @@ impl SkinPass {
     }
 }
 
+/// Replaces `view` with a palette view of `buffer` (just regrown), retiring
+/// the old one through `ring`: a submitted frame may still use it. When the
+/// new view cannot be made, `view` is left null (`dispatch` then refuses).
+fn replace_view(
+    ctx: &GpuContext,
+    ring: &mut FrameRing,
+    view: &mut vk::BufferView,
+    buffer: &Buffer,
+) -> Result<(), GpuError> {
+    let made = palette_view(ctx, buffer);
+    let old = std::mem::replace(view, *made.as_ref().unwrap_or(&vk::BufferView::null()));
+    ring.retire(Retired::Other(Box::new(move |ctx: &GpuContext| {
+        // SAFETY: retired views are destroyed after the frames that used
+        // them; a null view is ignored.
+        unsafe { ctx.device.destroy_buffer_view(old, None) }
+    })));
+    made.map(|_| ())
+}
+
 impl SkinPass {
     /// Concatenates the static streams of every distinct model into pass-owned
     /// buffers (one binding each for the single dispatch), on the GPU.
@@ -746,13 +823,25 @@ impl SkinPass {
             ("palette", self.palette_len as u64 * 64),
             ("morph weights", self.weight_len as u64 * 4),
             ("skin records", self.records.len() as u64 * 32),
+            ("workgroup records", self.group_records.len() as u64 * 4),
             ("skinned output", self.total_vertices as u64 * OUTPUT_STRIDE),
         ];
         match sizes.iter().find(|(_, size)| *size > limit) {
             Some((what, size)) => Err(GpuError::new(format!(
                 "skin pass: {what} need {size} bytes, more than the device's maxStorageBufferRange {limit}"
             ))),
-            None => Ok(()),
+            None => {
+                // skin.comp reads the palette as texels, four per matrix.
+                let texels = self.palette_len as u64 * 4;
+                let max = u64::from(ctx.properties.limits.max_texel_buffer_elements);
+                if texels > max {
+                    return Err(GpuError::new(format!(
+                        "skin pass: the palette needs {texels} texels, more than the device's \
+                         maxTexelBufferElements {max}"
+                    )));
+                }
+                Ok(())
+            }
         }
     }
 
@@ -762,6 +851,7 @@ impl SkinPass {
         let palette = self.palette_len as u64 * 64;
         let weights = self.weight_len as u64 * 4;
         let records = self.records.len() as u64 * 32;
+        let groups = self.group_records.len() as u64 * 4;
         let output = self.total_vertices as u64 * OUTPUT_STRIDE;
         let limit = ctx.properties.limits.max_storage_buffer_range as u64;
         for (i, slot) in self.slots.iter_mut().enumerate() {
@@ -785,16 +875,25 @@ impl SkinPass {
                 Ok(true)
             };
             let cpu = MemoryLocation::CpuToGpu;
-            let mut lost = grow(ctx, ring, &mut slot.palette, palette, "palette", PALETTE_USAGE, cpu)?;
+            let regrown = grow(ctx, ring, &mut slot.palette, palette, "palette", PALETTE_USAGE, cpu)?;
+            if regrown {
+                replace_view(ctx, ring, &mut slot.palette_view, &slot.palette)?;
+            }
             let gpu = MemoryLocation::GpuOnly;
             let device = &mut slot.device_palette;
-            lost |= grow(ctx, ring, device, palette, "device palette", DEVICE_PALETTE_USAGE, gpu)?;
+            let device_regrown =
+                grow(ctx, ring, device, palette, "device palette", DEVICE_PALETTE_USAGE, gpu)?;
+            if device_regrown {
+                replace_view(ctx, ring, &mut slot.device_palette_view, &slot.device_palette)?;
+            }
+            let mut lost = regrown | device_regrown;
             lost |= grow(ctx, ring, &mut slot.weights, weights, "weights", HOST_USAGE, cpu)?;
             if lost {
                 // The new buffers hold no pose yet.
                 slot.held.iter_mut().for_each(|h| *h = None);
             }
-            if grow(ctx, ring, &mut slot.records, records, "records", HOST_USAGE, cpu)? {
+            let regrown = grow(ctx, ring, &mut slot.records, records, "records", HOST_USAGE, cpu)?;
+            if grow(ctx, ring, &mut slot.groups, groups, "group records", HOST_USAGE, cpu)? | regrown {
                 slot.records_generation = None;
             }
             grow(ctx, ring, &mut slot.output, output, "output", output_usage(), MemoryLocation::GpuOnly)?;
@@ -862,7 +961,9 @@ impl SkinPass {
             .src_stage_mask(vk::PipelineStageFlags2::COPY)
             .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
             .dst_stage_mask(vk::PipelineStageFlags2::COMPUTE_SHADER | vk::PipelineStageFlags2::VERTEX_SHADER)
-            .dst_access_mask(vk::AccessFlags2::SHADER_STORAGE_READ)];
+            // skin.comp reads the palette as a uniform texel buffer (a
+            // sampled read), the vertex path as a storage buffer.
+            .dst_access_mask(vk::AccessFlags2::SHADER_STORAGE_READ | vk::AccessFlags2::SHADER_SAMPLED_READ)];
         // SAFETY: recording command buffer; both buffers are live until this
         // slot's fence and every region lies inside both (palette ranges of
         // registered characters, which both buffers hold).
@@ -910,6 +1011,7 @@ impl SkinPass {
         // begin_frame), so overwriting them is safe.
         if buffers.records_generation != Some(self.generation) {
             buffers.records.write(0, bytemuck::cast_slice(&self.records))?;
+            buffers.groups.write(0, bytemuck::cast_slice(&self.group_records))?;
             buffers.records_generation = Some(self.generation);
         }
         for (c, character) in self.characters.iter().enumerate() {
@@ -1016,6 +1118,11 @@ impl SkinPass {
         let buffers = &self.slots[slot.index];
         let palette =
             if self.upload_mode.staged() { buffers.device_palette.raw } else { buffers.palette.raw };
+        let palette_view =
+            if self.upload_mode.staged() { buffers.device_palette_view } else { buffers.palette_view };
+        if palette_view == vk::BufferView::null() {
+            return Err(GpuError::new("skin pass: no texel view of the palette (its creation failed)"));
+        }
         let bound = [
             sources,
             influences,
@@ -1025,6 +1132,7 @@ impl SkinPass {
             palette,
             buffers.records.raw,
             buffers.output.raw,
+            buffers.groups.raw,
         ];
         let d = &ctx.device;
         let layouts = [self.compute.set_layout];
@@ -1038,17 +1146,21 @@ impl SkinPass {
         unsafe { (d.fp_v1_0().allocate_descriptor_sets)(d.handle(), &info, &mut set) }
             .result()
             .call("vkAllocateDescriptorSets")?;
-        let infos: [vk::DescriptorBufferInfo; 8] = std::array::from_fn(|i| vk::DescriptorBufferInfo {
+        let infos: [vk::DescriptorBufferInfo; 9] = std::array::from_fn(|i| vk::DescriptorBufferInfo {
             buffer: bound[i],
             offset: 0,
             range: vk::WHOLE_SIZE,
         });
-        let writes: [vk::WriteDescriptorSet; 8] = std::array::from_fn(|i| {
-            vk::WriteDescriptorSet::default()
+        let views = [palette_view];
+        let writes: [vk::WriteDescriptorSet; 9] = std::array::from_fn(|i| {
+            let write = vk::WriteDescriptorSet::default()
                 .dst_set(set)
                 .dst_binding(i as u32)
-                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                .buffer_info(std::slice::from_ref(&infos[i]))
+                .descriptor_type(SKIN_BINDINGS[i]);
+            match SKIN_BINDINGS[i] {
+                vk::DescriptorType::UNIFORM_TEXEL_BUFFER => write.texel_buffer_view(&views),
+                _ => write.buffer_info(std::slice::from_ref(&infos[i])),
+            }
         });
         let push = Push { record_count: self.records.len() as u32, total_vertices: self.total_vertices };
         let (groups_x, groups_y) = ComputePipeline::grid(ctx, self.total_vertices.div_ceil(WORKGROUP_SIZE));
@@ -1170,7 +1282,13 @@ impl SkinPass {
     /// `FrameRing::wait_all`). The `GpuModel`s are the caller's.
     pub fn destroy(self, ctx: &GpuContext) {
         for slot in self.slots {
-            for b in [slot.palette, slot.device_palette, slot.weights, slot.records, slot.output] {
+            // SAFETY: the caller waited for the GPU; null views are ignored.
+            unsafe {
+                ctx.device.destroy_buffer_view(slot.palette_view, None);
+                ctx.device.destroy_buffer_view(slot.device_palette_view, None);
+            }
+            for b in [slot.palette, slot.device_palette, slot.weights, slot.records, slot.groups, slot.output]
+            {
                 b.destroy(ctx);
             }
         }
