@@ -147,7 +147,7 @@ pub fn parse_resize_at(text: &str) -> Result<(u64, u32, u32), String> {
 fn load_model(path: Option<&Path>, load: &asset::LoadOptions) -> anyhow::Result<Model> {
     match path {
         Some(p) => Ok(asset::load_with(p, load)?),
-        None => Ok(asset::load_default_character()?),
+        None => Ok(asset::load_default_character_with(load)?),
     }
 }
 

@@ -414,7 +414,7 @@ fn load_model(
     load: &LoadOptions,
 ) -> anyhow::Result<(usize, Arc<Model>, Arc<Controller>)> {
     let (model, path) = match which {
-        BenchModel::BuiltIn => (asset::load_default_character()?, None),
+        BenchModel::BuiltIn => (asset::load_default_character_with(load)?, None),
         BenchModel::File(path) => (asset::load_with(path, load)?, Some(path.as_path())),
     };
     let controller = match find_controller(&model.rig, path, None).map_err(anyhow::Error::msg)? {
@@ -573,6 +573,15 @@ mod tests {
         let cli = Cli::try_parse_from(["vkskin", "bench"].iter().chain(args)).map_err(|e| e.to_string())?;
         let Some(Command::Bench(args)) = cli.command else { panic!("not bench") };
         BenchPlan::from_args(&args, "vkskin bench").map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_built_in_character_takes_the_load_options() {
+        let compressed = LoadOptions { compressed_clips: true, ..LoadOptions::default() };
+        let (_, model, _) = load_model(&BenchModel::BuiltIn, &compressed).unwrap();
+        assert!((0..model.clips.len()).all(|c| model.rig.compressed_clip(c).is_some()));
+        let (_, model, _) = load_model(&BenchModel::BuiltIn, &LoadOptions::default()).unwrap();
+        assert!(model.rig.compressed_clip(0).is_none());
     }
 
     #[test]
