@@ -346,6 +346,11 @@ struct Soak {
 /// high-water marks, driver caches).
 const HOST_SLACK: u64 = 8 << 20;
 
+/// Alignment padding gpu-allocator counts in its allocated bytes, which
+/// varies with placement (measured: by up to about 120 bytes between
+/// samples of the same scene; a leaked renderer would be megabytes).
+const ALIGNMENT_SLACK: u64 = 16 << 10;
+
 /// Runs the viewer on Fox under `soak`'s schedule with validation on and
 /// checks that it ends cleanly and that host RSS and the GPU allocator's
 /// bytes stay flat after the warm-up. Prints the samples.
@@ -407,13 +412,17 @@ fn soak_run(soak: &Soak) {
         HOST_SLACK / 1_000_000
     );
     // The GPU allocator's bytes depend only on the scene, the window size
-    // and the method, all seen during the warm-up: no growth at all.
-    for (name, f) in [
-        ("allocated", (|s| s.gpu_allocated_bytes) as fn(&MemorySample) -> u64),
-        ("reserved", |s| s.gpu_reserved_bytes),
+    // and the method, all seen during the warm-up, except for the alignment
+    // padding gpu-allocator counts with each allocation (where an allocation
+    // lands depends on what was freed before it): reserved blocks may not
+    // grow at all, allocated bytes by that padding only. A leaked buffer is
+    // also a validation error when the device is destroyed.
+    for (name, f, slack) in [
+        ("allocated", (|s| s.gpu_allocated_bytes) as fn(&MemorySample) -> u64, ALIGNMENT_SLACK),
+        ("reserved", |s| s.gpu_reserved_bytes, 0),
     ] {
         let (before, later) = (peak(&warm, f), peak(&after, f));
-        assert!(later <= before, "GPU {name} bytes grew after the warm-up: {before} then {later}");
+        assert!(later <= before + slack, "GPU {name} bytes grew after the warm-up: {before} then {later}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
