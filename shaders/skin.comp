@@ -1,56 +1,7 @@
 #version 460
-// Compute skinning: every primitive of every character instance in one
-// dispatch. Thread g skins output vertex g: it finds the SkinRecord whose
-// output region holds g (records are sorted by output_offset and their
-// regions are contiguous) through its workgroup's entry in group_records,
-// then morphs and skins that record's vertex g - output_offset with the
-// shared skin_vertex (common.glsl), the twin of the CPU reference
-// anim::skinning::SkinningJob.
+// Compute skinning with the palette (binding 5) read through a uniform texel
+// buffer: on llvmpipe a texel fetch is a gather, a storage-buffer load a
+// loop over the SIMD lanes (see common.glsl). The pass is skin_main.glsl.
 #extension GL_GOOGLE_include_directive : require
-// The palette (binding 5) is a uniform texel buffer here (see common.glsl).
 #define PALETTE_TEXELS
-#include "common.glsl"
-
-// Set by SkinPass for SkinningMethod::DualQuaternion: skin_vertex_dqs.
-layout(constant_id = 1) const bool DUAL_QUATERNION = false;
-
-// Keep in sync with skin_pass::WORKGROUP_SIZE. (gl_WorkGroupSize is not used:
-// for SPIR-V 1.6 glslang would emit LocalSizeId, which needs maintenance4.)
-const uint WORKGROUP_SIZE = 64u;
-layout(local_size_x = 64) in;
-
-layout(std430, set = 0, binding = 7) writeonly buffer Outputs { SkinnedVertex out_vertices[]; };
-
-// Per workgroup (skin_pass::group_records): the record holding the group's
-// first vertex, with GROUP_SPANS_RECORDS set when a later record starts
-// inside the group. Replaces a per-thread binary search over the records,
-// which cost about a sixth of the dispatch on lavapipe (README, Profiling).
-const uint GROUP_SPANS_RECORDS = 0x80000000u;
-layout(std430, set = 0, binding = 8) readonly buffer GroupRecords { uint group_records[]; };
-
-layout(push_constant) uniform Push {
-    uint record_count;   // >= 1 whenever anything is dispatched
-    uint total_vertices; // output vertices; threads at or past it do nothing
-} pc;
-
-void main() {
-    // Large scenes may need more than maxComputeWorkGroupCount[0] groups: the
-    // host then spreads them over y, rows of gl_NumWorkGroups.x groups each.
-    uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-    uint g = group * WORKGROUP_SIZE + gl_LocalInvocationID.x;
-    if (g >= pc.total_vertices) {
-        return;
-    }
-    // The last record with output_offset <= g: the group's first vertex's
-    // record, or (only in groups that hold a record's start) a later one.
-    uint entry = group_records[group];
-    uint index = entry & ~GROUP_SPANS_RECORDS;
-    if ((entry & GROUP_SPANS_RECORDS) != 0u) {
-        while (index + 1u < pc.record_count && record_output_offset(index + 1u) <= g) {
-            index += 1u;
-        }
-    }
-    SkinRecord r = load_record(index);
-    uint v = g - r.output_offset;
-    out_vertices[g] = DUAL_QUATERNION ? skin_vertex_dqs(r, v) : skin_vertex(r, v);
-}
+#include "skin_main.glsl"

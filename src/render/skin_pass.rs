@@ -289,6 +289,8 @@ struct SlotBuffers {
 pub struct SkinPass {
     /// How the pipeline blends influences.
     method: SkinningMethod,
+    /// How its shader reads the palette.
+    palette_reads: PaletteReads,
     compute: ComputePipeline,
     characters: Vec<Character>,
     models: Vec<ModelEntry>,
@@ -333,13 +335,55 @@ const DEVICE_PALETTE_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_ra
 /// row of a `BoneMatrix`, four per matrix.
 const PALETTE_TEXEL_FORMAT: vk::Format = vk::Format::R32G32B32A32_SFLOAT;
 
-/// skin.comp's set 0: storage buffers, but the palette (binding 5) is a
-/// uniform texel buffer.
-const SKIN_BINDINGS: [vk::DescriptorType; 9] = {
-    let mut types = [vk::DescriptorType::STORAGE_BUFFER; 9];
-    types[5] = vk::DescriptorType::UNIFORM_TEXEL_BUFFER;
-    types
-};
+/// Palette texels that hold any scene the other buffers allow in practice
+/// (33.5 million matrices: a million characters of 33 joints).
+pub const AMPLE_PALETTE_TEXELS: u64 = 1 << 27;
+
+/// How skin.comp reads the palette (binding 5). The bytes are the same
+/// either way (DESIGN.md's `BoneMatrix`); only the descriptor differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PaletteReads {
+    /// A uniform texel buffer (RGBA32F, one texel per matrix row; skin.comp):
+    /// llvmpipe gathers texels, where every storage-buffer load is a loop
+    /// over its SIMD lanes. Limited to `maxTexelBufferElements / 4` matrices.
+    Texels,
+    /// A storage buffer, as the vertex path reads it (skin_storage.comp):
+    /// as many matrices as `maxStorageBufferRange` allows.
+    Storage,
+}
+
+impl PaletteReads {
+    /// Texels where the device's texel limit holds every palette its
+    /// storage-buffer range can, or at least [`AMPLE_PALETTE_TEXELS`]
+    /// (lavapipe, NVIDIA, AMD and Intel report 2^27 or more); else storage.
+    /// Vulkan only guarantees 65,536 texels (16,384 matrices), which would
+    /// cap scenes far below what the storage path allows.
+    pub fn for_device(limits: &vk::PhysicalDeviceLimits) -> Self {
+        let storage_rows = u64::from(limits.max_storage_buffer_range) / 16;
+        if u64::from(limits.max_texel_buffer_elements) >= storage_rows.min(AMPLE_PALETTE_TEXELS) {
+            PaletteReads::Texels
+        } else {
+            PaletteReads::Storage
+        }
+    }
+
+    /// The shader reading this way.
+    fn spirv(self) -> (&'static str, &'static [u8]) {
+        match self {
+            PaletteReads::Texels => ("skin.comp", crate::spirv!("skin.comp")),
+            PaletteReads::Storage => ("skin_storage.comp", crate::spirv!("skin_storage.comp")),
+        }
+    }
+
+    /// Its set 0: storage buffers, the palette (binding 5) as this reads it.
+    fn bindings(self) -> [vk::DescriptorType; 9] {
+        let mut types = [vk::DescriptorType::STORAGE_BUFFER; 9];
+        if self == PaletteReads::Texels {
+            types[5] = vk::DescriptorType::UNIFORM_TEXEL_BUFFER;
+        }
+        types
+    }
+}
 
 /// A view of `buffer`'s whole palette as RGBA32F texels (at most
 /// `maxTexelBufferElements` of them; `check_ranges` keeps the palette within).
@@ -380,17 +424,29 @@ impl SkinPass {
         Self::with_method(ctx, SkinningMethod::Linear)
     }
 
-    /// Creates the pipeline for `method` and empty per-slot buffers.
+    /// Creates the pipeline for `method`, reading the palette the way the
+    /// device suits (`PaletteReads::for_device`), and empty per-slot buffers.
     pub fn with_method(ctx: &GpuContext, method: SkinningMethod) -> Result<Self, GpuError> {
+        Self::with_palette_reads(ctx, method, PaletteReads::for_device(&ctx.properties.limits))
+    }
+
+    /// Creates the pipeline for `method` reading the palette as `reads` says,
+    /// and empty per-slot buffers.
+    pub fn with_palette_reads(
+        ctx: &GpuContext,
+        method: SkinningMethod,
+        reads: PaletteReads,
+    ) -> Result<Self, GpuError> {
         let dual_quaternion = method_constant(method);
         let spec = method_specialization(&dual_quaternion);
         let push_bytes = std::mem::size_of::<Push>() as u32;
-        let spirv = crate::spirv!("skin.comp");
-        let compute =
-            ComputePipeline::with_bindings(ctx, "skin.comp", spirv, &SKIN_BINDINGS, push_bytes, Some(&spec))?;
-        ctx.set_name(compute.pipeline, &format!("skin.comp pipeline ({})", method.name()));
+        let (name, spirv) = reads.spirv();
+        let bindings = reads.bindings();
+        let compute = ComputePipeline::with_bindings(ctx, name, spirv, &bindings, push_bytes, Some(&spec))?;
+        ctx.set_name(compute.pipeline, &format!("{name} pipeline ({})", method.name()));
         let mut pass = SkinPass {
             method,
+            palette_reads: reads,
             compute,
             characters: Vec::new(),
             models: Vec::new(),
@@ -438,9 +494,11 @@ impl SkinPass {
                     held: Vec::new(),
                     records_generation: None,
                 });
-                let slot = pass.slots.last_mut().expect("the slot just pushed");
-                slot.palette_view = palette_view(ctx, &slot.palette)?;
-                slot.device_palette_view = palette_view(ctx, &slot.device_palette)?;
+                if reads == PaletteReads::Texels {
+                    let slot = pass.slots.last_mut().expect("the slot just pushed");
+                    slot.palette_view = palette_view(ctx, &slot.palette)?;
+                    slot.device_palette_view = palette_view(ctx, &slot.device_palette)?;
+                }
             }
             Ok(())
         })();
@@ -456,6 +514,11 @@ impl SkinPass {
     /// How this pass blends influences.
     pub fn method(&self) -> SkinningMethod {
         self.method
+    }
+
+    /// How the shader reads the palette.
+    pub fn palette_reads(&self) -> PaletteReads {
+        self.palette_reads
     }
 
     /// Registers a character instance of `model` (uploaded as `gpu`), laid out
@@ -830,6 +893,7 @@ impl SkinPass {
             Some((what, size)) => Err(GpuError::new(format!(
                 "skin pass: {what} need {size} bytes, more than the device's maxStorageBufferRange {limit}"
             ))),
+            None if self.palette_reads == PaletteReads::Storage => Ok(()),
             None => {
                 // skin.comp reads the palette as texels, four per matrix.
                 let texels = self.palette_len as u64 * 4;
@@ -876,14 +940,15 @@ impl SkinPass {
             };
             let cpu = MemoryLocation::CpuToGpu;
             let regrown = grow(ctx, ring, &mut slot.palette, palette, "palette", PALETTE_USAGE, cpu)?;
-            if regrown {
+            let texels = self.palette_reads == PaletteReads::Texels;
+            if regrown && texels {
                 replace_view(ctx, ring, &mut slot.palette_view, &slot.palette)?;
             }
             let gpu = MemoryLocation::GpuOnly;
             let device = &mut slot.device_palette;
             let device_regrown =
                 grow(ctx, ring, device, palette, "device palette", DEVICE_PALETTE_USAGE, gpu)?;
-            if device_regrown {
+            if device_regrown && texels {
                 replace_view(ctx, ring, &mut slot.device_palette_view, &slot.device_palette)?;
             }
             let mut lost = regrown | device_regrown;
@@ -1120,7 +1185,8 @@ impl SkinPass {
             if self.upload_mode.staged() { buffers.device_palette.raw } else { buffers.palette.raw };
         let palette_view =
             if self.upload_mode.staged() { buffers.device_palette_view } else { buffers.palette_view };
-        if palette_view == vk::BufferView::null() {
+        let bindings = self.palette_reads.bindings();
+        if bindings[5] == vk::DescriptorType::UNIFORM_TEXEL_BUFFER && palette_view == vk::BufferView::null() {
             return Err(GpuError::new("skin pass: no texel view of the palette (its creation failed)"));
         }
         let bound = [
@@ -1156,8 +1222,8 @@ impl SkinPass {
             let write = vk::WriteDescriptorSet::default()
                 .dst_set(set)
                 .dst_binding(i as u32)
-                .descriptor_type(SKIN_BINDINGS[i]);
-            match SKIN_BINDINGS[i] {
+                .descriptor_type(bindings[i]);
+            match bindings[i] {
                 vk::DescriptorType::UNIFORM_TEXEL_BUFFER => write.texel_buffer_view(&views),
                 _ => write.buffer_info(std::slice::from_ref(&infos[i])),
             }
@@ -1296,5 +1362,29 @@ impl SkinPass {
             c.into_iter().for_each(|b| b.destroy(ctx));
         }
         self.compute.destroy(ctx);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(texels: u32, storage_range: u32) -> vk::PhysicalDeviceLimits {
+        vk::PhysicalDeviceLimits {
+            max_texel_buffer_elements: texels,
+            max_storage_buffer_range: storage_range,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn texels_only_where_the_texel_limit_caps_no_real_scene() {
+        // lavapipe, NVIDIA, Intel: 2^27 texels, 128 MiB to 4 GiB of storage range.
+        assert_eq!(PaletteReads::for_device(&limits(1 << 27, 128 << 20)), PaletteReads::Texels);
+        assert_eq!(PaletteReads::for_device(&limits(u32::MAX, u32::MAX)), PaletteReads::Texels);
+        assert_eq!(PaletteReads::for_device(&limits(1 << 27, u32::MAX)), PaletteReads::Texels);
+        // Vulkan's minimum texel limit against a 128 MiB range: storage.
+        assert_eq!(PaletteReads::for_device(&limits(65_536, 128 << 20)), PaletteReads::Storage);
+        assert_eq!(PaletteReads::for_device(&limits((1 << 27) - 1, u32::MAX)), PaletteReads::Storage);
     }
 }

@@ -1,0 +1,6 @@
+#version 460
+// Compute skinning with the palette (binding 5) read as a storage buffer, as
+// the vertex path reads it: for devices whose maxTexelBufferElements cannot
+// hold the palettes (SkinPass's PaletteReads). The pass is skin_main.glsl.
+#extension GL_GOOGLE_include_directive : require
+#include "skin_main.glsl"
