@@ -50,24 +50,46 @@ impl Span {
     }
 }
 
-/// Four rotation tracks' cached keys `a` and `b` as decoded (quaternion
-/// components `x, y, z, w`, component-major; the sampler takes `b` on
-/// `a`'s side of the sphere).
+/// Four tracks' cached keys `a` and `b` as decoded, `N` components each,
+/// component-major, and where they hold.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[repr(C, align(16))]
-pub(crate) struct RotationBlock {
-    pub(crate) a: [[f32; LANES]; 4],
-    pub(crate) b: [[f32; LANES]; 4],
+pub(crate) struct KeyBlock<const N: usize> {
+    pub(crate) a: [[f32; LANES]; N],
+    pub(crate) b: [[f32; LANES]; N],
     pub(crate) span: Span,
 }
 
-/// Four translation or scale tracks' cached keys `a` and `b`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[repr(C, align(16))]
-pub(crate) struct VectorBlock {
-    pub(crate) a: [[f32; LANES]; 3],
-    pub(crate) b: [[f32; LANES]; 3],
-    pub(crate) span: Span,
+/// Four rotation tracks' keys (quaternion components `x, y, z, w`; the
+/// sampler takes `b` on `a`'s side of the sphere).
+pub(crate) type RotationBlock = KeyBlock<4>;
+
+/// Four translation or scale tracks' keys.
+pub(crate) type VectorBlock = KeyBlock<3>;
+
+impl<const N: usize> KeyBlock<N> {
+    /// Lane `l` now holds `keys`, the keys around some time of a track that
+    /// held `cached` (key indices) before: a key cached already is moved,
+    /// not decoded again; `decode` decodes the others.
+    fn cache(&mut self, l: usize, cached: [u32; 2], keys: &Keys, decode: impl Fn(u32) -> [f32; N]) {
+        let lane = |v: &[[f32; LANES]; N]| std::array::from_fn(|c| v[c][l]);
+        let key = |k: u32| {
+            if k == cached[1] {
+                lane(&self.b)
+            } else if k == cached[0] {
+                lane(&self.a)
+            } else {
+                decode(k)
+            }
+        };
+        let a = key(keys.a);
+        let b = if keys.b == keys.a { a } else { key(keys.b) };
+        for c in 0..N {
+            self.a[c][l] = a[c];
+            self.b[c][l] = b[c];
+        }
+        self.span.set(l, keys);
+    }
 }
 
 /// Lanes past the last track of a kind: valid forever, never written out.
@@ -166,26 +188,9 @@ pub(crate) fn refill_rotation(clip: &CompressedClip, cursor: &mut CompressedCurs
     let cached = cursor.keys[i];
     let keys = reader.around(t, cached[0]);
     cursor.keys[i] = [keys.a, keys.b];
-    let block = &mut cursor.rotations[i / LANES];
-    let l = i % LANES;
     let dropped = usize::from(track.dropped);
-    let lane = |v: &[[f32; LANES]; 4]| [v[0][l], v[1][l], v[2][l], v[3][l]];
-    let key = |k: u32| {
-        if k == cached[1] {
-            lane(&block.b)
-        } else if k == cached[0] {
-            lane(&block.a)
-        } else {
-            from_smallest_three(reader.components(k), dropped)
-        }
-    };
-    let a = key(keys.a);
-    let b = if keys.b == keys.a { a } else { key(keys.b) };
-    for c in 0..4 {
-        block.a[c][l] = a[c];
-        block.b[c][l] = b[c];
-    }
-    block.span.set(l, &keys);
+    let decode = |k| from_smallest_three(reader.components(k), dropped);
+    cursor.rotations[i / LANES].cache(i % LANES, cached, &keys, decode);
 }
 
 /// Translation or scale track `i` (lane `i % LANES` of vector block
@@ -197,25 +202,7 @@ pub(crate) fn refill_vector(clip: &CompressedClip, cursor: &mut CompressedCursor
     let cached = cursor.keys[index];
     let keys = reader.around(t, cached[0]);
     cursor.keys[index] = [keys.a, keys.b];
-    let block = &mut cursor.vectors[i / LANES];
-    let l = i % LANES;
-    let lane = |v: &[[f32; LANES]; 3]| [v[0][l], v[1][l], v[2][l]];
-    let key = |k: u32| {
-        if k == cached[1] {
-            lane(&block.b)
-        } else if k == cached[0] {
-            lane(&block.a)
-        } else {
-            reader.components(k)
-        }
-    };
-    let a = key(keys.a);
-    let b = if keys.b == keys.a { a } else { key(keys.b) };
-    for c in 0..3 {
-        block.a[c][l] = a[c];
-        block.b[c][l] = b[c];
-    }
-    block.span.set(l, &keys);
+    cursor.vectors[i / LANES].cache(i % LANES, cached, &keys, |k| reader.components(k));
 }
 
 /// The keys of one track around a time, and where they hold.
