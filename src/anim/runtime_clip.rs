@@ -23,6 +23,7 @@ use super::clip::{Clip, Interpolation, Track};
 use super::job::JobError;
 use super::sampling::{SlerpKeys, check_clip, keep_or, slerp_keys};
 use super::transform::Transform;
+use crate::asset::names::display_name;
 use nalgebra::{Quaternion, UnitQuaternion};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -163,7 +164,7 @@ impl RuntimeClip {
     /// checks, plus finite, strictly increasing key times.
     pub fn new(clip: Arc<Clip>, rest: &[Transform], rest_morph_weights: &[f32]) -> Result<Self, JobError> {
         let name = clip.name.as_deref().unwrap_or("unnamed");
-        let job = format!("clip \"{name}\"");
+        let job = format!("clip \"{}\"", display_name(name));
         check_clip(&job, &clip, rest.len(), rest_morph_weights.len())?;
         let joints = rest.len();
         let blocks = joints.div_ceil(LANES);

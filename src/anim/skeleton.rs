@@ -2,6 +2,7 @@
 
 use super::job::JobError;
 use super::transform::Transform;
+use crate::asset::names::display_name;
 use nalgebra::Matrix4;
 
 /// Parent index of a root joint.
@@ -39,13 +40,13 @@ impl Skeleton {
             if p != NO_PARENT && p as usize >= j {
                 return Err(JobError::new(format!(
                     "skeleton: joint {j} \"{}\" has parent {p}, which does not come before it",
-                    names[j]
+                    display_name(&names[j])
                 )));
             }
             if !rest[j].is_finite() {
                 return Err(JobError::new(format!(
                     "skeleton: joint {j} \"{}\" has a non-finite rest transform",
-                    names[j]
+                    display_name(&names[j])
                 )));
             }
         }
@@ -138,6 +139,20 @@ mod tests {
         let e = Skeleton::new(vec!["a".into(), "b".into()], vec![1, NO_PARENT], vec![Transform::IDENTITY; 2])
             .unwrap_err();
         assert!(e.0.contains("joint 0"), "{e}");
+    }
+
+    /// Found by the importer fuzz run (20 M executions in): a joint named
+    /// with a newline and an escape sequence and a non-finite rest pose.
+    #[test]
+    fn names_in_messages_are_escaped() {
+        let mut rest = Transform::IDENTITY;
+        rest.translation.x = f32::NAN;
+        let e = Skeleton::new(vec!["name\n\u{1b}[2J".into()], vec![NO_PARENT], vec![rest]).unwrap_err();
+        assert_eq!(e.to_string(), "skeleton: joint 0 \"name\\n\\u{1b}[2J\" has a non-finite rest transform");
+        let e =
+            Skeleton::new(vec!["a".into(), "b\n".into()], vec![NO_PARENT, 1], vec![Transform::IDENTITY; 2])
+                .unwrap_err();
+        assert!(!e.to_string().contains('\n'), "{e}");
     }
 
     #[test]
