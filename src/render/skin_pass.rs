@@ -40,8 +40,10 @@
 
 use super::gpu_model::GpuModel;
 use super::layout::{
-    BoneMatrix, Influence, MorphEntry, NO_MORPHS, SkinRecord, SkinnedVertex, SourceVertex, group_records,
+    BoneMatrix, Influence, MorphEntry, NO_MORPHS, PaletteDualQuat, SkinRecord, SkinnedVertex, SourceVertex,
+    group_records,
 };
+use super::skinning::{self, ShaderSkinning};
 use crate::anim::{SkinnedPose, SkinningMethod};
 use crate::asset::Model;
 use crate::character::Crowd;
@@ -288,7 +290,8 @@ struct SlotBuffers {
 /// The compute skinning pass and every registered character.
 pub struct SkinPass {
     /// How the pipeline blends influences.
-    method: SkinningMethod,
+    /// What the shader computes and what the palette holds for it.
+    shading: ShaderSkinning,
     /// How its shader reads the palette.
     palette_reads: PaletteReads,
     compute: ComputePipeline,
@@ -404,29 +407,17 @@ fn output_usage() -> vk::BufferUsageFlags {
         | vk::BufferUsageFlags::TRANSFER_SRC
 }
 
-/// The value of the shaders' `DUAL_QUATERNION` specialization constant
-/// (constant_id 1, a 32-bit VkBool32) for `method`.
-pub fn method_constant(method: SkinningMethod) -> [u8; 4] {
-    vk::Bool32::from(method == SkinningMethod::DualQuaternion).to_ne_bytes()
-}
-
-/// Specialization info setting `DUAL_QUATERNION` (constant_id 1) to `value`
-/// (from [`method_constant`]), for skin.comp and mesh_skinned.vert.
-pub fn method_specialization(value: &[u8; 4]) -> vk::SpecializationInfo<'_> {
-    const ENTRIES: [vk::SpecializationMapEntry; 1] =
-        [vk::SpecializationMapEntry { constant_id: 1, offset: 0, size: 4 }];
-    vk::SpecializationInfo::default().map_entries(&ENTRIES).data(value)
-}
-
 impl SkinPass {
     /// Creates the pipeline (linear blend skinning) and empty per-slot buffers.
     pub fn new(ctx: &GpuContext) -> Result<Self, GpuError> {
         Self::with_method(ctx, SkinningMethod::Linear)
     }
 
-    /// Creates the pipeline for `method`, reading the palette the way the
-    /// device suits (`PaletteReads::for_device`), and empty per-slot buffers.
-    pub fn with_method(ctx: &GpuContext, method: SkinningMethod) -> Result<Self, GpuError> {
+    /// Creates the pipeline for `method` (a `SkinningMethod`, or a
+    /// `ShaderSkinning` that also says where DQS splits the matrices),
+    /// reading the palette the way the device suits
+    /// (`PaletteReads::for_device`), and empty per-slot buffers.
+    pub fn with_method(ctx: &GpuContext, method: impl Into<ShaderSkinning>) -> Result<Self, GpuError> {
         Self::with_palette_reads(ctx, method, PaletteReads::for_device(&ctx.properties.limits))
     }
 
@@ -434,18 +425,19 @@ impl SkinPass {
     /// and empty per-slot buffers.
     pub fn with_palette_reads(
         ctx: &GpuContext,
-        method: SkinningMethod,
+        method: impl Into<ShaderSkinning>,
         reads: PaletteReads,
     ) -> Result<Self, GpuError> {
-        let dual_quaternion = method_constant(method);
-        let spec = method_specialization(&dual_quaternion);
+        let shading: ShaderSkinning = method.into();
+        let constants = shading.constants();
+        let spec = skinning::specialization(&constants);
         let push_bytes = std::mem::size_of::<Push>() as u32;
         let (name, spirv) = reads.spirv();
         let bindings = reads.bindings();
         let compute = ComputePipeline::with_bindings(ctx, name, spirv, &bindings, push_bytes, Some(&spec))?;
-        ctx.set_name(compute.pipeline, &format!("{name} pipeline ({})", method.name()));
+        ctx.set_name(compute.pipeline, &format!("{name} pipeline ({})", shading.name()));
         let mut pass = SkinPass {
-            method,
+            shading,
             palette_reads: reads,
             compute,
             characters: Vec::new(),
@@ -513,7 +505,12 @@ impl SkinPass {
 
     /// How this pass blends influences.
     pub fn method(&self) -> SkinningMethod {
-        self.method
+        self.shading.method
+    }
+
+    /// The method and where DQS splits the matrices.
+    pub fn shading(&self) -> ShaderSkinning {
+        self.shading
     }
 
     /// How the shader reads the palette.
@@ -1067,6 +1064,9 @@ impl SkinPass {
         let mut stats = SkinStats::default();
         let started = std::time::Instant::now();
         let mode = self.upload_mode;
+        // DqsSplit::Cpu: each skin joint is split here, once per upload,
+        // instead of once per influence of every vertex in the shader.
+        let dual_quaternions = self.shading.palette_holds_dual_quaternions();
         let buffers = &mut self.slots[slot.index];
         buffers.copies.clear();
         // Host writes into HOST_COHERENT mapped memory, before the submit that
@@ -1094,9 +1094,15 @@ impl SkinPass {
                         skin.joints.len()
                     )));
                 }
-                let bytes: &[u8] = bytemuck::cast_slice(palette);
-                buffers.palette.write(base as u64 * 64, bytes)?;
-                stats.palette_bytes_written += bytes.len() as u64;
+                if dual_quaternions {
+                    for (i, skin) in palette.iter().enumerate() {
+                        let entry = PaletteDualQuat::from_bone(skin);
+                        buffers.palette.write((base as u64 + i as u64) * 64, bytemuck::bytes_of(&entry))?;
+                    }
+                } else {
+                    buffers.palette.write(base as u64 * 64, bytemuck::cast_slice(palette))?;
+                }
+                stats.palette_bytes_written += palette.len() as u64 * 64;
             }
             let world = pose.world;
             for &(joint, index) in &character.rigid {
