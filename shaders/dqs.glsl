@@ -1,7 +1,8 @@
 // Dual-quaternion skinning: the GPU twin of anim::dual_quat (DqBlend,
 // SkinDualQuat) and SkinningJob's DualQuaternion method, operation for
 // operation. Included at the end of common.glsl (it uses its buffers and
-// morph_vertex). Each palette matrix is converted here, per influence:
+// morph_vertex). Each palette matrix is converted here, per influence
+// (unless the CPU already did: PALETTE_DUAL_QUATERNIONS below):
 // M = [R | t] * [S | 0], R the rotation of the 3x3 part's polar
 // decomposition and S = R^T A its scale/shear; S is blended linearly and
 // applied first, then the blended unit dual quaternion of (R, t).
@@ -103,6 +104,35 @@ JointDq dq_from_skin(mat4 skin) {
     return j;
 }
 
+// Set by SkinPass/MeshPass for DqsSplit::Cpu (skinning.rs): skin joints'
+// palette entries are already split on the CPU (layout::PaletteDualQuat:
+// rotation, translation, column-major scale in 16 floats) instead of being
+// matrices; unskinned nodes' entries stay matrices (skin_vertex reads them).
+layout(constant_id = 2) const bool PALETTE_DUAL_QUATERNIONS = false;
+
+// Palette entry i as PaletteDualQuat: the rows are (real), (t.xyz, s0),
+// (s1..s4), (s5..s8), s the scale's nine floats column by column.
+JointDq dq_from_palette(uint i) {
+    uint first = 4u * i;
+    vec4 r0 = palette_row(first);
+    vec4 r1 = palette_row(first + 1u);
+    vec4 r2 = palette_row(first + 2u);
+    vec4 r3 = palette_row(first + 3u);
+    JointDq j;
+    j.real = r0;
+    j.dual = dq_quat_mul(vec4(r1.xyz, 0.0), r0) * 0.5;
+    j.scale = mat3(vec3(r1.w, r2.xy), vec3(r2.zw, r3.x), r3.yzw);
+    return j;
+}
+
+// Palette entry i of a skin joint, split.
+JointDq dq_joint(uint i) {
+    if (PALETTE_DUAL_QUATERNIONS) {
+        return dq_from_palette(i);
+    }
+    return dq_from_skin(palette_matrix(i));
+}
+
 // The blend being accumulated: sums of signed dual quaternions and of scales.
 struct DqSum {
     vec4 real;
@@ -146,7 +176,7 @@ SkinnedVertex skin_vertex_dqs(SkinRecord r, uint v) {
     vec4 hemisphere = vec4(0.0);
     if (pivot != 0xffffffffu) {
         Influence inf = influence(r.influence_offset + (pivot / 4u) * r.vertex_count + v);
-        JointDq j = dq_from_skin(palette_matrix(r.palette_offset + inf.joints[pivot % 4u]));
+        JointDq j = dq_joint(r.palette_offset + inf.joints[pivot % 4u]);
         hemisphere = j.real;
         dq_add(sum, j, inf.weights[pivot % 4u], hemisphere);
     }
@@ -154,7 +184,7 @@ SkinnedVertex skin_vertex_dqs(SkinRecord r, uint v) {
         Influence inf = influence(r.influence_offset + set * r.vertex_count + v);
         for (uint k = 0u; k < 4u; ++k) {
             if (inf.weights[k] != 0.0 && set * 4u + k != pivot) {
-                JointDq j = dq_from_skin(palette_matrix(r.palette_offset + inf.joints[k]));
+                JointDq j = dq_joint(r.palette_offset + inf.joints[k]);
                 dq_add(sum, j, inf.weights[k], hemisphere);
             }
         }

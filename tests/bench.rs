@@ -94,3 +94,35 @@ fn quick_bench_writes_complete_results_and_plots() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// The dual-quaternion modes measure both places the matrices can be split
+/// (`dqs_split` "shader" and "cpu", on the compute and the vertex path),
+/// with validation silent over the CPU-split palettes' staged copies too.
+#[test]
+fn dual_quaternion_modes_measure_both_splits() {
+    if common::context().is_none() {
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("vkskin-bench-dqs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let run = Command::new(env!("CARGO_BIN_EXE_vkskin"))
+        .args(["bench", "--quick", "--validation", "--skinning", "dqs-compute,dqs-vertex", "--upload"])
+        .args(["staged,inplace", "--characters", "2", "--passes", "1", "--frames", "3", "--out"])
+        .arg(&out)
+        .output()
+        .expect("run vkskin bench");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "vkskin bench failed: {stderr}");
+    let text = std::fs::read_to_string(out.join("results.json")).expect("results.json");
+    let results: Value = serde_json::from_str(&text).expect("results.json is JSON");
+    let entries = results["entries"].as_array().expect("entries");
+    let mut seen = BTreeSet::new();
+    for e in entries {
+        let (skinning, split) = (e["skinning"].as_str().unwrap(), e["dqs_split"].as_str().unwrap());
+        assert!(e["gpu_us"]["frame"]["median"].as_f64().unwrap() > 0.0, "{skinning} {split}: no frame time");
+        assert!(e["palette_bytes"].as_u64().unwrap() > 0, "{skinning} {split}: no palette bytes");
+        seen.insert((skinning.to_string(), split.to_string(), e["upload"].as_str().unwrap().to_string()));
+    }
+    assert_eq!(seen.len(), 2 * 2 * 2, "every mode, split and upload once: {seen:?}");
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -22,6 +22,7 @@ use vkskin::render::gpu_model::GpuModel;
 use vkskin::render::headless::HeadlessRequest;
 use vkskin::render::readback::{Readback, skin_and_read_back};
 use vkskin::render::skin_pass::{CharacterId, SkinInput, SkinPass};
+use vkskin::render::skinning::{DqsSplit, ShaderSkinning};
 
 /// GPU positions must agree with the CPU reference within this fraction of
 /// the bounding-box diagonal.
@@ -160,18 +161,25 @@ fn compare(
     (position_err, normal_err)
 }
 
+/// DQS with the matrices split on the CPU (the palette holds dual quaternions).
+const DQS_CPU_SPLIT: ShaderSkinning =
+    ShaderSkinning { method: SkinningMethod::DualQuaternion, dqs_split: DqsSplit::Cpu };
+
 /// Skins `model` at each `(clip, time)` (no clip: the rest pose) with a
-/// compute pass built for `method` and compares every frame with the CPU
-/// reference.
+/// compute pass built for `shading` and compares every frame with the CPU
+/// reference of its method (which splits nothing ahead: the same answer
+/// whichever side splits the matrices).
 fn compute_matches_cpu(
     ctx: &GpuContext,
     model: &Arc<Model>,
-    method: SkinningMethod,
+    shading: impl Into<ShaderSkinning>,
     frames: &[(Option<usize>, f64)],
 ) {
+    let shading: ShaderSkinning = shading.into();
+    let method = shading.method;
     let mut ring = FrameRing::new(ctx).unwrap();
-    let mut pass = SkinPass::with_method(ctx, method).unwrap();
-    assert_eq!(pass.method(), method);
+    let mut pass = SkinPass::with_method(ctx, shading).unwrap();
+    assert_eq!((pass.method(), pass.shading()), (method, shading));
     let mut readback = Readback::new(ctx, 16).unwrap();
     let gpu = Arc::new(GpuModel::upload(ctx, model).unwrap());
     let id = pass.add_character(ctx, &mut ring, gpu.clone(), model.clone()).unwrap();
@@ -185,8 +193,11 @@ fn compute_matches_cpu(
         worst = (worst.0.max(p), worst.1.max(n));
     }
     eprintln!(
-        "{} {method:?} compute: largest position error {:.2e} of the diagonal, normal error {:.2e}",
-        model.file, worst.0, worst.1
+        "{} {} compute: largest position error {:.2e} of the diagonal, normal error {:.2e}",
+        model.file,
+        shading.name(),
+        worst.0,
+        worst.1
     );
     ring.wait_all(ctx).unwrap();
     readback.buffer.destroy(ctx);
@@ -204,6 +215,7 @@ fn compute_dqs_matches_cpu_on_the_twist_cylinder() {
     let frames: Vec<(Option<usize>, f64)> =
         [0.0, 45.0, 90.0, 135.0, 180.0, 270.0, 350.0].iter().map(|&d| (Some(clip), twist_time(d))).collect();
     compute_matches_cpu(&ctx, &model, SkinningMethod::DualQuaternion, &frames);
+    compute_matches_cpu(&ctx, &model, DQS_CPU_SPLIT, &frames);
     // The LBS pipeline of the same pass type still matches LBS, except at
     // 180 degrees: there the middle ring collapses (the candy wrapper) and
     // its blended normal is undefined (a zero vector normalised), so the
@@ -230,6 +242,7 @@ fn compute_dqs_matches_cpu_on_shared_models() {
             frames.extend([(Some(c), 0.31 * d), (Some(c), 0.77 * d)]);
         }
         compute_matches_cpu(&ctx, &model, SkinningMethod::DualQuaternion, &frames);
+        compute_matches_cpu(&ctx, &model, DQS_CPU_SPLIT, &frames);
     }
 }
 
@@ -243,8 +256,9 @@ fn render(
     clip: usize,
     time: f64,
     vertex_skinning: bool,
-    skinning: SkinningMethod,
+    skinning: impl Into<ShaderSkinning>,
 ) -> Vec<u8> {
+    let skinning: ShaderSkinning = skinning.into();
     let request = HeadlessRequest {
         frames: 1,
         first_frame: 0,
@@ -253,7 +267,8 @@ fn render(
         wireframe: false,
         vertex_skinning,
         msaa: true,
-        skinning,
+        skinning: skinning.method,
+        dqs_split: skinning.dqs_split,
         passes: 1,
         upload: Default::default(),
     };
@@ -279,6 +294,16 @@ fn vertex_dqs_draws_what_compute_dqs_draws() {
     assert!(covered > (W * H / 50) as usize, "cylinder drawn: {covered} pixels");
     let same = differing(&compute, &vertex);
     assert!(same <= (W * H / 500) as usize, "vertex and compute DQS differ in {same} pixels");
+    // The palette of dual quaternions split on the CPU: the same shape on both paths.
+    for vertex_skinning in [false, true] {
+        let split =
+            mask(&render(&ctx, &twist, twist_clip, twist_time(180.0), vertex_skinning, DQS_CPU_SPLIT));
+        let changed = differing(&compute, &split);
+        assert!(
+            changed <= (W * H / 500) as usize,
+            "DQS split on the CPU (vertex skinning {vertex_skinning}) differs in {changed} pixels"
+        );
+    }
     // The candy wrapper: LBS pinches the middle, on both paths alike.
     let pinched = differing(&vertex, &vertex_lbs);
     assert!(pinched > 100, "vertex DQS and LBS differ in only {pinched} pixels");
@@ -288,6 +313,9 @@ fn vertex_dqs_draws_what_compute_dqs_draws() {
     let b = mask(&render(&ctx, &model, 0, 0.7, true, dqs));
     let changed = differing(&a, &b);
     assert!(changed <= (W * H / 500) as usize, "CesiumMan: masks differ in {changed} pixels");
+    let c = mask(&render(&ctx, &model, 0, 0.7, true, DQS_CPU_SPLIT));
+    let changed = differing(&a, &c);
+    assert!(changed <= (W * H / 500) as usize, "CesiumMan, CPU split: masks differ in {changed} pixels");
 }
 
 /// On real rigs, DQS is LBS where a vertex follows one joint. (Elsewhere

@@ -22,6 +22,7 @@ use vkskin::render::gpu_model::GpuModel;
 use vkskin::render::layout::SkinnedVertex;
 use vkskin::render::readback::{Readback, skin_and_read_back};
 use vkskin::render::skin_pass::{CharacterId, NO_RECORD, PaletteReads, PaletteUpload, SkinInput, SkinPass};
+use vkskin::render::skinning::{DqsSplit, ShaderSkinning};
 
 /// A hand-made local pose and its evaluated output (the character layer's
 /// last stage: local to model, palettes, version).
@@ -655,6 +656,77 @@ fn character_added_between_frames_in_flight() {
     compare(&rig.pass, first, &ea.view(), &out, "first character");
     compare(&rig.pass, second, &eb.view(), &out, "character added later");
     rig.destroy(&ctx);
+    assert_no_validation_messages(&ctx);
+}
+
+/// DQS with the matrices split on the CPU (the palette holds dual
+/// quaternions): with texel and storage palette reads, in place and staged,
+/// its uploads allocate nothing and count a BoneMatrix's bytes per entry,
+/// and it skins the synthetic characters (eight influences, large
+/// rotations) as the shader's own split does, to rounding (each side runs
+/// the polar decomposition in f32).
+#[test]
+fn dqs_split_on_the_cpu_skins_what_the_shader_split_skins() {
+    let Some(ctx) = context() else { return };
+    let a = Arc::new(synthetic_model(0.0));
+    let b = Arc::new(synthetic_model(0.5));
+    let models = [&a, &a, &b];
+    let in_shader = ShaderSkinning::from(SkinningMethod::DualQuaternion);
+    let on_cpu = ShaderSkinning { method: SkinningMethod::DualQuaternion, dqs_split: DqsSplit::Cpu };
+    let ways = [
+        (in_shader, PaletteReads::Texels, PaletteUpload::InPlace),
+        (on_cpu, PaletteReads::Texels, PaletteUpload::InPlace),
+        (on_cpu, PaletteReads::Texels, PaletteUpload::Staged),
+        (on_cpu, PaletteReads::Storage, PaletteUpload::Dirty),
+    ];
+    let mut reference: Vec<Vec<SkinnedVertex>> = Vec::new();
+    for (shading, reads, upload) in ways {
+        let way = format!("{} {reads:?} {upload:?}", shading.name());
+        let mut rig = Rig::with_pass(&ctx, SkinPass::with_palette_reads(&ctx, shading, reads).unwrap());
+        rig.pass.set_upload_mode(upload);
+        for (i, m) in models.iter().enumerate() {
+            rig.add(&ctx, m, i != 1);
+        }
+        let mut evaluators: Vec<Synthetic> = models.iter().map(|m| Synthetic::new(m)).collect();
+        let palette_entries: usize = evaluators.iter().map(|e| e.view().palettes.len()).sum();
+        for (f, frame) in [0u32, 11].into_iter().enumerate() {
+            for (i, (m, e)) in models.iter().zip(&mut evaluators).enumerate() {
+                pose_synthetic(m, e, frame + 3 * i as u32);
+            }
+            let inputs: Vec<SkinInput> =
+                evaluators.iter().map(|e| SkinInput { pose: e.view(), version: frame as u64 + 1 }).collect();
+            let slot = rig.ring.begin_frame(&ctx).unwrap();
+            let (stats, allocations) = allocations_in(|| rig.pass.upload(slot, &inputs[..]).unwrap());
+            rig.ring.end_frame(&ctx, &[], &[]).unwrap();
+            assert_eq!(allocations, 0, "{way}: the upload allocated on the heap");
+            assert!(stats.palette_bytes_written >= palette_entries as u64 * 64, "{way}: {stats:?}");
+            let out = rig.skin(&ctx, &inputs);
+            if reference.len() <= f {
+                reference.push(out);
+                continue;
+            }
+            let (mut lo, mut hi) = ([f32::MAX; 3], [f32::MIN; 3]);
+            for v in &reference[f] {
+                for k in 0..3 {
+                    lo[k] = lo[k].min(v.position[k]);
+                    hi[k] = hi[k].max(v.position[k]);
+                }
+            }
+            let diagonal = (0..3).map(|k| (hi[k] - lo[k]).powi(2)).sum::<f32>().sqrt();
+            let (mut position, mut normal) = (0.0f32, 0.0f32);
+            for (g, r) in out.iter().zip(&reference[f]) {
+                for k in 0..3 {
+                    position = position.max((g.position[k] - r.position[k]).abs() / diagonal);
+                    normal = normal.max((g.normal[k] - r.normal[k]).abs());
+                }
+            }
+            assert!(
+                position <= 1e-5 && normal <= 1e-4,
+                "{way} frame {frame}: position {position:.2e} of the diagonal, normal {normal:.2e} from the shader's split"
+            );
+        }
+        rig.destroy(&ctx);
+    }
     assert_no_validation_messages(&ctx);
 }
 

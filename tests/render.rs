@@ -44,6 +44,7 @@ fn request(clip: usize, start: f32, frames: u32, fps: f32) -> Shot {
         passes: 1,
         upload: Default::default(),
         skinning: SkinningMethod::Linear,
+        dqs_split: Default::default(),
     };
     Shot { clip, start, fps, request }
 }

@@ -5,6 +5,7 @@
 
 use super::state::{AnimationMode, ViewerState};
 use crate::anim::SkinningMethod;
+use crate::render::skinning::DqsSplit;
 use std::path::{Path, PathBuf};
 
 /// How often each scripted action runs, in rendered frames (`None`: never).
@@ -113,9 +114,13 @@ impl Script {
             state.load_request = Some(model.clone());
         }
         if due(self.schedule.switch_method_every) {
-            state.method = match state.method {
-                SkinningMethod::Linear => SkinningMethod::DualQuaternion,
-                SkinningMethod::DualQuaternion => SkinningMethod::Linear,
+            // Linear, then DQS split in the shader, then split on the CPU.
+            (state.method, state.dqs_split) = match (state.method, state.dqs_split) {
+                (SkinningMethod::Linear, _) => (SkinningMethod::DualQuaternion, DqsSplit::Shader),
+                (SkinningMethod::DualQuaternion, DqsSplit::Shader) => {
+                    (SkinningMethod::DualQuaternion, DqsSplit::Cpu)
+                }
+                (SkinningMethod::DualQuaternion, DqsSplit::Cpu) => (SkinningMethod::Linear, DqsSplit::Shader),
             };
         }
         Actions { report_memory: due(self.schedule.report_memory_every) }
@@ -170,6 +175,11 @@ mod tests {
         script.step(6, 3, &mut state);
         assert_eq!(state.clip_a, Some(2));
         script.step(8, 3, &mut state);
-        assert_eq!((state.clip_a, state.method), (Some(0), SkinningMethod::Linear));
+        assert_eq!(
+            (state.clip_a, state.method, state.dqs_split),
+            (Some(0), SkinningMethod::DualQuaternion, DqsSplit::Cpu)
+        );
+        script.step(12, 3, &mut state);
+        assert_eq!((state.method, state.dqs_split), (SkinningMethod::Linear, DqsSplit::Shader));
     }
 }

@@ -4,6 +4,7 @@
 
 use crate::anim::SkinningMethod;
 use crate::character::{ParameterId, ParameterValue};
+use crate::render::skinning::DqsSplit;
 use crate::world::Authority;
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -79,6 +80,8 @@ pub struct ViewerState {
     pub skinning: SkinningMode,
     /// Linear blend or dual-quaternion skinning (a change rebuilds the renderer).
     pub method: SkinningMethod,
+    /// Where dual-quaternion skinning splits the matrices (a change rebuilds the renderer).
+    pub dqs_split: DqsSplit,
     /// Draw passes: 1 (main), 2 (depth prepass + main), 5 (shadow cascades + main).
     pub passes: u32,
     /// Debug view.
@@ -138,6 +141,7 @@ impl Default for ViewerState {
             wireframe: false,
             skinning: SkinningMode::Compute,
             method: SkinningMethod::Linear,
+            dqs_split: DqsSplit::Shader,
             passes: 1,
             debug_view: DebugView::Shaded,
             selected_joint: None,

@@ -10,6 +10,7 @@ use super::state::{AnimationMode, DebugView, EventLog, FrameTimings, SkinningMod
 use crate::anim::{NO_PARENT, SkinningMethod};
 use crate::asset::Model;
 use crate::character::{Character, ParameterId, ParameterKind, ParameterValue};
+use crate::render::skinning::DqsSplit;
 use crate::world::Authority;
 use egui::{
     Align2, CollapsingHeader, Color32, Context, ProgressBar, RichText, ScrollArea, Slider, Stroke, Ui,
@@ -393,6 +394,15 @@ fn display(ui: &mut Ui, state: &mut ViewerState, info: &ModelInfo) {
         ui.radio_value(&mut state.method, SkinningMethod::DualQuaternion, "dual quat")
             .on_hover_text("Dual-quaternion skinning: keeps volume where joints twist");
     });
+    if state.method == SkinningMethod::DualQuaternion {
+        ui.horizontal(|ui| {
+            ui.label("Split");
+            ui.radio_value(&mut state.dqs_split, DqsSplit::Shader, "in shader")
+                .on_hover_text("The palette holds matrices; the shader splits each influence's");
+            ui.radio_value(&mut state.dqs_split, DqsSplit::Cpu, "on CPU")
+                .on_hover_text("The CPU splits each joint once per frame and uploads dual quaternions");
+        });
+    }
     ui.horizontal(|ui| {
         ui.label("Passes");
         ui.radio_value(&mut state.passes, 1, "1");

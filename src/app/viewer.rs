@@ -24,6 +24,7 @@ use crate::render::image_out::{self, ApngWriter};
 use crate::render::mesh_pass::VertexPath;
 use crate::render::renderer::{RenderSettings, Renderer};
 use crate::render::skin_pass::{FramePoses, SkinInput};
+use crate::render::skinning::DqsSplit;
 use crate::render::window_frame::{BoneOverlay, OpenError, WindowFrame, WindowScene};
 use crate::world::{Level, scenery_model};
 use anyhow::{anyhow, bail};
@@ -68,6 +69,8 @@ pub struct ViewOptions {
     pub characters: u32,
     /// How joint influences are blended at start.
     pub skinning_method: SkinningMethod,
+    /// Where dual-quaternion skinning splits the matrices, at start.
+    pub dqs_split: DqsSplit,
     /// Draw passes at start (one of `PASS_SETUPS`).
     pub passes: u32,
     /// Scripted actions (clip switches, reloads, memory samples).
@@ -206,6 +209,7 @@ fn fallback(
         passes: 1,
         upload: Default::default(),
         skinning: SkinningMethod::Linear,
+        dqs_split: DqsSplit::Shader,
     };
     let start = clip.map_or(0.0, |c| model.clips[c].start());
     let controller = Arc::new(Controller::single_clip(model, clip, true).map_err(anyhow::Error::msg)?);
@@ -320,6 +324,7 @@ impl Viewer {
             clip_a: clip,
             mode,
             method: options.skinning_method,
+            dqs_split: options.dqs_split,
             passes: options.passes,
             ..Default::default()
         };
@@ -426,8 +431,9 @@ impl Viewer {
         // Build the new scene first: if that fails (no clip, a bad
         // controller file next to it, GPU limits), the current model stays,
         // as for a file that fails to import.
-        let (vsync, method, passes) = (self.state.vsync, self.state.method, self.state.passes);
-        let mut state = ViewerState { vsync, method, passes, ..Default::default() };
+        let (vsync, method, dqs_split, passes) =
+            (self.state.vsync, self.state.method, self.state.dqs_split, self.state.passes);
+        let mut state = ViewerState { vsync, method, dqs_split, passes, ..Default::default() };
         let characters = self.options.characters;
         let built = initial_clip(&model, None).and_then(|clip| {
             state.clip_a = clip;
@@ -469,11 +475,11 @@ impl Viewer {
         let Some(gpu) = self.gpu.as_mut() else { return Ok(()) };
         let (Some(scene), Some(frame)) = (gpu.scene.as_mut(), gpu.window.as_mut()) else { return Ok(()) };
         let mut settings = *scene.renderer.settings();
-        let old_method = settings.skinning;
-        if old_method == self.state.method {
+        let old = (settings.skinning, settings.dqs_split);
+        if old == (self.state.method, self.state.dqs_split) {
             return Ok(());
         }
-        settings.skinning = self.state.method;
+        (settings.skinning, settings.dqs_split) = (self.state.method, self.state.dqs_split);
         let ctx = &gpu.ctx;
         let built = Renderer::new_for_screen(ctx, scene.model.clone(), settings, frame.color_format());
         let built = built.and_then(|mut renderer| {
@@ -495,7 +501,7 @@ impl Viewer {
             }
             Err(e) => {
                 eprintln!("vkskin: cannot switch to {:?} skinning: {e}", self.state.method);
-                self.state.method = old_method;
+                (self.state.method, self.state.dqs_split) = old;
             }
         }
         Ok(())
@@ -734,6 +740,7 @@ fn build_scene(
     let crowd = crowd_behind(&model, crowd_controller, characters)?;
     settings.characters = characters.max(1);
     settings.skinning = state.method;
+    settings.dqs_split = state.dqs_split;
     settings.passes = state.passes;
     let mut renderer = Renderer::new_for_screen(ctx, model.clone(), settings, window.color_format())?;
     if let Some(level) = level {

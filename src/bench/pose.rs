@@ -94,11 +94,55 @@ fn main() {
             character
         });
         let ns = interleaved::median_ns(3, 201, 200, |w| characters[w].update(1.0 / 60.0).expect("update"));
-        turns.push((name, joints, ns));
+        turns.push((name, joints, [ns[0], ns[1], ns[2]]));
     }
     criterion.final_summary();
-    print_report(&samples.into_inner());
-    println!("\nthe same, taking turns (201 rounds of 200 updates each, thread CPU time, median round)");
+    print_table(
+        "pose evaluation (one character: 2 clips advanced, sampled, blended, local->model, palettes)",
+        &criterion_rows(&samples.into_inner()),
+    );
+    print_table(
+        "the same, taking turns (201 rounds of 200 updates each, thread CPU time, median round)",
+        &turns,
+    );
+}
+
+/// Per-iteration nanoseconds of every criterion sample of one case.
+struct Samples {
+    character: String,
+    joints: usize,
+    nanos: Vec<f64>,
+}
+
+/// One table row: character, joints, and ns per update with slerp, nlerp
+/// and compressed clips.
+type Row = (String, usize, [f64; 3]);
+
+/// Median ns per update of each character's three criterion cases.
+fn criterion_rows(samples: &[Samples]) -> Vec<Row> {
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    samples
+        .chunks(3)
+        .filter_map(|triple| match triple {
+            // Cases filtered out on the command line have no samples.
+            [slerp, nlerp, compressed] if !slerp.nanos.is_empty() => Some((
+                slerp.character.clone(),
+                slerp.joints,
+                [slerp, nlerp, compressed].map(|s| median(&s.nanos)),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `rows` in ns per joint, nlerp and compressed relative to slerp and
+/// compressed relative to nlerp, under `title`.
+fn print_table(title: &str, rows: &[Row]) {
+    println!("\n{title}");
     println!(
         "{:<18} {:>6} {:>14} {:>14} {:>12} {:>19} {:>17} {:>17}",
         "character",
@@ -110,57 +154,13 @@ fn main() {
         "compressed/slerp",
         "compressed/nlerp"
     );
-    for (name, joints, ns) in turns {
-        let [s, n, c] = [ns[0], ns[1], ns[2]].map(|v| v / joints as f64);
+    for (name, joints, ns) in rows {
+        let [s, n, c] = ns.map(|v| v / *joints as f64);
         println!(
             "{name:<18} {joints:>6} {s:>14.1} {n:>14.1} {:>12.2} {c:>19.1} {:>17.2} {:>17.2}",
             n / s,
             c / s,
             c / n
         );
-    }
-}
-
-/// Per-iteration nanoseconds of every criterion sample of one case.
-struct Samples {
-    character: String,
-    joints: usize,
-    nanos: Vec<f64>,
-}
-
-/// Median ns per joint of each case, nlerp and compressed relative to slerp.
-fn print_report(samples: &[Samples]) {
-    let median = |v: &[f64]| {
-        let mut v = v.to_vec();
-        v.sort_by(f64::total_cmp);
-        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
-    };
-    println!("\npose evaluation (one character: 2 clips advanced, sampled, blended, local->model, palettes)");
-    println!(
-        "{:<18} {:>6} {:>14} {:>14} {:>12} {:>19} {:>17}",
-        "character",
-        "joints",
-        "slerp ns/joint",
-        "nlerp ns/joint",
-        "nlerp/slerp",
-        "compressed ns/joint",
-        "compressed/slerp"
-    );
-    for triple in samples.chunks(3) {
-        // Cases filtered out on the command line have no samples.
-        if let [slerp, nlerp, compressed] = triple
-            && !slerp.nanos.is_empty()
-        {
-            let joints = slerp.joints as f64;
-            let per_joint = |s: &Samples| median(&s.nanos) / joints;
-            let (s, n, c) = (per_joint(slerp), per_joint(nlerp), per_joint(compressed));
-            println!(
-                "{:<18} {:>6} {s:>14.1} {n:>14.1} {:>12.2} {c:>19.1} {:>17.2}",
-                slerp.character,
-                slerp.joints,
-                n / s,
-                c / s
-            );
-        }
     }
 }

@@ -111,6 +111,24 @@ mod tests {
         assert_eq!(e["characters"], 16);
         assert_eq!(e["palette_bytes"], 0);
         assert_eq!(value["header"]["device"], "llvmpipe & <friends>");
+        assert!(e.get("dqs_split").is_none(), "LBS entries have no split");
+    }
+
+    #[test]
+    fn dual_quaternion_entries_say_where_the_matrices_were_split() {
+        let dir = scratch("dqs_split");
+        let mut cpu = entry(10, 1, "dqs-compute", "inplace", false);
+        cpu.dqs_split = Some("cpu".into());
+        let header = BenchHeader::new("d", "v", false, "c");
+        let entries = vec![entry(10, 1, "dqs-compute", "inplace", false), cpu];
+        let path = write_json(&dir, &BenchResults { header, entries }).unwrap();
+        let value: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let splits: Vec<&str> =
+            value["entries"].as_array().unwrap().iter().map(|e| e["dqs_split"].as_str().unwrap()).collect();
+        assert_eq!(splits, ["shader", "cpu"]);
+        let labels: Vec<String> =
+            read_json(&path).unwrap().entries.iter().map(|e| e.skinning_label()).collect();
+        assert_eq!(labels, ["dqs-compute", "dqs-compute, cpu split"]);
     }
 
     #[test]

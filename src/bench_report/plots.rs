@@ -98,7 +98,12 @@ fn frame_time_plot(results: &BenchResults) -> Plot {
         let passes = if e.passes == 1 { "1 pass".to_string() } else { format!("{} passes", e.passes) };
         let dash = pass_counts.iter().position(|&p| p == e.passes).unwrap_or(0);
         let value = positive(e.gpu_us.frame.median);
-        vec![Line { label: format!("{}, {passes}", e.skinning), group: e.skinning.clone(), dash, value }]
+        vec![Line {
+            label: format!("{}, {passes}", e.skinning_label()),
+            group: e.skinning_label(),
+            dash,
+            value,
+        }]
     });
     Plot {
         file: FRAME_TIME_PLOT,
@@ -155,8 +160,8 @@ fn throughput_plot(results: &BenchResults) -> Plot {
     let chosen = entries.iter().filter(|e| e.upload == upload && e.paused == paused && e.passes == passes);
     let mut series = collect(entries, chosen, |e| {
         let mut lines = vec![Line {
-            label: format!("{} skin pass", e.skinning),
-            group: e.skinning.clone(),
+            label: format!("{} skin pass", e.skinning_label()),
+            group: e.skinning_label(),
             dash: 0,
             value: e.skin_vertices_per_second(),
         }];

@@ -90,6 +90,12 @@ pub struct BenchEntry {
     pub passes: u32,
     /// "compute", "vertex", "dqs-compute" or "dqs-vertex".
     pub skinning: String,
+    /// Dual-quaternion modes: where each skinning matrix was split into a
+    /// dual quaternion, "shader" (per influence of every vertex; the
+    /// palette holds matrices) or "cpu" (once per joint and frame, in the
+    /// palette write; the palette holds dual quaternions). Absent for LBS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dqs_split: Option<String>,
     /// "inplace", "staged" or "dirty".
     pub upload: String,
     /// Timed frames.
@@ -129,6 +135,15 @@ pub struct BenchEntry {
 }
 
 impl BenchEntry {
+    /// The skinning mode, with ", cpu split" when the CPU split the dual
+    /// quaternions (tables and plot legends).
+    pub fn skinning_label(&self) -> String {
+        match self.dqs_split.as_deref() {
+            Some("cpu") => format!("{}, cpu split", self.skinning),
+            _ => self.skinning.clone(),
+        }
+    }
+
     /// Vertices in the whole scene: every character's.
     pub fn scene_vertices(&self) -> u64 {
         self.vertices * u64::from(self.characters)

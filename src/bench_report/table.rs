@@ -13,7 +13,7 @@ struct Column {
 const COLUMNS: &[Column] = &[
     Column { title: "model", numeric: false, cell: |e| e.model.clone() },
     Column { title: "chars", numeric: true, cell: |e| e.characters.to_string() },
-    Column { title: "skinning", numeric: false, cell: |e| e.skinning.clone() },
+    Column { title: "skinning", numeric: false, cell: |e| e.skinning_label() },
     Column { title: "upload", numeric: false, cell: upload_cell },
     Column { title: "passes", numeric: true, cell: |e| e.passes.to_string() },
     Column { title: "pose µs", numeric: true, cell: |e| stat_cell(&e.cpu_pose_us) },

@@ -30,6 +30,7 @@ pub fn entry(characters: u32, passes: u32, skinning: &str, upload: &str, paused:
         joints,
         passes,
         skinning: skinning.into(),
+        dqs_split: skinning.starts_with("dqs").then(|| "shader".into()),
         upload: upload.into(),
         frames: 8,
         cpu_pose_us: stat(3.0 * f64::from(characters)),

@@ -96,6 +96,25 @@ impl From<SkinningMethodArg> for crate::anim::SkinningMethod {
     }
 }
 
+/// Where dual-quaternion skinning splits each skinning matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum DqsSplitArg {
+    /// In the shader, per influence of every vertex (the palette holds matrices).
+    #[default]
+    Shader,
+    /// On the CPU, once per joint and frame (the palette holds dual quaternions).
+    Cpu,
+}
+
+impl From<DqsSplitArg> for crate::render::skinning::DqsSplit {
+    fn from(arg: DqsSplitArg) -> Self {
+        match arg {
+            DqsSplitArg::Shader => crate::render::skinning::DqsSplit::Shader,
+            DqsSplitArg::Cpu => crate::render::skinning::DqsSplit::Cpu,
+        }
+    }
+}
+
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -202,6 +221,10 @@ pub struct RenderArgs {
     /// How each vertex's joint influences are blended, on either path.
     #[arg(long, value_enum, default_value_t = SkinningMethodArg::Linear)]
     pub skinning_method: SkinningMethodArg,
+    /// With `--skinning-method dqs`: where each skinning matrix is split
+    /// into a dual quaternion and a scale part.
+    #[arg(long, value_enum, default_value_t = DqsSplitArg::Shader)]
+    pub dqs_split: DqsSplitArg,
     /// Drive the character with this controller file (RON) instead of one
     /// clip: frames are simulated from 0 s, `--time` skips ahead.
     #[arg(long, value_name = "FILE")]
@@ -275,6 +298,10 @@ pub struct ViewArgs {
     /// How joint influences are blended at start (the controls switch it).
     #[arg(long, value_enum)]
     pub skinning_method: Option<SkinningMethodArg>,
+    /// Where dual-quaternion skinning splits each skinning matrix, at start
+    /// (the controls switch it).
+    #[arg(long, value_enum)]
+    pub dqs_split: Option<DqsSplitArg>,
     /// Draw passes at start: 1 (main), 2 (depth prepass + main) or 5 (four
     /// shadow cascades + main, with shadows); the controls switch it.
     #[arg(long, value_name = "1|2|5")]
@@ -353,6 +380,11 @@ pub struct BenchArgs {
     /// Palette upload modes; dirty is measured animated and paused [default: all].
     #[arg(long, value_delimiter = ',', value_enum, value_name = "MODE,...")]
     pub upload: Vec<UploadMode>,
+    /// Where the dqs modes split each skinning matrix: shader (per
+    /// influence of every vertex), cpu (once per joint and frame, in the
+    /// palette write). Default: both.
+    #[arg(long, value_delimiter = ',', value_enum, value_name = "WHERE,...")]
+    pub dqs_split: Vec<DqsSplitArg>,
     /// Timed frames per configuration, after a warm-up [default: 100; --quick: 8].
     #[arg(long, value_name = "N")]
     pub frames: Option<u32>,

@@ -13,6 +13,7 @@ use crate::render::copy_kernel::{CopyKernel, measure_buffer_copy_wall};
 use crate::render::mesh_pass::VertexPath;
 use crate::render::profile::{FrameSample, ProfileScene};
 use crate::render::skin_pass::PaletteUpload;
+use crate::render::skinning::{DqsSplit, ShaderSkinning};
 use anyhow::{Context, anyhow, bail};
 use ash::vk;
 use clap::ValueEnum;
@@ -114,6 +115,8 @@ pub struct BenchConfig {
     pub passes: u32,
     /// How vertices are skinned.
     pub skinning: SkinningMode,
+    /// Dual-quaternion modes: where the matrices are split (`None` for LBS).
+    pub dqs_split: Option<DqsSplit>,
     /// How palettes are uploaded.
     pub upload: UploadMode,
     /// Every character paused: no pose changes (measured for `dirty` only,
@@ -202,6 +205,13 @@ impl BenchPlan {
         } else {
             args.skinning.clone()
         });
+        // Both places by default: which one pays depends on the device
+        // (shader ALU per influence) against the CPU (per joint and frame).
+        let dqs_splits = first_of_each(if args.dqs_split.is_empty() {
+            DqsSplit::ALL.to_vec()
+        } else {
+            args.dqs_split.iter().map(|&s| s.into()).collect()
+        });
         let uploads = first_of_each(if args.upload.is_empty() {
             UploadMode::ALL.to_vec()
         } else {
@@ -221,20 +231,28 @@ impl BenchPlan {
         for model in 0..models.len() {
             for &characters in &characters {
                 for &skinning in &skinning {
-                    for &upload in &uploads {
-                        // Pausing changes nothing but what dirty uploads skip.
-                        let pauses: &[bool] =
-                            if upload == UploadMode::Dirty { &[false, true] } else { &[false] };
-                        for &paused in pauses {
-                            for &passes in &passes {
-                                configs.push(BenchConfig {
-                                    model,
-                                    characters,
-                                    passes,
-                                    skinning,
-                                    upload,
-                                    paused,
-                                });
+                    let splits: Vec<Option<DqsSplit>> = if skinning.is_dual_quaternion() {
+                        dqs_splits.iter().copied().map(Some).collect()
+                    } else {
+                        vec![None]
+                    };
+                    for dqs_split in splits {
+                        for &upload in &uploads {
+                            // Pausing changes nothing but what dirty uploads skip.
+                            let pauses: &[bool] =
+                                if upload == UploadMode::Dirty { &[false, true] } else { &[false] };
+                            for &paused in pauses {
+                                for &passes in &passes {
+                                    configs.push(BenchConfig {
+                                        model,
+                                        characters,
+                                        passes,
+                                        skinning,
+                                        dqs_split,
+                                        upload,
+                                        paused,
+                                    });
+                                }
                             }
                         }
                     }
@@ -259,8 +277,12 @@ impl BenchPlan {
     pub fn label(&self, config: &BenchConfig) -> String {
         let passes =
             if config.passes == 1 { "1 pass".to_string() } else { format!("{} passes", config.passes) };
+        let split = match config.dqs_split {
+            Some(DqsSplit::Cpu) => " (cpu split)",
+            _ => "",
+        };
         format!(
-            "{}, {} character{}, {}, {}{}, {passes}",
+            "{}, {} character{}, {}{split}, {}{}, {passes}",
             self.models[config.model].label(),
             config.characters,
             if config.characters == 1 { "" } else { "s" },
@@ -344,11 +366,11 @@ fn measure_all(
     let extent = if plan.quick { QUICK_EXTENT } else { EXTENT };
     let mut entries = Vec::with_capacity(plan.configs.len());
     let mut loaded: Option<(usize, Arc<Model>, Arc<Controller>)> = None;
-    // The scene being measured: (model, characters, method), its profile and ceilings.
-    let mut scene: Option<((usize, u32, SkinningMethod), ProfileScene, SceneTimes)> = None;
+    // The scene being measured: (model, characters, shaders), its profile and ceilings.
+    let mut scene: Option<((usize, u32, ShaderSkinning), ProfileScene, SceneTimes)> = None;
     // A scene the device cannot hold (e.g. past maxStorageBufferRange): its
     // configurations are skipped with a message, the others still run.
-    let mut unbuildable: Option<(usize, u32, SkinningMethod)> = None;
+    let mut unbuildable: Option<(usize, u32, ShaderSkinning)> = None;
     let result = (|| {
         for config in &plan.configs {
             progress.start(&plan.label(config));
@@ -356,12 +378,14 @@ fn measure_all(
                 loaded = Some(load_model(&plan.models[config.model], &plan.load)?);
             }
             let (_, model, controller) = loaded.as_ref().expect("a model");
-            // Pipelines are built for one skinning method: a new method is a new scene.
+            // Pipelines are built for one skinning method and split: a new
+            // one is a new scene.
             let method = if config.skinning.is_dual_quaternion() {
                 SkinningMethod::DualQuaternion
             } else {
                 SkinningMethod::Linear
             };
+            let method = ShaderSkinning { method, dqs_split: config.dqs_split.unwrap_or_default() };
             let key = (config.model, config.characters, method);
             if unbuildable == Some(key) {
                 progress.finish();
@@ -502,6 +526,7 @@ fn measure(
         joints: model.skins.iter().map(|s| s.joints.len() as u32).sum(),
         passes: config.passes,
         skinning: config.skinning.as_str().to_string(),
+        dqs_split: config.dqs_split.map(|s| s.name().to_string()),
         upload: config.upload.as_str().to_string(),
         paused: config.paused,
         frames: plan.frames,
@@ -611,6 +636,7 @@ mod tests {
                 characters: 1,
                 passes: 1,
                 skinning: SkinningMode::Compute,
+                dqs_split: None,
                 upload: UploadMode::InPlace,
                 paused: false
             }
@@ -622,8 +648,16 @@ mod tests {
     fn the_full_sweep_is_the_issues() {
         let p = plan(&["--out", "d"]).unwrap();
         assert_eq!((p.frames, p.quick), (100, false));
-        // 4 counts x 4 skinning modes x 4 upload setups x 3 pass counts.
-        assert_eq!(p.configs.len(), 4 * 4 * 4 * 3);
+        // 4 counts x (2 LBS modes + 2 DQS modes x 2 splits) x 4 upload setups x 3 pass counts.
+        assert_eq!(p.configs.len(), 4 * (2 + 2 * 2) * 4 * 3);
+        for split in DqsSplit::ALL {
+            assert!(
+                p.configs
+                    .iter()
+                    .any(|c| c.skinning == SkinningMode::DqsCompute && c.dqs_split == Some(split))
+            );
+        }
+        assert!(p.configs.iter().all(|c| c.skinning.is_dual_quaternion() == c.dqs_split.is_some()));
         let mut counts: Vec<u32> = p.configs.iter().map(|c| c.characters).collect();
         counts.dedup();
         assert_eq!(counts, [1, 10, 100, 1000], "character counts are neighbours, ascending");
@@ -655,14 +689,21 @@ mod tests {
         assert_eq!(p.models, [BenchModel::File("a.glb".into()), BenchModel::File("b.gltf".into())]);
         assert_eq!(p.frames, 3);
         assert_eq!((p.device.as_deref(), p.validation), (Some("llvmpipe"), true));
-        assert_eq!(p.configs.len(), 2 * 3 * 2);
+        // 2 models x 3 counts x 2 modes x 2 splits.
+        assert_eq!(p.configs.len(), 2 * 3 * 2 * 2);
         let first = p.configs[0];
         assert_eq!((first.characters, first.passes, first.skinning), (1, 5, SkinningMode::DqsVertex));
+        assert_eq!(first.dqs_split, Some(DqsSplit::Shader));
         assert!(p.configs.iter().all(|c| c.upload == UploadMode::Staged && !c.paused));
         assert_eq!(
             p.label(p.configs.last().unwrap()),
-            "b.gltf, 100 characters, dqs-compute, staged, 5 passes"
+            "b.gltf, 100 characters, dqs-compute (cpu split), staged, 5 passes"
         );
+        let cpu_only =
+            plan(&["--skinning", "compute,dqs-compute", "--dqs-split", "cpu", "--out", "d"]).unwrap();
+        let splits: Vec<_> = cpu_only.configs.iter().map(|c| c.dqs_split).collect();
+        assert!(splits.contains(&None) && splits.contains(&Some(DqsSplit::Cpu)));
+        assert!(!splits.contains(&Some(DqsSplit::Shader)));
     }
 
     #[test]

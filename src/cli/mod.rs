@@ -117,6 +117,7 @@ fn view(args: &args::ViewArgs, load: &LoadOptions) -> anyhow::Result<()> {
         load: load.clone(),
         characters,
         skinning_method: args.skinning_method.unwrap_or_default().into(),
+        dqs_split: args.dqs_split.unwrap_or_default().into(),
         passes,
         schedule,
     };

@@ -74,6 +74,7 @@ pub fn run(args: &RenderArgs, load: &asset::LoadOptions) -> anyhow::Result<()> {
         passes: args.passes,
         upload,
         skinning: args.skinning_method.into(),
+        dqs_split: args.dqs_split.into(),
     };
     for w in &model.warnings {
         eprintln!("vkskin: warning: {}: {w}", model.file);

@@ -9,6 +9,7 @@ use super::error::{PoseError, RenderError};
 use super::mesh_pass::VertexPath;
 use super::renderer::{PixelSink, RenderSettings, Renderer};
 use super::skin_pass::{FramePoses, PaletteUpload, SkinInput};
+use super::skinning::DqsSplit;
 use crate::anim::{MeshInstance, MeshPrimitive, SkinnedPose, SkinningMethod};
 use crate::asset::Model;
 use crate::character::{Controller, Crowd, Timeline};
@@ -44,6 +45,8 @@ pub struct HeadlessRequest {
     pub upload: PaletteUpload,
     /// How influences are blended (the camera frames the linear-blend bounds).
     pub skinning: SkinningMethod,
+    /// Where dual-quaternion skinning splits the matrices.
+    pub dqs_split: DqsSplit,
 }
 
 /// Frames to render: after `frame(i)`, the characters' poses, versions
@@ -220,6 +223,7 @@ pub fn render(
         passes: request.passes,
         upload: request.upload,
         skinning: request.skinning,
+        dqs_split: request.dqs_split,
     };
     let mut renderer = Renderer::new(ctx, model.clone(), settings)?;
     let result = (|| {

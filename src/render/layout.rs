@@ -95,6 +95,38 @@ pub fn quantize_weights(w: [f32; 4]) -> [u16; 4] {
     q.map(|x| x as u16)
 }
 
+/// A skin joint's palette entry when the CPU splits matrices for
+/// dual-quaternion skinning (`skinning::DqsSplit::Cpu`; `dq_from_palette` in
+/// shaders/dqs.glsl): `anim::dual_quat::SkinDualQuat`'s parts in the 64 bytes
+/// of a `BoneMatrix`. The translation is stored rather than the dual part
+/// (the shader rebuilds `dual = (t, 0) * real / 2`, as it does for a matrix),
+/// which leaves room for the whole scale/shear matrix.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
+pub struct PaletteDualQuat {
+    /// Unit rotation quaternion, (x, y, z, w).
+    pub real: [f32; 4],
+    /// Translation, applied after the rotation.
+    pub translation: [f32; 3],
+    /// Scale/shear (column-vector 3x3), column-major; applied first.
+    pub scale: [f32; 9],
+}
+
+impl PaletteDualQuat {
+    /// `skin` split as `SkinDualQuat::from_bone` splits it.
+    pub fn from_bone(skin: &BoneMatrix) -> Self {
+        let m = skin.to_matrix();
+        let split = crate::anim::dual_quat::SkinDualQuat::from_matrix(&m);
+        let q = split.rigid.rotation();
+        // The matrix's own translation: `rigid.translation()` would rebuild
+        // it from the dual part, with rounding.
+        let t = m.fixed_view::<3, 1>(0, 3);
+        let mut scale = [0.0; 9];
+        scale.copy_from_slice(split.scale.as_slice());
+        PaletteDualQuat { real: [q.i, q.j, q.k, q.w], translation: [t.x, t.y, t.z], scale }
+    }
+}
+
 /// One non-zero morph delta of one vertex (`MorphEntry`).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
@@ -170,6 +202,7 @@ pub fn group_records(records: &[SkinRecord], total_vertices: u32, group_size: u3
 
 const _: () = {
     assert!(std::mem::size_of::<BoneMatrix>() == 64);
+    assert!(std::mem::size_of::<PaletteDualQuat>() == 64);
     assert!(std::mem::size_of::<SourceVertex>() == 24);
     assert!(std::mem::size_of::<Influence>() == 16);
     assert!(std::mem::size_of::<MorphEntry>() == 48);
@@ -180,6 +213,40 @@ const _: () = {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The entry holds `SkinDualQuat`'s parts, and rebuilding the matrix
+    /// from them as the shader does (`dq_from_palette`: the dual part from
+    /// the translation) gives the matrix back: rigid, scaled, sheared,
+    /// mirrored, and collapsed joints.
+    #[test]
+    fn dual_quaternion_entries_rebuild_their_matrix() {
+        use crate::anim::dual_quat::SkinDualQuat;
+        use nalgebra::{Matrix3, Matrix4, Rotation3, Vector3};
+        let rotation =
+            Rotation3::from_axis_angle(&nalgebra::Unit::new_normalize(Vector3::new(0.3f32, -0.8, 0.5)), 2.7);
+        let linear = [
+            *rotation.matrix(),
+            rotation.matrix() * Matrix3::from_diagonal(&Vector3::new(2.0, 0.5, 1.5)),
+            Matrix3::new(1.0, 0.4, 0.0, 0.0, 1.0, 0.0, 0.2, 0.0, 0.7) * rotation.matrix(),
+            -rotation.matrix(),
+            Matrix3::zeros(),
+        ];
+        for a in linear {
+            let mut m = a.to_homogeneous();
+            m.fixed_view_mut::<3, 1>(0, 3).copy_from(&Vector3::new(0.25, -3.0, 7.5));
+            let entry = PaletteDualQuat::from_bone(&BoneMatrix::from_matrix(&m));
+            let split = SkinDualQuat::from_matrix(&m);
+            let q = split.rigid.rotation();
+            assert_eq!(entry.real, [q.i, q.j, q.k, q.w]);
+            assert_eq!(entry.scale, split.scale.as_slice());
+            assert_eq!(entry.translation, [0.25, -3.0, 7.5]);
+            let scale = Matrix3::from_column_slice(&entry.scale);
+            let mut rebuilt: Matrix4<f32> = (q.to_rotation_matrix().matrix() * scale).to_homogeneous();
+            rebuilt.fixed_view_mut::<3, 1>(0, 3).copy_from(&Vector3::from(entry.translation));
+            let error = (rebuilt - m).abs().max();
+            assert!(error < 2e-5, "{m}: rebuilt with error {error}");
+        }
+    }
 
     #[test]
     fn directions_round_trip_within_1e_4() {

@@ -15,7 +15,7 @@
 //! from the slot's descriptor pool; material sets once, from the pass's pool.
 
 use super::shadow::{CASCADES, Cascades, SHADOW_FORMAT, SHADOW_SIZE};
-use super::skin_pass;
+use super::skinning::{self, ShaderSkinning};
 use super::target::{COLOR_FORMAT, DEPTH_FORMAT};
 use super::textures::Textures;
 use crate::anim::SkinningMethod;
@@ -174,7 +174,7 @@ pub struct DrawItem {
 /// Pipelines, layouts and per-slot uniform buffers of the draw pass.
 pub struct MeshPass {
     /// How the vertex-skinning pipelines blend influences.
-    method: SkinningMethod,
+    method: ShaderSkinning,
     skin_set_layout: vk::DescriptorSetLayout,
     frame_set_layout: vk::DescriptorSetLayout,
     material_set_layout: vk::DescriptorSetLayout,
@@ -312,15 +312,17 @@ impl MeshPass {
     }
 
     /// [`with_format`](Self::with_format), with the vertex-skinning path
-    /// blending influences by `method`.
+    /// blending influences by `method` (a `SkinningMethod`, or a
+    /// `ShaderSkinning` that also says where DQS splits the matrices: it
+    /// must match the `SkinPass` whose palette the draws read).
     pub fn with_method(
         ctx: &GpuContext,
         samples: vk::SampleCountFlags,
         color_format: vk::Format,
-        method: SkinningMethod,
+        method: impl Into<ShaderSkinning>,
     ) -> Result<Self, GpuError> {
         let mut pass = MeshPass {
-            method,
+            method: method.into(),
             skin_set_layout: vk::DescriptorSetLayout::null(),
             frame_set_layout: vk::DescriptorSetLayout::null(),
             material_set_layout: vk::DescriptorSetLayout::null(),
@@ -471,9 +473,9 @@ impl MeshPass {
         let heat_value = vk::Bool32::from(heat).to_ne_bytes();
         let spec_entries = [vk::SpecializationMapEntry { constant_id: 0, offset: 0, size: 4 }];
         let spec = vk::SpecializationInfo::default().map_entries(&spec_entries).data(&heat_value);
-        // mesh_skinned.vert's DUAL_QUATERNION (mesh.vert has no constants).
-        let dual_quaternion = skin_pass::method_constant(self.method);
-        let vertex_spec = skin_pass::method_specialization(&dual_quaternion);
+        // mesh_skinned.vert's skinning constants (mesh.vert has none).
+        let skinning_constants = self.method.constants();
+        let vertex_spec = skinning::specialization(&skinning_constants);
         let mut stages = vec![
             vk::PipelineShaderStageCreateInfo::default()
                 .stage(vk::ShaderStageFlags::VERTEX)
@@ -557,7 +559,7 @@ impl MeshPass {
 
     /// How the vertex-skinning path blends influences.
     pub fn method(&self) -> SkinningMethod {
-        self.method
+        self.method.method
     }
 
     /// Whether `begin` accepts `wireframe = true` on this device.

@@ -18,6 +18,7 @@ pub mod readback;
 pub mod renderer;
 pub mod shadow;
 pub mod skin_pass;
+pub mod skinning;
 pub mod target;
 pub mod textures;
 pub mod window_frame;

@@ -10,7 +10,7 @@ use super::headless;
 use super::mesh_pass::VertexPath;
 use super::renderer::{GpuTimes, RenderSettings, Renderer};
 use super::skin_pass::PaletteUpload;
-use crate::anim::SkinningMethod;
+use super::skinning::ShaderSkinning;
 use crate::asset::Model;
 use crate::character::{Controller, Crowd};
 use crate::gpu::{FRAMES_IN_FLIGHT, GpuContext, GpuError};
@@ -54,9 +54,10 @@ impl ProfileScene {
         model: Arc<Model>,
         controller: Arc<Controller>,
         characters: u32,
-        method: SkinningMethod,
+        method: impl Into<ShaderSkinning>,
         extent: vk::Extent2D,
     ) -> Result<Self, RenderError> {
+        let shading: ShaderSkinning = method.into();
         let (crowd, (lo, hi)) =
             headless::crowd_on_grid(&model, controller, characters as usize, PROFILE_FPS, 0)?;
         let aspect = extent.width as f32 / extent.height.max(1) as f32;
@@ -64,7 +65,7 @@ impl ProfileScene {
         let mut settings = RenderSettings::new(extent);
         settings.msaa = false;
         settings.characters = characters;
-        settings.skinning = method;
+        (settings.skinning, settings.dqs_split) = (shading.method, shading.dqs_split);
         let file = model.file.clone();
         let renderer = Renderer::new(ctx, model, settings)?;
         Ok(ProfileScene { renderer, crowd, camera, file, frame: 0 })

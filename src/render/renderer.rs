@@ -20,6 +20,7 @@ use super::mesh_pass::{
 };
 use super::shadow::{CASCADES, Cascades, ShadowMaps, cascades};
 use super::skin_pass::{CharacterId, FramePoses, PaletteUpload, SkinInput, SkinPass, SkinStats};
+use super::skinning::{DqsSplit, ShaderSkinning};
 use super::target::{CLEAR_COLOR, COLOR_FORMAT, RenderTarget, ScreenTarget, SlotTargets, choose_samples};
 use super::textures::Textures;
 use crate::anim::{SkinnedPose, SkinningMethod};
@@ -78,6 +79,8 @@ pub struct RenderSettings {
     pub upload: PaletteUpload,
     /// How influences are blended, on either path.
     pub skinning: SkinningMethod,
+    /// Where dual-quaternion skinning splits the matrices (ignored by LBS).
+    pub dqs_split: DqsSplit,
 }
 
 impl RenderSettings {
@@ -92,6 +95,7 @@ impl RenderSettings {
             passes: 1,
             upload: PaletteUpload::default(),
             skinning: SkinningMethod::Linear,
+            dqs_split: DqsSplit::default(),
         }
     }
 
@@ -260,14 +264,15 @@ impl Renderer {
         let result = (|| {
             let gpu_model = Arc::new(GpuModel::upload(ctx, &model)?);
             parts.gpu_model = Some(gpu_model.clone());
-            parts.skin = Some(SkinPass::with_method(ctx, settings.skinning)?);
+            let shading = ShaderSkinning { method: settings.skinning, dqs_split: settings.dqs_split };
+            parts.skin = Some(SkinPass::with_method(ctx, shading)?);
             let skin = parts.skin.as_mut().expect("skin");
             skin.set_upload_mode(settings.upload);
             for _ in 0..settings.characters {
                 skin.add_character(ctx, ring.as_mut().expect("ring"), gpu_model.clone(), model.clone())?;
             }
             let samples = if settings.msaa { choose_samples(ctx) } else { vk::SampleCountFlags::TYPE_1 };
-            parts.mesh = Some(MeshPass::with_method(ctx, samples, color_format, settings.skinning)?);
+            parts.mesh = Some(MeshPass::with_method(ctx, samples, color_format, shading)?);
             let mut warnings = Vec::new();
             parts.textures = Some(Textures::load(ctx, &model, &mut warnings)?);
             parts.materials = Some(MeshMaterials::new(

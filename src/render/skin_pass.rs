@@ -44,8 +44,10 @@
 
 use super::gpu_model::GpuModel;
 use super::layout::{
-    BoneMatrix, Influence, MorphEntry, NO_MORPHS, SkinRecord, SkinnedVertex, SourceVertex, group_records,
+    BoneMatrix, Influence, MorphEntry, NO_MORPHS, PaletteDualQuat, SkinRecord, SkinnedVertex, SourceVertex,
+    group_records,
 };
+use super::skinning::{self, ShaderSkinning};
 use crate::anim::{SkinnedPose, SkinningMethod};
 use crate::asset::Model;
 use crate::character::Crowd;
@@ -297,7 +299,8 @@ struct SlotBuffers {
 /// The compute skinning pass and every registered character.
 pub struct SkinPass {
     /// How the pipeline blends influences.
-    method: SkinningMethod,
+    /// What the shader computes and what the palette holds for it.
+    shading: ShaderSkinning,
     /// How its shader reads the palette.
     palette_reads: PaletteReads,
     /// The descriptor type of each binding of the pipeline's set 0.
@@ -483,34 +486,26 @@ fn output_usage() -> vk::BufferUsageFlags {
         | vk::BufferUsageFlags::TRANSFER_SRC
 }
 
-/// The value of the shaders' `DUAL_QUATERNION` specialization constant
-/// (constant_id 1, a 32-bit VkBool32) for `method`.
-pub fn method_constant(method: SkinningMethod) -> [u8; 4] {
-    vk::Bool32::from(method == SkinningMethod::DualQuaternion).to_ne_bytes()
-}
+/// `MORPH_TARGETS` (shaders/common.glsl): a skin.comp specialization
+/// constant after the skinning ones (`skinning::SPECIALIZATION_ENTRIES`).
+const MORPH_TARGETS_ID: u32 = 8;
 
-/// Specialization info setting `DUAL_QUATERNION` (constant_id 1) to `value`
-/// (from [`method_constant`]), for skin.comp and mesh_skinned.vert.
-pub fn method_specialization(value: &[u8; 4]) -> vk::SpecializationInfo<'_> {
-    const ENTRIES: [vk::SpecializationMapEntry; 1] =
-        [vk::SpecializationMapEntry { constant_id: 1, offset: 0, size: 4 }];
-    vk::SpecializationInfo::default().map_entries(&ENTRIES).data(value)
-}
-
-/// skin.comp's specialization constants: `DUAL_QUATERNION` (constant_id 1,
-/// as [`method_specialization`] sets it) and `MORPH_TARGETS` (constant_id 8),
-/// 32-bit VkBool32s at bytes 0 and 4 of [`skin_constants`]' data.
-const SKIN_CONSTANTS: [vk::SpecializationMapEntry; 2] = [
-    vk::SpecializationMapEntry { constant_id: 1, offset: 0, size: 4 },
-    vk::SpecializationMapEntry { constant_id: 8, offset: 4, size: 4 },
-];
-
-/// The data of [`SKIN_CONSTANTS`] for `method`, with or without the morph code.
-fn skin_constants(method: SkinningMethod, morph_targets: bool) -> [u8; 8] {
-    let mut data = [0; 8];
-    data[..4].copy_from_slice(&method_constant(method));
-    data[4..].copy_from_slice(&vk::Bool32::from(morph_targets).to_ne_bytes());
-    data
+/// skin.comp's specialization map and data: the skinning constants of
+/// `shading` (`skinning::specialization`), then `MORPH_TARGETS` as a 32-bit
+/// VkBool32 after them. Made twice per pass, at creation.
+fn skin_specialization(
+    shading: ShaderSkinning,
+    morph_targets: bool,
+) -> (Vec<vk::SpecializationMapEntry>, Vec<u8>) {
+    let mut data = shading.constants().to_vec();
+    let mut entries = skinning::SPECIALIZATION_ENTRIES.to_vec();
+    entries.push(vk::SpecializationMapEntry {
+        constant_id: MORPH_TARGETS_ID,
+        offset: data.len() as u32,
+        size: 4,
+    });
+    data.extend_from_slice(&vk::Bool32::from(morph_targets).to_ne_bytes());
+    (entries, data)
 }
 
 impl SkinPass {
@@ -519,9 +514,11 @@ impl SkinPass {
         Self::with_method(ctx, SkinningMethod::Linear)
     }
 
-    /// Creates the pipeline for `method`, reading the palette the way the
-    /// device suits (`PaletteReads::for_device`), and empty per-slot buffers.
-    pub fn with_method(ctx: &GpuContext, method: SkinningMethod) -> Result<Self, GpuError> {
+    /// Creates the pipeline for `method` (a `SkinningMethod`, or a
+    /// `ShaderSkinning` that also says where DQS splits the matrices),
+    /// reading the palette the way the device suits
+    /// (`PaletteReads::for_device`), and empty per-slot buffers.
+    pub fn with_method(ctx: &GpuContext, method: impl Into<ShaderSkinning>) -> Result<Self, GpuError> {
         Self::with_palette_reads(ctx, method, PaletteReads::for_device(&ctx.properties.limits))
     }
 
@@ -529,19 +526,20 @@ impl SkinPass {
     /// and empty per-slot buffers.
     pub fn with_palette_reads(
         ctx: &GpuContext,
-        method: SkinningMethod,
+        method: impl Into<ShaderSkinning>,
         reads: PaletteReads,
     ) -> Result<Self, GpuError> {
+        let shading: ShaderSkinning = method.into();
         let push_bytes = std::mem::size_of::<Push>() as u32;
         let (name, spirv) = reads.spirv();
         let bindings = reads.bindings();
         let pipeline = |morph_targets: bool| {
-            let data = skin_constants(method, morph_targets);
-            let spec = vk::SpecializationInfo::default().map_entries(&SKIN_CONSTANTS).data(&data);
+            let (entries, data) = skin_specialization(shading, morph_targets);
+            let spec = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
             let compute =
                 ComputePipeline::with_bindings(ctx, name, spirv, &bindings, push_bytes, Some(&spec))?;
             let what = if morph_targets { "" } else { ", no morph targets" };
-            ctx.set_name(compute.pipeline, &format!("{name} pipeline ({}{what})", method.name()));
+            ctx.set_name(compute.pipeline, &format!("{name} pipeline ({}{what})", shading.name()));
             Ok::<_, GpuError>(compute)
         };
         let compute = pipeline(true)?;
@@ -553,7 +551,7 @@ impl SkinPass {
             }
         };
         let mut pass = SkinPass {
-            method,
+            shading,
             palette_reads: reads,
             bindings,
             stream_views: [vk::BufferView::null(); 4],
@@ -635,7 +633,12 @@ impl SkinPass {
 
     /// How this pass blends influences.
     pub fn method(&self) -> SkinningMethod {
-        self.method
+        self.shading.method
+    }
+
+    /// The method and where DQS splits the matrices.
+    pub fn shading(&self) -> ShaderSkinning {
+        self.shading
     }
 
     /// How the shader reads the palette.
@@ -1252,6 +1255,9 @@ impl SkinPass {
         let mut stats = SkinStats::default();
         let started = std::time::Instant::now();
         let mode = self.upload_mode;
+        // DqsSplit::Cpu: each skin joint is split here, once per upload,
+        // instead of once per influence of every vertex in the shader.
+        let dual_quaternions = self.shading.palette_holds_dual_quaternions();
         let buffers = &mut self.slots[slot.index];
         buffers.copies.clear();
         // Host writes into HOST_COHERENT mapped memory, before the submit that
@@ -1279,9 +1285,15 @@ impl SkinPass {
                         skin.joints.len()
                     )));
                 }
-                let bytes: &[u8] = bytemuck::cast_slice(palette);
-                buffers.palette.write(base as u64 * 64, bytes)?;
-                stats.palette_bytes_written += bytes.len() as u64;
+                if dual_quaternions {
+                    for (i, skin) in palette.iter().enumerate() {
+                        let entry = PaletteDualQuat::from_bone(skin);
+                        buffers.palette.write((base as u64 + i as u64) * 64, bytemuck::bytes_of(&entry))?;
+                    }
+                } else {
+                    buffers.palette.write(base as u64 * 64, bytemuck::cast_slice(palette))?;
+                }
+                stats.palette_bytes_written += palette.len() as u64 * 64;
             }
             let world = pose.world;
             for &(joint, index) in &character.rigid {
