@@ -422,9 +422,10 @@ impl PaletteReads {
 
 /// The bindings of set 0 that skin.comp reads through uniform texel
 /// buffers: sources, influences, palette, records, group records. The
-/// morph bindings stay storage buffers: with a branch's code run for every
-/// lane on llvmpipe, texel fetches (which ignore the lane mask) would cost
-/// morph-free vertices more than the masked-off storage loads do.
+/// morph bindings stay storage buffers (not measured as texels): scenes
+/// without morph targets skip their code (`MORPH_TARGETS`), and in scenes
+/// with them llvmpipe would run texel fetches, which ignore the lane mask,
+/// for the morph-free vertices too.
 const TEXEL_BINDINGS: [usize; 5] = [0, 1, 5, 6, 8];
 
 /// The texel format of each binding of skin.comp's set 0 that is a texel
