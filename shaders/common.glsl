@@ -70,8 +70,36 @@ struct SkinRecord {
 
 const uint NO_MORPHS = 0xffffffffu;
 
+// skin.comp defines STREAM_TEXELS and RECORD_TEXELS (with PALETTE_TEXELS,
+// below) and reads the same bytes through uniform texel buffers, which
+// llvmpipe gathers where a storage-buffer load is a loop over the SIMD lanes
+// (README, Profiling): a PackedSource is three RG32UI texels, a
+// PackedInfluence one RGBA32UI texel, a record's words RGBA32UI texels.
+#ifdef STREAM_TEXELS
+layout(set = 0, binding = 0) uniform usamplerBuffer source_texels;
+layout(set = 0, binding = 1) uniform usamplerBuffer influence_texels;
+PackedSource packed_source(uint i) {
+    int t = int(3u * i);
+    uvec2 a = texelFetch(source_texels, t).xy;
+    uvec2 b = texelFetch(source_texels, t + 1).xy;
+    uvec2 c = texelFetch(source_texels, t + 2).xy;
+    return PackedSource(uintBitsToFloat(a.x), uintBitsToFloat(a.y), uintBitsToFloat(b.x), b.y, c.x,
+                        uintBitsToFloat(c.y));
+}
+PackedInfluence packed_influence(uint i) {
+    uvec4 a = texelFetch(influence_texels, int(i));
+    return PackedInfluence(a.xy, a.zw);
+}
+#else
 layout(std430, set = 0, binding = 0) readonly buffer Sources { PackedSource sources[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Influences { PackedInfluence influences[]; };
+PackedSource packed_source(uint i) {
+    return sources[i];
+}
+PackedInfluence packed_influence(uint i) {
+    return influences[i];
+}
+#endif
 // morph_ranges[morph_offset + v] .. [morph_offset + v + 1]: vertex v's entries.
 layout(std430, set = 0, binding = 2) readonly buffer MorphRanges { uint morph_ranges[]; };
 layout(std430, set = 0, binding = 3) readonly buffer MorphEntries { MorphEntry morph_entries[]; };
@@ -96,7 +124,17 @@ vec4 palette_row(uint r) {
 }
 #endif
 // SkinRecord i is words 2i and 2i + 1 (two loads instead of eight; see load_record).
+#ifdef RECORD_TEXELS
+layout(set = 0, binding = 6) uniform usamplerBuffer record_texels;
+uvec4 record_word(uint i) {
+    return texelFetch(record_texels, int(i));
+}
+#else
 layout(std430, set = 0, binding = 6) readonly buffer Records { uvec4 record_words[]; };
+uvec4 record_word(uint i) {
+    return record_words[i];
+}
+#endif
 
 // BoneMatrix i: the row_major mat4 whose rows are palette_rows[4i..4i+3].
 // mat4() takes columns, so the rows go in transposed.
@@ -108,14 +146,14 @@ mat4 palette_matrix(uint i) {
 
 // SkinRecord i, from its two uvec4 words (field order as in the struct).
 SkinRecord load_record(uint i) {
-    uvec4 a = record_words[2u * i];
-    uvec4 b = record_words[2u * i + 1u];
+    uvec4 a = record_word(2u * i);
+    uvec4 b = record_word(2u * i + 1u);
     return SkinRecord(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
 }
 
 // Output offset of SkinRecord i (its third word), without loading the rest.
 uint record_output_offset(uint i) {
-    return record_words[2u * i].z;
+    return record_word(2u * i).z;
 }
 
 // Bind-pose vertex v of record r with its morph deltas added (xyz), and the
@@ -135,7 +173,7 @@ vec3 decode_direction(uint bits) {
 
 // Source vertex i, unpacked: position.w = 1, normal.w = 0, tangent.w = handedness.
 SourceVertex source_vertex(uint i) {
-    PackedSource p = sources[i];
+    PackedSource p = packed_source(i);
     SourceVertex s;
     s.position = vec4(p.px, p.py, p.pz, 1.0);
     s.normal = vec4(decode_direction(p.normal), 0.0);
@@ -145,16 +183,23 @@ SourceVertex source_vertex(uint i) {
 
 // Influence set i, unpacked.
 Influence influence(uint i) {
-    PackedInfluence p = influences[i];
+    PackedInfluence p = packed_influence(i);
     Influence f;
     f.joints = uvec4(p.joints.x & 0xffffu, p.joints.x >> 16u, p.joints.y & 0xffffu, p.joints.y >> 16u);
     f.weights = vec4(unpackUnorm2x16(p.weights.x), unpackUnorm2x16(p.weights.y));
     return f;
 }
 
+// False when no record of the dispatch has morph targets: SkinPass then
+// specializes skin.comp without the morph code, which llvmpipe would
+// otherwise run for every vertex with its lanes masked off (branches only
+// mask lanes there; about a tenth of the dispatch). The vertex path keeps
+// the default.
+layout(constant_id = 8) const bool MORPH_TARGETS = true;
+
 SourceVertex morph_vertex(SkinRecord r, uint v) {
     SourceVertex s = source_vertex(r.source_offset + v);
-    if (r.morph_offset != NO_MORPHS) {
+    if (MORPH_TARGETS && r.morph_offset != NO_MORPHS) {
         uint first = morph_ranges[r.morph_offset + v];
         uint last = morph_ranges[r.morph_offset + v + 1u];
         for (uint e = first; e < last; ++e) {
@@ -168,6 +213,40 @@ SourceVertex morph_vertex(SkinRecord r, uint v) {
     return s;
 }
 
+// The skinning matrix of vertex v of record r: palette[palette_offset] for
+// a rigid record, else the weighted sum of its joints' matrices, starting
+// from zero, in influence order, skipping zero weights. Written as a loop
+// that ends after the last non-zero weight (and with the rigid matrix as
+// its one iteration) rather than as four guarded joints plus a separate
+// rigid branch: llvmpipe runs a branch's code for all lanes, masked, so the
+// guarded form gathered 20 palette rows per vertex however few joints it
+// used, while a loop ends when its last lane does (Fox: 2.1 joints per 8
+// lanes on average). Same operations in the same order as before, and as
+// the CPU reference.
+mat4 blended_matrix(SkinRecord r, uint v) {
+    bool rigid = r.influence_sets == 0u;
+    mat4 skin = mat4(0.0);
+    for (uint set = 0u; set < max(r.influence_sets, 1u); ++set) {
+        Influence inf;
+        if (rigid) {
+            inf = Influence(uvec4(0u), vec4(1.0, 0.0, 0.0, 0.0));
+        } else {
+            inf = influence(r.influence_offset + set * r.vertex_count + v);
+        }
+        uint end = inf.weights.w != 0.0 ? 4u : inf.weights.z != 0.0 ? 3u : inf.weights.y != 0.0 ? 2u : 1u;
+        uint k = 0u;
+        do {
+            float w = inf.weights[k];
+            if (w != 0.0) {
+                mat4 m = palette_matrix(r.palette_offset + inf.joints[k]);
+                skin = rigid ? m : skin + w * m;
+            }
+            k += 1u;
+        } while (k < end);
+    }
+    return skin;
+}
+
 // Morph deltas first, then linear blend skinning: the GPU twin of
 // anim::skinning::SkinningJob (the CPU reference), operation for operation.
 SkinnedVertex skin_vertex(SkinRecord r, uint v) {
@@ -175,20 +254,7 @@ SkinnedVertex skin_vertex(SkinRecord r, uint v) {
     vec3 p = s.position.xyz;
     vec3 n = s.normal.xyz;
     vec3 t = s.tangent.xyz;
-    mat4 skin;
-    if (r.influence_sets == 0u) {
-        skin = palette_matrix(r.palette_offset);
-    } else {
-        skin = mat4(0.0);
-        for (uint set = 0u; set < r.influence_sets; ++set) {
-            Influence inf = influence(r.influence_offset + set * r.vertex_count + v);
-            for (int k = 0; k < 4; ++k) {
-                if (inf.weights[k] != 0.0) {
-                    skin += inf.weights[k] * palette_matrix(r.palette_offset + inf.joints[k]);
-                }
-            }
-        }
-    }
+    mat4 skin = blended_matrix(r, v);
     SkinnedVertex o;
     o.position = vec4(vec4(p, 1.0) * skin);
     o.position.w = 1.0;

@@ -24,7 +24,17 @@ layout(std430, set = 0, binding = 7) writeonly buffer Outputs { SkinnedVertex ou
 // inside the group. Replaces a per-thread binary search over the records,
 // which cost about a sixth of the dispatch on lavapipe (README, Profiling).
 const uint GROUP_SPANS_RECORDS = 0x80000000u;
+#ifdef RECORD_TEXELS
+layout(set = 0, binding = 8) uniform usamplerBuffer group_record_texels;
+uint group_record(uint group) {
+    return texelFetch(group_record_texels, int(group)).x;
+}
+#else
 layout(std430, set = 0, binding = 8) readonly buffer GroupRecords { uint group_records[]; };
+uint group_record(uint group) {
+    return group_records[group];
+}
+#endif
 
 layout(push_constant) uniform Push {
     uint record_count;   // >= 1 whenever anything is dispatched
@@ -41,7 +51,7 @@ void main() {
     }
     // The last record with output_offset <= g: the group's first vertex's
     // record, or (only in groups that hold a record's start) a later one.
-    uint entry = group_records[group];
+    uint entry = group_record(group);
     uint index = entry & ~GROUP_SPANS_RECORDS;
     if ((entry & GROUP_SPANS_RECORDS) != 0u) {
         while (index + 1u < pc.record_count && record_output_offset(index + 1u) <= g) {

@@ -320,7 +320,10 @@ impl GpuModel {
             bytemuck::cast_slice(&s.indices),
         ];
         let transfer = vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::TRANSFER_SRC;
-        let storage = vk::BufferUsageFlags::STORAGE_BUFFER | transfer;
+        // Storage buffers for the vertex path and skin_storage.comp, uniform
+        // texel buffers for skin.comp.
+        let storage =
+            vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER | transfer;
         let specs: [(&str, vk::BufferUsageFlags); 6] = [
             ("source vertices", storage | vk::BufferUsageFlags::VERTEX_BUFFER),
             ("influences", storage | vk::BufferUsageFlags::VERTEX_BUFFER),
@@ -333,7 +336,11 @@ impl GpuModel {
         let result = (|| {
             for ((name, usage), data) in specs.iter().zip(&bytes) {
                 let name = format!("{}: {name}", model.file);
-                buffers.push(Buffer::new(ctx, &name, data.len() as u64, *usage, MemoryLocation::GpuOnly)?);
+                // At least 16 bytes: skin.comp views the streams as texels
+                // of up to 16 bytes, and a view holds at least one, even of
+                // an empty stream (which no record then reads).
+                let size = (data.len() as u64).max(16);
+                buffers.push(Buffer::new(ctx, &name, size, *usage, MemoryLocation::GpuOnly)?);
             }
             let sizes: Vec<u64> = bytes.iter().map(|b| b.len() as u64).collect();
             let (offsets, total) = layout_sections(&sizes);
@@ -375,6 +382,7 @@ impl GpuModel {
                         )
                         .dst_access_mask(
                             vk::AccessFlags2::SHADER_STORAGE_READ
+                                | vk::AccessFlags2::SHADER_SAMPLED_READ
                                 | vk::AccessFlags2::VERTEX_ATTRIBUTE_READ
                                 | vk::AccessFlags2::INDEX_READ
                                 | vk::AccessFlags2::TRANSFER_READ,

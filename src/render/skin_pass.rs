@@ -32,8 +32,12 @@
 //!   dispatch. It also covers a draw recorded in a later command buffer or
 //!   submission on the same queue (barriers apply in submission order).
 //! - The static mesh streams were uploaded with a barrier to every later
-//!   reader (compute and vertex shaders), and are only read here; so are the
-//!   concatenated streams of several models (`rebuild_combined`'s barrier).
+//!   reader (compute and vertex shaders; storage reads, and sampled reads
+//!   for skin.comp's uniform texel buffers), and are only read here; so are
+//!   the concatenated streams of several models (`rebuild_combined`'s barrier).
+//! - Host writes made visible by a submission are visible to every access
+//!   type, texel fetches included; the output is written only as a storage
+//!   buffer (a storage texel write measured slower on llvmpipe).
 //! - The vertex-skinning path has no compute write at all: its vertex shader
 //!   reads only host-written slot buffers (visible at submit, as above) and
 //!   the static streams, so it needs no barrier of its own.
@@ -273,6 +277,11 @@ struct SlotBuffers {
     /// 5), replaced with their buffers and retired through the ring with them.
     palette_view: vk::BufferView,
     device_palette_view: vk::BufferView,
+    /// Texel views of `records` and `groups` (bindings 6 and 8) where the
+    /// pipeline reads them so (`PaletteReads::Texels`), else null; replaced
+    /// and retired with their buffers.
+    records_view: vk::BufferView,
+    groups_view: vk::BufferView,
     /// This frame's staging copies (capacity: one per character, reserved
     /// when characters are added, so recording allocates nothing).
     copies: Vec<vk::BufferCopy>,
@@ -294,7 +303,17 @@ pub struct SkinPass {
     shading: ShaderSkinning,
     /// How its shader reads the palette.
     palette_reads: PaletteReads,
+    /// The descriptor type of each binding of the pipeline's set 0.
+    bindings: [vk::DescriptorType; 9],
+    /// Texel views of the static streams (bindings 0..=3) where `bindings`
+    /// says so, else null, and the buffers they view (`stream_buffers`):
+    /// remade when those change, the old ones retired through the ring.
+    stream_views: [vk::BufferView; 4],
+    stream_views_of: [vk::Buffer; 4],
     compute: ComputePipeline,
+    /// The same with `MORPH_TARGETS` false (shaders/common.glsl): dispatched
+    /// while no record has morph targets.
+    compute_without_morphs: ComputePipeline,
     characters: Vec<Character>,
     models: Vec<ModelEntry>,
     /// Concatenated sources, influences, morph ranges, morph entries when
@@ -304,6 +323,9 @@ pub struct SkinPass {
     /// Per workgroup of the dispatch, its first vertex's record
     /// (`layout::group_records`), rebuilt whenever `records` change.
     group_records: Vec<u32>,
+    /// Whether any of `records` has morph targets (`compute`), or none
+    /// (`compute_without_morphs`); updated with `group_records`.
+    morph_targets: bool,
     palette_len: u32,
     weight_len: u32,
     total_vertices: u32,
@@ -319,7 +341,11 @@ struct Push {
     total_vertices: u32,
 }
 
-const HOST_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::STORAGE_BUFFER;
+/// Weights, records and group records: storage buffers for the vertex path
+/// and skin_storage.comp, uniform texel buffers for skin.comp.
+const HOST_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
+    vk::BufferUsageFlags::STORAGE_BUFFER.as_raw() | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER.as_raw(),
+);
 /// The host palette is also the staging buffer of the staged modes.
 /// Palettes are read as storage buffers (vertex skinning) and as uniform
 /// texel buffers (skin.comp, through `SlotBuffers::palette_view`).
@@ -342,15 +368,18 @@ const PALETTE_TEXEL_FORMAT: vk::Format = vk::Format::R32G32B32A32_SFLOAT;
 /// (33.5 million matrices: a million characters of 33 joints).
 pub const AMPLE_PALETTE_TEXELS: u64 = 1 << 27;
 
-/// How skin.comp reads the palette (binding 5). The bytes are the same
-/// either way (DESIGN.md's `BoneMatrix`); only the descriptor differs.
+/// How skin.comp reads the palette (binding 5) and, with it, the sources,
+/// influences, records and workgroup records (bindings 0, 1, 6, 8). The
+/// bytes are the same either way (DESIGN.md's `BoneMatrix`, layout.rs);
+/// only the descriptors differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PaletteReads {
-    /// A uniform texel buffer (RGBA32F, one texel per matrix row; skin.comp):
-    /// llvmpipe gathers texels, where every storage-buffer load is a loop
-    /// over its SIMD lanes. Limited to `maxTexelBufferElements / 4` matrices.
+    /// Uniform texel buffers (`TEXEL_FORMATS`: RGBA32F for the palette, one
+    /// texel per matrix row; skin.comp): llvmpipe gathers texels, where
+    /// every storage-buffer load is a loop over its SIMD lanes. Limited to
+    /// `maxTexelBufferElements / 4` matrices (and `/ 3` source vertices).
     Texels,
-    /// A storage buffer, as the vertex path reads it (skin_storage.comp):
+    /// Storage buffers, as the vertex path reads them (skin_storage.comp):
     /// as many matrices as `maxStorageBufferRange` allows.
     Storage,
 }
@@ -378,25 +407,76 @@ impl PaletteReads {
         }
     }
 
-    /// Its set 0: storage buffers, the palette (binding 5) as this reads it.
+    /// Its set 0: storage buffers, or uniform texel buffers where skin.comp
+    /// reads them so (`TEXEL_BINDINGS`).
     fn bindings(self) -> [vk::DescriptorType; 9] {
         let mut types = [vk::DescriptorType::STORAGE_BUFFER; 9];
         if self == PaletteReads::Texels {
-            types[5] = vk::DescriptorType::UNIFORM_TEXEL_BUFFER;
+            for binding in TEXEL_BINDINGS {
+                types[binding] = vk::DescriptorType::UNIFORM_TEXEL_BUFFER;
+            }
         }
         types
     }
 }
 
+/// The bindings of set 0 that skin.comp reads through uniform texel
+/// buffers: sources, influences, palette, records, group records. The
+/// morph bindings stay storage buffers (not measured as texels): scenes
+/// without morph targets skip their code (`MORPH_TARGETS`), and in scenes
+/// with them llvmpipe would run texel fetches, which ignore the lane mask,
+/// for the morph-free vertices too.
+const TEXEL_BINDINGS: [usize; 5] = [0, 1, 5, 6, 8];
+
+/// The texel format of each binding of skin.comp's set 0 that is a texel
+/// buffer (`TEXEL_BINDINGS`; shaders/common.glsl, skin_main.glsl): the bytes
+/// of the storage layout as whole texels. Every one of them is a format
+/// Vulkan requires uniform texel buffer support for.
+const TEXEL_FORMATS: [vk::Format; 9] = [
+    vk::Format::R32G32_UINT,       // sources: three per PackedSource (24 bytes)
+    vk::Format::R32G32B32A32_UINT, // influences: one per PackedInfluence
+    vk::Format::UNDEFINED,         // morph ranges: storage
+    vk::Format::UNDEFINED,         // morph entries: storage
+    vk::Format::UNDEFINED,         // morph weights: storage
+    PALETTE_TEXEL_FORMAT,          // palette: four per BoneMatrix
+    vk::Format::R32G32B32A32_UINT, // records: two per SkinRecord
+    vk::Format::UNDEFINED,         // output: storage
+    vk::Format::R32_UINT,          // group records
+];
+
+/// Bytes of one texel of `format` (one of `TEXEL_FORMATS`).
+fn texel_bytes(format: vk::Format) -> u64 {
+    match format {
+        vk::Format::R32_UINT => 4,
+        vk::Format::R32G32_UINT => 8,
+        _ => 16,
+    }
+}
+
+/// Whether `ty` is the texel-buffer descriptor type (needs a view).
+fn is_texel(ty: vk::DescriptorType) -> bool {
+    ty == vk::DescriptorType::UNIFORM_TEXEL_BUFFER
+}
+
 /// A view of `buffer`'s whole palette as RGBA32F texels (at most
 /// `maxTexelBufferElements` of them; `check_ranges` keeps the palette within).
 fn palette_view(ctx: &GpuContext, buffer: &Buffer) -> Result<vk::BufferView, GpuError> {
-    let texels = (buffer.size / 16).min(u64::from(ctx.properties.limits.max_texel_buffer_elements)).max(1);
-    let info = vk::BufferViewCreateInfo::default()
-        .buffer(buffer.raw)
-        .format(PALETTE_TEXEL_FORMAT)
-        .offset(0)
-        .range(texels * 16);
+    texel_view(ctx, buffer.raw, buffer.size, PALETTE_TEXEL_FORMAT)
+}
+
+/// A view of the first `size` bytes of `buffer` as `format` texels (whole
+/// texels, at most `maxTexelBufferElements`; `check_ranges` keeps what the
+/// shader reads within).
+fn texel_view(
+    ctx: &GpuContext,
+    buffer: vk::Buffer,
+    size: u64,
+    format: vk::Format,
+) -> Result<vk::BufferView, GpuError> {
+    let bytes = texel_bytes(format);
+    let texels = (size / bytes).min(u64::from(ctx.properties.limits.max_texel_buffer_elements)).max(1);
+    let info =
+        vk::BufferViewCreateInfo::default().buffer(buffer).format(format).offset(0).range(texels * bytes);
     // SAFETY: a live buffer with UNIFORM_TEXEL_BUFFER usage; the range lies inside it.
     unsafe { ctx.device.create_buffer_view(&info, None) }.call("vkCreateBufferView")
 }
@@ -405,6 +485,28 @@ fn output_usage() -> vk::BufferUsageFlags {
     vk::BufferUsageFlags::VERTEX_BUFFER
         | vk::BufferUsageFlags::STORAGE_BUFFER
         | vk::BufferUsageFlags::TRANSFER_SRC
+}
+
+/// `MORPH_TARGETS` (shaders/common.glsl): a skin.comp specialization
+/// constant after the skinning ones (`skinning::SPECIALIZATION_ENTRIES`).
+const MORPH_TARGETS_ID: u32 = 8;
+
+/// skin.comp's specialization map and data: the skinning constants of
+/// `shading` (`skinning::specialization`), then `MORPH_TARGETS` as a 32-bit
+/// VkBool32 after them. Made twice per pass, at creation.
+fn skin_specialization(
+    shading: ShaderSkinning,
+    morph_targets: bool,
+) -> (Vec<vk::SpecializationMapEntry>, Vec<u8>) {
+    let mut data = shading.constants().to_vec();
+    let mut entries = skinning::SPECIALIZATION_ENTRIES.to_vec();
+    entries.push(vk::SpecializationMapEntry {
+        constant_id: MORPH_TARGETS_ID,
+        offset: data.len() as u32,
+        size: 4,
+    });
+    data.extend_from_slice(&vk::Bool32::from(morph_targets).to_ne_bytes());
+    (entries, data)
 }
 
 impl SkinPass {
@@ -429,22 +531,40 @@ impl SkinPass {
         reads: PaletteReads,
     ) -> Result<Self, GpuError> {
         let shading: ShaderSkinning = method.into();
-        let constants = shading.constants();
-        let spec = skinning::specialization(&constants);
         let push_bytes = std::mem::size_of::<Push>() as u32;
         let (name, spirv) = reads.spirv();
         let bindings = reads.bindings();
-        let compute = ComputePipeline::with_bindings(ctx, name, spirv, &bindings, push_bytes, Some(&spec))?;
-        ctx.set_name(compute.pipeline, &format!("{name} pipeline ({})", shading.name()));
+        let pipeline = |morph_targets: bool| {
+            let (entries, data) = skin_specialization(shading, morph_targets);
+            let spec = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
+            let compute =
+                ComputePipeline::with_bindings(ctx, name, spirv, &bindings, push_bytes, Some(&spec))?;
+            let what = if morph_targets { "" } else { ", no morph targets" };
+            ctx.set_name(compute.pipeline, &format!("{name} pipeline ({}{what})", shading.name()));
+            Ok::<_, GpuError>(compute)
+        };
+        let compute = pipeline(true)?;
+        let compute_without_morphs = match pipeline(false) {
+            Ok(c) => c,
+            Err(e) => {
+                compute.destroy(ctx);
+                return Err(e);
+            }
+        };
         let mut pass = SkinPass {
             shading,
             palette_reads: reads,
+            bindings,
+            stream_views: [vk::BufferView::null(); 4],
+            stream_views_of: [vk::Buffer::null(); 4],
             compute,
+            compute_without_morphs,
             characters: Vec::new(),
             models: Vec::new(),
             combined: None,
             records: Vec::new(),
             group_records: Vec::new(),
+            morph_targets: false,
             palette_len: 0,
             weight_len: 0,
             total_vertices: 0,
@@ -466,6 +586,8 @@ impl SkinPass {
                     )?,
                     palette_view: vk::BufferView::null(),
                     device_palette_view: vk::BufferView::null(),
+                    records_view: vk::BufferView::null(),
+                    groups_view: vk::BufferView::null(),
                     copies: Vec::new(),
                     weights: Buffer::new(ctx, &name("weights"), 16, HOST_USAGE, MemoryLocation::CpuToGpu)?,
                     records: Buffer::new(ctx, &name("records"), 32, HOST_USAGE, MemoryLocation::CpuToGpu)?,
@@ -486,10 +608,17 @@ impl SkinPass {
                     held: Vec::new(),
                     records_generation: None,
                 });
+                let slot = pass.slots.last_mut().expect("the slot just pushed");
                 if reads == PaletteReads::Texels {
-                    let slot = pass.slots.last_mut().expect("the slot just pushed");
                     slot.palette_view = palette_view(ctx, &slot.palette)?;
                     slot.device_palette_view = palette_view(ctx, &slot.device_palette)?;
+                }
+                for (binding, buffer, view) in
+                    [(6, &slot.records, &mut slot.records_view), (8, &slot.groups, &mut slot.groups_view)]
+                {
+                    if is_texel(bindings[binding]) {
+                        *view = texel_view(ctx, buffer.raw, buffer.size, TEXEL_FORMATS[binding])?;
+                    }
                 }
             }
             Ok(())
@@ -573,11 +702,13 @@ impl SkinPass {
         self.characters.push(character);
         self.generation += 1;
         group_records(&self.records, self.total_vertices, WORKGROUP_SIZE, &mut self.group_records);
+        self.morph_targets = self.records.iter().any(|r| r.morph_offset != NO_MORPHS);
         let mut result = self.check_ranges(ctx);
         if result.is_ok() && is_new_model && self.models.len() > 1 {
             result = self.rebuild_combined(ctx, ring);
         }
         result = result.and_then(|_| self.ensure_capacity(ctx, ring));
+        result = result.and_then(|_| self.sync_stream_views(ctx, ring));
         if let Err(e) = result {
             // Roll back to the previous layout, which the buffers still fit.
             self.characters.pop();
@@ -587,10 +718,16 @@ impl SkinPass {
             (self.palette_len, self.weight_len, self.total_vertices) = (saved.0, saved.1, saved.2);
             self.records.truncate(saved.3);
             group_records(&self.records, self.total_vertices, WORKGROUP_SIZE, &mut self.group_records);
+            self.morph_targets = self.records.iter().any(|r| r.morph_offset != NO_MORPHS);
             self.slots.iter_mut().for_each(|s| {
                 s.held.pop();
                 s.records_generation = None;
             });
+            // The views must match the streams bound now: a concatenation
+            // made before a later step failed stays bound (it holds the
+            // remaining models' streams at the same offsets). Should that
+            // fail too, a view stays null and `dispatch` says so.
+            let _ = self.sync_stream_views(ctx, ring);
             return Err(e);
         }
         Ok(CharacterId(self.characters.len() - 1))
@@ -747,8 +884,9 @@ fn replace_view(
     ring: &mut FrameRing,
     view: &mut vk::BufferView,
     buffer: &Buffer,
+    format: vk::Format,
 ) -> Result<(), GpuError> {
-    let made = palette_view(ctx, buffer);
+    let made = texel_view(ctx, buffer.raw, buffer.size, format);
     let old = std::mem::replace(view, *made.as_ref().unwrap_or(&vk::BufferView::null()));
     ring.retire(Retired::Other(Box::new(move |ctx: &GpuContext| {
         // SAFETY: retired views are destroyed after the frames that used
@@ -759,6 +897,38 @@ fn replace_view(
 }
 
 impl SkinPass {
+    /// Makes the texel views of the static streams (`stream_views`) match
+    /// the buffers `stream_buffers` now returns, retiring replaced views
+    /// through `ring` (a submitted frame may still use them). On failure a
+    /// view is left null and `dispatch` refuses.
+    fn sync_stream_views(&mut self, ctx: &GpuContext, ring: &mut FrameRing) -> Result<(), GpuError> {
+        let (buffers, sizes) = self.stream_buffers_sized().unwrap_or(([vk::Buffer::null(); 4], [0; 4]));
+        if buffers == self.stream_views_of {
+            return Ok(());
+        }
+        let mut result = Ok(());
+        for binding in 0..4 {
+            if !is_texel(self.bindings[binding]) {
+                continue;
+            }
+            let made = if buffers[binding] == vk::Buffer::null() {
+                Ok(vk::BufferView::null())
+            } else {
+                texel_view(ctx, buffers[binding], sizes[binding], TEXEL_FORMATS[binding])
+            };
+            let new = *made.as_ref().unwrap_or(&vk::BufferView::null());
+            let old = std::mem::replace(&mut self.stream_views[binding], new);
+            ring.retire(Retired::Other(Box::new(move |ctx: &GpuContext| {
+                // SAFETY: retired views are destroyed after the frames that
+                // used them; a null view is ignored.
+                unsafe { ctx.device.destroy_buffer_view(old, None) }
+            })));
+            result = result.and(made.map(|_| ()));
+        }
+        self.stream_views_of = buffers;
+        result
+    }
+
     /// Concatenates the static streams of every distinct model into pass-owned
     /// buffers (one binding each for the single dispatch), on the GPU.
     fn rebuild_combined(&mut self, ctx: &GpuContext, ring: &mut FrameRing) -> Result<(), GpuError> {
@@ -770,10 +940,13 @@ impl SkinPass {
             (last.morph_entries + last.gpu.counts.morph_entries) as u64 * MORPH_ENTRY_BYTES,
         ];
         let names = ["skin sources", "skin influences", "skin morph ranges", "skin morph entries"];
-        let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
+        let usage = vk::BufferUsageFlags::STORAGE_BUFFER
+            | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER
+            | vk::BufferUsageFlags::TRANSFER_DST;
         let mut made: Vec<Buffer> = Vec::with_capacity(4);
         for (name, size) in names.iter().zip(totals) {
-            match Buffer::new(ctx, name, size, usage, MemoryLocation::GpuOnly) {
+            // At least one texel (see GpuModel::upload), even for an empty stream.
+            match Buffer::new(ctx, name, size.max(16), usage, MemoryLocation::GpuOnly) {
                 Ok(b) => made.push(b),
                 Err(e) => {
                     made.into_iter().for_each(|b| b.destroy(ctx));
@@ -845,7 +1018,11 @@ impl SkinPass {
                     .dst_stage_mask(
                         vk::PipelineStageFlags2::COMPUTE_SHADER | vk::PipelineStageFlags2::VERTEX_SHADER,
                     )
-                    .dst_access_mask(vk::AccessFlags2::SHADER_STORAGE_READ)];
+                    // skin.comp reads them as uniform texel buffers (sampled
+                    // reads), skin_storage.comp and the vertex path as storage.
+                    .dst_access_mask(
+                        vk::AccessFlags2::SHADER_STORAGE_READ | vk::AccessFlags2::SHADER_SAMPLED_READ,
+                    )];
                 let dependency = vk::DependencyInfo::default().memory_barriers(&barriers);
                 // SAFETY: cmd is recording; synchronization2 is enabled.
                 unsafe { ctx.device.cmd_pipeline_barrier2(cmd, &dependency) };
@@ -892,14 +1069,19 @@ impl SkinPass {
             ))),
             None if self.palette_reads == PaletteReads::Storage => Ok(()),
             None => {
-                // skin.comp reads the palette as texels, four per matrix.
-                let texels = self.palette_len as u64 * 4;
+                // skin.comp reads these as texels (`TEXEL_FORMATS`): (index
+                // into `sizes`, binding).
                 let max = u64::from(ctx.properties.limits.max_texel_buffer_elements);
-                if texels > max {
-                    return Err(GpuError::new(format!(
-                        "skin pass: the palette needs {texels} texels, more than the device's \
-                         maxTexelBufferElements {max}"
-                    )));
+                let texel_reads = [(0, 0), (1, 1), (4, 5), (6, 6), (7, 8)];
+                for (i, binding) in texel_reads {
+                    let (what, size) = sizes[i];
+                    let texels = size / texel_bytes(TEXEL_FORMATS[binding]);
+                    if texels > max {
+                        return Err(GpuError::new(format!(
+                            "skin pass: {what} need {texels} texels, more than the device's \
+                             maxTexelBufferElements {max}"
+                        )));
+                    }
                 }
                 Ok(())
             }
@@ -939,14 +1121,15 @@ impl SkinPass {
             let regrown = grow(ctx, ring, &mut slot.palette, palette, "palette", PALETTE_USAGE, cpu)?;
             let texels = self.palette_reads == PaletteReads::Texels;
             if regrown && texels {
-                replace_view(ctx, ring, &mut slot.palette_view, &slot.palette)?;
+                replace_view(ctx, ring, &mut slot.palette_view, &slot.palette, PALETTE_TEXEL_FORMAT)?;
             }
             let gpu = MemoryLocation::GpuOnly;
             let device = &mut slot.device_palette;
             let device_regrown =
                 grow(ctx, ring, device, palette, "device palette", DEVICE_PALETTE_USAGE, gpu)?;
             if device_regrown && texels {
-                replace_view(ctx, ring, &mut slot.device_palette_view, &slot.device_palette)?;
+                let view = &mut slot.device_palette_view;
+                replace_view(ctx, ring, view, &slot.device_palette, PALETTE_TEXEL_FORMAT)?;
             }
             let mut lost = regrown | device_regrown;
             lost |= grow(ctx, ring, &mut slot.weights, weights, "weights", HOST_USAGE, cpu)?;
@@ -954,11 +1137,20 @@ impl SkinPass {
                 // The new buffers hold no pose yet.
                 slot.held.iter_mut().for_each(|h| *h = None);
             }
-            let regrown = grow(ctx, ring, &mut slot.records, records, "records", HOST_USAGE, cpu)?;
-            if grow(ctx, ring, &mut slot.groups, groups, "group records", HOST_USAGE, cpu)? | regrown {
+            let records_regrown = grow(ctx, ring, &mut slot.records, records, "records", HOST_USAGE, cpu)?;
+            let groups_regrown = grow(ctx, ring, &mut slot.groups, groups, "group records", HOST_USAGE, cpu)?;
+            if records_regrown | groups_regrown {
                 slot.records_generation = None;
             }
             grow(ctx, ring, &mut slot.output, output, "output", output_usage(), MemoryLocation::GpuOnly)?;
+            for (binding, regrown, buffer, view) in [
+                (6, records_regrown, &slot.records, &mut slot.records_view),
+                (8, groups_regrown, &slot.groups, &mut slot.groups_view),
+            ] {
+                if regrown && is_texel(self.bindings[binding]) {
+                    replace_view(ctx, ring, view, buffer, TEXEL_FORMATS[binding])?;
+                }
+            }
         }
         Ok(())
     }
@@ -1145,14 +1337,20 @@ impl SkinPass {
     /// offsets are relative to whichever is bound). `None` before the first
     /// character.
     fn stream_buffers(&self) -> Option<[vk::Buffer; 4]> {
-        match (&self.combined, self.models.first()) {
-            (Some(c), _) => Some([c[0].raw, c[1].raw, c[2].raw, c[3].raw]),
+        self.stream_buffers_sized().map(|(buffers, _)| buffers)
+    }
+
+    /// `stream_buffers` and their byte sizes.
+    fn stream_buffers_sized(&self) -> Option<([vk::Buffer; 4], [u64; 4])> {
+        let bound = match (&self.combined, self.models.first()) {
+            (Some(c), _) => [&c[0], &c[1], &c[2], &c[3]],
             (None, Some(m)) => {
                 let g = &m.gpu;
-                Some([g.sources.raw, g.influences.raw, g.morph_ranges.raw, g.morph_entries.raw])
+                [&g.sources, &g.influences, &g.morph_ranges, &g.morph_entries]
             }
-            (None, None) => None,
-        }
+            (None, None) => return None,
+        };
+        Some((bound.map(|b| b.raw), bound.map(|b| b.size)))
     }
 
     /// Set 0 of shaders/common.glsl for slot `slot_index`
@@ -1191,9 +1389,23 @@ impl SkinPass {
             if self.upload_mode.staged() { buffers.device_palette.raw } else { buffers.palette.raw };
         let palette_view =
             if self.upload_mode.staged() { buffers.device_palette_view } else { buffers.palette_view };
-        let bindings = self.palette_reads.bindings();
-        if bindings[5] == vk::DescriptorType::UNIFORM_TEXEL_BUFFER && palette_view == vk::BufferView::null() {
-            return Err(GpuError::new("skin pass: no texel view of the palette (its creation failed)"));
+        let bindings = &self.bindings;
+        let [v0, v1, v2, v3] = self.stream_views;
+        let views = [
+            v0,
+            v1,
+            v2,
+            v3,
+            vk::BufferView::null(),
+            palette_view,
+            buffers.records_view,
+            vk::BufferView::null(),
+            buffers.groups_view,
+        ];
+        if let Some(b) = (0..9).find(|&b| is_texel(bindings[b]) && views[b] == vk::BufferView::null()) {
+            return Err(GpuError::new(format!(
+                "skin pass: no texel view for binding {b} (its creation failed)"
+            )));
         }
         let bound = [
             sources,
@@ -1207,7 +1419,9 @@ impl SkinPass {
             buffers.groups.raw,
         ];
         let d = &ctx.device;
-        let layouts = [self.compute.set_layout];
+        // Without morph targets in the scene, the pipeline without their code.
+        let compute = if self.morph_targets { &self.compute } else { &self.compute_without_morphs };
+        let layouts = [compute.set_layout];
         let info = vk::DescriptorSetAllocateInfo::default()
             .descriptor_pool(slot.descriptor_pool)
             .set_layouts(&layouts);
@@ -1223,15 +1437,15 @@ impl SkinPass {
             offset: 0,
             range: vk::WHOLE_SIZE,
         });
-        let views = [palette_view];
         let writes: [vk::WriteDescriptorSet; 9] = std::array::from_fn(|i| {
             let write = vk::WriteDescriptorSet::default()
                 .dst_set(set)
                 .dst_binding(i as u32)
                 .descriptor_type(bindings[i]);
-            match bindings[i] {
-                vk::DescriptorType::UNIFORM_TEXEL_BUFFER => write.texel_buffer_view(&views),
-                _ => write.buffer_info(std::slice::from_ref(&infos[i])),
+            if is_texel(bindings[i]) {
+                write.texel_buffer_view(std::slice::from_ref(&views[i]))
+            } else {
+                write.buffer_info(std::slice::from_ref(&infos[i]))
             }
         });
         let push = Push { record_count: self.records.len() as u32, total_vertices: self.total_vertices };
@@ -1244,18 +1458,11 @@ impl SkinPass {
         // The command buffer is recording (begin_frame).
         unsafe {
             d.update_descriptor_sets(&writes, &[]);
-            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, self.compute.pipeline);
-            d.cmd_bind_descriptor_sets(
-                cmd,
-                vk::PipelineBindPoint::COMPUTE,
-                self.compute.layout,
-                0,
-                &[set],
-                &[],
-            );
+            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, compute.pipeline);
+            d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, compute.layout, 0, &[set], &[]);
             d.cmd_push_constants(
                 cmd,
-                self.compute.layout,
+                compute.layout,
                 vk::ShaderStageFlags::COMPUTE,
                 0,
                 bytemuck::bytes_of(&push),
@@ -1356,18 +1563,25 @@ impl SkinPass {
         for slot in self.slots {
             // SAFETY: the caller waited for the GPU; null views are ignored.
             unsafe {
-                ctx.device.destroy_buffer_view(slot.palette_view, None);
-                ctx.device.destroy_buffer_view(slot.device_palette_view, None);
+                for view in [slot.palette_view, slot.device_palette_view, slot.records_view, slot.groups_view]
+                {
+                    ctx.device.destroy_buffer_view(view, None);
+                }
             }
             for b in [slot.palette, slot.device_palette, slot.weights, slot.records, slot.groups, slot.output]
             {
                 b.destroy(ctx);
             }
         }
+        for view in self.stream_views {
+            // SAFETY: as above.
+            unsafe { ctx.device.destroy_buffer_view(view, None) };
+        }
         if let Some(c) = self.combined {
             c.into_iter().for_each(|b| b.destroy(ctx));
         }
         self.compute.destroy(ctx);
+        self.compute_without_morphs.destroy(ctx);
     }
 }
 
@@ -1381,6 +1595,30 @@ mod tests {
             max_storage_buffer_range: storage_range,
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn texel_formats_tile_the_shader_layouts() {
+        // shaders/common.glsl and skin_main.glsl fetch these many texels per
+        // element: a source three, an influence one, a matrix four (rows),
+        // a record two, a workgroup record one.
+        let per_element = [
+            (0, SOURCE_BYTES, 3),
+            (1, INFLUENCE_BYTES, 1),
+            (5, std::mem::size_of::<BoneMatrix>() as u64, 4),
+            (6, std::mem::size_of::<SkinRecord>() as u64, 2),
+            (8, 4, 1),
+        ];
+        assert_eq!(per_element.map(|(b, _, _)| b), TEXEL_BINDINGS);
+        for (binding, bytes, texels) in per_element {
+            assert_eq!(texel_bytes(TEXEL_FORMATS[binding]) * texels, bytes, "binding {binding}");
+        }
+        let types = PaletteReads::Texels.bindings();
+        for (binding, ty) in types.iter().enumerate() {
+            assert_eq!(is_texel(*ty), TEXEL_BINDINGS.contains(&binding), "binding {binding}");
+            assert_eq!(TEXEL_FORMATS[binding] != vk::Format::UNDEFINED, is_texel(*ty), "binding {binding}");
+        }
+        assert!(PaletteReads::Storage.bindings().iter().all(|t| *t == vk::DescriptorType::STORAGE_BUFFER));
     }
 
     #[test]

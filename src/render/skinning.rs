@@ -62,7 +62,7 @@ pub type SkinningConstants = [u8; 8];
 
 /// `DUAL_QUATERNION` (constant_id 1) and `PALETTE_DUAL_QUATERNIONS`
 /// (constant_id 2), two 32-bit VkBool32s.
-const SPECIALIZATION_ENTRIES: [vk::SpecializationMapEntry; 2] = [
+pub(crate) const SPECIALIZATION_ENTRIES: [vk::SpecializationMapEntry; 2] = [
     vk::SpecializationMapEntry { constant_id: 1, offset: 0, size: 4 },
     vk::SpecializationMapEntry { constant_id: 2, offset: 4, size: 4 },
 ];
