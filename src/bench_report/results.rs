@@ -128,8 +128,9 @@ pub struct BenchEntry {
     /// same way; measured once per scene, whatever this entry's upload mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub staged_copy_wall_us: Option<Stat>,
-    /// One plain `vkCmdCopyBuffer` of the same bytes between two
-    /// device-local buffers, timed the same way.
+    /// One plain `vkCmdCopyBuffer` of the same bytes from a host-visible
+    /// buffer the host has just rewritten into a device-local one (the
+    /// memory the staged copy reads and writes), timed the same way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub buffer_copy_wall_us: Option<Stat>,
 }

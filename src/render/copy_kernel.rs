@@ -220,25 +220,30 @@ impl CopyKernel {
     }
 }
 
-/// Times a plain `vkCmdCopyBuffer` of `bytes` (one region, between two
-/// device-local buffers) by the host, `runs` times, as
+/// Times a plain `vkCmdCopyBuffer` of `bytes` (one region, from a
+/// host-visible buffer into a device-local one, the memory the staged
+/// palette copy reads and writes) by the host, `runs` times, as
 /// `CopyKernel::measure_wall` times the kernel: each run's submission and
 /// wait minus the median of as many empty submissions interleaved with
-/// them, in microseconds. The reference for the staged palette copy
+/// them, in microseconds. Before each run the host rewrites the source, as
+/// it rewrites the staging palettes before each frame (untimed). The
+/// reference for the staged palette copy
 /// (`ProfileScene::measure_staged_copy_wall`): issue 8 asks that it cost at
-/// most 1.2 times this over the same bytes. Empty when `bytes` is 0.
+/// most 1.2 times this over the same bytes, so the ratio is what the staged
+/// path adds (regions, barrier, the frame) to the copy itself. Empty when
+/// `bytes` is 0.
 pub fn measure_buffer_copy_wall(ctx: &GpuContext, bytes: u64, runs: usize) -> Result<Vec<f64>, GpuError> {
     if bytes == 0 {
         return Ok(Vec::new());
     }
-    let location = MemoryLocation::GpuOnly;
-    let source = Buffer::new(ctx, "buffer copy source", bytes, vk::BufferUsageFlags::TRANSFER_SRC, location)?;
+    let usage = vk::BufferUsageFlags::TRANSFER_SRC;
+    let mut source = Buffer::new(ctx, "buffer copy source", bytes, usage, MemoryLocation::CpuToGpu)?;
     let destination = match Buffer::new(
         ctx,
         "buffer copy destination",
         bytes,
         vk::BufferUsageFlags::TRANSFER_DST,
-        location,
+        MemoryLocation::GpuOnly,
     ) {
         Ok(b) => b,
         Err(e) => {
@@ -254,6 +259,11 @@ pub fn measure_buffer_copy_wall(ctx: &GpuContext, bytes: u64, runs: usize) -> Re
         let started = Instant::now();
         immediate::submit_and_wait(ctx, |_| ())?;
         let empty_us = started.elapsed().as_secs_f64() * 1e6;
+        // The previous copy was waited for: the host may rewrite its source
+        // (HOST_COHERENT; the submission below makes the writes visible).
+        if let Some(mapped) = source.mapped_mut() {
+            mapped.fill(i as u8);
+        }
         let started = Instant::now();
         // SAFETY: both buffers are live until destroyed below, after every
         // submission was waited for; the region lies inside both. Each run

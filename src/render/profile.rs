@@ -173,13 +173,14 @@ impl ProfileScene {
     /// `runs` frames that record only `record_skinning` (after
     /// FRAMES_IN_FLIGHT untimed ones), each minus the median of as many
     /// empty frames interleaved with them (microseconds), and the palette
-    /// bytes the last one wrote. Without the skin timestamps: each costs a
-    /// flush on lavapipe (about 10 µs), and the copy kernel's host-timed
-    /// runs have none either.
+    /// bytes the last one wrote. Without timestamps (the frame's, the
+    /// copy's, the dispatch's): on lavapipe each one after work is a flush
+    /// that costs more than a small copy, and the copy kernel's and the
+    /// plain buffer copy's host-timed runs have none either.
     fn timed_skinning(&mut self, ctx: &GpuContext, runs: u32) -> Result<(Vec<f64>, u64), GpuError> {
-        self.renderer.set_skin_timestamps(false);
+        self.renderer.set_timestamps(false);
         let timed = self.timed_runs(ctx, runs);
-        self.renderer.set_skin_timestamps(true);
+        self.renderer.set_timestamps(true);
         timed
     }
 

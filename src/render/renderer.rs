@@ -194,10 +194,10 @@ pub struct Renderer {
     queries: [FrameQueries; FRAMES_IN_FLIGHT],
     /// Set-0 bindings of this screen frame (vertex-skinning path).
     screen_skin: Option<SkinBindings>,
-    /// Whether the palette copy and the skin dispatch are bracketed by
-    /// timestamps (the default; host-timed measurements turn them off, as
-    /// each costs a flush on lavapipe).
-    skin_timestamps: bool,
+    /// Whether frames, the palette copy and the skin dispatch are bracketed
+    /// by timestamps (the default; host-timed measurements turn them off,
+    /// as each costs a flush on lavapipe).
+    timestamps: bool,
     /// The weight heat map's stream.
     heat: HeatMap,
     /// Joint whose weights colour the mesh; `None` shades normally.
@@ -315,7 +315,7 @@ impl Renderer {
             shadows: parts.shadows.take().expect("shadows"),
             queries: [FrameQueries::default(); FRAMES_IN_FLIGHT],
             screen_skin: None,
-            skin_timestamps: true,
+            timestamps: true,
             heat: HeatMap::new(),
             heat_joint: None,
             draws,
@@ -505,7 +505,9 @@ impl Renderer {
         let queries = std::mem::take(&mut self.queries[slot.index]);
         let times = gpu_times(&queries, slot.previous_timestamps(), period);
         let index = slot.index;
-        self.queries[index].frame.0 = slot.write_timestamp(ctx, vk::PipelineStageFlags2::TOP_OF_PIPE);
+        if self.timestamps {
+            self.queries[index].frame.0 = slot.write_timestamp(ctx, vk::PipelineStageFlags2::TOP_OF_PIPE);
+        }
         Ok((index, times))
     }
 
@@ -514,11 +516,13 @@ impl Renderer {
         self.ring.current()
     }
 
-    /// Whether `record_skinning` brackets the palette copy and the skin
-    /// dispatch with timestamps (on unless turned off; without them the
-    /// frame's `GpuTimes` report 0 for those phases).
-    pub(crate) fn set_skin_timestamps(&mut self, on: bool) {
-        self.skin_timestamps = on;
+    /// Whether frames write their timestamps: the frame's bracket, and in
+    /// `record_skinning` the palette copy's and the skin dispatch's (on
+    /// unless turned off). Frames without them have no `GpuTimes`. The
+    /// host-timed runs turn them off: on lavapipe each timestamp after work
+    /// is a flush that costs more than a small copy.
+    pub(crate) fn set_timestamps(&mut self, on: bool) {
+        self.timestamps = on;
     }
 
     /// Records this frame's skinning of `poses` (one per character, with
@@ -554,7 +558,7 @@ impl Renderer {
             VertexPath::VertexSkinning => {
                 // No dispatch, so no skin timestamps.
                 let mut stats = self.skin.upload(slot, &inputs)?;
-                self.skin.record_copies(ctx, slot, self.skin_timestamps, &mut stats);
+                self.skin.record_copies(ctx, slot, self.timestamps, &mut stats);
                 queries.upload = stats.copy_timestamps;
                 self.screen_skin = Some(
                     self.skin
@@ -565,7 +569,7 @@ impl Renderer {
             }
             VertexPath::PreSkinned => {
                 self.screen_skin = None;
-                let stats = self.skin.record(ctx, slot, &inputs, self.skin_timestamps)?;
+                let stats = self.skin.record(ctx, slot, &inputs, self.timestamps)?;
                 queries.upload = stats.copy_timestamps;
                 queries.skin = stats.timestamps;
                 Ok(stats)
@@ -727,7 +731,10 @@ impl Renderer {
         signals: &[vk::SemaphoreSubmitInfo],
     ) -> Result<(), GpuError> {
         let slot = self.ring.current();
-        self.queries[slot.index].frame.1 = slot.write_timestamp(ctx, vk::PipelineStageFlags2::ALL_COMMANDS);
+        if self.timestamps {
+            self.queries[slot.index].frame.1 =
+                slot.write_timestamp(ctx, vk::PipelineStageFlags2::ALL_COMMANDS);
+        }
         self.ring.end_frame(ctx, waits, signals)?;
         self.frames += 1;
         Ok(())
