@@ -205,6 +205,9 @@ impl BenchPlan {
         } else {
             args.skinning.clone()
         });
+        if !args.dqs_split.is_empty() && !skinning.iter().any(|s| s.is_dual_quaternion()) {
+            bail!("--dqs-split: no dqs mode in --skinning to split for (dqs-compute, dqs-vertex)");
+        }
         // Both places by default: which one pays depends on the device
         // (shader ALU per influence) against the CPU (per joint and frame).
         let dqs_splits = first_of_each(if args.dqs_split.is_empty() {
@@ -728,6 +731,11 @@ mod tests {
             error(&["--characters", "ten", "--out", "d"]).contains("invalid value 'ten' for '--characters")
         );
         assert!(error(&["--quick"]).contains("--out"), "the output folder is required");
+        assert_eq!(
+            error(&["--skinning", "compute", "--dqs-split", "cpu", "--out", "d"]),
+            "--dqs-split: no dqs mode in --skinning to split for (dqs-compute, dqs-vertex)"
+        );
+        assert!(plan(&["--quick", "--dqs-split", "cpu", "--out", "d"]).is_err(), "--quick has no dqs modes");
     }
 
     #[test]

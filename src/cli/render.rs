@@ -1,7 +1,7 @@
 //! `vkskin render`: headless rendering of one frame (PNG) or an animation
 //! (animated PNG), on the chosen Vulkan device.
 
-use super::args::RenderArgs;
+use super::args::{DqsSplitArg, RenderArgs, SkinningMethodArg};
 use crate::asset::{self, Model, controller::find_controller, names::display_name};
 use crate::atomic_file::{AtomicFile, OutputError};
 use crate::character::{Controller, Crowd, Script, Timeline};
@@ -34,6 +34,15 @@ pub fn parse_size(text: &str) -> Result<(u32, u32), String> {
     Ok((w, h))
 }
 
+/// `--dqs-split cpu` only means something with `--skinning-method dqs`:
+/// asked for with linear blending, it is a mistake worth one clear line.
+fn check_dqs_split(method: SkinningMethodArg, split: DqsSplitArg) -> anyhow::Result<()> {
+    if split == DqsSplitArg::Cpu && method != SkinningMethodArg::Dqs {
+        anyhow::bail!("--dqs-split cpu applies to dual-quaternion skinning: add --skinning-method dqs");
+    }
+    Ok(())
+}
+
 /// Runs the command, loading the model within `load`'s limits.
 pub fn run(args: &RenderArgs, load: &asset::LoadOptions) -> anyhow::Result<()> {
     let (width, height) = parse_size(&args.size).map_err(anyhow::Error::msg)?;
@@ -49,6 +58,7 @@ pub fn run(args: &RenderArgs, load: &asset::LoadOptions) -> anyhow::Result<()> {
     {
         return Err(anyhow::anyhow!("--time must be a finite number, not {t}"));
     }
+    check_dqs_split(args.skinning_method, args.dqs_split)?;
     let upload = PaletteUpload::from_name(&args.upload).ok_or_else(|| {
         anyhow::anyhow!("bad --upload \"{}\": expected inplace, staged or dirty", args.upload)
     })?;
@@ -257,5 +267,13 @@ mod tests {
         for bad in ["640", "0x10", "x", "10x-3", "99999x10", "axb", ""] {
             assert!(parse_size(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_cpu_split_needs_dual_quaternions() {
+        assert!(check_dqs_split(SkinningMethodArg::Dqs, DqsSplitArg::Cpu).is_ok());
+        assert!(check_dqs_split(SkinningMethodArg::Linear, DqsSplitArg::Shader).is_ok());
+        let error = check_dqs_split(SkinningMethodArg::Linear, DqsSplitArg::Cpu).unwrap_err().to_string();
+        assert!(error.contains("--skinning-method dqs"), "{error}");
     }
 }
