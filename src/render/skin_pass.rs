@@ -876,9 +876,8 @@ impl SkinPass {
     }
 }
 
-/// Replaces `view` with a palette view of `buffer` (just regrown), retiring
-/// the old one through `ring`: a submitted frame may still use it. When the
-/// new view cannot be made, `view` is left null (`dispatch` then refuses).
+/// Replaces `view` with a view of `buffer` (just regrown) as `format`
+/// texels (see `swap_view`).
 fn replace_view(
     ctx: &GpuContext,
     ring: &mut FrameRing,
@@ -886,7 +885,17 @@ fn replace_view(
     buffer: &Buffer,
     format: vk::Format,
 ) -> Result<(), GpuError> {
-    let made = texel_view(ctx, buffer.raw, buffer.size, format);
+    swap_view(ring, view, texel_view(ctx, buffer.raw, buffer.size, format))
+}
+
+/// Puts `made` in `view`'s place, retiring the old view through `ring`: a
+/// submitted frame may still use it. When the new view could not be made,
+/// `view` is left null (`dispatch` then refuses) and the error returned.
+fn swap_view(
+    ring: &mut FrameRing,
+    view: &mut vk::BufferView,
+    made: Result<vk::BufferView, GpuError>,
+) -> Result<(), GpuError> {
     let old = std::mem::replace(view, *made.as_ref().unwrap_or(&vk::BufferView::null()));
     ring.retire(Retired::Other(Box::new(move |ctx: &GpuContext| {
         // SAFETY: retired views are destroyed after the frames that used
@@ -916,14 +925,7 @@ impl SkinPass {
             } else {
                 texel_view(ctx, buffers[binding], sizes[binding], TEXEL_FORMATS[binding])
             };
-            let new = *made.as_ref().unwrap_or(&vk::BufferView::null());
-            let old = std::mem::replace(&mut self.stream_views[binding], new);
-            ring.retire(Retired::Other(Box::new(move |ctx: &GpuContext| {
-                // SAFETY: retired views are destroyed after the frames that
-                // used them; a null view is ignored.
-                unsafe { ctx.device.destroy_buffer_view(old, None) }
-            })));
-            result = result.and(made.map(|_| ()));
+            result = result.and(swap_view(ring, &mut self.stream_views[binding], made));
         }
         self.stream_views_of = buffers;
         result
