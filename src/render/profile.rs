@@ -138,13 +138,7 @@ impl ProfileScene {
     /// timestamps do not bracket compute work (lavapipe); compare with
     /// `CopyKernel::measure_wall`. Leaves the crowd paused.
     pub fn measure_skin_wall(&mut self, ctx: &GpuContext, runs: u32) -> Result<Vec<f64>, RenderError> {
-        self.renderer.set_path(VertexPath::PreSkinned);
-        self.renderer.set_upload(PaletteUpload::Dirty);
-        self.crowd.set_paused(true);
-        self.crowd
-            .frame(self.frame)
-            .map_err(|e| RenderError::Pose { file: self.file.clone(), source: e.into() })?;
-        Ok(self.timed_skinning(ctx, runs)?.0)
+        Ok(self.timed_skinning(ctx, runs, VertexPath::PreSkinned, PaletteUpload::Dirty)?.0)
     }
 
     /// Times the staged palette copy by the host, `runs` times, as
@@ -161,15 +155,10 @@ impl ProfileScene {
         runs: u32,
     ) -> Result<(Vec<f64>, u64), RenderError> {
         // The vertex path uploads and copies but dispatches nothing.
-        self.renderer.set_path(VertexPath::VertexSkinning);
-        self.renderer.set_upload(PaletteUpload::Staged);
-        self.crowd.set_paused(true);
-        self.crowd
-            .frame(self.frame)
-            .map_err(|e| RenderError::Pose { file: self.file.clone(), source: e.into() })?;
-        Ok(self.timed_skinning(ctx, runs)?)
+        self.timed_skinning(ctx, runs, VertexPath::VertexSkinning, PaletteUpload::Staged)
     }
 
+    /// With the crowd paused and posed, skinning by `path` with `upload`:
     /// `runs` frames that record only `record_skinning` (after
     /// FRAMES_IN_FLIGHT untimed ones), each minus the median of as many
     /// empty frames interleaved with them (microseconds), and the palette
@@ -177,11 +166,23 @@ impl ProfileScene {
     /// copy's, the dispatch's): on lavapipe each one after work is a flush
     /// that costs more than a small copy, and the copy kernel's and the
     /// plain buffer copy's host-timed runs have none either.
-    fn timed_skinning(&mut self, ctx: &GpuContext, runs: u32) -> Result<(Vec<f64>, u64), GpuError> {
+    fn timed_skinning(
+        &mut self,
+        ctx: &GpuContext,
+        runs: u32,
+        path: VertexPath,
+        upload: PaletteUpload,
+    ) -> Result<(Vec<f64>, u64), RenderError> {
+        self.renderer.set_path(path);
+        self.renderer.set_upload(upload);
+        self.crowd.set_paused(true);
+        self.crowd
+            .frame(self.frame)
+            .map_err(|e| RenderError::Pose { file: self.file.clone(), source: e.into() })?;
         self.renderer.set_timestamps(false);
         let timed = self.timed_runs(ctx, runs);
         self.renderer.set_timestamps(true);
-        timed
+        Ok(timed?)
     }
 
     fn timed_runs(&mut self, ctx: &GpuContext, runs: u32) -> Result<(Vec<f64>, u64), GpuError> {
