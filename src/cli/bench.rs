@@ -215,6 +215,17 @@ impl BenchPlan {
         } else {
             args.dqs_split.iter().map(|&s| s.into()).collect()
         });
+        // Each skinning mode, the dqs ones once per split.
+        let shadings: Vec<(SkinningMode, Option<DqsSplit>)> = skinning
+            .iter()
+            .flat_map(|&mode| {
+                if mode.is_dual_quaternion() {
+                    dqs_splits.iter().map(|&split| (mode, Some(split))).collect()
+                } else {
+                    vec![(mode, None)]
+                }
+            })
+            .collect();
         let uploads = first_of_each(if args.upload.is_empty() {
             UploadMode::ALL.to_vec()
         } else {
@@ -233,29 +244,22 @@ impl BenchPlan {
         let mut configs = Vec::new();
         for model in 0..models.len() {
             for &characters in &characters {
-                for &skinning in &skinning {
-                    let splits: Vec<Option<DqsSplit>> = if skinning.is_dual_quaternion() {
-                        dqs_splits.iter().copied().map(Some).collect()
-                    } else {
-                        vec![None]
-                    };
-                    for dqs_split in splits {
-                        for &upload in &uploads {
-                            // Pausing changes nothing but what dirty uploads skip.
-                            let pauses: &[bool] =
-                                if upload == UploadMode::Dirty { &[false, true] } else { &[false] };
-                            for &paused in pauses {
-                                for &passes in &passes {
-                                    configs.push(BenchConfig {
-                                        model,
-                                        characters,
-                                        passes,
-                                        skinning,
-                                        dqs_split,
-                                        upload,
-                                        paused,
-                                    });
-                                }
+                for &(skinning, dqs_split) in &shadings {
+                    for &upload in &uploads {
+                        // Pausing changes nothing but what dirty uploads skip.
+                        let pauses: &[bool] =
+                            if upload == UploadMode::Dirty { &[false, true] } else { &[false] };
+                        for &paused in pauses {
+                            for &passes in &passes {
+                                configs.push(BenchConfig {
+                                    model,
+                                    characters,
+                                    passes,
+                                    skinning,
+                                    dqs_split,
+                                    upload,
+                                    paused,
+                                });
                             }
                         }
                     }
