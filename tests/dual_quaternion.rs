@@ -9,7 +9,8 @@ mod common;
 
 use common::pixels::{differing, mask, render_clip};
 use common::{
-    assert_no_validation_messages, character_at, context, find_models, shared_assets, shared_model,
+    assert_no_validation_messages, bounding_diagonal, character_at, context, find_models, shared_assets,
+    shared_model,
 };
 use std::sync::Arc;
 use vkskin::anim::{SkinnedPose, SkinningMethod};
@@ -132,14 +133,7 @@ fn compare(
             .unwrap_or_else(|e| panic!("{label}: CPU skinning: {e}"));
         cpu.push((o, pos, nrm));
     }
-    let (mut lo, mut hi) = ([f32::MAX; 3], [f32::MIN; 3]);
-    for p in cpu.iter().flat_map(|(_, pos, _)| pos) {
-        for k in 0..3 {
-            lo[k] = lo[k].min(p[k]);
-            hi[k] = hi[k].max(p[k]);
-        }
-    }
-    let diagonal = dist(lo, hi).max(1e-6);
+    let diagonal = bounding_diagonal(cpu.iter().flat_map(|(_, pos, _)| pos)).max(1e-6);
     let (mut position_err, mut normal_err) = (0.0f32, 0.0f32);
     for (o, pos, nrm) in &cpu {
         let start = o.output_offset as usize;
@@ -339,14 +333,7 @@ fn dqs_agrees_with_lbs_where_it_should() {
                     pose.skin_primitive_with(SkinningMethod::Linear, instance, prim, &mut lbs, None).unwrap();
                     pose.skin_primitive_with(SkinningMethod::DualQuaternion, instance, prim, &mut dqs, None)
                         .unwrap();
-                    let (mut lo, mut hi) = ([f32::MAX; 3], [f32::MIN; 3]);
-                    for p in &lbs {
-                        for k in 0..3 {
-                            lo[k] = lo[k].min(p[k]);
-                            hi[k] = hi[k].max(p[k]);
-                        }
-                    }
-                    let diagonal = dist(lo, hi).max(1e-6);
+                    let diagonal = bounding_diagonal(&lbs).max(1e-6);
                     let label = format!("{} clip {clip}", file.display());
                     for v in 0..n {
                         let w = &inf.weights[v * inf.per_vertex..(v + 1) * inf.per_vertex];

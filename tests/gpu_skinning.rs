@@ -8,7 +8,10 @@
 mod common;
 
 use ash::vk;
-use common::{assert_no_validation_messages, character_at, context, find_models, shared_assets, shared_file};
+use common::{
+    assert_no_validation_messages, bounding_diagonal, character_at, context, find_models, shared_assets,
+    shared_file,
+};
 use nalgebra::{Matrix4, UnitQuaternion, Vector3};
 use std::sync::Arc;
 use vkskin::anim::{
@@ -165,18 +168,8 @@ fn compare(
         cpu_positions.push(pos);
         cpu_normals.push(nrm);
     }
-    let (mut lo, mut hi) = ([f32::MAX; 3], [f32::MIN; 3]);
-    for p in cpu_positions.iter().flatten() {
-        for c in 0..3 {
-            lo[c] = lo[c].min(p[c]);
-            hi[c] = hi[c].max(p[c]);
-        }
-    }
-    let diagonal = if lo[0] <= hi[0] {
-        ((0..3).map(|c| (hi[c] - lo[c]).powi(2)).sum::<f32>()).sqrt().max(1e-6)
-    } else {
-        1.0
-    };
+    // Without vertices nothing is compared; the scale is then moot.
+    let diagonal = bounding_diagonal(cpu_positions.iter().flatten()).max(1e-6);
     let (mut position_err, mut normal_err) = (0.0f32, 0.0f32);
     for ((o, pos), nrm) in pass.outputs(character).iter().zip(&cpu_positions).zip(&cpu_normals) {
         let end = o.output_offset as usize + o.vertex_count as usize;
@@ -705,14 +698,9 @@ fn dqs_split_on_the_cpu_skins_what_the_shader_split_skins() {
                 reference.push(out);
                 continue;
             }
-            let (mut lo, mut hi) = ([f32::MAX; 3], [f32::MIN; 3]);
-            for v in &reference[f] {
-                for k in 0..3 {
-                    lo[k] = lo[k].min(v.position[k]);
-                    hi[k] = hi[k].max(v.position[k]);
-                }
-            }
-            let diagonal = (0..3).map(|k| (hi[k] - lo[k]).powi(2)).sum::<f32>().sqrt();
+            let positions: Vec<[f32; 3]> =
+                reference[f].iter().map(|v| [v.position[0], v.position[1], v.position[2]]).collect();
+            let diagonal = bounding_diagonal(&positions);
             let (mut position, mut normal) = (0.0f32, 0.0f32);
             for (g, r) in out.iter().zip(&reference[f]) {
                 for k in 0..3 {

@@ -142,3 +142,19 @@ pub fn seek(character: &mut vkskin::character::Character, time: f64) {
     character.seek(time);
     character.update(0.0).expect("evaluates");
 }
+
+/// Length of the diagonal of the box around `points` (0 for none): the
+/// scale GPU-vs-CPU position errors are measured against.
+pub fn bounding_diagonal<'a>(points: impl IntoIterator<Item = &'a [f32; 3]>) -> f32 {
+    let (mut lo, mut hi) = ([f32::MAX; 3], [f32::MIN; 3]);
+    for p in points {
+        for k in 0..3 {
+            lo[k] = lo[k].min(p[k]);
+            hi[k] = hi[k].max(p[k]);
+        }
+    }
+    if lo[0] > hi[0] {
+        return 0.0;
+    }
+    (0..3).map(|k| (hi[k] - lo[k]).powi(2)).sum::<f32>().sqrt()
+}
