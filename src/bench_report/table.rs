@@ -59,8 +59,8 @@ pub fn print_table(out: &mut impl Write, results: &BenchResults) -> io::Result<(
         out,
         "(µs: GPU timestamps except pose, median/p95 over the timed frames; skin eff. = copy kernel / skin pass; \
          host-timed eff.: the same from isolated submissions timed by the host; staged/plain copy: \
-         the staged palette copy of the scene / one vkCmdCopyBuffer of its bytes between device-local \
-         buffers, host-timed)"
+         the staged palette copy of the scene / one vkCmdCopyBuffer of its bytes from a host-visible \
+         buffer just written into a device-local one, host-timed)"
     )
 }
 
