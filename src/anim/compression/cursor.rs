@@ -12,7 +12,7 @@
 //! that time, never on where the cursor was before.
 
 use super::quantize::{from_smallest_three, load_bits, read_bits};
-use super::{CompressedClip, PackedTrack};
+use super::{CompressedClip, LISTED, PackedTrack};
 use crate::anim::SamplingCursor;
 
 /// Tracks per SIMD block.
@@ -186,9 +186,9 @@ pub(crate) fn refill_rotation(clip: &CompressedClip, cursor: &mut CompressedCurs
     let track = &clip.tracks[i];
     let reader = KeyReader::new(clip, track);
     let cached = cursor.keys[i];
-    let keys = reader.around(t, cached[0]);
+    let keys = reader.around(t, cached);
     cursor.keys[i] = [keys.a, keys.b];
-    let dropped = usize::from(track.dropped);
+    let dropped = track.dropped();
     let decode = |k| from_smallest_three(reader.components(k), dropped);
     cursor.rotations[i / LANES].cache(i % LANES, cached, &keys, decode);
 }
@@ -200,12 +200,13 @@ pub(crate) fn refill_vector(clip: &CompressedClip, cursor: &mut CompressedCursor
     let index = clip.rotation_tracks + i;
     let reader = KeyReader::new(clip, &clip.tracks[index]);
     let cached = cursor.keys[index];
-    let keys = reader.around(t, cached[0]);
+    let keys = reader.around(t, cached);
     cursor.keys[index] = [keys.a, keys.b];
     cursor.vectors[i / LANES].cache(i % LANES, cached, &keys, |k| reader.components(k));
 }
 
-/// The keys of one track around a time, and where they hold.
+/// The keys of one track around a time (key ids, see [`KeyReader`]), and
+/// where they hold.
 struct Keys {
     a: u32,
     b: u32,
@@ -225,38 +226,56 @@ impl Keys {
 /// Keys a forward step may move on before a binary search takes over.
 const FORWARD_STEPS: u32 = 4;
 
-/// Reads one stored track's keys from the clip's bit stream.
+/// Reads one stored track's keys from the clip's bit stream. A key's id is
+/// its index among the track's keys when the key times are listed in the
+/// stream; with a mask, its index in the clip's time table (the mask's set
+/// bit) times 2^16 plus its index among the track's keys (masks are only
+/// made for tables of at most 2^16 - 1 times, so ids never reach
+/// `u32::MAX`, the cursor's "none"). Either way ids grow with time, and
+/// playback moving on from one key to the next needs no rank query.
 struct KeyReader<'a> {
     stream: &'a [u8],
     times: &'a [f32],
+    /// Bits before each key's components: its listed time index, or none.
     time_bits: u32,
+    /// The track's key-time mask, if it has one.
+    mask: Option<Mask<'a>>,
     track: &'a PackedTrack,
 }
 
 impl<'a> KeyReader<'a> {
     fn new(clip: &'a CompressedClip, track: &'a PackedTrack) -> Self {
-        KeyReader { stream: &clip.stream, times: &clip.times, time_bits: u32::from(clip.time_bits), track }
+        let mask = (track.mask != LISTED).then(|| Mask::new(clip, track.mask));
+        let time_bits = if mask.is_some() { 0 } else { u32::from(clip.time_bits) };
+        KeyReader { stream: &clip.stream, times: &clip.times, time_bits, mask, track }
     }
 
-    /// Bit offset of key `k`.
+    /// Time of the key with id `k`.
+    #[inline(always)]
+    fn time(&self, k: u32) -> f32 {
+        let index = match self.mask {
+            Some(_) => (k >> 16) as usize,
+            None => read_bits(self.stream, self.key_start(k), self.time_bits) as usize,
+        };
+        self.times.get(index).copied().unwrap_or(0.0)
+    }
+
+    /// Bit offset of the key with index `k` among the track's keys.
     #[inline(always)]
     fn key_start(&self, k: u32) -> u64 {
         let key_bits = self.time_bits + 3 * u32::from(self.track.bits);
         u64::from(self.track.bit_offset) + u64::from(k) * u64::from(key_bits)
     }
 
-    /// Time of key `k`.
-    #[inline(always)]
-    fn time(&self, k: u32) -> f32 {
-        let index = read_bits(self.stream, self.key_start(k), self.time_bits) as usize;
-        self.times.get(index).copied().unwrap_or(0.0)
-    }
-
-    /// Decoded components of key `k`: one 64-bit load when the three fit.
+    /// Decoded components of the key with id `k`: one 64-bit load when the three fit.
     #[inline(always)]
     fn components(&self, k: u32) -> [f32; 3] {
+        let index = match self.mask {
+            Some(_) => k & 0xffff,
+            None => k,
+        };
         let bits = u32::from(self.track.bits);
-        let start = self.key_start(k) + u64::from(self.time_bits);
+        let start = self.key_start(index) + u64::from(self.time_bits);
         let r = &self.track.ranges;
         let mask = (1u64 << bits) - 1;
         if 3 * bits <= 56 {
@@ -272,53 +291,91 @@ impl<'a> KeyReader<'a> {
         }
     }
 
+    /// Id of the first key.
+    fn first(&self) -> u32 {
+        match self.mask {
+            Some(mask) => mask.next_set(0).unwrap_or(0) << 16,
+            None => 0,
+        }
+    }
+
+    /// Id of the last key.
+    fn last(&self) -> u32 {
+        match self.mask {
+            Some(mask) => mask.previous_set(mask.len - 1).unwrap_or(0) << 16 | (self.track.keys - 1),
+            None => self.track.keys - 1,
+        }
+    }
+
+    /// Id of the key after the one with id `k`, if there is one.
+    #[inline(always)]
+    fn next(&self, k: u32) -> Option<u32> {
+        match self.mask {
+            Some(mask) => Some(mask.next_set((k >> 16) + 1)? << 16 | ((k & 0xffff) + 1)),
+            None => (k.checked_add(1)? < self.track.keys).then_some(k + 1),
+        }
+    }
+
     /// The keys that give the track's value at `t`: the first key before
     /// it, the last at or after its last key, else the key at or before `t`
-    /// and the next (held for STEP). `hint` is the last first key used
+    /// and the next (held for STEP). `cached` are the keys last used
     /// (`u32::MAX`: none).
-    fn around(&self, t: f64, hint: u32) -> Keys {
-        let n = self.track.keys;
-        // Forward playback: most often the interval after the hint's.
-        let next = hint.wrapping_add(1);
-        if next < n - 1 {
+    fn around(&self, t: f64, cached: [u32; 2]) -> Keys {
+        let hint = cached[0];
+        // Forward playback: most often the interval after the cached one,
+        // which starts at its second key (unless a key was held).
+        let next = if cached[1] != hint { Some(cached[1]) } else { self.next(hint) };
+        if hint != u32::MAX
+            && let Some(next) = next
+            && let Some(after) = self.next(next)
+        {
             let lo = self.time(next);
             if f64::from(lo) <= t {
-                let hi = self.time(next + 1);
+                let hi = self.time(after);
                 if t < f64::from(hi) {
-                    return self.interval(next, lo, hi);
+                    return self.interval(next, after, lo, hi);
                 }
             }
         }
-        if n == 1 {
-            return Keys::hold(0, f32::NEG_INFINITY, f32::INFINITY);
+        let (first, last) = (self.first(), self.last());
+        if first == last {
+            return Keys::hold(first, f32::NEG_INFINITY, f32::INFINITY);
         }
-        let first = self.time(0);
-        if t < f64::from(first) {
-            return Keys::hold(0, f32::NEG_INFINITY, first);
+        let first_time = self.time(first);
+        if t < f64::from(first_time) {
+            return Keys::hold(first, f32::NEG_INFINITY, first_time);
         }
-        let last = self.time(n - 1);
-        if t >= f64::from(last) {
-            return Keys::hold(n - 1, last, f32::INFINITY);
+        let last_time = self.time(last);
+        if t >= f64::from(last_time) {
+            return Keys::hold(last, last_time, f32::INFINITY);
         }
-        // Here n >= 2 and first <= t < last.
-        let k = self.find(t, hint.min(n - 2));
-        self.interval(k, self.time(k), self.time(k + 1))
+        // Here first <= t < last, so both keys exist.
+        let a = self.find(t, hint);
+        let b = self.next(a).unwrap_or(a);
+        self.interval(a, b, self.time(a), self.time(b))
     }
 
-    /// Interval `k`, from key time `lo` to `hi`.
-    fn interval(&self, k: u32, lo: f32, hi: f32) -> Keys {
-        if self.track.step {
-            return Keys::hold(k, lo, hi);
+    /// The interval from key `a` (at time `lo`) to the next key `b` (at `hi`).
+    fn interval(&self, a: u32, b: u32, lo: f32, hi: f32) -> Keys {
+        if self.track.step() {
+            return Keys::hold(a, lo, hi);
         }
-        Keys { a: k, b: k + 1, lo, hi, t0: lo, inv: 1.0 / (hi - lo) }
+        Keys { a, b, lo, hi, t0: lo, inv: 1.0 / (hi - lo) }
     }
 
-    /// The last key at or before `t`, in `0..n-1` (first <= t < last):
-    /// forward from `hint` (playback moves a few keys on at most; resampled
-    /// tracks can have keys closer than a frame), else a binary search.
+    /// The last key at or before `t`, given first <= t < last: with a
+    /// mask, the last set bit at or before the table time at or before
+    /// `t`; listed, forward from `hint` (playback moves a few keys on at
+    /// most; resampled tracks can have keys closer than a frame), else a
+    /// binary search.
     fn find(&self, t: f64, hint: u32) -> u32 {
+        if let Some(mask) = self.mask {
+            let at = self.times.partition_point(|&x| f64::from(x) <= t).saturating_sub(1);
+            let key = mask.previous_set(at as u32).unwrap_or(0);
+            return key << 16 | mask.rank(key);
+        }
         let n = self.track.keys;
-        let mut k = hint;
+        let mut k = hint.min(n - 2);
         if f64::from(self.time(k)) <= t {
             for _ in 0..FORWARD_STEPS {
                 if t < f64::from(self.time(k + 1)) {
@@ -339,5 +396,76 @@ impl<'a> KeyReader<'a> {
             }
         }
         lo
+    }
+}
+
+/// One track's key-time mask: a bit per time-table entry, in 64-bit words.
+#[derive(Clone, Copy)]
+struct Mask<'a> {
+    words: &'a [u64],
+    /// Bits in use (the table's length); those past it are clear.
+    len: u32,
+}
+
+impl<'a> Mask<'a> {
+    #[inline(always)]
+    fn new(clip: &'a CompressedClip, index: u16) -> Self {
+        let count = clip.mask_words;
+        let start = usize::from(index) * count;
+        Mask { words: &clip.masks[start..start + count], len: clip.times.len() as u32 }
+    }
+
+    /// The first set bit at or after bit `from`.
+    #[inline(always)]
+    fn next_set(&self, from: u32) -> Option<u32> {
+        let mut w = (from / 64) as usize;
+        let mut word = self.words.get(w)? & (u64::MAX << (from % 64));
+        while word == 0 {
+            w += 1;
+            word = *self.words.get(w)?;
+        }
+        Some(w as u32 * 64 + word.trailing_zeros())
+    }
+
+    /// The last set bit at or before bit `at`.
+    fn previous_set(&self, at: u32) -> Option<u32> {
+        let at = at.min(self.len.checked_sub(1)?);
+        let mut w = (at / 64) as usize;
+        let mut word = self.words[w] & (u64::MAX >> (63 - at % 64));
+        while word == 0 {
+            w = w.checked_sub(1)?;
+            word = self.words[w];
+        }
+        Some(w as u32 * 64 + 63 - word.leading_zeros())
+    }
+
+    /// Set bits below bit `at`.
+    fn rank(&self, at: u32) -> u32 {
+        let w = (at / 64) as usize;
+        let below: u32 = self.words[..w].iter().map(|m| m.count_ones()).sum();
+        below + (self.words[w] & ((1u64 << (at % 64)) - 1)).count_ones()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mask_searches() {
+        let words = [0b1001_0000u64 | 1 << 63, 0, 1 << 2];
+        let mask = Mask { words: &words, len: 140 };
+        assert_eq!(mask.next_set(0), Some(4));
+        assert_eq!(mask.next_set(5), Some(7));
+        assert_eq!(mask.next_set(8), Some(63));
+        assert_eq!(mask.next_set(64), Some(130));
+        assert_eq!(mask.next_set(131), None);
+        assert_eq!(mask.next_set(500), None);
+        assert_eq!(mask.previous_set(3), None);
+        assert_eq!(mask.previous_set(4), Some(4));
+        assert_eq!(mask.previous_set(62), Some(7));
+        assert_eq!(mask.previous_set(129), Some(63));
+        assert_eq!(mask.previous_set(500), Some(130));
+        assert_eq!([4, 7, 63, 130].map(|at| mask.rank(at)), [0, 1, 2, 3]);
     }
 }

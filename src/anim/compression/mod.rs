@@ -6,8 +6,9 @@
 //! range-reduced per track to as few bits as its tolerance allows,
 //! rotations as "smallest three" (the component that stays largest is
 //! rebuilt from the unit length), and keys removed where interpolating
-//! their neighbours stays within the tolerance. Key times are indices into
-//! one time table per clip. The runtime nlerps rotations; on tracks whose
+//! their neighbours stays within the tolerance. Key times refer to one
+//! time table per clip: a mask over it (a bit per table time), or, where
+//! that is smaller, an index per key. The runtime nlerps rotations; on tracks whose
 //! exact curve is slerp it corrects nlerp's ratio to follow slerp (see
 //! [`interpolation`]), so that those keep their own keys rather than keys
 //! resampled for plain nlerp.
@@ -153,21 +154,50 @@ pub(crate) struct ConstantTrack {
     pub(crate) value: [f32; 4],
 }
 
-/// A track stored as quantized keys in the clip's bit stream. Each key is
-/// `time_bits` of time-table index, then three components of `bits` bits.
+/// A track stored as quantized keys in the clip's bit stream: per key,
+/// three components of `bits` bits, preceded by `time_bits` of time-table
+/// index unless the track's key times are a mask (see `mask`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct PackedTrack {
     pub(crate) joint: u16,
+    /// Which of the clip's key-time masks says which table times are this
+    /// track's keys ([`LISTED`]: the key times are listed in the stream,
+    /// which is smaller when a track has few keys in a long table).
+    pub(crate) mask: u16,
     pub(crate) property: Property,
-    pub(crate) step: bool,
-    /// Rotations: nlerp's ratio is corrected to follow slerp (see [`interpolation`]).
-    pub(crate) corrected: bool,
+    /// [`STEP`], [`CORRECTED`] and, for rotations, the component rebuilt
+    /// from the unit length (x, y, z, w = 0..4) shifted by [`DROPPED_SHIFT`].
+    pub(crate) flags: u8,
     pub(crate) bits: u8,
-    /// Rotations: the component rebuilt from the unit length (x, y, z, w = 0..4).
-    pub(crate) dropped: u8,
     pub(crate) keys: u32,
     pub(crate) bit_offset: u32,
     pub(crate) ranges: [Range; 3],
+}
+
+/// `PackedTrack::mask` of a track whose key times are listed in the stream.
+pub(crate) const LISTED: u16 = u16::MAX;
+/// `PackedTrack::flags`: STEP keys (hold the previous key).
+const STEP: u8 = 1;
+/// `PackedTrack::flags`: nlerp's ratio is corrected to follow slerp (see [`interpolation`]).
+const CORRECTED: u8 = 2;
+/// `PackedTrack::flags`: where the dropped rotation component starts.
+const DROPPED_SHIFT: u32 = 2;
+
+impl PackedTrack {
+    /// STEP keys: the track holds each key until the next.
+    pub(crate) fn step(&self) -> bool {
+        self.flags & STEP != 0
+    }
+
+    /// Rotations: nlerp's ratio is corrected to follow slerp.
+    pub(crate) fn corrected(&self) -> bool {
+        self.flags & CORRECTED != 0
+    }
+
+    /// Rotations: the component rebuilt from the unit length.
+    pub(crate) fn dropped(&self) -> usize {
+        usize::from(self.flags >> DROPPED_SHIFT)
+    }
 }
 
 /// Source of unique clip ids (cursors remember the clip their keys came from).
@@ -186,8 +216,13 @@ pub struct CompressedClip {
     pub(crate) joints: usize,
     /// Key times in use, sorted.
     pub(crate) times: Vec<f32>,
-    /// Bits of a time-table index.
+    /// Bits of a time-table index (listed key times).
     pub(crate) time_bits: u8,
+    /// Key-time masks, `mask_words` each: bit `i` of a mask set where
+    /// `times[i]` is one of its track's keys.
+    pub(crate) masks: Vec<u64>,
+    /// Words of a key-time mask: `times.len().div_ceil(64)`.
+    pub(crate) mask_words: usize,
     pub(crate) constants: Vec<ConstantTrack>,
     /// Rotation tracks first, then translations and scales (each kind in
     /// the source clip's order): the sampler interpolates four of a kind
@@ -208,6 +243,7 @@ impl CompressedClip {
     /// Bytes of data it holds (see [`CompressionStats::compressed_bytes`]).
     pub fn data_bytes(&self) -> usize {
         self.times.len() * 4
+            + self.masks.len() * 8
             + self.constants.len() * std::mem::size_of::<ConstantTrack>()
             + self.tracks.len() * std::mem::size_of::<PackedTrack>()
             + self.stream.len()
@@ -512,6 +548,8 @@ fn assemble(
         }
     }
     let time_bits = (usize::BITS - times.len().saturating_sub(1).leading_zeros()).max(1);
+    let mask_words = times.len().div_ceil(64);
+    let mut masks: Vec<u64> = Vec::new();
     let mut writer = BitWriter::default();
     let mut constants = Vec::new();
     let mut tracks = Vec::new();
@@ -525,19 +563,41 @@ fn assemble(
             Encoded::Packed(p) => {
                 let bit_offset = u32::try_from(writer.bits())
                     .map_err(|_| JobError::new("compress: more than 4 Gbit of keys"))?;
+                // A mask costs a bit per table time, a list `time_bits` per key.
+                // Masks hold their keys' indices in the 16 low bits of the
+                // cursor's key ids (see `cursor::KeyReader`).
+                let masked = 64 * mask_words < p.keys.len() * time_bits as usize
+                    && times.len() < 1 << 16
+                    && masks.len() / mask_words.max(1) < usize::from(LISTED);
+                let mask = if masked {
+                    let index = (masks.len() / mask_words) as u16;
+                    let start = masks.len();
+                    masks.resize(start + mask_words, 0);
+                    for (t, _) in &p.keys {
+                        let i = remap[*t as usize] as usize;
+                        masks[start + i / 64] |= 1 << (i % 64);
+                    }
+                    index
+                } else {
+                    LISTED
+                };
                 for (t, q) in &p.keys {
-                    writer.push(remap[*t as usize], time_bits);
+                    if !masked {
+                        writer.push(remap[*t as usize], time_bits);
+                    }
                     for c in q {
                         writer.push(*c, p.bits);
                     }
                 }
+                let flags = (u8::from(input.step) * STEP)
+                    | (u8::from(input.corrected) * CORRECTED)
+                    | ((p.dropped as u8) << DROPPED_SHIFT);
                 tracks.push(PackedTrack {
                     joint,
+                    mask,
                     property: input.property,
-                    step: input.step,
-                    corrected: input.corrected,
+                    flags,
                     bits: p.bits as u8,
-                    dropped: p.dropped as u8,
                     keys: p.keys.len() as u32,
                     bit_offset,
                     ranges: p.ranges,
@@ -550,7 +610,7 @@ fn assemble(
     let rotation_tracks = tracks.iter().filter(|t| t.property == Property::Rotation).count();
     let mut corrected = vec![[0.0f32; 4]; rotation_tracks.div_ceil(4)];
     for (i, t) in tracks[..rotation_tracks].iter().enumerate() {
-        if t.corrected {
+        if t.corrected() {
             corrected[i / 4][i % 4] = f32::from_bits(u32::MAX);
         }
     }
@@ -563,6 +623,8 @@ fn assemble(
         joints,
         times,
         time_bits: time_bits as u8,
+        masks,
+        mask_words,
         constants,
         tracks,
         rotation_tracks,
