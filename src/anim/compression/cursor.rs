@@ -276,7 +276,7 @@ impl<'a> KeyReader<'a> {
         };
         let bits = u32::from(self.track.bits);
         let start = self.key_start(index) + u64::from(self.time_bits);
-        let r = &self.track.ranges;
+        let r = [0, 1, 2].map(|c| self.track.range(c));
         let mask = (1u64 << bits) - 1;
         if 3 * bits <= 56 {
             let word = load_bits(self.stream, start);

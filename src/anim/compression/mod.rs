@@ -158,6 +158,7 @@ pub(crate) struct ConstantTrack {
 /// A track stored as quantized keys in the clip's bit stream: per key,
 /// three components of `bits` bits, preceded by `time_bits` of time-table
 /// index unless the track's key times are a mask (see `mask`).
+/// 32 bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct PackedTrack {
     pub(crate) joint: u16,
@@ -165,15 +166,20 @@ pub(crate) struct PackedTrack {
     /// track's keys ([`LISTED`]: the key times are listed in the stream,
     /// which is smaller when a track has few keys in a long table).
     pub(crate) mask: u16,
-    pub(crate) property: Property,
-    /// [`STEP`], [`CORRECTED`] and, for rotations, the component rebuilt
-    /// from the unit length (x, y, z, w = 0..4) shifted by [`DROPPED_SHIFT`].
+    /// [`STEP`], [`CORRECTED`], for rotations the component rebuilt from
+    /// the unit length (x, y, z, w = 0..4) shifted by [`DROPPED_SHIFT`],
+    /// and the property shifted by [`PROPERTY_SHIFT`].
     pub(crate) flags: u8,
     pub(crate) bits: u8,
+    /// Each component's quantization step, bfloat16 (see [`Range::step_bits`]).
+    pub(crate) step: [u16; 3],
     pub(crate) keys: u32,
     pub(crate) bit_offset: u32,
-    pub(crate) ranges: [Range; 3],
+    /// Each component's smallest value.
+    pub(crate) min: [f32; 3],
 }
+
+const _: () = assert!(std::mem::size_of::<PackedTrack>() == 32);
 
 /// `PackedTrack::mask` of a track whose key times are listed in the stream.
 pub(crate) const LISTED: u16 = u16::MAX;
@@ -183,8 +189,22 @@ const STEP: u8 = 1;
 const CORRECTED: u8 = 2;
 /// `PackedTrack::flags`: where the dropped rotation component starts.
 const DROPPED_SHIFT: u32 = 2;
+/// `PackedTrack::flags`: where the property starts (translation, rotation, scale = 0..3).
+const PROPERTY_SHIFT: u32 = 4;
+const PROPERTIES: [Property; 3] = [Property::Translation, Property::Rotation, Property::Scale];
 
 impl PackedTrack {
+    /// Which property the track animates.
+    pub(crate) fn property(&self) -> Property {
+        PROPERTIES[usize::from(self.flags >> PROPERTY_SHIFT) % 3]
+    }
+
+    /// Component `c`'s range.
+    #[inline(always)]
+    pub(crate) fn range(&self, c: usize) -> Range {
+        Range { min: self.min[c], step: Range::step_from_bits(self.step[c]) }
+    }
+
     /// STEP keys: the track holds each key until the next.
     pub(crate) fn step(&self) -> bool {
         self.flags & STEP != 0
@@ -197,7 +217,7 @@ impl PackedTrack {
 
     /// Rotations: the component rebuilt from the unit length.
     pub(crate) fn dropped(&self) -> usize {
-        usize::from(self.flags >> DROPPED_SHIFT)
+        usize::from(self.flags >> DROPPED_SHIFT) & 3
     }
 }
 
@@ -608,25 +628,27 @@ fn assemble(
                         writer.push(*c, p.bits);
                     }
                 }
+                let property = PROPERTIES.iter().position(|&p| p == input.property).unwrap_or(0) as u8;
                 let flags = (u8::from(input.step) * STEP)
                     | (u8::from(input.corrected) * CORRECTED)
-                    | ((p.dropped as u8) << DROPPED_SHIFT);
+                    | (((p.dropped & 3) as u8) << DROPPED_SHIFT)
+                    | (property << PROPERTY_SHIFT);
                 tracks.push(PackedTrack {
                     joint,
                     mask,
-                    property: input.property,
                     flags,
                     bits: p.bits as u8,
+                    step: p.ranges.map(|r| r.step_bits()),
                     keys: p.keys.len() as u32,
                     bit_offset,
-                    ranges: p.ranges,
+                    min: p.ranges.map(|r| r.min),
                 });
             }
         }
     }
     // Stable: a later track for the same joint and property still wins.
-    tracks.sort_by_key(|t| t.property != Property::Rotation);
-    let rotation_tracks = tracks.iter().filter(|t| t.property == Property::Rotation).count();
+    tracks.sort_by_key(|t| t.property() != Property::Rotation);
+    let rotation_tracks = tracks.iter().filter(|t| t.property() == Property::Rotation).count();
     let mut corrected = vec![[0.0f32; 4]; rotation_tracks.div_ceil(4)];
     for (i, t) in tracks[..rotation_tracks].iter().enumerate() {
         if t.corrected() {

@@ -65,7 +65,10 @@ pub fn load_bits(stream: &[u8], bit: u64) -> u64 {
 pub struct Range {
     /// Smallest value.
     pub min: f32,
-    /// Value of one quantization step.
+    /// Value of one quantization step: a bfloat16 (the high 16 bits of
+    /// an f32, see [`Range::step_bits`]), so that a track header stores it
+    /// in two bytes. Rounded up: a step under 0.8 % coarser, and the
+    /// range still covers `lo..=hi`.
     pub step: f32,
 }
 
@@ -73,8 +76,21 @@ impl Range {
     /// The range covering `lo..=hi` with `bits`-bit integers.
     pub fn new(lo: f64, hi: f64, bits: u32) -> Self {
         let levels = ((1u64 << bits) - 1) as f64;
-        let extent = (hi - lo).max(0.0);
-        Range { min: lo as f32, step: (extent / levels) as f32 }
+        let min = lo as f32;
+        // From min as stored (rounded to f32).
+        let step = bfloat16_up(((hi - f64::from(min)).max(0.0) / levels) as f32);
+        Range { min, step }
+    }
+
+    /// The step's bfloat16 bits.
+    pub fn step_bits(&self) -> u16 {
+        (self.step.to_bits() >> 16) as u16
+    }
+
+    /// The step stored as [`Range::step_bits`].
+    #[inline(always)]
+    pub fn step_from_bits(bits: u16) -> f32 {
+        f32::from_bits(u32::from(bits) << 16)
     }
 
     /// The integer nearest to `value` (clamped to the range).
@@ -91,6 +107,12 @@ impl Range {
     pub fn value(&self, q: u32) -> f32 {
         self.min + q as f32 * self.step
     }
+}
+
+/// The smallest bfloat16 at or above `x` (finite, not negative), as an f32.
+fn bfloat16_up(x: f32) -> f32 {
+    let bits = x.to_bits();
+    if bits & 0xffff == 0 { x } else { f32::from_bits((bits & 0xffff_0000) + 0x1_0000) }
 }
 
 /// Rebuilds the left-out component of a unit quaternion from the other three.
@@ -156,15 +178,19 @@ mod tests {
     fn range_error_is_half_a_step() {
         let bits = 10;
         let r = Range::new(-2.0, 3.0, bits);
-        let step = 5.0 / 1023.0;
+        // The step is a bfloat16 under 0.8 % (2^-7) over the exact one.
+        let exact = 5.0 / 1023.0;
+        let step = f64::from(r.step);
+        assert!(step >= exact && step < exact * (1.0 + 1.0 / 128.0), "{step}");
+        assert_eq!(Range::step_from_bits(r.step_bits()), r.step);
         for i in 0..=1000 {
             let v = -2.0 + 5.0 * f64::from(i) / 1000.0;
             let back = f64::from(r.value(r.quantize(v, bits)));
             assert!((back - v).abs() <= step / 2.0 + 1e-6, "{v} -> {back}");
         }
-        // Both ends are exact.
+        // The low end is exact; the range covers the high one.
         assert_eq!(r.quantize(-2.0, bits), 0);
-        assert_eq!(r.quantize(3.0, bits), 1023);
+        assert!(f64::from(r.value(1023)) >= 3.0);
     }
 
     #[test]

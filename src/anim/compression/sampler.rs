@@ -109,7 +109,7 @@ impl CompressedSampleJob<'_> {
             for (l, track) in tracks.iter().enumerate() {
                 let out = &mut self.output[track.joint as usize];
                 let value = Vector3::new(v[0][l], v[1][l], v[2][l]);
-                if track.property == Property::Translation {
+                if track.property() == Property::Translation {
                     out.translation = value;
                 } else {
                     out.scale = value;
