@@ -11,11 +11,13 @@ mod common;
 use nalgebra::Matrix4;
 use proptest::prelude::*;
 use std::sync::OnceLock;
+use vkskin::anim::compression::DEFAULT_WEIGHT_TOLERANCE;
 use vkskin::anim::compression::{
     CompressedClip, CompressedCursor, CompressedSampleJob, CompressionSettings, ErrorMetric, compress,
+    compress_for,
 };
 use vkskin::anim::sampling::sample_joint;
-use vkskin::anim::{Clip, RotationBlend, Skeleton, Transform};
+use vkskin::anim::{Clip, RotationBlend, SampleJob, SamplingCursor, Skeleton, Transform};
 
 /// A compressed clip with what it needs to be checked.
 struct Case {
@@ -25,16 +27,20 @@ struct Case {
     settings: CompressionSettings,
     compressed: CompressedClip,
     reported_max: f64,
+    /// Each morph weight's tolerance (the rig's, see `Rig::morph_weight_tolerances`).
+    weight_tolerances: Vec<f64>,
 }
 
-/// Shared models with different units, interpolations and depths.
-const MODELS: [&str; 6] = [
+/// Shared models with different units, interpolations and depths, and
+/// morph weights (RobotExpressive's faces, MorphStressTest's eight targets).
+const MODELS: [&str; 7] = [
     "CesiumMan/CesiumMan.glb",
     "Fox/Fox.glb",
     "InterpolationTest/InterpolationTest.glb",
     "RobotExpressive/RobotExpressive.glb",
     "Wizard/Wizard.glb",
     "SimpleSkin/SimpleSkin.gltf",
+    "MorphStressTest/glTF/MorphStressTest.gltf",
 ];
 
 fn anchors_present() -> bool {
@@ -50,8 +56,13 @@ fn cases() -> &'static [Case] {
     static CASES: OnceLock<Vec<Case>> = OnceLock::new();
     CASES.get_or_init(|| {
         let mut out = Vec::new();
-        let mut add = |name: String, skeleton: &Skeleton, clip: &Clip, settings: CompressionSettings| {
-            let (compressed, stats) = compress(clip, skeleton, &settings).expect("compresses");
+        let mut add = |name: String,
+                       skeleton: &Skeleton,
+                       clip: &Clip,
+                       settings: CompressionSettings,
+                       weight_tolerances: Vec<f64>| {
+            let (compressed, stats) =
+                compress_for(clip, skeleton, &settings, &weight_tolerances).expect("compresses");
             out.push(Case {
                 name,
                 skeleton: skeleton.clone(),
@@ -59,13 +70,16 @@ fn cases() -> &'static [Case] {
                 settings,
                 compressed,
                 reported_max: stats.max_error,
+                weight_tolerances,
             });
         };
         for file in MODELS {
             let Some(model) = common::shared_model(file) else { continue };
             let settings = CompressionSettings::for_skeleton(&model.skeleton);
+            let weights = model.rig.morph_weight_tolerances(&settings);
             for (i, clip) in model.clips.iter().enumerate() {
-                add(format!("{file} {}", model.clip_name(i)), &model.skeleton, clip, settings);
+                let name = format!("{file} {}", model.clip_name(i));
+                add(name, &model.skeleton, clip, settings, weights.clone());
             }
         }
         if anchors_present() {
@@ -74,7 +88,8 @@ fn cases() -> &'static [Case] {
             let settings =
                 CompressionSettings { reference: RotationBlend::Nlerp, ..CompressionSettings::default() };
             for name in anchor::CLIPS {
-                add(format!("anchor {name}"), &skeleton, &anchor::clip(name).expect("anchor clip"), settings);
+                let clip = anchor::clip(name).expect("anchor clip");
+                add(format!("anchor {name}"), &skeleton, &clip, settings, Vec::new());
             }
         }
         out
@@ -92,7 +107,9 @@ fn exact(case: &Case, t: f64) -> Vec<Transform> {
     locals
 }
 
-/// The largest virtual-vertex error of the compressed clip at `t`.
+/// The largest error of the compressed clip at `t`, in object space: the
+/// virtual vertices', and each morph weight's error over its tolerance
+/// times the bound (within the bound exactly when within the tolerance).
 fn error_at(case: &Case, cursor: &mut CompressedCursor, t: f64) -> f64 {
     let n = case.skeleton.len();
     let rest_w =
@@ -116,6 +133,25 @@ fn error_at(case: &Case, cursor: &mut CompressedCursor, t: f64) -> f64 {
     metric.world(&out, &mut b);
     let mut errors = vec![0.0; n];
     metric.vertex_errors(&a, &b, &mut errors);
+    // The exact weights, as `SampleJob` gives them.
+    let mut exact_w = rest_w.clone();
+    let mut pose = vec![Transform::IDENTITY; n];
+    SampleJob {
+        clip: &case.clip,
+        time: t,
+        rest: case.skeleton.rest(),
+        rest_morph_weights: &rest_w,
+        rotation_blend: case.settings.reference,
+        cursor: &mut SamplingCursor::new(&case.clip),
+        output: &mut pose,
+        morph_output: &mut exact_w,
+    }
+    .run()
+    .expect("samples");
+    for (s, (got, want)) in out_w.iter().zip(&exact_w).enumerate() {
+        let tolerance = case.weight_tolerances.get(s).copied().unwrap_or(DEFAULT_WEIGHT_TOLERANCE);
+        errors.push(f64::from((got - want).abs()) / tolerance * case.settings.error_bound);
+    }
     errors.into_iter().fold(0.0, f64::max)
 }
 
@@ -181,8 +217,9 @@ fn every_clip_stays_within_the_bound_between_grid_points() {
 #[test]
 fn cursor_is_only_a_hint() {
     // Forward, backward and jumping playback give what a fresh cursor gives.
-    for case in cases().iter().filter(|c| c.clip.morph_tracks.is_empty()) {
+    for case in cases() {
         let n = case.skeleton.len();
+        let slots = case.clip.morph_tracks.iter().map(|m| (m.offset + m.count) as usize).max().unwrap_or(0);
         let mut kept = CompressedCursor::new(&case.compressed);
         let d = f64::from(case.clip.duration);
         for i in 0..200 {
@@ -192,20 +229,22 @@ fn cursor_is_only_a_hint() {
                 _ => d * ((f64::from(i) * 0.37) % 1.1) - 0.05,
             };
             let mut results = Vec::new();
+            let rest_w = vec![0.0; slots];
             for cursor in [&mut kept, &mut CompressedCursor::new(&case.compressed)] {
                 let mut out = vec![Transform::IDENTITY; n];
+                let mut out_w = rest_w.clone();
                 CompressedSampleJob {
                     clip: &case.compressed,
                     time: t,
                     rest: case.skeleton.rest(),
-                    rest_morph_weights: &[],
+                    rest_morph_weights: &rest_w,
                     cursor,
                     output: &mut out,
-                    morph_output: &mut [],
+                    morph_output: &mut out_w,
                 }
                 .run()
                 .unwrap();
-                results.push(out);
+                results.push((out, out_w));
             }
             assert_eq!(results[0], results[1], "{} at {t}", case.name);
         }
@@ -225,6 +264,13 @@ fn malformed_tracks_are_refused_with_their_name() {
     let mut clip = case.clip.clone();
     clip.joint_tracks[0].joint = 60_000;
     assert!(compress(&clip, &case.skeleton, &case.settings).is_err());
+    // A morph track one value short.
+    if let Some(case) = cases().iter().find(|c| !c.clip.morph_tracks.is_empty()) {
+        let mut clip = case.clip.clone();
+        clip.morph_tracks[0].values.pop();
+        let e = compress(&clip, &case.skeleton, &case.settings).unwrap_err();
+        assert!(e.0.contains("morph track 0"), "{e}");
+    }
 }
 
 proptest! {

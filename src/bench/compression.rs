@@ -69,7 +69,8 @@ fn main() {
         let name = file.strip_prefix(shared.join("assets")).unwrap_or(file).display().to_string();
         let settings = CompressionSettings::for_skeleton(&model.skeleton);
         let clips = model.clips.iter().enumerate().map(|(i, c)| (model.clip_name(i), &**c));
-        rows.extend(compress_all(&name, &model.skeleton, clips, &settings).expect("compresses"));
+        let weights = model.rig.morph_weight_tolerances(&settings);
+        rows.extend(compress_all(&name, &model.skeleton, clips, &settings, &weights).expect("compresses"));
     }
     let skeleton = anchor::skeleton().expect("anchor skeleton");
     let anchor_settings =
@@ -78,7 +79,7 @@ fn main() {
         anchor::CLIPS.iter().map(|c| anchor::clip(c).expect("anchor clip")).collect();
     let named = anchor::CLIPS.iter().copied().zip(anchor_clips.iter());
     let anchor_rows =
-        compress_all("ozz anchor (pab)", &skeleton, named, &anchor_settings).expect("compresses");
+        compress_all("ozz anchor (pab)", &skeleton, named, &anchor_settings, &[]).expect("compresses");
     let table = format!("{}\n{}", to_text(&rows), to_text(&anchor_rows));
 
     // The timing.

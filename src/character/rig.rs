@@ -7,6 +7,10 @@ use crate::anim::{Clip, JobError, Mesh, MeshInstance, NO_PARENT, RuntimeClip, Sk
 use nalgebra::Matrix4;
 use std::sync::Arc;
 
+/// Largest error [`Rig::morph_weight_tolerances`] allows a morph weight
+/// (a 0.1 % change of a normal or tangent delta is not visible).
+pub const MAX_WEIGHT_ERROR: f64 = 1e-3;
+
 /// Everything characters of one model share.
 #[derive(Debug, Clone)]
 pub struct Rig {
@@ -169,14 +173,51 @@ impl Rig {
     ) -> Result<Vec<CompressionStats>, JobError> {
         let mut compressed = Vec::with_capacity(self.clips.len());
         let mut stats = Vec::with_capacity(self.clips.len());
+        let weights = self.morph_weight_tolerances(settings);
         for (c, clip) in self.clips.iter().enumerate() {
-            let (clip, s) = compression::compress(clip, &self.skeleton, settings)
+            let (clip, s) = compression::compress_for(clip, &self.skeleton, settings, &weights)
                 .map_err(|e| JobError::new(format!("clip {c}: {e}")))?;
             compressed.push(clip);
             stats.push(s);
         }
         self.compressed_clips = compressed;
         Ok(stats)
+    }
+
+    /// The error each morph weight may have so that no vertex moves further
+    /// than `settings.error_bound`, per slot of `rest_morph_weights`: a
+    /// mesh with `n` targets moves a vertex at most by the sum of each
+    /// weight's error times that target's longest position delta, so each
+    /// weight gets the bound over `n` times its longest delta (mesh units,
+    /// taken as object units). Weights of targets that move no position
+    /// (normals or tangents only) and slots no mesh uses get
+    /// [`MAX_WEIGHT_ERROR`] at most.
+    pub fn morph_weight_tolerances(&self, settings: &CompressionSettings) -> Vec<f64> {
+        let mut tolerances = vec![MAX_WEIGHT_ERROR; self.rest_morph_weights.len()];
+        for instance in &self.instances {
+            let mesh = &self.meshes[instance.mesh];
+            let n = instance.morph_count as usize;
+            for target in 0..n {
+                let longest = mesh
+                    .primitives
+                    .iter()
+                    .filter_map(|p| p.morph_targets.get(target)?.positions.as_ref())
+                    .map(|deltas| {
+                        let mut longest = 0.0f64;
+                        deltas.for_each(|_, d| {
+                            longest = longest.max(d.iter().map(|c| f64::from(*c).powi(2)).sum::<f64>().sqrt())
+                        });
+                        longest
+                    })
+                    .fold(0.0, f64::max);
+                if let Some(t) = tolerances.get_mut(instance.morph_offset as usize + target)
+                    && longest > 0.0
+                {
+                    *t = t.min(settings.error_bound / (n as f64 * longest));
+                }
+            }
+        }
+        tolerances
     }
 
     /// Whether characters sample compressed clips (see [`Rig::compress_clips`]).

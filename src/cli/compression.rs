@@ -2,7 +2,7 @@
 //! the default error bound, with what it measured (the same table the
 //! `compression` benchmark prints for the shared models and the anchor clips).
 
-use crate::anim::compression::{CompressionSettings, CompressionStats, compress};
+use crate::anim::compression::{CompressionSettings, CompressionStats, compress_for};
 use crate::anim::{Clip, JobError, Skeleton};
 use serde::Serialize;
 use std::fmt::Write;
@@ -51,17 +51,19 @@ impl ClipCompression {
     }
 }
 
-/// Compresses every clip of `clips` (named by `names`) for `skeleton`.
+/// Compresses every clip of `clips` (named by `names`) for `skeleton`,
+/// morph weights within `weight_tolerances` (see `compress_for`).
 pub fn compress_all<'a>(
     source: &str,
     skeleton: &Skeleton,
     clips: impl IntoIterator<Item = (&'a str, &'a Clip)>,
     settings: &CompressionSettings,
+    weight_tolerances: &[f64],
 ) -> Result<Vec<ClipCompression>, JobError> {
     clips
         .into_iter()
         .map(|(name, clip)| {
-            let (_, stats) = compress(clip, skeleton, settings)
+            let (_, stats) = compress_for(clip, skeleton, settings, weight_tolerances)
                 .map_err(|e| JobError::new(format!("clip \"{name}\": {e}")))?;
             Ok(ClipCompression::new(source, name, &stats))
         })

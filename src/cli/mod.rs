@@ -28,7 +28,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let model = asset::load_with(Path::new(&model), &options)?;
             let clips = model.clips.iter().enumerate().map(|(i, c)| (model.clip_name(i), &**c));
             let settings = crate::anim::compression::CompressionSettings::for_skeleton(&model.skeleton);
-            let rows = compression::compress_all(&model.file, &model.skeleton, clips, &settings)
+            let weights = model.rig.morph_weight_tolerances(&settings);
+            let rows = compression::compress_all(&model.file, &model.skeleton, clips, &settings, &weights)
                 .map_err(|e| anyhow!("{}: {e}", model.file))?;
             let text =
                 if json { serde_json::to_string_pretty(&rows)? + "\n" } else { compression::to_text(&rows) };

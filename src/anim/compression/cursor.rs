@@ -13,7 +13,6 @@
 
 use super::quantize::{from_smallest_three, load_bits, read_bits};
 use super::{CompressedClip, LISTED, PackedTrack};
-use crate::anim::SamplingCursor;
 
 /// Tracks per SIMD block.
 pub(crate) const LANES: usize = 4;
@@ -67,6 +66,9 @@ pub(crate) type RotationBlock = KeyBlock<4>;
 /// Four translation or scale tracks' keys.
 pub(crate) type VectorBlock = KeyBlock<3>;
 
+/// Four morph weights' keys.
+pub(crate) type WeightBlock = KeyBlock<1>;
+
 impl<const N: usize> KeyBlock<N> {
     /// Lane `l` now holds `keys`, the keys around some time of a track that
     /// held `cached` (key indices) before: a key cached already is moved,
@@ -98,38 +100,46 @@ const PADDING: Span =
 
 /// Per-character sampling state of one compressed clip (see the module
 /// documentation): 56 bytes per stored rotation track, 48 per translation
-/// or scale track (rounded up to blocks of four), and the cursor of its
-/// morph tracks.
+/// or scale track and 40 per morph weight (rounded up to blocks of four).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompressedCursor {
     /// Id of the clip the cached keys came from.
     clip: u64,
     pub(crate) rotations: Vec<RotationBlock>,
     pub(crate) vectors: Vec<VectorBlock>,
-    /// Per stored track, the indices of its cached keys `a` and `b`
+    pub(crate) weights: Vec<WeightBlock>,
+    /// Per stored track, the ids of its cached keys `a` and `b`
     /// (`u32::MAX`: none): a search starts at `a`, and keys cached already
     /// are not decoded again.
     pub(crate) keys: Vec<[u32; 2]>,
-    pub(crate) morph: SamplingCursor,
+}
+
+impl<const N: usize> KeyBlock<N> {
+    /// Blocks for `count` tracks, nothing cached.
+    fn blocks(count: usize) -> Vec<Self> {
+        vec![
+            KeyBlock { a: [[0.0; LANES]; N], b: [[0.0; LANES]; N], span: Span::STALE };
+            count.div_ceil(LANES)
+        ]
+    }
+}
+
+/// Rotation, translation-or-scale and weight tracks of `clip`.
+fn kinds(clip: &CompressedClip) -> [usize; 3] {
+    let (rotations, vectors) = (clip.rotation_tracks, clip.vector_tracks);
+    [rotations, vectors, clip.tracks.len() - rotations - vectors]
 }
 
 impl CompressedCursor {
     /// A cursor for `clip`, with nothing cached yet.
     pub fn new(clip: &CompressedClip) -> Self {
-        let rotations = clip.rotation_tracks;
-        let vectors = clip.tracks.len() - rotations;
+        let [rotations, vectors, weights] = kinds(clip);
         let mut cursor = CompressedCursor {
             clip: clip.id,
-            rotations: vec![
-                RotationBlock { a: [[0.0; LANES]; 4], b: [[0.0; LANES]; 4], span: Span::STALE };
-                rotations.div_ceil(LANES)
-            ],
-            vectors: vec![
-                VectorBlock { a: [[0.0; LANES]; 3], b: [[0.0; LANES]; 3], span: Span::STALE };
-                vectors.div_ceil(LANES)
-            ],
+            rotations: KeyBlock::blocks(rotations),
+            vectors: KeyBlock::blocks(vectors),
+            weights: KeyBlock::blocks(weights),
             keys: vec![[u32::MAX; 2]; clip.tracks.len()],
-            morph: SamplingCursor::new(&clip.morph),
         };
         cursor.forget(clip);
         cursor
@@ -137,11 +147,11 @@ impl CompressedCursor {
 
     /// Whether this cursor has the sizes `clip` needs.
     pub(crate) fn fits(&self, clip: &CompressedClip) -> bool {
-        let rotations = clip.rotation_tracks;
-        let vectors = clip.tracks.len() - rotations;
+        let [rotations, vectors, weights] = kinds(clip);
         self.keys.len() == clip.tracks.len()
             && self.rotations.len() == rotations.div_ceil(LANES)
             && self.vectors.len() == vectors.div_ceil(LANES)
+            && self.weights.len() == weights.div_ceil(LANES)
     }
 
     /// Drops every cached key if they came from another clip (of the same
@@ -156,13 +166,15 @@ impl CompressedCursor {
     fn forget(&mut self, clip: &CompressedClip) {
         self.clip = clip.id;
         self.keys.fill([u32::MAX; 2]);
-        let rotations = clip.rotation_tracks;
-        let vectors = clip.tracks.len() - rotations;
+        let [rotations, vectors, weights] = kinds(clip);
         for (b, block) in self.rotations.iter_mut().enumerate() {
             block.span = lanes_span(b, rotations);
         }
         for (b, block) in self.vectors.iter_mut().enumerate() {
             block.span = lanes_span(b, vectors);
+        }
+        for (b, block) in self.weights.iter_mut().enumerate() {
+            block.span = lanes_span(b, weights);
         }
     }
 }
@@ -205,6 +217,17 @@ pub(crate) fn refill_vector(clip: &CompressedClip, cursor: &mut CompressedCursor
     cursor.vectors[i / LANES].cache(i % LANES, cached, &keys, |k| reader.components(k));
 }
 
+/// Morph weight `i` (lane `i % LANES` of weight block `i / LANES`, `i`
+/// counted from the first weight track) caches the keys around `t`.
+pub(crate) fn refill_weight(clip: &CompressedClip, cursor: &mut CompressedCursor, i: usize, t: f64) {
+    let index = clip.rotation_tracks + clip.vector_tracks + i;
+    let reader = KeyReader::new(clip, &clip.tracks[index]);
+    let cached = cursor.keys[index];
+    let keys = reader.around(t, cached);
+    cursor.keys[index] = [keys.a, keys.b];
+    cursor.weights[i / LANES].cache(i % LANES, cached, &keys, |k| [reader.weight(k)]);
+}
+
 /// The keys of one track around a time (key ids, see [`KeyReader`]), and
 /// where they hold.
 struct Keys {
@@ -238,6 +261,8 @@ struct KeyReader<'a> {
     times: &'a [f32],
     /// Bits before each key's components: its listed time index, or none.
     time_bits: u32,
+    /// Bits of each key's components (three, or one for a weight).
+    value_bits: u32,
     /// The track's key-time mask, if it has one.
     mask: Option<Mask<'a>>,
     track: &'a PackedTrack,
@@ -247,7 +272,8 @@ impl<'a> KeyReader<'a> {
     fn new(clip: &'a CompressedClip, track: &'a PackedTrack) -> Self {
         let mask = (track.mask != LISTED).then(|| Mask::new(clip, track.mask));
         let time_bits = if mask.is_some() { 0 } else { u32::from(clip.time_bits) };
-        KeyReader { stream: &clip.stream, times: &clip.times, time_bits, mask, track }
+        let value_bits = track.property().components() as u32 * u32::from(track.bits);
+        KeyReader { stream: &clip.stream, times: &clip.times, time_bits, value_bits, mask, track }
     }
 
     /// Time of the key with id `k`.
@@ -263,17 +289,30 @@ impl<'a> KeyReader<'a> {
     /// Bit offset of the key with index `k` among the track's keys.
     #[inline(always)]
     fn key_start(&self, k: u32) -> u64 {
-        let key_bits = self.time_bits + 3 * u32::from(self.track.bits);
+        let key_bits = self.time_bits + self.value_bits;
         u64::from(self.track.bit_offset) + u64::from(k) * u64::from(key_bits)
+    }
+
+    /// Index among the track's keys of the key with id `k`.
+    #[inline(always)]
+    fn index(&self, k: u32) -> u32 {
+        match self.mask {
+            Some(_) => k & 0xffff,
+            None => k,
+        }
+    }
+
+    /// Decoded weight of the key with id `k` (weight tracks).
+    #[inline(always)]
+    fn weight(&self, k: u32) -> f32 {
+        let start = self.key_start(self.index(k)) + u64::from(self.time_bits);
+        self.track.range(0).value(read_bits(self.stream, start, u32::from(self.track.bits)))
     }
 
     /// Decoded components of the key with id `k`: one 64-bit load when the three fit.
     #[inline(always)]
     fn components(&self, k: u32) -> [f32; 3] {
-        let index = match self.mask {
-            Some(_) => k & 0xffff,
-            None => k,
-        };
+        let index = self.index(k);
         let bits = u32::from(self.track.bits);
         let start = self.key_start(index) + u64::from(self.time_bits);
         let r = [0, 1, 2].map(|c| self.track.range(c));

@@ -23,7 +23,10 @@
 //! ancestors get three quarters of their tolerance, until every joint is
 //! within it. The result reports the error it measured.
 //!
-//! Morph-weight tracks are kept as they are.
+//! Morph weights are compressed the same way, one scalar track per
+//! weight, each within the weight error that moves no vertex further than
+//! the bound (the caller says how far each weight moves vertices, see
+//! [`compress_for`]).
 
 pub mod cursor;
 pub mod error;
@@ -36,8 +39,10 @@ pub use cursor::CompressedCursor;
 pub use error::ErrorMetric;
 pub use sampler::CompressedSampleJob;
 
-use crate::anim::sampling::sample_joint;
-use crate::anim::{Clip, Interpolation, JobError, RotationBlend, Skeleton, Track, Transform};
+use crate::anim::sampling::{sample_joint, sample_morph_tracks};
+use crate::anim::{
+    Clip, Interpolation, JobError, MorphWeightTrack, RotationBlend, Skeleton, Track, Transform,
+};
 use nalgebra::Matrix4;
 use quantize::{BitWriter, Range};
 use reduce::{Encoded, TrackInput, Value};
@@ -52,6 +57,16 @@ pub enum Property {
     Rotation,
     /// Scale.
     Scale,
+    /// One morph weight (the track's `joint` is its morph slot).
+    Weight,
+}
+
+impl Property {
+    /// Components stored per key: three (a rotation's smallest three), or
+    /// one for a weight.
+    pub(crate) fn components(self) -> usize {
+        if self == Property::Weight { 1 } else { 3 }
+    }
 }
 
 /// How to compress.
@@ -121,13 +136,13 @@ pub struct CompressionStats {
     /// Bytes of the clip's keys as f32: times and values of every track.
     pub raw_bytes: usize,
     /// Bytes the compressed clip's data take (time table, track headers,
-    /// constants, bit stream, morph tracks).
+    /// constants, bit stream).
     pub compressed_bytes: usize,
     /// Largest virtual-vertex error on the grid, object-space units.
     pub max_error: f64,
     /// Mean virtual-vertex error over every joint and grid time.
     pub mean_error: f64,
-    /// Keys in the clip's joint tracks.
+    /// Keys in the clip's tracks (a morph track's once per weight).
     pub raw_keys: usize,
     /// Keys stored (constants count one).
     pub kept_keys: usize,
@@ -189,14 +204,15 @@ const STEP: u8 = 1;
 const CORRECTED: u8 = 2;
 /// `PackedTrack::flags`: where the dropped rotation component starts.
 const DROPPED_SHIFT: u32 = 2;
-/// `PackedTrack::flags`: where the property starts (translation, rotation, scale = 0..3).
+/// `PackedTrack::flags`: where the property starts (translation, rotation, scale, weight = 0..4).
 const PROPERTY_SHIFT: u32 = 4;
-const PROPERTIES: [Property; 3] = [Property::Translation, Property::Rotation, Property::Scale];
+const PROPERTIES: [Property; 4] =
+    [Property::Translation, Property::Rotation, Property::Scale, Property::Weight];
 
 impl PackedTrack {
     /// Which property the track animates.
     pub(crate) fn property(&self) -> Property {
-        PROPERTIES[usize::from(self.flags >> PROPERTY_SHIFT) % 3]
+        PROPERTIES[usize::from(self.flags >> PROPERTY_SHIFT) & 3]
     }
 
     /// Component `c`'s range.
@@ -245,19 +261,22 @@ pub struct CompressedClip {
     /// Words of a key-time mask: `times.len().div_ceil(64)`.
     pub(crate) mask_words: usize,
     pub(crate) constants: Vec<ConstantTrack>,
-    /// Rotation tracks first, then translations and scales (each kind in
-    /// the source clip's order): the sampler interpolates four of a kind
-    /// per SIMD operation.
+    /// Rotation tracks first, then translations and scales, then morph
+    /// weights (each kind in the source clip's order): the sampler
+    /// interpolates four of a kind per SIMD operation.
     pub(crate) tracks: Vec<PackedTrack>,
     /// How many of `tracks` are rotations.
     pub(crate) rotation_tracks: usize,
+    /// How many of `tracks` are translations or scales (after the
+    /// rotations; the morph weights come last).
+    pub(crate) vector_tracks: usize,
+    /// Morph slots the clip writes: one past the highest.
+    pub(crate) morph_slots: usize,
     /// Per block of four rotation tracks, all bits set in the lanes of
     /// tracks with a slerp correction (`PackedTrack::corrected`).
     pub(crate) corrected: Vec<[f32; 4]>,
     /// Every packed track's keys, padded for 8-byte loads.
     pub(crate) stream: Vec<u8>,
-    /// The source clip's morph-weight tracks (no joint tracks).
-    pub(crate) morph: Clip,
 }
 
 impl CompressedClip {
@@ -268,7 +287,6 @@ impl CompressedClip {
             + self.constants.len() * std::mem::size_of::<ConstantTrack>()
             + self.tracks.len() * std::mem::size_of::<PackedTrack>()
             + self.stream.len()
-            + raw_bytes(&self.morph)
     }
 
     /// Tracks stored as keys.
@@ -330,6 +348,8 @@ fn value_of(t: &Transform, property: Property) -> Value {
             let q = t.rotation.as_ref();
             [q.i, q.j, q.k, q.w].map(f64::from)
         }
+        // Not part of a transform (see the morph tracks' inputs).
+        Property::Weight => [0.0; 4],
     }
 }
 
@@ -357,6 +377,8 @@ fn error_scale(metric: &ErrorMetric, j: usize, property: Property) -> f64 {
         Property::Translation => metric.translation_scale(j),
         Property::Rotation => metric.rotation_scale(j),
         Property::Scale => metric.scale_scale(j),
+        // Weights have their own scales (see `compress_for`).
+        Property::Weight => 1.0,
     }
 }
 
@@ -384,21 +406,112 @@ fn check(clip: &Clip, skeleton: &Skeleton) -> Result<(), JobError> {
             }
         }
     }
+    for (m, mt) in clip.morph_tracks.iter().enumerate() {
+        let per_key = if mt.interpolation == Interpolation::CubicSpline { 3 } else { 1 };
+        let (times, values) = (mt.times.len(), mt.values.len());
+        let end = u64::from(mt.offset) + u64::from(mt.count);
+        if end > u64::from(u16::MAX) {
+            return Err(JobError::new(format!(
+                "compress: morph track {m} writes weights up to {end}, at most 65535"
+            )));
+        }
+        if times == 0 || (times * per_key).checked_mul(mt.count as usize) != Some(values) {
+            return Err(JobError::new(format!(
+                "compress: morph track {m}: {times} key times, {values} values for {} weights",
+                mt.count
+            )));
+        }
+    }
     Ok(())
 }
 
-/// Compresses `clip` (made for `skeleton`) within `settings.error_bound`;
-/// returns the clip and what was measured.
+/// Morph slots `clip` writes: one past the highest.
+fn morph_slots(clip: &Clip) -> usize {
+    clip.morph_tracks.iter().map(|m| (m.offset + m.count) as usize).max().unwrap_or(0)
+}
+
+/// Weight `w` of morph track `mt` at `t`, exactly as `SampleJob` samples it.
+fn weight_at(mt: &MorphWeightTrack, w: usize, t: f64) -> f64 {
+    let mut out = vec![0.0; (mt.offset + mt.count) as usize];
+    sample_morph_tracks(std::slice::from_ref(mt), t, &mut [0], &mut out);
+    f64::from(out[mt.offset as usize + w])
+}
+
+/// Times to add to the table inside each key interval of a curved track
+/// (see [`curved`]) so that lines through the points stay within a quarter
+/// of the bound: `value` samples the exact track, `scale` is the
+/// object-space movement per unit of its local error.
+fn subdivide(
+    times: &[f32],
+    property: Property,
+    value: &dyn Fn(f64) -> Value,
+    scale: f64,
+    settings: &CompressionSettings,
+    table: &mut Vec<f32>,
+) {
+    let corrected = property == Property::Rotation;
+    for w in times.windows(2) {
+        let (a, b) = (f64::from(w[0]), f64::from(w[1]));
+        let at = |i: usize, n: usize| a + (b - a) * i as f64 / n as f64;
+        let mut n = 1;
+        while n < MAX_SUBDIVISIONS
+            && (0..n).any(|i| {
+                let (ta, tb) = (at(i, n), at(i + 1, n));
+                let (va, vb) = (value(ta), value(tb));
+                [0.25, 0.5, 0.75].iter().any(|&s| {
+                    let line = reduce::interpolate(property, &va, &vb, s, corrected);
+                    reduce::local_error(property, &value(ta + (tb - ta) * s), &line) * scale
+                        > settings.error_bound * 0.25
+                })
+            })
+        {
+            n *= 2;
+        }
+        table.extend((1..n).map(|i| at(i, n) as f32));
+    }
+}
+
+/// Largest morph-weight error allowed when nothing says how far a weight
+/// moves vertices (see [`compress_for`]): a weight of 1 moving a vertex
+/// 1 m is then held to the default 0.01 cm.
+pub const DEFAULT_WEIGHT_TOLERANCE: f64 = 1e-4;
+
+/// Compresses `clip` (made for `skeleton`) within `settings.error_bound`,
+/// its morph weights within [`DEFAULT_WEIGHT_TOLERANCE`]; returns the clip
+/// and what was measured.
 pub fn compress(
     clip: &Clip,
     skeleton: &Skeleton,
     settings: &CompressionSettings,
 ) -> Result<(CompressedClip, CompressionStats), JobError> {
+    compress_for(clip, skeleton, settings, &[])
+}
+
+/// Compresses `clip` (made for `skeleton`) within `settings.error_bound`;
+/// morph weight `s` within `weight_tolerances[s]` (the error that moves no
+/// vertex further than the bound, see `Rig::morph_weight_tolerances`;
+/// [`DEFAULT_WEIGHT_TOLERANCE`] past the end). Returns the clip and what
+/// was measured (weight errors in object space: the tolerance stands for
+/// the bound).
+pub fn compress_for(
+    clip: &Clip,
+    skeleton: &Skeleton,
+    settings: &CompressionSettings,
+    weight_tolerances: &[f64],
+) -> Result<(CompressedClip, CompressionStats), JobError> {
     check(clip, skeleton)?;
     let rest = skeleton.rest();
     let metric = ErrorMetric::new(skeleton, settings.vertex_distance);
+    let slots = morph_slots(clip);
+    // Object-space movement per unit of error of each morph weight.
+    let weight_scale: Vec<f64> = (0..slots)
+        .map(|s| {
+            let tolerance = weight_tolerances.get(s).copied().unwrap_or(DEFAULT_WEIGHT_TOLERANCE);
+            settings.error_bound / tolerance.max(1e-12)
+        })
+        .collect();
 
-    // The time table: every key time; cubic intervals subdivided until
+    // The time table: every key time; curved intervals subdivided until
     // lines through the points stay well within the bound.
     let mut table: Vec<f32> = Vec::new();
     for jt in &clip.joint_tracks {
@@ -412,28 +525,18 @@ pub fn compress(
             let Some((times, interpolation)) = track else { continue };
             table.extend_from_slice(times);
             if curved(interpolation, property, settings) {
-                let corrected = property == Property::Rotation;
                 let value = |t: f64| value_of(&sample_joint(jt, t, &rest[j], settings.reference), property);
-                let scale = error_scale(&metric, j, property);
-                for w in times.windows(2) {
-                    let (a, b) = (f64::from(w[0]), f64::from(w[1]));
-                    let at = |i: usize, n: usize| a + (b - a) * i as f64 / n as f64;
-                    let mut n = 1;
-                    while n < MAX_SUBDIVISIONS
-                        && (0..n).any(|i| {
-                            let (ta, tb) = (at(i, n), at(i + 1, n));
-                            let (va, vb) = (value(ta), value(tb));
-                            [0.25, 0.5, 0.75].iter().any(|&s| {
-                                let line = reduce::interpolate(property, &va, &vb, s, corrected);
-                                reduce::local_error(property, &value(ta + (tb - ta) * s), &line) * scale
-                                    > settings.error_bound * 0.25
-                            })
-                        })
-                    {
-                        n *= 2;
-                    }
-                    table.extend((1..n).map(|i| at(i, n) as f32));
-                }
+                subdivide(times, property, &value, error_scale(&metric, j, property), settings, &mut table);
+            }
+        }
+    }
+    for mt in &clip.morph_tracks {
+        table.extend_from_slice(&mt.times);
+        if mt.interpolation == Interpolation::CubicSpline {
+            for w in 0..mt.count as usize {
+                let value = |t: f64| [weight_at(mt, w, t), 0.0, 0.0, 0.0];
+                let scale = weight_scale[mt.offset as usize + w];
+                subdivide(&mt.times, Property::Weight, &value, scale, settings, &mut table);
             }
         }
     }
@@ -449,7 +552,7 @@ pub fn compress(
             grid.extend((1..MEASURE_STEPS).map(|s| a + (b - a) * s as f64 / MEASURE_STEPS as f64));
         }
     }
-    // The exact pose at every grid time.
+    // The exact pose and morph weights at every grid time.
     let exact: Vec<Vec<Transform>> = grid
         .iter()
         .map(|&t| {
@@ -461,8 +564,29 @@ pub fn compress(
             locals
         })
         .collect();
+    let mut hints = vec![0; clip.morph_tracks.len()];
+    let exact_weights: Vec<Vec<f32>> = grid
+        .iter()
+        .map(|&t| {
+            let mut weights = vec![0.0; slots];
+            sample_morph_tracks(&clip.morph_tracks, t, &mut hints, &mut weights);
+            weights
+        })
+        .collect();
 
-    // One input per track.
+    // One input per track, and per weight of each morph track.
+    let table_index = |t: f32| table.partition_point(|&x| x < t);
+    let candidates = |times: &[f32], curved: bool| -> Vec<usize> {
+        if curved {
+            (table_index(times[0])..=table_index(times[times.len() - 1])).collect()
+        } else {
+            times.iter().map(|&t| table_index(t)).collect()
+        }
+    };
+    // Every (MEASURE_STEPS / GRID_STEPS)th point: the key-reduction grid.
+    let reduction_grid = |value: &dyn Fn(usize) -> Value| -> Vec<(f64, Value)> {
+        grid.iter().enumerate().step_by(MEASURE_STEPS / GRID_STEPS).map(|(g, &t)| (t, value(g))).collect()
+    };
     let mut inputs = Vec::new();
     for jt in &clip.joint_tracks {
         let j = jt.joint as usize;
@@ -473,54 +597,62 @@ pub fn compress(
         ];
         for (property, track) in tracks {
             let Some((times, interpolation)) = track else { continue };
-            let table_index = |t: f32| table.partition_point(|&x| x < t);
-            let candidates: Vec<usize> = if curved(interpolation, property, settings) {
-                (table_index(times[0])..=table_index(times[times.len() - 1])).collect()
-            } else {
-                times.iter().map(|&t| table_index(t)).collect()
-            };
-            let keys = candidates
-                .iter()
-                .map(|&i| {
-                    let g = MEASURE_STEPS * i;
-                    (i as u32, grid[g], value_of(&exact[g][j], property))
-                })
+            let value = |g: usize| value_of(&exact[g][j], property);
+            let keys = candidates(times, curved(interpolation, property, settings))
+                .into_iter()
+                .map(|i| (i as u32, grid[MEASURE_STEPS * i], value(MEASURE_STEPS * i)))
                 .collect();
-            let error_scale = error_scale(&metric, j, property);
             inputs.push(TrackInput {
                 joint: j,
                 property,
                 step: interpolation == Interpolation::Step,
                 keys,
-                // Every (MEASURE_STEPS / GRID_STEPS)th point: the key-reduction grid.
-                grid: grid
-                    .iter()
-                    .zip(&exact)
-                    .step_by(MEASURE_STEPS / GRID_STEPS)
-                    .map(|(&t, pose)| (t, value_of(&pose[j], property)))
-                    .collect(),
+                grid: reduction_grid(&value),
                 rest: value_of(&rest[j], property),
-                error_scale,
+                error_scale: error_scale(&metric, j, property),
                 corrected: corrected(interpolation, property, settings),
+            });
+        }
+    }
+    for mt in &clip.morph_tracks {
+        let cubic = mt.interpolation == Interpolation::CubicSpline;
+        for w in 0..mt.count as usize {
+            let slot = mt.offset as usize + w;
+            let value = |g: usize| [f64::from(exact_weights[g][slot]), 0.0, 0.0, 0.0];
+            let keys = candidates(&mt.times, cubic)
+                .into_iter()
+                .map(|i| (i as u32, grid[MEASURE_STEPS * i], value(MEASURE_STEPS * i)))
+                .collect();
+            inputs.push(TrackInput {
+                joint: slot,
+                property: Property::Weight,
+                step: mt.interpolation == Interpolation::Step,
+                keys,
+                grid: reduction_grid(&value),
+                // Weights are never dropped: the sampler does not know the
+                // rest weights the clip was made for.
+                rest: [f64::NAN; 4],
+                error_scale: weight_scale[slot],
+                corrected: false,
             });
         }
     }
 
     let mut tolerance = vec![settings.error_bound; inputs.len()];
     let mut encoded: Vec<Encoded> = inputs.iter().map(|i| reduce::encode(i, settings.error_bound)).collect();
-    let mut scratch = Measure::new(skeleton.len());
-    let mut best: Option<(CompressedClip, Vec<f64>, f64, f64)> = None;
+    let mut scratch = Measure::new(skeleton.len(), &weight_scale);
+    let mut best: Option<(CompressedClip, f64, f64)> = None;
     for round in 0..MAX_ROUNDS {
         let compressed = assemble(clip, skeleton.len(), &table, &inputs, &encoded)?;
-        let (max, mean) = scratch.run(&compressed, &metric, rest, &grid, &exact)?;
-        let joint_max = scratch.joint_max.clone();
+        let (max, mean) = scratch.run(&compressed, &metric, rest, &grid, &exact, &exact_weights)?;
         let limit = settings.error_bound * MEASURED_SHARE;
         let over = max > limit;
-        best = Some((compressed, joint_max, max, mean));
+        best = Some((compressed, max, mean));
         if !over || round + 1 == MAX_ROUNDS {
             break;
         }
-        // Tighten every track on the chain of each joint over the bound.
+        // Tighten every track on the chain of each joint over the bound,
+        // and each weight over it.
         let mut tighten = vec![false; skeleton.len()];
         for (j, &e) in scratch.joint_max.iter().enumerate() {
             if e > limit {
@@ -532,13 +664,17 @@ pub fn compress(
             }
         }
         for (i, input) in inputs.iter().enumerate() {
-            if tighten[input.joint] {
+            let over = match input.property {
+                Property::Weight => scratch.weight_max[input.joint] > limit,
+                _ => tighten[input.joint],
+            };
+            if over {
                 tolerance[i] *= TIGHTEN;
                 encoded[i] = reduce::encode(input, tolerance[i]);
             }
         }
     }
-    let (compressed, _, max_error, mean_error) = best.expect("at least one round");
+    let (compressed, max_error, mean_error) = best.expect("at least one round");
     let raw_keys = inputs.iter().map(|i| i.keys.len()).sum::<usize>();
     let kept_keys = encoded
         .iter()
@@ -620,11 +756,13 @@ fn assemble(
                 } else {
                     LISTED
                 };
+                // A weight's other two components are 0: not stored.
+                let components = input.property.components();
                 for (t, q) in &p.keys {
                     if !masked {
                         writer.push(remap[*t as usize], time_bits);
                     }
-                    for c in q {
+                    for c in &q[..components] {
                         writer.push(*c, p.bits);
                     }
                 }
@@ -646,17 +784,22 @@ fn assemble(
             }
         }
     }
-    // Stable: a later track for the same joint and property still wins.
-    tracks.sort_by_key(|t| t.property() != Property::Rotation);
-    let rotation_tracks = tracks.iter().filter(|t| t.property() == Property::Rotation).count();
+    // Rotations, translations and scales, weights. Stable: a later track
+    // for the same joint (or slot) and property still wins.
+    let kind = |p: Property| match p {
+        Property::Rotation => 0,
+        Property::Translation | Property::Scale => 1,
+        Property::Weight => 2,
+    };
+    tracks.sort_by_key(|t| kind(t.property()));
+    let count = |k| tracks.iter().filter(|t| kind(t.property()) == k).count();
+    let (rotation_tracks, vector_tracks) = (count(0), count(1));
     let mut corrected = vec![[0.0f32; 4]; rotation_tracks.div_ceil(4)];
     for (i, t) in tracks[..rotation_tracks].iter().enumerate() {
         if t.corrected() {
             corrected[i / 4][i % 4] = f32::from_bits(u32::MAX);
         }
     }
-    let mut morph = Clip { morph_tracks: clip.morph_tracks.clone(), ..Clip::default() };
-    morph.update_duration();
     Ok(CompressedClip {
         name: clip.name.clone(),
         duration: clip.duration,
@@ -669,13 +812,14 @@ fn assemble(
         constants,
         tracks,
         rotation_tracks,
+        vector_tracks,
+        morph_slots: morph_slots(clip),
         corrected,
         stream: writer.finish(),
-        morph,
     })
 }
 
-/// Buffers for measuring a compressed clip against the exact poses.
+/// Buffers for measuring a compressed clip against the exact poses and weights.
 struct Measure {
     locals: Vec<Transform>,
     weights: Vec<f32>,
@@ -683,23 +827,31 @@ struct Measure {
     actual: Vec<Matrix4<f64>>,
     errors: Vec<f64>,
     joint_max: Vec<f64>,
+    /// Object-space movement per unit of error of each morph weight.
+    weight_scale: Vec<f64>,
+    /// Largest object-space error of each morph weight.
+    weight_max: Vec<f64>,
 }
 
 impl Measure {
-    fn new(joints: usize) -> Self {
+    fn new(joints: usize, weight_scale: &[f64]) -> Self {
         Measure {
             locals: vec![Transform::IDENTITY; joints],
-            weights: Vec::new(),
+            weights: vec![0.0; weight_scale.len()],
             expected: vec![Matrix4::identity(); joints],
             actual: vec![Matrix4::identity(); joints],
             errors: vec![0.0; joints],
             joint_max: vec![0.0; joints],
+            weight_scale: weight_scale.to_vec(),
+            weight_max: vec![0.0; weight_scale.len()],
         }
     }
 
     /// Samples `clip` with the runtime sampler at every grid time; returns
-    /// the largest and the mean virtual-vertex error (per joint maxima in
-    /// `joint_max`).
+    /// the largest and the mean error in object space: virtual-vertex
+    /// errors, and weight errors times their scales (per joint and per
+    /// weight maxima in `joint_max` and `weight_max`). Slots no track
+    /// writes keep their rest weight, 0 here and in `exact_weights`.
     fn run(
         &mut self,
         clip: &CompressedClip,
@@ -707,17 +859,14 @@ impl Measure {
         rest: &[Transform],
         grid: &[f64],
         exact: &[Vec<Transform>],
+        exact_weights: &[Vec<f32>],
     ) -> Result<(f64, f64), JobError> {
-        let rest_weights =
-            vec![
-                0.0;
-                clip.morph.morph_tracks.iter().map(|m| (m.offset + m.count) as usize).max().unwrap_or(0)
-            ];
-        self.weights.resize(rest_weights.len(), 0.0);
+        let rest_weights = vec![0.0; self.weights.len()];
         self.joint_max.fill(0.0);
+        self.weight_max.fill(0.0);
         let mut cursor = CompressedCursor::new(clip);
         let (mut max, mut sum) = (0.0f64, 0.0f64);
-        for (&t, pose) in grid.iter().zip(exact) {
+        for ((&t, pose), weights) in grid.iter().zip(exact).zip(exact_weights) {
             CompressedSampleJob {
                 clip,
                 time: t,
@@ -736,8 +885,14 @@ impl Measure {
                 max = max.max(e);
                 sum += e;
             }
+            for (s, m) in self.weight_max.iter_mut().enumerate() {
+                let e = f64::from((self.weights[s] - weights[s]).abs()) * self.weight_scale[s];
+                *m = m.max(e);
+                max = max.max(e);
+                sum += e;
+            }
         }
-        let count = (grid.len() * self.errors.len()).max(1);
+        let count = (grid.len() * (self.errors.len() + self.weights.len())).max(1);
         Ok((max, sum / count as f64))
     }
 }

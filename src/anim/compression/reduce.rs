@@ -6,8 +6,9 @@ use super::Property;
 use super::interpolation::{coefficient, corrected_ratio};
 use super::quantize::{MAX_BITS, Range, from_smallest_three, smallest_three};
 
-/// A value: translation or scale in x, y, z (w unused), or a quaternion as
-/// x, y, z, w (nalgebra's `coords` order).
+/// A value: translation or scale in x, y, z (w unused), a quaternion as
+/// x, y, z, w (nalgebra's `coords` order), or a morph weight in x (y, z
+/// and w 0).
 pub type Value = [f64; 4];
 
 /// What key reduction works from: the candidate keys and the exact track
@@ -57,10 +58,10 @@ pub struct Packed {
 }
 
 /// How far apart two values of `property` are, in the property's own units
-/// (translation and scale: Euclidean; rotation: the angle in radians).
+/// (translation, scale and weight: Euclidean; rotation: the angle in radians).
 pub fn local_error(property: Property, a: &Value, b: &Value) -> f64 {
     match property {
-        Property::Translation | Property::Scale => {
+        Property::Translation | Property::Scale | Property::Weight => {
             ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
         }
         Property::Rotation => {

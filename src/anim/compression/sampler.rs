@@ -5,12 +5,12 @@
 //! theirs from the bit stream first.
 
 use super::cursor::{
-    CompressedCursor, LANES, RotationBlock, Span, VectorBlock, refill_rotation, refill_vector,
+    CompressedCursor, KeyBlock, LANES, RotationBlock, Span, refill_rotation, refill_vector, refill_weight,
 };
 use super::interpolation::C;
 use super::{CompressedClip, Property};
+use crate::anim::Transform;
 use crate::anim::job::{JobError, check_len};
-use crate::anim::{SampleJob, Transform};
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 use wide::{CmpGe, CmpLt, f32x4};
 
@@ -43,6 +43,13 @@ impl CompressedSampleJob<'_> {
         check_len("compressed sample: rest (skeleton of another size?)", self.rest.len(), self.clip.joints)?;
         check_len("compressed sample: output", self.output.len(), self.rest.len())?;
         check_len("compressed sample: morph_output", self.morph_output.len(), self.rest_morph_weights.len())?;
+        if self.clip.morph_slots > self.rest_morph_weights.len() {
+            return Err(JobError::new(format!(
+                "compressed sample: the clip writes {} morph weights, the pose has {}",
+                self.clip.morph_slots,
+                self.rest_morph_weights.len()
+            )));
+        }
         if !self.cursor.fits(self.clip) {
             return Err(JobError::new("compressed sample: cursor made for a clip of another size"));
         }
@@ -53,24 +60,8 @@ impl CompressedSampleJob<'_> {
     pub fn run(&mut self) -> Result<(), JobError> {
         self.validate()?;
         let clip = self.clip;
-        if clip.morph.morph_tracks.is_empty() {
-            self.output.copy_from_slice(self.rest);
-            self.morph_output.copy_from_slice(self.rest_morph_weights);
-        } else {
-            // Morph weights are kept as stored; the uncompressed sampler
-            // does them (and puts every joint at rest).
-            SampleJob {
-                clip: &clip.morph,
-                time: self.time,
-                rest: self.rest,
-                rest_morph_weights: self.rest_morph_weights,
-                rotation_blend: Default::default(),
-                cursor: &mut self.cursor.morph,
-                output: self.output,
-                morph_output: self.morph_output,
-            }
-            .run()?;
-        }
+        self.output.copy_from_slice(self.rest);
+        self.morph_output.copy_from_slice(self.rest_morph_weights);
         for c in &clip.constants {
             let out = &mut self.output[c.joint as usize];
             let [x, y, z, w] = c.value;
@@ -80,6 +71,7 @@ impl CompressedSampleJob<'_> {
                     out.rotation = UnitQuaternion::new_unchecked(Quaternion::new(w, x, y, z))
                 }
                 Property::Scale => out.scale = Vector3::new(x, y, z),
+                Property::Weight => self.morph_output[c.joint as usize] = x,
             }
         }
         self.cursor.follow(clip);
@@ -98,7 +90,7 @@ impl CompressedSampleJob<'_> {
                     UnitQuaternion::new_unchecked(Quaternion::new(q[3][l], q[0][l], q[1][l], q[2][l]));
             }
         }
-        let vectors = &clip.tracks[rotations..];
+        let vectors = &clip.tracks[rotations..rotations + clip.vector_tracks];
         for b in 0..self.cursor.vectors.len() {
             let stale = time.stale(&self.cursor.vectors[b].span);
             for l in (0..LANES).filter(|l| stale & (1 << l) != 0) {
@@ -114,6 +106,18 @@ impl CompressedSampleJob<'_> {
                 } else {
                     out.scale = value;
                 }
+            }
+        }
+        let weights = &clip.tracks[rotations + clip.vector_tracks..];
+        for b in 0..self.cursor.weights.len() {
+            let stale = time.stale(&self.cursor.weights[b].span);
+            for l in (0..LANES).filter(|l| stale & (1 << l) != 0) {
+                refill_weight(clip, self.cursor, b * LANES + l, t);
+            }
+            let [w] = lerp_block(&self.cursor.weights[b], &time).map(f32x4::to_array);
+            let tracks = &weights[b * LANES..weights.len().min((b + 1) * LANES)];
+            for (l, track) in tracks.iter().enumerate() {
+                self.morph_output[track.joint as usize] = w[l];
             }
         }
         Ok(())
@@ -152,9 +156,9 @@ impl Time {
     }
 }
 
-/// Translations or scales of four lanes: `a + (b - a) s`.
+/// Translations, scales or weights of four lanes: `a + (b - a) s`.
 #[inline(always)]
-fn lerp_block(block: &VectorBlock, time: &Time) -> [f32x4; 3] {
+fn lerp_block<const N: usize>(block: &KeyBlock<N>, time: &Time) -> [f32x4; N] {
     let s = time.ratios(&block.span);
     std::array::from_fn(|c| {
         let a = f32x4::from(block.a[c]);
