@@ -161,8 +161,9 @@ impl Rig {
     }
 
     /// Compresses every clip within `settings` (see
-    /// [`compression::compress`]; [`CompressionSettings::for_skeleton`] is
-    /// the default bound, 0.01 cm at virtual vertices 3 cm from each joint),
+    /// [`compression::compress_for`]; [`CompressionSettings::for_skeleton`]
+    /// is the default bound, 0.01 cm at virtual vertices 3 cm from each
+    /// joint; morph weights within [`Rig::morph_weight_tolerances`]),
     /// and from then on characters made for this rig sample the compressed
     /// clips, straight from their bit streams, instead of the runtime clips.
     /// Returns what each clip's compression measured. Characters made
