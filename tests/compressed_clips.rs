@@ -3,7 +3,8 @@
 //! and a crowd of built-in characters, every joint's virtual vertices stay
 //! within the compression bound of where the same character playing the
 //! exact clips puts them (object space, through the whole character layer),
-//! and the events fire identically.
+//! so do its morph weights (within their tolerances), and the events fire
+//! identically.
 
 mod common;
 
@@ -36,6 +37,8 @@ struct Check {
     expected: Vec<Matrix4<f64>>,
     actual: Vec<Matrix4<f64>>,
     errors: Vec<f64>,
+    /// Each morph weight's tolerance (`Rig::morph_weight_tolerances`).
+    weight_tolerances: Vec<f64>,
 }
 
 impl Check {
@@ -49,10 +52,13 @@ impl Check {
             expected: vec![Matrix4::identity(); n],
             actual: vec![Matrix4::identity(); n],
             errors: vec![0.0; n],
+            weight_tolerances: model.rig.morph_weight_tolerances(&settings),
         }
     }
 
-    /// Largest virtual-vertex distance between the two characters' poses.
+    /// Largest virtual-vertex distance between the two characters' poses,
+    /// and each morph weight's difference over its tolerance times the
+    /// bound (within the bound exactly when within the tolerance).
     fn error(&mut self, exact: &Character, compressed: &Character) -> f64 {
         for (m, w) in self.expected.iter_mut().zip(exact.output().world()) {
             *m = w.cast();
@@ -61,7 +67,11 @@ impl Check {
             *m = w.cast();
         }
         self.metric.vertex_errors(&self.expected, &self.actual, &mut self.errors);
-        self.errors.iter().copied().fold(0.0, f64::max)
+        let weights = exact.output().morph_weights().iter().zip(compressed.output().morph_weights());
+        let weight_errors = weights
+            .zip(&self.weight_tolerances)
+            .map(|((a, b), tolerance)| f64::from((a - b).abs()) / tolerance * self.bound);
+        self.errors.iter().copied().chain(weight_errors).fold(0.0, f64::max)
     }
 }
 
