@@ -552,40 +552,17 @@ pub fn compress_for(
             grid.extend((1..MEASURE_STEPS).map(|s| a + (b - a) * s as f64 / MEASURE_STEPS as f64));
         }
     }
-    // The exact pose and morph weights at every grid time.
-    let exact: Vec<Vec<Transform>> = grid
-        .iter()
-        .map(|&t| {
-            let mut locals = rest.to_vec();
-            for jt in &clip.joint_tracks {
-                let j = jt.joint as usize;
-                locals[j] = sample_joint(jt, t, &rest[j], settings.reference);
-            }
-            locals
-        })
-        .collect();
-    let mut hints = vec![0; clip.morph_tracks.len()];
-    let exact_weights: Vec<Vec<f32>> = grid
-        .iter()
-        .map(|&t| {
-            let mut weights = vec![0.0; slots];
-            sample_morph_tracks(&clip.morph_tracks, t, &mut hints, &mut weights);
-            weights
-        })
-        .collect();
-
-    // One input per track, and per weight of each morph track.
+    // One input per track, and per weight of each morph track: candidate
+    // keys (table entry i is key-reduction grid point GRID_STEPS * i) and
+    // the exact track on that grid, filled in below.
     let table_index = |t: f32| table.partition_point(|&x| x < t);
-    let candidates = |times: &[f32], curved: bool| -> Vec<usize> {
-        if curved {
+    let candidates = |times: &[f32], curved: bool| -> Vec<(u32, f64, Value)> {
+        let indices: Vec<usize> = if curved {
             (table_index(times[0])..=table_index(times[times.len() - 1])).collect()
         } else {
             times.iter().map(|&t| table_index(t)).collect()
-        }
-    };
-    // Every (MEASURE_STEPS / GRID_STEPS)th point: the key-reduction grid.
-    let reduction_grid = |value: &dyn Fn(usize) -> Value| -> Vec<(f64, Value)> {
-        grid.iter().enumerate().step_by(MEASURE_STEPS / GRID_STEPS).map(|(g, &t)| (t, value(g))).collect()
+        };
+        indices.into_iter().map(|i| (i as u32, f64::from(table[i]), [0.0; 4])).collect()
     };
     let mut inputs = Vec::new();
     for jt in &clip.joint_tracks {
@@ -597,17 +574,12 @@ pub fn compress_for(
         ];
         for (property, track) in tracks {
             let Some((times, interpolation)) = track else { continue };
-            let value = |g: usize| value_of(&exact[g][j], property);
-            let keys = candidates(times, curved(interpolation, property, settings))
-                .into_iter()
-                .map(|i| (i as u32, grid[MEASURE_STEPS * i], value(MEASURE_STEPS * i)))
-                .collect();
             inputs.push(TrackInput {
                 joint: j,
                 property,
                 step: interpolation == Interpolation::Step,
-                keys,
-                grid: reduction_grid(&value),
+                keys: candidates(times, curved(interpolation, property, settings)),
+                grid: Vec::new(),
                 rest: value_of(&rest[j], property),
                 error_scale: error_scale(&metric, j, property),
                 corrected: corrected(interpolation, property, settings),
@@ -618,17 +590,12 @@ pub fn compress_for(
         let cubic = mt.interpolation == Interpolation::CubicSpline;
         for w in 0..mt.count as usize {
             let slot = mt.offset as usize + w;
-            let value = |g: usize| [f64::from(exact_weights[g][slot]), 0.0, 0.0, 0.0];
-            let keys = candidates(&mt.times, cubic)
-                .into_iter()
-                .map(|i| (i as u32, grid[MEASURE_STEPS * i], value(MEASURE_STEPS * i)))
-                .collect();
             inputs.push(TrackInput {
                 joint: slot,
                 property: Property::Weight,
                 step: mt.interpolation == Interpolation::Step,
-                keys,
-                grid: reduction_grid(&value),
+                keys: candidates(&mt.times, cubic),
+                grid: Vec::new(),
                 // Weights are never dropped: the sampler does not know the
                 // rest weights the clip was made for.
                 rest: [f64::NAN; 4],
@@ -638,13 +605,35 @@ pub fn compress_for(
         }
     }
 
+    // The exact tracks on the key-reduction grid (every
+    // (MEASURE_STEPS / GRID_STEPS)th measurement point). The measurement
+    // samples the exact clip again at each of its points rather than
+    // keeping every pose of its grid, four times as many: a clip of 36,000
+    // keys (5 minutes at 120 Hz) and 100 joints would need 2.3 GB for them.
+    let mut exact = Exact::new(clip, rest, settings.reference, slots);
+    for &t in grid.iter().step_by(MEASURE_STEPS / GRID_STEPS) {
+        exact.sample(t);
+        for input in &mut inputs {
+            let value = match input.property {
+                Property::Weight => [f64::from(exact.weights[input.joint]), 0.0, 0.0, 0.0],
+                property => value_of(&exact.locals[input.joint], property),
+            };
+            input.grid.push((t, value));
+        }
+    }
+    for input in &mut inputs {
+        for key in &mut input.keys {
+            key.2 = input.grid[GRID_STEPS * key.0 as usize].1;
+        }
+    }
+
     let mut tolerance = vec![settings.error_bound; inputs.len()];
     let mut encoded: Vec<Encoded> = inputs.iter().map(|i| reduce::encode(i, settings.error_bound)).collect();
     let mut scratch = Measure::new(skeleton.len(), &weight_scale);
     let mut best: Option<(CompressedClip, f64, f64)> = None;
     for round in 0..MAX_ROUNDS {
         let compressed = assemble(clip, skeleton.len(), &table, &inputs, &encoded)?;
-        let (max, mean) = scratch.run(&compressed, &metric, rest, &grid, &exact, &exact_weights)?;
+        let (max, mean) = scratch.run(&compressed, &metric, rest, &grid, &mut exact)?;
         let limit = settings.error_bound * MEASURED_SHARE;
         let over = max > limit;
         best = Some((compressed, max, mean));
@@ -819,6 +808,35 @@ fn assemble(
     })
 }
 
+/// The exact clip's local pose and morph weights at one time, as
+/// `SampleJob` samples them (the reference for the error).
+struct Exact<'a> {
+    clip: &'a Clip,
+    rest: &'a [Transform],
+    reference: RotationBlend,
+    hints: Vec<u32>,
+    locals: Vec<Transform>,
+    weights: Vec<f32>,
+}
+
+impl<'a> Exact<'a> {
+    fn new(clip: &'a Clip, rest: &'a [Transform], reference: RotationBlend, slots: usize) -> Self {
+        let hints = vec![0; clip.morph_tracks.len()];
+        Exact { clip, rest, reference, hints, locals: rest.to_vec(), weights: vec![0.0; slots] }
+    }
+
+    /// `locals` and `weights` at `t` (slots no track writes: 0).
+    fn sample(&mut self, t: f64) {
+        self.locals.copy_from_slice(self.rest);
+        for jt in &self.clip.joint_tracks {
+            let j = jt.joint as usize;
+            self.locals[j] = sample_joint(jt, t, &self.rest[j], self.reference);
+        }
+        self.weights.fill(0.0);
+        sample_morph_tracks(&self.clip.morph_tracks, t, &mut self.hints, &mut self.weights);
+    }
+}
+
 /// Buffers for measuring a compressed clip against the exact poses and weights.
 struct Measure {
     locals: Vec<Transform>,
@@ -848,25 +866,25 @@ impl Measure {
     }
 
     /// Samples `clip` with the runtime sampler at every grid time; returns
-    /// the largest and the mean error in object space: virtual-vertex
-    /// errors, and weight errors times their scales (per joint and per
-    /// weight maxima in `joint_max` and `weight_max`). Slots no track
-    /// writes keep their rest weight, 0 here and in `exact_weights`.
+    /// the largest and the mean error in object space against `exact`:
+    /// virtual-vertex errors, and weight errors times their scales (per
+    /// joint and per weight maxima in `joint_max` and `weight_max`). Slots
+    /// no track writes keep their rest weight, 0 here and in `exact`.
     fn run(
         &mut self,
         clip: &CompressedClip,
         metric: &ErrorMetric,
         rest: &[Transform],
         grid: &[f64],
-        exact: &[Vec<Transform>],
-        exact_weights: &[Vec<f32>],
+        exact: &mut Exact,
     ) -> Result<(f64, f64), JobError> {
         let rest_weights = vec![0.0; self.weights.len()];
         self.joint_max.fill(0.0);
         self.weight_max.fill(0.0);
         let mut cursor = CompressedCursor::new(clip);
         let (mut max, mut sum) = (0.0f64, 0.0f64);
-        for ((&t, pose), weights) in grid.iter().zip(exact).zip(exact_weights) {
+        for &t in grid {
+            exact.sample(t);
             CompressedSampleJob {
                 clip,
                 time: t,
@@ -877,7 +895,7 @@ impl Measure {
                 morph_output: &mut self.weights,
             }
             .run()?;
-            metric.world(pose, &mut self.expected);
+            metric.world(&exact.locals, &mut self.expected);
             metric.world(&self.locals, &mut self.actual);
             metric.vertex_errors(&self.expected, &self.actual, &mut self.errors);
             for (m, &e) in self.joint_max.iter_mut().zip(&self.errors) {
@@ -886,7 +904,7 @@ impl Measure {
                 sum += e;
             }
             for (s, m) in self.weight_max.iter_mut().enumerate() {
-                let e = f64::from((self.weights[s] - weights[s]).abs()) * self.weight_scale[s];
+                let e = f64::from((self.weights[s] - exact.weights[s]).abs()) * self.weight_scale[s];
                 *m = m.max(e);
                 max = max.max(e);
                 sum += e;
