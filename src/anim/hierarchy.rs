@@ -28,6 +28,33 @@ fn local_columns(local: &Transform) -> [[f32; 3]; 4] {
     ]
 }
 
+/// [`local_columns`] of four joints, one per SIMD lane: the same
+/// operations in each lane, so the same bits (as ozz-animation does, the
+/// conversion runs four joints at a time; only the products down the
+/// hierarchy need the parent first).
+#[inline(always)]
+fn local_columns4(locals: &[Transform]) -> [[[f32; 3]; 4]; 4] {
+    let lane =
+        |f: fn(&Transform) -> f32| f32x4::from([f(&locals[0]), f(&locals[1]), f(&locals[2]), f(&locals[3])]);
+    let (x, y, z, w) =
+        (lane(|l| l.rotation.i), lane(|l| l.rotation.j), lane(|l| l.rotation.k), lane(|l| l.rotation.w));
+    let (sx, sy, sz) = (lane(|l| l.scale.x), lane(|l| l.scale.y), lane(|l| l.scale.z));
+    let (one, two) = (f32x4::ONE, f32x4::splat(2.0));
+    let (xx, yy, zz) = (x * x, y * y, z * z);
+    let (xy, xz, yz) = (x * y, x * z, y * z);
+    let (wx, wy, wz) = (w * x, w * y, w * z);
+    let columns = [
+        [(one - two * (yy + zz)) * sx, two * (xy + wz) * sx, two * (xz - wy) * sx],
+        [two * (xy - wz) * sy, (one - two * (xx + zz)) * sy, two * (yz + wx) * sy],
+        [two * (xz + wy) * sz, two * (yz - wx) * sz, (one - two * (xx + yy)) * sz],
+    ]
+    .map(|c| c.map(f32x4::to_array));
+    std::array::from_fn(|k| {
+        let t = &locals[k].translation;
+        [columns[0].map(|c| c[k]), columns[1].map(|c| c[k]), columns[2].map(|c| c[k]), [t.x, t.y, t.z]]
+    })
+}
+
 /// The four columns of `m`, one SIMD value each.
 #[inline(always)]
 fn columns(m: &Matrix4<f32>) -> [f32x4; 4] {
@@ -77,6 +104,7 @@ impl LocalToModelJob<'_> {
         // the parent, and reading it back from memory would lengthen the
         // dependency from one joint to the next.
         let mut previous = root;
+        let mut block = [[[0.0; 3]; 4]; 4];
         for (j, (&p, local)) in self.parents.iter().zip(self.locals).enumerate() {
             let [p0, p1, p2, p3] = if p == NO_PARENT {
                 root
@@ -85,7 +113,11 @@ impl LocalToModelJob<'_> {
             } else {
                 columns(&self.output[p as usize])
             };
-            let [l0, l1, l2, t] = local_columns(local);
+            if j % 4 == 0 && j + 4 <= self.locals.len() {
+                block = local_columns4(&self.locals[j..j + 4]);
+            }
+            let [l0, l1, l2, t] =
+                if j < self.locals.len() / 4 * 4 { block[j % 4] } else { local_columns(local) };
             // `p3 * 0` is kept: it is what the full product adds (a signed
             // zero, or NaN for an infinite parent).
             let p3_zero = p3 * f32x4::ZERO;
@@ -272,7 +304,8 @@ mod tests {
         // reordered sum would turn into +0) under a root with a projective
         // bottom row, and random inverse binds.
         let mut rng = Lcg(3);
-        let n: usize = 40;
+        // 42: ten blocks of four converted per SIMD operation, and two alone.
+        let n: usize = 42;
         let parents: Vec<u32> =
             (0..n)
                 .map(|j| {
