@@ -186,35 +186,55 @@ impl Rig {
     }
 
     /// The error each morph weight may have so that no vertex moves further
-    /// than `settings.error_bound`, per slot of `rest_morph_weights`: a
-    /// mesh with `n` targets moves a vertex at most by the sum of each
-    /// weight's error times that target's longest position delta, so each
-    /// weight gets the bound over `n` times its longest delta (mesh units,
-    /// taken as object units). Weights of targets that move no position
-    /// (normals or tangents only) and slots no mesh uses get
-    /// [`MAX_WEIGHT_ERROR`] at most.
+    /// than `settings.error_bound`, per slot of `rest_morph_weights`. A
+    /// vertex moves by the sum over the mesh's targets of each weight's
+    /// error times that target's delta there; each weight gets the bound
+    /// over its target's longest position delta `L`, divided by the most
+    /// any vertex sums of `|delta| / L` over the targets (1 where targets
+    /// move separate vertices, at most the target count), so that sum
+    /// stays within the bound (mesh units, taken as object units). Weights
+    /// of targets that move no position (normals or tangents only) and
+    /// slots no mesh uses get [`MAX_WEIGHT_ERROR`] at most.
     pub fn morph_weight_tolerances(&self, settings: &CompressionSettings) -> Vec<f64> {
+        let length = |d: [f32; 3]| d.iter().map(|c| f64::from(*c).powi(2)).sum::<f64>().sqrt();
         let mut tolerances = vec![MAX_WEIGHT_ERROR; self.rest_morph_weights.len()];
         for instance in &self.instances {
             let mesh = &self.meshes[instance.mesh];
             let n = instance.morph_count as usize;
-            for target in 0..n {
-                let longest = mesh
-                    .primitives
+            let positions = |target: usize| {
+                mesh.primitives
                     .iter()
-                    .filter_map(|p| p.morph_targets.get(target)?.positions.as_ref())
-                    .map(|deltas| {
-                        let mut longest = 0.0f64;
-                        deltas.for_each(|_, d| {
-                            longest = longest.max(d.iter().map(|c| f64::from(*c).powi(2)).sum::<f64>().sqrt())
+                    .map(move |p| p.morph_targets.get(target).and_then(|t| t.positions.as_ref()))
+            };
+            let longest: Vec<f64> = (0..n)
+                .map(|target| {
+                    let mut longest = 0.0f64;
+                    for deltas in positions(target).flatten() {
+                        deltas.for_each(|_, d| longest = longest.max(length(d)));
+                    }
+                    longest
+                })
+                .collect();
+            // The most any vertex sums of |delta| / longest over the targets.
+            let mut overlap = 0.0f64;
+            for (p, primitive) in mesh.primitives.iter().enumerate() {
+                let mut sums = vec![0.0f64; primitive.vertex_count()];
+                for (target, &l) in longest.iter().enumerate().filter(|(_, l)| **l > 0.0) {
+                    if let Some(deltas) = positions(target).nth(p).flatten() {
+                        deltas.for_each(|v, d| {
+                            if let Some(sum) = sums.get_mut(v) {
+                                *sum += length(d) / l;
+                            }
                         });
-                        longest
-                    })
-                    .fold(0.0, f64::max);
+                    }
+                }
+                overlap = sums.into_iter().fold(overlap, f64::max);
+            }
+            for (target, &l) in longest.iter().enumerate() {
                 if let Some(t) = tolerances.get_mut(instance.morph_offset as usize + target)
-                    && longest > 0.0
+                    && l > 0.0
                 {
-                    *t = t.min(settings.error_bound / (n as f64 * longest));
+                    *t = t.min(settings.error_bound / (overlap.max(1.0) * l));
                 }
             }
         }
@@ -265,5 +285,40 @@ impl Rig {
                 }
             };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::anim::MorphDeltas;
+    use crate::test_model::test_model;
+
+    #[test]
+    fn morph_weight_tolerances_share_the_bound_where_targets_overlap() {
+        let settings = CompressionSettings::default();
+        // Both targets move every vertex 0.1: a vertex sums both errors.
+        let rig = (*test_model().rig).clone();
+        let both = settings.error_bound / (2.0 * 0.1);
+        for t in rig.morph_weight_tolerances(&settings) {
+            assert!((t - both).abs() < 1e-6 * both, "{t}");
+        }
+        // Targets on separate vertices: each weight gets the whole bound,
+        // over its own longest delta.
+        let mut apart = rig.clone();
+        let mut mesh = (*apart.meshes[0]).clone();
+        let targets = &mut mesh.primitives[0].morph_targets;
+        targets[0].positions = Some(MorphDeltas::Sparse { indices: vec![0], deltas: vec![[0.1, 0.0, 0.0]] });
+        targets[1].positions = Some(MorphDeltas::Sparse { indices: vec![2], deltas: vec![[0.0, 0.4, 0.0]] });
+        apart.meshes[0] = Arc::new(mesh);
+        let t = apart.morph_weight_tolerances(&settings);
+        assert!((t[0] - settings.error_bound / 0.1).abs() < 1e-6 * t[0], "{t:?}");
+        assert!((t[1] - settings.error_bound / 0.4).abs() < 1e-6 * t[1], "{t:?}");
+        // No position deltas: the normals-only cap.
+        let mut flat = rig.clone();
+        let mut mesh = (*flat.meshes[0]).clone();
+        mesh.primitives[0].morph_targets.iter_mut().for_each(|t| t.positions = None);
+        flat.meshes[0] = Arc::new(mesh);
+        assert_eq!(flat.morph_weight_tolerances(&settings), vec![MAX_WEIGHT_ERROR; 2]);
     }
 }
