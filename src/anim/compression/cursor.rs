@@ -70,6 +70,14 @@ pub(crate) type VectorBlock = KeyBlock<3>;
 pub(crate) type WeightBlock = KeyBlock<1>;
 
 impl<const N: usize> KeyBlock<N> {
+    /// Blocks for `count` tracks, nothing cached.
+    fn blocks(count: usize) -> Vec<Self> {
+        vec![
+            KeyBlock { a: [[0.0; LANES]; N], b: [[0.0; LANES]; N], span: Span::STALE };
+            count.div_ceil(LANES)
+        ]
+    }
+
     /// Lane `l` now holds `keys`, the keys around some time of a track that
     /// held `cached` (key indices) before: a key cached already is moved,
     /// not decoded again; `decode` decodes the others.
@@ -112,16 +120,6 @@ pub struct CompressedCursor {
     /// (`u32::MAX`: none): a search starts at `a`, and keys cached already
     /// are not decoded again.
     pub(crate) keys: Vec<[u32; 2]>,
-}
-
-impl<const N: usize> KeyBlock<N> {
-    /// Blocks for `count` tracks, nothing cached.
-    fn blocks(count: usize) -> Vec<Self> {
-        vec![
-            KeyBlock { a: [[0.0; LANES]; N], b: [[0.0; LANES]; N], span: Span::STALE };
-            count.div_ceil(LANES)
-        ]
-    }
 }
 
 /// Rotation, translation-or-scale and weight tracks of `clip`.
