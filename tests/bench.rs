@@ -10,26 +10,37 @@ mod common;
 
 use serde_json::Value;
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 use std::process::Command;
+
+/// Runs `vkskin bench ARGS --out DIR` (DIR a fresh scratch folder named
+/// after `tag`), checks that it exited 0, and returns DIR, the parsed
+/// `results.json` and the run's stderr.
+fn run_bench(tag: &str, args: &[&str]) -> (PathBuf, Value, String) {
+    let out = std::env::temp_dir().join(format!("vkskin-bench{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let run = Command::new(env!("CARGO_BIN_EXE_vkskin"))
+        .arg("bench")
+        .args(args)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("run vkskin bench");
+    let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert!(run.status.success(), "vkskin bench {} failed: {stderr}", args.join(" "));
+    let text = std::fs::read_to_string(out.join("results.json")).expect("results.json");
+    let results: Value = serde_json::from_str(&text).expect("results.json is JSON");
+    (out, results, stderr)
+}
 
 #[test]
 fn quick_bench_writes_complete_results_and_plots() {
     if common::context().is_none() {
         return;
     }
-    let out = std::env::temp_dir().join(format!("vkskin-bench-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
-    let run = Command::new(env!("CARGO_BIN_EXE_vkskin"))
-        .args(["bench", "--quick", "--validation", "--out"])
-        .arg(&out)
-        .output()
-        .expect("run vkskin bench");
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "vkskin bench --quick failed: {stderr}");
+    let (out, results, stderr) = run_bench("", &["--quick", "--validation"]);
     assert!(!stderr.contains("skipped"), "a configuration was skipped: {stderr}");
 
-    let text = std::fs::read_to_string(out.join("results.json")).expect("results.json");
-    let results: Value = serde_json::from_str(&text).expect("results.json is JSON");
     for key in ["device", "driver", "date", "commit"] {
         let v = results["header"][key].as_str().unwrap_or_default();
         assert!(!v.is_empty(), "header.{key} is empty");
@@ -103,18 +114,23 @@ fn dual_quaternion_modes_measure_both_splits() {
     if common::context().is_none() {
         return;
     }
-    let out = std::env::temp_dir().join(format!("vkskin-bench-dqs-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
-    let run = Command::new(env!("CARGO_BIN_EXE_vkskin"))
-        .args(["bench", "--quick", "--validation", "--skinning", "dqs-compute,dqs-vertex", "--upload"])
-        .args(["staged,inplace", "--characters", "2", "--passes", "1", "--frames", "3", "--out"])
-        .arg(&out)
-        .output()
-        .expect("run vkskin bench");
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "vkskin bench failed: {stderr}");
-    let text = std::fs::read_to_string(out.join("results.json")).expect("results.json");
-    let results: Value = serde_json::from_str(&text).expect("results.json is JSON");
+    let (out, results, _) = run_bench(
+        "-dqs",
+        &[
+            "--quick",
+            "--validation",
+            "--skinning",
+            "dqs-compute,dqs-vertex",
+            "--upload",
+            "staged,inplace",
+            "--characters",
+            "2",
+            "--passes",
+            "1",
+            "--frames",
+            "3",
+        ],
+    );
     let entries = results["entries"].as_array().expect("entries");
     let mut seen = BTreeSet::new();
     for e in entries {
