@@ -39,10 +39,11 @@ pub use cursor::CompressedCursor;
 pub use error::ErrorMetric;
 pub use sampler::CompressedSampleJob;
 
-use crate::anim::sampling::{sample_joint, sample_morph_tracks};
+use crate::anim::sampling::{check_clip, sample_joint, sample_morph_tracks};
 use crate::anim::{
     Clip, Interpolation, JobError, MorphWeightTrack, RotationBlend, Skeleton, Track, Transform,
 };
+use crate::anim::{SampleJob, SamplingCursor};
 use nalgebra::Matrix4;
 use quantize::{BitWriter, Range};
 use reduce::{Encoded, TrackInput, Value};
@@ -382,47 +383,13 @@ fn error_scale(metric: &ErrorMetric, j: usize, property: Property) -> f64 {
     }
 }
 
-/// Checks that every track of `clip` is well formed for `skeleton`.
+/// Checks that every track of `clip` is well formed for `skeleton`, and
+/// that joints and morph slots fit the 16-bit indices tracks store.
 fn check(clip: &Clip, skeleton: &Skeleton) -> Result<(), JobError> {
     if skeleton.len() > usize::from(u16::MAX) {
         return Err(JobError::new(format!("compress: {} joints, at most 65535", skeleton.len())));
     }
-    for (i, jt) in clip.joint_tracks.iter().enumerate() {
-        if jt.joint as usize >= skeleton.len() {
-            return Err(JobError::new(format!("compress: joint track {i} animates joint {}", jt.joint)));
-        }
-        let shapes = [
-            jt.translation.as_ref().map(|t| (t.times.len(), t.values.len(), t.values_per_key())),
-            jt.rotation.as_ref().map(|t| (t.times.len(), t.values.len(), t.values_per_key())),
-            jt.scale.as_ref().map(|t| (t.times.len(), t.values.len(), t.values_per_key())),
-        ];
-        for (shape, what) in shapes.iter().zip(["translation", "rotation", "scale"]) {
-            if let Some((times, values, per_key)) = *shape
-                && (times == 0 || times * per_key != values)
-            {
-                return Err(JobError::new(format!(
-                    "compress: joint track {i} {what}: {times} key times, {values} values"
-                )));
-            }
-        }
-    }
-    for (m, mt) in clip.morph_tracks.iter().enumerate() {
-        let per_key = if mt.interpolation == Interpolation::CubicSpline { 3 } else { 1 };
-        let (times, values) = (mt.times.len(), mt.values.len());
-        let end = u64::from(mt.offset) + u64::from(mt.count);
-        if end > u64::from(u16::MAX) {
-            return Err(JobError::new(format!(
-                "compress: morph track {m} writes weights up to {end}, at most 65535"
-            )));
-        }
-        if times == 0 || (times * per_key).checked_mul(mt.count as usize) != Some(values) {
-            return Err(JobError::new(format!(
-                "compress: morph track {m}: {times} key times, {values} values for {} weights",
-                mt.count
-            )));
-        }
-    }
-    Ok(())
+    check_clip("compress", clip, skeleton.len(), usize::from(u16::MAX))
 }
 
 /// Morph slots `clip` writes: one past the highest.
@@ -612,7 +579,7 @@ pub fn compress_for(
     // keys (5 minutes at 120 Hz) and 100 joints would need 2.3 GB for them.
     let mut exact = Exact::new(clip, rest, settings.reference, slots);
     for &t in grid.iter().step_by(MEASURE_STEPS / GRID_STEPS) {
-        exact.sample(t);
+        exact.sample(t)?;
         for input in &mut inputs {
             let value = match input.property {
                 Property::Weight => [f64::from(exact.weights[input.joint]), 0.0, 0.0, 0.0],
@@ -808,32 +775,45 @@ fn assemble(
     })
 }
 
-/// The exact clip's local pose and morph weights at one time, as
-/// `SampleJob` samples them (the reference for the error).
+/// The exact clip's local pose and morph weights at one time: `SampleJob`
+/// with the reference rotation blend (the reference for the error).
 struct Exact<'a> {
     clip: &'a Clip,
     rest: &'a [Transform],
     reference: RotationBlend,
-    hints: Vec<u32>,
+    cursor: SamplingCursor,
+    /// 0 in every slot: slots no track writes stay 0 in `weights`.
+    rest_weights: Vec<f32>,
     locals: Vec<Transform>,
     weights: Vec<f32>,
 }
 
 impl<'a> Exact<'a> {
     fn new(clip: &'a Clip, rest: &'a [Transform], reference: RotationBlend, slots: usize) -> Self {
-        let hints = vec![0; clip.morph_tracks.len()];
-        Exact { clip, rest, reference, hints, locals: rest.to_vec(), weights: vec![0.0; slots] }
+        Exact {
+            clip,
+            rest,
+            reference,
+            cursor: SamplingCursor::new(clip),
+            rest_weights: vec![0.0; slots],
+            locals: rest.to_vec(),
+            weights: vec![0.0; slots],
+        }
     }
 
-    /// `locals` and `weights` at `t` (slots no track writes: 0).
-    fn sample(&mut self, t: f64) {
-        self.locals.copy_from_slice(self.rest);
-        for jt in &self.clip.joint_tracks {
-            let j = jt.joint as usize;
-            self.locals[j] = sample_joint(jt, t, &self.rest[j], self.reference);
+    /// `locals` and `weights` at `t`.
+    fn sample(&mut self, t: f64) -> Result<(), JobError> {
+        SampleJob {
+            clip: self.clip,
+            time: t,
+            rest: self.rest,
+            rest_morph_weights: &self.rest_weights,
+            rotation_blend: self.reference,
+            cursor: &mut self.cursor,
+            output: &mut self.locals,
+            morph_output: &mut self.weights,
         }
-        self.weights.fill(0.0);
-        sample_morph_tracks(&self.clip.morph_tracks, t, &mut self.hints, &mut self.weights);
+        .run()
     }
 }
 
@@ -884,7 +864,7 @@ impl Measure {
         let mut cursor = CompressedCursor::new(clip);
         let (mut max, mut sum) = (0.0f64, 0.0f64);
         for &t in grid {
-            exact.sample(t);
+            exact.sample(t)?;
             CompressedSampleJob {
                 clip,
                 time: t,
