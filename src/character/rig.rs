@@ -217,10 +217,12 @@ impl Rig {
                 .collect();
             // The most any vertex sums of |delta| / longest over the targets.
             let mut overlap = 0.0f64;
-            for (p, primitive) in mesh.primitives.iter().enumerate() {
+            for primitive in &mesh.primitives {
                 let mut sums = vec![0.0f64; primitive.vertex_count()];
                 for (target, &l) in longest.iter().enumerate().filter(|(_, l)| **l > 0.0) {
-                    if let Some(deltas) = positions(target).nth(p).flatten() {
+                    if let Some(deltas) =
+                        primitive.morph_targets.get(target).and_then(|t| t.positions.as_ref())
+                    {
                         deltas.for_each(|v, d| {
                             if let Some(sum) = sums.get_mut(v) {
                                 *sum += length(d) / l;
