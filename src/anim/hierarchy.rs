@@ -10,28 +10,11 @@ use super::transform::Transform;
 use nalgebra::Matrix4;
 use wide::f32x4;
 
-/// The columns of `local.to_matrix()` above the bottom row (which is 0, 0,
-/// 0, 1), with the same arithmetic (`Transform::to_matrix`'s formula).
-#[inline(always)]
-fn local_columns(local: &Transform) -> [[f32; 3]; 4] {
-    let q = local.rotation.as_ref();
-    let (x, y, z, w) = (q.i, q.j, q.k, q.w);
-    let (t, s) = (&local.translation, &local.scale);
-    let (xx, yy, zz) = (x * x, y * y, z * z);
-    let (xy, xz, yz) = (x * y, x * z, y * z);
-    let (wx, wy, wz) = (w * x, w * y, w * z);
-    [
-        [(1.0 - 2.0 * (yy + zz)) * s.x, 2.0 * (xy + wz) * s.x, 2.0 * (xz - wy) * s.x],
-        [2.0 * (xy - wz) * s.y, (1.0 - 2.0 * (xx + zz)) * s.y, 2.0 * (yz + wx) * s.y],
-        [2.0 * (xz + wy) * s.z, 2.0 * (yz - wx) * s.z, (1.0 - 2.0 * (xx + yy)) * s.z],
-        [t.x, t.y, t.z],
-    ]
-}
-
-/// [`local_columns`] of four joints, one per SIMD lane: the same
-/// operations in each lane, so the same bits (as ozz-animation does, the
-/// conversion runs four joints at a time; only the products down the
-/// hierarchy need the parent first).
+/// The columns above the bottom row (which is 0, 0, 0, 1) of
+/// `to_matrix()` of four local transforms, with `Transform::to_matrix`'s
+/// arithmetic, one joint per SIMD lane: the same operations in each lane,
+/// so the same bits. As in ozz-animation, the conversion runs four joints
+/// at a time; only the products down the hierarchy need the parent first.
 #[inline(always)]
 fn local_columns4(locals: &[Transform]) -> [[[f32; 3]; 4]; 4] {
     let lane =
@@ -113,11 +96,18 @@ impl LocalToModelJob<'_> {
             } else {
                 columns(&self.output[p as usize])
             };
-            if j % 4 == 0 && j + 4 <= self.locals.len() {
-                block = local_columns4(&self.locals[j..j + 4]);
+            if j % 4 == 0 {
+                let rest = &self.locals[j..];
+                block = if rest.len() >= 4 {
+                    local_columns4(rest)
+                } else {
+                    // The last joints: the other lanes repeat this one.
+                    let mut four = [*local; 4];
+                    four[..rest.len()].copy_from_slice(rest);
+                    local_columns4(&four)
+                };
             }
-            let [l0, l1, l2, t] =
-                if j < self.locals.len() / 4 * 4 { block[j % 4] } else { local_columns(local) };
+            let [l0, l1, l2, t] = block[j % 4];
             // `p3 * 0` is kept: it is what the full product adds (a signed
             // zero, or NaN for an infinite parent).
             let p3_zero = p3 * f32x4::ZERO;
@@ -304,7 +294,7 @@ mod tests {
         // reordered sum would turn into +0) under a root with a projective
         // bottom row, and random inverse binds.
         let mut rng = Lcg(3);
-        // 42: ten blocks of four converted per SIMD operation, and two alone.
+        // 42: ten blocks of four joints, and a last block of two.
         let n: usize = 42;
         let parents: Vec<u32> =
             (0..n)
