@@ -18,4 +18,5 @@ pub mod render;
 pub(crate) mod skip_policy;
 #[cfg(test)]
 pub(crate) mod test_model;
+pub mod text;
 pub mod world;

@@ -13,14 +13,14 @@ fn main() -> ExitCode {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        eprintln!("vkskin: internal error{location}: {}", vkskin::asset::names::escape(&message));
+        eprintln!("vkskin: internal error{location}: {}", vkskin::text::escape(&message));
     }));
     let cli = vkskin::cli::Cli::parse();
     match vkskin::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             // One line, whatever a file or a lower layer put in the message.
-            eprintln!("vkskin: {}", vkskin::asset::names::escape(&error.to_string()));
+            eprintln!("vkskin: {}", vkskin::text::escape(&error.to_string()));
             ExitCode::FAILURE
         }
     }

@@ -1,11 +1,11 @@
 //! A small hand-built model for unit tests (no file, no GPU).
 
+use crate::anim::Rig;
 use crate::anim::{
     Clip, ClipEvent, Influences, Interpolation, JointTracks, Mesh, MeshInstance, MeshPrimitive, MorphDeltas,
     MorphTarget, MorphWeightTrack, NO_PARENT, Skeleton, Skin, Track, Transform,
 };
 use crate::asset::Model;
-use crate::character::Rig;
 use nalgebra::{Matrix4, UnitQuaternion, Vector3};
 use std::sync::Arc;
 

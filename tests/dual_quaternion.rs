@@ -13,6 +13,7 @@ use common::{
     shared_model,
 };
 use std::sync::Arc;
+use vkskin::anim::SkinInput;
 use vkskin::anim::{SkinnedPose, SkinningMethod};
 use vkskin::asset::Model;
 use vkskin::asset::twist_cylinder::{
@@ -22,7 +23,7 @@ use vkskin::gpu::{FrameRing, GpuContext};
 use vkskin::render::gpu_model::GpuModel;
 use vkskin::render::headless::HeadlessRequest;
 use vkskin::render::readback::{Readback, skin_and_read_back};
-use vkskin::render::skin_pass::{CharacterId, SkinInput, SkinPass};
+use vkskin::render::skin_pass::{CharacterId, SkinPass};
 use vkskin::render::skinning::{DqsSplit, ShaderSkinning};
 
 /// GPU positions must agree with the CPU reference within this fraction of

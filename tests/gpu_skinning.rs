@@ -14,17 +14,19 @@ use common::{
 };
 use nalgebra::{Matrix4, UnitQuaternion, Vector3};
 use std::sync::Arc;
+use vkskin::anim::Rig as CharacterRig;
+use vkskin::anim::SkinInput;
 use vkskin::anim::{
     BoneMatrix, Influences, MeshPrimitive, MorphDeltas, MorphTarget, NO_PARENT, Pose, Skeleton, Skin,
     SkinnedPose, SkinningMethod, Transform,
 };
 use vkskin::asset::{Mesh, MeshInstance, Model};
-use vkskin::character::{DebugPose, PoseOutput, Rig as CharacterRig};
+use vkskin::character::{DebugPose, PoseOutput};
 use vkskin::gpu::{FrameRing, GpuContext};
 use vkskin::render::gpu_model::GpuModel;
 use vkskin::render::layout::SkinnedVertex;
 use vkskin::render::readback::{Readback, skin_and_read_back};
-use vkskin::render::skin_pass::{CharacterId, NO_RECORD, PaletteReads, PaletteUpload, SkinInput, SkinPass};
+use vkskin::render::skin_pass::{CharacterId, NO_RECORD, PaletteReads, PaletteUpload, SkinPass};
 use vkskin::render::skinning::{DqsSplit, ShaderSkinning};
 
 /// A hand-made local pose and its evaluated output (the character layer's

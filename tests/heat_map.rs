@@ -10,13 +10,13 @@ mod common;
 use ash::vk;
 use common::{assert_no_messages, context, shared_model};
 use std::sync::Arc;
+use vkskin::anim::SkinInput;
 use vkskin::anim::SkinnedPose;
 use vkskin::asset::Model;
 use vkskin::render::camera::{Camera, DEFAULT_FOV_Y};
 use vkskin::render::gpu_model::GpuModel;
 use vkskin::render::heat_map::joint_weights;
 use vkskin::render::renderer::{RenderSettings, Renderer};
-use vkskin::render::skin_pass::SkinInput;
 
 const W: u32 = 128;
 const H: u32 = 96;

@@ -254,7 +254,7 @@ fn renders_match_reference_images() {
 /// stairs (physics, foot IK), drawn with the level around it.
 #[test]
 fn renders_the_staircase_scene() {
-    use vkskin::asset::controller::DEFAULT_CONTROLLER;
+    use vkskin::character::controller::DEFAULT_CONTROLLER;
     use vkskin::character::{Controller, Script};
     use vkskin::world::{ActorRun, Authority, FootPlacement, Level, scenery_model};
     let Some(ctx) = context() else { return };

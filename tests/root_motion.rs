@@ -8,8 +8,8 @@ mod common;
 use nalgebra::Vector3;
 use proptest::prelude::*;
 use std::sync::Arc;
-use vkskin::asset::controller::DEFAULT_CONTROLLER;
 use vkskin::asset::{Model, load_default_character};
+use vkskin::character::controller::DEFAULT_CONTROLLER;
 use vkskin::character::{Character, Controller, ParameterValue};
 
 /// The built-in character's Walk root travels +z at 1.3 m/s, Run's at 3.4.

@@ -79,8 +79,8 @@ fn the_capsule_climbs_the_stairs_and_the_ramp() {
 mod actor {
     use nalgebra::Vector3;
     use std::sync::Arc;
-    use vkskin::asset::controller::DEFAULT_CONTROLLER;
     use vkskin::asset::{Model, load_default_character};
+    use vkskin::character::controller::DEFAULT_CONTROLLER;
     use vkskin::character::{Character, Controller, ParameterValue};
     use vkskin::world::level::STEP_RISE;
     use vkskin::world::{Actor, Authority, FootPlacement, Level, PhysicsWorld};

@@ -23,7 +23,7 @@ use super::clip::{Clip, Interpolation, Track};
 use super::job::JobError;
 use super::sampling::{SlerpKeys, check_clip, keep_or, slerp_keys};
 use super::transform::Transform;
-use crate::asset::names::display_name;
+use crate::text::display_name;
 use nalgebra::{Quaternion, UnitQuaternion};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

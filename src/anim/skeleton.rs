@@ -2,7 +2,7 @@
 
 use super::job::JobError;
 use super::transform::Transform;
-use crate::asset::names::display_name;
+use crate::text::display_name;
 use nalgebra::Matrix4;
 
 /// Parent index of a root joint.

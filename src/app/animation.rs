@@ -9,7 +9,7 @@
 
 use super::state::{AnimationMode, DebugView, EventLog, LoggedEvent, ViewerState};
 use crate::asset::Model;
-use crate::asset::controller::FoundController;
+use crate::character::controller::FoundController;
 use crate::character::{
     AnimationSystem, Character, CharacterId, Controller, DebugPose, ParameterId, ParameterValue,
 };
@@ -282,7 +282,7 @@ fn show_morphs(character: &Character, state: &mut ViewerState) {
 mod tests {
     use super::*;
     use crate::anim::{BoneMatrix, Pose};
-    use crate::asset::controller::DEFAULT_CONTROLLER;
+    use crate::character::controller::DEFAULT_CONTROLLER;
     use crate::test_model::test_model;
     use nalgebra::Matrix4;
 

@@ -547,7 +547,7 @@ mod tests {
     fn draws_the_controller_and_its_state_graph() {
         let model = Arc::new(crate::asset::load_default_character().unwrap());
         let controller =
-            crate::character::Controller::from_text(crate::asset::controller::DEFAULT_CONTROLLER, &model)
+            crate::character::Controller::from_text(crate::character::controller::DEFAULT_CONTROLLER, &model)
                 .unwrap();
         let mut state = ViewerState::default();
         let mut anim =

@@ -15,15 +15,15 @@ use super::state::{AnimationMode, DebugView, EventLog, FrameTimings, SkinningMod
 use super::ui::{self, ModelInfo};
 use super::window::WindowInput;
 use crate::anim::SkinningMethod;
-use crate::asset::controller::{FoundController, find_controller};
+use crate::anim::frame_poses::{Bounds, FramePoses, SkinInput, grow_bounds};
 use crate::asset::{self, Model};
+use crate::character::controller::{FoundController, find_controller};
 use crate::character::{Controller, Crowd, Timeline};
 use crate::gpu::{GpuContext, GpuOptions};
 use crate::render::headless::{self, HeadlessRequest};
 use crate::render::image_out::{self, ApngWriter};
 use crate::render::mesh_pass::VertexPath;
 use crate::render::renderer::{RenderSettings, Renderer};
-use crate::render::skin_pass::{FramePoses, SkinInput};
 use crate::render::skinning::DqsSplit;
 use crate::render::window_frame::{BoneOverlay, OpenError, WindowFrame, WindowScene};
 use crate::world::{Level, scenery_model};
@@ -699,7 +699,7 @@ const FRAMING_SAMPLES: u32 = 12;
 
 /// Scene-space bounds of `model` over every clip (rest pose without clips),
 /// from the CPU reference skinning; `None` when nothing is drawn.
-fn model_bounds(model: &Model) -> anyhow::Result<Option<headless::Bounds>> {
+fn model_bounds(model: &Model) -> anyhow::Result<Option<Bounds>> {
     let clips: Vec<Option<usize>> =
         if model.clips.is_empty() { vec![None] } else { (0..model.clips.len()).map(Some).collect() };
     let mut scratch = Vec::new();
@@ -712,7 +712,7 @@ fn model_bounds(model: &Model) -> anyhow::Result<Option<headless::Bounds>> {
         let mut timeline = Timeline::seeking(model.rig.clone(), controller, f64::from(start), fps)?;
         for i in 0..FRAMING_SAMPLES {
             let character = timeline.frame(i)?;
-            headless::grow_bounds(model, &character.pose(), &Matrix4::identity(), &mut scratch, &mut bounds)?;
+            grow_bounds(model, &character.pose(), &Matrix4::identity(), &mut scratch, &mut bounds)?;
         }
     }
     Ok(bounds)
@@ -782,7 +782,10 @@ fn crowd_behind(
                 .map_err(anyhow::Error::msg)?,
         ),
     };
-    let (mut crowd, (lo, hi)) = headless::crowd_on_grid(model, controller, characters as usize - 1, 60.0, 0)?;
+    let grid = Crowd::on_grid(model.rig.clone(), controller, characters as usize - 1, 60.0, 0)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", model.file))?;
+    let (mut crowd, (lo, hi)) =
+        grid.ok_or_else(|| anyhow::anyhow!("{}: nothing to draw (no mesh instances)", model.file))?;
     // The grid's front row a little behind the driven character.
     crowd.shift(&nalgebra::Vector3::new(
         0.0,

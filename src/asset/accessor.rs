@@ -7,8 +7,9 @@
 //! data is allocated: a view-less accessor (all zeros, so backed by no data)
 //! or one read many times cannot make a small file take gigabytes.
 
-use super::error::{AssetError, human_bytes, invalid};
+use super::error::{AssetError, invalid};
 use super::limits::Budget;
+use crate::text::human_bytes;
 use gltf::json::{
     self,
     accessor::{ComponentType, Type},

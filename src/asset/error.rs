@@ -2,8 +2,8 @@
 //! where (keeping the I/O, JSON, image or rig error that caused it), and
 //! [`ImportError`] adds the file.
 
-use super::names::escape;
 use crate::anim::JobError;
+use crate::text::{escape, human_bytes};
 use std::path::{Path, PathBuf};
 
 /// What went wrong while reading a glTF file, its buffers or its images.
@@ -131,18 +131,6 @@ macro_rules! invalid {
 }
 pub(crate) use invalid;
 
-/// Bytes for people: `512 B`, `1.5 MiB`, `8.0 GiB`.
-pub fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 { format!("{bytes} B") } else { format!("{value:.1} {}", UNITS[unit]) }
-}
-
 /// A file could not be imported. Prints as one line that names the file and
 /// the element, e.g. `Walk.glb: animation 2 "Walk" channel 5: key times not
 /// increasing at key 17 (0.50 after 0.52)`.
@@ -178,13 +166,6 @@ impl std::error::Error for ImportError {
 mod tests {
     use super::*;
     use std::error::Error;
-
-    #[test]
-    fn bytes_for_people() {
-        assert_eq!(human_bytes(512), "512 B");
-        assert_eq!(human_bytes(1536), "1.5 KiB");
-        assert_eq!(human_bytes(8 << 30), "8.0 GiB");
-    }
 
     #[test]
     fn context_keeps_the_cause() {

@@ -180,7 +180,7 @@ pub fn decode_rgba8(image: &ImageSource) -> Result<DecodedImage, AssetError> {
     let unsupported = || {
         invalid!(
             "unsupported image format ({}); only PNG and JPEG are decoded",
-            super::names::escape(image.mime_type.as_deref().unwrap_or("unknown MIME type"))
+            crate::text::escape(image.mime_type.as_deref().unwrap_or("unknown MIME type"))
         )
     };
     if !(b.starts_with(PNG_SIGNATURE) || b.starts_with(&[0xFF, 0xD8])) {

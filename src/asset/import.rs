@@ -10,15 +10,15 @@ use super::error::{AssetError, ImportError, invalid};
 use super::files;
 use super::limits::{Budget, LoadOptions, MAX_SKIN_JOINTS};
 use super::model::{Material, Mesh, MeshInstance, Model};
-use super::names::label;
 use super::source::{self, Source};
 use super::validate;
+use crate::anim::Rig;
 use crate::anim::compression::CompressionSettings;
 use crate::anim::{
     Clip, Influences, Interpolation, JointTracks, MeshPrimitive, MorphDeltas, MorphTarget, MorphWeightTrack,
     NO_PARENT, Skeleton, Skin, Track, Transform,
 };
-use crate::character::Rig;
+use crate::text::label;
 use gltf::json::{
     self,
     animation::{Interpolation as JsonInterpolation, Property},

@@ -2,7 +2,6 @@
 //! them into `anim` data and mesh streams.
 
 pub mod accessor;
-pub mod controller;
 pub mod default_character;
 pub mod error;
 pub mod files;
@@ -11,7 +10,6 @@ pub mod images;
 pub mod import;
 pub mod limits;
 pub mod model;
-pub mod names;
 pub mod source;
 pub mod twist_cylinder;
 pub mod validate;

@@ -2,8 +2,8 @@
 //! commands need (node indices, names, warnings).
 
 use super::limits::LoadOptions;
+use crate::anim::Rig;
 pub use crate::anim::{Mesh, MeshInstance};
-use crate::character::Rig;
 use std::ops::Deref;
 use std::sync::Arc;
 

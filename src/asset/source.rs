@@ -6,7 +6,7 @@
 use super::error::{AssetError, invalid};
 use super::files;
 use super::limits::{Budget, LoadOptions};
-use super::names::escape;
+use crate::text::escape;
 use base64::Engine;
 use gltf::json::{self, validation::Validate};
 use serde_json::Value;

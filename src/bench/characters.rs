@@ -13,8 +13,8 @@ use criterion::{Criterion, Throughput};
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use vkskin::asset::controller::DEFAULT_CONTROLLER;
 use vkskin::asset::{LoadOptions, Model, load_default_character, load_default_character_with};
+use vkskin::character::controller::DEFAULT_CONTROLLER;
 use vkskin::character::{AnimationSystem, CharacterId, Controller, EvaluationRate, ParameterValue};
 
 #[path = "allocations.rs"]

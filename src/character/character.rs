@@ -16,8 +16,8 @@ use super::events::FiredEvent;
 use super::lod::EvaluationRate;
 use super::output::{DebugPose, PoseOutput};
 use super::parameters::{ParameterValue, Parameters};
-use super::rig::Rig;
 use super::root_motion::{self, RootMotion};
+use crate::anim::Rig;
 use crate::anim::player::wrap_clip_time;
 use crate::anim::{
     BlendJob, BlendLayer, ClipEvent, ClipPlayer, JobError, LayerJob, Pose, RotationBlend, SkinnedPose,

@@ -8,7 +8,7 @@
 //! update (two nodes of the same clip at different phases), the second
 //! sample rewinds the cursor, which costs time, not accuracy.
 
-use super::rig::Rig;
+use crate::anim::Rig;
 use crate::anim::compression::{CompressedCursor, CompressedSampleJob};
 use crate::anim::{ClipCursor, JobError, Pose, RotationBlend, SampleClipJob};
 

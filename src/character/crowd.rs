@@ -5,8 +5,9 @@
 //! `--characters N` means for `render`, `view` and `bench`.
 
 use super::system::ThreadPoolError;
-use super::{AnimationSystem, Character, CharacterId, Controller, Rig, UpdateError};
-use crate::anim::JobError;
+use super::{AnimationSystem, Character, CharacterId, Controller, UpdateError};
+use crate::anim::frame_poses::{Bounds, FramePoses, FrameSource, PoseError, SkinInput, grow_bounds};
+use crate::anim::{JobError, Rig};
 use nalgebra::{Matrix4, Vector3};
 use std::sync::Arc;
 
@@ -153,6 +154,63 @@ impl Crowd {
     /// Time of the last update (all characters).
     pub fn last_update(&self) -> std::time::Duration {
         self.system.last_update()
+    }
+}
+
+/// The crowd as the renderer reads it: every character's pose and place.
+impl FramePoses for Crowd {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn input(&self, c: usize) -> SkinInput<'_> {
+        let character = &self.characters()[c];
+        SkinInput { pose: character.pose(), version: character.version() }
+    }
+    fn world(&self, c: usize) -> Matrix4<f32> {
+        self.worlds()[c]
+    }
+}
+
+impl FrameSource for Crowd {
+    fn restart(&mut self) -> Result<(), PoseError> {
+        Ok(Crowd::restart(self)?)
+    }
+    fn frame(&mut self, i: u32) -> Result<(), PoseError> {
+        Ok(Crowd::frame(self, i)?)
+    }
+}
+
+impl Crowd {
+    /// `count` characters of `rig` driven by `controller` on a grid spaced by
+    /// the footprint of one character's first frame (1.25 times its larger
+    /// horizontal extent), updated on `threads` threads (0: every core),
+    /// frames `1 / fps` apart; with the world-space bounds of the whole grid
+    /// at frame 0. `None` when the rig draws nothing (no bounds to space by).
+    pub fn on_grid(
+        rig: Arc<Rig>,
+        controller: Arc<Controller>,
+        count: usize,
+        fps: f64,
+        threads: usize,
+    ) -> Result<Option<(Crowd, Bounds)>, CrowdError> {
+        let mut one = Crowd::new(rig.clone(), controller.clone(), 1, 0.0, fps, 1)?;
+        one.frame(0)?;
+        let mut first = None;
+        grow_bounds(&rig, &one.input(0).pose, &one.world(0), &mut Vec::new(), &mut first)?;
+        let Some((lo, hi)) = first else { return Ok(None) };
+        let spacing = ((hi[0] - lo[0]).max(hi[2] - lo[2]) * 1.25).max(1e-3);
+        let crowd = Crowd::new(rig, controller, count, spacing, fps, threads)?;
+        // Every character's first frame lies within its own footprint moved to
+        // its place (the grid spacing leaves room between them).
+        let (mut glo, mut ghi) = (lo, hi);
+        for world in crowd.worlds() {
+            let t = world.column(3);
+            for k in 0..3 {
+                glo[k] = glo[k].min(lo[k] + t[k]);
+                ghi[k] = ghi[k].max(hi[k] + t[k]);
+            }
+        }
+        Ok(Some((crowd, (glo, ghi))))
     }
 }
 

@@ -29,9 +29,9 @@
 use super::character::Character;
 use super::controller::Controller;
 use super::parameters::ParameterValue;
-use super::rig::Rig;
 use crate::anim::JobError;
 use crate::anim::NO_PARENT;
+use crate::anim::Rig;
 use nalgebra::Vector3;
 use std::sync::Arc;
 

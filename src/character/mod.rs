@@ -2,7 +2,7 @@
 //! palettes, used by every command (viewer, `render`, `dump`, `simulate`,
 //! benchmarks). Pure CPU: nalgebra, serde and rayon; no Vulkan, no glTF.
 //!
-//! - [`Rig`]: the immutable asset characters share (skeleton, skins, clips,
+//! - [`Rig`](crate::anim::Rig): the immutable asset characters share (skeleton, skins, clips,
 //!   meshes), one `Arc` per model.
 //! - [`Controller`]: a state machine whose states play blend trees (clips,
 //!   N-way blends, 1D blend spaces with phase sync), checked against a rig
@@ -21,7 +21,6 @@ pub mod foot_slide;
 pub mod lod;
 pub mod output;
 pub mod parameters;
-pub mod rig;
 pub mod root_motion;
 pub mod script;
 pub mod system;
@@ -34,7 +33,6 @@ pub use events::FiredEvent;
 pub use lod::EvaluationRate;
 pub use output::{DebugPose, PoseOutput};
 pub use parameters::{ParameterValue, Parameters};
-pub use rig::Rig;
 pub use root_motion::RootMotion;
 pub use script::Script;
 pub use system::{AnimationSystem, CharacterId, ThreadPoolError, UpdateError};

@@ -2,7 +2,7 @@
 //! plus the morph weights, with a version that changes exactly when what the
 //! GPU reads (palettes, world matrices, morph weights) changes.
 
-use super::rig::Rig;
+use crate::anim::Rig;
 use crate::anim::{
     BoneMatrix, JobError, LocalToModelJob, PaletteJob, SkinnedPose, Transform, job::check_len,
 };

@@ -5,8 +5,8 @@
 use super::character::Character;
 use super::controller::Controller;
 use super::events::FiredEvent;
-use super::rig::Rig;
 use crate::anim::JobError;
+use crate::anim::Rig;
 use rayon::prelude::*;
 use std::cell::RefCell;
 use std::sync::Arc;

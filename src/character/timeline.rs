@@ -10,9 +10,10 @@
 
 use super::character::Character;
 use super::controller::Controller;
-use super::rig::Rig;
 use super::script::Script;
-use crate::anim::JobError;
+use crate::anim::frame_poses::{FramePoses, FrameSource, PoseError, SkinInput};
+use crate::anim::{JobError, Rig};
+use nalgebra::Matrix4;
 use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -128,6 +129,30 @@ impl Timeline {
         let dt = if k == 0 { 0.0 } else { (1.0 / self.fps) as f32 };
         self.character.update(dt)?;
         self.next_frame += 1;
+        Ok(())
+    }
+}
+
+/// A clip or controller of one character, at the origin.
+impl FramePoses for Timeline {
+    fn count(&self) -> usize {
+        1
+    }
+    fn input(&self, _: usize) -> SkinInput<'_> {
+        let c = self.character();
+        SkinInput { pose: c.pose(), version: c.version() }
+    }
+    fn world(&self, _: usize) -> Matrix4<f32> {
+        Matrix4::identity()
+    }
+}
+
+impl FrameSource for Timeline {
+    fn restart(&mut self) -> Result<(), PoseError> {
+        Ok(Timeline::restart(self)?)
+    }
+    fn frame(&mut self, i: u32) -> Result<(), PoseError> {
+        Timeline::frame(self, i)?;
         Ok(())
     }
 }

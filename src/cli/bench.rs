@@ -4,10 +4,10 @@
 
 use super::args::BenchArgs;
 use crate::anim::SkinningMethod;
-use crate::asset::controller::find_controller;
 use crate::asset::{self, LoadOptions, Model};
 use crate::bench_report::{self, BenchEntry, BenchHeader, BenchProgress, BenchResults, GpuPhases, Stat};
 use crate::character::Controller;
+use crate::character::controller::find_controller;
 use crate::gpu::{GpuContext, GpuOptions};
 use crate::render::copy_kernel::{CopyKernel, measure_buffer_copy_wall};
 use crate::render::mesh_pass::VertexPath;

@@ -2,14 +2,15 @@
 //! in the format of DESIGN.md (a contract: external checks parse it).
 
 use super::args::Skinning;
+use crate::anim::SkinInput;
 use crate::anim::{SkinnedPose, hierarchy::local_to_model_f64};
 use crate::asset::Model;
-use crate::asset::names::display_name;
 use crate::character::{Character, Controller};
 use crate::gpu::{FrameRing, GpuContext, GpuOptions};
 use crate::render::gpu_model::GpuModel;
 use crate::render::readback::{Readback, skin_and_read_back};
-use crate::render::skin_pass::{SkinInput, SkinPass};
+use crate::render::skin_pass::SkinPass;
+use crate::text::display_name;
 use serde::Serialize;
 use std::sync::Arc;
 

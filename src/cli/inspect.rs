@@ -2,7 +2,7 @@
 
 use crate::anim::{Clip, Interpolation, NO_PARENT};
 use crate::asset::Model;
-use crate::asset::names::escape;
+use crate::text::escape;
 use serde::Serialize;
 use std::fmt::Write;
 

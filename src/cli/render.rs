@@ -2,16 +2,18 @@
 //! (animated PNG), on the chosen Vulkan device.
 
 use super::args::{DqsSplitArg, RenderArgs, SkinningMethodArg};
-use crate::asset::{self, Model, controller::find_controller, names::display_name};
+use crate::anim::FrameSource;
+use crate::asset::{self, Model};
 use crate::atomic_file::{AtomicFile, OutputError};
+use crate::character::controller::find_controller;
 use crate::character::{Controller, Crowd, Script, Timeline};
 use crate::gpu::{GpuContext, GpuOptions};
 use crate::render::RenderError;
-use crate::render::headless::FrameSource;
 use crate::render::headless::{self, HeadlessRequest};
 use crate::render::image_out::{self, ApngWriter};
 use crate::render::renderer::PASS_SETUPS;
 use crate::render::skin_pass::PaletteUpload;
+use crate::text::display_name;
 use crate::world::{ActorRun, Authority, FootPlacement, Level, scenery_model};
 use std::io::Write;
 use std::path::Path;
@@ -201,7 +203,9 @@ fn crowd(model: &Model, args: &RenderArgs, timeline: Timeline) -> anyhow::Result
     }
     let controller = timeline.controller().clone();
     let count = args.characters as usize;
-    let (crowd, _) = headless::crowd_on_grid(model, controller, count, f64::from(args.fps), 0)?;
+    let grid = Crowd::on_grid(model.rig.clone(), controller, count, f64::from(args.fps), 0)
+        .map_err(|e| RenderError::Pose { file: model.file.clone(), source: e.into() })?;
+    let (crowd, _) = grid.ok_or_else(|| RenderError::NothingToDraw { file: model.file.clone() })?;
     Ok(crowd)
 }
 

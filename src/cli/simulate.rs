@@ -3,7 +3,8 @@
 //! and the events crossed. `--json` writes the DESIGN.md trace format.
 
 use super::args::SimulateArgs;
-use crate::asset::{self, Model, controller::find_controller};
+use crate::asset::{self, Model};
+use crate::character::controller::find_controller;
 use crate::character::{Character, Controller, Script, Timeline};
 use crate::world::{Actor, ActorRun, Authority, FootPlacement, Level};
 use nalgebra::Vector3;

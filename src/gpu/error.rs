@@ -2,7 +2,7 @@
 //! react: a failed Vulkan call keeps its `vk::Result`, a failed allocation
 //! keeps gpu-allocator's error and the size that was asked for.
 
-use crate::asset::error::human_bytes;
+use crate::text::human_bytes;
 use ash::vk;
 use gpu_allocator::AllocationError;
 use std::time::Duration;

@@ -1,12 +1,9 @@
 //! The error of the render layer: rendering frames (GPU work, posing each
 //! frame) and writing them out (PNG / animated PNG files).
 
+use crate::anim::PoseError;
 use crate::atomic_file::OutputError;
 use crate::gpu::GpuError;
-
-/// Why posing a frame failed: the error of whatever drives the characters
-/// (a timeline, an actor in a level, a crowd), kept as it came.
-pub type PoseError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Rendering or writing frames failed. Prints as one line; causes are kept
 /// as `source()` (the [`GpuError`] with its `vk::Result`, the I/O or PNG

@@ -6,7 +6,6 @@
 use super::camera::{Camera, DEFAULT_FOV_Y};
 use super::copy_kernel::median;
 use super::error::RenderError;
-use super::headless;
 use super::mesh_pass::VertexPath;
 use super::renderer::{GpuTimes, RenderSettings, Renderer};
 use super::skin_pass::PaletteUpload;
@@ -58,8 +57,10 @@ impl ProfileScene {
         extent: vk::Extent2D,
     ) -> Result<Self, RenderError> {
         let shading: ShaderSkinning = method.into();
+        let grid = Crowd::on_grid(model.rig.clone(), controller, characters as usize, PROFILE_FPS, 0)
+            .map_err(|e| RenderError::Pose { file: model.file.clone(), source: e.into() })?;
         let (crowd, (lo, hi)) =
-            headless::crowd_on_grid(&model, controller, characters as usize, PROFILE_FPS, 0)?;
+            grid.ok_or_else(|| RenderError::NothingToDraw { file: model.file.clone() })?;
         let aspect = extent.width as f32 / extent.height.max(1) as f32;
         let camera = Camera::frame_box(lo, hi, aspect, DEFAULT_FOV_Y);
         let mut settings = RenderSettings::new(extent);

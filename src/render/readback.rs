@@ -2,7 +2,8 @@
 //! a host-visible buffer, the copy into it and the barriers around it.
 
 use super::layout::SkinnedVertex;
-use super::skin_pass::{OUTPUT_STRIDE, SkinInput, SkinPass, SkinStats};
+use super::skin_pass::{OUTPUT_STRIDE, SkinPass, SkinStats};
+use crate::anim::SkinInput;
 use crate::gpu::frame::Retired;
 use crate::gpu::{Buffer, FrameRing, GpuContext, GpuError};
 use ash::vk;

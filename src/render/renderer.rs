@@ -19,10 +19,11 @@ use super::mesh_pass::{
     VertexPath,
 };
 use super::shadow::{CASCADES, Cascades, ShadowMaps, cascades};
-use super::skin_pass::{CharacterId, FramePoses, PaletteUpload, SkinInput, SkinPass, SkinStats};
+use super::skin_pass::{CharacterId, PaletteUpload, SkinPass, SkinStats};
 use super::skinning::{DqsSplit, ShaderSkinning};
 use super::target::{CLEAR_COLOR, COLOR_FORMAT, RenderTarget, ScreenTarget, SlotTargets, choose_samples};
 use super::textures::Textures;
+use crate::anim::{FramePoses, SkinInput};
 use crate::anim::{SkinnedPose, SkinningMethod};
 use crate::asset::Model;
 use crate::gpu::frame::Retired;

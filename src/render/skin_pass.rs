@@ -48,16 +48,14 @@ use super::layout::{
     group_records,
 };
 use super::skinning::{self, ShaderSkinning};
-use crate::anim::{SkinnedPose, SkinningMethod};
+use crate::anim::{FramePoses, SkinningMethod};
 use crate::asset::Model;
-use crate::character::Crowd;
 use crate::gpu::error::VkResultExt;
 use crate::gpu::frame::Retired;
 use crate::gpu::pipeline::ComputePipeline;
 use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, FrameRing, FrameSlot, GpuContext, GpuError, immediate};
 use ash::vk;
 use gpu_allocator::MemoryLocation;
-use nalgebra::Matrix4;
 use std::sync::Arc;
 
 /// Threads per workgroup (`local_size_x` in skin.comp).
@@ -70,82 +68,6 @@ const MORPH_ENTRY_BYTES: u64 = std::mem::size_of::<MorphEntry>() as u64;
 
 /// Byte size of one output vertex.
 pub const OUTPUT_STRIDE: u64 = std::mem::size_of::<SkinnedVertex>() as u64;
-
-/// One character's input to a frame.
-#[derive(Clone, Copy)]
-pub struct SkinInput<'a> {
-    /// Its current pose, as plain slices.
-    pub pose: SkinnedPose<'a>,
-    /// Changes whenever the pose changes: a slot that already holds this
-    /// version uploads nothing for the character (a paused character costs
-    /// no palette bandwidth).
-    pub version: u64,
-}
-
-/// The characters of one frame, by `CharacterId` index: each one's pose
-/// (as a `SkinInput`) and world placement (applied after skinning). Read
-/// in place, so a frame of any size is handed over without allocating.
-pub trait FramePoses {
-    /// Number of characters.
-    fn count(&self) -> usize;
-    /// Character `c`'s pose and its version.
-    fn input(&self, c: usize) -> SkinInput<'_>;
-    /// Character `c`'s world matrix.
-    fn world(&self, c: usize) -> Matrix4<f32>;
-}
-
-/// Poses placed at the origin.
-impl FramePoses for [SkinInput<'_>] {
-    fn count(&self) -> usize {
-        self.len()
-    }
-    fn input(&self, c: usize) -> SkinInput<'_> {
-        self[c]
-    }
-    fn world(&self, _: usize) -> Matrix4<f32> {
-        Matrix4::identity()
-    }
-}
-
-/// Poses placed at the origin.
-impl<const N: usize> FramePoses for [SkinInput<'_>; N] {
-    fn count(&self) -> usize {
-        N
-    }
-    fn input(&self, c: usize) -> SkinInput<'_> {
-        self[c]
-    }
-    fn world(&self, _: usize) -> Matrix4<f32> {
-        Matrix4::identity()
-    }
-}
-
-/// One character placed by a world matrix.
-impl FramePoses for (SkinInput<'_>, Matrix4<f32>) {
-    fn count(&self) -> usize {
-        1
-    }
-    fn input(&self, _: usize) -> SkinInput<'_> {
-        self.0
-    }
-    fn world(&self, _: usize) -> Matrix4<f32> {
-        self.1
-    }
-}
-
-/// A crowd's characters on their grid.
-impl FramePoses for Crowd {
-    fn count(&self) -> usize {
-        self.len()
-    }
-    fn input(&self, c: usize) -> SkinInput<'_> {
-        let character = &self.characters()[c];
-        SkinInput { pose: character.pose(), version: character.version() }
-    }
-    fn world(&self, c: usize) -> Matrix4<f32> {
-        self.worlds()[c]
-    }
-}
 
 /// How bone palettes reach the GPU each frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

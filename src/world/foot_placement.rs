@@ -18,9 +18,10 @@
 
 use super::error::WorldError;
 use super::physics::PhysicsWorld;
+use crate::anim::Rig;
 use crate::anim::ik::model_rotation;
 use crate::anim::{JobError, LocalToModelJob, NO_PARENT, Transform, TwoBoneIkJob};
-use crate::character::{Character, Rig};
+use crate::character::Character;
 use nalgebra::{Isometry3, Matrix4, UnitQuaternion, Vector3};
 
 /// How long a foot's planted weight takes to go from 0 to 1, seconds.

@@ -10,8 +10,10 @@ use super::error::WorldError;
 use super::foot_placement::FootPlacement;
 use super::level::Level;
 use super::physics::PhysicsWorld;
-use crate::character::{Character, Controller, Rig, Script};
-use nalgebra::{UnitQuaternion, Vector3};
+use crate::anim::Rig;
+use crate::anim::frame_poses::{FramePoses, FrameSource, PoseError, SkinInput};
+use crate::character::{Character, Controller, Script};
+use nalgebra::{Matrix4, UnitQuaternion, Vector3};
 use std::sync::Arc;
 
 /// See the module documentation.
@@ -120,5 +122,29 @@ impl ActorRun {
             self.next_frame += 1;
         }
         Ok(&self.actor)
+    }
+}
+
+/// An actor moving through a level, as the renderer reads it.
+impl FramePoses for ActorRun {
+    fn count(&self) -> usize {
+        1
+    }
+    fn input(&self, _: usize) -> SkinInput<'_> {
+        let c = self.actor().character();
+        SkinInput { pose: c.pose(), version: c.version() }
+    }
+    fn world(&self, _: usize) -> Matrix4<f32> {
+        self.actor().transform()
+    }
+}
+
+impl FrameSource for ActorRun {
+    fn restart(&mut self) -> Result<(), PoseError> {
+        Ok(ActorRun::restart(self)?)
+    }
+    fn frame(&mut self, i: u32) -> Result<(), PoseError> {
+        ActorRun::frame(self, i)?;
+        Ok(())
     }
 }

@@ -4,9 +4,9 @@
 
 use super::WorldError;
 use super::level::{Level, Surface};
+use crate::anim::Rig;
 use crate::anim::{Mesh, MeshInstance, MeshPrimitive, Skeleton, Transform};
 use crate::asset::{Material, Model};
-use crate::character::Rig;
 use nalgebra::Vector3;
 use std::sync::Arc;
 

@@ -1,8 +1,8 @@
 //! Crowds of the built-in character for the character-layer tests.
 
 use std::sync::Arc;
-use vkskin::asset::controller::DEFAULT_CONTROLLER;
 use vkskin::asset::{Model, load_default_character};
+use vkskin::character::controller::DEFAULT_CONTROLLER;
 use vkskin::character::{AnimationSystem, CharacterId, Controller, ParameterValue};
 
 /// The built-in character.

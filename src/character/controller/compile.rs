@@ -8,8 +8,8 @@ use super::{
     Controller, Layer, Leaf, MAX_CLIP_NODES, MAX_DEPTH, Node, Parameter, ParameterKind, RootMotionSetup,
     SpaceInput, State, SyncGroup, Transition, Weight,
 };
+use crate::anim::Rig;
 use crate::anim::{LayerMode, NO_PARENT, Pose, RotationBlend, SampleJob, SamplingCursor};
-use crate::character::rig::Rig;
 use crate::character::root_motion::ClipRootMotion;
 
 /// Name of the any-state source in `TransitionDef::from`.

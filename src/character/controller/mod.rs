@@ -6,15 +6,17 @@
 mod compile;
 pub mod condition;
 pub mod file;
+pub mod find;
 
 pub use condition::{Compare, Condition};
 pub use file::{
     BlendInputDef, BlendPointDef, ControllerFile, Curve, MotionDef, ParameterDef, StateDef, TransitionDef,
     WeightDef,
 };
+pub use find::{DEFAULT_CONTROLLER, FoundController, find_controller, sidecar_path};
 
-use super::rig::Rig;
 use super::root_motion::ClipRootMotion;
+use crate::anim::Rig;
 use crate::anim::{LayerMode, Pose};
 use std::ops::Range;
 use std::path::Path;

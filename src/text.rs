@@ -1,5 +1,7 @@
-//! Names from files, made safe to print: a message stays one line and
-//! cannot repaint a terminal, whatever a file calls its nodes.
+//! Text for messages, shared by every layer: names from files made safe to
+//! print (a message stays one line and cannot repaint a terminal, whatever
+//! a file calls its nodes) and byte counts for people. Knows nothing of any
+//! other module.
 
 /// Longest name printed whole, in characters; longer ones end in `…`.
 pub const MAX_NAME_CHARS: usize = 64;
@@ -38,6 +40,18 @@ pub fn label(kind: &str, index: usize, name: Option<&str>) -> String {
     }
 }
 
+/// Bytes for people: `512 B`, `1.5 MiB`, `8.0 GiB`.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 { format!("{bytes} B") } else { format!("{value:.1} {}", UNITS[unit]) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -49,6 +63,13 @@ mod tests {
         assert_eq!(escape("Hüfte ✓"), "Hüfte ✓");
         assert_eq!(label("node", 3, Some("x\ny")), "node 3 \"x\\ny\"");
         assert_eq!(label("node", 3, None), "node 3");
+    }
+
+    #[test]
+    fn bytes_for_people() {
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_bytes(8 << 30), "8.0 GiB");
     }
 
     #[test]

@@ -3,11 +3,12 @@
 //! built-in character, its own controller (`assets/default_character.ron`,
 //! built into the binary).
 
-use crate::character::{Controller, Rig};
+use super::Controller;
+use crate::anim::Rig;
 use std::path::{Path, PathBuf};
 
 /// The built-in character's controller text.
-pub const DEFAULT_CONTROLLER: &str = include_str!("../../assets/default_character.ron");
+pub const DEFAULT_CONTROLLER: &str = include_str!("../../../assets/default_character.ron");
 
 /// A controller and a description of where it came from.
 pub type FoundController = (Controller, String);

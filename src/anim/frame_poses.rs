@@ -1,0 +1,141 @@
+//! The poses of a frame, as whatever draws them reads them: how many
+//! characters there are, each one's skinning input (pose and version) and
+//! its world placement. Crowds, timelines and actors implement these traits
+//! beside themselves, so the renderer takes poses without knowing the
+//! character or world types that made them.
+//!
+//! Also the CPU-side framing of a frame source: the world-space bounds of
+//! its skinned vertices over some frames (CPU reference skinning).
+
+use super::job::JobError;
+use super::mesh::{MeshInstance, MeshPrimitive};
+use super::pose::SkinnedPose;
+use super::rig::Rig;
+use nalgebra::{Matrix4, Point3};
+
+/// One character's input to a frame.
+#[derive(Clone, Copy)]
+pub struct SkinInput<'a> {
+    /// Its current pose, as plain slices.
+    pub pose: SkinnedPose<'a>,
+    /// Changes whenever the pose changes: a slot that already holds this
+    /// version uploads nothing for the character (a paused character costs
+    /// no palette bandwidth).
+    pub version: u64,
+}
+
+/// The characters of one frame, by index: each one's pose (as a
+/// `SkinInput`) and world placement (applied after skinning). Read in
+/// place, so a frame of any size is handed over without allocating.
+pub trait FramePoses {
+    /// Number of characters.
+    fn count(&self) -> usize;
+    /// Character `c`'s pose and its version.
+    fn input(&self, c: usize) -> SkinInput<'_>;
+    /// Character `c`'s world matrix.
+    fn world(&self, c: usize) -> Matrix4<f32>;
+}
+
+/// Why posing a frame failed: the error of whatever drives the characters
+/// (a timeline, an actor in a level, a crowd), kept as it came.
+pub type PoseError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Frames to draw: after `frame(i)`, the characters' poses, versions and
+/// world placements of frame `i` (as `FramePoses`).
+pub trait FrameSource: FramePoses {
+    /// Goes back to before frame 0.
+    fn restart(&mut self) -> Result<(), PoseError>;
+    /// Poses frame `i` (frames come in order after a restart).
+    fn frame(&mut self, i: u32) -> Result<(), PoseError>;
+}
+
+/// Poses placed at the origin.
+impl FramePoses for [SkinInput<'_>] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn input(&self, c: usize) -> SkinInput<'_> {
+        self[c]
+    }
+    fn world(&self, _: usize) -> Matrix4<f32> {
+        Matrix4::identity()
+    }
+}
+
+/// Poses placed at the origin.
+impl<const N: usize> FramePoses for [SkinInput<'_>; N] {
+    fn count(&self) -> usize {
+        N
+    }
+    fn input(&self, c: usize) -> SkinInput<'_> {
+        self[c]
+    }
+    fn world(&self, _: usize) -> Matrix4<f32> {
+        Matrix4::identity()
+    }
+}
+
+/// One character placed by a world matrix.
+impl FramePoses for (SkinInput<'_>, Matrix4<f32>) {
+    fn count(&self) -> usize {
+        1
+    }
+    fn input(&self, _: usize) -> SkinInput<'_> {
+        self.0
+    }
+    fn world(&self, _: usize) -> Matrix4<f32> {
+        self.1
+    }
+}
+
+/// An axis-aligned box: (min, max).
+pub type Bounds = ([f32; 3], [f32; 3]);
+
+/// Grows `bounds` by every finite vertex of `pose` placed by `world` (CPU
+/// reference skinning of every mesh instance of `rig`); `scratch` holds one
+/// primitive's positions (grown once when too short).
+pub fn grow_bounds(
+    rig: &Rig,
+    pose: &SkinnedPose,
+    world: &Matrix4<f32>,
+    scratch: &mut Vec<[f32; 3]>,
+    bounds: &mut Option<Bounds>,
+) -> Result<(), JobError> {
+    let instances: &[MeshInstance] = &rig.instances;
+    for instance in instances {
+        let primitives: &[MeshPrimitive] = &rig.meshes[instance.mesh].primitives;
+        for prim in primitives {
+            scratch.resize(prim.vertex_count(), [0.0; 3]);
+            pose.skin_primitive(instance, prim, scratch, None)?;
+            for p in scratch.iter().filter(|p| p.iter().all(|v| v.is_finite())) {
+                let q = world.transform_point(&Point3::new(p[0], p[1], p[2]));
+                let p = &[q.x, q.y, q.z];
+                let (lo, hi) = bounds.get_or_insert((*p, *p));
+                for k in 0..3 {
+                    lo[k] = lo[k].min(p[k]);
+                    hi[k] = hi[k].max(p[k]);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// World-space bounds of every drawn vertex of `rig` over frames
+/// `first..first + frames` of `source`, or `None` when nothing is drawn.
+pub fn skinned_bounds(
+    rig: &Rig,
+    source: &mut dyn FrameSource,
+    first: u32,
+    frames: u32,
+) -> Result<Option<Bounds>, PoseError> {
+    let mut scratch = Vec::new();
+    let mut bounds = None;
+    for i in first..first.saturating_add(frames.max(1)) {
+        source.frame(i)?;
+        for c in 0..source.count() {
+            grow_bounds(rig, &source.input(c).pose, &source.world(c), &mut scratch, &mut bounds)?;
+        }
+    }
+    Ok(bounds)
+}
