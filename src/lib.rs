@@ -13,6 +13,7 @@ pub mod bench_report;
 pub mod character;
 pub mod cli;
 pub mod gpu;
+pub mod guide;
 pub mod render;
 #[cfg(test)]
 pub(crate) mod skip_policy;
