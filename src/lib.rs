@@ -9,11 +9,11 @@ pub mod anim;
 pub mod app;
 pub mod asset;
 pub mod atomic_file;
-pub mod bench_report;
 pub mod character;
 pub mod cli;
 pub mod gpu;
 pub mod guide;
+pub mod profiler;
 pub mod render;
 #[cfg(test)]
 pub(crate) mod skip_policy;

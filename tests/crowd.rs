@@ -16,9 +16,8 @@ use vkskin::character::controller::DEFAULT_CONTROLLER;
 use vkskin::character::{Controller, Crowd, ParameterValue};
 use vkskin::gpu::GpuContext;
 use vkskin::render::camera::{Camera, DEFAULT_FOV_Y};
-use vkskin::render::mesh_pass::VertexPath;
 use vkskin::render::renderer::{RenderSettings, Renderer};
-use vkskin::render::skin_pass::PaletteUpload;
+use vkskin::render::{PaletteUpload, PassSetup, SkinningPlacement};
 
 const W: u32 = 160;
 const H: u32 = 120;
@@ -104,14 +103,14 @@ fn crowd_draws_every_character_the_same_on_every_path() {
     assert!(covered > 6 * one, "nine characters cover {covered} pixels, one covers {one}");
 
     let variants: [(&str, &Adjust); 5] = [
-        ("vertex skinning", &|s| s.path = VertexPath::VertexSkinning),
-        ("inplace", &|s| s.upload = PaletteUpload::InPlace),
-        ("staged", &|s| s.upload = PaletteUpload::Staged),
-        ("depth prepass", &|s| s.passes = 2),
+        ("vertex skinning", &|s| s.frame.placement = SkinningPlacement::Vertex),
+        ("inplace", &|s| s.frame.upload = PaletteUpload::InPlace),
+        ("staged", &|s| s.frame.upload = PaletteUpload::Staged),
+        ("depth prepass", &|s| s.frame.passes = PassSetup::DepthPrepass),
         ("vertex skinning, prepass, staged", &|s| {
-            s.path = VertexPath::VertexSkinning;
-            s.passes = 2;
-            s.upload = PaletteUpload::Staged;
+            s.frame.placement = SkinningPlacement::Vertex;
+            s.frame.passes = PassSetup::DepthPrepass;
+            s.frame.upload = PaletteUpload::Staged;
         }),
     ];
     for (name, adjust) in variants {
@@ -125,14 +124,14 @@ fn crowd_draws_every_character_the_same_on_every_path() {
     // Five passes: four shadow cascades of the key light, then the main
     // pass sampling them. Shadows only take light away: some pixels get
     // darker (the characters shadow themselves and each other), none brighter.
-    for path in [VertexPath::PreSkinned, VertexPath::VertexSkinning] {
-        let (plain, _) = render(&ctx, &model, |s| s.path = path, None, 3);
+    for path in [SkinningPlacement::Compute, SkinningPlacement::Vertex] {
+        let (plain, _) = render(&ctx, &model, |s| s.frame.placement = path, None, 3);
         let (shadowed, _) = render(
             &ctx,
             &model,
             |s| {
-                s.path = path;
-                s.passes = 5;
+                s.frame.placement = path;
+                s.frame.passes = PassSetup::ShadowCascades;
             },
             None,
             3,
@@ -159,12 +158,12 @@ fn upload_modes_count_their_bytes() {
     for (mode, expect_paused) in
         [(PaletteUpload::InPlace, everything), (PaletteUpload::Staged, everything), (PaletteUpload::Dirty, 0)]
     {
-        let (_, bytes) = render(&ctx, &model, |s| s.upload = mode, Some(2), 6);
+        let (_, bytes) = render(&ctx, &model, |s| s.frame.upload = mode, Some(2), 6);
         assert_eq!(bytes[0], everything, "{mode:?}: the first frame writes every palette");
         assert!(bytes[3..].iter().all(|&b| b == expect_paused), "{mode:?}: paused frames wrote {bytes:?}");
     }
     // Playing, dirty mode writes every character that moved: all of them.
-    let (_, bytes) = render(&ctx, &model, |s| s.upload = PaletteUpload::Dirty, None, 4);
+    let (_, bytes) = render(&ctx, &model, |s| s.frame.upload = PaletteUpload::Dirty, None, 4);
     assert!(bytes.iter().all(|&b| b == everything), "dirty, playing: {bytes:?}");
     assert_no_messages(&ctx.validation_messages());
 }

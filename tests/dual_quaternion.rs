@@ -24,7 +24,9 @@ use vkskin::render::gpu_model::GpuModel;
 use vkskin::render::headless::HeadlessRequest;
 use vkskin::render::readback::{Readback, skin_and_read_back};
 use vkskin::render::skin_pass::{CharacterId, SkinPass};
-use vkskin::render::skinning::{DqsSplit, ShaderSkinning};
+use ash::vk;
+use vkskin::render::renderer::RenderSettings;
+use vkskin::render::{DqsSplit, InfluenceBlend, SkinningPlacement};
 
 /// GPU positions must agree with the CPU reference within this fraction of
 /// the bounding-box diagonal.
@@ -157,8 +159,8 @@ fn compare(
 }
 
 /// DQS with the matrices split on the CPU (the palette holds dual quaternions).
-const DQS_CPU_SPLIT: ShaderSkinning =
-    ShaderSkinning { method: SkinningMethod::DualQuaternion, dqs_split: DqsSplit::Cpu };
+const DQS_CPU_SPLIT: InfluenceBlend =
+    InfluenceBlend { method: SkinningMethod::DualQuaternion, dqs_split: DqsSplit::Cpu };
 
 /// Skins `model` at each `(clip, time)` (no clip: the rest pose) with a
 /// compute pass built for `shading` and compares every frame with the CPU
@@ -167,10 +169,10 @@ const DQS_CPU_SPLIT: ShaderSkinning =
 fn compute_matches_cpu(
     ctx: &GpuContext,
     model: &Arc<Model>,
-    shading: impl Into<ShaderSkinning>,
+    shading: impl Into<InfluenceBlend>,
     frames: &[(Option<usize>, f64)],
 ) {
-    let shading: ShaderSkinning = shading.into();
+    let shading: InfluenceBlend = shading.into();
     let method = shading.method;
     let mut ring = FrameRing::new(ctx).unwrap();
     let mut pass = SkinPass::with_method(ctx, shading).unwrap();
@@ -251,22 +253,13 @@ fn render(
     clip: usize,
     time: f64,
     vertex_skinning: bool,
-    skinning: impl Into<ShaderSkinning>,
+    skinning: impl Into<InfluenceBlend>,
 ) -> Vec<u8> {
-    let skinning: ShaderSkinning = skinning.into();
-    let request = HeadlessRequest {
-        frames: 1,
-        first_frame: 0,
-        width: W,
-        height: H,
-        wireframe: false,
-        vertex_skinning,
-        msaa: true,
-        skinning: skinning.method,
-        dqs_split: skinning.dqs_split,
-        passes: 1,
-        upload: Default::default(),
-    };
+    let skinning: InfluenceBlend = skinning.into();
+    let mut settings = RenderSettings::new(vk::Extent2D { width: W, height: H });
+    settings.frame.placement = if vertex_skinning { SkinningPlacement::Vertex } else { SkinningPlacement::Compute };
+    settings.frame.blend = skinning;
+    let request = HeadlessRequest { frames: 1, first_frame: 0, settings };
     render_clip(ctx, model, clip, time, 30.0, &request).remove(0)
 }
 

@@ -26,8 +26,8 @@ use vkskin::gpu::{FrameRing, GpuContext};
 use vkskin::render::gpu_model::GpuModel;
 use vkskin::render::layout::SkinnedVertex;
 use vkskin::render::readback::{Readback, skin_and_read_back};
-use vkskin::render::skin_pass::{CharacterId, NO_RECORD, PaletteReads, PaletteUpload, SkinPass};
-use vkskin::render::skinning::{DqsSplit, ShaderSkinning};
+use vkskin::render::skin_pass::{CharacterId, NO_RECORD, PaletteReads, SkinPass};
+use vkskin::render::{DqsSplit, InfluenceBlend, PaletteUpload};
 
 /// A hand-made local pose and its evaluated output (the character layer's
 /// last stage: local to model, palettes, version).
@@ -666,8 +666,8 @@ fn dqs_split_on_the_cpu_skins_what_the_shader_split_skins() {
     let a = Arc::new(synthetic_model(0.0));
     let b = Arc::new(synthetic_model(0.5));
     let models = [&a, &a, &b];
-    let in_shader = ShaderSkinning::from(SkinningMethod::DualQuaternion);
-    let on_cpu = ShaderSkinning { method: SkinningMethod::DualQuaternion, dqs_split: DqsSplit::Cpu };
+    let in_shader = InfluenceBlend::from(SkinningMethod::DualQuaternion);
+    let on_cpu = InfluenceBlend { method: SkinningMethod::DualQuaternion, dqs_split: DqsSplit::Cpu };
     let ways = [
         (in_shader, PaletteReads::Texels, PaletteUpload::InPlace),
         (on_cpu, PaletteReads::Texels, PaletteUpload::InPlace),

@@ -8,7 +8,9 @@ mod common;
 use common::pixels::{differing, mask, render_clip};
 use common::{assert_no_validation_messages, context, shared_model};
 use std::sync::Arc;
-use vkskin::anim::SkinningMethod;
+use ash::vk;
+use vkskin::render::SkinningPlacement;
+use vkskin::render::renderer::RenderSettings;
 use vkskin::asset::Model;
 use vkskin::gpu::GpuContext;
 use vkskin::render::headless::{self, HeadlessRequest};
@@ -27,25 +29,17 @@ struct Shot {
 }
 
 impl Shot {
-    fn with(&self, request: HeadlessRequest) -> Shot {
-        Shot { request, ..self.clone() }
+    /// This shot with its render settings changed by `change`.
+    fn with(&self, change: impl FnOnce(&mut RenderSettings)) -> Shot {
+        let mut shot = self.clone();
+        change(&mut shot.request.settings);
+        shot
     }
 }
 
 fn request(clip: usize, start: f32, frames: u32, fps: f32) -> Shot {
-    let request = HeadlessRequest {
-        frames,
-        first_frame: 0,
-        width: W,
-        height: H,
-        wireframe: false,
-        vertex_skinning: false,
-        msaa: true,
-        passes: 1,
-        upload: Default::default(),
-        skinning: SkinningMethod::Linear,
-        dqs_split: Default::default(),
-    };
+    let settings = RenderSettings::new(vk::Extent2D { width: W, height: H });
+    let request = HeadlessRequest { frames, first_frame: 0, settings };
     Shot { clip, start, fps, request }
 }
 
@@ -119,7 +113,7 @@ fn vertex_skinning_matches_compute_skinning() {
         let (Some(model), Some(ctx)) = (shared_model(file), context()) else { return };
         let clip = model.find_clip(clip).expect("clip");
         let compute = request(clip, 0.7, 1, 30.0);
-        let vertex = compute.with(HeadlessRequest { vertex_skinning: true, ..compute.request.clone() });
+        let vertex = compute.with(|s| s.frame.placement = SkinningPlacement::Vertex);
         let a = render(&ctx, &model, &compute).remove(0);
         let b = render(&ctx, &model, &vertex).remove(0);
         let (ma, mb) = (mask(&a), mask(&b));
@@ -138,7 +132,7 @@ fn wireframe_renders_when_supported() {
     let walk = model.find_clip("Walk").expect("Walk");
     let fill = render(&ctx, &model, &request(walk, 0.3, 1, 30.0)).remove(0);
     let shot = request(walk, 0.3, 1, 30.0);
-    let wire = render(&ctx, &model, &shot.with(HeadlessRequest { wireframe: true, ..shot.request.clone() }))
+    let wire = render(&ctx, &model, &shot.with(|s| s.wireframe = true))
         .remove(0);
     let (f, w) = (mask(&fill), mask(&wire));
     let (nf, nw) = (f.iter().filter(|&&x| x).count(), w.iter().filter(|&&x| x).count());
@@ -153,7 +147,7 @@ fn wireframe_renders_when_supported() {
 fn single_sample_target_matches_msaa() {
     let (Some(model), Some(ctx)) = (shared_model("CesiumMan/CesiumMan.glb"), context()) else { return };
     let msaa = request(0, 0.5, 1, 30.0);
-    let single = msaa.with(HeadlessRequest { msaa: false, ..msaa.request.clone() });
+    let single = msaa.with(|s| s.msaa = false);
     let (a, b) = (render(&ctx, &model, &msaa).remove(0), render(&ctx, &model, &single).remove(0));
     let (ma, mb) = (mask(&a), mask(&b));
     let covered = ma.iter().filter(|&&x| x).count();
@@ -203,7 +197,7 @@ fn renders_match_reference_images() {
         shots.push((
             "cesium-vertex",
             man,
-            shot.with(HeadlessRequest { vertex_skinning: true, ..shot.request.clone() }),
+            shot.with(|s| s.frame.placement = SkinningPlacement::Vertex),
         ));
     }
     if let Some(robot) = shared_model("RobotExpressive/RobotExpressive.glb") {
@@ -212,7 +206,7 @@ fn renders_match_reference_images() {
             shots.push((
                 "robot-wire",
                 robot,
-                shot.with(HeadlessRequest { wireframe: true, ..shot.request.clone() }),
+                shot.with(|s| s.wireframe = true),
             ));
         } else {
             common::skip("the device lacks fillModeNonSolid (the wireframe reference)");

@@ -5,7 +5,7 @@
 
 use super::state::{AnimationMode, ViewerState};
 use crate::anim::SkinningMethod;
-use crate::render::skinning::DqsSplit;
+use crate::render::DqsSplit;
 use std::path::{Path, PathBuf};
 
 /// How often each scripted action runs, in rendered frames (`None`: never).
@@ -115,7 +115,8 @@ impl Script {
         }
         if due(self.schedule.switch_method_every) {
             // Linear, then DQS split in the shader, then split on the CPU.
-            (state.method, state.dqs_split) = match (state.method, state.dqs_split) {
+            let blend = &mut state.frame.blend;
+            (blend.method, blend.dqs_split) = match (blend.method, blend.dqs_split) {
                 (SkinningMethod::Linear, _) => (SkinningMethod::DualQuaternion, DqsSplit::Shader),
                 (SkinningMethod::DualQuaternion, DqsSplit::Shader) => {
                     (SkinningMethod::DualQuaternion, DqsSplit::Cpu)
@@ -170,16 +171,19 @@ mod tests {
         script.step(3, 3, &mut state);
         assert_eq!(state.load_request.take(), Some(PathBuf::from("m.glb")));
         script.step(4, 3, &mut state);
-        assert_eq!((state.clip_a, state.method), (Some(1), SkinningMethod::DualQuaternion));
+        assert_eq!((state.clip_a, state.frame.blend.method), (Some(1), SkinningMethod::DualQuaternion));
         assert!(script.step(5, 3, &mut state).report_memory);
         script.step(6, 3, &mut state);
         assert_eq!(state.clip_a, Some(2));
         script.step(8, 3, &mut state);
         assert_eq!(
-            (state.clip_a, state.method, state.dqs_split),
+            (state.clip_a, state.frame.blend.method, state.frame.blend.dqs_split),
             (Some(0), SkinningMethod::DualQuaternion, DqsSplit::Cpu)
         );
         script.step(12, 3, &mut state);
-        assert_eq!((state.method, state.dqs_split), (SkinningMethod::Linear, DqsSplit::Shader));
+        assert_eq!(
+            (state.frame.blend.method, state.frame.blend.dqs_split),
+            (SkinningMethod::Linear, DqsSplit::Shader)
+        );
     }
 }

@@ -2,9 +2,8 @@
 //! between the UI (`app::ui`), the mapping onto the character (`app::animation`) and
 //! the viewer loop (`app::viewer`).
 
-use crate::anim::SkinningMethod;
 use crate::character::{ParameterId, ParameterValue};
-use crate::render::skinning::DqsSplit;
+use crate::render::FrameSettings;
 use crate::world::Authority;
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -17,16 +16,6 @@ pub enum AnimationMode {
     Controller,
     /// Clip A, optionally blended with clip B (no state machine).
     Clips,
-}
-
-/// Where vertices are skinned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SkinningMode {
-    /// The compute pass writes skinned vertices that the draw reads.
-    #[default]
-    Compute,
-    /// The vertex shader skins (the comparison path).
-    Vertex,
 }
 
 /// Debug views of the skinned mesh.
@@ -76,14 +65,9 @@ pub struct ViewerState {
     pub show_bones: bool,
     /// Wireframe instead of filled triangles.
     pub wireframe: bool,
-    /// Compute or vertex-shader skinning.
-    pub skinning: SkinningMode,
-    /// Linear blend or dual-quaternion skinning (a change rebuilds the renderer).
-    pub method: SkinningMethod,
-    /// Where dual-quaternion skinning splits the matrices (a change rebuilds the renderer).
-    pub dqs_split: DqsSplit,
-    /// Draw passes: 1 (main), 2 (depth prepass + main), 5 (shadow cascades + main).
-    pub passes: u32,
+    /// Compute or vertex-shader skinning, the influence blend (a change
+    /// rebuilds the renderer), the palette upload and the draw passes.
+    pub frame: FrameSettings,
     /// Debug view.
     pub debug_view: DebugView,
     /// Selected skeleton joint (highlighted bone; heat-map joint).
@@ -139,10 +123,7 @@ impl Default for ViewerState {
             show_mesh: true,
             show_bones: false,
             wireframe: false,
-            skinning: SkinningMode::Compute,
-            method: SkinningMethod::Linear,
-            dqs_split: DqsSplit::Shader,
-            passes: 1,
+            frame: FrameSettings::default(),
             debug_view: DebugView::Shaded,
             selected_joint: None,
             morph_override: false,

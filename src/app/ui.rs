@@ -6,11 +6,11 @@
 //! mapping onto the character and the viewer loop act on it.
 
 use super::animation::ViewerAnimation;
-use super::state::{AnimationMode, DebugView, EventLog, FrameTimings, SkinningMode, ViewerState};
+use super::state::{AnimationMode, DebugView, EventLog, FrameTimings, ViewerState};
 use crate::anim::{NO_PARENT, SkinningMethod};
 use crate::asset::Model;
 use crate::character::{Character, ParameterId, ParameterKind, ParameterValue};
-use crate::render::skinning::DqsSplit;
+use crate::render::{DqsSplit, PassSetup, SkinningPlacement};
 use crate::world::Authority;
 use egui::{
     Align2, CollapsingHeader, Color32, Context, ProgressBar, RichText, ScrollArea, Slider, Stroke, Ui,
@@ -384,30 +384,31 @@ fn display(ui: &mut Ui, state: &mut ViewerState, info: &ModelInfo) {
     }
     ui.horizontal(|ui| {
         ui.label("Skinning");
-        ui.radio_value(&mut state.skinning, SkinningMode::Compute, "compute");
-        ui.radio_value(&mut state.skinning, SkinningMode::Vertex, "vertex");
+        ui.radio_value(&mut state.frame.placement, SkinningPlacement::Compute, "compute");
+        ui.radio_value(&mut state.frame.placement, SkinningPlacement::Vertex, "vertex");
     });
     ui.horizontal(|ui| {
         ui.label("Blend");
-        ui.radio_value(&mut state.method, SkinningMethod::Linear, "linear")
+        ui.radio_value(&mut state.frame.blend.method, SkinningMethod::Linear, "linear")
             .on_hover_text("Linear blend skinning: matrices averaged");
-        ui.radio_value(&mut state.method, SkinningMethod::DualQuaternion, "dual quat")
+        ui.radio_value(&mut state.frame.blend.method, SkinningMethod::DualQuaternion, "dual quat")
             .on_hover_text("Dual-quaternion skinning: keeps volume where joints twist");
     });
-    if state.method == SkinningMethod::DualQuaternion {
+    if state.frame.blend.method == SkinningMethod::DualQuaternion {
         ui.horizontal(|ui| {
             ui.label("Split");
-            ui.radio_value(&mut state.dqs_split, DqsSplit::Shader, "in shader")
+            ui.radio_value(&mut state.frame.blend.dqs_split, DqsSplit::Shader, "in shader")
                 .on_hover_text("The palette holds matrices; the shader splits each influence's");
-            ui.radio_value(&mut state.dqs_split, DqsSplit::Cpu, "on CPU")
+            ui.radio_value(&mut state.frame.blend.dqs_split, DqsSplit::Cpu, "on CPU")
                 .on_hover_text("The CPU splits each joint once per frame and uploads dual quaternions");
         });
     }
     ui.horizontal(|ui| {
         ui.label("Passes");
-        ui.radio_value(&mut state.passes, 1, "1");
-        ui.radio_value(&mut state.passes, 2, "2").on_hover_text("Depth prepass, then the main pass");
-        ui.radio_value(&mut state.passes, 5, "5 (shadows)")
+        ui.radio_value(&mut state.frame.passes, PassSetup::Main, "1");
+        ui.radio_value(&mut state.frame.passes, PassSetup::DepthPrepass, "2")
+            .on_hover_text("Depth prepass, then the main pass");
+        ui.radio_value(&mut state.frame.passes, PassSetup::ShadowCascades, "5 (shadows)")
             .on_hover_text("Four shadow cascades of the key light, then the main pass");
     });
     ui.label("Debug view");

@@ -11,23 +11,22 @@
 use super::animation::ViewerAnimation;
 use super::orbit_camera::OrbitCamera;
 use super::scripted::{MemorySample, Schedule, Script, resident_bytes};
-use super::state::{AnimationMode, DebugView, EventLog, FrameTimings, SkinningMode, ViewerState};
+use super::state::{AnimationMode, DebugView, EventLog, FrameTimings, ViewerState};
 use super::ui::{self, ModelInfo};
 use super::window::WindowInput;
-use crate::anim::SkinningMethod;
 use crate::anim::frame_poses::{Bounds, FramePoses, SkinInput, grow_bounds};
 use crate::asset::{self, Model};
 use crate::character::controller::{FoundController, find_controller};
 use crate::character::{Controller, Crowd, Timeline};
 use crate::gpu::{GpuContext, GpuOptions};
+use crate::render::FrameSettings;
 use crate::render::headless::{self, HeadlessRequest};
 use crate::render::image_out::{self, ApngWriter};
-use crate::render::mesh_pass::VertexPath;
 use crate::render::renderer::{RenderSettings, Renderer};
-use crate::render::skinning::DqsSplit;
 use crate::render::window_frame::{BoneOverlay, OpenError, WindowFrame, WindowScene};
 use crate::world::{Level, scenery_model};
 use anyhow::{anyhow, bail};
+use ash::vk;
 use nalgebra::Matrix4;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -67,12 +66,9 @@ pub struct ViewOptions {
     pub load: crate::asset::LoadOptions,
     /// Characters in the scene (at least 1): the driven one and a crowd behind it.
     pub characters: u32,
-    /// How joint influences are blended at start.
-    pub skinning_method: SkinningMethod,
-    /// Where dual-quaternion skinning splits the matrices, at start.
-    pub dqs_split: DqsSplit,
-    /// Draw passes at start (one of `PASS_SETUPS`).
-    pub passes: u32,
+    /// How frames are skinned, uploaded and drawn at start (the controls
+    /// switch them).
+    pub frame: FrameSettings,
     /// Scripted actions (clip switches, reloads, memory samples).
     pub schedule: Schedule,
 }
@@ -198,19 +194,8 @@ fn fallback(
         (None, None) => 1,
     };
     let (width, height) = options.size;
-    let request = HeadlessRequest {
-        frames,
-        first_frame: 0,
-        width,
-        height,
-        wireframe: false,
-        vertex_skinning: false,
-        msaa: true,
-        passes: 1,
-        upload: Default::default(),
-        skinning: SkinningMethod::Linear,
-        dqs_split: DqsSplit::Shader,
-    };
+    let settings = RenderSettings::new(vk::Extent2D { width, height });
+    let request = HeadlessRequest { frames, first_frame: 0, settings };
     let start = clip.map_or(0.0, |c| model.clips[c].start());
     let controller = Arc::new(Controller::single_clip(model, clip, true).map_err(anyhow::Error::msg)?);
     let mut timeline =
@@ -320,14 +305,7 @@ impl Viewer {
         // --clip asks for the manual clip mode.
         let mode = if options.clip.is_some() { AnimationMode::Clips } else { AnimationMode::Controller };
         let script = Script::new(options.schedule, options.model.as_deref());
-        let state = ViewerState {
-            clip_a: clip,
-            mode,
-            method: options.skinning_method,
-            dqs_split: options.dqs_split,
-            passes: options.passes,
-            ..Default::default()
-        };
+        let state = ViewerState { clip_a: clip, mode, frame: options.frame, ..Default::default() };
         Viewer {
             options,
             first_model: Some((model, controller)),
@@ -431,9 +409,8 @@ impl Viewer {
         // Build the new scene first: if that fails (no clip, a bad
         // controller file next to it, GPU limits), the current model stays,
         // as for a file that fails to import.
-        let (vsync, method, dqs_split, passes) =
-            (self.state.vsync, self.state.method, self.state.dqs_split, self.state.passes);
-        let mut state = ViewerState { vsync, method, dqs_split, passes, ..Default::default() };
+        let (vsync, frame_settings) = (self.state.vsync, self.state.frame);
+        let mut state = ViewerState { vsync, frame: frame_settings, ..Default::default() };
         let characters = self.options.characters;
         let built = initial_clip(&model, None).and_then(|clip| {
             state.clip_a = clip;
@@ -475,11 +452,11 @@ impl Viewer {
         let Some(gpu) = self.gpu.as_mut() else { return Ok(()) };
         let (Some(scene), Some(frame)) = (gpu.scene.as_mut(), gpu.window.as_mut()) else { return Ok(()) };
         let mut settings = *scene.renderer.settings();
-        let old = (settings.skinning, settings.dqs_split);
-        if old == (self.state.method, self.state.dqs_split) {
+        let old = settings.frame.blend;
+        if old == self.state.frame.blend {
             return Ok(());
         }
-        (settings.skinning, settings.dqs_split) = (self.state.method, self.state.dqs_split);
+        settings.frame.blend = self.state.frame.blend;
         let ctx = &gpu.ctx;
         let built = Renderer::new_for_screen(ctx, scene.model.clone(), settings, frame.color_format());
         let built = built.and_then(|mut renderer| {
@@ -500,8 +477,8 @@ impl Viewer {
                 frame.release_overlay_slots()?;
             }
             Err(e) => {
-                eprintln!("vkskin: cannot switch to {:?} skinning: {e}", self.state.method);
-                (self.state.method, self.state.dqs_split) = old;
+                eprintln!("vkskin: cannot switch to {:?} skinning: {e}", self.state.frame.blend.method);
+                self.state.frame.blend = old;
             }
         }
         Ok(())
@@ -593,13 +570,9 @@ impl Viewer {
             primitives,
             output.pixels_per_point,
         )?;
-        let path = match self.state.skinning {
-            SkinningMode::Compute => VertexPath::PreSkinned,
-            SkinningMode::Vertex => VertexPath::VertexSkinning,
-        };
-        scene.renderer.set_path(path);
+        scene.renderer.set_placement(self.state.frame.placement);
         scene.renderer.set_wireframe(self.state.wireframe);
-        scene.renderer.set_passes(self.state.passes)?;
+        scene.renderer.set_passes(self.state.frame.passes);
         let heat_joint = match self.state.debug_view {
             DebugView::WeightHeatMap => self.state.selected_joint,
             _ => None,
@@ -739,9 +712,7 @@ fn build_scene(
     let mut animation = ViewerAnimation::new(model.clone(), controller, state)?;
     let crowd = crowd_behind(&model, crowd_controller, characters)?;
     settings.characters = characters.max(1);
-    settings.skinning = state.method;
-    settings.dqs_split = state.dqs_split;
-    settings.passes = state.passes;
+    settings.frame = state.frame;
     let mut renderer = Renderer::new_for_screen(ctx, model.clone(), settings, window.color_format())?;
     if let Some(level) = level {
         let entered = animation.enter_level(level, state).and_then(|_| Ok(scenery_model(level)?));

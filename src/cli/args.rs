@@ -1,8 +1,11 @@
 //! Command-line arguments (clap).
 
-use super::bench::{SkinningMode, UploadMode};
 use crate::asset::LoadOptions;
 use crate::asset::limits::parse_bytes;
+use crate::render::frame_settings::{
+    DqsSplit, FrameSettings, InfluenceBlend, PaletteUpload, PassSetup, SkinningMethod, SkinningMode,
+    SkinningPlacement,
+};
 use clap::{Parser, Subcommand, ValueEnum};
 
 /// vkskin: look at, debug and profile skinned glTF characters.
@@ -75,44 +78,6 @@ pub enum Skinning {
     Cpu,
     /// The Vulkan compute skinning pass (read back from the GPU).
     Gpu,
-}
-
-/// How `render` blends each vertex's joint influences.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum SkinningMethodArg {
-    /// Linear blend skinning (matrices averaged).
-    #[default]
-    Linear,
-    /// Dual-quaternion skinning (rotations blended without the candy-wrapper collapse).
-    Dqs,
-}
-
-impl From<SkinningMethodArg> for crate::anim::SkinningMethod {
-    fn from(arg: SkinningMethodArg) -> Self {
-        match arg {
-            SkinningMethodArg::Linear => crate::anim::SkinningMethod::Linear,
-            SkinningMethodArg::Dqs => crate::anim::SkinningMethod::DualQuaternion,
-        }
-    }
-}
-
-/// Where dual-quaternion skinning splits each skinning matrix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum DqsSplitArg {
-    /// In the shader, per influence of every vertex (the palette holds matrices).
-    #[default]
-    Shader,
-    /// On the CPU, once per joint and frame (the palette holds dual quaternions).
-    Cpu,
-}
-
-impl From<DqsSplitArg> for crate::render::skinning::DqsSplit {
-    fn from(arg: DqsSplitArg) -> Self {
-        match arg {
-            DqsSplitArg::Shader => crate::render::skinning::DqsSplit::Shader,
-            DqsSplitArg::Cpu => crate::render::skinning::DqsSplit::Cpu,
-        }
-    }
 }
 
 /// The subcommands.
@@ -213,18 +178,18 @@ pub struct RenderArgs {
     pub characters: u32,
     /// Draw passes: 1 (main), 2 (depth prepass + main) or 5 (four shadow
     /// cascades of the key light + main, with shadows).
-    #[arg(long, value_name = "1|2|5", default_value_t = 1)]
-    pub passes: u32,
-    /// How palettes reach the GPU: inplace, staged or dirty.
-    #[arg(long, value_name = "MODE", default_value = "dirty")]
-    pub upload: String,
+    #[arg(long, value_enum, value_name = "1|2|5", default_value = "1")]
+    pub passes: PassSetup,
+    /// How palettes reach the GPU.
+    #[arg(long, value_enum, value_name = "MODE", default_value = "dirty")]
+    pub upload: PaletteUpload,
     /// How each vertex's joint influences are blended, on either path.
-    #[arg(long, value_enum, default_value_t = SkinningMethodArg::Linear)]
-    pub skinning_method: SkinningMethodArg,
+    #[arg(long, value_enum, default_value = "linear")]
+    pub skinning_method: SkinningMethod,
     /// With `--skinning-method dqs`: where each skinning matrix is split
     /// into a dual quaternion and a scale part.
-    #[arg(long, value_enum, default_value_t = DqsSplitArg::Shader)]
-    pub dqs_split: DqsSplitArg,
+    #[arg(long, value_enum, default_value = "shader")]
+    pub dqs_split: DqsSplit,
     /// Drive the character with this controller file (RON) instead of one
     /// clip: frames are simulated from 0 s, `--time` skips ahead.
     #[arg(long, value_name = "FILE")]
@@ -252,6 +217,22 @@ pub struct RenderArgs {
     /// Output PNG (or animated PNG) file.
     #[arg(long)]
     pub out: String,
+}
+
+impl RenderArgs {
+    /// The frame settings these arguments ask for.
+    pub fn frame_settings(&self) -> FrameSettings {
+        FrameSettings {
+            placement: if self.vertex_skinning {
+                SkinningPlacement::Vertex
+            } else {
+                SkinningPlacement::Compute
+            },
+            blend: InfluenceBlend { method: self.skinning_method, dqs_split: self.dqs_split },
+            upload: self.upload,
+            passes: self.passes,
+        }
+    }
 }
 
 /// Arguments of `vkskin view`.
@@ -297,15 +278,15 @@ pub struct ViewArgs {
     pub characters: Option<u32>,
     /// How joint influences are blended at start (the controls switch it).
     #[arg(long, value_enum)]
-    pub skinning_method: Option<SkinningMethodArg>,
+    pub skinning_method: Option<SkinningMethod>,
     /// Where dual-quaternion skinning splits each skinning matrix, at start
     /// (the controls switch it).
     #[arg(long, value_enum)]
-    pub dqs_split: Option<DqsSplitArg>,
+    pub dqs_split: Option<DqsSplit>,
     /// Draw passes at start: 1 (main), 2 (depth prepass + main) or 5 (four
     /// shadow cascades + main, with shadows); the controls switch it.
-    #[arg(long, value_name = "1|2|5")]
-    pub passes: Option<u32>,
+    #[arg(long, value_enum, value_name = "1|2|5")]
+    pub passes: Option<PassSetup>,
     /// Scripted runs: play the next clip every N frames.
     #[arg(long, value_name = "N")]
     pub switch_clip_every: Option<u64>,
@@ -319,6 +300,20 @@ pub struct ViewArgs {
     /// (`vkskin: memory: frame K rss B gpu-allocated B gpu-reserved B`).
     #[arg(long, value_name = "N")]
     pub report_memory_every: Option<u64>,
+}
+
+impl ViewArgs {
+    /// The frame settings the viewer starts with (the controls switch them).
+    pub fn frame_settings(&self) -> FrameSettings {
+        FrameSettings {
+            blend: InfluenceBlend {
+                method: self.skinning_method.unwrap_or_default(),
+                dqs_split: self.dqs_split.unwrap_or_default(),
+            },
+            passes: self.passes.unwrap_or_default(),
+            ..FrameSettings::default()
+        }
+    }
 }
 
 /// Arguments of `vkskin simulate`.
@@ -372,19 +367,19 @@ pub struct BenchArgs {
     pub characters: Vec<u32>,
     /// Draw passes per frame: 1 (main), 2 (depth prepass + main), 5 (4
     /// shadow cascades + main) [default: 1,2,5; --quick: 1,2].
-    #[arg(long, value_delimiter = ',', value_name = "P,...")]
-    pub passes: Vec<u32>,
+    #[arg(long, value_delimiter = ',', value_enum, value_name = "P,...")]
+    pub passes: Vec<PassSetup>,
     /// Skinning modes [default: all; --quick: compute,vertex].
     #[arg(long, value_delimiter = ',', value_enum, value_name = "MODE,...")]
     pub skinning: Vec<SkinningMode>,
     /// Palette upload modes; dirty is measured animated and paused [default: all].
     #[arg(long, value_delimiter = ',', value_enum, value_name = "MODE,...")]
-    pub upload: Vec<UploadMode>,
+    pub upload: Vec<PaletteUpload>,
     /// Where the dqs modes split each skinning matrix: shader (per
     /// influence of every vertex), cpu (once per joint and frame, in the
     /// palette write). Default: both.
     #[arg(long, value_delimiter = ',', value_enum, value_name = "WHERE,...")]
-    pub dqs_split: Vec<DqsSplitArg>,
+    pub dqs_split: Vec<DqsSplit>,
     /// Timed frames per configuration, after a warm-up [default: 100; --quick: 8].
     #[arg(long, value_name = "N")]
     pub frames: Option<u32>,

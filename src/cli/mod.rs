@@ -9,6 +9,7 @@ pub mod dump;
 pub mod inspect;
 pub mod render;
 pub mod simulate;
+pub mod values;
 
 pub use args::{Cli, Command};
 
@@ -16,6 +17,7 @@ use crate::asset::{self, LoadOptions};
 use crate::atomic_file;
 use crate::gpu::GpuError;
 use crate::gpu::error::vk_name;
+use crate::render::renderer::MAX_CHARACTERS;
 use anyhow::anyhow;
 use ash::vk;
 use std::path::Path;
@@ -68,8 +70,8 @@ fn view(args: &args::ViewArgs, load: &LoadOptions) -> anyhow::Result<()> {
         anyhow::bail!("--frames must be at least 1");
     }
     let characters = args.characters.unwrap_or(1);
-    if !(1..=100_000).contains(&characters) {
-        anyhow::bail!("--characters {characters}: 1..=100000");
+    if !(1..=MAX_CHARACTERS).contains(&characters) {
+        anyhow::bail!("--characters {characters}: 1..={MAX_CHARACTERS}");
     }
     let every = [
         ("--switch-clip-every", args.switch_clip_every),
@@ -89,10 +91,6 @@ fn view(args: &args::ViewArgs, load: &LoadOptions) -> anyhow::Result<()> {
         switch_method_every: args.switch_method_every,
         report_memory_every: args.report_memory_every,
     };
-    let passes = args.passes.unwrap_or(1);
-    if !crate::render::renderer::PASS_SETUPS.contains(&passes) {
-        anyhow::bail!("--passes {passes}: one of 1, 2 or 5");
-    }
     if characters > 1 && args.level.is_some() {
         anyhow::bail!("--characters and --level exclude each other (the level has one actor)");
     }
@@ -117,9 +115,7 @@ fn view(args: &args::ViewArgs, load: &LoadOptions) -> anyhow::Result<()> {
         size: render::parse_size(args.size.as_deref().unwrap_or("960x640")).map_err(anyhow::Error::msg)?,
         load: load.clone(),
         characters,
-        skinning_method: args.skinning_method.unwrap_or_default().into(),
-        dqs_split: args.dqs_split.unwrap_or_default().into(),
-        passes,
+        frame: args.frame_settings(),
         schedule,
     };
     viewer::run(&options).map_err(|e| gpu_failure(e, "showing the model"))

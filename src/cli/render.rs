@@ -1,7 +1,7 @@
 //! `vkskin render`: headless rendering of one frame (PNG) or an animation
 //! (animated PNG), on the chosen Vulkan device.
 
-use super::args::{DqsSplitArg, RenderArgs, SkinningMethodArg};
+use super::args::RenderArgs;
 use crate::anim::FrameSource;
 use crate::asset::{self, Model};
 use crate::atomic_file::{AtomicFile, OutputError};
@@ -11,18 +11,17 @@ use crate::gpu::{GpuContext, GpuOptions};
 use crate::render::RenderError;
 use crate::render::headless::{self, HeadlessRequest};
 use crate::render::image_out::{self, ApngWriter};
-use crate::render::renderer::PASS_SETUPS;
-use crate::render::skin_pass::PaletteUpload;
+use crate::render::renderer::{MAX_CHARACTERS, RenderSettings};
+use crate::render::{DqsSplit, InfluenceBlend, SkinningMethod};
 use crate::text::display_name;
 use crate::world::{ActorRun, Authority, FootPlacement, Level, scenery_model};
+use ash::vk;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
 /// Largest accepted width or height.
 const MAX_SIZE: u32 = 16384;
-/// Most characters `--characters` accepts.
-const MAX_CHARACTERS: u32 = 100_000;
 
 /// Parses `WIDTHxHEIGHT` (e.g. `640x480`).
 pub fn parse_size(text: &str) -> Result<(u32, u32), String> {
@@ -38,8 +37,8 @@ pub fn parse_size(text: &str) -> Result<(u32, u32), String> {
 
 /// `--dqs-split cpu` only means something with `--skinning-method dqs`:
 /// asked for with linear blending, it is a mistake worth one clear line.
-fn check_dqs_split(method: SkinningMethodArg, split: DqsSplitArg) -> anyhow::Result<()> {
-    if split == DqsSplitArg::Cpu && method != SkinningMethodArg::Dqs {
+fn check_dqs_split(blend: InfluenceBlend) -> anyhow::Result<()> {
+    if blend.dqs_split == DqsSplit::Cpu && blend.method != SkinningMethod::DualQuaternion {
         anyhow::bail!("--dqs-split cpu applies to dual-quaternion skinning: add --skinning-method dqs");
     }
     Ok(())
@@ -60,34 +59,19 @@ pub fn run(args: &RenderArgs, load: &asset::LoadOptions) -> anyhow::Result<()> {
     {
         return Err(anyhow::anyhow!("--time must be a finite number, not {t}"));
     }
-    check_dqs_split(args.skinning_method, args.dqs_split)?;
-    let upload = PaletteUpload::from_name(&args.upload).ok_or_else(|| {
-        anyhow::anyhow!("bad --upload \"{}\": expected inplace, staged or dirty", args.upload)
-    })?;
-    if !PASS_SETUPS.contains(&args.passes) {
-        anyhow::bail!(
-            "bad --passes {}: 1 (main), 2 (depth prepass + main) or 5 (4 shadow cascades + main)",
-            args.passes
-        );
-    }
+    let frame_settings = args.frame_settings();
+    check_dqs_split(frame_settings.blend)?;
     if args.characters == 0 || args.characters > MAX_CHARACTERS {
         anyhow::bail!("bad --characters {}: 1..={MAX_CHARACTERS}", args.characters);
     }
     let model = asset::load_with(Path::new(&args.model), load)?;
     let (mut source, first_frame, scenery) = frames_of(&model, args, frames)?;
-    let request = HeadlessRequest {
-        frames,
-        first_frame,
-        width,
-        height,
+    let settings = RenderSettings {
         wireframe: args.wireframe,
-        vertex_skinning: args.vertex_skinning,
-        msaa: true,
-        passes: args.passes,
-        upload,
-        skinning: args.skinning_method.into(),
-        dqs_split: args.dqs_split.into(),
+        frame: frame_settings,
+        ..RenderSettings::new(vk::Extent2D { width, height })
     };
+    let request = HeadlessRequest { frames, first_frame, settings };
     for w in &model.warnings {
         eprintln!("vkskin: warning: {}: {w}", model.file);
     }
@@ -275,9 +259,10 @@ mod tests {
 
     #[test]
     fn the_cpu_split_needs_dual_quaternions() {
-        assert!(check_dqs_split(SkinningMethodArg::Dqs, DqsSplitArg::Cpu).is_ok());
-        assert!(check_dqs_split(SkinningMethodArg::Linear, DqsSplitArg::Shader).is_ok());
-        let error = check_dqs_split(SkinningMethodArg::Linear, DqsSplitArg::Cpu).unwrap_err().to_string();
+        let blend = |method, dqs_split| InfluenceBlend { method, dqs_split };
+        assert!(check_dqs_split(blend(SkinningMethod::DualQuaternion, DqsSplit::Cpu)).is_ok());
+        assert!(check_dqs_split(blend(SkinningMethod::Linear, DqsSplit::Shader)).is_ok());
+        let error = check_dqs_split(blend(SkinningMethod::Linear, DqsSplit::Cpu)).unwrap_err().to_string();
         assert!(error.contains("--skinning-method dqs"), "{error}");
     }
 }

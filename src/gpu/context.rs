@@ -162,6 +162,19 @@ impl GpuContext {
         log.messages()
     }
 
+    /// The driver's name and version (VkPhysicalDeviceDriverProperties),
+    /// e.g. `llvmpipe Mesa 22.3.6 (LLVM 15.0.6)`.
+    pub fn driver(&self) -> String {
+        let mut driver = vk::PhysicalDeviceDriverProperties::default();
+        let mut properties = vk::PhysicalDeviceProperties2::default().push_next(&mut driver);
+        // SAFETY: a live physical device; Vulkan 1.2 core query.
+        unsafe { self.instance.get_physical_device_properties2(self.physical, &mut properties) };
+        let text =
+            |c: Result<&std::ffi::CStr, _>| c.map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let (name, info) = (text(driver.driver_name_as_c_str()), text(driver.driver_info_as_c_str()));
+        format!("{name} {info}").trim().to_string()
+    }
+
     /// Whether the validation layer is on.
     pub fn validation_enabled(&self) -> bool {
         self.debug.is_some()

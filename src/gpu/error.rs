@@ -64,6 +64,15 @@ pub enum GpuError {
         /// How long it waited.
         waited: Duration,
     },
+    /// The Khronos validation layer reported problems during a session
+    /// (printed as they came); with validation on, any message fails it.
+    #[error("{count} validation message(s); the first: {first}")]
+    Validation {
+        /// How many messages.
+        count: usize,
+        /// The first one.
+        first: String,
+    },
     /// The device lacks something vkskin needs, or the input does not fit
     /// the GPU's layouts.
     #[error("{0}")]

@@ -6,15 +6,10 @@
 
 use super::camera::{Camera, DEFAULT_FOV_Y};
 use super::error::RenderError;
-use super::mesh_pass::VertexPath;
 use super::renderer::{PixelSink, RenderSettings, Renderer};
-use super::skin_pass::PaletteUpload;
-use super::skinning::DqsSplit;
-use crate::anim::SkinningMethod;
 use crate::anim::frame_poses::{FrameSource, PoseError, skinned_bounds};
 use crate::asset::Model;
 use crate::gpu::GpuContext;
-use ash::vk;
 use std::sync::Arc;
 
 /// What to render.
@@ -24,24 +19,9 @@ pub struct HeadlessRequest {
     pub frames: u32,
     /// First frame of the timeline to draw (frames before it are only simulated).
     pub first_frame: u32,
-    /// Image size.
-    pub width: u32,
-    /// Image size.
-    pub height: u32,
-    /// Draw triangle edges only.
-    pub wireframe: bool,
-    /// Skin in the vertex shader instead of the compute pass.
-    pub vertex_skinning: bool,
-    /// Anti-alias with 4x MSAA when the device supports it (else one sample).
-    pub msaa: bool,
-    /// Draw passes: 1 (main) or 2 (depth prepass + main).
-    pub passes: u32,
-    /// How palettes reach the GPU.
-    pub upload: PaletteUpload,
-    /// How influences are blended (the camera frames the linear-blend bounds).
-    pub skinning: SkinningMethod,
-    /// Where dual-quaternion skinning splits the matrices.
-    pub dqs_split: DqsSplit,
+    /// How frames are drawn (the camera frames the linear-blend bounds);
+    /// `characters` is the source's count, whatever it says here.
+    pub settings: RenderSettings,
 }
 
 /// Renders frames `first_frame..first_frame + frames` of `source` (with
@@ -61,19 +41,10 @@ pub fn render(
     let (first, frames) = (request.first_frame, request.frames);
     let bounds = skinned_bounds(&model, source, first, frames).map_err(|e| pose_error(&model, e))?;
     let (lo, hi) = bounds.ok_or_else(|| nothing_to_draw(&model))?;
-    let aspect = request.width as f32 / request.height.max(1) as f32;
+    let extent = request.settings.extent;
+    let aspect = extent.width as f32 / extent.height.max(1) as f32;
     let camera = Camera::frame_box(lo, hi, aspect, DEFAULT_FOV_Y);
-    let settings = RenderSettings {
-        extent: vk::Extent2D { width: request.width, height: request.height },
-        wireframe: request.wireframe,
-        path: if request.vertex_skinning { VertexPath::VertexSkinning } else { VertexPath::PreSkinned },
-        msaa: request.msaa,
-        characters: source.count() as u32,
-        passes: request.passes,
-        upload: request.upload,
-        skinning: request.skinning,
-        dqs_split: request.dqs_split,
-    };
+    let settings = RenderSettings { characters: source.count() as u32, ..request.settings };
     let mut renderer = Renderer::new(ctx, model.clone(), settings)?;
     let result = (|| {
         if let Some(s) = scenery {

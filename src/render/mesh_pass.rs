@@ -14,8 +14,9 @@
 //! the material's base-colour texture. Sets 0 and 1 are allocated each frame
 //! from the slot's descriptor pool; material sets once, from the pass's pool.
 
+use super::frame_settings::{InfluenceBlend, SkinningPlacement};
 use super::shadow::{CASCADES, Cascades, SHADOW_FORMAT, SHADOW_SIZE};
-use super::skinning::{self, ShaderSkinning};
+use super::skinning;
 use super::target::{COLOR_FORMAT, DEPTH_FORMAT};
 use super::textures::Textures;
 use crate::anim::SkinningMethod;
@@ -128,15 +129,6 @@ const _: () = {
     assert!(std::mem::size_of::<DrawPush>() == 48);
 };
 
-/// Where vertices are skinned for drawing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum VertexPath {
-    /// Draw the compute pass's SkinnedVertex output.
-    PreSkinned,
-    /// Skin in the vertex shader from the compute pass's inputs.
-    VertexSkinning,
-}
-
 /// The buffers of shaders/common.glsl's set 0 (bindings 0..=6), for the
 /// vertex-skinning path: sources, influences, morph ranges, morph entries,
 /// morph weights, palette, records.
@@ -174,7 +166,7 @@ pub struct DrawItem {
 /// Pipelines, layouts and per-slot uniform buffers of the draw pass.
 pub struct MeshPass {
     /// How the vertex-skinning pipelines blend influences.
-    method: ShaderSkinning,
+    method: InfluenceBlend,
     skin_set_layout: vk::DescriptorSetLayout,
     frame_set_layout: vk::DescriptorSetLayout,
     material_set_layout: vk::DescriptorSetLayout,
@@ -200,10 +192,10 @@ pub struct FrameParams<'a> {
     /// Camera and lights.
     pub uniforms: &'a FrameUniforms,
     /// Pre-skinned or vertex-shader skinning.
-    pub path: VertexPath,
+    pub path: SkinningPlacement,
     /// Triangle edges only.
     pub wireframe: bool,
-    /// Set 0 buffers; required for `VertexPath::VertexSkinning`.
+    /// Set 0 buffers; required for `SkinningPlacement::Vertex`.
     pub skin: Option<&'a SkinBindings>,
     /// Every character's world matrix (column-major `[f32; 16]` each,
     /// applied after skinning), indexed by `DrawItem::first_character` + i:
@@ -313,13 +305,13 @@ impl MeshPass {
 
     /// [`with_format`](Self::with_format), with the vertex-skinning path
     /// blending influences by `method` (a `SkinningMethod`, or a
-    /// `ShaderSkinning` that also says where DQS splits the matrices: it
+    /// `InfluenceBlend` that also says where DQS splits the matrices: it
     /// must match the `SkinPass` whose palette the draws read).
     pub fn with_method(
         ctx: &GpuContext,
         samples: vk::SampleCountFlags,
         color_format: vk::Format,
-        method: impl Into<ShaderSkinning>,
+        method: impl Into<InfluenceBlend>,
     ) -> Result<Self, GpuError> {
         let mut pass = MeshPass {
             method: method.into(),
@@ -431,7 +423,7 @@ impl MeshPass {
                 crate::spirv!("mesh_skinned.vert"),
             )?);
             modules.push(shader::create_module(ctx, "mesh.frag", crate::spirv!("mesh.frag"))?);
-            for (p, path) in [VertexPath::PreSkinned, VertexPath::VertexSkinning].into_iter().enumerate() {
+            for (p, path) in [SkinningPlacement::Compute, SkinningPlacement::Vertex].into_iter().enumerate() {
                 let vertex = modules[p];
                 for (d, stage) in [DrawStage::Main, DrawStage::AfterPrepass].into_iter().enumerate() {
                     for wire in [false, true] {
@@ -462,7 +454,7 @@ impl MeshPass {
     fn pipeline(
         &self,
         ctx: &GpuContext,
-        path: VertexPath,
+        path: SkinningPlacement,
         stage: DrawStage,
         vertex: vk::ShaderModule,
         fragment: Option<vk::ShaderModule>,
@@ -474,7 +466,7 @@ impl MeshPass {
         let spec_entries = [vk::SpecializationMapEntry { constant_id: 0, offset: 0, size: 4 }];
         let spec = vk::SpecializationInfo::default().map_entries(&spec_entries).data(&heat_value);
         // mesh_skinned.vert's skinning constants (mesh.vert has none).
-        let skinning_constants = self.method.constants();
+        let skinning_constants = skinning::constants(self.method);
         let vertex_spec = skinning::specialization(&skinning_constants);
         let mut stages = vec![
             vk::PipelineShaderStageCreateInfo::default()
@@ -592,7 +584,7 @@ impl MeshPass {
         heat: Option<vk::Buffer>,
     ) -> Result<BoundFrame, GpuError> {
         let FrameParams { uniforms, path, wireframe, skin, instances, skinned, stage, shadow_maps } = *params;
-        let p = (path == VertexPath::VertexSkinning) as usize;
+        let p = (path == SkinningPlacement::Vertex) as usize;
         let pipeline = match stage {
             DrawStage::DepthPrepass => self.depth_only[p],
             DrawStage::Shadow(k) if k < CASCADES => self.shadow[p],
@@ -657,7 +649,7 @@ impl MeshPass {
                 &[],
             );
         }
-        if path == VertexPath::VertexSkinning {
+        if path == SkinningPlacement::Vertex {
             let skin = skin.ok_or_else(|| GpuError::new("vertex skinning needs the skinning buffers"))?;
             let skin_set = allocate_set(ctx, slot.descriptor_pool, self.skin_set_layout)?;
             let writes: [vk::WriteDescriptorSet; 7] = std::array::from_fn(|b| {

@@ -7,6 +7,7 @@ pub mod camera;
 pub mod copy_kernel;
 pub mod egui_pass;
 pub mod error;
+pub mod frame_settings;
 pub mod gpu_model;
 pub mod headless;
 pub mod heat_map;
@@ -16,6 +17,7 @@ pub mod mesh_pass;
 pub mod profile;
 pub mod readback;
 pub mod renderer;
+pub mod session;
 pub mod shadow;
 pub mod skin_pass;
 pub mod skinning;
@@ -23,4 +25,10 @@ pub mod target;
 pub mod textures;
 pub mod window_frame;
 
+pub use crate::gpu::{GpuContext, GpuError, GpuOptions};
 pub use error::RenderError;
+pub use frame_settings::{
+    Choice, DqsSplit, FrameSettings, InfluenceBlend, PaletteUpload, PassSetup, SkinningMethod, SkinningMode,
+    SkinningPlacement,
+};
+pub use session::with_gpu;

@@ -6,12 +6,10 @@
 use super::camera::{Camera, DEFAULT_FOV_Y};
 use super::copy_kernel::median;
 use super::error::RenderError;
-use super::mesh_pass::VertexPath;
+use super::frame_settings::{FrameSettings, InfluenceBlend, PaletteUpload, SkinningPlacement};
 use super::renderer::{GpuTimes, RenderSettings, Renderer};
-use super::skin_pass::PaletteUpload;
-use super::skinning::ShaderSkinning;
+use crate::anim::frame_poses::{Bounds, FrameSource};
 use crate::asset::Model;
-use crate::character::{Controller, Crowd};
 use crate::gpu::{FRAMES_IN_FLIGHT, GpuContext, GpuError};
 use ash::vk;
 use std::sync::Arc;
@@ -33,10 +31,11 @@ pub struct FrameSample {
     pub gpu: GpuTimes,
 }
 
-/// A crowd of one model and the renderer drawing it offscreen.
+/// The renderer drawing a crowd of one model offscreen, and where it is in
+/// the crowd's frames. The crowd (any `FrameSource` of `characters` poses)
+/// is the caller's, handed to each measurement.
 pub struct ProfileScene {
     renderer: Renderer,
-    crowd: Crowd,
     camera: Camera,
     /// The model's file, for messages.
     file: String,
@@ -45,68 +44,60 @@ pub struct ProfileScene {
 }
 
 impl ProfileScene {
-    /// `characters` characters of `model` driven by `controller` (updated on
-    /// every core), skinned with `method`, drawn at `extent` without MSAA (the benchmark measures
-    /// skinning and geometry, not resolve bandwidth), framed whole.
+    /// A renderer for `characters` characters of `model`, skinned with
+    /// `blend`, drawn at `extent` (width, height) without MSAA (the
+    /// benchmark measures skinning and geometry, not resolve bandwidth), the
+    /// camera framing `bounds` (the crowd's, world space).
     pub fn new(
         ctx: &GpuContext,
         model: Arc<Model>,
-        controller: Arc<Controller>,
         characters: u32,
-        method: impl Into<ShaderSkinning>,
-        extent: vk::Extent2D,
+        blend: InfluenceBlend,
+        extent: (u32, u32),
+        bounds: Bounds,
     ) -> Result<Self, RenderError> {
-        let shading: ShaderSkinning = method.into();
-        let grid = Crowd::on_grid(model.rig.clone(), controller, characters as usize, PROFILE_FPS, 0)
-            .map_err(|e| RenderError::Pose { file: model.file.clone(), source: e.into() })?;
-        let (crowd, (lo, hi)) =
-            grid.ok_or_else(|| RenderError::NothingToDraw { file: model.file.clone() })?;
+        let extent = vk::Extent2D { width: extent.0, height: extent.1 };
         let aspect = extent.width as f32 / extent.height.max(1) as f32;
-        let camera = Camera::frame_box(lo, hi, aspect, DEFAULT_FOV_Y);
+        let camera = Camera::frame_box(bounds.0, bounds.1, aspect, DEFAULT_FOV_Y);
         let mut settings = RenderSettings::new(extent);
         settings.msaa = false;
         settings.characters = characters;
-        (settings.skinning, settings.dqs_split) = (shading.method, shading.dqs_split);
+        settings.frame.blend = blend;
         let file = model.file.clone();
         let renderer = Renderer::new(ctx, model, settings)?;
-        Ok(ProfileScene { renderer, crowd, camera, file, frame: 0 })
+        Ok(ProfileScene { renderer, camera, file, frame: 0 })
     }
 
-    /// Chooses how the next frames are skinned, uploaded and drawn.
-    pub fn configure(
-        &mut self,
-        path: VertexPath,
-        upload: PaletteUpload,
-        passes: u32,
-    ) -> Result<(), GpuError> {
-        self.renderer.set_path(path);
-        self.renderer.set_upload(upload);
-        self.renderer.set_passes(passes)
+    /// Chooses how the next frames are skinned, uploaded and drawn (the
+    /// influence blend is the scene's own: its pipelines are built for it).
+    pub fn configure(&mut self, frame: &FrameSettings) {
+        self.renderer.set_placement(frame.placement);
+        self.renderer.set_upload(frame.upload);
+        self.renderer.set_passes(frame.passes);
     }
 
-    /// Renders `warmup` frames, then measures `frames` frames (the crowd
-    /// paused or playing) and returns them in order. GPU times are read when
-    /// a frame's slot comes round again, so a few more frames are rendered
-    /// at the end; the renderer waits for all of them before returning.
+    /// Renders `warmup` frames of `crowd`, then measures `frames` frames
+    /// and returns them in order. GPU times are read when a frame's slot
+    /// comes round again, so a few more frames are rendered at the end; the
+    /// renderer waits for all of them before returning.
     pub fn measure(
         &mut self,
         ctx: &GpuContext,
+        crowd: &mut dyn FrameSource,
         warmup: u32,
         frames: u32,
-        paused: bool,
     ) -> Result<Vec<FrameSample>, RenderError> {
-        self.crowd.set_paused(paused);
         let total = warmup + frames + FRAMES_IN_FLIGHT as u32;
         let mut samples = vec![FrameSample::default(); frames as usize];
         let mut gpu_seen = 0;
         let mut ignore = |_: u64, _: &[u8]| Ok(());
         for i in 0..total {
             let started = Instant::now();
-            self.crowd
+            crowd
                 .frame(self.frame)
-                .map_err(|e| RenderError::Pose { file: self.file.clone(), source: e.into() })?;
+                .map_err(|source| RenderError::Pose { file: self.file.clone(), source })?;
             let pose_us = started.elapsed().as_secs_f64() * 1e6;
-            let report = self.renderer.render_frame(ctx, &self.crowd, &self.camera, false, &mut ignore)?;
+            let report = self.renderer.render_frame(ctx, &*crowd, &self.camera, false, &mut ignore)?;
             self.frame += 1;
             if let Some(k) = i.checked_sub(warmup).filter(|&k| k < frames) {
                 let sample = &mut samples[k as usize];
@@ -137,9 +128,15 @@ impl ProfileScene {
     /// from submit to fence minus the median of as many frames without the
     /// dispatch, interleaved with them (microseconds). For drivers whose
     /// timestamps do not bracket compute work (lavapipe); compare with
-    /// `CopyKernel::measure_wall`. Leaves the crowd paused.
-    pub fn measure_skin_wall(&mut self, ctx: &GpuContext, runs: u32) -> Result<Vec<f64>, RenderError> {
-        Ok(self.timed_skinning(ctx, runs, VertexPath::PreSkinned, PaletteUpload::Dirty)?.0)
+    /// `CopyKernel::measure_wall`. `crowd` must be paused (its poses and
+    /// their versions stay as they are).
+    pub fn measure_skin_wall(
+        &mut self,
+        ctx: &GpuContext,
+        crowd: &mut dyn FrameSource,
+        runs: u32,
+    ) -> Result<Vec<f64>, RenderError> {
+        Ok(self.timed_skinning(ctx, crowd, runs, SkinningPlacement::Compute, PaletteUpload::Dirty)?.0)
     }
 
     /// Times the staged palette copy by the host, `runs` times, as
@@ -150,13 +147,15 @@ impl ProfileScene {
     /// happen before the submission and are not counted. Returns the
     /// microseconds of each run and the bytes each copied. Compare with
     /// `copy_kernel::measure_buffer_copy_wall` over those bytes.
+    /// `crowd` must be paused, as for `measure_skin_wall`.
     pub fn measure_staged_copy_wall(
         &mut self,
         ctx: &GpuContext,
+        crowd: &mut dyn FrameSource,
         runs: u32,
     ) -> Result<(Vec<f64>, u64), RenderError> {
         // The vertex path uploads and copies but dispatches nothing.
-        self.timed_skinning(ctx, runs, VertexPath::VertexSkinning, PaletteUpload::Staged)
+        self.timed_skinning(ctx, crowd, runs, SkinningPlacement::Vertex, PaletteUpload::Staged)
     }
 
     /// With the crowd paused and posed, skinning by `path` with `upload`:
@@ -170,30 +169,33 @@ impl ProfileScene {
     fn timed_skinning(
         &mut self,
         ctx: &GpuContext,
+        crowd: &mut dyn FrameSource,
         runs: u32,
-        path: VertexPath,
+        placement: SkinningPlacement,
         upload: PaletteUpload,
     ) -> Result<(Vec<f64>, u64), RenderError> {
-        self.renderer.set_path(path);
+        self.renderer.set_placement(placement);
         self.renderer.set_upload(upload);
-        self.crowd.set_paused(true);
-        self.crowd
-            .frame(self.frame)
-            .map_err(|e| RenderError::Pose { file: self.file.clone(), source: e.into() })?;
+        crowd.frame(self.frame).map_err(|source| RenderError::Pose { file: self.file.clone(), source })?;
         self.renderer.set_timestamps(false);
-        let timed = self.timed_runs(ctx, runs);
+        let timed = self.timed_runs(ctx, &*crowd, runs);
         self.renderer.set_timestamps(true);
         Ok(timed?)
     }
 
-    fn timed_runs(&mut self, ctx: &GpuContext, runs: u32) -> Result<(Vec<f64>, u64), GpuError> {
+    fn timed_runs(
+        &mut self,
+        ctx: &GpuContext,
+        crowd: &dyn FrameSource,
+        runs: u32,
+    ) -> Result<(Vec<f64>, u64), GpuError> {
         let (mut empty, mut recorded) =
             (Vec::with_capacity(runs as usize), Vec::with_capacity(runs as usize));
         let mut bytes = 0;
         let warmup = FRAMES_IN_FLIGHT as u32;
         for i in 0..warmup + runs {
             for record in [false, true] {
-                let (wall, written) = self.timed_frame(ctx, record)?;
+                let (wall, written) = self.timed_frame(ctx, crowd, record)?;
                 if i >= warmup {
                     if record { &mut recorded } else { &mut empty }.push(wall);
                 }
@@ -206,10 +208,15 @@ impl ProfileScene {
 
     /// One frame with the skinning recorded or without: the wall time of its
     /// submit and wait, microseconds, and the palette bytes it wrote.
-    fn timed_frame(&mut self, ctx: &GpuContext, record: bool) -> Result<(f64, u64), GpuError> {
+    fn timed_frame(
+        &mut self,
+        ctx: &GpuContext,
+        crowd: &dyn FrameSource,
+        record: bool,
+    ) -> Result<(f64, u64), GpuError> {
         self.renderer.begin_frame(ctx)?;
         let recorded = if record {
-            self.renderer.record_skinning(ctx, &self.crowd).map(|s| s.palette_bytes_written)
+            self.renderer.record_skinning(ctx, crowd).map(|s| s.palette_bytes_written)
         } else {
             Ok(0)
         };

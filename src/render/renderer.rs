@@ -12,19 +12,17 @@
 
 use super::camera::Camera;
 use super::error::RenderError;
+use super::frame_settings::{FrameSettings, PaletteUpload, PassSetup, SkinningPlacement};
 use super::gpu_model::GpuModel;
 use super::heat_map::HeatMap;
 use super::mesh_pass::{
     BoundFrame, DrawItem, DrawStage, FrameParams, FrameUniforms, MeshMaterials, MeshPass, SkinBindings,
-    VertexPath,
 };
 use super::shadow::{CASCADES, Cascades, ShadowMaps, cascades};
-use super::skin_pass::{CharacterId, PaletteUpload, SkinPass, SkinStats};
-use super::skinning::{DqsSplit, ShaderSkinning};
+use super::skin_pass::{CharacterId, SkinPass, SkinStats};
 use super::target::{CLEAR_COLOR, COLOR_FORMAT, RenderTarget, ScreenTarget, SlotTargets, choose_samples};
 use super::textures::Textures;
-use crate::anim::{FramePoses, SkinInput};
-use crate::anim::{SkinnedPose, SkinningMethod};
+use crate::anim::{FramePoses, SkinInput, SkinnedPose};
 use crate::asset::Model;
 use crate::gpu::frame::Retired;
 use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, FrameRing, FrameSlot, GpuContext, GpuError};
@@ -36,12 +34,11 @@ use std::sync::Arc;
 /// Receives a finished frame: `(frame number, RGBA8 sRGB pixels, rows top to bottom)`.
 pub type PixelSink<'a> = dyn FnMut(u64, &[u8]) -> Result<(), RenderError> + 'a;
 
+/// Most characters one scene may have (every command's limit).
+pub const MAX_CHARACTERS: u32 = 100_000;
+
 /// Most draw passes a frame has (four shadow cascades + main).
 pub const MAX_PASSES: usize = 1 + CASCADES;
-
-/// The pass setups a frame can have: 1 (main), 2 (depth prepass + main),
-/// 5 (four shadow cascades of the key light + main, which samples them).
-pub const PASS_SETUPS: [u32; 3] = [1, 2, 1 + CASCADES as u32];
 
 /// GPU time of one frame's phases, in microseconds (from timestamps).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -68,35 +65,23 @@ pub struct RenderSettings {
     pub extent: vk::Extent2D,
     /// Draw triangle edges only.
     pub wireframe: bool,
-    /// Pre-skinned (compute) vertices, or skinning in the vertex shader.
-    pub path: VertexPath,
     /// 4x MSAA when the device supports it; one sample otherwise.
     pub msaa: bool,
-    /// Characters of the model in the scene (at least 1).
+    /// Characters of the model in the scene (1 to [`MAX_CHARACTERS`]).
     pub characters: u32,
-    /// Draw passes: one of `PASS_SETUPS`.
-    pub passes: u32,
-    /// How palettes reach the GPU.
-    pub upload: PaletteUpload,
-    /// How influences are blended, on either path.
-    pub skinning: SkinningMethod,
-    /// Where dual-quaternion skinning splits the matrices (ignored by LBS).
-    pub dqs_split: DqsSplit,
+    /// How frames are skinned, uploaded and drawn.
+    pub frame: FrameSettings,
 }
 
 impl RenderSettings {
-    /// One character, one pass, the default upload, at `extent`.
+    /// One character, the default frame settings, at `extent`.
     pub fn new(extent: vk::Extent2D) -> Self {
         RenderSettings {
             extent,
             wireframe: false,
-            path: VertexPath::PreSkinned,
             msaa: true,
             characters: 1,
-            passes: 1,
-            upload: PaletteUpload::default(),
-            skinning: SkinningMethod::Linear,
-            dqs_split: DqsSplit::default(),
+            frame: FrameSettings::default(),
         }
     }
 
@@ -257,7 +242,9 @@ impl Renderer {
         if settings.characters == 0 {
             return Err(GpuError::new("a scene needs at least one character"));
         }
-        check_passes(settings.passes)?;
+        if settings.characters > MAX_CHARACTERS {
+            return Err(GpuError::new(format!("a scene has at most {MAX_CHARACTERS} characters")));
+        }
         // Built step by step; on error, what was made so far is freed (the
         // GPU has nothing pending: only one-shot uploads ran, and they waited).
         let mut ring = Some(FrameRing::new(ctx)?);
@@ -265,15 +252,15 @@ impl Renderer {
         let result = (|| {
             let gpu_model = Arc::new(GpuModel::upload(ctx, &model)?);
             parts.gpu_model = Some(gpu_model.clone());
-            let shading = ShaderSkinning { method: settings.skinning, dqs_split: settings.dqs_split };
-            parts.skin = Some(SkinPass::with_method(ctx, shading)?);
+            let blend = settings.frame.blend;
+            parts.skin = Some(SkinPass::with_method(ctx, blend)?);
             let skin = parts.skin.as_mut().expect("skin");
-            skin.set_upload_mode(settings.upload);
+            skin.set_upload_mode(settings.frame.upload);
             for _ in 0..settings.characters {
                 skin.add_character(ctx, ring.as_mut().expect("ring"), gpu_model.clone(), model.clone())?;
             }
             let samples = if settings.msaa { choose_samples(ctx) } else { vk::SampleCountFlags::TYPE_1 };
-            parts.mesh = Some(MeshPass::with_method(ctx, samples, color_format, shading)?);
+            parts.mesh = Some(MeshPass::with_method(ctx, samples, color_format, blend)?);
             let mut warnings = Vec::new();
             parts.textures = Some(Textures::load(ctx, &model, &mut warnings)?);
             parts.materials = Some(MeshMaterials::new(
@@ -453,15 +440,13 @@ impl Renderer {
 
     /// Switches between compute and vertex-shader skinning (between frames).
     /// Both read the skin pass's per-slot buffers, so nothing is created.
-    pub fn set_path(&mut self, path: VertexPath) {
-        self.settings.path = path;
+    pub fn set_placement(&mut self, placement: SkinningPlacement) {
+        self.settings.frame.placement = placement;
     }
 
-    /// Sets the number of draw passes (one of `PASS_SETUPS`), between frames.
-    pub fn set_passes(&mut self, passes: u32) -> Result<(), GpuError> {
-        check_passes(passes)?;
-        self.settings.passes = passes;
-        Ok(())
+    /// Sets the draw passes, between frames.
+    pub fn set_passes(&mut self, passes: PassSetup) {
+        self.settings.frame.passes = passes;
     }
 
     /// Bytes the skinning dispatch reads and writes per frame (see `SkinPass::frame_traffic`).
@@ -471,7 +456,7 @@ impl Renderer {
 
     /// Switches the palette upload mode (between frames).
     pub fn set_upload(&mut self, upload: PaletteUpload) {
-        self.settings.upload = upload;
+        self.settings.frame.upload = upload;
         self.skin.set_upload_mode(upload);
     }
 
@@ -555,8 +540,8 @@ impl Renderer {
             instances.write(c as u64 * 64, bytemuck::cast_slice(world.as_slice()))?;
         }
         let queries = &mut self.queries[index];
-        match self.settings.path {
-            VertexPath::VertexSkinning => {
+        match self.settings.frame.placement {
+            SkinningPlacement::Vertex => {
                 // No dispatch, so no skin timestamps.
                 let mut stats = self.skin.upload(slot, &inputs)?;
                 self.skin.record_copies(ctx, slot, self.timestamps, &mut stats);
@@ -568,7 +553,7 @@ impl Renderer {
                 );
                 Ok(stats)
             }
-            VertexPath::PreSkinned => {
+            SkinningPlacement::Compute => {
                 self.screen_skin = None;
                 let stats = self.skin.record(ctx, slot, &inputs, self.timestamps)?;
                 queries.upload = stats.copy_timestamps;
@@ -600,12 +585,12 @@ impl Renderer {
         target.begin_barriers(ctx, cmd);
         let eye = [camera.eye.x, camera.eye.y, camera.eye.z];
         let mut uniforms = FrameUniforms::new(&camera.view_proj(), eye);
-        if show_mesh && self.settings.passes == 1 + CASCADES as u32 {
+        if show_mesh && self.settings.frame.passes == PassSetup::ShadowCascades {
             let cascades = cascades(camera, uniforms.to_key_light());
             self.draw_shadows(ctx, &uniforms, &cascades)?;
             uniforms = uniforms.with_shadows(&cascades, (camera.target - camera.eye).normalize());
         }
-        let prepass = show_mesh && self.settings.passes == 2;
+        let prepass = show_mesh && self.settings.frame.passes == PassSetup::DepthPrepass;
         if prepass {
             target.begin_stage(ctx, cmd, DrawStage::DepthPrepass);
             let drawn = self.draw_scene(ctx, &uniforms, DrawStage::DepthPrepass);
@@ -663,19 +648,19 @@ impl Renderer {
         self.open_pass(ctx);
         let slot = self.ring.current();
         let index = slot.index;
-        let skin = match self.settings.path {
-            VertexPath::VertexSkinning => Some(
+        let skin = match self.settings.frame.placement {
+            SkinningPlacement::Vertex => Some(
                 self.screen_skin.as_ref().ok_or_else(|| GpuError::new("record_skinning must run first"))?,
             ),
-            VertexPath::PreSkinned => None,
+            SkinningPlacement::Compute => None,
         };
         let colour = matches!(stage, DrawStage::Main | DrawStage::AfterPrepass);
         // The main pass samples this slot's shadow maps on 5-pass frames;
         // every other pass binds the stand-in (the maps may be attachments then).
-        let shadowed = colour && self.settings.passes == 1 + CASCADES as u32;
+        let shadowed = colour && self.settings.frame.passes == PassSetup::ShadowCascades;
         let params = FrameParams {
             uniforms,
-            path: self.settings.path,
+            path: self.settings.frame.placement,
             wireframe: self.settings.wireframe && colour,
             skin,
             instances: self.instances[index].raw,
@@ -828,16 +813,6 @@ fn gpu_times(queries: &FrameQueries, ticks: &[u64], period: f64) -> Option<GpuTi
         times.draw_us += times.passes_us[k];
     }
     Some(times)
-}
-
-/// Accepts one of `PASS_SETUPS`.
-fn check_passes(passes: u32) -> Result<(), GpuError> {
-    if PASS_SETUPS.contains(&passes) {
-        return Ok(());
-    }
-    Err(GpuError::new(format!(
-        "{passes} draw passes: 1 (main), 2 (depth prepass + main) or 5 (4 shadow cascades + main)"
-    )))
 }
 
 /// One slot's instance buffer: `count` column-major world matrices.

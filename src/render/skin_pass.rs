@@ -42,12 +42,13 @@
 //!   reads only host-written slot buffers (visible at submit, as above) and
 //!   the static streams, so it needs no barrier of its own.
 
+use super::frame_settings::{InfluenceBlend, PaletteUpload};
 use super::gpu_model::GpuModel;
 use super::layout::{
     BoneMatrix, Influence, MorphEntry, NO_MORPHS, PaletteDualQuat, SkinRecord, SkinnedVertex, SourceVertex,
     group_records,
 };
-use super::skinning::{self, ShaderSkinning};
+use super::skinning;
 use crate::anim::{FramePoses, SkinningMethod};
 use crate::asset::Model;
 use crate::gpu::error::VkResultExt;
@@ -68,46 +69,6 @@ const MORPH_ENTRY_BYTES: u64 = std::mem::size_of::<MorphEntry>() as u64;
 
 /// Byte size of one output vertex.
 pub const OUTPUT_STRIDE: u64 = std::mem::size_of::<SkinnedVertex>() as u64;
-
-/// How bone palettes reach the GPU each frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum PaletteUpload {
-    /// Every character's palette is written each frame straight into
-    /// host-visible memory that the shaders read.
-    InPlace,
-    /// Every character's palette is written each frame into host-visible
-    /// staging, then copied (`vkCmdCopyBuffer`, timestamped) into
-    /// device-local memory that the shaders read.
-    Staged,
-    /// As `Staged`, but only characters whose pose version changed since
-    /// the frame slot last held them are written and copied: paused
-    /// characters cost no bytes.
-    #[default]
-    Dirty,
-}
-
-impl PaletteUpload {
-    /// Every mode, in the order the benchmark reports them.
-    pub const ALL: [PaletteUpload; 3] = [PaletteUpload::InPlace, PaletteUpload::Staged, PaletteUpload::Dirty];
-
-    /// The command-line name (`inplace`, `staged`, `dirty`).
-    pub fn name(self) -> &'static str {
-        match self {
-            PaletteUpload::InPlace => "inplace",
-            PaletteUpload::Staged => "staged",
-            PaletteUpload::Dirty => "dirty",
-        }
-    }
-
-    /// The mode named `name` (see `name`).
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|m| m.name() == name)
-    }
-
-    fn staged(self) -> bool {
-        self != PaletteUpload::InPlace
-    }
-}
 
 /// What one `record` (or `upload`) did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -222,7 +183,7 @@ struct SlotBuffers {
 pub struct SkinPass {
     /// How the pipeline blends influences.
     /// What the shader computes and what the palette holds for it.
-    shading: ShaderSkinning,
+    shading: InfluenceBlend,
     /// How its shader reads the palette.
     palette_reads: PaletteReads,
     /// The descriptor type of each binding of the pipeline's set 0.
@@ -417,10 +378,10 @@ const MORPH_TARGETS_ID: u32 = 8;
 /// `shading` (`skinning::specialization`), then `MORPH_TARGETS` as a 32-bit
 /// VkBool32 after them. Made twice per pass, at creation.
 fn skin_specialization(
-    shading: ShaderSkinning,
+    shading: InfluenceBlend,
     morph_targets: bool,
 ) -> (Vec<vk::SpecializationMapEntry>, Vec<u8>) {
-    let mut data = shading.constants().to_vec();
+    let mut data = skinning::constants(shading).to_vec();
     let mut entries = skinning::SPECIALIZATION_ENTRIES.to_vec();
     entries.push(vk::SpecializationMapEntry {
         constant_id: MORPH_TARGETS_ID,
@@ -438,10 +399,10 @@ impl SkinPass {
     }
 
     /// Creates the pipeline for `method` (a `SkinningMethod`, or a
-    /// `ShaderSkinning` that also says where DQS splits the matrices),
+    /// `InfluenceBlend` that also says where DQS splits the matrices),
     /// reading the palette the way the device suits
     /// (`PaletteReads::for_device`), and empty per-slot buffers.
-    pub fn with_method(ctx: &GpuContext, method: impl Into<ShaderSkinning>) -> Result<Self, GpuError> {
+    pub fn with_method(ctx: &GpuContext, method: impl Into<InfluenceBlend>) -> Result<Self, GpuError> {
         Self::with_palette_reads(ctx, method, PaletteReads::for_device(&ctx.properties.limits))
     }
 
@@ -449,10 +410,10 @@ impl SkinPass {
     /// and empty per-slot buffers.
     pub fn with_palette_reads(
         ctx: &GpuContext,
-        method: impl Into<ShaderSkinning>,
+        method: impl Into<InfluenceBlend>,
         reads: PaletteReads,
     ) -> Result<Self, GpuError> {
-        let shading: ShaderSkinning = method.into();
+        let shading: InfluenceBlend = method.into();
         let push_bytes = std::mem::size_of::<Push>() as u32;
         let (name, spirv) = reads.spirv();
         let bindings = reads.bindings();
@@ -560,7 +521,7 @@ impl SkinPass {
     }
 
     /// The method and where DQS splits the matrices.
-    pub fn shading(&self) -> ShaderSkinning {
+    pub fn shading(&self) -> InfluenceBlend {
         self.shading
     }
 
@@ -1197,7 +1158,7 @@ impl SkinPass {
         }
         for (c, character) in self.characters.iter().enumerate() {
             let input = inputs.input(c);
-            if mode == PaletteUpload::Dirty && buffers.held[c] == Some(input.version) {
+            if mode.skips_unchanged() && buffers.held[c] == Some(input.version) {
                 continue;
             }
             let pose = input.pose;

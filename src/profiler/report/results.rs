@@ -206,7 +206,7 @@ fn positive(value: f64) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench_report::test_data::entry;
+    use crate::profiler::report::test_data::entry;
 
     #[test]
     fn derived_figures_follow_from_the_fields() {

@@ -30,8 +30,8 @@ pub fn read_json(path: &Path) -> Result<BenchResults, ReportError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench_report::BenchHeader;
-    use crate::bench_report::test_data::{entry, scratch};
+    use crate::profiler::report::BenchHeader;
+    use crate::profiler::report::test_data::{entry, scratch};
     use serde_json::Value;
 
     fn results() -> BenchResults {

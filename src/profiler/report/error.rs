@@ -70,4 +70,7 @@ pub enum ReportError {
     /// A file cannot be written.
     #[error(transparent)]
     Output(#[from] OutputError),
+    /// The table could not be printed.
+    #[error("stdout: {0}")]
+    Stdout(#[source] std::io::Error),
 }

@@ -102,8 +102,8 @@ fn efficiency_cell(e: &BenchEntry) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench_report::BenchHeader;
-    use crate::bench_report::test_data::entry;
+    use crate::profiler::report::BenchHeader;
+    use crate::profiler::report::test_data::entry;
 
     fn table(entries: Vec<BenchEntry>) -> String {
         let header = BenchHeader::new("llvmpipe", "Mesa 22.3.6", true, "vkskin bench --quick");

@@ -391,8 +391,8 @@ fn si(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench_report::BenchHeader;
-    use crate::bench_report::test_data::{entry, scratch};
+    use crate::profiler::report::BenchHeader;
+    use crate::profiler::report::test_data::{entry, scratch};
 
     const DEVICE: &str = "llvmpipe (LLVM 15.0.6, 256 bits) & <co>";
 

@@ -1,0 +1,259 @@
+//! Runs a [`BenchPlan`]: scene by scene (model, character count and
+//! influence blend), one `ProfileScene` and one copy kernel over the bytes
+//! its skin pass moves; per configuration the warm-up frames, then the
+//! timed ones, summarised as median and 95th percentile. Measures through
+//! what `render` exposes; records no Vulkan itself.
+
+use super::plan::{BenchConfig, BenchModel, BenchPlan};
+use super::report::{BenchEntry, BenchHeader, BenchProgress, BenchResults, GpuPhases, Stat};
+use crate::asset::{self, LoadOptions, Model};
+use crate::character::controller::find_controller;
+use crate::character::{Controller, Crowd};
+use crate::render::copy_kernel::{CopyKernel, measure_buffer_copy_wall};
+use crate::render::frame_settings::{Choice, InfluenceBlend, SkinningPlacement};
+use crate::render::profile::{FrameSample, PROFILE_FPS, ProfileScene};
+use crate::render::{GpuContext, GpuOptions, RenderError, with_gpu};
+use anyhow::anyhow;
+use std::sync::Arc;
+
+/// Image size the benchmark draws at (`--quick`: smaller, for lavapipe).
+const EXTENT: (u32, u32) = (1280, 720);
+const QUICK_EXTENT: (u32, u32) = (320, 180);
+
+/// Measures every configuration of `plan` on the chosen device. With
+/// `plan.validation`, any validation message fails the run.
+pub fn run_bench(plan: &BenchPlan) -> anyhow::Result<BenchResults> {
+    let options = GpuOptions {
+        validation: plan.validation,
+        device: plan.device.clone(),
+        announce_device: true,
+        ..Default::default()
+    };
+    with_gpu(&options, |ctx| {
+        let header =
+            BenchHeader::new(ctx.device_name.clone(), ctx.driver(), plan.quick, plan.command.clone());
+        let progress = BenchProgress::new(plan.configs.len() as u64);
+        let measured = measure_all(ctx, plan, &progress);
+        progress.clear();
+        Ok(BenchResults { header, entries: measured? })
+    })
+}
+
+/// The scene a configuration is measured on: what its pipelines and crowd
+/// are built for (a new one is a new scene).
+type SceneKey = (usize, u32, InfluenceBlend);
+
+/// A scene being measured: its key, its crowd, its profile and what it measured once.
+struct Scene {
+    key: SceneKey,
+    crowd: Crowd,
+    profile: ProfileScene,
+    times: SceneTimes,
+}
+
+/// Every configuration, scene by scene (the plan keeps a scene's configurations together).
+fn measure_all(
+    ctx: &GpuContext,
+    plan: &BenchPlan,
+    progress: &BenchProgress,
+) -> anyhow::Result<Vec<BenchEntry>> {
+    let mut entries = Vec::with_capacity(plan.configs.len());
+    let mut loaded: Option<(usize, Arc<Model>, Arc<Controller>)> = None;
+    let mut scene: Option<Scene> = None;
+    // A scene the device cannot hold (e.g. past maxStorageBufferRange): its
+    // configurations are skipped with a message, the others still run.
+    let mut unbuildable: Option<SceneKey> = None;
+    let result = (|| {
+        for config in &plan.configs {
+            progress.start(&plan.label(config));
+            if loaded.as_ref().is_none_or(|(m, ..)| *m != config.model) {
+                let (model, controller) = load_model(&plan.models[config.model], &plan.load)?;
+                loaded = Some((config.model, model, controller));
+            }
+            let (_, model, controller) = loaded.as_ref().expect("a model");
+            let key = (config.model, config.characters, config.frame.blend);
+            if unbuildable == Some(key) {
+                progress.finish();
+                continue;
+            }
+            if scene.as_ref().is_none_or(|s| s.key != key) {
+                if let Some(old) = scene.take() {
+                    old.profile.destroy(ctx);
+                }
+                match build_scene(ctx, plan, key, model, controller) {
+                    Ok(made) => scene = Some(made),
+                    // A lost device is not a scene too big: nothing more can run.
+                    Err(SceneError::Fatal(e)) => return Err(e),
+                    Err(SceneError::Unbuildable(e)) => {
+                        progress.println(&format!("vkskin: bench: skipped {}: {e}", plan.label(config)));
+                        unbuildable = Some(key);
+                        progress.finish();
+                        continue;
+                    }
+                }
+            }
+            let scene = scene.as_mut().expect("a scene");
+            entries.push(measure(ctx, plan, config, model, scene)?);
+            progress.finish();
+        }
+        Ok(())
+    })();
+    if let Some(s) = scene {
+        s.profile.destroy(ctx);
+    }
+    result.map(|_| entries)
+}
+
+/// Why a scene could not be measured.
+enum SceneError {
+    /// The device cannot hold it: its configurations are skipped.
+    Unbuildable(RenderError),
+    /// Nothing more can run (a lost device, a failed measurement).
+    Fatal(anyhow::Error),
+}
+
+/// The crowd and profile of `key`, with what it measures once.
+fn build_scene(
+    ctx: &GpuContext,
+    plan: &BenchPlan,
+    key: SceneKey,
+    model: &Arc<Model>,
+    controller: &Arc<Controller>,
+) -> Result<Scene, SceneError> {
+    let (_, characters, blend) = key;
+    // A crowd that cannot be posed or framed is skipped as a scene the
+    // device cannot hold is: the other models still run.
+    let grid = Crowd::on_grid(model.rig.clone(), controller.clone(), characters as usize, PROFILE_FPS, 0)
+        .map_err(|e| {
+            SceneError::Unbuildable(RenderError::Pose { file: model.file.clone(), source: e.into() })
+        })?;
+    let (crowd, bounds) =
+        grid.ok_or_else(|| SceneError::Unbuildable(RenderError::NothingToDraw { file: model.file.clone() }))?;
+    let extent = if plan.quick { QUICK_EXTENT } else { EXTENT };
+    let mut profile = match ProfileScene::new(ctx, model.clone(), characters, blend, extent, bounds) {
+        Ok(made) => made,
+        Err(e) if e.gpu().is_some_and(|g| g.is_device_lost()) => return Err(SceneError::Fatal(e.into())),
+        Err(e) => return Err(SceneError::Unbuildable(e)),
+    };
+    let mut crowd = crowd;
+    match scene_times(ctx, &mut profile, &mut crowd, plan.frames) {
+        Ok(times) => Ok(Scene { key, crowd, profile, times }),
+        Err(e) => {
+            profile.destroy(ctx);
+            Err(SceneError::Fatal(e))
+        }
+    }
+}
+
+/// A model and the controller its crowd plays: its own (sidecar or
+/// built-in), else its first clip looping (the rest pose without clips).
+pub(crate) fn load_model(
+    which: &BenchModel,
+    load: &LoadOptions,
+) -> anyhow::Result<(Arc<Model>, Arc<Controller>)> {
+    let (model, path) = match which {
+        BenchModel::BuiltIn => (asset::load_default_character_with(load)?, None),
+        BenchModel::File(path) => (asset::load_with(path, load)?, Some(path.as_path())),
+    };
+    let controller = match find_controller(&model.rig, path, None).map_err(anyhow::Error::msg)? {
+        Some((c, _)) => c,
+        None => Controller::single_clip(&model, (!model.clips.is_empty()).then_some(0), true)
+            .map_err(anyhow::Error::msg)?,
+    };
+    Ok((Arc::new(model), Arc::new(controller)))
+}
+
+/// What a scene measures once for all its configurations: the copy
+/// kernel over the bytes its skin pass moves (timestamps, and host-timed),
+/// its skin dispatch host-timed, and its staged palette copy host-timed
+/// next to a plain buffer copy of the same bytes.
+#[derive(Debug, Clone, Copy)]
+struct SceneTimes {
+    copy: Stat,
+    copy_wall: Option<Stat>,
+    skin_wall: Option<Stat>,
+    staged_copy_wall: Option<Stat>,
+    buffer_copy_wall: Option<Stat>,
+}
+
+fn scene_times(
+    ctx: &GpuContext,
+    scene: &mut ProfileScene,
+    crowd: &mut Crowd,
+    runs: u32,
+) -> anyhow::Result<SceneTimes> {
+    let (read, written) = scene.skin_traffic();
+    let kernel = CopyKernel::new(ctx, read + written)?;
+    // One untimed run first (first-touch of the buffers).
+    let times = kernel.measure(ctx, runs as usize + 1);
+    let walls = times.is_ok().then(|| kernel.measure_wall(ctx, runs as usize));
+    kernel.destroy(ctx);
+    let mut times = times?;
+    let copy = Stat::from_samples(&mut times[1..]).map_err(|e| anyhow!("copy kernel: {e}"))?;
+    let copy_wall = wall_stat(walls.transpose()?)?;
+    let skin_wall = wall_stat(Some(scene.measure_skin_wall(ctx, crowd, runs)?))?;
+    let (staged, palette_bytes) = scene.measure_staged_copy_wall(ctx, crowd, runs)?;
+    let staged_copy_wall = wall_stat((palette_bytes > 0).then_some(staged))?;
+    let plain = measure_buffer_copy_wall(ctx, palette_bytes, runs as usize)?;
+    let buffer_copy_wall = wall_stat((palette_bytes > 0).then_some(plain))?;
+    Ok(SceneTimes { copy, copy_wall, skin_wall, staged_copy_wall, buffer_copy_wall })
+}
+
+/// The summary of host-timed runs; `None` when the median is not above 0
+/// (the work is lost in the noise of a submission).
+fn wall_stat(times: Option<Vec<f64>>) -> anyhow::Result<Option<Stat>> {
+    let Some(mut times) = times else { return Ok(None) };
+    let stat = Stat::from_samples(&mut times).map_err(|e| anyhow!("host-timed runs: {e}"))?;
+    Ok((stat.median > 0.0).then_some(stat))
+}
+
+/// One configuration on its scene.
+fn measure(
+    ctx: &GpuContext,
+    plan: &BenchPlan,
+    config: &BenchConfig,
+    model: &Model,
+    scene: &mut Scene,
+) -> anyhow::Result<BenchEntry> {
+    let Scene { crowd, profile, times, .. } = scene;
+    profile.configure(&config.frame);
+    crowd.set_paused(config.paused);
+    let samples = profile.measure(ctx, crowd, plan.warmup_frames, plan.frames)?;
+    let stat = |f: &dyn Fn(&FrameSample) -> f64, what: &str| -> anyhow::Result<Stat> {
+        let mut values: Vec<f64> = samples.iter().map(f).collect();
+        Stat::from_samples(&mut values).map_err(|e| anyhow!("{}: {what}: {e}", plan.label(config)))
+    };
+    let passes = samples.first().map_or(0, |s| s.gpu.pass_count);
+    let gpu_us = GpuPhases {
+        upload: stat(&|s| s.gpu.upload_us, "upload")?,
+        skin: stat(&|s| s.gpu.skin_us, "skin")?,
+        passes: (0..passes).map(|k| stat(&|s| s.gpu.passes_us[k], "pass")).collect::<Result<Vec<_>, _>>()?,
+        frame: stat(&|s| s.gpu.frame_us, "frame")?,
+    };
+    let mut bytes: Vec<u64> = samples.iter().map(|s| s.palette_bytes).collect();
+    bytes.sort_unstable();
+    let (read, written) = profile.skin_traffic();
+    let compute = config.frame.placement == SkinningPlacement::Compute;
+    Ok(BenchEntry {
+        model: plan.models[config.model].label(),
+        characters: config.characters,
+        vertices: model.meshes.iter().flat_map(|m| &m.primitives).map(|p| p.vertex_count() as u64).sum(),
+        joints: model.skins.iter().map(|s| s.joints.len() as u32).sum(),
+        passes: config.frame.passes.count(),
+        skinning: config.frame.mode().name().to_string(),
+        dqs_split: config.frame.blend.split().map(|s| s.name().to_string()),
+        upload: config.frame.upload.name().to_string(),
+        paused: config.paused,
+        frames: plan.frames,
+        cpu_pose_us: stat(&|s| s.cpu_pose_us, "pose")?,
+        cpu_palette_write_us: stat(&|s| s.cpu_palette_write_us, "palette write")?,
+        palette_bytes: bytes[bytes.len() / 2],
+        skin_bytes: read + written,
+        gpu_us,
+        copy_kernel_us: times.copy,
+        copy_kernel_wall_us: times.copy_wall,
+        skin_wall_us: if compute { times.skin_wall } else { None },
+        staged_copy_wall_us: times.staged_copy_wall,
+        buffer_copy_wall_us: times.buffer_copy_wall,
+    })
+}
