@@ -19,13 +19,10 @@ use vkskin::asset::Model;
 use vkskin::asset::twist_cylinder::{
     MIDDLE_RING, RADIUS, SEGMENTS, TWIST_CLIP, ring_vertices, twist_cylinder, twist_time,
 };
-use vkskin::gpu::{FrameRing, GpuContext};
-use vkskin::render::gpu_model::GpuModel;
+use vkskin::gpu::GpuContext;
 use vkskin::render::headless::HeadlessRequest;
-use vkskin::render::readback::{Readback, skin_and_read_back};
+use vkskin::render::renderer::{RenderSettings, Renderer};
 use vkskin::render::skin_pass::{CharacterId, SkinPass};
-use ash::vk;
-use vkskin::render::renderer::RenderSettings;
 use vkskin::render::{DqsSplit, InfluenceBlend, SkinningPlacement};
 
 /// GPU positions must agree with the CPU reference within this fraction of
@@ -174,19 +171,19 @@ fn compute_matches_cpu(
 ) {
     let shading: InfluenceBlend = shading.into();
     let method = shading.method;
-    let mut ring = FrameRing::new(ctx).unwrap();
-    let mut pass = SkinPass::with_method(ctx, shading).unwrap();
+    let mut settings = RenderSettings::sized(W, H);
+    settings.frame.blend = shading;
+    let mut renderer = Renderer::new(ctx, model.clone(), settings).unwrap();
+    let pass = renderer.skin_pass();
     assert_eq!((pass.method(), pass.shading()), (method, shading));
-    let mut readback = Readback::new(ctx, 16).unwrap();
-    let gpu = Arc::new(GpuModel::upload(ctx, model).unwrap());
-    let id = pass.add_character(ctx, &mut ring, gpu.clone(), model.clone()).unwrap();
+    let id = CharacterId(0);
     let mut worst = (0.0f32, 0.0f32);
     for (version, &(clip, time)) in frames.iter().enumerate() {
         let character = character_at(model, clip, time);
         let inputs = [SkinInput { pose: character.pose(), version: version as u64 }];
-        let (out, _) = skin_and_read_back(ctx, &mut ring, &mut pass, &inputs, &mut readback).unwrap();
+        let out = renderer.read_skinned(ctx, &inputs).unwrap();
         let label = format!("{} clip {clip:?} t={time}", model.file);
-        let (p, n) = compare(&pass, id, &character.pose(), method, &out, &label);
+        let (p, n) = compare(renderer.skin_pass(), id, &character.pose(), method, &out, &label);
         worst = (worst.0.max(p), worst.1.max(n));
     }
     eprintln!(
@@ -196,11 +193,7 @@ fn compute_matches_cpu(
         worst.0,
         worst.1
     );
-    ring.wait_all(ctx).unwrap();
-    readback.buffer.destroy(ctx);
-    pass.destroy(ctx);
-    Arc::into_inner(gpu).expect("only the test holds the model").destroy(ctx);
-    ring.destroy(ctx);
+    renderer.destroy(ctx);
     assert_no_validation_messages(ctx);
 }
 
@@ -256,8 +249,9 @@ fn render(
     skinning: impl Into<InfluenceBlend>,
 ) -> Vec<u8> {
     let skinning: InfluenceBlend = skinning.into();
-    let mut settings = RenderSettings::new(vk::Extent2D { width: W, height: H });
-    settings.frame.placement = if vertex_skinning { SkinningPlacement::Vertex } else { SkinningPlacement::Compute };
+    let mut settings = RenderSettings::sized(W, H);
+    settings.frame.placement =
+        if vertex_skinning { SkinningPlacement::Vertex } else { SkinningPlacement::Compute };
     settings.frame.blend = skinning;
     let request = HeadlessRequest { frames: 1, first_frame: 0, settings };
     render_clip(ctx, model, clip, time, 30.0, &request).remove(0)

@@ -8,6 +8,7 @@
 mod common;
 
 use ash::vk;
+use common::skin_pass::skin_and_read_back;
 use common::{
     assert_no_validation_messages, bounding_diagonal, character_at, context, find_models, shared_assets,
     shared_file,
@@ -25,7 +26,7 @@ use vkskin::character::{DebugPose, PoseOutput};
 use vkskin::gpu::{FrameRing, GpuContext};
 use vkskin::render::gpu_model::GpuModel;
 use vkskin::render::layout::SkinnedVertex;
-use vkskin::render::readback::{Readback, skin_and_read_back};
+use vkskin::render::readback::Readback;
 use vkskin::render::skin_pass::{CharacterId, NO_RECORD, PaletteReads, SkinPass};
 use vkskin::render::{DqsSplit, InfluenceBlend, PaletteUpload};
 

@@ -5,16 +5,16 @@
 
 mod common;
 
+use ash::vk;
 use common::pixels::{differing, mask, render_clip};
 use common::{assert_no_validation_messages, context, shared_model};
 use std::sync::Arc;
-use ash::vk;
-use vkskin::render::SkinningPlacement;
-use vkskin::render::renderer::RenderSettings;
 use vkskin::asset::Model;
 use vkskin::gpu::GpuContext;
+use vkskin::render::SkinningPlacement;
 use vkskin::render::headless::{self, HeadlessRequest};
 use vkskin::render::image_out::ApngWriter;
+use vkskin::render::renderer::RenderSettings;
 
 const W: u32 = 160;
 const H: u32 = 120;
@@ -132,8 +132,7 @@ fn wireframe_renders_when_supported() {
     let walk = model.find_clip("Walk").expect("Walk");
     let fill = render(&ctx, &model, &request(walk, 0.3, 1, 30.0)).remove(0);
     let shot = request(walk, 0.3, 1, 30.0);
-    let wire = render(&ctx, &model, &shot.with(|s| s.wireframe = true))
-        .remove(0);
+    let wire = render(&ctx, &model, &shot.with(|s| s.wireframe = true)).remove(0);
     let (f, w) = (mask(&fill), mask(&wire));
     let (nf, nw) = (f.iter().filter(|&&x| x).count(), w.iter().filter(|&&x| x).count());
     // Edges cover about the silhouette (anti-aliased lines may spill past
@@ -194,20 +193,12 @@ fn renders_match_reference_images() {
     }
     if let Some(man) = shared_model("CesiumMan/CesiumMan.glb") {
         let shot = request(0, 0.7, 1, 30.0);
-        shots.push((
-            "cesium-vertex",
-            man,
-            shot.with(|s| s.frame.placement = SkinningPlacement::Vertex),
-        ));
+        shots.push(("cesium-vertex", man, shot.with(|s| s.frame.placement = SkinningPlacement::Vertex)));
     }
     if let Some(robot) = shared_model("RobotExpressive/RobotExpressive.glb") {
         let shot = request(robot.find_clip("Dance").unwrap(), 1.1, 1, 30.0);
         if ctx.features.fill_mode_non_solid {
-            shots.push((
-                "robot-wire",
-                robot,
-                shot.with(|s| s.wireframe = true),
-            ));
+            shots.push(("robot-wire", robot, shot.with(|s| s.wireframe = true)));
         } else {
             common::skip("the device lacks fillModeNonSolid (the wireframe reference)");
         }

@@ -18,15 +18,13 @@ use crate::anim::frame_poses::{Bounds, FramePoses, SkinInput, grow_bounds};
 use crate::asset::{self, Model};
 use crate::character::controller::{FoundController, find_controller};
 use crate::character::{Controller, Crowd, Timeline};
-use crate::gpu::{GpuContext, GpuOptions};
-use crate::render::FrameSettings;
 use crate::render::headless::{self, HeadlessRequest};
 use crate::render::image_out::{self, ApngWriter};
 use crate::render::renderer::{RenderSettings, Renderer};
 use crate::render::window_frame::{BoneOverlay, OpenError, WindowFrame, WindowScene};
+use crate::render::{FrameSettings, GpuContext, GpuOptions, RenderError, with_gpu};
 use crate::world::{Level, scenery_model};
 use anyhow::{anyhow, bail};
-use ash::vk;
 use nalgebra::Matrix4;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -194,7 +192,7 @@ fn fallback(
         (None, None) => 1,
     };
     let (width, height) = options.size;
-    let settings = RenderSettings::new(vk::Extent2D { width, height });
+    let settings = RenderSettings::sized(width, height);
     let request = HeadlessRequest { frames, first_frame: 0, settings };
     let start = clip.map_or(0.0, |c| model.clips[c].start());
     let controller = Arc::new(Controller::single_clip(model, clip, true).map_err(anyhow::Error::msg)?);
@@ -202,33 +200,30 @@ fn fallback(
         Timeline::seeking(model.rig.clone(), controller, f64::from(start), f64::from(FALLBACK_FPS))?;
     let gpu =
         GpuOptions { validation: options.validation, device: options.device.clone(), ..Default::default() };
-    let ctx = GpuContext::new(&gpu, &|_, _, _, _| true)?;
-    let mut writer = ApngWriter::create(&out, width, height, frames, FALLBACK_FPS)?;
-    // --screenshot still gets the last frame.
-    let mut last = Vec::with_capacity(if options.screenshot.is_some() {
-        width as usize * height as usize * 4
-    } else {
-        0
-    });
-    let result = headless::render(&ctx, model.clone(), &mut timeline, None, &request, &mut |_, rgba| {
-        if options.screenshot.is_some() {
-            last.clear();
-            last.extend_from_slice(rgba);
+    let warnings = with_gpu(&gpu, |ctx| -> Result<Vec<String>, RenderError> {
+        let mut writer = ApngWriter::create(&out, width, height, frames, FALLBACK_FPS)?;
+        // --screenshot still gets the last frame.
+        let mut last = Vec::with_capacity(if options.screenshot.is_some() {
+            width as usize * height as usize * 4
+        } else {
+            0
+        });
+        let warnings =
+            headless::render(ctx, model.clone(), &mut timeline, None, &request, &mut |_, rgba| {
+                if options.screenshot.is_some() {
+                    last.clear();
+                    last.extend_from_slice(rgba);
+                }
+                writer.write_frame(rgba)
+            })?;
+        writer.finish()?;
+        if let Some(path) = &options.screenshot {
+            image_out::write_png(path, width, height, &last)?;
         }
-        writer.write_frame(rgba)
-    })
-    .and_then(|w| writer.finish().map(|_| w));
-    let result = match (&options.screenshot, result) {
-        (Some(path), Ok(w)) => image_out::write_png(path, width, height, &last).map(|_| w),
-        (_, r) => r,
-    };
-    // Destroyed before the messages are read: leaks are reported then.
-    let messages = ctx.finish();
-    for w in result? {
+        Ok(warnings)
+    })?;
+    for w in warnings {
         eprintln!("vkskin: warning: {w}");
-    }
-    if !messages.is_empty() {
-        bail!("{} validation message(s); the first: {}", messages.len(), messages[0]);
     }
     println!("{}", out.display());
     Ok(())
@@ -596,7 +591,6 @@ impl Viewer {
         });
         let last = self.closing || self.options.frames.is_some_and(|n| self.frames_rendered + 1 >= n);
         let request = WindowScene {
-            slot,
             poses: &poses,
             camera: &camera,
             show_mesh: self.state.show_mesh,

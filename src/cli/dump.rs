@@ -6,10 +6,8 @@ use crate::anim::SkinInput;
 use crate::anim::{SkinnedPose, hierarchy::local_to_model_f64};
 use crate::asset::Model;
 use crate::character::{Character, Controller};
-use crate::gpu::{FrameRing, GpuContext, GpuOptions};
-use crate::render::gpu_model::GpuModel;
-use crate::render::readback::{Readback, skin_and_read_back};
-use crate::render::skin_pass::SkinPass;
+use crate::render::GpuOptions;
+use crate::render::readback::skin_pose_on_gpu;
 use crate::text::display_name;
 use serde::Serialize;
 use std::sync::Arc;
@@ -163,9 +161,8 @@ pub fn dump_on(model: &Model, request: &Request, gpu: &GpuChoice) -> anyhow::Res
     Ok(serde_json::to_string(&document)?)
 }
 
-/// Skins every instanced primitive of `model` at `evaluator`'s pose with the
-/// compute pass (one frame), reads the output back and returns the positions
-/// per primitive in `Model::instances` then primitive order.
+/// Skins every instanced primitive of `model` at `pose` with the compute
+/// pass (one frame of the renderer, read back) on the device `choice` names.
 fn gpu_skin(model: &Model, pose: SkinnedPose, choice: &GpuChoice) -> anyhow::Result<Vec<Vec<[f32; 3]>>> {
     let options = GpuOptions {
         validation: choice.validation,
@@ -173,48 +170,9 @@ fn gpu_skin(model: &Model, pose: SkinnedPose, choice: &GpuChoice) -> anyhow::Res
         announce_device: true,
         ..Default::default()
     };
-    let ctx = GpuContext::new(&options, &|_, _, _, _| true)?;
-    let mut ring = FrameRing::new(&ctx)?;
-    let mut gpu_model = None;
-    let mut pass = None;
-    let mut readback = None;
-    let result = (|| {
-        let uploaded = Arc::new(GpuModel::upload(&ctx, model)?);
-        gpu_model = Some(uploaded.clone());
-        let skin = pass.insert(SkinPass::new(&ctx)?);
-        let id = skin.add_character(&ctx, &mut ring, uploaded, Arc::new(model.clone()))?;
-        let readback = readback.insert(Readback::new(&ctx, 16)?);
-        let inputs = [SkinInput { pose, version: 0 }];
-        let (vertices, _) = skin_and_read_back(&ctx, &mut ring, skin, &inputs, readback)?;
-        let outputs = skin.outputs(id);
-        Ok(outputs
-            .iter()
-            .map(|o| {
-                let range = o.output_offset as usize..(o.output_offset + o.vertex_count) as usize;
-                vertices[range].iter().map(|v| [v.position[0], v.position[1], v.position[2]]).collect()
-            })
-            .collect())
-    })();
-    // Everything is destroyed after the GPU is idle, before the context.
-    let _ = ring.wait_all(&ctx);
-    if let Some(r) = readback {
-        r.buffer.destroy(&ctx);
-    }
-    if let Some(p) = pass {
-        p.destroy(&ctx);
-    }
-    if let Some(m) = gpu_model.and_then(Arc::into_inner) {
-        m.destroy(&ctx);
-    }
-    ring.destroy(&ctx);
-    // Destroyed before the messages are read: leaks are reported then.
-    let messages = ctx.finish();
-    let positions =
-        result.map_err(|e: crate::gpu::GpuError| super::gpu_failure(e.into(), "skinning on the GPU"))?;
-    if !messages.is_empty() {
-        return Err(anyhow::anyhow!("{} Vulkan validation messages (printed above)", messages.len()));
-    }
-    Ok(positions)
+    let pose = SkinInput { pose, version: 0 };
+    skin_pose_on_gpu(&options, Arc::new(model.clone()), pose)
+        .map_err(|e| super::gpu_failure(e.into(), "skinning on the GPU"))
 }
 
 /// The error for a clip key that matches nothing, listing what exists.

@@ -15,11 +15,9 @@ pub use args::{Cli, Command};
 
 use crate::asset::{self, LoadOptions};
 use crate::atomic_file;
-use crate::gpu::GpuError;
-use crate::gpu::error::vk_name;
+use crate::render::GpuError;
 use crate::render::renderer::MAX_CHARACTERS;
 use anyhow::anyhow;
-use ash::vk;
 use std::path::Path;
 
 /// Runs a parsed command line.
@@ -151,20 +149,9 @@ fn write_output(out: &str, text: &str) -> anyhow::Result<()> {
 /// they are (an allocation already says how many bytes it asked for).
 pub fn gpu_failure(error: anyhow::Error, doing: &str) -> anyhow::Error {
     let gpu = error.chain().find_map(|e| e.downcast_ref::<GpuError>());
-    match gpu {
-        Some(GpuError::Vulkan { call, result }) if gpu.is_some_and(GpuError::is_device_lost) => {
-            let (what, advice) = if *result == vk::Result::ERROR_SURFACE_LOST_KHR {
-                ("the window's surface was lost", "the window or its display went away")
-            } else {
-                (
-                    "the GPU was lost",
-                    "its driver reset it or crashed; run again, and update the driver if it recurs",
-                )
-            };
-            anyhow!("{what} ({}) while {doing} (in {call}); {advice}", vk_name(*result))
-        }
-        Some(GpuError::Timeout { .. }) => anyhow!("{error} (while {doing})"),
-        _ => error,
+    match gpu.and_then(|g| g.while_doing(doing)) {
+        Some(line) => anyhow!(line),
+        None => error,
     }
 }
 
@@ -172,6 +159,7 @@ pub fn gpu_failure(error: anyhow::Error, doing: &str) -> anyhow::Error {
 mod tests {
     use super::*;
     use crate::render::RenderError;
+    use ash::vk;
 
     #[test]
     fn a_lost_gpu_is_one_plain_line() {

@@ -4,19 +4,14 @@
 use super::args::RenderArgs;
 use crate::anim::FrameSource;
 use crate::asset::{self, Model};
-use crate::atomic_file::{AtomicFile, OutputError};
 use crate::character::controller::find_controller;
 use crate::character::{Controller, Crowd, Script, Timeline};
-use crate::gpu::{GpuContext, GpuOptions};
 use crate::render::RenderError;
 use crate::render::headless::{self, HeadlessRequest};
-use crate::render::image_out::{self, ApngWriter};
 use crate::render::renderer::{MAX_CHARACTERS, RenderSettings};
-use crate::render::{DqsSplit, InfluenceBlend, SkinningMethod};
+use crate::render::{DqsSplit, GpuOptions, InfluenceBlend, SkinningMethod, with_gpu};
 use crate::text::display_name;
 use crate::world::{ActorRun, Authority, FootPlacement, Level, scenery_model};
-use ash::vk;
-use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -69,7 +64,7 @@ pub fn run(args: &RenderArgs, load: &asset::LoadOptions) -> anyhow::Result<()> {
     let settings = RenderSettings {
         wireframe: args.wireframe,
         frame: frame_settings,
-        ..RenderSettings::new(vk::Extent2D { width, height })
+        ..RenderSettings::sized(width, height)
     };
     let request = HeadlessRequest { frames, first_frame, settings };
     for w in &model.warnings {
@@ -82,47 +77,14 @@ pub fn run(args: &RenderArgs, load: &asset::LoadOptions) -> anyhow::Result<()> {
         announce_device: true,
         ..Default::default()
     };
-    let ctx = GpuContext::new(&options, &|_, _, _, _| true)?;
     let model = Arc::new(model);
-    let name = out.display().to_string();
-    // The output is written to a temporary file created before rendering
-    // (a bad path fails at once) and renamed into place once complete: a
-    // failed or killed render leaves no truncated image behind.
-    let file = AtomicFile::create(out)?;
-    let mut writer = file.writer()?;
-    let result = if frames == 1 {
-        let mut written = false;
-        headless::render(&ctx, model, source.as_mut(), scenery, &request, &mut |_, rgba| {
-            if std::mem::replace(&mut written, true) {
-                return Err(RenderError::Invalid("more than one frame for a PNG".into()));
-            }
-            image_out::write_png_to(&mut writer, &name, width, height, rgba)
-        })
-    } else {
-        (|| {
-            let mut apng = ApngWriter::new(&mut writer, &name, width, height, frames, args.fps)?;
-            let warnings =
-                headless::render(&ctx, model, source.as_mut(), scenery, &request, &mut |_, rgba| {
-                    apng.write_frame(rgba)
-                })?;
-            apng.finish()?;
-            Ok(warnings)
-        })()
-    };
-    let result = result.and_then(|w| {
-        writer.flush().map_err(|e| OutputError::new(out, "write", e))?;
-        drop(writer);
-        file.commit()?;
-        Ok(w)
+    let rendered = with_gpu(&options, |ctx| {
+        headless::render_to_file(ctx, model, source.as_mut(), scenery, &request, out, args.fps)
     });
-    // Destroyed before the messages are read: leaks are reported then.
-    let messages = ctx.finish();
-    let warnings = result.map_err(|e| super::gpu_failure(e.into(), &format!("rendering {name}")))?;
+    let warnings =
+        rendered.map_err(|e| super::gpu_failure(e.into(), &format!("rendering {}", out.display())))?;
     for w in warnings {
         eprintln!("vkskin: warning: {w}");
-    }
-    if !messages.is_empty() {
-        return Err(anyhow::anyhow!("{} validation message(s); the first: {}", messages.len(), messages[0]));
     }
     eprintln!(
         "vkskin: wrote {} ({frames} frame{}, {width}x{height})",

@@ -114,6 +114,30 @@ impl GpuError {
         matches!(self.vk_result(), Some(vk::Result::ERROR_DEVICE_LOST | vk::Result::ERROR_SURFACE_LOST_KHR))
     }
 
+    /// The one line to print when this error ended the work of `doing`,
+    /// where plainer words help: a lost device or surface says so plainly
+    /// (`the GPU was lost (VK_ERROR_DEVICE_LOST) while rendering out.png
+    /// (in vkWaitForFences); ...`: nothing was written and the command can
+    /// only stop), and a timeout says what it interrupted. `None`: the
+    /// error's own message says it well (an allocation names its bytes).
+    pub fn while_doing(&self, doing: &str) -> Option<String> {
+        match self {
+            GpuError::Vulkan { call, result } if self.is_device_lost() => {
+                let (what, advice) = if *result == vk::Result::ERROR_SURFACE_LOST_KHR {
+                    ("the window's surface was lost", "the window or its display went away")
+                } else {
+                    (
+                        "the GPU was lost",
+                        "its driver reset it or crashed; run again, and update the driver if it recurs",
+                    )
+                };
+                Some(format!("{what} ({}) while {doing} (in {call}); {advice}", vk_name(*result)))
+            }
+            GpuError::Timeout { .. } => Some(format!("{self} (while {doing})")),
+            _ => None,
+        }
+    }
+
     /// The GPU ran out of memory: a failed allocation, or a Vulkan call that
     /// returned `VK_ERROR_OUT_OF_DEVICE_MEMORY`.
     pub fn is_out_of_device_memory(&self) -> bool {

@@ -6,10 +6,16 @@
 
 use super::camera::{Camera, DEFAULT_FOV_Y};
 use super::error::RenderError;
-use super::renderer::{PixelSink, RenderSettings, Renderer};
+use super::image_out::{self, ApngWriter};
+use super::offscreen::PixelSink;
+use super::renderer::{RenderSettings, Renderer};
 use crate::anim::frame_poses::{FrameSource, PoseError, skinned_bounds};
 use crate::asset::Model;
+use crate::atomic_file::{AtomicFile, OutputError};
 use crate::gpu::GpuContext;
+use ash::vk;
+use std::io::Write;
+use std::path::Path;
 use std::sync::Arc;
 
 /// What to render.
@@ -68,4 +74,42 @@ fn pose_error(model: &Model, source: PoseError) -> RenderError {
 
 fn nothing_to_draw(model: &Model) -> RenderError {
     RenderError::NothingToDraw { file: model.file.clone() }
+}
+
+/// [`render`] into the file `out`: one frame as a PNG, more as an animated
+/// PNG played at `fps`. The file is written to a temporary file created
+/// before rendering (a bad path fails at once) and renamed into place once
+/// complete: a failed or killed render leaves no truncated image behind.
+/// Returns warnings worth printing.
+pub fn render_to_file(
+    ctx: &GpuContext,
+    model: Arc<Model>,
+    source: &mut dyn FrameSource,
+    scenery: Option<Arc<Model>>,
+    request: &HeadlessRequest,
+    out: &Path,
+    fps: f32,
+) -> Result<Vec<String>, RenderError> {
+    let name = out.display().to_string();
+    let vk::Extent2D { width, height } = request.settings.extent;
+    let file = AtomicFile::create(out)?;
+    let mut writer = file.writer()?;
+    let warnings = if request.frames == 1 {
+        let mut written = false;
+        render(ctx, model, source, scenery, request, &mut |_, rgba| {
+            if std::mem::replace(&mut written, true) {
+                return Err(RenderError::Invalid("more than one frame for a PNG".into()));
+            }
+            image_out::write_png_to(&mut writer, &name, width, height, rgba)
+        })?
+    } else {
+        let mut apng = ApngWriter::new(&mut writer, &name, width, height, request.frames, fps)?;
+        let warnings = render(ctx, model, source, scenery, request, &mut |_, rgba| apng.write_frame(rgba))?;
+        apng.finish()?;
+        warnings
+    };
+    writer.flush().map_err(|e| OutputError::new(out, "write", e))?;
+    drop(writer);
+    file.commit()?;
+    Ok(warnings)
 }

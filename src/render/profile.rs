@@ -6,11 +6,12 @@
 use super::camera::{Camera, DEFAULT_FOV_Y};
 use super::copy_kernel::median;
 use super::error::RenderError;
+use super::frame::{FrameContents, FrameEnd, FrameInput, FrameOutput, GpuTimes};
 use super::frame_settings::{FrameSettings, InfluenceBlend, PaletteUpload, SkinningPlacement};
-use super::renderer::{GpuTimes, RenderSettings, Renderer};
+use super::renderer::{RenderSettings, Renderer};
 use crate::anim::frame_poses::{Bounds, FrameSource};
 use crate::asset::Model;
-use crate::gpu::{FRAMES_IN_FLIGHT, GpuContext, GpuError};
+use crate::gpu::{FRAMES_IN_FLIGHT, FrameRing, GpuContext, GpuError};
 use ash::vk;
 use std::sync::Arc;
 use std::time::Instant;
@@ -180,7 +181,7 @@ impl ProfileScene {
         self.renderer.set_timestamps(false);
         let timed = self.timed_runs(ctx, &*crowd, runs);
         self.renderer.set_timestamps(true);
-        Ok(timed?)
+        timed
     }
 
     fn timed_runs(
@@ -188,7 +189,7 @@ impl ProfileScene {
         ctx: &GpuContext,
         crowd: &dyn FrameSource,
         runs: u32,
-    ) -> Result<(Vec<f64>, u64), GpuError> {
+    ) -> Result<(Vec<f64>, u64), RenderError> {
         let (mut empty, mut recorded) =
             (Vec::with_capacity(runs as usize), Vec::with_capacity(runs as usize));
         let mut bytes = 0;
@@ -213,19 +214,12 @@ impl ProfileScene {
         ctx: &GpuContext,
         crowd: &dyn FrameSource,
         record: bool,
-    ) -> Result<(f64, u64), GpuError> {
-        self.renderer.begin_frame(ctx)?;
-        let recorded = if record {
-            self.renderer.record_skinning(ctx, crowd).map(|s| s.palette_bytes_written)
-        } else {
-            Ok(0)
-        };
-        let started = Instant::now();
-        // Submitted even after a recording error, so the frame ring stays consistent.
-        let submitted = self.renderer.submit_frame(ctx, &[], &[]).and_then(|_| self.renderer.wait_all(ctx));
-        let wall = started.elapsed().as_secs_f64() * 1e6;
-        let bytes = recorded?;
-        submitted.map(|_| (wall, bytes))
+    ) -> Result<(f64, u64), RenderError> {
+        let contents = if record { FrameContents::SkinningOnly } else { FrameContents::Nothing };
+        let mut timed = TimedSubmission::default();
+        let report = self.renderer.draw_frame(ctx, &FrameInput { poses: crowd, contents }, &mut timed)?;
+        let bytes = report.map_or(0, |r| r.skin.palette_bytes_written);
+        Ok((timed.wall_us, bytes))
     }
 
     /// Bytes the skin pass reads and writes per frame.
@@ -241,5 +235,37 @@ impl ProfileScene {
     /// Frees the GPU objects.
     pub fn destroy(self, ctx: &GpuContext) {
         self.renderer.destroy(ctx);
+    }
+}
+
+/// A frame that ends by timing its submission by the host: from just
+/// before the submit until every frame's fence has signalled.
+#[derive(Default)]
+struct TimedSubmission {
+    started: Option<Instant>,
+    wall_us: f64,
+}
+
+impl FrameOutput for TimedSubmission {
+    fn begin(&mut self, _: &GpuContext, _: usize) -> Result<bool, RenderError> {
+        Ok(true)
+    }
+
+    fn record_end(&mut self, _: &GpuContext, _: &FrameEnd) -> Result<(), GpuError> {
+        // The last step before the submission.
+        self.started = Some(Instant::now());
+        Ok(())
+    }
+
+    fn submitted(
+        &mut self,
+        ctx: &GpuContext,
+        ring: &mut FrameRing,
+        _: usize,
+        _: u64,
+    ) -> Result<(), GpuError> {
+        ring.wait_all(ctx)?;
+        self.wall_us = self.started.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1e6);
+        Ok(())
     }
 }

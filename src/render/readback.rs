@@ -1,13 +1,22 @@
-//! Reading skinned vertices back to the host (tests, `dump --skinning gpu`):
-//! a host-visible buffer, the copy into it and the barriers around it.
+//! Reading skinned vertices back to the host (`dump --skinning gpu`,
+//! tests): a host-visible buffer, the copy into it and the barriers around
+//! it, and the frame output that ends a skinning-only frame with that copy
+//! (`Renderer::read_skinned`).
 
+use super::error::RenderError;
+use super::frame::{FrameContents, FrameEnd, FrameInput, FrameOutput};
+use super::frame_settings::SkinningPlacement;
 use super::layout::SkinnedVertex;
-use super::skin_pass::{OUTPUT_STRIDE, SkinPass, SkinStats};
-use crate::anim::SkinInput;
+use super::renderer::{RenderSettings, Renderer};
+use super::session::with_gpu;
+use super::skin_pass::{CharacterId, OUTPUT_STRIDE};
+use crate::anim::{FramePoses, SkinInput};
+use crate::asset::Model;
 use crate::gpu::frame::Retired;
-use crate::gpu::{Buffer, FrameRing, GpuContext, GpuError};
+use crate::gpu::{Buffer, FrameRing, GpuContext, GpuError, GpuOptions};
 use ash::vk;
 use gpu_allocator::MemoryLocation;
+use std::sync::Arc;
 
 /// A host-visible (HOST_COHERENT, persistently mapped) buffer that GPU
 /// results are copied into.
@@ -79,31 +88,88 @@ impl Readback {
     }
 }
 
-/// Runs one frame of `pass` (its `record` into the ring's next slot), copies
-/// the whole output into `readback` (grown as needed; a replaced buffer is
-/// retired through the ring), submits, waits, and returns every output vertex.
-pub fn skin_and_read_back(
-    ctx: &GpuContext,
-    ring: &mut FrameRing,
-    pass: &mut SkinPass,
-    inputs: &[SkinInput],
-    readback: &mut Readback,
-) -> Result<(Vec<SkinnedVertex>, SkinStats), GpuError> {
-    let count = pass.total_vertices() as usize;
-    let bytes = count as u64 * OUTPUT_STRIDE;
-    if readback.buffer.size < bytes {
-        let old = std::mem::replace(readback, Readback::new(ctx, bytes)?);
-        ring.retire(Retired::Buffer(old.buffer));
+/// A skinning-only frame that ends with every skinned vertex copied to
+/// `readback`, read after its fence.
+struct SkinnedReadback<'a> {
+    readback: &'a Readback,
+    bytes: u64,
+}
+
+impl FrameOutput for SkinnedReadback<'_> {
+    fn begin(&mut self, _: &GpuContext, _: usize) -> Result<bool, RenderError> {
+        Ok(true)
     }
-    let slot = ring.begin_frame(ctx)?;
-    let recorded = pass.record(ctx, slot, inputs, false).and_then(|stats| {
-        readback.record_copy(ctx, slot.command_buffer, pass.output_buffer(slot.index), 0, bytes)?;
-        Ok(stats)
-    });
-    // Submit even after an error, so that the ring is not left recording.
-    let submitted = ring.end_frame(ctx, &[], &[]);
-    let stats = recorded?;
-    submitted?;
-    ring.wait_all(ctx)?;
-    Ok((readback.vertices(count)?, stats))
+
+    fn record_end(&mut self, ctx: &GpuContext, end: &FrameEnd) -> Result<(), GpuError> {
+        self.readback.record_copy(ctx, end.cmd, end.skinned, 0, self.bytes)
+    }
+
+    fn submitted(
+        &mut self,
+        ctx: &GpuContext,
+        ring: &mut FrameRing,
+        _: usize,
+        _: u64,
+    ) -> Result<(), GpuError> {
+        ring.wait_all(ctx)
+    }
+}
+
+impl Renderer {
+    /// Skins `poses` (one per character) in one compute frame and returns
+    /// every output vertex, read back after the frame's fence: characters
+    /// in order, each one's primitives as `SkinPass::outputs` lays them out.
+    /// The readback buffer is made (or grown, the old one retired) as needed.
+    pub fn read_skinned(
+        &mut self,
+        ctx: &GpuContext,
+        poses: &dyn FramePoses,
+    ) -> Result<Vec<SkinnedVertex>, RenderError> {
+        let count = self.skin.total_vertices() as usize;
+        let bytes = count as u64 * OUTPUT_STRIDE;
+        if self.readback.as_ref().is_none_or(|r| r.buffer.size < bytes) {
+            let new = Readback::new(ctx, bytes.max(16))?;
+            if let Some(old) = self.readback.replace(new) {
+                self.ring.retire(Retired::Buffer(old.buffer));
+            }
+        }
+        let readback = self.readback.take().expect("made above");
+        // The compute pass writes the vertices (the vertex path has none to read).
+        let placement = std::mem::replace(&mut self.settings.frame.placement, SkinningPlacement::Compute);
+        let input = FrameInput { poses, contents: FrameContents::SkinningOnly };
+        let drawn = self.draw_frame(ctx, &input, &mut SkinnedReadback { readback: &readback, bytes });
+        self.settings.frame.placement = placement;
+        let vertices = drawn.and_then(|_| Ok(readback.vertices(count)?));
+        self.readback = Some(readback);
+        vertices
+    }
+}
+
+/// Skins one pose of `model` in one compute frame on a device opened with
+/// `options` (the session closed after, validation messages an error) and
+/// returns its positions per instanced primitive, in `Model::instances`
+/// then primitive order (`vkskin dump --skinning gpu`).
+pub fn skin_pose_on_gpu(
+    options: &GpuOptions,
+    model: Arc<Model>,
+    pose: SkinInput,
+) -> Result<Vec<Vec<[f32; 3]>>, RenderError> {
+    with_gpu(options, |ctx| {
+        // The smallest target: nothing is drawn, but a renderer has one.
+        let settings = RenderSettings { msaa: false, ..RenderSettings::sized(1, 1) };
+        let mut renderer = Renderer::new(ctx, model, settings)?;
+        let vertices = renderer.read_skinned(ctx, &[pose]);
+        let positions = vertices.map(|vertices| {
+            let outputs = renderer.outputs(CharacterId(0));
+            outputs
+                .iter()
+                .map(|o| {
+                    let range = o.output_offset as usize..(o.output_offset + o.vertex_count) as usize;
+                    vertices[range].iter().map(|v| [v.position[0], v.position[1], v.position[2]]).collect()
+                })
+                .collect()
+        });
+        renderer.destroy(ctx);
+        positions
+    })
 }

@@ -5,12 +5,14 @@
 //!
 //! `begin`: recreate what a resize invalidated -> wait for the next frame
 //! slot's fence -> free the overlay textures it retired. The caller poses
-//! and runs egui, then `prepare_overlay` (texture uploads), then `draw`:
-//! acquire an image (that slot's acquire semaphore) -> record: palette
-//! upload and skinning, the scene passes (MSAA resolved into the image),
-//! bones, the egui pass, then the screenshot copy or the transition to
-//! PRESENT_SRC -> submit (wait for the acquire at COLOR_ATTACHMENT_OUTPUT,
-//! signal the image's render-finished semaphore) -> present.
+//! and runs egui, then `prepare_overlay` (texture uploads), then `draw`,
+//! which runs the renderer's one frame sequence (`Renderer::draw_frame`)
+//! ending in this window: acquire an image (that slot's acquire semaphore)
+//! -> the renderer's skinning and scene passes (MSAA resolved into the
+//! image) with the bones inside the main pass -> the egui pass, then the
+//! screenshot copy or the transition to PRESENT_SRC -> submit (wait for the
+//! acquire at COLOR_ATTACHMENT_OUTPUT, signal the image's render-finished
+//! semaphore) -> present.
 //!
 //! Everything that can fail runs before the image is acquired where it can:
 //! once acquired, the slot's semaphore is signalled and the frame must be
@@ -19,14 +21,17 @@
 use super::bone_lines::{self, BoneLines};
 use super::camera::Camera;
 use super::egui_pass::EguiPass;
-use super::renderer::{GpuTimes, Renderer, SceneTarget};
+use super::error::RenderError;
+use super::frame::{FrameContents, FrameEnd, FrameInput, FrameOutput, GpuTimes};
+use super::renderer::Renderer;
+use super::scene_passes::SceneTarget;
 use super::skin_pass::SkinStats;
 use super::target::{DEPTH_FORMAT, ScreenTarget, record_color_readback};
 use crate::anim::FramePoses;
 use crate::asset::Model;
 use crate::gpu::image::subresource_range;
 use crate::gpu::swapchain::{self, Acquired, Surface, Swapchain};
-use crate::gpu::{Buffer, GpuContext, GpuError, GpuOptions};
+use crate::gpu::{Buffer, FrameRing, FrameSlot, GpuContext, GpuError, GpuOptions};
 use ash::vk;
 use egui::{ClippedPrimitive, TexturesDelta};
 use gpu_allocator::MemoryLocation;
@@ -57,11 +62,9 @@ pub struct BoneOverlay<'a> {
 }
 
 /// What one window frame shows.
-pub struct WindowScene<'a, P: ?Sized> {
-    /// The frame slot `begin` returned.
-    pub slot: usize,
+pub struct WindowScene<'a> {
     /// Every character's pose and placement.
-    pub poses: &'a P,
+    pub poses: &'a dyn FramePoses,
     /// The view (its lens shift included).
     pub camera: &'a Camera,
     /// Draw the characters (off: the bones alone).
@@ -290,12 +293,12 @@ impl WindowFrame {
     /// Records, submits and presents one frame of `scene` (after `begin` and
     /// `prepare_overlay`). `None` when no image could be acquired (the
     /// swapchain is out of date; the next `begin` recreates it).
-    pub fn draw<P: FramePoses + ?Sized>(
+    pub fn draw(
         &mut self,
         ctx: &GpuContext,
         renderer: &mut Renderer,
-        scene: &WindowScene<P>,
-    ) -> Result<Option<Drawn>, GpuError> {
+        scene: &WindowScene,
+    ) -> Result<Option<Drawn>, RenderError> {
         let screenshot = match scene.screenshot {
             true => Some(screenshot_buffer(ctx, self.chain()?)?),
             false => None,
@@ -317,68 +320,31 @@ impl WindowFrame {
     }
 
     /// `draw`'s body, with the screenshot buffer made.
-    fn draw_with<P: FramePoses + ?Sized>(
+    fn draw_with(
         &mut self,
         ctx: &GpuContext,
         renderer: &mut Renderer,
-        scene: &WindowScene<P>,
+        scene: &WindowScene,
         screenshot: Option<&Buffer>,
-    ) -> Result<Option<Drawn>, GpuError> {
+    ) -> Result<Option<Drawn>, RenderError> {
         let (Some(chain), Some(screen), Some(overlay), Some(bones)) =
             (self.swapchain.as_mut(), self.screen.as_ref(), self.overlay.as_mut(), self.bones.as_mut())
         else {
-            return Err(GpuError::new("draw without begin"));
+            return Err(GpuError::new("draw without begin").into());
         };
-        let image_index = match chain.acquire(scene.slot)? {
-            Acquired::Image { index, .. } => index,
-            Acquired::OutOfDate => return Ok(None),
+        let mut output = WindowOutput {
+            chain,
+            screen,
+            overlay,
+            bones,
+            overlay_bones: scene.bones,
+            screenshot,
+            image: None,
         };
-        let (image, view) = chain.image(image_index);
-        let extent = chain.extent;
-        let mut drawn = Drawn::default();
-        let recorded = (|| -> Result<(), GpuError> {
-            let (_, previous_gpu) = renderer.begin_frame(ctx)?;
-            drawn.previous_gpu = previous_gpu;
-            drawn.skin = renderer.record_skinning(ctx, scene.poses)?;
-            let target = SceneTarget::Window { target: screen, image, view };
-            renderer.record_scene(ctx, target, scene.camera, scene.show_mesh)?;
-            let lines = match &scene.bones {
-                Some(b) => {
-                    let view_proj = scene.camera.view_proj();
-                    let slot = renderer.slot();
-                    bones.record(ctx, slot, &view_proj, &b.world, b.joints, b.parents, b.selected, extent)
-                }
-                None => Ok(()),
-            };
-            renderer.end_scene(ctx);
-            lines?;
-            let cmd = renderer.slot().command_buffer;
-            scene_to_overlay_barrier(ctx, cmd, image);
-            overlay.record(ctx, cmd, view, extent)?;
-            match screenshot {
-                Some(buffer) => record_color_readback(
-                    ctx,
-                    cmd,
-                    image,
-                    buffer.raw,
-                    extent,
-                    vk::ImageLayout::PRESENT_SRC_KHR,
-                ),
-                None => to_present(ctx, cmd, image),
-            }
-            Ok(())
-        })();
-        // Submitted even after a recording error: the acquire semaphore is
-        // signalled and the frame ring must stay consistent.
-        let waits = [vk::SemaphoreSubmitInfo::default()
-            .semaphore(chain.acquire_semaphore(scene.slot))
-            .stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)];
-        let signals = [vk::SemaphoreSubmitInfo::default()
-            .semaphore(chain.render_finished(image_index))
-            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)];
-        let submitted = renderer.submit_frame(ctx, &waits, &signals);
-        recorded.and(submitted).and_then(|_| chain.present(ctx, image_index))?;
-        Ok(Some(drawn))
+        let contents = FrameContents::Scene { camera: scene.camera, show_mesh: scene.show_mesh };
+        let input = FrameInput { poses: scene.poses, contents };
+        let report = renderer.draw_frame(ctx, &input, &mut output)?;
+        Ok(report.map(|r| Drawn { skin: r.skin, previous_gpu: r.previous_gpu, screenshot: None }))
     }
 
     /// Waits for the device and frees everything, the surface last.
@@ -399,6 +365,90 @@ impl WindowFrame {
         if let Some(s) = self.surface.take() {
             s.destroy();
         }
+    }
+}
+
+/// A frame that ends in the window: the acquired swapchain image, the
+/// bones in the scene pass, the egui pass over it, then the screenshot copy
+/// or the transition to PRESENT_SRC, and the present.
+struct WindowOutput<'a> {
+    chain: &'a mut Swapchain,
+    screen: &'a ScreenTarget,
+    overlay: &'a mut EguiPass,
+    bones: &'a mut BoneLines,
+    overlay_bones: Option<BoneOverlay<'a>>,
+    screenshot: Option<&'a Buffer>,
+    /// The acquired image's index.
+    image: Option<u32>,
+}
+
+impl WindowOutput<'_> {
+    fn image_index(&self) -> Result<u32, GpuError> {
+        self.image.ok_or_else(|| GpuError::new("no swapchain image acquired"))
+    }
+}
+
+impl FrameOutput for WindowOutput<'_> {
+    fn begin(&mut self, _: &GpuContext, slot: usize) -> Result<bool, RenderError> {
+        // The slot's fence has signalled, so its acquire semaphore is unsignalled and free.
+        match self.chain.acquire(slot)? {
+            Acquired::Image { index, .. } => self.image = Some(index),
+            Acquired::OutOfDate => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    fn target(&self, _: usize) -> Result<SceneTarget<'_>, GpuError> {
+        let (image, view) = self.chain.image(self.image_index()?);
+        Ok(SceneTarget::Window { target: self.screen, image, view })
+    }
+
+    fn record_in_scene(
+        &mut self,
+        ctx: &GpuContext,
+        slot: &mut FrameSlot,
+        camera: &Camera,
+    ) -> Result<(), GpuError> {
+        let Some(b) = &self.overlay_bones else { return Ok(()) };
+        let view_proj = camera.view_proj();
+        self.bones.record(ctx, slot, &view_proj, &b.world, b.joints, b.parents, b.selected, self.chain.extent)
+    }
+
+    fn record_end(&mut self, ctx: &GpuContext, end: &FrameEnd) -> Result<(), GpuError> {
+        let (image, view) = self.chain.image(self.image_index()?);
+        let extent = self.chain.extent;
+        scene_to_overlay_barrier(ctx, end.cmd, image);
+        self.overlay.record(ctx, end.cmd, view, extent)?;
+        match self.screenshot {
+            Some(buffer) => record_color_readback(
+                ctx,
+                end.cmd,
+                image,
+                buffer.raw,
+                extent,
+                vk::ImageLayout::PRESENT_SRC_KHR,
+            ),
+            None => to_present(ctx, end.cmd, image),
+        }
+        Ok(())
+    }
+
+    fn semaphores(
+        &self,
+        slot: usize,
+    ) -> Option<(vk::SemaphoreSubmitInfo<'static>, vk::SemaphoreSubmitInfo<'static>)> {
+        let image = self.image?;
+        let wait = vk::SemaphoreSubmitInfo::default()
+            .semaphore(self.chain.acquire_semaphore(slot))
+            .stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT);
+        let signal = vk::SemaphoreSubmitInfo::default()
+            .semaphore(self.chain.render_finished(image))
+            .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS);
+        Some((wait, signal))
+    }
+
+    fn submitted(&mut self, ctx: &GpuContext, _: &mut FrameRing, _: usize, _: u64) -> Result<(), GpuError> {
+        self.chain.present(ctx, self.image_index()?)
     }
 }
 

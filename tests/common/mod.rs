@@ -10,6 +10,7 @@ pub mod base_file;
 pub mod bounded;
 pub mod crowd;
 pub mod pixels;
+pub mod skin_pass;
 #[path = "../../src/skip_policy.rs"]
 mod skip_policy;
 

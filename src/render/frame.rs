@@ -1,0 +1,361 @@
+//! The one frame sequence, whatever the frame ends in (a window's
+//! swapchain image, an offscreen image read back, the skinned vertices read
+//! back, or nothing but a timing): wait for the frame slot (its fence) ->
+//! the output hands out what that slot produced last time and claims its
+//! image -> begin the slot's command buffer (its first timestamp) -> the
+//! characters' placements, palette upload (staged copies) and skinning ->
+//! the draw passes (shadow cascades or a depth prepass, then the main pass)
+//! with the output's overlays inside it -> the output's last commands
+//! (copies, overlay pass, layout transitions) -> submit with the slot's
+//! fence -> the output's after-submit step (present, wait, read).
+//!
+//! Once the command buffer has begun, the frame is always submitted, even
+//! after a recording error, so the ring (and a window's signalled acquire
+//! semaphore) stays consistent; the error is returned after.
+//!
+//! GPU timestamps bracket each phase; [`GpuTimes`] reports them once the
+//! slot's fence has signalled, with the frame that reuses the slot.
+
+use super::camera::Camera;
+use super::error::RenderError;
+use super::frame_settings::SkinningPlacement;
+use super::renderer::{MAX_PASSES, Renderer, Scenery};
+use super::scene_passes::SceneTarget;
+use super::skin_pass::SkinStats;
+use crate::anim::{FramePoses, SkinInput};
+use crate::gpu::{FrameRing, FrameSlot, GpuContext, GpuError};
+use ash::vk;
+use nalgebra::Matrix4;
+
+/// GPU time of one frame's phases, in microseconds (from timestamps).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct GpuTimes {
+    /// The staged palette copy (0 in `PaletteUpload::InPlace` or when nothing changed).
+    pub upload_us: f64,
+    /// The skinning dispatch (0 on the vertex-skinning path).
+    pub skin_us: f64,
+    /// Each draw pass, in order (depth prepass or shadow cascades, then
+    /// main); `pass_count` are valid.
+    pub passes_us: [f64; MAX_PASSES],
+    /// Draw passes measured.
+    pub pass_count: usize,
+    /// All draw passes together (clear, mesh, overlays in the scene pass, resolve).
+    pub draw_us: f64,
+    /// The whole frame's GPU work, first command to last.
+    pub frame_us: f64,
+}
+
+/// What a frame did.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FrameReport {
+    /// The frame's number.
+    pub frame: u64,
+    /// Its skinning upload and dispatch.
+    pub skin: SkinStats,
+    /// GPU times of the earlier frame that used the same slot (finished).
+    pub previous_gpu: Option<GpuTimes>,
+}
+
+/// What a frame records.
+#[derive(Clone, Copy)]
+pub enum FrameContents<'a> {
+    /// Skinning, then the draw passes seen by `camera` (`show_mesh` off:
+    /// the main pass is cleared but draws nothing, for overlays alone).
+    Scene {
+        /// The view.
+        camera: &'a Camera,
+        /// Draw the characters and the scenery.
+        show_mesh: bool,
+    },
+    /// Skinning alone (its upload, copies and dispatch): vertices read
+    /// back, or the skinning timed by the host.
+    SkinningOnly,
+    /// Nothing but the frame's own commands (the empty frame host timings
+    /// are compared with).
+    Nothing,
+}
+
+/// One frame's input: every character's pose and placement, and what to record.
+#[derive(Clone, Copy)]
+pub struct FrameInput<'a> {
+    /// Every character's pose and placement (as many as the scene has).
+    pub poses: &'a dyn FramePoses,
+    /// What to record.
+    pub contents: FrameContents<'a>,
+}
+
+/// What an output's last commands may read: the slot's skinned vertices.
+pub(crate) struct FrameEnd {
+    /// The slot's command buffer, recording, outside rendering.
+    pub cmd: vk::CommandBuffer,
+    /// The slot's index.
+    pub slot: usize,
+    /// The skin pass's output buffer of this slot (written this frame on
+    /// the compute path, made visible to transfer reads by its barrier).
+    pub skinned: vk::Buffer,
+}
+
+/// Where a frame ends. The renderer records every frame the same way
+/// (`Renderer::draw_frame`) and asks its output at each step.
+pub(crate) trait FrameOutput {
+    /// Once slot `slot`'s previous frame has finished (its fence waited):
+    /// hands out what that frame produced and claims this frame's image.
+    /// `false` drops the frame before anything is recorded (a swapchain
+    /// that is out of date).
+    fn begin(&mut self, ctx: &GpuContext, slot: usize) -> Result<bool, RenderError>;
+
+    /// Where the scene of slot `slot` is drawn (asked for scene frames only).
+    fn target(&self, slot: usize) -> Result<SceneTarget<'_>, GpuError> {
+        let _ = slot;
+        Err(GpuError::new("this frame output has no image to draw into"))
+    }
+
+    /// Inside the main pass, after the scene's draws (overlays that test
+    /// against the scene's depth: the bone lines).
+    fn record_in_scene(
+        &mut self,
+        ctx: &GpuContext,
+        slot: &mut FrameSlot,
+        camera: &Camera,
+    ) -> Result<(), GpuError> {
+        let _ = (ctx, slot, camera);
+        Ok(())
+    }
+
+    /// The frame's last commands, before the submission (copies out,
+    /// overlay passes, layout transitions).
+    fn record_end(&mut self, ctx: &GpuContext, end: &FrameEnd) -> Result<(), GpuError> {
+        let _ = (ctx, end);
+        Ok(())
+    }
+
+    /// The semaphores the submission of slot `slot` waits on and signals
+    /// (a swapchain's acquire and render-finished semaphores).
+    fn semaphores(
+        &self,
+        slot: usize,
+    ) -> Option<(vk::SemaphoreSubmitInfo<'static>, vk::SemaphoreSubmitInfo<'static>)> {
+        let _ = slot;
+        None
+    }
+
+    /// After frame `frame` of slot `slot` was submitted (present, wait for
+    /// the GPU, read back).
+    fn submitted(
+        &mut self,
+        ctx: &GpuContext,
+        ring: &mut FrameRing,
+        slot: usize,
+        frame: u64,
+    ) -> Result<(), GpuError> {
+        let _ = (ctx, ring, slot, frame);
+        Ok(())
+    }
+}
+
+/// Timestamp queries of one frame: `(before, after)` per phase.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct FrameQueries {
+    frame: (Option<u32>, Option<u32>),
+    upload: Option<(u32, u32)>,
+    skin: Option<(u32, u32)>,
+    pub(crate) passes: [(Option<u32>, Option<u32>); MAX_PASSES],
+    pub(crate) pass_count: usize,
+}
+
+/// The characters of a frame followed by the scenery (static, at the origin).
+struct WithScenery<'a> {
+    poses: &'a dyn FramePoses,
+    scenery: bool,
+}
+
+impl FramePoses for WithScenery<'_> {
+    fn count(&self) -> usize {
+        self.poses.count() + usize::from(self.scenery)
+    }
+    fn input(&self, c: usize) -> SkinInput<'_> {
+        if c < self.poses.count() { self.poses.input(c) } else { Scenery::input() }
+    }
+    fn world(&self, c: usize) -> Matrix4<f32> {
+        if c < self.poses.count() { self.poses.world(c) } else { Matrix4::identity() }
+    }
+}
+
+impl Renderer {
+    /// Records and submits one frame of `input`, ending in `output` (see
+    /// the module documentation). `None` when the output dropped the frame
+    /// before it began.
+    pub(crate) fn draw_frame(
+        &mut self,
+        ctx: &GpuContext,
+        input: &FrameInput,
+        output: &mut dyn FrameOutput,
+    ) -> Result<Option<FrameReport>, RenderError> {
+        let frame = self.frames;
+        let slot = self.ring.wait_next(ctx)?;
+        if !output.begin(ctx, slot)? {
+            return Ok(None);
+        }
+        let previous_gpu = self.begin_frame(ctx)?;
+        let recorded = self.record(ctx, input, output);
+        let semaphores = output.semaphores(slot);
+        let (waits, signals) = match &semaphores {
+            Some((wait, signal)) => (std::slice::from_ref(wait), std::slice::from_ref(signal)),
+            None => (&[][..], &[][..]),
+        };
+        let submitted = self.submit_frame(ctx, waits, signals);
+        let skin = recorded?;
+        submitted?;
+        output.submitted(ctx, &mut self.ring, slot, frame)?;
+        Ok(Some(FrameReport { frame, skin, previous_gpu }))
+    }
+
+    /// The frame's commands, into the begun slot.
+    fn record(
+        &mut self,
+        ctx: &GpuContext,
+        input: &FrameInput,
+        output: &mut dyn FrameOutput,
+    ) -> Result<SkinStats, GpuError> {
+        let skin = match input.contents {
+            FrameContents::Nothing => SkinStats::default(),
+            FrameContents::SkinningOnly | FrameContents::Scene { .. } => {
+                self.record_skinning(ctx, input.poses)?
+            }
+        };
+        let index = self.ring.current().index;
+        if let FrameContents::Scene { camera, show_mesh } = input.contents {
+            self.record_scene(ctx, output.target(index)?, camera, show_mesh)?;
+            let in_scene = output.record_in_scene(ctx, self.ring.current(), camera);
+            self.end_scene(ctx);
+            in_scene?;
+        }
+        let end = FrameEnd {
+            cmd: self.ring.current().command_buffer,
+            slot: index,
+            skinned: self.skin.output_buffer(index),
+        };
+        output.record_end(ctx, &end)?;
+        Ok(skin)
+    }
+
+    /// Begins the next slot's frame (its fence waited by `draw_frame`):
+    /// resets its pools, begins its command buffer and its first timestamp.
+    /// Returns the GPU times its previous frame measured.
+    fn begin_frame(&mut self, ctx: &GpuContext) -> Result<Option<GpuTimes>, GpuError> {
+        let period = ctx.timestamp_period_ns();
+        let slot = self.ring.begin_frame(ctx)?;
+        let queries = std::mem::take(&mut self.queries[slot.index]);
+        let times = gpu_times(&queries, slot.previous_timestamps(), period);
+        if self.timestamps {
+            self.queries[slot.index].frame.0 =
+                slot.write_timestamp(ctx, vk::PipelineStageFlags2::TOP_OF_PIPE);
+        }
+        Ok(times)
+    }
+
+    /// Whether frames write their timestamps: the frame's bracket, and in
+    /// `record_skinning` the palette copy's and the skin dispatch's (on
+    /// unless turned off). Frames without them have no `GpuTimes`. The
+    /// host-timed runs turn them off: on lavapipe each timestamp after work
+    /// is a flush that costs more than a small copy.
+    pub(crate) fn set_timestamps(&mut self, on: bool) {
+        self.timestamps = on;
+    }
+
+    /// Records this frame's skinning of `poses` (one per character, with
+    /// their world placements): writes the placements, uploads the palettes
+    /// and weights that the upload mode says into the skin pass's slot
+    /// buffers (with the staged copy), then (compute path) dispatches; the
+    /// vertex path only uploads, and the draws bind those buffers.
+    fn record_skinning(&mut self, ctx: &GpuContext, poses: &dyn FramePoses) -> Result<SkinStats, GpuError> {
+        let characters = self.settings.characters as usize;
+        if poses.count() != characters {
+            return Err(GpuError::new(format!(
+                "{} poses for a scene of {characters} characters",
+                poses.count()
+            )));
+        }
+        let inputs = WithScenery { poses, scenery: self.scenery.is_some() };
+        let slot = self.ring.current();
+        let index = slot.index;
+        // This slot's fence has signalled (draw_frame waited): the GPU no
+        // longer reads its instance buffer, and host writes before the
+        // submit are visible to the vertex shaders.
+        let instances = &mut self.instances[index];
+        for c in 0..inputs.count() {
+            let world = inputs.world(c);
+            instances.write(c as u64 * 64, bytemuck::cast_slice(world.as_slice()))?;
+        }
+        let queries = &mut self.queries[index];
+        match self.settings.frame.placement {
+            SkinningPlacement::Vertex => {
+                // No dispatch, so no skin timestamps.
+                let mut stats = self.skin.upload(slot, &inputs)?;
+                self.skin.record_copies(ctx, slot, self.timestamps, &mut stats);
+                queries.upload = stats.copy_timestamps;
+                self.screen_skin = Some(
+                    self.skin
+                        .vertex_skinning_buffers(index)
+                        .ok_or_else(|| GpuError::new("vertex skinning: no character registered"))?,
+                );
+                Ok(stats)
+            }
+            SkinningPlacement::Compute => {
+                self.screen_skin = None;
+                let stats = self.skin.record(ctx, slot, &inputs, self.timestamps)?;
+                queries.upload = stats.copy_timestamps;
+                queries.skin = stats.timestamps;
+                Ok(stats)
+            }
+        }
+    }
+
+    /// Submits the begun frame, waiting on and signalling the given
+    /// semaphores, with the slot's fence (and the frame's last timestamp).
+    fn submit_frame(
+        &mut self,
+        ctx: &GpuContext,
+        waits: &[vk::SemaphoreSubmitInfo],
+        signals: &[vk::SemaphoreSubmitInfo],
+    ) -> Result<(), GpuError> {
+        let slot = self.ring.current();
+        if self.timestamps {
+            self.queries[slot.index].frame.1 =
+                slot.write_timestamp(ctx, vk::PipelineStageFlags2::ALL_COMMANDS);
+        }
+        self.ring.end_frame(ctx, waits, signals)?;
+        self.frames += 1;
+        Ok(())
+    }
+
+    /// Waits for the frame slot the next frame will use and returns its
+    /// index: per-slot objects outside the renderer (a swapchain's acquire
+    /// semaphore, overlay textures) are free again after this.
+    pub(crate) fn wait_next_slot(&mut self, ctx: &GpuContext) -> Result<usize, GpuError> {
+        self.ring.wait_next(ctx)
+    }
+}
+
+/// The GPU times of a finished frame from its queries and its slot's
+/// timestamps (ticks of `period` ns); `None` when it measured nothing.
+fn gpu_times(queries: &FrameQueries, ticks: &[u64], period: f64) -> Option<GpuTimes> {
+    let span = |a: Option<u32>, b: Option<u32>| -> Option<f64> {
+        let (a, b) = (ticks.get(a? as usize)?, ticks.get(b? as usize)?);
+        Some(b.saturating_sub(*a) as f64 * period / 1000.0)
+    };
+    let pair = |p: Option<(u32, u32)>| span(p.map(|p| p.0), p.map(|p| p.1));
+    let frame = span(queries.frame.0, queries.frame.1)?;
+    let mut times = GpuTimes {
+        upload_us: pair(queries.upload).unwrap_or(0.0),
+        skin_us: pair(queries.skin).unwrap_or(0.0),
+        frame_us: frame,
+        pass_count: queries.pass_count,
+        ..GpuTimes::default()
+    };
+    for (k, (a, b)) in queries.passes.iter().take(queries.pass_count).enumerate() {
+        times.passes_us[k] = span(*a, *b).unwrap_or(0.0);
+        times.draw_us += times.passes_us[k];
+    }
+    Some(times)
+}
