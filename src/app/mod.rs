@@ -2,7 +2,9 @@
 //! driving the animation system and the renderer.
 
 pub mod animation;
+mod fallback;
 pub mod orbit_camera;
+mod scene;
 pub mod scripted;
 pub mod state;
 pub mod ui;

@@ -4,6 +4,7 @@
 
 use crate::character::{ParameterId, ParameterValue};
 use crate::render::FrameSettings;
+use crate::render::window_frame::Drawn;
 use crate::world::Authority;
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -153,6 +154,19 @@ pub struct FrameTimings {
     pub gpu_draw_us: f64,
     /// Frames per second, smoothed.
     pub fps: f64,
+}
+
+impl FrameTimings {
+    /// Takes a drawn frame's upload bytes and the GPU times of the earlier
+    /// frame that used its slot (when it measured any).
+    pub fn record_gpu(&mut self, drawn: &Drawn) {
+        if let Some(t) = drawn.previous_gpu {
+            self.gpu_skin_us = t.skin_us;
+            self.gpu_draw_us = t.draw_us;
+            self.gpu_upload_us = t.upload_us;
+        }
+        self.upload_bytes = drawn.skin.palette_bytes_written + drawn.skin.weight_bytes_written;
+    }
 }
 
 /// One event as it fired.

@@ -2,30 +2,30 @@
 //! owns the window, the event loop, the animation and the egui controls.
 //! Each redraw is one frame of `render::window_frame`: begin (resize, wait
 //! for the next frame slot) -> pose (animation system) -> egui -> draw
-//! (skinning, scene passes, bones, controls; submit and present).
+//! (skinning, scene passes, bones, controls; submit and present). It
+//! records no Vulkan and creates no GPU context itself: the window's frame
+//! (`render::window_frame`) opens the device that presents to it.
 //!
 //! Without a display (no DISPLAY/WAYLAND_DISPLAY, no event loop or window,
 //! no device that can present) it prints one line saying so and renders the
-//! model headless to an animated PNG instead.
+//! model headless to an animated PNG instead (`app::fallback`).
 
-use super::animation::ViewerAnimation;
-use super::orbit_camera::OrbitCamera;
+use super::fallback::fallback;
+use super::scene::{Gpu, Scene, ViewerPoses, build_scene};
 use super::scripted::{MemorySample, Schedule, Script, resident_bytes};
 use super::state::{AnimationMode, DebugView, EventLog, FrameTimings, ViewerState};
-use super::ui::{self, ModelInfo};
+use super::ui;
 use super::window::WindowInput;
-use crate::anim::frame_poses::{Bounds, FramePoses, SkinInput, grow_bounds};
+use crate::anim::SkinInput;
 use crate::asset::{self, Model};
 use crate::character::controller::{FoundController, find_controller};
-use crate::character::{Controller, Crowd, Timeline};
-use crate::render::headless::{self, HeadlessRequest};
-use crate::render::image_out::{self, ApngWriter};
-use crate::render::renderer::{RenderSettings, Renderer};
-use crate::render::window_frame::{BoneOverlay, OpenError, WindowFrame, WindowScene};
-use crate::render::{FrameSettings, GpuContext, GpuOptions, RenderError, with_gpu};
-use crate::world::{Level, scenery_model};
+use crate::render::camera::Camera;
+use crate::render::image_out;
+use crate::render::renderer::Renderer;
+use crate::render::window_frame::{BoneOverlay, Drawn, OpenError, WindowFrame, WindowScene};
+use crate::render::{FrameSettings, GpuContext, GpuOptions};
+use crate::world::Level;
 use anyhow::{anyhow, bail};
-use nalgebra::Matrix4;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -71,10 +71,6 @@ pub struct ViewOptions {
     pub schedule: Schedule,
 }
 
-/// Frames of the headless fallback without `--frames`: at most this many.
-const FALLBACK_MAX_FRAMES: u32 = 90;
-/// Frame rate of the headless fallback.
-const FALLBACK_FPS: f32 = 30.0;
 /// Pause between redraws while the window is minimised.
 const MINIMISED_NAP: std::time::Duration = std::time::Duration::from_millis(20);
 /// How often the window title (model, FPS) is refreshed, seconds.
@@ -157,108 +153,6 @@ fn initial_clip(model: &Model, key: Option<&str>) -> anyhow::Result<Option<usize
             .iter()
             .position(|c| c.name.as_deref().is_some_and(|n| n.eq_ignore_ascii_case("walk")))
             .or((!model.clips.is_empty()).then_some(0))),
-    }
-}
-
-/// A file-name-safe version of `text`.
-fn file_part(text: &str) -> String {
-    let s: String = text
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
-        .collect();
-    if s.is_empty() { "model".into() } else { s }
-}
-
-/// Renders the model headless to `vkskin-<model>-<clip>.png` in the current
-/// directory after printing one line saying why; prints the path.
-fn fallback(
-    options: &ViewOptions,
-    model: &Arc<Model>,
-    clip: Option<usize>,
-    reason: &str,
-) -> anyhow::Result<()> {
-    eprintln!("vkskin: {reason}: rendering headless to an animated PNG instead");
-    let stem = Path::new(&model.file)
-        .file_stem()
-        .map_or_else(|| "model".into(), |s| s.to_string_lossy().into_owned());
-    let clip_name = clip
-        .map_or_else(|| "rest".to_string(), |c| model.clips[c].name.clone().unwrap_or_else(|| c.to_string()));
-    let out = PathBuf::from(format!("vkskin-{}-{}.png", file_part(&stem), file_part(&clip_name)));
-    let frames = match (options.frames, clip) {
-        (Some(n), _) => n.clamp(1, 10_000) as u32,
-        (None, Some(c)) => {
-            ((model.clips[c].duration * FALLBACK_FPS).ceil() as u32).clamp(1, FALLBACK_MAX_FRAMES)
-        }
-        (None, None) => 1,
-    };
-    let (width, height) = options.size;
-    let settings = RenderSettings::sized(width, height);
-    let request = HeadlessRequest { frames, first_frame: 0, settings };
-    let start = clip.map_or(0.0, |c| model.clips[c].start());
-    let controller = Arc::new(Controller::single_clip(model, clip, true).map_err(anyhow::Error::msg)?);
-    let mut timeline =
-        Timeline::seeking(model.rig.clone(), controller, f64::from(start), f64::from(FALLBACK_FPS))?;
-    let gpu =
-        GpuOptions { validation: options.validation, device: options.device.clone(), ..Default::default() };
-    let warnings = with_gpu(&gpu, |ctx| -> Result<Vec<String>, RenderError> {
-        let mut writer = ApngWriter::create(&out, width, height, frames, FALLBACK_FPS)?;
-        // --screenshot still gets the last frame.
-        let mut last = Vec::with_capacity(if options.screenshot.is_some() {
-            width as usize * height as usize * 4
-        } else {
-            0
-        });
-        let warnings =
-            headless::render(ctx, model.clone(), &mut timeline, None, &request, &mut |_, rgba| {
-                if options.screenshot.is_some() {
-                    last.clear();
-                    last.extend_from_slice(rgba);
-                }
-                writer.write_frame(rgba)
-            })?;
-        writer.finish()?;
-        if let Some(path) = &options.screenshot {
-            image_out::write_png(path, width, height, &last)?;
-        }
-        Ok(warnings)
-    })?;
-    for w in warnings {
-        eprintln!("vkskin: warning: {w}");
-    }
-    println!("{}", out.display());
-    Ok(())
-}
-
-/// Everything drawn for one model; replaced as a whole when another loads.
-struct Scene {
-    model: Arc<Model>,
-    animation: ViewerAnimation,
-    /// The other characters (`--characters N`: N - 1 of them), behind the driven one.
-    crowd: Option<Crowd>,
-    info: ModelInfo,
-    camera: OrbitCamera,
-    renderer: Renderer,
-}
-
-/// The device, the window's frame objects and the scene, destroyed in reverse order.
-struct Gpu {
-    ctx: GpuContext,
-    window: Option<WindowFrame>,
-    scene: Option<Scene>,
-}
-
-impl Gpu {
-    /// Waits for the GPU, frees everything, the context last, and returns
-    /// the validation messages (leak reports made while destroying included).
-    fn destroy(mut self) -> Vec<String> {
-        let _ = self.ctx.wait_idle();
-        if let Some(s) = self.scene.take() {
-            s.renderer.destroy(&self.ctx);
-        }
-        if let Some(w) = self.window.take() {
-            w.destroy(&self.ctx);
-        }
-        self.ctx.finish()
     }
 }
 
@@ -479,34 +373,13 @@ impl Viewer {
         Ok(())
     }
 
-    /// One frame. Returns Ok without rendering when minimised or when the
-    /// swapchain was out of date.
+    /// One frame: the scripted actions and requests (memory report, load,
+    /// method switch, resize), then begin (resize, wait for the next frame
+    /// slot) -> pose -> controls -> draw -> the frame's bookkeeping. Returns
+    /// Ok without rendering when minimised or when the swapchain was out of date.
     fn redraw(&mut self, event_loop: &ActiveEventLoop) -> anyhow::Result<()> {
         self.redraws += 1;
-        let clips = self.gpu.as_ref().and_then(|g| g.scene.as_ref()).map_or(0, |s| s.model.clips.len());
-        if self.script.step(self.frames_rendered, clips, &mut self.state).report_memory
-            && let Some(gpu) = &self.gpu
-        {
-            let report = gpu.ctx.allocator().generate_report();
-            let sample = MemorySample {
-                frame: self.frames_rendered,
-                rss_bytes: resident_bytes(),
-                gpu_allocated_bytes: report.total_allocated_bytes,
-                gpu_reserved_bytes: report.total_capacity_bytes,
-            };
-            eprintln!("{}", sample.line());
-        }
-        if let Some(path) = self.state.load_request.take() {
-            self.load(path)?;
-        }
-        self.switch_method()?;
-        if let (Some(&(k, w, h)), Some(window)) = (self.options.resize_at.first(), &self.window)
-            && self.frames_rendered >= k
-        {
-            // Asked once; X11 applies it asynchronously (a Resized event follows).
-            self.options.resize_at.remove(0);
-            let _ = window.request_inner_size(PhysicalSize::new(w, h));
-        }
+        self.between_frames()?;
         let (Some(window), Some(gpu), Some(input)) =
             (self.window.clone(), self.gpu.as_mut(), self.input.as_mut())
         else {
@@ -525,29 +398,11 @@ impl Viewer {
             std::thread::sleep(MINIMISED_NAP);
             return Ok(());
         };
-
-        // Pose.
         let now = Instant::now();
         let dt = self.last_frame.map_or(0.0, |t| now.duration_since(t).as_secs_f32()).min(0.25);
         self.last_frame = Some(now);
         let clock = now.duration_since(self.started).as_secs_f64();
-        let forward = scene.camera.ground_forward();
-        self.state.camera_forward = [forward.x, forward.z];
-        scene.animation.update(dt, &mut self.state, &mut self.log, clock)?;
-        if let Some(crowd) = scene.crowd.as_mut() {
-            crowd.update(dt)?;
-        }
-        if scene.animation.in_level() {
-            // The camera follows the character (its chest), gently.
-            let at = scene.animation.transform().column(3).xyz() + nalgebra::Vector3::y() * 1.0;
-            let follow = 1.0 - (-dt.max(0.0) / 0.15).exp();
-            scene.camera.target += (at - scene.camera.target.coords) * follow;
-        }
-        self.timings.cpu_pose_us = scene.animation.cpu_pose_us();
-        if dt > 0.0 {
-            let fps = 1.0 / dt as f64;
-            self.timings.fps = if self.timings.fps > 0.0 { self.timings.fps * 0.9 + fps * 0.1 } else { fps };
-        }
+        pose(scene, &mut self.state, &mut self.log, &mut self.timings, dt, clock)?;
 
         // Controls.
         let raw = input.egui.take_egui_input(&window);
@@ -557,71 +412,80 @@ impl Viewer {
         let output = egui_ctx.run_ui(raw, |ui| ui::draw(ui.ctx(), state, info, anim, timings, log));
         input.egui.handle_platform_output(&window, output.platform_output);
         let primitives = egui_ctx.tessellate(output.shapes, output.pixels_per_point);
-        frame.prepare_overlay(
-            ctx,
-            &mut scene.renderer,
-            slot,
-            output.textures_delta,
-            primitives,
-            output.pixels_per_point,
-        )?;
-        scene.renderer.set_placement(self.state.frame.placement);
-        scene.renderer.set_wireframe(self.state.wireframe);
-        scene.renderer.set_passes(self.state.frame.passes);
-        let heat_joint = match self.state.debug_view {
-            DebugView::WeightHeatMap => self.state.selected_joint,
-            _ => None,
-        };
-        scene.renderer.set_heat_joint(ctx, heat_joint)?;
+        let (textures, scale) = (output.textures_delta, output.pixels_per_point);
+        frame.prepare_overlay(ctx, &mut scene.renderer, slot, textures, primitives, scale)?;
+        apply_display(ctx, scene, &self.state)?;
 
         // Draw.
         let mut camera = scene.camera.camera(frame.aspect());
         // Centre the view in the part of the window the controls leave free.
         let width = frame.size().0 as f32;
         camera.lens_shift = lens_shift(free_span(&egui_ctx, width), width);
-        let world = scene.animation.transform();
-        let character = scene.animation.character();
-        let driven = SkinInput { pose: character.pose(), version: character.version() };
-        let poses = ViewerPoses { driven: (driven, world), crowd: scene.crowd.as_ref() };
-        let bones = self.state.show_bones.then(|| BoneOverlay {
-            world,
-            joints: character.output().world(),
-            parents: scene.model.skeleton.parents(),
-            selected: self.state.selected_joint,
-        });
         let last = self.closing || self.options.frames.is_some_and(|n| self.frames_rendered + 1 >= n);
-        let request = WindowScene {
-            poses: &poses,
-            camera: &camera,
-            show_mesh: self.state.show_mesh,
-            bones,
-            screenshot: last && self.options.screenshot.is_some(),
-        };
-        let Some(drawn) = frame.draw(ctx, &mut scene.renderer, &request)? else {
+        let screenshot = last && self.options.screenshot.is_some();
+        let Some(drawn) = draw(ctx, frame, scene, &self.state, &camera, screenshot)? else {
             // No image (the swapchain is out of date): the next redraw recreates it.
             return Ok(());
         };
         self.frames_rendered += 1;
-        if let Some(t) = drawn.previous_gpu {
-            self.timings.gpu_skin_us = t.skin_us;
-            self.timings.gpu_draw_us = t.draw_us;
-            self.timings.gpu_upload_us = t.upload_us;
-        }
-        self.timings.upload_bytes = drawn.skin.palette_bytes_written + drawn.skin.weight_bytes_written;
+        self.timings.record_gpu(&drawn);
         if let (Some(shot), Some(path)) = (&drawn.screenshot, &self.options.screenshot) {
             image_out::write_png(path, shot.width, shot.height, &shot.rgba)?;
             eprintln!("vkskin: wrote {} ({}x{})", path.display(), shot.width, shot.height);
         }
-        if clock - self.last_title >= TITLE_PERIOD {
-            self.last_title = clock;
-            use std::fmt::Write;
-            self.title.clear();
-            let name = Path::new(&scene.model.file)
-                .file_name()
-                .map_or(std::borrow::Cow::Borrowed(""), |n| n.to_string_lossy());
-            let _ = write!(self.title, "vkskin - {name} - {:.0} fps", self.timings.fps);
-            window.set_title(&self.title);
+        let file = scene.model.file.clone();
+        self.update_title(&window, &file, clock);
+        self.end_if_done(event_loop)
+    }
+
+    /// Between frames: what the script asks for (a memory report, a clip or
+    /// method switch, a reload), a model the controls asked to load, a
+    /// skinning method switch, and the next scripted window resize.
+    fn between_frames(&mut self) -> anyhow::Result<()> {
+        let clips = self.gpu.as_ref().and_then(|g| g.scene.as_ref()).map_or(0, |s| s.model.clips.len());
+        if self.script.step(self.frames_rendered, clips, &mut self.state).report_memory
+            && let Some(gpu) = &self.gpu
+        {
+            let memory = gpu.ctx.memory_use();
+            let sample = MemorySample {
+                frame: self.frames_rendered,
+                rss_bytes: resident_bytes(),
+                gpu_allocated_bytes: memory.allocated_bytes,
+                gpu_reserved_bytes: memory.reserved_bytes,
+            };
+            eprintln!("{}", sample.line());
         }
+        if let Some(path) = self.state.load_request.take() {
+            self.load(path)?;
+        }
+        self.switch_method()?;
+        if let (Some(&(k, w, h)), Some(window)) = (self.options.resize_at.first(), &self.window)
+            && self.frames_rendered >= k
+        {
+            // Asked once; X11 applies it asynchronously (a Resized event follows).
+            self.options.resize_at.remove(0);
+            let _ = window.request_inner_size(PhysicalSize::new(w, h));
+        }
+        Ok(())
+    }
+
+    /// The window title (model, FPS), refreshed every `TITLE_PERIOD` seconds.
+    fn update_title(&mut self, window: &Window, file: &str, clock: f64) {
+        if clock - self.last_title < TITLE_PERIOD {
+            return;
+        }
+        self.last_title = clock;
+        use std::fmt::Write;
+        self.title.clear();
+        let name =
+            Path::new(file).file_name().map_or(std::borrow::Cow::Borrowed(""), |n| n.to_string_lossy());
+        let _ = write!(self.title, "vkskin - {name} - {:.0} fps", self.timings.fps);
+        window.set_title(&self.title);
+    }
+
+    /// Ends the run after the last frame of `--frames` (or the closing
+    /// frame); a run that cannot render its frames fails instead of spinning.
+    fn end_if_done(&mut self, event_loop: &ActiveEventLoop) -> anyhow::Result<()> {
         if self.closing || self.options.frames.is_some_and(|n| self.frames_rendered >= n) {
             event_loop.exit();
         } else if let Some(n) = self.options.frames
@@ -655,133 +519,80 @@ fn free_span(egui_ctx: &egui::Context, width: f32) -> (f32, f32) {
     if left.is_finite() && left >= width * 0.25 && left < width { (0.0, left) } else { (0.0, width) }
 }
 
+/// Advances the scene by `dt` seconds: the driven character (and, in a
+/// level, the camera following it), the crowd, and the frame-rate and
+/// pose timings.
+fn pose(
+    scene: &mut Scene,
+    state: &mut ViewerState,
+    log: &mut EventLog,
+    timings: &mut FrameTimings,
+    dt: f32,
+    clock: f64,
+) -> anyhow::Result<()> {
+    let forward = scene.camera.ground_forward();
+    state.camera_forward = [forward.x, forward.z];
+    scene.animation.update(dt, state, log, clock)?;
+    if let Some(crowd) = scene.crowd.as_mut() {
+        crowd.update(dt)?;
+    }
+    if scene.animation.in_level() {
+        // The camera follows the character (its chest), gently.
+        let at = scene.animation.transform().column(3).xyz() + nalgebra::Vector3::y() * 1.0;
+        let follow = 1.0 - (-dt.max(0.0) / 0.15).exp();
+        scene.camera.target += (at - scene.camera.target.coords) * follow;
+    }
+    timings.cpu_pose_us = scene.animation.cpu_pose_us();
+    if dt > 0.0 {
+        let fps = 1.0 / dt as f64;
+        timings.fps = if timings.fps > 0.0 { timings.fps * 0.9 + fps * 0.1 } else { fps };
+    }
+    Ok(())
+}
+
+/// What the controls set that the renderer applies between frames: the
+/// skinning placement, wireframe, passes and the weight heat map.
+fn apply_display(ctx: &GpuContext, scene: &mut Scene, state: &ViewerState) -> anyhow::Result<()> {
+    scene.renderer.set_placement(state.frame.placement);
+    scene.renderer.set_wireframe(state.wireframe);
+    scene.renderer.set_passes(state.frame.passes);
+    let heat_joint = match state.debug_view {
+        DebugView::WeightHeatMap => state.selected_joint,
+        _ => None,
+    };
+    scene.renderer.set_heat_joint(ctx, heat_joint)?;
+    Ok(())
+}
+
+/// Draws the scene (the driven character, then the crowd) seen by
+/// `camera`, with the bones when shown, into the window; `None` when the
+/// swapchain was out of date.
+fn draw(
+    ctx: &GpuContext,
+    frame: &mut WindowFrame,
+    scene: &mut Scene,
+    state: &ViewerState,
+    camera: &Camera,
+    screenshot: bool,
+) -> anyhow::Result<Option<Drawn>> {
+    let world = scene.animation.transform();
+    let character = scene.animation.character();
+    let driven = SkinInput { pose: character.pose(), version: character.version() };
+    let poses = ViewerPoses { driven: (driven, world), crowd: scene.crowd.as_ref() };
+    let bones = state.show_bones.then(|| BoneOverlay {
+        world,
+        joints: character.output().world(),
+        parents: scene.model.skeleton.parents(),
+        selected: state.selected_joint,
+    });
+    let request = WindowScene { poses: &poses, camera, show_mesh: state.show_mesh, bones, screenshot };
+    Ok(frame.draw(ctx, &mut scene.renderer, &request)?)
+}
+
 /// The camera's lens shift (`Camera::lens_shift`) that moves the image
 /// centre to the middle of `span` (pixels) in a window `width` wide.
 fn lens_shift(span: (f32, f32), width: f32) -> f32 {
     if width > 0.0 { ((span.0 + span.1) * 0.5 - width * 0.5) / (width * 0.5) } else { 0.0 }
-}
-
-/// Samples per clip when framing a model.
-const FRAMING_SAMPLES: u32 = 12;
-
-/// Scene-space bounds of `model` over every clip (rest pose without clips),
-/// from the CPU reference skinning; `None` when nothing is drawn.
-fn model_bounds(model: &Model) -> anyhow::Result<Option<Bounds>> {
-    let clips: Vec<Option<usize>> =
-        if model.clips.is_empty() { vec![None] } else { (0..model.clips.len()).map(Some).collect() };
-    let mut scratch = Vec::new();
-    let mut bounds = None;
-    for clip in clips {
-        let duration = clip.map_or(0.0, |c| model.clips[c].duration);
-        let fps = if duration > 0.0 { f64::from(FRAMING_SAMPLES) / f64::from(duration) } else { 1.0 };
-        let controller = Arc::new(Controller::single_clip(model, clip, true).map_err(anyhow::Error::msg)?);
-        let start = clip.map_or(0.0, |c| model.clips[c].start());
-        let mut timeline = Timeline::seeking(model.rig.clone(), controller, f64::from(start), fps)?;
-        for i in 0..FRAMING_SAMPLES {
-            let character = timeline.frame(i)?;
-            grow_bounds(model, &character.pose(), &Matrix4::identity(), &mut scratch, &mut bounds)?;
-        }
-    }
-    Ok(bounds)
-}
-
-/// Uploads `model`, frames it (its skinned bounds over every clip) and sets
-/// up its character: driven by `controller` when given, else by the clips
-/// `state` chooses.
-#[allow(clippy::too_many_arguments)]
-fn build_scene(
-    ctx: &GpuContext,
-    model: Arc<Model>,
-    controller: Option<FoundController>,
-    level: Option<&Level>,
-    state: &mut ViewerState,
-    window: &WindowFrame,
-    characters: u32,
-) -> anyhow::Result<Scene> {
-    let bounds = model_bounds(&model)?;
-    let (lo, hi) = bounds.unwrap_or(([-1.0; 3], [1.0; 3]));
-    let camera = OrbitCamera::framing(lo, hi, window.aspect());
-    let mut settings = RenderSettings::for_window();
-    let crowd_controller = controller.as_ref().map(|(c, _)| Arc::new(c.clone()));
-    let mut animation = ViewerAnimation::new(model.clone(), controller, state)?;
-    let crowd = crowd_behind(&model, crowd_controller, characters)?;
-    settings.characters = characters.max(1);
-    settings.frame = state.frame;
-    let mut renderer = Renderer::new_for_screen(ctx, model.clone(), settings, window.color_format())?;
-    if let Some(level) = level {
-        let entered = animation.enter_level(level, state).and_then(|_| Ok(scenery_model(level)?));
-        let scenery = match entered {
-            Ok(s) => s,
-            Err(e) => {
-                renderer.destroy(ctx);
-                return Err(e);
-            }
-        };
-        if let Err(e) = renderer.add_scenery(ctx, Arc::new(scenery)) {
-            renderer.destroy(ctx);
-            return Err(e.into());
-        }
-    }
-    for w in std::mem::take(&mut renderer.warnings) {
-        eprintln!("vkskin: warning: {w}");
-    }
-    let info = ModelInfo::new(&model, ctx.features.fill_mode_non_solid);
-    Ok(Scene { animation, crowd, info, camera, renderer, model })
-}
-
-/// `characters - 1` characters of `model` playing `controller` (else its
-/// first clip), each from its own phase, on a grid behind the origin (-z)
-/// where the driven character stands; `None` for one character.
-fn crowd_behind(
-    model: &Model,
-    controller: Option<Arc<Controller>>,
-    characters: u32,
-) -> anyhow::Result<Option<Crowd>> {
-    if characters <= 1 {
-        return Ok(None);
-    }
-    let controller = match controller {
-        Some(c) => c,
-        None => Arc::new(
-            Controller::single_clip(model, (!model.clips.is_empty()).then_some(0), true)
-                .map_err(anyhow::Error::msg)?,
-        ),
-    };
-    let grid = Crowd::on_grid(model.rig.clone(), controller, characters as usize - 1, 60.0, 0)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", model.file))?;
-    let (mut crowd, (lo, hi)) =
-        grid.ok_or_else(|| anyhow::anyhow!("{}: nothing to draw (no mesh instances)", model.file))?;
-    // The grid's front row a little behind the driven character.
-    crowd.shift(&nalgebra::Vector3::new(
-        0.0,
-        0.0,
-        -hi[2] - (hi[2] - lo[2]) / (characters as f32).sqrt().max(1.0),
-    ));
-    Ok(Some(crowd))
-}
-
-/// A frame of the viewer's scene: the driven character, then the crowd.
-struct ViewerPoses<'a> {
-    driven: (SkinInput<'a>, Matrix4<f32>),
-    crowd: Option<&'a Crowd>,
-}
-
-impl FramePoses for ViewerPoses<'_> {
-    fn count(&self) -> usize {
-        1 + self.crowd.map_or(0, Crowd::len)
-    }
-    fn input(&self, c: usize) -> SkinInput<'_> {
-        match (c, self.crowd) {
-            (0, _) | (_, None) => self.driven.0,
-            (c, Some(crowd)) => crowd.input(c - 1),
-        }
-    }
-    fn world(&self, c: usize) -> Matrix4<f32> {
-        match (c, self.crowd) {
-            (0, _) | (_, None) => self.driven.1,
-            (c, Some(crowd)) => crowd.world(c - 1),
-        }
-    }
 }
 
 impl ApplicationHandler for Viewer {
@@ -848,12 +659,5 @@ mod tests {
         // The image centre moves to the middle of the left 400 of 1000 pixels: ndc x -0.6.
         assert!((lens_shift((0.0, 400.0), 1000.0) - (-0.6)).abs() < 1e-6);
         assert_eq!(lens_shift((0.0, 1000.0), 1000.0), 0.0);
-    }
-
-    #[test]
-    fn file_parts() {
-        assert_eq!(file_part("Cesium Man"), "Cesium_Man");
-        assert_eq!(file_part("walk-2"), "walk-2");
-        assert_eq!(file_part(""), "model");
     }
 }

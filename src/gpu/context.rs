@@ -39,6 +39,15 @@ pub struct EnabledFeatures {
     pub timestamps: bool,
 }
 
+/// GPU memory in use (`GpuContext::memory_use`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MemoryUse {
+    /// Bytes in live allocations.
+    pub allocated_bytes: u64,
+    /// Bytes of the memory blocks those allocations sit in.
+    pub reserved_bytes: u64,
+}
+
 /// Everything a Vulkan program needs before it records a command.
 pub struct GpuContext {
     /// The loader.
@@ -160,6 +169,16 @@ impl GpuContext {
         let log = self.validation_log();
         drop(self);
         log.messages()
+    }
+
+    /// GPU memory gpu-allocator holds: bytes in live allocations, and bytes
+    /// reserved in its memory blocks.
+    pub fn memory_use(&self) -> MemoryUse {
+        let report = self.allocator().generate_report();
+        MemoryUse {
+            allocated_bytes: report.total_allocated_bytes,
+            reserved_bytes: report.total_capacity_bytes,
+        }
     }
 
     /// The driver's name and version (VkPhysicalDeviceDriverProperties),

@@ -1,0 +1,175 @@
+//! What the viewer draws for one model: the renderer, the driven
+//! character's animation, the crowd behind it, the camera that frames them
+//! and the model's description for the controls; built as a whole when a
+//! model loads and replaced as a whole by the next one.
+
+use super::animation::ViewerAnimation;
+use super::orbit_camera::OrbitCamera;
+use super::state::ViewerState;
+use super::ui::ModelInfo;
+use crate::anim::frame_poses::{Bounds, FramePoses, SkinInput, grow_bounds};
+use crate::asset::Model;
+use crate::character::controller::FoundController;
+use crate::character::{Controller, Crowd, Timeline};
+use crate::render::GpuContext;
+use crate::render::renderer::{RenderSettings, Renderer};
+use crate::render::window_frame::WindowFrame;
+use crate::world::{Level, scenery_model};
+use nalgebra::Matrix4;
+use std::sync::Arc;
+
+/// Everything drawn for one model; replaced as a whole when another loads.
+pub(super) struct Scene {
+    pub(super) model: Arc<Model>,
+    pub(super) animation: ViewerAnimation,
+    /// The other characters (`--characters N`: N - 1 of them), behind the driven one.
+    pub(super) crowd: Option<Crowd>,
+    pub(super) info: ModelInfo,
+    pub(super) camera: OrbitCamera,
+    pub(super) renderer: Renderer,
+}
+
+/// The device, the window's frame objects and the scene, destroyed in reverse order.
+pub(super) struct Gpu {
+    pub(super) ctx: GpuContext,
+    pub(super) window: Option<WindowFrame>,
+    pub(super) scene: Option<Scene>,
+}
+
+impl Gpu {
+    /// Waits for the GPU, frees everything, the context last, and returns
+    /// the validation messages (leak reports made while destroying included).
+    pub(super) fn destroy(mut self) -> Vec<String> {
+        let _ = self.ctx.wait_idle();
+        if let Some(s) = self.scene.take() {
+            s.renderer.destroy(&self.ctx);
+        }
+        if let Some(w) = self.window.take() {
+            w.destroy(&self.ctx);
+        }
+        self.ctx.finish()
+    }
+}
+
+/// Samples per clip when framing a model.
+const FRAMING_SAMPLES: u32 = 12;
+
+/// Scene-space bounds of `model` over every clip (rest pose without clips),
+/// from the CPU reference skinning; `None` when nothing is drawn.
+fn model_bounds(model: &Model) -> anyhow::Result<Option<Bounds>> {
+    let clips: Vec<Option<usize>> =
+        if model.clips.is_empty() { vec![None] } else { (0..model.clips.len()).map(Some).collect() };
+    let mut scratch = Vec::new();
+    let mut bounds = None;
+    for clip in clips {
+        let duration = clip.map_or(0.0, |c| model.clips[c].duration);
+        let fps = if duration > 0.0 { f64::from(FRAMING_SAMPLES) / f64::from(duration) } else { 1.0 };
+        let controller = Arc::new(Controller::single_clip(model, clip, true).map_err(anyhow::Error::msg)?);
+        let start = clip.map_or(0.0, |c| model.clips[c].start());
+        let mut timeline = Timeline::seeking(model.rig.clone(), controller, f64::from(start), fps)?;
+        for i in 0..FRAMING_SAMPLES {
+            let character = timeline.frame(i)?;
+            grow_bounds(model, &character.pose(), &Matrix4::identity(), &mut scratch, &mut bounds)?;
+        }
+    }
+    Ok(bounds)
+}
+
+/// Uploads `model`, frames it (its skinned bounds over every clip) and sets
+/// up its character: driven by `controller` when given, else by the clips
+/// `state` chooses.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn build_scene(
+    ctx: &GpuContext,
+    model: Arc<Model>,
+    controller: Option<FoundController>,
+    level: Option<&Level>,
+    state: &mut ViewerState,
+    window: &WindowFrame,
+    characters: u32,
+) -> anyhow::Result<Scene> {
+    let bounds = model_bounds(&model)?;
+    let (lo, hi) = bounds.unwrap_or(([-1.0; 3], [1.0; 3]));
+    let camera = OrbitCamera::framing(lo, hi, window.aspect());
+    let mut settings = RenderSettings::for_window();
+    let crowd_controller = controller.as_ref().map(|(c, _)| Arc::new(c.clone()));
+    let mut animation = ViewerAnimation::new(model.clone(), controller, state)?;
+    let crowd = crowd_behind(&model, crowd_controller, characters)?;
+    settings.characters = characters.max(1);
+    settings.frame = state.frame;
+    let mut renderer = Renderer::new_for_screen(ctx, model.clone(), settings, window.color_format())?;
+    if let Some(level) = level {
+        let entered = animation.enter_level(level, state).and_then(|_| Ok(scenery_model(level)?));
+        let scenery = match entered {
+            Ok(s) => s,
+            Err(e) => {
+                renderer.destroy(ctx);
+                return Err(e);
+            }
+        };
+        if let Err(e) = renderer.add_scenery(ctx, Arc::new(scenery)) {
+            renderer.destroy(ctx);
+            return Err(e.into());
+        }
+    }
+    for w in std::mem::take(&mut renderer.warnings) {
+        eprintln!("vkskin: warning: {w}");
+    }
+    let info = ModelInfo::new(&model, ctx.features.fill_mode_non_solid);
+    Ok(Scene { animation, crowd, info, camera, renderer, model })
+}
+
+/// `characters - 1` characters of `model` playing `controller` (else its
+/// first clip), each from its own phase, on a grid behind the origin (-z)
+/// where the driven character stands; `None` for one character.
+fn crowd_behind(
+    model: &Model,
+    controller: Option<Arc<Controller>>,
+    characters: u32,
+) -> anyhow::Result<Option<Crowd>> {
+    if characters <= 1 {
+        return Ok(None);
+    }
+    let controller = match controller {
+        Some(c) => c,
+        None => Arc::new(
+            Controller::single_clip(model, (!model.clips.is_empty()).then_some(0), true)
+                .map_err(anyhow::Error::msg)?,
+        ),
+    };
+    let grid = Crowd::on_grid(model.rig.clone(), controller, characters as usize - 1, 60.0, 0)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", model.file))?;
+    let (mut crowd, (lo, hi)) =
+        grid.ok_or_else(|| anyhow::anyhow!("{}: nothing to draw (no mesh instances)", model.file))?;
+    // The grid's front row a little behind the driven character.
+    crowd.shift(&nalgebra::Vector3::new(
+        0.0,
+        0.0,
+        -hi[2] - (hi[2] - lo[2]) / (characters as f32).sqrt().max(1.0),
+    ));
+    Ok(Some(crowd))
+}
+
+/// A frame of the viewer's scene: the driven character, then the crowd.
+pub(super) struct ViewerPoses<'a> {
+    pub(super) driven: (SkinInput<'a>, Matrix4<f32>),
+    pub(super) crowd: Option<&'a Crowd>,
+}
+
+impl FramePoses for ViewerPoses<'_> {
+    fn count(&self) -> usize {
+        1 + self.crowd.map_or(0, Crowd::len)
+    }
+    fn input(&self, c: usize) -> SkinInput<'_> {
+        match (c, self.crowd) {
+            (0, _) | (_, None) => self.driven.0,
+            (c, Some(crowd)) => crowd.input(c - 1),
+        }
+    }
+    fn world(&self, c: usize) -> Matrix4<f32> {
+        match (c, self.crowd) {
+            (0, _) | (_, None) => self.driven.1,
+            (c, Some(crowd)) => crowd.world(c - 1),
+        }
+    }
+}
