@@ -8,8 +8,8 @@ mod common;
 
 use serde_json::Value;
 use std::path::PathBuf;
-use vkskin::cli::args::Skinning;
-use vkskin::cli::dump::{Request, evaluate};
+use vkskin::formats::dump::Skinning;
+use vkskin::formats::dump::{Request, evaluate};
 
 const TOLERANCE: f64 = 1e-4;
 
@@ -47,7 +47,7 @@ fn dump_matches_three_js_on_shared_models() {
 }
 
 /// Largest joint and vertex errors relative to `scale`, as compare.py measures them.
-fn compare(ours: &vkskin::cli::dump::Dump, case: &Value, scale: f64) -> Result<(f64, f64), String> {
+fn compare(ours: &vkskin::formats::dump::Dump, case: &Value, scale: f64) -> Result<(f64, f64), String> {
     let mut joint_err = 0.0f64;
     for joint in case["joints"].as_array().unwrap() {
         let node = joint["node"].as_u64().unwrap() as usize;
@@ -110,7 +110,8 @@ fn clip_on_a_file_without_animations_dumps_the_rest_pose() {
     let rest = evaluate(&model, &Request { clip: None, time: 0.0, skinning: Skinning::Cpu }).unwrap();
     let clip = evaluate(&model, &Request { clip: Some("0"), time: 0.5, skinning: Skinning::Cpu }).unwrap();
     assert!(clip.clip.is_null());
-    let positions =
-        |d: &vkskin::cli::dump::Dump| d.primitives.iter().map(|p| p.positions.clone()).collect::<Vec<_>>();
+    let positions = |d: &vkskin::formats::dump::Dump| {
+        d.primitives.iter().map(|p| p.positions.clone()).collect::<Vec<_>>()
+    };
     assert_eq!(positions(&rest), positions(&clip));
 }

@@ -23,9 +23,9 @@ use std::time::{Duration, Instant};
 use vkskin::asset::LoadOptions;
 use vkskin::asset::glb_writer::glb_container;
 use vkskin::asset::import::load_from_bytes_with;
-use vkskin::cli::args::Skinning;
-use vkskin::cli::dump::{Request, evaluate};
-use vkskin::cli::inspect::Report;
+use vkskin::formats::dump::Skinning;
+use vkskin::formats::dump::{Request, evaluate};
+use vkskin::formats::inspect::Report;
 
 /// One seed file: its JSON, its BIN chunk (GLB) and where its external files are.
 struct Seed {

@@ -793,8 +793,8 @@ fn upload_serves_vertex_skinning_from_the_pass_buffers() {
 /// `vkskin dump --skinning gpu --validation` gives the CPU dump's positions.
 #[test]
 fn dump_gpu_matches_dump_cpu() {
-    use vkskin::cli::args::Skinning;
-    use vkskin::cli::dump::{GpuChoice, Request, evaluate, evaluate_on};
+    use vkskin::formats::dump::Skinning;
+    use vkskin::formats::dump::{GpuChoice, Request, evaluate, evaluate_on};
     let Some(file) = shared_file("RobotExpressive/RobotExpressive.glb", "the dump comparison") else {
         return;
     };

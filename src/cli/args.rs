@@ -2,11 +2,12 @@
 
 use crate::asset::LoadOptions;
 use crate::asset::limits::parse_bytes;
+use crate::formats::dump::Skinning;
 use crate::render::frame_settings::{
     DqsSplit, FrameSettings, InfluenceBlend, PaletteUpload, PassSetup, SkinningMethod, SkinningMode,
     SkinningPlacement,
 };
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 
 /// vkskin: look at, debug and profile skinned glTF characters.
 ///
@@ -71,15 +72,6 @@ impl LimitArgs {
     }
 }
 
-/// Where skinned vertices are computed for `dump`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Skinning {
-    /// The CPU reference skinning.
-    Cpu,
-    /// The Vulkan compute skinning pass (read back from the GPU).
-    Gpu,
-}
-
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -107,7 +99,7 @@ pub enum Command {
         #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
         time: f64,
         /// Where vertices are skinned.
-        #[arg(long, value_enum, default_value_t = Skinning::Cpu)]
+        #[arg(long, value_enum, default_value = "cpu")]
         skinning: Skinning,
         /// Vulkan device for `--skinning gpu`: an index or part of its name.
         #[arg(long, value_name = "NAME|INDEX")]

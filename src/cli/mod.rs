@@ -5,8 +5,6 @@
 pub mod args;
 pub mod bench;
 pub mod compression;
-pub mod dump;
-pub mod inspect;
 pub mod render;
 pub mod simulate;
 pub mod values;
@@ -15,6 +13,7 @@ pub use args::{Cli, Command};
 
 use crate::asset::{self, LoadOptions};
 use crate::atomic_file;
+use crate::formats::{dump, inspect};
 use crate::render::GpuError;
 use crate::render::renderer::MAX_CHARACTERS;
 use anyhow::anyhow;
@@ -47,7 +46,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let model = asset::load_with(Path::new(&model), &options)?;
             let request = dump::Request { clip: clip.as_deref(), time, skinning };
             let gpu = dump::GpuChoice { device: device.as_deref(), validation };
-            let json = dump::dump_on(&model, &request, &gpu).map_err(|e| anyhow!("{}: {e}", model.file))?;
+            let json = dump::dump_on(&model, &request, &gpu)
+                .map_err(|e| anyhow!("{}: {}", model.file, gpu_failure(e, "skinning on the GPU")))?;
             write_output(&out, &json)
         }
         Command::Render(args) => render::run(&args, &options),

@@ -1,7 +1,9 @@
-//! The one mapping from the frame vocabulary (`render::frame_settings`) to
-//! clap: every `Choice` parses as a value enum, its names and help lines
-//! taken from the type itself. A new value of a choice needs nothing here.
+//! The one mapping from the frame vocabulary (`render::frame_settings`, and
+//! `dump`'s skinning choice) to clap: every `Choice` parses as a value
+//! enum, its names and help lines taken from the type itself. A new value
+//! of a choice needs nothing here.
 
+use crate::formats::dump::Skinning;
 use crate::render::frame_settings::{
     Choice, DqsSplit, PaletteUpload, PassSetup, SkinningMethod, SkinningMode, SkinningPlacement,
 };
@@ -23,7 +25,7 @@ macro_rules! value_enum {
     )*};
 }
 
-value_enum!(SkinningPlacement, SkinningMethod, DqsSplit, PaletteUpload, PassSetup, SkinningMode);
+value_enum!(SkinningPlacement, SkinningMethod, DqsSplit, PaletteUpload, PassSetup, SkinningMode, Skinning);
 
 #[cfg(test)]
 mod tests {

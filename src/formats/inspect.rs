@@ -1,4 +1,5 @@
-//! `vkskin inspect`: what a file holds and what the importer thought of it.
+//! The `vkskin inspect` report: what a file holds (nodes, skins, clips,
+//! meshes, morph targets) and what the importer thought of it, as text or JSON.
 
 use crate::anim::{Clip, Interpolation, NO_PARENT};
 use crate::asset::Model;

@@ -1,16 +1,44 @@
-//! `vkskin dump`: joint world matrices and skinned vertex positions as JSON,
-//! in the format of DESIGN.md (a contract: external checks parse it).
+//! The `vkskin dump` document: joint world matrices and skinned vertex
+//! positions as JSON, in the format of DESIGN.md (a contract: external
+//! checks parse it), evaluated through the character layer and skinned by
+//! the CPU reference or by one frame of the renderer's compute pass.
 
-use super::args::Skinning;
 use crate::anim::SkinInput;
 use crate::anim::{SkinnedPose, hierarchy::local_to_model_f64};
 use crate::asset::Model;
 use crate::character::{Character, Controller};
 use crate::render::GpuOptions;
+use crate::render::frame_settings::Choice;
 use crate::render::readback::skin_pose_on_gpu;
 use crate::text::display_name;
 use serde::Serialize;
 use std::sync::Arc;
+
+/// Where `dump` skins the vertices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Skinning {
+    /// The CPU reference skinning.
+    #[default]
+    Cpu,
+    /// The Vulkan compute skinning pass (read back from the GPU).
+    Gpu,
+}
+
+impl Choice for Skinning {
+    const ALL: &'static [Self] = &[Skinning::Cpu, Skinning::Gpu];
+    fn name(self) -> &'static str {
+        match self {
+            Skinning::Cpu => "cpu",
+            Skinning::Gpu => "gpu",
+        }
+    }
+    fn help(self) -> &'static str {
+        match self {
+            Skinning::Cpu => "the CPU reference skinning",
+            Skinning::Gpu => "the Vulkan compute skinning pass (read back from the GPU)",
+        }
+    }
+}
 
 /// What to dump.
 pub struct Request<'a> {
@@ -171,8 +199,7 @@ fn gpu_skin(model: &Model, pose: SkinnedPose, choice: &GpuChoice) -> anyhow::Res
         ..Default::default()
     };
     let pose = SkinInput { pose, version: 0 };
-    skin_pose_on_gpu(&options, Arc::new(model.clone()), pose)
-        .map_err(|e| super::gpu_failure(e.into(), "skinning on the GPU"))
+    skin_pose_on_gpu(&options, Arc::new(model.clone()), pose).map_err(anyhow::Error::from)
 }
 
 /// The error for a clip key that matches nothing, listing what exists.
