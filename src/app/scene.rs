@@ -11,9 +11,10 @@ use crate::anim::frame_poses::{Bounds, FramePoses, SkinInput, grow_bounds};
 use crate::asset::Model;
 use crate::character::controller::FoundController;
 use crate::character::{Controller, Crowd, Timeline};
-use crate::render::GpuContext;
 use crate::render::renderer::{RenderSettings, Renderer};
+use crate::render::session::GpuSession;
 use crate::render::window_frame::WindowFrame;
+use crate::render::{GpuContext, GpuError};
 use crate::world::{Level, scenery_model};
 use nalgebra::Matrix4;
 use std::sync::Arc;
@@ -31,15 +32,16 @@ pub(super) struct Scene {
 
 /// The device, the window's frame objects and the scene, destroyed in reverse order.
 pub(super) struct Gpu {
-    pub(super) ctx: GpuContext,
+    pub(super) ctx: GpuSession,
     pub(super) window: Option<WindowFrame>,
     pub(super) scene: Option<Scene>,
 }
 
 impl Gpu {
     /// Waits for the GPU, frees everything, the context last, and returns
-    /// the validation messages (leak reports made while destroying included).
-    pub(super) fn destroy(mut self) -> Vec<String> {
+    /// the validation messages (leak reports made while destroying included)
+    /// as an error.
+    pub(super) fn destroy(mut self) -> Result<(), GpuError> {
         let _ = self.ctx.wait_idle();
         if let Some(s) = self.scene.take() {
             s.renderer.destroy(&self.ctx);
@@ -47,7 +49,7 @@ impl Gpu {
         if let Some(w) = self.window.take() {
             w.destroy(&self.ctx);
         }
-        self.ctx.finish()
+        self.ctx.close()
     }
 }
 

@@ -23,7 +23,7 @@ use crate::render::camera::Camera;
 use crate::render::image_out;
 use crate::render::renderer::Renderer;
 use crate::render::window_frame::{BoneOverlay, Drawn, OpenError, WindowFrame, WindowScene};
-use crate::render::{FrameSettings, GpuContext, GpuOptions};
+use crate::render::{FrameSettings, GpuContext, GpuError, GpuOptions};
 use crate::world::Level;
 use anyhow::{anyhow, bail};
 use std::path::{Path, PathBuf};
@@ -113,9 +113,7 @@ pub fn run(options: &ViewOptions) -> anyhow::Result<()> {
         return Err(e);
     }
     ran.map_err(|e| anyhow!("event loop: {e}"))?;
-    if !validation.is_empty() {
-        bail!("{} validation message(s); the first: {}", validation.len(), validation[0]);
-    }
+    validation?;
     if app.frames_rendered == 0 {
         bail!("no frame was rendered");
     }
@@ -218,12 +216,12 @@ impl Viewer {
         }
     }
 
-    /// Frees the GPU objects (then the window); returns the validation messages.
-    fn teardown(&mut self) -> Vec<String> {
-        let messages = self.gpu.take().map(Gpu::destroy).unwrap_or_default();
+    /// Frees the GPU objects (then the window); validation messages are the error.
+    fn teardown(&mut self) -> Result<(), GpuError> {
+        let closed = self.gpu.take().map_or(Ok(()), Gpu::destroy);
         self.input = None;
         self.window = None;
-        messages
+        closed
     }
 
     /// Creates the window and everything Vulkan; a failure that means "no

@@ -34,4 +34,4 @@ pub use frame_settings::{
     Choice, DqsSplit, FrameSettings, InfluenceBlend, PaletteUpload, PassSetup, SkinningMethod, SkinningMode,
     SkinningPlacement,
 };
-pub use session::with_gpu;
+pub use session::{GpuSession, with_gpu};

@@ -25,6 +25,7 @@ use super::error::RenderError;
 use super::frame::{FrameContents, FrameEnd, FrameInput, FrameOutput, GpuTimes};
 use super::renderer::Renderer;
 use super::scene_passes::SceneTarget;
+use super::session::GpuSession;
 use super::skin_pass::SkinStats;
 use super::target::{DEPTH_FORMAT, ScreenTarget, record_color_readback};
 use crate::anim::FramePoses;
@@ -123,7 +124,7 @@ impl WindowFrame {
         window: &W,
         size: (u32, u32),
         vsync: bool,
-    ) -> Result<(GpuContext, WindowFrame), OpenError> {
+    ) -> Result<(GpuSession, WindowFrame), OpenError> {
         let handles =
             window.display_handle().and_then(|d| Ok((d.as_raw(), window.window_handle()?.as_raw())));
         let (display, raw_window) =
@@ -157,7 +158,7 @@ impl WindowFrame {
             Ok(())
         })();
         match opened {
-            Ok(()) => Ok((ctx, frame)),
+            Ok(()) => Ok((GpuSession::around(ctx), frame)),
             Err(e) => {
                 // The run ends or falls back: the validation messages of
                 // this half-made context would only repeat the error.
