@@ -17,8 +17,7 @@ pub mod guide;
 pub mod profiler;
 pub mod render;
 #[cfg(test)]
-pub(crate) mod skip_policy;
-#[cfg(test)]
 pub(crate) mod test_model;
+pub mod testing;
 pub mod text;
 pub mod world;

@@ -9,10 +9,7 @@ mod common;
 
 use common::crowd::{crowd, drive, model};
 
-#[path = "../src/bench/allocations.rs"]
-mod allocations;
-
-use allocations::{CountingAllocator, count_allocations, count_bytes};
+use vkskin::testing::allocations::{CountingAllocator, count_allocations, count_bytes};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;

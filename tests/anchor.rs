@@ -5,11 +5,8 @@
 //! differs from nlerp by at most theta^3 / 218 per key interval; the pab
 //! clips' keys are close enough for that to stay under 1e-3.
 
-#[path = "../src/bench/anchor_data.rs"]
-mod anchor_data;
-
-use anchor_data::{Anchor, check_case, export_dir};
 use vkskin::anim::RotationBlend;
+use vkskin::testing::anchors::{Anchor, check_case, export_dir};
 
 fn anchor() -> Option<Anchor> {
     let dir = export_dir();

@@ -4,8 +4,6 @@
 //! at random times (property test) stays within that bound against the
 //! exact clip.
 
-#[path = "../src/bench/anchor_data.rs"]
-mod anchor;
 mod common;
 
 use nalgebra::Matrix4;
@@ -18,6 +16,7 @@ use vkskin::anim::compression::{
 };
 use vkskin::anim::sampling::sample_joint;
 use vkskin::anim::{Clip, RotationBlend, SampleJob, SamplingCursor, Skeleton, Transform};
+use vkskin::testing::anchors as anchor;
 
 /// A compressed clip with what it needs to be checked.
 struct Case {

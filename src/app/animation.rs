@@ -529,7 +529,7 @@ mod tests {
 
     #[test]
     fn bind_pose_view_on_fox() {
-        let Some(path) = crate::skip_policy::shared_path("Fox/Fox.glb") else { return };
+        let Some(path) = crate::testing::skip::shared_path("Fox/Fox.glb") else { return };
         let model = crate::asset::load(&path).expect("Fox imports");
         let mut r = Rig::new(model);
         r.state.debug_view = DebugView::BindPose;

@@ -295,7 +295,7 @@ mod tests {
 
     #[test]
     fn reads_embedded_images_of_shared_models() {
-        let Some(path) = crate::skip_policy::shared_path("CesiumMan/CesiumMan.glb") else { return };
+        let Some(path) = crate::testing::skip::shared_path("CesiumMan/CesiumMan.glb") else { return };
         let file = ImageFile::open(&path).unwrap();
         assert!(!file.is_empty());
         let d = decode_rgba8(&file.image(0).unwrap()).unwrap();
@@ -305,14 +305,14 @@ mod tests {
 
     #[test]
     fn reads_external_and_data_uri_images() {
-        let Some(assets) = crate::skip_policy::shared_path("") else { return };
+        let Some(assets) = crate::testing::skip::shared_path("") else { return };
         let files = [
             "MorphPrimitivesTest/glTF/MorphPrimitivesTest.gltf", // external JPEG
             "MorphStressTest/glTF/MorphStressTest.gltf",         // external PNGs
             "MorphStressTest/bevy-reexport-embedded/MorphStressTest.gltf", // data URIs
         ];
         for f in files {
-            let Some(path) = crate::skip_policy::shared_path(f) else { continue };
+            let Some(path) = crate::testing::skip::shared_path(f) else { continue };
             let file = ImageFile::open(&path).unwrap();
             assert!(!file.is_empty(), "{f}");
             for i in 0..file.len() {

@@ -18,9 +18,6 @@
 //!
 //! Run: `cargo bench --bench anchor` (needs ../shared/anchors/ozz-animation-rs).
 
-mod anchor_data;
-
-use anchor_data::{Anchor, check_case, export_dir};
 use criterion::Criterion;
 use nalgebra::Matrix4;
 use std::cell::RefCell;
@@ -29,6 +26,7 @@ use vkskin::anim::{
     BlendJob, BlendLayer, BoneMatrix, ClipCursor, LocalToModelJob, PaletteJob, RotationBlend, RuntimeClip,
     SampleClipJob, SampleJob, SamplingCursor, Skin, Transform,
 };
+use vkskin::testing::anchors::{self as anchor_data, Anchor, check_case, export_dir};
 
 /// Largest difference from ozz-animation-rs's outputs allowed before timing.
 const TOLERANCE: f32 = 1e-5;

@@ -17,10 +17,7 @@ use vkskin::asset::{LoadOptions, Model, load_default_character, load_default_cha
 use vkskin::character::controller::DEFAULT_CONTROLLER;
 use vkskin::character::{AnimationSystem, CharacterId, Controller, EvaluationRate, ParameterValue};
 
-#[path = "allocations.rs"]
-mod allocations;
-
-use allocations::{CountingAllocator, count_allocations, count_bytes};
+use vkskin::testing::allocations::{CountingAllocator, count_allocations, count_bytes};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;

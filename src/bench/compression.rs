@@ -11,8 +11,6 @@
 //!
 //! Run: `cargo bench --bench compression` (needs ../shared).
 
-#[path = "anchor_data.rs"]
-mod anchor;
 #[path = "interleaved.rs"]
 mod interleaved;
 
@@ -29,6 +27,7 @@ use vkskin::anim::{
     Transform,
 };
 use vkskin::cli::compression::{ClipCompression, compress_all, to_text};
+use vkskin::testing::anchors as anchor;
 
 /// Clips timed (model file under ../shared/assets, clip), besides the anchor walk.
 const TIMED: &[(&str, &str)] = &[("Wizard/Wizard.glb", "Walk"), ("Fox/Fox.glb", "Run")];

@@ -1,7 +1,7 @@
 //! Setup shared by the integration tests: a validated Vulkan context (or a
 //! skip, which VKSKIN_NO_SKIP turns into a failure), the validation-message
 //! check, and the shared glTF models in `../shared/assets` (or a skip, the
-//! same way, when they are absent). The skip policy is `src/skip_policy.rs`,
+//! same way, when they are absent). The skip policy is `vkskin::testing::skip`,
 //! shared with the unit tests.
 
 #![allow(dead_code)]
@@ -11,10 +11,8 @@ pub mod bounded;
 pub mod crowd;
 pub mod pixels;
 pub mod skin_pass;
-#[path = "../../src/skip_policy.rs"]
-mod skip_policy;
-
-pub use skip_policy::skip;
+use vkskin::testing::skip as skip_policy;
+pub use vkskin::testing::skip::skip;
 
 use std::mem::ManuallyDrop;
 use std::ops::Deref;

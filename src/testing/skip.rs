@@ -5,10 +5,7 @@
 //! every test ran. With `VKSKIN_SKIP_LOG=FILE`, each skip also appends a
 //! line to FILE (`.ci/run` counts them in a summary line).
 //!
-//! Shared by the unit tests (`crate::skip_policy`) and the integration tests
-//! (`tests/common`, which includes this file).
-
-#![allow(dead_code)]
+//! Shared by the unit tests and the integration tests (`tests/common`).
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -3,19 +3,18 @@
 //! ozz-animation-rs's sampled outputs (`reference.json`), read into vkskin's
 //! types, plus the check of vkskin's jobs against that reference.
 //!
-//! Shared by `cargo bench --bench anchor` and `tests/anchor.rs`.
+//! Shared by `cargo bench --bench anchor`, `cargo bench --bench compression`
+//! and the anchor and compression tests.
 
-#![allow(dead_code)]
-
+use crate::anim::{
+    BlendJob, BlendLayer, Clip, ClipCursor, Interpolation, JobError, JointTracks, LocalToModelJob, NO_PARENT,
+    RotationBlend, RuntimeClip, SampleClipJob, Skeleton, Track, Transform,
+};
 use anyhow::{Context, anyhow};
 use nalgebra::{Matrix4, Quaternion, UnitQuaternion, Vector3};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use vkskin::anim::{
-    BlendJob, BlendLayer, Clip, ClipCursor, Interpolation, JobError, JointTracks, LocalToModelJob, NO_PARENT,
-    RotationBlend, RuntimeClip, SampleClipJob, Skeleton, Track, Transform,
-};
 
 /// `../shared/anchors/ozz-animation-rs/export` next to this project.
 pub fn export_dir() -> PathBuf {

@@ -3,9 +3,8 @@
 //! and how they measure the bytes a structure keeps (`count_bytes`).
 //! It counts on the thread that asked (`count_allocations`) and on rayon's
 //! worker threads (the animation pool), not elsewhere: a test harness's own
-//! thread may still be allocating while the test runs. Included with
-//! `#[path]` by the harnesses that need it (each declares
-//! `#[global_allocator]` itself).
+//! thread may still be allocating while the test runs. Installed by the
+//! harnesses that need it, each with its own `#[global_allocator]`.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
