@@ -4,7 +4,6 @@
 
 pub mod args;
 pub mod bench;
-pub mod compression;
 pub mod dump;
 pub mod inspect;
 pub mod render;
@@ -12,6 +11,7 @@ pub mod simulate;
 
 pub use args::{Cli, Command};
 
+use crate::anim::compression::report as compression;
 use crate::asset::{self, LoadOptions};
 use crate::atomic_file;
 use crate::gpu::GpuError;

@@ -33,6 +33,7 @@ pub mod error;
 pub mod interpolation;
 pub mod quantize;
 pub mod reduce;
+pub mod report;
 pub mod sampler;
 
 pub use cursor::CompressedCursor;
