@@ -1,7 +1,8 @@
 //! Blending: combines several local poses into one.
 
 use super::job::{JobError, check_len};
-use super::sampling::{RotationBlend, normalize_or, slerp};
+use super::math::{normalize_or, slerp};
+use super::sampling::RotationBlend;
 use super::transform::Transform;
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 

@@ -17,6 +17,7 @@ pub mod hierarchy;
 pub mod ik;
 pub mod job;
 pub mod layering;
+pub mod math;
 pub mod mesh;
 pub mod player;
 pub mod pose;

@@ -21,7 +21,8 @@
 
 use super::clip::{Clip, Interpolation, Track};
 use super::job::JobError;
-use super::sampling::{SlerpKeys, check_clip, keep_or, slerp_keys};
+use super::math::{SlerpKeys, keep_or, slerp_keys};
+use super::sampling::check_clip;
 use super::transform::Transform;
 use crate::text::display_name;
 use nalgebra::{Quaternion, UnitQuaternion};

@@ -194,7 +194,7 @@ fn rest_transform(
     Ok(Transform {
         translation: Vector3::from(translation),
         // As stored when unit to the exporter's rounding (as viewers use
-        // it; see anim::sampling::slerp), normalised when further off.
+        // it; see anim::math::slerp), normalised when further off.
         rotation: if (q.norm_squared() - 1.0).abs() <= 2e-3 {
             UnitQuaternion::new_unchecked(q)
         } else {
