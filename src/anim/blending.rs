@@ -1,4 +1,7 @@
 //! Blending: combines several local poses into one.
+//!
+//! Local poses in, one local pose out, in the caller's buffer: it never
+//! samples a clip, never works in model space and never allocates.
 
 use super::job::{JobError, check_len};
 use super::math::{normalize_or, slerp};

@@ -2,6 +2,9 @@
 //! against a skeleton and rearranged as ozz-animation arranges its runtime
 //! animations.
 //!
+//! Immutable once built: sampling never changes it, and nothing here samples
+//! (see [`clip_sampling`](super::clip_sampling)).
+//!
 //! - Joints are grouped four to a SIMD block (structure of arrays): lane `l`
 //!   of block `b` is joint `4 b + l`, for translations, rotations and scales
 //!   alike. Joints without a track (and the padding lanes of the last block)

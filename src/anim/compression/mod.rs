@@ -1,5 +1,8 @@
 //! Track compression with a measured error bound, in the style of ACL.
 //!
+//! Offline compression and its runtime sampler: the runtime never compresses,
+//! and nothing here knows a file format, a character or the GPU.
+//!
 //! A clip is compressed for one skeleton: every translation, rotation and
 //! scale track is either dropped (equal to the rest value), stored as one
 //! constant, or stored as quantized keys in one bit stream: components
@@ -28,12 +31,11 @@
 //! the bound (the caller says how far each weight moves vertices, see
 //! [`compress_for`]).
 //!
-//! Offline, the compressor: [`compress`] (the steps), `assemble` (the
-//! layout), `measure` (the errors), [`reduce`] (one track's bits and keys),
-//! [`error`] (the metric), [`settings`] and [`report`] (one row per clip).
-//! At runtime, [`clip`] (the format), [`cursor`] and [`sampler`], with
-//! [`interpolation`] and [`quantize`] shared by both sides. The runtime
-//! never compresses, and nothing here knows a file format or a character.
+//! Offline, the compressor: [`compress`](mod@compress) (the steps),
+//! `assemble` (the layout), `measure` (the errors), [`reduce`] (one track's
+//! bits and keys), [`error`] (the metric), [`settings`] and [`report`] (one
+//! row per clip). At runtime, [`clip`] (the format), [`cursor`] and
+//! [`sampler`], with [`interpolation`] and [`quantize`] shared by both sides.
 
 mod assemble;
 pub mod clip;

@@ -1,17 +1,17 @@
 //! Sampling: evaluates a clip's tracks at one time into a local pose.
 //!
-//! Key lookup keeps a per-track cursor (the last interval used) so that forward
-//! playback costs O(1) per track; any other jump falls back to a binary search.
-//! The cursor is only a hint: results never depend on it.
-//!
 //! This is the reference sampler, glTF-exact: the runtime samplers
 //! ([`SampleClipJob`](super::SampleClipJob) and the compressed one) are
 //! measured against it. It never allocates and keeps no per-character
 //! state itself: the caller owns the cursor and the output buffers.
 //!
-//! - [`cursor`]: the per-character key cursor and the interval lookup.
-//! - [`tracks`]: one track at one time (step, lerp, slerp or nlerp, cubic).
-//! - [`check`]: the shape checks every sampler makes on a clip.
+//! Key lookup keeps a per-track cursor (the last interval used) so that forward
+//! playback costs O(1) per track; any other jump falls back to a binary search.
+//! The cursor is only a hint: results never depend on it.
+//!
+//! - `cursor`: the per-character key cursor and the interval lookup.
+//! - `tracks`: one track at one time (step, lerp, slerp or nlerp, cubic).
+//! - `check`: the shape checks every sampler makes on a clip.
 
 mod check;
 mod cursor;

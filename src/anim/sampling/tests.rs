@@ -1,6 +1,9 @@
 //! The reference sampler's tests: what `SampleJob` rejects, and what it
 //! gives for each interpolation, at and past the ends, for untracked joints
 //! and weights, and with a reused cursor.
+//!
+//! Every clip is built here in code: they need no model file and never
+//! touch the runtime samplers.
 
 use super::*;
 use crate::anim::clip::{ClipEvent, Interpolation, MorphWeightTrack, Track};
