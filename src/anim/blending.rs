@@ -1,7 +1,11 @@
 //! Blending: combines several local poses into one.
+//!
+//! Local poses in, one local pose out, in the caller's buffer: it never
+//! samples a clip, never works in model space and never allocates.
 
 use super::job::{JobError, check_len};
-use super::sampling::{RotationBlend, normalize_or, slerp};
+use super::math::{normalize_or, slerp};
+use super::sampling::RotationBlend;
 use super::transform::Transform;
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 

@@ -1,4 +1,7 @@
 //! Animation clips: typed keyframe tracks per joint, morph-weight tracks and events.
+//!
+//! Plain data, shared immutable by every character: nothing here samples a
+//! track or checks it against a skeleton (see `sampling` and `runtime_clip`).
 
 use nalgebra::{Quaternion, Vector3};
 

@@ -2,6 +2,10 @@
 //! lane's current key interval, and the job that moves it to a time and
 //! interpolates four joints per SIMD operation.
 //!
+//! It reads the layout (checked once, when it was built) and writes only the
+//! caller's cursor and output buffers: it never changes the clip, checks its
+//! tracks again or allocates.
+//!
 //! Two paths, chosen by the rotation mode:
 //!
 //! - [`RotationBlend::Slerp`], glTF-exact: the results are bit for bit those

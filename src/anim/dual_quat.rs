@@ -1,6 +1,9 @@
 //! Dual-quaternion skinning (DQS) math: a skinning matrix as a unit dual
 //! quaternion plus a scale/shear part, and the per-vertex blend.
 //!
+//! Maths on values: it never walks a mesh or owns a buffer (`skinning` does),
+//! and it changes only together with its GPU twin (see the end).
+//!
 //! Linear blend skinning averages matrices, and an average of rotations is
 //! not a rotation: a joint twisted by 180 degrees collapses the skin half-way
 //! between it and its parent to a line (the "candy wrapper"). DQS averages

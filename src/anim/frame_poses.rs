@@ -4,6 +4,9 @@
 //! beside themselves, so the renderer takes poses without knowing the
 //! character or world types that made them.
 //!
+//! Traits and CPU framing only: it never names the character, world or
+//! renderer types that implement or read them.
+//!
 //! Also the CPU-side framing of a frame source: the world-space bounds of
 //! its skinned vertices over some frames (CPU reference skinning).
 

@@ -1,6 +1,9 @@
 //! Hierarchy: local transforms to model-space matrices, and model matrices to
 //! the skinning palette.
 //!
+//! It never samples or blends: local transforms in, matrices out, in the
+//! caller's buffers, without allocating.
+//!
 //! Column vectors throughout: `model[j] = model[parent[j]] * local[j]` and
 //! `skin[i] = model[skin.joints[i]] * inverse_bind[i]`.
 

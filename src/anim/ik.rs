@@ -2,6 +2,10 @@
 //! analytic solve in model space, written back as the local rotations of the
 //! chain's first two joints.
 //!
+//! It rewrites only the chain's two local rotations (bone lengths never
+//! change) and never allocates; the caller recomputes model matrices from the
+//! locals afterwards.
+//!
 //! - The mid joint is a hinge: its bend (0 = straight) is what the law of
 //!   cosines asks for, kept within `[min_bend, max_bend]`.
 //! - The bend plane goes through the start joint, the target and the pole
@@ -13,9 +17,6 @@
 //!   snap straight as its target moves away.
 //! - `weight` blends each local rotation from the authored (0) to the solved
 //!   (1) one.
-//!
-//! Rotations only: bone lengths never change. Afterwards the caller
-//! recomputes model matrices from the locals.
 
 use super::job::{JobError, check_len};
 use super::skeleton::NO_PARENT;

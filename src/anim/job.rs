@@ -1,4 +1,7 @@
 //! The error every job's `validate()` returns.
+//!
+//! A message only: it never carries a file name or another layer's error
+//! (those layers wrap it).
 
 /// Why a job refused its inputs. The message names the offending input; it
 /// is a leaf error (the anim layer calls nothing that fails).

@@ -1,6 +1,9 @@
 //! Layers: a pose applied over another with a weight and a per-joint mask
 //! (e.g. an upper-body gesture over locomotion, fading down the spine).
 //!
+//! Local poses only: it never samples a clip or works in model space, and
+//! never allocates.
+//!
 //! - Override: each joint moves from the base towards the layer's transform
 //!   by `weight * mask[j]` (translation and scale lerped, rotation
 //!   normalised-lerped on the short arc).

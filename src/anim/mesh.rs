@@ -1,5 +1,8 @@
 //! Mesh streams: what one drawable primitive holds for skinning, the meshes
 //! made of them and the nodes that draw them.
+//!
+//! Plain data, immutable once imported: nothing here skins, draws or uploads
+//! a mesh.
 
 /// Morph-target deltas for one attribute.
 #[derive(Debug, Clone, PartialEq)]

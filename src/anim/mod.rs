@@ -1,6 +1,10 @@
 //! Pure CPU animation: data model (skeleton, clips, mesh streams) and the jobs
 //! that evaluate it (sampling, blending, hierarchy, palette, skinning).
 //!
+//! It imports nothing from `asset`, `character`, `render`, `gpu`, `world`,
+//! `app` or `cli` (names go through `crate::text`): those layers build on it,
+//! never the reverse.
+//!
 //! Nothing here knows glTF or Vulkan. Assets (skeleton, clips, meshes) are
 //! immutable and shared through `Arc`; per-character state (player time,
 //! sampling cursors, pose buffers) lives in separate values owned by the caller.
@@ -17,6 +21,7 @@ pub mod hierarchy;
 pub mod ik;
 pub mod job;
 pub mod layering;
+pub mod math;
 pub mod mesh;
 pub mod player;
 pub mod pose;

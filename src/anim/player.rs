@@ -1,5 +1,8 @@
 //! Clip playback: time, speed, looping and event reporting.
 //!
+//! Time only: the player never samples a clip or touches a pose; a character
+//! asks it where playback is.
+//!
 //! Looping time follows three.js `AnimationAction` with `LoopRepeat`: time
 //! wraps as `t - d * floor(t / d)`, so `t == d` maps to 0.
 //!

@@ -1,5 +1,8 @@
 //! A character's pose: the per-character buffers jobs read and write, and
 //! the read-only view of an evaluated pose that skinning (CPU or GPU) reads.
+//!
+//! Buffers and a view: nothing here samples, blends or decides what a
+//! character plays.
 
 use super::job::JobError;
 use super::mesh::{MeshInstance, MeshPrimitive};

@@ -1,6 +1,9 @@
 //! The shared, immutable asset a character animates: skeleton, skins, clips,
 //! meshes and the nodes that draw them. Built once per model and shared (by
 //! `Arc`) by every character that uses it; nothing in it is per character.
+//!
+//! It never holds playback state, a GPU resource or a file's bookkeeping
+//! (node indices, warnings: see `asset::Model`).
 
 use crate::anim::compression::{self, CompressedClip, CompressionSettings, CompressionStats};
 use crate::anim::{Clip, JobError, Mesh, MeshInstance, NO_PARENT, RuntimeClip, Skeleton, Skin};

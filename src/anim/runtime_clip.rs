@@ -2,6 +2,9 @@
 //! against a skeleton and rearranged as ozz-animation arranges its runtime
 //! animations.
 //!
+//! Immutable once built: sampling never changes it, and nothing here samples
+//! (see [`clip_sampling`](super::clip_sampling)).
+//!
 //! - Joints are grouped four to a SIMD block (structure of arrays): lane `l`
 //!   of block `b` is joint `4 b + l`, for translations, rotations and scales
 //!   alike. Joints without a track (and the padding lanes of the last block)
@@ -19,9 +22,10 @@
 //! Everything the per-frame job would otherwise check on every call (joint
 //! indices, key counts, key times) is checked here, once.
 
-use super::clip::{Clip, Interpolation, Track};
+use super::clip::{Clip, Interpolation, JointTracks, Track};
 use super::job::JobError;
-use super::sampling::{SlerpKeys, check_clip, keep_or, slerp_keys};
+use super::math::{SlerpKeys, keep_or, slerp_keys};
+use super::sampling::check_clip;
 use super::transform::Transform;
 use crate::text::display_name;
 use nalgebra::{Quaternion, UnitQuaternion};
@@ -168,108 +172,13 @@ impl RuntimeClip {
         check_clip(&job, &clip, rest.len(), rest_morph_weights.len())?;
         let joints = rest.len();
         let blocks = joints.div_ceil(LANES);
-        let lanes = blocks * LANES;
-        let rest_at = |j: usize| rest.get(j).copied().unwrap_or(Transform::IDENTITY);
-        let mut start = Vec::with_capacity(3 * lanes);
-        for property in [Property::Translation, Property::Rotation, Property::Scale] {
-            start.extend((0..lanes).map(|j| rest_lane(property, &rest_at(j))));
-        }
-        let mut fallback = vec![[[0.0; LANES]; 4]; blocks];
-        for j in 0..lanes {
-            let q = rest_at(j).rotation.into_inner().coords;
-            for (c, v) in q.iter().enumerate() {
-                fallback[j / LANES][c][j % LANES] = *v;
-            }
-        }
-        // A later entry for the same joint and property wins, as in SampleJob.
-        let mut owner: Vec<Option<(u32, Property)>> = vec![None; 3 * lanes];
-        for (i, jt) in clip.joint_tracks.iter().enumerate() {
-            let j = jt.joint as usize;
-            let what = |p: &str| format!("{job}: joint track {i} {p}");
-            if let Some(t) = &jt.translation {
-                check_times(&what("translation"), &t.times)?;
-                owner[j] = Some((i as u32, Property::Translation));
-            }
-            if let Some(t) = &jt.rotation {
-                check_times(&what("rotation"), &t.times)?;
-                owner[lanes + j] = Some((i as u32, Property::Rotation));
-            }
-            if let Some(t) = &jt.scale {
-                check_times(&what("scale"), &t.times)?;
-                owner[2 * lanes + j] = Some((i as u32, Property::Scale));
-            }
-        }
-        for (m, mt) in clip.morph_tracks.iter().enumerate() {
-            check_times(&format!("{job}: morph track {m}"), &mt.times)?;
-        }
-        let mut stream = Vec::new();
-        let mut scalar = Vec::new();
-        // Lanes whose track always gives one value exactly, kept out of the
-        // stream and of the animated blocks.
-        let mut constant = vec![false; 3 * lanes];
-        for (slot, entry) in owner.iter().enumerate() {
-            let Some((track, property)) = *entry else { continue };
-            let jt = &clip.joint_tracks[track as usize];
-            let j = slot % lanes;
-            let fallback = rest_at(j).rotation;
-            let vector = match property {
-                Property::Translation => jt.translation.as_ref(),
-                Property::Scale => jt.scale.as_ref(),
-                Property::Rotation => None,
-            };
-            if let Some(v) = vector.and_then(exact_constant) {
-                start[slot] = LaneStart { a: v, b: v, held_a: v, held_b: v, ..start[slot] };
-                constant[slot] = true;
-                continue;
-            }
-            let lane = match property {
-                Property::Translation => {
-                    jt.translation.as_ref().and_then(|t| vector_lane(t, slot as u32, &mut stream))
-                }
-                Property::Scale => jt.scale.as_ref().and_then(|t| vector_lane(t, slot as u32, &mut stream)),
-                Property::Rotation => {
-                    jt.rotation.as_ref().and_then(|t| rotation_lane(t, fallback, slot as u32, &mut stream))
-                }
-            };
-            match lane {
-                Some(lane) => start[slot] = lane,
-                None => scalar.push(ScalarTrack { track, property }),
-            }
-        }
-        let bits = |v: &[f32; 4]| v.map(f32::to_bits);
-        let kept = |value: &[f32; 4], held: &[f32; 4]| bits(value) == bits(held);
-        let keys_kept = stream.iter().all(|k| kept(&k.value, &k.held))
-            && start.iter().all(|s| kept(&s.a, &s.held_a) && kept(&s.b, &s.held_b));
-        let mut rotation_tracked = vec![[0.0f32; LANES]; blocks];
-        for j in 0..lanes {
-            // A cubic lane holds its rest rotation here; the scalar code overwrites it.
-            if owner[lanes + j].is_some() {
-                rotation_tracked[j / LANES][j % LANES] = f32::from_bits(u32::MAX);
-            }
-        }
-        let mut vector_animated = [vec![false; blocks], vec![false; blocks]];
-        let mut vector_rest = [vec![[[0.0; LANES]; 3]; blocks], vec![[[0.0; LANES]; 3]; blocks]];
-        for (v, property) in [(0, 0), (1, 2)] {
-            for j in 0..lanes {
-                let slot = property * lanes + j;
-                vector_animated[v][j / LANES] |= owner[slot].is_some() && !constant[slot];
-                for (c, value) in start[property * lanes + j].a.iter().take(3).enumerate() {
-                    vector_rest[v][j / LANES][c][j % LANES] = *value;
-                }
-            }
-        }
-        let slots = |animated: &[bool]| {
-            let mut next = 0u32;
-            let slot = |&on: &bool| {
-                if !on {
-                    return u32::MAX;
-                }
-                next += 1;
-                next - 1
-            };
-            animated.iter().map(slot).collect::<Vec<u32>>()
-        };
-        let vector_slot = [slots(&vector_animated[0]), slots(&vector_animated[1])];
+        let mut layout = Layout::at_rest(rest, blocks);
+        let owners = track_owners(&job, &clip, layout.lanes)?;
+        layout.add_tracks(&clip, rest, &owners);
+        let keys_kept = layout.keys_kept();
+        let rotation_tracked = layout.rotation_tracked(&owners);
+        let vectors = layout.vector_blocks(&owners);
+        let Layout { start, mut stream, scalar, .. } = layout;
         // Stable: each lane's keys stay in time order.
         stream.sort_by(|a: &StreamKey, b: &StreamKey| a.need.total_cmp(&b.need));
         Ok(RuntimeClip {
@@ -281,11 +190,11 @@ impl RuntimeClip {
             start,
             stream,
             scalar,
-            fallback,
+            fallback: rotation_fallback(rest, blocks),
             keys_kept,
             rotation_tracked,
-            vector_slot,
-            vector_rest,
+            vector_slot: vectors.slot,
+            vector_rest: vectors.rest,
         })
     }
 
@@ -329,6 +238,186 @@ impl RuntimeClip {
     pub(crate) fn lanes(&self) -> usize {
         self.blocks * LANES
     }
+}
+
+/// The joint track (its index) and property that write a lane, if any.
+type Owner = Option<(u32, Property)>;
+
+/// The lane each joint track's translation, rotation and scale writes
+/// (`property * lanes + joint`), after checking their key times and those
+/// of the morph tracks. A later entry for the same joint and property
+/// wins, as in SampleJob.
+fn track_owners(job: &str, clip: &Clip, lanes: usize) -> Result<Vec<Owner>, JobError> {
+    let mut owner: Vec<Owner> = vec![None; 3 * lanes];
+    for (i, jt) in clip.joint_tracks.iter().enumerate() {
+        let j = jt.joint as usize;
+        let what = |p: &str| format!("{job}: joint track {i} {p}");
+        if let Some(t) = &jt.translation {
+            check_times(&what("translation"), &t.times)?;
+            owner[j] = Some((i as u32, Property::Translation));
+        }
+        if let Some(t) = &jt.rotation {
+            check_times(&what("rotation"), &t.times)?;
+            owner[lanes + j] = Some((i as u32, Property::Rotation));
+        }
+        if let Some(t) = &jt.scale {
+            check_times(&what("scale"), &t.times)?;
+            owner[2 * lanes + j] = Some((i as u32, Property::Scale));
+        }
+    }
+    for (m, mt) in clip.morph_tracks.iter().enumerate() {
+        check_times(&format!("{job}: morph track {m}"), &mt.times)?;
+    }
+    Ok(owner)
+}
+
+/// Joint `j`'s rest transform; identity for the padding lanes past the last joint.
+fn rest_at(rest: &[Transform], j: usize) -> Transform {
+    rest.get(j).copied().unwrap_or(Transform::IDENTITY)
+}
+
+/// Rest rotation of every lane, component-major per block (see
+/// `RuntimeClip::fallback`).
+fn rotation_fallback(rest: &[Transform], blocks: usize) -> Vec<[[f32; LANES]; 4]> {
+    let mut fallback = vec![[[0.0; LANES]; 4]; blocks];
+    for j in 0..blocks * LANES {
+        let q = rest_at(rest, j).rotation.into_inner().coords;
+        for (c, v) in q.iter().enumerate() {
+            fallback[j / LANES][c][j % LANES] = *v;
+        }
+    }
+    fallback
+}
+
+/// A clip's lanes while they are laid out: where each starts, the keys
+/// streamed after that, the tracks left to the scalar code, and which
+/// lanes hold one exact value.
+struct Layout {
+    /// Lanes per property (`blocks * LANES`).
+    lanes: usize,
+    /// Start state of every lane, `property * lanes + joint`.
+    start: Vec<LaneStart>,
+    stream: Vec<StreamKey>,
+    scalar: Vec<ScalarTrack>,
+    /// Lanes whose track always gives one value exactly, kept out of the
+    /// stream and of the animated blocks.
+    constant: Vec<bool>,
+}
+
+impl Layout {
+    /// Every lane of `blocks` blocks holding its rest value.
+    fn at_rest(rest: &[Transform], blocks: usize) -> Self {
+        let lanes = blocks * LANES;
+        let mut start = Vec::with_capacity(3 * lanes);
+        for property in [Property::Translation, Property::Rotation, Property::Scale] {
+            start.extend((0..lanes).map(|j| rest_lane(property, &rest_at(rest, j))));
+        }
+        Layout { lanes, start, stream: Vec::new(), scalar: Vec::new(), constant: vec![false; 3 * lanes] }
+    }
+
+    /// Lays out the track that writes each lane (see [`track_owners`]), in
+    /// lane order.
+    fn add_tracks(&mut self, clip: &Clip, rest: &[Transform], owners: &[Owner]) {
+        for (slot, owner) in owners.iter().enumerate() {
+            let Some((track, property)) = *owner else { continue };
+            let fallback = rest_at(rest, slot % self.lanes).rotation;
+            self.add_track(slot, &clip.joint_tracks[track as usize], track, property, fallback);
+        }
+    }
+
+    /// Lane `slot` from `property` of joint track `track` (`jt`): one exact
+    /// value, a start state and streamed keys, or left to the scalar code
+    /// (cubic splines).
+    fn add_track(
+        &mut self,
+        slot: usize,
+        jt: &JointTracks,
+        track: u32,
+        property: Property,
+        fallback: UnitQuaternion<f32>,
+    ) {
+        let vector = match property {
+            Property::Translation => jt.translation.as_ref(),
+            Property::Scale => jt.scale.as_ref(),
+            Property::Rotation => None,
+        };
+        if let Some(v) = vector.and_then(exact_constant) {
+            self.start[slot] = LaneStart { a: v, b: v, held_a: v, held_b: v, ..self.start[slot] };
+            self.constant[slot] = true;
+            return;
+        }
+        let stream = &mut self.stream;
+        let lane = match property {
+            Property::Translation => {
+                jt.translation.as_ref().and_then(|t| vector_lane(t, slot as u32, stream))
+            }
+            Property::Scale => jt.scale.as_ref().and_then(|t| vector_lane(t, slot as u32, stream)),
+            Property::Rotation => {
+                jt.rotation.as_ref().and_then(|t| rotation_lane(t, fallback, slot as u32, stream))
+            }
+        };
+        match lane {
+            Some(lane) => self.start[slot] = lane,
+            None => self.scalar.push(ScalarTrack { track, property }),
+        }
+    }
+
+    /// Whether holding any key gives the key itself (see `RuntimeClip::keys_kept`).
+    fn keys_kept(&self) -> bool {
+        let bits = |v: &[f32; 4]| v.map(f32::to_bits);
+        let kept = |value: &[f32; 4], held: &[f32; 4]| bits(value) == bits(held);
+        self.stream.iter().all(|k| kept(&k.value, &k.held))
+            && self.start.iter().all(|s| kept(&s.a, &s.held_a) && kept(&s.b, &s.held_b))
+    }
+
+    /// Per block, all bits set in the lanes with a rotation track.
+    fn rotation_tracked(&self, owners: &[Owner]) -> Vec<[f32; LANES]> {
+        let lanes = self.lanes;
+        let mut rotation_tracked = vec![[0.0f32; LANES]; lanes / LANES];
+        for j in 0..lanes {
+            // A cubic lane holds its rest rotation here; the scalar code overwrites it.
+            if owners[lanes + j].is_some() {
+                rotation_tracked[j / LANES][j % LANES] = f32::from_bits(u32::MAX);
+            }
+        }
+        rotation_tracked
+    }
+
+    /// The translation and scale blocks: which are animated, and every
+    /// block's start values (see `RuntimeClip::vector_slot` and `vector_rest`).
+    fn vector_blocks(&self, owners: &[Owner]) -> VectorBlocks {
+        let (lanes, blocks) = (self.lanes, self.lanes / LANES);
+        let mut vector_animated = [vec![false; blocks], vec![false; blocks]];
+        let mut vector_rest = [vec![[[0.0; LANES]; 3]; blocks], vec![[[0.0; LANES]; 3]; blocks]];
+        for (v, property) in [(0, 0), (1, 2)] {
+            for j in 0..lanes {
+                let slot = property * lanes + j;
+                vector_animated[v][j / LANES] |= owners[slot].is_some() && !self.constant[slot];
+                for (c, value) in self.start[property * lanes + j].a.iter().take(3).enumerate() {
+                    vector_rest[v][j / LANES][c][j % LANES] = *value;
+                }
+            }
+        }
+        let slots = |animated: &[bool]| {
+            let mut next = 0u32;
+            let slot = |&on: &bool| {
+                if !on {
+                    return u32::MAX;
+                }
+                next += 1;
+                next - 1
+            };
+            animated.iter().map(slot).collect::<Vec<u32>>()
+        };
+        VectorBlocks { slot: [slots(&vector_animated[0]), slots(&vector_animated[1])], rest: vector_rest }
+    }
+}
+
+/// `RuntimeClip::vector_slot` and `vector_rest`, for translations (`[0]`)
+/// and scales (`[1]`).
+struct VectorBlocks {
+    slot: [Vec<u32>; 2],
+    rest: [Vec<[[f32; LANES]; 3]>; 2],
 }
 
 /// The lane of a joint without a track for `property`: holds the rest value.

@@ -1,6 +1,10 @@
 //! The sine slerp's weights are made of, correctly rounded to f32, one lane
 //! or four at a time with bit-identical results.
 //!
+//! The scalar and the four-lane forms must stay bit-identical: neither may
+//! reorder or fuse its operations, and neither calls the platform's sine on
+//! slerp's range.
+//!
 //! Slerp needs `sin((1 - s) θ)` and `sin(s θ)` for angles `θ` in `[0, π/2]`
 //! (the short arc) every frame. The platform's `sinf` is neither the
 //! fastest way to get them four at a time nor exact: glibc's differs from

@@ -1,4 +1,7 @@
 //! The joint hierarchy and the skins that bind meshes to it.
+//!
+//! Immutable once built (parents before children, finite rest transforms,
+//! checked): nothing here poses or animates it.
 
 use super::job::JobError;
 use super::transform::Transform;

@@ -1,6 +1,9 @@
 //! CPU reference skinning: morph targets, then linear blend skinning (or,
 //! when asked, dual-quaternion skinning).
 //!
+//! It never touches the GPU, changes only the caller's output buffers, and
+//! never allocates.
+//!
 //! This is the definition the GPU compute shader must match:
 //!
 //! 1. Morph: `p' = p + sum_t w_t * dp_t` (normals and tangent xyz likewise).

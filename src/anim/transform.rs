@@ -1,4 +1,6 @@
 //! A joint's local transform as separate translation, rotation and scale.
+//!
+//! A value: it never knows its joint, its parent or the space above it.
 
 use nalgebra::{Matrix4, Quaternion, UnitQuaternion, Vector3};
 

@@ -2,6 +2,9 @@
 //! the file is checked before a byte is touched (gltf's own reader trusts
 //! them and may panic).
 //!
+//! It never trusts a count, offset or stride from the file, and never
+//! allocates before charging the budget.
+//!
 //! Errors start with `accessor N`; callers prefix what the accessor was
 //! used as. Every read is charged to the file's memory budget before its
 //! data is allocated: a view-less accessor (all zeros, so backed by no data)

@@ -1,6 +1,9 @@
 //! The errors of the asset layer: [`AssetError`] says what is wrong and
 //! where (keeping the I/O, JSON, image or rig error that caused it), and
 //! [`ImportError`] adds the file.
+//!
+//! Errors only describe: nothing here recovers, retries or prints more than
+//! one line per error.
 
 use crate::anim::JobError;
 use crate::text::{escape, human_bytes};

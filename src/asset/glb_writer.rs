@@ -2,6 +2,9 @@
 //! TRS, skins, meshes with skinning attributes and morph targets, base-colour
 //! materials and LINEAR animations.
 //!
+//! It writes what it is given and never reads a file; nothing in the output
+//! depends on time, hashing or map order.
+//!
 //! The output is deterministic: the JSON chunk is serialised from structs (field
 //! order fixed, independent of serde_json's map features), floats go through
 //! their shortest `f32` spelling, and nothing depends on time or hashing.

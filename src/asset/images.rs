@@ -1,6 +1,9 @@
 //! Texture images of a glTF file: their encoded bytes (from a GLB buffer
 //! view, a data URI or an external file) and decoding PNG / JPEG to RGBA8.
 //!
+//! It never decodes an image before its header passed the dimension limit and
+//! the memory budget.
+//!
 //! `Model` records only image indices (`Material::base_color_image`); this
 //! module re-reads the file to get the bytes when a renderer needs them.
 //! An image's header is read first: one larger than the dimension limit, or

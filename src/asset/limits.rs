@@ -1,6 +1,9 @@
 //! How much a file may make vkskin allocate, and the other limits an
 //! import enforces, so that a small hostile file cannot exhaust memory.
 //!
+//! Limits and accounting only: nothing here reads a file or makes the
+//! allocations it charges for.
+//!
 //! Every large allocation an import makes for what a file declares (buffers,
 //! accessor data, decoded images) is charged to the file's [`Budget`] before
 //! it is made. A file may use `min(--max-memory, BASE_ALLOWANCE +

@@ -1,5 +1,9 @@
 //! The only code that knows glTF: reading files, validating them and turning
 //! them into `anim` data and mesh streams.
+//!
+//! It imports nothing from `character`, `render`, `gpu`, `world`, `app` or
+//! `cli`: it makes data for them and never plays, draws or picks a controller
+//! for a model.
 
 pub mod accessor;
 pub mod default_character;

@@ -1,5 +1,7 @@
 //! What an import produces: the shareable rig plus the glTF bookkeeping the
 //! commands need (node indices, names, warnings).
+//!
+//! It never holds per-character state or GPU resources.
 
 use super::limits::LoadOptions;
 use crate::anim::Rig;

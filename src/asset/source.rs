@@ -1,6 +1,9 @@
 //! Reading a glTF file: GLB container or JSON text, schema and index
 //! validation (gltf-json), and the bytes of every buffer.
 //!
+//! It reads bytes and checks the schema; it never builds `anim` data (see
+//! `import`).
+//!
 //! Errors name the element; `import` adds the file.
 
 use super::error::{AssetError, invalid};

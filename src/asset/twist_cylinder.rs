@@ -4,6 +4,8 @@
 //! and a "Twist" clip that turns the second joint about the tube's axis by
 //! 90 degrees per second (a full turn in 4 s).
 //!
+//! Generated in code, deterministically: it never reads a file.
+//!
 //! Twisting the second joint by 180 degrees collapses the middle ring to a
 //! line under linear blend skinning (the "candy wrapper"); dual-quaternion
 //! skinning keeps its area. `vkskin generate-twist-cylinder` (hidden) writes

@@ -2,6 +2,8 @@
 //! hierarchy, scene roots, key times, finite values, rotations, inverse
 //! bind matrices. Each error names the offending item; callers prefix the
 //! element.
+//!
+//! Checks only: nothing here reads a file or changes a value.
 
 use super::error::{AssetError, invalid};
 

@@ -19,6 +19,7 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use vkskin::anim::compression::report::{ClipCompression, compress_all, to_text};
 use vkskin::anim::compression::{
     CompressedClip, CompressedCursor, CompressedSampleJob, CompressionSettings, compress,
 };
@@ -26,7 +27,6 @@ use vkskin::anim::{
     Clip, ClipCursor, RotationBlend, RuntimeClip, SampleClipJob, SampleJob, SamplingCursor, Skeleton,
     Transform,
 };
-use vkskin::cli::compression::{ClipCompression, compress_all, to_text};
 use vkskin::testing::anchors as anchor;
 
 /// Clips timed (model file under ../shared/assets, clip), besides the anchor walk.

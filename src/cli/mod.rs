@@ -4,13 +4,13 @@
 
 pub mod args;
 pub mod bench;
-pub mod compression;
 pub mod render;
 pub mod simulate;
 pub mod values;
 
 pub use args::{Cli, Command};
 
+use crate::anim::compression::report as compression;
 use crate::asset::{self, LoadOptions};
 use crate::atomic_file;
 use crate::formats::{dump, inspect};

@@ -8,6 +8,9 @@
 //! to a SIMD block, the rotations apart from the translations and scales,
 //! component-major.
 //!
+//! Only a hint (see below): it never changes what a track gives at a time,
+//! and sampling through it never allocates.
+//!
 //! Only a hint: what a track gives at a time depends on the two keys around
 //! that time, never on where the cursor was before.
 

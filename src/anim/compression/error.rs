@@ -2,6 +2,8 @@
 //! distance from each joint moves in object space when a pose is replaced by
 //! another. Errors of every joint above it move a vertex too, so the metric
 //! sees error accumulated down the hierarchy, as a skinned mesh would.
+//!
+//! Measurement only: it never changes a pose or a track.
 
 use crate::anim::{NO_PARENT, Skeleton, Transform};
 use nalgebra::{Matrix4, Vector4};

@@ -2,6 +2,9 @@
 //! the short arc, with the ratio optionally corrected so that it follows
 //! slerp (Zeux Kapoulkine's "Approximating slerp", 2015, with our own fit).
 //!
+//! Pure functions of two keys and a ratio: nothing here reads a clip, a
+//! cursor or a bit stream.
+//!
 //! Nlerp with ratio `u` moves along the same great arc as slerp, but at an
 //! uneven speed: slower near the keys, faster in the middle. Between keys a
 //! 4D angle `phi` apart it reaches the angle `atan2(u sin phi, 1 - u + u cos phi)`,

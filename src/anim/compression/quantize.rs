@@ -2,6 +2,9 @@
 //! range-reduced per track (`min + q * step`, `q` an unsigned integer of
 //! `bits` bits), and rotations in "smallest three" form (one component left
 //! out and rebuilt from the unit length).
+//!
+//! Bits and values only: nothing here decides how many bits or which keys a
+//! track keeps (see `reduce`).
 
 /// Widest field a track may use per component (f32 has a 24-bit significand:
 /// more bits cannot help).

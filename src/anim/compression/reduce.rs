@@ -1,6 +1,9 @@
 //! One track at a time: how many bits its values need and which keys can go,
 //! within a tolerance in object-space units (the track's share of the
 //! clip's error bound, converted with the error metric's scales).
+//!
+//! It never sees the other tracks or measures the clip's error in object
+//! space (see `compress`).
 
 use super::Property;
 use super::interpolation::{coefficient, corrected_ratio};

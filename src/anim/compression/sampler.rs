@@ -3,6 +3,9 @@
 //! the keys the character's [`CompressedCursor`] decoded, four tracks per
 //! SIMD operation. Tracks whose cached keys do not hold at the time decode
 //! theirs from the bit stream first.
+//!
+//! It never changes the clip, its results never depend on where the cursor
+//! was, and it never allocates.
 
 use super::cursor::{
     CompressedCursor, KeyBlock, LANES, RotationBlock, Span, refill_rotation, refill_vector, refill_weight,

@@ -1,5 +1,7 @@
 //! The default character's clips: Idle, Walk, Run and Jump.
 //!
+//! Functions of time only: no randomness, and no platform maths (see `math`).
+//!
 //! Each clip is a function from time to a local pose, sampled at `FPS` into
 //! LINEAR keys. Feet are placed first (planted feet stay still in the world
 //! while the root moves on) and the legs reach them by two-bone IK, so the

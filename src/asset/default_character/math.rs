@@ -1,6 +1,9 @@
 //! Elementary functions built from IEEE basic operations only, so the
 //! generated file is the same bit for bit on every platform.
 //!
+//! Nothing here may call the platform's maths library (`sin`, `powf`, `exp`,
+//! ...).
+//!
 //! `f32::sin`, `powf` and friends call the platform's math library, whose
 //! last-bit rounding differs between systems (glibc, macOS, Windows). Here
 //! everything is range reduction plus a series in `f64` (add, multiply,

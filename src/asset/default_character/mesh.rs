@@ -2,6 +2,9 @@
 //! hands, legs), ellipsoids (head, eyes, nose) and shoes, with smooth skin
 //! weights and a "Breathe" morph target.
 //!
+//! Deterministic geometry: nothing here reads a file or calls the platform's
+//! maths library.
+//!
 //! Each part is a loft: rings of vertices along a path. All vertices of a ring
 //! share one influence pair, blended with a smoothstep across each joint, so a
 //! bent elbow or knee stretches the tube smoothly instead of folding one ring.

@@ -2,6 +2,9 @@
 //! (22 joints, smooth skin weights, a "Breathe" morph target) with Idle, Walk,
 //! Run and Jump clips and footstep events, written as a GLB.
 //!
+//! The generator never reads a file, the clock or the platform's maths
+//! library: its output is the same bit for bit everywhere.
+//!
 //! `vkskin generate-default` writes `assets/default_character.glb`; the
 //! viewer loads the committed copy (`load_default_character`), and a test
 //! checks that the copy equals a fresh generation byte for byte.

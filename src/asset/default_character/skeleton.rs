@@ -1,5 +1,7 @@
 //! The default character's joints: names, parents and bind positions.
 //!
+//! Constants and their layout only: nothing here poses or animates a joint.
+//!
 //! Every joint's bind rotation is the identity, so local axes equal the
 //! character's axes in the bind pose (+X its left, +Y up, +Z forward): a
 //! rotation about X swings a limb forwards or backwards, which keeps the clip

@@ -1,8 +1,13 @@
-//! `vkskin inspect --compression`: every clip of a model compressed within
-//! the default error bound, with what it measured (the same table the
-//! `compression` benchmark prints for the shared models and the anchor clips).
+//! The compression report: every clip of a rig compressed within a bound,
+//! one row per clip with what it measured (raw and compressed bytes, ratio,
+//! errors, keys), as a table or (serialised) JSON. `vkskin inspect
+//! --compression` prints it for a model, the `compression` benchmark for the
+//! shared models and the anchor clips.
+//!
+//! It never reads files or knows where clips come from: the caller names
+//! the source (a model's file name, a data set) with a string.
 
-use crate::anim::compression::{CompressionSettings, CompressionStats, compress_for};
+use super::{CompressionSettings, CompressionStats, compress_for};
 use crate::anim::{Clip, JobError, Skeleton};
 use serde::Serialize;
 use std::fmt::Write;

@@ -1,0 +1,120 @@
+//! How to compress (the error bound, the virtual-vertex distance, the
+//! units they are in, the exact rotation blend) and what compression
+//! achieved, measured.
+//!
+//! Plain values: nothing here compresses or samples a clip.
+
+use super::ErrorMetric;
+use crate::anim::{Clip, RotationBlend, Skeleton, Track};
+use nalgebra::Matrix4;
+
+/// How to compress.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CompressionSettings {
+    /// Largest distance a virtual vertex may move, object-space units:
+    /// 0.0001 (0.01 cm in metres) by default.
+    pub error_bound: f64,
+    /// Distance of the virtual vertices from each joint, object-space
+    /// units: 0.03 (3 cm in metres) by default.
+    pub vertex_distance: f64,
+    /// Object-space units per metre the two distances above were scaled
+    /// for (reports convert errors back to centimetres with it).
+    pub units_per_meter: f64,
+    /// How the exact clip's LINEAR rotations are sampled (glTF: slerp).
+    pub reference: RotationBlend,
+}
+
+impl Default for CompressionSettings {
+    fn default() -> Self {
+        CompressionSettings {
+            error_bound: 1e-4,
+            vertex_distance: 0.03,
+            units_per_meter: 1.0,
+            reference: RotationBlend::Slerp,
+        }
+    }
+}
+
+impl CompressionSettings {
+    /// The default bound and vertex distance in the units `skeleton` looks
+    /// authored in. glTF says metres, but some files (the Fox sample among
+    /// them) are centimetres without a scale: a skeleton whose rest pose
+    /// spans more than 20 units (no character is 20 m tall) is taken as
+    /// centimetres, and both distances are scaled by 100.
+    pub fn for_skeleton(skeleton: &Skeleton) -> Self {
+        let units_per_meter = if rest_extent(skeleton) > 20.0 { 100.0 } else { 1.0 };
+        let default = Self::default();
+        CompressionSettings {
+            error_bound: default.error_bound * units_per_meter,
+            vertex_distance: default.vertex_distance * units_per_meter,
+            units_per_meter,
+            ..default
+        }
+    }
+}
+
+/// Largest side of the box around every joint's rest position, object space.
+pub fn rest_extent(skeleton: &Skeleton) -> f64 {
+    let metric = ErrorMetric::new(skeleton, 0.0);
+    let mut world = vec![Matrix4::identity(); skeleton.len()];
+    metric.world(skeleton.rest(), &mut world);
+    let mut lo = [f64::INFINITY; 3];
+    let mut hi = [f64::NEG_INFINITY; 3];
+    for m in &world {
+        for i in 0..3 {
+            lo[i] = lo[i].min(m[(i, 3)]);
+            hi[i] = hi[i].max(m[(i, 3)]);
+        }
+    }
+    (0..3).map(|i| hi[i] - lo[i]).fold(0.0, f64::max)
+}
+
+/// What compression achieved, measured.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct CompressionStats {
+    /// Bytes of the clip's keys as f32: times and values of every track.
+    pub raw_bytes: usize,
+    /// Bytes the compressed clip's data take (time table, track headers,
+    /// constants, bit stream).
+    pub compressed_bytes: usize,
+    /// Largest virtual-vertex error on the grid, object-space units.
+    pub max_error: f64,
+    /// Mean virtual-vertex error over every joint and grid time.
+    pub mean_error: f64,
+    /// Keys in the clip's tracks (a morph track's once per weight).
+    pub raw_keys: usize,
+    /// Keys stored (constants count one).
+    pub kept_keys: usize,
+    /// Grid times the error was measured at.
+    pub grid_times: usize,
+    /// The bound asked for.
+    pub error_bound: f64,
+    /// Object-space units per metre (see `CompressionSettings`).
+    pub units_per_meter: f64,
+}
+
+impl CompressionStats {
+    /// Raw bytes over compressed bytes.
+    pub fn ratio(&self) -> f64 {
+        self.raw_bytes as f64 / self.compressed_bytes.max(1) as f64
+    }
+}
+
+/// Bytes of a clip's keys as f32 (times and every value component).
+pub fn raw_bytes(clip: &Clip) -> usize {
+    fn track<T>(t: &Option<Track<T>>, components: usize) -> usize {
+        t.as_ref().map_or(0, |t| 4 * t.times.len() + 4 * components * t.values.len())
+    }
+    let joints: usize = clip
+        .joint_tracks
+        .iter()
+        .map(|j| track(&j.translation, 3) + track(&j.rotation, 4) + track(&j.scale, 3))
+        .sum();
+    let morphs: usize = clip.morph_tracks.iter().map(|m| 4 * m.times.len() + 4 * m.values.len()).sum();
+    joints + morphs
+}
+
+/// Largest morph-weight error allowed when nothing says how far a weight
+/// moves vertices (see [`compress_for`](super::compress_for)): a weight of 1 moving a vertex
+/// 1 m is then held to the default 0.01 cm.
+pub const DEFAULT_WEIGHT_TOLERANCE: f64 = 1e-4;
