@@ -2,6 +2,7 @@
 //! device choice, memory, buffers and images, shaders, frame slots with
 //! deferred destruction, one-shot command submission.
 
+pub mod barrier;
 pub mod buffer;
 pub mod context;
 pub mod device_select;
