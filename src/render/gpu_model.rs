@@ -10,9 +10,23 @@
 use super::layout::{Influence, MorphEntry, NO_MORPHS, SourceVertex, encode_direction, quantize_weights};
 use crate::anim::{MeshPrimitive, MorphDeltas};
 use crate::asset::Model;
+use crate::gpu::barrier::{self, Access};
 use crate::gpu::{Buffer, GpuContext, GpuError, immediate};
 use ash::vk;
 use gpu_allocator::MemoryLocation;
+
+/// Every later reader of the uploaded streams: compute skinning (skin.comp
+/// through uniform texel buffers, skin_storage.comp as storage), the
+/// vertex-skinning shader (storage), draws (vertex attributes, indices) and
+/// transfers (a skin pass concatenating models).
+const STREAM_READS: &[Access] = &[
+    Access::ComputeShaderStorageRead,
+    Access::ComputeShaderUniformTexelRead,
+    Access::VertexShaderStorageRead,
+    Access::VertexBufferRead,
+    Access::IndexBufferRead,
+    Access::TransferRead,
+];
 
 /// Where one mesh primitive lives in the model's GPU streams.
 #[derive(Debug, Clone, PartialEq)]
@@ -370,27 +384,7 @@ impl GpuModel {
                     // orders against all later commands in submission order,
                     // including later submissions, so no per-frame barrier is
                     // needed; the host also waits for this submission's fence.
-                    let barrier = vk::MemoryBarrier2::default()
-                        .src_stage_mask(vk::PipelineStageFlags2::COPY)
-                        .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-                        .dst_stage_mask(
-                            vk::PipelineStageFlags2::COMPUTE_SHADER
-                                | vk::PipelineStageFlags2::VERTEX_SHADER
-                                | vk::PipelineStageFlags2::VERTEX_ATTRIBUTE_INPUT
-                                | vk::PipelineStageFlags2::INDEX_INPUT
-                                | vk::PipelineStageFlags2::TRANSFER,
-                        )
-                        .dst_access_mask(
-                            vk::AccessFlags2::SHADER_STORAGE_READ
-                                | vk::AccessFlags2::SHADER_SAMPLED_READ
-                                | vk::AccessFlags2::VERTEX_ATTRIBUTE_READ
-                                | vk::AccessFlags2::INDEX_READ
-                                | vk::AccessFlags2::TRANSFER_READ,
-                        );
-                    let barriers = [barrier];
-                    let dependency = vk::DependencyInfo::default().memory_barriers(&barriers);
-                    // SAFETY: cmd is recording; synchronization2 is enabled on the device.
-                    unsafe { ctx.device.cmd_pipeline_barrier2(cmd, &dependency) };
+                    barrier::record_global(ctx, cmd, &[Access::CopyWrite], STREAM_READS);
                 })
             });
             // The submission has completed (or failed and the queue idled).

@@ -51,6 +51,7 @@ use super::layout::{
 use super::skinning;
 use crate::anim::{FramePoses, SkinningMethod};
 use crate::asset::Model;
+use crate::gpu::barrier::{self, Access};
 use crate::gpu::error::VkResultExt;
 use crate::gpu::frame::Retired;
 use crate::gpu::pipeline::ComputePipeline;
@@ -66,6 +67,15 @@ pub const WORKGROUP_SIZE: u32 = 64;
 const SOURCE_BYTES: u64 = std::mem::size_of::<SourceVertex>() as u64;
 const INFLUENCE_BYTES: u64 = std::mem::size_of::<Influence>() as u64;
 const MORPH_ENTRY_BYTES: u64 = std::mem::size_of::<MorphEntry>() as u64;
+
+/// How the skinning shaders read their inputs (static streams, palettes):
+/// skin.comp as uniform texel buffers, skin_storage.comp and the
+/// vertex-skinning path (mesh_skinned.vert) as storage buffers.
+const SKINNING_READS: &[Access] = &[
+    Access::ComputeShaderUniformTexelRead,
+    Access::ComputeShaderStorageRead,
+    Access::VertexShaderStorageRead,
+];
 
 /// Byte size of one output vertex.
 pub const OUTPUT_STRIDE: u64 = std::mem::size_of::<SkinnedVertex>() as u64;
@@ -897,20 +907,9 @@ impl SkinPass {
                 // (vertex skinning, `vertex_skinning_buffers`) of every later
                 // frame on this queue; a barrier covers later submissions too
                 // (and the host also waits).
-                let barriers = [vk::MemoryBarrier2::default()
-                    .src_stage_mask(vk::PipelineStageFlags2::COPY)
-                    .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-                    .dst_stage_mask(
-                        vk::PipelineStageFlags2::COMPUTE_SHADER | vk::PipelineStageFlags2::VERTEX_SHADER,
-                    )
-                    // skin.comp reads them as uniform texel buffers (sampled
-                    // reads), skin_storage.comp and the vertex path as storage.
-                    .dst_access_mask(
-                        vk::AccessFlags2::SHADER_STORAGE_READ | vk::AccessFlags2::SHADER_SAMPLED_READ,
-                    )];
-                let dependency = vk::DependencyInfo::default().memory_barriers(&barriers);
-                // SAFETY: cmd is recording; synchronization2 is enabled.
-                unsafe { ctx.device.cmd_pipeline_barrier2(cmd, &dependency) };
+                // skin.comp reads them as uniform texel buffers (sampled
+                // reads), skin_storage.comp and the vertex path as storage.
+                barrier::record_global(ctx, cmd, &[Access::CopyWrite], SKINNING_READS);
             })
         });
         staging.destroy(ctx);
@@ -1096,20 +1095,15 @@ impl SkinPass {
         }
         let cmd = slot.command_buffer;
         let before = if timestamps { slot.write_timestamp(ctx, vk::PipelineStageFlags2::COPY) } else { None };
-        let barriers = [vk::MemoryBarrier2::default()
-            .src_stage_mask(vk::PipelineStageFlags2::COPY)
-            .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-            .dst_stage_mask(vk::PipelineStageFlags2::COMPUTE_SHADER | vk::PipelineStageFlags2::VERTEX_SHADER)
-            // skin.comp reads the palette as a uniform texel buffer (a
-            // sampled read), the vertex path as a storage buffer.
-            .dst_access_mask(vk::AccessFlags2::SHADER_STORAGE_READ | vk::AccessFlags2::SHADER_SAMPLED_READ)];
         // SAFETY: recording command buffer; both buffers are live until this
         // slot's fence and every region lies inside both (palette ranges of
         // registered characters, which both buffers hold).
         unsafe {
             ctx.device.cmd_copy_buffer(cmd, buffers.palette.raw, buffers.device_palette.raw, &buffers.copies);
-            ctx.device.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().memory_barriers(&barriers));
         }
+        // skin.comp reads the palette as a uniform texel buffer (a sampled
+        // read), skin_storage.comp and the vertex path as a storage buffer.
+        barrier::record_global(ctx, cmd, &[Access::CopyWrite], SKINNING_READS);
         let after = if timestamps { slot.write_timestamp(ctx, vk::PipelineStageFlags2::COPY) } else { None };
         stats.copy_timestamps = before.zip(after);
         buffers.copies.clear();
@@ -1363,22 +1357,12 @@ impl SkinPass {
         // frame's reads, because every slot has its own output (frame N+1 and
         // frame N touch different buffers) and a slot is reused only after its
         // fence. Frame-begin writes by the host are covered by the submit.
-        let barriers = [vk::MemoryBarrier2::default()
-            .src_stage_mask(vk::PipelineStageFlags2::COMPUTE_SHADER)
-            .src_access_mask(vk::AccessFlags2::SHADER_STORAGE_WRITE)
-            .dst_stage_mask(
-                vk::PipelineStageFlags2::VERTEX_ATTRIBUTE_INPUT
-                    | vk::PipelineStageFlags2::VERTEX_SHADER
-                    | vk::PipelineStageFlags2::TRANSFER,
-            )
-            .dst_access_mask(
-                vk::AccessFlags2::VERTEX_ATTRIBUTE_READ
-                    | vk::AccessFlags2::SHADER_STORAGE_READ
-                    | vk::AccessFlags2::TRANSFER_READ,
-            )];
-        let dependency = vk::DependencyInfo::default().memory_barriers(&barriers);
-        // SAFETY: recording command buffer; synchronization2 is enabled.
-        unsafe { d.cmd_pipeline_barrier2(cmd, &dependency) };
+        barrier::record_global(
+            ctx,
+            cmd,
+            &[Access::ComputeShaderWrite],
+            &[Access::VertexBufferRead, Access::VertexShaderStorageRead, Access::TransferRead],
+        );
         let after = if timestamps {
             slot.write_timestamp(ctx, vk::PipelineStageFlags2::COMPUTE_SHADER)
         } else {

@@ -4,6 +4,7 @@
 
 use crate::asset::Model;
 use crate::asset::images::{DecodedImage, ImageFile, decode_rgba8};
+use crate::gpu::barrier::{self, Access, ImageBarrier};
 use crate::gpu::error::VkResultExt;
 use crate::gpu::image::subresource_range;
 use crate::gpu::{Buffer, GpuContext, GpuError, Image, immediate};
@@ -132,43 +133,24 @@ fn upload(ctx: &GpuContext, sources: &[&DecodedImage]) -> Result<Vec<Image>, Gpu
         // New images: nothing to wait for; the copy's writes need TRANSFER_DST layout.
         let to_dst: Vec<_> = images
             .iter()
-            .map(|img| {
-                vk::ImageMemoryBarrier2::default()
-                    .src_stage_mask(vk::PipelineStageFlags2::NONE)
-                    .src_access_mask(vk::AccessFlags2::NONE)
-                    .dst_stage_mask(vk::PipelineStageFlags2::COPY)
-                    .dst_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-                    .old_layout(vk::ImageLayout::UNDEFINED)
-                    .new_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
-                    .image(img.raw)
-                    .subresource_range(range)
-            })
+            .map(|img| ImageBarrier::new(img.raw, range, &[Access::Nothing], &[Access::CopyWrite]).to_vk())
             .collect();
         // The copies' writes are made visible to fragment-shader sampling in
         // every later submission (queue order carries the dependency on).
         let to_read: Vec<_> = images
             .iter()
             .map(|img| {
-                vk::ImageMemoryBarrier2::default()
-                    .src_stage_mask(vk::PipelineStageFlags2::COPY)
-                    .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-                    .dst_stage_mask(vk::PipelineStageFlags2::FRAGMENT_SHADER)
-                    .dst_access_mask(vk::AccessFlags2::SHADER_SAMPLED_READ)
-                    .old_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
-                    .new_layout(vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)
-                    .image(img.raw)
-                    .subresource_range(range)
+                let sampled = &[Access::FragmentShaderSampledRead];
+                ImageBarrier::new(img.raw, range, &[Access::CopyWrite], sampled).to_vk()
             })
             .collect();
         immediate::submit_and_wait(ctx, |cmd| {
-            // SAFETY: cmd is recording; the images and staging buffer live until
+            // cmd is recording; the images and staging buffer live until
             // submit_and_wait has waited for the fence. The host writes to the
             // staging buffer happened before the submit, which makes them visible.
+            barrier::record(ctx, cmd, &[], &[], &to_dst);
+            // SAFETY: as above; the images are in TRANSFER_DST_OPTIMAL.
             unsafe {
-                ctx.device.cmd_pipeline_barrier2(
-                    cmd,
-                    &vk::DependencyInfo::default().image_memory_barriers(&to_dst),
-                );
                 for ((img, d), &off) in images.iter().zip(sources).zip(&offsets) {
                     let region = vk::BufferImageCopy::default()
                         .buffer_offset(off)
@@ -187,11 +169,8 @@ fn upload(ctx: &GpuContext, sources: &[&DecodedImage]) -> Result<Vec<Image>, Gpu
                         &[region],
                     );
                 }
-                ctx.device.cmd_pipeline_barrier2(
-                    cmd,
-                    &vk::DependencyInfo::default().image_memory_barriers(&to_read),
-                );
             }
+            barrier::record(ctx, cmd, &[], &[], &to_read);
         })
     })();
     // submit_and_wait returned: the GPU is done with the staging buffer.
