@@ -481,19 +481,18 @@ mod tests {
         assert_eq!(b.src_queue_family_index, b.dst_queue_family_index);
     }
 
-    /// Every barrier the passes record (as of the move to this module),
-    /// with the stage, access and layout bits it had as a hand-written
-    /// literal: the pairs must keep giving exactly those.
+    // The barriers the passes record (as of the move to this module), with
+    // the stage, access and layout bits each had as a hand-written literal:
+    // the access pairs must keep giving exactly those.
+
+    /// (src stage, src access, dst stage, dst access).
+    type Expected = (Stage, Mask, Stage, Mask);
+    const FRAG_TESTS: Stage = FRAGMENT_TESTS_BITS;
+
     #[test]
-    fn the_passes_barriers_keep_their_bits() {
+    fn the_passes_global_barriers_keep_their_bits() {
         use Access::*;
-        type Expected = (Stage, Mask, Stage, Mask);
-        /// Site, previous, next, discard, masks, (old, new) layouts.
-        type ImageCase =
-            (&'static str, &'static [Access], &'static [Access], bool, Expected, (Layout, Layout));
-        let frag_tests = Stage::EARLY_FRAGMENT_TESTS | Stage::LATE_FRAGMENT_TESTS;
-        let color_rw = Mask::COLOR_ATTACHMENT_WRITE | Mask::COLOR_ATTACHMENT_READ;
-        let depth_rw = Mask::DEPTH_STENCIL_ATTACHMENT_WRITE | Mask::DEPTH_STENCIL_ATTACHMENT_READ;
+        let frag_tests = FRAG_TESTS;
         let skinning_reads =
             [ComputeShaderUniformTexelRead, ComputeShaderStorageRead, VertexShaderStorageRead];
         let shader_reads = Mask::SHADER_STORAGE_READ | Mask::SHADER_SAMPLED_READ;
@@ -579,6 +578,11 @@ mod tests {
                 "{site}"
             );
         }
+    }
+
+    #[test]
+    fn the_passes_buffer_barriers_keep_their_bits() {
+        use Access::*;
         let copy_to_copy = (Stage::COPY, Mask::TRANSFER_WRITE, Stage::COPY, Mask::TRANSFER_WRITE);
         let copy_to_host = (Stage::COPY, Mask::TRANSFER_WRITE, Stage::HOST, Mask::HOST_READ);
         for (site, previous, next, expected) in [
@@ -592,7 +596,19 @@ mod tests {
                 "{site}"
             );
         }
+    }
+
+    /// Site, previous, next, discard, masks, (old, new) layouts.
+    type ImageCase = (&'static str, &'static [Access], &'static [Access], bool, Expected, (Layout, Layout));
+
+    /// Long: a table of the 15 image barriers, one entry each.
+    #[test]
+    fn the_passes_image_barriers_keep_their_bits() {
+        use Access::*;
         use Layout as L;
+        let frag_tests = FRAG_TESTS;
+        let color_rw = Mask::COLOR_ATTACHMENT_WRITE | Mask::COLOR_ATTACHMENT_READ;
+        let depth_rw = Mask::DEPTH_STENCIL_ATTACHMENT_WRITE | Mask::DEPTH_STENCIL_ATTACHMENT_READ;
         let images: [ImageCase; 15] = [
             (
                 "render target colour",
