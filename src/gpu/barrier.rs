@@ -6,7 +6,8 @@
 //! ([`global`], [`buffer`], [`ImageBarrier`]) and recorded with [`record`]
 //! (or the one-barrier shorthands), instead of stage and access literals
 //! at every call site. Modelled on the vk-sync crate's `AccessType` and
-//! kajiya's `barrier.rs`, restricted to the accesses vkskin has.
+//! kajiya's `barrier.rs`, restricted to the accesses vkskin has. It never
+//! decides which barrier a pass needs: each pass says why, next to its call.
 //!
 //! The rules, one place for all passes:
 //! - First scope: the stages of every previous access; its access scope is
@@ -19,11 +20,6 @@
 //! - An image goes from the layout of its previous accesses (UNDEFINED when
 //!   its contents are discarded, or after [`Access::Nothing`]) to the layout
 //!   of its next ones; no queue family ownership transfer.
-//!
-//! This module only says what a barrier holds and records it: it never
-//! decides which barrier a pass needs (the pass says why, next to its
-//! call), and like the rest of `gpu` it knows nothing of animation, assets
-//! or rendering.
 
 use super::context::GpuContext;
 use ash::vk;

@@ -1,6 +1,7 @@
 //! Graphics pipelines for dynamic rendering: the fixed-function state every
 //! pipeline in this crate shares, with the parts that differ in a
-//! [`GraphicsPipelineDesc`].
+//! [`GraphicsPipelineDesc`]. It holds no per-frame state and records no
+//! commands.
 
 use super::error::VkResultExt;
 use super::{GpuContext, GpuError};

@@ -1,7 +1,9 @@
 //! A window surface and its swapchain: creation from winit's raw handles
 //! (through ash-window), recreation on resize and on OUT_OF_DATE/SUBOPTIMAL,
 //! minimised windows (zero extent: nothing is rendered or recreated), vsync
-//! on (FIFO) or off (MAILBOX, else IMMEDIATE), sRGB BGRA8/RGBA8 preferred.
+//! on (FIFO) or off (MAILBOX, else IMMEDIATE), sRGB BGRA8/RGBA8 preferred. It
+//! records no commands: the window's frame path transitions and draws into
+//! the images.
 //!
 //! Semaphores: one *acquire* semaphore per frame slot, reused once that
 //! slot's fence has signalled (`FrameRing::wait_next`), because the submit

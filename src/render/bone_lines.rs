@@ -1,6 +1,8 @@
 //! The skeleton as lines over the mesh: one line from each joint's parent to
 //! the joint, an optional small cross at each joint, the selected joint's
 //! bones in another colour. Depth test off, so bones show through the mesh.
+//! It never changes the skeleton or the pose: it draws the joints it is
+//! given.
 //!
 //! Vertices are written every frame into the frame slot's own host-visible
 //! buffer (the slot's fence has signalled when it is recorded again, so the

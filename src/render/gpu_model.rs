@@ -1,6 +1,8 @@
 //! A model's static mesh data on the GPU: the streams compute skinning reads
 //! (bind-pose vertices, influences, sparse morph deltas) and what the draw
 //! pass needs besides the skinned output (indices, UVs), uploaded once.
+//! Uploaded once, never rewritten: per-frame data lives in the skin pass's
+//! slot buffers.
 //!
 //! Every stream concatenates all primitives of all meshes, in mesh order then
 //! primitive order; `GpuPrimitive` says where each primitive's part starts.

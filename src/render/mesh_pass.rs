@@ -1,7 +1,9 @@
 //! The draw pass: graphics pipelines (dynamic rendering, D32 depth test, no
 //! culling) that draw either pre-skinned vertices from the compute pass
 //! (`mesh.vert`) or skin in the vertex shader (`mesh_skinned.vert`, the
-//! comparison path), lit and textured by `mesh.frag`; fill and wireframe.
+//! comparison path), lit and textured by `mesh.frag`; fill and wireframe. It
+//! never writes the vertices it draws: the skin pass (or the vertex shader)
+//! skins them.
 //!
 //! A heat variant of each pipeline (`begin_with_heat`) colours vertices by a
 //! per-vertex float stream (vertex binding 2, laid out like the UV stream:

@@ -1,7 +1,7 @@
 //! Reading skinned vertices back to the host (`dump --skinning gpu`,
 //! tests): a host-visible buffer, the copy into it and the barriers around
 //! it, and the frame output that ends a skinning-only frame with that copy
-//! (`Renderer::read_skinned`).
+//! (`Renderer::read_skinned`). It never reads before the frame's fence.
 
 use super::error::RenderError;
 use super::frame::{FrameContents, FrameEnd, FrameInput, FrameOutput};

@@ -1,7 +1,8 @@
 //! A GPU session, opened and closed in one place for every command: the
 //! device chosen as the options say, the work, then everything destroyed
 //! and the validation layer's messages read (leaks are reported during the
-//! destruction). With validation on, any message fails the session.
+//! destruction). With validation on, any message fails the session. Commands
+//! never open or close a GPU themselves.
 
 use crate::gpu::{GpuContext, GpuError, GpuOptions};
 

@@ -3,7 +3,8 @@
 //! (`cascades`), rendered depth-only into one layer of a per-slot depth
 //! array (`ShadowMaps`) that the main pass samples with 3x3 PCF
 //! (shaders/mesh.frag). With them a frame has five draw passes: four shadow
-//! cascades and the main pass; vertex skinning skins in each of them.
+//! cascades and the main pass; vertex skinning skins in each of them. It
+//! never draws the main pass.
 
 use super::camera::Camera;
 use crate::gpu::barrier::{self, Access, ImageBarrier};

@@ -1,6 +1,7 @@
 //! Offscreen render targets: an sRGB colour image (resolved from 4x MSAA
 //! when the device supports it) and a depth buffer, plus a host-visible
-//! readback buffer, one set per frame slot so two frames can be in flight.
+//! readback buffer, one set per frame slot so two frames can be in flight. It
+//! records no draws: the passes draw into it.
 
 use super::mesh_pass::DrawStage;
 use crate::gpu::barrier::{self, Access, ImageBarrier};

@@ -1,6 +1,7 @@
 //! Material textures: base-colour images decoded from the glTF file and
 //! uploaded once (staging buffer + one-shot submit), plus a 1x1 white
-//! texture for materials without one, and the sampler they share.
+//! texture for materials without one, and the sampler they share. Never
+//! rewritten once uploaded: frames in flight sample them.
 
 use crate::asset::Model;
 use crate::asset::images::{DecodedImage, ImageFile, decode_rgba8};

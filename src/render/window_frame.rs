@@ -1,7 +1,8 @@
 //! The window's side of the frame path: a surface and its swapchain, the
 //! window's attachments, the egui overlay and the bone lines, around the
 //! renderer's frame (the same skinning and scene passes as headless frames).
-//! One frame:
+//! One frame: It never records the scene itself: the renderer's one frame
+//! sequence does.
 //!
 //! `begin`: recreate what a resize invalidated -> wait for the next frame
 //! slot's fence -> free the overlay textures it retired. The caller poses
