@@ -198,7 +198,7 @@ impl ComputePipeline {
     }
 
     /// Workgroups `(x, y)` covering `groups` groups: x up to the device's
-    /// maxComputeWorkGroupCount[0], the rest in rows over y (the shaders
+    /// `maxComputeWorkGroupCount[0]`, the rest in rows over y (the shaders
     /// fold y back into one index).
     pub fn grid(ctx: &GpuContext, groups: u32) -> (u32, u32) {
         let x = groups.min(ctx.properties.limits.max_compute_work_group_count[0].max(1));
