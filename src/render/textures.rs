@@ -115,65 +115,11 @@ fn upload(ctx: &GpuContext, sources: &[&DecodedImage]) -> Result<Vec<Image>, Gpu
     )?;
     let mut images: Vec<Image> = Vec::with_capacity(sources.len());
     let mut offsets = Vec::with_capacity(sources.len());
-    let mut offset = 0u64;
-    let result = (|| {
-        for (i, d) in sources.iter().enumerate() {
-            staging.write(offset, &d.rgba)?;
-            offsets.push(offset);
-            offset += d.rgba.len() as u64;
-            images.push(Image::new(
-                ctx,
-                &format!("texture {i}"),
-                vk::Extent2D { width: d.width, height: d.height },
-                vk::Format::R8G8B8A8_SRGB,
-                vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST,
-                vk::ImageAspectFlags::COLOR,
-            )?);
-        }
-        let range = subresource_range(vk::ImageAspectFlags::COLOR);
-        // New images: nothing to wait for; the copy's writes need TRANSFER_DST layout.
-        let to_dst: Vec<_> = images
-            .iter()
-            .map(|img| ImageBarrier::new(img.raw, range, &[Access::Nothing], &[Access::CopyWrite]).to_vk())
-            .collect();
-        // The copies' writes are made visible to fragment-shader sampling in
-        // every later submission (queue order carries the dependency on).
-        let to_read: Vec<_> = images
-            .iter()
-            .map(|img| {
-                let sampled = &[Access::FragmentShaderSampledRead];
-                ImageBarrier::new(img.raw, range, &[Access::CopyWrite], sampled).to_vk()
-            })
-            .collect();
+    let result = stage(ctx, sources, &mut staging, &mut images, &mut offsets).and_then(|_| {
         immediate::submit_and_wait(ctx, |cmd| {
-            // cmd is recording; the images and staging buffer live until
-            // submit_and_wait has waited for the fence. The host writes to the
-            // staging buffer happened before the submit, which makes them visible.
-            barrier::record(ctx, cmd, &[], &[], &to_dst);
-            // SAFETY: as above; the images are in TRANSFER_DST_OPTIMAL.
-            unsafe {
-                for ((img, d), &off) in images.iter().zip(sources).zip(&offsets) {
-                    let region = vk::BufferImageCopy::default()
-                        .buffer_offset(off)
-                        .image_subresource(vk::ImageSubresourceLayers {
-                            aspect_mask: vk::ImageAspectFlags::COLOR,
-                            mip_level: 0,
-                            base_array_layer: 0,
-                            layer_count: 1,
-                        })
-                        .image_extent(vk::Extent3D { width: d.width, height: d.height, depth: 1 });
-                    ctx.device.cmd_copy_buffer_to_image(
-                        cmd,
-                        staging.raw,
-                        img.raw,
-                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                        &[region],
-                    );
-                }
-            }
-            barrier::record(ctx, cmd, &[], &[], &to_read);
+            record_upload(ctx, cmd, staging.raw, &images, sources, &offsets)
         })
-    })();
+    });
     // submit_and_wait returned: the GPU is done with the staging buffer.
     staging.destroy(ctx);
     match result {
@@ -183,4 +129,83 @@ fn upload(ctx: &GpuContext, sources: &[&DecodedImage]) -> Result<Vec<Image>, Gpu
             Err(e)
         }
     }
+}
+
+/// Writes each source's texels into `staging` end to end (their offsets
+/// into `offsets`) and creates its image into `images`.
+fn stage(
+    ctx: &GpuContext,
+    sources: &[&DecodedImage],
+    staging: &mut Buffer,
+    images: &mut Vec<Image>,
+    offsets: &mut Vec<u64>,
+) -> Result<(), GpuError> {
+    let mut offset = 0u64;
+    for (i, d) in sources.iter().enumerate() {
+        staging.write(offset, &d.rgba)?;
+        offsets.push(offset);
+        offset += d.rgba.len() as u64;
+        images.push(Image::new(
+            ctx,
+            &format!("texture {i}"),
+            vk::Extent2D { width: d.width, height: d.height },
+            vk::Format::R8G8B8A8_SRGB,
+            vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST,
+            vk::ImageAspectFlags::COLOR,
+        )?);
+    }
+    Ok(())
+}
+
+/// Records the copies of `staging` (at `offsets`) into the new `images`,
+/// with the transitions before and after them.
+fn record_upload(
+    ctx: &GpuContext,
+    cmd: vk::CommandBuffer,
+    staging: vk::Buffer,
+    images: &[Image],
+    sources: &[&DecodedImage],
+    offsets: &[u64],
+) {
+    let range = subresource_range(vk::ImageAspectFlags::COLOR);
+    // New images: nothing to wait for; the copy's writes need TRANSFER_DST layout.
+    let to_dst: Vec<_> = images
+        .iter()
+        .map(|img| ImageBarrier::new(img.raw, range, &[Access::Nothing], &[Access::CopyWrite]).to_vk())
+        .collect();
+    // The copies' writes are made visible to fragment-shader sampling in
+    // every later submission (queue order carries the dependency on).
+    let to_read: Vec<_> = images
+        .iter()
+        .map(|img| {
+            let sampled = &[Access::FragmentShaderSampledRead];
+            ImageBarrier::new(img.raw, range, &[Access::CopyWrite], sampled).to_vk()
+        })
+        .collect();
+    // cmd is recording; the images and staging buffer live until
+    // submit_and_wait has waited for the fence. The host writes to the
+    // staging buffer happened before the submit, which makes them visible.
+    barrier::record(ctx, cmd, &[], &[], &to_dst);
+    for ((img, d), &off) in images.iter().zip(sources).zip(offsets) {
+        let region = vk::BufferImageCopy::default()
+            .buffer_offset(off)
+            .image_subresource(vk::ImageSubresourceLayers {
+                aspect_mask: vk::ImageAspectFlags::COLOR,
+                mip_level: 0,
+                base_array_layer: 0,
+                layer_count: 1,
+            })
+            .image_extent(vk::Extent3D { width: d.width, height: d.height, depth: 1 });
+        // SAFETY: as above; the images are in TRANSFER_DST_OPTIMAL.
+        unsafe {
+            ctx.device.cmd_copy_buffer_to_image(
+                cmd,
+                staging,
+                img.raw,
+                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                &[region],
+            )
+        };
+    }
+    barrier::record(ctx, cmd, &[], &[], &to_read);
 }
