@@ -43,7 +43,8 @@
 //! - The static mesh streams were uploaded with a barrier to every later
 //!   reader (compute and vertex shaders; storage reads, and sampled reads
 //!   for skin.comp's uniform texel buffers), and are only read here; so are
-//!   the concatenated streams of several models (`rebuild_combined`'s barrier).
+//!   the concatenated streams of several models (the barrier in
+//!   `StaticStreams::rebuild`).
 //! - Host writes made visible by a submission are visible to every access
 //!   type, texel fetches included; the output is written only as a storage
 //!   buffer (a storage texel write measured slower on llvmpipe).

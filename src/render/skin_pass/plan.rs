@@ -178,16 +178,18 @@ impl SkinLayout {
     }
 
     /// Lays out one more character of `asset`, whose model was added as
-    /// `model` with stream table `table`, after the existing ones: its
-    /// palette, morph weights, outputs and records. Its index in
-    /// `characters`. On error the layout is unchanged.
+    /// `model` (what `add_model` returned) with stream table `table`, after
+    /// the existing ones: its palette, morph weights, outputs and records.
+    /// Its index in `characters`. On error the layout is unchanged.
     pub fn add_character(
         &mut self,
         model: usize,
         table: StreamTable<'_>,
         asset: &Model,
     ) -> Result<usize, GpuError> {
-        let placer = Placer::start(self, self.models[model], table);
+        let place =
+            *self.models.get(model).ok_or_else(|| GpuError::new(format!("skin layout: no model {model}")))?;
+        let placer = Placer::start(self, place, table);
         let placed = placer.place(asset)?;
         self.palette_len = placed.palette_end;
         self.weight_len = placed.weight_end;
