@@ -1,4 +1,6 @@
-//! Buffers with their memory, named for validation messages.
+//! Buffers with their memory, named for validation messages. It never tracks
+//! GPU use: freeing a buffer only after the GPU is done with it (a wait, or
+//! `FrameRing::retire`) is the caller's part.
 
 use super::context::GpuContext;
 use super::error::GpuError;

@@ -1,5 +1,6 @@
 //! The Vulkan instance, debug messenger, chosen device, its queue and the
-//! memory allocator, created together and destroyed in reverse order.
+//! memory allocator, created together and destroyed in reverse order. It
+//! records no commands and knows nothing of frames or passes.
 
 use super::device_select::{self, Candidate};
 use super::error::{GPU_WAIT_TIMEOUT, GpuError, VkResultExt};

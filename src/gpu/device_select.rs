@@ -1,5 +1,6 @@
 //! Physical-device choice: a discrete GPU first, then integrated, virtual and
-//! CPU devices (lavapipe), or the one the user names.
+//! CPU devices (lavapipe), or the one the user names. It creates nothing: it
+//! only ranks what the instance reports.
 
 use super::error::{GpuError, VkResultExt};
 use ash::vk;

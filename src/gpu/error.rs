@@ -1,6 +1,7 @@
 //! The error every GPU call returns. It keeps what caused it, so callers can
 //! react: a failed Vulkan call keeps its `vk::Result`, a failed allocation
-//! keeps gpu-allocator's error and the size that was asked for.
+//! keeps gpu-allocator's error and the size that was asked for. It never
+//! drops the cause for a string.
 
 use crate::text::human_bytes;
 use ash::vk;

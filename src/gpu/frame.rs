@@ -1,5 +1,6 @@
 //! Frame slots: per-frame command buffer, fence, descriptor pool, timestamp
-//! queries and deferred destruction, used round-robin.
+//! queries and deferred destruction, used round-robin. It never knows what a
+//! frame records.
 //!
 //! Invariant: a slot's resources (and anything retired into it) are touched
 //! again only after `begin_frame` has waited for that slot's fence, so

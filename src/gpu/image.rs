@@ -1,4 +1,5 @@
-//! 2D images with one view, for render targets and textures.
+//! 2D images with one view, for render targets and textures. It never changes
+//! an image's layout: the passes do, through `barrier`.
 
 use super::context::GpuContext;
 use super::error::{GpuError, VkResultExt};

@@ -1,7 +1,10 @@
 //! Raw Vulkan (ash) with no knowledge of animation: instance and validation,
 //! device choice, memory, buffers and images, shaders, frame slots with
-//! deferred destruction, one-shot command submission.
+//! deferred destruction, one-shot command submission. It must never use
+//! `crate::anim`, `crate::asset`, `crate::render`, `crate::character` or
+//! `crate::world`: they build on it, not it on them.
 
+pub mod barrier;
 pub mod buffer;
 pub mod context;
 pub mod device_select;

@@ -1,6 +1,7 @@
 //! Graphics pipelines for dynamic rendering: the fixed-function state every
 //! pipeline in this crate shares, with the parts that differ in a
-//! [`GraphicsPipelineDesc`].
+//! [`GraphicsPipelineDesc`]. It holds no per-frame state and records no
+//! commands.
 
 use super::error::VkResultExt;
 use super::{GpuContext, GpuError};
@@ -197,7 +198,7 @@ impl ComputePipeline {
     }
 
     /// Workgroups `(x, y)` covering `groups` groups: x up to the device's
-    /// maxComputeWorkGroupCount[0], the rest in rows over y (the shaders
+    /// `maxComputeWorkGroupCount[0]`, the rest in rows over y (the shaders
     /// fold y back into one index).
     pub fn grid(ctx: &GpuContext, groups: u32) -> (u32, u32) {
         let x = groups.min(ctx.properties.limits.max_compute_work_group_count[0].max(1));

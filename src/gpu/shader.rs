@@ -1,4 +1,5 @@
-//! Shader modules from the SPIR-V that build.rs compiled into OUT_DIR.
+//! Shader modules from the SPIR-V that build.rs compiled into OUT_DIR. It
+//! never compiles shaders at run time.
 
 use super::context::GpuContext;
 use super::error::{GpuError, VkResultExt};

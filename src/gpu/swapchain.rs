@@ -1,7 +1,9 @@
 //! A window surface and its swapchain: creation from winit's raw handles
 //! (through ash-window), recreation on resize and on OUT_OF_DATE/SUBOPTIMAL,
 //! minimised windows (zero extent: nothing is rendered or recreated), vsync
-//! on (FIFO) or off (MAILBOX, else IMMEDIATE), sRGB BGRA8/RGBA8 preferred.
+//! on (FIFO) or off (MAILBOX, else IMMEDIATE), sRGB BGRA8/RGBA8 preferred. It
+//! records no commands: the window's frame path transitions and draws into
+//! the images.
 //!
 //! Semaphores: one *acquire* semaphore per frame slot, reused once that
 //! slot's fence has signalled (`FrameRing::wait_next`), because the submit
@@ -168,6 +170,41 @@ fn choose_format(formats: &[vk::SurfaceFormatKHR]) -> Option<vk::SurfaceFormatKH
         .or_else(|| formats.first().copied())
 }
 
+/// The surface's extent, or `window_extent` within the surface's bounds
+/// where the surface leaves it to the swapchain.
+fn choose_extent(caps: &vk::SurfaceCapabilitiesKHR, window_extent: vk::Extent2D) -> vk::Extent2D {
+    if caps.current_extent.width != u32::MAX {
+        caps.current_extent
+    } else {
+        vk::Extent2D {
+            width: window_extent.width.clamp(caps.min_image_extent.width, caps.max_image_extent.width),
+            height: window_extent.height.clamp(caps.min_image_extent.height, caps.max_image_extent.height),
+        }
+    }
+}
+
+/// The first supported of opaque, inherited, pre- and post-multiplied alpha.
+fn choose_composite_alpha(caps: &vk::SurfaceCapabilitiesKHR) -> vk::CompositeAlphaFlagsKHR {
+    [
+        vk::CompositeAlphaFlagsKHR::OPAQUE,
+        vk::CompositeAlphaFlagsKHR::INHERIT,
+        vk::CompositeAlphaFlagsKHR::PRE_MULTIPLIED,
+        vk::CompositeAlphaFlagsKHR::POST_MULTIPLIED,
+    ]
+    .into_iter()
+    .find(|&c| caps.supported_composite_alpha.contains(c))
+    .unwrap_or(vk::CompositeAlphaFlagsKHR::OPAQUE)
+}
+
+/// The identity transform where supported, else the current one.
+fn choose_transform(caps: &vk::SurfaceCapabilitiesKHR) -> vk::SurfaceTransformFlagsKHR {
+    if caps.supported_transforms.contains(vk::SurfaceTransformFlagsKHR::IDENTITY) {
+        vk::SurfaceTransformFlagsKHR::IDENTITY
+    } else {
+        caps.current_transform
+    }
+}
+
 /// FIFO with vsync (always available); without, MAILBOX, else IMMEDIATE, else FIFO.
 fn choose_present_mode(modes: &[vk::PresentModeKHR], vsync: bool) -> vk::PresentModeKHR {
     if vsync {
@@ -299,6 +336,8 @@ impl Swapchain {
         Ok(self.is_ready())
     }
 
+    /// (Re)creates the swapchain, its views and render-finished semaphores
+    /// for `window_extent` (nothing when minimised); the device is idle.
     fn build(&mut self, ctx: &GpuContext, window_extent: vk::Extent2D) -> Result<(), GpuError> {
         // SAFETY: surface and physical device belong to the context's instance.
         let (caps, modes) = unsafe {
@@ -311,16 +350,7 @@ impl Swapchain {
                     .call("vkGetPhysicalDeviceSurfacePresentModesKHR")?,
             )
         };
-        let extent = if caps.current_extent.width != u32::MAX {
-            caps.current_extent
-        } else {
-            vk::Extent2D {
-                width: window_extent.width.clamp(caps.min_image_extent.width, caps.max_image_extent.width),
-                height: window_extent
-                    .height
-                    .clamp(caps.min_image_extent.height, caps.max_image_extent.height),
-            }
-        };
+        let extent = choose_extent(&caps, window_extent);
         let old = self.raw;
         if extent.width == 0 || extent.height == 0 || window_extent.width == 0 || window_extent.height == 0 {
             // Minimised: keep nothing; a later call with a real size creates it.
@@ -334,6 +364,25 @@ impl Swapchain {
             return Ok(());
         }
         let present_mode = choose_present_mode(&modes, self.vsync);
+        let raw = self.create(ctx, &caps, extent, present_mode, old)?;
+        self.raw = raw;
+        self.extent = extent;
+        self.present_mode = present_mode;
+        self.needs_recreate = false;
+        self.make_views(ctx, raw)
+    }
+
+    /// Creates the swapchain replacing `old` (destroyed after, even when
+    /// creation fails: a retired swapchain may not be passed as
+    /// oldSwapchain again) and releases the old images' views.
+    fn create(
+        &mut self,
+        ctx: &GpuContext,
+        caps: &vk::SurfaceCapabilitiesKHR,
+        extent: vk::Extent2D,
+        present_mode: vk::PresentModeKHR,
+        old: vk::SwapchainKHR,
+    ) -> Result<vk::SwapchainKHR, GpuError> {
         let mut count = caps.min_image_count + 1;
         if caps.max_image_count > 0 {
             count = count.min(caps.max_image_count);
@@ -343,20 +392,6 @@ impl Swapchain {
         if self.transfer_src {
             usage |= vk::ImageUsageFlags::TRANSFER_SRC;
         }
-        let composite = [
-            vk::CompositeAlphaFlagsKHR::OPAQUE,
-            vk::CompositeAlphaFlagsKHR::INHERIT,
-            vk::CompositeAlphaFlagsKHR::PRE_MULTIPLIED,
-            vk::CompositeAlphaFlagsKHR::POST_MULTIPLIED,
-        ]
-        .into_iter()
-        .find(|&c| caps.supported_composite_alpha.contains(c))
-        .unwrap_or(vk::CompositeAlphaFlagsKHR::OPAQUE);
-        let transform = if caps.supported_transforms.contains(vk::SurfaceTransformFlagsKHR::IDENTITY) {
-            vk::SurfaceTransformFlagsKHR::IDENTITY
-        } else {
-            caps.current_transform
-        };
         let info = vk::SwapchainCreateInfoKHR::default()
             .surface(self.surface)
             .min_image_count(count)
@@ -366,8 +401,8 @@ impl Swapchain {
             .image_array_layers(1)
             .image_usage(usage)
             .image_sharing_mode(vk::SharingMode::EXCLUSIVE)
-            .pre_transform(transform)
-            .composite_alpha(composite)
+            .pre_transform(choose_transform(caps))
+            .composite_alpha(choose_composite_alpha(caps))
             .present_mode(present_mode)
             .clipped(true)
             .old_swapchain(old);
@@ -395,10 +430,12 @@ impl Swapchain {
             // the old swapchain is acquired.
             unsafe { self.loader.destroy_swapchain(old, None) };
         }
-        self.raw = raw;
-        self.extent = extent;
-        self.present_mode = present_mode;
-        self.needs_recreate = false;
+        Ok(raw)
+    }
+
+    /// The images of `raw` (just created), a view and a render-finished
+    /// semaphore for each.
+    fn make_views(&mut self, ctx: &GpuContext, raw: vk::SwapchainKHR) -> Result<(), GpuError> {
         // SAFETY: the swapchain was just created.
         self.images = unsafe { self.loader.get_swapchain_images(raw) }.call("vkGetSwapchainImagesKHR")?;
         for (i, &image) in self.images.iter().enumerate() {

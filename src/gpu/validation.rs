@@ -1,5 +1,5 @@
 //! The debug messenger: every validation warning or error is printed and kept,
-//! so tests can fail on any message.
+//! so tests can fail on any message. It never filters or silences a message.
 
 use ash::vk;
 use std::ffi::CStr;

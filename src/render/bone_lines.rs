@@ -1,6 +1,8 @@
 //! The skeleton as lines over the mesh: one line from each joint's parent to
 //! the joint, an optional small cross at each joint, the selected joint's
 //! bones in another colour. Depth test off, so bones show through the mesh.
+//! It never changes the skeleton or the pose: it draws the joints it is
+//! given.
 //!
 //! Vertices are written every frame into the frame slot's own host-visible
 //! buffer (the slot's fence has signalled when it is recorded again, so the
@@ -209,6 +211,22 @@ impl BoneLines {
         }
         let capacity = (count * VERTICES_PER_JOINT * std::mem::size_of::<LineVertex>()) as u64;
         let index = slot.index;
+        self.ensure_buffer(ctx, index, capacity)?;
+        let lines =
+            Lines { joints, parents, count, mask: &self.mask, selected, show_joints: self.show_joints };
+        let buffer = self.buffers[index].as_mut().expect("created above");
+        let mapped = buffer.mapped_mut().ok_or_else(|| GpuError::new("bone lines buffer is not mapped"))?;
+        let vertices = lines.write(mapped) as u32;
+        if vertices == 0 {
+            return Ok(());
+        }
+        let buffer = buffer.raw;
+        self.draw(ctx, slot, buffer, vertices, &(view_proj * world), extent);
+        Ok(())
+    }
+
+    /// Makes slot `index`'s vertex buffer hold `capacity` bytes.
+    fn ensure_buffer(&mut self, ctx: &GpuContext, index: usize, capacity: u64) -> Result<(), GpuError> {
         if self.buffers[index].as_ref().is_none_or(|b| b.size < capacity) {
             // begin_frame waited for this slot's fence, and only frames on this
             // slot read this buffer: the GPU is done with the old one.
@@ -223,52 +241,20 @@ impl BoneLines {
                 MemoryLocation::CpuToGpu,
             )?);
         }
-        let mask = &self.mask;
-        let drawn = |j: usize| mask.is_empty() || mask.get(j).copied().unwrap_or(false);
-        let origin = |j: usize| Vector3::new(joints[j][(0, 3)], joints[j][(1, 3)], joints[j][(2, 3)]);
-        // Cross size from the mean bone length, so it suits any model scale.
-        let (mut total, mut bones) = (0.0f32, 0usize);
-        for (j, &p) in parents.iter().enumerate().take(count) {
-            if p != NO_PARENT && (p as usize) < count && drawn(j) && drawn(p as usize) {
-                total += (origin(j) - origin(p as usize)).norm();
-                bones += 1;
-            }
-        }
-        let cross = if bones > 0 { 0.12 * total / bones as f32 } else { 0.02 };
-        let show_joints = self.show_joints;
-        let buffer = self.buffers[index].as_mut().expect("created above");
-        let mapped = buffer.mapped_mut().ok_or_else(|| GpuError::new("bone lines buffer is not mapped"))?;
-        let mut n = 0usize;
-        let mut put = |p: Vector3<f32>, color: [u8; 4]| {
-            let v = LineVertex { position: [p.x, p.y, p.z], color };
-            let at = n * std::mem::size_of::<LineVertex>();
-            mapped[at..at + std::mem::size_of::<LineVertex>()].copy_from_slice(bytemuck::bytes_of(&v));
-            n += 1;
-        };
-        for (j, &p) in parents.iter().enumerate().take(count) {
-            if !drawn(j) {
-                continue;
-            }
-            let here = origin(j);
-            if p != NO_PARENT && (p as usize) < count && drawn(p as usize) {
-                let hot = selected == Some(j) || selected == Some(p as usize);
-                let color = if hot { SELECTED_COLOR } else { BONE_COLOR };
-                put(origin(p as usize), color);
-                put(here, color);
-            }
-            if show_joints || selected == Some(j) {
-                let color = if selected == Some(j) { SELECTED_COLOR } else { JOINT_COLOR };
-                for axis in [Vector3::x(), Vector3::y(), Vector3::z()] {
-                    put(here - axis * cross, color);
-                    put(here + axis * cross, color);
-                }
-            }
-        }
-        let vertices = n as u32;
-        if vertices == 0 {
-            return Ok(());
-        }
-        let mvp = view_proj * world;
+        Ok(())
+    }
+
+    /// Draws `vertices` line vertices of `buffer` (slot `slot`'s) seen
+    /// through `mvp`, with the viewport and scissor over `extent`.
+    fn draw(
+        &self,
+        ctx: &GpuContext,
+        slot: &FrameSlot,
+        buffer: vk::Buffer,
+        vertices: u32,
+        mvp: &Matrix4<f32>,
+        extent: vk::Extent2D,
+    ) {
         let mut push = LinePush { view_proj_world: [0.0; 16] };
         push.view_proj_world.copy_from_slice(mvp.as_slice());
         let viewport = vk::Viewport {
@@ -297,10 +283,9 @@ impl BoneLines {
                 0,
                 bytemuck::bytes_of(&push),
             );
-            d.cmd_bind_vertex_buffers(cmd, 0, &[buffer.raw], &[0]);
+            d.cmd_bind_vertex_buffers(cmd, 0, &[buffer], &[0]);
             d.cmd_draw(cmd, vertices, 1, 0, 0);
         }
-        Ok(())
     }
 
     /// Frees everything; the caller guarantees no pending GPU use.
@@ -328,4 +313,80 @@ pub fn skin_joint_mask(model: &crate::asset::Model) -> Vec<bool> {
         }
     }
     mask
+}
+
+/// One frame's skeleton as lines: bones from each drawn joint to its drawn
+/// parent, and a cross at each joint (all joints when `show_joints`, else
+/// the selected one).
+struct Lines<'a> {
+    joints: &'a [Matrix4<f32>],
+    parents: &'a [u32],
+    /// Joints drawn: `joints.len().min(parents.len())`.
+    count: usize,
+    /// `BoneLines::mask` (empty: every joint).
+    mask: &'a [bool],
+    selected: Option<usize>,
+    show_joints: bool,
+}
+
+impl Lines<'_> {
+    fn drawn(&self, j: usize) -> bool {
+        self.mask.is_empty() || self.mask.get(j).copied().unwrap_or(false)
+    }
+
+    fn origin(&self, j: usize) -> Vector3<f32> {
+        let m = &self.joints[j];
+        Vector3::new(m[(0, 3)], m[(1, 3)], m[(2, 3)])
+    }
+
+    /// The parent `p` (a joint's parent index) when it is a drawn joint.
+    fn drawn_parent(&self, p: u32) -> Option<usize> {
+        (p != NO_PARENT && (p as usize) < self.count && self.drawn(p as usize)).then_some(p as usize)
+    }
+
+    /// Half the cross arms: from the mean bone length, so it suits any model scale.
+    fn cross_size(&self) -> f32 {
+        let (mut total, mut bones) = (0.0f32, 0usize);
+        for (j, &p) in self.parents.iter().enumerate().take(self.count) {
+            if let Some(p) = self.drawn_parent(p).filter(|_| self.drawn(j)) {
+                total += (self.origin(j) - self.origin(p)).norm();
+                bones += 1;
+            }
+        }
+        if bones > 0 { 0.12 * total / bones as f32 } else { 0.02 }
+    }
+
+    /// Writes the line vertices into `mapped` (room for
+    /// `VERTICES_PER_JOINT` per joint); how many.
+    fn write(&self, mapped: &mut [u8]) -> usize {
+        let cross = self.cross_size();
+        let selected = self.selected;
+        let mut n = 0usize;
+        let mut put = |p: Vector3<f32>, color: [u8; 4]| {
+            let v = LineVertex { position: [p.x, p.y, p.z], color };
+            let at = n * std::mem::size_of::<LineVertex>();
+            mapped[at..at + std::mem::size_of::<LineVertex>()].copy_from_slice(bytemuck::bytes_of(&v));
+            n += 1;
+        };
+        for (j, &p) in self.parents.iter().enumerate().take(self.count) {
+            if !self.drawn(j) {
+                continue;
+            }
+            let here = self.origin(j);
+            if let Some(p) = self.drawn_parent(p) {
+                let hot = selected == Some(j) || selected == Some(p);
+                let color = if hot { SELECTED_COLOR } else { BONE_COLOR };
+                put(self.origin(p), color);
+                put(here, color);
+            }
+            if self.show_joints || selected == Some(j) {
+                let color = if selected == Some(j) { SELECTED_COLOR } else { JOINT_COLOR };
+                for axis in [Vector3::x(), Vector3::y(), Vector3::z()] {
+                    put(here - axis * cross, color);
+                    put(here + axis * cross, color);
+                }
+            }
+        }
+        n
+    }
 }

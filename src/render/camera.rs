@@ -1,5 +1,6 @@
 //! A perspective camera for Vulkan clip space (right-handed view, y down in
 //! clip space, depth 0..1) that frames an axis-aligned box automatically.
+//! Plain maths: it never touches the GPU.
 
 use nalgebra::{Matrix4, Point3, Vector3};
 

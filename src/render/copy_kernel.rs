@@ -1,7 +1,8 @@
 //! A copy kernel (shaders/copy.comp) over a given number of bytes between
 //! two device-local buffers, timed with GPU timestamps: the practical
 //! bandwidth ceiling the benchmark holds the skin pass against (skin
-//! efficiency = copy time / skin time over the same bytes moved).
+//! efficiency = copy time / skin time over the same bytes moved). A
+//! measurement only: it never touches the skinning buffers.
 
 use crate::gpu::error::VkResultExt;
 use crate::gpu::pipeline::ComputePipeline;

@@ -1,6 +1,7 @@
 //! The on-screen controls: egui's output drawn with egui-ash-renderer into
 //! the swapchain image after the scene (its own dynamic-rendering pass,
-//! colour loaded, single-sampled, the swapchain's format).
+//! colour loaded, single-sampled, the swapchain's format). It never draws the
+//! scene.
 //!
 //! Textures: egui's texture deltas are applied before the frame that needs
 //! them is recorded, and only after every frame in flight has finished

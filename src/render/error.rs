@@ -1,5 +1,6 @@
 //! The error of the render layer: rendering frames (GPU work, posing each
-//! frame) and writing them out (PNG / animated PNG files).
+//! frame) and writing them out (PNG / animated PNG files). It never hides the
+//! error it wraps.
 
 use crate::anim::PoseError;
 use crate::atomic_file::OutputError;

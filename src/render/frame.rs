@@ -7,7 +7,9 @@
 //! the draw passes (shadow cascades or a depth prepass, then the main pass)
 //! with the output's overlays inside it -> the output's last commands
 //! (copies, overlay pass, layout transitions) -> submit with the slot's
-//! fence -> the output's after-submit step (present, wait, read).
+//! fence -> the output's after-submit step (present, wait, read). It must
+//! stay the only frame sequence: every ending (window, offscreen, readback,
+//! timing) is a `FrameOutput` of this one.
 //!
 //! Once the command buffer has begun, the frame is always submitted, even
 //! after a recording error, so the ring (and a window's signalled acquire

@@ -2,7 +2,8 @@
 //! ([`SkinningPlacement`]), how their influences blend and, for dual
 //! quaternions, where each matrix is split ([`InfluenceBlend`]), how bone
 //! palettes reach the GPU ([`PaletteUpload`]) and which draw passes run
-//! ([`PassSetup`]); [`FrameSettings`] holds one of each.
+//! ([`PassSetup`]); [`FrameSettings`] holds one of each. It holds no GPU
+//! object.
 //!
 //! Every command (`view`, `render`, `bench`, `dump`) and the renderer speak
 //! these types. Each is a [`Choice`]: a fixed list of named values, whose

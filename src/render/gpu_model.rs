@@ -1,6 +1,8 @@
 //! A model's static mesh data on the GPU: the streams compute skinning reads
 //! (bind-pose vertices, influences, sparse morph deltas) and what the draw
 //! pass needs besides the skinned output (indices, UVs), uploaded once.
+//! Uploaded once, never rewritten: per-frame data lives in the skin pass's
+//! slot buffers.
 //!
 //! Every stream concatenates all primitives of all meshes, in mesh order then
 //! primitive order; `GpuPrimitive` says where each primitive's part starts.
@@ -10,9 +12,23 @@
 use super::layout::{Influence, MorphEntry, NO_MORPHS, SourceVertex, encode_direction, quantize_weights};
 use crate::anim::{MeshPrimitive, MorphDeltas};
 use crate::asset::Model;
+use crate::gpu::barrier::{self, Access};
 use crate::gpu::{Buffer, GpuContext, GpuError, immediate};
 use ash::vk;
 use gpu_allocator::MemoryLocation;
+
+/// Every later reader of the uploaded streams: compute skinning (skin.comp
+/// through uniform texel buffers, skin_storage.comp as storage), the
+/// vertex-skinning shader (storage), draws (vertex attributes, indices) and
+/// transfers (a skin pass concatenating models).
+const STREAM_READS: &[Access] = &[
+    Access::ComputeShaderStorageRead,
+    Access::ComputeShaderUniformTexelRead,
+    Access::VertexShaderStorageRead,
+    Access::VertexBufferRead,
+    Access::IndexBufferRead,
+    Access::TransferRead,
+];
 
 /// Where one mesh primitive lives in the model's GPU streams.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,6 +130,29 @@ fn to_u32(n: usize, what: &str) -> Result<u32, GpuError> {
 }
 
 impl Streams {
+    /// The six streams' bytes, in `stream_specs` (and `GpuModel` field) order.
+    fn bytes(&self) -> [&[u8]; 6] {
+        [
+            bytemuck::cast_slice(&self.sources),
+            bytemuck::cast_slice(&self.influences),
+            bytemuck::cast_slice(&self.morph_ranges),
+            bytemuck::cast_slice(&self.morph_entries),
+            bytemuck::cast_slice(&self.uvs),
+            bytemuck::cast_slice(&self.indices),
+        ]
+    }
+
+    /// Their element counts (each fits u32: `add_primitive` checked the offsets).
+    fn counts(&self) -> StreamCounts {
+        StreamCounts {
+            sources: self.sources.len() as u32,
+            influences: self.influences.len() as u32,
+            morph_ranges: self.morph_ranges.len() as u32,
+            morph_entries: self.morph_entries.len() as u32,
+            indices: self.indices.len() as u32,
+        }
+    }
+
     fn build(model: &Model) -> Result<Self, GpuError> {
         let mut s = Streams::default();
         for (m, mesh) in model.meshes.iter().enumerate() {
@@ -306,108 +345,141 @@ fn layout_sections(sizes: &[u64]) -> (Vec<u64>, u64) {
     (offsets, end.max(16))
 }
 
+/// A model's streams built on the host, before upload: what `GpuModel`
+/// holds on the device, and the `StreamTable` of where each primitive lies
+/// in them (for planning without a device, e.g. `skin_pass::SkinLayout`).
+pub struct ModelStreams(Streams);
+
+impl ModelStreams {
+    /// Builds the streams of every mesh of `model` (no device).
+    pub fn build(model: &Model) -> Result<Self, GpuError> {
+        Streams::build(model).map(ModelStreams)
+    }
+
+    /// Where each primitive lies in them.
+    pub fn table(&self) -> StreamTable<'_> {
+        let s = &self.0;
+        StreamTable {
+            primitives: &s.primitives,
+            mesh_first_primitive: &s.mesh_first_primitive,
+            counts: s.counts(),
+            morph_ranges: &s.morph_ranges,
+        }
+    }
+}
+
+/// Where each primitive of a model lies in its streams, and their element
+/// counts: plain data, the same for a `GpuModel` (`GpuModel::table`) as for
+/// the `ModelStreams` it was uploaded from.
+#[derive(Debug, Clone, Copy)]
+pub struct StreamTable<'a> {
+    /// Every primitive of every mesh, mesh-major.
+    pub primitives: &'a [GpuPrimitive],
+    /// Per mesh, the index of its first entry in `primitives`.
+    pub mesh_first_primitive: &'a [usize],
+    /// Element counts of the streams.
+    pub counts: StreamCounts,
+    /// The morph ranges stream (u32 bounds into the morph entries).
+    pub morph_ranges: &'a [u32],
+}
+
+impl<'a> StreamTable<'a> {
+    /// The primitives of mesh `mesh`, in `Mesh::primitives` order.
+    pub fn mesh_primitives(&self, mesh: usize) -> &'a [GpuPrimitive] {
+        let Some(&first) = self.mesh_first_primitive.get(mesh) else { return &[] };
+        let end = self.mesh_first_primitive.get(mesh + 1).copied().unwrap_or(self.primitives.len());
+        &self.primitives[first..end]
+    }
+}
+
+/// The six streams' names and usages, in `Streams::bytes` order. Storage
+/// buffers for the vertex path and skin_storage.comp, uniform texel buffers
+/// for skin.comp; transfers for the upload and a skin pass's concatenation.
+fn stream_specs() -> [(&'static str, vk::BufferUsageFlags); 6] {
+    let transfer = vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::TRANSFER_SRC;
+    let storage =
+        vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER | transfer;
+    [
+        ("source vertices", storage | vk::BufferUsageFlags::VERTEX_BUFFER),
+        ("influences", storage | vk::BufferUsageFlags::VERTEX_BUFFER),
+        ("morph ranges", storage),
+        ("morph entries", storage),
+        ("uvs", storage | vk::BufferUsageFlags::VERTEX_BUFFER),
+        ("indices", storage | vk::BufferUsageFlags::INDEX_BUFFER),
+    ]
+}
+
+/// Device-local buffers for `bytes` (`Streams::bytes`), named after `file`;
+/// on failure the ones already made are freed.
+fn create_stream_buffers(ctx: &GpuContext, file: &str, bytes: &[&[u8]; 6]) -> Result<Vec<Buffer>, GpuError> {
+    let mut buffers: Vec<Buffer> = Vec::with_capacity(6);
+    for ((name, usage), data) in stream_specs().iter().zip(bytes) {
+        let name = format!("{file}: {name}");
+        // At least 16 bytes: skin.comp views the streams as texels
+        // of up to 16 bytes, and a view holds at least one, even of
+        // an empty stream (which no record then reads).
+        let size = (data.len() as u64).max(16);
+        match Buffer::new(ctx, &name, size, *usage, MemoryLocation::GpuOnly) {
+            Ok(b) => buffers.push(b),
+            Err(e) => {
+                buffers.into_iter().for_each(|b| b.destroy(ctx));
+                return Err(e);
+            }
+        }
+    }
+    Ok(buffers)
+}
+
+/// Copies `bytes` into `buffers` through one staging buffer and one
+/// submission, waiting for it.
+fn copy_through_staging(ctx: &GpuContext, buffers: &[Buffer], bytes: &[&[u8]; 6]) -> Result<(), GpuError> {
+    let sizes: Vec<u64> = bytes.iter().map(|b| b.len() as u64).collect();
+    let (offsets, total) = layout_sections(&sizes);
+    let mut staging = Buffer::new(
+        ctx,
+        "model upload staging",
+        total,
+        vk::BufferUsageFlags::TRANSFER_SRC,
+        MemoryLocation::CpuToGpu,
+    )?;
+    let written = bytes.iter().zip(&offsets).try_for_each(|(data, &off)| staging.write(off, data));
+    let copied = written.and_then(|_| {
+        immediate::submit_and_wait(ctx, |cmd| {
+            for ((buffer, data), &off) in buffers.iter().zip(bytes).zip(&offsets) {
+                if data.is_empty() {
+                    continue;
+                }
+                let region = vk::BufferCopy { src_offset: off, dst_offset: 0, size: data.len() as u64 };
+                // SAFETY: both buffers are live, the region lies inside both, cmd is recording.
+                unsafe { ctx.device.cmd_copy_buffer(cmd, staging.raw, buffer.raw, &[region]) };
+            }
+            // The copies must be visible to every later reader on this
+            // queue: compute skinning (storage reads), vertex-shader
+            // skinning and draws (vertex attributes, indices), and
+            // transfers (a skin pass concatenating models). A barrier
+            // orders against all later commands in submission order,
+            // including later submissions, so no per-frame barrier is
+            // needed; the host also waits for this submission's fence.
+            barrier::record_global(ctx, cmd, &[Access::CopyWrite], STREAM_READS);
+        })
+    });
+    // The submission has completed (or failed and the queue idled).
+    staging.destroy(ctx);
+    copied
+}
+
 impl GpuModel {
     /// Builds the streams of every mesh of `model` and uploads them through
     /// one staging buffer, waiting for the copy (setup work, not per frame).
     pub fn upload(ctx: &GpuContext, model: &Model) -> Result<GpuModel, GpuError> {
         let s = Streams::build(model)?;
-        let bytes: [&[u8]; 6] = [
-            bytemuck::cast_slice(&s.sources),
-            bytemuck::cast_slice(&s.influences),
-            bytemuck::cast_slice(&s.morph_ranges),
-            bytemuck::cast_slice(&s.morph_entries),
-            bytemuck::cast_slice(&s.uvs),
-            bytemuck::cast_slice(&s.indices),
-        ];
-        let transfer = vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::TRANSFER_SRC;
-        // Storage buffers for the vertex path and skin_storage.comp, uniform
-        // texel buffers for skin.comp.
-        let storage =
-            vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER | transfer;
-        let specs: [(&str, vk::BufferUsageFlags); 6] = [
-            ("source vertices", storage | vk::BufferUsageFlags::VERTEX_BUFFER),
-            ("influences", storage | vk::BufferUsageFlags::VERTEX_BUFFER),
-            ("morph ranges", storage),
-            ("morph entries", storage),
-            ("uvs", storage | vk::BufferUsageFlags::VERTEX_BUFFER),
-            ("indices", storage | vk::BufferUsageFlags::INDEX_BUFFER),
-        ];
-        let mut buffers: Vec<Buffer> = Vec::with_capacity(6);
-        let result = (|| {
-            for ((name, usage), data) in specs.iter().zip(&bytes) {
-                let name = format!("{}: {name}", model.file);
-                // At least 16 bytes: skin.comp views the streams as texels
-                // of up to 16 bytes, and a view holds at least one, even of
-                // an empty stream (which no record then reads).
-                let size = (data.len() as u64).max(16);
-                buffers.push(Buffer::new(ctx, &name, size, *usage, MemoryLocation::GpuOnly)?);
-            }
-            let sizes: Vec<u64> = bytes.iter().map(|b| b.len() as u64).collect();
-            let (offsets, total) = layout_sections(&sizes);
-            let mut staging = Buffer::new(
-                ctx,
-                "model upload staging",
-                total,
-                vk::BufferUsageFlags::TRANSFER_SRC,
-                MemoryLocation::CpuToGpu,
-            )?;
-            let written = bytes.iter().zip(&offsets).try_for_each(|(data, &off)| staging.write(off, data));
-            let copied = written.and_then(|_| {
-                immediate::submit_and_wait(ctx, |cmd| {
-                    for ((buffer, data), &off) in buffers.iter().zip(&bytes).zip(&offsets) {
-                        if data.is_empty() {
-                            continue;
-                        }
-                        let region =
-                            vk::BufferCopy { src_offset: off, dst_offset: 0, size: data.len() as u64 };
-                        // SAFETY: both buffers are live, the region lies inside both, cmd is recording.
-                        unsafe { ctx.device.cmd_copy_buffer(cmd, staging.raw, buffer.raw, &[region]) };
-                    }
-                    // The copies must be visible to every later reader on this
-                    // queue: compute skinning (storage reads), vertex-shader
-                    // skinning and draws (vertex attributes, indices), and
-                    // transfers (a skin pass concatenating models). A barrier
-                    // orders against all later commands in submission order,
-                    // including later submissions, so no per-frame barrier is
-                    // needed; the host also waits for this submission's fence.
-                    let barrier = vk::MemoryBarrier2::default()
-                        .src_stage_mask(vk::PipelineStageFlags2::COPY)
-                        .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-                        .dst_stage_mask(
-                            vk::PipelineStageFlags2::COMPUTE_SHADER
-                                | vk::PipelineStageFlags2::VERTEX_SHADER
-                                | vk::PipelineStageFlags2::VERTEX_ATTRIBUTE_INPUT
-                                | vk::PipelineStageFlags2::INDEX_INPUT
-                                | vk::PipelineStageFlags2::TRANSFER,
-                        )
-                        .dst_access_mask(
-                            vk::AccessFlags2::SHADER_STORAGE_READ
-                                | vk::AccessFlags2::SHADER_SAMPLED_READ
-                                | vk::AccessFlags2::VERTEX_ATTRIBUTE_READ
-                                | vk::AccessFlags2::INDEX_READ
-                                | vk::AccessFlags2::TRANSFER_READ,
-                        );
-                    let barriers = [barrier];
-                    let dependency = vk::DependencyInfo::default().memory_barriers(&barriers);
-                    // SAFETY: cmd is recording; synchronization2 is enabled on the device.
-                    unsafe { ctx.device.cmd_pipeline_barrier2(cmd, &dependency) };
-                })
-            });
-            // The submission has completed (or failed and the queue idled).
-            staging.destroy(ctx);
-            copied
-        })();
-        if let Err(e) = result {
+        let bytes = s.bytes();
+        let buffers = create_stream_buffers(ctx, &model.file, &bytes)?;
+        if let Err(e) = copy_through_staging(ctx, &buffers, &bytes) {
             buffers.into_iter().for_each(|b| b.destroy(ctx));
             return Err(e);
         }
-        let counts = StreamCounts {
-            sources: s.sources.len() as u32,
-            influences: s.influences.len() as u32,
-            morph_ranges: s.morph_ranges.len() as u32,
-            morph_entries: s.morph_entries.len() as u32,
-            indices: s.indices.len() as u32,
-        };
+        let counts = s.counts();
         let mut it = buffers.into_iter();
         let mut next = || it.next().expect("six buffers");
         Ok(GpuModel {
@@ -424,6 +496,16 @@ impl GpuModel {
         })
     }
 
+    /// Where each primitive lies in the streams (see `StreamTable`).
+    pub fn table(&self) -> StreamTable<'_> {
+        StreamTable {
+            primitives: &self.primitives,
+            mesh_first_primitive: &self.mesh_first_primitive,
+            counts: self.counts,
+            morph_ranges: &self.morph_ranges_host,
+        }
+    }
+
     /// The primitive `primitive` (index into `Mesh::primitives`) of mesh `mesh`.
     pub fn primitive(&self, mesh: usize, primitive: usize) -> Option<&GpuPrimitive> {
         let first = *self.mesh_first_primitive.get(mesh)?;
@@ -433,9 +515,7 @@ impl GpuModel {
 
     /// The primitives of mesh `mesh`, in `Mesh::primitives` order.
     pub fn mesh_primitives(&self, mesh: usize) -> &[GpuPrimitive] {
-        let Some(&first) = self.mesh_first_primitive.get(mesh) else { return &[] };
-        let end = self.mesh_first_primitive.get(mesh + 1).copied().unwrap_or(self.primitives.len());
-        &self.primitives[first..end]
+        self.table().mesh_primitives(mesh)
     }
 
     /// Frees the buffers; the caller guarantees no pending GPU use (e.g.

@@ -2,7 +2,7 @@
 //! `Timeline`, or an actor moving through a level), frame the skinned
 //! bounds of all of its frames in world space, render each frame offscreen
 //! (with the level's scenery, if any) and hand the pixels out in order (for
-//! PNG / animated PNG output).
+//! PNG / animated PNG output). It never opens a window.
 
 use super::camera::{Camera, DEFAULT_FOV_Y};
 use super::error::RenderError;

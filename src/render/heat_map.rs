@@ -1,6 +1,7 @@
 //! The weight heat map's vertex stream: for one skeleton joint, each vertex's
 //! skin weight of that joint, one f32 per `GpuModel` source vertex (the UV
-//! stream's layout, which `MeshPass::begin_with_heat` relies on).
+//! stream's layout, which `MeshPass::begin_with_heat` relies on). It never
+//! rewrites a buffer a frame in flight may read.
 //!
 //! Computed on the CPU and uploaded only when the joint or the model
 //! changes; a replaced buffer is retired into the frame ring, since frames in

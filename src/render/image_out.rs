@@ -1,6 +1,7 @@
 //! Writing rendered frames: PNG, and animated PNG (APNG) streamed frame by
 //! frame. Files are written atomically (through `atomic_file`): a failed or
-//! interrupted write never leaves a truncated image at the path asked for.
+//! interrupted write never leaves a truncated image at the path asked for. It
+//! never touches the GPU.
 
 use super::error::RenderError;
 use crate::atomic_file::{AtomicFile, OutputError};

@@ -1,5 +1,5 @@
 //! `repr(C)` mirrors of the GLSL structs in shaders/common.glsl, with size
-//! asserts: change both sides together.
+//! asserts: change both sides together. Never change one side alone.
 
 use bytemuck::{Pod, Zeroable};
 

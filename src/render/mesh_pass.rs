@@ -1,7 +1,9 @@
 //! The draw pass: graphics pipelines (dynamic rendering, D32 depth test, no
 //! culling) that draw either pre-skinned vertices from the compute pass
 //! (`mesh.vert`) or skin in the vertex shader (`mesh_skinned.vert`, the
-//! comparison path), lit and textured by `mesh.frag`; fill and wireframe.
+//! comparison path), lit and textured by `mesh.frag`; fill and wireframe. It
+//! never writes the vertices it draws: the skin pass (or the vertex shader)
+//! skins them.
 //!
 //! A heat variant of each pipeline (`begin_with_heat`) colours vertices by a
 //! per-vertex float stream (vertex binding 2, laid out like the UV stream:
@@ -336,7 +338,18 @@ impl MeshPass {
         }
     }
 
+    /// Creates everything `with_method` left null: the layouts, the
+    /// per-slot uniforms and the pipelines. On error the caller destroys
+    /// what was made.
     fn build(&mut self, ctx: &GpuContext) -> Result<(), GpuError> {
+        self.create_layouts(ctx)?;
+        self.create_buffers(ctx)?;
+        self.create_pipelines(ctx)
+    }
+
+    /// The three set layouts (skinning streams, frame, material) and the
+    /// pipeline layout with the draw's push constants.
+    fn create_layouts(&mut self, ctx: &GpuContext) -> Result<(), GpuError> {
         let skin_bindings: Vec<_> = (0..7)
             .map(|b| {
                 vk::DescriptorSetLayoutBinding::default()
@@ -391,7 +404,12 @@ impl MeshPass {
         // SAFETY: valid create info; the set layouts are live.
         self.layout =
             unsafe { ctx.device.create_pipeline_layout(&info, None) }.call("vkCreatePipelineLayout")?;
+        Ok(())
+    }
 
+    /// Each frame slot's uniforms (the main pass's and every cascade's) and
+    /// the zero heat stream drawn when no heat map is shown.
+    fn create_buffers(&mut self, ctx: &GpuContext) -> Result<(), GpuError> {
         for i in 0..FRAMES_IN_FLIGHT {
             self.uniforms.push(Buffer::new(
                 ctx,
@@ -412,8 +430,14 @@ impl MeshPass {
         // Written once, before any submission reads it.
         let written = zero.write(0, &0f32.to_ne_bytes());
         self.zero_heat = Some(zero);
-        written?;
+        written
+    }
 
+    /// Every pipeline: per skinning placement, the main pass's (with and
+    /// without a prepass before it, filled or wireframe where the device
+    /// can, with or without the heat map), the depth prepass's and the
+    /// shadow cascades'.
+    fn create_pipelines(&mut self, ctx: &GpuContext) -> Result<(), GpuError> {
         let mut modules = Vec::with_capacity(3);
         let result = (|| {
             modules.push(shader::create_module(ctx, "mesh.vert", crate::spirv!("mesh.vert"))?);

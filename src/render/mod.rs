@@ -1,6 +1,9 @@
 //! Passes built on `gpu`: compute skinning, mesh drawing, offscreen targets
 //! and headless output. Knows the GPU layouts of skinning data
-//! (`layout`, mirrored in shaders/common.glsl).
+//! (`layout`, mirrored in shaders/common.glsl). It must never use
+//! `crate::character`, `crate::world`, `crate::app`, `crate::cli` or
+//! `crate::profiler`: they build on it (poses come in as `anim::FramePoses`),
+//! not it on them.
 
 pub mod bone_lines;
 pub mod camera;

@@ -1,7 +1,8 @@
 //! Frames that end in an offscreen image, optionally read back: each frame
 //! slot's own colour target and readback buffer. A slot's pixels are handed
 //! out when the slot comes round again (its fence has signalled) or in
-//! `Renderer::finish`, in frame order.
+//! `Renderer::finish`, in frame order. It never hands out a slot's pixels
+//! before that slot's fence.
 
 use super::camera::Camera;
 use super::error::RenderError;

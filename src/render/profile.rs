@@ -1,7 +1,8 @@
 //! Frame-by-frame measurement of a crowd through the renderer's one frame
 //! path (what `vkskin bench` runs): per frame the CPU pose update and
 //! palette write times, the palette bytes, and the GPU timestamps of the
-//! upload copy, the skin dispatch and each draw pass.
+//! upload copy, the skin dispatch and each draw pass. It measures through the
+//! frames every command draws, never a path of its own.
 
 use super::camera::{Camera, DEFAULT_FOV_Y};
 use super::copy_kernel::median;

@@ -1,7 +1,7 @@
 //! Reading skinned vertices back to the host (`dump --skinning gpu`,
 //! tests): a host-visible buffer, the copy into it and the barriers around
 //! it, and the frame output that ends a skinning-only frame with that copy
-//! (`Renderer::read_skinned`).
+//! (`Renderer::read_skinned`). It never reads before the frame's fence.
 
 use super::error::RenderError;
 use super::frame::{FrameContents, FrameEnd, FrameInput, FrameOutput};
@@ -12,6 +12,7 @@ use super::session::with_gpu;
 use super::skin_pass::{CharacterId, OUTPUT_STRIDE};
 use crate::anim::{FramePoses, SkinInput};
 use crate::asset::Model;
+use crate::gpu::barrier::{self, Access};
 use crate::gpu::frame::Retired;
 use crate::gpu::{Buffer, FrameRing, GpuContext, GpuError, GpuOptions};
 use ash::vk;
@@ -64,14 +65,7 @@ impl Readback {
         // waiting for the fence, and a fence wait alone only makes writes
         // visible that were made available to the host domain; this barrier
         // does that. The memory is HOST_COHERENT, so no invalidate is needed.
-        let barriers = [vk::MemoryBarrier2::default()
-            .src_stage_mask(vk::PipelineStageFlags2::COPY)
-            .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-            .dst_stage_mask(vk::PipelineStageFlags2::HOST)
-            .dst_access_mask(vk::AccessFlags2::HOST_READ)];
-        let dependency = vk::DependencyInfo::default().memory_barriers(&barriers);
-        // SAFETY: recording command buffer; synchronization2 is enabled.
-        unsafe { ctx.device.cmd_pipeline_barrier2(cmd, &dependency) };
+        barrier::record_global(ctx, cmd, &[Access::CopyWrite], &[Access::HostRead]);
         Ok(())
     }
 

@@ -5,6 +5,7 @@
 //! textures, shadow maps, per-slot instance buffers and, when it draws
 //! offscreen, the per-slot targets. How a frame is recorded is `frame`;
 //! where it ends is its `FrameOutput` (window, offscreen, readback, timing).
+//! It never poses characters: poses come in as `FramePoses`.
 
 use super::frame::FrameQueries;
 use super::frame_settings::{FrameSettings, PaletteUpload, PassSetup, SkinningPlacement};

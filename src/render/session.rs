@@ -2,7 +2,7 @@
 //! viewer: a device chosen as the options say, the work, then everything
 //! destroyed and the validation layer's messages read (leaks are reported
 //! during the destruction). With validation on, any message fails the
-//! session.
+//! session. Commands never open or close a GPU themselves.
 
 use crate::gpu::{GpuContext, GpuError, GpuOptions};
 use std::ops::Deref;

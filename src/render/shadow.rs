@@ -3,9 +3,11 @@
 //! (`cascades`), rendered depth-only into one layer of a per-slot depth
 //! array (`ShadowMaps`) that the main pass samples with 3x3 PCF
 //! (shaders/mesh.frag). With them a frame has five draw passes: four shadow
-//! cascades and the main pass; vertex skinning skins in each of them.
+//! cascades and the main pass; vertex skinning skins in each of them. It
+//! never draws the main pass.
 
 use super::camera::Camera;
+use crate::gpu::barrier::{self, Access, ImageBarrier};
 use crate::gpu::error::VkResultExt;
 use crate::gpu::{FRAMES_IN_FLIGHT, GpuContext, GpuError, immediate};
 use ash::vk;
@@ -230,36 +232,26 @@ impl ShadowMaps {
         // main pass samples in.
         let image = self.none.image;
         immediate::submit_and_wait(ctx, |cmd| {
-            let to_clear = [vk::ImageMemoryBarrier2::default()
-                .dst_stage_mask(vk::PipelineStageFlags2::CLEAR)
-                .dst_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-                .old_layout(vk::ImageLayout::UNDEFINED)
-                .new_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
-                .image(image)
-                .subresource_range(layers(0, CASCADES as u32))];
-            let to_read = [vk::ImageMemoryBarrier2::default()
-                .src_stage_mask(vk::PipelineStageFlags2::CLEAR)
-                .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-                .dst_stage_mask(vk::PipelineStageFlags2::FRAGMENT_SHADER)
-                .dst_access_mask(vk::AccessFlags2::SHADER_SAMPLED_READ)
-                .old_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
-                .new_layout(vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)
-                .image(image)
-                .subresource_range(layers(0, CASCADES as u32))];
+            let all = layers(0, CASCADES as u32);
             let clear = vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 };
-            // SAFETY: cmd is recording; the image is live.
+            // cmd is recording; the image is live (new: nothing to wait for).
+            barrier::record_image(
+                ctx,
+                cmd,
+                ImageBarrier::new(image, all, &[Access::Nothing], &[Access::ClearWrite]),
+            );
+            // SAFETY: as above; the barrier put the image in TRANSFER_DST_OPTIMAL.
             unsafe {
-                let d = &ctx.device;
-                d.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().image_memory_barriers(&to_clear));
-                d.cmd_clear_depth_stencil_image(
+                ctx.device.cmd_clear_depth_stencil_image(
                     cmd,
                     image,
                     vk::ImageLayout::TRANSFER_DST_OPTIMAL,
                     &clear,
-                    &[layers(0, CASCADES as u32)],
+                    &[all],
                 );
-                d.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().image_memory_barriers(&to_read));
             }
+            let sampled = &[Access::FragmentShaderSampledRead];
+            barrier::record_image(ctx, cmd, ImageBarrier::new(image, all, &[Access::ClearWrite], sampled));
         })
     }
 
@@ -275,25 +267,15 @@ impl ShadowMaps {
     /// after the previous frame's main pass sampled them (write after read:
     /// the first scope reaches that earlier submission on this queue).
     pub fn begin(&self, ctx: &GpuContext, cmd: vk::CommandBuffer, slot: usize) {
-        let barrier = [vk::ImageMemoryBarrier2::default()
-            .src_stage_mask(vk::PipelineStageFlags2::FRAGMENT_SHADER)
-            .src_access_mask(vk::AccessFlags2::NONE)
-            .dst_stage_mask(
-                vk::PipelineStageFlags2::EARLY_FRAGMENT_TESTS | vk::PipelineStageFlags2::LATE_FRAGMENT_TESTS,
-            )
-            .dst_access_mask(
-                vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_READ
-                    | vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_WRITE,
-            )
-            .old_layout(vk::ImageLayout::UNDEFINED)
-            .new_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
-            .image(self.slots[slot].image)
-            .subresource_range(layers(0, CASCADES as u32))];
-        // SAFETY: cmd is recording outside rendering; the image is live.
-        unsafe {
-            ctx.device
-                .cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().image_memory_barriers(&barrier))
-        };
+        let (image, all) = (self.slots[slot].image, layers(0, CASCADES as u32));
+        let (sampled, attachment) =
+            (&[Access::FragmentShaderSampledRead], &[Access::DepthAttachmentReadWrite]);
+        // cmd is recording outside rendering; the image is live.
+        barrier::record_image(
+            ctx,
+            cmd,
+            ImageBarrier::new(image, all, sampled, attachment).discarding_contents(),
+        );
     }
 
     /// Begins depth-only rendering into cascade `k` of slot `slot` (cleared
@@ -330,22 +312,10 @@ impl ShadowMaps {
     /// Records the transition after the cascades: their depth writes become
     /// visible to the main pass's fragment shader, in SHADER_READ_ONLY_OPTIMAL.
     pub fn end(&self, ctx: &GpuContext, cmd: vk::CommandBuffer, slot: usize) {
-        let barrier = [vk::ImageMemoryBarrier2::default()
-            .src_stage_mask(
-                vk::PipelineStageFlags2::EARLY_FRAGMENT_TESTS | vk::PipelineStageFlags2::LATE_FRAGMENT_TESTS,
-            )
-            .src_access_mask(vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_WRITE)
-            .dst_stage_mask(vk::PipelineStageFlags2::FRAGMENT_SHADER)
-            .dst_access_mask(vk::AccessFlags2::SHADER_SAMPLED_READ)
-            .old_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
-            .new_layout(vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)
-            .image(self.slots[slot].image)
-            .subresource_range(layers(0, CASCADES as u32))];
-        // SAFETY: cmd is recording outside rendering; the image is live.
-        unsafe {
-            ctx.device
-                .cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().image_memory_barriers(&barrier))
-        };
+        let (image, all) = (self.slots[slot].image, layers(0, CASCADES as u32));
+        let (written, sampled) = (&[Access::DepthAttachmentWrite], &[Access::FragmentShaderSampledRead]);
+        // cmd is recording outside rendering; the image is live.
+        barrier::record_image(ctx, cmd, ImageBarrier::new(image, all, written, sampled));
     }
 
     /// Frees everything; the caller guarantees no pending GPU use.

@@ -1,7 +1,7 @@
 //! What the skinning shaders (skin.comp and mesh_skinned.vert) are told of
 //! the influence blend: their specialization constants. Both shaders read
 //! the same constants, so the compute and the vertex path always agree on
-//! the palette's contents.
+//! the palette's contents. It holds no GPU object.
 
 use super::frame_settings::{InfluenceBlend, SkinningMethod};
 use ash::vk;

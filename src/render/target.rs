@@ -1,8 +1,10 @@
 //! Offscreen render targets: an sRGB colour image (resolved from 4x MSAA
 //! when the device supports it) and a depth buffer, plus a host-visible
-//! readback buffer, one set per frame slot so two frames can be in flight.
+//! readback buffer, one set per frame slot so two frames can be in flight. It
+//! records no draws: the passes draw into it.
 
 use super::mesh_pass::DrawStage;
+use crate::gpu::barrier::{self, Access, ImageBarrier};
 use crate::gpu::image::subresource_range;
 use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, GpuContext, GpuError, Image};
 use ash::vk;
@@ -118,41 +120,30 @@ impl RenderTarget {
     /// from UNDEFINED (contents discarded; they are cleared) to attachment layouts.
     pub fn begin_barriers(&self, ctx: &GpuContext, cmd: vk::CommandBuffer) {
         let color_image = self.msaa_color.as_ref().map_or(self.color.raw, |a| a.raw);
+        let color = subresource_range(vk::ImageAspectFlags::COLOR);
         let barriers = [
             // The last use of this slot's colour images was the previous frame's
             // resolve/clear (COLOR_ATTACHMENT_OUTPUT) and readback copy (COPY).
             // This is a write-after-write/read: the attachment writes wait for
             // those stages and for their writes to be made available.
-            vk::ImageMemoryBarrier2::default()
-                .src_stage_mask(
-                    vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT | vk::PipelineStageFlags2::COPY,
-                )
-                .src_access_mask(vk::AccessFlags2::COLOR_ATTACHMENT_WRITE)
-                .dst_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
-                .dst_access_mask(
-                    vk::AccessFlags2::COLOR_ATTACHMENT_WRITE | vk::AccessFlags2::COLOR_ATTACHMENT_READ,
-                )
-                .old_layout(vk::ImageLayout::UNDEFINED)
-                .new_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-                .image(color_image)
-                .subresource_range(subresource_range(vk::ImageAspectFlags::COLOR)),
+            ImageBarrier::new(
+                color_image,
+                color,
+                &[Access::ColorAttachmentWrite, Access::CopyRead],
+                &[Access::ColorAttachmentReadWrite],
+            )
+            .discarding_contents()
+            .to_vk(),
             depth_barrier(&self.depth),
             // The resolve target (MSAA only): its previous contents were read by
             // the readback copy (COPY); resolve writes happen in COLOR_ATTACHMENT_OUTPUT.
-            vk::ImageMemoryBarrier2::default()
-                .src_stage_mask(vk::PipelineStageFlags2::COPY)
-                .src_access_mask(vk::AccessFlags2::NONE)
-                .dst_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
-                .dst_access_mask(vk::AccessFlags2::COLOR_ATTACHMENT_WRITE)
-                .old_layout(vk::ImageLayout::UNDEFINED)
-                .new_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-                .image(self.color.raw)
-                .subresource_range(subresource_range(vk::ImageAspectFlags::COLOR)),
+            ImageBarrier::new(self.color.raw, color, &[Access::CopyRead], &[Access::ColorAttachmentWrite])
+                .discarding_contents()
+                .to_vk(),
         ];
         let count = if self.msaa_color.is_some() { 3 } else { 2 };
-        let info = vk::DependencyInfo::default().image_memory_barriers(&barriers[..count]);
-        // SAFETY: cmd is recording; the images belong to this target.
-        unsafe { ctx.device.cmd_pipeline_barrier2(cmd, &info) };
+        // cmd is recording; the images belong to this target.
+        barrier::record(ctx, cmd, &[], &[], &barriers[..count]);
     }
 
     /// Begins dynamic rendering into this target, clearing colour to `clear`
@@ -179,7 +170,7 @@ impl RenderTarget {
     /// its bytes may be read with `pixels` once this frame's fence has signalled.
     pub fn record_readback(&self, ctx: &GpuContext, cmd: vk::CommandBuffer) {
         let (image, buffer) = (self.color.raw, self.readback.raw);
-        record_color_readback(ctx, cmd, image, buffer, self.extent, vk::ImageLayout::TRANSFER_SRC_OPTIMAL);
+        record_color_readback(ctx, cmd, image, buffer, self.extent, Access::CopyRead);
     }
 
     /// The pixels copied by the last `record_readback` (RGBA8, sRGB, rows top
@@ -295,50 +286,33 @@ impl ScreenTarget {
     /// they are cleared or resolved over) to its attachment layout.
     pub fn begin_barriers(&self, ctx: &GpuContext, cmd: vk::CommandBuffer, image: vk::Image) {
         let color = subresource_range(vk::ImageAspectFlags::COLOR);
-        let mut barriers = [
+        let attachment = &[Access::ColorAttachmentReadWrite][..];
+        let barriers = [
             // The swapchain image: the acquire semaphore is waited on at
             // COLOR_ATTACHMENT_OUTPUT, so a barrier whose first scope is that
             // stage chains after the wait: the layout transition happens only
             // once the presentation engine has released the image. No access
             // to make available (the engine's reads are covered by the
             // semaphore). The clear/resolve/draw writes wait for the transition.
-            vk::ImageMemoryBarrier2::default()
-                .src_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
-                .src_access_mask(vk::AccessFlags2::NONE)
-                .dst_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
-                .dst_access_mask(
-                    vk::AccessFlags2::COLOR_ATTACHMENT_WRITE | vk::AccessFlags2::COLOR_ATTACHMENT_READ,
-                )
-                .old_layout(vk::ImageLayout::UNDEFINED)
-                .new_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-                .image(image)
-                .subresource_range(color),
+            ImageBarrier::new(image, color, &[Access::SwapchainAcquire], attachment)
+                .discarding_contents()
+                .to_vk(),
             // Depth is shared by the frames in flight (see `depth_barrier`).
             depth_barrier(&self.depth),
             // The shared multisampled colour: same write-after-write ordering
             // against the previous frame's attachment writes.
-            vk::ImageMemoryBarrier2::default()
-                .src_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
-                .src_access_mask(vk::AccessFlags2::COLOR_ATTACHMENT_WRITE)
-                .dst_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
-                .dst_access_mask(
-                    vk::AccessFlags2::COLOR_ATTACHMENT_WRITE | vk::AccessFlags2::COLOR_ATTACHMENT_READ,
-                )
-                .old_layout(vk::ImageLayout::UNDEFINED)
-                .new_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-                .image(vk::Image::null())
-                .subresource_range(color),
+            ImageBarrier::new(
+                self.msaa_color.as_ref().map_or(vk::Image::null(), |m| m.raw),
+                color,
+                &[Access::ColorAttachmentWrite],
+                attachment,
+            )
+            .discarding_contents()
+            .to_vk(),
         ];
-        let count = match &self.msaa_color {
-            Some(m) => {
-                barriers[2] = barriers[2].image(m.raw);
-                3
-            }
-            None => 2,
-        };
-        let info = vk::DependencyInfo::default().image_memory_barriers(&barriers[..count]);
-        // SAFETY: cmd is recording outside rendering; the images are live.
-        unsafe { ctx.device.cmd_pipeline_barrier2(cmd, &info) };
+        let count = if self.msaa_color.is_some() { 3 } else { 2 };
+        // cmd is recording outside rendering; the images are live.
+        barrier::record(ctx, cmd, &[], &[], &barriers[..count]);
     }
 
     /// Begins dynamic rendering of the scene into `view` (the acquired
@@ -379,43 +353,30 @@ impl ScreenTarget {
 
 /// Copies a colour image that was just rendered (COLOR_ATTACHMENT_OPTIMAL)
 /// into a host-visible `buffer` of width*height*4 bytes, readable after the
-/// frame's fence; the image ends in `final_layout` (TRANSFER_SRC_OPTIMAL, or
-/// PRESENT_SRC_KHR for a swapchain image that is presented next).
+/// frame's fence; the image ends in the layout of `then`, its next use
+/// (`Access::CopyRead`: it stays in TRANSFER_SRC_OPTIMAL; `Access::Present`
+/// for a swapchain image that is presented next).
 pub fn record_color_readback(
     ctx: &GpuContext,
     cmd: vk::CommandBuffer,
     image: vk::Image,
     buffer: vk::Buffer,
     extent: vk::Extent2D,
-    final_layout: vk::ImageLayout,
+    then: Access,
 ) {
     let range = subresource_range(vk::ImageAspectFlags::COLOR);
     // The colour (or resolve, or overlay) writes finish in
     // COLOR_ATTACHMENT_OUTPUT; the copy reads in COPY, in TRANSFER_SRC layout.
     // This makes those writes available and visible to the copy and orders the
     // layout change after them.
-    let to_src = [vk::ImageMemoryBarrier2::default()
-        .src_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
-        .src_access_mask(vk::AccessFlags2::COLOR_ATTACHMENT_WRITE)
-        .dst_stage_mask(vk::PipelineStageFlags2::COPY)
-        .dst_access_mask(vk::AccessFlags2::TRANSFER_READ)
-        .old_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-        .new_layout(vk::ImageLayout::TRANSFER_SRC_OPTIMAL)
-        .image(image)
-        .subresource_range(range)];
+    let to_src =
+        [ImageBarrier::new(image, range, &[Access::ColorAttachmentWrite], &[Access::CopyRead]).to_vk()];
     // A reused buffer was last written by an earlier copy, whose fence the
     // host waited for before reading it. That wait already orders the two
     // copies; this barrier states the write-after-write dependency explicitly
     // (its first scope reaches earlier submissions). For a fresh buffer it
     // orders nothing.
-    let buffer_before = [vk::BufferMemoryBarrier2::default()
-        .src_stage_mask(vk::PipelineStageFlags2::COPY)
-        .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-        .dst_stage_mask(vk::PipelineStageFlags2::COPY)
-        .dst_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-        .buffer(buffer)
-        .offset(0)
-        .size(vk::WHOLE_SIZE)];
+    let buffer_before = [barrier::buffer(buffer, &[Access::CopyWrite], &[Access::CopyWrite])];
     let region = vk::BufferImageCopy::default()
         .image_subresource(vk::ImageSubresourceLayers {
             aspect_mask: vk::ImageAspectFlags::COLOR,
@@ -426,47 +387,28 @@ pub fn record_color_readback(
         .image_extent(vk::Extent3D { width: extent.width, height: extent.height, depth: 1 });
     // The copy's writes must be available to the host after the fence:
     // COPY/TRANSFER_WRITE -> HOST/HOST_READ.
-    let to_host = [vk::BufferMemoryBarrier2::default()
-        .src_stage_mask(vk::PipelineStageFlags2::COPY)
-        .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-        .dst_stage_mask(vk::PipelineStageFlags2::HOST)
-        .dst_access_mask(vk::AccessFlags2::HOST_READ)
-        .buffer(buffer)
-        .offset(0)
-        .size(vk::WHOLE_SIZE)];
+    let to_host = [barrier::buffer(buffer, &[Access::CopyWrite], &[Access::HostRead])];
     // A final layout change waits for the copy's reads (a write-after-read on
     // the image: an execution dependency suffices). For PRESENT_SRC the
     // render-finished semaphore signalled after it covers presentation.
-    let to_final = [vk::ImageMemoryBarrier2::default()
-        .src_stage_mask(vk::PipelineStageFlags2::COPY)
-        .src_access_mask(vk::AccessFlags2::NONE)
-        .dst_stage_mask(vk::PipelineStageFlags2::NONE)
-        .dst_access_mask(vk::AccessFlags2::NONE)
-        .old_layout(vk::ImageLayout::TRANSFER_SRC_OPTIMAL)
-        .new_layout(final_layout)
-        .image(image)
-        .subresource_range(range)];
-    let final_barriers =
-        if final_layout == vk::ImageLayout::TRANSFER_SRC_OPTIMAL { &[][..] } else { &to_final[..] };
-    // SAFETY: cmd is recording outside rendering; the caller guarantees the
-    // image is live and in COLOR_ATTACHMENT_OPTIMAL and the buffer holds
+    let to_final = [ImageBarrier::new(image, range, &[Access::CopyRead], &[then]).to_vk()];
+    let stays = then.info().layout == Access::CopyRead.info().layout;
+    let final_barriers = if stays { &[][..] } else { &to_final[..] };
+    // cmd is recording outside rendering; the caller guarantees the image is
+    // live and in COLOR_ATTACHMENT_OPTIMAL and the buffer holds
     // width*height*4 bytes and is not in use by another pending copy.
+    barrier::record(ctx, cmd, &[], &buffer_before, &to_src);
+    // SAFETY: as above; the barrier just recorded put the image in TRANSFER_SRC_OPTIMAL.
     unsafe {
-        let d = &ctx.device;
-        d.cmd_pipeline_barrier2(
+        ctx.device.cmd_copy_image_to_buffer(
             cmd,
-            &vk::DependencyInfo::default()
-                .image_memory_barriers(&to_src)
-                .buffer_memory_barriers(&buffer_before),
-        );
-        d.cmd_copy_image_to_buffer(cmd, image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, buffer, &[region]);
-        d.cmd_pipeline_barrier2(
-            cmd,
-            &vk::DependencyInfo::default()
-                .buffer_memory_barriers(&to_host)
-                .image_memory_barriers(final_barriers),
-        );
-    }
+            image,
+            vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+            buffer,
+            &[region],
+        )
+    };
+    barrier::record(ctx, cmd, &[], &to_host, final_barriers);
 }
 
 /// The depth attachment's transition before a frame, from UNDEFINED
@@ -475,22 +417,10 @@ pub fn record_color_readback(
 /// reaches that earlier submission); this frame's clear (LOAD_OP) and tests
 /// happen in the same stages, so they wait for those writes.
 fn depth_barrier(depth: &Image) -> vk::ImageMemoryBarrier2<'static> {
-    vk::ImageMemoryBarrier2::default()
-        .src_stage_mask(
-            vk::PipelineStageFlags2::EARLY_FRAGMENT_TESTS | vk::PipelineStageFlags2::LATE_FRAGMENT_TESTS,
-        )
-        .src_access_mask(vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_WRITE)
-        .dst_stage_mask(
-            vk::PipelineStageFlags2::EARLY_FRAGMENT_TESTS | vk::PipelineStageFlags2::LATE_FRAGMENT_TESTS,
-        )
-        .dst_access_mask(
-            vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_WRITE
-                | vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_READ,
-        )
-        .old_layout(vk::ImageLayout::UNDEFINED)
-        .new_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
-        .image(depth.raw)
-        .subresource_range(subresource_range(vk::ImageAspectFlags::DEPTH))
+    let range = subresource_range(vk::ImageAspectFlags::DEPTH);
+    ImageBarrier::new(depth.raw, range, &[Access::DepthAttachmentWrite], &[Access::DepthAttachmentReadWrite])
+        .discarding_contents()
+        .to_vk()
 }
 
 /// Begins dynamic rendering over the whole `extent`, clearing colour to
@@ -518,19 +448,8 @@ fn begin_rendering(
         // The prepass wrote depth in the fragment-test stages; this
         // rendering's LOAD (a read in EARLY_FRAGMENT_TESTS) and its tests
         // read it: write -> read, same layout, same queue.
-        let barriers = [vk::MemoryBarrier2::default()
-            .src_stage_mask(
-                vk::PipelineStageFlags2::EARLY_FRAGMENT_TESTS | vk::PipelineStageFlags2::LATE_FRAGMENT_TESTS,
-            )
-            .src_access_mask(vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_WRITE)
-            .dst_stage_mask(
-                vk::PipelineStageFlags2::EARLY_FRAGMENT_TESTS | vk::PipelineStageFlags2::LATE_FRAGMENT_TESTS,
-            )
-            .dst_access_mask(vk::AccessFlags2::DEPTH_STENCIL_ATTACHMENT_READ)];
-        // SAFETY: cmd is recording outside rendering.
-        unsafe {
-            ctx.device.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().memory_barriers(&barriers))
-        };
+        // cmd is recording outside rendering.
+        barrier::record_global(ctx, cmd, &[Access::DepthAttachmentWrite], &[Access::DepthAttachmentRead]);
     }
     let clear_color = vk::ClearValue { color: vk::ClearColorValue { float32: clear } };
     let mut color = vk::RenderingAttachmentInfo::default()

@@ -1,9 +1,11 @@
 //! Material textures: base-colour images decoded from the glTF file and
 //! uploaded once (staging buffer + one-shot submit), plus a 1x1 white
-//! texture for materials without one, and the sampler they share.
+//! texture for materials without one, and the sampler they share. Never
+//! rewritten once uploaded: frames in flight sample them.
 
 use crate::asset::Model;
 use crate::asset::images::{DecodedImage, ImageFile, decode_rgba8};
+use crate::gpu::barrier::{self, Access, ImageBarrier};
 use crate::gpu::error::VkResultExt;
 use crate::gpu::image::subresource_range;
 use crate::gpu::{Buffer, GpuContext, GpuError, Image, immediate};
@@ -113,87 +115,11 @@ fn upload(ctx: &GpuContext, sources: &[&DecodedImage]) -> Result<Vec<Image>, Gpu
     )?;
     let mut images: Vec<Image> = Vec::with_capacity(sources.len());
     let mut offsets = Vec::with_capacity(sources.len());
-    let mut offset = 0u64;
-    let result = (|| {
-        for (i, d) in sources.iter().enumerate() {
-            staging.write(offset, &d.rgba)?;
-            offsets.push(offset);
-            offset += d.rgba.len() as u64;
-            images.push(Image::new(
-                ctx,
-                &format!("texture {i}"),
-                vk::Extent2D { width: d.width, height: d.height },
-                vk::Format::R8G8B8A8_SRGB,
-                vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST,
-                vk::ImageAspectFlags::COLOR,
-            )?);
-        }
-        let range = subresource_range(vk::ImageAspectFlags::COLOR);
-        // New images: nothing to wait for; the copy's writes need TRANSFER_DST layout.
-        let to_dst: Vec<_> = images
-            .iter()
-            .map(|img| {
-                vk::ImageMemoryBarrier2::default()
-                    .src_stage_mask(vk::PipelineStageFlags2::NONE)
-                    .src_access_mask(vk::AccessFlags2::NONE)
-                    .dst_stage_mask(vk::PipelineStageFlags2::COPY)
-                    .dst_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-                    .old_layout(vk::ImageLayout::UNDEFINED)
-                    .new_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
-                    .image(img.raw)
-                    .subresource_range(range)
-            })
-            .collect();
-        // The copies' writes are made visible to fragment-shader sampling in
-        // every later submission (queue order carries the dependency on).
-        let to_read: Vec<_> = images
-            .iter()
-            .map(|img| {
-                vk::ImageMemoryBarrier2::default()
-                    .src_stage_mask(vk::PipelineStageFlags2::COPY)
-                    .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
-                    .dst_stage_mask(vk::PipelineStageFlags2::FRAGMENT_SHADER)
-                    .dst_access_mask(vk::AccessFlags2::SHADER_SAMPLED_READ)
-                    .old_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
-                    .new_layout(vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)
-                    .image(img.raw)
-                    .subresource_range(range)
-            })
-            .collect();
+    let result = stage(ctx, sources, &mut staging, &mut images, &mut offsets).and_then(|_| {
         immediate::submit_and_wait(ctx, |cmd| {
-            // SAFETY: cmd is recording; the images and staging buffer live until
-            // submit_and_wait has waited for the fence. The host writes to the
-            // staging buffer happened before the submit, which makes them visible.
-            unsafe {
-                ctx.device.cmd_pipeline_barrier2(
-                    cmd,
-                    &vk::DependencyInfo::default().image_memory_barriers(&to_dst),
-                );
-                for ((img, d), &off) in images.iter().zip(sources).zip(&offsets) {
-                    let region = vk::BufferImageCopy::default()
-                        .buffer_offset(off)
-                        .image_subresource(vk::ImageSubresourceLayers {
-                            aspect_mask: vk::ImageAspectFlags::COLOR,
-                            mip_level: 0,
-                            base_array_layer: 0,
-                            layer_count: 1,
-                        })
-                        .image_extent(vk::Extent3D { width: d.width, height: d.height, depth: 1 });
-                    ctx.device.cmd_copy_buffer_to_image(
-                        cmd,
-                        staging.raw,
-                        img.raw,
-                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                        &[region],
-                    );
-                }
-                ctx.device.cmd_pipeline_barrier2(
-                    cmd,
-                    &vk::DependencyInfo::default().image_memory_barriers(&to_read),
-                );
-            }
+            record_upload(ctx, cmd, staging.raw, &images, sources, &offsets)
         })
-    })();
+    });
     // submit_and_wait returned: the GPU is done with the staging buffer.
     staging.destroy(ctx);
     match result {
@@ -203,4 +129,83 @@ fn upload(ctx: &GpuContext, sources: &[&DecodedImage]) -> Result<Vec<Image>, Gpu
             Err(e)
         }
     }
+}
+
+/// Writes each source's texels into `staging` end to end (their offsets
+/// into `offsets`) and creates its image into `images`.
+fn stage(
+    ctx: &GpuContext,
+    sources: &[&DecodedImage],
+    staging: &mut Buffer,
+    images: &mut Vec<Image>,
+    offsets: &mut Vec<u64>,
+) -> Result<(), GpuError> {
+    let mut offset = 0u64;
+    for (i, d) in sources.iter().enumerate() {
+        staging.write(offset, &d.rgba)?;
+        offsets.push(offset);
+        offset += d.rgba.len() as u64;
+        images.push(Image::new(
+            ctx,
+            &format!("texture {i}"),
+            vk::Extent2D { width: d.width, height: d.height },
+            vk::Format::R8G8B8A8_SRGB,
+            vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST,
+            vk::ImageAspectFlags::COLOR,
+        )?);
+    }
+    Ok(())
+}
+
+/// Records the copies of `staging` (at `offsets`) into the new `images`,
+/// with the transitions before and after them.
+fn record_upload(
+    ctx: &GpuContext,
+    cmd: vk::CommandBuffer,
+    staging: vk::Buffer,
+    images: &[Image],
+    sources: &[&DecodedImage],
+    offsets: &[u64],
+) {
+    let range = subresource_range(vk::ImageAspectFlags::COLOR);
+    // New images: nothing to wait for; the copy's writes need TRANSFER_DST layout.
+    let to_dst: Vec<_> = images
+        .iter()
+        .map(|img| ImageBarrier::new(img.raw, range, &[Access::Nothing], &[Access::CopyWrite]).to_vk())
+        .collect();
+    // The copies' writes are made visible to fragment-shader sampling in
+    // every later submission (queue order carries the dependency on).
+    let to_read: Vec<_> = images
+        .iter()
+        .map(|img| {
+            let sampled = &[Access::FragmentShaderSampledRead];
+            ImageBarrier::new(img.raw, range, &[Access::CopyWrite], sampled).to_vk()
+        })
+        .collect();
+    // cmd is recording; the images and staging buffer live until
+    // submit_and_wait has waited for the fence. The host writes to the
+    // staging buffer happened before the submit, which makes them visible.
+    barrier::record(ctx, cmd, &[], &[], &to_dst);
+    for ((img, d), &off) in images.iter().zip(sources).zip(offsets) {
+        let region = vk::BufferImageCopy::default()
+            .buffer_offset(off)
+            .image_subresource(vk::ImageSubresourceLayers {
+                aspect_mask: vk::ImageAspectFlags::COLOR,
+                mip_level: 0,
+                base_array_layer: 0,
+                layer_count: 1,
+            })
+            .image_extent(vk::Extent3D { width: d.width, height: d.height, depth: 1 });
+        // SAFETY: as above; the images are in TRANSFER_DST_OPTIMAL.
+        unsafe {
+            ctx.device.cmd_copy_buffer_to_image(
+                cmd,
+                staging,
+                img.raw,
+                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                &[region],
+            )
+        };
+    }
+    barrier::record(ctx, cmd, &[], &[], &to_read);
 }

@@ -1,7 +1,8 @@
 //! The window's side of the frame path: a surface and its swapchain, the
 //! window's attachments, the egui overlay and the bone lines, around the
 //! renderer's frame (the same skinning and scene passes as headless frames).
-//! One frame:
+//! One frame: It never records the scene itself: the renderer's one frame
+//! sequence does.
 //!
 //! `begin`: recreate what a resize invalidated -> wait for the next frame
 //! slot's fence -> free the overlay textures it retired. The caller poses
@@ -30,6 +31,7 @@ use super::skin_pass::SkinStats;
 use super::target::{DEPTH_FORMAT, ScreenTarget, record_color_readback};
 use crate::anim::FramePoses;
 use crate::asset::Model;
+use crate::gpu::barrier::{self, Access, ImageBarrier};
 use crate::gpu::image::subresource_range;
 use crate::gpu::swapchain::{self, Acquired, Surface, Swapchain};
 use crate::gpu::{Buffer, FrameRing, FrameSlot, GpuContext, GpuError, GpuOptions};
@@ -421,14 +423,7 @@ impl FrameOutput for WindowOutput<'_> {
         scene_to_overlay_barrier(ctx, end.cmd, image);
         self.overlay.record(ctx, end.cmd, view, extent)?;
         match self.screenshot {
-            Some(buffer) => record_color_readback(
-                ctx,
-                end.cmd,
-                image,
-                buffer.raw,
-                extent,
-                vk::ImageLayout::PRESENT_SRC_KHR,
-            ),
+            Some(buffer) => record_color_readback(ctx, end.cmd, image, buffer.raw, extent, Access::Present),
             None => to_present(ctx, end.cmd, image),
         }
         Ok(())
@@ -459,19 +454,13 @@ impl FrameOutput for WindowOutput<'_> {
 /// writes are made available and visible to the egui pass's reads and
 /// writes; the layout stays COLOR_ATTACHMENT_OPTIMAL.
 fn scene_to_overlay_barrier(ctx: &GpuContext, cmd: vk::CommandBuffer, image: vk::Image) {
-    let barrier = [vk::ImageMemoryBarrier2::default()
-        .src_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
-        .src_access_mask(vk::AccessFlags2::COLOR_ATTACHMENT_WRITE)
-        .dst_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
-        .dst_access_mask(vk::AccessFlags2::COLOR_ATTACHMENT_READ | vk::AccessFlags2::COLOR_ATTACHMENT_WRITE)
-        .old_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-        .new_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-        .image(image)
-        .subresource_range(subresource_range(vk::ImageAspectFlags::COLOR))];
-    // SAFETY: cmd is recording outside rendering; the image is acquired.
-    unsafe {
-        ctx.device.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().image_memory_barriers(&barrier))
-    };
+    let range = subresource_range(vk::ImageAspectFlags::COLOR);
+    // cmd is recording outside rendering; the image is acquired.
+    barrier::record_image(
+        ctx,
+        cmd,
+        ImageBarrier::new(image, range, &[Access::ColorAttachmentWrite], &[Access::ColorAttachmentReadWrite]),
+    );
 }
 
 /// The image's last writes (egui, COLOR_ATTACHMENT_OUTPUT) must finish and
@@ -481,19 +470,13 @@ fn scene_to_overlay_barrier(ctx: &GpuContext, cmd: vk::CommandBuffer, image: vk:
 /// (its first scope covers the transition), the present waits on it, and
 /// vkQueuePresentKHR makes available writes visible to the engine's reads.
 fn to_present(ctx: &GpuContext, cmd: vk::CommandBuffer, image: vk::Image) {
-    let barrier = [vk::ImageMemoryBarrier2::default()
-        .src_stage_mask(vk::PipelineStageFlags2::COLOR_ATTACHMENT_OUTPUT)
-        .src_access_mask(vk::AccessFlags2::COLOR_ATTACHMENT_WRITE)
-        .dst_stage_mask(vk::PipelineStageFlags2::NONE)
-        .dst_access_mask(vk::AccessFlags2::NONE)
-        .old_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-        .new_layout(vk::ImageLayout::PRESENT_SRC_KHR)
-        .image(image)
-        .subresource_range(subresource_range(vk::ImageAspectFlags::COLOR))];
-    // SAFETY: cmd is recording outside rendering; the image is acquired.
-    unsafe {
-        ctx.device.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().image_memory_barriers(&barrier))
-    };
+    let range = subresource_range(vk::ImageAspectFlags::COLOR);
+    // cmd is recording outside rendering; the image is acquired.
+    barrier::record_image(
+        ctx,
+        cmd,
+        ImageBarrier::new(image, range, &[Access::ColorAttachmentWrite], &[Access::Present]),
+    );
 }
 
 /// A host-readable buffer for one swapchain image (made for a screenshot frame only).

@@ -1,0 +1,240 @@
+//! The skinning pipelines (skin.comp or skin_storage.comp, with and without
+//! morph-target code) and the one dispatch per frame: its descriptor set
+//! from the slot's pool, the dispatch, and the barrier that makes the
+//! output visible to vertex input, vertex shaders and transfers. It never
+//! writes a buffer's contents; what the dispatch reads was uploaded first.
+
+use super::palette_reads::{PaletteReads, is_texel};
+use super::{SkinPass, SkinStats, WORKGROUP_SIZE};
+use crate::gpu::barrier::{self, Access};
+use crate::gpu::error::VkResultExt;
+use crate::gpu::pipeline::ComputePipeline;
+use crate::gpu::{FrameSlot, GpuContext, GpuError};
+use crate::render::frame_settings::InfluenceBlend;
+use crate::render::skinning;
+use ash::vk;
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Push {
+    record_count: u32,
+    total_vertices: u32,
+}
+
+/// `MORPH_TARGETS` (shaders/common.glsl): a skin.comp specialization
+/// constant after the skinning ones (`skinning::SPECIALIZATION_ENTRIES`).
+const MORPH_TARGETS_ID: u32 = 8;
+
+/// skin.comp's specialization map and data: the skinning constants of
+/// `shading` (`skinning::specialization`), then `MORPH_TARGETS` as a 32-bit
+/// VkBool32 after them. Made twice per pass, at creation.
+fn skin_specialization(
+    shading: InfluenceBlend,
+    morph_targets: bool,
+) -> (Vec<vk::SpecializationMapEntry>, Vec<u8>) {
+    let mut data = skinning::constants(shading).to_vec();
+    let mut entries = skinning::SPECIALIZATION_ENTRIES.to_vec();
+    entries.push(vk::SpecializationMapEntry {
+        constant_id: MORPH_TARGETS_ID,
+        offset: data.len() as u32,
+        size: 4,
+    });
+    data.extend_from_slice(&vk::Bool32::from(morph_targets).to_ne_bytes());
+    (entries, data)
+}
+
+/// The pass's two pipelines: blending as `shading`, reading as `reads`.
+pub(super) struct SkinPipelines {
+    /// With the morph-target code.
+    pub(super) compute: ComputePipeline,
+    /// The same with `MORPH_TARGETS` false (shaders/common.glsl): dispatched
+    /// while no record has morph targets.
+    pub(super) compute_without_morphs: ComputePipeline,
+}
+
+impl SkinPipelines {
+    /// Builds both; on error nothing is left behind.
+    pub(super) fn new(
+        ctx: &GpuContext,
+        shading: InfluenceBlend,
+        reads: PaletteReads,
+    ) -> Result<Self, GpuError> {
+        let push_bytes = std::mem::size_of::<Push>() as u32;
+        let (name, spirv) = reads.spirv();
+        let bindings = reads.bindings();
+        let pipeline = |morph_targets: bool| {
+            let (entries, data) = skin_specialization(shading, morph_targets);
+            let spec = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
+            let compute =
+                ComputePipeline::with_bindings(ctx, name, spirv, &bindings, push_bytes, Some(&spec))?;
+            let what = if morph_targets { "" } else { ", no morph targets" };
+            ctx.set_name(compute.pipeline, &format!("{name} pipeline ({}{what})", shading.name()));
+            Ok::<_, GpuError>(compute)
+        };
+        let compute = pipeline(true)?;
+        match pipeline(false) {
+            Ok(compute_without_morphs) => Ok(SkinPipelines { compute, compute_without_morphs }),
+            Err(e) => {
+                compute.destroy(ctx);
+                Err(e)
+            }
+        }
+    }
+
+    /// Frees both; the caller waited for the GPU.
+    pub(super) fn destroy(self, ctx: &GpuContext) {
+        self.compute.destroy(ctx);
+        self.compute_without_morphs.destroy(ctx);
+    }
+}
+
+/// What set 0 of one dispatch binds: each binding's buffer, and its texel
+/// view where the binding is a texel buffer (else null).
+struct BoundSet {
+    buffers: [vk::Buffer; 9],
+    views: [vk::BufferView; 9],
+}
+
+impl SkinPass {
+    /// Dispatches the skinning of everything `upload`ed into `slot` and
+    /// records the barrier after it; fills in `stats`' dispatch fields.
+    pub(super) fn dispatch(
+        &self,
+        ctx: &GpuContext,
+        slot: &mut FrameSlot,
+        timestamps: bool,
+        stats: &mut SkinStats,
+    ) -> Result<(), GpuError> {
+        let total_vertices = self.layout.total_vertices();
+        if total_vertices == 0 || self.layout.records().is_empty() {
+            return Ok(());
+        }
+        let Some(bound) = self.bound_set(slot.index)? else {
+            return Ok(());
+        };
+        // Without morph targets in the scene, the pipeline without their code.
+        let p = &self.pipelines;
+        let compute = if self.layout.morph_targets() { &p.compute } else { &p.compute_without_morphs };
+        let set = self.write_set(ctx, slot.descriptor_pool, compute.set_layout, &bound)?;
+        let push = Push { record_count: self.layout.records().len() as u32, total_vertices };
+        let (groups_x, groups_y) = ComputePipeline::grid(ctx, total_vertices.div_ceil(WORKGROUP_SIZE));
+        let (d, cmd) = (&ctx.device, slot.command_buffer);
+        let before =
+            if timestamps { slot.write_timestamp(ctx, vk::PipelineStageFlags2::TOP_OF_PIPE) } else { None };
+        // SAFETY: the set is fresh and written; every bound buffer is live
+        // and stays alive until this slot's fence (replaced ones are
+        // retired). The command buffer is recording (begin_frame).
+        unsafe {
+            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, compute.pipeline);
+            d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, compute.layout, 0, &[set], &[]);
+            d.cmd_push_constants(
+                cmd,
+                compute.layout,
+                vk::ShaderStageFlags::COMPUTE,
+                0,
+                bytemuck::bytes_of(&push),
+            );
+            d.cmd_dispatch(cmd, groups_x, groups_y, 1);
+        }
+        // The draw (vertex input of the output as a vertex buffer, or storage
+        // reads in a vertex shader) and readback copies later in this command
+        // buffer must see the dispatch's writes: compute write -> those stages
+        // and accesses. A global memory barrier is enough (one queue, one
+        // command buffer); a buffer barrier would add nothing on this queue.
+        // Nothing else needs ordering here: the writes cannot race an earlier
+        // frame's reads, because every slot has its own output (frame N+1 and
+        // frame N touch different buffers) and a slot is reused only after its
+        // fence. Frame-begin writes by the host are covered by the submit.
+        barrier::record_global(
+            ctx,
+            cmd,
+            &[Access::ComputeShaderWrite],
+            &[Access::VertexBufferRead, Access::VertexShaderStorageRead, Access::TransferRead],
+        );
+        let after = if timestamps {
+            slot.write_timestamp(ctx, vk::PipelineStageFlags2::COMPUTE_SHADER)
+        } else {
+            None
+        };
+        stats.timestamps = before.zip(after);
+        stats.vertices = total_vertices as u64;
+        stats.dispatches = 1;
+        Ok(())
+    }
+
+    /// Set 0 of slot `slot_index`'s dispatch: the static streams, then the
+    /// slot's weights, palette (the one the shaders read in this upload
+    /// mode), records, output and workgroup records. `None` before the first
+    /// character; an error when a texel binding lacks its view (its creation
+    /// failed).
+    fn bound_set(&self, slot_index: usize) -> Result<Option<BoundSet>, GpuError> {
+        let Some(([sources, influences, ranges, entries], _)) = self.streams.bound(&self.models) else {
+            return Ok(None);
+        };
+        let b = &self.slots[slot_index];
+        let (palette, palette_view) = b.read_palette(self.upload_mode.staged());
+        let [v0, v1, v2, v3] = self.streams.views();
+        let null = vk::BufferView::null();
+        let views = [v0, v1, v2, v3, null, palette_view, b.records_view, null, b.groups_view];
+        let bindings = &self.bindings;
+        if let Some(binding) = (0..9).find(|&i| is_texel(bindings[i]) && views[i] == null) {
+            return Err(GpuError::new(format!(
+                "skin pass: no texel view for binding {binding} (its creation failed)"
+            )));
+        }
+        let buffers = [
+            sources,
+            influences,
+            ranges,
+            entries,
+            b.weights.raw,
+            palette,
+            b.records.raw,
+            b.output.raw,
+            b.groups.raw,
+        ];
+        Ok(Some(BoundSet { buffers, views }))
+    }
+
+    /// A descriptor set of `set_layout` from `pool` (the slot's, reset by
+    /// begin_frame after the slot's fence), written with `bound`: each
+    /// buffer whole, or its texel view.
+    fn write_set(
+        &self,
+        ctx: &GpuContext,
+        pool: vk::DescriptorPool,
+        set_layout: vk::DescriptorSetLayout,
+        bound: &BoundSet,
+    ) -> Result<vk::DescriptorSet, GpuError> {
+        let d = &ctx.device;
+        let layouts = [set_layout];
+        let info = vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool).set_layouts(&layouts);
+        let mut set = vk::DescriptorSet::null();
+        // SAFETY: one set for one layout into `set`; the pool is this slot's, reset
+        // by begin_frame after the slot's fence. The raw entry point avoids the Vec
+        // that ash's wrapper returns (no heap allocation per frame).
+        unsafe { (d.fp_v1_0().allocate_descriptor_sets)(d.handle(), &info, &mut set) }
+            .result()
+            .call("vkAllocateDescriptorSets")?;
+        let bindings = &self.bindings;
+        let infos: [vk::DescriptorBufferInfo; 9] = std::array::from_fn(|i| vk::DescriptorBufferInfo {
+            buffer: bound.buffers[i],
+            offset: 0,
+            range: vk::WHOLE_SIZE,
+        });
+        let writes: [vk::WriteDescriptorSet; 9] = std::array::from_fn(|i| {
+            let write = vk::WriteDescriptorSet::default()
+                .dst_set(set)
+                .dst_binding(i as u32)
+                .descriptor_type(bindings[i]);
+            if is_texel(bindings[i]) {
+                write.texel_buffer_view(std::slice::from_ref(&bound.views[i]))
+            } else {
+                write.buffer_info(std::slice::from_ref(&infos[i]))
+            }
+        });
+        // SAFETY: the set is fresh and unused; every written buffer and view is live.
+        unsafe { d.update_descriptor_sets(&writes, &[]) };
+        Ok(set)
+    }
+}

@@ -1,0 +1,426 @@
+//! Compute skinning: morphs and skins every primitive of every registered
+//! character instance in ONE dispatch (shaders/skin.comp) into the frame
+//! slot's own output buffer, which the draw pass then binds as a vertex buffer.
+//! It never poses characters (its inputs are `FramePoses`) and never draws.
+//!
+//! The pieces: `plan` lays every character out as plain data (no device:
+//! offsets, counts, records, sizes); `palette_reads` says how skin.comp reads
+//! its set 0 (texels or storage); `slot_buffers` holds one frame slot's
+//! buffers; `streams` binds or concatenates the models' static streams;
+//! `upload` writes a frame's palettes and weights; `dispatch` holds the
+//! pipelines and records the dispatch. This file ties them together:
+//! registering characters (`add_character`) and recording a frame (`record`).
+//!
+//! Per frame: `record` = `upload` (writes the palettes and morph weights of
+//! the characters whose pose changed since this slot last held them, and the
+//! skin records after a layout change) + a dispatch (a descriptor set from
+//! the slot's pool, one dispatch, and the barrier that makes the output
+//! visible to vertex input and transfers).
+//!
+//! The vertex-skinning path (shaders/mesh_skinned.vert) reads the same
+//! per-slot buffers: call `upload` instead of `record` (no dispatch) and bind
+//! `vertex_skinning_buffers(slot)` as set 0 of the draw; each drawn primitive
+//! selects its record with `PrimitiveOutput::record`.
+//!
+//! Synchronisation, all of it (see also the comments at each barrier):
+//! - Palette, weight, record and workgroup-record buffers are host-visible, HOST_COHERENT,
+//!   persistently mapped and written by the CPU before `vkQueueSubmit`; a
+//!   submission makes earlier host writes to coherent memory visible to the
+//!   device (the implicit host-write guarantee of queue submission), so no
+//!   barrier and no flush is needed.
+//! - They belong to one frame slot, and are rewritten only after
+//!   `FrameRing::begin_frame` waited for that slot's fence: the previous GPU
+//!   reads of them have completed (write-after-read needs only that
+//!   execution dependency).
+//! - The output buffer is per slot as well (see `SlotBuffers`), so frame N+1's
+//!   dispatch never writes what frame N's draw may still read; frame N+2
+//!   rewrites frame N's copy only after that slot's fence (which orders it
+//!   after frame N's compute write, vertex reads and readback copies).
+//! - Within a frame, compute writes -> vertex input / vertex shader storage
+//!   reads / transfer reads need the pipeline barrier recorded after the
+//!   dispatch. It also covers a draw recorded in a later command buffer or
+//!   submission on the same queue (barriers apply in submission order).
+//! - The static mesh streams were uploaded with a barrier to every later
+//!   reader (compute and vertex shaders; storage reads, and sampled reads
+//!   for skin.comp's uniform texel buffers), and are only read here; so are
+//!   the concatenated streams of several models (the barrier in
+//!   `StaticStreams::rebuild`).
+//! - Host writes made visible by a submission are visible to every access
+//!   type, texel fetches included; the output is written only as a storage
+//!   buffer (a storage texel write measured slower on llvmpipe).
+//! - The vertex-skinning path has no compute write at all: its vertex shader
+//!   reads only host-written slot buffers (visible at submit, as above) and
+//!   the static streams, so it needs no barrier of its own.
+
+use super::frame_settings::{InfluenceBlend, PaletteUpload};
+use super::gpu_model::GpuModel;
+use super::layout::SkinnedVertex;
+use crate::anim::{FramePoses, SkinningMethod};
+use crate::asset::Model;
+use crate::gpu::barrier::Access;
+use crate::gpu::{FRAMES_IN_FLIGHT, FrameRing, FrameSlot, GpuContext, GpuError};
+use ash::vk;
+use dispatch::SkinPipelines;
+use plan::Mark;
+use slot_buffers::SlotBuffers;
+use std::sync::Arc;
+use streams::StaticStreams;
+
+mod dispatch;
+mod palette_reads;
+pub mod plan;
+mod slot_buffers;
+mod streams;
+mod upload;
+
+pub use palette_reads::{AMPLE_PALETTE_TEXELS, PaletteReads};
+pub use plan::{NO_RECORD, PrimitiveOutput, SkinLayout};
+
+/// Threads per workgroup (`local_size_x` in skin.comp).
+pub const WORKGROUP_SIZE: u32 = 64;
+
+/// Byte size of one output vertex.
+pub const OUTPUT_STRIDE: u64 = std::mem::size_of::<SkinnedVertex>() as u64;
+
+/// How the skinning shaders read their inputs (static streams, palettes):
+/// skin.comp as uniform texel buffers, skin_storage.comp and the
+/// vertex-skinning path (mesh_skinned.vert) as storage buffers.
+const SKINNING_READS: &[Access] = &[
+    Access::ComputeShaderUniformTexelRead,
+    Access::ComputeShaderStorageRead,
+    Access::VertexShaderStorageRead,
+];
+
+/// What one `record` (or `upload`) did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SkinStats {
+    /// Palette bytes written by the host this frame (each written byte
+    /// counted once; in `PaletteUpload::Dirty`, a character whose pose
+    /// version the slot already holds adds nothing). In the staged modes the
+    /// same bytes are then copied on the GPU.
+    pub palette_bytes_written: u64,
+    /// Host time spent writing palettes and weights, in nanoseconds.
+    pub write_ns: u64,
+    /// Timestamp queries before and after the palette copy (staged modes),
+    /// when asked and available.
+    pub copy_timestamps: Option<(u32, u32)>,
+    /// Morph weight bytes written.
+    pub weight_bytes_written: u64,
+    /// Vertices skinned.
+    pub vertices: u64,
+    /// Compute dispatches recorded (1, or 0 when there is nothing to skin).
+    pub dispatches: u32,
+    /// Timestamp queries before and after the dispatch, when asked and available.
+    pub timestamps: Option<(u32, u32)>,
+}
+
+/// A registered character instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CharacterId(pub usize);
+
+/// A registered character's model: its GPU streams and the imported asset
+/// (skins and morph weights, which `upload` checks poses against). Where it
+/// lands is `SkinLayout::characters`' entry of the same index.
+struct Character {
+    gpu: Arc<GpuModel>,
+    model: Arc<Model>,
+}
+
+/// The compute skinning pass and every registered character.
+pub struct SkinPass {
+    /// What the shader computes and what the palette holds for it.
+    shading: InfluenceBlend,
+    /// How its shader reads the palette.
+    palette_reads: PaletteReads,
+    /// The descriptor type of each binding of the pipelines' set 0.
+    bindings: [vk::DescriptorType; 9],
+    pipelines: SkinPipelines,
+    characters: Vec<Character>,
+    /// The distinct models, in `layout.models()` order.
+    models: Vec<Arc<GpuModel>>,
+    /// Where everything lands (plain data).
+    layout: SkinLayout,
+    /// The static streams bound at bindings 0..=3.
+    streams: StaticStreams,
+    /// Changes with every layout change: a slot rewrites its records when
+    /// it holds an older one.
+    generation: u64,
+    slots: Vec<SlotBuffers>,
+    upload_mode: PaletteUpload,
+}
+
+impl SkinPass {
+    /// Creates the pipeline (linear blend skinning) and empty per-slot buffers.
+    pub fn new(ctx: &GpuContext) -> Result<Self, GpuError> {
+        Self::with_method(ctx, SkinningMethod::Linear)
+    }
+
+    /// Creates the pipeline for `method` (a `SkinningMethod`, or a
+    /// `InfluenceBlend` that also says where DQS splits the matrices),
+    /// reading the palette the way the device suits
+    /// (`PaletteReads::for_device`), and empty per-slot buffers.
+    pub fn with_method(ctx: &GpuContext, method: impl Into<InfluenceBlend>) -> Result<Self, GpuError> {
+        Self::with_palette_reads(ctx, method, PaletteReads::for_device(&ctx.properties.limits))
+    }
+
+    /// Creates the pipeline for `method` reading the palette as `reads` says,
+    /// and empty per-slot buffers.
+    pub fn with_palette_reads(
+        ctx: &GpuContext,
+        method: impl Into<InfluenceBlend>,
+        reads: PaletteReads,
+    ) -> Result<Self, GpuError> {
+        let shading: InfluenceBlend = method.into();
+        let pipelines = SkinPipelines::new(ctx, shading, reads)?;
+        let mut pass = SkinPass {
+            shading,
+            palette_reads: reads,
+            bindings: reads.bindings(),
+            pipelines,
+            characters: Vec::new(),
+            models: Vec::new(),
+            layout: SkinLayout::default(),
+            streams: StaticStreams::new(),
+            generation: 0,
+            slots: Vec::with_capacity(FRAMES_IN_FLIGHT),
+            upload_mode: PaletteUpload::default(),
+        };
+        match pass.create_slots(ctx) {
+            Ok(()) => Ok(pass),
+            Err(e) => {
+                pass.destroy(ctx);
+                Err(e)
+            }
+        }
+    }
+
+    /// Every frame slot's (empty) buffers and their texel views.
+    fn create_slots(&mut self, ctx: &GpuContext) -> Result<(), GpuError> {
+        for i in 0..FRAMES_IN_FLIGHT {
+            self.slots.push(SlotBuffers::new(ctx, i)?);
+            let slot = self.slots.last_mut().expect("the slot just pushed");
+            slot.make_views(ctx, self.palette_reads)?;
+        }
+        Ok(())
+    }
+
+    /// How this pass blends influences.
+    pub fn method(&self) -> SkinningMethod {
+        self.shading.method
+    }
+
+    /// The method and where DQS splits the matrices.
+    pub fn shading(&self) -> InfluenceBlend {
+        self.shading
+    }
+
+    /// How the shader reads the palette.
+    pub fn palette_reads(&self) -> PaletteReads {
+        self.palette_reads
+    }
+
+    /// Registers a character instance of `model` (uploaded as `gpu`), laid out
+    /// after the existing ones. Grows per-slot buffers, retiring the old ones
+    /// through `ring` (never freed while a submitted frame may use them).
+    /// Call between frames, not between `begin_frame` and `record`.
+    pub fn add_character(
+        &mut self,
+        ctx: &GpuContext,
+        ring: &mut FrameRing,
+        gpu: Arc<GpuModel>,
+        model: Arc<Model>,
+    ) -> Result<CharacterId, GpuError> {
+        let existing = self.models.iter().position(|m| Arc::ptr_eq(m, &gpu));
+        let is_new_model = existing.is_none();
+        let mark = self.layout.mark();
+        let placed = match existing {
+            Some(i) => Ok(i),
+            None => self.layout.add_model(gpu.counts),
+        }
+        .and_then(|m| self.layout.add_character(m, gpu.table(), &model));
+        if let Err(e) = placed {
+            self.layout.roll_back(mark);
+            return Err(e);
+        }
+        if is_new_model {
+            self.models.push(gpu.clone());
+        }
+        self.characters.push(Character { gpu, model });
+        // At most one copy region per character (this one included).
+        let regions = self.characters.len();
+        for slot in &mut self.slots {
+            slot.held.push(None);
+            slot.copies.reserve(regions);
+        }
+        self.generation += 1;
+        if let Err(e) = self.fit_buffers(ctx, ring, is_new_model) {
+            self.undo_add(ctx, ring, mark, is_new_model);
+            return Err(e);
+        }
+        Ok(CharacterId(self.characters.len() - 1))
+    }
+
+    /// Makes the buffers hold the layout after a character was added: the
+    /// device's limits checked, the streams concatenated again when the
+    /// character brought a new model (and there are several), the slots
+    /// grown, the stream views matched.
+    fn fit_buffers(
+        &mut self,
+        ctx: &GpuContext,
+        ring: &mut FrameRing,
+        is_new_model: bool,
+    ) -> Result<(), GpuError> {
+        self.layout.check_ranges(&ctx.properties.limits, self.palette_reads)?;
+        if is_new_model && self.models.len() > 1 {
+            self.streams.rebuild(ctx, ring, &self.layout, &self.models)?;
+        }
+        self.ensure_capacity(ctx, ring)?;
+        self.streams.sync_views(ctx, ring, &self.bindings, &self.models)
+    }
+
+    /// Undoes the character just added (`fit_buffers` failed): back to the
+    /// previous layout, which the buffers still fit.
+    fn undo_add(&mut self, ctx: &GpuContext, ring: &mut FrameRing, mark: Mark, is_new_model: bool) {
+        self.characters.pop();
+        if is_new_model {
+            self.models.pop();
+        }
+        self.layout.roll_back(mark);
+        self.slots.iter_mut().for_each(|s| {
+            s.held.pop();
+            s.records_generation = None;
+        });
+        // The views must match the streams bound now: a concatenation
+        // made before a later step failed stays bound (it holds the
+        // remaining models' streams at the same offsets). Should that
+        // fail too, a view stays null and `dispatch` says so.
+        let _ = self.streams.sync_views(ctx, ring, &self.bindings, &self.models);
+    }
+
+    /// Grows every slot's buffers to the current layout; replaced buffers are
+    /// retired through the ring (a submitted frame may still use them).
+    fn ensure_capacity(&mut self, ctx: &GpuContext, ring: &mut FrameRing) -> Result<(), GpuError> {
+        let sizes = self.layout.slot_sizes();
+        let limit = u64::from(ctx.properties.limits.max_storage_buffer_range);
+        for (i, slot) in self.slots.iter_mut().enumerate() {
+            slot.grow(ctx, ring, i, sizes, limit, self.palette_reads)?;
+        }
+        Ok(())
+    }
+
+    /// Records this frame's skinning into `slot`: `upload`s changed poses,
+    /// dispatches once, and records the barrier that makes the output
+    /// readable by vertex input, vertex shaders and transfers later in the
+    /// same command buffer. Character `c` of `inputs` is `CharacterId(c)`.
+    /// Allocates nothing on the heap.
+    pub fn record<P: FramePoses + ?Sized>(
+        &mut self,
+        ctx: &GpuContext,
+        slot: &mut FrameSlot,
+        inputs: &P,
+        timestamps: bool,
+    ) -> Result<SkinStats, GpuError> {
+        let mut stats = self.upload(slot, inputs)?;
+        self.record_copies(ctx, slot, timestamps, &mut stats);
+        self.dispatch(ctx, slot, timestamps, &mut stats)?;
+        Ok(stats)
+    }
+
+    /// How palettes reach the GPU (see `PaletteUpload`).
+    pub fn upload_mode(&self) -> PaletteUpload {
+        self.upload_mode
+    }
+
+    /// Switches the palette upload mode (between frames). Every slot then
+    /// rewrites every palette once: the buffer the shaders read changes.
+    pub fn set_upload_mode(&mut self, mode: PaletteUpload) {
+        if mode != self.upload_mode {
+            self.upload_mode = mode;
+            self.slots.iter_mut().for_each(|s| s.held.iter_mut().for_each(|h| *h = None));
+        }
+    }
+
+    /// Set 0 of shaders/common.glsl for slot `slot_index`
+    /// (`FrameSlot::index`), bindings 0..=6 in order: sources, influences,
+    /// morph ranges, morph entries (the streams the records index: the
+    /// pass's concatenation when several models are registered, else the
+    /// one model's own buffers), then this slot's morph weights, palette and
+    /// skin records, each bound whole. For the vertex-skinning draw of the
+    /// frame that `upload`ed into that slot; the draw of primitive `o` uses
+    /// record `o.record`. The handles change when characters are added.
+    /// `None` before the first character is added.
+    pub fn vertex_skinning_buffers(&self, slot_index: usize) -> Option<[vk::DescriptorBufferInfo; 7]> {
+        let ([sources, influences, ranges, entries], _) = self.streams.bound(&self.models)?;
+        let b = &self.slots[slot_index];
+        let (palette, _) = b.read_palette(self.upload_mode.staged());
+        let bound = [sources, influences, ranges, entries, b.weights.raw, palette, b.records.raw];
+        Some(bound.map(|buffer| vk::DescriptorBufferInfo { buffer, offset: 0, range: vk::WHOLE_SIZE }))
+    }
+
+    /// The output buffer of frame slot `slot_index` (`FrameSlot::index`):
+    /// `SkinnedVertex` per vertex (48-byte stride: position vec4, normal vec4,
+    /// tangent vec4), scene space. Bind it as a vertex buffer in the frame
+    /// that recorded the skinning into that slot. The handle changes when
+    /// characters are added.
+    pub fn output_buffer(&self, slot_index: usize) -> vk::Buffer {
+        self.slots[slot_index].output.raw
+    }
+
+    /// Where each primitive of each mesh instance of `character` lands in the
+    /// output, in `Model::instances` order then primitive order.
+    pub fn outputs(&self, character: CharacterId) -> &[PrimitiveOutput] {
+        &self.layout.characters()[character.0].outputs
+    }
+
+    /// First output vertex of primitive `primitive` (index into
+    /// `Mesh::primitives`) of instance `instance` (index into `Model::instances`).
+    pub fn output_offset(&self, character: CharacterId, instance: usize, primitive: usize) -> Option<u32> {
+        let outputs = &self.layout.characters().get(character.0)?.outputs;
+        let first = outputs.iter().position(|o| o.instance == instance)?;
+        let o = outputs.get(first + primitive).filter(|o| o.instance == instance)?;
+        Some(o.output_offset)
+    }
+
+    /// The GPU streams (index buffer, UVs, per-primitive info) of `character`.
+    pub fn gpu_model(&self, character: CharacterId) -> &Arc<GpuModel> {
+        &self.characters[character.0].gpu
+    }
+
+    /// The imported model of `character`.
+    pub fn model(&self, character: CharacterId) -> &Arc<Model> {
+        &self.characters[character.0].model
+    }
+
+    /// Registered characters.
+    pub fn character_count(&self) -> usize {
+        self.characters.len()
+    }
+
+    /// Where every registered character lands (plain data).
+    pub fn layout(&self) -> &SkinLayout {
+        &self.layout
+    }
+
+    /// Bytes the skinning dispatch reads and writes per frame, all characters:
+    /// `(read, written)`. Read: source vertices, influence sets, morph
+    /// ranges and entries, records, and each palette entry and morph weight
+    /// once (caches serve the repeats). Written: the skinned vertices.
+    pub fn frame_traffic(&self) -> (u64, u64) {
+        self.layout.characters().iter().fold((0, 0), |(r, w), c| (r + c.traffic.0, w + c.traffic.1))
+    }
+
+    /// Output vertices per frame (all characters).
+    pub fn total_vertices(&self) -> u32 {
+        self.layout.total_vertices()
+    }
+
+    /// Destroys the pass's objects; the caller waited for the GPU (e.g.
+    /// `FrameRing::wait_all`). The `GpuModel`s are the caller's.
+    pub fn destroy(self, ctx: &GpuContext) {
+        for slot in self.slots {
+            slot.destroy(ctx);
+        }
+        self.streams.destroy(ctx);
+        self.pipelines.destroy(ctx);
+    }
+}

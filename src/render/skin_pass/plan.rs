@@ -1,0 +1,806 @@
+//! Where every registered character's skinning lands, as plain data
+//! ([`SkinLayout`]): where each distinct model's static streams start in
+//! their concatenation, each character's palette range (skins, then one
+//! entry per rigidly moving instance), morph weights and output vertices,
+//! the skin records of its primitives, the dispatch's workgroup records, the
+//! bytes the buffers need and whether the device's limits hold them.
+//!
+//! Computed from the model and its stream table (`gpu_model::StreamTable`)
+//! alone: no device, no buffer, no command, so it is tested without a GPU.
+//! `SkinPass` sizes and fills its buffers from it; this module must never
+//! touch a Vulkan object.
+
+use super::palette_reads::{PaletteReads, TEXEL_FORMATS, texel_bytes};
+use super::{OUTPUT_STRIDE, WORKGROUP_SIZE};
+use crate::anim::MeshInstance;
+use crate::asset::Model;
+use crate::gpu::GpuError;
+use crate::render::gpu_model::{GpuPrimitive, StreamCounts, StreamTable};
+use crate::render::layout::{Influence, MorphEntry, NO_MORPHS, SkinRecord, SourceVertex, group_records};
+use ash::vk;
+
+/// Byte sizes of the static streams' elements (see `layout`).
+pub(super) const SOURCE_BYTES: u64 = std::mem::size_of::<SourceVertex>() as u64;
+pub(super) const INFLUENCE_BYTES: u64 = std::mem::size_of::<Influence>() as u64;
+pub(super) const MORPH_ENTRY_BYTES: u64 = std::mem::size_of::<MorphEntry>() as u64;
+/// Bytes of one palette entry (a `BoneMatrix` or `PaletteDualQuat`).
+pub(super) const PALETTE_ENTRY_BYTES: u64 = 64;
+/// Bytes of one `SkinRecord`.
+const RECORD_BYTES: u64 = std::mem::size_of::<SkinRecord>() as u64;
+
+/// Set 0 bindings of the four static streams, also their index in
+/// `SkinLayout::stream_bytes`.
+pub(super) const SOURCES: usize = 0;
+pub(super) const INFLUENCES: usize = 1;
+pub(super) const MORPH_RANGES: usize = 2;
+pub(super) const MORPH_ENTRIES: usize = 3;
+
+/// Where one primitive of one mesh instance of a character lands in the output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PrimitiveOutput {
+    /// Index into `Model::instances`.
+    pub instance: usize,
+    /// Index into `GpuModel::primitives` (mesh, material, first_index, index_count).
+    pub gpu_primitive: usize,
+    /// First `SkinnedVertex` in `SkinPass::output_buffer`: draw with
+    /// `vertex_offset = output_offset` (indices are primitive-local), or bind
+    /// the buffer at `output_offset * OUTPUT_STRIDE`.
+    pub output_offset: u32,
+    /// Vertex count.
+    pub vertex_count: u32,
+    /// Index of this primitive's `SkinRecord` in the pass's record buffer
+    /// (binding 6 of `vertex_skinning_buffers`): the `DrawPush::record` of its
+    /// draw on the vertex-skinning path. `NO_RECORD` when `vertex_count` is 0
+    /// (no record: nothing to skin or draw).
+    pub record: u32,
+}
+
+/// `PrimitiveOutput::record` of a primitive without vertices.
+pub const NO_RECORD: u32 = u32::MAX;
+
+/// Where a distinct model's streams start in the concatenation (element
+/// indices), and their counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelPlace {
+    /// First source vertex.
+    pub sources: u32,
+    /// First influence.
+    pub influences: u32,
+    /// First morph range entry.
+    pub morph_ranges: u32,
+    /// First morph entry.
+    pub morph_entries: u32,
+    /// The model's own element counts.
+    pub counts: StreamCounts,
+}
+
+impl ModelPlace {
+    /// One past its last element of each stream (`SOURCES`..`MORPH_ENTRIES`).
+    fn ends(&self) -> [u32; 4] {
+        [
+            self.sources + self.counts.sources,
+            self.influences + self.counts.influences,
+            self.morph_ranges + self.counts.morph_ranges,
+            self.morph_entries + self.counts.morph_entries,
+        ]
+    }
+}
+
+/// Where one character's skinning lands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CharacterPlace {
+    /// Its palette entries, `[start, end)`: contiguous (skins, then rigid entries).
+    pub palette_range: (u32, u32),
+    /// Bytes its skinning reads and writes per frame (see `SkinPass::frame_traffic`).
+    pub traffic: (u64, u64),
+    /// Absolute palette index of each skin's first joint.
+    pub skin_bases: Vec<u32>,
+    /// (skeleton joint, absolute palette index) of each unskinned instance.
+    pub rigid: Vec<(u32, u32)>,
+    /// Its first morph weight.
+    pub weight_base: u32,
+    /// Each primitive of each mesh instance, in `Model::instances` order
+    /// then primitive order.
+    pub outputs: Vec<PrimitiveOutput>,
+}
+
+/// Bytes of each per-slot buffer a layout needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotSizes {
+    /// Palette entries.
+    pub palette: u64,
+    /// Morph weights (f32).
+    pub weights: u64,
+    /// Skin records.
+    pub records: u64,
+    /// Workgroup records (u32).
+    pub groups: u64,
+    /// Skinned output vertices.
+    pub output: u64,
+}
+
+/// One region of a model's stream copied into the concatenation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamCopy {
+    /// Index of the model (`SkinLayout::models`).
+    pub model: usize,
+    /// The stream (`SOURCES`, `INFLUENCES` or `MORPH_ENTRIES`; morph ranges
+    /// are rebased on the host, `SkinLayout::rebased_morph_ranges`).
+    pub stream: usize,
+    /// Byte offset in the concatenated stream (the model's whole stream is copied from 0).
+    pub dst_offset: u64,
+    /// Bytes.
+    pub size: u64,
+}
+
+/// A layout's sizes before a change, to roll back to (`SkinLayout::mark`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mark {
+    models: usize,
+    characters: usize,
+    records: usize,
+    palette_len: u32,
+    weight_len: u32,
+    total_vertices: u32,
+}
+
+/// Every registered character's place in the skinning buffers (see the
+/// module's doc). Characters are appended; a failed or undone addition
+/// rolls back to a `Mark`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkinLayout {
+    models: Vec<ModelPlace>,
+    characters: Vec<CharacterPlace>,
+    records: Vec<SkinRecord>,
+    /// Per workgroup of the dispatch, its first vertex's record
+    /// (`layout::group_records`), rebuilt whenever `records` change.
+    group_records: Vec<u32>,
+    /// Whether any of `records` has morph targets; updated with `group_records`.
+    morph_targets: bool,
+    palette_len: u32,
+    weight_len: u32,
+    total_vertices: u32,
+}
+
+impl SkinLayout {
+    /// Places a distinct model's streams after the previous models' in the
+    /// concatenation; its index in `models`.
+    pub fn add_model(&mut self, counts: StreamCounts) -> Result<usize, GpuError> {
+        let bases = self.models.last().map_or([0; 4], ModelPlace::ends);
+        let more = [counts.sources, counts.influences, counts.morph_ranges, counts.morph_entries];
+        let what = ["source vertices", "influences", "morph ranges", "morph entries"];
+        for ((base, more), what) in bases.iter().zip(more).zip(what) {
+            base.checked_add(more).ok_or_else(|| GpuError::new(format!("too many {what}")))?;
+        }
+        let [sources, influences, morph_ranges, morph_entries] = bases;
+        self.models.push(ModelPlace { sources, influences, morph_ranges, morph_entries, counts });
+        Ok(self.models.len() - 1)
+    }
+
+    /// Lays out one more character of `asset`, whose model was added as
+    /// `model` (what `add_model` returned) with stream table `table`, after
+    /// the existing ones: its palette, morph weights, outputs and records.
+    /// Its index in `characters`. On error the layout is unchanged.
+    pub fn add_character(
+        &mut self,
+        model: usize,
+        table: StreamTable<'_>,
+        asset: &Model,
+    ) -> Result<usize, GpuError> {
+        let place =
+            *self.models.get(model).ok_or_else(|| GpuError::new(format!("skin layout: no model {model}")))?;
+        let placer = Placer::start(self, place, table);
+        let placed = placer.place(asset)?;
+        self.palette_len = placed.palette_end;
+        self.weight_len = placed.weight_end;
+        self.total_vertices = placed.output_end;
+        self.records.extend_from_slice(&placed.records);
+        self.characters.push(placed.character);
+        self.regroup();
+        Ok(self.characters.len() - 1)
+    }
+
+    /// The sizes to roll back to.
+    pub fn mark(&self) -> Mark {
+        Mark {
+            models: self.models.len(),
+            characters: self.characters.len(),
+            records: self.records.len(),
+            palette_len: self.palette_len,
+            weight_len: self.weight_len,
+            total_vertices: self.total_vertices,
+        }
+    }
+
+    /// Undoes every model and character added since `mark`.
+    pub fn roll_back(&mut self, mark: Mark) {
+        self.models.truncate(mark.models);
+        self.characters.truncate(mark.characters);
+        self.records.truncate(mark.records);
+        (self.palette_len, self.weight_len, self.total_vertices) =
+            (mark.palette_len, mark.weight_len, mark.total_vertices);
+        self.regroup();
+    }
+
+    /// Workgroup records and the morph-target flag, from the records.
+    fn regroup(&mut self) {
+        group_records(&self.records, self.total_vertices, WORKGROUP_SIZE, &mut self.group_records);
+        self.morph_targets = self.records.iter().any(|r| r.morph_offset != NO_MORPHS);
+    }
+
+    /// The distinct models, in the order they were added.
+    pub fn models(&self) -> &[ModelPlace] {
+        &self.models
+    }
+
+    /// The characters, in the order they were added.
+    pub fn characters(&self) -> &[CharacterPlace] {
+        &self.characters
+    }
+
+    /// Every skin record, character by character.
+    pub fn records(&self) -> &[SkinRecord] {
+        &self.records
+    }
+
+    /// Per workgroup of the dispatch, its first vertex's record.
+    pub fn group_records(&self) -> &[u32] {
+        &self.group_records
+    }
+
+    /// Whether any record has morph targets.
+    pub fn morph_targets(&self) -> bool {
+        self.morph_targets
+    }
+
+    /// Output vertices, all characters.
+    pub fn total_vertices(&self) -> u32 {
+        self.total_vertices
+    }
+
+    /// Bytes of each concatenated static stream (`SOURCES`..`MORPH_ENTRIES`):
+    /// every model's, end to end.
+    pub fn stream_bytes(&self) -> [u64; 4] {
+        let ends = self.models.last().map_or([0; 4], ModelPlace::ends);
+        let element = [SOURCE_BYTES, INFLUENCE_BYTES, 4, MORPH_ENTRY_BYTES];
+        std::array::from_fn(|s| u64::from(ends[s]) * element[s])
+    }
+
+    /// Bytes of each per-slot buffer.
+    pub fn slot_sizes(&self) -> SlotSizes {
+        SlotSizes {
+            palette: u64::from(self.palette_len) * PALETTE_ENTRY_BYTES,
+            weights: u64::from(self.weight_len) * 4,
+            records: self.records.len() as u64 * RECORD_BYTES,
+            groups: self.group_records.len() as u64 * 4,
+            output: u64::from(self.total_vertices) * OUTPUT_STRIDE,
+        }
+    }
+
+    /// The copies that concatenate every model's sources, influences and
+    /// morph entries (empty streams skipped), model by model.
+    pub fn stream_copies(&self) -> impl Iterator<Item = StreamCopy> + '_ {
+        self.models.iter().enumerate().flat_map(|(model, m)| {
+            [
+                (SOURCES, u64::from(m.sources), u64::from(m.counts.sources), SOURCE_BYTES),
+                (INFLUENCES, u64::from(m.influences), u64::from(m.counts.influences), INFLUENCE_BYTES),
+                (
+                    MORPH_ENTRIES,
+                    u64::from(m.morph_entries),
+                    u64::from(m.counts.morph_entries),
+                    MORPH_ENTRY_BYTES,
+                ),
+            ]
+            .into_iter()
+            .filter(|&(_, _, count, _)| count > 0)
+            .map(move |(stream, first, count, bytes)| StreamCopy {
+                model,
+                stream,
+                dst_offset: first * bytes,
+                size: count * bytes,
+            })
+        })
+    }
+
+    /// The concatenated morph ranges stream: each model's `ranges` (given
+    /// in model order) with its entry indices moved past the earlier
+    /// models' morph entries.
+    pub fn rebased_morph_ranges<'r>(&self, ranges: impl IntoIterator<Item = &'r [u32]>) -> Vec<u32> {
+        let mut out = Vec::with_capacity((self.stream_bytes()[MORPH_RANGES] / 4) as usize);
+        for (m, ranges) in self.models.iter().zip(ranges) {
+            out.extend(ranges.iter().map(|r| r + m.morph_entries));
+        }
+        out
+    }
+
+    /// Every storage buffer is bound whole: each must fit
+    /// `maxStorageBufferRange`; where skin.comp reads through texels
+    /// (`reads`), also `maxTexelBufferElements`.
+    pub fn check_ranges(
+        &self,
+        limits: &vk::PhysicalDeviceLimits,
+        reads: PaletteReads,
+    ) -> Result<(), GpuError> {
+        let limit = u64::from(limits.max_storage_buffer_range);
+        let streams = self.stream_bytes();
+        let slot = self.slot_sizes();
+        let sizes = [
+            ("source vertices", streams[SOURCES]),
+            ("influences", streams[INFLUENCES]),
+            ("morph ranges", streams[MORPH_RANGES]),
+            ("morph entries", streams[MORPH_ENTRIES]),
+            ("palette", slot.palette),
+            ("morph weights", slot.weights),
+            ("skin records", slot.records),
+            ("workgroup records", slot.groups),
+            ("skinned output", slot.output),
+        ];
+        if let Some((what, size)) = sizes.iter().find(|(_, size)| *size > limit) {
+            return Err(GpuError::new(format!(
+                "skin pass: {what} need {size} bytes, more than the device's maxStorageBufferRange {limit}"
+            )));
+        }
+        if reads == PaletteReads::Storage {
+            return Ok(());
+        }
+        // skin.comp reads these as texels (`TEXEL_FORMATS`): (index into
+        // `sizes`, binding).
+        let max = u64::from(limits.max_texel_buffer_elements);
+        let texel_reads = [(0, 0), (1, 1), (4, 5), (6, 6), (7, 8)];
+        for (i, binding) in texel_reads {
+            let (what, size) = sizes[i];
+            let texels = size / texel_bytes(TEXEL_FORMATS[binding]);
+            if texels > max {
+                return Err(GpuError::new(format!(
+                    "skin pass: {what} need {texels} texels, more than the device's \
+                     maxTexelBufferElements {max}"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One character as `Placer` laid it out.
+struct Placed {
+    character: CharacterPlace,
+    records: Vec<SkinRecord>,
+    palette_end: u32,
+    weight_end: u32,
+    output_end: u32,
+}
+
+/// Lays out one character after a layout's current ends, without changing
+/// the layout (`SkinLayout::add_character` commits what it returns).
+struct Placer<'a> {
+    table: StreamTable<'a>,
+    model: ModelPlace,
+    /// Index of the character's first record in the layout.
+    first_record: usize,
+    weight_base: u32,
+    /// The next free palette entry and output vertex (u64: checked against
+    /// u32 at the end).
+    palette: u64,
+    output: u64,
+    rigid: Vec<(u32, u32)>,
+    outputs: Vec<PrimitiveOutput>,
+    records: Vec<SkinRecord>,
+    traffic: (u64, u64),
+}
+
+impl<'a> Placer<'a> {
+    fn start(layout: &SkinLayout, model: ModelPlace, table: StreamTable<'a>) -> Self {
+        Placer {
+            table,
+            model,
+            first_record: layout.records.len(),
+            weight_base: layout.weight_len,
+            palette: u64::from(layout.palette_len),
+            output: u64::from(layout.total_vertices),
+            rigid: Vec::new(),
+            outputs: Vec::new(),
+            records: Vec::new(),
+            traffic: (0, 0),
+        }
+    }
+
+    /// The skins' palette ranges first, then every instance's primitives.
+    fn place(mut self, asset: &Model) -> Result<Placed, GpuError> {
+        let palette_start = self.palette;
+        let mut skin_bases = Vec::with_capacity(asset.skins.len());
+        for skin in &asset.skins {
+            skin_bases.push(self.palette as u32);
+            self.palette += skin.joints.len() as u64;
+        }
+        let weights = u64::from(self.weight_base) + asset.rest_morph_weights.len() as u64;
+        for (i, instance) in asset.instances.iter().enumerate() {
+            self.place_instance(asset, &skin_bases, i, instance)?;
+        }
+        // Output offsets are u32 in the shader; byte sizes must fit too.
+        let max = u64::from(u32::MAX);
+        if self.output * OUTPUT_STRIDE > max || self.palette > max || weights > max {
+            return Err(GpuError::new(format!("{}: too many vertices or joints to skin", asset.file)));
+        }
+        // Each palette entry and morph weight is read at least once.
+        self.traffic.0 +=
+            (self.palette - palette_start) * PALETTE_ENTRY_BYTES + asset.rest_morph_weights.len() as u64 * 4;
+        Ok(Placed {
+            character: CharacterPlace {
+                palette_range: (palette_start as u32, self.palette as u32),
+                traffic: self.traffic,
+                skin_bases,
+                rigid: self.rigid,
+                weight_base: self.weight_base,
+                outputs: self.outputs,
+            },
+            records: self.records,
+            palette_end: self.palette as u32,
+            weight_end: weights as u32,
+            output_end: self.output as u32,
+        })
+    }
+
+    /// The primitives of instance `i`: skinned ones read their skin's
+    /// palette range; the others share one rigid entry of the instance.
+    fn place_instance(
+        &mut self,
+        asset: &Model,
+        skin_bases: &[u32],
+        i: usize,
+        instance: &MeshInstance,
+    ) -> Result<(), GpuError> {
+        let context =
+            |e: String| GpuError::new(format!("{}: instance of node {}: {e}", asset.file, instance.node));
+        let skin_base = match instance.skin {
+            Some(s) => Some(*skin_bases.get(s).ok_or_else(|| context(format!("no skin {s}")))?),
+            None => None,
+        };
+        // One palette entry holding the node's world matrix, made on first
+        // use: for unskinned instances, and for primitives without joints
+        // in a skinned one (they move rigidly with their node, as the CPU
+        // reference skins them).
+        let mut rigid_entry = None;
+        let morph_end = instance.morph_offset as u64 + instance.morph_count as u64;
+        if morph_end > asset.rest_morph_weights.len() as u64 {
+            return Err(context("morph weights outside the pose".into()));
+        }
+        let table = self.table;
+        let first =
+            *table.mesh_first_primitive.get(instance.mesh).ok_or_else(|| context("no mesh".into()))?;
+        for (p, prim) in table.mesh_primitives(instance.mesh).iter().enumerate() {
+            let (palette_offset, influence_sets) = match (instance.skin, skin_base) {
+                (Some(s), Some(skin_base)) if prim.influence_sets > 0 => {
+                    let joints = asset.skins[s].joints.len();
+                    if prim.max_joint as usize >= joints {
+                        return Err(context(format!(
+                            "joint {} outside skin {s} of {joints} joints",
+                            prim.max_joint
+                        )));
+                    }
+                    (skin_base, prim.influence_sets)
+                }
+                _ => {
+                    let entry = *rigid_entry.get_or_insert_with(|| {
+                        self.rigid.push((instance.joint, self.palette as u32));
+                        self.palette += 1;
+                        self.palette as u32 - 1
+                    });
+                    (entry, 0)
+                }
+            };
+            if prim.morph_offset != NO_MORPHS && prim.target_count > instance.morph_count {
+                return Err(context(format!(
+                    "{} morph targets but {} weights",
+                    prim.target_count, instance.morph_count
+                )));
+            }
+            let weight_offset = self.weight_base + instance.morph_offset;
+            self.place_primitive(i, first + p, prim, (palette_offset, influence_sets), weight_offset);
+        }
+        Ok(())
+    }
+
+    /// The output range, record and traffic of one primitive of instance
+    /// `instance` reading `palette` = (palette offset, influence sets).
+    fn place_primitive(
+        &mut self,
+        instance: usize,
+        gpu_primitive: usize,
+        prim: &GpuPrimitive,
+        palette: (u32, u32),
+        weight_offset: u32,
+    ) {
+        let (palette_offset, influence_sets) = palette;
+        let has_vertices = prim.vertex_count > 0;
+        self.outputs.push(PrimitiveOutput {
+            instance,
+            gpu_primitive,
+            output_offset: self.output as u32,
+            vertex_count: prim.vertex_count,
+            // check_ranges bounds the record count far below u32::MAX.
+            record: if has_vertices { (self.first_record + self.records.len()) as u32 } else { NO_RECORD },
+        });
+        if has_vertices {
+            let (read, written) = primitive_traffic(prim, influence_sets, self.table.morph_ranges);
+            self.traffic.0 += read;
+            self.traffic.1 += written;
+            let base = self.model;
+            self.records.push(SkinRecord {
+                source_offset: base.sources + prim.source_offset,
+                vertex_count: prim.vertex_count,
+                output_offset: self.output as u32,
+                palette_offset,
+                influence_offset: base.influences + prim.influence_offset,
+                influence_sets,
+                morph_offset: if prim.morph_offset == NO_MORPHS {
+                    NO_MORPHS
+                } else {
+                    base.morph_ranges + prim.morph_offset
+                },
+                weight_offset,
+            });
+        }
+        self.output += u64::from(prim.vertex_count);
+    }
+}
+
+/// Bytes the skinning of one primitive (with vertices) reads and writes per
+/// frame: sources, influence sets, morph ranges and entries, and its record
+/// in; skinned vertices out. `morph_ranges` is its model's stream.
+fn primitive_traffic(prim: &GpuPrimitive, influence_sets: u32, morph_ranges: &[u32]) -> (u64, u64) {
+    let vertices = u64::from(prim.vertex_count);
+    let mut read = vertices * (SOURCE_BYTES + INFLUENCE_BYTES * u64::from(influence_sets));
+    if prim.morph_offset != NO_MORPHS {
+        let first = prim.morph_offset as usize;
+        let entries = morph_ranges.get(first + prim.vertex_count as usize).zip(morph_ranges.get(first));
+        read += 4 * (vertices + 1) + entries.map_or(0, |(b, a)| u64::from(b - a) * MORPH_ENTRY_BYTES);
+    }
+    (read + RECORD_BYTES, vertices * OUTPUT_STRIDE)
+}
+
+#[cfg(test)]
+mod tests {
+    //! No GPU: the layout of `test_model` (one skinned triangle with two
+    //! morph targets, a skin of two joints) and of the built-in character.
+    use super::*;
+    use crate::render::gpu_model::ModelStreams;
+    use crate::test_model::test_model;
+
+    fn default_character() -> Model {
+        crate::asset::load_default_character().expect("the built-in character")
+    }
+
+    /// `model`'s stream table, built on the host.
+    fn streams(model: &Model) -> ModelStreams {
+        ModelStreams::build(model).expect("streams")
+    }
+
+    /// A layout of one character of each of `models`, in order, each model added once.
+    fn layout_of(models: &[&Model]) -> SkinLayout {
+        let mut layout = SkinLayout::default();
+        for model in models {
+            let s = streams(model);
+            let m = layout.add_model(s.table().counts).unwrap();
+            layout.add_character(m, s.table(), model).unwrap();
+        }
+        layout
+    }
+
+    #[test]
+    fn one_character_of_the_test_model() {
+        let model = test_model();
+        let layout = layout_of(&[&model]);
+        let record = SkinRecord {
+            source_offset: 0,
+            vertex_count: 3,
+            output_offset: 0,
+            palette_offset: 0,
+            influence_offset: 0,
+            influence_sets: 1,
+            morph_offset: 0,
+            weight_offset: 0,
+        };
+        assert_eq!(layout.records(), &[record]);
+        let output =
+            PrimitiveOutput { instance: 0, gpu_primitive: 0, output_offset: 0, vertex_count: 3, record: 0 };
+        let c = &layout.characters()[0];
+        assert_eq!(
+            (c.palette_range, &c.skin_bases[..], &c.rigid[..], c.weight_base),
+            ((0, 2), &[0][..], &[][..], 0)
+        );
+        assert_eq!(c.outputs, [output]);
+        // Read: 3 sources (24 bytes) and influence sets (16), 4 morph range
+        // bounds, 6 morph entries (48: two targets move every vertex), the
+        // record (32), 2 palette entries (64) and 2 weights; written: 3
+        // skinned vertices (48).
+        let read = 3 * (24 + 16) + 4 * 4 + 6 * 48 + 32 + 2 * 64 + 2 * 4;
+        assert_eq!(c.traffic, (read, 3 * 48));
+        assert_eq!(
+            (layout.total_vertices(), layout.group_records(), layout.morph_targets()),
+            (3, &[0][..], true)
+        );
+        let sizes = SlotSizes { palette: 128, weights: 8, records: 32, groups: 4, output: 144 };
+        assert_eq!(layout.slot_sizes(), sizes);
+        assert_eq!(layout.stream_bytes(), [3 * 24, 3 * 16, 4 * 4, 6 * 48]);
+    }
+
+    #[test]
+    fn characters_of_one_model_follow_each_other() {
+        let model = default_character();
+        let s = streams(&model);
+        let mut layout = SkinLayout::default();
+        let m = layout.add_model(s.table().counts).unwrap();
+        assert_eq!(layout.add_character(m, s.table(), &model).unwrap(), 0);
+        let one = layout.clone();
+        assert_eq!(layout.add_character(m, s.table(), &model).unwrap(), 1);
+        assert_eq!(layout.models().len(), 1, "one model, placed once");
+        let (first, second) = (&layout.characters()[0], &layout.characters()[1]);
+        let palette = first.palette_range.1 - first.palette_range.0;
+        assert!(palette > 0);
+        assert_eq!(second.palette_range, (first.palette_range.1, first.palette_range.1 + palette));
+        assert_eq!(second.weight_base, model.rest_morph_weights.len() as u32);
+        assert_eq!(second.traffic, first.traffic);
+        let n = one.total_vertices();
+        assert_eq!(layout.total_vertices(), 2 * n);
+        let records = one.records().len();
+        assert_eq!(layout.records().len(), 2 * records);
+        for (a, b) in first.outputs.iter().zip(&second.outputs) {
+            assert_eq!(b.output_offset, a.output_offset + n);
+            assert_eq!(b.record == NO_RECORD, a.record == NO_RECORD);
+            if a.record != NO_RECORD {
+                assert_eq!(b.record, a.record + records as u32);
+            }
+        }
+        for (a, b) in layout.records()[..records].iter().zip(&layout.records()[records..]) {
+            // The same streams, the next outputs, palette and weights.
+            assert_eq!(
+                (b.source_offset, b.influence_offset, b.morph_offset),
+                (a.source_offset, a.influence_offset, a.morph_offset)
+            );
+            assert_eq!(b.output_offset, a.output_offset + n);
+            assert_eq!(b.palette_offset, a.palette_offset + palette);
+            assert_eq!(b.weight_offset, a.weight_offset + second.weight_base);
+        }
+        assert_eq!(layout.slot_sizes().output, u64::from(2 * n) * OUTPUT_STRIDE);
+    }
+
+    #[test]
+    fn workgroups_start_in_their_record() {
+        let model = default_character();
+        let layout = layout_of(&[&model, &test_model()]);
+        let total = layout.total_vertices();
+        assert_eq!(layout.group_records().len(), total.div_ceil(WORKGROUP_SIZE) as usize);
+        let records = layout.records();
+        for (g, &entry) in layout.group_records().iter().enumerate() {
+            let first = g as u32 * WORKGROUP_SIZE;
+            let r = &records[(entry & !crate::render::layout::GROUP_SPANS_RECORDS) as usize];
+            assert!(r.output_offset <= first && first < r.output_offset + r.vertex_count, "group {g}");
+        }
+    }
+
+    #[test]
+    fn a_second_model_is_placed_after_the_first() {
+        let (a, b) = (test_model(), default_character());
+        let (sa, sb) = (streams(&a), streams(&b));
+        let layout = layout_of(&[&a, &b]);
+        let (ca, cb) = (sa.table().counts, sb.table().counts);
+        let second = layout.models()[1];
+        assert_eq!(
+            (second.sources, second.influences, second.morph_ranges, second.morph_entries),
+            (ca.sources, ca.influences, ca.morph_ranges, ca.morph_entries)
+        );
+        // The second character's records index the concatenation.
+        let first_records = layout_of(&[&a]).records().len();
+        let own = layout_of(&[&b]);
+        for (own, placed) in own.records().iter().zip(&layout.records()[first_records..]) {
+            assert_eq!(placed.source_offset, own.source_offset + ca.sources);
+            assert_eq!(placed.influence_offset, own.influence_offset + ca.influences);
+            let morphs =
+                if own.morph_offset == NO_MORPHS { NO_MORPHS } else { own.morph_offset + ca.morph_ranges };
+            assert_eq!(placed.morph_offset, morphs);
+            assert_eq!(placed.output_offset, own.output_offset + 3);
+            assert_eq!(placed.palette_offset, own.palette_offset + 2);
+            assert_eq!(placed.weight_offset, own.weight_offset + 2);
+        }
+        let bytes = layout.stream_bytes();
+        assert_eq!(bytes[SOURCES], u64::from(ca.sources + cb.sources) * SOURCE_BYTES);
+        assert_eq!(bytes[MORPH_ENTRIES], u64::from(ca.morph_entries + cb.morph_entries) * MORPH_ENTRY_BYTES);
+        // Every non-empty stream of each model is copied whole to its place.
+        let copies: Vec<StreamCopy> = layout.stream_copies().collect();
+        let expected_a = [
+            (SOURCES, 3 * SOURCE_BYTES),
+            (INFLUENCES, 3 * INFLUENCE_BYTES),
+            (MORPH_ENTRIES, 6 * MORPH_ENTRY_BYTES),
+        ];
+        for (copy, (stream, size)) in copies.iter().zip(expected_a) {
+            assert_eq!(*copy, StreamCopy { model: 0, stream, dst_offset: 0, size });
+        }
+        let of_b: Vec<_> = copies.iter().filter(|c| c.model == 1).collect();
+        assert!(of_b.iter().any(|c| c.stream == SOURCES && c.dst_offset == 3 * SOURCE_BYTES));
+        for c in &of_b {
+            let element = [SOURCE_BYTES, INFLUENCE_BYTES, 4, MORPH_ENTRY_BYTES][c.stream];
+            assert_eq!(c.dst_offset % element, 0);
+            assert!(c.dst_offset + c.size <= bytes[c.stream]);
+        }
+        // Morph ranges move past the first model's entries.
+        let ranges = layout.rebased_morph_ranges([sa.table().morph_ranges, sb.table().morph_ranges]);
+        assert_eq!(ranges.len() as u64 * 4, bytes[MORPH_RANGES]);
+        assert_eq!(&ranges[..4], sa.table().morph_ranges);
+        let rebased: Vec<u32> = sb.table().morph_ranges.iter().map(|r| r + ca.morph_entries).collect();
+        assert_eq!(&ranges[4..], &rebased[..]);
+    }
+
+    #[test]
+    fn rolling_back_restores_the_layout() {
+        let (a, b) = (test_model(), default_character());
+        let mut layout = layout_of(&[&a]);
+        let before = layout.clone();
+        let mark = layout.mark();
+        let s = streams(&b);
+        let m = layout.add_model(s.table().counts).unwrap();
+        layout.add_character(m, s.table(), &b).unwrap();
+        layout.add_character(0, streams(&a).table(), &a).unwrap();
+        assert_ne!(layout, before);
+        layout.roll_back(mark);
+        assert_eq!(layout, before);
+    }
+
+    #[test]
+    fn a_primitive_without_joints_moves_with_one_rigid_entry() {
+        let model = test_model();
+        let s = streams(&model);
+        let mut primitives = s.table().primitives.to_vec();
+        primitives[0].influence_sets = 0;
+        let table = StreamTable { primitives: &primitives, ..s.table() };
+        let mut layout = SkinLayout::default();
+        let m = layout.add_model(table.counts).unwrap();
+        layout.add_character(m, table, &model).unwrap();
+        let c = &layout.characters()[0];
+        // The skin's two joints, then the node's entry (instance joint 4).
+        assert_eq!((c.palette_range, &c.rigid[..]), ((0, 3), &[(4, 2)][..]));
+        let r = layout.records()[0];
+        assert_eq!((r.palette_offset, r.influence_sets), (2, 0));
+    }
+
+    #[test]
+    fn a_refused_character_leaves_the_layout_unchanged() {
+        let model = test_model();
+        let s = streams(&model);
+        let mut layout = layout_of(&[&model]);
+        let before = layout.clone();
+        let refuse =
+            |primitives: &[GpuPrimitive], mesh_first_primitive: &[usize], layout: &mut SkinLayout| {
+                let table = StreamTable { primitives, mesh_first_primitive, ..s.table() };
+                layout.add_character(0, table, &model).unwrap_err().to_string()
+            };
+        let mut beyond_the_skin = s.table().primitives.to_vec();
+        beyond_the_skin[0].max_joint = 2;
+        let e = refuse(&beyond_the_skin, s.table().mesh_first_primitive, &mut layout);
+        assert!(e.contains("joint 2 outside skin 0 of 2 joints"), "{e}");
+        let mut more_targets = s.table().primitives.to_vec();
+        more_targets[0].target_count = 3;
+        let e = refuse(&more_targets, s.table().mesh_first_primitive, &mut layout);
+        assert!(e.contains("3 morph targets but 2 weights"), "{e}");
+        let e = refuse(s.table().primitives, &[], &mut layout);
+        assert!(e.contains("no mesh"), "{e}");
+        assert_eq!(layout, before);
+    }
+
+    #[test]
+    fn the_device_limits_bound_every_buffer() {
+        let layout = layout_of(&[&test_model()]);
+        let limits = |storage: u32, texels: u32| vk::PhysicalDeviceLimits {
+            max_storage_buffer_range: storage,
+            max_texel_buffer_elements: texels,
+            ..Default::default()
+        };
+        assert!(layout.check_ranges(&limits(1 << 27, 1 << 27), PaletteReads::Texels).is_ok());
+        // The morph entries (288 bytes) are the first stream over 200 bytes.
+        let e = layout.check_ranges(&limits(200, 1 << 27), PaletteReads::Storage).unwrap_err().to_string();
+        assert!(e.contains("morph entries need 288 bytes"), "{e}");
+        // Read as texels, the sources are 9 (8 bytes each); as storage, no texel limit.
+        let e = layout.check_ranges(&limits(1 << 27, 8), PaletteReads::Texels).unwrap_err().to_string();
+        assert!(e.contains("source vertices need 9 texels"), "{e}");
+        assert!(layout.check_ranges(&limits(1 << 27, 8), PaletteReads::Storage).is_ok());
+    }
+}

@@ -1,0 +1,225 @@
+//! One frame slot's skinning buffers (see [`SlotBuffers`]): made empty,
+//! grown to a layout's sizes (replaced buffers and views retired through the
+//! ring), destroyed. It never writes their contents (`upload` does) nor
+//! decides their sizes (`plan::SkinLayout::slot_sizes` does).
+
+use super::OUTPUT_STRIDE;
+use super::palette_reads::{
+    PALETTE_TEXEL_FORMAT, PaletteReads, TEXEL_FORMATS, is_texel, palette_view, replace_view, texel_view,
+};
+use super::plan::SlotSizes;
+use crate::gpu::frame::Retired;
+use crate::gpu::{Buffer, FrameRing, GpuContext, GpuError};
+use ash::vk;
+use gpu_allocator::MemoryLocation;
+
+/// Weights, records and group records: storage buffers for the vertex path
+/// and skin_storage.comp, uniform texel buffers for skin.comp.
+const HOST_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
+    vk::BufferUsageFlags::STORAGE_BUFFER.as_raw() | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER.as_raw(),
+);
+/// The host palette is also the staging buffer of the staged modes.
+/// Palettes are read as storage buffers (vertex skinning) and as uniform
+/// texel buffers (skin.comp, through `SlotBuffers::palette_view`).
+const PALETTE_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
+    vk::BufferUsageFlags::STORAGE_BUFFER.as_raw()
+        | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER.as_raw()
+        | vk::BufferUsageFlags::TRANSFER_SRC.as_raw(),
+);
+const DEVICE_PALETTE_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
+    vk::BufferUsageFlags::STORAGE_BUFFER.as_raw()
+        | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER.as_raw()
+        | vk::BufferUsageFlags::TRANSFER_DST.as_raw(),
+);
+
+fn output_usage() -> vk::BufferUsageFlags {
+    vk::BufferUsageFlags::VERTEX_BUFFER
+        | vk::BufferUsageFlags::STORAGE_BUFFER
+        | vk::BufferUsageFlags::TRANSFER_SRC
+}
+
+/// Per-slot buffers. The output is per slot, not one buffer shared by both
+/// slots: frame N+1's dispatch then never writes vertices that frame N's draw
+/// may still be reading, so the CPU can record and the GPU run frame N+1's
+/// compute while frame N draws, without a cross-frame barrier (or a
+/// semaphore) ordering N's vertex reads before N+1's writes. It costs twice
+/// the output memory (48 bytes per skinned vertex per slot).
+pub(super) struct SlotBuffers {
+    /// Host-visible palettes: read by the shaders (`PaletteUpload::InPlace`)
+    /// or the staging of `device_palette`.
+    pub(super) palette: Buffer,
+    /// Device-local palettes the shaders read in the staged modes.
+    pub(super) device_palette: Buffer,
+    /// Texel views of `palette` and `device_palette` (skin.comp's binding
+    /// 5), replaced with their buffers and retired through the ring with them.
+    pub(super) palette_view: vk::BufferView,
+    pub(super) device_palette_view: vk::BufferView,
+    /// Texel views of `records` and `groups` (bindings 6 and 8) where the
+    /// pipeline reads them so (`PaletteReads::Texels`), else null; replaced
+    /// and retired with their buffers.
+    pub(super) records_view: vk::BufferView,
+    pub(super) groups_view: vk::BufferView,
+    /// This frame's staging copies (capacity: one per character, reserved
+    /// when characters are added, so recording allocates nothing).
+    pub(super) copies: Vec<vk::BufferCopy>,
+    pub(super) weights: Buffer,
+    pub(super) records: Buffer,
+    /// skin.comp's `group_records` (binding 8), written with `records`.
+    pub(super) groups: Buffer,
+    pub(super) output: Buffer,
+    /// Pose version of each character last written into `palette`/`weights`.
+    pub(super) held: Vec<Option<u64>>,
+    /// Layout generation whose records `records` (and `groups`) hold.
+    pub(super) records_generation: Option<u64>,
+}
+
+impl SlotBuffers {
+    /// Slot `i`'s buffers, each of one element, with no views.
+    pub(super) fn new(ctx: &GpuContext, i: usize) -> Result<Self, GpuError> {
+        let name = |what: &str| format!("skin slot {i} {what}");
+        let (cpu, gpu) = (MemoryLocation::CpuToGpu, MemoryLocation::GpuOnly);
+        Ok(SlotBuffers {
+            palette: Buffer::new(ctx, &name("palette"), 64, PALETTE_USAGE, cpu)?,
+            device_palette: Buffer::new(ctx, &name("device palette"), 64, DEVICE_PALETTE_USAGE, gpu)?,
+            palette_view: vk::BufferView::null(),
+            device_palette_view: vk::BufferView::null(),
+            records_view: vk::BufferView::null(),
+            groups_view: vk::BufferView::null(),
+            copies: Vec::new(),
+            weights: Buffer::new(ctx, &name("weights"), 16, HOST_USAGE, cpu)?,
+            records: Buffer::new(ctx, &name("records"), 32, HOST_USAGE, cpu)?,
+            groups: Buffer::new(ctx, &name("group records"), 4, HOST_USAGE, cpu)?,
+            output: Buffer::new(ctx, &name("output"), OUTPUT_STRIDE, output_usage(), gpu)?,
+            held: Vec::new(),
+            records_generation: None,
+        })
+    }
+
+    /// Makes the texel views `reads` needs of the fresh buffers; on
+    /// failure the caller destroys the slot.
+    pub(super) fn make_views(&mut self, ctx: &GpuContext, reads: PaletteReads) -> Result<(), GpuError> {
+        let bindings = reads.bindings();
+        if reads == PaletteReads::Texels {
+            self.palette_view = palette_view(ctx, &self.palette)?;
+            self.device_palette_view = palette_view(ctx, &self.device_palette)?;
+        }
+        for (binding, buffer, view) in
+            [(6, &self.records, &mut self.records_view), (8, &self.groups, &mut self.groups_view)]
+        {
+            if is_texel(bindings[binding]) {
+                *view = texel_view(ctx, buffer.raw, buffer.size, TEXEL_FORMATS[binding])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The palette the shaders read and its texel view: the device-local
+    /// copy in the staged modes, else the host-written one.
+    pub(super) fn read_palette(&self, staged: bool) -> (vk::Buffer, vk::BufferView) {
+        if staged {
+            (self.device_palette.raw, self.device_palette_view)
+        } else {
+            (self.palette.raw, self.palette_view)
+        }
+    }
+
+    /// Grows slot `i`'s buffers to `sizes` (never past `limit`, the
+    /// storage range), remaking the texel views `reads` needs of regrown ones; replaced
+    /// buffers and views are retired through the ring (a submitted frame
+    /// may still use them). A regrown palette or weight buffer holds no pose
+    /// (`held` cleared), regrown records no layout (`records_generation`).
+    pub(super) fn grow(
+        &mut self,
+        ctx: &GpuContext,
+        ring: &mut FrameRing,
+        i: usize,
+        sizes: SlotSizes,
+        limit: u64,
+        reads: PaletteReads,
+    ) -> Result<(), GpuError> {
+        let bindings = reads.bindings();
+        let grower = Grower { ctx, limit, slot: i };
+        let (cpu, gpu) = (MemoryLocation::CpuToGpu, MemoryLocation::GpuOnly);
+        let regrown = grower.grow(ring, &mut self.palette, sizes.palette, "palette", PALETTE_USAGE, cpu)?;
+        let texels = reads == PaletteReads::Texels;
+        if regrown && texels {
+            replace_view(ctx, ring, &mut self.palette_view, &self.palette, PALETTE_TEXEL_FORMAT)?;
+        }
+        let device = &mut self.device_palette;
+        let device_regrown =
+            grower.grow(ring, device, sizes.palette, "device palette", DEVICE_PALETTE_USAGE, gpu)?;
+        if device_regrown && texels {
+            let view = &mut self.device_palette_view;
+            replace_view(ctx, ring, view, &self.device_palette, PALETTE_TEXEL_FORMAT)?;
+        }
+        let mut lost = regrown | device_regrown;
+        lost |= grower.grow(ring, &mut self.weights, sizes.weights, "weights", HOST_USAGE, cpu)?;
+        if lost {
+            // The new buffers hold no pose yet.
+            self.held.iter_mut().for_each(|h| *h = None);
+        }
+        let records_regrown =
+            grower.grow(ring, &mut self.records, sizes.records, "records", HOST_USAGE, cpu)?;
+        let groups_regrown =
+            grower.grow(ring, &mut self.groups, sizes.groups, "group records", HOST_USAGE, cpu)?;
+        if records_regrown | groups_regrown {
+            self.records_generation = None;
+        }
+        grower.grow(ring, &mut self.output, sizes.output, "output", output_usage(), gpu)?;
+        for (binding, regrown, buffer, view) in [
+            (6, records_regrown, &self.records, &mut self.records_view),
+            (8, groups_regrown, &self.groups, &mut self.groups_view),
+        ] {
+            if regrown && is_texel(bindings[binding]) {
+                replace_view(ctx, ring, view, buffer, TEXEL_FORMATS[binding])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Destroys the views and buffers; the caller waited for the GPU.
+    pub(super) fn destroy(self, ctx: &GpuContext) {
+        // SAFETY: the caller waited for the GPU; null views are ignored.
+        unsafe {
+            for view in [self.palette_view, self.device_palette_view, self.records_view, self.groups_view] {
+                ctx.device.destroy_buffer_view(view, None);
+            }
+        }
+        for b in [self.palette, self.device_palette, self.weights, self.records, self.groups, self.output] {
+            b.destroy(ctx);
+        }
+    }
+}
+
+/// Regrows one slot's buffers, never past the storage range `limit`.
+struct Grower<'a> {
+    ctx: &'a GpuContext,
+    limit: u64,
+    slot: usize,
+}
+
+impl Grower<'_> {
+    /// Replaces `buffer` with a larger one when it holds fewer than `needed`
+    /// bytes, retiring the old one through `ring`; whether it did.
+    fn grow(
+        &self,
+        ring: &mut FrameRing,
+        buffer: &mut Buffer,
+        needed: u64,
+        what: &str,
+        usage: vk::BufferUsageFlags,
+        location: MemoryLocation,
+    ) -> Result<bool, GpuError> {
+        if buffer.size >= needed {
+            return Ok(false);
+        }
+        // Headroom so that adding characters one by one does not
+        // reallocate every time, but never past the storage range
+        // limit (check_ranges made sure `needed` fits).
+        let size = needed.max((buffer.size.saturating_mul(3) / 2).min(self.limit));
+        let name = format!("skin slot {} {what}", self.slot);
+        let new = Buffer::new(self.ctx, &name, size, usage, location)?;
+        ring.retire(Retired::Buffer(std::mem::replace(buffer, new)));
+        Ok(true)
+    }
+}

@@ -1,0 +1,189 @@
+//! What the host writes each frame into a slot's buffers ([`SkinPass::upload`]:
+//! palettes, morph weights, and the records after a layout change) and the
+//! staged palette copies ([`SkinPass::record_copies`]). Allocates nothing on
+//! the heap per frame; never dispatches and never changes the layout.
+
+use super::plan::{CharacterPlace, PALETTE_ENTRY_BYTES};
+use super::slot_buffers::SlotBuffers;
+use super::{SKINNING_READS, SkinPass, SkinStats};
+use crate::anim::{FramePoses, SkinInput};
+use crate::asset::Model;
+use crate::gpu::barrier::{self, Access};
+use crate::gpu::{FrameSlot, GpuContext, GpuError};
+use crate::render::frame_settings::PaletteUpload;
+use crate::render::layout::{BoneMatrix, PaletteDualQuat};
+use ash::vk;
+
+impl SkinPass {
+    /// Records the staging copies that `upload` queued into `slot` (staged
+    /// modes; nothing in `InPlace` or when nothing changed) and the barrier
+    /// that makes them visible to the skinning shaders. `record` calls it;
+    /// the vertex-skinning path calls it after `upload`. Fills in
+    /// `stats.copy_timestamps`. Allocates nothing on the heap.
+    ///
+    /// Synchronisation: the host wrote the staging range before the submit
+    /// (visible to the copy); the copy overwrites this slot's device-local
+    /// palette, whose last readers were this slot's previous frame (finished:
+    /// its fence was waited in `begin_frame`). The barrier orders the copy's
+    /// writes before this frame's compute and vertex shader reads.
+    pub fn record_copies(
+        &mut self,
+        ctx: &GpuContext,
+        slot: &mut FrameSlot,
+        timestamps: bool,
+        stats: &mut SkinStats,
+    ) {
+        let buffers = &mut self.slots[slot.index];
+        if buffers.copies.is_empty() {
+            return;
+        }
+        let cmd = slot.command_buffer;
+        let before = if timestamps { slot.write_timestamp(ctx, vk::PipelineStageFlags2::COPY) } else { None };
+        // SAFETY: recording command buffer; both buffers are live until this
+        // slot's fence and every region lies inside both (palette ranges of
+        // registered characters, which both buffers hold).
+        unsafe {
+            ctx.device.cmd_copy_buffer(cmd, buffers.palette.raw, buffers.device_palette.raw, &buffers.copies);
+        }
+        // skin.comp reads the palette as a uniform texel buffer (a sampled
+        // read), skin_storage.comp and the vertex path as a storage buffer.
+        barrier::record_global(ctx, cmd, &[Access::CopyWrite], SKINNING_READS);
+        let after = if timestamps { slot.write_timestamp(ctx, vk::PipelineStageFlags2::COPY) } else { None };
+        stats.copy_timestamps = before.zip(after);
+        buffers.copies.clear();
+    }
+
+    /// Writes this frame's inputs into `slot`'s own buffers without
+    /// recording anything: the palettes and morph weights of every character
+    /// (in `PaletteUpload::Dirty`, only of those whose `version` differs from
+    /// what the slot holds), and the skin records when the layout changed
+    /// since the slot last held them; in the staged modes it queues the
+    /// copies `record_copies` records. Character `c` of `inputs` is
+    /// `CharacterId(c)`. `record` calls it; the vertex-skinning path calls it
+    /// and `record_copies` (then binds `vertex_skinning_buffers`). In `Dirty`
+    /// mode a second call in the same frame with the same versions writes
+    /// and counts nothing. Call after `FrameRing::begin_frame` returned `slot`, before
+    /// the frame is submitted. Allocates nothing on the heap.
+    pub fn upload<P: FramePoses + ?Sized>(
+        &mut self,
+        slot: &FrameSlot,
+        inputs: &P,
+    ) -> Result<SkinStats, GpuError> {
+        if inputs.count() != self.characters.len() {
+            return Err(GpuError::new(format!(
+                "skin pass: {} inputs for {} characters",
+                inputs.count(),
+                self.characters.len()
+            )));
+        }
+        let mut stats = SkinStats::default();
+        let started = std::time::Instant::now();
+        let mode = self.upload_mode;
+        // DqsSplit::Cpu: each skin joint is split here, once per upload,
+        // instead of once per influence of every vertex in the shader.
+        let dual_quaternions = self.shading.palette_holds_dual_quaternions();
+        let buffers = &mut self.slots[slot.index];
+        buffers.copies.clear();
+        // Host writes into HOST_COHERENT mapped memory, before the submit that
+        // reads them: vkQueueSubmit makes them visible to the device (to the
+        // compute shader and to the vertex shader alike). The previous reader
+        // of this slot's buffers finished (its fence was waited in
+        // begin_frame), so overwriting them is safe.
+        if buffers.records_generation != Some(self.generation) {
+            buffers.records.write(0, bytemuck::cast_slice(self.layout.records()))?;
+            buffers.groups.write(0, bytemuck::cast_slice(self.layout.group_records()))?;
+            buffers.records_generation = Some(self.generation);
+        }
+        let places = self.layout.characters();
+        for (c, (model, place)) in self.characters.iter().map(|c| &c.model).zip(places).enumerate() {
+            let input = inputs.input(c);
+            if mode.skips_unchanged() && buffers.held[c] == Some(input.version) {
+                continue;
+            }
+            let character = Written { c, model, place, dual_quaternions };
+            character.write(buffers, &input, &mut stats)?;
+            buffers.held[c] = Some(input.version);
+            queue_copy(buffers, place, mode);
+        }
+        stats.write_ns = started.elapsed().as_nanos() as u64;
+        Ok(stats)
+    }
+}
+
+/// One character's pose as `upload` writes it.
+struct Written<'a> {
+    /// Its index (`CharacterId`), for messages.
+    c: usize,
+    model: &'a Model,
+    place: &'a CharacterPlace,
+    /// The palette holds dual quaternions (`DqsSplit::Cpu`), not matrices.
+    dual_quaternions: bool,
+}
+
+impl Written<'_> {
+    /// Writes the character's skin palettes, rigid entries and morph
+    /// weights into `buffers`, counting the bytes in `stats`.
+    fn write(
+        &self,
+        buffers: &mut SlotBuffers,
+        input: &SkinInput,
+        stats: &mut SkinStats,
+    ) -> Result<(), GpuError> {
+        let (c, place, pose) = (self.c, self.place, &input.pose);
+        for (s, (&base, skin)) in place.skin_bases.iter().zip(&self.model.skins).enumerate() {
+            let palette = pose.palette(s);
+            if palette.len() != skin.joints.len() {
+                return Err(GpuError::new(format!(
+                    "skin pass: character {c} skin {s}: palette of {} for {} joints",
+                    palette.len(),
+                    skin.joints.len()
+                )));
+            }
+            if self.dual_quaternions {
+                for (i, skin) in palette.iter().enumerate() {
+                    let entry = PaletteDualQuat::from_bone(skin);
+                    let offset = (base as u64 + i as u64) * PALETTE_ENTRY_BYTES;
+                    buffers.palette.write(offset, bytemuck::bytes_of(&entry))?;
+                }
+            } else {
+                buffers.palette.write(base as u64 * PALETTE_ENTRY_BYTES, bytemuck::cast_slice(palette))?;
+            }
+            stats.palette_bytes_written += palette.len() as u64 * PALETTE_ENTRY_BYTES;
+        }
+        let world = pose.world;
+        for &(joint, index) in &place.rigid {
+            let m = world.get(joint as usize).ok_or_else(|| {
+                GpuError::new(format!("skin pass: character {c}: no world matrix for joint {joint}"))
+            })?;
+            let entry = BoneMatrix::from_matrix(m);
+            buffers.palette.write(index as u64 * PALETTE_ENTRY_BYTES, bytemuck::bytes_of(&entry))?;
+            stats.palette_bytes_written += PALETTE_ENTRY_BYTES;
+        }
+        let weights = pose.morph_weights;
+        if weights.len() != self.model.rest_morph_weights.len() {
+            return Err(GpuError::new(format!(
+                "skin pass: character {c}: {} morph weights, the model has {}",
+                weights.len(),
+                self.model.rest_morph_weights.len()
+            )));
+        }
+        let bytes: &[u8] = bytemuck::cast_slice(weights);
+        buffers.weights.write(place.weight_base as u64 * 4, bytes)?;
+        stats.weight_bytes_written += bytes.len() as u64;
+        Ok(())
+    }
+}
+
+/// In the staged modes, queues the copy of the character's palette range
+/// into the device-local palette (consecutive characters' ranges are
+/// adjacent: one region).
+fn queue_copy(buffers: &mut SlotBuffers, place: &CharacterPlace, mode: PaletteUpload) {
+    let (start, end) = place.palette_range;
+    if mode.staged() && end > start {
+        let (offset, size) = (start as u64 * PALETTE_ENTRY_BYTES, (end - start) as u64 * PALETTE_ENTRY_BYTES);
+        match buffers.copies.last_mut() {
+            Some(last) if last.src_offset + last.size == offset => last.size += size,
+            _ => buffers.copies.push(vk::BufferCopy { src_offset: offset, dst_offset: offset, size }),
+        }
+    }
+}
