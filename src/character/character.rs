@@ -15,7 +15,7 @@ use super::controller::{Condition, Controller, Curve, ParameterId, ParameterKind
 use super::events::FiredEvent;
 use super::lod::EvaluationRate;
 use super::output::{DebugPose, PoseOutput};
-use super::parameters::{ParameterValue, Parameters};
+use super::parameters::{ParameterError, ParameterValue, Parameters};
 use super::root_motion::{self, RootMotion};
 use crate::anim::Rig;
 use crate::anim::player::wrap_clip_time;
@@ -198,14 +198,14 @@ impl Character {
     }
 
     /// Sets a parameter (read by the next update).
-    pub fn set(&mut self, id: ParameterId, value: ParameterValue) -> Result<(), String> {
+    pub fn set(&mut self, id: ParameterId, value: ParameterValue) -> Result<(), ParameterError> {
         self.parameters.set(id, value)
     }
 
     /// Sets the parameter called `name`; the error names it.
-    pub fn set_named(&mut self, name: &str, value: ParameterValue) -> Result<(), String> {
-        let id = self.controller.parameter(name).ok_or_else(|| format!("no parameter \"{name}\""))?;
-        self.set(id, value).map_err(|e| format!("parameter \"{name}\": {e}"))
+    pub fn set_named(&mut self, name: &str, value: ParameterValue) -> Result<(), ParameterError> {
+        let id = self.controller.parameter(name).ok_or_else(|| ParameterError::NoName(name.into()))?;
+        self.set(id, value).map_err(|e| ParameterError::Named { name: name.into(), source: Box::new(e) })
     }
 
     /// Playback rate of the whole character: negative plays backwards, 0

@@ -27,14 +27,14 @@ pub mod system;
 pub mod timeline;
 
 pub use character::Character;
-pub use controller::{Controller, ControllerFile, ParameterId, ParameterKind};
+pub use controller::{Controller, ControllerError, ControllerFile, ParameterId, ParameterKind};
 pub use crowd::{Crowd, CrowdError};
 pub use events::FiredEvent;
 pub use lod::EvaluationRate;
 pub use output::{DebugPose, PoseOutput};
-pub use parameters::{ParameterValue, Parameters};
+pub use parameters::{ParameterError, ParameterValue, Parameters};
 pub use root_motion::RootMotion;
-pub use script::Script;
+pub use script::{Script, ScriptError, SetProblem};
 pub use system::{AnimationSystem, CharacterId, ThreadPoolError, UpdateError};
 pub use timeline::Timeline;
 
