@@ -93,8 +93,7 @@ pub fn run(options: &ViewOptions) -> anyhow::Result<()> {
         eprintln!("vkskin: warning: {}: {w}", model.file);
     }
     let clip = initial_clip(&model, options.clip.as_deref())?;
-    let controller = find_controller(&model, options.model.as_deref(), options.controller.as_deref())
-        .map_err(anyhow::Error::msg)?;
+    let controller = find_controller(&model, options.model.as_deref(), options.controller.as_deref())?;
     if let Some((_, source)) = &controller {
         eprintln!("vkskin: controller: {source}");
     }
@@ -212,7 +211,7 @@ fn fallback(
         dqs_split: DqsSplit::Shader,
     };
     let start = clip.map_or(0.0, |c| model.clips[c].start());
-    let controller = Arc::new(Controller::single_clip(model, clip, true).map_err(anyhow::Error::msg)?);
+    let controller = Arc::new(Controller::single_clip(model, clip, true)?);
     let mut timeline =
         Timeline::seeking(model.rig.clone(), controller, f64::from(start), f64::from(FALLBACK_FPS))?;
     let gpu =
@@ -437,7 +436,7 @@ impl Viewer {
         let characters = self.options.characters;
         let built = initial_clip(&model, None).and_then(|clip| {
             state.clip_a = clip;
-            let controller = find_controller(&model, Some(&path), None).map_err(anyhow::Error::msg)?;
+            let controller = find_controller(&model, Some(&path), None)?;
             let level = self.level.as_ref();
             build_scene(&gpu.ctx, model, controller, level, &mut state, frame, characters)
         });
@@ -707,7 +706,7 @@ fn model_bounds(model: &Model) -> anyhow::Result<Option<Bounds>> {
     for clip in clips {
         let duration = clip.map_or(0.0, |c| model.clips[c].duration);
         let fps = if duration > 0.0 { f64::from(FRAMING_SAMPLES) / f64::from(duration) } else { 1.0 };
-        let controller = Arc::new(Controller::single_clip(model, clip, true).map_err(anyhow::Error::msg)?);
+        let controller = Arc::new(Controller::single_clip(model, clip, true)?);
         let start = clip.map_or(0.0, |c| model.clips[c].start());
         let mut timeline = Timeline::seeking(model.rig.clone(), controller, f64::from(start), fps)?;
         for i in 0..FRAMING_SAMPLES {
@@ -777,10 +776,7 @@ fn crowd_behind(
     }
     let controller = match controller {
         Some(c) => c,
-        None => Arc::new(
-            Controller::single_clip(model, (!model.clips.is_empty()).then_some(0), true)
-                .map_err(anyhow::Error::msg)?,
-        ),
+        None => Arc::new(Controller::single_clip(model, (!model.clips.is_empty()).then_some(0), true)?),
     };
     let grid = Crowd::on_grid(model.rig.clone(), controller, characters as usize - 1, 60.0, 0)
         .map_err(|e| anyhow::anyhow!("{}: {e}", model.file))?;
