@@ -16,13 +16,16 @@ mod character;
 mod clip_cursors;
 pub mod controller;
 pub mod crowd;
+mod evaluation;
 pub mod events;
 pub mod foot_slide;
 pub mod lod;
 pub mod output;
 pub mod parameters;
+mod playback;
 pub mod root_motion;
 pub mod script;
+mod state_machine;
 pub mod system;
 pub mod timeline;
 
