@@ -5,7 +5,7 @@
 //! evaluation (sampling, blending, layers, root motion, palettes:
 //! `evaluation`). Everything is allocated in `Character::new`; `update`
 //! and `seek` never allocate (events go into a buffer that keeps its
-//! capacity).
+//! capacity). A character never reads a file and never touches the GPU.
 //!
 //! One update: crossfade weights move -> every state with weight advances
 //! its clips (events from the dominant state) -> the state machine may

@@ -10,6 +10,11 @@
 //! - [`Character`]: one character's parameters, active states, crossfade,
 //!   clip players, cursors, pose buffers and evaluated output.
 //! - [`AnimationSystem`]: any number of characters, updated in parallel.
+//!
+//! The layer sits below every command and the world: it must never import
+//! `crate::asset`, `crate::render`, `crate::gpu`, `crate::world`,
+//! `crate::app` or `crate::cli` (its tests build their rigs with
+//! `crate::test_model`).
 
 #[allow(clippy::module_inception)]
 mod character;
