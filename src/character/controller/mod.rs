@@ -9,6 +9,8 @@ pub mod condition;
 pub mod error;
 pub mod file;
 pub mod find;
+#[cfg(test)]
+mod tests;
 
 pub use condition::{Compare, Condition, ConditionError};
 pub use error::{
