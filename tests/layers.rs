@@ -143,7 +143,7 @@ fn bad_layers_are_named() {
     ];
     for (layer, expected) in cases {
         let text = format!("(states: [(name: \"Walk\", motion: Clip(clip: \"Walk\"))], layers: [{layer}])");
-        let e = Controller::from_text(&text, &model).unwrap_err();
+        let e = Controller::from_text(&text, &model).unwrap_err().to_string();
         assert!(e.contains(expected), "{e}\nwanted: {expected}");
     }
 }

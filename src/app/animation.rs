@@ -154,13 +154,8 @@ impl ViewerAnimation {
         let choice = self.wanted(state);
         let controller = match (choice, &self.controller) {
             (None, Some(c)) => c.clone(),
-            (Some(c), _) => Arc::new(
-                Controller::clip_blend(&self.model, c.a, c.b, c.sync, c.looping)
-                    .map_err(anyhow::Error::msg)?,
-            ),
-            (None, None) => {
-                Arc::new(Controller::single_clip(&self.model, None, true).map_err(anyhow::Error::msg)?)
-            }
+            (Some(c), _) => Arc::new(Controller::clip_blend(&self.model, c.a, c.b, c.sync, c.looping)?),
+            (None, None) => Arc::new(Controller::single_clip(&self.model, None, true)?),
         };
         self.blend = controller.parameter("blend").filter(|_| choice.is_some());
         self.system.clear();
@@ -219,7 +214,7 @@ impl ViewerAnimation {
         let character = self.system.character_mut(self.id);
         apply_settings(character, state, &self.model)?;
         if let Some(id) = blend_id {
-            character.set(id, ParameterValue::Float(blend)).map_err(anyhow::Error::msg)?;
+            character.set(id, ParameterValue::Float(blend))?;
         }
         character.set_rate(state.speed);
         // Scrubbing and stepping jump without firing events: they are the
@@ -244,7 +239,7 @@ impl ViewerAnimation {
 /// controls, the debug view and the morph override.
 fn apply_settings(character: &mut Character, state: &mut ViewerState, model: &Model) -> anyhow::Result<()> {
     for (id, value) in state.parameter_changes.drain(..) {
-        character.set(id, value).map_err(anyhow::Error::msg)?;
+        character.set(id, value)?;
     }
     character.set_debug_pose(match state.debug_view {
         DebugView::BindPose => DebugPose::BindPose,

@@ -53,7 +53,7 @@ pub(super) fn fallback(
     let settings = RenderSettings::sized(width, height);
     let request = HeadlessRequest { frames, first_frame: 0, settings };
     let start = clip.map_or(0.0, |c| model.clips[c].start());
-    let controller = Arc::new(Controller::single_clip(model, clip, true).map_err(anyhow::Error::msg)?);
+    let controller = Arc::new(Controller::single_clip(model, clip, true)?);
     let mut timeline =
         Timeline::seeking(model.rig.clone(), controller, f64::from(start), f64::from(FALLBACK_FPS))?;
     let gpu =

@@ -66,7 +66,7 @@ fn model_bounds(model: &Model) -> anyhow::Result<Option<Bounds>> {
     for clip in clips {
         let duration = clip.map_or(0.0, |c| model.clips[c].duration);
         let fps = if duration > 0.0 { f64::from(FRAMING_SAMPLES) / f64::from(duration) } else { 1.0 };
-        let controller = Arc::new(Controller::single_clip(model, clip, true).map_err(anyhow::Error::msg)?);
+        let controller = Arc::new(Controller::single_clip(model, clip, true)?);
         let start = clip.map_or(0.0, |c| model.clips[c].start());
         let mut timeline = Timeline::seeking(model.rig.clone(), controller, f64::from(start), fps)?;
         for i in 0..FRAMING_SAMPLES {
@@ -134,10 +134,7 @@ fn crowd_behind(
     }
     let controller = match controller {
         Some(c) => c,
-        None => Arc::new(
-            Controller::single_clip(model, (!model.clips.is_empty()).then_some(0), true)
-                .map_err(anyhow::Error::msg)?,
-        ),
+        None => Arc::new(Controller::single_clip(model, (!model.clips.is_empty()).then_some(0), true)?),
     };
     let grid = Crowd::on_grid(model.rig.clone(), controller, characters as usize - 1, 60.0, 0)
         .map_err(|e| anyhow::anyhow!("{}: {e}", model.file))?;

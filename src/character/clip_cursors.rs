@@ -6,7 +6,8 @@
 //! Cursors are only hints (results never depend on them), so sharing one is
 //! always correct; when one clip is sampled at two different times in one
 //! update (two nodes of the same clip at different phases), the second
-//! sample rewinds the cursor, which costs time, not accuracy.
+//! sample rewinds the cursor, which costs time, not accuracy. A result must
+//! never depend on a cursor's state; nothing here allocates after `new`.
 
 use crate::anim::Rig;
 use crate::anim::compression::{CompressedCursor, CompressedSampleJob};

@@ -2,7 +2,8 @@
 //! state (its own `Character` under one controller), a pseudo-random phase,
 //! and a place on a square grid in the ground plane (glTF's +Y up), updated
 //! together by an `AnimationSystem` (parallel on its rayon pool). What
-//! `--characters N` means for `render`, `view` and `bench`.
+//! `--characters N` means for `render`, `view` and `bench`. It places and
+//! plays; it never draws (the renderer reads it through `FramePoses`).
 
 use super::system::ThreadPoolError;
 use super::{AnimationSystem, Character, CharacterId, Controller, UpdateError};

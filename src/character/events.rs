@@ -1,4 +1,5 @@
-//! Events as an update reports them.
+//! Events as an update reports them: plain data, no behaviour (playback
+//! fires them, see `playback`).
 
 /// One event that playback crossed during an update.
 ///

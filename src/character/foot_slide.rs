@@ -25,10 +25,13 @@
 //! (durations averaged by weight), in centimetres of scene units taken as
 //! metres (glTF's unit), and as a share of the ground covered per cycle
 //! (free of the model's scale).
+//!
+//! A measurement for benchmarks and tests: it plays characters of its own
+//! and never touches the caller's.
 
 use super::character::Character;
-use super::controller::Controller;
-use super::parameters::ParameterValue;
+use super::controller::{Controller, ControllerError};
+use super::parameters::{ParameterError, ParameterValue};
 use crate::anim::JobError;
 use crate::anim::NO_PARENT;
 use crate::anim::Rig;
@@ -47,9 +50,12 @@ pub enum FootSlideError {
     /// Neither foot is ever on the ground in the blend.
     #[error("no foot is ever planted")]
     NeverPlanted,
-    /// The clips or the blend parameter were refused (the controller's message).
-    #[error("{0}")]
-    Setup(String),
+    /// The clips were refused (the controller's message).
+    #[error(transparent)]
+    Controller(#[from] ControllerError),
+    /// The blend parameter was refused.
+    #[error(transparent)]
+    Parameter(#[from] ParameterError),
     /// A character could not be built or posed.
     #[error(transparent)]
     Pose(#[from] JobError),
@@ -124,7 +130,7 @@ struct Source {
 
 impl Source {
     fn new(rig: &Arc<Rig>, clip: usize, feet: [usize; 2]) -> Result<Self, FootSlideError> {
-        let controller = Controller::single_clip(rig, Some(clip), true).map_err(FootSlideError::Setup)?;
+        let controller = Controller::single_clip(rig, Some(clip), true)?;
         let mut character = Character::new(rig.clone(), Arc::new(controller))?;
         let duration = f64::from(rig.clips[clip].duration);
         let mut lowest = [f64::INFINITY; 2];
@@ -163,10 +169,9 @@ pub fn measure(rig: &Arc<Rig>, setup: &FootSlideSetup) -> Result<FootSlide, Foot
     if threshold.is_nan() || threshold <= 0.0 {
         return Err(FootSlideError::NoLeg);
     }
-    let controller = Controller::clip_blend(rig, Some(setup.a), Some(setup.b), setup.sync, true)
-        .map_err(FootSlideError::Setup)?;
+    let controller = Controller::clip_blend(rig, Some(setup.a), Some(setup.b), setup.sync, true)?;
     let mut blend = Character::new(rig.clone(), Arc::new(controller))?;
-    blend.set_named("blend", ParameterValue::Float(setup.blend)).map_err(FootSlideError::Setup)?;
+    blend.set_named("blend", ParameterValue::Float(setup.blend))?;
     let mut sources = [Source::new(rig, setup.a, feet)?, Source::new(rig, setup.b, feet)?];
     let (da, db) = (rig.clips[setup.a].duration, rig.clips[setup.b].duration);
     let cycle = f64::from(da + (db - da) * setup.blend.clamp(0.0, 1.0));

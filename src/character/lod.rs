@@ -2,6 +2,7 @@
 //! evaluate their pose every 2nd or 4th update instead of every update.
 //! Only the pose work is skipped (sampling, blending, hierarchy, palettes);
 //! playback, the state machine, events and root motion run every update.
+//! It chooses a rate; it never skips anything itself (see `Character::update`).
 
 /// How often a character's pose is evaluated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -10,31 +10,39 @@
 //! - [`Character`]: one character's parameters, active states, crossfade,
 //!   clip players, cursors, pose buffers and evaluated output.
 //! - [`AnimationSystem`]: any number of characters, updated in parallel.
+//!
+//! The layer sits below every command and the world: it must never import
+//! `crate::asset`, `crate::render`, `crate::gpu`, `crate::world`,
+//! `crate::app` or `crate::cli` (its tests build their rigs with
+//! `crate::test_model`).
 
 #[allow(clippy::module_inception)]
 mod character;
 mod clip_cursors;
 pub mod controller;
 pub mod crowd;
+mod evaluation;
 pub mod events;
 pub mod foot_slide;
 pub mod lod;
 pub mod output;
 pub mod parameters;
+mod playback;
 pub mod root_motion;
 pub mod script;
+mod state_machine;
 pub mod system;
 pub mod timeline;
 
 pub use character::Character;
-pub use controller::{Controller, ControllerFile, ParameterId, ParameterKind};
+pub use controller::{Controller, ControllerError, ControllerFile, ParameterId, ParameterKind};
 pub use crowd::{Crowd, CrowdError};
 pub use events::FiredEvent;
 pub use lod::EvaluationRate;
 pub use output::{DebugPose, PoseOutput};
-pub use parameters::{ParameterValue, Parameters};
+pub use parameters::{ParameterError, ParameterValue, Parameters};
 pub use root_motion::RootMotion;
-pub use script::Script;
+pub use script::{Script, ScriptError, SetProblem};
 pub use system::{AnimationSystem, CharacterId, ThreadPoolError, UpdateError};
 pub use timeline::Timeline;
 

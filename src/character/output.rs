@@ -1,6 +1,8 @@
 //! The end of the chain: a local pose -> world matrices -> skinning palettes,
 //! plus the morph weights, with a version that changes exactly when what the
-//! GPU reads (palettes, world matrices, morph weights) changes.
+//! GPU reads (palettes, world matrices, morph weights) changes. It takes the
+//! local pose as given: it never samples or blends, and never allocates
+//! after `new`.
 
 use crate::anim::Rig;
 use crate::anim::{

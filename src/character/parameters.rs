@@ -1,6 +1,9 @@
-//! A character's parameter values.
+//! A character's parameter values, and why a value was refused. Values
+//! only: what a parameter does is the controller's business, and nothing
+//! here allocates after `Parameters::new`.
 
 use super::controller::{Controller, ParameterId, ParameterKind};
+use crate::text::display_name;
 
 /// A value to set, as the command line or a UI gives it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -11,6 +14,37 @@ pub enum ParameterValue {
     Bool(bool),
     /// Fire a trigger.
     Trigger,
+}
+
+/// Why a parameter could not be set. Prints as one line.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ParameterError {
+    /// No parameter has this index.
+    #[error("no parameter {0}")]
+    NoIndex(u32),
+    /// No parameter has this name.
+    #[error("no parameter \"{}\"", display_name(.0))]
+    NoName(String),
+    /// A float set to NaN or an infinity.
+    #[error("{0} is not a finite number")]
+    NotFinite(f32),
+    /// A value of another kind than the parameter's.
+    #[error("a {} parameter cannot take {value:?}", kind.name())]
+    WrongKind {
+        /// The parameter's kind.
+        kind: ParameterKind,
+        /// The value refused.
+        value: ParameterValue,
+    },
+    /// The parameter called `name` refused its value.
+    #[error("parameter \"{}\": {source}", display_name(name))]
+    Named {
+        /// The parameter's name.
+        name: String,
+        /// Why.
+        #[source]
+        source: Box<ParameterError>,
+    },
 }
 
 /// Current values: floats as themselves, bools and triggers as 0 or 1.
@@ -41,17 +75,15 @@ impl Parameters {
     }
 
     /// Sets a parameter; the value must match its kind, and floats must be finite.
-    pub fn set(&mut self, id: ParameterId, value: ParameterValue) -> Result<(), String> {
+    pub fn set(&mut self, id: ParameterId, value: ParameterValue) -> Result<(), ParameterError> {
         let i = id.0 as usize;
-        let kind = *self.kinds.get(i).ok_or_else(|| format!("no parameter {i}"))?;
+        let kind = *self.kinds.get(i).ok_or(ParameterError::NoIndex(id.0))?;
         self.values[i] = match (kind, value) {
             (ParameterKind::Float, ParameterValue::Float(v)) if v.is_finite() => v,
-            (ParameterKind::Float, ParameterValue::Float(v)) => {
-                return Err(format!("{v} is not a finite number"));
-            }
+            (ParameterKind::Float, ParameterValue::Float(v)) => return Err(ParameterError::NotFinite(v)),
             (ParameterKind::Bool, ParameterValue::Bool(b)) => f32::from(u8::from(b)),
             (ParameterKind::Trigger, ParameterValue::Trigger) => 1.0,
-            (kind, value) => return Err(format!("a {} parameter cannot take {value:?}", kind.name())),
+            (kind, value) => return Err(ParameterError::WrongKind { kind, value }),
         };
         Ok(())
     }

@@ -11,6 +11,9 @@
 //! backwards, several cycles in one long step. A clip that does not loop
 //! holds its ends. While several clips play, each one's displacement is
 //! weighted by its weight in the pose (blend spaces and crossfades alike).
+//!
+//! It measures and removes root motion; it never moves an entity (the world
+//! layer does, with what `Character::root_motion` reports).
 
 use crate::anim::sampling::sample_joint;
 use crate::anim::{Clip, JointTracks, RotationBlend, Transform};

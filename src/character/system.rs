@@ -1,6 +1,8 @@
 //! Many characters updated together: in parallel (rayon) when the system has
 //! more than one thread, with the same results bit for bit whatever the
-//! thread count (each character is computed by one thread, alone).
+//! thread count (each character is computed by one thread, alone). It
+//! schedules: it never changes what one character computes, and its update
+//! never allocates once the event buffers have grown (see `update`).
 
 use super::character::Character;
 use super::controller::Controller;

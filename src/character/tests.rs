@@ -1,19 +1,19 @@
 //! The character runtime on a small hand-built model: blend trees, sync
 //! groups, crossfades (and interrupting them), exit times, triggers, events
-//! and the pose version.
+//! and the pose version. They need no files: the models are built in code
+//! (`crate::test_model`).
 
 use super::{Character, Controller, ParameterValue};
 use crate::anim::{
-    Clip, ClipEvent, Interpolation, JointTracks, Pose, RotationBlend, SampleJob, SamplingCursor, Track,
+    Clip, ClipEvent, Interpolation, JointTracks, Pose, Rig, RotationBlend, SampleJob, SamplingCursor, Track,
 };
-use crate::asset::Model;
 use crate::test_model::{model_with_clips, slide, test_model};
 use nalgebra::Vector3;
 use std::sync::Arc;
 
-fn character(model: &Model, text: &str) -> Character {
-    let controller = Controller::from_text(text, model).unwrap_or_else(|e| panic!("{e}"));
-    Character::new(model.rig.clone(), Arc::new(controller)).unwrap()
+fn character(rig: &Arc<Rig>, text: &str) -> Character {
+    let controller = Controller::from_text(text, rig).unwrap_or_else(|e| panic!("{e}"));
+    Character::new(rig.clone(), Arc::new(controller)).unwrap()
 }
 
 fn set(c: &mut Character, name: &str, value: ParameterValue) {
@@ -39,7 +39,7 @@ const SPACE: &str = r#"(
 #[test]
 fn blend_space_weights_interpolate_and_clamp() {
     let model = test_model();
-    let mut c = character(&model, SPACE);
+    let mut c = character(&model.rig, SPACE);
     for (x, expected) in [(0.25, [0.75, 0.25]), (-3.0, [1.0, 0.0]), (7.0, [0.0, 1.0]), (1.0, [0.0, 1.0])] {
         set(&mut c, "x", ParameterValue::Float(x));
         c.update(0.0).unwrap();
@@ -60,7 +60,7 @@ fn n_way_blend_normalises_its_weights() {
             (motion: Clip(clip: "Run"), weight: 6),
         ]))],
     )"#;
-    let mut c = character(&model, text);
+    let mut c = character(&model.rig, text);
     set(&mut c, "w", ParameterValue::Float(2.0));
     c.update(0.1).unwrap();
     assert!(close(c.clip_weights(), &[0.25, 0.75]), "{:?}", c.clip_weights());
@@ -72,7 +72,7 @@ fn n_way_blend_normalises_its_weights() {
     let text = r#"(states: [(name: "S", motion: Blend(inputs: [
         (motion: Clip(clip: "Walk"), weight: 0), (motion: Clip(clip: "Run"), weight: 0),
     ]))])"#;
-    let mut c = character(&model, text);
+    let mut c = character(&model.rig, text);
     c.update(0.1).unwrap();
     assert!(close(c.clip_weights(), &[1.0, 0.0]), "{:?}", c.clip_weights());
 }
@@ -80,7 +80,7 @@ fn n_way_blend_normalises_its_weights() {
 #[test]
 fn sync_group_shares_one_phase_on_a_weighted_cycle() {
     let model = test_model();
-    let mut c = character(&model, &SPACE.replace("parameter: \"x\",", "parameter: \"x\", sync: true,"));
+    let mut c = character(&model.rig, &SPACE.replace("parameter: \"x\",", "parameter: \"x\", sync: true,"));
     set(&mut c, "x", ParameterValue::Float(0.5));
     c.update(0.0).unwrap();
     // Walk 1 s, Run 0.5 s at 50 %: a 0.75 s cycle, a quarter of it is 0.1875 s.
@@ -102,7 +102,7 @@ fn sync_group_shares_one_phase_on_a_weighted_cycle() {
 fn a_footstep_in_two_synced_clips_fires_once() {
     let model =
         model_with_clips(vec![slide("Walk", 1.0, &[(0.25, "step")]), slide("Run", 0.5, &[(0.125, "step")])]);
-    let mut c = character(&model, &SPACE.replace("parameter: \"x\",", "parameter: \"x\", sync: true,"));
+    let mut c = character(&model.rig, &SPACE.replace("parameter: \"x\",", "parameter: \"x\", sync: true,"));
     let mut phase = 0.0f64;
     let mut steps = Vec::new();
     for i in 0..800 {
@@ -143,7 +143,7 @@ const FADES: &str = r#"(
 #[test]
 fn crossfade_exchanges_weights_over_its_duration() {
     let model = test_model();
-    let mut c = character(&model, FADES);
+    let mut c = character(&model.rig, FADES);
     c.update(0.0).unwrap();
     set(&mut c, "go", ParameterValue::Trigger);
     c.update(0.1).unwrap();
@@ -162,7 +162,7 @@ fn crossfade_exchanges_weights_over_its_duration() {
 #[test]
 fn interrupting_a_crossfade_keeps_the_weights_continuous() {
     let model = test_model();
-    let mut c = character(&model, FADES);
+    let mut c = character(&model.rig, FADES);
     c.update(0.0).unwrap();
     set(&mut c, "go", ParameterValue::Trigger);
     c.update(0.0).unwrap();
@@ -179,7 +179,7 @@ fn interrupting_a_crossfade_keeps_the_weights_continuous() {
     let expected = [0.4 * (1.0 - s), 0.6 * (1.0 - s), s];
     assert!(close(c.state_weights(), &expected), "{:?}", c.state_weights());
     // Back to a state still fading out: it keeps its weight and time.
-    let mut c = character(&model, FADES);
+    let mut c = character(&model.rig, FADES);
     c.update(0.0).unwrap();
     set(&mut c, "go", ParameterValue::Trigger);
     c.update(0.0).unwrap();
@@ -195,7 +195,7 @@ fn interrupting_a_crossfade_keeps_the_weights_continuous() {
 #[test]
 fn triggers_last_one_update_and_are_consumed() {
     let model = test_model();
-    let mut c = character(&model, FADES);
+    let mut c = character(&model.rig, FADES);
     // Fired where no transition uses it (B -> A needs B): gone after one update.
     set(&mut c, "back", ParameterValue::Trigger);
     c.update(0.1).unwrap();
@@ -211,7 +211,7 @@ fn exit_time_waits_for_the_source_state() {
     let model = test_model();
     let text = r#"(states: [(name: "A", motion: Clip(clip: "Walk")), (name: "B", motion: Clip(clip: "Run"))],
         transitions: [(from: "A", to: "B", exit_time: 1.5)])"#;
-    let mut c = character(&model, text);
+    let mut c = character(&model.rig, text);
     for _ in 0..14 {
         c.update(0.1).unwrap();
         assert_eq!(c.state_name(), Some("A"), "after {} cycles", c.state_time(0));
@@ -227,7 +227,7 @@ fn events_come_from_the_dominant_state() {
         slide("Run", 0.5, &[(0.1, "r1"), (0.3, "r3")]),
     ]);
     let mut c =
-        character(&model, &FADES.replace("duration: 0.5, curve: Linear", "duration: 0.4, curve: Linear"));
+        character(&model.rig, &FADES.replace("duration: 0.5, curve: Linear", "duration: 0.4, curve: Linear"));
     c.update(0.0).unwrap();
     set(&mut c, "go", ParameterValue::Trigger);
     c.update(0.05).unwrap(); // Walk at 0.05; the fade starts, Run at 0
@@ -243,7 +243,7 @@ fn events_come_from_the_dominant_state() {
 #[test]
 fn playback_events_match_a_clip_player_forwards_and_backwards() {
     let model = test_model();
-    let mut c = character(&model, r#"(states: [(name: "A", motion: Clip(clip: "Walk"))])"#);
+    let mut c = character(&model.rig, r#"(states: [(name: "A", motion: Clip(clip: "Walk"))])"#);
     let mut reference = crate::anim::ClipPlayer::new(1.0);
     let events = &model.clips[0].events;
     for (dt, rate) in [(0.3, 1.0), (0.5, 1.0), (2.6, 1.0), (0.4, -1.0), (3.3, -2.0), (0.0, 1.0)] {
@@ -264,7 +264,7 @@ fn playback_events_match_a_clip_player_forwards_and_backwards() {
 #[test]
 fn version_changes_exactly_when_the_pose_does() {
     let model = test_model();
-    let mut c = character(&model, r#"(states: [(name: "A", motion: Clip(clip: "Walk"))])"#);
+    let mut c = character(&model.rig, r#"(states: [(name: "A", motion: Clip(clip: "Walk"))])"#);
     c.update(0.0).unwrap();
     let v = c.version();
     assert_eq!(v, 1);
@@ -277,7 +277,7 @@ fn version_changes_exactly_when_the_pose_does() {
     assert_eq!(c.version(), v + 1);
     // Non-looping at its end: time stays at the end, the pose too.
     let text = r#"(states: [(name: "A", motion: Clip(clip: "Walk", looping: false))])"#;
-    let mut c = character(&model, text);
+    let mut c = character(&model.rig, text);
     c.update(5.0).unwrap();
     let v = c.version();
     c.update(0.5).unwrap();
@@ -300,7 +300,7 @@ fn version_changes_exactly_when_the_pose_does() {
         events: vec![ClipEvent { time: 0.5, name: "half".into() }],
     });
     let model = model_with_clips(vec![step]);
-    let mut c = character(&model, r#"(states: [(name: "A", motion: Clip(clip: "Step"))])"#);
+    let mut c = character(&model.rig, r#"(states: [(name: "A", motion: Clip(clip: "Step"))])"#);
     c.update(0.1).unwrap();
     let v = c.version();
     c.update(0.1).unwrap();
@@ -360,7 +360,7 @@ fn a_controller_without_states_is_the_rest_pose() {
 fn smoothing_follows_the_parameter_gradually() {
     let model = test_model();
     let text = SPACE.replace("parameter: \"x\",", "parameter: \"x\", smoothing: 0.5,");
-    let mut c = character(&model, &text);
+    let mut c = character(&model.rig, &text);
     c.update(0.0).unwrap();
     set(&mut c, "x", ParameterValue::Float(1.0));
     let mut last = 0.0;
@@ -387,7 +387,7 @@ fn chosen(transitions: &str) -> String {
         transitions: [{transitions}],
     )"#
     );
-    let mut c = character(&model, &text);
+    let mut c = character(&model.rig, &text);
     c.update(0.1).unwrap();
     assert_eq!(c.state_name(), Some("A"));
     set(&mut c, "go", ParameterValue::Bool(true));

@@ -7,6 +7,8 @@
 //! - Simulating: frame 0 is the first update (dt = 0), frame `i` follows
 //!   `i` updates of `1 / fps` seconds; script changes with a time at or
 //!   before a frame's time are applied just before that frame's update.
+//!
+//! It steps one character; it never draws or writes anything itself.
 
 use super::character::Character;
 use super::controller::Controller;

@@ -111,10 +111,9 @@ fn frames_of(
             .controller
             .as_ref()
             .ok_or_else(|| anyhow::anyhow!("--level needs --controller (what drives the character)"))?;
-        let (controller, _) = find_controller(model, None, Some(Path::new(path)))
-            .map_err(anyhow::Error::msg)?
+        let (controller, _) = find_controller(model, None, Some(Path::new(path)))?
             .ok_or_else(|| anyhow::anyhow!("no controller"))?;
-        let script = Script::parse(&args.sets, &controller).map_err(anyhow::Error::msg)?;
+        let script = Script::parse(&args.sets, &controller)?;
         let authority: Authority = args.authority.parse()?;
         let level = Level::named(level)?;
         let feet = FootPlacement::humanoid(model)
@@ -172,10 +171,9 @@ fn timeline(model: &Model, args: &RenderArgs, frames: u32) -> anyhow::Result<(Ti
         if args.clip.is_some() {
             anyhow::bail!("--clip and --controller exclude each other (the controller chooses the clips)");
         }
-        let (controller, _) = find_controller(model, None, Some(Path::new(path)))
-            .map_err(anyhow::Error::msg)?
+        let (controller, _) = find_controller(model, None, Some(Path::new(path)))?
             .ok_or_else(|| anyhow::anyhow!("no controller"))?;
-        let script = Script::parse(&args.sets, &controller).map_err(anyhow::Error::msg)?;
+        let script = Script::parse(&args.sets, &controller)?;
         let first = first_frame(args, frames)?;
         let timeline = Timeline::simulating(model.rig.clone(), Arc::new(controller), script, fps)?;
         return Ok((timeline, first));
@@ -201,7 +199,7 @@ fn timeline(model: &Model, args: &RenderArgs, frames: u32) -> anyhow::Result<(Ti
         None => None,
     };
     let start = args.time.unwrap_or_else(|| clip.map_or(0.0, |c| model.clips[c].start()));
-    let controller = Controller::single_clip(model, clip, true).map_err(anyhow::Error::msg)?;
+    let controller = Controller::single_clip(model, clip, true)?;
     let timeline = Timeline::seeking(model.rig.clone(), Arc::new(controller), f64::from(start), fps)?;
     Ok((timeline, 0))
 }

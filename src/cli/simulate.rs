@@ -37,18 +37,17 @@ pub fn run(args: &SimulateArgs, load: &crate::asset::LoadOptions) -> anyhow::Res
     let path = Path::new(&args.model);
     let model = asset::load_with(path, load)?;
     let explicit = args.controller.as_deref().map(Path::new);
-    let controller = match find_controller(&model, Some(path), explicit).map_err(anyhow::Error::msg)? {
+    let controller = match find_controller(&model, Some(path), explicit)? {
         Some((c, source)) => {
             eprintln!("vkskin: controller: {source}");
             c
         }
         None => {
             eprintln!("vkskin: {}: no controller: clip 0 plays on a loop", model.file);
-            Controller::single_clip(&model, (!model.clips.is_empty()).then_some(0), true)
-                .map_err(anyhow::Error::msg)?
+            Controller::single_clip(&model, (!model.clips.is_empty()).then_some(0), true)?
         }
     };
-    let script = Script::parse(&args.sets, &controller).map_err(anyhow::Error::msg)?;
+    let script = Script::parse(&args.sets, &controller)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut write = |frame: &TraceFrame| -> anyhow::Result<()> {
         let line = if args.json { serde_json::to_string(frame)? } else { text_line(frame) };

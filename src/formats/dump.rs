@@ -129,7 +129,7 @@ pub fn evaluate_on(model: &Model, request: &Request, gpu: &GpuChoice) -> anyhow:
     };
     // The clip sampled as a looping player would show it at that time
     // (no controller state: the rest pose), through the character layer.
-    let controller = Controller::single_clip(model, index, true).map_err(anyhow::Error::msg)?;
+    let controller = Controller::single_clip(model, index, true)?;
     let mut character = Character::new(model.rig.clone(), Arc::new(controller))?;
     character.seek(request.time);
     character.update(0.0)?;

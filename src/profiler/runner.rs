@@ -155,10 +155,9 @@ pub(crate) fn load_model(
         BenchModel::BuiltIn => (asset::load_default_character_with(load)?, None),
         BenchModel::File(path) => (asset::load_with(path, load)?, Some(path.as_path())),
     };
-    let controller = match find_controller(&model.rig, path, None).map_err(anyhow::Error::msg)? {
+    let controller = match find_controller(&model.rig, path, None)? {
         Some((c, _)) => c,
-        None => Controller::single_clip(&model, (!model.clips.is_empty()).then_some(0), true)
-            .map_err(anyhow::Error::msg)?,
+        None => Controller::single_clip(&model, (!model.clips.is_empty()).then_some(0), true)?,
     };
     Ok((Arc::new(model), Arc::new(controller)))
 }

@@ -15,6 +15,9 @@
 //! of its standing height: full; from 6 cm: none), smoothed over 0.1 s, so
 //! IK fades in and out instead of popping. The animated pose itself is not
 //! changed: the result is published as the character's edited pose.
+//!
+//! It edits the character's pose after the update and never changes its
+//! playback, parameters or state; it never allocates after `new`.
 
 use super::error::WorldError;
 use super::physics::PhysicsWorld;
@@ -144,11 +147,31 @@ impl FootPlacement {
         let rig = character.rig().clone();
         let parents = rig.skeleton.parents();
         model_space(parents, &character.local_pose().locals, &mut self.animated)?;
-        let position = |m: &Matrix4<f32>| m.column(3).xyz();
+        let grounds = self.find_grounds(world, entity, dt);
+        // No lag of its own: its inputs (the drawn position, which follows
+        // steps smoothly; latched grounds; faded weights) move smoothly.
+        self.pelvis_offset = self.pelvis_drop(&grounds);
+
+        // The edit: pelvis lowered, legs solved, feet turned.
+        let pose = character.edit();
+        pose.locals[self.pelvis].translation.y += self.pelvis_offset;
+        model_space(parents, &pose.locals, &mut self.models)?;
+        let targets = self.solve_legs(parents, &mut pose.locals, &grounds)?;
+        model_space(parents, &pose.locals, &mut self.models)?;
+        self.turn_feet(parents, &mut pose.locals, &grounds);
+        model_space(parents, &pose.locals, &mut self.models)?;
+        self.report(entity, &targets);
+        character.commit_edit()
+    }
+
+    /// For each leg: how planted the animated foot is (faded in and out by
+    /// `dt`), and the ground it stands on (the one it landed on while it
+    /// stays planted), as a height above the entity's ground and a normal in
+    /// the entity's space.
+    fn find_grounds(&mut self, world: &PhysicsWorld, entity: &Isometry3<f32>, dt: f32) -> [Ground; 2] {
         let ground_y = entity.translation.vector.y;
         let step = if dt.is_finite() && dt > 0.0 { (dt / PLANT_TIME).min(1.0) } else { 0.0 };
-        let mut drops = [0.0f32; 2];
-        let mut normals = [Vector3::y(); 2];
+        let mut grounds = [Ground::default(); 2];
         for (i, leg) in self.legs.iter().enumerate() {
             let ankle = position(&self.animated[leg.ankle]);
             let above = ankle.y - self.standing[i];
@@ -171,16 +194,21 @@ impl FootPlacement {
                 self.latched[i] = ground.map(|g| (g.point.y, g.normal));
             }
             if let Some((height, normal)) = self.latched[i].or(ground.map(|g| (g.point.y, g.normal))) {
-                drops[i] = height - ground_y;
-                normals[i] = entity.rotation.inverse() * normal;
+                grounds[i] = Ground { drop: height - ground_y, normal: entity.rotation.inverse() * normal };
             }
         }
-        // How far down the pelvis goes: as far as the deepest planted foot
-        // needs, to reach its ground and to keep its target within reach.
+        grounds
+    }
+
+    /// How far down the pelvis goes (zero or negative): as far as the
+    /// deepest planted foot needs, to reach its ground and to keep its
+    /// target within reach.
+    fn pelvis_drop(&self, grounds: &[Ground; 2]) -> f32 {
         let mut deepest = 0.0f32;
         for (i, leg) in self.legs.iter().enumerate() {
             let w = self.planted[i];
-            let target = position(&self.animated[leg.ankle]) + Vector3::y() * drops[i];
+            let drop = grounds[i].drop;
+            let target = position(&self.animated[leg.ankle]) + Vector3::y() * drop;
             let (hip, knee) = (position(&self.animated[leg.hip]), position(&self.animated[leg.knee]));
             let reach = SOFTNESS
                 * ((knee - hip).norm()
@@ -188,25 +216,29 @@ impl FootPlacement {
             let across = Vector3::new(target.x - hip.x, 0.0, target.z - hip.z).norm();
             let reachable_drop = if across < reach { (reach * reach - across * across).sqrt() } else { 0.0 };
             let lower = (hip.y - target.y - reachable_drop).max(0.0);
-            deepest = deepest.min(drops[i].min(-lower) * w);
+            deepest = deepest.min(drop.min(-lower) * w);
         }
-        // No lag of its own: its inputs (the drawn position, which follows
-        // steps smoothly; latched grounds; faded weights) move smoothly.
-        self.pelvis_offset = deepest;
+        deepest
+    }
 
-        // The edit: pelvis lowered, legs solved, feet turned.
-        let pose = character.edit();
-        pose.locals[self.pelvis].translation.y += self.pelvis_offset;
-        model_space(parents, &pose.locals, &mut self.models)?;
+    /// Solves each leg with two-bone IK towards its animated ankle moved to
+    /// its ground, weighted by how planted it is; `self.models` is the pose
+    /// with the pelvis lowered. Returns the targets (model space).
+    fn solve_legs(
+        &self,
+        parents: &[u32],
+        locals: &mut [Transform],
+        grounds: &[Ground; 2],
+    ) -> Result<[Vector3<f32>; 2], JobError> {
         let mut targets = [Vector3::zeros(); 2];
         for (i, leg) in self.legs.iter().enumerate() {
-            targets[i] = position(&self.animated[leg.ankle]) + Vector3::y() * drops[i];
+            targets[i] = position(&self.animated[leg.ankle]) + Vector3::y() * grounds[i].drop;
             let knee = position(&self.models[leg.knee]);
             let length = (position(&self.models[leg.hip]) - knee).norm().max(0.1);
             TwoBoneIkJob {
                 parents,
                 models: &self.models,
-                locals: &mut pose.locals,
+                locals,
                 start: leg.hip,
                 mid: leg.knee,
                 end: leg.ankle,
@@ -220,22 +252,32 @@ impl FootPlacement {
             }
             .run()?;
         }
-        model_space(parents, &pose.locals, &mut self.models)?;
+        Ok(targets)
+    }
+
+    /// Turns each planted foot to its ground's normal, by how planted it
+    /// is; `self.models` is the pose with the legs solved.
+    fn turn_feet(&self, parents: &[u32], locals: &mut [Transform], grounds: &[Ground; 2]) {
         for (i, leg) in self.legs.iter().enumerate() {
             let w = self.planted[i];
             if w <= 0.0 {
                 continue;
             }
-            let tilt = UnitQuaternion::rotation_between(&Vector3::y(), &normals[i]).unwrap_or_default();
+            let tilt =
+                UnitQuaternion::rotation_between(&Vector3::y(), &grounds[i].normal).unwrap_or_default();
             let tilt = UnitQuaternion::identity().slerp(&tilt, w);
             let parent = match parents[leg.ankle] {
                 NO_PARENT => UnitQuaternion::identity(),
                 p => model_rotation(&self.models[p as usize]),
             };
-            let ankle = &mut pose.locals[leg.ankle];
+            let ankle = &mut locals[leg.ankle];
             ankle.rotation = parent.inverse() * tilt * parent * ankle.rotation;
         }
-        model_space(parents, &pose.locals, &mut self.models)?;
+    }
+
+    /// Records where each ankle was sent and how far the solved one
+    /// (`self.models`, the final pose) is from it.
+    fn report(&mut self, entity: &Isometry3<f32>, targets: &[Vector3<f32>; 2]) {
         for (i, leg) in self.legs.iter().enumerate() {
             let solved = position(&self.models[leg.ankle]);
             let report = &mut self.reports[i];
@@ -243,8 +285,27 @@ impl FootPlacement {
             report.error_cm = (solved - targets[i]).norm() * 100.0;
             report.planted = self.planted[i] >= 1.0;
         }
-        character.commit_edit()
     }
+}
+
+/// The ground under one foot, in the entity's frame.
+#[derive(Debug, Clone, Copy)]
+struct Ground {
+    /// Its height above the entity's ground, metres (0 without ground).
+    drop: f32,
+    /// Its normal (up without ground).
+    normal: Vector3<f32>,
+}
+
+impl Default for Ground {
+    fn default() -> Self {
+        Ground { drop: 0.0, normal: Vector3::y() }
+    }
+}
+
+/// The translation of a joint matrix.
+fn position(m: &Matrix4<f32>) -> Vector3<f32> {
+    m.column(3).xyz()
 }
 
 /// Joint matrices in the character's model space (no root transform).

@@ -6,8 +6,12 @@
 //! !grounded       a bool is false
 //! grounded == false
 //! ```
+//!
+//! Parsing only: the parameters come from the caller's lookup, and nothing
+//! here knows of states, rigs or files.
 
 use super::ParameterKind;
+use crate::text::display_name;
 
 /// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,10 +70,54 @@ pub enum Condition {
     },
 }
 
+/// Why a `when` entry was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConditionError {
+    /// The left side is empty or has characters a name cannot have.
+    #[error("\"{}\" is not a parameter name", display_name(.0))]
+    NotAName(String),
+    /// No parameter has this name.
+    #[error("unknown parameter \"{}\"", display_name(.0))]
+    UnknownParameter(String),
+    /// `!jump` for a trigger.
+    #[error("trigger \"{}\" cannot be negated", display_name(.0))]
+    NegatedTrigger(String),
+    /// A float alone, without an operator.
+    #[error("float parameter \"{name}\" needs a comparison, e.g. \"{name} > 0.5\"", name = display_name(.0))]
+    FloatWithoutComparison(String),
+    /// A float compared with something that is not a number.
+    #[error("\"{}\" is not a number", display_name(.0))]
+    NotANumber(String),
+    /// A float compared with an infinite number or NaN.
+    #[error("\"{}\" is not a finite number", display_name(.0))]
+    NotFinite(String),
+    /// A bool compared with something other than `true` or `false`.
+    #[error(
+        "bool parameter \"{}\" compares with true or false, not \"{}\"",
+        display_name(name),
+        display_name(value)
+    )]
+    BoolValue {
+        /// The parameter.
+        name: String,
+        /// The right-hand side as written.
+        value: String,
+    },
+    /// A bool with `<`, `<=`, `>` or `>=`.
+    #[error("bool parameter \"{}\" only takes == or !=", display_name(.0))]
+    BoolOperator(String),
+    /// A trigger with an operator.
+    #[error("trigger \"{name}\" takes no comparison; write just \"{name}\"", name = display_name(.0))]
+    TriggerComparison(String),
+}
+
 /// Parses one `when` entry; `lookup` gives a parameter's index and kind.
-pub fn parse(text: &str, lookup: &dyn Fn(&str) -> Option<(u32, ParameterKind)>) -> Result<Condition, String> {
+pub fn parse(
+    text: &str,
+    lookup: &dyn Fn(&str) -> Option<(u32, ParameterKind)>,
+) -> Result<Condition, ConditionError> {
     let text = text.trim();
-    let unknown = |name: &str| format!("unknown parameter \"{name}\"");
+    let unknown = |name: &str| ConditionError::UnknownParameter(name.to_string());
     const OPERATORS: [(&str, Compare); 6] = [
         ("<=", Compare::LessOrEqual),
         (">=", Compare::GreaterOrEqual),
@@ -93,10 +141,8 @@ pub fn parse(text: &str, lookup: &dyn Fn(&str) -> Option<(u32, ParameterKind)>) 
         return match (kind, negated) {
             (ParameterKind::Bool, _) => Ok(Condition::Bool { parameter, value: !negated }),
             (ParameterKind::Trigger, false) => Ok(Condition::Trigger { parameter }),
-            (ParameterKind::Trigger, true) => Err(format!("trigger \"{name}\" cannot be negated")),
-            (ParameterKind::Float, _) => {
-                Err(format!("float parameter \"{name}\" needs a comparison, e.g. \"{name} > 0.5\""))
-            }
+            (ParameterKind::Trigger, true) => Err(ConditionError::NegatedTrigger(name.into())),
+            (ParameterKind::Float, _) => Err(ConditionError::FloatWithoutComparison(name.into())),
         };
     };
     let name = text[..at].trim();
@@ -105,9 +151,9 @@ pub fn parse(text: &str, lookup: &dyn Fn(&str) -> Option<(u32, ParameterKind)>) 
     let (parameter, kind) = lookup(name).ok_or_else(|| unknown(name))?;
     match kind {
         ParameterKind::Float => {
-            let value: f32 = rhs.parse().map_err(|_| format!("\"{rhs}\" is not a number"))?;
+            let value: f32 = rhs.parse().map_err(|_| ConditionError::NotANumber(rhs.into()))?;
             if !value.is_finite() {
-                return Err(format!("\"{rhs}\" is not a finite number"));
+                return Err(ConditionError::NotFinite(rhs.into()));
             }
             Ok(Condition::Float { parameter, op, value })
         }
@@ -115,28 +161,22 @@ pub fn parse(text: &str, lookup: &dyn Fn(&str) -> Option<(u32, ParameterKind)>) 
             let value = match rhs {
                 "true" => true,
                 "false" => false,
-                _ => {
-                    return Err(format!(
-                        "bool parameter \"{name}\" compares with true or false, not \"{rhs}\""
-                    ));
-                }
+                _ => return Err(ConditionError::BoolValue { name: name.into(), value: rhs.into() }),
             };
             match op {
                 Compare::Equal => Ok(Condition::Bool { parameter, value }),
                 Compare::NotEqual => Ok(Condition::Bool { parameter, value: !value }),
-                _ => Err(format!("bool parameter \"{name}\" only takes == or !=")),
+                _ => Err(ConditionError::BoolOperator(name.into())),
             }
         }
-        ParameterKind::Trigger => {
-            Err(format!("trigger \"{name}\" takes no comparison; write just \"{name}\""))
-        }
+        ParameterKind::Trigger => Err(ConditionError::TriggerComparison(name.into())),
     }
 }
 
 /// A parameter name: letters, digits, `_`, `.` and `-`, not empty.
-fn check_name(name: &str) -> Result<(), String> {
+fn check_name(name: &str) -> Result<(), ConditionError> {
     let ok = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '-'));
-    if ok { Ok(()) } else { Err(format!("\"{name}\" is not a parameter name")) }
+    if ok { Ok(()) } else { Err(ConditionError::NotAName(name.into())) }
 }
 
 #[cfg(test)]
@@ -170,7 +210,7 @@ mod tests {
 
     #[test]
     fn rejects_with_a_reason() {
-        let p = |t: &str| parse(t, &lookup).unwrap_err();
+        let p = |t: &str| parse(t, &lookup).unwrap_err().to_string();
         assert!(p("speed").contains("needs a comparison"));
         assert!(p("grounded > 1").contains("true or false"));
         assert!(p("grounded < true").contains("only takes"));

@@ -1,6 +1,8 @@
 //! The controller file: what a user writes (RON, read with serde). See the
-//! README for a commented example; `compile` checks it against a rig.
+//! README for a commented example; `compile` checks it against a rig. Only
+//! the file's shape: no names are resolved here, and no rig is read.
 
+use super::error::ControllerError;
 use serde::{Deserialize, Serialize};
 
 /// A whole controller file.
@@ -269,17 +271,19 @@ fn one() -> f32 {
 
 impl ControllerFile {
     /// Parses RON text (optional values written plainly: `exit_time: 0.9`,
-    /// not `Some(0.9)`). The error is one line: `LINE:COLUMN: what`.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    /// not `Some(0.9)`). The error ([`ControllerError::Syntax`]) prints as
+    /// one line: `LINE:COLUMN: what`.
+    pub fn parse(text: &str) -> Result<Self, ControllerError> {
         ron::Options::default()
             .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
             // Deep enough for MAX_DEPTH nested blend nodes (about five RON
             // levels each), so the depth check names the problem.
             .with_recursion_limit(256)
             .from_str(text)
-            .map_err(|e: ron::error::SpannedError| {
-                let message = e.code.to_string().replace('\n', " ");
-                format!("{}:{}: {message}", e.span.start.line, e.span.start.col)
+            .map_err(|e: ron::error::SpannedError| ControllerError::Syntax {
+                line: e.span.start.line,
+                column: e.span.start.col,
+                source: e.code,
             })
     }
 

@@ -1,9 +1,11 @@
 //! Finding a model's controller: `--controller FILE` when given, else a
 //! controller file next to the model (`<model stem>.ron`), else, for the
 //! built-in character, its own controller (`assets/default_character.ron`,
-//! built into the binary).
+//! built into the binary). Only chooses and loads: it never parses or
+//! checks a controller itself.
 
 use super::Controller;
+use super::error::ControllerError;
 use crate::anim::Rig;
 use std::path::{Path, PathBuf};
 
@@ -21,13 +23,13 @@ pub fn sidecar_path(model: &Path) -> PathBuf {
 /// The controller for a model loaded from `model_path` (`None`: the built-in
 /// character): `explicit`, else the sidecar file when it exists, else the
 /// built-in controller for the built-in character, else `None`. Returns it
-/// with a description of where it came from; the error is one line naming
-/// the controller file.
+/// with a description of where it came from; the error prints as one line
+/// naming the controller file (or `built-in controller`).
 pub fn find_controller(
     rig: &Rig,
     model_path: Option<&Path>,
     explicit: Option<&Path>,
-) -> Result<Option<FoundController>, String> {
+) -> Result<Option<FoundController>, ControllerError> {
     if let Some(path) = explicit {
         return Controller::load(path, rig).map(|c| Some((c, path.display().to_string())));
     }
@@ -42,6 +44,6 @@ pub fn find_controller(
         }
         None => Controller::from_text(DEFAULT_CONTROLLER, rig)
             .map(|c| Some((c, "the built-in controller".to_string())))
-            .map_err(|e| format!("built-in controller:{e}")),
+            .map_err(|e| ControllerError::BuiltIn(Box::new(e))),
     }
 }

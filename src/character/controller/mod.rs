@@ -1,14 +1,22 @@
 //! Controllers: a state machine whose states play blend trees, driven by
 //! parameters. `file` is what users write (RON); `Controller` is that file
 //! checked against a rig (clips and parameters resolved to indices), shared
-//! by every character that uses it.
+//! by every character that uses it; `error` says why a file was refused.
+//! Pure data and checks: no playback state lives here (see `Character`).
 
 mod compile;
 pub mod condition;
+pub mod error;
 pub mod file;
 pub mod find;
+#[cfg(test)]
+mod tests;
 
-pub use condition::{Compare, Condition};
+pub use condition::{Compare, Condition, ConditionError};
+pub use error::{
+    ControllerError, LayerProblem, MotionError, ParameterProblem, ParameterRefError, StateProblem,
+    TransitionProblem, UnknownClip,
+};
 pub use file::{
     BlendInputDef, BlendPointDef, ControllerFile, Curve, MotionDef, ParameterDef, StateDef, TransitionDef,
     WeightDef,
@@ -200,28 +208,30 @@ pub(crate) struct RootMotionSetup {
 impl Controller {
     /// Checks `file` against `rig`. The error names the element, e.g.
     /// `transition 2 ("Idle" -> "Run"): when "speed": float parameter "speed" needs a comparison`.
-    pub fn compile(file: &ControllerFile, rig: &Rig) -> Result<Self, String> {
+    pub fn compile(file: &ControllerFile, rig: &Rig) -> Result<Self, ControllerError> {
         compile::compile(file, rig, &|key| rig.find_clip(key))
     }
 
-    /// Reads, parses and checks a controller file; the error is one line
-    /// starting with the file's path.
-    pub fn load(path: &Path, rig: &Rig) -> Result<Self, String> {
-        let name = path.display();
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: cannot read: {e}"))?;
-        Self::from_text(&text, rig).map_err(|e| format!("{name}:{e}"))
+    /// Reads, parses and checks a controller file; the error
+    /// ([`ControllerError::Read`] or [`ControllerError::File`]) prints as one
+    /// line starting with the file's path: `walk.ron:3:5: ...` for syntax,
+    /// `walk.ron: state 0 "A": ...` for the rest.
+    pub fn load(path: &Path, rig: &Rig) -> Result<Self, ControllerError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ControllerError::Read { path: path.to_path_buf(), source })?;
+        Self::from_text(&text, rig).map_err(|e| e.in_file(path))
     }
 
-    /// Parses and checks controller text; the error is `LINE:COL: what` for
-    /// syntax, ` what` (a leading space) for everything else.
-    pub fn from_text(text: &str, rig: &Rig) -> Result<Self, String> {
+    /// Parses and checks controller text; the error prints as `LINE:COL:
+    /// what` for syntax, `what` for everything else.
+    pub fn from_text(text: &str, rig: &Rig) -> Result<Self, ControllerError> {
         let file = ControllerFile::parse(text)?;
-        Self::compile(&file, rig).map_err(|e| format!(" {e}"))
+        Self::compile(&file, rig)
     }
 
     /// One state playing clip `clip` (looping or not); no states (the rest
     /// pose) for `None`. What `dump --clip` and a model without a controller use.
-    pub fn single_clip(rig: &Rig, clip: Option<usize>, looping: bool) -> Result<Self, String> {
+    pub fn single_clip(rig: &Rig, clip: Option<usize>, looping: bool) -> Result<Self, ControllerError> {
         Self::clip_blend(rig, clip, None, false, looping)
     }
 
@@ -233,7 +243,7 @@ impl Controller {
         b: Option<usize>,
         sync: bool,
         looping: bool,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ControllerError> {
         let clip = |c: usize| MotionDef::Clip { clip: c.to_string(), looping, speed: 1.0 };
         let motion = match (a, b) {
             (Some(a), Some(b)) if a != b => Some(MotionDef::BlendSpace1D {

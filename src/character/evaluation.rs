@@ -1,0 +1,293 @@
+//! Evaluating one character's pose from its playback: each clip node's
+//! final weight, then (when something changed and the update is due)
+//! sampling, blending, layers, root-motion removal, the morph override,
+//! local-to-model and palettes; and the root motion of every update. It
+//! reads the state machine's weights and the leaves' times; it never moves
+//! a clip time or a state, and never allocates after `new`.
+
+use super::clip_cursors::ClipCursors;
+use super::controller::{Controller, Leaf, MAX_CLIP_NODES};
+use super::output::{DebugPose, PoseOutput};
+use super::root_motion::{self, RootMotion};
+use crate::anim::{BlendJob, BlendLayer, JobError, LayerJob, Pose, Rig, RotationBlend};
+use std::ops::Range;
+
+/// What one evaluation reads.
+#[derive(Clone, Copy)]
+pub(super) struct EvaluationInput<'a> {
+    /// The rig (clips, skeleton, rest pose).
+    pub rig: &'a Rig,
+    /// The controller (leaves, layers, root motion).
+    pub controller: &'a Controller,
+    /// Each state's weight (the state machine's).
+    pub state_weights: &'a [f32],
+    /// Each leaf's weight within its state (playback's).
+    pub local_weights: &'a [f32],
+    /// Each leaf's clip time (playback's).
+    pub sample_times: &'a [f64],
+    /// How LINEAR rotation keys are sampled.
+    pub rotation_sampling: RotationBlend,
+    /// A debug view replacing the matrices.
+    pub debug: DebugPose,
+    /// Morph weights replacing the clips'.
+    pub morph_override: Option<&'a [f32]>,
+    /// A setting changed since the last evaluation: evaluate whatever else.
+    pub stale: bool,
+    /// The update is due at the character's evaluation rate.
+    pub due: bool,
+}
+
+/// The pose buffers and the last evaluation's results.
+#[derive(Debug, Clone)]
+pub(super) struct Evaluation {
+    /// One per distinct clip the leaves play.
+    cursors: ClipCursors,
+    /// Final weight of each leaf (state weight times local weight).
+    weight: Vec<f32>,
+    /// Final weight of each clip in the machine's pose.
+    clip_weights: Vec<f32>,
+    /// Each leaf's sampled pose (when blended).
+    poses: Vec<Pose>,
+    /// (time, weight) of each leaf at the last evaluation.
+    evaluated: Vec<(f64, f32)>,
+    /// Each layer's weight at the last evaluation.
+    evaluated_layers: Vec<f32>,
+    /// A layer's pose, before it is applied (empty without layers).
+    layer_pose: Pose,
+    pose: Pose,
+    output: PoseOutput,
+    /// Root motion of the last update, in model space.
+    root_motion: RootMotion,
+}
+
+impl Evaluation {
+    /// The rest pose, nothing evaluated yet.
+    pub fn new(rig: &Rig, controller: &Controller) -> Self {
+        let (joints, weights) = (rig.skeleton.len(), rig.rest_morph_weights.len());
+        let leaves = controller.leaves();
+        Evaluation {
+            cursors: ClipCursors::new(rig, leaves.iter().map(|l| l.clip)),
+            weight: vec![0.0; leaves.len()],
+            clip_weights: vec![0.0; rig.clips.len()],
+            poses: vec![Pose::new(joints, weights); leaves.len()],
+            evaluated: vec![(f64::NAN, 0.0); leaves.len()],
+            evaluated_layers: vec![0.0; controller.layers().len()],
+            layer_pose: if controller.layers().is_empty() {
+                Pose::default()
+            } else {
+                Pose::new(joints, weights)
+            },
+            pose: Pose {
+                locals: rig.skeleton.rest().to_vec(),
+                morph_weights: rig.rest_morph_weights.clone(),
+            },
+            output: PoseOutput::new(rig),
+            root_motion: RootMotion::default(),
+        }
+    }
+
+    /// Final weight of each leaf.
+    pub fn leaf_weights(&self) -> &[f32] {
+        &self.weight
+    }
+
+    /// Final weight of each clip in the machine's pose.
+    pub fn clip_weights(&self) -> &[f32] {
+        &self.clip_weights
+    }
+
+    /// The local pose of the last evaluation.
+    pub fn pose(&self) -> &Pose {
+        &self.pose
+    }
+
+    /// World matrices, palettes, morph weights and their version.
+    pub fn output(&self) -> &PoseOutput {
+        &self.output
+    }
+
+    /// Publishes `pose` (an edit of the evaluated one) into the output.
+    pub fn publish(&mut self, rig: &Rig, pose: &Pose, debug: DebugPose) -> Result<(), JobError> {
+        self.output.update(rig, &pose.locals, &pose.morph_weights, debug).map(|_| ())
+    }
+
+    /// The root motion of the last update.
+    pub fn root_motion(&self) -> RootMotion {
+        self.root_motion
+    }
+
+    /// Weighs the clip nodes and, when something changed and the update is
+    /// due (or a setting changed), evaluates the pose: sample, blend,
+    /// layers, palettes. Skipped, the palettes stay as they are (no new
+    /// version, no upload).
+    pub fn run(&mut self, input: &EvaluationInput) -> Result<(), JobError> {
+        let changed = self.weigh(input);
+        if !changed || !(input.due || input.stale) {
+            // The leaves' times move on; the next due update samples them
+            // where playback is then.
+            return Ok(());
+        }
+        self.blend_pose(input)?;
+        let (rig, controller) = (input.rig, input.controller);
+        if let Some(setup) = &controller.root_motion {
+            let j = setup.joint as usize;
+            root_motion::remove(&mut self.pose.locals[j], &rig.skeleton.rest()[j]);
+        }
+        if let Some(weights) = input.morph_override {
+            self.pose.morph_weights.copy_from_slice(weights);
+        }
+        self.output.update(rig, &self.pose.locals, &self.pose.morph_weights, input.debug)?;
+        for (evaluated, (&time, &weight)) in
+            self.evaluated.iter_mut().zip(input.sample_times.iter().zip(&self.weight))
+        {
+            *evaluated = (time, weight);
+        }
+        for (layer, evaluated) in controller.layers().iter().zip(&mut self.evaluated_layers) {
+            *evaluated = input.state_weights[layer.state as usize];
+        }
+        Ok(())
+    }
+
+    /// Sets each leaf's final weight and each clip's; whether anything
+    /// differs from the last evaluation (or a setting changed).
+    fn weigh(&mut self, input: &EvaluationInput) -> bool {
+        let controller = input.controller;
+        let machine = controller.machine_states;
+        self.clip_weights.fill(0.0);
+        let mut changed = input.stale;
+        for (l, leaf) in controller.leaves().iter().enumerate() {
+            let state = leaf.state as usize;
+            // A layer's clips are weighted within the layer (its own weight
+            // applies when it is laid over the pose).
+            let w = if state < machine {
+                input.state_weights[state] * input.local_weights[l]
+            } else if input.state_weights[state] > 0.0 {
+                input.local_weights[l]
+            } else {
+                0.0
+            };
+            self.weight[l] = w;
+            if state < machine {
+                self.clip_weights[leaf.clip as usize] += w;
+            }
+            let (t, last_w) = self.evaluated[l];
+            if w != last_w || (w > 0.0 && t != input.sample_times[l]) {
+                changed = true;
+            }
+        }
+        for (layer, evaluated) in controller.layers().iter().zip(&self.evaluated_layers) {
+            changed |= input.state_weights[layer.state as usize] != *evaluated;
+        }
+        changed
+    }
+
+    /// The machine's pose, then every layer with weight laid over it.
+    fn blend_pose(&mut self, input: &EvaluationInput) -> Result<(), JobError> {
+        let (rig, controller) = (input.rig, input.controller);
+        let mut leaves = LeafSampling {
+            rig,
+            leaves: controller.leaves(),
+            weights: &self.weight,
+            times: input.sample_times,
+            rotation_blend: input.rotation_sampling,
+            cursors: &mut self.cursors,
+            poses: &mut self.poses,
+        };
+        leaves.blend(controller.machine_leaves(), &mut self.pose)?;
+        for layer in controller.layers() {
+            let weight = input.state_weights[layer.state as usize];
+            if weight > 0.0 {
+                let range = controller.all_states()[layer.state as usize].leaves.clone();
+                leaves.blend(range, &mut self.layer_pose)?;
+                LayerJob {
+                    mode: layer.mode,
+                    layer: &self.layer_pose.locals,
+                    layer_morph: &self.layer_pose.morph_weights,
+                    reference: &layer.reference.locals,
+                    reference_morph: &layer.reference.morph_weights,
+                    mask: &layer.mask,
+                    weight,
+                    output: &mut self.pose.locals,
+                    morph_output: &mut self.pose.morph_weights,
+                }
+                .run()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets the root motion to what this update's playback moved the root
+    /// by, in model space (the world matrices of the last evaluation place
+    /// the root's parent), from each leaf's start time and travel; zero
+    /// without root motion in the controller. Every update, evaluated or
+    /// not: the entity moves every frame.
+    pub fn set_root_motion(&mut self, rig: &Rig, controller: &Controller, travel: (&[f64], &[f64])) {
+        self.root_motion = RootMotion::default();
+        let Some(setup) = &controller.root_motion else { return };
+        let (travel_from, travel) = travel;
+        let j = setup.joint as usize;
+        let rest = &rig.skeleton.rest()[j];
+        for (l, (leaf, clip_motion)) in controller.leaves().iter().zip(&setup.leaves).enumerate() {
+            // Layers play over the pose; they do not move the entity.
+            if (leaf.state as usize) < controller.machine_states && self.weight[l] > 0.0 {
+                let clip = &rig.clips[leaf.clip as usize];
+                let d = clip_motion.displacement(clip, rest, travel_from[l], travel[l], leaf.looping);
+                self.root_motion.add_weighted(&d, self.weight[l]);
+            }
+        }
+        // From the root's parent's space to model space.
+        let parent = rig.skeleton.parents()[j];
+        if let Some(m) = self.output.world().get(parent as usize) {
+            self.root_motion.translation = m.fixed_view::<3, 3>(0, 0) * self.root_motion.translation;
+        }
+    }
+}
+
+/// Samples and blends ranges of clip nodes (the machine's, a layer's).
+struct LeafSampling<'a> {
+    rig: &'a Rig,
+    leaves: &'a [Leaf],
+    weights: &'a [f32],
+    times: &'a [f64],
+    rotation_blend: RotationBlend,
+    cursors: &'a mut ClipCursors,
+    poses: &'a mut [Pose],
+}
+
+impl LeafSampling<'_> {
+    /// Samples the clip nodes `range` that have weight and blends them into
+    /// `out`: the rest pose for none, one clip sampled straight into it (bit
+    /// for bit what sampling gives: dump and the conformance suite rely on
+    /// it), else a weighted blend.
+    fn blend(&mut self, range: Range<u32>, out: &mut Pose) -> Result<(), JobError> {
+        let (rig, leaves, weights, times) = (self.rig, self.leaves, self.weights, self.times);
+        let active = || (range.start as usize..range.end as usize).filter(|&l| weights[l] > 0.0);
+        let mut it = active();
+        if let (Some(l), None) = (it.next(), it.next()) {
+            return self.cursors.sample(rig, leaves[l].clip, times[l], self.rotation_blend, out);
+        }
+        for l in active() {
+            self.cursors.sample(rig, leaves[l].clip, times[l], self.rotation_blend, &mut self.poses[l])?;
+        }
+        let empty = BlendLayer { locals: &[], morph_weights: &[], weight: 0.0 };
+        let mut layers = [empty; MAX_CLIP_NODES];
+        let mut count = 0;
+        for l in active().take(layers.len()) {
+            layers[count] = BlendLayer {
+                locals: &self.poses[l].locals,
+                morph_weights: &self.poses[l].morph_weights,
+                weight: weights[l],
+            };
+            count += 1;
+        }
+        BlendJob {
+            layers: &layers[..count],
+            rest: rig.skeleton.rest(),
+            rest_morph_weights: &rig.rest_morph_weights,
+            rotation_blend: RotationBlend::Nlerp,
+            output: &mut out.locals,
+            morph_output: &mut out.morph_weights,
+        }
+        .run()
+    }
+}
