@@ -4,6 +4,10 @@
 //! thread or two, counted by a global allocator on the test's thread and
 //! the animation pool's. And what a character keeps on the heap: 10,000
 //! built-in characters share their rig (skeleton, clips, meshes).
+//!
+//! A test binary of its own: its global allocator counts every allocation
+//! of the process while counting is on, so no other test may run beside it.
+//! Needs nothing but the source tree.
 
 mod common;
 

@@ -4,8 +4,6 @@
 //! vertex positions must agree within 1e-4 of the bounding-box diagonal, the
 //! same measure as ../shared/tools/gltf-oracle/compare.py.
 
-mod common;
-
 use serde_json::Value;
 use std::path::PathBuf;
 use vkskin::formats::dump::Skinning;
@@ -14,13 +12,13 @@ use vkskin::formats::dump::{Request, evaluate};
 const TOLERANCE: f64 = 1e-4;
 
 fn assets() -> Option<PathBuf> {
-    common::shared_assets("the three.js conformance checks")
+    crate::common::shared_assets("the three.js conformance checks")
 }
 
 #[test]
 fn dump_matches_three_js_on_shared_models() {
     let Some(assets) = assets() else { return };
-    let text = include_str!("oracle/three_r170.json");
+    let text = include_str!("../oracle/three_r170.json");
     let references: Value = serde_json::from_str(text).unwrap();
     let mut failures = Vec::new();
     let mut worst = (0.0f64, String::new());

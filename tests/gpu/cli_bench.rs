@@ -6,8 +6,6 @@
 //! characters in dirty mode, and three SVG plots that parse as SVG. Skips
 //! without a device, unless VKSKIN_NO_SKIP is set.
 
-mod common;
-
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -35,7 +33,7 @@ fn run_bench(tag: &str, args: &[&str]) -> (PathBuf, Value, String) {
 
 #[test]
 fn quick_bench_writes_complete_results_and_plots() {
-    if common::context().is_none() {
+    if crate::common::context().is_none() {
         return;
     }
     let (out, results, stderr) = run_bench("", &["--quick", "--validation"]);
@@ -111,7 +109,7 @@ fn quick_bench_writes_complete_results_and_plots() {
 /// with validation silent over the CPU-split palettes' staged copies too.
 #[test]
 fn dual_quaternion_modes_measure_both_splits() {
-    if common::context().is_none() {
+    if crate::common::context().is_none() {
         return;
     }
     let (out, results, _) = run_bench(

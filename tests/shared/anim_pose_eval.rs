@@ -1,9 +1,7 @@
 //! Pose evaluation over every shared model: sampling many times gives finite
 //! poses and vertices, and the skinned bind pose reproduces the mesh.
 
-mod common;
-
-use common::{character_at, find_models, shared_assets};
+use crate::common::{character_at, find_models, shared_assets};
 use nalgebra::Matrix4;
 use std::path::PathBuf;
 use vkskin::anim::SkinnedPose;

@@ -6,10 +6,8 @@
 //! nothing while the crowd is paused. Skips without a device, unless
 //! VKSKIN_NO_SKIP is set.
 
-mod common;
-
+use crate::common::{assert_no_messages, context};
 use ash::vk;
-use common::{assert_no_messages, context};
 use std::sync::Arc;
 use vkskin::asset::{Model, load_default_character};
 use vkskin::character::controller::DEFAULT_CONTROLLER;

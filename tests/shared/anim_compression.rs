@@ -4,8 +4,6 @@
 //! at random times (property test) stays within that bound against the
 //! exact clip.
 
-mod common;
-
 use nalgebra::Matrix4;
 use proptest::prelude::*;
 use std::sync::OnceLock;
@@ -46,7 +44,7 @@ fn anchors_present() -> bool {
     if anchor::folder().is_dir() {
         return true;
     }
-    common::skip(&format!("{} not found", anchor::folder().display()));
+    crate::common::skip(&format!("{} not found", anchor::folder().display()));
     false
 }
 
@@ -73,7 +71,7 @@ fn cases() -> &'static [Case] {
             });
         };
         for file in MODELS {
-            let Some(model) = common::shared_model(file) else { continue };
+            let Some(model) = crate::common::shared_model(file) else { continue };
             let settings = CompressionSettings::for_skeleton(&model.skeleton);
             let weights = model.rig.morph_weight_tolerances(&settings);
             for (i, clip) in model.clips.iter().enumerate() {

@@ -4,9 +4,7 @@
 //! their version; due updates give the full-rate pose bit for bit; a crowd
 //! spreads its evaluations over the frames.
 
-mod common;
-
-use common::crowd::{controller, model};
+use crate::common::crowd::{controller, model};
 use proptest::prelude::*;
 use std::sync::Arc;
 use vkskin::anim::ClipPlayer;

@@ -4,8 +4,6 @@
 //! GPU may still use is freed. (A lost device cannot be caused on purpose;
 //! its mapping and message are unit-tested in `gpu::error` and `cli`.)
 
-mod common;
-
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 use std::time::Duration;
@@ -18,7 +16,7 @@ fn unvalidated() -> Option<GpuContext> {
     match GpuContext::headless(false, None) {
         Ok(ctx) => Some(ctx),
         Err(e) => {
-            common::skip(&format!("no Vulkan device ({e})"));
+            crate::common::skip(&format!("no Vulkan device ({e})"));
             None
         }
     }
@@ -72,7 +70,7 @@ fn a_wait_that_runs_out_is_a_timeout_not_a_hang() {
 /// left behind. On a device with a larger limit the render must succeed.
 #[test]
 fn a_scene_too_big_for_the_device_ends_with_one_line() {
-    let Some(fox) = common::shared_file("Fox/Fox.glb", "the scene-too-big check") else { return };
+    let Some(fox) = crate::common::shared_file("Fox/Fox.glb", "the scene-too-big check") else { return };
     let Some(ctx) = unvalidated() else { return };
     let limit = u64::from(ctx.properties.limits.max_storage_buffer_range);
     drop(ctx);
@@ -88,7 +86,7 @@ fn a_scene_too_big_for_the_device_ends_with_one_line() {
         "--out",
         out.to_str().unwrap(),
     ];
-    let o = common::bounded::run(&args, Duration::from_secs(600));
+    let o = crate::common::bounded::run(&args, Duration::from_secs(600));
     let what = o.describe(&args);
     assert!(!o.timed_out, "{what}");
     // 100000 Foxes skin 134286336 bytes of output vertices.
@@ -113,7 +111,7 @@ fn a_scene_too_big_for_the_device_ends_with_one_line() {
 /// A device with room enough would render it; the check then does not apply.
 #[test]
 fn a_target_larger_than_the_device_memory_says_how_much_was_asked() {
-    let Some(fox) = common::shared_file("Fox/Fox.glb", "the out-of-memory check") else { return };
+    let Some(fox) = crate::common::shared_file("Fox/Fox.glb", "the out-of-memory check") else { return };
     let Some(ctx) = unvalidated() else { return };
     // SAFETY: a live physical device.
     let memory = unsafe { ctx.instance.get_physical_device_memory_properties(ctx.physical) };
@@ -127,7 +125,7 @@ fn a_target_larger_than_the_device_memory_says_how_much_was_asked() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("huge.png");
     let args = ["render", fox.to_str().unwrap(), "--size", "16384x16384", "--out", out.to_str().unwrap()];
-    let o = common::bounded::run(&args, Duration::from_secs(300));
+    let o = crate::common::bounded::run(&args, Duration::from_secs(300));
     let what = o.describe(&args);
     assert_eq!(o.code, Some(1), "{what}");
     let last = o.stderr.lines().last().unwrap_or_default();

@@ -3,11 +3,9 @@
 //! message fails the test. Without a device or layer the tests say
 //! "skipping" and pass, unless VKSKIN_NO_SKIP is set.
 
-mod common;
-
+use crate::common::pixels::{differing, mask, render_clip};
+use crate::common::{assert_no_validation_messages, context, shared_model};
 use ash::vk;
-use common::pixels::{differing, mask, render_clip};
-use common::{assert_no_validation_messages, context, shared_model};
 use std::sync::Arc;
 use vkskin::asset::Model;
 use vkskin::gpu::GpuContext;
@@ -127,7 +125,7 @@ fn vertex_skinning_matches_compute_skinning() {
 fn wireframe_renders_when_supported() {
     let (Some(model), Some(ctx)) = (shared_model("Fox/Fox.glb"), context()) else { return };
     if !ctx.features.fill_mode_non_solid {
-        return common::skip("the device lacks fillModeNonSolid");
+        return crate::common::skip("the device lacks fillModeNonSolid");
     }
     let walk = model.find_clip("Walk").expect("Walk");
     let fill = render(&ctx, &model, &request(walk, 0.3, 1, 30.0)).remove(0);
@@ -179,7 +177,7 @@ const REFERENCE_OUTLIERS: f64 = 0.002;
 
 /// A few renders against the images in `tests/reference` (lavapipe, 4x
 /// MSAA, 160x120): every channel within 2/255 on all but 0.2 % of the
-/// pixels. `VKSKIN_BLESS=1 cargo test --release --test render` rewrites them
+/// pixels. `VKSKIN_BLESS=1 cargo test --release --test gpu render_headless` rewrites them
 /// (look at them before committing).
 #[test]
 fn renders_match_reference_images() {
@@ -200,7 +198,7 @@ fn renders_match_reference_images() {
         if ctx.features.fill_mode_non_solid {
             shots.push(("robot-wire", robot, shot.with(|s| s.wireframe = true)));
         } else {
-            common::skip("the device lacks fillModeNonSolid (the wireframe reference)");
+            crate::common::skip("the device lacks fillModeNonSolid (the wireframe reference)");
         }
     }
     let bless = std::env::var_os("VKSKIN_BLESS").is_some();
@@ -215,7 +213,7 @@ fn renders_match_reference_images() {
         }
         let Some((w, h, expected)) = read_png(&path) else {
             panic!(
-                "{}: missing or unreadable; make it with VKSKIN_BLESS=1 cargo test --release --test render",
+                "{}: missing or unreadable; make it with VKSKIN_BLESS=1 cargo test --release --test gpu render_headless",
                 path.display()
             );
         };

@@ -4,9 +4,7 @@
 //! them): bit for bit with slerp (the glTF-exact path `dump` uses), within
 //! a few f32 roundings with nlerp (the fast path).
 
-mod common;
-
-use common::{find_models, shared_assets};
+use crate::common::{find_models, shared_assets};
 use vkskin::anim::{
     ClipCursor, RotationBlend, RuntimeClip, SampleClipJob, SampleJob, SamplingCursor, Transform,
 };

@@ -3,8 +3,6 @@
 //! DESIGN.md contract), `inspect --json` and `simulate --json` (the trace
 //! contract). A renamed key, a dropped field or a short array fails here.
 
-mod common;
-
 use serde_json::Value;
 use std::process::Command;
 
@@ -194,7 +192,7 @@ fn dump_and_inspect_follow_their_formats() {
     dump(GLB, Some("Walk"), &info);
     // A shared model with several skinned and rigid parts, and an unnamed clip.
     for (file, clip) in [("CesiumMan/CesiumMan.glb", "0"), ("RobotExpressive/RobotExpressive.glb", "Wave")] {
-        let Some(path) = common::shared_file(file, "the format checks") else { return };
+        let Some(path) = crate::common::shared_file(file, "the format checks") else { return };
         let path = path.display().to_string();
         let info = inspect(&path);
         dump(&path, Some(clip), &info);

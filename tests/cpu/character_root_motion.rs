@@ -3,8 +3,6 @@
 //! and over long steps exactly as the clip's root travels, and weighted by
 //! the blend.
 
-mod common;
-
 use nalgebra::Vector3;
 use proptest::prelude::*;
 use std::sync::Arc;

@@ -4,10 +4,8 @@
 //! bigger skeleton, and no validation message appears. Skips without a
 //! device unless VKSKIN_NO_SKIP is set.
 
-mod common;
-
+use crate::common::{assert_no_messages, context};
 use ash::vk;
-use common::{assert_no_messages, context};
 use nalgebra::{Matrix4, Point3, Vector3};
 use vkskin::anim::NO_PARENT;
 use vkskin::gpu::FrameRing;

@@ -7,9 +7,7 @@
 //! without a Vulkan device the tests say "skipping" and pass, unless
 //! VKSKIN_NO_SKIP is set.
 
-mod common;
-
-use common::{context, shared_assets, skip};
+use crate::common::{context, shared_assets, skip};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Output, Stdio};
@@ -442,7 +440,7 @@ fn soak_500_frames() {
 }
 
 /// The long soak (about 10 minutes on lavapipe): `cargo test --release
-/// --test viewer -- --ignored soak_10000_frames --nocapture`.
+/// --test display -- --ignored app_viewer::soak_10000_frames --nocapture`.
 #[test]
 #[ignore = "10,000 frames: run on demand (see README)"]
 fn soak_10000_frames() {

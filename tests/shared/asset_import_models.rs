@@ -1,9 +1,7 @@
 //! Imports every shared glTF sample model and checks the facts listed in
 //! `../shared/assets/SOURCES.md`.
 
-mod common;
-
-use common::{find_models, shared_assets};
+use crate::common::{find_models, shared_assets};
 use std::path::PathBuf;
 use vkskin::anim::{Interpolation, NO_PARENT};
 use vkskin::asset::{self, Model};

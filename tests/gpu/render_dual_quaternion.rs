@@ -5,10 +5,8 @@
 //! Without a Vulkan device or the shared models the GPU tests print why and
 //! pass, unless VKSKIN_NO_SKIP is set, where they fail.
 
-mod common;
-
-use common::pixels::{differing, mask, render_clip};
-use common::{
+use crate::common::pixels::{differing, mask, render_clip};
+use crate::common::{
     assert_no_validation_messages, bounding_diagonal, character_at, context, find_models, shared_assets,
     shared_model,
 };

@@ -2,11 +2,9 @@
 //! characters in parallel (bit-identical for 1 and 2 threads), random play
 //! (proptest), crossfades interrupted without a pop, the `simulate` trace
 //! contract and bad controller files. (No allocation per update: see
-//! `character_allocations.rs`, alone in its process.)
+//! `tests/allocations.rs`, alone in its process.)
 
-mod common;
-
-use common::crowd::{controller, crowd, drive, model};
+use crate::common::crowd::{controller, crowd, drive, model};
 use nalgebra::Vector3;
 use proptest::prelude::*;
 use std::process::Command;
@@ -337,7 +335,7 @@ fn bad_controller_files_fail_in_one_line() {
 /// path, validation on.
 #[test]
 fn render_with_a_controller() {
-    if common::context().is_none() {
+    if crate::common::context().is_none() {
         return;
     }
     let root = env!("CARGO_MANIFEST_DIR");
@@ -371,7 +369,7 @@ fn render_with_a_controller() {
 fn phase_sync_cuts_foot_sliding() {
     use vkskin::character::foot_slide::{FootSlideSetup, measure};
     let mut cases = vec![(model(), "Walk", "Run", "Foot.L", "Foot.R")];
-    if let Some(fox) = common::shared_model("Fox/Fox.glb") {
+    if let Some(fox) = crate::common::shared_model("Fox/Fox.glb") {
         cases.push((fox, "Walk", "Run", "b_LeftFoot01_017", "b_RightFoot01_021"));
     }
     for (model, walk, run, left, right) in cases {

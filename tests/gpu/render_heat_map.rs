@@ -5,10 +5,8 @@
 //! same frame setup does not. Skips without a device or the shared model,
 //! unless VKSKIN_NO_SKIP is set (then only the model may be absent).
 
-mod common;
-
+use crate::common::{assert_no_messages, context, shared_model};
 use ash::vk;
-use common::{assert_no_messages, context, shared_model};
 use std::sync::Arc;
 use vkskin::anim::SkinInput;
 use vkskin::anim::SkinnedPose;
@@ -44,7 +42,7 @@ fn heat_map_weights_and_colours() {
         .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a })
         .1;
 
-    let character = common::character_at(&model, None, 0.0);
+    let character = crate::common::character_at(&model, None, 0.0);
     let (min, max) = bounds(&model, &character.pose());
     let camera = Camera::frame_box(min, max, W as f32 / H as f32, DEFAULT_FOV_Y);
     let mut settings = RenderSettings::new(vk::Extent2D { width: W, height: H });

@@ -1,9 +1,7 @@
 //! Broken glTF files built in memory: each must give an error that names the
 //! file and the element, never a panic.
 
-mod common;
-
-use common::base_file::*;
+use crate::common::base_file::*;
 use serde_json::json;
 use std::path::Path;
 use vkskin::asset::import::load_from_bytes;

@@ -5,10 +5,8 @@
 //! address-space limit and a timeout) must end with exit code 1 and one line
 //! naming the file and the element, within 256 MB + 40 x the file size.
 
-mod common;
-
-use common::base_file::*;
-use common::bounded::{self, Outcome};
+use crate::common::base_file::*;
+use crate::common::bounded::{self, Outcome};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -428,7 +426,7 @@ fn images_are_checked_on_their_header() {
 /// a warning, within bounded memory (the image is never decoded).
 #[test]
 fn render_with_a_hostile_texture() {
-    let Some(_gpu) = common::context() else { return };
+    let Some(_gpu) = crate::common::context() else { return };
     let dir = folder("render-image");
     let path = textured(dir.path(), "claims.glb", &png_header_only(30_000, 30_000));
     let out = dir.path().join("out.png");
@@ -445,8 +443,8 @@ fn render_with_a_hostile_texture() {
 /// Every shared model still loads, within a fraction of its budget.
 #[test]
 fn shared_models_fit_their_budget() {
-    let Some(assets) = common::shared_assets("the budget check") else { return };
-    for path in common::find_models(&assets) {
+    let Some(assets) = crate::common::shared_assets("the budget check") else { return };
+    for path in crate::common::find_models(&assets) {
         let m = vkskin::asset::load(&path).unwrap_or_else(|e| panic!("{e}"));
         let size = std::fs::metadata(&path).unwrap().len();
         let budget = vkskin::asset::limits::Budget::new(&LoadOptions::default(), size);

@@ -10,8 +10,6 @@
 //! seed; a longer run (see README) sets the time, `VKSKIN_FUZZ_SEED` and
 //! `VKSKIN_FUZZ_THREADS`. A failing input is written to the temp folder.
 
-mod common;
-
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
@@ -227,7 +225,7 @@ fn encode(json: &Value, bin: &Option<Vec<u8>>) -> Vec<u8> {
 
 fn seeds(assets: &Path) -> Vec<Seed> {
     let mut seeds = Vec::new();
-    for path in common::find_models(assets) {
+    for path in crate::common::find_models(assets) {
         let bytes = std::fs::read(&path).unwrap();
         let name = path.strip_prefix(assets).unwrap().display().to_string();
         let dir = path.parent().unwrap().to_path_buf();
@@ -282,7 +280,7 @@ fn env_u64(name: &str, default: u64) -> u64 {
 
 #[test]
 fn fuzz_import() {
-    let Some(assets) = common::shared_assets("the importer fuzz run") else { return };
+    let Some(assets) = crate::common::shared_assets("the importer fuzz run") else { return };
     let mut seeds = seeds(&assets);
     assert!(!seeds.is_empty());
     seeds.sort_by_key(|s| s.size);

@@ -6,8 +6,6 @@
 //! so do its morph weights (within their tolerances), and the events fire
 //! identically.
 
-mod common;
-
 use nalgebra::Matrix4;
 use std::sync::Arc;
 use vkskin::anim::compression::{CompressionSettings, ErrorMetric, rest_extent};
@@ -82,7 +80,7 @@ fn events(c: &Character) -> Vec<(u32, u32, u32)> {
 #[test]
 fn shared_models_play_compressed_clips_within_the_bound() {
     for file in MODELS {
-        let Some(path) = common::shared_file(file, "compressed clips") else { continue };
+        let Some(path) = crate::common::shared_file(file, "compressed clips") else { continue };
         let exact = Arc::new(asset::load(&path).expect("imports"));
         let compressed = Arc::new(asset::load_with(&path, &compressed_options()).expect("imports"));
         assert!(!exact.samples_compressed_clips() && compressed.samples_compressed_clips());
@@ -117,15 +115,15 @@ fn shared_models_play_compressed_clips_within_the_bound() {
 
 #[test]
 fn built_in_crowd_with_compressed_clips_fires_the_same_events() {
-    let exact = common::crowd::model();
+    let exact = crate::common::crowd::model();
     let compressed = Arc::new(asset::load_default_character_with(&compressed_options()).expect("built-in"));
-    let system = |model: &Arc<Model>| -> AnimationSystem { common::crowd::crowd(model, 24, 1) };
+    let system = |model: &Arc<Model>| -> AnimationSystem { crate::common::crowd::crowd(model, 24, 1) };
     let (mut a, mut b) = (system(&exact), system(&compressed));
     let mut check = Check::new(&exact);
     let (mut worst, mut fired) = (0.0f64, 0usize);
     for frame in 0..600 {
-        common::crowd::drive(&mut a, frame);
-        common::crowd::drive(&mut b, frame);
+        crate::common::crowd::drive(&mut a, frame);
+        crate::common::crowd::drive(&mut b, frame);
         a.update(1.0 / 60.0).expect("update");
         b.update(1.0 / 60.0).expect("update");
         for i in 0..a.len() {

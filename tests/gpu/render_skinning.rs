@@ -5,14 +5,12 @@
 //! Without a Vulkan device or the validation layer the tests print why and
 //! pass, unless VKSKIN_NO_SKIP is set (CI), where they fail.
 
-mod common;
-
-use ash::vk;
-use common::skin_pass::skin_and_read_back;
-use common::{
+use crate::common::skin_pass::skin_and_read_back;
+use crate::common::{
     assert_no_validation_messages, bounding_diagonal, character_at, context, find_models, shared_assets,
     shared_file,
 };
+use ash::vk;
 use nalgebra::{Matrix4, UnitQuaternion, Vector3};
 use std::sync::Arc;
 use vkskin::anim::Rig as CharacterRig;

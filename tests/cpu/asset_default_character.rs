@@ -2,9 +2,7 @@
 //! makes, it imports cleanly, and its clips move the way a walking, running
 //! and jumping person does.
 
-mod common;
-
-use common::character_at;
+use crate::common::character_at;
 use vkskin::asset::{Model, default_character_glb, load_default_character};
 use vkskin::character::Character;
 
@@ -107,7 +105,7 @@ fn every_clip_gives_finite_vertices_above_the_ground() {
         let steps = (clip.duration * 30.0).ceil() as usize;
         for i in 0..=steps {
             let t = clip.duration * i as f32 / steps as f32;
-            common::seek(&mut character, f64::from(t));
+            crate::common::seek(&mut character, f64::from(t));
             let v = vertices(&model, &character);
             assert!(v.iter().flatten().all(|x| x.is_finite()), "{:?} at {t}", clip.name);
             let lo = v.iter().map(|p| p[1]).fold(f32::INFINITY, f32::min);

@@ -1,0 +1,16 @@
+//! Tests that need nothing but the source tree: generated data and the built-in
+//! character (no GPU, no display, no `../shared`).
+//!
+//! One module per topic, named `<layer>_<topic>` (see `tests/README.md`).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod anim_runtime_clip;
+mod architecture;
+mod asset_default_character;
+mod character_layers;
+mod character_lod;
+mod character_root_motion;
+mod cli_formats;
+mod world_levels;

@@ -1,0 +1,18 @@
+//! Tests that need a Vulkan device (Mesa's lavapipe on CI) with the Khronos
+//! validation layer and synchronization validation; many also read `../shared`.
+//!
+//! One module per topic, named `<layer>_<topic>` (see `tests/README.md`).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod character_controllers;
+mod cli_bench;
+mod cli_hostile_inputs;
+mod gpu_errors;
+mod render_bone_lines;
+mod render_crowd;
+mod render_dual_quaternion;
+mod render_headless;
+mod render_heat_map;
+mod render_skinning;
