@@ -14,7 +14,7 @@
 //!   same clamping, the same normalisation), and slerp's per-interval
 //!   constants (angle, sine, hemisphere) are computed by the scalar code
 //!   when the clip is built and copied when a key is crossed; the per-frame sines are the correctly rounded
-//!   ones of [`sine`](super::sine), which the scalar code uses too, four
+//!   ones of [`sine`], which the scalar code uses too, four
 //!   lanes per operation. What the layout saves is the work around the
 //!   arithmetic: no key search, no validation, one SIMD operation for four
 //!   joints, slerp's `atan2` once per key of the clip instead of once per

@@ -19,7 +19,7 @@
 //! the sign factor keeps normals facing outward under mirroring.
 //!
 //! [`SkinningMethod::DualQuaternion`] replaces steps 2 and 3 for palette
-//! skinning with [`DqBlend`](super::dual_quat::DqBlend) (see
+//! skinning with [`DqBlend`] (see
 //! `anim::dual_quat`): `position = R * (S * p') + t`, `normal =
 //! normalize(R * sign(det S) * cofactor(S) * n')`, `tangent.xyz =
 //! normalize(R * S * t'.xyz)`. A rigid transform is the same for both methods.
