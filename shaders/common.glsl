@@ -73,8 +73,9 @@ const uint NO_MORPHS = 0xffffffffu;
 // skin.comp defines STREAM_TEXELS and RECORD_TEXELS (with PALETTE_TEXELS,
 // below) and reads the same bytes through uniform texel buffers, which
 // llvmpipe gathers where a storage-buffer load is a loop over the SIMD lanes
-// (README, Profiling): a PackedSource is three RG32UI texels, a
-// PackedInfluence one RGBA32UI texel, a record's words RGBA32UI texels.
+// (the guide's profiling page, `cargo doc --open`): a PackedSource is three
+// RG32UI texels, a PackedInfluence one RGBA32UI texel, a record's words
+// RGBA32UI texels.
 #ifdef STREAM_TEXELS
 layout(set = 0, binding = 0) uniform usamplerBuffer source_texels;
 layout(set = 0, binding = 1) uniform usamplerBuffer influence_texels;
@@ -109,9 +110,10 @@ layout(std430, set = 0, binding = 4) readonly buffer MorphWeights { float morph_
 // sixteen strided scalar loads (one per column element), and on lavapipe
 // every load with a per-thread address is a loop over the SIMD lanes: vec4
 // rows cut the palette's loads by four and the skin dispatch's CPU time by
-// about a third (README, Profiling). skin.comp defines PALETTE_TEXELS and
-// reads the same bytes through a uniform texel buffer (RGBA32F, one texel
-// per row), which llvmpipe gathers without that loop (another fifth).
+// about a third (the guide's profiling page, `cargo doc --open`). skin.comp
+// defines PALETTE_TEXELS and reads the same bytes through a uniform texel
+// buffer (RGBA32F, one texel per row), which llvmpipe gathers without that
+// loop (another fifth).
 #ifdef PALETTE_TEXELS
 layout(set = 0, binding = 5) uniform samplerBuffer palette_texels;
 vec4 palette_row(uint r) {

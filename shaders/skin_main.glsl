@@ -22,7 +22,8 @@ layout(std430, set = 0, binding = 7) writeonly buffer Outputs { SkinnedVertex ou
 // Per workgroup (skin_pass::group_records): the record holding the group's
 // first vertex, with GROUP_SPANS_RECORDS set when a later record starts
 // inside the group. Replaces a per-thread binary search over the records,
-// which cost about a sixth of the dispatch on lavapipe (README, Profiling).
+// which cost about a sixth of the dispatch on lavapipe (the guide's
+// profiling page, `cargo doc --open`).
 const uint GROUP_SPANS_RECORDS = 0x80000000u;
 #ifdef RECORD_TEXELS
 layout(set = 0, binding = 8) uniform usamplerBuffer group_record_texels;

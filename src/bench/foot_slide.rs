@@ -1,6 +1,6 @@
 //! Foot sliding of a 50 % walk/run blend, with and without phase sync, on
 //! the built-in character, Fox and RobotExpressive (see
-//! `vkskin::character::foot_slide` for the measure). Prints the README's
+//! `vkskin::character::foot_slide` for the measure). Prints the foot-sliding
 //! table; each clip alone is the baseline.
 //!
 //! Run: `cargo bench --bench foot_slide` (Fox and RobotExpressive need

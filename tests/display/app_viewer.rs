@@ -3,7 +3,7 @@
 //! half-way, whose last frame is checked; the headless fallback without a
 //! display; and a soak run (resizes, reloads, clip and skinning-method
 //! switches) whose memory must stay flat: 500 frames in the normal tests,
-//! 10,000 in an ignored test (see README). Without Xvfb (and no DISPLAY) or
+//! 10,000 in an ignored test (see the guide's testing page). Without Xvfb (and no DISPLAY) or
 //! without a Vulkan device the tests say "skipping" and pass, unless
 //! VKSKIN_NO_SKIP is set.
 
@@ -442,7 +442,7 @@ fn soak_500_frames() {
 /// The long soak (about 10 minutes on lavapipe): `cargo test --release
 /// --test display -- --ignored app_viewer::soak_10000_frames --nocapture`.
 #[test]
-#[ignore = "10,000 frames: run on demand (see README)"]
+#[ignore = "10,000 frames: run on demand (see the guide's testing page)"]
 fn soak_10000_frames() {
     soak_run(&Soak {
         frames: 10_000,

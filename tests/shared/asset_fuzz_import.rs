@@ -7,7 +7,7 @@
 //! inspected and evaluated (rest pose and a clip) without a panic either.
 //!
 //! The smoke run takes about `VKSKIN_FUZZ_SECONDS` (default 60) with a fixed
-//! seed; a longer run (see README) sets the time, `VKSKIN_FUZZ_SEED` and
+//! seed; a longer run (see the guide's testing page) sets the time, `VKSKIN_FUZZ_SEED` and
 //! `VKSKIN_FUZZ_THREADS`. A failing input is written to the temp folder.
 
 use proptest::prelude::*;

@@ -1,5 +1,6 @@
 //! The controller file: what a user writes (RON, read with serde). See the
-//! README for a commented example; `compile` checks it against a rig. Only
+//! controllers guide page (`vkskin::guide::controllers`) for a commented
+//! example; `compile` checks it against a rig. Only
 //! the file's shape: no names are resolved here, and no rig is read.
 
 use super::error::ControllerError;
