@@ -103,8 +103,11 @@ pub(crate) trait FrameOutput {
     /// Once slot `slot`'s previous frame has finished (its fence waited):
     /// hands out what that frame produced and claims this frame's image.
     /// `false` drops the frame before anything is recorded (a swapchain
-    /// that is out of date).
-    fn begin(&mut self, ctx: &GpuContext, slot: usize) -> Result<bool, RenderError>;
+    /// that is out of date). By default nothing is handed out or claimed.
+    fn begin(&mut self, ctx: &GpuContext, slot: usize) -> Result<bool, RenderError> {
+        let _ = (ctx, slot);
+        Ok(true)
+    }
 
     /// Where the scene of slot `slot` is drawn (asked for scene frames only).
     fn target(&self, slot: usize) -> Result<SceneTarget<'_>, GpuError> {

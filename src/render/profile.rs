@@ -248,10 +248,6 @@ struct TimedSubmission {
 }
 
 impl FrameOutput for TimedSubmission {
-    fn begin(&mut self, _: &GpuContext, _: usize) -> Result<bool, RenderError> {
-        Ok(true)
-    }
-
     fn record_end(&mut self, _: &GpuContext, _: &FrameEnd) -> Result<(), GpuError> {
         // The last step before the submission.
         self.started = Some(Instant::now());

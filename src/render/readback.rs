@@ -90,10 +90,6 @@ struct SkinnedReadback<'a> {
 }
 
 impl FrameOutput for SkinnedReadback<'_> {
-    fn begin(&mut self, _: &GpuContext, _: usize) -> Result<bool, RenderError> {
-        Ok(true)
-    }
-
     fn record_end(&mut self, ctx: &GpuContext, end: &FrameEnd) -> Result<(), GpuError> {
         self.readback.record_copy(ctx, end.cmd, end.skinned, 0, self.bytes)
     }
