@@ -57,6 +57,9 @@ pub struct GpuContext {
     pub instance: ash::Instance,
     debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
     debug_device: Option<ash::ext::debug_utils::Device>,
+    /// Debug-utils regions open in the command buffer being recorded
+    /// (`begin_region` minus `end_region`; 0 between frames).
+    open_regions: std::sync::atomic::AtomicUsize,
     log: Arc<ValidationLog>,
     /// The chosen physical device.
     pub physical: vk::PhysicalDevice,
@@ -89,7 +92,8 @@ impl GpuContext {
         let entry = unsafe { ash::Entry::load() }
             .map_err(|e| GpuError::new(format!("cannot load the Vulkan loader (install libvulkan1): {e}")))?;
         let log = Arc::<ValidationLog>::default();
-        let instance = create_instance(&entry, options, &log)?;
+        let labels = debug_utils_available(&entry);
+        let instance = create_instance(&entry, options, &log, labels)?;
         let debug = if options.validation {
             let loader = ash::ext::debug_utils::Instance::new(&entry, &instance);
             let info = messenger_info(&log);
@@ -120,7 +124,10 @@ impl GpuContext {
                     return Err(e);
                 }
             };
-        let debug_device = debug.as_ref().map(|_| ash::ext::debug_utils::Device::new(&instance, &device));
+        // Object names and command-buffer regions, for validation messages and
+        // for captures (RenderDoc, Nsight expose the extension themselves).
+        let debug_device =
+            (labels || options.validation).then(|| ash::ext::debug_utils::Device::new(&instance, &device));
         if options.announce_device {
             eprintln!(
                 "vkskin: using device {} \"{}\" ({:?})",
@@ -132,6 +139,7 @@ impl GpuContext {
             instance,
             debug,
             debug_device,
+            open_regions: Default::default(),
             log,
             physical: candidate.physical,
             device_name: candidate.name,
@@ -220,6 +228,50 @@ impl GpuContext {
             let info = vk::DebugUtilsObjectNameInfoEXT::default().object_handle(handle).object_name(&name);
             // SAFETY: the handle belongs to this device; naming is best effort.
             let _ = unsafe { debug.set_debug_utils_object_name(&info) };
+        }
+    }
+
+    /// Opens a named region in `cmd` (a pass: "skin", "shadow cascade 2",
+    /// ...), closed by [`end_region`](Self::end_region), so that GPU captures
+    /// and validation messages read by name. Nothing without debug utils.
+    /// Names are C strings known when the code is written: a frame
+    /// allocates nothing for them.
+    pub fn begin_region(&self, cmd: vk::CommandBuffer, name: &std::ffi::CStr) {
+        self.open_regions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if let Some(debug) = &self.debug_device {
+            let label = vk::DebugUtilsLabelEXT::default().label_name(name);
+            // SAFETY: cmd is recording on this device.
+            unsafe { debug.cmd_begin_debug_utils_label(cmd, &label) };
+        }
+    }
+
+    /// Closes the region `begin_region` opened last in `cmd`.
+    pub fn end_region(&self, cmd: vk::CommandBuffer) {
+        let _ = self.open_regions.fetch_update(
+            std::sync::atomic::Ordering::Relaxed,
+            std::sync::atomic::Ordering::Relaxed,
+            |n| n.checked_sub(1),
+        );
+        if let Some(debug) = &self.debug_device {
+            // SAFETY: cmd is recording on this device, inside a region it opened.
+            unsafe { debug.cmd_end_debug_utils_label(cmd) };
+        }
+    }
+
+    /// Closes the regions a recording left open, before its command buffer
+    /// ends: the passes open and close them in pairs, so any left is a bug,
+    /// reported in the validation log (a validated run fails on it).
+    pub(crate) fn close_open_regions(&self, cmd: vk::CommandBuffer) {
+        let open = self.open_regions.swap(0, std::sync::atomic::Ordering::Relaxed);
+        if open == 0 {
+            return;
+        }
+        self.log.report(format!("{open} debug-utils region(s) left open in a frame (internal error)"));
+        for _ in 0..open {
+            if let Some(debug) = &self.debug_device {
+                // SAFETY: cmd is recording on this device, inside a region it opened.
+                unsafe { debug.cmd_end_debug_utils_label(cmd) };
+            }
         }
     }
 
@@ -378,10 +430,19 @@ fn messenger_info(log: &ValidationLog) -> vk::DebugUtilsMessengerCreateInfoEXT<'
         .user_data(log as *const ValidationLog as *mut std::ffi::c_void)
 }
 
+/// Whether the instance offers VK_EXT_debug_utils (object names and
+/// command-buffer regions) without the validation layer.
+fn debug_utils_available(entry: &ash::Entry) -> bool {
+    // SAFETY: plain enumeration on a loaded entry.
+    let extensions = unsafe { entry.enumerate_instance_extension_properties(None) }.unwrap_or_default();
+    extensions.iter().any(|e| e.extension_name_as_c_str().is_ok_and(|n| n == ash::ext::debug_utils::NAME))
+}
+
 fn create_instance(
     entry: &ash::Entry,
     options: &GpuOptions,
     log: &ValidationLog,
+    labels: bool,
 ) -> Result<ash::Instance, GpuError> {
     let app = vk::ApplicationInfo::default()
         .application_name(c"vkskin")
@@ -400,6 +461,8 @@ fn create_instance(
             ));
         }
         layers.push(VALIDATION_LAYER.as_ptr());
+        extensions.push(ash::ext::debug_utils::NAME.as_ptr());
+    } else if labels {
         extensions.push(ash::ext::debug_utils::NAME.as_ptr());
     }
     let enables = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];

@@ -278,6 +278,7 @@ impl FrameRing {
         }
         self.recording = false;
         let slot = &mut self.slots[self.current];
+        ctx.close_open_regions(slot.command_buffer);
         let buffers = [vk::CommandBufferSubmitInfo::default().command_buffer(slot.command_buffer)];
         let submit = vk::SubmitInfo2::default()
             .wait_semaphore_infos(waits)

@@ -22,6 +22,13 @@ impl ValidationLog {
         self.messages.lock().map(|m| m.len()).unwrap_or(0)
     }
 
+    /// Records a problem vkskin's own checks found, as the layer's messages
+    /// are recorded (printed, and failing a validated run).
+    pub(crate) fn report(&self, message: String) {
+        eprintln!("vkskin: validation: {message}");
+        self.push(message);
+    }
+
     fn push(&self, message: String) {
         if let Ok(mut m) = self.messages.lock() {
             m.push(message);

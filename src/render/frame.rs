@@ -225,7 +225,11 @@ impl Renderer {
         let skin = match input.contents {
             FrameContents::Nothing => SkinStats::default(),
             FrameContents::SkinningOnly | FrameContents::Scene { .. } => {
-                self.record_skinning(ctx, input.poses)?
+                let cmd = self.ring.current().command_buffer;
+                ctx.begin_region(cmd, c"skinning (palette upload, skin dispatch)");
+                let skinned = self.record_skinning(ctx, input.poses);
+                ctx.end_region(cmd);
+                skinned?
             }
         };
         let index = self.ring.current().index;

@@ -9,7 +9,7 @@ use super::frame_settings::PassSetup;
 use super::frame_settings::SkinningPlacement;
 use super::mesh_pass::{BoundFrame, DrawStage, FrameParams, FrameUniforms, MeshPass};
 use super::renderer::{MAX_PASSES, Renderer, Scenery};
-use super::shadow::{Cascades, cascades};
+use super::shadow::{CASCADES, Cascades, cascades};
 use super::target::{CLEAR_COLOR, RenderTarget, ScreenTarget};
 use crate::gpu::{GpuContext, GpuError};
 use ash::vk;
@@ -42,6 +42,10 @@ impl SceneTarget<'_> {
     }
 }
 
+/// The debug-utils region of each shadow cascade (captures read passes by name).
+const CASCADE_REGIONS: [&std::ffi::CStr; CASCADES] =
+    [c"shadow cascade 0", c"shadow cascade 1", c"shadow cascade 2", c"shadow cascade 3"];
+
 impl Renderer {
     /// Records the scene's draw passes into `target` after its layout
     /// transitions: the shadow cascades (5 passes) or the depth prepass (2),
@@ -72,14 +76,18 @@ impl Renderer {
         }
         let prepass = show_mesh && self.settings.frame.passes == PassSetup::DepthPrepass;
         if prepass {
+            ctx.begin_region(cmd, c"depth prepass");
             target.begin_stage(ctx, cmd, DrawStage::DepthPrepass);
             let drawn = self.draw_scene(ctx, &uniforms, DrawStage::DepthPrepass);
             // SAFETY: rendering was begun above on this recording command buffer.
             unsafe { ctx.device.cmd_end_rendering(cmd) };
             self.end_pass(ctx);
+            ctx.end_region(cmd);
             drawn?;
         }
         let stage = if prepass { DrawStage::AfterPrepass } else { DrawStage::Main };
+        // Closed by end_scene, after the output's overlays in the pass.
+        ctx.begin_region(cmd, c"main pass");
         target.begin_stage(ctx, cmd, stage);
         if !show_mesh {
             self.open_pass(ctx);
@@ -88,6 +96,7 @@ impl Renderer {
         if let Err(e) = self.draw_scene(ctx, &uniforms, stage) {
             // SAFETY: rendering was begun above on this recording command buffer.
             unsafe { ctx.device.cmd_end_rendering(cmd) };
+            ctx.end_region(cmd);
             return Err(e);
         }
         Ok(())
@@ -106,11 +115,13 @@ impl Renderer {
         let (index, cmd) = (slot.index, slot.command_buffer);
         self.shadows.begin(ctx, cmd, index);
         for (k, view_proj) in cascades.view_proj.iter().enumerate() {
+            ctx.begin_region(cmd, CASCADE_REGIONS[k]);
             self.shadows.begin_cascade(ctx, cmd, index, k);
             let drawn = self.draw_scene(ctx, &uniforms.seen_by(view_proj), DrawStage::Shadow(k));
             // SAFETY: rendering was begun above on this recording command buffer.
             unsafe { ctx.device.cmd_end_rendering(cmd) };
             self.end_pass(ctx);
+            ctx.end_region(cmd);
             drawn?;
         }
         self.shadows.end(ctx, cmd, index);
@@ -186,6 +197,7 @@ impl Renderer {
         // SAFETY: rendering was begun by begin_scene on this command buffer.
         unsafe { ctx.device.cmd_end_rendering(cmd) };
         self.end_pass(ctx);
+        ctx.end_region(cmd);
     }
 }
 

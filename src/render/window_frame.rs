@@ -414,14 +414,30 @@ impl FrameOutput for WindowOutput<'_> {
     ) -> Result<(), GpuError> {
         let Some(b) = &self.overlay_bones else { return Ok(()) };
         let view_proj = camera.view_proj();
-        self.bones.record(ctx, slot, &view_proj, &b.world, b.joints, b.parents, b.selected, self.chain.extent)
+        let cmd = slot.command_buffer;
+        ctx.begin_region(cmd, c"bones");
+        let recorded = self.bones.record(
+            ctx,
+            slot,
+            &view_proj,
+            &b.world,
+            b.joints,
+            b.parents,
+            b.selected,
+            self.chain.extent,
+        );
+        ctx.end_region(cmd);
+        recorded
     }
 
     fn record_end(&mut self, ctx: &GpuContext, end: &FrameEnd) -> Result<(), GpuError> {
         let (image, view) = self.chain.image(self.image_index()?);
         let extent = self.chain.extent;
         scene_to_overlay_barrier(ctx, end.cmd, image);
-        self.overlay.record(ctx, end.cmd, view, extent)?;
+        ctx.begin_region(end.cmd, c"UI (egui)");
+        let overlay = self.overlay.record(ctx, end.cmd, view, extent);
+        ctx.end_region(end.cmd);
+        overlay?;
         match self.screenshot {
             Some(buffer) => record_color_readback(ctx, end.cmd, image, buffer.raw, extent, Access::Present),
             None => to_present(ctx, end.cmd, image),
