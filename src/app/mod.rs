@@ -3,6 +3,7 @@
 
 pub mod animation;
 mod fallback;
+mod heap_trim;
 pub mod orbit_camera;
 mod scene;
 pub mod scripted;

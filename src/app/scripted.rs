@@ -1,5 +1,6 @@
 //! Scripted viewer runs (tests, soak runs): actions repeated every so many
-//! frames (switch the clip, reload the model, switch the skinning method)
+//! frames (switch the clip, reload the model, switch the skinning method,
+//! switch between the controller and the manual clip mode)
 //! and memory samples (host RSS and the GPU allocator's bytes) printed as
 //! one line each, in a format tests read back (`MemorySample::parse`).
 
@@ -17,6 +18,9 @@ pub struct Schedule {
     pub reload_every: Option<u64>,
     /// Switch between linear and dual-quaternion skinning.
     pub switch_method_every: Option<u64>,
+    /// Switch between the controller (state machine) and the manual clip
+    /// mode; each switch builds the character anew.
+    pub switch_controller_every: Option<u64>,
     /// Print a `MemorySample` line.
     pub report_memory_every: Option<u64>,
 }
@@ -28,6 +32,10 @@ pub struct MemorySample {
     pub frame: u64,
     /// Resident set size of the process, bytes.
     pub rss_bytes: u64,
+    /// Bytes the C heap (malloc, which Rust's and the driver's allocations
+    /// go through) has handed out and not had back: flat while RSS climbs
+    /// means pages (device memory on lavapipe, fragmentation), not a leak.
+    pub heap_bytes: u64,
     /// Bytes of live allocations in vkskin's GPU allocator.
     pub gpu_allocated_bytes: u64,
     /// Bytes of device memory blocks that allocator holds.
@@ -41,8 +49,8 @@ impl MemorySample {
     /// The line `print` writes.
     pub fn line(&self) -> String {
         format!(
-            "{MEMORY_PREFIX}frame {} rss {} gpu-allocated {} gpu-reserved {}",
-            self.frame, self.rss_bytes, self.gpu_allocated_bytes, self.gpu_reserved_bytes
+            "{MEMORY_PREFIX}frame {} rss {} heap {} gpu-allocated {} gpu-reserved {}",
+            self.frame, self.rss_bytes, self.heap_bytes, self.gpu_allocated_bytes, self.gpu_reserved_bytes
         )
     }
 
@@ -56,6 +64,7 @@ impl MemorySample {
         Some(MemorySample {
             frame: value("frame")?,
             rss_bytes: value("rss")?,
+            heap_bytes: value("heap")?,
             gpu_allocated_bytes: value("gpu-allocated")?,
             gpu_reserved_bytes: value("gpu-reserved")?,
         })
@@ -71,6 +80,19 @@ pub fn resident_bytes() -> u64 {
         .find_map(|l| l.strip_prefix("VmRSS:"))
         .and_then(|v| v.split_whitespace().next().and_then(|n| n.parse::<u64>().ok()));
     kib.unwrap_or(0) * 1024
+}
+
+/// Bytes in use on the C heap: glibc's `mallinfo2` (blocks handed out from
+/// the arenas plus those mapped on their own); 0 where there is no glibc.
+pub fn heap_in_use_bytes() -> u64 {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallinfo2 only reads the allocator's statistics.
+        let info = unsafe { libc::mallinfo2() };
+        (info.uordblks + info.hblkhd) as u64
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    0
 }
 
 /// What a scripted frame asks the viewer to do beyond `ViewerState` changes.
@@ -124,6 +146,12 @@ impl Script {
                 (SkinningMethod::DualQuaternion, DqsSplit::Cpu) => (SkinningMethod::Linear, DqsSplit::Shader),
             };
         }
+        if due(self.schedule.switch_controller_every) {
+            state.mode = match state.mode {
+                AnimationMode::Controller => AnimationMode::Clips,
+                AnimationMode::Clips => AnimationMode::Controller,
+            };
+        }
         Actions { report_memory: due(self.schedule.report_memory_every) }
     }
 }
@@ -137,6 +165,7 @@ mod tests {
         let s = MemorySample {
             frame: 500,
             rss_bytes: 1 << 27,
+            heap_bytes: 1 << 26,
             gpu_allocated_bytes: 123,
             gpu_reserved_bytes: 456,
         };
@@ -152,11 +181,22 @@ mod tests {
     }
 
     #[test]
+    fn heap_in_use_follows_allocations() {
+        let before = heap_in_use_bytes();
+        let block = vec![1u8; 64 << 20];
+        let during = heap_in_use_bytes();
+        drop(block);
+        // Other tests allocate meanwhile: only a 64 MiB step is certain.
+        assert!(during >= before + (32 << 20), "{before} then {during}");
+    }
+
+    #[test]
     fn actions_run_once_when_due() {
         let schedule = Schedule {
             switch_clip_every: Some(2),
             reload_every: Some(3),
             switch_method_every: Some(4),
+            switch_controller_every: Some(7),
             report_memory_every: Some(5),
         };
         let mut script = Script::new(schedule, Some(Path::new("m.glb")));
@@ -175,6 +215,8 @@ mod tests {
         assert!(script.step(5, 3, &mut state).report_memory);
         script.step(6, 3, &mut state);
         assert_eq!(state.clip_a, Some(2));
+        script.step(7, 3, &mut state);
+        assert_eq!(state.mode, AnimationMode::Controller);
         script.step(8, 3, &mut state);
         assert_eq!(
             (state.clip_a, state.frame.blend.method, state.frame.blend.dqs_split),

@@ -11,8 +11,9 @@
 //! model headless to an animated PNG instead (`app::fallback`).
 
 use super::fallback::fallback;
+use super::heap_trim::HeapTrim;
 use super::scene::{Gpu, Scene, ViewerPoses, build_scene};
-use super::scripted::{MemorySample, Schedule, Script, resident_bytes};
+use super::scripted::{MemorySample, Schedule, Script, heap_in_use_bytes, resident_bytes};
 use super::state::{AnimationMode, DebugView, EventLog, FrameTimings, ViewerState};
 use super::ui;
 use super::window::WindowInput;
@@ -179,6 +180,10 @@ struct Viewer {
     level: Option<Level>,
     /// Scripted actions of `options.schedule`.
     script: Script,
+    /// Freed pages handed back to the system after rebuilds.
+    heap_trim: HeapTrim,
+    /// The window size of the last rendered frame (a change is a rebuild).
+    drawn_size: (u32, u32),
 }
 
 impl Viewer {
@@ -205,6 +210,8 @@ impl Viewer {
             error: None,
             frames_rendered: 0,
             redraws: 0,
+            heap_trim: HeapTrim::default(),
+            drawn_size: (0, 0),
             started: Instant::now(),
             last_frame: None,
             last_title: -1.0,
@@ -327,6 +334,7 @@ impl Viewer {
         self.log = EventLog::default();
         gpu.scene = Some(scene);
         self.last_title = -1.0;
+        self.heap_trim.request();
         Ok(())
     }
 
@@ -361,6 +369,7 @@ impl Viewer {
                 // The old renderer's destroy waits for its frames in flight.
                 std::mem::replace(&mut scene.renderer, renderer).destroy(ctx);
                 frame.release_overlay_slots()?;
+                self.heap_trim.request();
             }
             Err(e) => {
                 eprintln!("vkskin: cannot switch to {:?} skinning: {e}", self.state.frame.blend.method);
@@ -425,6 +434,12 @@ impl Viewer {
             return Ok(());
         };
         self.frames_rendered += 1;
+        if self.drawn_size != (size.width, size.height) {
+            // A new swapchain (its old images go by deferred release).
+            self.drawn_size = (size.width, size.height);
+            self.heap_trim.request();
+        }
+        self.heap_trim.after_frame();
         self.timings.record_gpu(&drawn);
         if let (Some(shot), Some(path)) = (&drawn.screenshot, &self.options.screenshot) {
             image_out::write_png(path, shot.width, shot.height, &shot.rgba)?;
@@ -447,6 +462,7 @@ impl Viewer {
             let sample = MemorySample {
                 frame: self.frames_rendered,
                 rss_bytes: resident_bytes(),
+                heap_bytes: heap_in_use_bytes(),
                 gpu_allocated_bytes: memory.allocated_bytes,
                 gpu_reserved_bytes: memory.reserved_bytes,
             };

@@ -288,6 +288,10 @@ pub struct ViewArgs {
     /// Scripted runs: switch between linear and dual-quaternion skinning every N frames.
     #[arg(long, value_name = "N")]
     pub switch_method_every: Option<u64>,
+    /// Scripted runs: switch between the controller (state machine) and the
+    /// manual clip mode every N frames.
+    #[arg(long, value_name = "N")]
+    pub switch_controller_every: Option<u64>,
     /// Scripted runs: print host RSS and GPU allocator bytes every N frames
     /// (`vkskin: memory: frame K rss B gpu-allocated B gpu-reserved B`).
     #[arg(long, value_name = "N")]

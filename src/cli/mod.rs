@@ -75,6 +75,7 @@ fn view(args: &args::ViewArgs, load: &LoadOptions) -> anyhow::Result<()> {
         ("--switch-clip-every", args.switch_clip_every),
         ("--reload-every", args.reload_every),
         ("--switch-method-every", args.switch_method_every),
+        ("--switch-controller-every", args.switch_controller_every),
         ("--report-memory-every", args.report_memory_every),
     ];
     if let Some((flag, _)) = every.iter().find(|(_, n)| *n == Some(0)) {
@@ -87,6 +88,7 @@ fn view(args: &args::ViewArgs, load: &LoadOptions) -> anyhow::Result<()> {
         switch_clip_every: args.switch_clip_every,
         reload_every: args.reload_every,
         switch_method_every: args.switch_method_every,
+        switch_controller_every: args.switch_controller_every,
         report_memory_every: args.report_memory_every,
     };
     if characters > 1 && args.level.is_some() {

@@ -1,9 +1,10 @@
 //! The viewer binary end to end: a scripted window run under Xvfb on
 //! lavapipe with validation (and synchronization validation) on, resized
 //! half-way, whose last frame is checked; the headless fallback without a
-//! display; and a soak run (resizes, reloads, clip and skinning-method
-//! switches) whose memory must stay flat: 500 frames in the normal tests,
-//! 10,000 in an ignored test (see the guide's testing page). Without Xvfb (and no DISPLAY) or
+//! display; and soak runs (resizes, reloads, clip, skinning-method and
+//! controller switches) whose memory must stay flat: 500 frames in the
+//! normal tests, 10,000 (Fox) and 100,000 (a crowd of 100 built-in
+//! characters) in ignored tests (see the guide's testing page). Without Xvfb (and no DISPLAY) or
 //! without a Vulkan device the tests say "skipping" and pass, unless
 //! VKSKIN_NO_SKIP is set.
 
@@ -326,15 +327,32 @@ fn window_run_with_a_crowd() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A soak run's schedule, in frames.
+/// What a soak run shows.
+#[derive(Clone, Copy)]
+enum SoakModel {
+    /// Fox from the shared models (no controller: clips only).
+    Fox,
+    /// The built-in character's file in `assets/`, with its controller.
+    BuiltIn,
+}
+
+/// A soak run's model, crowd and schedule (in frames).
 struct Soak {
+    model: SoakModel,
+    /// Characters in the scene (one driven, the rest on a grid behind it).
+    characters: u32,
     frames: u64,
     /// Resize every this many frames, alternating between two sizes.
     resize: u64,
     reload: u64,
     clip: u64,
     method: u64,
+    /// Switch between the controller and the manual clip mode (built-in
+    /// character only: Fox has no controller).
+    controller: Option<u64>,
     memory: u64,
+    /// How long the run may take before it counts as hung.
+    limit: Duration,
     /// Samples up to this frame are the warm-up (every action has run once
     /// and both window sizes and skinning methods were seen).
     warm_up: u64,
@@ -349,14 +367,20 @@ const HOST_SLACK: u64 = 8 << 20;
 /// samples of the same scene; a leaked renderer would be megabytes).
 const ALIGNMENT_SLACK: u64 = 16 << 10;
 
-/// Runs the viewer on Fox under `soak`'s schedule with validation on and
+/// Runs the viewer on `soak`'s model and crowd under its schedule with validation on and
 /// checks that it ends cleanly and that host RSS and the GPU allocator's
 /// bytes stay flat after the warm-up. Prints the samples.
 fn soak_run(soak: &Soak) {
     if context().is_none() {
         return;
     }
-    let Some(assets) = shared_assets("the viewer soak run") else { return };
+    let model = match soak.model {
+        SoakModel::Fox => {
+            let Some(assets) = shared_assets("the viewer soak run") else { return };
+            assets.join("Fox/Fox.glb")
+        }
+        SoakModel::BuiltIn => Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/default_character.glb"),
+    };
     let Some((display, _server)) = display() else {
         return skip("no display: DISPLAY is unset and Xvfb is not on PATH");
     };
@@ -370,21 +394,27 @@ fn soak_run(soak: &Soak) {
         .collect();
     let mut command = Command::new(BIN);
     command.current_dir(&dir).env("DISPLAY", &display).env_remove("WAYLAND_DISPLAY");
-    command.arg("view").arg(assets.join("Fox/Fox.glb")).args(["--validation", "--size", sizes[1]]);
-    command.args(["--frames", &soak.frames.to_string()]);
+    command.arg("view").arg(model).args(["--validation", "--size", sizes[1]]);
+    command.args(["--frames", &soak.frames.to_string(), "--characters", &soak.characters.to_string()]);
     command.args(["--resize-at", &resizes.join(",")]);
     command.args(["--reload-every", &soak.reload.to_string(), "--switch-clip-every", &soak.clip.to_string()]);
     command.args(["--switch-method-every", &soak.method.to_string()]);
+    if let Some(every) = soak.controller {
+        command.args(["--switch-controller-every", &every.to_string()]);
+    }
     command.args(["--report-memory-every", &soak.memory.to_string()]);
-    let output = run_for(command, Duration::from_secs(3600));
+    let started = Instant::now();
+    let output = run_for(command, soak.limit);
+    eprintln!("{} frames in {:.0} s", soak.frames, started.elapsed().as_secs_f64());
     assert_clean(&output);
     let stderr = String::from_utf8_lossy(&output.stderr);
     let samples: Vec<MemorySample> = stderr.lines().filter_map(MemorySample::parse).collect();
     for s in &samples {
         eprintln!(
-            "frame {:6}: rss {:.1} MB, gpu allocated {:.2} MB, reserved {:.0} MB",
+            "frame {:6}: rss {:.1} MB, heap {:.1} MB, gpu allocated {:.2} MB, reserved {:.0} MB",
             s.frame,
             s.rss_bytes as f64 / 1e6,
+            s.heap_bytes as f64 / 1e6,
             s.gpu_allocated_bytes as f64 / 1e6,
             s.gpu_reserved_bytes as f64 / 1e6
         );
@@ -409,6 +439,16 @@ fn soak_run(soak: &Soak) {
         untouched / 1_000_000,
         HOST_SLACK / 1_000_000
     );
+    // Bytes in use on the heap (the driver's device memory included on
+    // lavapipe) may not grow after the warm-up: that would be a leak,
+    // whatever the allocator does with pages.
+    let heap = (peak(&warm, |s| s.heap_bytes), peak(&after, |s| s.heap_bytes));
+    assert!(
+        heap.1 <= heap.0 + HOST_SLACK,
+        "heap in use grew after the warm-up: peak {} MB, then {} MB",
+        heap.0 / 1_000_000,
+        heap.1 / 1_000_000
+    );
     // The GPU allocator's bytes depend only on the scene, the window size
     // and the method, all seen during the warm-up, except for the alignment
     // padding gpu-allocator counts with each allocation (where an allocation
@@ -428,14 +468,18 @@ fn soak_run(soak: &Soak) {
 #[test]
 fn soak_500_frames() {
     soak_run(&Soak {
+        model: SoakModel::Fox,
+        characters: 1,
         frames: 500,
         resize: 100,
         reload: 200,
         clip: 20,
         // Linear, DQS split in the shader, DQS split on the CPU: all within the warm-up.
         method: 100,
+        controller: None,
         memory: 50,
         warm_up: 250,
+        limit: Duration::from_secs(3600),
     });
 }
 
@@ -445,12 +489,56 @@ fn soak_500_frames() {
 #[ignore = "10,000 frames: run on demand (see the guide's testing page)"]
 fn soak_10000_frames() {
     soak_run(&Soak {
+        model: SoakModel::Fox,
+        characters: 1,
         frames: 10_000,
         resize: 500,
         reload: 2000,
         clip: 100,
         method: 1000,
+        controller: None,
         memory: 500,
         warm_up: 2500,
+        limit: Duration::from_secs(3600),
+    });
+}
+
+/// The same switches as the Fox soak, with the controller switched too,
+/// on a crowd of 100 built-in characters (about an hour on lavapipe):
+/// `cargo test --release --test display -- --ignored
+/// app_viewer::soak_100000_frames_crowd --nocapture`.
+#[test]
+#[ignore = "100,000 frames: run on demand (see the guide's testing page)"]
+fn soak_100000_frames_crowd() {
+    soak_run(&Soak {
+        model: SoakModel::BuiltIn,
+        characters: 100,
+        frames: 100_000,
+        resize: 500,
+        reload: 2000,
+        clip: 100,
+        method: 1000,
+        controller: Some(700),
+        memory: 500,
+        warm_up: 2500,
+        limit: Duration::from_secs(6 * 3600),
+    });
+}
+
+/// A short crowd soak with controller switches, as a check of the schedule.
+#[test]
+fn soak_500_frames_crowd() {
+    soak_run(&Soak {
+        model: SoakModel::BuiltIn,
+        characters: 9,
+        frames: 500,
+        resize: 100,
+        reload: 200,
+        clip: 20,
+        method: 100,
+        controller: Some(70),
+        memory: 50,
+        warm_up: 250,
+        limit: Duration::from_secs(3600),
     });
 }
