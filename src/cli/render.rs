@@ -126,21 +126,31 @@ fn check_level_flags(args: &RenderArgs) -> anyhow::Result<()> {
 /// What a level render draws around the character.
 type Scenery = Option<Arc<Model>>;
 
+/// A character in a level, ready to be placed.
+struct LevelPlan {
+    controller: Controller,
+    script: Script,
+    level: Level,
+    authority: Authority,
+    first: u32,
+}
+
 /// The frames to draw, decided before the GPU is opened (every flag and
 /// file checked); [`FramePlan::build`] makes the source once the crowd is
 /// known to fit.
 enum FramePlan {
     /// A controller simulated from 0 s in a level (`--level`).
-    Level { controller: Controller, script: Script, level: Level, authority: Authority, first: u32 },
+    Level(Box<LevelPlan>),
     /// A clip or controller played frame by frame, by one character or a crowd.
-    Timeline { timeline: Timeline, first: u32 },
+    Timeline { timeline: Box<Timeline>, first: u32 },
 }
 
 impl FramePlan {
     /// The source, its first drawn frame and the scenery.
     fn build(self, model: &Model, args: &RenderArgs) -> anyhow::Result<(Box<dyn FrameSource>, u32, Scenery)> {
         match self {
-            FramePlan::Level { controller, script, level, authority, first } => {
+            FramePlan::Level(plan) => {
+                let LevelPlan { controller, script, level, authority, first } = *plan;
                 let feet = FootPlacement::humanoid(model)
                     .map_err(|e| eprintln!("vkskin: {}: {e}: no foot IK", model.file))
                     .ok();
@@ -157,9 +167,9 @@ impl FramePlan {
                 Ok((Box::new(run), first, Some(Arc::new(scenery_model(&level)?))))
             }
             FramePlan::Timeline { timeline, first } if args.characters > 1 => {
-                Ok((Box::new(crowd(model, args, timeline)?), first, None))
+                Ok((Box::new(crowd(model, args, *timeline)?), first, None))
             }
-            FramePlan::Timeline { timeline, first } => Ok((Box::new(timeline), first, None)),
+            FramePlan::Timeline { timeline, first } => Ok((timeline, first, None)),
         }
     }
 }
@@ -198,7 +208,7 @@ fn plan_frames(model: &Model, path: &Path, args: &RenderArgs, frames: u32) -> an
         }
         check_posing(args.characters, u64::from(frames))?;
         let timeline = clip_timeline(model, args, frames)?;
-        return Ok(FramePlan::Timeline { timeline, first: 0 });
+        return Ok(FramePlan::Timeline { timeline: Box::new(timeline), first: 0 });
     };
     let script = Script::parse(&args.sets, &controller)?;
     let first = first_frame(args, frames)?;
@@ -210,10 +220,10 @@ fn plan_frames(model: &Model, path: &Path, args: &RenderArgs, frames: u32) -> an
         let level = Level::named(level)?;
         // The spawn is checked now, not after the GPU is opened.
         level.spawn(args.spawn.as_deref().unwrap_or("open"))?;
-        return Ok(FramePlan::Level { controller, script, level, authority, first });
+        return Ok(FramePlan::Level(Box::new(LevelPlan { controller, script, level, authority, first })));
     }
     let timeline = Timeline::simulating(model.rig.clone(), Arc::new(controller), script, fps)?;
-    Ok(FramePlan::Timeline { timeline, first })
+    Ok(FramePlan::Timeline { timeline: Box::new(timeline), first })
 }
 
 /// `characters` characters posed for `frames` frames: within [`MAX_CHARACTER_FRAMES`].
