@@ -1,6 +1,5 @@
 //! The `vkskin` binary: parses the command line and reports errors as one line.
 
-use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -15,7 +14,7 @@ fn main() -> ExitCode {
             .unwrap_or_default();
         eprintln!("vkskin: internal error{location}: {}", vkskin::text::escape(&message));
     }));
-    let cli = vkskin::cli::Cli::parse();
+    let cli = vkskin::cli::parse_args();
     match vkskin::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

@@ -186,14 +186,13 @@ mod tests {
     #[test]
     fn bad_options_are_one_clear_error() {
         let error = |args: &[&str]| plan(args).unwrap_err();
-        assert_eq!(
-            error(&["--characters", "1,0", "--out", "d"]),
-            "--characters: 0 is not a character count (1 to 100000)"
-        );
-        assert_eq!(
-            error(&["--frames", "0", "--out", "d"]),
-            "--frames: 0 is not a frame count (1 to 1000000)"
-        );
+        // Counts are refused as they are parsed (`cli::checked`), negative ones too.
+        for (flag, value, range) in
+            [("--characters", "1,0", "1 to 100000, not 0"), ("--frames", "-1", "1 to 1000000, not -1")]
+        {
+            let e = error(&[flag, value, "--out", "d"]);
+            assert!(e.contains(&format!("'{flag} <N")) && e.contains(range), "{e}");
+        }
         let passes = error(&["--passes", "3", "--out", "d"]);
         assert!(passes.contains("invalid value '3' for '--passes"), "{passes}");
         assert!(passes.contains("1, 2, 5"), "{passes}");

@@ -4,7 +4,9 @@
 
 pub mod args;
 pub mod bench;
+pub mod checked;
 pub mod render;
+pub mod set_times;
 pub mod simulate;
 pub mod values;
 
@@ -15,9 +17,22 @@ use crate::asset::{self, LoadOptions};
 use crate::atomic_file;
 use crate::formats::{dump, inspect};
 use crate::render::GpuError;
-use crate::render::renderer::MAX_CHARACTERS;
 use anyhow::anyhow;
 use std::path::Path;
+
+/// This process's command line, parsed. A value the checks refuse
+/// (`cli::checked`) ends the process with one line naming the flag and
+/// exit code 1; clap reports the rest itself (help, version, unknown flags).
+pub fn parse_args() -> Cli {
+    use clap::Parser;
+    Cli::try_parse().unwrap_or_else(|e| match checked::refused_value(&e) {
+        Some(line) => {
+            eprintln!("vkskin: {}", crate::text::escape(&line));
+            std::process::exit(1)
+        }
+        None => e.exit(),
+    })
+}
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
@@ -64,23 +79,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
 /// `vkskin view`: the options checked, then the viewer (or its headless fallback).
 fn view(args: &args::ViewArgs, load: &LoadOptions) -> anyhow::Result<()> {
     use crate::app::viewer::{self, ViewOptions};
-    if args.frames == Some(0) {
-        anyhow::bail!("--frames must be at least 1");
-    }
+    // Counts and paths were checked as they were parsed (`checked`).
     let characters = args.characters.unwrap_or(1);
-    if !(1..=MAX_CHARACTERS).contains(&characters) {
-        anyhow::bail!("--characters {characters}: 1..={MAX_CHARACTERS}");
-    }
-    let every = [
-        ("--switch-clip-every", args.switch_clip_every),
-        ("--reload-every", args.reload_every),
-        ("--switch-method-every", args.switch_method_every),
-        ("--switch-controller-every", args.switch_controller_every),
-        ("--report-memory-every", args.report_memory_every),
-    ];
-    if let Some((flag, _)) = every.iter().find(|(_, n)| *n == Some(0)) {
-        anyhow::bail!("{flag} must be at least 1");
-    }
     if args.reload_every.is_some() && args.model.is_none() {
         anyhow::bail!("--reload-every needs a MODEL file (the built-in character has none)");
     }

@@ -2,13 +2,15 @@
 //! (animated PNG), on the chosen Vulkan device.
 
 use super::args::RenderArgs;
+use super::checked::show;
 use crate::anim::FrameSource;
 use crate::asset::{self, Model};
 use crate::character::controller::find_controller;
 use crate::character::{Controller, Crowd, Script, Timeline};
 use crate::render::RenderError;
+use crate::render::crowd_fit::check_crowd_fits;
 use crate::render::headless::{self, HeadlessRequest};
-use crate::render::renderer::{MAX_CHARACTERS, RenderSettings};
+use crate::render::renderer::RenderSettings;
 use crate::render::{DqsSplit, GpuOptions, InfluenceBlend, SkinningMethod, with_gpu};
 use crate::text::display_name;
 use crate::world::{ActorRun, Authority, FootPlacement, Level, scenery_model};
@@ -39,34 +41,38 @@ fn check_dqs_split(blend: InfluenceBlend) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs the command, loading the model within `load`'s limits.
+/// Most frames one render draws (`--frames`). An animated PNG is a
+/// preview, streamed to the file frame by frame; 10000 frames is 5.5
+/// minutes at 30 fps, and a typo of a few zeros must not run for hours.
+pub const MAX_FRAMES: u32 = 10_000;
+/// Most frames a controller render simulates in all: `--time` at `--fps`
+/// before the first drawn frame, plus the drawn ones (about 55 minutes at
+/// 30 fps). The frames before the first drawn one are simulated twice
+/// (once to frame the camera, once to draw), with nothing to show.
+pub const MAX_SIMULATED_FRAMES: u64 = 100_000;
+/// Most character-frames posed in all (characters times frames posed):
+/// 100000 characters for 100 frames, or 1000 for 10000.
+pub const MAX_CHARACTER_FRAMES: u64 = 10_000_000;
+
+/// Runs the command, loading the model within `load`'s limits. Every flag
+/// is checked, and the crowd against the device's limits, before any
+/// frame is posed.
 pub fn run(args: &RenderArgs, load: &asset::LoadOptions) -> anyhow::Result<()> {
     let (width, height) = parse_size(&args.size).map_err(anyhow::Error::msg)?;
+    // --frames, --fps, --time and --characters were checked as they were
+    // parsed (`cli::checked`); what needs several flags is checked here.
     let frames = args.frames.unwrap_or(1);
-    if frames == 0 {
-        anyhow::bail!("--frames must be at least 1");
-    }
-    if !(args.fps.is_finite() && args.fps > 0.0) {
-        return Err(anyhow::anyhow!("--fps must be a positive number, not {}", args.fps));
-    }
-    if let Some(t) = args.time
-        && !t.is_finite()
-    {
-        return Err(anyhow::anyhow!("--time must be a finite number, not {t}"));
-    }
     let frame_settings = args.frame_settings();
     check_dqs_split(frame_settings.blend)?;
-    if args.characters == 0 || args.characters > MAX_CHARACTERS {
-        anyhow::bail!("bad --characters {}: 1..={MAX_CHARACTERS}", args.characters);
-    }
-    let model = asset::load_with(Path::new(&args.model), load)?;
-    let (mut source, first_frame, scenery) = frames_of(&model, args, frames)?;
+    check_level_flags(args)?;
+    let model_path = Path::new(&args.model);
+    let model = asset::load_with(model_path, load)?;
+    let plan = plan_frames(&model, model_path, args, frames)?;
     let settings = RenderSettings {
         wireframe: args.wireframe,
         frame: frame_settings,
         ..RenderSettings::sized(width, height)
     };
-    let request = HeadlessRequest { frames, first_frame, settings };
     for w in &model.warnings {
         eprintln!("vkskin: warning: {}: {w}", model.file);
     }
@@ -78,11 +84,17 @@ pub fn run(args: &RenderArgs, load: &asset::LoadOptions) -> anyhow::Result<()> {
         ..Default::default()
     };
     let model = Arc::new(model);
-    let rendered = with_gpu(&options, |ctx| {
-        headless::render_to_file(ctx, model, source.as_mut(), scenery, &request, out, args.fps)
+    let doing = format!("rendering {}", out.display());
+    let rendered = with_gpu(&options, |ctx| -> anyhow::Result<Vec<String>> {
+        // Right after the device is chosen, before a frame is posed.
+        check_crowd_fits(&model, args.characters, &ctx.properties.limits)
+            .map_err(|e| anyhow::anyhow!("--characters {}: {e}", args.characters))?;
+        let (mut source, first_frame, scenery) = plan.build(&model, args)?;
+        let request = HeadlessRequest { frames, first_frame, settings };
+        headless::render_to_file(ctx, model.clone(), source.as_mut(), scenery, &request, out, args.fps)
+            .map_err(|e| super::gpu_failure(e.into(), &doing))
     });
-    let warnings =
-        rendered.map_err(|e| super::gpu_failure(e.into(), &format!("rendering {}", out.display())))?;
+    let warnings = rendered.map_err(|e| super::gpu_failure(e, &doing))?;
     for w in warnings {
         eprintln!("vkskin: warning: {w}");
     }
@@ -94,50 +106,136 @@ pub fn run(args: &RenderArgs, load: &asset::LoadOptions) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `--spawn` and `--authority` mean something only in a level, and a level
+/// holds one character: asked for otherwise, they would be ignored.
+fn check_level_flags(args: &RenderArgs) -> anyhow::Result<()> {
+    if args.level.is_none() {
+        for (flag, given) in [("--spawn", args.spawn.is_some()), ("--authority", args.authority.is_some())] {
+            if given {
+                anyhow::bail!("{flag} needs --level (it says where and how the character moves in a level)");
+            }
+        }
+    } else if args.characters > 1 {
+        anyhow::bail!("--characters and --level exclude each other (the level has one actor)");
+    } else if args.clip.is_some() {
+        anyhow::bail!("--clip and --level exclude each other (in a level the controller chooses the clips)");
+    }
+    Ok(())
+}
+
 /// What a level render draws around the character.
 type Scenery = Option<Arc<Model>>;
 
-/// The frames to draw, the first one and the scenery: a controller
-/// simulated from 0 s (`--controller`, `--time` skipping ahead; in a level
-/// with `--level`), else one clip sought to each frame's time (from
-/// `--time`, default the clip's first key; the rest pose without a clip).
-fn frames_of(
-    model: &Model,
-    args: &RenderArgs,
-    frames: u32,
-) -> anyhow::Result<(Box<dyn FrameSource>, u32, Scenery)> {
+/// A character in a level, ready to be placed.
+struct LevelPlan {
+    controller: Controller,
+    script: Script,
+    level: Level,
+    authority: Authority,
+    first: u32,
+}
+
+/// The frames to draw, decided before the GPU is opened (every flag and
+/// file checked); [`FramePlan::build`] makes the source once the crowd is
+/// known to fit.
+enum FramePlan {
+    /// A controller simulated from 0 s in a level (`--level`).
+    Level(Box<LevelPlan>),
+    /// A clip or controller played frame by frame, by one character or a crowd.
+    Timeline { timeline: Box<Timeline>, first: u32 },
+}
+
+impl FramePlan {
+    /// The source, its first drawn frame and the scenery.
+    fn build(self, model: &Model, args: &RenderArgs) -> anyhow::Result<(Box<dyn FrameSource>, u32, Scenery)> {
+        match self {
+            FramePlan::Level(plan) => {
+                let LevelPlan { controller, script, level, authority, first } = *plan;
+                let feet = FootPlacement::humanoid(model)
+                    .map_err(|e| eprintln!("vkskin: {}: {e}: no foot IK", model.file))
+                    .ok();
+                let run = ActorRun::new(
+                    model.rig.clone(),
+                    Arc::new(controller),
+                    script,
+                    &level,
+                    args.spawn.as_deref().unwrap_or("open"),
+                    authority,
+                    feet,
+                    f64::from(args.fps),
+                )?;
+                Ok((Box::new(run), first, Some(Arc::new(scenery_model(&level)?))))
+            }
+            FramePlan::Timeline { timeline, first } if args.characters > 1 => {
+                Ok((Box::new(crowd(model, args, *timeline)?), first, None))
+            }
+            FramePlan::Timeline { timeline, first } => Ok((timeline, first, None)),
+        }
+    }
+}
+
+/// The frames to draw: a controller (`--controller`, else MODEL.ron next to
+/// the model, found as `view` and `simulate` find it) simulated from 0 s
+/// (`--time` skipping ahead; in a level with `--level`), else one clip
+/// sought to each frame's time (from `--time`, default the clip's first
+/// key; the rest pose without a clip).
+fn plan_frames(model: &Model, path: &Path, args: &RenderArgs, frames: u32) -> anyhow::Result<FramePlan> {
+    let explicit = args.controller.as_deref().map(Path::new);
+    if explicit.is_some() && args.clip.is_some() {
+        anyhow::bail!("--clip and --controller exclude each other (the controller chooses the clips)");
+    }
+    // A broken sidecar fails here, with `simulate`'s message, even with --clip.
+    let controller = match find_controller(model, Some(path), explicit)? {
+        Some((_, source)) if args.clip.is_some() => {
+            eprintln!("vkskin: controller: {source} not used: --clip plays one clip");
+            None
+        }
+        Some((controller, source)) => {
+            eprintln!("vkskin: controller: {source}");
+            Some(controller)
+        }
+        None => None,
+    };
+    let fps = f64::from(args.fps);
+    let Some(controller) = controller else {
+        if args.level.is_some() {
+            anyhow::bail!("--level needs a controller (--controller FILE, or MODEL.ron next to the model)");
+        }
+        if !args.sets.is_empty() {
+            anyhow::bail!(
+                "--set needs a controller (--controller FILE, or MODEL.ron next to the model): a clip has no parameters"
+            );
+        }
+        check_posing(args.characters, u64::from(frames))?;
+        let timeline = clip_timeline(model, args, frames)?;
+        return Ok(FramePlan::Timeline { timeline: Box::new(timeline), first: 0 });
+    };
+    let script = Script::parse(&args.sets, &controller)?;
+    let first = first_frame(args, frames)?;
+    let last_time = f64::from(first + frames - 1) / fps;
+    super::set_times::check_within(&args.sets, last_time, "the last frame")?;
     if let Some(level) = &args.level {
-        let path = args
-            .controller
-            .as_ref()
-            .ok_or_else(|| anyhow::anyhow!("--level needs --controller (what drives the character)"))?;
-        let (controller, _) = find_controller(model, None, Some(Path::new(path)))?
-            .ok_or_else(|| anyhow::anyhow!("no controller"))?;
-        let script = Script::parse(&args.sets, &controller)?;
-        let authority: Authority = args.authority.parse()?;
+        let authority: Authority = args.authority.as_deref().unwrap_or("animation").parse()?;
+        super::set_times::warn_fast_speeds(&args.sets, &controller, authority);
         let level = Level::named(level)?;
-        let feet = FootPlacement::humanoid(model)
-            .map_err(|e| eprintln!("vkskin: {}: {e}: no foot IK", model.file))
-            .ok();
-        let fps = f64::from(args.fps);
-        let run = ActorRun::new(
-            model.rig.clone(),
-            Arc::new(controller),
-            script,
-            &level,
-            &args.spawn,
-            authority,
-            feet,
-            fps,
-        )?;
-        let first = first_frame(args, frames)?;
-        return Ok((Box::new(run), first, Some(Arc::new(scenery_model(&level)?))));
+        // The spawn is checked now, not after the GPU is opened.
+        level.spawn(args.spawn.as_deref().unwrap_or("open"))?;
+        return Ok(FramePlan::Level(Box::new(LevelPlan { controller, script, level, authority, first })));
     }
-    let (timeline, first) = timeline(model, args, frames)?;
-    if args.characters > 1 {
-        return Ok((Box::new(crowd(model, args, timeline)?), first, None));
+    let timeline = Timeline::simulating(model.rig.clone(), Arc::new(controller), script, fps)?;
+    Ok(FramePlan::Timeline { timeline: Box::new(timeline), first })
+}
+
+/// `characters` characters posed for `frames` frames: within [`MAX_CHARACTER_FRAMES`].
+fn check_posing(characters: u32, frames: u64) -> anyhow::Result<()> {
+    if u64::from(characters) * frames > MAX_CHARACTER_FRAMES {
+        anyhow::bail!(
+            "--characters {characters} for {frames} frames poses {} character-frames, more than \
+             the {MAX_CHARACTER_FRAMES} one render may (fewer characters or --frames)",
+            u64::from(characters) * frames
+        );
     }
-    Ok((Box::new(timeline), first, None))
+    Ok(())
 }
 
 /// `--characters N`: N characters playing what `timeline` plays, each from
@@ -154,33 +252,35 @@ fn crowd(model: &Model, args: &RenderArgs, timeline: Timeline) -> anyhow::Result
     Ok(crowd)
 }
 
-/// The first frame drawn of a simulation from 0 s: `--time` at `--fps`,
-/// leaving room for `frames` frames after it.
+/// The first frame drawn of a simulation from 0 s: `--time` at `--fps`.
+/// The whole simulated span, up to the last drawn frame, is within
+/// [`MAX_SIMULATED_FRAMES`] (and [`MAX_CHARACTER_FRAMES`] for a crowd).
 fn first_frame(args: &RenderArgs, frames: u32) -> anyhow::Result<u32> {
-    let first = (f64::from(args.time.unwrap_or(0.0)).max(0.0) * f64::from(args.fps)).round();
-    if first > f64::from(u32::MAX - frames) {
-        return Err(anyhow::anyhow!("--time {} is too far ahead", args.time.unwrap_or(0.0)));
+    let time = f64::from(args.time.unwrap_or(0.0));
+    if time < 0.0 {
+        anyhow::bail!(
+            "--time {}: a controller is simulated from 0 s, so --time takes seconds >= 0 with one",
+            show(time)
+        );
     }
+    let first = (time * f64::from(args.fps)).round();
+    let simulated = first + f64::from(frames);
+    if simulated > MAX_SIMULATED_FRAMES as f64 {
+        anyhow::bail!(
+            "--time {} and --frames {frames} at --fps {} simulate {} frames, more than the \
+             {MAX_SIMULATED_FRAMES} one render may (about {} min at this --fps)",
+            show(time),
+            args.fps,
+            show(simulated),
+            (MAX_SIMULATED_FRAMES as f64 / f64::from(args.fps) / 60.0).round()
+        );
+    }
+    check_posing(args.characters, simulated as u64)?;
     Ok(first as u32)
 }
 
-/// A clip or controller played frame by frame without a level.
-fn timeline(model: &Model, args: &RenderArgs, frames: u32) -> anyhow::Result<(Timeline, u32)> {
-    let fps = f64::from(args.fps);
-    if let Some(path) = &args.controller {
-        if args.clip.is_some() {
-            anyhow::bail!("--clip and --controller exclude each other (the controller chooses the clips)");
-        }
-        let (controller, _) = find_controller(model, None, Some(Path::new(path)))?
-            .ok_or_else(|| anyhow::anyhow!("no controller"))?;
-        let script = Script::parse(&args.sets, &controller)?;
-        let first = first_frame(args, frames)?;
-        let timeline = Timeline::simulating(model.rig.clone(), Arc::new(controller), script, fps)?;
-        return Ok((timeline, first));
-    }
-    if !args.sets.is_empty() {
-        anyhow::bail!("--set needs --controller (a clip has no parameters)");
-    }
+/// One clip (or the rest pose) sought to each frame's time.
+fn clip_timeline(model: &Model, args: &RenderArgs, frames: u32) -> anyhow::Result<Timeline> {
     let clip = match &args.clip {
         Some(key) => Some(model.find_clip(key).ok_or_else(|| {
             let names: Vec<String> = model
@@ -200,8 +300,7 @@ fn timeline(model: &Model, args: &RenderArgs, frames: u32) -> anyhow::Result<(Ti
     };
     let start = args.time.unwrap_or_else(|| clip.map_or(0.0, |c| model.clips[c].start()));
     let controller = Controller::single_clip(model, clip, true)?;
-    let timeline = Timeline::seeking(model.rig.clone(), Arc::new(controller), f64::from(start), fps)?;
-    Ok((timeline, 0))
+    Ok(Timeline::seeking(model.rig.clone(), Arc::new(controller), f64::from(start), f64::from(args.fps))?)
 }
 
 #[cfg(test)]

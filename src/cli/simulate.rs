@@ -17,15 +17,7 @@ const MAX_FRAMES: f64 = 10_000_000.0;
 
 /// Runs the command; the error is one printable line.
 pub fn run(args: &SimulateArgs, load: &crate::asset::LoadOptions) -> anyhow::Result<()> {
-    if !(args.fps.is_finite() && args.fps > 0.0) {
-        return Err(anyhow::anyhow!("--fps must be a positive number, not {}", args.fps));
-    }
-    if !(args.duration.is_finite() && args.duration >= 0.0) {
-        return Err(anyhow::anyhow!(
-            "--duration must be a finite number of seconds >= 0, not {}",
-            args.duration
-        ));
-    }
+    // --fps and --duration were checked as they were parsed (`cli::checked`).
     let frames = (args.duration * args.fps + 1e-9).floor() + 1.0;
     if frames > MAX_FRAMES {
         return Err(anyhow::anyhow!(
@@ -33,6 +25,16 @@ pub fn run(args: &SimulateArgs, load: &crate::asset::LoadOptions) -> anyhow::Res
             args.duration,
             args.fps
         ));
+    }
+    if args.level.is_none() {
+        let without_level = [
+            ("--spawn", args.spawn.is_some()),
+            ("--authority", args.authority.is_some()),
+            ("--no-ik", args.no_ik),
+        ];
+        if let Some((flag, _)) = without_level.iter().find(|(_, given)| *given) {
+            anyhow::bail!("{flag} needs --level (it says where and how the character moves in a level)");
+        }
     }
     let path = Path::new(&args.model);
     let model = asset::load_with(path, load)?;
@@ -48,6 +50,8 @@ pub fn run(args: &SimulateArgs, load: &crate::asset::LoadOptions) -> anyhow::Res
         }
     };
     let script = Script::parse(&args.sets, &controller)?;
+    let last = format!("the last frame at --duration {} and --fps {}", args.duration, args.fps);
+    super::set_times::check_within(&args.sets, (frames - 1.0) / args.fps, &last)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut write = |frame: &TraceFrame| -> anyhow::Result<()> {
         let line = if args.json { serde_json::to_string(frame)? } else { text_line(frame) };
@@ -55,7 +59,8 @@ pub fn run(args: &SimulateArgs, load: &crate::asset::LoadOptions) -> anyhow::Res
     };
     let controller = Arc::new(controller);
     if let Some(level) = &args.level {
-        let authority: Authority = args.authority.parse()?;
+        let authority: Authority = args.authority.as_deref().unwrap_or("animation").parse()?;
+        super::set_times::warn_fast_speeds(&args.sets, &controller, authority);
         if authority == Authority::Animation && controller.root_motion_joint().is_none() {
             eprintln!(
                 "vkskin: the controller takes no root motion (root_motion): the character stays where it is"
@@ -74,7 +79,7 @@ pub fn run(args: &SimulateArgs, load: &crate::asset::LoadOptions) -> anyhow::Res
             controller,
             script,
             &level,
-            &args.spawn,
+            args.spawn.as_deref().unwrap_or("open"),
             authority,
             feet,
             args.fps,

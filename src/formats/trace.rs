@@ -4,6 +4,7 @@
 
 use crate::asset::Model;
 use crate::character::Character;
+use crate::text::escape;
 use crate::world::Actor;
 use nalgebra::Vector3;
 use serde::Serialize;
@@ -129,28 +130,36 @@ pub fn actor_frame(model: &Model, frame: u32, time: f64, actor: &Actor) -> Trace
     out
 }
 
-/// `frame 12  0.200 s  Locomotion -> Jump 25%  Walk 0.60 Run 0.40  | Walk:footstep_left@0.520`
+/// `frame 12  0.200 s  Locomotion -> Jump 25%  Walk 0.60 Run 0.40  | Walk:footstep_left@0.520`.
+/// Names from the files (states, clips, events, joints) are escaped as in
+/// errors (`text::escape`): the line stays one line and cannot repaint the
+/// terminal, whatever a controller or model calls things.
 pub fn text_line(f: &TraceFrame) -> String {
     use std::fmt::Write;
-    let mut line =
-        format!("frame {:5}  {:8.3} s  {}", f.frame, f.time, f.state.as_deref().unwrap_or("(rest)"));
+    let state = f.state.as_deref().map_or_else(|| "(rest)".to_string(), escape);
+    let mut line = format!("frame {:5}  {:8.3} s  {state}", f.frame, f.time);
     if let Some(t) = &f.transition {
-        let _ = write!(line, " -> {} {:3.0}%", t.to, t.progress * 100.0);
+        let _ = write!(line, " -> {} {:3.0}%", escape(&t.to), t.progress * 100.0);
     }
     for (clip, w) in &f.weights {
-        let _ = write!(line, "  {clip} {:.2}", w.as_f64().unwrap_or(0.0));
+        let _ = write!(line, "  {} {:.2}", escape(clip), w.as_f64().unwrap_or(0.0));
     }
     if let Some(p) = f.position {
         let _ = write!(line, "  at ({:.3}, {:.3}, {:.3})", p[0], p[1], p[2]);
     }
     for foot in f.feet.iter().flatten() {
-        let _ =
-            write!(line, "  {}{} {:.2} cm", foot.joint, if foot.planted { "*" } else { "" }, foot.error_cm);
+        let _ = write!(
+            line,
+            "  {}{} {:.2} cm",
+            escape(&foot.joint),
+            if foot.planted { "*" } else { "" },
+            foot.error_cm
+        );
     }
     if !f.events.is_empty() {
         line.push_str("  |");
         for e in &f.events {
-            let _ = write!(line, " {}:{}@{:.3}", e.clip, e.name, e.clip_time);
+            let _ = write!(line, " {}:{}@{:.3}", escape(&e.clip), escape(&e.name), e.clip_time);
         }
     }
     line

@@ -121,6 +121,9 @@ fn build_scene(
     controller: &Arc<Controller>,
 ) -> Result<Scene, SceneError> {
     let (_, characters, blend) = key;
+    // Before the crowd is posed: a scene past the device's buffer limits is skipped.
+    crate::render::crowd_fit::check_crowd_fits(model, characters, &ctx.properties.limits)
+        .map_err(|e| SceneError::Unbuildable(e.into()))?;
     // A crowd that cannot be posed or framed is skipped as a scene the
     // device cannot hold is: the other models still run.
     let grid = Crowd::on_grid(model.rig.clone(), controller.clone(), characters as usize, PROFILE_FPS, 0)

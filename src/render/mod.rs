@@ -8,6 +8,7 @@
 pub mod bone_lines;
 pub mod camera;
 pub mod copy_kernel;
+pub mod crowd_fit;
 pub mod egui_pass;
 pub mod error;
 pub mod frame;

@@ -159,6 +159,8 @@ impl Renderer {
         if settings.characters > MAX_CHARACTERS {
             return Err(GpuError::new(format!("a scene has at most {MAX_CHARACTERS} characters")));
         }
+        // Before uploading or allocating anything.
+        super::crowd_fit::check_crowd_fits(&model, settings.characters, &ctx.properties.limits)?;
         // Built step by step; on error, what was made so far is freed (the
         // GPU has nothing pending: only one-shot uploads ran, and they waited).
         let mut ring = Some(FrameRing::new(ctx)?);

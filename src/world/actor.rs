@@ -30,6 +30,13 @@ const RATE_LIMITS: (f32, f32) = (0.25, 2.0);
 const STEP_JUMP: f32 = 0.03;
 /// Time constant of the drawn character catching up after a step, seconds.
 const STEP_SMOOTHING: f32 = 0.1;
+/// The fastest an actor moves, metres per second, horizontally (whoever
+/// drives it) and falling: faster asks are clamped to it. The character
+/// controller sweeps the capsule along each move, but a move of 1e36 m
+/// (3e38 m/s for one 60 Hz update) is lost to float precision there and
+/// goes through walls, ending at an infinite position. 50 m/s (180 km/h,
+/// about a falling body's terminal speed) is far above any walk or run.
+pub const MAX_SPEED: f32 = 50.0;
 
 /// Who decides where the actor goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -118,10 +125,11 @@ impl Actor {
     }
 
     /// The velocity gameplay wants (movement authority), metres per second;
-    /// only its horizontal part counts.
+    /// only its horizontal part counts, at most [`MAX_SPEED`] (a faster one
+    /// keeps its direction at that speed). A non-finite one is ignored.
     pub fn set_velocity(&mut self, velocity: Vector3<f32>) {
         if velocity.iter().all(|v| v.is_finite()) {
-            self.velocity = Vector3::new(velocity.x, 0.0, velocity.z);
+            self.velocity = at_most(Vector3::new(velocity.x, 0.0, velocity.z), MAX_SPEED);
         }
     }
 
@@ -201,11 +209,20 @@ impl Actor {
             }
             Authority::Movement => self.velocity * dt,
         };
+        // Root motion (or a velocity) faster than MAX_SPEED is clamped, and a
+        // non-finite one is no move: the position must stay finite.
+        if !requested.iter().all(|v| v.is_finite()) {
+            requested = Vector3::zeros();
+        }
+        if dt > 0.0 {
+            let horizontal = at_most(Vector3::new(requested.x, 0.0, requested.z), MAX_SPEED * dt);
+            (requested.x, requested.z) = (horizontal.x, horizontal.z);
+        }
         requested.y -= self.fall_speed * dt;
         self.moved = world.move_capsule(&self.shape, self.position, requested, dt);
         self.position += self.moved.applied;
         self.grounded = self.moved.grounded;
-        self.fall_speed = if self.grounded { 0.0 } else { self.fall_speed + GRAVITY * dt };
+        self.fall_speed = if self.grounded { 0.0 } else { (self.fall_speed + GRAVITY * dt).min(MAX_SPEED) };
         let rise = self.moved.applied.y;
         if self.grounded && rise.abs() > STEP_JUMP {
             self.visual_offset -= rise;
@@ -217,6 +234,14 @@ impl Actor {
         }
         Ok(())
     }
+}
+
+/// `v` shortened to `max` long when longer, in f64 (the length of a vector
+/// with components near f32::MAX overflows an f32).
+fn at_most(v: Vector3<f32>, max: f32) -> Vector3<f32> {
+    let wide = v.cast::<f64>();
+    let length = wide.norm();
+    if length <= f64::from(max) { v } else { (wide * (f64::from(max) / length)).cast::<f32>() }
 }
 
 /// `a` brought into (-pi, pi].

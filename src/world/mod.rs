@@ -10,7 +10,7 @@ pub mod physics;
 pub mod run;
 pub mod scenery;
 
-pub use actor::{Actor, Authority};
+pub use actor::{Actor, Authority, MAX_SPEED};
 pub use error::WorldError;
 pub use foot_placement::{FootPlacement, FootReport, Leg};
 pub use level::{Level, LevelBox, Surface};

@@ -13,4 +13,6 @@ mod character_layers;
 mod character_lod;
 mod character_root_motion;
 mod cli_formats;
+mod cli_values;
 mod world_levels;
+mod world_speed_limit;

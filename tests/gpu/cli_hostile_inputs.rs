@@ -457,3 +457,98 @@ fn shared_models_fit_their_budget() {
         );
     }
 }
+
+/// `render` finds the sidecar `MODEL.ron` as `simulate` (and `view`) do:
+/// a broken one fails both with the same line; a good one animates the
+/// render exactly as `--controller` with the same file does, unlike the
+/// rest pose drawn without one.
+#[test]
+fn render_uses_the_sidecar_controller() {
+    let Some(_gpu) = crate::common::context() else { return };
+    let dir = folder("sidecar");
+    let glb = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/default_character.glb");
+    let model = dir.path().join("walker.glb");
+    std::fs::copy(glb, &model).unwrap();
+    let sidecar = dir.path().join("walker.ron");
+    let model = model.to_str().unwrap();
+    let png = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    // Broken: the same one line from both commands.
+    std::fs::write(&sidecar, "(parameters: [, initial: \"Idle\"").unwrap();
+    let simulated = bounded::run(&["simulate", model, "--duration", "0"], TIMEOUT);
+    let broken = png("broken.png");
+    let rendered = bounded::run(&["render", model, "--size", "48x48", "--out", &broken], TIMEOUT);
+    for o in [&simulated, &rendered] {
+        assert_eq!(o.code, Some(1), "{}", o.describe(&["render or simulate", model]));
+        assert_eq!(o.stderr.lines().count(), 1, "{}", o.stderr);
+        assert!(o.stderr.contains("walker.ron"), "{}", o.stderr);
+    }
+    assert_eq!(simulated.stderr, rendered.stderr);
+    assert!(!Path::new(&broken).exists());
+    // Good: the character walks from its first frame.
+    let walk = "(parameters: [], initial: \"Walk\", states: [(name: \"Walk\", motion: Clip(clip: \"Walk\"))], transitions: [])";
+    std::fs::write(&sidecar, walk).unwrap();
+    let draw = |out: &str, extra: &[&str]| {
+        let mut args = vec!["render", model, "--size", "64x64", "--time", "0.4", "--out", out];
+        args.extend_from_slice(extra);
+        let o = bounded::run(&args, TIMEOUT);
+        assert_eq!(o.code, Some(0), "{}", o.describe(&args));
+        let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(out).unwrap()));
+        let mut reader = decoder.read_info().unwrap();
+        let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+        reader.next_frame(&mut pixels).unwrap();
+        (pixels, o.stderr)
+    };
+    let (with_sidecar, said) = draw(&png("sidecar.png"), &[]);
+    assert!(said.contains(&format!("vkskin: controller: {}", sidecar.display())), "{said}");
+    let (explicit, _) = draw(&png("explicit.png"), &["--controller", sidecar.to_str().unwrap()]);
+    assert_eq!(with_sidecar, explicit, "the sidecar drives the render as --controller does");
+    std::fs::remove_file(&sidecar).unwrap();
+    let (rest, _) = draw(&png("rest.png"), &[]);
+    assert_ne!(with_sidecar, rest, "without a controller: the rest pose, which the walk leaves");
+}
+
+/// A crowd larger than the device's `maxStorageBufferRange` is refused in
+/// one line naming `--characters`, the bytes needed and the limit, and
+/// writes nothing.
+#[test]
+fn render_refuses_a_crowd_the_device_cannot_hold() {
+    let Some(gpu) = crate::common::context() else { return };
+    let limit = u64::from(gpu.properties.limits.max_storage_buffer_range);
+    drop(gpu);
+    let model = vkskin::asset::load_default_character().unwrap();
+    let need = vkskin::render::crowd_fit::CrowdNeed::of(&model, 1).unwrap();
+    let per = need.output_per_character.max(need.palette_per_character);
+    let too_many = limit / per + 1;
+    if too_many > u64::from(vkskin::render::renderer::MAX_CHARACTERS) {
+        eprintln!("skipped: this device holds {} characters, more than a scene has", limit / per);
+        return;
+    }
+    let dir = folder("crowd");
+    let out = dir.path().join("crowd.png");
+    let count = too_many.to_string();
+    let glb = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/default_character.glb");
+    let args = [
+        "render",
+        glb,
+        "--clip",
+        "Walk",
+        "--characters",
+        &count,
+        "--size",
+        "32x32",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = bounded::run(&args, TIMEOUT);
+    let what = o.describe(&args);
+    assert_eq!(o.code, Some(1), "{what}");
+    let last = o.stderr.lines().last().unwrap_or_default();
+    let needed = too_many * need.output_per_character;
+    assert!(
+        last.starts_with(&format!(
+            "vkskin: --characters {count}: {count} characters of {glb} need {needed} bytes"
+        )) && last.contains(&format!("maxStorageBufferRange {limit}")),
+        "{what}"
+    );
+    assert!(!out.exists(), "{what}");
+}
