@@ -50,11 +50,13 @@ impl OutputError {
 }
 
 /// The reason of an I/O error as the operating system words it, without
-/// Rust's ` (os error 28)` suffix: `No space left on device`.
+/// Rust's ` (os error 28)` suffix or the temporary file's path tempfile
+/// adds after it (the message names the file the user asked for):
+/// `No space left on device`.
 fn reason(error: &std::io::Error) -> String {
     let text = error.to_string();
-    match error.raw_os_error() {
-        Some(code) => text.strip_suffix(&format!(" (os error {code})")).unwrap_or(&text).to_string(),
+    match text.find(" (os error ") {
+        Some(end) => text[..end].to_string(),
         None => text,
     }
 }
