@@ -4,7 +4,6 @@
 
 use super::args::BenchArgs;
 use crate::asset::LoadOptions;
-use crate::profiler::report::write_report;
 use crate::profiler::{BenchPlan, SweepRequest, run_bench};
 use anyhow::{Context, anyhow};
 use std::path::{Path, PathBuf};
@@ -35,8 +34,8 @@ pub fn run(args: &BenchArgs, load: &LoadOptions) -> anyhow::Result<()> {
     std::fs::create_dir_all(&plan.out)
         .with_context(|| format!("{}: cannot create folder", plan.out.display()))
         .map_err(|e| anyhow!("{e:#}"))?;
-    let results = run_bench(&plan).map_err(|e| super::gpu_failure(e, "benchmarking"))?;
-    Ok(write_report(&plan.out, &results)?)
+    let run = run_bench(&plan).map_err(|e| super::gpu_failure(e, "benchmarking"))?;
+    run.report(&plan.out)
 }
 
 /// The command line as typed, arguments with spaces or quotes quoted for a shell.
@@ -216,7 +215,7 @@ mod tests {
     #[test]
     fn the_report_writes_results_and_plots_into_the_folder() {
         use crate::profiler::report::test_data::{entry, scratch};
-        use crate::profiler::report::{self, BenchHeader, BenchResults};
+        use crate::profiler::report::{self, BenchHeader, BenchResults, write_report};
         let out = scratch("cli_report");
         std::fs::create_dir_all(&out).unwrap();
         let header = BenchHeader::new("llvmpipe", "Mesa", true, "vkskin bench --quick");

@@ -9,7 +9,7 @@ use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 use std::ffi::{CStr, CString, c_char};
 use std::mem::ManuallyDrop;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -79,7 +79,19 @@ pub struct GpuContext {
     /// A wait for the GPU timed out: submitted work may still run, so
     /// nothing it might use is freed from then on (it is leaked instead).
     stalled: AtomicBool,
+    /// A submission or a wait returned `VK_ERROR_DEVICE_LOST` (or the
+    /// test-only switch made one do so): every later submit and wait
+    /// reports the loss at once.
+    lost: AtomicBool,
+    /// Submissions made so far (through [`submit`](Self::submit)).
+    submits: AtomicU64,
+    /// Test-only (`VKSKIN_TEST_LOSE_DEVICE_AFTER=N`): the submission after
+    /// the first N fails with `VK_ERROR_DEVICE_LOST`.
+    lose_device_after: Option<u64>,
 }
+
+/// The test-only switch that simulates a lost device (see `guide::testing`).
+const LOSE_DEVICE_AFTER: &str = "VKSKIN_TEST_LOSE_DEVICE_AFTER";
 
 impl GpuContext {
     /// Creates instance, device and allocator. `queue_ok(physical, family)`
@@ -150,6 +162,9 @@ impl GpuContext {
             features,
             allocator: ManuallyDrop::new(Mutex::new(allocator)),
             stalled: AtomicBool::new(false),
+            lost: AtomicBool::new(false),
+            submits: AtomicU64::new(0),
+            lose_device_after: std::env::var(LOSE_DEVICE_AFTER).ok().and_then(|n| n.trim().parse().ok()),
         })
     }
 
@@ -280,15 +295,44 @@ impl GpuContext {
         self.properties.limits.timestamp_period as f64
     }
 
+    /// Submits `submits` to the queue, `fence` signalled when they finish:
+    /// every submission of vkskin goes through here. After the device was
+    /// lost it fails at once with `VK_ERROR_DEVICE_LOST`, as a lost device
+    /// does, and the error marks the context lost (see
+    /// [`is_device_lost`](Self::is_device_lost)).
+    pub fn submit(&self, submits: &[vk::SubmitInfo2], fence: vk::Fence) -> Result<(), GpuError> {
+        let index = self.submits.fetch_add(1, Ordering::Relaxed);
+        let simulated = self.lose_device_after.is_some_and(|n| index >= n);
+        let submitted = if self.is_device_lost() || simulated {
+            Err(vk::Result::ERROR_DEVICE_LOST)
+        } else {
+            // SAFETY: the caller's command buffers are recorded and ended, its
+            // fence unsignalled and unused; one thread submits at a time.
+            unsafe { self.device.queue_submit2(self.queue, submits, fence) }
+        };
+        let submitted = submitted.call("vkQueueSubmit2");
+        if let Err(e) = &submitted {
+            self.note(e);
+        }
+        submitted
+    }
+
     /// Waits until the device is idle. After a timed-out wait (see
     /// [`is_stalled`](Self::is_stalled)) it returns an error at once rather
-    /// than wait without a bound (Vulkan's idle wait has no timeout).
+    /// than wait without a bound (Vulkan's idle wait has no timeout). After
+    /// a loss it reports `VK_ERROR_DEVICE_LOST` (having waited for what a
+    /// simulated loss left running, so objects can then be destroyed).
     pub fn wait_idle(&self) -> Result<(), GpuError> {
         if self.is_stalled() {
             return Err(GpuError::new("the GPU is still busy with work whose wait timed out"));
         }
         // SAFETY: the device is valid; no other thread submits concurrently.
-        unsafe { self.device.device_wait_idle() }.call("vkDeviceWaitIdle")
+        let idle = unsafe { self.device.device_wait_idle() }.call("vkDeviceWaitIdle");
+        let idle = idle.and_then(|_| self.lost_error("vkDeviceWaitIdle"));
+        if let Err(e) = &idle {
+            self.note(e);
+        }
+        idle
     }
 
     /// Waits for `fence` at most [`GPU_WAIT_TIMEOUT`]. A device loss comes
@@ -298,8 +342,13 @@ impl GpuContext {
         self.wait_for_fence_within(fence, GPU_WAIT_TIMEOUT)
     }
 
-    /// [`wait_for_fence`](Self::wait_for_fence) with another bound.
+    /// [`wait_for_fence`](Self::wait_for_fence) with another bound. After
+    /// a loss it waits for nothing that could never signal: it returns
+    /// `VK_ERROR_DEVICE_LOST` once the queue has drained.
     pub fn wait_for_fence_within(&self, fence: vk::Fence, timeout: Duration) -> Result<(), GpuError> {
+        if self.is_device_lost() {
+            return self.wait_idle();
+        }
         let nanos = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
         // SAFETY: the fence belongs to this device.
         let waited = unsafe { self.device.wait_for_fences(&[fence], true, nanos) }.map_err(|e| match e {
@@ -312,11 +361,25 @@ impl GpuContext {
         waited
     }
 
+    /// `VK_ERROR_DEVICE_LOST` from `call` once the device is lost.
+    fn lost_error(&self, call: &'static str) -> Result<(), GpuError> {
+        if self.is_device_lost() { Err(GpuError::vk(call, vk::Result::ERROR_DEVICE_LOST)) } else { Ok(()) }
+    }
+
+    /// Whether the device was lost (a submission or wait returned
+    /// `VK_ERROR_DEVICE_LOST`): nothing more can run on it.
+    pub fn is_device_lost(&self) -> bool {
+        self.lost.load(Ordering::Relaxed)
+    }
+
     /// Records what an error says about the device: after a timeout the
-    /// context is stalled.
+    /// context is stalled; after `VK_ERROR_DEVICE_LOST`, lost.
     fn note(&self, error: &GpuError) {
         if error.is_timeout() {
             self.stalled.store(true, Ordering::Relaxed);
+        }
+        if error.vk_result() == Some(vk::Result::ERROR_DEVICE_LOST) {
+            self.lost.store(true, Ordering::Relaxed);
         }
     }
 

@@ -290,8 +290,8 @@ impl FrameRing {
         unsafe {
             ctx.device.end_command_buffer(slot.command_buffer).call("vkEndCommandBuffer")?;
             ctx.device.reset_fences(&[slot.fence]).call("vkResetFences")?;
-            ctx.device.queue_submit2(ctx.queue, &[submit], slot.fence).call("vkQueueSubmit2")?;
         }
+        ctx.submit(&[submit], slot.fence)?;
         slot.submitted = true;
         self.frames_submitted += 1;
         self.current = (self.current + 1) % self.slots.len();

@@ -28,10 +28,7 @@ pub fn submit_and_wait(ctx: &GpuContext, record: impl FnOnce(vk::CommandBuffer))
             let fence = d.create_fence(&vk::FenceCreateInfo::default(), None).call("vkCreateFence")?;
             let buffers = [vk::CommandBufferSubmitInfo::default().command_buffer(cmd)];
             let submit = vk::SubmitInfo2::default().command_buffer_infos(&buffers);
-            let waited = d
-                .queue_submit2(ctx.queue, &[submit], fence)
-                .call("vkQueueSubmit2")
-                .and_then(|_| ctx.wait_for_fence(fence));
+            let waited = ctx.submit(&[submit], fence).and_then(|_| ctx.wait_for_fence(fence));
             match &waited {
                 // The submission may still run: the fence and the pool are
                 // leaked rather than freed under it.

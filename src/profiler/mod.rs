@@ -9,4 +9,4 @@ pub mod report;
 pub mod runner;
 
 pub use plan::{BenchConfig, BenchModel, BenchPlan, PlanError, SweepRequest};
-pub use runner::run_bench;
+pub use runner::{BenchRun, run_bench};

@@ -6,23 +6,68 @@
 
 use super::plan::{BenchConfig, BenchModel, BenchPlan};
 use super::report::{BenchEntry, BenchHeader, BenchProgress, BenchResults, GpuPhases, Stat};
+use super::report::{RESULTS_FILE, ReportError, write_report};
 use crate::asset::{self, LoadOptions, Model};
 use crate::character::controller::find_controller;
 use crate::character::{Controller, Crowd};
 use crate::render::copy_kernel::{CopyKernel, measure_buffer_copy_wall};
 use crate::render::frame_settings::{Choice, InfluenceBlend, SkinningPlacement};
 use crate::render::profile::{FrameSample, PROFILE_FPS, ProfileScene};
-use crate::render::{GpuContext, GpuOptions, RenderError, with_gpu};
+use crate::render::{GpuContext, GpuError, GpuOptions, RenderError, with_gpu};
 use anyhow::anyhow;
+use std::path::Path;
 use std::sync::Arc;
 
 /// Image size the benchmark draws at (`--quick`: smaller, for lavapipe).
 const EXTENT: (u32, u32) = (1280, 720);
 const QUICK_EXTENT: (u32, u32) = (320, 180);
 
+/// What a `vkskin bench` run measured, and whether it was cut short.
+#[derive(Debug)]
+pub struct BenchRun {
+    /// The configurations completed, in order (the header says
+    /// `incomplete` when the run stopped early).
+    pub results: BenchResults,
+    /// The configuration being measured when the GPU device was lost,
+    /// by its label; `None` when every configuration ran.
+    pub lost_during: Option<String>,
+}
+
+impl BenchRun {
+    /// Writes the report into `out` (each file on its own, see
+    /// [`write_report`]), then says in one line what went wrong: the GPU
+    /// lost during a configuration (`the GPU device was lost during CONFIG;
+    /// out/results.json holds the 3 completed rows`), and any file not written.
+    pub fn report(&self, out: &Path) -> anyhow::Result<()> {
+        let written = write_report(out, &self.results);
+        let Some(config) = &self.lost_during else { return Ok(written?) };
+        let lost = format!("the GPU device was lost during {config}");
+        let rows = self.results.entries.len();
+        let holds = format!(
+            "{} holds the {rows} completed row{}",
+            out.join(RESULTS_FILE).display(),
+            if rows == 1 { "" } else { "s" }
+        );
+        match written {
+            Ok(()) => Err(anyhow!("{lost}; {holds}")),
+            Err(ReportError::NotWritten(failed)) => {
+                let json_failed = failed.0.iter().any(|e| e.path.file_name() == Some(RESULTS_FILE.as_ref()));
+                if json_failed {
+                    Err(anyhow!("{lost}; {failed}"))
+                } else {
+                    Err(anyhow!("{lost}; {holds}; {failed}"))
+                }
+            }
+            Err(e) => Err(anyhow!("{lost}; {e}")),
+        }
+    }
+}
+
 /// Measures every configuration of `plan` on the chosen device. With
-/// `plan.validation`, any validation message fails the run.
-pub fn run_bench(plan: &BenchPlan) -> anyhow::Result<BenchResults> {
+/// `plan.validation`, any validation message fails the run. A lost GPU
+/// device ends the run early with the configurations completed before it
+/// ([`BenchRun::lost_during`]); any other failure is the error.
+pub fn run_bench(plan: &BenchPlan) -> anyhow::Result<BenchRun> {
     let options = GpuOptions {
         validation: plan.validation,
         device: plan.device.clone(),
@@ -33,9 +78,26 @@ pub fn run_bench(plan: &BenchPlan) -> anyhow::Result<BenchResults> {
         let header =
             BenchHeader::new(ctx.device_name.clone(), ctx.driver(), plan.quick, plan.command.clone());
         let progress = BenchProgress::new(plan.configs.len() as u64);
-        let measured = measure_all(ctx, plan, &progress);
+        let (entries, stopped) = measure_all(ctx, plan, &progress);
         progress.clear();
-        Ok(BenchResults { header, entries: measured? })
+        let lost_during = match stopped {
+            None => None,
+            Some((config, e)) if device_lost(&e) => Some(config),
+            Some((_, e)) => return Err(e),
+        };
+        let mut results = BenchResults { header, entries };
+        results.header.incomplete = lost_during.is_some();
+        Ok(BenchRun { results, lost_during })
+    })
+}
+
+/// Whether `error` comes from a lost GPU device (nothing more can run on it).
+fn device_lost(error: &anyhow::Error) -> bool {
+    error.chain().any(|e| {
+        e.downcast_ref::<GpuError>().is_some_and(GpuError::is_device_lost)
+            || e.downcast_ref::<RenderError>()
+                .and_then(RenderError::gpu)
+                .is_some_and(GpuError::is_device_lost)
     })
 }
 
@@ -52,20 +114,24 @@ struct Scene {
 }
 
 /// Every configuration, scene by scene (the plan keeps a scene's configurations together).
+/// Returns the entries measured, and if the run stopped early, the label of
+/// the configuration it stopped in and why.
 fn measure_all(
     ctx: &GpuContext,
     plan: &BenchPlan,
     progress: &BenchProgress,
-) -> anyhow::Result<Vec<BenchEntry>> {
+) -> (Vec<BenchEntry>, Option<(String, anyhow::Error)>) {
     let mut entries = Vec::with_capacity(plan.configs.len());
     let mut loaded: Option<(usize, Arc<Model>, Arc<Controller>)> = None;
     let mut scene: Option<Scene> = None;
     // A scene the device cannot hold (e.g. past maxStorageBufferRange): its
     // configurations are skipped with a message, the others still run.
     let mut unbuildable: Option<SceneKey> = None;
+    let mut current = String::new();
     let result = (|| {
         for config in &plan.configs {
-            progress.start(&plan.label(config));
+            current = plan.label(config);
+            progress.start(&current);
             if loaded.as_ref().is_none_or(|(m, ..)| *m != config.model) {
                 let (model, controller) = load_model(&plan.models[config.model], &plan.load)?;
                 loaded = Some((config.model, model, controller));
@@ -101,7 +167,7 @@ fn measure_all(
     if let Some(s) = scene {
         s.profile.destroy(ctx);
     }
-    result.map(|_| entries)
+    (entries, result.err().map(|e| (current, e)))
 }
 
 /// Why a scene could not be measured.
@@ -258,4 +324,39 @@ fn measure(
         staged_copy_wall_us: times.staged_copy_wall,
         buffer_copy_wall_us: times.buffer_copy_wall,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profiler::report::test_data::{entry, scratch};
+    use crate::profiler::report::{FRAME_TIME_PLOT, read_json};
+
+    #[test]
+    fn a_run_cut_short_reports_its_completed_rows_in_one_line() {
+        let out = scratch("lost_run");
+        std::fs::create_dir_all(&out).unwrap();
+        let mut header = BenchHeader::new("llvmpipe", "Mesa", true, "vkskin bench --quick");
+        header.incomplete = true;
+        let results = BenchResults { header, entries: vec![entry(1, 1, "compute", "inplace", false)] };
+        let config = "built-in, 16 characters, compute, inplace, 1 pass".to_string();
+        let run = BenchRun { results, lost_during: Some(config.clone()) };
+        let line = run.report(&out).unwrap_err().to_string();
+        let json = out.join(RESULTS_FILE);
+        assert_eq!(
+            line,
+            format!("the GPU device was lost during {config}; {} holds the 1 completed row", json.display())
+        );
+        assert_eq!(read_json(&json).unwrap(), run.results);
+        assert!(out.join(FRAME_TIME_PLOT).exists(), "the completed row is plotted");
+        // A plot not written is named too.
+        std::fs::remove_file(out.join(FRAME_TIME_PLOT)).unwrap();
+        std::fs::create_dir(out.join(FRAME_TIME_PLOT)).unwrap();
+        let line = run.report(&out).unwrap_err().to_string();
+        assert!(line.contains("holds the 1 completed row; "), "{line}");
+        assert!(line.contains(&format!("{} was not written", out.join(FRAME_TIME_PLOT).display())), "{line}");
+        // A complete run is no error.
+        let done = BenchRun { results: run.results.clone(), lost_during: None };
+        assert!(done.report(&scratch("complete_run")).is_ok());
+    }
 }

@@ -4,7 +4,8 @@
 //! never touches the GPU.
 
 use super::error::RenderError;
-use crate::atomic_file::{AtomicFile, OutputError};
+use crate::atomic_file::{AtomicFile, OutputError, OutputWriter};
+#[cfg(test)]
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
@@ -29,8 +30,14 @@ fn check_len(width: u32, height: u32, rgba: &[u8]) -> Result<(), RenderError> {
     Ok(())
 }
 
+/// The encoder's error for the output `name`: a failed write (a full disk)
+/// is the output's error, worded as every other file's; the rest is the
+/// encoder's own.
 fn png_error(name: &str) -> impl Fn(png::EncodingError) -> RenderError + '_ {
-    move |source| RenderError::Png { name: name.to_string(), source }
+    move |source| match source {
+        png::EncodingError::IoError(e) => OutputError::new(Path::new(name), "write", e).into(),
+        source => RenderError::Png { name: name.to_string(), source },
+    }
 }
 
 /// Writes one RGBA8 (sRGB) image as a PNG file, atomically (a failed
@@ -72,7 +79,7 @@ pub struct ApngWriter<W: Write> {
     file: Option<AtomicFile>,
 }
 
-impl ApngWriter<File> {
+impl ApngWriter<OutputWriter> {
     /// Creates `path` for `frames` frames of `width`x`height` played at
     /// `fps`, looping forever. The file appears at `path` only when
     /// [`finish`](ApngWriter::finish) succeeds (until then it is a hidden
@@ -241,7 +248,11 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
         // A folder that does not exist fails at once, naming the file.
         let e = ApngWriter::create(&dir.path().join("missing/a.png"), 2, 2, 1, 30.0).err().unwrap();
-        assert!(matches!(e, RenderError::Output(_)) && e.to_string().contains("a.png: cannot create"), "{e}");
+        assert!(
+            matches!(e, RenderError::Output(_))
+                && e.to_string().contains("a.png was not written (No such file or directory)"),
+            "{e}"
+        );
     }
 
     #[test]

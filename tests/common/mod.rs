@@ -9,6 +9,7 @@
 pub mod base_file;
 pub mod bounded;
 pub mod crowd;
+pub mod faults;
 pub mod pixels;
 pub mod skin_pass;
 use vkskin::testing::skip as skip_policy;

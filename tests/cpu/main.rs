@@ -12,6 +12,7 @@ mod asset_default_character;
 mod character_layers;
 mod character_lod;
 mod character_root_motion;
+mod cli_faults;
 mod cli_formats;
 mod cli_values;
 mod world_levels;

@@ -1,6 +1,6 @@
 //! The error the bench report returns.
 
-use crate::atomic_file::OutputError;
+use crate::atomic_file::{OutputError, OutputErrors};
 use std::path::PathBuf;
 
 /// Samples that cannot be summarised, or a report file that cannot be
@@ -58,18 +58,13 @@ pub enum ReportError {
         #[source]
         source: serde_json::Error,
     },
-    /// A plot cannot be drawn.
-    #[error("{}: cannot draw: {source}", path.display())]
-    Draw {
-        /// The plot's file.
-        path: PathBuf,
-        /// plotters' reason.
-        #[source]
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
     /// A file cannot be written.
     #[error(transparent)]
     Output(#[from] OutputError),
+    /// Report files that could not be written (each was tried on its own;
+    /// the others were written).
+    #[error(transparent)]
+    NotWritten(#[from] OutputErrors),
     /// The table could not be printed.
     #[error("stdout: {0}")]
     Stdout(#[source] std::io::Error),

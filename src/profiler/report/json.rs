@@ -137,7 +137,20 @@ mod tests {
         let dir = scratch("alias");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("r.json"), text).unwrap();
-        assert_eq!(read_json(&dir.join("r.json")).unwrap().header.git_commit, "abc1234");
+        let read = read_json(&dir.join("r.json")).unwrap();
+        assert_eq!(read.header.git_commit, "abc1234");
+        assert!(!read.header.incomplete, "a file from before the marker reads as complete");
+    }
+
+    #[test]
+    fn an_incomplete_run_says_so_in_its_header() {
+        let dir = scratch("incomplete");
+        let mut cut = results();
+        cut.header.incomplete = true;
+        let path = write_json(&dir, &cut).unwrap();
+        let value: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(value["header"]["incomplete"], true);
+        assert_eq!(read_json(&path).unwrap(), cut);
     }
 
     #[test]

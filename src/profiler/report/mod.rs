@@ -23,21 +23,73 @@ pub use results::{BenchEntry, BenchHeader, BenchResults, GIT_COMMIT, GpuPhases};
 pub use stat::Stat;
 pub use table::print_table;
 
+use crate::atomic_file::OutputErrors;
 use std::path::Path;
 
 /// Writes the report of `results`: the table on stdout, `out/results.json`
-/// and the SVG plots, their paths (and any plot skipped) on stderr.
+/// and the SVG plots, their paths (and any plot skipped) on stderr. Each
+/// file is tried on its own: one that cannot be written (a full disk)
+/// does not stop the others, and the error names every file not written
+/// ([`ReportError::NotWritten`]).
 pub fn write_report(out: &Path, results: &BenchResults) -> Result<(), ReportError> {
     let mut stdout = std::io::stdout().lock();
     print_table(&mut stdout, results).map_err(ReportError::Stdout)?;
-    let json = write_json(out, results)?;
-    eprintln!("vkskin: wrote {}", json.display());
-    let plots = write_plots(out, results)?;
+    let mut failed = Vec::new();
+    match write_json(out, results) {
+        Ok(json) => eprintln!("vkskin: wrote {}", json.display()),
+        Err(ReportError::Output(e)) => failed.push(e),
+        Err(e) => return Err(e),
+    }
+    let plots = write_plots(out, results);
     for path in &plots.written {
         eprintln!("vkskin: wrote {}", path.display());
     }
     for note in &plots.skipped {
         eprintln!("vkskin: {note}");
     }
-    Ok(())
+    failed.extend(plots.failed);
+    if failed.is_empty() { Ok(()) } else { Err(OutputErrors(failed).into()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_data::{entry, scratch};
+    use super::*;
+
+    fn results() -> BenchResults {
+        let header = BenchHeader::new("llvmpipe", "Mesa", true, "vkskin bench --quick");
+        let entries =
+            vec![entry(1, 1, "compute", "inplace", false), entry(16, 1, "compute", "inplace", false)];
+        BenchResults { header, entries }
+    }
+
+    #[test]
+    fn a_plot_that_cannot_be_written_does_not_stop_the_others() {
+        let out = scratch("independent_plot");
+        // A folder where the plot should go: its rename fails, as a full disk's write would.
+        std::fs::create_dir_all(out.join(FRAME_TIME_PLOT)).unwrap();
+        let error = write_report(&out, &results()).unwrap_err();
+        let ReportError::NotWritten(failed) = &error else { panic!("{error}") };
+        assert_eq!(failed.0.len(), 1, "{error}");
+        assert_eq!(failed.0[0].path, out.join(FRAME_TIME_PLOT));
+        assert!(
+            error
+                .to_string()
+                .starts_with(&format!("{} was not written (", out.join(FRAME_TIME_PLOT).display()))
+        );
+        assert_eq!(read_json(&out.join(RESULTS_FILE)).unwrap(), results(), "results.json was still written");
+        assert!(std::fs::read_to_string(out.join(THROUGHPUT_PLOT)).unwrap().contains("</svg>"));
+    }
+
+    #[test]
+    fn results_that_cannot_be_written_do_not_stop_the_plots() {
+        let out = scratch("independent_json");
+        std::fs::create_dir_all(out.join(RESULTS_FILE)).unwrap();
+        let error = write_report(&out, &results()).unwrap_err().to_string();
+        assert!(
+            error.starts_with(&format!("{} was not written (", out.join(RESULTS_FILE).display())),
+            "{error}"
+        );
+        assert!(std::fs::read_to_string(out.join(FRAME_TIME_PLOT)).unwrap().contains("</svg>"));
+    }
 }

@@ -8,8 +8,8 @@
 //! points is left out; a plot with no series at all is not written, and the
 //! reason comes back in [`Plots::skipped`].
 
-use super::{BenchEntry, BenchResults, ReportError};
-use crate::atomic_file;
+use super::{BenchEntry, BenchResults};
+use crate::atomic_file::{self, OutputError};
 use plotters::coord::combinators::LogCoord;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
@@ -23,18 +23,23 @@ pub const UPLOAD_PLOT: &str = "upload_vs_characters.svg";
 pub const THROUGHPUT_PLOT: &str = "skin_throughput.svg";
 
 /// What [`write_plots`] did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Default)]
 pub struct Plots {
     /// The SVG files written.
     pub written: Vec<PathBuf>,
-    /// One line per plot not written, saying why.
+    /// One line per plot not written for want of data, saying why.
     pub skipped: Vec<String>,
+    /// The plots that could not be drawn or written (a full disk): each
+    /// was tried on its own, and any previous file of its name is unchanged.
+    pub failed: Vec<OutputError>,
 }
 
-/// Writes the three plots of `results` into `dir` (which must exist). A
-/// plot without data is skipped (and a stale file of that name from an
-/// earlier run removed), never an error.
-pub fn write_plots(dir: &Path, results: &BenchResults) -> Result<Plots, ReportError> {
+/// Writes the three plots of `results` into `dir` (which must exist), each
+/// on its own: one that cannot be drawn or written is reported in
+/// [`Plots::failed`] and the others are still written. A plot without data
+/// is skipped (and a stale file of that name from an earlier run removed),
+/// never an error.
+pub fn write_plots(dir: &Path, results: &BenchResults) -> Plots {
     let device = &results.header.device;
     let mut plots = Plots::default();
     for plot in [frame_time_plot(results), upload_plot(results), throughput_plot(results)] {
@@ -45,11 +50,15 @@ pub fn write_plots(dir: &Path, results: &BenchResults) -> Result<Plots, ReportEr
             continue;
         }
         let mut svg = String::new();
-        draw(&mut svg, &plot, device).map_err(|source| ReportError::Draw { path: path.clone(), source })?;
-        atomic_file::write(&path, svg.as_bytes())?;
-        plots.written.push(path);
+        let written = draw(&mut svg, &plot, device)
+            .map_err(|e| OutputError::new(&path, "draw", std::io::Error::other(format!("cannot draw: {e}"))))
+            .and_then(|_| atomic_file::write(&path, svg.as_bytes()));
+        match written {
+            Ok(()) => plots.written.push(path),
+            Err(e) => plots.failed.push(e),
+        }
     }
-    Ok(plots)
+    plots
 }
 
 /// One line of a plot, points sorted by x (characters).
@@ -436,7 +445,7 @@ mod tests {
     fn a_quick_sweep_writes_three_well_formed_svgs_titled_with_the_device() {
         let dir = scratch("plots_quick");
         std::fs::create_dir_all(&dir).unwrap();
-        let plots = write_plots(&dir, &results(quick_sweep())).unwrap();
+        let plots = write_plots(&dir, &results(quick_sweep()));
         assert!(plots.skipped.is_empty(), "{:?}", plots.skipped);
         let names: Vec<_> = plots.written.iter().map(|p| p.file_name().unwrap().to_str().unwrap()).collect();
         assert_eq!(names, [FRAME_TIME_PLOT, UPLOAD_PLOT, THROUGHPUT_PLOT]);
@@ -495,7 +504,7 @@ mod tests {
             ["compute skin pass", "copy kernel over the compute pass's bytes", "dqs-compute skin pass"]
         );
         assert!(throughput.series.iter().all(|s| s.points.len() == 4));
-        let plots = write_plots(&dir, &results).unwrap();
+        let plots = write_plots(&dir, &results);
         assert_eq!(plots.written.len(), 3);
         for path in &plots.written {
             svg_text(path);
@@ -506,7 +515,7 @@ mod tests {
     fn a_single_point_still_plots() {
         let dir = scratch("plots_single");
         std::fs::create_dir_all(&dir).unwrap();
-        let plots = write_plots(&dir, &results(vec![entry(1, 1, "compute", "staged", false)])).unwrap();
+        let plots = write_plots(&dir, &results(vec![entry(1, 1, "compute", "staged", false)]));
         assert_eq!(plots.written.len(), 3, "{:?}", plots.skipped);
         for path in &plots.written {
             svg_text(path);
@@ -519,12 +528,12 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(THROUGHPUT_PLOT), "stale").unwrap();
         // Vertex skinning only: no skin pass, so no throughput plot.
-        let plots = write_plots(&dir, &results(vec![entry(1, 1, "vertex", "inplace", false)])).unwrap();
+        let plots = write_plots(&dir, &results(vec![entry(1, 1, "vertex", "inplace", false)]));
         assert_eq!(plots.written.len(), 2);
         assert_eq!(plots.skipped, [format!("{THROUGHPUT_PLOT}: skipped, no entry has a timed skin pass")]);
         assert!(!dir.join(THROUGHPUT_PLOT).exists());
 
-        let none = write_plots(&dir, &results(Vec::new())).unwrap();
+        let none = write_plots(&dir, &results(Vec::new()));
         assert!(none.written.is_empty());
         assert_eq!(none.skipped.len(), 3);
     }

@@ -32,6 +32,12 @@ pub struct BenchHeader {
     pub quick: bool,
     /// The command line that produced the results.
     pub command: String,
+    /// The run stopped before its last configuration (the GPU device was
+    /// lost): `entries` holds the configurations completed before. Written
+    /// only when true, so complete files read as before, and files from
+    /// before this field read as complete.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub incomplete: bool,
 }
 
 impl BenchHeader {
@@ -49,6 +55,7 @@ impl BenchHeader {
             git_commit: GIT_COMMIT.to_string(),
             quick,
             command: command.into(),
+            incomplete: false,
         }
     }
 }
