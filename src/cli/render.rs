@@ -111,8 +111,9 @@ fn frames_of(
             .controller
             .as_ref()
             .ok_or_else(|| anyhow::anyhow!("--level needs --controller (what drives the character)"))?;
-        let (controller, _) = find_controller(model, None, Some(Path::new(path)))?
-            .ok_or_else(|| anyhow::anyhow!("no controller"))?;
+        let (controller, _) =
+            find_controller(model, None, Some(Path::new(path)), model.load_options.max_memory)?
+                .ok_or_else(|| anyhow::anyhow!("no controller"))?;
         let script = Script::parse(&args.sets, &controller)?;
         let authority: Authority = args.authority.parse()?;
         let level = Level::named(level)?;
@@ -171,8 +172,9 @@ fn timeline(model: &Model, args: &RenderArgs, frames: u32) -> anyhow::Result<(Ti
         if args.clip.is_some() {
             anyhow::bail!("--clip and --controller exclude each other (the controller chooses the clips)");
         }
-        let (controller, _) = find_controller(model, None, Some(Path::new(path)))?
-            .ok_or_else(|| anyhow::anyhow!("no controller"))?;
+        let (controller, _) =
+            find_controller(model, None, Some(Path::new(path)), model.load_options.max_memory)?
+                .ok_or_else(|| anyhow::anyhow!("no controller"))?;
         let script = Script::parse(&args.sets, &controller)?;
         let first = first_frame(args, frames)?;
         let timeline = Timeline::simulating(model.rig.clone(), Arc::new(controller), script, fps)?;

@@ -12,5 +12,6 @@ mod asset_default_character;
 mod character_layers;
 mod character_lod;
 mod character_root_motion;
+mod cli_controller_input;
 mod cli_formats;
 mod world_levels;

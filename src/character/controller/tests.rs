@@ -170,14 +170,14 @@ fn a_file_is_named_before_its_error() {
     let path = dir.join("walk.ron");
     let shown = path.display().to_string();
     std::fs::write(&path, "(states: [(name: \"A\" motion: Clip(clip: \"Walk\"))])").unwrap();
-    let e = Controller::load(&path, &model).unwrap_err();
+    let e = Controller::load(&path, &model, u64::MAX).unwrap_err();
     assert!(e.to_string().starts_with(&format!("{shown}:1:")), "{e}");
     assert!(matches!(e.root(), ControllerError::Syntax { line: 1, .. }), "{e:?}");
     std::fs::write(&path, "(initial: \"B\", states: [])").unwrap();
-    let e = Controller::load(&path, &model).unwrap_err();
+    let e = Controller::load(&path, &model, u64::MAX).unwrap_err();
     assert_eq!(e.to_string(), format!("{shown}: initial: no state \"B\""));
     std::fs::remove_file(&path).unwrap();
-    let e = Controller::load(&path, &model).unwrap_err();
+    let e = Controller::load(&path, &model, u64::MAX).unwrap_err();
     assert!(matches!(e, ControllerError::Read { .. }), "{e:?}");
     assert!(e.to_string().starts_with(&format!("{shown}: cannot read: ")), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
