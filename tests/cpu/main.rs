@@ -9,6 +9,7 @@ mod common;
 mod anim_runtime_clip;
 mod architecture;
 mod asset_default_character;
+mod character_fuzz_controller;
 mod character_layers;
 mod character_lod;
 mod character_root_motion;
