@@ -355,7 +355,7 @@ fn text_of(tokens: &[Token], first: &Edit) -> String {
     let mut text = tokens.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>().join(" ");
     match first.kind {
         248.. => text.insert(0, '\u{feff}'),
-        232..248 if first.kind % 2 == 0 => {
+        232..248 if first.kind.is_multiple_of(2) => {
             let mut cut = (first.arg % (text.len() as u64 + 1)) as usize;
             while !text.is_char_boundary(cut) {
                 cut -= 1;
@@ -413,8 +413,8 @@ fn check(model: &Model, text: &str, salt: u64) -> Result<bool, String> {
                     ParameterKind::Float => {
                         ParameterValue::Float(VALUES[(roll % VALUES.len() as u64) as usize])
                     }
-                    ParameterKind::Bool => ParameterValue::Bool(roll % 2 == 0),
-                    ParameterKind::Trigger if roll % 3 == 0 => ParameterValue::Trigger,
+                    ParameterKind::Bool => ParameterValue::Bool(roll.is_multiple_of(2)),
+                    ParameterKind::Trigger if roll.is_multiple_of(3) => ParameterValue::Trigger,
                     ParameterKind::Trigger => continue,
                 };
                 character.set_named(&p.name, value).map_err(|e| format!("set {}: {e}", p.name))?;
@@ -459,7 +459,7 @@ fn fuzz_controller_files() {
     let seeds = Arc::new(seeds());
     let model = Arc::new(load_default_character().unwrap());
     let seconds = env_u64("VKSKIN_FUZZ_SECONDS", 30);
-    let base_seed = env_u64("VKSKIN_FUZZ_SEED", 0x636f_6e74_726f_6c);
+    let base_seed = env_u64("VKSKIN_FUZZ_SEED", 0x0063_6f6e_7472_6f6c);
     let threads = env_u64("VKSKIN_FUZZ_THREADS", 1).max(1);
     let executions = Arc::new(AtomicU64::new(0));
     let compiled = Arc::new(AtomicU64::new(0));

@@ -335,7 +335,7 @@ fn reference_pose(
         (LayerBlendingDef::Additive, Some(r)) => {
             let clip = (builder.find_clip)(&r.clip)
                 .ok_or_else(|| LayerProblem::ReferenceClip(builder.unknown_clip(&r.clip)))?;
-            if !(r.time.abs() <= MAX_SECONDS) {
+            if !(-MAX_SECONDS..=MAX_SECONDS).contains(&r.time) {
                 return Err(LayerProblem::ReferenceTime(r.time));
             }
             (LayerMode::Additive, clip, r.time)
@@ -475,8 +475,8 @@ impl Builder<'_> {
         let mut resolved = Vec::with_capacity(points.len());
         for (point, def) in points.iter().enumerate() {
             // Within a bound, so neighbours' distances stay finite and the
-            // blend between them a number (`abs` of NaN is not <=).
-            if !(def.at.abs() <= MAX_POINT_POSITION) {
+            // blend between them a number (`contains` is false for NaN).
+            if !(-MAX_POINT_POSITION..=MAX_POINT_POSITION).contains(&def.at) {
                 return Err(MotionError::PointPosition { point, at: def.at });
             }
             if resolved.iter().any(|&(at, _)| at == def.at) {

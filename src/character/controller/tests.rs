@@ -238,8 +238,7 @@ fn megabyte_names_conditions_and_fields_give_short_lines() {
         layers: Vec::new(),
         root_motion: None,
     };
-    let errors =
-        |file: &ControllerFile| Controller::compile(file, &model).err().expect("refused").to_string();
+    let errors = |file: &ControllerFile| Controller::compile(file, &model).expect_err("refused").to_string();
     short_line(&errors(&file));
     file.states[1].motion = clip("Run");
     file.transitions = vec![TransitionDef {
