@@ -22,14 +22,16 @@ pub fn escape(text: &str) -> String {
 }
 
 /// A name for a message: escaped, and shortened to [`MAX_NAME_CHARS`]
-/// characters (the last one `…`) when longer.
+/// characters as printed (the last one `…`) when longer, so a name of
+/// control characters is no longer on screen than any other.
 pub fn display_name(name: &str) -> String {
-    if name.chars().count() <= MAX_NAME_CHARS {
-        return escape(name);
+    let escaped = escape(name);
+    if escaped.chars().count() <= MAX_NAME_CHARS {
+        return escaped;
     }
-    let mut short: String = name.chars().take(MAX_NAME_CHARS - 1).collect();
+    let mut short: String = escaped.chars().take(MAX_NAME_CHARS - 1).collect();
     short.push('…');
-    escape(&short)
+    short
 }
 
 /// `kind index "name"`, or `kind index` when unnamed (the name shortened and escaped).
@@ -79,5 +81,7 @@ mod tests {
         assert_eq!(short.chars().count(), MAX_NAME_CHARS);
         assert!(short.ends_with('…'));
         assert_eq!(display_name(&"a".repeat(MAX_NAME_CHARS)), "a".repeat(MAX_NAME_CHARS));
+        // Escapes count as printed.
+        assert_eq!(display_name(&"\n".repeat(MAX_NAME_CHARS)).chars().count(), MAX_NAME_CHARS);
     }
 }

@@ -84,7 +84,12 @@ pub fn run(options: &ViewOptions) -> anyhow::Result<()> {
         eprintln!("vkskin: warning: {}: {w}", model.file);
     }
     let clip = initial_clip(&model, options.clip.as_deref())?;
-    let controller = find_controller(&model, options.model.as_deref(), options.controller.as_deref())?;
+    let controller = find_controller(
+        &model,
+        options.model.as_deref(),
+        options.controller.as_deref(),
+        model.load_options.max_memory,
+    )?;
     if let Some((_, source)) = &controller {
         eprintln!("vkskin: controller: {source}");
     }
@@ -307,7 +312,7 @@ impl Viewer {
         let characters = self.options.characters;
         let built = initial_clip(&model, None).and_then(|clip| {
             state.clip_a = clip;
-            let controller = find_controller(&model, Some(&path), None)?;
+            let controller = find_controller(&model, Some(&path), None, model.load_options.max_memory)?;
             let level = self.level.as_ref();
             build_scene(&gpu.ctx, model, controller, level, &mut state, frame, characters)
         });

@@ -1,75 +1,37 @@
 //! Reading the files a model names: only regular files (a FIFO, a device, a
-//! directory or a socket is an error, never a hang), never more bytes than
-//! declared, and only inside the model's folder unless allowed.
+//! directory or a socket is an error, never a hang: `crate::input_file`),
+//! never more bytes than declared, and only inside the model's folder
+//! unless allowed.
 
 use super::error::AssetError;
-use std::fs::{File, FileType};
-use std::io::Read;
+use crate::input_file::{self, InputError};
+use std::fs::File;
 use std::path::{Component, Path, PathBuf};
 
-/// What a file type is when it is not a regular file.
-fn special_kind(t: &FileType) -> Option<&'static str> {
-    if t.is_file() {
-        return None;
-    }
-    if t.is_dir() {
-        return Some("a directory");
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_fifo() {
-            return Some("a FIFO");
-        }
-        if t.is_char_device() {
-            return Some("a character device");
-        }
-        if t.is_block_device() {
-            return Some("a block device");
-        }
-        if t.is_socket() {
-            return Some("a socket");
-        }
-    }
-    Some("not a regular file but a special file")
-}
-
-/// Opens `path` for reading, following symlinks, if it is a regular file;
-/// returns it with its length. The type is checked before opening (opening a
-/// FIFO blocks until a writer comes) and again on the open file, which is
-/// opened non-blocking in case a FIFO was swapped in between.
+/// Opens `path` for reading if it is a regular file (see
+/// `crate::input_file::open_regular`); returns it with its length.
 fn open_regular(what: &str, path: &Path) -> Result<(File, u64), AssetError> {
-    let io = |source| AssetError::Io { what: what.to_string(), path: path.to_path_buf(), source };
-    let not_regular =
-        |kind| AssetError::NotRegularFile { what: what.to_string(), path: path.to_path_buf(), kind };
-    let meta = std::fs::metadata(path).map_err(io)?;
-    if let Some(kind) = special_kind(&meta.file_type()) {
-        return Err(not_regular(kind));
-    }
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    let file = options.open(path).map_err(io)?;
-    let meta = file.metadata().map_err(io)?;
-    if let Some(kind) = special_kind(&meta.file_type()) {
-        return Err(not_regular(kind));
-    }
-    Ok((file, meta.len()))
+    input_file::open_regular(path).map_err(|e| match e {
+        InputError::NotRegular(kind) => {
+            AssetError::NotRegularFile { what: what.to_string(), path: path.to_path_buf(), kind }
+        }
+        InputError::Io(source) => AssetError::Io { what: what.to_string(), path: path.to_path_buf(), source },
+        // Opening neither measures nor decodes.
+        other => AssetError::Io {
+            what: what.to_string(),
+            path: path.to_path_buf(),
+            source: std::io::Error::other(other),
+        },
+    })
 }
 
 /// Reads at most `len` bytes from `file` (its size said `size`).
 fn read_up_to(what: &str, path: &Path, file: File, len: u64, size: u64) -> Result<Vec<u8>, AssetError> {
-    let mut data = Vec::with_capacity(len.min(size) as usize);
-    file.take(len).read_to_end(&mut data).map_err(|source| AssetError::Io {
+    input_file::read_up_to(file, len, size).map_err(|source| AssetError::Io {
         what: what.to_string(),
         path: path.to_path_buf(),
         source,
-    })?;
-    Ok(data)
+    })
 }
 
 /// Reads the regular file `path` whole, once `check` has accepted its size.

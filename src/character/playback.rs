@@ -196,7 +196,11 @@ impl Playback {
             let target = values[input.parameter as usize];
             let value = &mut self.inputs[i as usize];
             *value = if input.smoothing > 0.0 {
-                *value + (target - *value) * (1.0 - (-seconds / input.smoothing).exp())
+                // In f64, so a jump across the whole f32 range cannot
+                // overflow to infinity (then NaN): the result lies between
+                // the value and its target.
+                let follow = (1.0 - (-f64::from(seconds) / f64::from(input.smoothing)).exp()).clamp(0.0, 1.0);
+                (f64::from(*value) + (f64::from(target) - f64::from(*value)) * follow) as f32
             } else {
                 target
             };

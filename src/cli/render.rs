@@ -185,7 +185,7 @@ fn plan_frames(model: &Model, path: &Path, args: &RenderArgs, frames: u32) -> an
         anyhow::bail!("--clip and --controller exclude each other (the controller chooses the clips)");
     }
     // A broken sidecar fails here, with `simulate`'s message, even with --clip.
-    let controller = match find_controller(model, Some(path), explicit)? {
+    let controller = match find_controller(model, Some(path), explicit, model.load_options.max_memory)? {
         Some((_, source)) if args.clip.is_some() => {
             eprintln!("vkskin: controller: {source} not used: --clip plays one clip");
             None

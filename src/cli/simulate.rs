@@ -39,7 +39,7 @@ pub fn run(args: &SimulateArgs, load: &crate::asset::LoadOptions) -> anyhow::Res
     let path = Path::new(&args.model);
     let model = asset::load_with(path, load)?;
     let explicit = args.controller.as_deref().map(Path::new);
-    let controller = match find_controller(&model, Some(path), explicit)? {
+    let controller = match find_controller(&model, Some(path), explicit, load.max_memory)? {
         Some((c, source)) => {
             eprintln!("vkskin: controller: {source}");
             c

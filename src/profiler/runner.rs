@@ -224,7 +224,7 @@ pub(crate) fn load_model(
         BenchModel::BuiltIn => (asset::load_default_character_with(load)?, None),
         BenchModel::File(path) => (asset::load_with(path, load)?, Some(path.as_path())),
     };
-    let controller = match find_controller(&model.rig, path, None)? {
+    let controller = match find_controller(&model.rig, path, None, load.max_memory)? {
         Some((c, _)) => c,
         None => Controller::single_clip(&model, (!model.clips.is_empty()).then_some(0), true)?,
     };

@@ -13,12 +13,14 @@ use super::file::{
     ParameterDef, TransitionDef, WeightDef,
 };
 use super::{
-    Controller, Layer, Leaf, MAX_CLIP_NODES, MAX_DEPTH, Node, Parameter, ParameterKind, RootMotionSetup,
-    SpaceInput, State, SyncGroup, Transition, Weight,
+    Controller, Layer, Leaf, MAX_CLIP_NODES, MAX_DEPTH, MAX_EXIT_TIME, MAX_POINT_POSITION, MAX_SECONDS,
+    MAX_SPEED, Node, Parameter, ParameterKind, RootMotionSetup, SpaceInput, State, SyncGroup, Transition,
+    Weight,
 };
 use crate::anim::Rig;
 use crate::anim::{LayerMode, NO_PARENT, Pose, RotationBlend, SampleJob, SamplingCursor};
 use crate::character::root_motion::ClipRootMotion;
+use std::collections::{HashMap, HashSet};
 
 /// Name of the any-state source in `TransitionDef::from`.
 const ANY_STATE: &str = "*";
@@ -28,15 +30,23 @@ type Lookup<'a> = &'a dyn Fn(&str) -> Option<(u32, ParameterKind)>;
 
 /// Compiles `file`; `find_clip` resolves a clip key to a rig clip index.
 /// In file order: parameters, states, `initial`, transitions, layers,
-/// root motion.
+/// root motion. Linear in the file's counts: every name is resolved
+/// through a hash map, never by a search inside a loop.
 pub(super) fn compile(
     file: &ControllerFile,
     rig: &Rig,
     find_clip: &dyn Fn(&str) -> Option<usize>,
 ) -> Result<Controller, ControllerError> {
     let parameters = parameters(file)?;
-    let lookup =
-        |name: &str| parameters.iter().position(|p| p.name == name).map(|i| (i as u32, parameters[i].kind));
+    // Names borrowed from the file: `parameters` moves into the controller.
+    let by_name: HashMap<&str, (u32, ParameterKind)> = file
+        .parameters
+        .iter()
+        .zip(&parameters)
+        .enumerate()
+        .map(|(i, (def, p))| (def.name(), (i as u32, p.kind)))
+        .collect();
+    let lookup = |name: &str| by_name.get(name).copied();
     let mut builder = Builder {
         rig,
         find_clip,
@@ -46,9 +56,11 @@ pub(super) fn compile(
         groups: Vec::new(),
         inputs: Vec::new(),
     };
-    let mut states = machine_states(file, &mut builder)?;
+    let (mut states, state_names) = machine_states(file, &mut builder)?;
     let initial = match &file.initial {
-        Some(name) => Some(state_index(&states, name).ok_or_else(|| ControllerError::Initial(name.clone()))?),
+        Some(name) => {
+            Some(*state_names.get(name.as_str()).ok_or_else(|| ControllerError::Initial(name.clone()))?)
+        }
         None => (!states.is_empty()).then_some(0),
     };
     let transitions = file
@@ -56,13 +68,12 @@ pub(super) fn compile(
         .iter()
         .enumerate()
         .map(|(t, def)| {
-            transition(def, &states, &lookup).map_err(|problem| transition_error(t, def, problem))
+            transition(def, &state_names, &lookup).map_err(|problem| transition_error(t, def, problem))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let outgoing = (0..states.len() as u32).map(|s| best_first(&transitions, Some(s))).collect();
-    let any_state = best_first(&transitions, None);
+    let (outgoing, any_state) = best_first(&transitions, states.len());
     let machine_states = states.len();
-    let layers = layers(file, &mut builder, &mut states)?;
+    let layers = layers(file, &mut builder, &mut states, state_names)?;
     let Builder { nodes, leaves, groups, inputs, .. } = builder;
     let root_motion = root_motion(file, rig, &leaves)?;
     Ok(Controller {
@@ -83,14 +94,15 @@ pub(super) fn compile(
 }
 
 /// The parameters, checked: names valid and distinct, float defaults and
-/// slider ranges finite.
+/// slider ranges finite, defaults inside their ranges.
 fn parameters(file: &ControllerFile) -> Result<Vec<Parameter>, ControllerError> {
     let mut out: Vec<Parameter> = Vec::with_capacity(file.parameters.len());
+    let mut seen = HashSet::with_capacity(file.parameters.len());
     for (index, def) in file.parameters.iter().enumerate() {
         let name = def.name();
         let checked = if !valid_name(name) {
             Err(ParameterProblem::Name)
-        } else if out.iter().any(|p| p.name == name) {
+        } else if !seen.insert(name) {
             Err(ParameterProblem::Duplicate)
         } else {
             parameter(def)
@@ -124,6 +136,9 @@ fn parameter(def: &ParameterDef) -> Result<Parameter, ParameterProblem> {
                     if !(lo.is_finite() && hi.is_finite() && lo < hi) {
                         return Err(ParameterProblem::Range { min: lo, max: hi });
                     }
+                    if !(lo..=hi).contains(default) {
+                        return Err(ParameterProblem::DefaultOutside { default: *default, min: lo, max: hi });
+                    }
                     Some((lo, hi))
                 }
             };
@@ -141,27 +156,29 @@ fn parameter(def: &ParameterDef) -> Result<Parameter, ParameterProblem> {
     })
 }
 
+/// A state's index by name (names borrowed from the file).
+type StateNames<'a> = HashMap<&'a str, u32>;
+
 /// The state machine's states, in file order: names distinct and not `*`,
-/// blend trees built.
-fn machine_states(file: &ControllerFile, builder: &mut Builder) -> Result<Vec<State>, ControllerError> {
+/// blend trees built; with each one's index by name.
+fn machine_states<'f>(
+    file: &'f ControllerFile,
+    builder: &mut Builder,
+) -> Result<(Vec<State>, StateNames<'f>), ControllerError> {
     let mut states: Vec<State> = Vec::with_capacity(file.states.len() + file.layers.len());
+    let mut names = HashMap::with_capacity(file.states.len());
     for (index, def) in file.states.iter().enumerate() {
         let error = |problem| ControllerError::State { index, name: def.name.clone(), problem };
         if def.name.is_empty() || def.name == ANY_STATE {
             return Err(error(StateProblem::Name));
         }
-        if states.iter().any(|other| other.name == def.name) {
+        if names.insert(def.name.as_str(), index as u32).is_some() {
             return Err(error(StateProblem::Duplicate));
         }
         let state = builder.state(&def.name, &def.motion, index as u32);
         states.push(state.map_err(|e| error(StateProblem::Motion(e)))?);
     }
-    Ok(states)
-}
-
-/// The index of the state called `name`.
-fn state_index(states: &[State], name: &str) -> Option<u32> {
-    states.iter().position(|s| s.name == name).map(|i| i as u32)
+    Ok((states, names))
 }
 
 /// Transition `index` (`def`) refused for `problem`.
@@ -172,10 +189,10 @@ fn transition_error(index: usize, def: &TransitionDef, problem: TransitionProble
 /// One transition: its states resolved, its conditions parsed, its times checked.
 fn transition(
     def: &TransitionDef,
-    states: &[State],
+    states: &StateNames,
     lookup: Lookup,
 ) -> Result<Transition, TransitionProblem> {
-    let find = |name: &str| state_index(states, name).ok_or_else(|| TransitionProblem::NoState(name.into()));
+    let find = |name: &str| states.get(name).copied().ok_or_else(|| TransitionProblem::NoState(name.into()));
     let from = if def.from == ANY_STATE { None } else { Some(find(&def.from)?) };
     let to = find(&def.to)?;
     if from == Some(to) {
@@ -189,10 +206,11 @@ fn transition(
                 .map_err(|e| TransitionProblem::Condition { text: text.clone(), source: Box::new(e) })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    if let Some(e) = def.exit_time.filter(|e| !(e.is_finite() && *e >= 0.0)) {
+    // `contains` is false for NaN.
+    if let Some(e) = def.exit_time.filter(|e| !(0.0..=MAX_EXIT_TIME).contains(e)) {
         return Err(TransitionProblem::ExitTime(e));
     }
-    if !(def.duration.is_finite() && def.duration >= 0.0) {
+    if !(0.0..=MAX_SECONDS).contains(&def.duration) {
         return Err(TransitionProblem::Duration(def.duration));
     }
     Ok(Transition {
@@ -206,25 +224,36 @@ fn transition(
     })
 }
 
-/// The transitions out of `from` (`None`: any-state ones), best first:
-/// higher priority, then file order (a stable sort keeps it).
-fn best_first(transitions: &[Transition], from: Option<u32>) -> Vec<u32> {
-    let mut list: Vec<u32> =
-        (0..transitions.len() as u32).filter(|&t| transitions[t as usize].from == from).collect();
-    list.sort_by_key(|&t| std::cmp::Reverse(transitions[t as usize].priority));
-    list
+/// The transitions out of each of the `states` states, then the any-state
+/// ones, each list best first: higher priority, then file order (a stable
+/// sort keeps it). One pass over the transitions.
+fn best_first(transitions: &[Transition], states: usize) -> (Vec<Vec<u32>>, Vec<u32>) {
+    let mut outgoing = vec![Vec::new(); states];
+    let mut any_state = Vec::new();
+    for (t, transition) in transitions.iter().enumerate() {
+        match transition.from {
+            Some(s) => outgoing[s as usize].push(t as u32),
+            None => any_state.push(t as u32),
+        }
+    }
+    let by_priority =
+        |list: &mut Vec<u32>| list.sort_by_key(|&t| std::cmp::Reverse(transitions[t as usize].priority));
+    outgoing.iter_mut().for_each(by_priority);
+    by_priority(&mut any_state);
+    (outgoing, any_state)
 }
 
 /// The layers, each with its motion added to `states` after the machine's.
-fn layers(
-    file: &ControllerFile,
+fn layers<'f>(
+    file: &'f ControllerFile,
     builder: &mut Builder,
     states: &mut Vec<State>,
+    mut names: StateNames<'f>,
 ) -> Result<Vec<Layer>, ControllerError> {
     let mut layers = Vec::with_capacity(file.layers.len());
     for (index, def) in file.layers.iter().enumerate() {
         let error = |problem| ControllerError::Layer { index, name: def.name.clone(), problem };
-        if def.name.is_empty() || states.iter().any(|other| other.name == def.name) {
+        if def.name.is_empty() || names.insert(def.name.as_str(), states.len() as u32).is_some() {
             return Err(error(LayerProblem::Name));
         }
         let state = states.len() as u32;
@@ -252,29 +281,41 @@ fn layer(def: &LayerDef, state: u32, first_clip: usize, builder: &Builder) -> Re
 
 /// Each joint's weight under a layer's mask entries: every joint at 1
 /// without a mask, else unlisted joints at 0 and later entries winning.
+/// Linear in entries plus joints: a joint takes the weight of the last
+/// entry naming it or (with `children`) one of its ancestors.
 fn layer_mask(entries: &[MaskDef], rig: &Rig) -> Result<Vec<f32>, LayerProblem> {
     let joints = rig.skeleton.len();
+    if entries.is_empty() {
+        return Ok(vec![1.0; joints]);
+    }
     let parents = rig.skeleton.parents();
-    let mut mask = vec![if entries.is_empty() { 1.0 } else { 0.0 }; joints];
+    // The first joint of each name, as `Skeleton::find` gives it.
+    let mut by_name = HashMap::with_capacity(joints);
+    for (j, name) in rig.skeleton.names().iter().enumerate() {
+        by_name.entry(name.as_str()).or_insert(j);
+    }
+    // Per joint, the last entry naming it (`own`) and the last naming it
+    // with its children (`subtree`).
+    let (mut own, mut subtree) = (vec![None; joints], vec![None; joints]);
     for (entry, def) in entries.iter().enumerate() {
-        let joint = rig
-            .skeleton
-            .find(&def.joint)
+        let joint = *by_name
+            .get(def.joint.as_str())
             .ok_or_else(|| LayerProblem::MaskJoint { entry, joint: def.joint.clone() })?;
         if !(0.0..=1.0).contains(&def.weight) {
             return Err(LayerProblem::MaskWeight { entry, weight: def.weight });
         }
-        // Parents come before children: one pass finds the subtree.
-        let mut below = vec![false; joints];
-        below[joint] = true;
-        for j in joint + 1..joints {
-            below[j] = def.children && parents[j] != NO_PARENT && below[parents[j] as usize];
-        }
-        for (m, _) in mask.iter_mut().zip(&below).filter(|(_, b)| **b) {
-            *m = def.weight;
+        own[joint] = Some(entry);
+        if def.children {
+            subtree[joint] = Some(entry);
         }
     }
-    Ok(mask)
+    // Parents come before children: one pass hands each subtree entry down.
+    for j in 0..joints {
+        if parents[j] != NO_PARENT {
+            subtree[j] = subtree[j].max(subtree[parents[j] as usize]);
+        }
+    }
+    Ok((0..joints).map(|j| own[j].max(subtree[j]).map_or(0.0, |e| entries[e].weight)).collect())
 }
 
 /// A layer's mode and the pose an additive layer's difference is taken
@@ -294,7 +335,7 @@ fn reference_pose(
         (LayerBlendingDef::Additive, Some(r)) => {
             let clip = (builder.find_clip)(&r.clip)
                 .ok_or_else(|| LayerProblem::ReferenceClip(builder.unknown_clip(&r.clip)))?;
-            if !r.time.is_finite() {
+            if !(-MAX_SECONDS..=MAX_SECONDS).contains(&r.time) {
                 return Err(LayerProblem::ReferenceTime(r.time));
             }
             (LayerMode::Additive, clip, r.time)
@@ -425,7 +466,7 @@ impl Builder<'_> {
         if points.is_empty() {
             return Err(MotionError::EmptySpace);
         }
-        if !(smoothing.is_finite() && smoothing >= 0.0) {
+        if !(0.0..=MAX_SECONDS).contains(&smoothing) {
             return Err(MotionError::Smoothing(smoothing));
         }
         self.inputs.push(SpaceInput { parameter, smoothing });
@@ -433,7 +474,9 @@ impl Builder<'_> {
         let (below, opened) = self.open_group(at, sync);
         let mut resolved = Vec::with_capacity(points.len());
         for (point, def) in points.iter().enumerate() {
-            if !def.at.is_finite() {
+            // Within a bound, so neighbours' distances stay finite and the
+            // blend between them a number (`contains` is false for NaN).
+            if !(-MAX_POINT_POSITION..=MAX_POINT_POSITION).contains(&def.at) {
                 return Err(MotionError::PointPosition { point, at: def.at });
             }
             if resolved.iter().any(|&(at, _)| at == def.at) {
@@ -452,7 +495,7 @@ impl Builder<'_> {
     /// A clip node: its clip found, its speed checked, its leaf added.
     fn clip(&mut self, clip: &str, looping: bool, speed: f32, at: Place) -> Result<Node, MotionError> {
         let index = (self.find_clip)(clip).ok_or_else(|| self.unknown_clip(clip))?;
-        if !(speed.is_finite() && speed > 0.0) {
+        if !(speed > 0.0 && speed <= MAX_SPEED) {
             return Err(MotionError::Speed { clip: clip.into(), speed });
         }
         if self.leaves.len() >= MAX_CLIP_NODES {

@@ -83,7 +83,7 @@ pub enum ConditionError {
     #[error("trigger \"{}\" cannot be negated", display_name(.0))]
     NegatedTrigger(String),
     /// A float alone, without an operator.
-    #[error("float parameter \"{name}\" needs a comparison, e.g. \"{name} > 0.5\"", name = display_name(.0))]
+    #[error("float parameter \"{}\" needs a comparison{}", display_name(.0), example(.0, " > 0.5"))]
     FloatWithoutComparison(String),
     /// A float compared with something that is not a number.
     #[error("\"{}\" is not a number", display_name(.0))]
@@ -107,8 +107,22 @@ pub enum ConditionError {
     #[error("bool parameter \"{}\" only takes == or !=", display_name(.0))]
     BoolOperator(String),
     /// A trigger with an operator.
-    #[error("trigger \"{name}\" takes no comparison; write just \"{name}\"", name = display_name(.0))]
+    #[error("trigger \"{}\" takes no comparison{}", display_name(.0), example(.0, ""))]
     TriggerComparison(String),
+}
+
+/// Longest parameter name repeated in an example (a long one is already
+/// quoted once; the line stays short).
+const MAX_EXAMPLE_NAME_CHARS: usize = 24;
+
+/// `, e.g. "NAME REST"` (`; write just "NAME"` for an empty `rest`), or
+/// nothing when the name is long.
+fn example(name: &str, rest: &str) -> String {
+    if name.chars().count() > MAX_EXAMPLE_NAME_CHARS {
+        return String::new();
+    }
+    let name = display_name(name);
+    if rest.is_empty() { format!("; write just \"{name}\"") } else { format!(", e.g. \"{name}{rest}\"") }
 }
 
 /// Parses one `when` entry; `lookup` gives a parameter's index and kind.

@@ -5,12 +5,13 @@
 //! shortened and escaped by `crate::text::display_name`. Only describes:
 //! never reads, parses or checks anything itself.
 
-use super::MAX_CLIP_NODES;
-use super::MAX_DEPTH;
 use super::ParameterKind;
+use super::caps::{MAX_FILE_BYTES, MAX_NESTING};
 use super::condition::ConditionError;
+use super::{MAX_CLIP_NODES, MAX_DEPTH, MAX_EXIT_TIME, MAX_POINT_POSITION, MAX_SECONDS, MAX_SPEED};
 use crate::anim::JobError;
-use crate::text::{display_name, label};
+use crate::input_file::InputError;
+use crate::text::{MAX_NAME_CHARS, display_name, escape, human_bytes, label};
 use std::path::PathBuf;
 
 /// A controller that could not be read, parsed or checked against a rig.
@@ -19,14 +20,29 @@ use std::path::PathBuf;
 /// needs a comparison, e.g. "speed > 0.5"`; causes are kept as `source()`.
 #[derive(Debug, thiserror::Error)]
 pub enum ControllerError {
-    /// The file could not be read.
-    #[error("{}: cannot read: {source}", path.display())]
+    /// The file could not be read: missing, not a regular file, not UTF-8.
+    #[error("{}: {source}", path.display())]
     Read {
         /// The file.
         path: PathBuf,
-        /// The operating system's reason.
+        /// Why (`cannot read: ...`, `is a FIFO, not a regular file`, ...).
         #[source]
-        source: std::io::Error,
+        source: InputError,
+    },
+    /// The file is larger than a controller file may be.
+    #[error("{}: {} ({size} bytes), more than the {} a controller file may have \
+        (at most {} and never more than --max-memory {})",
+        path.display(), human_bytes(*.size), human_bytes(*.allowed),
+        human_bytes(MAX_FILE_BYTES), human_bytes(*.max_memory))]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size in bytes.
+        size: u64,
+        /// The most it may have: the smaller of the fixed cap and `max_memory`.
+        allowed: u64,
+        /// `--max-memory`.
+        max_memory: u64,
     },
     /// A controller file's text was refused (`error` says where and why).
     #[error("{}{}{source}", path.display(), after_origin(source))]
@@ -129,9 +145,43 @@ fn after_origin(error: &ControllerError) -> &'static str {
     }
 }
 
-/// RON's message on one line.
+/// Longest RON message printed whole, in characters.
+const MAX_SYNTAX_CHARS: usize = 240;
+
+/// RON's message on one short line: what it quotes from the file (between
+/// backticks or double quotes) shortened like a name, the whole escaped and
+/// cut at [`MAX_SYNTAX_CHARS`]; too deep a nesting said plainly (RON's own
+/// message gives advice meant for the program, not the user).
 fn one_line(error: &ron::error::Error) -> String {
-    error.to_string().replace('\n', " ")
+    if matches!(error, ron::error::Error::ExceededRecursionLimit) {
+        return format!("nested deeper than {MAX_NESTING} levels (the most a controller may have)");
+    }
+    let message = error.to_string();
+    let mut out = String::with_capacity(message.len().min(4 * MAX_SYNTAX_CHARS));
+    for (i, outside) in message.split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        for (j, part) in outside.split('"').enumerate() {
+            if j > 0 {
+                out.push('"');
+            }
+            // Odd parts were quoted by one of the two marks.
+            let quoted = i % 2 == 1 || j % 2 == 1;
+            if quoted && part.chars().count() > MAX_NAME_CHARS {
+                out.push_str(&display_name(part));
+            } else {
+                out.push_str(part);
+            }
+        }
+    }
+    let out = escape(&out);
+    if out.chars().count() <= MAX_SYNTAX_CHARS {
+        return out;
+    }
+    let mut short: String = out.chars().take(MAX_SYNTAX_CHARS - 1).collect();
+    short.push('…');
+    short
 }
 
 /// What is wrong with a parameter definition.
@@ -149,6 +199,16 @@ pub enum ParameterProblem {
     /// A float's slider bounds (given or defaulted) are not an interval.
     #[error("min {min} and max {max} do not make a range")]
     Range {
+        /// Lower bound.
+        min: f32,
+        /// Upper bound.
+        max: f32,
+    },
+    /// A float's default lies outside its slider range.
+    #[error("default {default} is outside min {min} .. max {max}")]
+    DefaultOutside {
+        /// The default.
+        default: f32,
         /// Lower bound.
         min: f32,
         /// Upper bound.
@@ -188,11 +248,11 @@ pub enum TransitionProblem {
         #[source]
         source: Box<ConditionError>,
     },
-    /// `exit_time` is negative or not finite.
-    #[error("exit_time {0} is not a finite number >= 0")]
+    /// `exit_time` is negative, not finite or past [`MAX_EXIT_TIME`].
+    #[error("exit_time {0} is not a number in [0, {MAX_EXIT_TIME}]")]
     ExitTime(f32),
-    /// `duration` is negative or not finite.
-    #[error("duration {0} is not a finite number of seconds >= 0")]
+    /// `duration` is negative, not finite or longer than [`MAX_SECONDS`].
+    #[error("duration {0} is not a number of seconds in [0, {MAX_SECONDS}]")]
     Duration(f32),
 }
 
@@ -233,8 +293,8 @@ pub enum LayerProblem {
     /// The reference pose's clip does not exist.
     #[error("reference: {0}")]
     ReferenceClip(#[source] UnknownClip),
-    /// The reference pose's time is not finite.
-    #[error("reference: time {0} is not finite")]
+    /// The reference pose's time is not finite or past ±[`MAX_SECONDS`].
+    #[error("reference: time {0} is not a number of seconds in [-{MAX_SECONDS}, {MAX_SECONDS}]")]
     ReferenceTime(f32),
     /// The reference pose could not be sampled.
     #[error("reference: {0}")]
@@ -254,8 +314,8 @@ pub enum MotionError {
     /// A clip node names no clip of the rig.
     #[error(transparent)]
     Clip(#[from] UnknownClip),
-    /// A clip node's speed is not a finite number > 0.
-    #[error("clip \"{}\": speed {speed} is not a finite number > 0", display_name(clip))]
+    /// A clip node's speed is not a number > 0 and at most [`MAX_SPEED`].
+    #[error("clip \"{}\": speed {speed} is not a number > 0 and <= {MAX_SPEED}", display_name(clip))]
     Speed {
         /// The clip as written.
         clip: String,
@@ -297,11 +357,11 @@ pub enum MotionError {
     /// A blend space without points.
     #[error("a blend space needs at least one point")]
     EmptySpace,
-    /// A blend space's smoothing is negative or not finite.
-    #[error("smoothing {0} is not a finite number of seconds >= 0")]
+    /// A blend space's smoothing is negative, not finite or longer than [`MAX_SECONDS`].
+    #[error("smoothing {0} is not a number of seconds in [0, {MAX_SECONDS}]")]
     Smoothing(f32),
-    /// A point's position is not finite.
-    #[error("point {point}: at {at} is not finite")]
+    /// A point's position is not finite or past ±[`MAX_POINT_POSITION`].
+    #[error("point {point}: at {at} is not a number in [-{MAX_POINT_POSITION}, {MAX_POINT_POSITION}]")]
     PointPosition {
         /// Index of the point.
         point: usize,
@@ -353,11 +413,19 @@ pub struct UnknownClip {
     pub clips: Vec<String>,
 }
 
+/// Most clip names an unknown-clip message lists (a line stays short
+/// whatever the model has).
+const MAX_LISTED_CLIPS: usize = 3;
+
 /// `(clips: "A", "B")`, or `(the model has no clips)`.
 fn clip_list(clips: &[String]) -> String {
     if clips.is_empty() {
         return "(the model has no clips)".to_string();
     }
-    let quoted: Vec<String> = clips.iter().map(|c| format!("\"{}\"", display_name(c))).collect();
+    let mut quoted: Vec<String> =
+        clips.iter().take(MAX_LISTED_CLIPS).map(|c| format!("\"{}\"", display_name(c))).collect();
+    if clips.len() > MAX_LISTED_CLIPS {
+        quoted.push(format!("and {} more", clips.len() - MAX_LISTED_CLIPS));
+    }
     format!("(clips: {})", quoted.join(", "))
 }

@@ -3,6 +3,7 @@
 //! example; `compile` checks it against a rig. Only
 //! the file's shape: no names are resolved here, and no rig is read.
 
+use super::caps;
 use super::error::ControllerError;
 use serde::{Deserialize, Serialize};
 
@@ -11,24 +12,25 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct ControllerFile {
     /// Parameters gameplay (or the viewer, or `simulate --set`) changes.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "caps::parameters")]
     pub parameters: Vec<ParameterDef>,
     /// The state the machine starts in (default: the first state).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "caps::optional_name")]
     pub initial: Option<String>,
     /// States, each playing one motion (a blend tree).
+    #[serde(deserialize_with = "caps::states")]
     pub states: Vec<StateDef>,
     /// Transitions between states, including any-state ones (`from: "*"`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "caps::transitions")]
     pub transitions: Vec<TransitionDef>,
     /// Layers over the state machine's pose, applied in order (gestures,
     /// faces, upper-body actions over locomotion).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "caps::layers")]
     pub layers: Vec<LayerDef>,
     /// The joint whose travel on the ground and turn about the up axis are
     /// taken out of the pose as root motion (see `character::root_motion`);
     /// none by default (the clips move the pose itself).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "caps::optional_name")]
     pub root_motion: Option<String>,
 }
 
@@ -39,6 +41,7 @@ pub enum ParameterDef {
     /// A number (e.g. speed in m/s). `min`/`max` only bound the viewer's slider.
     Float {
         /// Name used by conditions and blend nodes.
+        #[serde(deserialize_with = "caps::name")]
         name: String,
         /// Initial value.
         #[serde(default)]
@@ -53,6 +56,7 @@ pub enum ParameterDef {
     /// A flag (e.g. grounded).
     Bool {
         /// Name used by conditions.
+        #[serde(deserialize_with = "caps::name")]
         name: String,
         /// Initial value.
         #[serde(default)]
@@ -62,6 +66,7 @@ pub enum ParameterDef {
     /// update's transitions, then cleared whether a transition used it or not.
     Trigger {
         /// Name used by conditions.
+        #[serde(deserialize_with = "caps::name")]
         name: String,
     },
 }
@@ -83,6 +88,7 @@ impl ParameterDef {
 #[serde(deny_unknown_fields)]
 pub struct LayerDef {
     /// Unique among layers and states.
+    #[serde(deserialize_with = "caps::name")]
     pub name: String,
     /// What the layer plays.
     pub motion: MotionDef,
@@ -95,7 +101,7 @@ pub struct LayerDef {
     /// Which joints it moves: each entry sets a joint (and, unless
     /// `children: false`, everything below it) to a weight; later entries
     /// win. No mask: every joint at 1; a mask: unlisted joints at 0.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "caps::mask")]
     pub mask: Vec<MaskDef>,
     /// Additive only: the pose the difference is taken from (default: the
     /// first key of the layer's first clip).
@@ -118,6 +124,7 @@ pub enum LayerBlendingDef {
 #[serde(deny_unknown_fields)]
 pub struct MaskDef {
     /// Joint name.
+    #[serde(deserialize_with = "caps::name")]
     pub joint: String,
     /// Its weight in [0, 1].
     #[serde(default = "one")]
@@ -132,6 +139,7 @@ pub struct MaskDef {
 #[serde(deny_unknown_fields)]
 pub struct ReferenceDef {
     /// Clip name (or index).
+    #[serde(deserialize_with = "caps::name")]
     pub clip: String,
     /// Seconds on its timeline.
     #[serde(default)]
@@ -147,6 +155,7 @@ fn full_weight() -> WeightDef {
 #[serde(deny_unknown_fields)]
 pub struct StateDef {
     /// Unique name ("*" is reserved for any-state transitions).
+    #[serde(deserialize_with = "caps::name")]
     pub name: String,
     /// What the state plays.
     pub motion: MotionDef,
@@ -159,6 +168,7 @@ pub enum MotionDef {
     /// One clip.
     Clip {
         /// Clip name (or index, or `animation_N` for an unnamed clip).
+        #[serde(deserialize_with = "caps::name")]
         clip: String,
         /// Wraps at the end (else holds the last pose).
         #[serde(default = "yes")]
@@ -170,6 +180,7 @@ pub enum MotionDef {
     /// A weighted blend of several motions; weights are normalised to sum to one.
     Blend {
         /// The motions and their weights.
+        #[serde(deserialize_with = "caps::inputs")]
         inputs: Vec<BlendInputDef>,
         /// Keep every clip below at the same normalised phase.
         #[serde(default)]
@@ -179,8 +190,10 @@ pub enum MotionDef {
     /// neighbours of the parameter's value blend linearly, the ends clamp.
     BlendSpace1D {
         /// The float parameter.
+        #[serde(deserialize_with = "caps::name")]
         parameter: String,
         /// The motions and where they sit, in any order (positions distinct).
+        #[serde(deserialize_with = "caps::points")]
         points: Vec<BlendPointDef>,
         /// Keep every clip below at the same normalised phase (a sync
         /// group led by the heaviest clip).
@@ -211,7 +224,7 @@ pub enum WeightDef {
     /// A fixed weight.
     Value(f32),
     /// The value of this float parameter (negative counts as 0).
-    Parameter(String),
+    Parameter(#[serde(deserialize_with = "caps::name")] String),
 }
 
 /// One point of a `BlendSpace1D`.
@@ -229,12 +242,14 @@ pub struct BlendPointDef {
 #[serde(deny_unknown_fields)]
 pub struct TransitionDef {
     /// Source state, or "*" for any state.
+    #[serde(deserialize_with = "caps::name")]
     pub from: String,
     /// Target state.
+    #[serde(deserialize_with = "caps::name")]
     pub to: String,
     /// Conditions that must all hold: `speed > 0.5`, `grounded`, `!grounded`,
     /// `grounded == false`, `jump` (a trigger); operators `< <= > >= == !=`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "caps::conditions")]
     pub when: Vec<String>,
     /// Also wait until the source state's normalised time (cycles since it
     /// was entered: 1.0 = the end of its first cycle) reaches this.
@@ -272,14 +287,16 @@ fn one() -> f32 {
 
 impl ControllerFile {
     /// Parses RON text (optional values written plainly: `exit_time: 0.9`,
-    /// not `Some(0.9)`). The error ([`ControllerError::Syntax`]) prints as
-    /// one line: `LINE:COLUMN: what`.
+    /// not `Some(0.9)`; a leading byte-order mark is skipped), within the
+    /// caps of [`super::caps`]. The error ([`ControllerError::Syntax`])
+    /// prints as one short line: `LINE:COLUMN: what`.
     pub fn parse(text: &str) -> Result<Self, ControllerError> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         ron::Options::default()
             .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
-            // Deep enough for MAX_DEPTH nested blend nodes (about five RON
-            // levels each), so the depth check names the problem.
-            .with_recursion_limit(256)
+            // Deep enough for MAX_DEPTH nested blend nodes (see MAX_NESTING),
+            // so the depth check names the problem.
+            .with_recursion_limit(caps::MAX_NESTING)
             .from_str(text)
             .map_err(|e: ron::error::SpannedError| ControllerError::Syntax {
                 line: e.span.start.line,

@@ -22,22 +22,27 @@ pub fn sidecar_path(model: &Path) -> PathBuf {
 
 /// The controller for a model loaded from `model_path` (`None`: the built-in
 /// character): `explicit`, else the sidecar file when it exists, else the
-/// built-in controller for the built-in character, else `None`. Returns it
+/// built-in controller for the built-in character, else `None`; a file is
+/// read within `max_memory` (`--max-memory`, see `Controller::load`). Returns it
 /// with a description of where it came from; the error prints as one line
 /// naming the controller file (or `built-in controller`).
 pub fn find_controller(
     rig: &Rig,
     model_path: Option<&Path>,
     explicit: Option<&Path>,
+    max_memory: u64,
 ) -> Result<Option<FoundController>, ControllerError> {
     if let Some(path) = explicit {
-        return Controller::load(path, rig).map(|c| Some((c, path.display().to_string())));
+        return Controller::load(path, rig, max_memory).map(|c| Some((c, path.display().to_string())));
     }
     match model_path {
         Some(model) => {
             let sidecar = sidecar_path(model);
-            if sidecar.is_file() {
-                Controller::load(&sidecar, rig).map(|c| Some((c, sidecar.display().to_string())))
+            // Whatever exists is read, so a sidecar that is a FIFO or a
+            // folder is reported (by the reader, which never blocks on it)
+            // rather than silently skipped.
+            if sidecar.exists() {
+                Controller::load(&sidecar, rig, max_memory).map(|c| Some((c, sidecar.display().to_string())))
             } else {
                 Ok(None)
             }

@@ -4,6 +4,7 @@
 //! by every character that uses it; `error` says why a file was refused.
 //! Pure data and checks: no playback state lives here (see `Character`).
 
+pub mod caps;
 mod compile;
 pub mod condition;
 pub mod error;
@@ -26,6 +27,7 @@ pub use find::{DEFAULT_CONTROLLER, FoundController, find_controller, sidecar_pat
 use super::root_motion::ClipRootMotion;
 use crate::anim::Rig;
 use crate::anim::{LayerMode, Pose};
+use crate::input_file::{self, InputError};
 use std::ops::Range;
 use std::path::Path;
 
@@ -33,6 +35,16 @@ use std::path::Path;
 pub const MAX_CLIP_NODES: usize = 64;
 /// Deepest blend-tree nesting.
 pub const MAX_DEPTH: usize = 16;
+/// Largest blend-space point position, either sign: distances between
+/// points stay finite, so blends between them are numbers.
+pub const MAX_POINT_POSITION: f32 = 1e6;
+/// Fastest clip playback rate (speeds are > 0 and at most this).
+pub const MAX_SPEED: f32 = 1000.0;
+/// Longest crossfade duration, blend-space smoothing and (either sign)
+/// additive reference time, in seconds.
+pub const MAX_SECONDS: f32 = 1e6;
+/// Latest transition exit time, in cycles of the source state.
+pub const MAX_EXIT_TIME: f32 = 1e6;
 
 /// What a parameter holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -212,13 +224,21 @@ impl Controller {
         compile::compile(file, rig, &|key| rig.find_clip(key))
     }
 
-    /// Reads, parses and checks a controller file; the error
-    /// ([`ControllerError::Read`] or [`ControllerError::File`]) prints as one
-    /// line starting with the file's path: `walk.ron:3:5: ...` for syntax,
-    /// `walk.ron: state 0 "A": ...` for the rest.
-    pub fn load(path: &Path, rig: &Rig) -> Result<Self, ControllerError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ControllerError::Read { path: path.to_path_buf(), source })?;
+    /// Reads, parses and checks a controller file: a regular file (never a
+    /// FIFO or a device) of at most [`caps::MAX_FILE_BYTES`] and never more
+    /// than `max_memory` (`--max-memory`), UTF-8 (a byte-order mark is
+    /// skipped). The error ([`ControllerError::Read`],
+    /// [`ControllerError::TooLarge`] or [`ControllerError::File`]) prints as
+    /// one line starting with the file's path: `walk.ron:3:5: ...` for
+    /// syntax, `walk.ron: state 0 "A": ...` for the rest.
+    pub fn load(path: &Path, rig: &Rig, max_memory: u64) -> Result<Self, ControllerError> {
+        let allowed = caps::MAX_FILE_BYTES.min(max_memory);
+        let text = input_file::read_text(path, allowed).map_err(|e| match e {
+            InputError::TooLarge { size, .. } => {
+                ControllerError::TooLarge { path: path.to_path_buf(), size, allowed, max_memory }
+            }
+            source => ControllerError::Read { path: path.to_path_buf(), source },
+        })?;
         Self::from_text(&text, rig).map_err(|e| e.in_file(path))
     }
 
