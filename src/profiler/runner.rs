@@ -5,7 +5,7 @@
 //! what `render` exposes; records no Vulkan itself.
 
 use super::plan::{BenchConfig, BenchModel, BenchPlan};
-use super::report::{BenchEntry, BenchHeader, BenchProgress, BenchResults, GpuPhases, Stat};
+use super::report::{BenchEntry, BenchHeader, BenchProgress, BenchResults, EntrySamples, GpuPhases, Stat};
 use super::report::{RESULTS_FILE, ReportError, write_report};
 use crate::asset::{self, LoadOptions, Model};
 use crate::character::controller::find_controller;
@@ -235,13 +235,16 @@ pub(crate) fn load_model(
 /// kernel over the bytes its skin pass moves (timestamps, and host-timed),
 /// its skin dispatch host-timed, and its staged palette copy host-timed
 /// next to a plain buffer copy of the same bytes.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct SceneTimes {
     copy: Stat,
     copy_wall: Option<Stat>,
     skin_wall: Option<Stat>,
     staged_copy_wall: Option<Stat>,
     buffer_copy_wall: Option<Stat>,
+    /// The host-timed runs behind `skin_wall` and `staged_copy_wall`, in order.
+    skin_wall_samples: Vec<f64>,
+    staged_copy_wall_samples: Vec<f64>,
 }
 
 fn scene_times(
@@ -259,12 +262,22 @@ fn scene_times(
     let mut times = times?;
     let copy = Stat::from_samples(&mut times[1..]).map_err(|e| anyhow!("copy kernel: {e}"))?;
     let copy_wall = wall_stat(walls.transpose()?)?;
-    let skin_wall = wall_stat(Some(scene.measure_skin_wall(ctx, crowd, runs)?))?;
+    let skin_wall_samples = scene.measure_skin_wall(ctx, crowd, runs)?;
+    let skin_wall = wall_stat(Some(skin_wall_samples.clone()))?;
     let (staged, palette_bytes) = scene.measure_staged_copy_wall(ctx, crowd, runs)?;
-    let staged_copy_wall = wall_stat((palette_bytes > 0).then_some(staged))?;
+    let staged_copy_wall_samples = if palette_bytes > 0 { staged } else { Vec::new() };
+    let staged_copy_wall = wall_stat((palette_bytes > 0).then(|| staged_copy_wall_samples.clone()))?;
     let plain = measure_buffer_copy_wall(ctx, palette_bytes, runs as usize)?;
     let buffer_copy_wall = wall_stat((palette_bytes > 0).then_some(plain))?;
-    Ok(SceneTimes { copy, copy_wall, skin_wall, staged_copy_wall, buffer_copy_wall })
+    Ok(SceneTimes {
+        copy,
+        copy_wall,
+        skin_wall,
+        staged_copy_wall,
+        buffer_copy_wall,
+        skin_wall_samples,
+        staged_copy_wall_samples,
+    })
 }
 
 /// The summary of host-timed runs; `None` when the median is not above 0
@@ -302,6 +315,16 @@ fn measure(
     bytes.sort_unstable();
     let (read, written) = profile.skin_traffic();
     let compute = config.frame.placement == SkinningPlacement::Compute;
+    let per_frame = |f: &dyn Fn(&FrameSample) -> f64| samples.iter().map(f).collect::<Vec<f64>>();
+    let kept = EntrySamples {
+        cpu_pose_us: per_frame(&|s| s.cpu_pose_us),
+        gpu_frame_us: per_frame(&|s| s.gpu.frame_us),
+        gpu_skin_us: if compute { per_frame(&|s| s.gpu.skin_us) } else { Vec::new() },
+        gpu_upload_us: per_frame(&|s| s.gpu.upload_us),
+        frame_wall_us: Vec::new(),
+        skin_wall_us: if compute { times.skin_wall_samples.clone() } else { Vec::new() },
+        staged_copy_wall_us: times.staged_copy_wall_samples.clone(),
+    };
     Ok(BenchEntry {
         model: plan.models[config.model].label(),
         characters: config.characters,
@@ -323,6 +346,9 @@ fn measure(
         skin_wall_us: if compute { times.skin_wall } else { None },
         staged_copy_wall_us: times.staged_copy_wall,
         buffer_copy_wall_us: times.buffer_copy_wall,
+        frame_wall_us: None,
+        refinement: false,
+        samples: kept,
     })
 }
 

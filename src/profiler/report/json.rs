@@ -68,7 +68,7 @@ mod tests {
         assert_eq!(keys(&value), sorted(&["header", "entries"]));
         assert_eq!(
             keys(&value["header"]),
-            sorted(&["device", "driver", "date", "commit", "quick", "command"])
+            sorted(&["device", "driver", "date", "commit", "quick", "command", "version", "gpu_timing"])
         );
         let entries = value["entries"].as_array().unwrap();
         assert_eq!(entries.len(), 2);
@@ -96,6 +96,7 @@ mod tests {
                 "copy_kernel_wall_us",
                 "staged_copy_wall_us",
                 "buffer_copy_wall_us",
+                "frame_wall_us",
             ])
         );
         assert_eq!(keys(&e["gpu_us"]), sorted(&["upload", "skin", "passes", "frame"]));
@@ -140,6 +141,26 @@ mod tests {
         let read = read_json(&dir.join("r.json")).unwrap();
         assert_eq!(read.header.git_commit, "abc1234");
         assert!(!read.header.incomplete, "a file from before the marker reads as complete");
+    }
+
+    #[test]
+    fn a_version_one_file_reads_as_timestamps_without_samples() {
+        let text = r#"{"header":{"device":"d","driver":"v","date":"2026-01-01T00:00:00Z","commit":"abc1234","quick":false,"command":"c"},"entries":[]}"#;
+        let dir = scratch("version_one");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("r.json"), text).unwrap();
+        let read = read_json(&dir.join("r.json")).unwrap();
+        assert_eq!(
+            (read.header.version, read.header.gpu_timing),
+            (1, crate::profiler::report::GpuTiming::Timestamps)
+        );
+        let mut e = entry(1, 1, "compute", "inplace", false);
+        e.samples.gpu_frame_us = vec![1.0, 2.0];
+        let header = BenchHeader::new("d", "v", false, "c");
+        assert_eq!(header.version, crate::profiler::report::RESULTS_VERSION);
+        let results = BenchResults { header, entries: vec![e] };
+        let path = write_json(&dir, &results).unwrap();
+        assert_eq!(read_json(&path).unwrap(), results, "samples survive the round trip");
     }
 
     #[test]

@@ -14,14 +14,19 @@ mod table;
 #[cfg(test)]
 pub(crate) mod test_data;
 pub mod utc;
+pub mod verdicts;
 
 pub use error::ReportError;
 pub use json::{RESULTS_FILE, read_json, write_json};
 pub use plots::{FRAME_TIME_PLOT, Plots, THROUGHPUT_PLOT, UPLOAD_PLOT, write_plots};
 pub use progress::BenchProgress;
-pub use results::{BenchEntry, BenchHeader, BenchResults, GIT_COMMIT, GpuPhases};
+pub use results::{
+    BenchEntry, BenchHeader, BenchResults, EntrySamples, Figure, Figures, GIT_COMMIT, GpuPhases, GpuTiming,
+    RESULTS_VERSION, TimestampCheck,
+};
 pub use stat::Stat;
 pub use table::print_table;
+pub use verdicts::Verdicts;
 
 use crate::atomic_file::OutputErrors;
 use std::path::Path;
@@ -33,6 +38,8 @@ use std::path::Path;
 /// ([`ReportError::NotWritten`]).
 pub fn write_report(out: &Path, results: &BenchResults) -> Result<(), ReportError> {
     let mut stdout = std::io::stdout().lock();
+    let verdicts = Verdicts::from_results(results);
+    print_verdicts(&mut stdout, &verdicts).map_err(ReportError::Stdout)?;
     print_table(&mut stdout, results).map_err(ReportError::Stdout)?;
     let mut failed = Vec::new();
     match write_json(out, results) {
@@ -49,6 +56,18 @@ pub fn write_report(out: &Path, results: &BenchResults) -> Result<(), ReportErro
     }
     failed.extend(plots.failed);
     if failed.is_empty() { Ok(()) } else { Err(OutputErrors(failed).into()) }
+}
+
+/// The verdicts, one per line, then a blank line (nothing without any).
+fn print_verdicts(out: &mut impl std::io::Write, verdicts: &Verdicts) -> std::io::Result<()> {
+    let lines = verdicts.lines();
+    for line in &lines {
+        writeln!(out, "{line}")?;
+    }
+    if !lines.is_empty() {
+        writeln!(out)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -38,6 +38,81 @@ pub struct BenchHeader {
     /// before this field read as complete.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub incomplete: bool,
+    /// The results format: [`RESULTS_VERSION`] when written by this build;
+    /// files from before the field read as 1.
+    #[serde(default = "version_one")]
+    pub version: u32,
+    /// Which clock the table, plots and verdicts read GPU figures from on
+    /// this device ([`GpuTiming`]); files from before the field read as
+    /// timestamps, the only figures they had.
+    #[serde(default)]
+    pub gpu_timing: GpuTiming,
+    /// The measurement that decided `gpu_timing`, when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp_check: Option<TimestampCheck>,
+}
+
+/// The results format this build writes. 2: `version`, `gpu_timing`,
+/// `timestamp_check`, and per entry `frame_wall_us`, `refinement` and
+/// `samples`.
+pub const RESULTS_VERSION: u32 = 2;
+
+fn version_one() -> u32 {
+    1
+}
+
+/// Where the figures a user reads come from on a device.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GpuTiming {
+    /// GPU timestamp queries: they bracket the work on this device.
+    #[default]
+    Timestamps,
+    /// Isolated submissions timed by the host (submit to fence, minus
+    /// empty submissions): this device's timestamps do not bracket the
+    /// work (lavapipe's compute dispatches).
+    HostTimed,
+}
+
+impl GpuTiming {
+    /// How the figures were timed, for tables and captions.
+    pub fn describe(self) -> &'static str {
+        match self {
+            GpuTiming::Timestamps => "GPU timestamps",
+            GpuTiming::HostTimed => {
+                "host-timed submissions (this device's timestamps do not bracket the work)"
+            }
+        }
+    }
+}
+
+/// Whether a device's timestamps bracket the work: the copy kernel over
+/// `bytes` and over twice as many, timestamped. A device whose timestamps
+/// bracket the copy takes clearly longer for twice the bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TimestampCheck {
+    /// Bytes of the smaller copy.
+    pub bytes: u64,
+    /// Its timestamped median, microseconds.
+    pub one_copy_us: f64,
+    /// The timestamped median of the copy of `2 * bytes`, microseconds.
+    pub two_copies_us: f64,
+}
+
+impl TimestampCheck {
+    /// Twice the bytes must take at least this many times as long.
+    pub const MIN_RATIO: f64 = 1.5;
+
+    /// Whether the timestamps bracket the copy (twice the bytes took at
+    /// least [`MIN_RATIO`](Self::MIN_RATIO) times as long).
+    pub fn brackets_work(&self) -> bool {
+        self.one_copy_us > 0.0 && self.two_copies_us >= Self::MIN_RATIO * self.one_copy_us
+    }
+
+    /// The timing the check chooses.
+    pub fn timing(&self) -> GpuTiming {
+        if self.brackets_work() { GpuTiming::Timestamps } else { GpuTiming::HostTimed }
+    }
 }
 
 impl BenchHeader {
@@ -56,6 +131,9 @@ impl BenchHeader {
             quick,
             command: command.into(),
             incomplete: false,
+            version: RESULTS_VERSION,
+            gpu_timing: GpuTiming::Timestamps,
+            timestamp_check: None,
         }
     }
 }
@@ -140,9 +218,125 @@ pub struct BenchEntry {
     /// memory the staged copy reads and writes), timed the same way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub buffer_copy_wall_us: Option<Stat>,
+    /// The whole frame timed by the host: isolated submissions of the
+    /// frame, submit to fence, minus as many empty ones (the frame time on
+    /// devices whose timestamps do not bracket the work).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_wall_us: Option<Stat>,
+    /// An extra character count the run measured to find where compute and
+    /// vertex skinning cross (not one of the sweep's counts).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub refinement: bool,
+    /// The per-frame (or per-run) samples the medians above summarise,
+    /// kept so that a later run can be compared with this one.
+    #[serde(default, skip_serializing_if = "EntrySamples::is_empty")]
+    pub samples: EntrySamples,
+}
+
+/// The samples behind an entry's statistics, microseconds, in the order
+/// measured. Empty in files from before version 2.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EntrySamples {
+    /// CPU pose update per timed frame.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_pose_us: Vec<f64>,
+    /// GPU frame time (timestamps) per timed frame.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_frame_us: Vec<f64>,
+    /// GPU skin pass (timestamps) per timed frame.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_skin_us: Vec<f64>,
+    /// GPU palette copy (timestamps) per timed frame.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_upload_us: Vec<f64>,
+    /// Host-timed whole frames (`frame_wall_us`) per run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frame_wall_us: Vec<f64>,
+    /// Host-timed skin dispatches (`skin_wall_us`) per run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skin_wall_us: Vec<f64>,
+    /// Host-timed staged palette copies (`staged_copy_wall_us`) per run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub staged_copy_wall_us: Vec<f64>,
+}
+
+impl EntrySamples {
+    /// Whether no samples were kept (a file from before version 2).
+    pub fn is_empty(&self) -> bool {
+        self.cpu_pose_us.is_empty()
+            && self.gpu_frame_us.is_empty()
+            && self.gpu_skin_us.is_empty()
+            && self.gpu_upload_us.is_empty()
+            && self.frame_wall_us.is_empty()
+            && self.skin_wall_us.is_empty()
+            && self.staged_copy_wall_us.is_empty()
+    }
+}
+
+/// The figures of one entry a user reads, each from the clock the device's
+/// [`GpuTiming`] chose, with its samples (empty where the file kept none).
+/// The table, the plots, the verdicts and baselines all read these, so no
+/// two of them disagree on which figure is the frame time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Figures<'a> {
+    /// The clock the GPU figures below come from.
+    pub timing: GpuTiming,
+    /// CPU pose update per frame.
+    pub cpu_pose: Figure<'a>,
+    /// The whole frame on the GPU.
+    pub frame: Option<Figure<'a>>,
+    /// The compute skin pass (`None` with vertex skinning).
+    pub skin: Option<Figure<'a>>,
+    /// The palette copy (`None` when nothing is copied: `inplace`).
+    pub upload: Option<Figure<'a>>,
+    /// The copy kernel over the skin pass's bytes.
+    pub copy_kernel: Option<Stat>,
+}
+
+/// One figure: its summary and the samples behind it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Figure<'a> {
+    /// Median and p95, microseconds.
+    pub stat: Stat,
+    /// The samples, microseconds (empty where the file kept none).
+    pub samples: &'a [f64],
 }
 
 impl BenchEntry {
+    /// The figures to read from this entry under `timing` (the header's
+    /// [`GpuTiming`]): timestamped figures where timestamps bracket the
+    /// work, host-timed ones where they do not.
+    pub fn figures(&self, timing: GpuTiming) -> Figures<'_> {
+        fn figure(stat: Stat, samples: &[f64]) -> Figure<'_> {
+            Figure { stat, samples }
+        }
+        let s = &self.samples;
+        let compute = self.skinning.ends_with("compute");
+        let staged = self.upload != "inplace";
+        let cpu_pose = figure(self.cpu_pose_us, &s.cpu_pose_us);
+        match timing {
+            GpuTiming::Timestamps => Figures {
+                timing,
+                cpu_pose,
+                frame: Some(figure(self.gpu_us.frame, &s.gpu_frame_us)),
+                skin: compute.then(|| figure(self.gpu_us.skin, &s.gpu_skin_us)),
+                upload: staged.then(|| figure(self.gpu_us.upload, &s.gpu_upload_us)),
+                copy_kernel: Some(self.copy_kernel_us),
+            },
+            GpuTiming::HostTimed => Figures {
+                timing,
+                cpu_pose,
+                frame: self.frame_wall_us.map(|w| figure(w, &s.frame_wall_us)),
+                skin: self.skin_wall_us.filter(|_| compute).map(|w| figure(w, &s.skin_wall_us)),
+                upload: self
+                    .staged_copy_wall_us
+                    .filter(|_| staged && self.palette_bytes > 0)
+                    .map(|w| figure(w, &s.staged_copy_wall_us)),
+                copy_kernel: self.copy_kernel_wall_us,
+            },
+        }
+    }
+
     /// The skinning mode, with ", cpu split" when the CPU split the dual
     /// quaternions (tables and plot legends).
     pub fn skinning_label(&self) -> String {

@@ -49,6 +49,9 @@ pub fn entry(characters: u32, passes: u32, skinning: &str, upload: &str, paused:
         paused,
         cpu_palette_write_us: stat(0.2 + palette_bytes as f64 * 1e-3), // 0.2: checking pose versions
         skin_bytes: vertices * u64::from(characters) * 96,
+        frame_wall_us: Some(stat(60.0 + frame * 1.5)),
+        refinement: false,
+        samples: Default::default(),
     }
 }
 
