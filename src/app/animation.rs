@@ -131,9 +131,13 @@ impl ViewerAnimation {
     }
 
     /// CPU time of the last update (players, sampling, blending, hierarchy,
-    /// palettes), microseconds.
+    /// palettes; in a level also foot IK, not the physics), microseconds.
     pub fn cpu_pose_us(&self) -> f64 {
-        self.system.last_update().as_secs_f64() * 1e6
+        let last = match &self.level {
+            Some(l) => l.actor.last_pose(),
+            None => self.system.last_update(),
+        };
+        last.as_secs_f64() * 1e6
     }
 
     /// What `state` asks for the character now.
@@ -535,6 +539,25 @@ mod tests {
             let err = (m.to_matrix() - Matrix4::identity()).abs().max();
             assert!(err < 1e-3, "palette {i} off identity by {err}");
         }
+    }
+
+    #[test]
+    fn in_a_level_the_pose_time_is_the_actors() {
+        let model = Arc::new(crate::asset::load_default_character().unwrap());
+        let controller = Controller::from_text(DEFAULT_CONTROLLER, &model).unwrap();
+        let mut state = ViewerState::default();
+        let mut anim =
+            ViewerAnimation::new(model.clone(), Some((controller, "built-in".into())), &mut state).unwrap();
+        anim.enter_level(&crate::world::Level::demo(), &mut state).unwrap();
+        let mut log = EventLog::default();
+        let mut total = 0.0;
+        for _ in 0..5 {
+            anim.update(1.0 / 60.0, &mut state, &mut log, 0.0).unwrap();
+            total += anim.cpu_pose_us();
+        }
+        // The level's character is the actor's, not the system's (which the
+        // level leaves idle, so its time stayed 0).
+        assert!(total > 0.0, "the level's pose work is timed");
     }
 
     #[test]

@@ -18,6 +18,7 @@ use super::physics::{CapsuleShape, Moved, PhysicsWorld};
 use crate::anim::JobError;
 use crate::character::{Character, ParameterId, ParameterValue};
 use nalgebra::{Isometry3, Matrix4, UnitQuaternion, Vector3};
+use std::time::{Duration, Instant};
 
 /// Gravity, metres per second squared.
 const GRAVITY: f32 = 9.81;
@@ -78,6 +79,9 @@ pub struct Actor {
     speed: Option<ParameterId>,
     feet: Option<FootPlacement>,
     moved: Moved,
+    /// CPU time of the last update's pose work: the character's update
+    /// (controller, sampling, blending, hierarchy, palette) and foot IK.
+    last_pose: Duration,
 }
 
 impl Actor {
@@ -98,7 +102,15 @@ impl Actor {
             speed,
             feet,
             moved: Moved { requested: Vector3::zeros(), applied: Vector3::zeros(), grounded: true },
+            last_pose: Duration::ZERO,
         }
+    }
+
+    /// CPU time of the last update's pose work: the character's own update
+    /// (controller, sampling, blending, hierarchy, palette) plus foot IK,
+    /// not the physics move between them.
+    pub fn last_pose(&self) -> Duration {
+        self.last_pose
     }
 
     /// The character.
@@ -200,7 +212,9 @@ impl Actor {
                 self.yaw = wrap_angle(self.yaw + turn.clamp(-TURN_RATE * dt, TURN_RATE * dt));
             }
         }
+        let posing = Instant::now();
         self.character.update(dt)?;
+        let mut pose_time = posing.elapsed();
         let mut requested = match self.authority {
             Authority::Animation => {
                 let root = self.character.root_motion();
@@ -230,8 +244,11 @@ impl Actor {
         self.visual_offset *= if dt > 0.0 { (-dt / STEP_SMOOTHING).exp() } else { 1.0 };
         let entity = self.isometry();
         if let Some(feet) = self.feet.as_mut() {
+            let placing = Instant::now();
             feet.apply(&mut self.character, world, &entity, dt)?;
+            pose_time += placing.elapsed();
         }
+        self.last_pose = pose_time;
         Ok(())
     }
 }
