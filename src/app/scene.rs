@@ -102,19 +102,15 @@ pub(super) fn build_scene(
     settings.characters = characters.max(1);
     settings.frame = state.frame;
     let mut renderer = Renderer::new_for_screen(ctx, model.clone(), settings, window.color_format())?;
-    if let Some(level) = level {
-        let entered = animation.enter_level(level, state).and_then(|_| Ok(scenery_model(level)?));
-        let scenery = match entered {
-            Ok(s) => s,
-            Err(e) => {
-                renderer.destroy(ctx);
-                return Err(e);
-            }
-        };
-        if let Err(e) = renderer.add_scenery(ctx, Arc::new(scenery)) {
-            renderer.destroy(ctx);
-            return Err(e.into());
-        }
+    let scenery = match level {
+        Some(level) => animation.enter_level(level, state).and_then(|_| Ok(scenery_model(level)?)),
+        // Outside a level, a floor under the model: shadows need somewhere to fall.
+        None => scenery_model(&Level::ground(lo, hi, characters)).map_err(anyhow::Error::from),
+    };
+    let added = scenery.and_then(|s| Ok(renderer.add_scenery(ctx, Arc::new(s))?));
+    if let Err(e) = added {
+        renderer.destroy(ctx);
+        return Err(e);
     }
     for w in std::mem::take(&mut renderer.warnings) {
         eprintln!("vkskin: warning: {w}");

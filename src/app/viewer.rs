@@ -141,10 +141,7 @@ pub fn parse_resize_at(text: &str) -> Result<(u64, u32, u32), String> {
 
 /// The model at `path`, or the built-in character.
 fn load_model(path: Option<&Path>, load: &asset::LoadOptions) -> anyhow::Result<Model> {
-    match path {
-        Some(p) => Ok(asset::load_with(p, load)?),
-        None => Ok(asset::load_default_character_with(load)?),
-    }
+    Ok(asset::load_or_default(path, load)?)
 }
 
 /// `--clip` (name or index), else a clip named "Walk", else clip 0; `None` without clips.

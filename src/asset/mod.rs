@@ -20,6 +20,7 @@ pub mod validate;
 
 pub use default_character::{
     DEFAULT_CHARACTER_FILE, default_character_glb, load_default_character, load_default_character_with,
+    load_or_default,
 };
 pub use error::{AssetError, ImportError};
 pub use import::{load, load_with};

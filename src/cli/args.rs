@@ -92,9 +92,9 @@ pub enum Command {
     },
     /// Write joint world matrices and skinned vertex positions as JSON.
     Dump {
-        /// A .glb or .gltf file.
+        /// A .glb or .gltf file; without one, the built-in character.
         #[arg(value_parser = checked::path)]
-        model: String,
+        model: Option<String>,
         /// Clip name or index; without it the rest pose is dumped.
         #[arg(long)]
         clip: Option<String>,
@@ -145,9 +145,10 @@ pub enum Command {
 /// Arguments of `vkskin render`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct RenderArgs {
-    /// A .glb or .gltf file.
+    /// A .glb or .gltf file; without one, the built-in character (with its
+    /// built-in controller).
     #[arg(value_parser = checked::path)]
-    pub model: String,
+    pub model: Option<String>,
     /// Clip name or index; without it the rest pose is drawn (or the first
     /// clip with `--frames`). With a controller (`--controller`, or
     /// MODEL.ron next to the model) the controller chooses the clips: `--clip`
@@ -334,9 +335,10 @@ impl ViewArgs {
 /// Arguments of `vkskin simulate`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SimulateArgs {
-    /// A .glb or .gltf file.
+    /// A .glb or .gltf file; without one, the built-in character (with its
+    /// built-in controller).
     #[arg(value_parser = checked::path)]
-    pub model: String,
+    pub model: Option<String>,
     /// Controller file (RON); default: `<model>.ron` next to the model.
     /// Without one, clip 0 plays on a loop.
     #[arg(long, value_name = "FILE", value_parser = checked::path)]

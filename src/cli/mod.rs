@@ -58,7 +58,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Dump { model, clip, time, skinning, device, validation, out } => {
-            let model = asset::load_with(Path::new(&model), &options)?;
+            let model = asset::load_or_default(model.as_deref().map(Path::new), &options)?;
             let request = dump::Request { clip: clip.as_deref(), time, skinning };
             let gpu = dump::GpuChoice { device: device.as_deref(), validation };
             let json = dump::dump_on(&model, &request, &gpu)

@@ -65,8 +65,8 @@ pub fn run(args: &RenderArgs, load: &asset::LoadOptions) -> anyhow::Result<()> {
     let frame_settings = args.frame_settings();
     check_dqs_split(frame_settings.blend)?;
     check_level_flags(args)?;
-    let model_path = Path::new(&args.model);
-    let model = asset::load_with(model_path, load)?;
+    let model_path = args.model.as_deref().map(Path::new);
+    let model = asset::load_or_default(model_path, load)?;
     let plan = plan_frames(&model, model_path, args, frames)?;
     let settings = RenderSettings {
         wireframe: args.wireframe,
@@ -179,13 +179,18 @@ impl FramePlan {
 /// (`--time` skipping ahead; in a level with `--level`), else one clip
 /// sought to each frame's time (from `--time`, default the clip's first
 /// key; the rest pose without a clip).
-fn plan_frames(model: &Model, path: &Path, args: &RenderArgs, frames: u32) -> anyhow::Result<FramePlan> {
+fn plan_frames(
+    model: &Model,
+    path: Option<&Path>,
+    args: &RenderArgs,
+    frames: u32,
+) -> anyhow::Result<FramePlan> {
     let explicit = args.controller.as_deref().map(Path::new);
     if explicit.is_some() && args.clip.is_some() {
         anyhow::bail!("--clip and --controller exclude each other (the controller chooses the clips)");
     }
     // A broken sidecar fails here, with `simulate`'s message, even with --clip.
-    let controller = match find_controller(model, Some(path), explicit, model.load_options.max_memory)? {
+    let controller = match find_controller(model, path, explicit, model.load_options.max_memory)? {
         Some((_, source)) if args.clip.is_some() => {
             eprintln!("vkskin: controller: {source} not used: --clip plays one clip");
             None

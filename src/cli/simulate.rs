@@ -36,10 +36,10 @@ pub fn run(args: &SimulateArgs, load: &crate::asset::LoadOptions) -> anyhow::Res
             anyhow::bail!("{flag} needs --level (it says where and how the character moves in a level)");
         }
     }
-    let path = Path::new(&args.model);
-    let model = asset::load_with(path, load)?;
+    let path = args.model.as_deref().map(Path::new);
+    let model = asset::load_or_default(path, load)?;
     let explicit = args.controller.as_deref().map(Path::new);
-    let controller = match find_controller(&model, Some(path), explicit, load.max_memory)? {
+    let controller = match find_controller(&model, path, explicit, load.max_memory)? {
         Some((c, source)) => {
             eprintln!("vkskin: controller: {source}");
             c

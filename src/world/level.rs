@@ -68,6 +68,26 @@ impl Level {
         }
     }
 
+    /// A floor under a model whose skinned bounds over every clip are
+    /// `lo..hi` (model units, y up), for `characters` characters (a crowd
+    /// stands on a grid behind the first): its top at the lowest point the
+    /// model reaches, reaching well past the model on every side. What the
+    /// viewer draws outside a level, so that shadows have somewhere to fall.
+    pub fn ground(lo: [f32; 3], hi: [f32; 3], characters: u32) -> Level {
+        let size = (hi[0] - lo[0]).max(hi[2] - lo[2]).max(hi[1] - lo[1]).max(1e-3);
+        let crowd = (characters.max(1) as f32).sqrt();
+        let half = size * (6.0 + 2.5 * (crowd - 1.0));
+        let thickness = size * 0.02;
+        let center = Vector3::new((lo[0] + hi[0]) / 2.0, lo[1] - thickness, (lo[2] + hi[2]) / 2.0);
+        let floor = LevelBox {
+            center,
+            half_extents: Vector3::new(half, thickness, half),
+            rotation: UnitQuaternion::identity(),
+            surface: Surface::Floor,
+        };
+        Level { name: "ground", boxes: vec![floor], spawns: Vec::new() }
+    }
+
     /// The demo level: four lanes side by side, each starting at a spawn on
     /// the line z = 0 and going +z. "open" (x = 0): 14 m of flat floor.
     /// "stairs" (x = 4): from z = 2, 8 steps of 0.15 m up (0.35 m deep) to a

@@ -290,3 +290,20 @@ fn simulate_json_in_a_level_adds_position_root_delta_and_feet() {
     }
     assert!(planted > 20, "feet were planted ({planted})");
 }
+
+#[test]
+fn without_a_model_simulate_dump_and_render_take_the_built_in_character() {
+    // The built-in character's file with its controller beside it gives the
+    // same output as no MODEL at all.
+    let ron = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/default_character.ron");
+    let trace = ["--json", "--fps", "10", "--duration", "2", "--set", "0.5:speed=1.5"];
+    let with_file: Vec<&str> = ["simulate", GLB, "--controller", ron].iter().chain(&trace).copied().collect();
+    let without: Vec<&str> = ["simulate"].iter().chain(&trace).copied().collect();
+    assert_eq!(vkskin(&without), vkskin(&with_file));
+    let dump = ["--clip", "Walk", "--time", "0.4"];
+    let with_file: Vec<&str> = ["dump", GLB].iter().chain(&dump).copied().collect();
+    let without: Vec<&str> = ["dump"].iter().chain(&dump).copied().collect();
+    assert_eq!(vkskin(&without), vkskin(&with_file));
+    let help = vkskin(&["render", "--help"]);
+    assert!(help.contains("[MODEL]"), "MODEL is optional for render: {help}");
+}

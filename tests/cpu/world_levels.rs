@@ -41,6 +41,23 @@ fn rays_find_the_floor_the_steps_and_the_ramp() {
 }
 
 #[test]
+fn the_viewers_ground_lies_under_the_lowest_point_and_reaches_past_the_crowd() {
+    // A model 2 units wide standing from y = -0.5 (its lowest foot) to 3.
+    let (lo, hi) = ([-1.0, -0.5, -0.25], [1.0, 3.0, 0.25]);
+    for characters in [1, 100] {
+        let ground = Level::ground(lo, hi, characters);
+        let world = PhysicsWorld::new(&ground);
+        let top = world.ground_below(Vector3::new(0.0, 5.0, 0.0), 10.0).unwrap();
+        assert!((top.point.y + 0.5).abs() < 1e-4, "its top is the lowest point: {top:?}");
+        // The crowd stands on a grid behind the first character (about
+        // 1.25 sizes apart, sqrt(N) rows): the ground reaches past it.
+        let behind = -(3.5 * 1.25 * (characters as f32).sqrt() + 3.5);
+        assert!(world.ground_below(Vector3::new(0.0, 5.0, behind), 10.0).is_some(), "{characters}");
+        assert!(ground.spawns.is_empty());
+    }
+}
+
+#[test]
 fn open_floor_lets_the_capsule_through() {
     let level = Level::demo();
     let world = PhysicsWorld::new(&level);

@@ -182,7 +182,8 @@ fn window_run_with_resize_and_screenshot() {
         let i = ((y * w + x) * 4) as usize;
         [rgba[i], rgba[i + 1], rgba[i + 2]]
     };
-    // The bottom-left corner is background (the controls sit at the right).
+    // The bottom-left corner is the ground under the model (the controls
+    // sit at the right): the character differs from it.
     let background = px(2, h - 3);
     let differs = |p: [u8; 3]| p.iter().zip(background).any(|(a, b)| a.abs_diff(b) > 24);
     // The character is framed in the part the controls leave free (left);
@@ -286,6 +287,63 @@ fn window_run_in_a_level() {
     };
     let (sky, floor) = (px(2, 2), px(2, h - 3));
     assert!(sky.iter().zip(floor).any(|(a, b)| a.abs_diff(b) > 8), "no floor drawn: {sky:?} vs {floor:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Outside a level the viewer draws a ground under the model, and with
+/// `--passes 5` the character's shadow falls on it: the same view with
+/// shadows has clearly more dark ground pixels below the character than
+/// without.
+#[test]
+fn window_run_draws_a_ground_that_receives_shadows() {
+    if context().is_none() {
+        return;
+    }
+    let Some((display, _server)) = display() else {
+        return skip("no display: DISPLAY is unset and Xvfb is not on PATH");
+    };
+    let dir = scratch_dir("ground");
+    let shot = |passes: &str| {
+        let path = dir.join(format!("GROUND-{passes}.png"));
+        let mut command = Command::new(BIN);
+        command
+            .current_dir(&dir)
+            .env("DISPLAY", &display)
+            .env_remove("WAYLAND_DISPLAY")
+            .args(["view", "--validation", "--frames", "20", "--size", "640x400", "--passes", passes])
+            .arg("--screenshot")
+            .arg(&path);
+        assert_clean(&run(command));
+        read_png(&path)
+    };
+    let (lit, shadowed) = (shot("1"), shot("5"));
+    let (w, h) = (lit.0, lit.1);
+    let px = |rgba: &[u8], x: u32, y: u32| {
+        let i = ((y * w + x) * 4) as usize;
+        [rgba[i], rgba[i + 1], rgba[i + 2]]
+    };
+    let luma = |p: [u8; 3]| 0.2126 * f32::from(p[0]) + 0.7152 * f32::from(p[1]) + 0.0722 * f32::from(p[2]);
+    // The ground fills the bottom-left corner: grey, unlike the sky above.
+    let (sky, ground) = (px(&lit.2, 2, 2), px(&lit.2, 2, h - 3));
+    assert!(sky.iter().zip(ground).any(|(a, b)| a.abs_diff(b) > 8), "no ground drawn: {sky:?} vs {ground:?}");
+    // Dark ground: pixels of the lower half, left of the controls, well below
+    // the ground's brightness and about as grey (a shadow, not the trousers).
+    let dark = |rgba: &[u8]| {
+        let threshold = luma(px(rgba, 2, h - 3)) * 0.8;
+        (h / 2..h)
+            .flat_map(|y| (0..w / 2).map(move |x| (x, y)))
+            .map(|(x, y)| px(rgba, x, y))
+            .filter(|p| {
+                let (hi, lo) = (p.iter().max().unwrap(), p.iter().min().unwrap());
+                luma(*p) < threshold && hi - lo < 24
+            })
+            .count()
+    };
+    let (without, with) = (dark(&lit.2), dark(&shadowed.2));
+    assert!(
+        with > without + 200,
+        "no shadow on the ground: {with} dark grey pixels with shadows, {without} without"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

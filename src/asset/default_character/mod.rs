@@ -42,6 +42,15 @@ pub fn load_default_character_with(options: &LoadOptions) -> Result<Model, Impor
     super::import::load_from_bytes_with(DEFAULT_CHARACTER_FILE, COMMITTED, None, options)
 }
 
+/// The model at `path`, or the built-in character without one (what every
+/// command reads when MODEL is left out), within `options`.
+pub fn load_or_default(path: Option<&std::path::Path>, options: &LoadOptions) -> Result<Model, ImportError> {
+    match path {
+        Some(p) => super::import::load_with(p, options),
+        None => load_default_character_with(options),
+    }
+}
+
 /// The whole file as writer data: joints 0..22, then the body node.
 fn document() -> Document {
     let body_node = JOINTS.len();
