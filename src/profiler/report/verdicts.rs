@@ -299,9 +299,9 @@ pub fn crossovers(entries: &[BenchEntry], timing: GpuTiming) -> Vec<Crossover> {
 
 /// The entry a per-mode verdict reads: of `entries`, the first at the
 /// largest character count.
-fn at_largest<'a>(entries: impl Iterator<Item = &'a BenchEntry> + Clone) -> Option<&'a BenchEntry> {
+fn at_largest<'a>(mut entries: impl Iterator<Item = &'a BenchEntry> + Clone) -> Option<&'a BenchEntry> {
     let largest = entries.clone().map(|e| e.characters).max()?;
-    entries.into_iter().find(|e| e.characters == largest)
+    entries.find(|e| e.characters == largest)
 }
 
 /// Per model and upload mode (first appearance), from the first entry not
