@@ -82,6 +82,10 @@ pub struct BenchPlan {
     pub frames: u32,
     /// Untimed frames first, per configuration (pipelines, caches, clocks).
     pub warmup_frames: u32,
+    /// Host-timed whole frames per configuration (isolated submissions,
+    /// each waited for, so slower than the timed frames: at most `frames`,
+    /// fewer in a quick run).
+    pub frame_wall_runs: u32,
     /// A `--quick` run (recorded in the results' header).
     pub quick: bool,
     /// The output folder.
@@ -123,6 +127,7 @@ mod quick {
     pub const SKINNING: [SkinningMode; 2] = [SkinningMode::COMPUTE, SkinningMode::VERTEX];
     pub const FRAMES: u32 = 8;
     pub const WARMUP_FRAMES: u32 = 2;
+    pub const FRAME_WALL_RUNS: u32 = 2;
 }
 
 /// The full sweep's defaults.
@@ -130,6 +135,7 @@ mod full {
     pub const CHARACTERS: [u32; 4] = [1, 10, 100, 1000];
     pub const FRAMES: u32 = 100;
     pub const WARMUP_FRAMES: u32 = 10;
+    pub const FRAME_WALL_RUNS: u32 = 30;
 }
 
 /// `given`, or `default` when nothing was given.
@@ -212,6 +218,7 @@ impl BenchPlan {
             configs,
             frames,
             warmup_frames: if quick { quick::WARMUP_FRAMES } else { full::WARMUP_FRAMES },
+            frame_wall_runs: frames.min(if quick { quick::FRAME_WALL_RUNS } else { full::FRAME_WALL_RUNS }),
             quick,
             out: request.out.clone(),
             device: request.device.clone(),

@@ -1,26 +1,51 @@
 //! Runs a [`BenchPlan`]: scene by scene (model, character count and
 //! influence blend), one `ProfileScene` and one copy kernel over the bytes
 //! its skin pass moves; per configuration the warm-up frames, then the
-//! timed ones, summarised as median and 95th percentile. Measures through
-//! what `render` exposes; records no Vulkan itself.
+//! timed ones, then host-timed whole frames, summarised as median and 95th
+//! percentile; then the timestamp check (which clock the GPU figures come
+//! from on this device); last, the crossover's refinement (extra character
+//! counts, by bisection). Measures through what `render`
+//! exposes; records no Vulkan itself.
 
 use super::plan::{BenchConfig, BenchModel, BenchPlan};
-use super::report::{BenchEntry, BenchHeader, BenchProgress, BenchResults, EntrySamples, GpuPhases, Stat};
+use super::report::verdicts::crossovers;
+use super::report::{
+    BenchEntry, BenchHeader, BenchProgress, BenchResults, EntrySamples, GpuPhases, GpuTiming, Stat,
+    TimestampCheck,
+};
 use super::report::{RESULTS_FILE, ReportError, write_report};
 use crate::asset::{self, LoadOptions, Model};
 use crate::character::controller::find_controller;
 use crate::character::{Controller, Crowd};
-use crate::render::copy_kernel::{CopyKernel, measure_buffer_copy_wall};
+use crate::render::copy_kernel::{CopyKernel, measure_buffer_copy_wall, timestamp_check};
 use crate::render::frame_settings::{Choice, InfluenceBlend, SkinningPlacement};
 use crate::render::profile::{FrameSample, PROFILE_FPS, ProfileScene};
 use crate::render::{GpuContext, GpuError, GpuOptions, RenderError, with_gpu};
 use anyhow::anyhow;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Image size the benchmark draws at (`--quick`: smaller, for lavapipe).
 const EXTENT: (u32, u32) = (1280, 720);
 const QUICK_EXTENT: (u32, u32) = (320, 180);
+
+/// Threads the crowd poses on: one, so that `cpu_pose_us` over the
+/// character count is the cost per character on one thread (recorded as
+/// the header's `pose_threads`).
+const POSE_THREADS: u32 = 1;
+
+/// Bytes the timestamp check's smaller copy moves: large enough to take
+/// far longer than a timer's tick, small enough to take milliseconds on a CPU.
+const CHECK_BYTES: u64 = 16 << 20;
+/// Timed runs of each of its two copies.
+const CHECK_RUNS: usize = 4;
+
+/// Bisection steps at most, per crossover.
+const REFINEMENT_STEPS: u32 = 4;
+/// A quick run refines the crossover only while the whole run is expected
+/// to stay within this (CI runs it on lavapipe, in under a minute).
+const QUICK_BUDGET: Duration = Duration::from_secs(40);
 
 /// What a `vkskin bench` run measured, and whether it was cut short.
 #[derive(Debug)]
@@ -75,10 +100,31 @@ pub fn run_bench(plan: &BenchPlan) -> anyhow::Result<BenchRun> {
         ..Default::default()
     };
     with_gpu(&options, |ctx| {
-        let header =
+        let started = Instant::now();
+        let mut header =
             BenchHeader::new(ctx.device_name.clone(), ctx.driver(), plan.quick, plan.command.clone());
+        header.pose_threads = Some(POSE_THREADS);
         let progress = BenchProgress::new(plan.configs.len() as u64);
-        let (entries, stopped) = measure_all(ctx, plan, &progress);
+        let mut measured = Measured::default();
+        let mut stopped = measure_all(ctx, plan, &plan.configs, false, &progress, &mut measured);
+        if stopped.is_none() {
+            // After the sweep's frames, not before: lavapipe's timestamps
+            // bracket a dispatch until the first frame is drawn, and no
+            // longer once a framebuffer is bound (its timestamps are then
+            // written at the next flush). The check must see the device
+            // in the state the figures were measured in.
+            match check_timestamps(ctx) {
+                Ok(check) => {
+                    header.gpu_timing = check.timing();
+                    header.timestamp_check = Some(check);
+                    progress.println(&format!("vkskin: bench: {}", clock_line(&check)));
+                    stopped = refine(ctx, plan, header.gpu_timing, started, &progress, &mut measured);
+                }
+                // Lost there, the sweep's rows are still reported (their clock unchecked).
+                Err(e) => stopped = Some(("the timestamp check".to_string(), e)),
+            }
+        }
+        let entries = measured.entries;
         progress.clear();
         let lost_during = match stopped {
             None => None,
@@ -89,6 +135,36 @@ pub fn run_bench(plan: &BenchPlan) -> anyhow::Result<BenchRun> {
         results.header.incomplete = lost_during.is_some();
         Ok(BenchRun { results, lost_during })
     })
+}
+
+/// The copy kernel over [`CHECK_BYTES`] and twice as many, timestamped.
+fn check_timestamps(ctx: &GpuContext) -> anyhow::Result<TimestampCheck> {
+    let (one_copy_us, two_copies_us) =
+        timestamp_check(ctx, CHECK_BYTES, CHECK_RUNS).map_err(|e| anyhow!("the timestamp check: {e}"))?;
+    Ok(TimestampCheck { bytes: CHECK_BYTES, one_copy_us, two_copies_us })
+}
+
+/// The line saying which clock the GPU figures come from, and why.
+fn clock_line(check: &TimestampCheck) -> String {
+    let mib = |bytes: u64| bytes as f64 / (1u64 << 20) as f64;
+    let measured = format!(
+        "a copy of {:.0} MiB timed {:.2}x one of {:.0} MiB ({:.0} vs {:.0} µs)",
+        mib(2 * check.bytes),
+        check.ratio(),
+        mib(check.bytes),
+        check.two_copies_us,
+        check.one_copy_us
+    );
+    match check.timing() {
+        GpuTiming::Timestamps => {
+            format!("GPU figures from GPU timestamps: they bracket the work ({measured})")
+        }
+        GpuTiming::HostTimed => format!(
+            "GPU figures from host-timed submissions: this device's timestamps do not bracket the work \
+             ({measured}, under {}x)",
+            TimestampCheck::MIN_RATIO
+        ),
+    }
 }
 
 /// Whether `error` comes from a lost GPU device (nothing more can run on it).
@@ -113,15 +189,26 @@ struct Scene {
     times: SceneTimes,
 }
 
-/// Every configuration, scene by scene (the plan keeps a scene's configurations together).
-/// Returns the entries measured, and if the run stopped early, the label of
-/// the configuration it stopped in and why.
+/// The entries measured so far, each with the configuration it measured.
+#[derive(Default)]
+struct Measured {
+    configs: Vec<BenchConfig>,
+    entries: Vec<BenchEntry>,
+}
+
+/// Every configuration of `configs`, scene by scene (the plan keeps a
+/// scene's configurations together), appended to `measured` (marked as
+/// refinements when `refinement`). If the run stopped early, returns the
+/// label of the configuration it stopped in and why.
 fn measure_all(
     ctx: &GpuContext,
     plan: &BenchPlan,
+    configs: &[BenchConfig],
+    refinement: bool,
     progress: &BenchProgress,
-) -> (Vec<BenchEntry>, Option<(String, anyhow::Error)>) {
-    let mut entries = Vec::with_capacity(plan.configs.len());
+    measured: &mut Measured,
+) -> Option<(String, anyhow::Error)> {
+    measured.entries.reserve(configs.len());
     let mut loaded: Option<(usize, Arc<Model>, Arc<Controller>)> = None;
     let mut scene: Option<Scene> = None;
     // A scene the device cannot hold (e.g. past maxStorageBufferRange): its
@@ -129,7 +216,7 @@ fn measure_all(
     let mut unbuildable: Option<SceneKey> = None;
     let mut current = String::new();
     let result = (|| {
-        for config in &plan.configs {
+        for config in configs {
             current = plan.label(config);
             progress.start(&current);
             if loaded.as_ref().is_none_or(|(m, ..)| *m != config.model) {
@@ -159,7 +246,10 @@ fn measure_all(
                 }
             }
             let scene = scene.as_mut().expect("a scene");
-            entries.push(measure(ctx, plan, config, model, scene)?);
+            let mut entry = measure(ctx, plan, config, model, scene)?;
+            entry.refinement = refinement;
+            measured.configs.push(*config);
+            measured.entries.push(entry);
             progress.finish();
         }
         Ok(())
@@ -167,7 +257,67 @@ fn measure_all(
     if let Some(s) = scene {
         s.profile.destroy(ctx);
     }
-    (entries, result.err().map(|e| (current, e)))
+    result.err().map(|e| (current, e))
+}
+
+/// Refines each crossover the sweep found between two counts (compute wins
+/// at b, not at a, the neighbours a < b) by bisection: compute and vertex
+/// at the count halfway, as extra entries, until b - a <= max(1, a / 8) or
+/// [`REFINEMENT_STEPS`] steps. A quick run stops when the next step would
+/// likely take it past [`QUICK_BUDGET`], and says so. Returns where it
+/// stopped early, as `measure_all` does.
+fn refine(
+    ctx: &GpuContext,
+    plan: &BenchPlan,
+    timing: GpuTiming,
+    started: Instant,
+    progress: &BenchProgress,
+    measured: &mut Measured,
+) -> Option<(String, anyhow::Error)> {
+    for _ in 0..REFINEMENT_STEPS {
+        let mut next: Vec<BenchConfig> = Vec::new();
+        for x in crossovers(&measured.entries, timing) {
+            let (Some(b), Some(a)) = (x.characters, x.below) else { continue };
+            if b - a <= (a / 8).max(1) {
+                continue;
+            }
+            let mid = a + (b - a) / 2;
+            for skinning in [&x.compute, &x.vertex] {
+                let Some(i) = measured.entries.iter().position(|e| x.is_series(e, skinning)) else {
+                    continue;
+                };
+                let config = BenchConfig { characters: mid, ..measured.configs[i] };
+                if !next.contains(&config) {
+                    next.push(config);
+                }
+            }
+        }
+        if next.is_empty() {
+            return None;
+        }
+        // A scene's configurations together (compute and vertex share one).
+        next.sort_by_key(|c| (c.model, c.characters, format!("{:?}", c.frame.blend)));
+        if plan.quick {
+            let elapsed = started.elapsed();
+            // Each configuration as long as the average so far, half as much again for its scene.
+            let per_config = elapsed.div_f64(measured.entries.len().max(1) as f64);
+            let expected = per_config.mul_f64(1.5 * next.len() as f64);
+            if elapsed + expected > QUICK_BUDGET {
+                progress.println(&format!(
+                    "vkskin: bench: --quick: the crossover was not refined further ({} more configurations \
+                     would take the run past {} s); its verdict names the two counts measured around it",
+                    next.len(),
+                    QUICK_BUDGET.as_secs()
+                ));
+                return None;
+            }
+        }
+        progress.extend(next.len() as u64);
+        if let Some(stopped) = measure_all(ctx, plan, &next, true, progress, measured) {
+            return Some(stopped);
+        }
+    }
+    None
 }
 
 /// Why a scene could not be measured.
@@ -192,10 +342,12 @@ fn build_scene(
         .map_err(|e| SceneError::Unbuildable(e.into()))?;
     // A crowd that cannot be posed or framed is skipped as a scene the
     // device cannot hold is: the other models still run.
-    let grid = Crowd::on_grid(model.rig.clone(), controller.clone(), characters as usize, PROFILE_FPS, 0)
-        .map_err(|e| {
-            SceneError::Unbuildable(RenderError::Pose { file: model.file.clone(), source: e.into() })
-        })?;
+    let threads = POSE_THREADS as usize;
+    let grid =
+        Crowd::on_grid(model.rig.clone(), controller.clone(), characters as usize, PROFILE_FPS, threads)
+            .map_err(|e| {
+                SceneError::Unbuildable(RenderError::Pose { file: model.file.clone(), source: e.into() })
+            })?;
     let (crowd, bounds) =
         grid.ok_or_else(|| SceneError::Unbuildable(RenderError::NothingToDraw { file: model.file.clone() }))?;
     let extent = if plan.quick { QUICK_EXTENT } else { EXTENT };
@@ -300,6 +452,8 @@ fn measure(
     profile.configure(&config.frame);
     crowd.set_paused(config.paused);
     let samples = profile.measure(ctx, crowd, plan.warmup_frames, plan.frames)?;
+    // The same frames timed by the host too: the header's check says which clock is read.
+    let frame_wall_samples = profile.measure_frame_wall(ctx, crowd, plan.frame_wall_runs)?;
     let stat = |f: &dyn Fn(&FrameSample) -> f64, what: &str| -> anyhow::Result<Stat> {
         let mut values: Vec<f64> = samples.iter().map(f).collect();
         Stat::from_samples(&mut values).map_err(|e| anyhow!("{}: {what}: {e}", plan.label(config)))
@@ -321,7 +475,7 @@ fn measure(
         gpu_frame_us: per_frame(&|s| s.gpu.frame_us),
         gpu_skin_us: if compute { per_frame(&|s| s.gpu.skin_us) } else { Vec::new() },
         gpu_upload_us: per_frame(&|s| s.gpu.upload_us),
-        frame_wall_us: Vec::new(),
+        frame_wall_us: frame_wall_samples.clone(),
         skin_wall_us: if compute { times.skin_wall_samples.clone() } else { Vec::new() },
         staged_copy_wall_us: times.staged_copy_wall_samples.clone(),
     };
@@ -346,7 +500,7 @@ fn measure(
         skin_wall_us: if compute { times.skin_wall } else { None },
         staged_copy_wall_us: times.staged_copy_wall,
         buffer_copy_wall_us: times.buffer_copy_wall,
-        frame_wall_us: None,
+        frame_wall_us: wall_stat(Some(frame_wall_samples))?,
         refinement: false,
         samples: kept,
     })

@@ -221,6 +221,36 @@ impl CopyKernel {
     }
 }
 
+/// Whether this device's timestamps bracket compute work: the copy kernel
+/// over `bytes` and over twice as many, timestamped, `runs` times each,
+/// interleaved (after one untimed run of each, first touch). Returns the
+/// medians, microseconds: (one copy, the copy of twice the bytes). Where
+/// the timestamps bracket the dispatch the second is about twice the
+/// first; lavapipe's see almost nothing of it, and both are about equal.
+pub fn timestamp_check(ctx: &GpuContext, bytes: u64, runs: usize) -> Result<(f64, f64), GpuError> {
+    let one = CopyKernel::new(ctx, bytes)?;
+    let two = match CopyKernel::new(ctx, 2 * bytes) {
+        Ok(k) => k,
+        Err(e) => {
+            one.destroy(ctx);
+            return Err(e);
+        }
+    };
+    let (mut ones, mut twos) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    let timed = (0..=runs).try_for_each(|i| {
+        let (a, b) = (one.measure(ctx, 1)?, two.measure(ctx, 1)?);
+        if i > 0 {
+            ones.extend(a);
+            twos.extend(b);
+        }
+        Ok::<_, GpuError>(())
+    });
+    one.destroy(ctx);
+    two.destroy(ctx);
+    timed?;
+    Ok((median(&mut ones), median(&mut twos)))
+}
+
 /// Times a plain `vkCmdCopyBuffer` of `bytes` (one region, from a
 /// host-visible buffer into a device-local one, the memory the staged
 /// palette copy reads and writes) by the host, `runs` times, as

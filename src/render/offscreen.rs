@@ -31,6 +31,12 @@ impl OffscreenTargets {
     pub(crate) fn destroy(self, ctx: &GpuContext) {
         self.targets.destroy(ctx);
     }
+
+    /// Where slot `slot`'s scene is drawn (also for frames that end
+    /// elsewhere than here: the profiler's host-timed whole frames).
+    pub(crate) fn scene_target(&self, slot: usize) -> SceneTarget<'_> {
+        SceneTarget::Offscreen(self.targets.get(slot))
+    }
 }
 
 /// One offscreen frame: drawn into the slot's target, copied to its
@@ -52,7 +58,7 @@ impl FrameOutput for ReadbackEnd<'_, '_> {
     }
 
     fn target(&self, slot: usize) -> Result<SceneTarget<'_>, GpuError> {
-        Ok(SceneTarget::Offscreen(self.offscreen.targets.get(slot)))
+        Ok(self.offscreen.scene_target(slot))
     }
 
     fn record_end(&mut self, ctx: &GpuContext, end: &FrameEnd) -> Result<(), GpuError> {

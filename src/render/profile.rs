@@ -1,15 +1,19 @@
 //! Frame-by-frame measurement of a crowd through the renderer's one frame
 //! path (what `vkskin bench` runs): per frame the CPU pose update and
 //! palette write times, the palette bytes, and the GPU timestamps of the
-//! upload copy, the skin dispatch and each draw pass. It measures through the
-//! frames every command draws, never a path of its own.
+//! upload copy, the skin dispatch and each draw pass; and, timed by the host,
+//! whole frames, the skin dispatch and the staged copy in isolated
+//! submissions. It measures through the frames every command draws, never
+//! a path of its own.
 
 use super::camera::{Camera, DEFAULT_FOV_Y};
 use super::copy_kernel::median;
 use super::error::RenderError;
 use super::frame::{FrameContents, FrameEnd, FrameInput, FrameOutput, GpuTimes};
 use super::frame_settings::{FrameSettings, InfluenceBlend, PaletteUpload, SkinningPlacement};
+use super::offscreen::OffscreenTargets;
 use super::renderer::{RenderSettings, Renderer};
+use super::scene_passes::SceneTarget;
 use crate::anim::frame_poses::{Bounds, FrameSource};
 use crate::asset::Model;
 use crate::gpu::{FRAMES_IN_FLIGHT, FrameRing, GpuContext, GpuError};
@@ -124,6 +128,43 @@ impl ProfileScene {
         Ok(samples)
     }
 
+    /// Times whole frames by the host, `runs` times, as configured: each run
+    /// advances the crowd one frame (untimed, as `measure` does), then
+    /// submits the frame (upload, skinning, every draw pass, no timestamps)
+    /// and waits for it; its wall time from submit to fence, minus the
+    /// median of as many empty frames interleaved with them (microseconds).
+    /// The frame time on devices whose timestamps do not bracket the work.
+    pub fn measure_frame_wall(
+        &mut self,
+        ctx: &GpuContext,
+        crowd: &mut dyn FrameSource,
+        runs: u32,
+    ) -> Result<Vec<f64>, RenderError> {
+        self.renderer.set_timestamps(false);
+        let timed = self.timed_scene_runs(ctx, crowd, runs);
+        self.renderer.set_timestamps(true);
+        timed
+    }
+
+    fn timed_scene_runs(
+        &mut self,
+        ctx: &GpuContext,
+        crowd: &mut dyn FrameSource,
+        runs: u32,
+    ) -> Result<Vec<f64>, RenderError> {
+        let (mut empty, mut frames) = (Vec::with_capacity(runs as usize), Vec::with_capacity(runs as usize));
+        for _ in 0..runs {
+            crowd
+                .frame(self.frame)
+                .map_err(|source| RenderError::Pose { file: self.file.clone(), source })?;
+            self.frame += 1;
+            frames.push(self.timed_frame(ctx, &*crowd, Recorded::Scene)?.0);
+            empty.push(self.timed_frame(ctx, &*crowd, Recorded::Nothing)?.0);
+        }
+        let overhead = median(&mut empty);
+        Ok(frames.into_iter().map(|t| t - overhead).collect())
+    }
+
     /// Times the skin dispatch by the host, `runs` times: each run is a
     /// frame holding the dispatch alone (the crowd paused, dirty upload: no
     /// palette bytes move once every slot holds the poses), its wall time
@@ -197,7 +238,8 @@ impl ProfileScene {
         let warmup = FRAMES_IN_FLIGHT as u32;
         for i in 0..warmup + runs {
             for record in [false, true] {
-                let (wall, written) = self.timed_frame(ctx, crowd, record)?;
+                let contents = if record { Recorded::SkinningOnly } else { Recorded::Nothing };
+                let (wall, written) = self.timed_frame(ctx, crowd, contents)?;
                 if i >= warmup {
                     if record { &mut recorded } else { &mut empty }.push(wall);
                 }
@@ -208,19 +250,27 @@ impl ProfileScene {
         Ok((recorded.into_iter().map(|t| t - overhead).collect(), bytes))
     }
 
-    /// One frame with the skinning recorded or without: the wall time of its
-    /// submit and wait, microseconds, and the palette bytes it wrote.
+    /// One frame holding `recorded`: the wall time of its submit and wait,
+    /// microseconds, and the palette bytes it wrote.
     fn timed_frame(
         &mut self,
         ctx: &GpuContext,
         crowd: &dyn FrameSource,
-        record: bool,
+        recorded: Recorded,
     ) -> Result<(f64, u64), RenderError> {
-        let contents = if record { FrameContents::SkinningOnly } else { FrameContents::Nothing };
-        let mut timed = TimedSubmission::default();
-        let report = self.renderer.draw_frame(ctx, &FrameInput { poses: crowd, contents }, &mut timed)?;
-        let bytes = report.map_or(0, |r| r.skin.palette_bytes_written);
-        Ok((timed.wall_us, bytes))
+        let contents = match recorded {
+            Recorded::Scene => FrameContents::Scene { camera: &self.camera, show_mesh: true },
+            Recorded::SkinningOnly => FrameContents::SkinningOnly,
+            Recorded::Nothing => FrameContents::Nothing,
+        };
+        // Taken for the frame (the frame borrows the renderer), put back below.
+        let offscreen = self.renderer.offscreen.take();
+        let mut timed = TimedSubmission { target: offscreen.as_ref(), ..TimedSubmission::default() };
+        let drawn = self.renderer.draw_frame(ctx, &FrameInput { poses: crowd, contents }, &mut timed);
+        let wall_us = timed.wall_us;
+        self.renderer.offscreen = offscreen;
+        let bytes = drawn?.map_or(0, |r| r.skin.palette_bytes_written);
+        Ok((wall_us, bytes))
     }
 
     /// Bytes the skin pass reads and writes per frame.
@@ -239,15 +289,33 @@ impl ProfileScene {
     }
 }
 
+/// What a host-timed frame records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Recorded {
+    /// The whole frame: skinning and every draw pass.
+    Scene,
+    /// The skinning alone (upload, copies, dispatch).
+    SkinningOnly,
+    /// Nothing but the frame's own commands.
+    Nothing,
+}
+
 /// A frame that ends by timing its submission by the host: from just
-/// before the submit until every frame's fence has signalled.
+/// before the submit until every frame's fence has signalled. Scene frames
+/// draw into the renderer's offscreen targets (`target`).
 #[derive(Default)]
-struct TimedSubmission {
+struct TimedSubmission<'a> {
+    target: Option<&'a OffscreenTargets>,
     started: Option<Instant>,
     wall_us: f64,
 }
 
-impl FrameOutput for TimedSubmission {
+impl FrameOutput for TimedSubmission<'_> {
+    fn target(&self, slot: usize) -> Result<SceneTarget<'_>, GpuError> {
+        let targets = self.target.ok_or_else(|| GpuError::new("a host-timed frame without a target"))?;
+        Ok(targets.scene_target(slot))
+    }
+
     fn record_end(&mut self, _: &GpuContext, _: &FrameEnd) -> Result<(), GpuError> {
         // The last step before the submission.
         self.started = Some(Instant::now());

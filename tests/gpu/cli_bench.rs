@@ -3,8 +3,11 @@
 //! validation silent, and `results.json` holds compute and vertex skinning,
 //! two character counts, two pass counts and every upload mode, every timing
 //! finite (and positive wherever the phase ran), 0 palette bytes for paused
-//! characters in dirty mode, and three SVG plots that parse as SVG. Skips
-//! without a device, unless VKSKIN_NO_SKIP is set.
+//! characters in dirty mode, and three SVG plots that parse as SVG. The
+//! verdicts come before the table, every GPU figure printed from the one
+//! clock the timestamp check chose, and the crossover and upload verdicts
+//! (stdout and results.json) follow from the entries. Skips without a
+//! device, unless VKSKIN_NO_SKIP is set.
 
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -15,6 +18,12 @@ use std::process::Command;
 /// after `tag`), checks that it exited 0, and returns DIR, the parsed
 /// `results.json` and the run's stderr.
 fn run_bench(tag: &str, args: &[&str]) -> (PathBuf, Value, String) {
+    let (out, results, _, stderr) = run_bench_with_stdout(tag, args);
+    (out, results, stderr)
+}
+
+/// `run_bench`, with its stdout too (before stderr).
+fn run_bench_with_stdout(tag: &str, args: &[&str]) -> (PathBuf, Value, String, String) {
     let out = std::env::temp_dir().join(format!("vkskin-bench{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     let run = Command::new(env!("CARGO_BIN_EXE_vkskin"))
@@ -28,7 +37,141 @@ fn run_bench(tag: &str, args: &[&str]) -> (PathBuf, Value, String) {
     assert!(run.status.success(), "vkskin bench {} failed: {stderr}", args.join(" "));
     let text = std::fs::read_to_string(out.join("results.json")).expect("results.json");
     let results: Value = serde_json::from_str(&text).expect("results.json is JSON");
-    (out, results, stderr)
+    (out, results, String::from_utf8_lossy(&run.stdout).into_owned(), stderr)
+}
+
+/// An entry's skinning as the verdicts name it ("dqs-compute, cpu split").
+fn skinning_label(e: &Value) -> String {
+    let skinning = e["skinning"].as_str().expect("skinning");
+    if e["dqs_split"] == "cpu" { format!("{skinning}, cpu split") } else { skinning.to_string() }
+}
+
+/// The median of an entry's figure at `key` ("frame_wall_us", or a path
+/// into gpu_us), `None` where absent.
+fn median(e: &Value, path: &[&str]) -> Option<f64> {
+    path.iter().fold(e, |v, k| &v[*k])["median"].as_f64()
+}
+
+/// The verdicts printed before the table, every GPU figure from the clock
+/// the header names (host-timed on lavapipe: its timestamps fail the check),
+/// and the crossover and upload verdicts of results.json recomputed here
+/// from its entries, independently of the program.
+fn check_verdicts(results: &Value, stdout: &str) {
+    let header = &results["header"];
+    let check = &header["timestamp_check"];
+    let (one, two) = (check["one_copy_us"].as_f64().unwrap(), check["two_copies_us"].as_f64().unwrap());
+    let brackets = one > 0.0 && two >= 1.5 * one;
+    let timing = header["gpu_timing"].as_str().expect("gpu_timing");
+    assert_eq!(timing, if brackets { "timestamps" } else { "host-timed" }, "{check}");
+    assert_eq!(header["pose_threads"], 1);
+
+    let lines: Vec<&str> = stdout.lines().collect();
+    let table = lines.iter().position(|l| l.starts_with("device: ")).expect("the table's header line");
+    let first = |prefix: &str| lines.iter().position(|l| l.starts_with(prefix));
+    for kind in ["clock: ", "crossover: ", "upload: ", "skin pass: ", "CPU: "] {
+        let at = first(kind).unwrap_or_else(|| panic!("no {kind} verdict: {stdout}"));
+        assert!(at < table, "the {kind}verdict comes after the table: {stdout}");
+    }
+    // One clock: the one chosen, named by each GPU verdict and the caption; the
+    // table has no second efficiency column.
+    let (chosen, other) =
+        if brackets { ("timestamps)", "host-timed)") } else { ("host-timed)", "timestamps)") };
+    for line in &lines[..table] {
+        assert!(!line.ends_with(other), "a figure from the clock not chosen: {line}");
+        let gpu = ["crossover: ", "upload: ", "skin pass: "].iter().any(|k| line.starts_with(k));
+        assert!(!gpu || line.ends_with(chosen), "{line}");
+    }
+    assert!(!lines[table + 1].contains("eff."), "{}", lines[table + 1]);
+    let caption = lines.iter().find(|l| l.starts_with("(GPU figures: ")).expect("the caption");
+    let named = if brackets { "(GPU figures: GPU timestamps" } else { "(GPU figures: host-timed" };
+    assert!(caption.starts_with(named), "{caption}");
+
+    let entries = results["entries"].as_array().expect("entries");
+    let frame = |e: &Value| {
+        if brackets { median(e, &["gpu_us", "frame"]) } else { median(e, &["frame_wall_us"]) }
+    };
+    let verdicts = &results["verdicts"];
+    let crossovers = verdicts["crossovers"].as_array().expect("crossovers");
+    assert!(!crossovers.is_empty(), "no crossover verdict");
+    for x in crossovers {
+        let series = |skinning: &Value| -> Vec<(u64, f64)> {
+            let mut points: Vec<(u64, f64)> = entries
+                .iter()
+                .filter(|e| {
+                    e["model"] == x["model"]
+                        && e["passes"] == x["passes"]
+                        && e["upload"] == x["upload"]
+                        && e["paused"] == false
+                        && skinning_label(e) == skinning.as_str().unwrap()
+                })
+                .map(|e| (e["characters"].as_u64().unwrap(), frame(e).expect("a frame figure")))
+                .collect();
+            points.sort_by_key(|p| p.0);
+            points
+        };
+        let (compute, vertex) = (series(&x["compute"]), series(&x["vertex"]));
+        let counts: Vec<u64> = compute.iter().map(|p| p.0).collect();
+        assert_eq!(counts, vertex.iter().map(|p| p.0).collect::<Vec<_>>(), "{x}");
+        // The smallest count from which compute is faster at every larger count.
+        let wins: Vec<bool> = compute.iter().zip(&vertex).map(|(c, v)| c.1 < v.1).collect();
+        let from = (0..=wins.len()).find(|&i| wins[i..].iter().all(|&w| w)).unwrap();
+        let expected = counts.get(from).copied();
+        assert_eq!(x["characters"].as_u64(), expected, "{x}");
+        assert_eq!(
+            x["below"].as_u64(),
+            from.checked_sub(1).map(|i| counts[i]).filter(|_| expected.is_some())
+        );
+        let at = from.min(counts.len() - 1);
+        assert_eq!(x["compute_us"].as_f64(), Some(compute[at].1), "{x}");
+        assert_eq!(x["vertex_us"].as_f64(), Some(vertex[at].1), "{x}");
+        let passes = x["passes"].as_u64().unwrap();
+        let tag = if passes == 1 { " 1 pass,".to_string() } else { format!(" {passes} passes,") };
+        let line = lines[..table]
+            .iter()
+            .find(|l| l.starts_with("crossover: built-in,") && l.contains(&tag))
+            .expect("the crossover's line");
+        match expected {
+            Some(c) => {
+                assert!(line.contains(&format!(" from {c} character")), "{line}: compute wins from {c}")
+            }
+            None => assert!(line.contains("no crossover between"), "{line}"),
+        }
+    }
+    // Upload: bytes per character and the copy per 1,000 characters, from the entry named.
+    for u in verdicts["uploads"].as_array().expect("uploads") {
+        let e = entries
+            .iter()
+            .find(|e| {
+                e["model"] == u["model"]
+                    && e["upload"] == u["upload"]
+                    && e["characters"] == u["characters"]
+                    && e["passes"] == u["passes"]
+                    && e["paused"] == false
+                    && skinning_label(e) == u["skinning"].as_str().unwrap()
+            })
+            .unwrap_or_else(|| panic!("no entry for {u}"));
+        let characters = e["characters"].as_f64().unwrap();
+        let bytes = e["palette_bytes"].as_f64().unwrap();
+        assert_eq!(u["bytes_per_character"].as_f64(), Some(bytes / characters), "{u}");
+        let copy = match e["upload"].as_str() {
+            Some("inplace") => None,
+            _ if brackets => median(e, &["gpu_us", "upload"]),
+            _ => median(e, &["staged_copy_wall_us"]),
+        };
+        let per_1000 = u["gpu_copy_us_per_1000"].as_f64();
+        match copy.filter(|&us| us > 0.0) {
+            Some(us) => {
+                let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() <= 1e-9 * b.abs());
+                assert!(close(per_1000, us / characters * 1000.0), "{u}");
+                assert!(close(u["copy_gb_per_s"].as_f64(), bytes / us / 1000.0), "{u}");
+            }
+            None => assert_eq!(per_1000, None, "{u}"),
+        }
+    }
+    // Refinements are counts the sweep did not ask for.
+    for e in entries.iter().filter(|e| e["refinement"] == true) {
+        assert!(![1, 16].contains(&e["characters"].as_u64().unwrap()), "{e}");
+    }
 }
 
 #[test]
@@ -36,8 +179,13 @@ fn quick_bench_writes_complete_results_and_plots() {
     if crate::common::context().is_none() {
         return;
     }
-    let (out, results, stderr) = run_bench("", &["--quick", "--validation"]);
+    let started = std::time::Instant::now();
+    let (out, results, stdout, stderr) = run_bench_with_stdout("", &["--quick", "--validation"]);
+    // Reported, never asserted: the budget is checked by people, on quiet machines.
+    eprintln!("bench --quick --validation took {:.1} s", started.elapsed().as_secs_f64());
     assert!(!stderr.contains("skipped"), "a configuration was skipped: {stderr}");
+    assert!(stderr.contains("vkskin: bench: GPU figures from "), "the clock is announced: {stderr}");
+    check_verdicts(&results, &stdout);
 
     for key in ["device", "driver", "date", "commit"] {
         let v = results["header"][key].as_str().unwrap_or_default();
@@ -72,6 +220,10 @@ fn quick_bench_writes_complete_results_and_plots() {
             assert!(median.is_finite() && p95.is_finite() && *median >= 0.0, "{name}: {what} {median}/{p95}");
             assert!(p95 >= median, "{name}: {what}: p95 {p95} below the median {median}");
         }
+        // Whole frames are always host-timed too (both clocks kept).
+        let wall = stats(&e["frame_wall_us"]);
+        assert!(wall[0] > 0.0 && wall[1] >= wall[0], "{name}: frame_wall_us {wall:?}");
+        assert!(!e["samples"]["frame_wall_us"].as_array().expect("frame wall samples").is_empty());
         // Host-timed figures are left out when lost in the noise; present,
         // they are positive medians under their p95.
         for key in ["copy_kernel_wall_us", "skin_wall_us", "staged_copy_wall_us", "buffer_copy_wall_us"] {

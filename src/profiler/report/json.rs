@@ -1,6 +1,9 @@
 //! `DIR/results.json`: written pretty-printed, read back for re-plotting.
+//! The file also carries the verdicts (a top-level `verdicts` object,
+//! computed from the entries as written), for readers that compare them;
+//! reading ignores it, so a file without it reads the same.
 
-use super::{BenchResults, ReportError};
+use super::{BenchResults, ReportError, Verdicts};
 use crate::atomic_file;
 use std::path::{Path, PathBuf};
 
@@ -13,7 +16,15 @@ pub const RESULTS_FILE: &str = "results.json";
 pub fn write_json(dir: &Path, results: &BenchResults) -> Result<PathBuf, ReportError> {
     std::fs::create_dir_all(dir).map_err(|source| ReportError::Folder { path: dir.to_path_buf(), source })?;
     let path = dir.join(RESULTS_FILE);
-    let mut text = serde_json::to_string_pretty(results)
+    /// The file's top level: the results, then their verdicts.
+    #[derive(serde::Serialize)]
+    struct Written<'a> {
+        #[serde(flatten)]
+        results: &'a BenchResults,
+        verdicts: Verdicts,
+    }
+    let written = Written { results, verdicts: Verdicts::from_results(results) };
+    let mut text = serde_json::to_string_pretty(&written)
         .map_err(|source| ReportError::Encode { path: path.clone(), source })?;
     text.push('\n');
     atomic_file::write(&path, text.as_bytes())?;
@@ -65,7 +76,10 @@ mod tests {
             k.sort();
             k
         };
-        assert_eq!(keys(&value), sorted(&["header", "entries"]));
+        assert_eq!(keys(&value), sorted(&["header", "entries", "verdicts"]));
+        assert_eq!(keys(&value["verdicts"]), sorted(&["timing", "crossovers", "uploads", "skin", "cpu"]));
+        let verdicts: Verdicts = serde_json::from_value(value["verdicts"].clone()).unwrap();
+        assert_eq!(verdicts, Verdicts::from_results(&results()), "the verdicts of the entries written");
         assert_eq!(
             keys(&value["header"]),
             sorted(&["device", "driver", "date", "commit", "quick", "command", "version", "gpu_timing"])

@@ -6,6 +6,7 @@
 
 mod error;
 mod json;
+mod numbers;
 mod plots;
 mod progress;
 mod results;

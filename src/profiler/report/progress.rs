@@ -40,6 +40,12 @@ impl BenchProgress {
         self.bar.set_message(label.to_string());
     }
 
+    /// Adds `more` steps (configurations planned while running: the
+    /// crossover's refinement).
+    pub fn extend(&self, more: u64) {
+        self.bar.inc_length(more);
+    }
+
     /// Counts the current configuration as done.
     pub fn finish(&self) {
         self.bar.inc(1);

@@ -50,6 +50,10 @@ pub struct BenchHeader {
     /// The measurement that decided `gpu_timing`, when there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp_check: Option<TimestampCheck>,
+    /// Threads the crowd's pose update ran on (`cpu_pose_us` is the time
+    /// of all of them together); absent in files from before the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pose_threads: Option<u32>,
 }
 
 /// The results format this build writes. 2: `version`, `gpu_timing`,
@@ -109,6 +113,12 @@ impl TimestampCheck {
         self.one_copy_us > 0.0 && self.two_copies_us >= Self::MIN_RATIO * self.one_copy_us
     }
 
+    /// How many times as long the copy of twice the bytes took (0 when
+    /// the one copy measured nothing).
+    pub fn ratio(&self) -> f64 {
+        if self.one_copy_us > 0.0 { self.two_copies_us / self.one_copy_us } else { 0.0 }
+    }
+
     /// The timing the check chooses.
     pub fn timing(&self) -> GpuTiming {
         if self.brackets_work() { GpuTiming::Timestamps } else { GpuTiming::HostTimed }
@@ -134,6 +144,7 @@ impl BenchHeader {
             version: RESULTS_VERSION,
             gpu_timing: GpuTiming::Timestamps,
             timestamp_check: None,
+            pose_threads: None,
         }
     }
 }
@@ -346,6 +357,12 @@ impl BenchEntry {
         }
     }
 
+    /// The model's file name (the label without its folders: "Fox.glb"),
+    /// as the table and the verdicts name it.
+    pub fn model_name(&self) -> &str {
+        model_name(&self.model)
+    }
+
     /// Vertices in the whole scene: every character's.
     pub fn scene_vertices(&self) -> u64 {
         self.vertices * u64::from(self.characters)
@@ -399,6 +416,11 @@ impl BenchEntry {
     }
 }
 
+/// A model label without its folders ("built-in" stays as it is).
+pub fn model_name(label: &str) -> &str {
+    std::path::Path::new(label).file_name().and_then(|n| n.to_str()).unwrap_or(label)
+}
+
 /// `value` when it is a finite number above 0.
 fn positive(value: f64) -> Option<f64> {
     (value.is_finite() && value > 0.0).then_some(value)
@@ -426,6 +448,28 @@ mod tests {
         assert_eq!(e.skin_efficiency(), None);
         assert_eq!(e.skin_vertices_per_second(), None);
         assert!(e.copy_vertices_per_second().is_some());
+    }
+
+    #[test]
+    fn the_timestamp_check_trusts_timestamps_only_when_twice_the_bytes_take_clearly_longer() {
+        let check =
+            |one: f64, two: f64| TimestampCheck { bytes: 16 << 20, one_copy_us: one, two_copies_us: two };
+        // A GPU: twice the bytes, about twice the time.
+        assert!(check(1000.0, 1980.0).brackets_work());
+        assert_eq!(check(1000.0, 1980.0).timing(), GpuTiming::Timestamps);
+        assert!(check(1000.0, 1500.0).brackets_work(), "1.5x is enough");
+        // lavapipe: the timestamps see (almost) nothing of the dispatch.
+        assert!(!check(67.0, 70.0).brackets_work());
+        assert_eq!(check(67.0, 70.0).timing(), GpuTiming::HostTimed);
+        assert!(!check(0.0, 0.0).brackets_work(), "a timer that measured nothing");
+        assert_eq!(check(0.0, 5.0).ratio(), 0.0);
+        assert!((check(100.0, 105.0).ratio() - 1.05).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_model_is_named_by_its_file_name() {
+        assert_eq!(model_name("../shared/assets/Fox/glTF-Binary/Fox.glb"), "Fox.glb");
+        assert_eq!(model_name("built-in"), "built-in");
     }
 
     #[test]

@@ -1,42 +1,53 @@
-//! The human-readable table `vkskin bench` prints: one row per configuration.
+//! The human-readable table `vkskin bench` prints: one row per
+//! configuration, only the columns a user acts on, every GPU figure from
+//! the clock the header chose ([`BenchEntry::figures`]). Everything else
+//! (p95s of the other clock, per-pass times, the samples) stays in
+//! results.json.
 
-use super::{BenchEntry, BenchResults, Stat};
+use super::numbers::number;
+use super::{BenchEntry, BenchResults, Figure, Figures, GpuTiming};
 use std::io::{self, Write};
 
 /// A column: its title, whether it holds numbers (right-aligned), and its cell.
 struct Column {
     title: &'static str,
     numeric: bool,
-    cell: fn(&BenchEntry) -> String,
+    cell: fn(&BenchEntry, &Figures) -> String,
 }
 
 const COLUMNS: &[Column] = &[
-    Column { title: "model", numeric: false, cell: |e| e.model.clone() },
-    Column { title: "chars", numeric: true, cell: |e| e.characters.to_string() },
-    Column { title: "skinning", numeric: false, cell: |e| e.skinning_label() },
-    Column { title: "upload", numeric: false, cell: upload_cell },
-    Column { title: "passes", numeric: true, cell: |e| e.passes.to_string() },
-    Column { title: "pose µs", numeric: true, cell: |e| stat_cell(&e.cpu_pose_us) },
+    Column { title: "model", numeric: false, cell: |e, _| e.model_name().to_string() },
+    Column { title: "chars", numeric: true, cell: characters_cell },
+    Column { title: "skinning", numeric: false, cell: |e, _| e.skinning_label() },
+    Column { title: "upload", numeric: false, cell: |e, _| upload_cell(e) },
+    Column { title: "passes", numeric: true, cell: |e, _| e.passes.to_string() },
+    Column { title: "pose µs", numeric: true, cell: |_, f| figure_cell(Some(f.cpu_pose)) },
     Column {
         title: "palette KiB/frame",
         numeric: true,
-        cell: |e| format!("{:.1}", e.palette_bytes as f64 / 1024.0),
+        cell: |e, _| format!("{:.1}", e.palette_bytes as f64 / 1024.0),
     },
-    Column { title: "upload µs", numeric: true, cell: |e| stat_cell(&e.gpu_us.upload) },
-    Column { title: "skin µs", numeric: true, cell: |e| stat_cell(&e.gpu_us.skin) },
-    Column { title: "frame µs", numeric: true, cell: |e| stat_cell(&e.gpu_us.frame) },
-    Column { title: "skin eff. %", numeric: true, cell: efficiency_cell },
-    Column { title: "host-timed eff. %", numeric: true, cell: wall_efficiency_cell },
-    Column { title: "staged/plain copy", numeric: true, cell: staged_copy_cell },
+    Column { title: "upload µs", numeric: true, cell: |_, f| figure_cell(f.upload) },
+    Column { title: "skin µs", numeric: true, cell: |_, f| figure_cell(f.skin) },
+    Column { title: "frame µs", numeric: true, cell: |_, f| figure_cell(f.frame) },
+    Column { title: "skin % of copy", numeric: true, cell: |_, f| share_cell(f) },
+    Column { title: "staged/plain", numeric: true, cell: |e, _| staged_copy_cell(e) },
 ];
 
 /// Writes the header line, then the table of `results` (timings as
-/// `median/p95`, GPU figures from timestamps) to `out`.
+/// `median/p95`, GPU figures from the header's clock), then a caption
+/// naming that clock, to `out`.
 pub fn print_table(out: &mut impl Write, results: &BenchResults) -> io::Result<()> {
     let h = &results.header;
     writeln!(out, "device: {} · driver: {} · commit {} · {}", h.device, h.driver, h.git_commit, h.date)?;
-    let rows: Vec<Vec<String>> =
-        results.entries.iter().map(|e| COLUMNS.iter().map(|c| (c.cell)(e)).collect()).collect();
+    let rows: Vec<Vec<String>> = results
+        .entries
+        .iter()
+        .map(|e| {
+            let figures = e.figures(h.gpu_timing);
+            COLUMNS.iter().map(|c| (c.cell)(e, &figures)).collect()
+        })
+        .collect();
     let widths: Vec<usize> = COLUMNS
         .iter()
         .enumerate()
@@ -55,13 +66,40 @@ pub fn print_table(out: &mut impl Write, results: &BenchResults) -> io::Result<(
     for row in &rows {
         line(out, &mut row.iter().map(String::as_str))?;
     }
+    let threads = match h.pose_threads {
+        Some(1) => " on 1 thread".to_string(),
+        Some(n) => format!(" on {n} threads"),
+        None => String::new(),
+    };
+    let refined = if results.entries.iter().any(|e| e.refinement) {
+        "; * a count measured to refine the crossover"
+    } else {
+        ""
+    };
     writeln!(
         out,
-        "(µs: GPU timestamps except pose, median/p95 over the timed frames; skin eff. = copy kernel / skin pass; \
-         host-timed eff.: the same from isolated submissions timed by the host; staged/plain copy: \
-         the staged palette copy of the scene / one vkCmdCopyBuffer of its bytes from a host-visible \
-         buffer just written into a device-local one, host-timed)"
+        "(GPU figures: {}. µs as median/p95; pose: the CPU pose update of every character{threads}; \
+         skin % of copy: the copy kernel over the skin pass's bytes / the skin pass, same clock; \
+         staged/plain: the staged palette copy / one plain copy of its bytes, host-timed, on rows that \
+         copy palettes{refined})",
+        clock_caption(h.gpu_timing)
     )
+}
+
+/// What the caption says of the clock.
+fn clock_caption(timing: GpuTiming) -> &'static str {
+    match timing {
+        GpuTiming::Timestamps => "GPU timestamps",
+        GpuTiming::HostTimed => {
+            "host-timed submissions (submit to fence, minus empty ones): this device's timestamps do not \
+             bracket the work"
+        }
+    }
+}
+
+/// The count, with "*" on the counts the crossover refinement added.
+fn characters_cell(e: &BenchEntry, _: &Figures) -> String {
+    if e.refinement { format!("{}*", e.characters) } else { e.characters.to_string() }
 }
 
 /// The upload mode, with ", paused" when no character moved.
@@ -69,34 +107,31 @@ fn upload_cell(e: &BenchEntry) -> String {
     if e.paused { format!("{}, paused", e.upload) } else { e.upload.clone() }
 }
 
-/// `median/p95`, with fewer decimals as the figures grow.
-fn stat_cell(s: &Stat) -> String {
-    format!("{}/{}", number(s.median), number(s.p95))
+/// `median/p95`, "-" for a figure the row does not have (nothing copied,
+/// no skin pass, lost in the noise).
+fn figure_cell(figure: Option<Figure>) -> String {
+    figure.map_or_else(|| "-".to_string(), |f| format!("{}/{}", number(f.stat.median), number(f.stat.p95)))
 }
 
-/// Three significant digits or more: 1.23, 12.3, 123, 12345.
-fn number(value: f64) -> String {
-    let decimals = match value.abs() {
-        v if v < 10.0 => 2,
-        v if v < 100.0 => 1,
-        _ => 0,
-    };
-    format!("{value:.decimals$}")
+/// The copy kernel / the skin pass in percent, both from the chosen clock;
+/// "-" without both.
+fn share_cell(f: &Figures) -> String {
+    let skin = f.skin.map(|s| s.stat.median).filter(|&us| us > 0.0);
+    let copy = f.copy_kernel.map(|s| s.median).filter(|&us| us > 0.0);
+    match (skin, copy) {
+        (Some(skin), Some(copy)) => format!("{:.1}", copy / skin * 100.0),
+        _ => "-".to_string(),
+    }
 }
 
-/// Skin efficiency from host-timed runs in percent, "-" without them.
-fn wall_efficiency_cell(e: &BenchEntry) -> String {
-    e.skin_efficiency_wall().map_or_else(|| "-".to_string(), |r| format!("{:.1}", r * 100.0))
-}
-
-/// Staged palette copy / plain buffer copy, "-" without both.
+/// Staged palette copy / plain buffer copy, only on rows that copy
+/// palettes (not `inplace`, some bytes moved); "-" elsewhere.
 fn staged_copy_cell(e: &BenchEntry) -> String {
-    e.staged_copy_ratio().map_or_else(|| "-".to_string(), |r| format!("{r:.2}x"))
-}
-
-/// Skin efficiency in percent, "-" without a skin pass.
-fn efficiency_cell(e: &BenchEntry) -> String {
-    e.skin_efficiency().map_or_else(|| "-".to_string(), |r| format!("{:.1}", r * 100.0))
+    let stages = e.upload != "inplace" && e.palette_bytes > 0;
+    match e.staged_copy_ratio().filter(|_| stages) {
+        Some(r) => format!("{r:.2}x"),
+        None => "-".to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -105,8 +140,10 @@ mod tests {
     use crate::profiler::report::BenchHeader;
     use crate::profiler::report::test_data::entry;
 
-    fn table(entries: Vec<BenchEntry>) -> String {
-        let header = BenchHeader::new("llvmpipe", "Mesa 22.3.6", true, "vkskin bench --quick");
+    fn table(timing: GpuTiming, entries: Vec<BenchEntry>) -> String {
+        let mut header = BenchHeader::new("llvmpipe", "Mesa 22.3.6", true, "vkskin bench --quick");
+        header.gpu_timing = timing;
+        header.pose_threads = Some(1);
         let mut out = Vec::new();
         print_table(&mut out, &BenchResults { header, entries }).unwrap();
         String::from_utf8(out).unwrap()
@@ -114,12 +151,13 @@ mod tests {
 
     #[test]
     fn one_row_per_configuration_under_a_titled_header() {
-        let text =
-            table(vec![entry(1, 1, "compute", "inplace", false), entry(16, 2, "vertex", "dirty", true)]);
+        let mut fox = entry(16, 2, "vertex", "dirty", true);
+        fox.model = "../shared/assets/Fox/glTF-Binary/Fox.glb".into();
+        let text = table(GpuTiming::Timestamps, vec![entry(1, 1, "compute", "inplace", false), fox]);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 5, "{text}");
         assert!(lines[0].starts_with("device: llvmpipe · driver: Mesa 22.3.6 · commit "), "{}", lines[0]);
-        for title in [
+        let titles = [
             "model",
             "chars",
             "skinning",
@@ -127,14 +165,19 @@ mod tests {
             "passes",
             "pose µs",
             "palette KiB/frame",
-            "skin eff. %",
-            "host-timed eff. %",
-            "staged/plain copy",
-        ] {
+            "upload µs",
+            "skin µs",
+            "frame µs",
+            "skin % of copy",
+            "staged/plain",
+        ];
+        for title in titles {
             assert!(lines[1].contains(title), "{title} missing: {}", lines[1]);
         }
+        assert!(!lines[1].contains("host-timed"), "one clock only: {}", lines[1]);
         let first: Vec<&str> = lines[2].split_whitespace().collect();
-        // built-in, 1 char: skin 7/8.75 us, copy 7.2 us: 102.9 %; palette 40 joints * 64 B = 2.5 KiB.
+        // built-in, 1 char, timestamps: skin 9/11.25 us, copy 7.2 us: 80 %; palette 40 joints * 64 B
+        // = 2.5 KiB; nothing copied in place: no upload time and no staged/plain ratio.
         assert_eq!(
             first,
             [
@@ -145,37 +188,62 @@ mod tests {
                 "1",
                 "3.00/3.75",
                 "2.5",
-                "0.00/0.00",
+                "-",
                 "9.00/11.2",
                 "31.0/38.8",
                 "80.0",
-                // Host-timed: copy 34 us / skin 40 us.
-                "85.0",
-                // Staged 11.512 us / plain 10.512 us over 2,560 bytes.
-                "1.10x"
+                "-"
             ]
         );
         let second: Vec<&str> = lines[3].split_whitespace().collect();
-        assert_eq!(&second[..6], ["built-in", "16", "vertex", "dirty,", "paused", "2"]);
-        assert_eq!(second[second.len() - 2], "-", "vertex skinning has no host-timed dispatch");
+        assert_eq!(&second[..6], ["Fox.glb", "16", "vertex", "dirty,", "paused", "2"], "the file name only");
         assert_eq!(second[7], "0.0", "paused dirty writes no palette");
+        assert_eq!(second[second.len() - 1], "-", "nothing was copied");
+        assert_eq!(second[second.len() - 2], "-", "vertex skinning has no skin pass");
+        assert!(lines[4].starts_with("(GPU figures: GPU timestamps."), "{}", lines[4]);
+    }
+
+    #[test]
+    fn host_timed_devices_show_host_timed_figures_only() {
+        let mut refined = entry(16, 1, "compute", "staged", false);
+        refined.refinement = true;
+        let text = table(GpuTiming::HostTimed, vec![refined]);
+        let lines: Vec<&str> = text.lines().collect();
+        let row: Vec<&str> = lines[2].split_whitespace().collect();
+        // 32,000 vertices, 40,960 palette bytes: staged copy 19.192 us (p95 23.99), skin 115 us,
+        // frame 60 + 1.5 * (6.096 + 69 + 52) = 250.644 us, copy 94 / skin 115 = 81.7 %,
+        // staged 19.192 / plain 18.192 = 1.05x.
+        assert_eq!(
+            row,
+            [
+                "built-in",
+                "16*",
+                "compute",
+                "staged",
+                "1",
+                "48.0/60.0",
+                "40.0",
+                "19.2/24.0",
+                "115/144",
+                "251/313",
+                "81.7",
+                "1.05x"
+            ]
+        );
+        assert!(lines[3].starts_with("(GPU figures: host-timed submissions"), "{}", lines[3]);
+        assert!(lines[3].contains("* a count measured to refine the crossover"), "{}", lines[3]);
     }
 
     #[test]
     fn numeric_columns_line_up_on_the_right() {
-        let text =
-            table(vec![entry(1, 1, "compute", "inplace", false), entry(1000, 5, "compute", "staged", false)]);
+        let text = table(
+            GpuTiming::Timestamps,
+            vec![entry(1, 1, "compute", "inplace", false), entry(1000, 5, "compute", "staged", false)],
+        );
         let lines: Vec<&str> = text.lines().collect();
         let end_of = |line: &str, title: &str| line.find(title).unwrap() + title.len();
         let end = end_of(lines[1], "chars");
         assert_eq!(&lines[2][end - 1..end], "1");
         assert_eq!(&lines[3][end - 4..end], "1000");
-    }
-
-    #[test]
-    fn numbers_keep_three_significant_digits() {
-        assert_eq!(number(1.23456), "1.23");
-        assert_eq!(number(12.3456), "12.3");
-        assert_eq!(number(12345.6), "12346");
     }
 }
