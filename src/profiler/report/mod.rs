@@ -5,6 +5,8 @@
 //! nothing of Vulkan: the runner fills a [`BenchResults`].
 
 mod error;
+mod fields;
+mod html;
 mod json;
 mod plots;
 mod progress;
@@ -18,7 +20,10 @@ pub mod verdicts;
 
 pub use error::ReportError;
 pub use json::{RESULTS_FILE, read_json, write_json};
-pub use plots::{FRAME_TIME_PLOT, Plots, THROUGHPUT_PLOT, UPLOAD_PLOT, write_plots};
+pub use html::{REPORT_FILE, report_html, write_html};
+pub use plots::{
+    DrawnPlot, FRAME_TIME_PLOT, PlotContent, Plots, THROUGHPUT_PLOT, UPLOAD_PLOT, draw_plots, write_plots,
+};
 pub use progress::BenchProgress;
 pub use results::{
     BenchEntry, BenchHeader, BenchResults, EntrySamples, Figure, Figures, GIT_COMMIT, GpuPhases, GpuTiming,
@@ -31,10 +36,11 @@ pub use verdicts::Verdicts;
 use crate::atomic_file::OutputErrors;
 use std::path::Path;
 
-/// Writes the report of `results`: the table on stdout, `out/results.json`
-/// and the SVG plots, their paths (and any plot skipped) on stderr. Each
-/// file is tried on its own: one that cannot be written (a full disk)
-/// does not stop the others, and the error names every file not written
+/// Writes the report of `results`: the verdicts and the table on stdout,
+/// `out/results.json`, the SVG plots and `out/report.html` (the plots
+/// inlined), their paths (and any plot skipped) on stderr. Each file is
+/// tried on its own: one that cannot be written (a full disk) does not stop
+/// the others, and the error names every file not written
 /// ([`ReportError::NotWritten`]).
 pub fn write_report(out: &Path, results: &BenchResults) -> Result<(), ReportError> {
     let mut stdout = std::io::stdout().lock();
@@ -47,7 +53,8 @@ pub fn write_report(out: &Path, results: &BenchResults) -> Result<(), ReportErro
         Err(ReportError::Output(e)) => failed.push(e),
         Err(e) => return Err(e),
     }
-    let plots = write_plots(out, results);
+    let drawn = draw_plots(results, &verdicts.crossovers);
+    let plots = write_plots(out, &drawn);
     for path in &plots.written {
         eprintln!("vkskin: wrote {}", path.display());
     }
@@ -55,6 +62,10 @@ pub fn write_report(out: &Path, results: &BenchResults) -> Result<(), ReportErro
         eprintln!("vkskin: {note}");
     }
     failed.extend(plots.failed);
+    match write_html(out, results, &verdicts, &drawn) {
+        Ok(html) => eprintln!("vkskin: wrote {}", html.display()),
+        Err(e) => failed.push(e),
+    }
     if failed.is_empty() { Ok(()) } else { Err(OutputErrors(failed).into()) }
 }
 

@@ -64,6 +64,15 @@ pub fn print_table(out: &mut impl Write, results: &BenchResults) -> io::Result<(
     )
 }
 
+/// The printed table's column titles (with whether each holds numbers)
+/// and each entry's cells, for other views of the same table (the HTML
+/// report shows these columns first).
+pub(super) fn columns(results: &BenchResults) -> (Vec<(&'static str, bool)>, Vec<Vec<String>>) {
+    let titles = COLUMNS.iter().map(|c| (c.title, c.numeric)).collect();
+    let rows = results.entries.iter().map(|e| COLUMNS.iter().map(|c| (c.cell)(e)).collect()).collect();
+    (titles, rows)
+}
+
 /// The upload mode, with ", paused" when no character moved.
 fn upload_cell(e: &BenchEntry) -> String {
     if e.paused { format!("{}, paused", e.upload) } else { e.upload.clone() }
@@ -75,7 +84,7 @@ fn stat_cell(s: &Stat) -> String {
 }
 
 /// Three significant digits or more: 1.23, 12.3, 123, 12345.
-fn number(value: f64) -> String {
+pub(super) fn number(value: f64) -> String {
     let decimals = match value.abs() {
         v if v < 10.0 => 2,
         v if v < 100.0 => 1,
