@@ -103,7 +103,8 @@ fn flatten(prefix: &str, value: &Value, out: &mut Vec<(String, Cell)>) {
     let plain = |text: String, numeric: bool| Cell { text, numeric, detail: None };
     match value {
         Value::Object(map) if is_stat(map) => {
-            let (m, p) = (map["median"].as_f64().unwrap_or(f64::NAN), map["p95"].as_f64().unwrap_or(f64::NAN));
+            let (m, p) =
+                (map["median"].as_f64().unwrap_or(f64::NAN), map["p95"].as_f64().unwrap_or(f64::NAN));
             out.push((prefix.to_string(), plain(format!("{}/{}", number(m), number(p)), true)));
         }
         Value::Object(map) => {
@@ -139,7 +140,9 @@ fn flatten(prefix: &str, value: &Value, out: &mut Vec<(String, Cell)>) {
 
 /// Whether `map` is a [`Stat`](super::Stat): exactly a numeric median and p95.
 fn is_stat(map: &serde_json::Map<String, Value>) -> bool {
-    map.len() == 2 && map.get("median").is_some_and(Value::is_number) && map.get("p95").is_some_and(Value::is_number)
+    map.len() == 2
+        && map.get("median").is_some_and(Value::is_number)
+        && map.get("p95").is_some_and(Value::is_number)
 }
 
 #[cfg(test)]

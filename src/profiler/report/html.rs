@@ -100,8 +100,12 @@ fn header(page: &mut String, results: &BenchResults, models: &[String]) {
         ("timestamp check", check, false),
         ("results format", format!("version {}", h.version), false),
     ];
-    let _ = write!(page, "<header>\n<h1>vkskin bench</h1>\n<p class=\"subtitle\">{} on {}</p>\n<dl>\n",
-        escape(&models.join(", ")), escape(&h.device));
+    let _ = write!(
+        page,
+        "<header>\n<h1>vkskin bench</h1>\n<p class=\"subtitle\">{} on {}</p>\n<dl>\n",
+        escape(&models.join(", ")),
+        escape(&h.device)
+    );
     for (name, value, code) in rows {
         let value = if code { format!("<code>{}</code>", escape(&value)) } else { escape(&value) };
         let _ = writeln!(page, "<dt>{name}</dt><dd>{value}</dd>");
@@ -214,7 +218,8 @@ fn table_section(page: &mut String, results: &BenchResults) {
             match cell {
                 Some(c) => {
                     let class = shade(field.clock, chosen, if c.numeric { "n" } else { "" });
-                    let detail = c.detail.as_ref().map(|d| format!(" title=\"{}\"", escape(d))).unwrap_or_default();
+                    let detail =
+                        c.detail.as_ref().map(|d| format!(" title=\"{}\"", escape(d))).unwrap_or_default();
                     let _ = write!(page, "<td{class}{detail}>{}</td>", escape(&c.text));
                 }
                 None => {
@@ -229,10 +234,8 @@ fn table_section(page: &mut String, results: &BenchResults) {
 
 /// The class attribute of a cell: `extra`, plus `chosen` in the clock the report reads.
 fn shade(clock: Clock, chosen: Clock, extra: &str) -> String {
-    let classes: Vec<&str> = [extra, if clock == chosen { "chosen" } else { "" }]
-        .into_iter()
-        .filter(|c| !c.is_empty())
-        .collect();
+    let classes: Vec<&str> =
+        [extra, if clock == chosen { "chosen" } else { "" }].into_iter().filter(|c| !c.is_empty()).collect();
     if classes.is_empty() { String::new() } else { format!(" class=\"{}\"", classes.join(" ")) }
 }
 

@@ -19,8 +19,8 @@ pub mod utc;
 pub mod verdicts;
 
 pub use error::ReportError;
-pub use json::{RESULTS_FILE, read_json, write_json};
 pub use html::{REPORT_FILE, report_html, write_html};
+pub use json::{RESULTS_FILE, read_json, write_json};
 pub use plots::{
     DrawnPlot, FRAME_TIME_PLOT, PlotContent, Plots, THROUGHPUT_PLOT, UPLOAD_PLOT, draw_plots, write_plots,
 };

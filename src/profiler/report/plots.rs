@@ -165,8 +165,10 @@ fn short_model(model: &str) -> &str {
 fn unique_slug(model: &str, taken: &mut Vec<String>) -> String {
     let name = short_model(model);
     let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
-    let mut slug: String =
-        stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    let mut slug: String = stem
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect();
     if slug.is_empty() {
         slug = "model".to_string();
     }
@@ -730,12 +732,22 @@ mod tests {
         assert_eq!(names, [FRAME_TIME_PLOT, UPLOAD_PLOT, THROUGHPUT_PLOT]);
         for path in &plots.written {
             let text = file_text(path);
-            assert!(text.contains(&format!("built-in on {DEVICE}")), "{}: no model and device in\n{text}", path.display());
+            assert!(
+                text.contains(&format!("built-in on {DEVICE}")),
+                "{}: no model and device in\n{text}",
+                path.display()
+            );
             assert!(text.contains("characters (log)"), "{}", path.display());
             assert!(text.contains("GPU figures: GPU timestamps."), "{}: no clock in\n{text}", path.display());
         }
         let frame = file_text(&dir.join(FRAME_TIME_PLOT));
-        for label in ["compute, 1 pass", "compute, 2 passes", "vertex, 1 pass", "vertex, 2 passes", "GPU timestamps, log"] {
+        for label in [
+            "compute, 1 pass",
+            "compute, 2 passes",
+            "vertex, 1 pass",
+            "vertex, 2 passes",
+            "GPU timestamps, log",
+        ] {
             assert!(frame.contains(label), "{label} missing:\n{frame}");
         }
         let upload = file_text(&dir.join(UPLOAD_PLOT));
@@ -743,7 +755,10 @@ mod tests {
             assert!(upload.contains(label), "{label} missing:\n{upload}");
         }
         let throughput = file_text(&dir.join(THROUGHPUT_PLOT));
-        assert!(throughput.contains("compute skin pass") && throughput.contains("copy kernel"), "{throughput}");
+        assert!(
+            throughput.contains("compute skin pass") && throughput.contains("copy kernel"),
+            "{throughput}"
+        );
         assert!(!throughput.contains("vertex skin pass"), "vertex skinning has no skin pass time");
     }
 
@@ -755,7 +770,10 @@ mod tests {
         assert_eq!(labels, ["compute, 1 pass", "compute, 2 passes", "vertex, 1 pass", "vertex, 2 passes"]);
         // inplace held fixed: one point per character count, sorted.
         let e = |c: u32| entry(c, 2, "compute", "inplace", false);
-        assert_eq!(plot.series[1].points, [(1.0, e(1).gpu_us.frame.median), (16.0, e(16).gpu_us.frame.median)]);
+        assert_eq!(
+            plot.series[1].points,
+            [(1.0, e(1).gpu_us.frame.median), (16.0, e(16).gpu_us.frame.median)]
+        );
         assert!(plot.y_label.contains("GPU timestamps"), "{}", plot.y_label);
 
         let walled = host_timed(quick_sweep());
@@ -805,7 +823,10 @@ mod tests {
         let points = &series(&plot, "staged: GPU copy").points;
         assert_eq!(points[1], (16.0, staged.staged_copy_wall_us.unwrap().median));
         assert!(plot.series.iter().all(|s| s.label != "inplace: GPU copy"), "inplace copies nothing");
-        assert!(plot.series.iter().all(|s| s.label != "dirty (paused): GPU copy"), "paused dirty copies nothing");
+        assert!(
+            plot.series.iter().all(|s| s.label != "dirty (paused): GPU copy"),
+            "paused dirty copies nothing"
+        );
     }
 
     #[test]
@@ -825,7 +846,8 @@ mod tests {
         let mut backward = quick_sweep();
         backward.reverse();
         let backward = results(backward);
-        let [a, b] = [&forward, &backward].map(|r| frame_time_plot(&entries_of(r), GpuTiming::Timestamps, &[]));
+        let [a, b] =
+            [&forward, &backward].map(|r| frame_time_plot(&entries_of(r), GpuTiming::Timestamps, &[]));
         for s in &a.series {
             let other = series(&b, &s.label);
             assert_eq!((s.colour, s.dash), (other.colour, other.dash), "{}", s.label);
@@ -845,10 +867,17 @@ mod tests {
         // No colour means two things in one report.
         let upload: Vec<RGBColor> =
             ["inplace", "staged", "dirty", "dirty (paused)"].into_iter().map(upload_colour).collect();
-        let skinning: Vec<RGBColor> = ["compute", "vertex", "dqs-compute", "dqs-vertex", "dqs-compute, cpu split", "dqs-vertex, cpu split"]
-            .into_iter()
-            .map(skinning_colour)
-            .collect();
+        let skinning: Vec<RGBColor> = [
+            "compute",
+            "vertex",
+            "dqs-compute",
+            "dqs-vertex",
+            "dqs-compute, cpu split",
+            "dqs-vertex, cpu split",
+        ]
+        .into_iter()
+        .map(skinning_colour)
+        .collect();
         let all: Vec<RGBColor> = upload.iter().chain(&skinning).copied().chain([BLACK]).collect();
         for (i, c) in all.iter().enumerate() {
             assert!(!all[i + 1..].contains(c), "{c:?} twice");
@@ -908,7 +937,8 @@ mod tests {
 
     #[test]
     fn refinement_entries_are_points_on_the_lines() {
-        let mut entries = vec![entry(1, 1, "compute", "inplace", false), entry(100, 1, "compute", "inplace", false)];
+        let mut entries =
+            vec![entry(1, 1, "compute", "inplace", false), entry(100, 1, "compute", "inplace", false)];
         let mut refined = entry(24, 1, "compute", "inplace", false);
         refined.refinement = true;
         entries.push(refined);
@@ -955,7 +985,8 @@ mod tests {
     fn a_single_point_still_plots() {
         let dir = scratch("plots_single");
         std::fs::create_dir_all(&dir).unwrap();
-        let plots = write_plots(&dir, &draw_plots(&results(vec![entry(1, 1, "compute", "staged", false)]), &[]));
+        let plots =
+            write_plots(&dir, &draw_plots(&results(vec![entry(1, 1, "compute", "staged", false)]), &[]));
         assert_eq!(plots.written.len(), 3, "{:?}", plots.skipped);
         for path in &plots.written {
             file_text(path);
@@ -968,7 +999,8 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(THROUGHPUT_PLOT), "stale").unwrap();
         // Vertex skinning only: no skin pass, so no throughput plot.
-        let plots = write_plots(&dir, &draw_plots(&results(vec![entry(1, 1, "vertex", "inplace", false)]), &[]));
+        let plots =
+            write_plots(&dir, &draw_plots(&results(vec![entry(1, 1, "vertex", "inplace", false)]), &[]));
         assert_eq!(plots.written.len(), 2);
         assert_eq!(plots.skipped, [format!("{THROUGHPUT_PLOT}: skipped, no entry has a timed skin pass")]);
         assert!(!dir.join(THROUGHPUT_PLOT).exists());
