@@ -149,8 +149,7 @@ fn plot_section(page: &mut String, plots: &[DrawnPlot]) {
                 };
                 let _ = write!(
                     page,
-                    "<figure>\n{svg}<figcaption>{}: <code>{}</code></figcaption>\n</figure>\n",
-                    escape(&plot.title),
+                    "<figure>\n{svg}<figcaption><code>{}</code></figcaption>\n</figure>\n",
                     escape(&plot.file)
                 );
             }
@@ -286,3 +285,52 @@ tr.clock th { color: #57606a; font-weight: 400; font-size: 11.5px; }
 tbody tr:nth-child(even) td { background: #fafbfc; }
 th.chosen, td.chosen, tbody tr:nth-child(even) td.chosen { background: #eaf3fb; }
 ";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profiler::report::test_data::entry;
+    use crate::profiler::report::{BenchHeader, draw_plots};
+
+    fn page(entries: Vec<crate::profiler::report::BenchEntry>, incomplete: bool) -> String {
+        let mut header = BenchHeader::new("gpu <&> \"x\"", "Mesa", true, "vkskin bench --out 'a b'");
+        header.incomplete = incomplete;
+        let results = BenchResults { header, entries };
+        let verdicts = Verdicts::from_results(&results);
+        report_html(&results, &verdicts, &draw_plots(&results, &verdicts.crossovers))
+    }
+
+    #[test]
+    fn the_page_holds_header_verdicts_plots_and_table_in_that_order() {
+        let html = page(
+            vec![entry(1, 1, "compute", "inplace", false), entry(16, 1, "vertex", "staged", false)],
+            false,
+        );
+        assert!(html.starts_with("<!DOCTYPE html>") && html.ends_with("</html>\n"));
+        let at = |needle: &str| html.find(needle).unwrap_or_else(|| panic!("no {needle}"));
+        assert!(at("<header>") < at("id=\"verdicts\"") && at("id=\"verdicts\"") < at("id=\"plots\""));
+        assert!(at("id=\"plots\"") < at("<svg") && at("<svg") < at("id=\"table\""));
+        assert!(html.contains("<title>vkskin bench: built-in on gpu &lt;&amp;&gt; &quot;x&quot;</title>"));
+        assert!(html.contains("<dt>GPU figures from</dt><dd>GPU timestamps</dd>"));
+        assert!(!html.contains("<?xml"), "an XML declaration inside HTML");
+        assert!(!html.contains("class=\"warning\""), "a complete run has no warning");
+    }
+
+    #[test]
+    fn a_plot_without_data_says_why_in_its_place() {
+        let html = page(vec![entry(1, 1, "vertex", "inplace", false)], false);
+        assert_eq!(html.matches("<svg").count(), 2);
+        assert!(html.contains("not drawn, no entry has a timed skin pass."), "{html}");
+    }
+
+    #[test]
+    fn an_incomplete_run_says_so() {
+        assert!(page(vec![entry(1, 1, "compute", "inplace", false)], true).contains("stopped early"));
+    }
+
+    #[test]
+    fn text_is_escaped_for_html() {
+        assert_eq!(escape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&#39;");
+        assert_eq!(escape("µs ✓"), "µs ✓");
+    }
+}

@@ -109,6 +109,20 @@ mod tests {
         );
         assert_eq!(read_json(&out.join(RESULTS_FILE)).unwrap(), results(), "results.json was still written");
         assert!(std::fs::read_to_string(out.join(THROUGHPUT_PLOT)).unwrap().contains("</svg>"));
+        assert!(std::fs::read_to_string(out.join(REPORT_FILE)).unwrap().contains("</html>"));
+    }
+
+    #[test]
+    fn a_report_page_that_cannot_be_written_does_not_stop_the_others() {
+        let out = scratch("independent_html");
+        std::fs::create_dir_all(out.join(REPORT_FILE)).unwrap();
+        let error = write_report(&out, &results()).unwrap_err().to_string();
+        assert!(
+            error.starts_with(&format!("{} was not written (", out.join(REPORT_FILE).display())),
+            "{error}"
+        );
+        assert!(std::fs::read_to_string(out.join(FRAME_TIME_PLOT)).unwrap().contains("</svg>"));
+        assert_eq!(read_json(&out.join(RESULTS_FILE)).unwrap(), results());
     }
 
     #[test]
