@@ -8,6 +8,7 @@
 
 pub mod base_file;
 pub mod bounded;
+pub mod browser;
 pub mod crowd;
 pub mod faults;
 pub mod pixels;

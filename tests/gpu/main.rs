@@ -8,6 +8,7 @@ mod common;
 
 mod character_controllers;
 mod cli_bench;
+mod cli_bench_report;
 mod cli_faults;
 mod cli_hostile_inputs;
 mod gpu_errors;

@@ -5,6 +5,8 @@
 //! nothing of Vulkan: the runner fills a [`BenchResults`].
 
 mod error;
+mod fields;
+mod html;
 mod json;
 mod numbers;
 mod plots;
@@ -18,8 +20,11 @@ pub mod utc;
 pub mod verdicts;
 
 pub use error::ReportError;
+pub use html::{REPORT_FILE, report_html, write_html};
 pub use json::{RESULTS_FILE, read_json, write_json};
-pub use plots::{FRAME_TIME_PLOT, Plots, THROUGHPUT_PLOT, UPLOAD_PLOT, write_plots};
+pub use plots::{
+    DrawnPlot, FRAME_TIME_PLOT, PlotContent, Plots, THROUGHPUT_PLOT, UPLOAD_PLOT, draw_plots, write_plots,
+};
 pub use progress::BenchProgress;
 pub use results::{
     BenchEntry, BenchHeader, BenchResults, EntrySamples, Figure, Figures, GIT_COMMIT, GpuPhases, GpuTiming,
@@ -32,10 +37,11 @@ pub use verdicts::Verdicts;
 use crate::atomic_file::OutputErrors;
 use std::path::Path;
 
-/// Writes the report of `results`: the table on stdout, `out/results.json`
-/// and the SVG plots, their paths (and any plot skipped) on stderr. Each
-/// file is tried on its own: one that cannot be written (a full disk)
-/// does not stop the others, and the error names every file not written
+/// Writes the report of `results`: the verdicts and the table on stdout,
+/// `out/results.json`, the SVG plots and `out/report.html` (the plots
+/// inlined), their paths (and any plot skipped) on stderr. Each file is
+/// tried on its own: one that cannot be written (a full disk) does not stop
+/// the others, and the error names every file not written
 /// ([`ReportError::NotWritten`]).
 pub fn write_report(out: &Path, results: &BenchResults) -> Result<(), ReportError> {
     let mut stdout = std::io::stdout().lock();
@@ -48,7 +54,8 @@ pub fn write_report(out: &Path, results: &BenchResults) -> Result<(), ReportErro
         Err(ReportError::Output(e)) => failed.push(e),
         Err(e) => return Err(e),
     }
-    let plots = write_plots(out, results);
+    let drawn = draw_plots(results, &verdicts.crossovers);
+    let plots = write_plots(out, &drawn);
     for path in &plots.written {
         eprintln!("vkskin: wrote {}", path.display());
     }
@@ -56,6 +63,10 @@ pub fn write_report(out: &Path, results: &BenchResults) -> Result<(), ReportErro
         eprintln!("vkskin: {note}");
     }
     failed.extend(plots.failed);
+    match write_html(out, results, &verdicts, &drawn) {
+        Ok(html) => eprintln!("vkskin: wrote {}", html.display()),
+        Err(e) => failed.push(e),
+    }
     if failed.is_empty() { Ok(()) } else { Err(OutputErrors(failed).into()) }
 }
 
@@ -99,6 +110,20 @@ mod tests {
         );
         assert_eq!(read_json(&out.join(RESULTS_FILE)).unwrap(), results(), "results.json was still written");
         assert!(std::fs::read_to_string(out.join(THROUGHPUT_PLOT)).unwrap().contains("</svg>"));
+        assert!(std::fs::read_to_string(out.join(REPORT_FILE)).unwrap().contains("</html>"));
+    }
+
+    #[test]
+    fn a_report_page_that_cannot_be_written_does_not_stop_the_others() {
+        let out = scratch("independent_html");
+        std::fs::create_dir_all(out.join(REPORT_FILE)).unwrap();
+        let error = write_report(&out, &results()).unwrap_err().to_string();
+        assert!(
+            error.starts_with(&format!("{} was not written (", out.join(REPORT_FILE).display())),
+            "{error}"
+        );
+        assert!(std::fs::read_to_string(out.join(FRAME_TIME_PLOT)).unwrap().contains("</svg>"));
+        assert_eq!(read_json(&out.join(RESULTS_FILE)).unwrap(), results());
     }
 
     #[test]

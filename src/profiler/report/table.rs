@@ -40,14 +40,7 @@ const COLUMNS: &[Column] = &[
 pub fn print_table(out: &mut impl Write, results: &BenchResults) -> io::Result<()> {
     let h = &results.header;
     writeln!(out, "device: {} · driver: {} · commit {} · {}", h.device, h.driver, h.git_commit, h.date)?;
-    let rows: Vec<Vec<String>> = results
-        .entries
-        .iter()
-        .map(|e| {
-            let figures = e.figures(h.gpu_timing);
-            COLUMNS.iter().map(|c| (c.cell)(e, &figures)).collect()
-        })
-        .collect();
+    let (_, rows) = columns(results);
     let widths: Vec<usize> = COLUMNS
         .iter()
         .enumerate()
@@ -84,6 +77,23 @@ pub fn print_table(out: &mut impl Write, results: &BenchResults) -> io::Result<(
          copy palettes{refined})",
         clock_caption(h.gpu_timing)
     )
+}
+
+/// The printed table's column titles (with whether each holds numbers)
+/// and each entry's cells, for other views of the same table (the HTML
+/// report shows these columns first).
+pub(super) fn columns(results: &BenchResults) -> (Vec<(&'static str, bool)>, Vec<Vec<String>>) {
+    let titles = COLUMNS.iter().map(|c| (c.title, c.numeric)).collect();
+    let timing = results.header.gpu_timing;
+    let rows = results
+        .entries
+        .iter()
+        .map(|e| {
+            let figures = e.figures(timing);
+            COLUMNS.iter().map(|c| (c.cell)(e, &figures)).collect()
+        })
+        .collect();
+    (titles, rows)
 }
 
 /// What the caption says of the clock.
