@@ -7,6 +7,7 @@
 mod common;
 
 mod character_controllers;
+mod cli_baseline;
 mod cli_bench;
 mod cli_faults;
 mod cli_hostile_inputs;
