@@ -4,7 +4,7 @@
 
 use super::args::BenchArgs;
 use crate::asset::LoadOptions;
-use crate::profiler::{BenchPlan, SweepRequest, run_bench};
+use crate::profiler::{BenchPlan, SweepRequest, baseline, run_bench};
 use anyhow::{Context, anyhow};
 use std::path::{Path, PathBuf};
 
@@ -27,15 +27,28 @@ impl BenchArgs {
     }
 }
 
-/// `vkskin bench`: plan, measure, report; models load within `load`'s limits.
+/// `vkskin bench`: plan, measure, report, then compare with `--baseline`
+/// when given; models load within `load`'s limits.
 pub fn run(args: &BenchArgs, load: &LoadOptions) -> anyhow::Result<()> {
     let plan = BenchPlan::new(&args.sweep(), command_line(), load.clone())?;
+    // An unreadable baseline fails before minutes of measuring, too.
+    let baseline = match &args.baseline {
+        Some(dir) => Some((Path::new(dir), baseline::read_results(Path::new(dir))?)),
+        None => None,
+    };
     // Fail on an unusable output folder before minutes of measuring.
     std::fs::create_dir_all(&plan.out)
         .with_context(|| format!("{}: cannot create folder", plan.out.display()))
         .map_err(|e| anyhow!("{e:#}"))?;
     let run = run_bench(&plan).map_err(|e| super::gpu_failure(e, "benchmarking"))?;
-    run.report(&plan.out)
+    run.report(&plan.out)?;
+    match baseline {
+        Some((dir, old)) => {
+            println!();
+            super::compare::report(&old, &run.results, dir, &plan.out, args.fail_on_regression)
+        }
+        None => Ok(()),
+    }
 }
 
 /// The command line as typed, arguments with spaces or quotes quoted for a shell.

@@ -5,6 +5,7 @@
 pub mod args;
 pub mod bench;
 pub mod checked;
+pub mod compare;
 pub mod render;
 pub mod set_times;
 pub mod simulate;
@@ -69,6 +70,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Simulate(args) => simulate::run(&args, &options),
         Command::View(args) => view(&args, &options),
         Command::Bench(args) => bench::run(&args, &options),
+        Command::Compare(args) => compare::run(&args),
         Command::GenerateDefault { out } => write_glb(&out, &asset::default_character_glb()),
         Command::GenerateTwistCylinder { out } => {
             write_glb(&out, &asset::twist_cylinder::twist_cylinder_glb())

@@ -3,7 +3,9 @@
 //! one frame path) and the report (results.json, the table, the SVG plots).
 //! It measures through what `render` exposes and records no Vulkan of its
 //! own; the command line only parses options into a [`SweepRequest`].
+//! `baseline` compares a run with an earlier one.
 
+pub mod baseline;
 pub mod plan;
 pub mod report;
 pub mod runner;

@@ -16,12 +16,15 @@ const HANG_GUARD: Duration = Duration::from_secs(300);
 /// What `VKSKIN_TEST_STALL_WRITES_AFTER` prints once writes stall.
 pub const STALLED: &str = "vkskin: test: writes stalled after";
 
-/// The `vkskin` binary, with none of the fault switches set.
+/// The `vkskin` binary, with none of the test-only switches set.
 pub fn vkskin() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_vkskin"));
-    for switch in
-        ["VKSKIN_TEST_WRITE_LIMIT", "VKSKIN_TEST_STALL_WRITES_AFTER", "VKSKIN_TEST_LOSE_DEVICE_AFTER"]
-    {
+    for switch in [
+        "VKSKIN_TEST_WRITE_LIMIT",
+        "VKSKIN_TEST_STALL_WRITES_AFTER",
+        "VKSKIN_TEST_LOSE_DEVICE_AFTER",
+        "VKSKIN_TEST_SLOW_SKIN",
+    ] {
         command.env_remove(switch);
     }
     command

@@ -13,6 +13,7 @@ mod character_fuzz_controller;
 mod character_layers;
 mod character_lod;
 mod character_root_motion;
+mod cli_baseline;
 mod cli_controller_input;
 mod cli_faults;
 mod cli_formats;

@@ -7,6 +7,7 @@
 mod common;
 
 mod character_controllers;
+mod cli_baseline;
 mod cli_bench;
 mod cli_bench_report;
 mod cli_faults;

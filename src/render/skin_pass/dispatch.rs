@@ -25,6 +25,28 @@ struct Push {
 /// constant after the skinning ones (`skinning::SPECIALIZATION_ENTRIES`).
 const MORPH_TARGETS_ID: u32 = 8;
 
+/// The test-only switch that makes the skin pass slower (see `guide::testing`).
+const SLOW_SKIN: &str = "VKSKIN_TEST_SLOW_SKIN";
+
+/// The most dispatches `VKSKIN_TEST_SLOW_SKIN` may ask for.
+const MAX_SLOW_SKIN: u32 = 1000;
+
+/// How many times each frame records the skin dispatch: 1, or K (at most
+/// [`MAX_SLOW_SKIN`]) under the test-only `VKSKIN_TEST_SLOW_SKIN=K`, which
+/// baseline tests use to make a run whose skin pass is slower for sure.
+/// Read once per process; says so on stderr when it is on.
+fn slow_skin_repeats() -> u32 {
+    static REPEATS: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *REPEATS.get_or_init(|| {
+        let k = std::env::var(SLOW_SKIN).ok().and_then(|v| v.trim().parse::<u32>().ok());
+        let k = k.unwrap_or(1).clamp(1, MAX_SLOW_SKIN);
+        if k > 1 {
+            eprintln!("vkskin: test: the skin dispatch is recorded {k} times ({SLOW_SKIN})");
+        }
+        k
+    })
+}
+
 /// skin.comp's specialization map and data: the skinning constants of
 /// `shading` (`skinning::specialization`), then `MORPH_TARGETS` as a 32-bit
 /// VkBool32 after them. Made twice per pass, at creation.
@@ -136,6 +158,15 @@ impl SkinPass {
             );
             d.cmd_dispatch(cmd, groups_x, groups_y, 1);
         }
+        let repeats = slow_skin_repeats();
+        for _ in 1..repeats {
+            // Test-only: the same dispatch again, after a barrier ordering
+            // its writes of the output after the previous dispatch's
+            // (write-after-write); it reads nothing the dispatches write.
+            barrier::record_global(ctx, cmd, &[Access::ComputeShaderWrite], &[Access::ComputeShaderWrite]);
+            // SAFETY: as above: the same pipeline, set and push constants, still bound.
+            unsafe { d.cmd_dispatch(cmd, groups_x, groups_y, 1) };
+        }
         // The draw (vertex input of the output as a vertex buffer, or storage
         // reads in a vertex shader) and readback copies later in this command
         // buffer must see the dispatch's writes: compute write -> those stages
@@ -158,7 +189,7 @@ impl SkinPass {
         };
         stats.timestamps = before.zip(after);
         stats.vertices = total_vertices as u64;
-        stats.dispatches = 1;
+        stats.dispatches = repeats;
         Ok(())
     }
 

@@ -108,7 +108,8 @@ pub struct SkinStats {
     pub weight_bytes_written: u64,
     /// Vertices skinned.
     pub vertices: u64,
-    /// Compute dispatches recorded (1, or 0 when there is nothing to skin).
+    /// Compute dispatches recorded (1, or 0 when there is nothing to skin;
+    /// K under the test-only `VKSKIN_TEST_SLOW_SKIN=K`).
     pub dispatches: u32,
     /// Timestamp queries before and after the dispatch, when asked and available.
     pub timestamps: Option<(u32, u32)>,

@@ -1,0 +1,221 @@
+//! What a comparison shows: a summary line, the notes, the table on stdout,
+//! and `comparison.json` in the new run's folder.
+
+use super::compare::{Comparison, ConfigKey, Verdict};
+use crate::atomic_file;
+use crate::profiler::report::{BenchResults, RESULTS_FILE, ReportError, read_json};
+use serde::Serialize;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// The comparison file's name inside the new run's folder.
+pub const COMPARISON_FILE: &str = "comparison.json";
+
+/// The format of `comparison.json`; fields may be added, never renamed.
+pub const COMPARISON_VERSION: u32 = 1;
+
+/// The results of the run in `dir` (`dir/results.json`); an error names the file.
+pub fn read_results(dir: &Path) -> Result<BenchResults, ReportError> {
+    read_json(&dir.join(RESULTS_FILE))
+}
+
+/// The summary line: "12 within noise, 3 regressed (skin), 0 improved",
+/// then the rows without samples and those not comparable, when any.
+pub fn summary(c: &Comparison) -> String {
+    let with_figures = |verdict: Verdict| {
+        let n = c.count(verdict);
+        let figures = c.figures_with(verdict);
+        if figures.is_empty() {
+            format!("{n} {}", verdict.name())
+        } else {
+            format!("{n} {} ({})", verdict.name(), figures.join(", "))
+        }
+    };
+    let mut parts = vec![
+        format!("{} {}", c.count(Verdict::WithinNoise), Verdict::WithinNoise.name()),
+        with_figures(Verdict::Regressed),
+        with_figures(Verdict::Improved),
+    ];
+    for verdict in [Verdict::NoSamples, Verdict::NotComparable] {
+        let n = c.count(verdict);
+        if n > 0 {
+            parts.push(format!("{n} {}", verdict.name()));
+        }
+    }
+    parts.join(", ")
+}
+
+/// Writes the summary, the notes (clocks, new and gone configurations) and
+/// the table: configuration, figure, old and new medians, change, verdict.
+pub fn print_comparison(
+    out: &mut impl Write,
+    c: &Comparison,
+    old_dir: &Path,
+    new_dir: &Path,
+) -> io::Result<()> {
+    writeln!(out, "{}", summary(c))?;
+    writeln!(
+        out,
+        "baseline {} (commit {}, {}) against {} (commit {}, {})",
+        old_dir.display(),
+        c.old.commit,
+        c.old.date,
+        new_dir.display(),
+        c.new.commit,
+        c.new.date
+    )?;
+    if c.old.device != c.new.device {
+        writeln!(out, "note: different devices: {} against {}", c.old.device, c.new.device)?;
+    }
+    if c.clocks_differ {
+        writeln!(
+            out,
+            "note: the GPU figures come from different clocks: {} in the baseline, {} now",
+            c.old.gpu_timing.describe(),
+            c.new.gpu_timing.describe()
+        )?;
+    }
+    for (what, keys) in [("new", &c.new_configurations), ("gone", &c.gone_configurations)] {
+        if !keys.is_empty() {
+            let labels: Vec<String> = keys.iter().map(ConfigKey::label).collect();
+            writeln!(out, "{what} configurations ({}): {}", keys.len(), labels.join("; "))?;
+        }
+    }
+    let titles = ["configuration", "figure", "old µs", "new µs", "change", "verdict"];
+    let numeric = [false, false, true, true, true, false];
+    let rows: Vec<[String; 6]> = c
+        .rows
+        .iter()
+        .map(|r| {
+            [
+                r.config.label(),
+                r.figure.name().to_string(),
+                r.old_median_us.map_or_else(dash, number),
+                r.new_median_us.map_or_else(dash, number),
+                r.change_percent.map_or_else(dash, |p| format!("{p:+.1} %")),
+                r.verdict.name().to_string(),
+            ]
+        })
+        .collect();
+    let widths: [usize; 6] = std::array::from_fn(|i| {
+        rows.iter().map(|r| r[i].chars().count()).chain([titles[i].chars().count()]).max().unwrap_or(0)
+    });
+    let line = |out: &mut dyn Write, cells: [&str; 6]| -> io::Result<()> {
+        let padded: Vec<String> = (0..6)
+            .map(|i| {
+                let w = widths[i];
+                if numeric[i] { format!("{:>w$}", cells[i]) } else { format!("{:<w$}", cells[i]) }
+            })
+            .collect();
+        writeln!(out, "{}", padded.join("  ").trim_end())
+    };
+    writeln!(out)?;
+    line(out, titles)?;
+    for r in &rows {
+        line(out, std::array::from_fn(|i| r[i].as_str()))?;
+    }
+    writeln!(
+        out,
+        "(medians; regressed/improved: p < 0.05 in a bootstrap of the per-frame samples and the \
+         whole 95 % interval of the change beyond the noise threshold: 5 % for GPU figures, 2 % for \
+         the CPU pose)"
+    )
+}
+
+/// "-" for a missing cell.
+fn dash() -> String {
+    "-".to_string()
+}
+
+/// Three significant digits or more, as the bench table prints them.
+fn number(value: f64) -> String {
+    let decimals = match value.abs() {
+        v if v < 10.0 => 2,
+        v if v < 100.0 => 1,
+        _ => 0,
+    };
+    format!("{value:.decimals$}")
+}
+
+/// `comparison.json`: the folders compared, then the comparison.
+#[derive(Serialize)]
+struct ComparisonFile<'a> {
+    version: u32,
+    old_folder: String,
+    new_folder: String,
+    summary: String,
+    #[serde(flatten)]
+    comparison: &'a Comparison,
+}
+
+/// Writes `new_dir/comparison.json` (atomically) and returns its path.
+pub fn write_comparison(c: &Comparison, old_dir: &Path, new_dir: &Path) -> Result<PathBuf, ReportError> {
+    let path = new_dir.join(COMPARISON_FILE);
+    let file = ComparisonFile {
+        version: COMPARISON_VERSION,
+        old_folder: old_dir.display().to_string(),
+        new_folder: new_dir.display().to_string(),
+        summary: summary(c),
+        comparison: c,
+    };
+    let mut text = serde_json::to_string_pretty(&file)
+        .map_err(|source| ReportError::Encode { path: path.clone(), source })?;
+    text.push('\n');
+    atomic_file::write(&path, text.as_bytes())?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profiler::baseline::compare;
+    use crate::profiler::report::test_data::{entry, scratch};
+    use crate::profiler::report::{BenchHeader, write_json};
+
+    fn results(skin_us: f64) -> BenchResults {
+        let header = BenchHeader::new("llvmpipe", "Mesa", true, "vkskin bench --quick");
+        let mut e = entry(16, 1, "compute", "inplace", false);
+        e.gpu_us.skin.median = skin_us;
+        BenchResults { header, entries: vec![e] }
+    }
+
+    #[test]
+    fn the_summary_names_the_figures_that_moved() {
+        let c = compare(&results(100.0), &results(100.0));
+        assert_eq!(summary(&c), "0 within noise, 0 regressed, 0 improved, 3 no samples");
+        let mut text = Vec::new();
+        print_comparison(&mut text, &c, Path::new("old"), Path::new("new")).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[1].starts_with("baseline old (commit "), "{text}");
+        assert!(lines[3].starts_with("configuration") && lines[3].ends_with("verdict"), "{text}");
+        assert!(lines[5].starts_with("built-in, 16 characters, compute, inplace, 1 pass  skin"), "{text}");
+        assert!(lines[5].ends_with("+0.0 %  no samples"), "{text}");
+    }
+
+    #[test]
+    fn the_file_is_written_into_the_new_folder_and_a_missing_one_is_named() {
+        let dir = scratch("comparison_file");
+        write_json(&dir, &results(100.0)).unwrap();
+        let read = read_results(&dir).unwrap();
+        let c = compare(&read, &results(200.0));
+        let path = write_comparison(&c, Path::new("old"), &dir).unwrap();
+        assert_eq!(path, dir.join(COMPARISON_FILE));
+        let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(json["version"], 1);
+        assert_eq!(json["old_folder"], "old");
+        assert_eq!(json["rows"][1]["figure"], "skin");
+        assert_eq!(json["rows"][1]["change_percent"], 100.0);
+        assert_eq!(json["rows"][1]["verdict"], "no-samples");
+        assert_eq!(json["rows"][1]["characters"], 16);
+        let missing = read_results(&dir.join("nowhere")).unwrap_err().to_string();
+        let file = dir.join("nowhere").join(RESULTS_FILE);
+        assert!(missing.starts_with(&format!("{}: cannot read: ", file.display())), "{missing}");
+        std::fs::write(dir.join(RESULTS_FILE), "{\"header\": 1}").unwrap();
+        let not = read_results(&dir).unwrap_err().to_string();
+        assert!(
+            not.starts_with(&format!("{}: not bench results: ", dir.join(RESULTS_FILE).display())),
+            "{not}"
+        );
+    }
+}
