@@ -227,6 +227,18 @@ pub struct RenderArgs {
     /// Output PNG (or animated PNG) file.
     #[arg(long, value_parser = checked::path)]
     pub out: String,
+    #[command(flatten)]
+    pub trace: TraceArgs,
+}
+
+/// `--trace FILE.json`, the same on `render`, `view` and `bench`.
+#[derive(Debug, Clone, Default, PartialEq, clap::Args)]
+pub struct TraceArgs {
+    /// Write a frame trace (Chrome trace-event JSON: chrome://tracing,
+    /// Perfetto): CPU spans (pose, palette write, record, submit, wait) and
+    /// each frame's GPU phases on the same clock.
+    #[arg(long, value_name = "FILE.json", value_parser = checked::path)]
+    pub trace: Option<String>,
 }
 
 impl RenderArgs {
@@ -315,6 +327,8 @@ pub struct ViewArgs {
     /// (`vkskin: memory: frame K rss B gpu-allocated B gpu-reserved B`).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = checked::at_least_one)]
     pub report_memory_every: Option<u64>,
+    #[command(flatten)]
+    pub trace: TraceArgs,
 }
 
 impl ViewArgs {
@@ -416,6 +430,8 @@ pub struct BenchArgs {
     /// Enable the Khronos validation layer (with synchronization validation); any message fails the run.
     #[arg(long)]
     pub validation: bool,
+    #[command(flatten)]
+    pub trace: TraceArgs,
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ mod character_controllers;
 mod cli_bench;
 mod cli_faults;
 mod cli_hostile_inputs;
+mod cli_trace;
 mod gpu_errors;
 mod render_bone_lines;
 mod render_crowd;
