@@ -405,12 +405,11 @@ fn trace_gpu_spans(ctx: &GpuContext, queries: &FrameQueries, ticks: &[u64]) {
     let tick = |q: Option<u32>| q.and_then(|q| ticks.get(q as usize).copied());
     let Some(first) = tick(queries.frame.0) else { return };
     let period = ctx.timestamp_period_ns();
-    // Host time of GPU tick `t`, from one (tick, host ns) pair.
-    let (anchor_tick, anchor_ns, clock) = match ctx.calibrated_timestamps() {
-        Some((gpu, host)) => (gpu, host, GpuClock::Calibrated),
-        None => (first, submit_ns, GpuClock::SubmitAligned),
+    let (anchor, clock) = match ctx.calibrated_timestamps() {
+        Some(pair) => (pair, GpuClock::Calibrated),
+        None => ((first, submit_ns), GpuClock::SubmitAligned),
     };
-    let host = |t: u64| (anchor_ns as f64 + (t as f64 - anchor_tick as f64) * period).max(0.0) as u64;
+    let host = |t: u64| host_ns(t, anchor, period);
     let span = |name: &str, a: Option<u32>, b: Option<u32>| {
         if let (Some(a), Some(b)) = (tick(a), tick(b)) {
             let dur = (b.saturating_sub(a) as f64 * period) as u64;
@@ -450,4 +449,26 @@ fn gpu_times(queries: &FrameQueries, ticks: &[u64], period: f64) -> Option<GpuTi
         times.draw_us += times.passes_us[k];
     }
     Some(times)
+}
+
+/// The host time (ns) of GPU tick `t`, from one `(tick, host ns)` pair
+/// taken together and the tick period in ns (ticks may lie before the pair).
+fn host_ns(t: u64, (anchor_tick, anchor_ns): (u64, u64), period: f64) -> u64 {
+    (anchor_ns as f64 + (t as f64 - anchor_tick as f64) * period).max(0.0) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::host_ns;
+
+    #[test]
+    fn gpu_ticks_land_on_the_host_clock_either_side_of_the_anchor() {
+        // 2.5 ns per tick, tick 1000 taken at 5 ms.
+        let anchor = (1_000, 5_000_000);
+        assert_eq!(host_ns(1_000, anchor, 2.5), 5_000_000);
+        assert_eq!(host_ns(1_400, anchor, 2.5), 5_001_000);
+        assert_eq!(host_ns(600, anchor, 2.5), 4_999_000);
+        // lavapipe's 1 ns ticks on CLOCK_MONOTONIC: an identity shift.
+        assert_eq!(host_ns(123_456_789, (100, 200), 1.0), 123_456_889);
+    }
 }

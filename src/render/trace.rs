@@ -14,7 +14,7 @@ use crate::atomic_file::{self, OutputError};
 use serde::Serialize;
 use std::cell::Cell;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -65,8 +65,31 @@ pub(crate) fn now_ns() -> u64 {
 
 /// Whether a trace is being recorded on this thread (the renderer then
 /// reads the clocks that GPU spans need).
-pub(crate) fn enabled() -> bool {
+pub fn enabled() -> bool {
     tracing::enabled!(target: GPU_TARGET, tracing::Level::TRACE)
+}
+
+/// Set by the SIGINT handler [`catch_interrupt`] installs.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_interrupt(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::Relaxed);
+    // SAFETY: signal() is async-signal-safe; a second Ctrl-C ends the process as usual.
+    unsafe { libc::signal(libc::SIGINT, libc::SIG_DFL) };
+}
+
+/// Makes the next Ctrl-C (SIGINT) set [`interrupted`] instead of ending
+/// the process, so that a program with an event loop (the viewer) can stop
+/// and let its trace be written. Only for programs that poll `interrupted`.
+pub fn catch_interrupt() {
+    // SAFETY: the handler only stores an atomic and calls signal(), both
+    // async-signal-safe.
+    unsafe { libc::signal(libc::SIGINT, on_interrupt as *const () as libc::sighandler_t) };
+}
+
+/// Whether Ctrl-C was pressed since [`catch_interrupt`].
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
 }
 
 /// Records the GPU span `phase` of frame `frame`: `start_ns` on the host
@@ -354,5 +377,41 @@ where
             frame: fields.frame,
             extra: Vec::new(),
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    #[test]
+    fn spans_and_gpu_events_become_complete_events() {
+        assert!(!enabled(), "nothing records before a recorder starts");
+        let dir = tempfile::tempdir().expect("scratch folder");
+        let path = dir.path().join("trace.json");
+        let recorder = TraceRecorder::start();
+        assert!(enabled());
+        let start = now_ns();
+        tracing::trace_span!("submit", frame = 7u64).in_scope(|| std::hint::black_box(0));
+        gpu_span("skin", 7, start + 4_000, 2_500, GpuClock::SubmitAligned);
+        recorder.write(&path).expect("trace written");
+        assert!(!enabled(), "nothing records once it is written");
+
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("JSON");
+        let events = doc["traceEvents"].as_array().expect("traceEvents");
+        let find = |name: &str| events.iter().find(|e| e["name"] == name && e["ph"] == "X").expect(name);
+        let (submit, skin) = (find("submit"), find("skin"));
+        assert_eq!((submit["pid"].as_u64(), submit["args"]["frame"].as_u64()), (Some(1), Some(7)));
+        assert!(submit["dur"].as_f64().expect("dur") >= 0.0);
+        // The GPU span keeps its placement: 2.5 us long, 4 us after `start`
+        // (the trace's origin is at or before `start`, the submit span after).
+        assert_eq!((skin["pid"].as_u64(), skin["args"]["frame"].as_u64()), (Some(2), Some(7)));
+        assert_eq!(skin["dur"].as_f64(), Some(2.5));
+        let (skin_ts, submit_ts) = (skin["ts"].as_f64().expect("ts"), submit["ts"].as_f64().expect("ts"));
+        assert!(skin_ts >= 4.0 && submit_ts <= skin_ts, "skin at {skin_ts} us, submit at {submit_ts} us");
+        assert!(events.iter().any(|e| e["name"] == "thread_name" && e["pid"] == 1));
+        assert_eq!(doc["otherData"]["gpu_clock"], GpuClock::SubmitAligned.describe());
+        assert_eq!(doc["otherData"]["dropped_events"], 0);
     }
 }

@@ -84,7 +84,7 @@ pub fn check(path: &Path, names: &[&str]) -> Trace {
     for name in names {
         assert!(trace.cpu_count(name) > 0, "no CPU span named {name:?}");
     }
-    let cpu = |name: &str, frame: u64| {
+    let cpu = |name: &'static str, frame: u64| {
         trace.spans.iter().filter(move |s| s.pid == 1 && s.name == name && s.frame == Some(frame))
     };
     let mut checked = 0;
