@@ -227,6 +227,7 @@ pub struct RenderArgs {
     /// Output PNG (or animated PNG) file.
     #[arg(long, value_parser = checked::path)]
     pub out: String,
+    /// A frame trace to write.
     #[command(flatten)]
     pub trace: TraceArgs,
 }
@@ -327,6 +328,7 @@ pub struct ViewArgs {
     /// (`vkskin: memory: frame K rss B gpu-allocated B gpu-reserved B`).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = checked::at_least_one)]
     pub report_memory_every: Option<u64>,
+    /// A frame trace to write.
     #[command(flatten)]
     pub trace: TraceArgs,
 }
@@ -430,6 +432,7 @@ pub struct BenchArgs {
     /// Enable the Khronos validation layer (with synchronization validation); any message fails the run.
     #[arg(long)]
     pub validation: bool,
+    /// A frame trace to write.
     #[command(flatten)]
     pub trace: TraceArgs,
 }
