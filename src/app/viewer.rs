@@ -23,6 +23,7 @@ use crate::character::controller::{FoundController, find_controller};
 use crate::render::camera::Camera;
 use crate::render::image_out;
 use crate::render::renderer::Renderer;
+use crate::render::trace;
 use crate::render::window_frame::{BoneOverlay, Drawn, OpenError, WindowFrame, WindowScene};
 use crate::render::{FrameSettings, GpuContext, GpuError, GpuOptions};
 use crate::world::Level;
@@ -103,6 +104,10 @@ pub fn run(options: &ViewOptions) -> anyhow::Result<()> {
         Err(e) => return fallback(options, &model, clip, &format!("cannot open the display ({e})")),
     };
     event_loop.set_control_flow(ControlFlow::Poll);
+    if trace::enabled() {
+        // Ctrl-C closes the window, so the frame trace is still written.
+        trace::catch_interrupt();
+    }
     let level = options.level.as_deref().map(Level::named).transpose()?;
     if level.is_some() && controller.is_none() {
         bail!("{}: --level needs a controller (--controller FILE)", model.file);
@@ -650,7 +655,10 @@ impl ApplicationHandler for Viewer {
         }
     }
 
-    fn about_to_wait(&mut self, _event_loop: &ActiveEventLoop) {
+    fn about_to_wait(&mut self, event_loop: &ActiveEventLoop) {
+        if trace::interrupted() {
+            event_loop.exit();
+        }
         if let Some(w) = &self.window {
             w.request_redraw();
         }

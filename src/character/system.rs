@@ -190,6 +190,8 @@ impl AnimationSystem {
     /// Returns the events crossed, by character, then in playback order.
     /// Never allocates once the event buffers have grown to their need.
     pub fn update(&mut self, dt: f32) -> Result<&[FiredEvent], UpdateError> {
+        // A frame trace's CPU span (`render::trace`; nothing without one).
+        let _span = tracing::trace_span!("pose").entered();
         let start = Instant::now();
         let work = self.characters.iter_mut().zip(self.results.iter_mut());
         match &self.pool {

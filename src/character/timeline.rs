@@ -104,6 +104,8 @@ impl Timeline {
     /// Poses frame `i`. Seeking, any order is fine; simulating, frames
     /// before the last one restart the simulation from frame 0.
     pub fn frame(&mut self, i: u32) -> Result<&Character, JobError> {
+        // A frame trace's CPU span (`render::trace`; nothing without one).
+        let _span = tracing::trace_span!("pose").entered();
         match self.mode {
             Mode::Seek { .. } => {
                 let t = self.time(i);

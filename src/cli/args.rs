@@ -232,6 +232,19 @@ pub struct RenderArgs {
     /// Output PNG (or animated PNG) file.
     #[arg(long, value_parser = checked::path)]
     pub out: String,
+    /// A frame trace to write.
+    #[command(flatten)]
+    pub trace: TraceArgs,
+}
+
+/// `--trace FILE.json`, the same on `render`, `view` and `bench`.
+#[derive(Debug, Clone, Default, PartialEq, clap::Args)]
+pub struct TraceArgs {
+    /// Write a frame trace (Chrome trace-event JSON: chrome://tracing,
+    /// Perfetto): CPU spans (pose, palette write, record, submit, wait) and
+    /// each frame's GPU phases on the same clock.
+    #[arg(long, value_name = "FILE.json", value_parser = checked::path)]
+    pub trace: Option<String>,
 }
 
 impl RenderArgs {
@@ -320,6 +333,9 @@ pub struct ViewArgs {
     /// (`vkskin: memory: frame K rss B gpu-allocated B gpu-reserved B`).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = checked::at_least_one)]
     pub report_memory_every: Option<u64>,
+    /// A frame trace to write.
+    #[command(flatten)]
+    pub trace: TraceArgs,
 }
 
 impl ViewArgs {
@@ -430,6 +446,9 @@ pub struct BenchArgs {
     /// report is still printed and written).
     #[arg(long, requires = "baseline")]
     pub fail_on_regression: bool,
+    /// A frame trace to write.
+    #[command(flatten)]
+    pub trace: TraceArgs,
 }
 
 /// Arguments of `vkskin compare`.

@@ -9,6 +9,7 @@ pub mod compare;
 pub mod render;
 pub mod set_times;
 pub mod simulate;
+pub mod trace;
 pub mod values;
 
 pub use args::{Cli, Command};
@@ -66,10 +67,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 .map_err(|e| anyhow!("{}: {}", model.file, gpu_failure(e, "skinning on the GPU")))?;
             write_output(&out, &json)
         }
-        Command::Render(args) => render::run(&args, &options),
+        Command::Render(args) => trace::traced(&args.trace, || render::run(&args, &options)),
         Command::Simulate(args) => simulate::run(&args, &options),
-        Command::View(args) => view(&args, &options),
-        Command::Bench(args) => bench::run(&args, &options),
+        Command::View(args) => trace::traced(&args.trace, || view(&args, &options)),
+        Command::Bench(args) => trace::traced(&args.trace, || bench::run(&args, &options)),
         Command::Compare(args) => compare::run(&args),
         Command::GenerateDefault { out } => write_glb(&out, &asset::default_character_glb()),
         Command::GenerateTwistCylinder { out } => {

@@ -38,6 +38,10 @@ pub struct EnabledFeatures {
     pub fill_mode_non_solid: bool,
     /// Timestamp queries on the graphics+compute queue.
     pub timestamps: bool,
+    /// VK_EXT_calibrated_timestamps with the device and CLOCK_MONOTONIC
+    /// time domains: GPU timestamps can be placed on the host clock
+    /// ([`GpuContext::calibrated_timestamps`]).
+    pub calibrated_timestamps: bool,
 }
 
 /// GPU memory in use (`GpuContext::memory_use`).
@@ -57,6 +61,8 @@ pub struct GpuContext {
     pub instance: ash::Instance,
     debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
     debug_device: Option<ash::ext::debug_utils::Device>,
+    /// VK_EXT_calibrated_timestamps, when `features.calibrated_timestamps`.
+    calibration: Option<ash::ext::calibrated_timestamps::Device>,
     /// Debug-utils regions open in the command buffer being recorded
     /// (`begin_region` minus `end_region`; 0 between frames).
     open_regions: std::sync::atomic::AtomicUsize,
@@ -92,6 +98,10 @@ pub struct GpuContext {
 
 /// The test-only switch that simulates a lost device (see `guide::testing`).
 const LOSE_DEVICE_AFTER: &str = "VKSKIN_TEST_LOSE_DEVICE_AFTER";
+
+/// The test-only switch that leaves VK_EXT_calibrated_timestamps off, so
+/// frame traces take their other clock (GPU spans aligned at submit).
+const NO_CALIBRATED_TIMESTAMPS: &str = "VKSKIN_TEST_NO_CALIBRATED_TIMESTAMPS";
 
 impl GpuContext {
     /// Creates instance, device and allocator. `queue_ok(physical, family)`
@@ -140,6 +150,9 @@ impl GpuContext {
         // for captures (RenderDoc, Nsight expose the extension themselves).
         let debug_device =
             (labels || options.validation).then(|| ash::ext::debug_utils::Device::new(&instance, &device));
+        let calibration = features
+            .calibrated_timestamps
+            .then(|| ash::ext::calibrated_timestamps::Device::new(&instance, &device));
         if options.announce_device {
             eprintln!(
                 "vkskin: using device {} \"{}\" ({:?})",
@@ -151,6 +164,7 @@ impl GpuContext {
             instance,
             debug,
             debug_device,
+            calibration,
             open_regions: Default::default(),
             log,
             physical: candidate.physical,
@@ -295,6 +309,32 @@ impl GpuContext {
         self.properties.limits.timestamp_period as f64
     }
 
+    /// The device's timestamp clock and CLOCK_MONOTONIC sampled together
+    /// (VK_EXT_calibrated_timestamps): `(gpu_ticks, monotonic_ns)`, or
+    /// `None` when the device lacks the extension or the call fails. Frame
+    /// traces place GPU timestamps on the host clock with it. Allocates nothing.
+    pub fn calibrated_timestamps(&self) -> Option<(u64, u64)> {
+        let calibration = self.calibration.as_ref()?;
+        let infos = [
+            vk::CalibratedTimestampInfoEXT::default().time_domain(vk::TimeDomainEXT::DEVICE),
+            vk::CalibratedTimestampInfoEXT::default().time_domain(vk::TimeDomainEXT::CLOCK_MONOTONIC),
+        ];
+        let mut stamps = [0u64; 2];
+        let mut deviation = 0u64;
+        // SAFETY: both domains were reported calibrateable for this device
+        // and the extension was enabled; the arrays hold `infos.len()` values.
+        let result = unsafe {
+            (calibration.fp().get_calibrated_timestamps_ext)(
+                calibration.device(),
+                infos.len() as u32,
+                infos.as_ptr(),
+                stamps.as_mut_ptr(),
+                &mut deviation,
+            )
+        };
+        (result == vk::Result::SUCCESS).then_some((stamps[0], stamps[1]))
+    }
+
     /// Submits `submits` to the queue, `fence` signalled when they finish:
     /// every submission of vkskin goes through here. After the device was
     /// lost it fails at once with `VK_ERROR_DEVICE_LOST`, as a lost device
@@ -432,10 +472,14 @@ fn create_device(
             instance.get_physical_device_queue_family_properties(candidate.physical),
         )
     };
+    let timestamps = families[candidate.queue_family as usize].timestamp_valid_bits > 0
+        && properties.limits.timestamp_compute_and_graphics == vk::TRUE;
     let features = EnabledFeatures {
         fill_mode_non_solid: supported.fill_mode_non_solid == vk::TRUE,
-        timestamps: families[candidate.queue_family as usize].timestamp_valid_bits > 0
-            && properties.limits.timestamp_compute_and_graphics == vk::TRUE,
+        timestamps,
+        calibrated_timestamps: timestamps
+            && std::env::var_os(NO_CALIBRATED_TIMESTAMPS).is_none()
+            && calibration_available(entry, instance, candidate.physical),
     };
     let priorities = [1.0f32];
     let queue_info = [vk::DeviceQueueCreateInfo::default()
@@ -449,7 +493,10 @@ fn create_device(
         .dynamic_rendering(true)
         .synchronization2(true)
         .maintenance4(true);
-    let extensions: Vec<*const c_char> = options.device_extensions.iter().map(|e| e.as_ptr()).collect();
+    let mut extensions: Vec<*const c_char> = options.device_extensions.iter().map(|e| e.as_ptr()).collect();
+    if features.calibrated_timestamps {
+        extensions.push(ash::ext::calibrated_timestamps::NAME.as_ptr());
+    }
     let info = vk::DeviceCreateInfo::default()
         .queue_create_infos(&queue_info)
         .enabled_features(&core)
@@ -491,6 +538,22 @@ fn messenger_info(log: &ValidationLog) -> vk::DebugUtilsMessengerCreateInfoEXT<'
         )
         .pfn_user_callback(Some(debug_callback))
         .user_data(log as *const ValidationLog as *mut std::ffi::c_void)
+}
+
+/// Whether `physical` offers VK_EXT_calibrated_timestamps with both the
+/// device's timestamp clock and CLOCK_MONOTONIC (the clock frame traces use).
+fn calibration_available(entry: &ash::Entry, instance: &ash::Instance, physical: vk::PhysicalDevice) -> bool {
+    // SAFETY: plain enumeration on a physical device of this instance.
+    let extensions = unsafe { instance.enumerate_device_extension_properties(physical) }.unwrap_or_default();
+    let name = ash::ext::calibrated_timestamps::NAME;
+    if !extensions.iter().any(|e| e.extension_name_as_c_str().is_ok_and(|n| n == name)) {
+        return false;
+    }
+    let loader = ash::ext::calibrated_timestamps::Instance::new(entry, instance);
+    // SAFETY: the device offers the extension whose query this is.
+    let domains =
+        unsafe { loader.get_physical_device_calibrateable_time_domains(physical) }.unwrap_or_default();
+    domains.contains(&vk::TimeDomainEXT::DEVICE) && domains.contains(&vk::TimeDomainEXT::CLOCK_MONOTONIC)
 }
 
 /// Whether the instance offers VK_EXT_debug_utils (object names and

@@ -53,6 +53,9 @@ pub struct FrameSlot {
     /// Raw timestamps of the previous use of this slot, read after its fence.
     last_timestamps: [u64; TIMESTAMPS_PER_FRAME as usize],
     last_timestamp_count: u32,
+    /// The ring's number of the frame last submitted from this slot
+    /// (what a frame trace's `wait` span names).
+    frame: u64,
     submitted: bool,
     retired: Vec<Retired>,
 }
@@ -71,6 +74,7 @@ impl FrameSlot {
             timestamps_written: 0,
             last_timestamps: [0; TIMESTAMPS_PER_FRAME as usize],
             last_timestamp_count: 0,
+            frame: 0,
             submitted: false,
             retired: Vec::new(),
         };
@@ -152,7 +156,10 @@ impl FrameSlot {
         if !self.submitted {
             return Ok(());
         }
+        // A frame trace's CPU span (nothing is recorded without one).
+        let span = tracing::trace_span!("wait", frame = self.frame).entered();
         ctx.wait_for_fence(self.fence)?;
+        drop(span);
         self.submitted = false;
         self.last_timestamp_count = 0;
         if let Some(pool) = self.query_pool
@@ -293,6 +300,7 @@ impl FrameRing {
         }
         ctx.submit(&[submit], slot.fence)?;
         slot.submitted = true;
+        slot.frame = self.frames_submitted;
         self.frames_submitted += 1;
         self.current = (self.current + 1) % self.slots.len();
         Ok(())
@@ -308,6 +316,11 @@ impl FrameRing {
             (self.current + FRAMES_IN_FLIGHT - 1) % FRAMES_IN_FLIGHT
         };
         self.slots[newest].retired.push(resource);
+    }
+
+    /// Slot `index` (0..FRAMES_IN_FLIGHT).
+    pub fn slot(&self, index: usize) -> &FrameSlot {
+        &self.slots[index]
     }
 
     /// Frames submitted so far.

@@ -16,7 +16,9 @@
 //! semaphore) stays consistent; the error is returned after.
 //!
 //! GPU timestamps bracket each phase; [`GpuTimes`] reports them once the
-//! slot's fence has signalled, with the frame that reuses the slot.
+//! slot's fence has signalled, with the frame that reuses the slot. While a
+//! frame trace records (`render::trace`), `record` and `submit` are CPU
+//! spans and each phase's timestamps become a GPU span on the host clock.
 
 use super::camera::Camera;
 use super::error::RenderError;
@@ -24,6 +26,7 @@ use super::frame_settings::SkinningPlacement;
 use super::renderer::{MAX_PASSES, Renderer, Scenery};
 use super::scene_passes::SceneTarget;
 use super::skin_pass::SkinStats;
+use super::trace::{self, GpuClock};
 use crate::anim::{FramePoses, SkinInput};
 use crate::gpu::{FrameRing, FrameSlot, GpuContext, GpuError};
 use ash::vk;
@@ -165,7 +168,14 @@ pub(crate) struct FrameQueries {
     upload: Option<(u32, u32)>,
     skin: Option<(u32, u32)>,
     pub(crate) passes: [(Option<u32>, Option<u32>); MAX_PASSES],
+    /// Each pass's name (its debug-utils region's), for frame traces.
+    pub(crate) pass_names: [&'static std::ffi::CStr; MAX_PASSES],
     pub(crate) pass_count: usize,
+    /// The frame's number, and when its submission began on the trace's
+    /// clock (set only while a trace records: GPU spans are aligned there
+    /// when the device has no calibrated timestamps).
+    number: u64,
+    submit_ns: Option<u64>,
 }
 
 /// The characters of a frame followed by the scenery (static, at the origin).
@@ -201,18 +211,41 @@ impl Renderer {
         if !output.begin(ctx, slot)? {
             return Ok(None);
         }
+        // Frame traces: a frame nests in the span of its configuration.
+        let configuration = self.configuration_span();
+        let _configuration = configuration.enter();
         let previous_gpu = self.begin_frame(ctx)?;
-        let recorded = self.record(ctx, input, output);
+        let recorded = tracing::trace_span!("record", frame).in_scope(|| self.record(ctx, input, output));
         let semaphores = output.semaphores(slot);
         let (waits, signals) = match &semaphores {
             Some((wait, signal)) => (std::slice::from_ref(wait), std::slice::from_ref(signal)),
             None => (&[][..], &[][..]),
         };
-        let submitted = self.submit_frame(ctx, waits, signals);
+        let submitted =
+            tracing::trace_span!("submit", frame).in_scope(|| self.submit_frame(ctx, waits, signals));
         let skin = recorded?;
         submitted?;
         output.submitted(ctx, &mut self.ring, slot, frame)?;
         Ok(Some(FrameReport { frame, skin, previous_gpu }))
+    }
+
+    /// The frame trace's span of the current settings (a new one when they
+    /// changed: the old one ends, covering its frames); disabled, and
+    /// free, when no trace records.
+    fn configuration_span(&mut self) -> tracing::Span {
+        if !trace::enabled() {
+            return tracing::Span::none();
+        }
+        let frame = self.settings.frame;
+        match &self.trace_configuration {
+            Some((settings, span)) if *settings == frame => span.clone(),
+            _ => {
+                let characters = self.settings.characters;
+                let span = tracing::trace_span!("configuration", characters, settings = ?frame);
+                self.trace_configuration = Some((frame, span.clone()));
+                span
+            }
+        }
     }
 
     /// The frame's commands, into the begun slot.
@@ -226,7 +259,7 @@ impl Renderer {
             FrameContents::Nothing => SkinStats::default(),
             FrameContents::SkinningOnly | FrameContents::Scene { .. } => {
                 let cmd = self.ring.current().command_buffer;
-                ctx.begin_region(cmd, c"skinning (palette upload, skin dispatch)");
+                ctx.begin_region(cmd, c"skinning");
                 let skinned = self.record_skinning(ctx, input.poses);
                 ctx.end_region(cmd);
                 skinned?
@@ -256,6 +289,7 @@ impl Renderer {
         let slot = self.ring.begin_frame(ctx)?;
         let queries = std::mem::take(&mut self.queries[slot.index]);
         let times = gpu_times(&queries, slot.previous_timestamps(), period);
+        trace_gpu_spans(ctx, &queries, slot.previous_timestamps());
         if self.timestamps {
             self.queries[slot.index].frame.0 =
                 slot.write_timestamp(ctx, vk::PipelineStageFlags2::TOP_OF_PIPE);
@@ -329,9 +363,11 @@ impl Renderer {
         signals: &[vk::SemaphoreSubmitInfo],
     ) -> Result<(), GpuError> {
         let slot = self.ring.current();
+        let queries = &mut self.queries[slot.index];
+        queries.number = self.frames;
+        queries.submit_ns = trace::enabled().then(trace::now_ns);
         if self.timestamps {
-            self.queries[slot.index].frame.1 =
-                slot.write_timestamp(ctx, vk::PipelineStageFlags2::ALL_COMMANDS);
+            queries.frame.1 = slot.write_timestamp(ctx, vk::PipelineStageFlags2::ALL_COMMANDS);
         }
         self.ring.end_frame(ctx, waits, signals)?;
         self.frames += 1;
@@ -343,6 +379,52 @@ impl Renderer {
     /// semaphore, overlay textures) are free again after this.
     pub(crate) fn wait_next_slot(&mut self, ctx: &GpuContext) -> Result<usize, GpuError> {
         self.ring.wait_next(ctx)
+    }
+
+    /// Waits for every submitted frame and hands the GPU spans of the
+    /// frames no later frame will read (each slot's last) to a frame trace.
+    pub(crate) fn wait_all_frames(&mut self, ctx: &GpuContext) -> Result<(), GpuError> {
+        self.ring.wait_all(ctx)?;
+        if trace::enabled() {
+            for k in 0..self.queries.len() {
+                let queries = std::mem::take(&mut self.queries[k]);
+                let ticks = self.ring.slot(k).previous_timestamps();
+                trace_gpu_spans(ctx, &queries, ticks);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Hands a finished frame's phases to a frame trace as GPU spans on the
+/// host clock (nothing unless a trace records and the frame was
+/// timestamped while it did): by the device's calibrated timestamps where
+/// it has them, else with the frame's first timestamp at its submission.
+fn trace_gpu_spans(ctx: &GpuContext, queries: &FrameQueries, ticks: &[u64]) {
+    let Some(submit_ns) = queries.submit_ns else { return };
+    let tick = |q: Option<u32>| q.and_then(|q| ticks.get(q as usize).copied());
+    let Some(first) = tick(queries.frame.0) else { return };
+    let period = ctx.timestamp_period_ns();
+    let (anchor, clock) = match ctx.calibrated_timestamps() {
+        Some(pair) => (pair, GpuClock::Calibrated),
+        None => ((first, submit_ns), GpuClock::SubmitAligned),
+    };
+    let host = |t: u64| host_ns(t, anchor, period);
+    let span = |name: &str, a: Option<u32>, b: Option<u32>| {
+        if let (Some(a), Some(b)) = (tick(a), tick(b)) {
+            let dur = (b.saturating_sub(a) as f64 * period) as u64;
+            trace::gpu_span(name, queries.number, host(a), dur, clock);
+        }
+    };
+    span("GPU frame", queries.frame.0, queries.frame.1);
+    let pair = |p: Option<(u32, u32)>| (p.map(|p| p.0), p.map(|p| p.1));
+    let (a, b) = pair(queries.upload);
+    span("palette upload", a, b);
+    let (a, b) = pair(queries.skin);
+    span("skin", a, b);
+    for k in 0..queries.pass_count {
+        let name = queries.pass_names[k].to_str().unwrap_or("pass");
+        span(name, queries.passes[k].0, queries.passes[k].1);
     }
 }
 
@@ -367,4 +449,26 @@ fn gpu_times(queries: &FrameQueries, ticks: &[u64], period: f64) -> Option<GpuTi
         times.draw_us += times.passes_us[k];
     }
     Some(times)
+}
+
+/// The host time (ns) of GPU tick `t`, from one `(tick, host ns)` pair
+/// taken together and the tick period in ns (ticks may lie before the pair).
+fn host_ns(t: u64, (anchor_tick, anchor_ns): (u64, u64), period: f64) -> u64 {
+    (anchor_ns as f64 + (t as f64 - anchor_tick as f64) * period).max(0.0) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::host_ns;
+
+    #[test]
+    fn gpu_ticks_land_on_the_host_clock_either_side_of_the_anchor() {
+        // 2.5 ns per tick, tick 1000 taken at 5 ms.
+        let anchor = (1_000, 5_000_000);
+        assert_eq!(host_ns(1_000, anchor, 2.5), 5_000_000);
+        assert_eq!(host_ns(1_400, anchor, 2.5), 5_001_000);
+        assert_eq!(host_ns(600, anchor, 2.5), 4_999_000);
+        // lavapipe's 1 ns ticks on CLOCK_MONOTONIC: an identity shift.
+        assert_eq!(host_ns(123_456_789, (100, 200), 1.0), 123_456_889);
+    }
 }

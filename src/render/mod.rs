@@ -30,6 +30,7 @@ pub mod skin_pass;
 pub mod skinning;
 pub mod target;
 pub mod textures;
+pub mod trace;
 pub mod window_frame;
 
 pub use crate::gpu::{GpuContext, GpuError, GpuOptions};

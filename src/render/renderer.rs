@@ -110,6 +110,9 @@ pub struct Renderer {
     pub(super) readback: Option<Readback>,
     /// Frames submitted so far (the next frame's number).
     pub(super) frames: u64,
+    /// While a frame trace records: the `configuration` span every frame
+    /// enters, and the frame settings it names (a new span when they change).
+    pub(super) trace_configuration: Option<(FrameSettings, tracing::Span)>,
     /// Things worth telling the user (textures that did not load, ...).
     pub warnings: Vec<String>,
 }
@@ -227,6 +230,7 @@ impl Renderer {
             settings,
             readback: None,
             frames: 0,
+            trace_configuration: None,
             warnings,
         })
     }
@@ -340,11 +344,15 @@ impl Renderer {
 
     /// Waits for every submitted frame.
     pub fn wait_all(&mut self, ctx: &GpuContext) -> Result<(), GpuError> {
-        self.ring.wait_all(ctx)
+        self.wait_all_frames(ctx)
     }
 
     /// Waits for the GPU and frees everything.
-    pub fn destroy(self, ctx: &GpuContext) {
+    pub fn destroy(mut self, ctx: &GpuContext) {
+        if super::trace::enabled() {
+            // The last frames' GPU spans, which no later frame reads.
+            let _ = self.wait_all_frames(ctx);
+        }
         let _ = ctx.wait_idle();
         if ctx.is_stalled() {
             // A wait for the GPU ran out: work may still run on these

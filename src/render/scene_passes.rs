@@ -90,7 +90,7 @@ impl Renderer {
         ctx.begin_region(cmd, c"main pass");
         target.begin_stage(ctx, cmd, stage);
         if !show_mesh {
-            self.open_pass(ctx);
+            self.open_pass(ctx, c"main pass");
             return Ok(());
         }
         if let Err(e) = self.draw_scene(ctx, &uniforms, stage) {
@@ -136,7 +136,12 @@ impl Renderer {
         uniforms: &FrameUniforms,
         stage: DrawStage,
     ) -> Result<(), GpuError> {
-        self.open_pass(ctx);
+        let name = match stage {
+            DrawStage::Shadow(k) => CASCADE_REGIONS[k],
+            DrawStage::DepthPrepass => c"depth prepass",
+            DrawStage::Main | DrawStage::AfterPrepass => c"main pass",
+        };
+        self.open_pass(ctx, name);
         let slot = self.ring.current();
         let index = slot.index;
         let skin = match self.settings.frame.placement {
@@ -170,10 +175,11 @@ impl Renderer {
     }
 
     /// Opens a draw pass: the timestamp before it (closed by `end_pass`).
-    fn open_pass(&mut self, ctx: &GpuContext) {
+    fn open_pass(&mut self, ctx: &GpuContext, name: &'static std::ffi::CStr) {
         let slot = self.ring.current();
         let queries = &mut self.queries[slot.index];
         if queries.pass_count < MAX_PASSES {
+            queries.pass_names[queries.pass_count] = name;
             queries.passes[queries.pass_count].0 =
                 slot.write_timestamp(ctx, vk::PipelineStageFlags2::TOP_OF_PIPE);
         }

@@ -13,6 +13,7 @@ pub mod crowd;
 pub mod faults;
 pub mod pixels;
 pub mod skin_pass;
+pub mod trace;
 use vkskin::testing::skip as skip_policy;
 pub use vkskin::testing::skip::skip;
 

@@ -1,6 +1,7 @@
 //! The viewer binary end to end: a scripted window run under Xvfb on
 //! lavapipe with validation (and synchronization validation) on, resized
-//! half-way, whose last frame is checked; the headless fallback without a
+//! half-way, whose last frame is checked (and its `--trace` file, see
+//! `common::trace`); the headless fallback without a
 //! display; and soak runs (resizes, reloads, clip, skinning-method and
 //! controller switches) whose memory must stay flat: 500 frames in the
 //! normal tests, 10,000 (Fox) and 100,000 (a crowd of 100 built-in
@@ -161,6 +162,7 @@ fn window_run_with_resize_and_screenshot() {
     };
     let dir = scratch_dir("window");
     let shot = dir.join("OUT.png");
+    let trace = dir.join("trace.json");
     let mut command = Command::new(BIN);
     command
         .current_dir(&dir)
@@ -169,9 +171,13 @@ fn window_run_with_resize_and_screenshot() {
         .arg("view")
         .args(model_args())
         .args(["--validation", "--frames", "120", "--resize-at", "60:500x400", "--screenshot"])
-        .arg(&shot);
+        .arg(&shot)
+        .arg("--trace")
+        .arg(&trace);
     let output = run(command);
     assert_clean(&output);
+    // `--trace`: the window's frames, GPU spans inside their windows.
+    crate::common::trace::check(&trace, &["pose", "palette write", "record", "submit", "wait"]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains("rendering headless"), "fell back to headless under {display}:\n{stderr}");
 

@@ -12,6 +12,7 @@ mod cli_bench;
 mod cli_bench_report;
 mod cli_faults;
 mod cli_hostile_inputs;
+mod cli_trace;
 mod gpu_errors;
 mod render_bone_lines;
 mod render_crowd;

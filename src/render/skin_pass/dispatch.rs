@@ -141,6 +141,7 @@ impl SkinPass {
         let push = Push { record_count: self.layout.records().len() as u32, total_vertices };
         let (groups_x, groups_y) = ComputePipeline::grid(ctx, total_vertices.div_ceil(WORKGROUP_SIZE));
         let (d, cmd) = (&ctx.device, slot.command_buffer);
+        ctx.begin_region(cmd, c"skin dispatch");
         let before =
             if timestamps { slot.write_timestamp(ctx, vk::PipelineStageFlags2::TOP_OF_PIPE) } else { None };
         // SAFETY: the set is fresh and written; every bound buffer is live
@@ -187,6 +188,7 @@ impl SkinPass {
         } else {
             None
         };
+        ctx.end_region(cmd);
         stats.timestamps = before.zip(after);
         stats.vertices = total_vertices as u64;
         stats.dispatches = repeats;

@@ -38,6 +38,7 @@ impl SkinPass {
             return;
         }
         let cmd = slot.command_buffer;
+        ctx.begin_region(cmd, c"palette upload (staged copy)");
         let before = if timestamps { slot.write_timestamp(ctx, vk::PipelineStageFlags2::COPY) } else { None };
         // SAFETY: recording command buffer; both buffers are live until this
         // slot's fence and every region lies inside both (palette ranges of
@@ -49,6 +50,7 @@ impl SkinPass {
         // read), skin_storage.comp and the vertex path as a storage buffer.
         barrier::record_global(ctx, cmd, &[Access::CopyWrite], SKINNING_READS);
         let after = if timestamps { slot.write_timestamp(ctx, vk::PipelineStageFlags2::COPY) } else { None };
+        ctx.end_region(cmd);
         stats.copy_timestamps = before.zip(after);
         buffers.copies.clear();
     }
@@ -76,6 +78,8 @@ impl SkinPass {
                 self.characters.len()
             )));
         }
+        // A frame trace's CPU span (nothing is recorded without one).
+        let _span = tracing::trace_span!("palette write").entered();
         let mut stats = SkinStats::default();
         let started = std::time::Instant::now();
         let mode = self.upload_mode;
