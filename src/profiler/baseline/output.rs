@@ -7,6 +7,7 @@ use crate::profiler::report::{BenchResults, RESULTS_FILE, ReportError, read_json
 use serde::Serialize;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use crate::profiler::report::numbers::number;
 
 /// The comparison file's name inside the new run's folder.
 pub const COMPARISON_FILE: &str = "comparison.json";
@@ -125,16 +126,6 @@ pub fn print_comparison(
 /// "-" for a missing cell.
 fn dash() -> String {
     "-".to_string()
-}
-
-/// Three significant digits or more, as the bench table prints them.
-fn number(value: f64) -> String {
-    let decimals = match value.abs() {
-        v if v < 10.0 => 2,
-        v if v < 100.0 => 1,
-        _ => 0,
-    };
-    format!("{value:.decimals$}")
 }
 
 /// `comparison.json`: the folders compared, then the comparison.

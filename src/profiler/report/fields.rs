@@ -5,7 +5,7 @@
 //! measured with.
 
 use super::BenchEntry;
-use super::table::number;
+use super::numbers::number;
 use serde_json::Value;
 
 /// The clock a field was measured with.

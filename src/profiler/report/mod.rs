@@ -8,7 +8,7 @@ mod error;
 mod fields;
 mod html;
 mod json;
-mod numbers;
+pub(crate) mod numbers;
 mod plots;
 mod progress;
 mod results;

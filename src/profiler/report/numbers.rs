@@ -2,7 +2,7 @@
 //! for measurements, thousands grouped for counts, so both read alike.
 
 /// Three significant digits or more: 1.23, 12.3, 123, 12345.
-pub(super) fn number(value: f64) -> String {
+pub(crate) fn number(value: f64) -> String {
     let decimals = match value.abs() {
         v if v < 10.0 => 2,
         v if v < 100.0 => 1,

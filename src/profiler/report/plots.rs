@@ -267,7 +267,7 @@ fn frame_time_plot(entries: &[&BenchEntry], timing: GpuTiming, crossovers: &[Cro
         match c.characters {
             Some(n) => marks.push(Mark {
                 x: f64::from(n),
-                point: c.compute_us.and_then(positive),
+                point: positive(c.compute_us),
                 label: format!("{} < {} from {n}, {passes}", c.compute, c.vertex),
                 colour: skinning_colour(&c.compute),
                 dash: pass_dash(c.passes),
@@ -695,8 +695,8 @@ mod tests {
             characters,
             below: characters.map(|n| n / 2),
             measured: (1, 1000),
-            compute_us: characters.map(|n| 100.0 + f64::from(n)),
-            vertex_us: characters.map(|n| 110.0 + f64::from(n)),
+            compute_us: 100.0 + f64::from(characters.unwrap_or(1000)),
+            vertex_us: 110.0 + f64::from(characters.unwrap_or(1000)),
         }
     }
 
