@@ -242,6 +242,43 @@ mod tests {
     }
 
     #[test]
+    fn baseline_options_parse_and_compare_takes_two_folders() {
+        let parse = |args: &[&str]| Cli::try_parse_from(std::iter::once(&"vkskin").chain(args));
+        let cli =
+            parse(&["bench", "--quick", "--out", "n", "--baseline", "o", "--fail-on-regression"]).unwrap();
+        let Some(Command::Bench(args)) = cli.command else { panic!("not bench") };
+        assert_eq!((args.baseline.as_deref(), args.fail_on_regression), (Some("o"), true));
+        let e = parse(&["bench", "--quick", "--out", "n", "--fail-on-regression"]).unwrap_err().to_string();
+        assert!(e.contains("--baseline"), "--fail-on-regression needs a baseline: {e}");
+        let cli = parse(&["compare", "old", "new"]).unwrap();
+        let Some(Command::Compare(args)) = cli.command else { panic!("not compare") };
+        assert_eq!((args.old.as_str(), args.new.as_str(), args.fail_on_regression), ("old", "new", false));
+        assert!(parse(&["compare", "old"]).is_err(), "both folders are needed");
+    }
+
+    #[test]
+    fn an_unreadable_baseline_fails_before_anything_is_measured() {
+        use crate::profiler::report::test_data::scratch;
+        let dir = scratch("missing_baseline");
+        let (missing, out) = (dir.join("nowhere"), dir.join("out"));
+        let cli = Cli::try_parse_from([
+            "vkskin",
+            "bench",
+            "--quick",
+            "--out",
+            out.to_str().unwrap(),
+            "--baseline",
+            missing.to_str().unwrap(),
+        ])
+        .unwrap();
+        let Some(Command::Bench(args)) = cli.command else { panic!("not bench") };
+        // No device is opened: the error comes first, naming the file.
+        let e = run(&args, &LoadOptions::default()).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("{}: cannot read: ", missing.join("results.json").display())), "{e}");
+        assert!(!out.exists(), "nothing was created");
+    }
+
+    #[test]
     fn command_lines_quote_what_a_shell_would_split() {
         assert_eq!(shell_quoted("--characters"), "--characters");
         assert_eq!(shell_quoted("1,10"), "1,10");
