@@ -3,11 +3,11 @@
 
 use super::compare::{Comparison, ConfigKey, Verdict};
 use crate::atomic_file;
+use crate::profiler::report::numbers::number;
 use crate::profiler::report::{BenchResults, RESULTS_FILE, ReportError, read_json};
 use serde::Serialize;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use crate::profiler::report::numbers::number;
 
 /// The comparison file's name inside the new run's folder.
 pub const COMPARISON_FILE: &str = "comparison.json";
