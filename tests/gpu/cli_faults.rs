@@ -20,8 +20,9 @@ const TINY_BENCH: &[&str] =
 /// What an earlier run left at each output path.
 const PREVIOUS: &[u8] = b"previous run\n";
 
-/// The plots bench writes beside results.json.
-const PLOTS: [&str; 3] = ["frame_time_vs_characters.svg", "upload_vs_characters.svg", "skin_throughput.svg"];
+/// The plots and the report page bench writes beside results.json.
+const PLOTS: [&str; 4] =
+    ["frame_time_vs_characters.svg", "upload_vs_characters.svg", "skin_throughput.svg", "report.html"];
 
 /// A fresh folder with the built-in character written as `model.glb`, or
 /// `None` (a skip) without a Vulkan device.
