@@ -452,7 +452,8 @@ fn soak_run(soak: &Soak) {
     let Some((display, _server)) = display() else {
         return skip("no display: DISPLAY is unset and Xvfb is not on PATH");
     };
-    let dir = scratch_dir(&format!("soak{}", soak.frames));
+    // Two soaks of the same length run at once: the crowd has its own folder.
+    let dir = scratch_dir(&format!("soak{}-{}", soak.frames, soak.characters));
     let sizes = ["400x300", "320x240"];
     let resizes: Vec<String> = (1..)
         .map(|k| k * soak.resize)
