@@ -312,6 +312,14 @@ fn row(config: ConfigKey, figure: FigureKind, old: Option<Figure>, new: Option<F
         row.verdict = Verdict::NoSamples;
         return row;
     }
+    if old.samples == new.samples {
+        // The same measurements (a run against itself): no change, even
+        // where the figure is too close to 0 to resample a relative change.
+        row.interval_percent = Some([0.0, 0.0]);
+        row.p_value = Some(1.0);
+        row.verdict = Verdict::WithinNoise;
+        return row;
+    }
     let Some(Resampled { interval: (low, high), p_value }) = resample::resample(old.samples, new.samples)
     else {
         return row;
@@ -337,6 +345,20 @@ mod tests {
     use super::*;
     use crate::profiler::report::test_data::entry;
     use crate::profiler::report::{BenchHeader, EntrySamples, Stat};
+
+    #[test]
+    fn the_same_samples_are_within_noise_even_when_lost_in_the_noise() {
+        // Host-timed runs minus empty ones can be at or below 0: no relative
+        // change can be resampled, but the same samples are no change.
+        let noise = [0.5, -0.25, 0.75, -0.5, 0.25, 0.1, -0.1, 0.3];
+        let figure = Figure { stat: Stat { median: 0.175, p95: 0.7 }, samples: &noise };
+        let key = ConfigKey::of(&entry(16, 1, "compute", "inplace", false));
+        let same = row(key.clone(), FigureKind::ALL[0], Some(figure), Some(figure));
+        assert_eq!((same.verdict, same.change_percent), (Verdict::WithinNoise, Some(0.0)));
+        let shifted: Vec<f64> = noise.iter().map(|v| v + 0.01).collect();
+        let other = Figure { stat: Stat { median: 0.185, p95: 0.71 }, samples: &shifted };
+        assert_eq!(row(key, FigureKind::ALL[0], Some(figure), Some(other)).verdict, Verdict::NotComparable);
+    }
 
     /// 30 samples around `median` with a spread of `spread` (relative),
     /// deterministic and unsorted.
