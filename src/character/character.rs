@@ -51,6 +51,8 @@ pub struct Character {
     /// The animated pose as edited after the update (IK), see `edit`;
     /// empty until the first edit (most characters are never edited).
     edited: Pose,
+    /// The output shows `edited` (committed since the last evaluation).
+    shows_edit: bool,
     events: Vec<FiredEvent>,
 }
 
@@ -85,6 +87,7 @@ impl Character {
             playback: Playback::new(&rig, &controller),
             evaluation: Evaluation::new(&rig, &controller),
             edited: Pose::default(),
+            shows_edit: false,
             events: Vec::with_capacity(Self::EVENT_CAPACITY),
             rig,
             controller,
@@ -107,6 +110,11 @@ impl Character {
     /// The shared controller.
     pub fn controller(&self) -> &Arc<Controller> {
         &self.controller
+    }
+
+    /// The evaluation (pose buffers and what produced the last pose).
+    pub(super) fn evaluation(&self) -> &Evaluation {
+        &self.evaluation
     }
 
     pub(crate) fn set_index(&mut self, index: u32) {
@@ -282,7 +290,7 @@ impl Character {
 
     /// Evaluates the pose when due (see `Evaluation::run`).
     fn evaluate(&mut self, due: bool) -> Result<(), JobError> {
-        self.evaluation.run(&EvaluationInput {
+        let evaluated = self.evaluation.run(&EvaluationInput {
             rig: &self.rig,
             controller: &self.controller,
             state_weights: self.machine.weights(),
@@ -294,6 +302,9 @@ impl Character {
             stale: self.stale,
             due,
         })?;
+        if evaluated {
+            self.shows_edit = false;
+        }
         self.stale = false;
         Ok(())
     }
@@ -413,7 +424,15 @@ impl Character {
     /// Evaluates the edited pose into the output (world matrices, palettes,
     /// version: bumped when the result differs).
     pub fn commit_edit(&mut self) -> Result<(), JobError> {
-        self.evaluation.publish(&self.rig, &self.edited, self.debug)
+        self.evaluation.publish(&self.rig, &self.edited, self.debug)?;
+        self.shows_edit = true;
+        Ok(())
+    }
+
+    /// The local pose the output shows: the last committed edit (IK) when
+    /// one was committed since the last evaluation, else `local_pose`.
+    pub fn shown_pose(&self) -> &Pose {
+        if self.shows_edit { &self.edited } else { self.evaluation.pose() }
     }
 
     /// World matrices, palettes, morph weights and their version.

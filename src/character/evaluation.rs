@@ -91,6 +91,17 @@ impl Evaluation {
         &self.weight
     }
 
+    /// Each leaf's (sample time, final weight) at the last evaluation:
+    /// what produced the pose (a skipped update leaves them as they were).
+    pub fn evaluated_leaves(&self) -> &[(f64, f32)] {
+        &self.evaluated
+    }
+
+    /// Each layer's weight at the last evaluation.
+    pub fn evaluated_layer_weights(&self) -> &[f32] {
+        &self.evaluated_layers
+    }
+
     /// Final weight of each clip in the machine's pose.
     pub fn clip_weights(&self) -> &[f32] {
         &self.clip_weights
@@ -119,13 +130,13 @@ impl Evaluation {
     /// Weighs the clip nodes and, when something changed and the update is
     /// due (or a setting changed), evaluates the pose: sample, blend,
     /// layers, palettes. Skipped, the palettes stay as they are (no new
-    /// version, no upload).
-    pub fn run(&mut self, input: &EvaluationInput) -> Result<(), JobError> {
+    /// version, no upload). Whether it evaluated.
+    pub fn run(&mut self, input: &EvaluationInput) -> Result<bool, JobError> {
         let changed = self.weigh(input);
         if !changed || !(input.due || input.stale) {
             // The leaves' times move on; the next due update samples them
             // where playback is then.
-            return Ok(());
+            return Ok(false);
         }
         self.blend_pose(input)?;
         let (rig, controller) = (input.rig, input.controller);
@@ -145,7 +156,7 @@ impl Evaluation {
         for (layer, evaluated) in controller.layers().iter().zip(&mut self.evaluated_layers) {
             *evaluated = input.state_weights[layer.state as usize];
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Sets each leaf's final weight and each clip's; whether anything

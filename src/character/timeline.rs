@@ -125,6 +125,32 @@ impl Timeline {
         Ok(&self.character)
     }
 
+    /// Simulating: the character at `t` seconds (>= 0): the frames at or
+    /// before `t` (frame `k` exactly when `t` is within a microsecond of
+    /// its time), then, when `t` falls between two frames, one shorter
+    /// update to `t` after the script's changes timed at or before `t`. A
+    /// later `frame` after such a partial update restarts the simulation.
+    pub fn simulate_to(&mut self, t: f64) -> Result<&Character, JobError> {
+        if self.mode != Mode::Simulate || !(t.is_finite() && t >= 0.0) {
+            return Err(JobError::new(format!("simulate_to: {t} s is not a time of a simulation")));
+        }
+        let frames = t * self.fps;
+        let nearest = frames.round();
+        let on_frame = (nearest - frames).abs() / self.fps <= 1e-6;
+        let k = if on_frame { nearest } else { frames.floor() };
+        if k >= f64::from(u32::MAX - 1) {
+            return Err(JobError::new(format!("simulate_to: {t} s is too many frames at {} fps", self.fps)));
+        }
+        self.frame(k as u32)?;
+        if !on_frame {
+            self.script.apply_until(&mut self.next_set, t, &mut self.character);
+            self.character.update((t - self.time(k as u32)) as f32)?;
+            // The character is now between frames: the next `frame` starts over.
+            self.next_frame = u32::MAX;
+        }
+        Ok(&self.character)
+    }
+
     /// Applies the script up to the next frame's time and updates.
     fn step(&mut self) -> Result<(), JobError> {
         let k = self.next_frame;

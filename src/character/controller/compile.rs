@@ -13,9 +13,9 @@ use super::file::{
     ParameterDef, TransitionDef, WeightDef,
 };
 use super::{
-    Controller, Layer, Leaf, MAX_CLIP_NODES, MAX_DEPTH, MAX_EXIT_TIME, MAX_POINT_POSITION, MAX_SECONDS,
-    MAX_SPEED, Node, Parameter, ParameterKind, RootMotionSetup, SpaceInput, State, SyncGroup, Transition,
-    Weight,
+    Controller, Layer, LayerReference, Leaf, MAX_CLIP_NODES, MAX_DEPTH, MAX_EXIT_TIME, MAX_POINT_POSITION,
+    MAX_SECONDS, MAX_SPEED, Node, Parameter, ParameterKind, RootMotionSetup, SpaceInput, State, SyncGroup,
+    Transition, Weight,
 };
 use crate::anim::Rig;
 use crate::anim::{LayerMode, NO_PARENT, Pose, RotationBlend, SampleJob, SamplingCursor};
@@ -275,8 +275,8 @@ fn layer(def: &LayerDef, state: u32, first_clip: usize, builder: &Builder) -> Re
         }
     };
     let mask = layer_mask(&def.mask, builder.rig)?;
-    let (mode, reference) = reference_pose(def, first_clip, builder)?;
-    Ok(Layer { name: def.name.clone(), state, mode, weight, mask, reference })
+    let (mode, reference, reference_source) = reference_pose(def, first_clip, builder)?;
+    Ok(Layer { name: def.name.clone(), state, mode, weight, mask, reference, reference_source })
 }
 
 /// Each joint's weight under a layer's mask entries: every joint at 1
@@ -324,7 +324,7 @@ fn reference_pose(
     def: &LayerDef,
     first_clip: usize,
     builder: &Builder,
-) -> Result<(LayerMode, Pose), LayerProblem> {
+) -> Result<(LayerMode, Pose, LayerReference), LayerProblem> {
     let rig = builder.rig;
     let (mode, reference_clip, time) = match (def.blending, &def.reference) {
         (LayerBlendingDef::Override, None) => (LayerMode::Override, first_clip, 0.0),
@@ -355,7 +355,8 @@ fn reference_pose(
     }
     .run()
     .map_err(LayerProblem::Reference)?;
-    Ok((mode, reference))
+    let source = LayerReference { clip: reference_clip as u32, time };
+    Ok((mode, reference, source))
 }
 
 /// The root-motion joint and each clip node's root track (`None` when the

@@ -208,6 +208,19 @@ pub struct Layer {
     pub mask: Vec<f32>,
     /// The pose an additive layer's difference is taken from.
     pub(crate) reference: Pose,
+    /// Where `reference` was sampled (additive layers; for override
+    /// layers the first clip at 0, unused).
+    pub reference_source: LayerReference,
+}
+
+/// The clip and time an additive layer's reference pose is sampled at
+/// (slerp for LINEAR rotations, the rig's rest pose where the clip has no track).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LayerReference {
+    /// Rig clip index.
+    pub clip: u32,
+    /// Seconds on the clip's timeline (clamped to its keys, never wrapped).
+    pub time: f32,
 }
 
 /// Root motion: the joint and, per clip node, its clip's root track.
