@@ -90,32 +90,9 @@ pub enum Command {
         #[arg(long)]
         compression: bool,
     },
-    /// Write joint world matrices and skinned vertex positions as JSON.
-    Dump {
-        /// A .glb or .gltf file; without one, the built-in character.
-        #[arg(value_parser = checked::path)]
-        model: Option<String>,
-        /// Clip name or index; without it the rest pose is dumped.
-        #[arg(long)]
-        clip: Option<String>,
-        /// Time in seconds on the file's timeline (wrapped as a looping
-        /// player does); any finite number, negative ones included.
-        #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, value_parser = checked::time)]
-        time: f64,
-        /// Where vertices are skinned.
-        #[arg(long, value_enum, default_value = "cpu")]
-        skinning: Skinning,
-        /// Vulkan device for `--skinning gpu`: an index or part of its name.
-        #[arg(long, value_name = "NAME|INDEX")]
-        device: Option<String>,
-        /// Enable the Khronos validation layer (with synchronization
-        /// validation) for `--skinning gpu`; any message fails the command.
-        #[arg(long)]
-        validation: bool,
-        /// Output file, `-` for standard output.
-        #[arg(long, default_value = "-", value_parser = checked::path)]
-        out: String,
-    },
+    /// Write joint world matrices and skinned vertex positions as JSON: one
+    /// clip at a time, or the frame a controller poses (`--controller`).
+    Dump(DumpArgs),
     /// Render frames headless (no window): one frame to PNG, or `--frames N` to an animated PNG.
     Render(RenderArgs),
     /// Run a character's controller headless (no GPU) and print, per frame,
@@ -359,18 +336,9 @@ pub struct SimulateArgs {
     /// built-in controller).
     #[arg(value_parser = checked::path)]
     pub model: Option<String>,
-    /// Controller file (RON); default: `<model>.ron` next to the model.
-    /// Without one, clip 0 plays on a loop.
-    #[arg(long, value_name = "FILE", value_parser = checked::path)]
-    pub controller: Option<String>,
-    /// Set a parameter at a time, `T:NAME=VALUE` (float or bool, negative
-    /// values included), or fire a trigger, `T:NAME` (repeatable). T is in
-    /// seconds, from 0 to --duration.
-    #[arg(long = "set", value_name = "T:NAME[=VALUE]", allow_hyphen_values = true)]
-    pub sets: Vec<String>,
-    /// Updates per second, 1 to 1000.
-    #[arg(long, default_value_t = 60.0, allow_negative_numbers = true, value_parser = checked::fps)]
-    pub fps: f64,
+    /// The controller, its script and where it runs.
+    #[command(flatten)]
+    pub run: ControllerRunArgs,
     /// Seconds to simulate (frames at 0, 1/fps, ... up to this), >= 0, at
     /// most 10000000 frames at --fps.
     #[arg(long, default_value_t = 5.0, allow_negative_numbers = true, value_parser = checked::duration)]
@@ -378,6 +346,26 @@ pub struct SimulateArgs {
     /// One JSON object per frame and line (the DESIGN.md trace format).
     #[arg(long)]
     pub json: bool,
+}
+
+/// A controller-driven run of one character, as `simulate` and
+/// `dump --controller` share it: the controller, the script of parameter
+/// changes, the update rate and, optionally, a level.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ControllerRunArgs {
+    /// Controller file (RON); default: `<model>.ron` next to the model (the
+    /// built-in controller for the built-in character). Without one, clip 0
+    /// plays on a loop.
+    #[arg(long, value_name = "FILE", value_parser = checked::path)]
+    pub controller: Option<String>,
+    /// Set a parameter at a time, `T:NAME=VALUE` (float or bool, negative
+    /// values included), or fire a trigger, `T:NAME` (repeatable). T is in
+    /// seconds, from 0 to the last frame.
+    #[arg(long = "set", value_name = "T:NAME[=VALUE]", allow_hyphen_values = true)]
+    pub sets: Vec<String>,
+    /// Updates per second, 1 to 1000.
+    #[arg(long, default_value_t = 60.0, allow_negative_numbers = true, value_parser = checked::fps)]
+    pub fps: f64,
     /// Put the character in a level (`demo`): it moves through the physics
     /// world, and each frame reports its position, the root motion asked for
     /// and applied, and its feet.
@@ -395,6 +383,43 @@ pub struct SimulateArgs {
     /// With --level: no foot IK.
     #[arg(long)]
     pub no_ik: bool,
+}
+
+/// Arguments of `vkskin dump`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DumpArgs {
+    /// A .glb or .gltf file; without one, the built-in character.
+    #[arg(value_parser = checked::path)]
+    pub model: Option<String>,
+    /// Clip name or index; without it (and without --controller) the rest
+    /// pose is dumped.
+    #[arg(long, conflicts_with = "controller")]
+    pub clip: Option<String>,
+    /// Time in seconds. With --clip: on the file's timeline (wrapped as a
+    /// looping player does); any finite number, negative ones included.
+    /// With --controller: seconds into the simulation (>= 0; frames every
+    /// 1/fps, a time between frames ends with one shorter update; in a
+    /// level, a frame's time).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, value_parser = checked::time)]
+    pub time: f64,
+    /// With `--controller FILE`: dump the frame that controller poses (as
+    /// `simulate` runs it, same frames and changes) instead of one clip,
+    /// with the `clips` and `layers` that produced it.
+    #[command(flatten)]
+    pub run: ControllerRunArgs,
+    /// Where vertices are skinned.
+    #[arg(long, value_enum, default_value = "cpu")]
+    pub skinning: Skinning,
+    /// Vulkan device for `--skinning gpu`: an index or part of its name.
+    #[arg(long, value_name = "NAME|INDEX")]
+    pub device: Option<String>,
+    /// Enable the Khronos validation layer (with synchronization
+    /// validation) for `--skinning gpu`; any message fails the command.
+    #[arg(long)]
+    pub validation: bool,
+    /// Output file, `-` for standard output.
+    #[arg(long, default_value = "-", value_parser = checked::path)]
+    pub out: String,
 }
 
 /// Arguments of `vkskin bench`. Lists take commas (`--characters 1,10,100`);

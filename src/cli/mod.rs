@@ -6,6 +6,8 @@ pub mod args;
 pub mod bench;
 pub mod checked;
 pub mod compare;
+mod controller_run;
+mod dump;
 pub mod render;
 pub mod set_times;
 pub mod simulate;
@@ -17,7 +19,7 @@ pub use args::{Cli, Command};
 use crate::anim::compression::report as compression;
 use crate::asset::{self, LoadOptions};
 use crate::atomic_file;
-use crate::formats::{dump, inspect};
+use crate::formats::inspect;
 use crate::render::GpuError;
 use anyhow::anyhow;
 use std::path::Path;
@@ -59,14 +61,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             print!("{text}");
             Ok(())
         }
-        Command::Dump { model, clip, time, skinning, device, validation, out } => {
-            let model = asset::load_or_default(model.as_deref().map(Path::new), &options)?;
-            let request = dump::Request { clip: clip.as_deref(), time, skinning };
-            let gpu = dump::GpuChoice { device: device.as_deref(), validation };
-            let json = dump::dump_on(&model, &request, &gpu)
-                .map_err(|e| anyhow!("{}: {}", model.file, gpu_failure(e, "skinning on the GPU")))?;
-            write_output(&out, &json)
-        }
+        Command::Dump(args) => dump::run(&args, &options),
         Command::Render(args) => trace::traced(&args.trace, || render::run(&args, &options)),
         Command::Simulate(args) => simulate::run(&args, &options),
         Command::View(args) => trace::traced(&args.trace, || view(&args, &options)),
@@ -137,7 +132,7 @@ fn write_glb(out: &str, bytes: &[u8]) -> anyhow::Result<()> {
 }
 
 /// Writes to a file (atomically), or to standard output for `-`.
-fn write_output(out: &str, text: &str) -> anyhow::Result<()> {
+pub(crate) fn write_output(out: &str, text: &str) -> anyhow::Result<()> {
     if out == "-" {
         use std::io::Write;
         let mut stdout = std::io::stdout().lock();

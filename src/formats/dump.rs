@@ -3,6 +3,7 @@
 //! checks parse it), evaluated through the character layer and skinned by
 //! the CPU reference or by one frame of the renderer's compute pass.
 
+use super::trace::TraceFrame;
 use crate::anim::SkinInput;
 use crate::anim::{SkinnedPose, hierarchy::local_to_model_f64};
 use crate::asset::Model;
@@ -62,7 +63,8 @@ pub struct GpuChoice<'a> {
 /// The dump document.
 #[derive(Debug, Serialize)]
 pub struct Dump {
-    /// Clip name (its index when unnamed); null for the rest pose.
+    /// Clip name (its index when unnamed); null for the rest pose and for
+    /// a controller's frame (see `clips`).
     pub clip: serde_json::Value,
     /// The requested time.
     pub time: f64,
@@ -70,6 +72,42 @@ pub struct Dump {
     pub joints: Vec<JointDump>,
     /// Every mesh primitive instantiated by a node.
     pub primitives: Vec<PrimitiveDump>,
+    /// A controller's frame (`dump --controller`): what produced it.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub controller: Option<ControllerFrame>,
+}
+
+/// What produced a controller's frame: the `simulate` trace's line for it
+/// (state, weights, events, `clips`, `layers`, in a level the position
+/// and feet), plus the joints inverse kinematics changed last.
+#[derive(Debug, Serialize)]
+pub struct ControllerFrame {
+    /// The frame number reached (the one before `time` when it falls
+    /// between frames, `time` then reached by one shorter update).
+    pub frame: u32,
+    /// The trace line's other fields for this frame (its `frame` is the
+    /// one above; its `time`, the frame's, gives way to the dump's).
+    #[serde(flatten)]
+    pub trace: serde_json::Map<String, serde_json::Value>,
+    /// Joints whose local transform inverse kinematics (foot placement in
+    /// a level) replaced after the blend, with the transform the pose
+    /// uses; empty without IK.
+    pub ik: Vec<IkJoint>,
+}
+
+/// A joint's local transform as inverse kinematics left it.
+#[derive(Debug, Serialize)]
+pub struct IkJoint {
+    /// glTF node index.
+    pub node: usize,
+    /// Node name.
+    pub name: String,
+    /// x, y, z.
+    pub translation: [f32; 3],
+    /// x, y, z, w (glTF order).
+    pub rotation: [f32; 4],
+    /// x, y, z.
+    pub scale: [f32; 3],
 }
 
 /// One joint's scene-space matrix.
@@ -133,9 +171,56 @@ pub fn evaluate_on(model: &Model, request: &Request, gpu: &GpuChoice) -> anyhow:
     let mut character = Character::new(model.rig.clone(), Arc::new(controller))?;
     character.seek(request.time);
     character.update(0.0)?;
+    let (joints, primitives) = pose_dump(model, &character, request.skinning, gpu)?;
+    Ok(Dump { clip, time: request.time, joints, primitives, controller: None })
+}
+
+/// Dumps `character` (posed by a controller run, `frame` of the trace,
+/// whose line is `trace`) at `time` seconds into the run; `Skinning::Gpu`
+/// runs on `gpu`.
+pub fn controller_frame(
+    model: &Model,
+    character: &Character,
+    frame: u32,
+    time: f64,
+    trace: TraceFrame,
+    skinning: Skinning,
+    gpu: &GpuChoice,
+) -> anyhow::Result<Dump> {
+    let (joints, primitives) = pose_dump(model, character, skinning, gpu)?;
+    let (blended, shown) = (&character.local_pose().locals, &character.shown_pose().locals);
+    let ik = blended
+        .iter()
+        .zip(shown)
+        .enumerate()
+        .filter(|(_, (a, b))| a != b)
+        .map(|(j, (_, t))| IkJoint {
+            node: model.node_of_joint[j],
+            name: model.skeleton.names()[j].clone(),
+            translation: t.translation.into(),
+            rotation: t.rotation.coords.into(),
+            scale: t.scale.into(),
+        })
+        .collect();
+    let serde_json::Value::Object(mut trace) = serde_json::to_value(&trace)? else {
+        anyhow::bail!("a trace frame is not a JSON object");
+    };
+    trace.remove("frame");
+    trace.remove("time");
+    let controller = Some(ControllerFrame { frame, trace, ik });
+    Ok(Dump { clip: serde_json::Value::Null, time, joints, primitives, controller })
+}
+
+/// The joints and primitives of `character`'s shown pose.
+fn pose_dump(
+    model: &Model,
+    character: &Character,
+    skinning: Skinning,
+    gpu: &GpuChoice,
+) -> anyhow::Result<(Vec<JointDump>, Vec<PrimitiveDump>)> {
     let pose = character.pose();
     // Joint matrices in f64: scaled rigs (x100) drift by 1e-4 through f32 chains.
-    let precise_world = local_to_model_f64(model.skeleton.parents(), &character.local_pose().locals);
+    let precise_world = local_to_model_f64(model.skeleton.parents(), &character.shown_pose().locals);
     let joints = model
         .skin_joint_nodes()
         .into_iter()
@@ -147,7 +232,7 @@ pub fn evaluate_on(model: &Model, request: &Request, gpu: &GpuChoice) -> anyhow:
         })
         .collect();
     // The pose is evaluated on the CPU either way; only skinning differs.
-    let mut gpu_positions = match request.skinning {
+    let mut gpu_positions = match skinning {
         Skinning::Cpu => None,
         Skinning::Gpu => Some(gpu_skin(model, pose, gpu)?.into_iter()),
     };
@@ -156,7 +241,7 @@ pub fn evaluate_on(model: &Model, request: &Request, gpu: &GpuChoice) -> anyhow:
         let mesh = &model.meshes[instance.mesh];
         for (primitive, &index) in mesh.primitives.iter().zip(&mesh.primitive_indices) {
             let mut positions = vec![[0.0f32; 3]; primitive.vertex_count()];
-            match request.skinning {
+            match skinning {
                 Skinning::Cpu => pose
                     .skin_primitive(instance, primitive, &mut positions, None)
                     .map_err(|e| anyhow::anyhow!("mesh {} primitive {index}: {e}", instance.mesh))?,
@@ -175,7 +260,7 @@ pub fn evaluate_on(model: &Model, request: &Request, gpu: &GpuChoice) -> anyhow:
             });
         }
     }
-    Ok(Dump { clip, time: request.time, joints, primitives })
+    Ok((joints, primitives))
 }
 
 /// Evaluates and serialises to JSON text.

@@ -6,4 +6,5 @@
 
 pub mod dump;
 pub mod inspect;
+pub mod provenance;
 pub mod trace;

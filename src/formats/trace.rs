@@ -2,6 +2,7 @@
 //! checks parse it): one frame of a character (and, in a level, its actor)
 //! as a JSON object, or as one line of text.
 
+use super::provenance::{self, RootMotionJoint, TraceClip, TraceLayer};
 use crate::asset::Model;
 use crate::character::Character;
 use crate::text::escape;
@@ -24,6 +25,13 @@ pub struct TraceFrame {
     pub weights: serde_json::Map<String, serde_json::Value>,
     /// Events crossed during this frame's update.
     pub events: Vec<TraceEvent>,
+    /// Every clip sampled for this frame's pose (see `formats::provenance`).
+    pub clips: Vec<TraceClip>,
+    /// The layers of this frame's pose, base first.
+    pub layers: Vec<TraceLayer>,
+    /// The joint whose ground travel and yaw are taken out of the pose; absent without root motion.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root_motion: Option<RootMotionJoint>,
     /// In a level: where the feet stand, world space.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub position: Option<[f32; 3]>,
@@ -104,6 +112,9 @@ pub fn trace_frame(model: &Model, frame: u32, time: f64, character: &Character) 
                 clip_time: e.clip_time,
             })
             .collect(),
+        clips: provenance::clips(model, character),
+        layers: provenance::layers(model, character),
+        root_motion: provenance::root_motion_joint(model, character),
         position: None,
         root_delta: None,
         feet: None,
