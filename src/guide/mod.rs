@@ -10,6 +10,8 @@
 //! - [controllers]: the controller file (state machines, blend trees,
 //!   transitions, layers, events);
 //! - [levels]: the demo level, root motion and foot placement;
+//! - [pose_rebuild]: rebuilding a pose from `simulate` and `dump --controller`
+//!   output (the blend formula);
 //! - [dual_quaternions]: dual-quaternion skinning and where it splits the
 //!   matrices;
 //! - [layout]: the GPU layout of the skinning data and how the shaders read it;
@@ -38,6 +40,9 @@ pub mod dual_quaternions {}
 
 #[doc = include_str!("layout.md")]
 pub mod layout {}
+
+#[doc = include_str!("pose_rebuild.md")]
+pub mod pose_rebuild {}
 
 #[doc = include_str!("levels.md")]
 pub mod levels {}

@@ -12,6 +12,7 @@ pub mod browser;
 pub mod crowd;
 pub mod faults;
 pub mod pixels;
+pub mod pose_rebuild;
 pub mod skin_pass;
 pub mod trace;
 use vkskin::testing::skip as skip_policy;

@@ -220,7 +220,9 @@ fn simulate_json_follows_the_trace_format() {
     for (i, line) in lines.iter().enumerate() {
         let f: Value = serde_json::from_str(line).unwrap();
         let what = format!("frame {i}");
-        keys(&f, &["frame", "time", "state", "transition", "weights", "events"], &what);
+        let fields =
+            ["frame", "time", "state", "transition", "weights", "events", "clips", "layers", "root_motion"];
+        keys(&f, &fields, &what);
         assert_eq!(uint(&f["frame"], &what), i as u64);
         assert!((number(&f["time"], &what) - i as f64 / 30.0).abs() < 1e-9);
         assert!(["Idle", "Locomotion", "Jump"].contains(&string(&f["state"], &what)), "{what}");
@@ -239,6 +241,32 @@ fn simulate_json_follows_the_trace_format() {
             string(&e["name"], &what);
             number(&e["clip_time"], &what);
         }
+        // What produced the pose: the base layer's clips carry the weights.
+        let layers = array(&f["layers"], &what);
+        keys(&layers[0], &["name", "mode", "weight", "mask"], &what);
+        assert_eq!(string(&layers[0]["mode"], &what), "base");
+        let mut by_clip = serde_json::Map::new();
+        for c in array(&f["clips"], &what) {
+            keys(c, &["clip", "index", "time", "weight", "layer"], &what);
+            let name = string(&c["clip"], &what);
+            assert_eq!(clips[uint(&c["index"], &what) as usize], name, "{what}: index of {name}");
+            assert!(uint(&c["layer"], &what) < layers.len() as u64);
+            let time = number(&c["time"], &what);
+            assert!((0.0..=2.0).contains(&time), "{what}: {name} sampled at {time} s");
+            if uint(&c["layer"], &what) == 0 {
+                let w =
+                    by_clip.get(name).and_then(Value::as_f64).unwrap_or(0.0) + number(&c["weight"], &what);
+                by_clip.insert(name.to_string(), w.into());
+            }
+        }
+        for (name, w) in weights {
+            let listed = by_clip.get(name).and_then(Value::as_f64).unwrap_or(0.0);
+            assert!(
+                (listed - number(w, &what)).abs() < 1e-6,
+                "{what}: {name} weighs {w}, its clips {listed}"
+            );
+        }
+        assert_eq!(string(&f["root_motion"]["name"], &what), "Root");
     }
 }
 
@@ -265,7 +293,20 @@ fn simulate_json_in_a_level_adds_position_root_delta_and_feet() {
         let what = format!("frame {i}");
         keys(
             &f,
-            &["frame", "time", "state", "transition", "weights", "events", "position", "root_delta", "feet"],
+            &[
+                "frame",
+                "time",
+                "state",
+                "transition",
+                "weights",
+                "events",
+                "clips",
+                "layers",
+                "root_motion",
+                "position",
+                "root_delta",
+                "feet",
+            ],
             &what,
         );
         assert_eq!(array(&f["position"], &what).len(), 3);

@@ -12,6 +12,7 @@ mod asset_default_character;
 mod character_fuzz_controller;
 mod character_layers;
 mod character_lod;
+mod character_pose_rebuild;
 mod character_root_motion;
 mod cli_baseline;
 mod cli_controller_input;

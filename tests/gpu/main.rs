@@ -10,6 +10,7 @@ mod character_controllers;
 mod cli_baseline;
 mod cli_bench;
 mod cli_bench_report;
+mod cli_dump_controller;
 mod cli_faults;
 mod cli_hostile_inputs;
 mod cli_trace;

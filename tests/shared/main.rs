@@ -14,3 +14,4 @@ mod asset_fuzz_import;
 mod asset_import_models;
 mod asset_malformed;
 mod character_compressed_clips;
+mod character_pose_rebuild;
