@@ -141,9 +141,13 @@ pub fn draw(
                         section(ui, "Clips", true, |ui| clips(ui, state, info));
                     }
                     section(ui, "Weights", true, |ui| weights(ui, info, anim.character()));
+                    if !anim.character().controller().layers().is_empty() {
+                        section(ui, "Layers", true, |ui| layers(ui, anim.character()));
+                    }
+                    section(ui, "Sampled clips", false, |ui| sampled_clips(ui, info, anim.character()));
                     section(ui, "Display", true, |ui| display(ui, state, info));
                     if !info.morph_names.is_empty() {
-                        section(ui, "Morphs", false, |ui| morphs(ui, state, info));
+                        section(ui, "Morphs", false, |ui| morphs(ui, state, info, anim.character()));
                     }
                     section(ui, "Timing", true, |ui| timing(ui, state, timings));
                     section(ui, "Events", false, |ui| events(ui, log));
@@ -349,6 +353,36 @@ fn weights(ui: &mut Ui, info: &ModelInfo, character: &Character) {
     }
 }
 
+/// Each controller layer: its mode and weight at the last evaluation.
+fn layers(ui: &mut Ui, character: &Character) {
+    for layer in character.evaluated_layers().skip(1) {
+        let name = layer.name().unwrap_or("?");
+        let masked = if layer.mask().is_some() { ", masked" } else { "" };
+        let text = format!("{name} ({}{masked})  {:.2}", layer.mode_name(), layer.weight);
+        ui.add(ProgressBar::new(layer.weight).text(text));
+    }
+}
+
+/// The trace's clip list for this frame: every clip sampled for the pose,
+/// its layer, its time on the file's timeline and its weight in its layer
+/// (what `simulate --json` and `dump --controller` write as `clips`).
+fn sampled_clips(ui: &mut Ui, info: &ModelInfo, character: &Character) {
+    let layer_names: Vec<&str> = character.evaluated_layers().map(|l| l.name().unwrap_or("base")).collect();
+    egui::Grid::new("sampled clips").num_columns(4).spacing([10.0, 2.0]).striped(true).show(ui, |ui| {
+        for heading in ["clip", "layer", "time", "weight"] {
+            ui.strong(heading);
+        }
+        ui.end_row();
+        for c in character.sampled_clips() {
+            ui.label(info.clips.get(c.clip as usize).map_or("?", |c| c.0.as_str()));
+            ui.label(layer_names.get(c.layer as usize).copied().unwrap_or("?"));
+            ui.label(format!("{:.3} s", c.time));
+            ui.label(format!("{:.3}", c.weight));
+            ui.end_row();
+        }
+    });
+}
+
 fn clips(ui: &mut Ui, state: &mut ViewerState, info: &ModelInfo) {
     if info.clips.is_empty() {
         ui.weak("This model has no clips: rest pose.");
@@ -438,11 +472,19 @@ fn display(ui: &mut Ui, state: &mut ViewerState, info: &ModelInfo) {
     }
 }
 
-fn morphs(ui: &mut Ui, state: &mut ViewerState, info: &ModelInfo) {
+/// The morph weights: as the clips and layers set them this frame (bars
+/// that move with the animation), or overridden by hand (sliders).
+fn morphs(ui: &mut Ui, state: &mut ViewerState, info: &ModelInfo, character: &Character) {
     ui.checkbox(&mut state.morph_override, "Override clip weights");
-    let enabled = state.morph_override;
-    for (name, w) in info.morph_names.iter().zip(state.morph_weights.iter_mut()) {
-        ui.add_enabled(enabled, Slider::new(w, 0.0..=1.0).text(name).fixed_decimals(2));
+    if state.morph_override {
+        for (name, w) in info.morph_names.iter().zip(state.morph_weights.iter_mut()) {
+            ui.add(Slider::new(w, 0.0..=1.0).text(name).fixed_decimals(2));
+        }
+        return;
+    }
+    let live = &character.local_pose().morph_weights;
+    for (name, &w) in info.morph_names.iter().zip(live) {
+        ui.add(ProgressBar::new(w.clamp(0.0, 1.0)).text(format!("{name}  {w:.2}")));
     }
 }
 
@@ -563,5 +605,37 @@ mod tests {
         assert!(run(&mut state, &info, &anim, &log) > 0);
         // Drawing changes no parameter by itself.
         assert!(state.parameter_changes.is_empty());
+    }
+
+    #[test]
+    fn draws_layers_and_the_sampled_clips() {
+        let model = Arc::new(crate::asset::load_default_character().unwrap());
+        let text = r#"(
+            parameters: [Float(name: "lean", default: 0.5, min: 0.0, max: 1.0)],
+            states: [(name: "Walk", motion: Clip(clip: "Walk"))],
+            layers: [(name: "lean", motion: Clip(clip: "Run"), blending: Additive, weight: "lean",
+                      mask: [(joint: "Spine")])],
+        )"#;
+        let controller = crate::character::Controller::from_text(text, &model).unwrap();
+        let mut state = ViewerState::default();
+        let mut anim =
+            ViewerAnimation::new(model.clone(), Some((controller, "test".into())), &mut state).unwrap();
+        let mut log = EventLog::default();
+        anim.update(1.0 / 30.0, &mut state, &mut log, 0.0).unwrap();
+        let character = anim.character();
+        assert_eq!(character.sampled_clips().map(|c| c.layer).collect::<Vec<_>>(), [0, 1]);
+        let info = ModelInfo::new(&model, true);
+        let with_layers = run(&mut state, &info, &anim, &log);
+        // The same frame without the layer panel and clip list draws less.
+        let bare = crate::character::Controller::from_text(
+            r#"(states: [(name: "Walk", motion: Clip(clip: "Walk"))])"#,
+            &model,
+        )
+        .unwrap();
+        let mut bare_state = ViewerState::default();
+        let mut bare_anim =
+            ViewerAnimation::new(model.clone(), Some((bare, "test".into())), &mut bare_state).unwrap();
+        bare_anim.update(1.0 / 30.0, &mut bare_state, &mut log, 0.0).unwrap();
+        assert!(with_layers > run(&mut bare_state, &info, &bare_anim, &log));
     }
 }
