@@ -14,6 +14,7 @@ pub mod cli;
 pub mod formats;
 pub mod gpu;
 pub mod guide;
+pub mod heap;
 pub mod input_file;
 pub mod profiler;
 pub mod render;

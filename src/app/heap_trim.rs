@@ -30,7 +30,7 @@ impl HeapTrim {
         match self.frames_left {
             Some(0) => {
                 self.frames_left = None;
-                return_free_heap();
+                crate::heap::return_free_pages();
             }
             Some(n) => self.frames_left = Some(n - 1),
             None => {}
@@ -41,15 +41,6 @@ impl HeapTrim {
     #[cfg(test)]
     fn pending(&self) -> bool {
         self.frames_left.is_some()
-    }
-}
-
-/// Returns free heap pages to the system (glibc); nothing elsewhere.
-fn return_free_heap() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only changes how the allocator holds free memory.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }
 

@@ -82,18 +82,8 @@ pub fn resident_bytes() -> u64 {
     kib.unwrap_or(0) * 1024
 }
 
-/// Bytes in use on the C heap: glibc's `mallinfo2` (blocks handed out from
-/// the arenas plus those mapped on their own); 0 where there is no glibc.
-pub fn heap_in_use_bytes() -> u64 {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        // SAFETY: mallinfo2 only reads the allocator's statistics.
-        let info = unsafe { libc::mallinfo2() };
-        (info.uordblks + info.hblkhd) as u64
-    }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    0
-}
+/// Bytes the heap has in use (see `crate::heap`).
+pub use crate::heap::in_use_bytes as heap_in_use_bytes;
 
 /// What a scripted frame asks the viewer to do beyond `ViewerState` changes.
 #[derive(Debug, Default, PartialEq)]

@@ -454,6 +454,15 @@ pub struct BenchArgs {
     /// A small sweep that finishes in under a minute on lavapipe (what CI runs).
     #[arg(long)]
     pub quick: bool,
+    /// Measure only the CPU side of a crowd frame, no GPU at all: every
+    /// character's update (controller, sampling, blend, events, root
+    /// motion, local-to-model, palette) at --characters (default
+    /// 1000,10000,100000; --quick: 1000,10000), on one thread and on every
+    /// core, all evaluated each frame and under the default LOD mix; per
+    /// frame time, ns per joint, characters per core per 60 Hz frame and
+    /// heap per character, into DIR/results.json (`kind: "cpu-only"`).
+    #[arg(long, conflicts_with_all = ["passes", "skinning", "upload", "dqs_split", "device", "validation", "baseline"])]
+    pub cpu_only: bool,
     /// Output folder for results.json and the SVG plots (created when needed).
     #[arg(long, value_name = "DIR", value_parser = checked::path)]
     pub out: String,

@@ -4,6 +4,7 @@
 
 use super::args::BenchArgs;
 use crate::asset::LoadOptions;
+use crate::profiler::cpu_scale::{self, CpuScalePlan, run_cpu_scale};
 use crate::profiler::{BenchPlan, SweepRequest, baseline, run_bench};
 use anyhow::{Context, anyhow};
 use std::path::{Path, PathBuf};
@@ -30,6 +31,9 @@ impl BenchArgs {
 /// `vkskin bench`: plan, measure, report, then compare with `--baseline`
 /// when given; models load within `load`'s limits.
 pub fn run(args: &BenchArgs, load: &LoadOptions) -> anyhow::Result<()> {
+    if args.cpu_only {
+        return run_cpu_only(args, load);
+    }
     let plan = BenchPlan::new(&args.sweep(), command_line(), load.clone())?;
     // An unreadable baseline fails before minutes of measuring, too.
     let baseline = match &args.baseline {
@@ -49,6 +53,18 @@ pub fn run(args: &BenchArgs, load: &LoadOptions) -> anyhow::Result<()> {
         }
         None => Ok(()),
     }
+}
+
+/// `vkskin bench --cpu-only`: the crowd's CPU side at scale, no GPU.
+fn run_cpu_only(args: &BenchArgs, load: &LoadOptions) -> anyhow::Result<()> {
+    let out = PathBuf::from(&args.out);
+    let plan =
+        CpuScalePlan::new(&args.models, &args.characters, args.frames, args.quick, out, command_line());
+    std::fs::create_dir_all(&plan.out)
+        .with_context(|| format!("{}: cannot create folder", plan.out.display()))
+        .map_err(|e| anyhow!("{e:#}"))?;
+    let results = run_cpu_scale(&plan, load)?;
+    cpu_scale::write(&plan.out, &results)
 }
 
 /// The command line as typed, arguments with spaces or quotes quoted for a shell.

@@ -15,6 +15,7 @@ mod character_lod;
 mod character_pose_rebuild;
 mod character_root_motion;
 mod cli_baseline;
+mod cli_bench_cpu_only;
 mod cli_controller_input;
 mod cli_faults;
 mod cli_formats;

@@ -58,6 +58,15 @@ pub enum ReportError {
         #[source]
         source: serde_json::Error,
     },
+    /// A `bench --cpu-only` results file where GPU results are needed.
+    #[error(
+        "{}: CPU-only results (bench --cpu-only): they have no GPU figures to compare; compare two GPU runs",
+        path.display()
+    )]
+    CpuOnly {
+        /// The file.
+        path: PathBuf,
+    },
     /// A file cannot be written.
     #[error(transparent)]
     Output(#[from] OutputError),

@@ -35,7 +35,15 @@ pub fn write_json(dir: &Path, results: &BenchResults) -> Result<PathBuf, ReportE
 pub fn read_json(path: &Path) -> Result<BenchResults, ReportError> {
     let text =
         std::fs::read_to_string(path).map_err(|source| ReportError::Read { path: path.into(), source })?;
-    serde_json::from_str(&text).map_err(|source| ReportError::NotResults { path: path.into(), source })
+    serde_json::from_str(&text).map_err(|source| {
+        // A CPU-only file parses as JSON but not as these results: say so.
+        let kind = serde_json::from_str::<serde_json::Value>(&text).ok().map(|v| v["header"]["kind"].clone());
+        if kind.is_some_and(|k| k == crate::profiler::cpu_scale::CPU_ONLY_KIND) {
+            ReportError::CpuOnly { path: path.into() }
+        } else {
+            ReportError::NotResults { path: path.into(), source }
+        }
+    })
 }
 
 #[cfg(test)]

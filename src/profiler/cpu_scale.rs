@@ -1,0 +1,333 @@
+//! `vkskin bench --cpu-only`: the CPU side of a crowd frame at scale, with
+//! no GPU at all: every character's controller, clips sampled, blend,
+//! events, root motion, local-to-model and palette write, for 1,000 to
+//! 100,000 characters, on one thread and on every core, every character
+//! evaluated each frame ("all-near") and under the default distance mix
+//! ("lod": 10 % every frame, 30 % every 2nd, 60 % every 4th, staggered).
+//! Per entry: the frame time, nanoseconds per joint on one core, characters
+//! one core updates in a 60 Hz frame, and the heap each character keeps
+//! (the rig is shared, so it is measured apart). Written as
+//! `DIR/results.json` (`kind: "cpu-only"`: the usual `model`,
+//! `characters`, `joints`, `cpu_pose_us`; no GPU fields) and a table.
+
+use super::plan::BenchModel;
+use super::report::Stat;
+use super::report::utc::iso8601_utc;
+use super::runner::load_model;
+use crate::asset::LoadOptions;
+use crate::character::{Crowd, EvaluationRate, ParameterValue};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime};
+
+/// The `kind` of a CPU-only results file.
+pub const CPU_ONLY_KIND: &str = "cpu-only";
+/// One 60 Hz frame, microseconds.
+const FRAME_60HZ_US: f64 = 1e6 / 60.0;
+/// Frames every crowd plays before it is timed (transitions settle,
+/// caches warm).
+const WARMUP_FRAMES: u32 = 8;
+
+/// How the characters of a crowd are spread over evaluation rates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LodMix {
+    /// Every character evaluated every frame.
+    AllNear,
+    /// 10 % near (every frame), 30 % mid (every 2nd), 60 % far (every 4th).
+    Lod,
+}
+
+impl LodMix {
+    /// The rate of character `i` of a crowd (the mix spread evenly over
+    /// the crowd, so every slice of it has the same share).
+    fn rate(self, i: usize) -> EvaluationRate {
+        match (self, i % 10) {
+            (LodMix::AllNear, _) | (LodMix::Lod, 0) => EvaluationRate::EveryFrame,
+            (LodMix::Lod, 1..=3) => EvaluationRate::Every2nd,
+            (LodMix::Lod, _) => EvaluationRate::Every4th,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            LodMix::AllNear => "all-near",
+            LodMix::Lod => "lod",
+        }
+    }
+}
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct CpuScalePlan {
+    /// Models (the built-in character without any).
+    pub models: Vec<BenchModel>,
+    /// Crowd sizes.
+    pub characters: Vec<u32>,
+    /// Timed frames per entry.
+    pub frames: u32,
+    /// Thread counts (1, then every core when there is more than one).
+    pub threads: Vec<usize>,
+    /// Output folder.
+    pub out: PathBuf,
+    /// A `--quick` run.
+    pub quick: bool,
+    /// The command line.
+    pub command: String,
+}
+
+impl CpuScalePlan {
+    /// The plan for `models` (paths; none: the built-in character),
+    /// `characters` (none: 1,000, 10,000 and 100,000; quick: 1,000 and
+    /// 10,000) and `frames` (none: 30; quick: 10).
+    pub fn new(
+        models: &[String],
+        characters: &[u32],
+        frames: Option<u32>,
+        quick: bool,
+        out: PathBuf,
+        command: String,
+    ) -> Self {
+        let models = if models.is_empty() {
+            vec![BenchModel::BuiltIn]
+        } else {
+            models.iter().map(|m| BenchModel::File(PathBuf::from(m))).collect()
+        };
+        let characters = match (characters.is_empty(), quick) {
+            (false, _) => characters.to_vec(),
+            (true, false) => vec![1_000, 10_000, 100_000],
+            (true, true) => vec![1_000, 10_000],
+        };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = if cores > 1 { vec![1, cores] } else { vec![1] };
+        let frames = frames.unwrap_or(if quick { 10 } else { 30 });
+        CpuScalePlan { models, characters, frames, threads, out, quick, command }
+    }
+}
+
+/// Where and when it ran.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CpuScaleHeader {
+    /// Always [`CPU_ONLY_KIND`].
+    pub kind: String,
+    /// The CPU's model name (`/proc/cpuinfo`), or "unknown".
+    pub cpu: String,
+    /// Cores the process may use.
+    pub cores: usize,
+    /// UTC, ISO 8601.
+    pub date: String,
+    /// The short commit of the build.
+    pub commit: String,
+    /// Whether it was a `--quick` run.
+    pub quick: bool,
+    /// The command line.
+    pub command: String,
+}
+
+/// One crowd at one thread count and LOD mix.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CpuScaleEntry {
+    /// The model, as named on the command line ("built-in" without one).
+    pub model: String,
+    /// Characters in the crowd.
+    pub characters: u32,
+    /// Joints of one character.
+    pub joints: u32,
+    /// Threads the update ran on.
+    pub threads: u32,
+    /// `all-near` or `lod` (see the module documentation).
+    pub lod: LodMix,
+    /// Timed frames.
+    pub frames: u32,
+    /// Wall time of one frame's update of every character.
+    pub cpu_pose_us: Stat,
+    /// The median frame's CPU time per joint per character: wall time
+    /// times threads, over characters times joints.
+    pub ns_per_joint: f64,
+    /// Characters one core updates in a 60 Hz frame (16.7 ms), at the median.
+    pub characters_per_core_frame: f64,
+    /// Heap bytes each character keeps (the shared rig and controller not
+    /// counted; 0 where the allocator cannot say).
+    pub bytes_per_character: f64,
+    /// Of those, its palette (joints x 64 bytes).
+    pub palette_bytes_per_character: u64,
+}
+
+/// A CPU-only run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CpuScaleResults {
+    /// Where and when.
+    pub header: CpuScaleHeader,
+    /// One per model, character count, LOD mix and thread count.
+    pub entries: Vec<CpuScaleEntry>,
+}
+
+/// Measures `plan`, printing each entry as a table row as it completes.
+pub fn run_cpu_scale(plan: &CpuScalePlan, load: &LoadOptions) -> anyhow::Result<CpuScaleResults> {
+    let header = CpuScaleHeader {
+        kind: CPU_ONLY_KIND.to_string(),
+        cpu: cpu_name(),
+        cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        date: iso8601_utc(SystemTime::now()),
+        commit: env!("VKSKIN_GIT_COMMIT").to_string(),
+        quick: plan.quick,
+        command: plan.command.clone(),
+    };
+    println!("{}", table_header());
+    let mut entries = Vec::new();
+    for which in &plan.models {
+        let (model, controller) = load_model(which, load)?;
+        let joints = model.skeleton.len() as u32;
+        for &characters in &plan.characters {
+            for lod in [LodMix::AllNear, LodMix::Lod] {
+                for &threads in &plan.threads {
+                    let heap_before = crate::heap::in_use_bytes();
+                    let mut crowd = Crowd::new(
+                        model.rig.clone(),
+                        controller.clone(),
+                        characters as usize,
+                        1.0,
+                        60.0,
+                        threads,
+                    )?;
+                    let heap_after = crate::heap::in_use_bytes();
+                    let speed = controller.parameter("speed");
+                    for i in 0..characters as usize {
+                        let c = crowd.character_mut(i);
+                        c.set_evaluation_rate(lod.rate(i));
+                        // Idle, walk, walk/run blends and run: the whole
+                        // locomotion range at once.
+                        if let Some(p) = speed {
+                            let _ = c.set(p, ParameterValue::Float((i % 9) as f32 * 0.5));
+                        }
+                    }
+                    let mut times = Vec::with_capacity(plan.frames as usize);
+                    for frame in 0..WARMUP_FRAMES + plan.frames {
+                        let start = Instant::now();
+                        crowd.frame(frame)?;
+                        if frame >= WARMUP_FRAMES {
+                            times.push(start.elapsed().as_secs_f64() * 1e6);
+                        }
+                    }
+                    let stat = Stat::from_samples(&mut times)?;
+                    let core_us = stat.median * threads as f64;
+                    let per_character_us = core_us / f64::from(characters);
+                    let entry = CpuScaleEntry {
+                        model: which.label(),
+                        characters,
+                        joints,
+                        threads: threads as u32,
+                        lod,
+                        frames: plan.frames,
+                        cpu_pose_us: stat,
+                        ns_per_joint: per_character_us * 1e3 / f64::from(joints.max(1)),
+                        characters_per_core_frame: FRAME_60HZ_US / per_character_us,
+                        bytes_per_character: heap_after.saturating_sub(heap_before) as f64
+                            / f64::from(characters),
+                        palette_bytes_per_character: model.rig.palette_len() as u64 * 64,
+                    };
+                    println!("{}", table_row(&entry));
+                    entries.push(entry);
+                    drop(crowd);
+                    crate::heap::return_free_pages();
+                }
+            }
+        }
+    }
+    let results = CpuScaleResults { header, entries };
+    for line in scaling_lines(&results.entries) {
+        println!("{line}");
+    }
+    Ok(results)
+}
+
+/// Writes `DIR/results.json`.
+pub fn write(out: &Path, results: &CpuScaleResults) -> anyhow::Result<()> {
+    let path = out.join(super::report::RESULTS_FILE);
+    let text = serde_json::to_string_pretty(results)? + "\n";
+    crate::atomic_file::write(&path, text.as_bytes())?;
+    println!("wrote {}", path.display());
+    Ok(())
+}
+
+fn table_header() -> String {
+    format!(
+        "{:<12} {:>10} {:>6} {:>8} {:>7} {:>11} {:>10} {:>14} {:>12}",
+        "model",
+        "characters",
+        "joints",
+        "lod",
+        "threads",
+        "frame ms",
+        "ns/joint",
+        "chars/core/60Hz",
+        "heap/char"
+    )
+}
+
+fn table_row(e: &CpuScaleEntry) -> String {
+    let model = Path::new(&e.model).file_stem().map_or(e.model.clone(), |s| s.to_string_lossy().into_owned());
+    format!(
+        "{:<12} {:>10} {:>6} {:>8} {:>7} {:>11.2} {:>10.1} {:>14.0} {:>10.0} B",
+        model,
+        e.characters,
+        e.joints,
+        e.lod.name(),
+        e.threads,
+        e.cpu_pose_us.median / 1e3,
+        e.ns_per_joint,
+        e.characters_per_core_frame,
+        e.bytes_per_character
+    )
+}
+
+/// One line per crowd measured on one thread and on more: the speed-up
+/// and the efficiency (speed-up over threads), and the LOD mix's saving.
+pub fn scaling_lines(entries: &[CpuScaleEntry]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for one in entries.iter().filter(|e| e.threads == 1) {
+        let same =
+            |e: &&CpuScaleEntry| e.model == one.model && e.characters == one.characters && e.lod == one.lod;
+        for many in entries.iter().filter(same).filter(|e| e.threads > 1) {
+            let speedup = one.cpu_pose_us.median / many.cpu_pose_us.median;
+            lines.push(format!(
+                "{} x{} {}: {} threads {speedup:.2}x one ({:.0} % efficiency)",
+                one.model,
+                one.characters,
+                one.lod.name(),
+                many.threads,
+                100.0 * speedup / f64::from(many.threads)
+            ));
+        }
+        if one.lod == LodMix::Lod {
+            let near = entries.iter().find(|e| {
+                e.model == one.model
+                    && e.characters == one.characters
+                    && e.threads == 1
+                    && e.lod == LodMix::AllNear
+            });
+            if let Some(near) = near {
+                lines.push(format!(
+                    "{} x{}: the LOD mix costs {:.0} % of all-near per character on one thread",
+                    one.model,
+                    one.characters,
+                    100.0 * one.cpu_pose_us.median / near.cpu_pose_us.median
+                ));
+            }
+        }
+    }
+    lines
+}
+
+/// The CPU's model name, as Linux reports it.
+fn cpu_name() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, name)| name.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".to_string())
+}

@@ -1,0 +1,72 @@
+//! `vkskin bench --cpu-only`: the CPU side of a crowd without a GPU,
+//! written as results.json entries with the usual fields and none of the
+//! GPU ones.
+
+use serde_json::Value;
+
+fn bench(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_vkskin")).arg("bench").args(args).output().unwrap()
+}
+
+#[test]
+fn a_cpu_only_run_writes_crowd_figures_without_gpu_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let run = bench(&["--cpu-only", "--characters", "10,40", "--frames", "3", "--out", out]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{}\n{stdout}", String::from_utf8_lossy(&run.stderr));
+    let results: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["header"]["kind"], "cpu-only");
+    let cores = results["header"]["cores"].as_u64().unwrap();
+    let entries = results["entries"].as_array().unwrap();
+    let built_in = vkskin::asset::load_default_character().unwrap();
+    let (joints, palette) = (built_in.skeleton.len() as f64, built_in.palette_len() as f64 * 64.0);
+    // 2 counts x 2 LOD mixes x (1 thread, and every core when there are more).
+    assert_eq!(entries.len() as u64, 2 * 2 * if cores > 1 { 2 } else { 1 });
+    for e in entries {
+        assert_eq!(e["model"], "built-in");
+        assert_eq!(e["joints"].as_f64().unwrap(), joints);
+        assert!([10, 40].contains(&e["characters"].as_u64().unwrap()), "{e}");
+        for field in ["gpu_us", "copy_kernel_us", "palette_bytes", "skinning", "upload"] {
+            assert!(e.get(field).is_none(), "no GPU field {field}: {e}");
+        }
+        let (median, p95) =
+            (e["cpu_pose_us"]["median"].as_f64().unwrap(), e["cpu_pose_us"]["p95"].as_f64().unwrap());
+        assert!(median > 0.0 && p95 >= median, "{e}");
+        let per_joint = e["ns_per_joint"].as_f64().unwrap();
+        let threads = e["threads"].as_f64().unwrap();
+        let expected = median * threads * 1e3 / (e["characters"].as_f64().unwrap() * joints);
+        assert!((per_joint - expected).abs() <= 1e-9 * expected, "{e}");
+        let per_core = e["characters_per_core_frame"].as_f64().unwrap();
+        assert!(
+            (per_core * per_joint * joints * 1e-3 - 1e6 / 60.0).abs() < 1e-6 * per_core * per_joint,
+            "{e}"
+        );
+        // Each character keeps at least its own palette (64 B per skin
+        // joint); the rig is shared, so far less than the model.
+        let bytes = e["bytes_per_character"].as_f64().unwrap();
+        assert_eq!(e["palette_bytes_per_character"].as_f64().unwrap(), palette);
+        assert!((palette..1e6).contains(&bytes), "{bytes} B per character");
+    }
+    assert!(stdout.contains("ns/joint"), "a table: {stdout}");
+    assert!(stdout.contains("of all-near per character"), "the LOD saving: {stdout}");
+    let compare = std::process::Command::new(env!("CARGO_BIN_EXE_vkskin"))
+        .args(["compare", out, out])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&compare.stderr);
+    assert!(!compare.status.success() && stderr.contains("CPU-only results"), "{stderr}");
+}
+
+#[test]
+fn cpu_only_refuses_gpu_options() {
+    for flag in
+        [&["--skinning", "compute"][..], &["--passes", "2"], &["--validation"], &["--upload", "dirty"]]
+    {
+        let args = [&["--cpu-only", "--out", "/nonexistent/never"][..], flag].concat();
+        let run = bench(&args);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(!run.status.success() && stderr.contains("cannot be used with"), "{args:?}: {stderr}");
+    }
+}
