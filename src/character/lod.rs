@@ -1,5 +1,5 @@
 //! Evaluation-rate level of detail: characters far away or small on screen
-//! evaluate their pose every 2nd or 4th update instead of every update.
+//! evaluate their pose every 2nd, 4th or 8th update instead of every update.
 //! Only the pose work is skipped (sampling, blending, hierarchy, palettes);
 //! playback, the state machine, events and root motion run every update.
 //! It chooses a rate; it never skips anything itself (see `Character::update`).
@@ -14,22 +14,27 @@ pub enum EvaluationRate {
     Every2nd,
     /// Every 4th update.
     Every4th,
+    /// Every 8th update (a character a few dozen pixels tall).
+    Every8th,
 }
 
 /// Screen heights (pixels) below which a character drops to the next rate:
-/// under 160 px every 2nd update, under 64 px every 4th. A character 160 px
-/// tall moves a few pixels per frame at walking pace; at 60 Hz, updating
-/// it at 30 Hz does not show.
+/// under 160 px every 2nd update, under 64 px every 4th, under 32 px every
+/// 8th. A character 160 px tall moves a few pixels per frame at walking
+/// pace; at 60 Hz, updating it at 30 Hz does not show, and one 32 px tall
+/// moves about a pixel per frame.
 const EVERY_2ND_BELOW_PX: f32 = 160.0;
 const EVERY_4TH_BELOW_PX: f32 = 64.0;
+const EVERY_8TH_BELOW_PX: f32 = 32.0;
 
 impl EvaluationRate {
-    /// Updates per evaluation: 1, 2 or 4.
+    /// Updates per evaluation: 1, 2, 4 or 8.
     pub fn period(self) -> u32 {
         match self {
             EvaluationRate::EveryFrame => 1,
             EvaluationRate::Every2nd => 2,
             EvaluationRate::Every4th => 4,
+            EvaluationRate::Every8th => 8,
         }
     }
 
@@ -45,8 +50,10 @@ impl EvaluationRate {
             EvaluationRate::EveryFrame
         } else if pixels >= EVERY_4TH_BELOW_PX {
             EvaluationRate::Every2nd
-        } else {
+        } else if pixels >= EVERY_8TH_BELOW_PX {
             EvaluationRate::Every4th
+        } else {
+            EvaluationRate::Every8th
         }
     }
 
@@ -76,7 +83,9 @@ mod tests {
         assert_eq!(EvaluationRate::for_screen_height(160.0), EvaluationRate::EveryFrame);
         assert_eq!(EvaluationRate::for_screen_height(159.0), EvaluationRate::Every2nd);
         assert_eq!(EvaluationRate::for_screen_height(64.0), EvaluationRate::Every2nd);
-        assert_eq!(EvaluationRate::for_screen_height(10.0), EvaluationRate::Every4th);
+        assert_eq!(EvaluationRate::for_screen_height(40.0), EvaluationRate::Every4th);
+        assert_eq!(EvaluationRate::for_screen_height(32.0), EvaluationRate::Every4th);
+        assert_eq!(EvaluationRate::for_screen_height(10.0), EvaluationRate::Every8th);
         assert_eq!(EvaluationRate::for_screen_height(f32::NAN), EvaluationRate::EveryFrame);
     }
 
@@ -91,6 +100,7 @@ mod tests {
         assert_eq!(at(5.0), EvaluationRate::EveryFrame);
         assert_eq!(at(15.0), EvaluationRate::Every2nd);
         assert_eq!(at(40.0), EvaluationRate::Every4th);
+        assert_eq!(at(80.0), EvaluationRate::Every8th);
     }
 
     #[test]
@@ -99,5 +109,6 @@ mod tests {
         assert_eq!(due(EvaluationRate::EveryFrame), (0..8).collect::<Vec<_>>());
         assert_eq!(due(EvaluationRate::Every2nd), vec![0, 2, 4, 6]);
         assert_eq!(due(EvaluationRate::Every4th), vec![0, 4]);
+        assert_eq!(due(EvaluationRate::Every8th), vec![0]);
     }
 }

@@ -12,8 +12,12 @@ use vkskin::character::{
     AnimationSystem, Character, CharacterId, Controller, EvaluationRate, ParameterValue,
 };
 
-const RATES: [EvaluationRate; 3] =
-    [EvaluationRate::EveryFrame, EvaluationRate::Every2nd, EvaluationRate::Every4th];
+const RATES: [EvaluationRate; 4] = [
+    EvaluationRate::EveryFrame,
+    EvaluationRate::Every2nd,
+    EvaluationRate::Every4th,
+    EvaluationRate::Every8th,
+];
 
 #[derive(Debug, Clone)]
 enum Op {
