@@ -16,8 +16,15 @@ use super::{
     BoneMatrix, JobError, LocalToModelJob, PaletteJob, Rig, RotationBlend, SampleJob, SamplingCursor,
     SkinnedPose, Transform,
 };
-use nalgebra::{Matrix4, Vector3};
+use nalgebra::{Matrix4, UnitQuaternion, Vector3};
 use std::sync::Arc;
+
+/// Times sampled from pose A to pose B when measuring the departures.
+pub const MEASURE_SAMPLES: u32 = 1000;
+
+/// Where each copy stands, as printed.
+pub const LAYOUT: &str = "left: joint angles blended linearly, right: the same poses as quaternions (slerp); \
+                          top: rotations about one axis, bottom: 3D rotations from Euler angles";
 
 /// What the scene needs to know of its rig: the chain's joints, the two
 /// poses both ways (angles and Euler angles), the clips that hold the same
@@ -44,6 +51,15 @@ pub struct PlanarMotion {
     /// Distance between the lerp and the quaternion column (x) and
     /// between the rows (y).
     pub spacing: [f32; 2],
+    /// Every copy turned by this angle (radians) about +y, and the columns
+    /// laid out along the turned x axis: turned to face a camera looking
+    /// from that side, the two copies of a row stand at the same depth, so
+    /// equal poses look equal (0: the plane of the arm faces +z).
+    pub facing_yaw: f32,
+    /// The 3D row turned by this much more about +y (radians): its
+    /// departures lie mostly out of the arm's plane, which a camera facing
+    /// that plane sees edge on.
+    pub euler_row_yaw: f32,
 }
 
 impl PlanarMotion {
@@ -86,10 +102,13 @@ impl PlanarCopy {
         }
     }
 
-    /// Its world matrix for `motion`'s spacing.
+    /// Its world matrix for `motion`'s spacing and facing.
     pub fn world(self, motion: &PlanarMotion) -> Matrix4<f32> {
         let (x, y) = self.cell();
-        Matrix4::new_translation(&Vector3::new(x * motion.spacing[0], y * motion.spacing[1], 0.0))
+        let yaw = |angle: f32| UnitQuaternion::from_axis_angle(&Vector3::y_axis(), angle);
+        let at = yaw(motion.facing_yaw) * Vector3::new(x * motion.spacing[0], y * motion.spacing[1], 0.0);
+        let extra = if y < 0.0 { motion.euler_row_yaw } else { 0.0 };
+        Matrix4::new_translation(&at) * yaw(motion.facing_yaw + extra).to_homogeneous()
     }
 }
 
@@ -244,34 +263,50 @@ impl PlanarScene {
         }
         Ok(())
     }
+}
 
-    /// How far each row's lerp departs from its sampled clip over one blend
-    /// from pose A to pose B, at `samples + 1` evenly spaced times, joint
-    /// by joint. Allocates its own copies: call it once, not per frame.
-    pub fn measure(&self, samples: u32) -> Result<PlanarErrors, JobError> {
-        let mut scene = PlanarScene::new(self.rig.clone(), self.motion.clone(), &PlanarCopy::ALL, 0.0, 1.0)?;
-        let samples = samples.max(1);
-        let mut errors = PlanarErrors {
-            planar: Departure::default(),
-            euler: Departure::default(),
-            euler_joint: self.motion.joints[0],
-        };
-        for i in 0..=samples {
-            let time = self.motion.half_period * f64::from(i) / f64::from(samples);
-            scene.pose_at(time)?;
-            let (t, _) = self.motion.blend_at(time);
-            for &j in &self.motion.joints {
-                let rotation = |c: usize| scene.copies[c].locals[j as usize].rotation;
-                let planar = Departure { radians: planar::angle_between(rotation(0), rotation(1)), at: t };
-                errors.planar = errors.planar.max(planar);
-                let euler = Departure { radians: planar::angle_between(rotation(2), rotation(3)), at: t };
-                if euler.radians > errors.euler.radians {
-                    errors.euler = euler;
-                    errors.euler_joint = j;
-                }
+/// How far each row's lerp departs from its sampled clip over one blend
+/// from pose A to pose B, at `samples + 1` evenly spaced times, joint by
+/// joint. Allocates its own copies: call it once, not per frame.
+pub fn measure(rig: &Arc<Rig>, motion: &PlanarMotion, samples: u32) -> Result<PlanarErrors, JobError> {
+    let mut scene = PlanarScene::new(rig.clone(), motion.clone(), &PlanarCopy::ALL, 0.0, 1.0)?;
+    let samples = samples.max(1);
+    let mut errors = PlanarErrors {
+        planar: Departure::default(),
+        euler: Departure::default(),
+        euler_joint: motion.joints[0],
+    };
+    for i in 0..=samples {
+        let time = motion.half_period * f64::from(i) / f64::from(samples);
+        scene.pose_at(time)?;
+        let (t, _) = motion.blend_at(time);
+        for &j in &motion.joints {
+            // Copies in `PlanarCopy::ALL` order: lerp, slerp of each row.
+            let rotation = |c: usize| scene.copies[c].locals[j as usize].rotation;
+            let planar = Departure { radians: planar::angle_between(rotation(0), rotation(1)), at: t };
+            errors.planar = errors.planar.max(planar);
+            let euler = Departure { radians: planar::angle_between(rotation(2), rotation(3)), at: t };
+            if euler.radians > errors.euler.radians {
+                errors.euler = euler;
+                errors.euler_joint = j;
             }
         }
-        Ok(errors)
+    }
+    Ok(errors)
+}
+
+impl PlanarErrors {
+    /// One line for the user; `names` are the skeleton's joint names.
+    pub fn line(&self, names: &[String]) -> String {
+        let joint = names.get(self.euler_joint as usize).map_or("?", String::as_str);
+        format!(
+            "angle lerp vs quaternion slerp, rotations about one axis: largest joint difference {:.1e} rad; \
+             Euler-angle lerp vs slerp, 3D rotations: {:.2} degrees ({}, at t = {:.2} from pose A to B)",
+            self.planar.radians,
+            self.euler.radians.to_degrees(),
+            crate::text::display_name(joint),
+            self.euler.at
+        )
     }
 }
 
@@ -296,6 +331,7 @@ fn check_motion(rig: &Rig, motion: &PlanarMotion) -> Result<(), JobError> {
     }
     if !(motion.half_period.is_finite() && motion.half_period > 0.0)
         || !motion.spacing.iter().all(|s| s.is_finite())
+        || !(motion.facing_yaw.is_finite() && motion.euler_row_yaw.is_finite())
     {
         return Err(JobError::new("planar motion: bad half period or spacing"));
     }

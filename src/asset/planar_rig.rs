@@ -47,6 +47,14 @@ pub const EULER_B_DEGREES: [[f32; 3]; 3] = [[90.0, 0.0, 90.0], [0.0, 60.0, 60.0]
 /// Distance between the lerp column and the quaternion column, and
 /// between the planar and the 3D row: the arm reaches 2.4 each way.
 pub const SPACING: [f32; 2] = [4.4, 3.2];
+/// The copies' turn about +y, degrees: the headless camera
+/// (`render::camera`) looks from 30 degrees towards +x, so turned by as
+/// much the arms face it and both columns stand at the same depth.
+pub const FACING_YAW_DEGREES: f32 = 30.0;
+/// The 3D row's further turn about +y, degrees: the shoulder's departure
+/// half way is out of the arm's plane (towards -z), which the camera would
+/// see edge on; turned by 50 degrees, it shows sideways.
+pub const EULER_ROW_YAW_DEGREES: f32 = 50.0;
 /// Rings of the tube from the shoulder (x = 0) to the tip.
 const RINGS: usize = 49;
 /// Half the tube's height (y) at the shoulder and at the tip, and half its
@@ -108,6 +116,8 @@ pub fn planar_motion(model: &Model) -> Result<PlanarMotion, JobError> {
         euler_clip: clip(EULER_CLIP)?,
         half_period: f64::from(HALF_PERIOD),
         spacing: SPACING,
+        facing_yaw: FACING_YAW_DEGREES.to_radians(),
+        euler_row_yaw: EULER_ROW_YAW_DEGREES.to_radians(),
     })
 }
 
@@ -195,7 +205,7 @@ fn arm() -> PrimitiveData {
         let (sy, sz) = corners[c % 4];
         [x, sy * h, sz * HALF_THICKNESS]
     };
-    let mut vertex = |p: &mut PrimitiveData, position: [f32; 3], normal: [f32; 3]| {
+    let vertex = |p: &mut PrimitiveData, position: [f32; 3], normal: [f32; 3]| {
         let (joints, w) = two_weights(position[0]);
         p.positions.push(position);
         p.normals.push(normal);
@@ -234,7 +244,7 @@ mod tests {
     use super::*;
     use crate::anim::frame_poses::{FramePoses, FrameSource};
     use crate::anim::planar::{self, chain_points, skin_two_weight};
-    use crate::anim::planar_scene::{PlanarCopy, PlanarScene};
+    use crate::anim::planar_scene::{PlanarCopy, PlanarScene, measure};
     use nalgebra::Vector3;
     use std::sync::Arc;
 
@@ -327,13 +337,15 @@ mod tests {
 
     #[test]
     fn measured_errors_are_rounding_in_the_plane_and_degrees_in_3d() {
-        let (model, scene) = scene(&[PlanarCopy::AngleLerp]);
-        let errors = scene.measure(200).unwrap();
+        let (model, motion) = rig_and_motion();
+        let errors = measure(&model.rig, &motion, 200).unwrap();
         assert!(errors.planar.radians < 1e-6, "{errors:?}");
         let expected = (1.0f64 / 3.0).asin();
         assert!((errors.euler.radians - expected).abs() < 1e-5, "{errors:?}");
         assert_eq!(errors.euler.at, 0.5);
         assert_eq!(model.skeleton.names()[errors.euler_joint as usize], "Shoulder");
+        let line = errors.line(model.skeleton.names());
+        assert!(line.contains("19.47 degrees (Shoulder, at t = 0.50"), "{line}");
     }
 
     /// The angle-lerped copy's joints stand where planar forward kinematics
@@ -391,7 +403,10 @@ mod tests {
         for i in 0..60 {
             scene.frame(i).unwrap();
             for (c, (lo, hi)) in boxes.iter_mut().enumerate() {
-                let world = scene.world(c);
+                // In the copies' own frame: turned back by their facing.
+                let back =
+                    nalgebra::Rotation3::from_axis_angle(&Vector3::y_axis(), -scene.motion().facing_yaw);
+                let world = back.to_homogeneous() * scene.world(c);
                 for p in skinned(&model, &scene, c) {
                     let q = world.transform_point(&p.into());
                     for k in 0..3 {
