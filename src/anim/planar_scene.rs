@@ -329,11 +329,10 @@ fn check_motion(rig: &Rig, motion: &PlanarMotion) -> Result<(), JobError> {
             return Err(JobError::new(format!("planar motion: no clip {clip}")));
         }
     }
-    if !(motion.half_period.is_finite() && motion.half_period > 0.0)
-        || !motion.spacing.iter().all(|s| s.is_finite())
-        || !(motion.facing_yaw.is_finite() && motion.euler_row_yaw.is_finite())
-    {
-        return Err(JobError::new("planar motion: bad half period or spacing"));
+    let finite =
+        motion.spacing.iter().chain([&motion.facing_yaw, &motion.euler_row_yaw]).all(|v| v.is_finite());
+    if !(motion.half_period.is_finite() && motion.half_period > 0.0 && finite) {
+        return Err(JobError::new("planar motion: bad half period, spacing or turn"));
     }
     Ok(())
 }

@@ -76,3 +76,56 @@ pub fn render(
     );
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn command(words: &[&str]) -> (Command, crate::asset::LoadOptions) {
+        let cli =
+            Cli::try_parse_from(std::iter::once("vkskin").chain(words.iter().copied())).expect("parses");
+        cli.into_command().expect("a command")
+    }
+
+    #[test]
+    fn render_refuses_what_chooses_a_model_or_its_motion() {
+        for (extra, flag) in [
+            (&["walker.glb"][..], "MODEL"),
+            (&["--clip", "Walk"], "--clip"),
+            (&["--controller", "c.ron"], "--controller"),
+            (&["--set", "0:speed=1"], "--set"),
+            (&["--level", "demo"], "--level"),
+            (&["--characters", "4"], "--characters"),
+        ] {
+            let words: Vec<&str> =
+                ["render", "--planar", "--out", "a.png"].iter().chain(extra).copied().collect();
+            let Command::Render(args) = command(&words).0 else { panic!("not render") };
+            let error = refuse_model_flags(&args).unwrap_err().to_string();
+            assert_eq!(
+                error,
+                format!("{flag} and --planar exclude each other (--planar draws its own rig and motion)")
+            );
+        }
+        let Command::Render(args) = command(&["render", "--planar", "--frames", "3", "--out", "a.png"]).0
+        else {
+            panic!("not render")
+        };
+        assert!(refuse_model_flags(&args).is_ok());
+    }
+
+    #[test]
+    fn view_refuses_what_chooses_a_model() {
+        for (extra, flag) in [
+            (&["walker.glb"][..], "MODEL"),
+            (&["--level", "demo"], "--level"),
+            (&["--characters", "3"], "--characters"),
+        ] {
+            let words: Vec<&str> = ["view", "--planar"].iter().chain(extra).copied().collect();
+            let (Command::View(args), load) = command(&words) else { panic!("not view") };
+            let error = super::super::view(&args, &load).unwrap_err().to_string();
+            assert!(error.starts_with(&format!("{flag} and --planar exclude each other")), "{error}");
+        }
+    }
+}
