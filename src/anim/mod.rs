@@ -23,6 +23,8 @@ pub mod job;
 pub mod layering;
 pub mod math;
 pub mod mesh;
+pub mod planar;
+pub mod planar_scene;
 pub mod player;
 pub mod pose;
 pub mod rig;

@@ -4,7 +4,9 @@
 //! one line saying why. Records no Vulkan: it runs `render::headless`.
 
 use super::viewer::ViewOptions;
-use crate::asset::Model;
+use crate::anim::FrameSource;
+use crate::anim::planar_scene::{PlanarCopy, PlanarScene};
+use crate::asset::{Model, planar_rig};
 use crate::character::{Controller, Timeline};
 use crate::render::headless::{self, HeadlessRequest};
 use crate::render::image_out::{self, ApngWriter};
@@ -44,6 +46,8 @@ pub(super) fn fallback(
     let out = PathBuf::from(format!("vkskin-{}-{}.png", file_part(&stem), file_part(&clip_name)));
     let frames = match (options.frames, clip) {
         (Some(n), _) => n.clamp(1, 10_000) as u32,
+        // The planar rig's whole loop, pose A -> B -> A.
+        (None, Some(_)) if options.planar => (2.0 * planar_rig::HALF_PERIOD * FALLBACK_FPS).ceil() as u32,
         (None, Some(c)) => {
             ((model.clips[c].duration * FALLBACK_FPS).ceil() as u32).clamp(1, FALLBACK_MAX_FRAMES)
         }
@@ -54,8 +58,15 @@ pub(super) fn fallback(
     let request = HeadlessRequest { frames, first_frame: 0, settings };
     let start = clip.map_or(0.0, |c| model.clips[c].start());
     let controller = Arc::new(Controller::single_clip(model, clip, true)?);
-    let mut timeline =
-        Timeline::seeking(model.rig.clone(), controller, f64::from(start), f64::from(FALLBACK_FPS))?;
+    let fps = f64::from(FALLBACK_FPS);
+    // `--planar`: all four copies, the quaternion one of the planar row
+    // included (in the window the driven character is that one).
+    let mut source: Box<dyn FrameSource> = if options.planar {
+        let motion = planar_rig::planar_motion(model)?;
+        Box::new(PlanarScene::new(model.rig.clone(), motion, &PlanarCopy::ALL, 0.0, fps)?)
+    } else {
+        Box::new(Timeline::seeking(model.rig.clone(), controller, f64::from(start), fps)?)
+    };
     let gpu =
         GpuOptions { validation: options.validation, device: options.device.clone(), ..Default::default() };
     let warnings = with_gpu(&gpu, |ctx| -> Result<Vec<String>, RenderError> {
@@ -67,7 +78,7 @@ pub(super) fn fallback(
             0
         });
         let warnings =
-            headless::render(ctx, model.clone(), &mut timeline, None, &request, &mut |_, rgba| {
+            headless::render(ctx, model.clone(), source.as_mut(), None, &request, &mut |_, rgba| {
                 if options.screenshot.is_some() {
                     last.clear();
                     last.extend_from_slice(rgba);

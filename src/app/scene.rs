@@ -7,7 +7,8 @@ use super::animation::ViewerAnimation;
 use super::orbit_camera::OrbitCamera;
 use super::state::ViewerState;
 use super::ui::ModelInfo;
-use crate::anim::frame_poses::{Bounds, FramePoses, SkinInput, grow_bounds};
+use crate::anim::frame_poses::{Bounds, FramePoses, SkinInput, grow_bounds, skinned_bounds};
+use crate::anim::planar_scene::{PlanarCopy, PlanarMotion, PlanarScene};
 use crate::asset::Model;
 use crate::character::controller::FoundController;
 use crate::character::{Controller, Crowd, Timeline};
@@ -25,6 +26,9 @@ pub(super) struct Scene {
     pub(super) animation: ViewerAnimation,
     /// The other characters (`--characters N`: N - 1 of them), behind the driven one.
     pub(super) crowd: Option<Crowd>,
+    /// `--planar`: the copies posed by blending angles (and the 3D row)
+    /// beside the driven character, which plays the clips as quaternions.
+    pub(super) planar: Option<PlanarScene>,
     pub(super) info: ModelInfo,
     pub(super) camera: OrbitCamera,
     pub(super) renderer: Renderer,
@@ -79,7 +83,7 @@ fn model_bounds(model: &Model) -> anyhow::Result<Option<Bounds>> {
 
 /// Uploads `model`, frames it (its skinned bounds over every clip) and sets
 /// up its character: driven by `controller` when given, else by the clips
-/// `state` chooses.
+/// `state` chooses; with `planar`, the planar rig's other copies beside it.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn build_scene(
     ctx: &GpuContext,
@@ -89,8 +93,10 @@ pub(super) fn build_scene(
     state: &mut ViewerState,
     window: &WindowFrame,
     characters: u32,
+    planar: Option<PlanarMotion>,
 ) -> anyhow::Result<Scene> {
-    let bounds = model_bounds(&model)?;
+    let mut bounds = model_bounds(&model)?;
+    let mut planar = planar.map(|motion| planar_beside(&model, motion, &mut bounds)).transpose()?;
     let (lo, hi) = bounds.unwrap_or(([-1.0; 3], [1.0; 3]));
     let camera = OrbitCamera::framing(lo, hi, window.aspect());
     let mut settings = RenderSettings::for_window();
@@ -99,7 +105,7 @@ pub(super) fn build_scene(
     let crowd_controller = controller.as_ref().map(|(c, _)| Arc::new(c.clone()));
     let mut animation = ViewerAnimation::new(model.clone(), controller, state)?;
     let crowd = crowd_behind(&model, crowd_controller, characters)?;
-    settings.characters = characters.max(1);
+    settings.characters = characters.max(1) + planar.as_ref().map_or(0, |p| p.count() as u32);
     settings.frame = state.frame;
     let mut renderer = Renderer::new_for_screen(ctx, model.clone(), settings, window.color_format())?;
     let scenery = match level {
@@ -116,7 +122,39 @@ pub(super) fn build_scene(
         eprintln!("vkskin: warning: {w}");
     }
     let info = ModelInfo::new(&model, ctx.features.fill_mode_non_solid);
-    Ok(Scene { animation, crowd, info, camera, renderer, model })
+    if let Some(p) = planar.as_mut() {
+        p.pose_at(0.0)?;
+    }
+    Ok(Scene { animation, crowd, planar, info, camera, renderer, model })
+}
+
+/// Frames sampled over the planar rig's loop when framing its copies.
+const PLANAR_FRAMING_FPS: f64 = 12.0;
+
+/// The planar rig's copies other than the quaternion one of the planar row
+/// (the driven character is that one, at the origin), with `bounds` grown
+/// by theirs over a loop.
+fn planar_beside(
+    model: &Model,
+    motion: PlanarMotion,
+    bounds: &mut Option<Bounds>,
+) -> anyhow::Result<PlanarScene> {
+    // The driven character stands unturned at the origin: so do the
+    // copies (the orbit camera turns around them all).
+    let motion = PlanarMotion { facing_yaw: 0.0, ..motion };
+    let copies = [PlanarCopy::AngleLerp, PlanarCopy::EulerLerp, PlanarCopy::EulerSlerp];
+    let frames = (2.0 * motion.half_period * PLANAR_FRAMING_FPS).ceil() as u32;
+    let mut scene = PlanarScene::new(model.rig.clone(), motion, &copies, 0.0, PLANAR_FRAMING_FPS)?;
+    let theirs =
+        skinned_bounds(model, &mut scene, 0, frames).map_err(|e| anyhow::anyhow!("{}: {e}", model.file))?;
+    if let Some((lo, hi)) = theirs {
+        let (blo, bhi) = bounds.get_or_insert((lo, hi));
+        for k in 0..3 {
+            blo[k] = blo[k].min(lo[k]);
+            bhi[k] = bhi[k].max(hi[k]);
+        }
+    }
+    Ok(scene)
 }
 
 /// `characters - 1` characters of `model` playing `controller` (else its
@@ -147,26 +185,48 @@ fn crowd_behind(
     Ok(Some(crowd))
 }
 
-/// A frame of the viewer's scene: the driven character, then the crowd.
+/// A frame of the viewer's scene: the driven character, then the crowd,
+/// then the planar rig's other copies.
 pub(super) struct ViewerPoses<'a> {
     pub(super) driven: (SkinInput<'a>, Matrix4<f32>),
     pub(super) crowd: Option<&'a Crowd>,
+    pub(super) planar: Option<&'a PlanarScene>,
+}
+
+/// Who draws character `c` of a viewer frame.
+enum Slot<'a> {
+    Driven,
+    Crowd(&'a Crowd, usize),
+    Planar(&'a PlanarScene, usize),
+}
+
+impl ViewerPoses<'_> {
+    fn which(&self, c: usize) -> Slot<'_> {
+        let crowd = self.crowd.map_or(0, Crowd::len);
+        match (self.crowd, self.planar) {
+            (Some(k), _) if (1..=crowd).contains(&c) => Slot::Crowd(k, c - 1),
+            (_, Some(p)) if c > crowd && c - 1 - crowd < p.count() => Slot::Planar(p, c - 1 - crowd),
+            _ => Slot::Driven,
+        }
+    }
 }
 
 impl FramePoses for ViewerPoses<'_> {
     fn count(&self) -> usize {
-        1 + self.crowd.map_or(0, Crowd::len)
+        1 + self.crowd.map_or(0, Crowd::len) + self.planar.map_or(0, |p| p.count())
     }
     fn input(&self, c: usize) -> SkinInput<'_> {
-        match (c, self.crowd) {
-            (0, _) | (_, None) => self.driven.0,
-            (c, Some(crowd)) => crowd.input(c - 1),
+        match self.which(c) {
+            Slot::Driven => self.driven.0,
+            Slot::Crowd(crowd, i) => crowd.input(i),
+            Slot::Planar(planar, i) => planar.input(i),
         }
     }
     fn world(&self, c: usize) -> Matrix4<f32> {
-        match (c, self.crowd) {
-            (0, _) | (_, None) => self.driven.1,
-            (c, Some(crowd)) => crowd.world(c - 1),
+        match self.which(c) {
+            Slot::Driven => self.driven.1,
+            Slot::Crowd(crowd, i) => crowd.world(i),
+            Slot::Planar(planar, i) => planar.world(i),
         }
     }
 }

@@ -18,7 +18,8 @@ use super::state::{AnimationMode, DebugView, EventLog, FrameTimings, ViewerState
 use super::ui;
 use super::window::WindowInput;
 use crate::anim::SkinInput;
-use crate::asset::{self, Model};
+use crate::anim::planar_scene;
+use crate::asset::{self, Model, planar_rig};
 use crate::character::controller::{FoundController, find_controller};
 use crate::render::camera::Camera;
 use crate::render::image_out;
@@ -71,6 +72,9 @@ pub struct ViewOptions {
     pub frame: FrameSettings,
     /// Scripted actions (clip switches, reloads, memory samples).
     pub schedule: Schedule,
+    /// Show the built-in planar rig (`--planar`): the driven character plays
+    /// its clips (quaternions) beside copies posed by blending joint angles.
+    pub planar: bool,
 }
 
 /// Pause between redraws while the window is minimised.
@@ -80,17 +84,30 @@ const TITLE_PERIOD: f64 = 0.5;
 
 /// Runs the viewer; falls back to a headless animated PNG without a display.
 pub fn run(options: &ViewOptions) -> anyhow::Result<()> {
-    let model = Arc::new(load_model(options.model.as_deref(), &options.load)?);
+    let model = if options.planar {
+        Arc::new(planar_rig::planar_rig()?)
+    } else {
+        Arc::new(load_model(options.model.as_deref(), &options.load)?)
+    };
     for w in &model.warnings {
         eprintln!("vkskin: warning: {}: {w}", model.file);
     }
     let clip = initial_clip(&model, options.clip.as_deref())?;
-    let controller = find_controller(
-        &model,
-        options.model.as_deref(),
-        options.controller.as_deref(),
-        model.load_options.max_memory,
-    )?;
+    let controller = if options.planar {
+        // The planar rig plays its clips; it has no controller.
+        let motion = planar_rig::planar_motion(&model)?;
+        let errors = planar_scene::measure(&model.rig, &motion, planar_scene::MEASURE_SAMPLES)?;
+        eprintln!("vkskin: planar: {}", errors.line(model.skeleton.names()));
+        eprintln!("vkskin: planar: {}", planar_scene::LAYOUT);
+        None
+    } else {
+        find_controller(
+            &model,
+            options.model.as_deref(),
+            options.controller.as_deref(),
+            model.load_options.max_memory,
+        )?
+    };
     if let Some((_, source)) = &controller {
         eprintln!("vkskin: controller: {source}");
     }
@@ -272,10 +289,12 @@ impl Viewer {
         };
         let (mut frame, mut gpu) = (frame, Gpu { ctx, window: None, scene: None });
         let characters = self.options.characters;
+        let planar = self.options.planar;
         let built = self.first_model.take().ok_or_else(|| anyhow!("started twice")).and_then(
             |(model, controller)| {
                 let level = self.level.as_ref();
-                build_scene(&gpu.ctx, model, controller, level, &mut self.state, &frame, characters)
+                let planar = planar.then(|| planar_rig::planar_motion(&model)).transpose()?;
+                build_scene(&gpu.ctx, model, controller, level, &mut self.state, &frame, characters, planar)
             },
         );
         let max_texture = gpu.ctx.properties.limits.max_image_dimension2_d as usize;
@@ -316,7 +335,7 @@ impl Viewer {
             state.clip_a = clip;
             let controller = find_controller(&model, Some(&path), None, model.load_options.max_memory)?;
             let level = self.level.as_ref();
-            build_scene(&gpu.ctx, model, controller, level, &mut state, frame, characters)
+            build_scene(&gpu.ctx, model, controller, level, &mut state, frame, characters, None)
         });
         let scene = match built {
             Ok(built) => built,
@@ -556,6 +575,12 @@ fn pose(
     if let Some(crowd) = scene.crowd.as_mut() {
         crowd.update(dt)?;
     }
+    if let Some(planar) = scene.planar.as_mut() {
+        // The copies follow the driven character's clip time (speed,
+        // pause and scrubbing included).
+        let time = scene.animation.character().playhead().map_or(0.0, |(_, t, _)| t);
+        planar.pose_at(time)?;
+    }
     if scene.animation.in_level() {
         // The camera follows the character (its chest), gently.
         let at = scene.animation.transform().column(3).xyz() + nalgebra::Vector3::y() * 1.0;
@@ -598,7 +623,8 @@ fn draw(
     let world = scene.animation.transform();
     let character = scene.animation.character();
     let driven = SkinInput { pose: character.pose(), version: character.version() };
-    let poses = ViewerPoses { driven: (driven, world), crowd: scene.crowd.as_ref() };
+    let poses =
+        ViewerPoses { driven: (driven, world), crowd: scene.crowd.as_ref(), planar: scene.planar.as_ref() };
     let bones = state.show_bones.then(|| BoneOverlay {
         world,
         joints: character.output().world(),

@@ -14,6 +14,7 @@ pub mod images;
 pub mod import;
 pub mod limits;
 pub mod model;
+pub mod planar_rig;
 pub mod source;
 pub mod twist_cylinder;
 pub mod validate;

@@ -209,6 +209,11 @@ pub struct RenderArgs {
     /// Output PNG (or animated PNG) file.
     #[arg(long, value_parser = checked::path)]
     pub out: String,
+    /// Draw the built-in planar rig instead of a model: its joint angles
+    /// blended linearly beside the same motion as quaternions (slerp), in
+    /// one plane and in 3D from Euler angles; prints how far they differ.
+    #[arg(long)]
+    pub planar: bool,
     /// A frame trace to write.
     #[command(flatten)]
     pub trace: TraceArgs,
@@ -310,6 +315,10 @@ pub struct ViewArgs {
     /// (`vkskin: memory: frame K rss B gpu-allocated B gpu-reserved B`).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = checked::at_least_one)]
     pub report_memory_every: Option<u64>,
+    /// Show the built-in planar rig: joint angles blended linearly beside
+    /// the same motion as quaternions (slerp), in one plane and in 3D.
+    #[arg(long)]
+    pub planar: bool,
     /// A frame trace to write.
     #[command(flatten)]
     pub trace: TraceArgs,

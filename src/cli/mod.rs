@@ -8,6 +8,7 @@ pub mod checked;
 pub mod compare;
 mod controller_run;
 mod dump;
+pub mod planar;
 pub mod render;
 pub mod set_times;
 pub mod simulate;
@@ -89,6 +90,18 @@ fn view(args: &args::ViewArgs, load: &LoadOptions) -> anyhow::Result<()> {
         switch_controller_every: args.switch_controller_every,
         report_memory_every: args.report_memory_every,
     };
+    if args.planar {
+        let given = [
+            ("MODEL", args.model.is_some()),
+            ("--controller", args.controller.is_some()),
+            ("--level", args.level.is_some()),
+            ("--characters", characters > 1),
+            ("--reload-every", args.reload_every.is_some()),
+        ];
+        if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
+            anyhow::bail!("{flag} and --planar exclude each other (--planar shows its own rig and motion)");
+        }
+    }
     if characters > 1 && args.level.is_some() {
         anyhow::bail!("--characters and --level exclude each other (the level has one actor)");
     }
@@ -115,6 +128,7 @@ fn view(args: &args::ViewArgs, load: &LoadOptions) -> anyhow::Result<()> {
         characters,
         frame: args.frame_settings(),
         schedule,
+        planar: args.planar,
     };
     viewer::run(&options).map_err(|e| gpu_failure(e, "showing the model"))
 }

@@ -64,6 +64,14 @@ pub fn run(args: &RenderArgs, load: &asset::LoadOptions) -> anyhow::Result<()> {
     let frames = args.frames.unwrap_or(1);
     let frame_settings = args.frame_settings();
     check_dqs_split(frame_settings.blend)?;
+    if args.planar {
+        let settings = RenderSettings {
+            wireframe: args.wireframe,
+            frame: frame_settings,
+            ..RenderSettings::sized(width, height)
+        };
+        return super::planar::render(args, (width, height), frames, settings);
+    }
     check_level_flags(args)?;
     let model_path = args.model.as_deref().map(Path::new);
     let model = asset::load_or_default(model_path, load)?;

@@ -19,6 +19,8 @@
 //!   and a pose are built;
 //! - [compression]: track compression, its error bound and its runtime;
 //! - [lod]: evaluation-rate LOD and memory per character;
+//! - [planar]: the planar rig (`--planar`): joint-angle lerp against
+//!   quaternion slerp, Euler angles, two-weight skinning;
 //! - [testing]: the tests, long runs and test data;
 //! - [performance_history]: what was tried and measured, and when;
 //! - [architecture]: the layers of the crate and their rules.
@@ -52,6 +54,9 @@ pub mod lod {}
 
 #[doc = include_str!("performance_history.md")]
 pub mod performance_history {}
+
+#[doc = include_str!("planar.md")]
+pub mod planar {}
 
 #[doc = include_str!("profiling.md")]
 pub mod profiling {}

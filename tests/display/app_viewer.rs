@@ -611,3 +611,46 @@ fn soak_500_frames_crowd() {
         limit: Duration::from_secs(3600),
     });
 }
+
+/// `view --planar`: the window shows the planar rig's four copies (the
+/// driven character, which plays the clips as quaternions, and the three
+/// posed beside it by blending angles and Euler angles), one in each
+/// quarter of the part the controls leave free, after printing the
+/// measured departures.
+#[test]
+fn window_run_shows_the_planar_rig() {
+    if context().is_none() {
+        return;
+    }
+    let Some((display, _server)) = display() else {
+        return skip("no display: DISPLAY is unset and Xvfb is not on PATH");
+    };
+    let dir = scratch_dir("planar");
+    let shot = dir.join("PLANAR.png");
+    let mut command = Command::new(BIN);
+    command
+        .current_dir(&dir)
+        .env("DISPLAY", &display)
+        .env_remove("WAYLAND_DISPLAY")
+        .args(["view", "--planar", "--validation", "--frames", "12", "--size", "960x600", "--screenshot"])
+        .arg(&shot);
+    let output = run(command);
+    assert_clean(&output);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("rendering headless"), "fell back to headless under {display}:\n{stderr}");
+    assert!(stderr.contains("19.47 degrees (Shoulder"), "no measured departures:\n{stderr}");
+    let (w, h, rgba) = read_png(&shot);
+    // The arm is blue (0.35, 0.6, 0.85); sky and ground are grey.
+    let blue = |x: u32, y: u32| {
+        let i = ((y * w + x) * 4) as usize;
+        rgba[i + 2] > 100 && rgba[i + 2] as i32 > rgba[i] as i32 + 50
+    };
+    // The controls sit at the right: the copies stand in the left half,
+    // lerps left of w / 4, the planar row above h / 2.
+    for (cx, cy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+        let (xs, ys) = (cx * w / 4..(cx + 1) * w / 4, cy * h / 2..(cy + 1) * h / 2);
+        let count = ys.flat_map(|y| xs.clone().map(move |x| (x, y))).filter(|&(x, y)| blue(x, y)).count();
+        assert!(count > 150, "quarter ({cx}, {cy}) shows {count} arm pixels");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

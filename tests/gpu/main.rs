@@ -20,4 +20,5 @@ mod render_crowd;
 mod render_dual_quaternion;
 mod render_headless;
 mod render_heat_map;
+mod render_planar;
 mod render_skinning;
