@@ -58,6 +58,13 @@ pub struct Level {
 pub const STEP_RISE: f32 = 0.15;
 /// Depth of one stair step, metres.
 pub const STEP_RUN: f32 = 0.35;
+/// Height of the demo level's low obstacle, metres: above the capsule's
+/// step height (a walk stops at it), below what a jump's feet clear.
+pub const OBSTACLE_HEIGHT: f32 = 0.3;
+/// Where the obstacle's near face is on its lane, z, metres.
+pub const OBSTACLE_Z: f32 = 2.0;
+/// The obstacle's depth along its lane, metres.
+pub const OBSTACLE_DEPTH: f32 = 0.5;
 
 impl Level {
     /// The level called `name` ("demo").
@@ -93,7 +100,8 @@ impl Level {
     /// "stairs" (x = 4): from z = 2, 8 steps of 0.15 m up (0.35 m deep) to a
     /// landing 1.2 m high. "ramp" (x = -4): from z = 2, 1 m up over 6 m
     /// (9.5 degrees) to a landing. "wall" (x = 8): a wall across the lane at
-    /// z = 4. A wall all around.
+    /// z = 4. "obstacle" (x = -8): a low block across the lane, 30 cm high
+    /// and 50 cm deep, from z = 2. A wall all around.
     pub fn demo() -> Level {
         let mut boxes = Vec::new();
         let cuboid = |center: [f32; 3], half: [f32; 3], surface| LevelBox {
@@ -144,6 +152,12 @@ impl Level {
         boxes.push(cuboid([-4.0, rise * 0.5, 8.0 + 2.0], [half_width, rise * 0.5, 2.0], Surface::Ramp));
         // A wall across the lane at x = 8.
         boxes.push(cuboid([8.0, 1.0, 4.0], [1.0, 1.0, 0.15], Surface::Wall));
+        // The low obstacle across the lane at x = -8.
+        boxes.push(cuboid(
+            [-8.0, OBSTACLE_HEIGHT * 0.5, OBSTACLE_Z + OBSTACLE_DEPTH * 0.5],
+            [half_width, OBSTACLE_HEIGHT * 0.5, OBSTACLE_DEPTH * 0.5],
+            Surface::Wall,
+        ));
         Level {
             name: "demo",
             boxes,
@@ -152,6 +166,7 @@ impl Level {
                 ("stairs", Vector3::new(4.0, 0.0, 0.0)),
                 ("ramp", Vector3::new(-4.0, 0.0, 0.0)),
                 ("wall", Vector3::new(8.0, 0.0, 0.0)),
+                ("obstacle", Vector3::new(-8.0, 0.0, 0.0)),
             ],
         }
     }

@@ -27,7 +27,10 @@ pub struct CapsuleShape {
     pub radius: f32,
     /// Total height, metres (at least twice the radius).
     pub height: f32,
-    /// Highest step climbed without jumping, metres.
+    /// Highest step climbed without jumping (and followed down), metres:
+    /// 20 cm climbs any stair, and a 30 cm obstacle needs a jump (the
+    /// capsule's round bottom also walks up an edge less than 7 cm above it,
+    /// as a 40 degree slope: 25 cm would walk onto 30 cm).
     pub step_height: f32,
     /// Steepest slope walked up, radians.
     pub max_slope: f32,
@@ -35,7 +38,7 @@ pub struct CapsuleShape {
 
 impl Default for CapsuleShape {
     fn default() -> Self {
-        CapsuleShape { radius: 0.3, height: 1.8, step_height: 0.35, max_slope: 40f32.to_radians() }
+        CapsuleShape { radius: 0.3, height: 1.8, step_height: 0.2, max_slope: 40f32.to_radians() }
     }
 }
 
@@ -163,7 +166,20 @@ impl PhysicsWorld {
         let stepped = up + across + down.applied;
         let further = progress(&stepped) > progress(&plain.applied) + 1e-4;
         let landed = down.applied.y > -drop + 1e-3 && stepped.y <= shape.step_height + 1e-3;
-        if further && landed { Moved { requested, applied: stepped, grounded: true } } else { plain }
+        // What it steps onto must be a step: the ground just ahead of the
+        // capsule at most the step height up. Otherwise the round bottom,
+        // set down on a taller block's edge below the step height, is carried
+        // a little higher up that edge by every move, onto any height.
+        let top = feet.y + shape.step_height;
+        let ahead = feet + across + direction * (shape.radius + 0.01);
+        let probe = Vector3::new(ahead.x, top + 0.05, ahead.z);
+        let a_step =
+            self.ground_below(probe, shape.step_height + 0.15).is_none_or(|g| g.point.y <= top + 1e-3);
+        if further && landed && a_step {
+            Moved { requested, applied: stepped, grounded: true }
+        } else {
+            plain
+        }
     }
 
     /// One controller move of the capsule at `feet` by `translation`.

@@ -19,5 +19,6 @@ mod cli_faults;
 mod cli_formats;
 mod cli_values;
 mod profiler_report_html;
+mod world_jump;
 mod world_levels;
 mod world_speed_limit;
