@@ -27,11 +27,15 @@
 //! lifted, the actor falls under gravity. The controller's `grounded`
 //! parameter is set from the capsule's contact after every move, for the
 //! next update's transitions.
+//!
+//! After the feet, a hand reaches for the level's rails (or a point set by
+//! `set_reach_target`) when it is within reach (`ArmReach`), in the same edit.
 
 use super::error::WorldError;
 use super::foot_placement::{FootPlacement, FootReport};
 use super::lift::Lift;
 use super::physics::{CapsuleShape, Moved, PhysicsWorld};
+use super::reach::{ArmReach, HandReport};
 use crate::anim::JobError;
 use crate::character::{Character, ParameterId, ParameterValue};
 use nalgebra::{Isometry3, Matrix4, UnitQuaternion, Vector3};
@@ -101,6 +105,8 @@ pub struct Actor {
     /// Measures the pose's vertical root motion (`None`: the rig has no feet
     /// to measure, and nothing lifts the capsule).
     lift: Option<Lift>,
+    /// Hands reaching for rails or a set point (`None`: the rig has no arms).
+    reach: Option<ArmReach>,
     /// The last update's lift, metres.
     lifted: f32,
     /// Horizontal velocity of the last move on the ground, metres per second.
@@ -111,7 +117,8 @@ pub struct Actor {
     jump_state: Option<usize>,
     moved: Moved,
     /// CPU time of the last update's pose work: the character's update
-    /// (controller, sampling, blending, hierarchy, palette) and foot IK.
+    /// (controller, sampling, blending, hierarchy, palette), foot IK and
+    /// arm reach.
     last_pose: Duration,
 }
 
@@ -124,6 +131,7 @@ impl Actor {
         let jump = controller.parameter("jump");
         let grounded_flag = controller.parameter("grounded");
         let lift = Lift::humanoid(character.rig()).ok();
+        let reach = ArmReach::humanoid(character.rig()).ok();
         Actor {
             character,
             shape: CapsuleShape::default(),
@@ -139,6 +147,7 @@ impl Actor {
             jump,
             grounded_flag,
             lift,
+            reach,
             lifted: 0.0,
             ground_velocity: Vector3::zeros(),
             flight: None,
@@ -149,7 +158,8 @@ impl Actor {
     }
 
     /// CPU time of the last update's pose work: the character's own update
-    /// (controller, sampling, blending, hierarchy, palette) plus foot IK,
+    /// (controller, sampling, blending, hierarchy, palette) plus foot IK
+    /// and arm reach,
     /// not the physics move between them.
     pub fn last_pose(&self) -> Duration {
         self.last_pose
@@ -190,6 +200,26 @@ impl Actor {
     /// Turns foot placement on (with the given setup) or off.
     pub fn set_feet(&mut self, feet: Option<FootPlacement>) {
         self.feet = feet;
+    }
+
+    /// A point, world space, for the nearer hand to reach for (blending in
+    /// while it is within reach) instead of the level's rails; `None`: the
+    /// rails again. A non-finite point is ignored.
+    pub fn set_reach_target(&mut self, target: Option<Vector3<f32>>) {
+        if let Some(r) = self.reach.as_mut() {
+            r.set_target(target);
+        }
+    }
+
+    /// The point set by `set_reach_target`.
+    pub fn reach_target(&self) -> Option<Vector3<f32>> {
+        self.reach.as_ref().and_then(ArmReach::target)
+    }
+
+    /// Each hand's reach in the last update, left then right (`None`: the
+    /// rig has no arms to reach with).
+    pub fn hands(&self) -> Option<&[HandReport; 2]> {
+        self.reach.as_ref().map(ArmReach::reports)
     }
 
     /// Where the feet stand (the bottom of the capsule).
@@ -356,11 +386,23 @@ impl Actor {
         }
         self.visual_offset *= if dt > 0.0 { (-dt / STEP_SMOOTHING).exp() } else { 1.0 };
         let entity = self.isometry();
-        if let Some(feet) = self.feet.as_mut() {
-            let placing = Instant::now();
-            feet.apply(&mut self.character, world, &entity, dt)?;
-            pose_time += placing.elapsed();
+        let placing = Instant::now();
+        let reaching = match self.reach.as_mut() {
+            Some(r) => r.update(&self.character, world, &entity, dt)?,
+            None => false,
+        };
+        // One edit for the feet and the hands, published once.
+        if self.feet.is_some() || reaching {
+            self.character.edit();
+            if let Some(feet) = self.feet.as_mut() {
+                feet.place(&mut self.character, world, &entity, dt)?;
+            }
+            if let Some(r) = self.reach.as_mut().filter(|_| reaching) {
+                r.apply(&mut self.character, &entity)?;
+            }
+            self.character.commit_edit()?;
         }
+        pose_time += placing.elapsed();
         self.last_pose = pose_time;
         Ok(())
     }

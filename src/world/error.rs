@@ -26,6 +26,9 @@ pub enum WorldError {
     /// Foot placement needs a joint the skeleton lacks.
     #[error("foot placement: no joint \"{0}\"")]
     MissingJoint(String),
+    /// Arm reach needs a joint the skeleton lacks.
+    #[error("arm reach: no joint \"{0}\"")]
+    MissingArmJoint(String),
     /// Vertical root motion needs a joint the skeleton lacks.
     #[error("vertical root motion: no joint \"{0}\"")]
     MissingContact(String),

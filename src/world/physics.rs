@@ -3,7 +3,7 @@
 //! capsule through them (sliding along walls, climbing steps, snapping to
 //! the ground).
 
-use super::level::Level;
+use super::level::{Level, Rail};
 use nalgebra::{Isometry3, Point3, Vector3};
 use rapier3d::control::{CharacterLength, KinematicCharacterController};
 use rapier3d::prelude::{
@@ -71,6 +71,8 @@ enum Sweep {
 
 /// Static level geometry and queries.
 pub struct PhysicsWorld {
+    /// The level's rails (what hands reach for).
+    rails: Vec<Rail>,
     bodies: RigidBodySet,
     colliders: ColliderSet,
     broad_phase: BroadPhaseBvh,
@@ -87,6 +89,7 @@ impl PhysicsWorld {
     /// The level's boxes as static colliders.
     pub fn new(level: &Level) -> Self {
         let mut world = PhysicsWorld {
+            rails: level.rails.clone(),
             bodies: RigidBodySet::new(),
             colliders: ColliderSet::new(),
             broad_phase: BroadPhaseBvh::new(),
@@ -115,6 +118,11 @@ impl PhysicsWorld {
             &(),
         );
         world
+    }
+
+    /// The point of the level's rails nearest to `p` (`None` without rails).
+    pub fn nearest_rail_point(&self, p: &Vector3<f32>) -> Option<Vector3<f32>> {
+        self.rails.iter().map(|r| r.nearest(p)).min_by(|a, b| (a - p).norm().total_cmp(&(b - p).norm()))
     }
 
     /// The first surface straight below `from`, within `max` metres.

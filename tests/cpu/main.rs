@@ -21,4 +21,5 @@ mod cli_values;
 mod profiler_report_html;
 mod world_jump;
 mod world_levels;
+mod world_reach;
 mod world_speed_limit;
