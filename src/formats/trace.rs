@@ -41,6 +41,25 @@ pub struct TraceFrame {
     /// In a level with foot IK: each foot's target, error and whether it is planted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub feet: Option<Vec<TraceFoot>>,
+    /// In a level: whether the capsule stands on something (the controller's `grounded`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grounded: Option<bool>,
+    /// In a level, with arms: each hand's reach target, error and weight.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hands: Option<Vec<TraceHand>>,
+}
+
+/// A hand in a frame.
+#[derive(Debug, Serialize)]
+pub struct TraceHand {
+    /// Its hand joint.
+    pub joint: String,
+    /// Where the hand is sent, world space.
+    pub target: [f32; 3],
+    /// Distance from the hand to its target, centimetres.
+    pub error_cm: f32,
+    /// How far the reach is blended in (0 to 1).
+    pub weight: f32,
 }
 
 /// A frame's movement.
@@ -118,6 +137,8 @@ pub fn trace_frame(model: &Model, frame: u32, time: f64, character: &Character) 
         position: None,
         root_delta: None,
         feet: None,
+        grounded: None,
+        hands: None,
     }
 }
 
@@ -135,6 +156,18 @@ pub fn actor_frame(model: &Model, frame: u32, time: f64, actor: &Actor) -> Trace
                 target: v(f.target),
                 error_cm: f.error_cm,
                 planted: f.planted,
+            })
+            .collect()
+    });
+    out.grounded = Some(actor.grounded());
+    out.hands = actor.hands().map(|hands| {
+        hands
+            .iter()
+            .map(|h| TraceHand {
+                joint: h.joint.clone(),
+                target: v(h.target),
+                error_cm: h.error_cm,
+                weight: h.weight,
             })
             .collect()
     });
@@ -166,6 +199,9 @@ pub fn text_line(f: &TraceFrame) -> String {
             if foot.planted { "*" } else { "" },
             foot.error_cm
         );
+    }
+    for hand in f.hands.iter().flatten().filter(|h| h.weight > 0.0) {
+        let _ = write!(line, "  {}~{:.2} {:.2} cm", escape(&hand.joint), hand.weight, hand.error_cm);
     }
     if !f.events.is_empty() {
         line.push_str("  |");

@@ -26,6 +26,15 @@ pub enum WorldError {
     /// Foot placement needs a joint the skeleton lacks.
     #[error("foot placement: no joint \"{0}\"")]
     MissingJoint(String),
+    /// Arm reach needs a joint the skeleton lacks.
+    #[error("arm reach: no joint \"{0}\"")]
+    MissingArmJoint(String),
+    /// Vertical root motion needs a joint the skeleton lacks.
+    #[error("vertical root motion: no joint \"{0}\"")]
+    MissingContact(String),
+    /// Vertical root motion is measured at 1 to 4 contact joints.
+    #[error("vertical root motion: {0} contact joints (1 to 4)")]
+    ContactCount(usize),
     /// The frame rate is not a positive number.
     #[error("frame rate {0} is not a positive number")]
     BadFrameRate(f64),

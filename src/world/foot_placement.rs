@@ -144,6 +144,20 @@ impl FootPlacement {
         entity: &Isometry3<f32>,
         dt: f32,
     ) -> Result<(), JobError> {
+        character.edit();
+        self.place(character, world, entity, dt)?;
+        character.commit_edit()
+    }
+
+    /// `apply` within an edit the caller has begun (`Character::edit`) and
+    /// commits: other edits (a hand's reach) follow in the same pose.
+    pub fn place(
+        &mut self,
+        character: &mut Character,
+        world: &PhysicsWorld,
+        entity: &Isometry3<f32>,
+        dt: f32,
+    ) -> Result<(), JobError> {
         let rig = character.rig().clone();
         let parents = rig.skeleton.parents();
         model_space(parents, &character.local_pose().locals, &mut self.animated)?;
@@ -153,7 +167,7 @@ impl FootPlacement {
         self.pelvis_offset = self.pelvis_drop(&grounds);
 
         // The edit: pelvis lowered, legs solved, feet turned.
-        let pose = character.edit();
+        let pose = character.edited();
         pose.locals[self.pelvis].translation.y += self.pelvis_offset;
         model_space(parents, &pose.locals, &mut self.models)?;
         let targets = self.solve_legs(parents, &mut pose.locals, &grounds)?;
@@ -161,7 +175,7 @@ impl FootPlacement {
         self.turn_feet(parents, &mut pose.locals, &grounds);
         model_space(parents, &pose.locals, &mut self.models)?;
         self.report(entity, &targets);
-        character.commit_edit()
+        Ok(())
     }
 
     /// For each leg: how planted the animated foot is (faded in and out by

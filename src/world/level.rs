@@ -16,6 +16,8 @@ pub enum Surface {
     Step,
     /// Ramps.
     Ramp,
+    /// Rails (and their posts).
+    Rail,
 }
 
 impl Surface {
@@ -26,6 +28,7 @@ impl Surface {
             Surface::Wall => [0.62, 0.45, 0.36, 1.0],
             Surface::Step => [0.55, 0.58, 0.42, 1.0],
             Surface::Ramp => [0.4, 0.5, 0.62, 1.0],
+            Surface::Rail => [0.2, 0.22, 0.26, 1.0],
         }
     }
 }
@@ -43,7 +46,26 @@ pub struct LevelBox {
     pub surface: Surface,
 }
 
-/// A level: boxes and spawn points.
+/// A rail a hand can reach for: the line along its top, world space.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rail {
+    /// One end.
+    pub from: Vector3<f32>,
+    /// The other end.
+    pub to: Vector3<f32>,
+}
+
+impl Rail {
+    /// The point of the rail nearest to `p`.
+    pub fn nearest(&self, p: &Vector3<f32>) -> Vector3<f32> {
+        let along = self.to - self.from;
+        let length2 = along.norm_squared();
+        let t = if length2 > 0.0 { ((p - self.from).dot(&along) / length2).clamp(0.0, 1.0) } else { 0.0 };
+        self.from + along * t
+    }
+}
+
+/// A level: boxes, rails and spawn points.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Level {
     /// Name (`--level NAME`).
@@ -52,12 +74,26 @@ pub struct Level {
     pub boxes: Vec<LevelBox>,
     /// Named places to start, on the ground, facing +z.
     pub spawns: Vec<(&'static str, Vector3<f32>)>,
+    /// Rails hands reach for (each also drawn and solid: a box in `boxes`).
+    pub rails: Vec<Rail>,
 }
 
 /// Rise of one stair step of the demo level, metres.
 pub const STEP_RISE: f32 = 0.15;
 /// Depth of one stair step, metres.
 pub const STEP_RUN: f32 = 0.35;
+/// Height of the demo level's low obstacle, metres: above the capsule's
+/// step height (a walk stops at it), below what a jump's feet clear.
+pub const OBSTACLE_HEIGHT: f32 = 0.3;
+/// Height of the demo level's rail (its top), metres.
+pub const RAIL_HEIGHT: f32 = 1.05;
+/// Where the rail runs along the open lane, x, metres (the lane's centre at
+/// 0, the character's left hand at about +0.25).
+pub const RAIL_X: f32 = 0.45;
+/// Where the obstacle's near face is on its lane, z, metres.
+pub const OBSTACLE_Z: f32 = 2.0;
+/// The obstacle's depth along its lane, metres.
+pub const OBSTACLE_DEPTH: f32 = 0.5;
 
 impl Level {
     /// The level called `name` ("demo").
@@ -85,7 +121,7 @@ impl Level {
             rotation: UnitQuaternion::identity(),
             surface: Surface::Floor,
         };
-        Level { name: "ground", boxes: vec![floor], spawns: Vec::new() }
+        Level { name: "ground", boxes: vec![floor], spawns: Vec::new(), rails: Vec::new() }
     }
 
     /// The demo level: four lanes side by side, each starting at a spawn on
@@ -93,7 +129,10 @@ impl Level {
     /// "stairs" (x = 4): from z = 2, 8 steps of 0.15 m up (0.35 m deep) to a
     /// landing 1.2 m high. "ramp" (x = -4): from z = 2, 1 m up over 6 m
     /// (9.5 degrees) to a landing. "wall" (x = 8): a wall across the lane at
-    /// z = 4. A wall all around.
+    /// z = 4. "obstacle" (x = -8): a low block across the lane, 30 cm high
+    /// and 50 cm deep, from z = 2. A rail (its top 1.05 m up) along the
+    /// left of the open lane, at x = 0.45 from z = 3 to 7, within reach of
+    /// the left hand walking by. A wall all around.
     pub fn demo() -> Level {
         let mut boxes = Vec::new();
         let cuboid = |center: [f32; 3], half: [f32; 3], surface| LevelBox {
@@ -144,14 +183,30 @@ impl Level {
         boxes.push(cuboid([-4.0, rise * 0.5, 8.0 + 2.0], [half_width, rise * 0.5, 2.0], Surface::Ramp));
         // A wall across the lane at x = 8.
         boxes.push(cuboid([8.0, 1.0, 4.0], [1.0, 1.0, 0.15], Surface::Wall));
+        // The low obstacle across the lane at x = -8.
+        boxes.push(cuboid(
+            [-8.0, OBSTACLE_HEIGHT * 0.5, OBSTACLE_Z + OBSTACLE_DEPTH * 0.5],
+            [half_width, OBSTACLE_HEIGHT * 0.5, OBSTACLE_DEPTH * 0.5],
+            Surface::Wall,
+        ));
+        // The rail along the open lane, on posts at its ends.
+        let rail =
+            Rail { from: Vector3::new(RAIL_X, RAIL_HEIGHT, 3.0), to: Vector3::new(RAIL_X, RAIL_HEIGHT, 7.0) };
+        let bar = 0.02;
+        boxes.push(cuboid([RAIL_X, RAIL_HEIGHT - bar, 5.0], [bar, bar, 2.0], Surface::Rail));
+        for z in [3.0, 7.0] {
+            boxes.push(cuboid([RAIL_X, RAIL_HEIGHT * 0.5, z], [bar, RAIL_HEIGHT * 0.5, bar], Surface::Rail));
+        }
         Level {
             name: "demo",
+            rails: vec![rail],
             boxes,
             spawns: vec![
                 ("open", Vector3::new(0.0, 0.0, 0.0)),
                 ("stairs", Vector3::new(4.0, 0.0, 0.0)),
                 ("ramp", Vector3::new(-4.0, 0.0, 0.0)),
                 ("wall", Vector3::new(8.0, 0.0, 0.0)),
+                ("obstacle", Vector3::new(-8.0, 0.0, 0.0)),
             ],
         }
     }

@@ -3,7 +3,7 @@
 //! capsule through them (sliding along walls, climbing steps, snapping to
 //! the ground).
 
-use super::level::Level;
+use super::level::{Level, Rail};
 use nalgebra::{Isometry3, Point3, Vector3};
 use rapier3d::control::{CharacterLength, KinematicCharacterController};
 use rapier3d::prelude::{
@@ -27,7 +27,10 @@ pub struct CapsuleShape {
     pub radius: f32,
     /// Total height, metres (at least twice the radius).
     pub height: f32,
-    /// Highest step climbed without jumping, metres.
+    /// Highest step climbed without jumping (and followed down), metres:
+    /// 20 cm climbs any stair, and a 30 cm obstacle needs a jump (the
+    /// capsule's round bottom also walks up an edge less than 7 cm above it,
+    /// as a 40 degree slope: 25 cm would walk onto 30 cm).
     pub step_height: f32,
     /// Steepest slope walked up, radians.
     pub max_slope: f32,
@@ -35,7 +38,7 @@ pub struct CapsuleShape {
 
 impl Default for CapsuleShape {
     fn default() -> Self {
-        CapsuleShape { radius: 0.3, height: 1.8, step_height: 0.35, max_slope: 40f32.to_radians() }
+        CapsuleShape { radius: 0.3, height: 1.8, step_height: 0.2, max_slope: 40f32.to_radians() }
     }
 }
 
@@ -68,6 +71,8 @@ enum Sweep {
 
 /// Static level geometry and queries.
 pub struct PhysicsWorld {
+    /// The level's rails (what hands reach for).
+    rails: Vec<Rail>,
     bodies: RigidBodySet,
     colliders: ColliderSet,
     broad_phase: BroadPhaseBvh,
@@ -84,6 +89,7 @@ impl PhysicsWorld {
     /// The level's boxes as static colliders.
     pub fn new(level: &Level) -> Self {
         let mut world = PhysicsWorld {
+            rails: level.rails.clone(),
             bodies: RigidBodySet::new(),
             colliders: ColliderSet::new(),
             broad_phase: BroadPhaseBvh::new(),
@@ -112,6 +118,11 @@ impl PhysicsWorld {
             &(),
         );
         world
+    }
+
+    /// The point of the level's rails nearest to `p` (`None` without rails).
+    pub fn nearest_rail_point(&self, p: &Vector3<f32>) -> Option<Vector3<f32>> {
+        self.rails.iter().map(|r| r.nearest(p)).min_by(|a, b| (a - p).norm().total_cmp(&(b - p).norm()))
     }
 
     /// The first surface straight below `from`, within `max` metres.
@@ -163,7 +174,20 @@ impl PhysicsWorld {
         let stepped = up + across + down.applied;
         let further = progress(&stepped) > progress(&plain.applied) + 1e-4;
         let landed = down.applied.y > -drop + 1e-3 && stepped.y <= shape.step_height + 1e-3;
-        if further && landed { Moved { requested, applied: stepped, grounded: true } } else { plain }
+        // What it steps onto must be a step: the ground just ahead of the
+        // capsule at most the step height up. Otherwise the round bottom,
+        // set down on a taller block's edge below the step height, is carried
+        // a little higher up that edge by every move, onto any height.
+        let top = feet.y + shape.step_height;
+        let ahead = feet + across + direction * (shape.radius + 0.01);
+        let probe = Vector3::new(ahead.x, top + 0.05, ahead.z);
+        let a_step =
+            self.ground_below(probe, shape.step_height + 0.15).is_none_or(|g| g.point.y <= top + 1e-3);
+        if further && landed && a_step {
+            Moved { requested, applied: stepped, grounded: true }
+        } else {
+            plain
+        }
     }
 
     /// One controller move of the capsule at `feet` by `translation`.

@@ -11,7 +11,7 @@ use nalgebra::Vector3;
 use std::sync::Arc;
 
 /// The surfaces, in material order.
-const SURFACES: [Surface; 4] = [Surface::Floor, Surface::Wall, Surface::Step, Surface::Ramp];
+const SURFACES: [Surface; 5] = [Surface::Floor, Surface::Wall, Surface::Step, Surface::Ramp, Surface::Rail];
 
 /// The level's boxes as a drawable model (file name "level:NAME").
 pub fn scenery_model(level: &Level) -> Result<Model, WorldError> {

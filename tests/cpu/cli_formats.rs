@@ -306,9 +306,19 @@ fn simulate_json_in_a_level_adds_position_root_delta_and_feet() {
                 "position",
                 "root_delta",
                 "feet",
+                "grounded",
+                "hands",
             ],
             &what,
         );
+        assert!(f["grounded"].is_boolean(), "{what}: grounded");
+        for (hand, name) in array(&f["hands"], &what).iter().zip(["Hand.L", "Hand.R"]) {
+            keys(hand, &["joint", "target", "error_cm", "weight"], &what);
+            assert_eq!(string(&hand["joint"], &what), name);
+            assert_eq!(array(&hand["target"], &what).len(), 3);
+            number(&hand["error_cm"], &what);
+            assert!((0.0..=1.0).contains(&number(&hand["weight"], &what)), "{what}: hand weight");
+        }
         assert_eq!(array(&f["position"], &what).len(), 3);
         keys(&f["root_delta"], &["requested", "applied"], &what);
         for k in ["requested", "applied"] {

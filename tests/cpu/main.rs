@@ -21,5 +21,7 @@ mod cli_faults;
 mod cli_formats;
 mod cli_values;
 mod profiler_report_html;
+mod world_jump;
 mod world_levels;
+mod world_reach;
 mod world_speed_limit;
