@@ -375,9 +375,16 @@ impl Character {
         self.machine.crossfade().map(|f| (f.target as usize, f.progress()))
     }
 
-    /// Weight of each state (sums to one while the controller has states).
+    /// Weight of each state of the state machine (sums to one while the
+    /// controller has states); the layers' are in `layer_weights`.
     pub fn state_weights(&self) -> &[f32] {
-        self.machine.weights()
+        &self.machine.weights()[..self.controller.states().len()]
+    }
+
+    /// Weight of each layer this update, in layer order: its weight setting
+    /// (clamped to [0, 1]), times its envelope for a triggered layer.
+    pub fn layer_weights(&self) -> &[f32] {
+        &self.machine.weights()[self.controller.states().len()..]
     }
 
     /// Cycles played by state `s` since it was entered (what `exit_time` reads).

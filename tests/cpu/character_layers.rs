@@ -168,15 +168,14 @@ fn built_in_at(model: &Model, controller: &Arc<Controller>, speed: f32) -> Chara
     c
 }
 
-/// Index of layer `name` among the character's state weights (layers follow the machine's states).
-fn layer_state(controller: &Controller, name: &str) -> usize {
-    let i =
-        controller.layers().iter().position(|l| l.name == name).unwrap_or_else(|| panic!("no layer {name}"));
-    controller.states().len() + i
+/// Index of layer `name` (in `Character::layer_weights`).
+fn layer_index(controller: &Controller, name: &str) -> usize {
+    controller.layers().iter().position(|l| l.name == name).unwrap_or_else(|| panic!("no layer {name}"))
 }
 
-/// The clip node the layer at `state` plays.
-fn layer_leaf(controller: &Controller, state: usize) -> usize {
+/// The clip node layer `layer` plays (layers' motions follow the machine's states).
+fn layer_leaf(controller: &Controller, layer: usize) -> usize {
+    let state = controller.states().len() + layer;
     controller.leaves().iter().position(|l| l.state as usize == state).unwrap()
 }
 
@@ -198,7 +197,7 @@ const LEGS: [&str; 10] = [
 fn with_the_wave_layer_active_the_legs_are_bit_identical_over_idle_walk_and_run() {
     let model = model();
     let (layered, plain) = (built_in(&model, true), built_in(&model, false));
-    let wave = layer_state(&layered, "Wave");
+    let wave = layer_index(&layered, "Wave");
     let legs: Vec<usize> = LEGS.iter().map(|n| model.skeleton.find(n).unwrap()).collect();
     let hand = model.skeleton.find("Hand.R").unwrap();
     // Idle, walk, between walk and run, run.
@@ -232,7 +231,9 @@ fn with_the_wave_layer_active_the_legs_are_bit_identical_over_idle_walk_and_run(
                     "speed {speed}, frame {frame}"
                 );
             }
-            if waving.state_weights()[wave] > 0.0 {
+            // The layers' weights are their own: the machine's still sum to one.
+            assert!((waving.state_weights().iter().sum::<f32>() - 1.0).abs() < 1e-5, "frame {frame}");
+            if waving.layer_weights()[wave] > 0.0 {
                 frames_waving += 1;
                 let (p, q) = (waving.output().world()[hand], not_waving.output().world()[hand]);
                 hand_moved = hand_moved.max((p[(1, 3)] - q[(1, 3)]).abs());
@@ -248,13 +249,13 @@ fn with_the_wave_layer_active_the_legs_are_bit_identical_over_idle_walk_and_run(
 fn the_wave_trigger_plays_once_fades_in_and_out_and_ignores_a_second_firing() {
     let model = model();
     let controller = built_in(&model, true);
-    let wave = layer_state(&controller, "Wave");
+    let wave = layer_index(&controller, "Wave");
     let leaf = layer_leaf(&controller, wave);
     let mut c = built_in_at(&model, &controller, 1.3);
     let dt = 1.0 / 100.0;
     for _ in 0..50 {
         c.update(dt).unwrap();
-        assert_eq!(c.state_weights()[wave], 0.0, "idle until fired");
+        assert_eq!(c.layer_weights()[wave], 0.0, "idle until fired");
     }
     c.set_named("wave", ParameterValue::Trigger).unwrap();
     let mut weights = Vec::new();
@@ -264,7 +265,7 @@ fn the_wave_trigger_plays_once_fades_in_and_out_and_ignores_a_second_firing() {
             c.set_named("wave", ParameterValue::Trigger).unwrap();
         }
         c.update(dt).unwrap();
-        weights.push(c.state_weights()[wave]);
+        weights.push(c.layer_weights()[wave]);
         if step <= 240 {
             // The clip plays from its start, once.
             assert!(
@@ -285,7 +286,7 @@ fn the_wave_trigger_plays_once_fades_in_and_out_and_ignores_a_second_firing() {
     // Fired again once it has ended: it starts over from the beginning.
     c.set_named("wave", ParameterValue::Trigger).unwrap();
     c.update(dt).unwrap();
-    assert!(c.state_weights()[wave] > 0.0);
+    assert!(c.layer_weights()[wave] > 0.0);
     assert!((c.leaf_time(leaf) - f64::from(dt)).abs() < 1e-6, "{}", c.leaf_time(leaf));
 }
 
