@@ -506,7 +506,7 @@ fn jump(t: f32) -> LocalPose {
 const WAVE_DURATION: f32 = 2.4;
 
 /// The right arm rises sideways until the upper arm is nearly level and
-/// the forearm upright, waves the forearm and hand three times, and comes
+/// the forearm nearly upright, waves the forearm and hand three times, and comes
 /// back down to the idle arm; every other joint stays in its bind pose (the
 /// controller's wave layer masks them out).
 fn wave(t: f32) -> LocalPose {
@@ -522,7 +522,7 @@ fn wave(t: f32) -> LocalPose {
     let out = -0.04 + 1.34 * raise;
     pose.set(J::ShoulderR, rz(s * 0.15 * raise));
     pose.set(J::UpperArmR, rx(-0.3 * raise) * rz(s * out));
-    pose.set(J::LowerArmR, rz(s * (1.84 * raise + 0.35 * swing)) * rx(-0.18 * (1.0 - raise)));
+    pose.set(J::LowerArmR, rz(s * (1.55 * raise + 0.35 * swing)) * rx(-0.18 * (1.0 - raise)));
     pose.set(J::HandR, rz(s * 0.25 * swing) * rx(-0.1) * ry(-s * 0.3));
     pose
 }
