@@ -582,6 +582,6 @@ mod tests {
         // The manual mode plays clip A alone.
         state.mode = AnimationMode::Clips;
         anim.update(1.0 / 60.0, &mut state, &mut log, 0.0).unwrap();
-        assert_eq!(anim.character().clip_weights(), &[0.0, 1.0, 0.0, 0.0]);
+        assert_eq!(anim.character().clip_weights(), &[0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
     }
 }

@@ -98,7 +98,7 @@ impl Character {
                 PlaybackInput { rig: &c.rig, controller: &c.controller, values: c.parameters.values() };
             c.playback.enter(input, s);
         }
-        character.weigh_layers();
+        character.weigh_layers(0.0);
         Ok(character)
     }
 
@@ -229,7 +229,7 @@ impl Character {
         let step = if dt.is_finite() { dt * self.rate } else { 0.0 };
         let step = if step.is_finite() { step } else { 0.0 };
         self.machine.advance_fade(step.abs());
-        self.weigh_layers();
+        self.weigh_layers(step.abs());
         let dominant = self.machine.dominant();
         let input =
             PlaybackInput { rig: &self.rig, controller: &self.controller, values: self.parameters.values() };
@@ -250,18 +250,40 @@ impl Character {
     }
 
     /// Sets each layer's weight from its setting; a layer whose weight rises
-    /// from 0 starts its clips from the beginning.
-    fn weigh_layers(&mut self) {
-        for layer in self.controller.layers() {
-            let w = self.controller.layer_weight(layer, self.parameters.values());
+    /// from 0 starts its clips from the beginning. A triggered layer instead
+    /// starts them when its trigger fires while it is idle (a firing during
+    /// a run is ignored), and its weight follows its run's envelope, whose
+    /// clock moves `seconds` this update.
+    fn weigh_layers(&mut self, seconds: f32) {
+        for (i, layer) in self.controller.layers().iter().enumerate() {
+            let mut w = self.controller.layer_weight(layer, self.parameters.values());
             let s = layer.state as usize;
-            if self.machine.weights()[s] <= 0.0 && w > 0.0 {
-                let input = PlaybackInput {
-                    rig: &self.rig,
-                    controller: &self.controller,
-                    values: self.parameters.values(),
-                };
-                self.playback.enter(input, layer.state);
+            let input = PlaybackInput {
+                rig: &self.rig,
+                controller: &self.controller,
+                values: self.parameters.values(),
+            };
+            match &layer.trigger {
+                None => {
+                    if self.machine.weights()[s] <= 0.0 && w > 0.0 {
+                        self.playback.enter(input, layer.state);
+                    }
+                }
+                Some(trigger) => {
+                    // The clock counts from the clips' start, which this
+                    // update's playback moves on by `seconds` as well.
+                    let run = match self.playback.layer_run(i) {
+                        Some(elapsed) => Some(elapsed + seconds),
+                        None if self.parameters.fired(trigger.parameter.0) => {
+                            self.playback.enter(input, layer.state);
+                            Some(seconds)
+                        }
+                        None => None,
+                    };
+                    let run = run.filter(|&elapsed| elapsed < trigger.length);
+                    self.playback.set_layer_run(i, run);
+                    w *= run.map_or(0.0, |elapsed| trigger.envelope(elapsed));
+                }
             }
             self.machine.set_layer_weight(s, w);
         }
@@ -364,9 +386,16 @@ impl Character {
         self.machine.crossfade().map(|f| (f.target as usize, f.progress()))
     }
 
-    /// Weight of each state (sums to one while the controller has states).
+    /// Weight of each state of the state machine (sums to one while the
+    /// controller has states); the layers' are in `layer_weights`.
     pub fn state_weights(&self) -> &[f32] {
-        self.machine.weights()
+        &self.machine.weights()[..self.controller.states().len()]
+    }
+
+    /// Weight of each layer this update, in layer order: its weight setting
+    /// (clamped to [0, 1]), times its envelope for a triggered layer.
+    pub fn layer_weights(&self) -> &[f32] {
+        &self.machine.weights()[self.controller.states().len()..]
     }
 
     /// Cycles played by state `s` since it was entered (what `exit_time` reads).

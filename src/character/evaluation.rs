@@ -9,7 +9,7 @@ use super::clip_cursors::ClipCursors;
 use super::controller::{Controller, Leaf, MAX_CLIP_NODES};
 use super::output::{DebugPose, PoseOutput};
 use super::root_motion::{self, RootMotion};
-use crate::anim::{BlendJob, BlendLayer, JobError, LayerJob, Pose, Rig, RotationBlend};
+use crate::anim::{BlendJob, BlendLayer, JobError, LayerJob, LayerMode, Pose, Rig, RotationBlend};
 use std::ops::Range;
 
 /// What one evaluation reads.
@@ -210,6 +210,11 @@ impl Evaluation {
             if weight > 0.0 {
                 let range = controller.all_states()[layer.state as usize].leaves.clone();
                 leaves.blend(range, &mut self.layer_pose)?;
+                if layer.mode == LayerMode::Override && !layer.morphs {
+                    // Its clips say nothing about morph weights: the
+                    // override keeps those below (`out + (out - out) * w`).
+                    self.layer_pose.morph_weights.copy_from_slice(&self.pose.morph_weights);
+                }
                 LayerJob {
                     mode: layer.mode,
                     layer: &self.layer_pose.locals,

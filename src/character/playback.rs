@@ -51,6 +51,9 @@ pub(super) struct Playback {
     inputs: Vec<f32>,
     /// Cycles played since each state was entered.
     state_time: Vec<f64>,
+    /// Per layer: seconds since a triggered layer's run started (`None`
+    /// while it is idle, and always for untriggered layers).
+    runs: Vec<Option<f32>>,
 }
 
 impl Playback {
@@ -66,6 +69,19 @@ impl Playback {
             leaders: controller.groups().iter().map(|g| g.leaves.start).collect(),
             inputs: vec![0.0; controller.inputs.len()],
             state_time: vec![0.0; controller.all_states().len()],
+            runs: vec![None; controller.layers().len()],
+        }
+    }
+
+    /// Seconds since triggered layer `i` started its run (`None`: idle).
+    pub fn layer_run(&self, i: usize) -> Option<f32> {
+        self.runs.get(i).copied().flatten()
+    }
+
+    /// Sets (or ends, with `None`) triggered layer `i`'s run.
+    pub fn set_layer_run(&mut self, i: usize, run: Option<f32>) {
+        if let Some(slot) = self.runs.get_mut(i) {
+            *slot = run;
         }
     }
 

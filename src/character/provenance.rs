@@ -76,6 +76,17 @@ impl<'a> EvaluatedLayer<'a> {
         }
     }
 
+    /// Whether the layer sets morph weights: the base and additive layers
+    /// always (an additive's clips without morph tracks add 0), an
+    /// override layer only when one of its clips has a morph-weight track
+    /// (else the weights below it stay as they are).
+    pub fn sets_morphs(&self) -> bool {
+        match self.kind {
+            LayerKind::Controller(l) => l.mode == LayerMode::Additive || l.morphs,
+            LayerKind::Base => true,
+        }
+    }
+
     /// The additive layer's reference (the clip and time its difference
     /// is taken from); `None` for base and override layers.
     pub fn reference(&self) -> Option<LayerReference> {

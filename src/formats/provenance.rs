@@ -38,6 +38,9 @@ pub struct TraceLayer {
     /// The same joints with their glTF node index and mask weight.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mask_joints: Option<Vec<MaskJoint>>,
+    /// Whether it sets morph weights (false: an override layer whose clips
+    /// have no morph-weight track leaves the weights below it as they are).
+    pub morphs: bool,
     /// Additive layers: where the reference pose is sampled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reference: Option<TraceReference>,
@@ -102,6 +105,7 @@ pub fn layers(model: &Model, character: &Character) -> Vec<TraceLayer> {
                 weight: f64::from(l.weight),
                 mask: mask_joints.as_ref().map(|m| m.iter().map(|j| j.name.clone()).collect()),
                 mask_joints,
+                morphs: l.sets_morphs(),
                 reference: l.reference().map(|r| TraceReference {
                     clip: model.clips[r.clip as usize].name.clone(),
                     index: r.clip,

@@ -29,12 +29,19 @@ pub fn crowd(model: &Arc<Model>, n: usize, threads: usize) -> AnimationSystem {
     system
 }
 
-/// Drives a crowd for frame `frame`: jumps and speed changes, staggered.
+/// Drives a crowd for frame `frame`: jumps, waves (the triggered layer),
+/// talking (the face layer) and speed changes, staggered.
 pub fn drive(system: &mut AnimationSystem, frame: usize) {
     for i in 0..system.len() {
         let c = system.character_mut(CharacterId(i));
         if (frame + i).is_multiple_of(97) {
             c.set_named("jump", ParameterValue::Trigger).unwrap();
+        }
+        if (frame + 5 * i).is_multiple_of(89) {
+            c.set_named("wave", ParameterValue::Trigger).unwrap();
+        }
+        if (frame + 7 * i).is_multiple_of(53) {
+            c.set_named("talk", ParameterValue::Float(((frame + i) % 3) as f32 * 0.5)).unwrap();
         }
         if (frame + 3 * i).is_multiple_of(61) {
             c.set_named("speed", ParameterValue::Float(((frame + i) % 9) as f32 * 0.5)).unwrap();

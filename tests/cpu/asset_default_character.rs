@@ -1,6 +1,7 @@
 //! The built-in default character: the committed GLB is what the generator
-//! makes, it imports cleanly, and its clips move the way a walking, running
-//! and jumping person does.
+//! makes, it imports cleanly, its clips move the way a walking, running
+//! and jumping person does, and its face (a jaw joint and morph targets)
+//! moves with the Talk clip.
 
 use crate::common::character_at;
 use vkskin::asset::{Model, default_character_glb, load_default_character};
@@ -57,17 +58,28 @@ fn committed_file_is_a_fresh_generation() {
 }
 
 #[test]
-fn imports_with_clips_skin_and_morph_target() {
+fn imports_with_clips_skin_and_morph_targets() {
     let model = model();
-    for name in ["Idle", "Walk", "Run", "Jump"] {
-        clip(&model, name);
+    // The states' clips keep their first four indices; the layers' follow.
+    for (index, name) in ["Idle", "Walk", "Run", "Jump", "Wave", "Breathing", "Talk"].iter().enumerate() {
+        assert_eq!(clip(&model, name), index, "{name}");
     }
-    assert!((18..=24).contains(&model.skeleton.len()), "{} joints", model.skeleton.len());
+    assert_eq!(model.clips.len(), 7);
+    // 22 body joints and the jaw (after the head: depth first, node and
+    // joint indices agree), then the body's node.
+    assert_eq!(model.skeleton.len(), 24);
+    assert_eq!(model.skins[0].joints.len(), 23);
+    let jaw = joint(&model, "Jaw");
+    assert_eq!(jaw, 6);
+    assert_eq!(model.skeleton.parents()[jaw] as usize, joint(&model, "Head"));
     assert_eq!(model.skins.len(), 1);
     assert_eq!(model.meshes.len(), 1);
-    assert_eq!(model.meshes[0].target_names, ["Breathe"]);
+    assert_eq!(model.meshes[0].target_names, ["Breathe", "Blink", "Smile", "MouthOpen"]);
     let idle = &model.clips[clip(&model, "Idle")];
-    assert_eq!(idle.morph_tracks.len(), 1, "Idle animates the Breathe weight");
+    assert_eq!(idle.morph_tracks.len(), 1, "Idle animates the body's morph weights");
+    for name in ["Walk", "Run", "Jump", "Wave"] {
+        assert!(model.clips[clip(&model, name)].morph_tracks.is_empty(), "{name} animates no morph weight");
+    }
     let vertices: usize = model.meshes[0].primitives.iter().map(|p| p.vertex_count()).sum();
     assert!((2000..=6000).contains(&vertices), "{vertices} vertices");
 }
@@ -178,4 +190,83 @@ fn jump_leaves_the_ground() {
     let (lo, hi) = heights.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), &y| (l.min(y), h.max(y)));
     assert!(hi - lo > 0.2, "the feet rise {} m", hi - lo);
     assert!((heights[0] - heights[60]).abs() < 1e-3, "Jump starts and ends standing");
+}
+
+/// Each vertex's offset in morph target `target`, with its rest position.
+fn target_offsets(model: &Model, target: usize) -> Vec<([f32; 3], [f32; 3])> {
+    let mut out = Vec::new();
+    for prim in &model.meshes[0].primitives {
+        let deltas = prim.morph_targets[target].positions.as_ref().expect("position deltas");
+        let offsets = deltas.to_dense(prim.positions.len());
+        out.extend(prim.positions.iter().copied().zip(offsets));
+    }
+    out
+}
+
+#[test]
+fn face_targets_move_only_the_face_and_breathe_only_the_torso() {
+    let model = model();
+    let names = &model.meshes[0].target_names;
+    for (name, lowest, least) in [("Blink", 1.69, 0.01), ("Smile", 1.64, 0.002), ("MouthOpen", 1.64, 0.015)] {
+        let t = names.iter().position(|n| n == name).unwrap();
+        let moved: Vec<_> =
+            target_offsets(&model, t).into_iter().filter(|(_, d)| d.iter().any(|x| *x != 0.0)).collect();
+        assert!(!moved.is_empty(), "{name} moves vertices");
+        for (p, _) in &moved {
+            // On the front of the head: eyes and mouth.
+            assert!(p[1] > lowest && p[1] < 1.74 && p[2] > 0.07, "{name} moves a vertex at {p:?}");
+        }
+        let largest =
+            moved.iter().map(|(_, d)| (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()).fold(0.0, f32::max);
+        assert!(largest > least, "{name}: largest offset {largest} m");
+    }
+    let breathe = target_offsets(&model, 0);
+    assert!(breathe.iter().all(|(p, d)| d == &[0.0; 3] || (1.1..1.5).contains(&p[1])));
+}
+
+#[test]
+fn talk_opens_the_jaw_with_the_mouth() {
+    let model = model();
+    let c = clip(&model, "Talk");
+    let jaw = joint(&model, "Jaw");
+    let mouth = model.meshes[0].target_names.iter().position(|n| n == "MouthOpen").unwrap();
+    let d = model.clips[c].duration;
+    let (mut widest, mut widest_mouth) = (0.0f32, 0.0f32);
+    for i in 0..=96 {
+        let t = d * i as f32 / 96.0;
+        let character = character_at(&model, Some(c), f64::from(t));
+        let pose = character.local_pose();
+        let angle = pose.locals[jaw].rotation.angle();
+        let open = pose.morph_weights[mouth];
+        // The jaw's opening follows the mouth's: 0.22 rad when wide open.
+        assert!((angle - 0.22 * open).abs() < 0.01, "at {t} s: jaw {angle} rad, mouth {open}");
+        // Opening drops the chin: a rotation about +X.
+        if angle > 0.05 {
+            assert!(pose.locals[jaw].rotation.axis().unwrap().x > 0.99);
+        }
+        widest = widest.max(angle);
+        widest_mouth = widest_mouth.max(open);
+    }
+    assert!(widest > 0.15 && widest_mouth > 0.7, "the mouth opens: jaw {widest} rad, weight {widest_mouth}");
+    // It starts and ends closed and neutral: the face layer's reference.
+    for t in [0.0, f64::from(d)] {
+        let pose = character_at(&model, Some(c), t).local_pose().clone();
+        assert!(pose.morph_weights.iter().all(|&w| w.abs() < 1e-6), "at {t}: {:?}", pose.morph_weights);
+        assert!(pose.locals[jaw].rotation.angle() < 1e-6);
+    }
+}
+
+#[test]
+fn wave_raises_the_right_hand_above_the_shoulder_and_ends_where_it_began() {
+    let model = model();
+    let c = clip(&model, "Wave");
+    let (hand, shoulder) = (joint(&model, "Hand.R"), joint(&model, "UpperArm.R"));
+    let d = model.clips[c].duration;
+    let at = |t: f32| (joint_at(&model, c, t, hand), joint_at(&model, c, t, shoulder));
+    let (start, _) = at(0.0);
+    let (middle, top) = at(1.0);
+    assert!(middle[1] > top[1] + 0.1, "the hand at {middle:?}, the shoulder at {top:?}");
+    let (end, _) = at(d);
+    let moved = (0..3).map(|k| (end[k] - start[k]).abs()).fold(0.0, f32::max);
+    assert!(moved < 1e-3, "the wave ends with the hand at {end:?}, began at {start:?}");
 }

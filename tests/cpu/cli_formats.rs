@@ -187,7 +187,8 @@ fn dump(file: &str, clip: Option<&str>, info: &Value) {
 #[test]
 fn dump_and_inspect_follow_their_formats() {
     let info = inspect(GLB);
-    assert_eq!(array(&info["clips"], "clips").len(), 4);
+    // Idle, Walk, Run, Jump, and the layers' Wave, Breathing and Talk.
+    assert_eq!(array(&info["clips"], "clips").len(), 7);
     dump(GLB, None, &info);
     dump(GLB, Some("Walk"), &info);
     // A shared model with several skinned and rigid parts, and an unnamed clip.

@@ -2,9 +2,9 @@
 //! `--compressed-clips` load option): over whole clips of the shared models
 //! and a crowd of built-in characters, every joint's virtual vertices stay
 //! within the compression bound of where the same character playing the
-//! exact clips puts them (object space, through the whole character layer),
-//! so do its morph weights (within their tolerances), and the events fire
-//! identically.
+//! exact clips puts them (object space, through the whole character layer;
+//! two bounds more for each controller layer with weight), so do its morph
+//! weights (within their tolerances), and the events fire identically.
 
 use nalgebra::Matrix4;
 use std::sync::Arc;
@@ -120,7 +120,7 @@ fn built_in_crowd_with_compressed_clips_fires_the_same_events() {
     let system = |model: &Arc<Model>| -> AnimationSystem { crate::common::crowd::crowd(model, 24, 1) };
     let (mut a, mut b) = (system(&exact), system(&compressed));
     let mut check = Check::new(&exact);
-    let (mut worst, mut fired) = (0.0f64, 0usize);
+    let (mut worst, mut worst_layered, mut fired) = (0.0f64, 0.0f64, 0usize);
     for frame in 0..600 {
         crate::common::crowd::drive(&mut a, frame);
         crate::common::crowd::drive(&mut b, frame);
@@ -131,12 +131,28 @@ fn built_in_crowd_with_compressed_clips_fires_the_same_events() {
             assert_eq!(events(ca), events(cb), "character {i} frame {frame}");
             fired += ca.events().len();
             // Blends of compressed poses: each within the bound, their
-            // normalised weighted sum within it to a few percent.
+            // normalised weighted sum within it to a few percent. A layer
+            // (the built-in wave, breathing and face) adds errors: an
+            // override layer puts its clip's joints under parents posed by
+            // other clips (whose errors were bounded with other children:
+            // a raised hand swings further on a chest's error), an
+            // additive one adds the difference of two more compressed
+            // samples (its clip's and its reference's). Two bounds more
+            // for each layer with weight.
+            let layers = ca.layer_weights().iter().filter(|&&w| w > 0.0).count();
+            let allowed = (1.05 + 2.0 * layers as f64) * check.bound + check.slack;
             let e = check.error(ca, cb);
-            worst = worst.max(e);
-            assert!(e <= 1.05 * check.bound + check.slack, "character {i} frame {frame}: {e}");
+            if layers == 0 {
+                worst = worst.max(e);
+            } else {
+                worst_layered = worst_layered.max(e);
+            }
+            assert!(e <= allowed, "character {i} frame {frame}: {e} ({layers} layers)");
         }
     }
     assert!(fired > 20, "the crowd fired {fired} events");
-    eprintln!("built-in crowd: {fired} events, largest error {worst:.3e} (bound {:.1e})", check.bound);
+    eprintln!(
+        "built-in crowd: {fired} events, largest error {worst:.3e}, {worst_layered:.3e} under layers (bound {:.1e})",
+        check.bound
+    );
 }

@@ -1,4 +1,6 @@
-//! The default character's clips: Idle, Walk, Run and Jump.
+//! The default character's clips: Idle, Walk, Run and Jump for its states,
+//! and Wave (the right arm, played once), Breathing (the torso) and Talk (the
+//! jaw and the face's morph targets) for its controller's layers.
 //!
 //! Functions of time only: no randomness, and no platform maths (see `math`).
 //!
@@ -8,6 +10,7 @@
 //! footstep events sit exactly where a foot touches down.
 
 use super::math::{DetMath, axis_angle, rotation_between};
+use super::mesh::{TARGET_COUNT, Target};
 use super::skeleton::{ANKLE_Y, BALL, HEEL, J, JOINT_COUNT, JOINTS, LEG_X};
 use crate::asset::glb_writer::{AnimationData, ChannelData, ChannelValues, EventData};
 use nalgebra::{UnitQuaternion, Vector3};
@@ -498,6 +501,94 @@ fn jump(t: f32) -> LocalPose {
 }
 
 // ---------------------------------------------------------------------------
+// Layer clips: a wave, breathing and talking
+
+const WAVE_DURATION: f32 = 2.4;
+
+/// The right arm rises sideways until the upper arm is nearly level and
+/// the forearm nearly upright, waves the forearm and hand three times, and comes
+/// back down to the idle arm; every other joint stays in its bind pose (the
+/// controller's wave layer masks them out).
+fn wave(t: f32) -> LocalPose {
+    let mut pose = LocalPose::default();
+    let s = Side::Right.sign();
+    let raise = eased(&[(0.0, 0.0), (0.5, 1.0), (1.85, 1.0), (WAVE_DURATION, 0.0)], t);
+    let waving =
+        eased(&[(0.0, 0.0), (0.45, 0.0), (0.6, 1.0), (1.7, 1.0), (1.85, 0.0), (WAVE_DURATION, 0.0)], t);
+    // Three side-to-side swings between 0.45 s and 1.85 s.
+    let swing = waving * (TAU * 3.0 * (t - 0.45) / 1.4).dsin();
+    // Outward swing of the upper arm: from the idle arm's (slightly in) to
+    // nearly level; forward a little; the elbow bends the forearm upright.
+    let out = -0.04 + 1.34 * raise;
+    pose.set(J::ShoulderR, rz(s * 0.15 * raise));
+    pose.set(J::UpperArmR, rx(-0.3 * raise) * rz(s * out));
+    pose.set(J::LowerArmR, rz(s * (1.55 * raise + 0.35 * swing)) * rx(-0.18 * (1.0 - raise)));
+    pose.set(J::HandR, rz(s * 0.25 * swing) * rx(-0.1) * ry(-s * 0.3));
+    pose
+}
+
+const BREATH_PERIOD: f32 = 3.2;
+
+/// One breath, 0 (out) .. 1 (in), starting breathed out.
+fn breathing_amount(t: f32) -> f32 {
+    0.5 - 0.5 * (TAU * t / BREATH_PERIOD).dcos()
+}
+
+/// The chest lifts and the shoulders rise with each breath; starting
+/// breathed out, so the clip's first key is the rest (its additive layer's
+/// reference).
+fn breathing(t: f32) -> LocalPose {
+    let mut pose = LocalPose::default();
+    let b = breathing_amount(t);
+    pose.set(J::Spine, rx(0.01 * b));
+    pose.set(J::Chest, rx(-0.035 * b));
+    pose.set(J::Neck, rx(0.02 * b));
+    for side in [Side::Left, Side::Right] {
+        pose.set(side.pick(J::ShoulderL, J::ShoulderR), rz(side.sign() * 0.04 * b));
+    }
+    pose
+}
+
+const TALK_DURATION: f32 = 2.4;
+/// Talking stops here; the rest of the loop is a pause.
+const TALK_PAUSE: f32 = 1.9;
+/// Widest jaw opening, radians.
+const JAW_OPEN: f32 = 0.22;
+
+/// How far the mouth is open: seven syllables of varied strength, then a
+/// pause; closed at the start and the end.
+fn mouth_open(t: f32) -> f32 {
+    if !(0.0..TALK_PAUSE).contains(&t) {
+        return 0.0;
+    }
+    let syllables = 0.5 - 0.5 * (TAU * 7.0 * t / TALK_PAUSE).dcos();
+    let stress = 0.65 + 0.35 * (TAU * 1.3 * t).dsin();
+    syllables * stress
+}
+
+/// The face's morph weights while talking: mouth open, a smile that comes
+/// and goes, one blink.
+fn talk_weights(t: f32) -> [f32; TARGET_COUNT] {
+    let mut w = [0.0; TARGET_COUNT];
+    w[Target::MouthOpen as usize] = mouth_open(t);
+    w[Target::Smile as usize] =
+        eased(&[(0.0, 0.0), (0.5, 0.6), (1.5, 0.7), (2.2, 0.0), (TALK_DURATION, 0.0)], t);
+    w[Target::Blink as usize] =
+        eased(&[(0.0, 0.0), (1.18, 0.0), (1.26, 1.0), (1.36, 0.0), (TALK_DURATION, 0.0)], t);
+    w
+}
+
+/// The jaw opens with the mouth; the head nods a little. Neutral (the
+/// bind pose) at the first key: the face layer's reference.
+fn talk(t: f32) -> LocalPose {
+    let mut pose = LocalPose::default();
+    pose.set(J::Jaw, rx(JAW_OPEN * mouth_open(t)));
+    let nod = TAU * t / TALK_DURATION;
+    pose.set(J::Head, rx(0.04 * nod.dsin()) * ry(0.03 * (2.0 * nod).dsin()));
+    pose
+}
+
+// ---------------------------------------------------------------------------
 // Sampling into glTF channels
 
 /// Which extra channels a clip has.
@@ -509,7 +600,7 @@ struct Sampled<'a> {
     root_motion: bool,
     pose: &'a dyn Fn(f32) -> LocalPose,
     /// Weights of the body's morph targets over time.
-    morph: Option<&'a dyn Fn(f32) -> f32>,
+    morph: Option<&'a dyn Fn(f32) -> [f32; TARGET_COUNT]>,
     events: Vec<EventData>,
 }
 
@@ -563,22 +654,35 @@ fn sample(clip: Sampled, body_node: usize) -> AnimationData {
         });
     }
     if let Some(morph) = clip.morph {
-        let mut weights: Vec<f32> = times.iter().map(|&t| morph(t)).collect();
+        let mut keys: Vec<[f32; TARGET_COUNT]> = times.iter().map(|&t| morph(t)).collect();
         if clip.looping
-            && let Some(&first) = weights.first()
-            && let Some(last) = weights.last_mut()
+            && let Some(&first) = keys.first()
+            && let Some(last) = keys.last_mut()
         {
             *last = first;
         }
+        let weights = keys.into_iter().flatten().collect();
         channels.push(ChannelData { node: body_node, times, values: ChannelValues::Weights(weights) });
     }
     AnimationData { name: clip.name.to_string(), channels, events: clip.events }
 }
 
-/// The four clips; `body_node` is the node drawing the mesh (for the morph weights).
+/// The clips (the states' four, then the layers' three, so that the first
+/// four keep their indices); `body_node` is the node drawing the mesh (for
+/// the morph weights).
 pub fn clips(body_node: usize) -> Vec<AnimationData> {
     let walk = |t| locomotion(&WALK, &WALK_STYLE, t);
     let run = |t| locomotion(&RUN, &RUN_STYLE, t);
+    let idle_breath = |t| {
+        let mut w = [0.0; TARGET_COUNT];
+        w[Target::Breathe as usize] = breath(t);
+        w
+    };
+    let breathing_breath = |t| {
+        let mut w = [0.0; TARGET_COUNT];
+        w[Target::Breathe as usize] = breathing_amount(t);
+        w
+    };
     vec![
         sample(
             Sampled {
@@ -587,7 +691,7 @@ pub fn clips(body_node: usize) -> Vec<AnimationData> {
                 looping: true,
                 root_motion: false,
                 pose: &idle,
-                morph: Some(&breath),
+                morph: Some(&idle_breath),
                 events: Vec::new(),
             },
             body_node,
@@ -628,6 +732,42 @@ pub fn clips(body_node: usize) -> Vec<AnimationData> {
                     EventData { time: TAKEOFF, name: "jump_takeoff".into() },
                     EventData { time: LANDING, name: "jump_land".into() },
                 ],
+            },
+            body_node,
+        ),
+        sample(
+            Sampled {
+                name: "Wave",
+                duration: WAVE_DURATION,
+                looping: false,
+                root_motion: false,
+                pose: &wave,
+                morph: None,
+                events: Vec::new(),
+            },
+            body_node,
+        ),
+        sample(
+            Sampled {
+                name: "Breathing",
+                duration: BREATH_PERIOD,
+                looping: true,
+                root_motion: false,
+                pose: &breathing,
+                morph: Some(&breathing_breath),
+                events: Vec::new(),
+            },
+            body_node,
+        ),
+        sample(
+            Sampled {
+                name: "Talk",
+                duration: TALK_DURATION,
+                looping: true,
+                root_motion: false,
+                pose: &talk,
+                morph: Some(&talk_weights),
+                events: Vec::new(),
             },
             body_node,
         ),

@@ -1,6 +1,7 @@
 //! The default character's body: lofted tubes (torso with neck, arms with
-//! hands, legs), ellipsoids (head, eyes, nose) and shoes, with smooth skin
-//! weights and a "Breathe" morph target.
+//! hands, legs), ellipsoids (head, eyes, nose, mouth, jaw) and shoes, with
+//! smooth skin weights and morph targets: "Breathe" (the chest) and the
+//! face's "Blink", "Smile" and "MouthOpen".
 //!
 //! Deterministic geometry: nothing here reads a file or calls the platform's
 //! maths library.
@@ -15,8 +16,24 @@ use super::math::DetMath;
 use super::skeleton::{J, LEG_X};
 use crate::asset::glb_writer::{PrimitiveData, TargetData};
 use nalgebra::Vector3;
+use std::ops::Range;
 
 type V3 = Vector3<f32>;
+
+/// The body's morph targets, in glTF target order ("Breathe" first, where
+/// it was before the face's were added).
+pub const TARGETS: [&str; TARGET_COUNT] = ["Breathe", "Blink", "Smile", "MouthOpen"];
+/// Number of morph targets.
+pub const TARGET_COUNT: usize = 4;
+/// Index of each target in [`TARGETS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum Target {
+    Breathe,
+    Blink,
+    Smile,
+    MouthOpen,
+}
 
 /// Materials of the body, in glTF material order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,7 +89,8 @@ struct Ring {
 struct Builder {
     positions: Vec<V3>,
     influences: Vec<Influence>,
-    breathe: Vec<V3>,
+    /// Each vertex's offset in each morph target (see [`TARGETS`]).
+    deltas: Vec<[V3; TARGET_COUNT]>,
     triangles: Vec<([u32; 3], Mat)>,
 }
 
@@ -90,7 +108,9 @@ impl Builder {
     fn vertex(&mut self, p: V3, influence: Influence, breathe: V3) -> u32 {
         self.positions.push(p);
         self.influences.push(influence);
-        self.breathe.push(breathe);
+        let mut deltas = [V3::zeros(); TARGET_COUNT];
+        deltas[Target::Breathe as usize] = breathe;
+        self.deltas.push(deltas);
         (self.positions.len() - 1) as u32
     }
 
@@ -127,8 +147,17 @@ impl Builder {
         }
     }
 
-    /// An ellipsoid bound rigidly to `joint`.
-    fn ellipsoid(&mut self, center: V3, radii: V3, rings: usize, segments: usize, joint: J, material: Mat) {
+    /// An ellipsoid bound rigidly to `joint`; its vertices' indices.
+    fn ellipsoid(
+        &mut self,
+        center: V3,
+        radii: V3,
+        rings: usize,
+        segments: usize,
+        joint: J,
+        material: Mat,
+    ) -> Range<usize> {
+        let first = self.positions.len();
         let list: Vec<Ring> = (1..rings)
             .map(|i| {
                 let t = std::f32::consts::PI * i as f32 / rings as f32;
@@ -145,6 +174,14 @@ impl Builder {
             })
             .collect();
         self.loft(&list, segments, center - V3::y() * radii.y, center + V3::y() * radii.y);
+        first..self.positions.len()
+    }
+
+    /// Sets the offset of `vertices` in `target` to `offset(position)`.
+    fn shape(&mut self, vertices: Range<usize>, target: Target, offset: impl Fn(V3) -> V3) {
+        for v in vertices {
+            self.deltas[v][target as usize] = offset(self.positions[v]);
+        }
     }
 }
 
@@ -505,10 +542,33 @@ fn head(b: &mut Builder) {
     b.ellipsoid(V3::new(0.0, 1.685, 0.108), V3::new(0.014, 0.022, 0.02), 6, 8, J::Head, Mat::Skin);
     for sign in [1.0, -1.0] {
         let eye = V3::new(0.033 * sign, 1.716, 0.091);
-        b.ellipsoid(eye, V3::new(0.015, 0.017, 0.013), 6, 8, J::Head, Mat::Dark);
+        let radii = V3::new(0.015, 0.017, 0.013);
+        let vertices = b.ellipsoid(eye, radii, 6, 8, J::Head, Mat::Dark);
+        // Blink: the upper lid comes down, the eye squashed to a dark line
+        // just under its middle (mostly behind the face's skin).
+        b.shape(vertices, Target::Blink, |p| {
+            let y = eye.y - 0.35 * radii.y + (p.y - eye.y) * 0.12;
+            V3::new(0.0, y - p.y, 0.0)
+        });
     }
+    // The mouth: a dark slit on the face, under the nose.
+    let mouth = V3::new(0.0, 1.655, 0.097);
+    let half_width = 0.026;
+    let vertices = b.ellipsoid(mouth, V3::new(half_width, 0.005, 0.012), 6, 12, J::Head, Mat::Dark);
+    // Smile: the corners rise and the slit widens a little.
+    b.shape(vertices.clone(), Target::Smile, |p| {
+        let side = (p.x - mouth.x) / half_width;
+        V3::new(0.12 * (p.x - mouth.x), 0.009 * side * side, 0.0)
+    });
+    // Open: the lower lip drops (the jaw opens with it, see the Talk clip)
+    // and the slit comes forward a little so the skin does not cover it.
+    b.shape(vertices, Target::MouthOpen, |p| {
+        let below = ((mouth.y - p.y) / 0.005).clamp(0.0, 1.0);
+        V3::new(-0.1 * (p.x - mouth.x), -0.016 * below - 0.004, 0.004)
+    });
     // Jaw and chin: without them an ellipsoid head seems to look upwards.
-    b.ellipsoid(V3::new(0.0, 1.635, 0.03), V3::new(0.06, 0.045, 0.06), 8, 16, J::Head, Mat::Skin);
+    // On the jaw joint, which drops the chin as the mouth opens.
+    b.ellipsoid(V3::new(0.0, 1.635, 0.03), V3::new(0.06, 0.045, 0.06), 8, 16, J::Jaw, Mat::Skin);
     // Ears.
     for sign in [1.0, -1.0] {
         let ear = V3::new(0.088 * sign, 1.7, 0.0);
@@ -530,7 +590,7 @@ fn normals(positions: &[V3], triangles: &[([u32; 3], Mat)]) -> Vec<V3> {
 }
 
 /// The body split into one primitive per material (in `MATERIALS` order),
-/// each with the "Breathe" morph target.
+/// each with every morph target of [`TARGETS`].
 pub fn body() -> Vec<PrimitiveData> {
     let mut b = Builder::default();
     torso(&mut b);
@@ -542,14 +602,19 @@ pub fn body() -> Vec<PrimitiveData> {
     head(&mut b);
 
     let base_normals = normals(&b.positions, &b.triangles);
-    let breathed: Vec<V3> = b.positions.iter().zip(&b.breathe).map(|(p, d)| p + d).collect();
-    let breathed_normals = normals(&breathed, &b.triangles);
+    // Each target's normals: those of the mesh with the target fully on.
+    let target_normals: Vec<Vec<V3>> = (0..TARGET_COUNT)
+        .map(|t| {
+            let moved: Vec<V3> = b.positions.iter().zip(&b.deltas).map(|(p, d)| p + d[t]).collect();
+            normals(&moved, &b.triangles)
+        })
+        .collect();
 
     let mut out = Vec::new();
     for (m, (mat, _, _)) in MATERIALS.iter().enumerate() {
         let mut local = vec![u32::MAX; b.positions.len()];
         let mut prim = PrimitiveData { material: Some(m), ..Default::default() };
-        let mut target = TargetData::default();
+        let mut targets = vec![TargetData::default(); TARGET_COUNT];
         for (tri, _) in b.triangles.iter().filter(|(_, tm)| tm == mat) {
             for &g in tri {
                 let g = g as usize;
@@ -560,14 +625,16 @@ pub fn body() -> Vec<PrimitiveData> {
                     prim.normals.push(base_normals[g].into());
                     prim.joints.push([j0.index() as u16, j1.index() as u16, 0, 0]);
                     prim.weights.push([1.0 - w, w, 0.0, 0.0]);
-                    target.positions.push(b.breathe[g].into());
-                    target.normals.push((breathed_normals[g] - base_normals[g]).into());
+                    for (t, target) in targets.iter_mut().enumerate() {
+                        target.positions.push(b.deltas[g][t].into());
+                        target.normals.push((target_normals[t][g] - base_normals[g]).into());
+                    }
                 }
                 prim.indices.push(local[g]);
             }
         }
         if !prim.indices.is_empty() {
-            prim.targets.push(target);
+            prim.targets = targets;
             out.push(prim);
         }
     }

@@ -1,6 +1,8 @@
 //! The built-in default character, made by our own code: a low-poly humanoid
-//! (22 joints, smooth skin weights, a "Breathe" morph target) with Idle, Walk,
-//! Run and Jump clips and footstep events, written as a GLB.
+//! (23 joints with a jaw, smooth skin weights, morph targets "Breathe",
+//! "Blink", "Smile" and "MouthOpen") with Idle, Walk, Run and Jump clips and
+//! footstep events, and Wave, Breathing and Talk clips for its controller's
+//! layers, written as a GLB.
 //!
 //! The generator never reads a file, the clock or the platform's maths
 //! library: its output is the same bit for bit everywhere.
@@ -51,7 +53,7 @@ pub fn load_or_default(path: Option<&std::path::Path>, options: &LoadOptions) ->
     }
 }
 
-/// The whole file as writer data: joints 0..22, then the body node.
+/// The whole file as writer data: joints 0..23, then the body node.
 fn document() -> Document {
     let body_node = JOINTS.len();
     let mut nodes: Vec<NodeData> = JOINTS
@@ -93,7 +95,7 @@ fn document() -> Document {
         meshes: vec![MeshData {
             name: "Body".into(),
             primitives: mesh::body(),
-            target_names: vec!["Breathe".into()],
+            target_names: mesh::TARGETS.iter().map(|t| t.to_string()).collect(),
         }],
         materials: mesh::MATERIALS
             .iter()

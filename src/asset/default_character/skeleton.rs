@@ -5,11 +5,12 @@
 //! Every joint's bind rotation is the identity, so local axes equal the
 //! character's axes in the bind pose (+X its left, +Y up, +Z forward): a
 //! rotation about X swings a limb forwards or backwards, which keeps the clip
-//! code readable. The bind pose is an A-pose (arms slightly away from the body).
+//! code readable. The bind pose is an A-pose (arms slightly away from the body), mouth closed.
 
 use nalgebra::Vector3;
 
-/// The joints, in node order (parents before children).
+/// The joints, in node order: parents before children, depth first (the
+/// order an importer lists them in, so node and joint indices agree).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 #[allow(missing_docs)]
 pub enum J {
@@ -19,6 +20,7 @@ pub enum J {
     Chest,
     Neck,
     Head,
+    Jaw,
     ShoulderL,
     UpperArmL,
     LowerArmL,
@@ -38,7 +40,7 @@ pub enum J {
 }
 
 /// Number of joints.
-pub const JOINT_COUNT: usize = 22;
+pub const JOINT_COUNT: usize = 23;
 
 /// Every joint in node order.
 pub const JOINTS: [J; JOINT_COUNT] = [
@@ -48,6 +50,7 @@ pub const JOINTS: [J; JOINT_COUNT] = [
     J::Chest,
     J::Neck,
     J::Head,
+    J::Jaw,
     J::ShoulderL,
     J::UpperArmL,
     J::LowerArmL,
@@ -74,6 +77,8 @@ pub const ANKLE_Y: f32 = 0.09;
 pub const BALL: [f32; 3] = [0.0, -0.06, 0.13];
 /// Bottom of the heel relative to the ankle.
 pub const HEEL: [f32; 3] = [0.0, -ANKLE_Y, -0.06];
+/// The jaw's hinge in the bind pose.
+pub const JAW: [f32; 3] = [0.0, 1.665, 0.01];
 
 impl J {
     /// Node index.
@@ -106,6 +111,7 @@ impl J {
             J::LowerLegR => "LowerLeg.R",
             J::FootR => "Foot.R",
             J::ToesR => "Toes.R",
+            J::Jaw => "Jaw",
         }
     }
 
@@ -132,6 +138,7 @@ impl J {
             J::LowerLegR => J::UpperLegR,
             J::FootR => J::LowerLegR,
             J::ToesR => J::FootR,
+            J::Jaw => J::Head,
         })
     }
 
@@ -160,6 +167,8 @@ impl J {
             J::LowerLegR => [-LEG_X, 0.52, 0.0],
             J::FootR => [-LEG_X, ANKLE_Y, 0.0],
             J::ToesR => [-LEG_X, ANKLE_Y + BALL[1], BALL[2]],
+            // The hinge below the ears: a rotation about +X drops the chin.
+            J::Jaw => JAW,
         };
         Vector3::new(x, y, z)
     }
@@ -181,6 +190,18 @@ impl J {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn joints_are_listed_depth_first() {
+        // What an importer's depth-first walk from the root gives.
+        let mut order = Vec::new();
+        let mut stack = vec![J::Root];
+        while let Some(j) = stack.pop() {
+            order.push(j);
+            stack.extend(j.children().iter().rev());
+        }
+        assert_eq!(order, JOINTS);
+    }
 
     #[test]
     fn parents_come_first_and_indices_match() {

@@ -9,13 +9,13 @@ use super::error::{
     TransitionProblem, UnknownClip,
 };
 use super::file::{
-    BlendInputDef, BlendPointDef, ControllerFile, LayerBlendingDef, LayerDef, MaskDef, MotionDef,
-    ParameterDef, TransitionDef, WeightDef,
+    BlendInputDef, BlendPointDef, ControllerFile, LayerBlendingDef, LayerDef, LayerTriggerDef, MaskDef,
+    MotionDef, ParameterDef, TransitionDef, WeightDef,
 };
 use super::{
-    Controller, Layer, LayerReference, Leaf, MAX_CLIP_NODES, MAX_DEPTH, MAX_EXIT_TIME, MAX_POINT_POSITION,
-    MAX_SECONDS, MAX_SPEED, Node, Parameter, ParameterKind, RootMotionSetup, SpaceInput, State, SyncGroup,
-    Transition, Weight,
+    Controller, Layer, LayerReference, LayerTrigger, Leaf, MAX_CLIP_NODES, MAX_DEPTH, MAX_EXIT_TIME,
+    MAX_POINT_POSITION, MAX_SECONDS, MAX_SPEED, Node, Parameter, ParameterId, ParameterKind, RootMotionSetup,
+    SpaceInput, State, SyncGroup, Transition, Weight,
 };
 use crate::anim::Rig;
 use crate::anim::{LayerMode, NO_PARENT, Pose, RotationBlend, SampleJob, SamplingCursor};
@@ -259,8 +259,18 @@ fn layers<'f>(
         let state = states.len() as u32;
         states
             .push(builder.state(&def.name, &def.motion, state).map_err(|e| error(LayerProblem::Motion(e)))?);
-        let first_clip = builder.leaves[states[state as usize].leaves.start as usize].clip as usize;
-        layers.push(layer(def, state, first_clip, builder).map_err(error)?);
+        let leaves = states[state as usize].leaves.clone();
+        let first_clip = builder.leaves[leaves.start as usize].clip as usize;
+        let mut layer = layer(def, state, first_clip, builder).map_err(error)?;
+        let rig = builder.rig;
+        layer.morphs = builder.leaves[leaves.start as usize..leaves.end as usize]
+            .iter()
+            .any(|l| !rig.clips[l.clip as usize].morph_tracks.is_empty());
+        if let Some(trigger) = &def.trigger {
+            let leaves = &builder.leaves[leaves.start as usize..leaves.end as usize];
+            layer.trigger = Some(layer_trigger(trigger, leaves, builder).map_err(error)?);
+        }
+        layers.push(layer);
     }
     Ok(layers)
 }
@@ -276,7 +286,49 @@ fn layer(def: &LayerDef, state: u32, first_clip: usize, builder: &Builder) -> Re
     };
     let mask = layer_mask(&def.mask, builder.rig)?;
     let (mode, reference, reference_source) = reference_pose(def, first_clip, builder)?;
-    Ok(Layer { name: def.name.clone(), state, mode, weight, mask, reference, reference_source })
+    Ok(Layer {
+        name: def.name.clone(),
+        state,
+        mode,
+        weight,
+        mask,
+        reference,
+        reference_source,
+        trigger: None,
+        morphs: false,
+    })
+}
+
+/// A triggered layer's trigger parameter and fades, and how long one run
+/// lasts: its longest clip at its speed. Its clips must play once (a
+/// looping clip would never end the run) and last longer than 0 s.
+fn layer_trigger(
+    def: &LayerTriggerDef,
+    leaves: &[Leaf],
+    builder: &Builder,
+) -> Result<LayerTrigger, LayerProblem> {
+    let parameter = match (builder.lookup)(&def.parameter) {
+        Some((p, ParameterKind::Trigger)) => ParameterId(p),
+        Some((_, kind)) => return Err(LayerProblem::NotATrigger { name: def.parameter.clone(), kind }),
+        None => return Err(LayerProblem::TriggerParameter(def.parameter.clone())),
+    };
+    for (what, seconds) in [("fade_in", def.fade_in), ("fade_out", def.fade_out)] {
+        // `contains` is false for NaN.
+        if !(0.0..=MAX_SECONDS).contains(&seconds) {
+            return Err(LayerProblem::TriggerFade { what, seconds });
+        }
+    }
+    if let Some(l) = leaves.iter().find(|l| l.looping) {
+        return Err(LayerProblem::TriggerLooping(builder.rig.clip_name(l.clip as usize).to_string()));
+    }
+    let length = leaves
+        .iter()
+        .map(|l| f64::from(builder.rig.clips[l.clip as usize].duration) / f64::from(l.speed))
+        .fold(0.0f64, f64::max) as f32;
+    if !(length > 0.0 && length.is_finite()) {
+        return Err(LayerProblem::TriggerLength);
+    }
+    Ok(LayerTrigger { parameter, fade_in: def.fade_in, fade_out: def.fade_out, length })
 }
 
 /// Each joint's weight under a layer's mask entries: every joint at 1

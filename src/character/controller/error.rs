@@ -299,6 +299,31 @@ pub enum LayerProblem {
     /// The reference pose could not be sampled.
     #[error("reference: {0}")]
     Reference(#[source] JobError),
+    /// `trigger` names no parameter.
+    #[error("trigger: unknown parameter \"{}\"", display_name(.0))]
+    TriggerParameter(String),
+    /// `trigger` names a float or a bool.
+    #[error("trigger: parameter \"{}\" is a {}, not a trigger", display_name(name), kind.name())]
+    NotATrigger {
+        /// Its name.
+        name: String,
+        /// Its kind.
+        kind: ParameterKind,
+    },
+    /// A fade is negative, not finite or longer than [`MAX_SECONDS`].
+    #[error("trigger: {what} {seconds} is not a number of seconds in [0, {MAX_SECONDS}]")]
+    TriggerFade {
+        /// `fade_in` or `fade_out`.
+        what: &'static str,
+        /// The value.
+        seconds: f32,
+    },
+    /// A triggered layer plays a looping clip (its run would never end).
+    #[error("trigger: a triggered layer plays once, so clip \"{}\" needs looping: false", display_name(.0))]
+    TriggerLooping(String),
+    /// A triggered layer's clips all last 0 s.
+    #[error("trigger: the layer's clips last 0 s, so a run would show nothing")]
+    TriggerLength,
 }
 
 /// What is wrong in a blend tree, with the path down to it

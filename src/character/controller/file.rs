@@ -107,6 +107,30 @@ pub struct LayerDef {
     /// first key of the layer's first clip).
     #[serde(default)]
     pub reference: Option<ReferenceDef>,
+    /// Plays the layer once each time a trigger fires, fading in and out
+    /// (a gesture); none: the layer plays whenever its weight is above 0.
+    #[serde(default)]
+    pub trigger: Option<LayerTriggerDef>,
+}
+
+/// A triggered layer: `trigger: (parameter: "wave", fade_in: 0.2,
+/// fade_out: 0.3)`. Each firing while the layer is idle starts its clips
+/// from the beginning; its weight (times `weight`) rises over `fade_in`,
+/// holds, and falls over `fade_out` to reach 0 as its longest clip ends.
+/// A firing while it plays is ignored: the gesture finishes first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayerTriggerDef {
+    /// The trigger parameter that starts the layer.
+    #[serde(deserialize_with = "caps::name")]
+    pub parameter: String,
+    /// Seconds the weight takes to rise from 0 (0: at once).
+    #[serde(default)]
+    pub fade_in: f32,
+    /// Seconds before the end at which the weight starts to fall (0: it
+    /// drops at the end).
+    #[serde(default)]
+    pub fade_out: f32,
 }
 
 /// How a layer combines with the pose below it.

@@ -19,8 +19,8 @@ pub use error::{
     TransitionProblem, UnknownClip,
 };
 pub use file::{
-    BlendInputDef, BlendPointDef, ControllerFile, Curve, MotionDef, ParameterDef, StateDef, TransitionDef,
-    WeightDef,
+    BlendInputDef, BlendPointDef, ControllerFile, Curve, LayerTriggerDef, MotionDef, ParameterDef, StateDef,
+    TransitionDef, WeightDef,
 };
 pub use find::{DEFAULT_CONTROLLER, FoundController, find_controller, sidecar_path};
 
@@ -211,6 +211,12 @@ pub struct Layer {
     /// Where `reference` was sampled (additive layers; for override
     /// layers the first clip at 0, unused).
     pub reference_source: LayerReference,
+    /// What starts a triggered layer, and how it fades (`None`: the layer
+    /// plays whenever its weight is above 0).
+    pub trigger: Option<LayerTrigger>,
+    /// Whether its clips animate morph weights: an override layer whose
+    /// clips do not leaves the morph weights below it alone.
+    pub(crate) morphs: bool,
 }
 
 /// The clip and time an additive layer's reference pose is sampled at
@@ -221,6 +227,34 @@ pub struct LayerReference {
     pub clip: u32,
     /// Seconds on the clip's timeline (clamped to its keys, never wrapped).
     pub time: f32,
+}
+
+/// A triggered layer, resolved: the trigger that starts a run, and the
+/// run's envelope (see `LayerTriggerDef`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LayerTrigger {
+    /// The trigger parameter (index in the controller).
+    pub parameter: ParameterId,
+    /// Seconds the weight takes to rise from 0.
+    pub fade_in: f32,
+    /// Seconds the weight takes to fall to 0 at the end.
+    pub fade_out: f32,
+    /// Seconds one run lasts: the layer's longest clip at its speed.
+    pub length: f32,
+}
+
+impl LayerTrigger {
+    /// The layer's weight factor `elapsed` seconds into a run, in [0, 1]:
+    /// 0 outside `[0, length)`, else the smaller of the fade-in and the
+    /// fade-out ramp, each eased (smoothstep, as a smooth crossfade).
+    pub fn envelope(&self, elapsed: f32) -> f32 {
+        if !(0.0..self.length).contains(&elapsed) {
+            return 0.0;
+        }
+        let ramp =
+            |seconds: f32, fade: f32| if fade > 0.0 { Curve::Smooth.apply(seconds / fade) } else { 1.0 };
+        ramp(elapsed, self.fade_in).min(ramp(self.length - elapsed, self.fade_out))
+    }
 }
 
 /// Root motion: the joint and, per clip node, its clip's root track.

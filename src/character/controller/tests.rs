@@ -406,3 +406,24 @@ fn close_points_and_extreme_inputs_give_finite_weights() {
         assert!((total - 1.0).abs() < 1e-5, "x = {x}: {out:?}");
     }
 }
+
+#[test]
+fn a_triggered_layers_envelope_rises_holds_and_falls_to_zero_at_its_end() {
+    use super::{LayerTrigger, ParameterId};
+    let t = LayerTrigger { parameter: ParameterId(0), fade_in: 0.2, fade_out: 0.4, length: 2.0 };
+    assert_eq!(t.envelope(0.0), 0.0);
+    assert!((t.envelope(0.1) - 0.5).abs() < 1e-6, "half-way in: {}", t.envelope(0.1));
+    assert_eq!(t.envelope(0.2), 1.0);
+    assert_eq!(t.envelope(1.6), 1.0);
+    assert!((t.envelope(1.8) - 0.5).abs() < 1e-6, "half-way out: {}", t.envelope(1.8));
+    for outside in [-0.1, 2.0, 5.0, f32::NAN] {
+        assert_eq!(t.envelope(outside), 0.0, "{outside}");
+    }
+    // Fades longer than the run: they meet below 1.
+    let short = LayerTrigger { length: 0.3, ..t };
+    let peak = (0..=300).map(|i| short.envelope(i as f32 * 0.001)).fold(0.0, f32::max);
+    assert!(peak > 0.3 && peak < 1.0, "{peak}");
+    // No fades: full weight for the whole run.
+    let sharp = LayerTrigger { fade_in: 0.0, fade_out: 0.0, ..t };
+    assert_eq!((sharp.envelope(0.0), sharp.envelope(1.999), sharp.envelope(2.0)), (1.0, 1.0, 0.0));
+}
