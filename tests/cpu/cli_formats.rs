@@ -244,7 +244,7 @@ fn simulate_json_follows_the_trace_format() {
         }
         // What produced the pose: the base layer's clips carry the weights.
         let layers = array(&f["layers"], &what);
-        keys(&layers[0], &["name", "mode", "weight", "mask"], &what);
+        keys(&layers[0], &["name", "mode", "weight", "mask", "morphs"], &what);
         assert_eq!(string(&layers[0]["mode"], &what), "base");
         let mut by_clip = serde_json::Map::new();
         for c in array(&f["clips"], &what) {
