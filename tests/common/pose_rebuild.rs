@@ -157,7 +157,8 @@ impl GltfFile {
                         let r = &layer["reference"];
                         self.sample(r["index"].as_u64().unwrap() as usize, r["time"].as_f64().unwrap())
                     });
-                    apply_layer(&mut pose, &blended, reference.as_deref(), &mask, weight);
+                    let morphs = layer["morphs"].as_bool().unwrap();
+                    apply_layer(&mut pose, &blended, reference.as_deref(), &mask, weight, morphs);
                 }
                 _ => {}
             }
@@ -302,17 +303,19 @@ fn blend(rest: &[NodePose], members: &[(Vec<NodePose>, f64)]) -> Vec<NodePose> {
         .collect()
 }
 
-/// Step 3: one layer of weight `a` onto `pose`.
+/// Step 3: one layer of weight `a` onto `pose` (`morphs`: it sets morph weights).
 fn apply_layer(
     pose: &mut [NodePose],
     layer: &[NodePose],
     reference: Option<&[NodePose]>,
     mask: &[f64],
     a: f64,
+    morphs: bool,
 ) {
     for (n, out) in pose.iter_mut().enumerate() {
         let (l, w) = (&layer[n], a * mask[n]);
         match reference {
+            None if !morphs => {}
             None => {
                 for (m, &x) in out.weights.iter_mut().zip(&l.weights) {
                     *m += (x - *m) * a;

@@ -217,7 +217,10 @@ fn simulate_json_follows_the_trace_format() {
     ]);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 91);
-    let clips = ["Idle", "Walk", "Run", "Jump"];
+    let clips = ["Idle", "Walk", "Run", "Jump", "Wave", "Breathing", "Talk"];
+    let info = inspect(GLB);
+    let durations: Vec<f64> =
+        array(&info["clips"], "clips").iter().map(|c| number(&c["duration"], "duration")).collect();
     for (i, line) in lines.iter().enumerate() {
         let f: Value = serde_json::from_str(line).unwrap();
         let what = format!("frame {i}");
@@ -253,7 +256,8 @@ fn simulate_json_follows_the_trace_format() {
             assert_eq!(clips[uint(&c["index"], &what) as usize], name, "{what}: index of {name}");
             assert!(uint(&c["layer"], &what) < layers.len() as u64);
             let time = number(&c["time"], &what);
-            assert!((0.0..=2.0).contains(&time), "{what}: {name} sampled at {time} s");
+            let duration = durations[uint(&c["index"], &what) as usize];
+            assert!((0.0..=duration).contains(&time), "{what}: {name} sampled at {time} s of {duration}");
             if uint(&c["layer"], &what) == 0 {
                 let w =
                     by_clip.get(name).and_then(Value::as_f64).unwrap_or(0.0) + number(&c["weight"], &what);
