@@ -13,9 +13,9 @@ use crate::character::controller::FoundController;
 use crate::character::{
     AnimationSystem, Character, CharacterId, Controller, DebugPose, ParameterId, ParameterValue,
 };
-use crate::world::{Actor, Authority, FootPlacement, Level, PhysicsWorld};
+use crate::world::{Actor, Authority, FootPlacement, HandReport, Level, PhysicsWorld};
 use anyhow::anyhow;
-use nalgebra::{Matrix4, Vector3};
+use nalgebra::{Matrix4, UnitQuaternion, Vector3};
 use std::sync::Arc;
 
 /// Walking and running speeds of the movement keys, metres per second.
@@ -105,6 +105,14 @@ impl ViewerAnimation {
     /// Where the character stands (world transform, applied after skinning).
     pub fn transform(&self) -> Matrix4<f32> {
         self.level.as_ref().map_or_else(Matrix4::identity, |l| l.actor.transform())
+    }
+
+    /// In a level: the point set for the hands to reach (world space) and
+    /// each hand's reach this frame (left, right); `None` outside a level
+    /// or for a rig without arms.
+    pub fn reach(&self) -> Option<(Option<Vector3<f32>>, &[HandReport; 2])> {
+        let actor = &self.level.as_ref()?.actor;
+        Some((actor.reach_target(), actor.hands()?))
     }
 
     /// Whether the character is in a level.
@@ -202,6 +210,12 @@ impl ViewerAnimation {
                 let velocity = direction.try_normalize(1e-6).map_or(Vector3::zeros(), |d| d * speed);
                 level.actor.set_velocity(velocity);
             }
+            // The reach point follows the character (its own frame).
+            let heading = UnitQuaternion::from_axis_angle(&Vector3::y_axis(), level.actor.yaw());
+            let reach = state
+                .reach
+                .map(|[right, up, ahead]| level.actor.position() + heading * Vector3::new(-right, up, ahead));
+            level.actor.set_reach_target(reach);
             level.actor.update(dt, &level.world).map_err(|e| anyhow!("{}: {e}", self.model.file))?;
             log_events(&self.model, level.actor.character(), log, now);
             show_morphs(level.actor.character(), state);

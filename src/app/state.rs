@@ -87,6 +87,10 @@ pub struct ViewerState {
     pub keys: MoveKeys,
     /// In a level: the jump key was pressed (Space); consumed by the next frame.
     pub jump: bool,
+    /// In a level: a point the nearer hand reaches for, in the character's
+    /// own frame (metres to its right, up from its feet, ahead); `None`:
+    /// the hands reach for the level's rails when near one.
+    pub reach: Option<[f32; 3]>,
     /// The camera's forward direction on the ground (x, z): keys move the
     /// character relative to the view.
     pub camera_forward: [f32; 2],
@@ -134,6 +138,7 @@ impl Default for ViewerState {
             authority: Authority::Movement,
             keys: MoveKeys::default(),
             jump: false,
+            reach: None,
             camera_forward: [0.0, 1.0],
         }
     }

@@ -204,6 +204,7 @@ fn controller(ui: &mut Ui, state: &mut ViewerState, anim: &ViewerAnimation) {
             ui.radio_value(&mut state.authority, Authority::Animation, "root motion");
         });
         ui.weak("W/A/S/D or arrows move (Shift runs), Space jumps, T switches");
+        reach(ui, state, anim);
     } else {
         ui.horizontal(|ui| {
             ui.radio_value(&mut state.mode, AnimationMode::Controller, "state machine");
@@ -233,6 +234,74 @@ fn controller(ui: &mut Ui, state: &mut ViewerState, anim: &ViewerAnimation) {
         }
     }
     state_graph(ui, character);
+}
+
+/// Arm IK in a level: a point the nearer hand reaches for (in the
+/// character's frame, drawn as a gizmo), or the level's rails; each hand's
+/// weight and error.
+fn reach(ui: &mut Ui, state: &mut ViewerState, anim: &ViewerAnimation) {
+    let Some((_, hands)) = anim.reach() else { return };
+    let mut on = state.reach.is_some();
+    if ui
+        .checkbox(&mut on, "Hand reaches a point")
+        .on_hover_text("Else the hands take the rails within reach")
+        .changed()
+    {
+        state.reach = on.then_some(REACH_START);
+    }
+    if let Some(point) = state.reach.as_mut() {
+        ui.add(Slider::new(&mut point[0], -0.8..=0.8).text("right (m)").fixed_decimals(2));
+        ui.add(Slider::new(&mut point[1], 0.0..=2.0).text("up (m)").fixed_decimals(2));
+        ui.add(Slider::new(&mut point[2], -0.6..=1.0).text("ahead (m)").fixed_decimals(2));
+    }
+    for hand in hands {
+        let text = format!("{} reach {:.2}, {:.1} cm off", hand.joint, hand.weight, hand.error_cm);
+        ui.add(ProgressBar::new(hand.weight).text(text));
+    }
+}
+
+/// Where a newly set reach point starts: ahead and to the right, at chest height.
+const REACH_START: [f32; 3] = [0.25, 1.2, 0.4];
+
+/// Draws the reach point (a ring and cross, labelled) and each reaching
+/// hand's target (a dot) over the scene, projected with `view_proj`, the
+/// last frame's camera (world to Vulkan clip space).
+pub fn reach_gizmo(ctx: &Context, anim: &ViewerAnimation, view_proj: &nalgebra::Matrix4<f32>) {
+    let Some((point, hands)) = anim.reach() else { return };
+    let screen = ctx.content_rect();
+    let project = |p: nalgebra::Vector3<f32>| -> Option<egui::Pos2> {
+        let c = view_proj * nalgebra::Vector4::new(p.x, p.y, p.z, 1.0);
+        (c.w > 1e-6).then(|| {
+            // Vulkan clip space: y points down, as the screen's does.
+            let (x, y) = (c.x / c.w, c.y / c.w);
+            egui::pos2(
+                screen.left() + (x + 1.0) * 0.5 * screen.width(),
+                screen.top() + (y + 1.0) * 0.5 * screen.height(),
+            )
+        })
+    };
+    let painter =
+        ctx.layer_painter(egui::LayerId::new(egui::Order::Background, egui::Id::new("reach gizmo")));
+    let colour = Color32::from_rgb(255, 120, 40);
+    if let Some(at) = point.and_then(project) {
+        painter.circle_stroke(at, 9.0, Stroke::new(2.0, colour));
+        painter
+            .line_segment([at - egui::vec2(14.0, 0.0), at + egui::vec2(14.0, 0.0)], Stroke::new(1.5, colour));
+        painter
+            .line_segment([at - egui::vec2(0.0, 14.0), at + egui::vec2(0.0, 14.0)], Stroke::new(1.5, colour));
+        painter.text(
+            at + egui::vec2(12.0, -12.0),
+            Align2::LEFT_BOTTOM,
+            "reach",
+            egui::FontId::proportional(12.0),
+            colour,
+        );
+    }
+    for hand in hands.iter().filter(|h| h.weight > 0.0) {
+        if let Some(at) = project(hand.target) {
+            painter.circle_filled(at, 3.0 + 3.0 * hand.weight, colour.gamma_multiply(0.8));
+        }
+    }
 }
 
 /// A slider, checkbox or button per parameter; changes go to `state.parameter_changes`.
@@ -637,5 +706,50 @@ mod tests {
             ViewerAnimation::new(model.clone(), Some((bare, "test".into())), &mut bare_state).unwrap();
         bare_anim.update(1.0 / 30.0, &mut bare_state, &mut log, 0.0).unwrap();
         assert!(with_layers > run(&mut bare_state, &info, &bare_anim, &log));
+    }
+
+    #[test]
+    fn in_a_level_the_hand_reaches_the_set_point_and_the_gizmo_draws_it() {
+        let model = Arc::new(crate::asset::load_default_character().unwrap());
+        let controller =
+            crate::character::Controller::from_text(crate::character::controller::DEFAULT_CONTROLLER, &model)
+                .unwrap();
+        let mut state = ViewerState::default();
+        let mut anim =
+            ViewerAnimation::new(model.clone(), Some((controller, "built-in".into())), &mut state).unwrap();
+        anim.enter_level(&crate::world::Level::named("demo").unwrap(), &mut state).unwrap();
+        state.reach = Some(REACH_START);
+        let mut log = EventLog::default();
+        for _ in 0..40 {
+            anim.update(1.0 / 30.0, &mut state, &mut log, 0.0).unwrap();
+        }
+        let (point, hands) = anim.reach().expect("the built-in character reaches");
+        let point = point.expect("the set point");
+        let reaching = hands.iter().find(|h| h.weight > 0.99).expect("a hand fully blended in");
+        assert!((reaching.target - point).norm() < 1e-4, "it reaches for the set point");
+        assert!(reaching.error_cm < 1.0, "{} cm off", reaching.error_cm);
+        // The gizmo: a camera looking at the point from 3 m in front.
+        let eye = point + anim.transform().fixed_view::<3, 3>(0, 0) * nalgebra::Vector3::new(0.0, 0.0, 3.0);
+        let camera = crate::render::camera::Camera {
+            eye: eye.into(),
+            target: point.into(),
+            ..crate::render::camera::Camera::frame_box([-1.0; 3], [1.0; 3], 1.6, 0.8)
+        };
+        let ctx = Context::default();
+        let shapes = |with: bool| {
+            let input = egui::RawInput {
+                screen_rect: Some(egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(1280.0, 800.0))),
+                ..Default::default()
+            };
+            let out = ctx.run_ui(input, |ui| {
+                if with {
+                    reach_gizmo(ui.ctx(), &anim, &camera.view_proj());
+                }
+            });
+            let n = out.shapes.len();
+            out.drop_without_applying_deltas();
+            n
+        };
+        assert!(shapes(true) > shapes(false), "the gizmo draws");
     }
 }

@@ -196,6 +196,8 @@ struct Viewer {
     redraws: u64,
     started: Instant,
     last_frame: Option<Instant>,
+    /// The last drawn frame's camera (world to clip space), for the gizmos.
+    last_view_proj: Option<nalgebra::Matrix4<f32>>,
     last_title: f64,
     title: String,
     /// The window was closed with a screenshot still to take: one last frame takes it.
@@ -238,6 +240,7 @@ impl Viewer {
             drawn_size: (0, 0),
             started: Instant::now(),
             last_frame: None,
+            last_view_proj: None,
             last_title: -1.0,
             title: String::with_capacity(128),
             closing: false,
@@ -441,7 +444,13 @@ impl Viewer {
         let egui_ctx = input.egui_ctx().clone();
         let (state, info, anim, timings, log) =
             (&mut self.state, &scene.info, &scene.animation, &self.timings, &self.log);
-        let output = egui_ctx.run_ui(raw, |ui| ui::draw(ui.ctx(), state, info, anim, timings, log));
+        let view_proj = self.last_view_proj;
+        let output = egui_ctx.run_ui(raw, |ui| {
+            ui::draw(ui.ctx(), state, info, anim, timings, log);
+            if let Some(view_proj) = &view_proj {
+                ui::reach_gizmo(ui.ctx(), anim, view_proj);
+            }
+        });
         input.egui.handle_platform_output(&window, output.platform_output);
         let primitives = egui_ctx.tessellate(output.shapes, output.pixels_per_point);
         let (textures, scale) = (output.textures_delta, output.pixels_per_point);
@@ -453,6 +462,8 @@ impl Viewer {
         // Centre the view in the part of the window the controls leave free.
         let width = frame.size().0 as f32;
         camera.lens_shift = lens_shift(free_span(&egui_ctx, width), width);
+        // The gizmos of the next frame's controls are drawn with this camera.
+        self.last_view_proj = Some(camera.view_proj());
         let last = self.closing || self.options.frames.is_some_and(|n| self.frames_rendered + 1 >= n);
         let screenshot = last && self.options.screenshot.is_some();
         let Some(drawn) = draw(ctx, frame, scene, &self.state, &camera, screenshot)? else {
