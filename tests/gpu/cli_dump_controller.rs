@@ -12,12 +12,15 @@ fn a_controller_frame_skins_the_same_on_the_gpu() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let (model, controller) =
         (root.join("assets/default_character.glb"), root.join("assets/default_character.ron"));
-    let args = ["--set", "0.5:speed=2", "--time", "0.65"];
+    // A crossfade under the wave, the breathing and the talking face.
+    let args = ["--set", "0.5:speed=2", "--set", "0.3:wave", "--set", "0:talk=1", "--time", "0.65"];
     let cpu = dump_controller(&model, &controller, &args);
     let gpu_args = [&args[..], &["--skinning", "gpu", "--validation"]].concat();
     let gpu = dump_controller(&model, &controller, &gpu_args);
     assert_eq!(cpu["clips"], gpu["clips"], "the same frame");
-    assert_eq!(cpu["clips"].as_array().unwrap().len(), 3, "a crossfade of three clips: {}", cpu["clips"]);
+    let in_layer = |l: u64| cpu["clips"].as_array().unwrap().iter().filter(|c| c["layer"] == l).count();
+    assert_eq!(in_layer(0), 3, "a crossfade of three clips: {}", cpu["clips"]);
+    assert!((1..4).all(|l| in_layer(l) == 1), "wave, breathing and face: {}", cpu["clips"]);
     let positions = |d: &serde_json::Value| -> Vec<f64> {
         d["primitives"]
             .as_array()
