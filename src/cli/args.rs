@@ -472,6 +472,10 @@ pub struct BenchArgs {
     /// heap per character, into DIR/results.json (`kind: "cpu-only"`).
     #[arg(long, conflicts_with_all = ["passes", "skinning", "upload", "dqs_split", "device", "validation", "baseline"])]
     pub cpu_only: bool,
+    /// With --cpu-only: the controller (RON) every model's crowd plays,
+    /// instead of each model's own (e.g. assets/controllers/robot_expressive.ron).
+    #[arg(long, value_name = "FILE", requires = "cpu_only", value_parser = checked::path)]
+    pub controller: Option<String>,
     /// Output folder for results.json and the SVG plots (created when needed).
     #[arg(long, value_name = "DIR", value_parser = checked::path)]
     pub out: String,

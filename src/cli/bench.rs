@@ -58,8 +58,9 @@ pub fn run(args: &BenchArgs, load: &LoadOptions) -> anyhow::Result<()> {
 /// `vkskin bench --cpu-only`: the crowd's CPU side at scale, no GPU.
 fn run_cpu_only(args: &BenchArgs, load: &LoadOptions) -> anyhow::Result<()> {
     let out = PathBuf::from(&args.out);
-    let plan =
+    let mut plan =
         CpuScalePlan::new(&args.models, &args.characters, args.frames, args.quick, out, command_line());
+    plan.controller = args.controller.as_ref().map(PathBuf::from);
     std::fs::create_dir_all(&plan.out)
         .with_context(|| format!("{}: cannot create folder", plan.out.display()))
         .map_err(|e| anyhow!("{e:#}"))?;

@@ -13,7 +13,7 @@
 use super::plan::BenchModel;
 use super::report::Stat;
 use super::report::utc::iso8601_utc;
-use super::runner::load_model;
+use super::runner::load_model_with;
 use crate::asset::LoadOptions;
 use crate::character::{Crowd, EvaluationRate, ParameterValue};
 use serde::{Deserialize, Serialize};
@@ -68,6 +68,9 @@ pub struct CpuScalePlan {
     pub frames: u32,
     /// Thread counts (1, then every core when there is more than one).
     pub threads: Vec<usize>,
+    /// The controller every model's crowd plays (`None`: each model's own,
+    /// as `bench` finds it: a sidecar `MODEL.ron`, the built-in's, or clip 0).
+    pub controller: Option<PathBuf>,
     /// Output folder.
     pub out: PathBuf,
     /// A `--quick` run.
@@ -101,7 +104,7 @@ impl CpuScalePlan {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let threads = if cores > 1 { vec![1, cores] } else { vec![1] };
         let frames = frames.unwrap_or(if quick { 10 } else { 30 });
-        CpuScalePlan { models, characters, frames, threads, out, quick, command }
+        CpuScalePlan { models, characters, frames, threads, controller: None, out, quick, command }
     }
 }
 
@@ -176,7 +179,7 @@ pub fn run_cpu_scale(plan: &CpuScalePlan, load: &LoadOptions) -> anyhow::Result<
     println!("{}", table_header());
     let mut entries = Vec::new();
     for which in &plan.models {
-        let (model, controller) = load_model(which, load)?;
+        let (model, controller) = load_model_with(which, plan.controller.as_deref(), load)?;
         let joints = model.skeleton.len() as u32;
         for &characters in &plan.characters {
             for lod in [LodMix::AllNear, LodMix::Lod] {

@@ -372,11 +372,20 @@ pub(crate) fn load_model(
     which: &BenchModel,
     load: &LoadOptions,
 ) -> anyhow::Result<(Arc<Model>, Arc<Controller>)> {
+    load_model_with(which, None, load)
+}
+
+/// [`load_model`] with `controller`, when given, instead of the model's own.
+pub(crate) fn load_model_with(
+    which: &BenchModel,
+    controller: Option<&Path>,
+    load: &LoadOptions,
+) -> anyhow::Result<(Arc<Model>, Arc<Controller>)> {
     let (model, path) = match which {
         BenchModel::BuiltIn => (asset::load_default_character_with(load)?, None),
         BenchModel::File(path) => (asset::load_with(path, load)?, Some(path.as_path())),
     };
-    let controller = match find_controller(&model.rig, path, None, load.max_memory)? {
+    let controller = match find_controller(&model.rig, path, controller, load.max_memory)? {
         Some((c, _)) => c,
         None => Controller::single_clip(&model, (!model.clips.is_empty()).then_some(0), true)?,
     };

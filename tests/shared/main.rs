@@ -15,3 +15,4 @@ mod asset_import_models;
 mod asset_malformed;
 mod character_compressed_clips;
 mod character_pose_rebuild;
+mod character_robot_controller;
