@@ -134,17 +134,13 @@ impl Timeline {
         if self.mode != Mode::Simulate || !(t.is_finite() && t >= 0.0) {
             return Err(JobError::new(format!("simulate_to: {t} s is not a time of a simulation")));
         }
-        let frames = t * self.fps;
-        let nearest = frames.round();
-        let on_frame = (nearest - frames).abs() / self.fps <= 1e-6;
-        let k = if on_frame { nearest } else { frames.floor() };
-        if k >= f64::from(u32::MAX - 1) {
+        let Some((k, on_frame)) = frame_at(t, self.fps) else {
             return Err(JobError::new(format!("simulate_to: {t} s is too many frames at {} fps", self.fps)));
-        }
-        self.frame(k as u32)?;
+        };
+        self.frame(k)?;
         if !on_frame {
             self.script.apply_until(&mut self.next_set, t, &mut self.character);
-            self.character.update((t - self.time(k as u32)) as f32)?;
+            self.character.update((t - self.time(k)) as f32)?;
             // The character is now between frames: the next `frame` starts over.
             self.next_frame = u32::MAX;
         }
@@ -161,6 +157,17 @@ impl Timeline {
         self.next_frame += 1;
         Ok(())
     }
+}
+
+/// The frame of a run at `fps` that time `t` (seconds, >= 0) falls on: the
+/// frame within a microsecond of `t` (then `true`), else the one before it
+/// (`false`: `t` lies between frames). `None` past the frames a `u32` counts.
+pub fn frame_at(t: f64, fps: f64) -> Option<(u32, bool)> {
+    let frames = t * fps;
+    let nearest = frames.round();
+    let on_frame = (nearest - frames).abs() / fps <= 1e-6;
+    let k = if on_frame { nearest } else { frames.floor() };
+    (k < f64::from(u32::MAX - 1)).then_some((k as u32, on_frame))
 }
 
 /// A clip or controller of one character, at the origin.

@@ -7,6 +7,7 @@
 use super::args::ControllerRunArgs;
 use crate::asset::{LoadOptions, Model};
 use crate::character::controller::find_controller;
+use crate::character::timeline::frame_at;
 use crate::character::{Character, Controller, Script, Timeline};
 use crate::formats::trace::{TraceFrame, actor_frame, trace_frame};
 use crate::world::{Actor, ActorRun, Authority, FootPlacement, Level};
@@ -151,13 +152,9 @@ impl ControllerRun {
         if !(time.is_finite() && time >= 0.0) {
             anyhow::bail!("--time {time}: a controller's simulation starts at 0 s");
         }
-        let frames = time * self.fps;
-        if frames >= f64::from(u32::MAX - 1) {
+        let Some((frame, on_frame)) = frame_at(time, self.fps) else {
             anyhow::bail!("--time {time} is more frames than a run can hold at --fps {}", self.fps);
-        }
-        let nearest = frames.round();
-        let on_frame = (nearest - frames).abs() / self.fps <= 1e-6;
-        let frame = if on_frame { nearest } else { frames.floor() } as u32;
+        };
         let fps = self.fps;
         Ok(match &mut self.run {
             Run::Alone(t) => {
@@ -165,7 +162,7 @@ impl ControllerRun {
                 (frame, Posed::Alone(character))
             }
             Run::InLevel(_) if !on_frame => {
-                let (before, after) = (frames.floor() / fps, frames.ceil() / fps);
+                let (before, after) = (f64::from(frame) / fps, f64::from(frame + 1) / fps);
                 anyhow::bail!(
                     "--time {time}: in a level the physics steps at --fps {fps}, so the time must be a frame's \
                      (the nearest are {before} and {after} s)"
