@@ -82,9 +82,6 @@ pub fn resident_bytes() -> u64 {
     kib.unwrap_or(0) * 1024
 }
 
-/// Bytes the heap has in use (see `crate::heap`).
-pub use crate::heap::in_use_bytes as heap_in_use_bytes;
-
 /// What a scripted frame asks the viewer to do beyond `ViewerState` changes.
 #[derive(Debug, Default, PartialEq)]
 pub struct Actions {
@@ -172,9 +169,9 @@ mod tests {
 
     #[test]
     fn heap_in_use_follows_allocations() {
-        let before = heap_in_use_bytes();
+        let before = crate::heap::in_use_bytes();
         let block = std::hint::black_box(vec![1u8; 64 << 20]);
-        let during = heap_in_use_bytes();
+        let during = crate::heap::in_use_bytes();
         drop(block);
         // Other tests allocate meanwhile: only a 64 MiB step is certain.
         assert!(during >= before + (32 << 20), "{before} then {during}");

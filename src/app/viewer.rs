@@ -13,7 +13,7 @@
 use super::fallback::fallback;
 use super::heap_trim::HeapTrim;
 use super::scene::{Gpu, Scene, ViewerPoses, build_scene};
-use super::scripted::{MemorySample, Schedule, Script, heap_in_use_bytes, resident_bytes};
+use super::scripted::{MemorySample, Schedule, Script, resident_bytes};
 use super::state::{AnimationMode, DebugView, EventLog, FrameTimings, ViewerState};
 use super::ui;
 use super::window::WindowInput;
@@ -499,7 +499,7 @@ impl Viewer {
             let sample = MemorySample {
                 frame: self.frames_rendered,
                 rss_bytes: resident_bytes(),
-                heap_bytes: heap_in_use_bytes(),
+                heap_bytes: crate::heap::in_use_bytes(),
                 gpu_allocated_bytes: memory.allocated_bytes,
                 gpu_reserved_bytes: memory.reserved_bytes,
             };
