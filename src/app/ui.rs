@@ -655,15 +655,18 @@ mod tests {
         assert!(run(&mut state, &info, &anim, &EventLog::default()) > 0);
     }
 
+    /// The built-in character driven by the controller `text`.
+    fn built_in(text: &str, state: &mut ViewerState) -> (Arc<Model>, ViewerAnimation) {
+        let model = Arc::new(crate::asset::load_default_character().unwrap());
+        let controller = crate::character::Controller::from_text(text, &model).unwrap();
+        let anim = ViewerAnimation::new(model.clone(), Some((controller, "test".into())), state).unwrap();
+        (model, anim)
+    }
+
     #[test]
     fn draws_the_controller_and_its_state_graph() {
-        let model = Arc::new(crate::asset::load_default_character().unwrap());
-        let controller =
-            crate::character::Controller::from_text(crate::character::controller::DEFAULT_CONTROLLER, &model)
-                .unwrap();
         let mut state = ViewerState::default();
-        let mut anim =
-            ViewerAnimation::new(model.clone(), Some((controller, "built-in".into())), &mut state).unwrap();
+        let (model, mut anim) = built_in(crate::character::controller::DEFAULT_CONTROLLER, &mut state);
         let mut log = EventLog::default();
         state.parameter_changes.push((crate::character::ParameterId(0), ParameterValue::Float(3.0)));
         for _ in 0..5 {
@@ -678,17 +681,14 @@ mod tests {
 
     #[test]
     fn draws_layers_and_the_sampled_clips() {
-        let model = Arc::new(crate::asset::load_default_character().unwrap());
         let text = r#"(
             parameters: [Float(name: "lean", default: 0.5, min: 0.0, max: 1.0)],
             states: [(name: "Walk", motion: Clip(clip: "Walk"))],
             layers: [(name: "lean", motion: Clip(clip: "Run"), blending: Additive, weight: "lean",
                       mask: [(joint: "Spine")])],
         )"#;
-        let controller = crate::character::Controller::from_text(text, &model).unwrap();
         let mut state = ViewerState::default();
-        let mut anim =
-            ViewerAnimation::new(model.clone(), Some((controller, "test".into())), &mut state).unwrap();
+        let (model, mut anim) = built_in(text, &mut state);
         let mut log = EventLog::default();
         anim.update(1.0 / 30.0, &mut state, &mut log, 0.0).unwrap();
         let character = anim.character();
@@ -696,27 +696,17 @@ mod tests {
         let info = ModelInfo::new(&model, true);
         let with_layers = run(&mut state, &info, &anim, &log);
         // The same frame without the layer panel and clip list draws less.
-        let bare = crate::character::Controller::from_text(
-            r#"(states: [(name: "Walk", motion: Clip(clip: "Walk"))])"#,
-            &model,
-        )
-        .unwrap();
         let mut bare_state = ViewerState::default();
-        let mut bare_anim =
-            ViewerAnimation::new(model.clone(), Some((bare, "test".into())), &mut bare_state).unwrap();
+        let bare = r#"(states: [(name: "Walk", motion: Clip(clip: "Walk"))])"#;
+        let (_, mut bare_anim) = built_in(bare, &mut bare_state);
         bare_anim.update(1.0 / 30.0, &mut bare_state, &mut log, 0.0).unwrap();
         assert!(with_layers > run(&mut bare_state, &info, &bare_anim, &log));
     }
 
     #[test]
     fn in_a_level_the_hand_reaches_the_set_point_and_the_gizmo_draws_it() {
-        let model = Arc::new(crate::asset::load_default_character().unwrap());
-        let controller =
-            crate::character::Controller::from_text(crate::character::controller::DEFAULT_CONTROLLER, &model)
-                .unwrap();
         let mut state = ViewerState::default();
-        let mut anim =
-            ViewerAnimation::new(model.clone(), Some((controller, "built-in".into())), &mut state).unwrap();
+        let (_, mut anim) = built_in(crate::character::controller::DEFAULT_CONTROLLER, &mut state);
         anim.enter_level(&crate::world::Level::named("demo").unwrap(), &mut state).unwrap();
         state.reach = Some(REACH_START);
         let mut log = EventLog::default();
