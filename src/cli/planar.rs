@@ -10,7 +10,7 @@ use crate::anim::planar_scene::{self, LAYOUT, MEASURE_SAMPLES, PlanarCopy, Plana
 use crate::asset::planar_rig::{self, HALF_PERIOD};
 use crate::render::headless::{self, HeadlessRequest};
 use crate::render::renderer::RenderSettings;
-use crate::render::{GpuOptions, with_gpu};
+use crate::render::with_gpu;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -53,12 +53,7 @@ pub fn render(
     let mut scene =
         PlanarScene::new(model.rig.clone(), motion, &PlanarCopy::ALL, start, f64::from(args.fps))?;
     let out = Path::new(&args.out);
-    let options = GpuOptions {
-        validation: args.validation,
-        device: args.device.clone(),
-        announce_device: true,
-        ..Default::default()
-    };
+    let options = args.gpu_options();
     let doing = format!("rendering {}", out.display());
     let request = HeadlessRequest { frames, first_frame: 0, settings };
     let rendered = with_gpu(&options, |ctx| -> anyhow::Result<Vec<String>> {

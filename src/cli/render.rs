@@ -54,6 +54,18 @@ pub const MAX_SIMULATED_FRAMES: u64 = 100_000;
 /// 100000 characters for 100 frames, or 1000 for 10000.
 pub const MAX_CHARACTER_FRAMES: u64 = 10_000_000;
 
+impl RenderArgs {
+    /// The device and validation these options ask for (the chosen device announced).
+    pub(crate) fn gpu_options(&self) -> GpuOptions {
+        GpuOptions {
+            validation: self.validation,
+            device: self.device.clone(),
+            announce_device: true,
+            ..Default::default()
+        }
+    }
+}
+
 /// Runs the command, loading the model within `load`'s limits. Every flag
 /// is checked, and the crowd against the device's limits, before any
 /// frame is posed.
@@ -85,12 +97,7 @@ pub fn run(args: &RenderArgs, load: &asset::LoadOptions) -> anyhow::Result<()> {
         eprintln!("vkskin: warning: {}: {w}", model.file);
     }
     let out = Path::new(&args.out);
-    let options = GpuOptions {
-        validation: args.validation,
-        device: args.device.clone(),
-        announce_device: true,
-        ..Default::default()
-    };
+    let options = args.gpu_options();
     let model = Arc::new(model);
     let doing = format!("rendering {}", out.display());
     let rendered = with_gpu(&options, |ctx| -> anyhow::Result<Vec<String>> {
