@@ -127,7 +127,7 @@ mod quick {
     pub const SKINNING: [SkinningMode; 2] = [SkinningMode::COMPUTE, SkinningMode::VERTEX];
     pub const FRAMES: u32 = 8;
     pub const WARMUP_FRAMES: u32 = 2;
-    pub const FRAME_WALL_RUNS: u32 = 2;
+    pub const FRAME_WALL_RUNS: u32 = 5;
 }
 
 /// The full sweep's defaults.

@@ -132,7 +132,11 @@ impl ProfileScene {
     /// advances the crowd one frame (untimed, as `measure` does), then
     /// submits the frame (upload, skinning, every draw pass, no timestamps)
     /// and waits for it; its wall time from submit to fence, minus the
-    /// median of as many empty frames interleaved with them (microseconds).
+    /// fastest of as many empty frames interleaved with them (microseconds).
+    /// The fastest, not the median: a whole frame's work dwarfs the
+    /// submission's own cost, and on a loaded machine one preempted empty
+    /// frame in a short run would otherwise erase that work (a median of 2
+    /// is their mean).
     /// The frame time on devices whose timestamps do not bracket the work.
     pub fn measure_frame_wall(
         &mut self,
@@ -161,7 +165,8 @@ impl ProfileScene {
             frames.push(self.timed_frame(ctx, &*crowd, Recorded::Scene)?.0);
             empty.push(self.timed_frame(ctx, &*crowd, Recorded::Nothing)?.0);
         }
-        let overhead = median(&mut empty);
+        // Scheduling noise only adds time: the floor is the submission's cost.
+        let overhead = empty.iter().copied().fold(f64::INFINITY, f64::min);
         Ok(frames.into_iter().map(|t| t - overhead).collect())
     }
 
