@@ -120,9 +120,13 @@ vec4 palette_row(uint r) {
     return texelFetch(palette_texels, int(r));
 }
 #else
-layout(std430, set = 0, binding = 5) readonly buffer Palette { vec4 palette_rows[]; };
+// Read by pointer (the including shader's push constants say where:
+// `palette_address`), not through a binding: no maxStorageBufferRange caps
+// the palettes of a crowd.
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer PaletteRows { vec4 rows[]; };
+uvec2 palette_address();
 vec4 palette_row(uint r) {
-    return palette_rows[r];
+    return PaletteRows(palette_address()).rows[r];
 }
 #endif
 // SkinRecord i is words 2i and 2i + 1 (two loads instead of eight; see load_record).

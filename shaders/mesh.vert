@@ -1,8 +1,10 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference_uvec2 : require
 // Draws pre-skinned vertices: pulls the compute pass's SkinnedVertex output
-// (set 1, binding 2) for the draw's character, so that one instanced draw
-// covers every character of a model.
+// (by pointer: push.skinned_address) for the draw's character, so that one
+// instanced draw covers every character of a model.
 
 #include "mesh_common.glsl"
 
@@ -12,7 +14,9 @@ struct Skinned {
     vec4 normal;
     vec4 tangent;
 };
-layout(std430, set = 1, binding = 2) readonly buffer SkinnedVertices { Skinned skinned[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer SkinnedVertices {
+    Skinned vertices[];
+};
 
 layout(location = 2) in vec2 in_uv;
 layout(location = 3) in float in_heat;    // selected joint's weight (heat view; 0 otherwise)
@@ -26,7 +30,7 @@ void main() {
     // The draw's character, counted from its first one.
     uint character = uint(gl_InstanceIndex) - push.first_character;
     uint v = push.output_offset + character * push.vertices_per_character + uint(gl_VertexIndex);
-    Skinned s = skinned[v];
+    Skinned s = SkinnedVertices(push.skinned_address).vertices[v];
     mat4 world = instance_world[gl_InstanceIndex];
     // The depth prepass draws with this shader too, and the main pass tests
     // LESS_OR_EQUAL against its depth: both must compute the same position.

@@ -35,6 +35,6 @@ layout(push_constant) uniform Push {
     uint output_offset;          // pre-skinned: the first character's first output vertex
     uint vertices_per_character;
     uint pad0;
-    uint pad1;
-    uint pad2;
+    uvec2 skinned_address;       // pre-skinned (mesh.vert): the skin pass's output of the frame's slot
+    uvec2 palette_address;       // vertex skinning (mesh_skinned.vert): the palette the frame reads
 } push;

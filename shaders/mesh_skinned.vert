@@ -1,40 +1,8 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
-// The comparison path: skins in the vertex shader with the same function and
-// buffers (set 0) as skin.comp. Indices are primitive-local, so
-// gl_VertexIndex is the vertex within the draw character's record.
-
-#include "common.glsl"
-#include "mesh_common.glsl"
-
-// Set by MeshPass for SkinningMethod::DualQuaternion: skin_vertex_dqs.
-layout(constant_id = 1) const bool DUAL_QUATERNION = false;
-
-layout(location = 2) in vec2 in_uv;
-layout(location = 3) in float in_heat;    // selected joint's weight (heat view; 0 otherwise)
-
-layout(location = 0) out vec3 out_world_pos;
-layout(location = 1) out vec3 out_normal;
-layout(location = 2) out vec2 out_uv;
-layout(location = 3) out float out_heat;
-
-void main() {
-    // The draw's character, counted from its first one.
-    uint character = uint(gl_InstanceIndex) - push.first_character;
-    SkinRecord r = load_record(push.record + character * push.records_per_character);
-    uint v = uint(gl_VertexIndex);
-    SkinnedVertex s = DUAL_QUATERNION ? skin_vertex_dqs(r, v) : skin_vertex(r, v);
-    mat4 world = instance_world[gl_InstanceIndex];
-    // The depth prepass draws with this shader too, and the main pass tests
-    // LESS_OR_EQUAL against its depth: both must compute the same position.
-    // `precise` forbids contractions (fma) that could differ between the two
-    // pipelines. (`invariant gl_Position` would say this too, but glslang
-    // puts its decoration on a struct member, which SPIR-V validation flags.)
-    precise vec4 world_pos = world * vec4(s.position.xyz, 1.0);
-    precise vec4 clip = frame.view_proj * world_pos;
-    gl_Position = clip;
-    out_world_pos = world_pos.xyz;
-    out_normal = transpose(inverse(mat3(world))) * s.normal.xyz;
-    out_uv = in_uv;
-    out_heat = in_heat;
-}
+// Vertex-shader skinning with the palette (set 0, binding 5) read through a
+// uniform texel buffer, as skin.comp reads it: on llvmpipe a texel fetch is
+// a gather, a pointer or storage-buffer load a loop over the SIMD lanes.
+// The pass is mesh_skinned_main.glsl.
+#define PALETTE_TEXELS
+#include "mesh_skinned_main.glsl"

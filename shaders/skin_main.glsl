@@ -17,6 +17,12 @@ layout(constant_id = 1) const bool DUAL_QUATERNION = false;
 const uint WORKGROUP_SIZE = 64u;
 layout(local_size_x = 64) in;
 
+// One window of the slot's output: a crowd's output may be larger than one
+// binding (maxStorageBufferRange), so SkinPass dispatches once per window
+// (skin_pass::OutputWindows), each binding its window, vertex
+// pc.first_group * WORKGROUP_SIZE at index 0. Bound, not written by pointer:
+// on llvmpipe pointer stores made the dispatch about a quarter slower, and
+// the validation layer checks bound writes.
 layout(std430, set = 0, binding = 7) writeonly buffer Outputs { SkinnedVertex out_vertices[]; };
 
 // Per workgroup (skin_pass::group_records): the record holding the group's
@@ -38,16 +44,24 @@ uint group_record(uint group) {
 #endif
 
 layout(push_constant) uniform Push {
-    uint record_count;   // >= 1 whenever anything is dispatched
-    uint total_vertices; // output vertices; threads at or past it do nothing
+    uint record_count;      // >= 1 whenever anything is dispatched
+    uint total_vertices;    // output vertices; threads at or past it do nothing
+    uint first_group;       // the window's first workgroup (its vertex 0)
+    uint group_count;       // the window's workgroups; groups past them do nothing
+    uvec2 palette_address;  // the palette skin_storage.comp reads (unused by skin.comp)
 } pc;
+
+uvec2 palette_address() {
+    return pc.palette_address;
+}
 
 void main() {
     // Large scenes may need more than maxComputeWorkGroupCount[0] groups: the
     // host then spreads them over y, rows of gl_NumWorkGroups.x groups each.
-    uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    uint local_group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    uint group = pc.first_group + local_group;
     uint g = group * WORKGROUP_SIZE + gl_LocalInvocationID.x;
-    if (g >= pc.total_vertices) {
+    if (local_group >= pc.group_count || g >= pc.total_vertices) {
         return;
     }
     // The last record with output_offset <= g: the group's first vertex's
@@ -61,5 +75,5 @@ void main() {
     }
     SkinRecord r = load_record(index);
     uint v = g - r.output_offset;
-    out_vertices[g] = DUAL_QUATERNION ? skin_vertex_dqs(r, v) : skin_vertex(r, v);
+    out_vertices[g - pc.first_group * WORKGROUP_SIZE] = DUAL_QUATERNION ? skin_vertex_dqs(r, v) : skin_vertex(r, v);
 }

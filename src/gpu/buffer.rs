@@ -69,6 +69,16 @@ impl Buffer {
         Ok(Buffer { raw, size, allocation: Some(allocation) })
     }
 
+    /// Its device address, for shaders that reach it by pointer
+    /// (`GL_EXT_buffer_reference`); it must have been made with
+    /// `SHADER_DEVICE_ADDRESS` usage.
+    pub fn device_address(&self, ctx: &GpuContext) -> vk::DeviceAddress {
+        let info = vk::BufferDeviceAddressInfo::default().buffer(self.raw);
+        // SAFETY: the buffer is live and bound to memory (allocated with the
+        // device-address flag: the allocator is made with buffer_device_address).
+        unsafe { ctx.device.get_buffer_device_address(&info) }
+    }
+
     /// The mapped bytes of a host-visible buffer.
     pub fn mapped(&self) -> Option<&[u8]> {
         self.allocation.as_ref()?.mapped_slice()

@@ -44,6 +44,25 @@ pub struct EnabledFeatures {
     pub calibrated_timestamps: bool,
 }
 
+/// How large one buffer may be, and how much device-local memory there is:
+/// what limits a crowd once no binding range does (`render::crowd_fit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BufferLimits {
+    /// `maxBufferSize` (Vulkan 1.3).
+    pub max_buffer_size: u64,
+    /// `maxMemoryAllocationSize` (Vulkan 1.1): a buffer is bound to one allocation.
+    pub max_allocation_size: u64,
+    /// The largest device-local memory heap.
+    pub device_local_bytes: u64,
+}
+
+impl BufferLimits {
+    /// The largest single buffer the device can make.
+    pub fn largest_buffer(&self) -> u64 {
+        self.max_buffer_size.min(self.max_allocation_size)
+    }
+}
+
 /// GPU memory in use (`GpuContext::memory_use`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct MemoryUse {
@@ -73,6 +92,8 @@ pub struct GpuContext {
     pub device_name: String,
     /// Its properties (limits, timestamp period).
     pub properties: vk::PhysicalDeviceProperties,
+    /// Its buffer size limits and device-local memory.
+    pub buffer_limits: BufferLimits,
     /// The logical device.
     pub device: ash::Device,
     /// The graphics+compute queue all work is submitted to.
@@ -132,7 +153,7 @@ impl GpuContext {
         } else {
             None
         };
-        let (candidate, properties, features, device, queue, allocator) =
+        let (candidate, properties, buffer_limits, features, device, queue, allocator) =
             match create_device(&entry, &instance, options, queue_ok) {
                 Ok(parts) => parts,
                 Err(e) => {
@@ -170,6 +191,7 @@ impl GpuContext {
             physical: candidate.physical,
             device_name: candidate.name,
             properties,
+            buffer_limits,
             device,
             queue,
             queue_family: candidate.queue_family,
@@ -453,8 +475,15 @@ impl Drop for GpuContext {
     }
 }
 
-type DeviceParts =
-    (Candidate, vk::PhysicalDeviceProperties, EnabledFeatures, ash::Device, vk::Queue, Allocator);
+type DeviceParts = (
+    Candidate,
+    vk::PhysicalDeviceProperties,
+    BufferLimits,
+    EnabledFeatures,
+    ash::Device,
+    vk::Queue,
+    Allocator,
+);
 
 fn create_device(
     entry: &ash::Entry,
@@ -472,6 +501,7 @@ fn create_device(
             instance.get_physical_device_queue_family_properties(candidate.physical),
         )
     };
+    let buffer_limits = buffer_limits(instance, candidate.physical);
     let timestamps = families[candidate.queue_family as usize].timestamp_valid_bits > 0
         && properties.limits.timestamp_compute_and_graphics == vk::TRUE;
     let features = EnabledFeatures {
@@ -486,7 +516,11 @@ fn create_device(
         .queue_family_index(candidate.queue_family)
         .queue_priorities(&priorities)];
     let core = vk::PhysicalDeviceFeatures::default().fill_mode_non_solid(features.fill_mode_non_solid);
-    let mut vk12 = vk::PhysicalDeviceVulkan12Features::default().host_query_reset(true);
+    // bufferDeviceAddress (required of every Vulkan 1.3 device): the draws
+    // read the skinned output (and, where texels cannot hold them, the
+    // palettes) through pointers, so no binding range caps a crowd.
+    let mut vk12 =
+        vk::PhysicalDeviceVulkan12Features::default().host_query_reset(true).buffer_device_address(true);
     // maintenance4 (required of every Vulkan 1.3 device): shaderc targeting
     // Vulkan 1.3 emits SPIR-V 1.6, whose compute shaders declare LocalSizeId.
     let mut vk13 = vk::PhysicalDeviceVulkan13Features::default()
@@ -512,7 +546,7 @@ fn create_device(
         device: device.clone(),
         physical_device: candidate.physical,
         debug_settings: Default::default(),
-        buffer_device_address: false,
+        buffer_device_address: true,
         allocation_sizes: Default::default(),
     });
     let allocator = match allocator {
@@ -523,7 +557,27 @@ fn create_device(
             return Err(GpuError::new(format!("gpu-allocator cannot start: {e}")));
         }
     };
-    Ok((candidate, properties, features, device, queue, allocator))
+    Ok((candidate, properties, buffer_limits, features, device, queue, allocator))
+}
+
+/// The buffer limits of `physical` (`BufferLimits`).
+fn buffer_limits(instance: &ash::Instance, physical: vk::PhysicalDevice) -> BufferLimits {
+    let mut vk11 = vk::PhysicalDeviceVulkan11Properties::default();
+    let mut vk13 = vk::PhysicalDeviceVulkan13Properties::default();
+    let mut properties = vk::PhysicalDeviceProperties2::default().push_next(&mut vk11).push_next(&mut vk13);
+    // SAFETY: the physical device comes from this instance; the chain lives
+    // until the calls return.
+    let memory = unsafe {
+        instance.get_physical_device_properties2(physical, &mut properties);
+        instance.get_physical_device_memory_properties(physical)
+    };
+    let heaps = &memory.memory_heaps[..memory.memory_heap_count as usize];
+    let device_local = heaps.iter().filter(|h| h.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL));
+    BufferLimits {
+        max_buffer_size: vk13.max_buffer_size,
+        max_allocation_size: vk11.max_memory_allocation_size,
+        device_local_bytes: device_local.map(|h| h.size).max().unwrap_or(0),
+    }
 }
 
 fn messenger_info(log: &ValidationLog) -> vk::DebugUtilsMessengerCreateInfoEXT<'static> {

@@ -105,9 +105,15 @@ impl FrameSlot {
                 .create_fence(&vk::FenceCreateInfo::default().flags(vk::FenceCreateFlags::SIGNALED), None)
                 .call("vkCreateFence")?;
             let sizes = [
-                vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 256 },
+                // The skin pass takes a set per window of its output (at
+                // most 64, `skin_pass::MAX_OUTPUT_WINDOWS`), each of up to 8
+                // storage buffers or 5 texel buffers; the draws a few more.
+                vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: 1024 },
                 vk::DescriptorPoolSize { ty: vk::DescriptorType::UNIFORM_BUFFER, descriptor_count: 64 },
-                vk::DescriptorPoolSize { ty: vk::DescriptorType::UNIFORM_TEXEL_BUFFER, descriptor_count: 64 },
+                vk::DescriptorPoolSize {
+                    ty: vk::DescriptorType::UNIFORM_TEXEL_BUFFER,
+                    descriptor_count: 512,
+                },
                 vk::DescriptorPoolSize {
                     ty: vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
                     descriptor_count: 256,
@@ -115,7 +121,7 @@ impl FrameSlot {
             ];
             self.descriptor_pool = d
                 .create_descriptor_pool(
-                    &vk::DescriptorPoolCreateInfo::default().max_sets(256).pool_sizes(&sizes),
+                    &vk::DescriptorPoolCreateInfo::default().max_sets(512).pool_sizes(&sizes),
                     None,
                 )
                 .call("vkCreateDescriptorPool")?;

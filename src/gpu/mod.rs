@@ -18,7 +18,7 @@ pub mod swapchain;
 pub mod validation;
 
 pub use buffer::Buffer;
-pub use context::{GpuContext, GpuOptions};
+pub use context::{BufferLimits, GpuContext, GpuOptions};
 pub use error::GpuError;
 pub use frame::{FRAMES_IN_FLIGHT, FrameRing, FrameSlot};
 pub use image::Image;

@@ -115,23 +115,25 @@ impl ComputePipeline {
         push_bytes: u32,
         specialization: Option<&vk::SpecializationInfo>,
     ) -> Result<Self, GpuError> {
-        let types = vec![vk::DescriptorType::STORAGE_BUFFER; storage_buffers as usize];
+        let types = vec![Some(vk::DescriptorType::STORAGE_BUFFER); storage_buffers as usize];
         Self::with_bindings(ctx, name, code, &types, push_bytes, specialization)
     }
 
-    /// As `new`, with set 0's binding `b` of type `types[b]`.
+    /// As `new`, with set 0's binding `b` of type `types[b]` (none where
+    /// `types[b]` is `None`).
     pub fn with_bindings(
         ctx: &GpuContext,
         name: &str,
         code: &[u8],
-        types: &[vk::DescriptorType],
+        types: &[Option<vk::DescriptorType>],
         push_bytes: u32,
         specialization: Option<&vk::SpecializationInfo>,
     ) -> Result<Self, GpuError> {
         let d = &ctx.device;
         let bindings: Vec<_> = (0u32..)
             .zip(types)
-            .map(|(b, &ty)| {
+            .filter_map(|(b, &ty)| Some((b, ty?)))
+            .map(|(b, ty)| {
                 vk::DescriptorSetLayoutBinding::default()
                     .binding(b)
                     .descriptor_type(ty)

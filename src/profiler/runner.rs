@@ -211,7 +211,7 @@ fn measure_all(
     measured.entries.reserve(configs.len());
     let mut loaded: Option<(usize, Arc<Model>, Arc<Controller>)> = None;
     let mut scene: Option<Scene> = None;
-    // A scene the device cannot hold (e.g. past maxStorageBufferRange): its
+    // A scene the device cannot hold (e.g. past its largest buffer): its
     // configurations are skipped with a message, the others still run.
     let mut unbuildable: Option<SceneKey> = None;
     let mut current = String::new();
@@ -338,7 +338,7 @@ fn build_scene(
 ) -> Result<Scene, SceneError> {
     let (_, characters, blend) = key;
     // Before the crowd is posed: a scene past the device's buffer limits is skipped.
-    crate::render::crowd_fit::check_crowd_fits(model, characters, &ctx.properties.limits)
+    crate::render::crowd_fit::check_crowd_fits(model, characters, &ctx.buffer_limits)
         .map_err(|e| SceneError::Unbuildable(e.into()))?;
     // A crowd that cannot be posed or framed is skipped as a scene the
     // device cannot hold is: the other models still run.

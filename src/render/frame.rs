@@ -339,7 +339,7 @@ impl Renderer {
                 queries.upload = stats.copy_timestamps;
                 self.screen_skin = Some(
                     self.skin
-                        .vertex_skinning_buffers(index)
+                        .vertex_skinning_buffers(ctx, index)
                         .ok_or_else(|| GpuError::new("vertex skinning: no character registered"))?,
                 );
                 Ok(stats)

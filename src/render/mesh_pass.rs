@@ -18,6 +18,7 @@
 
 use super::frame_settings::{InfluenceBlend, SkinningPlacement};
 use super::shadow::{CASCADES, Cascades, SHADOW_FORMAT, SHADOW_SIZE};
+use super::skin_pass::{PALETTE_BINDING, PaletteReads, VERTEX_SKINNING_BINDINGS, VertexSkinning};
 use super::skinning;
 use super::target::{COLOR_FORMAT, DEPTH_FORMAT};
 use super::textures::Textures;
@@ -122,19 +123,18 @@ pub struct DrawPush {
     pub output_offset: u32,
     /// Output vertices between one character's primitive and the next one's.
     pub vertices_per_character: u32,
-    /// Padding to 16 bytes.
-    pub pad: [u32; 3],
+    /// Padding to the 8-byte addresses.
+    pub pad: u32,
+    /// The skin pass's output of the frame's slot (pre-skinned path).
+    pub skinned_address: vk::DeviceAddress,
+    /// The palette the frame reads (vertex-skinning path).
+    pub palette_address: vk::DeviceAddress,
 }
 
 const _: () = {
     assert!(std::mem::size_of::<FrameUniforms>() == 464);
-    assert!(std::mem::size_of::<DrawPush>() == 48);
+    assert!(std::mem::size_of::<DrawPush>() == 56);
 };
-
-/// The buffers of shaders/common.glsl's set 0 (bindings 0..=6), for the
-/// vertex-skinning path: sources, influences, morph ranges, morph entries,
-/// morph weights, palette, records.
-pub type SkinBindings = [vk::DescriptorBufferInfo; 7];
 
 /// One primitive of `characters` consecutive characters of one model, drawn
 /// with one instanced draw.
@@ -169,6 +169,9 @@ pub struct DrawItem {
 pub struct MeshPass {
     /// How the vertex-skinning pipelines blend influences.
     method: InfluenceBlend,
+    /// How they read the palette: as the device's `SkinPass` does
+    /// (`PaletteReads::for_device`), texels or by pointer.
+    palette_reads: PaletteReads,
     skin_set_layout: vk::DescriptorSetLayout,
     frame_set_layout: vk::DescriptorSetLayout,
     material_set_layout: vk::DescriptorSetLayout,
@@ -197,15 +200,15 @@ pub struct FrameParams<'a> {
     pub path: SkinningPlacement,
     /// Triangle edges only.
     pub wireframe: bool,
-    /// Set 0 buffers; required for `SkinningPlacement::Vertex`.
-    pub skin: Option<&'a SkinBindings>,
+    /// Set 0 buffers and the palette; required for `SkinningPlacement::Vertex`.
+    pub skin: Option<&'a VertexSkinning>,
     /// Every character's world matrix (column-major `[f32; 16]` each,
     /// applied after skinning), indexed by `DrawItem::first_character` + i:
     /// set 1, binding 1. Written by the host before the frame's submit.
     pub instances: vk::Buffer,
-    /// The skin pass's output of this frame's slot (pre-skinned path; bound
-    /// on both paths): set 1, binding 2.
-    pub skinned: vk::Buffer,
+    /// The device address of the skin pass's output of this frame's slot
+    /// (pre-skinned path; read by pointer: `DrawPush::skinned_address`).
+    pub skinned_address: vk::DeviceAddress,
     /// Which depth pass the draws belong to.
     pub stage: DrawStage,
     /// The key light's shadow maps the main pass samples (a depth array
@@ -251,12 +254,15 @@ const _: () = assert!(std::mem::size_of::<FrameUniforms>() as u64 <= UNIFORM_STR
 pub struct BoundFrame {
     /// Heat stream (binding 2), indexed like the UVs.
     heat: Option<vk::Buffer>,
+    /// What every draw's push constants point at (`DrawPush`).
+    skinned_address: vk::DeviceAddress,
+    palette_address: vk::DeviceAddress,
 }
 
 impl BoundFrame {
     /// The same frame without the heat map (another model's vertices).
     pub fn without_heat(&self) -> BoundFrame {
-        BoundFrame { heat: None }
+        BoundFrame { heat: None, ..*self }
     }
 }
 
@@ -317,6 +323,7 @@ impl MeshPass {
     ) -> Result<Self, GpuError> {
         let mut pass = MeshPass {
             method: method.into(),
+            palette_reads: PaletteReads::for_device(&ctx.properties.limits),
             skin_set_layout: vk::DescriptorSetLayout::null(),
             frame_set_layout: vk::DescriptorSetLayout::null(),
             material_set_layout: vk::DescriptorSetLayout::null(),
@@ -350,11 +357,17 @@ impl MeshPass {
     /// The three set layouts (skinning streams, frame, material) and the
     /// pipeline layout with the draw's push constants.
     fn create_layouts(&mut self, ctx: &GpuContext) -> Result<(), GpuError> {
-        let skin_bindings: Vec<_> = (0..7)
-            .map(|b| {
+        let storage = VERTEX_SKINNING_BINDINGS.map(|b| (b, vk::DescriptorType::STORAGE_BUFFER));
+        // The palette as texels where the device reads it so; else by pointer, unbound.
+        let texels = (self.palette_reads == PaletteReads::Texels)
+            .then_some((PALETTE_BINDING, vk::DescriptorType::UNIFORM_TEXEL_BUFFER));
+        let skin_bindings: Vec<_> = storage
+            .into_iter()
+            .chain(texels)
+            .map(|(b, ty)| {
                 vk::DescriptorSetLayoutBinding::default()
                     .binding(b)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .descriptor_type(ty)
                     .descriptor_count(1)
                     .stage_flags(vk::ShaderStageFlags::VERTEX)
             })
@@ -370,11 +383,6 @@ impl MeshPass {
                     .stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT),
                 vk::DescriptorSetLayoutBinding::default()
                     .binding(1)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .descriptor_count(1)
-                    .stage_flags(vk::ShaderStageFlags::VERTEX),
-                vk::DescriptorSetLayoutBinding::default()
-                    .binding(2)
                     .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
                     .descriptor_count(1)
                     .stage_flags(vk::ShaderStageFlags::VERTEX),
@@ -441,11 +449,13 @@ impl MeshPass {
         let mut modules = Vec::with_capacity(3);
         let result = (|| {
             modules.push(shader::create_module(ctx, "mesh.vert", crate::spirv!("mesh.vert"))?);
-            modules.push(shader::create_module(
-                ctx,
-                "mesh_skinned.vert",
-                crate::spirv!("mesh_skinned.vert"),
-            )?);
+            let (name, spirv): (&str, &[u8]) = match self.palette_reads {
+                PaletteReads::Texels => ("mesh_skinned.vert", crate::spirv!("mesh_skinned.vert")),
+                PaletteReads::Storage => {
+                    ("mesh_skinned_storage.vert", crate::spirv!("mesh_skinned_storage.vert"))
+                }
+            };
+            modules.push(shader::create_module(ctx, name, spirv)?);
             modules.push(shader::create_module(ctx, "mesh.frag", crate::spirv!("mesh.frag"))?);
             for (p, path) in [SkinningPlacement::Compute, SkinningPlacement::Vertex].into_iter().enumerate() {
                 let vertex = modules[p];
@@ -607,7 +617,8 @@ impl MeshPass {
         params: &FrameParams,
         heat: Option<vk::Buffer>,
     ) -> Result<BoundFrame, GpuError> {
-        let FrameParams { uniforms, path, wireframe, skin, instances, skinned, stage, shadow_maps } = *params;
+        let FrameParams { uniforms, path, wireframe, skin, instances, skinned_address, stage, shadow_maps } =
+            *params;
         let p = (path == SkinningPlacement::Vertex) as usize;
         let pipeline = match stage {
             DrawStage::DepthPrepass => self.depth_only[p],
@@ -636,9 +647,8 @@ impl MeshPass {
                 range: std::mem::size_of::<FrameUniforms>() as u64,
             },
             vk::DescriptorBufferInfo { buffer: instances, offset: 0, range: vk::WHOLE_SIZE },
-            vk::DescriptorBufferInfo { buffer: skinned, offset: 0, range: vk::WHOLE_SIZE },
         ];
-        let writes: [vk::WriteDescriptorSet; 3] = std::array::from_fn(|b| {
+        let writes: [vk::WriteDescriptorSet; 2] = std::array::from_fn(|b| {
             vk::WriteDescriptorSet::default()
                 .dst_set(frame_set)
                 .dst_binding(b as u32)
@@ -673,19 +683,34 @@ impl MeshPass {
                 &[],
             );
         }
+        let mut palette_address = 0;
         if path == SkinningPlacement::Vertex {
             let skin = skin.ok_or_else(|| GpuError::new("vertex skinning needs the skinning buffers"))?;
+            palette_address = skin.palette_address;
             let skin_set = allocate_set(ctx, slot.descriptor_pool, self.skin_set_layout)?;
-            let writes: [vk::WriteDescriptorSet; 7] = std::array::from_fn(|b| {
+            let writes: [vk::WriteDescriptorSet; 6] = std::array::from_fn(|i| {
                 vk::WriteDescriptorSet::default()
                     .dst_set(skin_set)
-                    .dst_binding(b as u32)
+                    .dst_binding(VERTEX_SKINNING_BINDINGS[i])
                     .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .buffer_info(std::slice::from_ref(&skin[b]))
+                    .buffer_info(std::slice::from_ref(&skin.buffers[i]))
             });
-            // SAFETY: the set is fresh; the buffers outlive this frame's fence.
+            let views = [skin.palette_view];
+            let palette = vk::WriteDescriptorSet::default()
+                .dst_set(skin_set)
+                .dst_binding(PALETTE_BINDING)
+                .descriptor_type(vk::DescriptorType::UNIFORM_TEXEL_BUFFER)
+                .texel_buffer_view(&views);
+            let texels = self.palette_reads == PaletteReads::Texels;
+            if texels && skin.palette_view == vk::BufferView::null() {
+                return Err(GpuError::new("vertex skinning: the palette has no texel view"));
+            }
+            // SAFETY: the set is fresh; the buffers and the view outlive this frame's fence.
             unsafe {
                 d.update_descriptor_sets(&writes, &[]);
+                if texels {
+                    d.update_descriptor_sets(&[palette], &[]);
+                }
                 d.cmd_bind_descriptor_sets(
                     cmd,
                     vk::PipelineBindPoint::GRAPHICS,
@@ -696,7 +721,7 @@ impl MeshPass {
                 );
             }
         }
-        Ok(BoundFrame { heat })
+        Ok(BoundFrame { heat, skinned_address, palette_address })
     }
 
     /// Records one draw (inside rendering, after `begin`).
@@ -717,7 +742,9 @@ impl MeshPass {
             records_per_character: item.records_per_character,
             output_offset: item.output_offset,
             vertices_per_character: item.vertices_per_character,
-            pad: [0; 3],
+            pad: 0,
+            skinned_address: frame.skinned_address,
+            palette_address: frame.palette_address,
         };
         let set = materials.set(item.material);
         // The heat stream is laid out like the UVs (one f32 where they have

@@ -11,10 +11,11 @@ use super::frame::FrameQueries;
 use super::frame_settings::{FrameSettings, PaletteUpload, PassSetup, SkinningPlacement};
 use super::gpu_model::GpuModel;
 use super::heat_map::HeatMap;
-use super::mesh_pass::{DrawItem, MeshMaterials, MeshPass, SkinBindings};
+use super::mesh_pass::{DrawItem, MeshMaterials, MeshPass};
 use super::offscreen::OffscreenTargets;
 use super::readback::Readback;
 use super::shadow::{CASCADES, ShadowMaps};
+use super::skin_pass::VertexSkinning;
 use super::skin_pass::{CharacterId, SkinPass};
 use super::target::{COLOR_FORMAT, SlotTargets, choose_samples};
 use super::textures::Textures;
@@ -92,7 +93,7 @@ pub struct Renderer {
     /// Per slot: timestamp queries of its last frame.
     pub(super) queries: [FrameQueries; FRAMES_IN_FLIGHT],
     /// Set-0 bindings of this screen frame (vertex-skinning path).
-    pub(super) screen_skin: Option<SkinBindings>,
+    pub(super) screen_skin: Option<VertexSkinning>,
     /// Whether frames, the palette copy and the skin dispatch are bracketed
     /// by timestamps (the default; host-timed measurements turn them off,
     /// as each costs a flush on lavapipe).
@@ -163,7 +164,7 @@ impl Renderer {
             return Err(GpuError::new(format!("a scene has at most {MAX_CHARACTERS} characters")));
         }
         // Before uploading or allocating anything.
-        super::crowd_fit::check_crowd_fits(&model, settings.characters, &ctx.properties.limits)?;
+        super::crowd_fit::check_crowd_fits(&model, settings.characters, &ctx.buffer_limits)?;
         // Built step by step; on error, what was made so far is freed (the
         // GPU has nothing pending: only one-shot uploads ran, and they waited).
         let mut ring = Some(FrameRing::new(ctx)?);

@@ -160,7 +160,7 @@ impl Renderer {
             wireframe: self.settings.wireframe && colour,
             skin,
             instances: self.instances[index].raw,
-            skinned: self.skin.output_buffer(index),
+            skinned_address: self.skin.output_address(ctx, index),
             stage,
             shadow_maps: (self.shadows.sampled_view(index, shadowed), self.shadows.sampler),
         };

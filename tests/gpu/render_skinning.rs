@@ -384,6 +384,74 @@ fn synthetic_model(seed: f32) -> Model {
     }
 }
 
+/// A model of `joints` joints, all children of the root, and one primitive
+/// of 8 vertices whose influences reach across the whole skin (its first,
+/// middle and last joints): a large palette per character with little to
+/// skin.
+fn wide_model(joints: usize) -> Model {
+    let mut names = vec!["root".to_string()];
+    let mut parents = vec![NO_PARENT];
+    let mut rest = vec![Transform::IDENTITY];
+    for j in 0..joints {
+        names.push(format!("bone{j}"));
+        parents.push(0);
+        let f = j as f32 / joints as f32;
+        rest.push(Transform {
+            translation: Vector3::new(f, 0.5 - f, 0.2),
+            rotation: UnitQuaternion::from_euler_angles(f, 0.2, -f),
+            scale: Vector3::new(1.0, 1.0 + 0.2 * f, 1.0),
+        });
+    }
+    let skeleton = Arc::new(Skeleton::new(names, parents, rest).unwrap());
+    let vertices = 8usize;
+    let mut inf_joints = Vec::new();
+    for v in 0..vertices {
+        let spread = [v, joints / 3 + v, 2 * joints / 3 + v, joints - 1 - v];
+        inf_joints.extend(spread.map(|j| j as u16));
+    }
+    let primitive = MeshPrimitive {
+        positions: (0..vertices).map(|v| [v as f32 * 0.1, 1.0, -(v as f32) * 0.05]).collect(),
+        influences: Some(Influences {
+            per_vertex: 4,
+            joints: inf_joints,
+            weights: (0..vertices).flat_map(|_| [0.4, 0.3, 0.2, 0.1]).collect(),
+        }),
+        indices: (0..vertices as u32 - 2).flat_map(|i| [i, i + 1, i + 2]).collect(),
+        ..Default::default()
+    };
+    let mesh = Arc::new(Mesh {
+        name: "wide".into(),
+        primitives: vec![primitive],
+        primitive_indices: vec![0],
+        target_names: Vec::new(),
+        target_count: 0,
+    });
+    let skin_joints: Vec<u32> = (1..=joints as u32).collect();
+    // Flat: each joint's world rest matrix is its local one.
+    let inverse_binds =
+        skin_joints.iter().map(|&j| skeleton.rest()[j as usize].to_matrix().try_inverse().unwrap()).collect();
+    let joint_count = skeleton.len();
+    let rig = CharacterRig::new(
+        skeleton,
+        vec![Skin { name: "skin".into(), joints: skin_joints, inverse_binds }],
+        vec![mesh],
+        vec![MeshInstance { node: 0, joint: 0, mesh: 0, skin: Some(0), morph_offset: 0, morph_count: 0 }],
+        Vec::new(),
+        Vec::new(),
+    )
+    .expect("wide rig");
+    Model {
+        file: format!("wide {joints}"),
+        rig: Arc::new(rig),
+        node_of_joint: (0..joint_count).collect(),
+        joint_of_node: (0..joint_count as u32).collect(),
+        materials: Vec::new(),
+        warnings: Vec::new(),
+        load_options: Default::default(),
+        memory_used: 0,
+    }
+}
+
 /// Poses the synthetic model for frame `frame` (every joint rotates).
 fn pose_synthetic(model: &Model, synthetic: &mut Synthetic, frame: u32) {
     let t = frame as f32 * 0.05;
@@ -729,12 +797,12 @@ fn dqs_split_on_the_cpu_skins_what_the_shader_split_skins() {
 fn upload_serves_vertex_skinning_from_the_pass_buffers() {
     let Some(ctx) = context() else { return };
     let mut rig = Rig::new(&ctx);
-    assert!(rig.pass.vertex_skinning_buffers(0).is_none(), "no character yet");
+    assert!(rig.pass.vertex_skinning_buffers(&ctx, 0).is_none(), "no character yet");
     let a = Arc::new(synthetic_model(0.0));
     let b = Arc::new(synthetic_model(0.5));
     let mut ids = vec![rig.add(&ctx, &a, true)];
     // One model: its own streams are bound.
-    let single = rig.pass.vertex_skinning_buffers(0).unwrap();
+    let single = rig.pass.vertex_skinning_buffers(&ctx, 0).unwrap().buffers;
     assert_eq!(single[0].buffer, rig.models[0].sources.raw);
     assert_eq!(single[3].buffer, rig.models[0].morph_entries.raw);
     ids.push(rig.add(&ctx, &a, false));
@@ -771,7 +839,9 @@ fn upload_serves_vertex_skinning_from_the_pass_buffers() {
             assert_eq!((again.palette_bytes_written, again.weight_bytes_written), (0, 0));
             assert_eq!(again.dispatches, 1);
         }
-        let bindings = rig.pass.vertex_skinning_buffers(slot.index).unwrap();
+        let inputs_of_slot = rig.pass.vertex_skinning_buffers(&ctx, slot.index).unwrap();
+        assert_ne!(inputs_of_slot.palette_address, 0);
+        let bindings = inputs_of_slot.buffers;
         assert!(bindings.iter().all(|b| b.buffer != vk::Buffer::null() && b.range == vk::WHOLE_SIZE));
         // Two models: the pass's concatenation, not either model's own streams.
         assert!(rig.models.iter().all(|m| m.sources.raw != bindings[0].buffer));
@@ -845,4 +915,44 @@ fn finish_reports_leaked_objects() {
         messages.iter().any(|m| m.contains("VkBuffer")),
         "the leaked buffer is reported when the device is destroyed: {messages:?}"
     );
+}
+
+/// Palettes larger than a storage binding may be (`maxStorageBufferRange`,
+/// 128 MiB on lavapipe: about 520 characters of 4,096 joints) are not capped
+/// by it: read as texels (skin.comp) or by pointer (skin_storage.comp, as
+/// the vertex path reads them), the characters whose palettes lie past the
+/// range skin as the CPU reference does.
+#[test]
+fn palettes_past_the_storage_binding_range_skin_right() {
+    let Some(ctx) = context() else { return };
+    let joints = 4096;
+    let model = Arc::new(wide_model(joints));
+    let per = joints as u64 * std::mem::size_of::<BoneMatrix>() as u64;
+    let range = u64::from(ctx.properties.limits.max_storage_buffer_range);
+    // The last two characters' palettes start past the range.
+    let count = (range / per + 3) as usize;
+    if count > 2_000 {
+        eprintln!("not applicable: a binding here holds {} characters' palettes", range / per);
+        return;
+    }
+    let mut evaluators: Vec<Synthetic> = (0..count).map(|_| Synthetic::new(&model)).collect();
+    for (i, e) in evaluators.iter_mut().enumerate() {
+        pose_synthetic(&model, e, i as u32);
+    }
+    let inputs: Vec<SkinInput> =
+        evaluators.iter().map(|e| SkinInput { pose: e.view(), version: 1 }).collect();
+    for reads in [PaletteReads::Texels, PaletteReads::Storage] {
+        let pass = SkinPass::with_palette_reads(&ctx, SkinningMethod::Linear, reads).unwrap();
+        let mut rig = Rig::with_pass(&ctx, pass);
+        let ids: Vec<CharacterId> = (0..count).map(|i| rig.add(&ctx, &model, i == 0)).collect();
+        assert!(rig.pass.layout().slot_sizes().palette > range, "{reads:?}: the palettes fit one binding");
+        let out = rig.skin(&ctx, &inputs);
+        for c in [0, count - 2, count - 1] {
+            let first = rig.pass.layout().characters()[c].palette_range.0;
+            assert_eq!(c > 0, u64::from(first) * per / joints as u64 > range, "character {c}");
+            compare(&rig.pass, ids[c], &evaluators[c].view(), &out, &format!("{reads:?} character {c}"));
+        }
+        rig.destroy(&ctx);
+    }
+    assert_no_validation_messages(&ctx);
 }

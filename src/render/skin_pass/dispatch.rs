@@ -4,7 +4,8 @@
 //! output visible to vertex input, vertex shaders and transfers. It never
 //! writes a buffer's contents; what the dispatch reads was uploaded first.
 
-use super::palette_reads::{PaletteReads, is_texel};
+use super::palette_reads::{OUTPUT_BINDING, PaletteReads, is_texel};
+use super::plan::OutputWindows;
 use super::{SkinPass, SkinStats, WORKGROUP_SIZE};
 use crate::gpu::barrier::{self, Access};
 use crate::gpu::error::VkResultExt;
@@ -19,6 +20,11 @@ use ash::vk;
 struct Push {
     record_count: u32,
     total_vertices: u32,
+    /// The window's first workgroup and its workgroup count.
+    first_group: u32,
+    group_count: u32,
+    /// The palette skin_storage.comp reads by pointer (0 for skin.comp).
+    palette_address: vk::DeviceAddress,
 }
 
 /// `MORPH_TARGETS` (shaders/common.glsl): a skin.comp specialization
@@ -111,10 +117,12 @@ impl SkinPipelines {
 }
 
 /// What set 0 of one dispatch binds: each binding's buffer, and its texel
-/// view where the binding is a texel buffer (else null).
+/// view where the binding is a texel buffer (else null); and the palette
+/// the shader reaches by pointer (skin_storage.comp).
 struct BoundSet {
     buffers: [vk::Buffer; 9],
     views: [vk::BufferView; 9],
+    palette_address: vk::DeviceAddress,
 }
 
 impl SkinPass {
@@ -131,42 +139,61 @@ impl SkinPass {
         if total_vertices == 0 || self.layout.records().is_empty() {
             return Ok(());
         }
-        let Some(bound) = self.bound_set(slot.index)? else {
+        let Some(bound) = self.bound_set(ctx, slot.index)? else {
             return Ok(());
         };
         // Without morph targets in the scene, the pipeline without their code.
         let p = &self.pipelines;
         let compute = if self.layout.morph_targets() { &p.compute } else { &p.compute_without_morphs };
-        let set = self.write_set(ctx, slot.descriptor_pool, compute.set_layout, &bound)?;
-        let push = Push { record_count: self.layout.records().len() as u32, total_vertices };
-        let (groups_x, groups_y) = ComputePipeline::grid(ctx, total_vertices.div_ceil(WORKGROUP_SIZE));
+        let windows = self.output_windows(ctx)?;
+        let window_groups = windows.vertices / WORKGROUP_SIZE;
+        let total_groups = total_vertices.div_ceil(WORKGROUP_SIZE);
         let (d, cmd) = (&ctx.device, slot.command_buffer);
         ctx.begin_region(cmd, c"skin dispatch");
         let before =
             if timestamps { slot.write_timestamp(ctx, vk::PipelineStageFlags2::TOP_OF_PIPE) } else { None };
-        // SAFETY: the set is fresh and written; every bound buffer is live
-        // and stays alive until this slot's fence (replaced ones are
-        // retired). The command buffer is recording (begin_frame).
-        unsafe {
-            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, compute.pipeline);
-            d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, compute.layout, 0, &[set], &[]);
-            d.cmd_push_constants(
-                cmd,
-                compute.layout,
-                vk::ShaderStageFlags::COMPUTE,
-                0,
-                bytemuck::bytes_of(&push),
-            );
-            d.cmd_dispatch(cmd, groups_x, groups_y, 1);
-        }
+        // SAFETY: the command buffer is recording (begin_frame).
+        unsafe { d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, compute.pipeline) };
         let repeats = slow_skin_repeats();
-        for _ in 1..repeats {
-            // Test-only: the same dispatch again, after a barrier ordering
-            // its writes of the output after the previous dispatch's
-            // (write-after-write); it reads nothing the dispatches write.
-            barrier::record_global(ctx, cmd, &[Access::ComputeShaderWrite], &[Access::ComputeShaderWrite]);
-            // SAFETY: as above: the same pipeline, set and push constants, still bound.
-            unsafe { d.cmd_dispatch(cmd, groups_x, groups_y, 1) };
+        for repeat in 0..repeats {
+            if repeat > 0 {
+                // Test-only: the same dispatches again, after a barrier ordering
+                // their writes of the output after the previous ones'
+                // (write-after-write); they read nothing the dispatches write.
+                barrier::record_global(
+                    ctx,
+                    cmd,
+                    &[Access::ComputeShaderWrite],
+                    &[Access::ComputeShaderWrite],
+                );
+            }
+            // One dispatch per window of the output. They write disjoint
+            // ranges and read only what the host and the stream uploads
+            // wrote, so no barrier goes between them.
+            for k in 0..windows.count {
+                let first_group = k * window_groups;
+                let group_count = window_groups.min(total_groups - first_group);
+                let set =
+                    self.write_set(ctx, slot.descriptor_pool, compute.set_layout, &bound, windows, k)?;
+                let push = Push {
+                    record_count: self.layout.records().len() as u32,
+                    total_vertices,
+                    first_group,
+                    group_count,
+                    palette_address: bound.palette_address,
+                };
+                let (groups_x, groups_y) = ComputePipeline::grid(ctx, group_count);
+                // SAFETY: the set is fresh and written; every bound buffer is
+                // live and stays alive until this slot's fence (replaced ones
+                // are retired). The pipeline is bound above.
+                unsafe {
+                    let layout = compute.layout;
+                    d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, layout, 0, &[set], &[]);
+                    let bytes = bytemuck::bytes_of(&push);
+                    d.cmd_push_constants(cmd, layout, vk::ShaderStageFlags::COMPUTE, 0, bytes);
+                    d.cmd_dispatch(cmd, groups_x, groups_y, 1);
+                }
+            }
         }
         // The draw (vertex input of the output as a vertex buffer, or storage
         // reads in a vertex shader) and readback copies later in this command
@@ -191,21 +218,22 @@ impl SkinPass {
         ctx.end_region(cmd);
         stats.timestamps = before.zip(after);
         stats.vertices = total_vertices as u64;
-        stats.dispatches = repeats;
+        stats.dispatches = repeats * windows.count;
         Ok(())
     }
 
     /// Set 0 of slot `slot_index`'s dispatch: the static streams, then the
     /// slot's weights, palette (the one the shaders read in this upload
-    /// mode), records, output and workgroup records. `None` before the first
-    /// character; an error when a texel binding lacks its view (its creation
-    /// failed).
-    fn bound_set(&self, slot_index: usize) -> Result<Option<BoundSet>, GpuError> {
+    /// mode; as texels, or by pointer), records and workgroup records; and
+    /// the output's address. `None` before the first character; an error
+    /// when a texel binding lacks its view (its creation failed).
+    fn bound_set(&self, ctx: &GpuContext, slot_index: usize) -> Result<Option<BoundSet>, GpuError> {
         let Some(([sources, influences, ranges, entries], _)) = self.streams.bound(&self.models) else {
             return Ok(None);
         };
         let b = &self.slots[slot_index];
-        let (palette, palette_view) = b.read_palette(self.upload_mode.staged());
+        let staged = self.upload_mode.staged();
+        let (palette, palette_view) = b.read_palette(staged);
         let [v0, v1, v2, v3] = self.streams.views();
         let null = vk::BufferView::null();
         let views = [v0, v1, v2, v3, null, palette_view, b.records_view, null, b.groups_view];
@@ -226,18 +254,25 @@ impl SkinPass {
             b.output.raw,
             b.groups.raw,
         ];
-        Ok(Some(BoundSet { buffers, views }))
+        let palette_address = match self.palette_reads {
+            PaletteReads::Storage => b.read_palette_buffer(staged).device_address(ctx),
+            PaletteReads::Texels => 0,
+        };
+        Ok(Some(BoundSet { buffers, views, palette_address }))
     }
 
     /// A descriptor set of `set_layout` from `pool` (the slot's, reset by
     /// begin_frame after the slot's fence), written with `bound`: each
-    /// buffer whole, or its texel view.
+    /// binding in the set, its buffer whole or its texel view, and the
+    /// output's window `window` of `windows`.
     fn write_set(
         &self,
         ctx: &GpuContext,
         pool: vk::DescriptorPool,
         set_layout: vk::DescriptorSetLayout,
         bound: &BoundSet,
+        windows: OutputWindows,
+        window: u32,
     ) -> Result<vk::DescriptorSet, GpuError> {
         let d = &ctx.device;
         let layouts = [set_layout];
@@ -250,24 +285,30 @@ impl SkinPass {
             .result()
             .call("vkAllocateDescriptorSets")?;
         let bindings = &self.bindings;
-        let infos: [vk::DescriptorBufferInfo; 9] = std::array::from_fn(|i| vk::DescriptorBufferInfo {
-            buffer: bound.buffers[i],
-            offset: 0,
-            range: vk::WHOLE_SIZE,
+        let infos: [vk::DescriptorBufferInfo; 9] = std::array::from_fn(|i| match i {
+            OUTPUT_BINDING => vk::DescriptorBufferInfo {
+                buffer: bound.buffers[i],
+                offset: u64::from(window) * windows.bytes(),
+                range: windows.bytes(),
+            },
+            _ => vk::DescriptorBufferInfo { buffer: bound.buffers[i], offset: 0, range: vk::WHOLE_SIZE },
         });
-        let writes: [vk::WriteDescriptorSet; 9] = std::array::from_fn(|i| {
-            let write = vk::WriteDescriptorSet::default()
-                .dst_set(set)
-                .dst_binding(i as u32)
-                .descriptor_type(bindings[i]);
-            if is_texel(bindings[i]) {
+        let mut writes = [vk::WriteDescriptorSet::default(); 9];
+        let mut count = 0;
+        for (i, ty) in bindings.iter().enumerate() {
+            // Not in the set: reached by pointer.
+            let Some(ty) = *ty else { continue };
+            let write =
+                vk::WriteDescriptorSet::default().dst_set(set).dst_binding(i as u32).descriptor_type(ty);
+            writes[count] = if is_texel(bindings[i]) {
                 write.texel_buffer_view(std::slice::from_ref(&bound.views[i]))
             } else {
                 write.buffer_info(std::slice::from_ref(&infos[i]))
-            }
-        });
+            };
+            count += 1;
+        }
         // SAFETY: the set is fresh and unused; every written buffer and view is live.
-        unsafe { d.update_descriptor_sets(&writes, &[]) };
+        unsafe { d.update_descriptor_sets(&writes[..count], &[]) };
         Ok(set)
     }
 }

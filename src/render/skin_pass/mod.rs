@@ -13,14 +13,34 @@
 //!
 //! Per frame: `record` = `upload` (writes the palettes and morph weights of
 //! the characters whose pose changed since this slot last held them, and the
-//! skin records after a layout change) + a dispatch (a descriptor set from
-//! the slot's pool, one dispatch, and the barrier that makes the output
-//! visible to vertex input and transfers).
+//! skin records after a layout change) + the dispatches (per window of the
+//! output a descriptor set from the slot's pool and one dispatch, then the
+//! barrier that makes the output visible to vertex shaders and transfers).
 //!
 //! The vertex-skinning path (shaders/mesh_skinned.vert) reads the same
 //! per-slot buffers: call `upload` instead of `record` (no dispatch) and bind
-//! `vertex_skinning_buffers(slot)` as set 0 of the draw; each drawn primitive
-//! selects its record with `PrimitiveOutput::record`.
+//! `vertex_skinning_buffers(slot)` as set 0 of the draw (the palette by
+//! pointer); each drawn primitive selects its record with
+//! `PrimitiveOutput::record`.
+//!
+//! The output and the palettes grow with the crowd, and no binding range
+//! (`maxStorageBufferRange`, 128 MiB on lavapipe) may cap them: the
+//! dispatch is recorded once per window of the output (`OutputWindows`),
+//! each binding its own range of the slot's one output buffer; the draws
+//! read the output by device address (`GL_EXT_buffer_reference`); the
+//! palette is read as texels (limited by `maxTexelBufferElements`, 2^27 on
+//! common devices) or, where the texel limit is small, by address. So a
+//! crowd is limited by the largest buffer and the device's memory
+//! (`render::crowd_fit`). On llvmpipe pointer stores made the dispatch
+//! about a quarter slower and pointer palette loads the vertex path about
+//! as much, hence the windows and the texels (the guide's performance
+//! history). The validation layer's synchronization checks cannot follow
+//! the pointer reads; the barrier before them (below) is the same one the
+//! bound writes are checked against. Nor does robust buffer access guard a
+//! pointer: every read is in bounds by construction instead (a draw's
+//! vertices lie in its character's output range; a palette read is a
+//! record's `palette_offset` plus a joint the layout checked against its
+//! skin, `plan::Placer`).
 //!
 //! Synchronisation, all of it (see also the comments at each barrier):
 //! - Palette, weight, record and workgroup-record buffers are host-visible, HOST_COHERENT,
@@ -62,7 +82,7 @@ use crate::gpu::{FRAMES_IN_FLIGHT, FrameRing, FrameSlot, GpuContext, GpuError};
 use ash::vk;
 use dispatch::SkinPipelines;
 use plan::Mark;
-use slot_buffers::SlotBuffers;
+use slot_buffers::{GrowthLimits, SlotBuffers};
 use std::sync::Arc;
 use streams::StaticStreams;
 
@@ -74,7 +94,7 @@ mod streams;
 mod upload;
 
 pub use palette_reads::{AMPLE_PALETTE_TEXELS, PaletteReads};
-pub use plan::{NO_RECORD, PrimitiveOutput, SkinLayout};
+pub use plan::{MAX_OUTPUT_WINDOWS, NO_RECORD, OutputWindows, PrimitiveOutput, SkinLayout};
 
 /// Threads per workgroup (`local_size_x` in skin.comp).
 pub const WORKGROUP_SIZE: u32 = 64;
@@ -108,12 +128,34 @@ pub struct SkinStats {
     pub weight_bytes_written: u64,
     /// Vertices skinned.
     pub vertices: u64,
-    /// Compute dispatches recorded (1, or 0 when there is nothing to skin;
-    /// K under the test-only `VKSKIN_TEST_SLOW_SKIN=K`).
+    /// Compute dispatches recorded: one per window of the output
+    /// (`OutputWindows`: 1 while it fits one binding), 0 when there is
+    /// nothing to skin, K times as many under the test-only
+    /// `VKSKIN_TEST_SLOW_SKIN=K`.
     pub dispatches: u32,
     /// Timestamp queries before and after the dispatch, when asked and available.
     pub timestamps: Option<(u32, u32)>,
 }
+
+/// What the vertex-skinning path reads (shaders/common.glsl): set 0's
+/// bindings [`VERTEX_SKINNING_BINDINGS`], and the palette as the pass reads
+/// it (`PaletteReads`): the texel view at [`PALETTE_BINDING`], or by pointer.
+#[derive(Debug, Clone, Copy)]
+pub struct VertexSkinning {
+    /// Sources, influences, morph ranges, morph entries, morph weights and
+    /// skin records, each bound whole.
+    pub buffers: [vk::DescriptorBufferInfo; 6],
+    /// The palette the frame's shaders read, as texels (null when read by pointer).
+    pub palette_view: vk::BufferView,
+    /// Its address (`push.palette_address`).
+    pub palette_address: vk::DeviceAddress,
+}
+
+/// The set 0 binding of each of `VertexSkinning::buffers`.
+pub const VERTEX_SKINNING_BINDINGS: [u32; 6] = [0, 1, 2, 3, 4, 6];
+
+/// The palette's binding in set 0 where it is read as texels.
+pub const PALETTE_BINDING: u32 = palette_reads::PALETTE_BINDING as u32;
 
 /// A registered character instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -134,7 +176,7 @@ pub struct SkinPass {
     /// How its shader reads the palette.
     palette_reads: PaletteReads,
     /// The descriptor type of each binding of the pipelines' set 0.
-    bindings: [vk::DescriptorType; 9],
+    bindings: [Option<vk::DescriptorType>; 9],
     pipelines: SkinPipelines,
     characters: Vec<Character>,
     /// The distinct models, in `layout.models()` order.
@@ -271,7 +313,8 @@ impl SkinPass {
         ring: &mut FrameRing,
         is_new_model: bool,
     ) -> Result<(), GpuError> {
-        self.layout.check_ranges(&ctx.properties.limits, self.palette_reads)?;
+        let largest = ctx.buffer_limits.largest_buffer();
+        self.layout.check_ranges(&ctx.properties.limits, largest, self.palette_reads)?;
         if is_new_model && self.models.len() > 1 {
             self.streams.rebuild(ctx, ring, &self.layout, &self.models)?;
         }
@@ -301,12 +344,20 @@ impl SkinPass {
     /// Grows every slot's buffers to the current layout; replaced buffers are
     /// retired through the ring (a submitted frame may still use them).
     fn ensure_capacity(&mut self, ctx: &GpuContext, ring: &mut FrameRing) -> Result<(), GpuError> {
-        let sizes = self.layout.slot_sizes();
-        let limit = u64::from(ctx.properties.limits.max_storage_buffer_range);
+        let mut sizes = self.layout.slot_sizes();
+        sizes.output = sizes.output.max(self.output_windows(ctx)?.buffer_bytes());
+        let limits = GrowthLimits::of(ctx);
         for (i, slot) in self.slots.iter_mut().enumerate() {
-            slot.grow(ctx, ring, i, sizes, limit, self.palette_reads)?;
+            slot.grow(ctx, ring, i, sizes, limits, self.palette_reads)?;
         }
         Ok(())
+    }
+
+    /// How the dispatches bind the output of the current layout: windows of
+    /// at most `maxStorageBufferRange` (`check_ranges` made sure it plans).
+    fn output_windows(&self, ctx: &GpuContext) -> Result<OutputWindows, GpuError> {
+        let range = u64::from(ctx.properties.limits.max_storage_buffer_range);
+        OutputWindows::plan(self.layout.total_vertices(), range)
     }
 
     /// Records this frame's skinning into `slot`: `upload`s changed poses,
@@ -341,30 +392,45 @@ impl SkinPass {
         }
     }
 
-    /// Set 0 of shaders/common.glsl for slot `slot_index`
-    /// (`FrameSlot::index`), bindings 0..=6 in order: sources, influences,
-    /// morph ranges, morph entries (the streams the records index: the
-    /// pass's concatenation when several models are registered, else the
-    /// one model's own buffers), then this slot's morph weights, palette and
-    /// skin records, each bound whole. For the vertex-skinning draw of the
+    /// shaders/common.glsl's inputs for slot `slot_index`
+    /// (`FrameSlot::index`): set 0's sources, influences, morph ranges,
+    /// morph entries (the streams the records index: the pass's
+    /// concatenation when several models are registered, else the one
+    /// model's own buffers), then this slot's morph weights and skin
+    /// records, each bound whole; and the address of the palette the
+    /// shaders read in this upload mode. For the vertex-skinning draw of the
     /// frame that `upload`ed into that slot; the draw of primitive `o` uses
     /// record `o.record`. The handles change when characters are added.
     /// `None` before the first character is added.
-    pub fn vertex_skinning_buffers(&self, slot_index: usize) -> Option<[vk::DescriptorBufferInfo; 7]> {
+    pub fn vertex_skinning_buffers(&self, ctx: &GpuContext, slot_index: usize) -> Option<VertexSkinning> {
         let ([sources, influences, ranges, entries], _) = self.streams.bound(&self.models)?;
         let b = &self.slots[slot_index];
-        let (palette, _) = b.read_palette(self.upload_mode.staged());
-        let bound = [sources, influences, ranges, entries, b.weights.raw, palette, b.records.raw];
-        Some(bound.map(|buffer| vk::DescriptorBufferInfo { buffer, offset: 0, range: vk::WHOLE_SIZE }))
+        let bound = [sources, influences, ranges, entries, b.weights.raw, b.records.raw];
+        let staged = self.upload_mode.staged();
+        Some(VertexSkinning {
+            buffers: bound.map(|buffer| vk::DescriptorBufferInfo {
+                buffer,
+                offset: 0,
+                range: vk::WHOLE_SIZE,
+            }),
+            palette_view: b.read_palette(staged).1,
+            palette_address: b.read_palette_buffer(staged).device_address(ctx),
+        })
     }
 
     /// The output buffer of frame slot `slot_index` (`FrameSlot::index`):
     /// `SkinnedVertex` per vertex (48-byte stride: position vec4, normal vec4,
-    /// tangent vec4), scene space. Bind it as a vertex buffer in the frame
-    /// that recorded the skinning into that slot. The handle changes when
-    /// characters are added.
+    /// tangent vec4), scene space. Read it (by `output_address`, or copied)
+    /// in the frame that recorded the skinning into that slot. The handle
+    /// changes when characters are added.
     pub fn output_buffer(&self, slot_index: usize) -> vk::Buffer {
         self.slots[slot_index].output.raw
+    }
+
+    /// The device address of `output_buffer(slot_index)`: shaders read the
+    /// skinned vertices by pointer (no binding range caps a crowd's).
+    pub fn output_address(&self, ctx: &GpuContext, slot_index: usize) -> vk::DeviceAddress {
+        self.slots[slot_index].output.device_address(ctx)
     }
 
     /// Where each primitive of each mesh instance of `character` lands in the

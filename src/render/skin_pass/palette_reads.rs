@@ -28,8 +28,9 @@ pub enum PaletteReads {
     /// every storage-buffer load is a loop over its SIMD lanes. Limited to
     /// `maxTexelBufferElements / 4` matrices (and `/ 3` source vertices).
     Texels,
-    /// Storage buffers, as the vertex path reads them (skin_storage.comp):
-    /// as many matrices as `maxStorageBufferRange` allows.
+    /// By pointer, as the vertex path reads it (skin_storage.comp; the
+    /// palette's device address in the push constants), and the other
+    /// bindings as storage buffers: as many matrices as one buffer holds.
     Storage,
 }
 
@@ -57,17 +58,26 @@ impl PaletteReads {
     }
 
     /// Its set 0: storage buffers, or uniform texel buffers where skin.comp
-    /// reads them so (`TEXEL_BINDINGS`).
-    pub(super) fn bindings(self) -> [vk::DescriptorType; 9] {
-        let mut types = [vk::DescriptorType::STORAGE_BUFFER; 9];
-        if self == PaletteReads::Texels {
-            for binding in TEXEL_BINDINGS {
-                types[binding] = vk::DescriptorType::UNIFORM_TEXEL_BUFFER;
+    /// reads them so (`TEXEL_BINDINGS`); `None` where a binding is not in
+    /// the set: the palette (binding 5) when read by pointer.
+    pub(super) fn bindings(self) -> [Option<vk::DescriptorType>; 9] {
+        let mut types = [Some(vk::DescriptorType::STORAGE_BUFFER); 9];
+        match self {
+            PaletteReads::Texels => {
+                for binding in TEXEL_BINDINGS {
+                    types[binding] = Some(vk::DescriptorType::UNIFORM_TEXEL_BUFFER);
+                }
             }
+            PaletteReads::Storage => types[PALETTE_BINDING] = None,
         }
         types
     }
 }
+
+/// The palette's place in set 0 (when read as texels).
+pub(super) const PALETTE_BINDING: usize = 5;
+/// The output's binding in set 0 (one window of it per dispatch).
+pub(super) const OUTPUT_BINDING: usize = 7;
 
 /// The bindings of set 0 that skin.comp reads through uniform texel
 /// buffers: sources, influences, palette, records, group records. The
@@ -103,8 +113,8 @@ pub(super) fn texel_bytes(format: vk::Format) -> u64 {
 }
 
 /// Whether `ty` is the texel-buffer descriptor type (needs a view).
-pub(super) fn is_texel(ty: vk::DescriptorType) -> bool {
-    ty == vk::DescriptorType::UNIFORM_TEXEL_BUFFER
+pub(super) fn is_texel(ty: Option<vk::DescriptorType>) -> bool {
+    ty == Some(vk::DescriptorType::UNIFORM_TEXEL_BUFFER)
 }
 
 /// A view of `buffer`'s whole palette as RGBA32F texels (at most
@@ -194,7 +204,12 @@ mod tests {
             assert_eq!(is_texel(*ty), TEXEL_BINDINGS.contains(&binding), "binding {binding}");
             assert_eq!(TEXEL_FORMATS[binding] != vk::Format::UNDEFINED, is_texel(*ty), "binding {binding}");
         }
-        assert!(PaletteReads::Storage.bindings().iter().all(|t| *t == vk::DescriptorType::STORAGE_BUFFER));
+        let storage = PaletteReads::Storage.bindings();
+        for (binding, ty) in storage.iter().enumerate() {
+            let bound = binding != PALETTE_BINDING;
+            assert_eq!(*ty, bound.then_some(vk::DescriptorType::STORAGE_BUFFER), "binding {binding}");
+        }
+        assert_eq!(types[OUTPUT_BINDING], Some(vk::DescriptorType::STORAGE_BUFFER));
     }
 
     #[test]

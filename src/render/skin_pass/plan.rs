@@ -119,6 +119,62 @@ pub struct SlotSizes {
     pub output: u64,
 }
 
+/// The most windows one frame's skin dispatches may bind (each window is a
+/// descriptor set from the frame slot's pool, sized for them).
+pub const MAX_OUTPUT_WINDOWS: u32 = 64;
+
+/// How the skin dispatch binds a slot's output: `count` windows of
+/// `vertices` output vertices each, window k from vertex k * `vertices`,
+/// one dispatch per window. A crowd's output may be larger than one
+/// storage binding may be (`maxStorageBufferRange`); each window fits one.
+/// Windows start at multiples of `WORKGROUP_SIZE` vertices (64 * 48 bytes,
+/// a multiple of every `minStorageBufferOffsetAlignment` Vulkan allows),
+/// so a workgroup never straddles two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutputWindows {
+    /// Windows (dispatches); 0 when there is nothing to skin.
+    pub count: u32,
+    /// Output vertices per window (the last one may hold fewer).
+    pub vertices: u32,
+}
+
+impl OutputWindows {
+    /// The fewest windows of at most `max_range` bytes over `total_vertices`
+    /// output vertices, as even as whole workgroups allow. An error when a
+    /// window cannot hold one workgroup's vertices or more than
+    /// [`MAX_OUTPUT_WINDOWS`] are needed.
+    pub fn plan(total_vertices: u32, max_range: u64) -> Result<Self, GpuError> {
+        let unit = u64::from(WORKGROUP_SIZE);
+        let largest = max_range / (unit * OUTPUT_STRIDE) * unit;
+        if largest == 0 {
+            return Err(GpuError::new(format!(
+                "skin pass: maxStorageBufferRange {max_range} holds less than one workgroup's output"
+            )));
+        }
+        let total = u64::from(total_vertices);
+        let count = total.div_ceil(largest);
+        if count > u64::from(MAX_OUTPUT_WINDOWS) {
+            return Err(GpuError::new(format!(
+                "skin pass: skinned output of {total} vertices needs {count} bindings of at most \
+                 {max_range} bytes (maxStorageBufferRange), more than {MAX_OUTPUT_WINDOWS}"
+            )));
+        }
+        let vertices = if count == 0 { 0 } else { total.div_ceil(count).div_ceil(unit) * unit };
+        Ok(OutputWindows { count: count as u32, vertices: vertices as u32 })
+    }
+
+    /// Bytes of one window.
+    pub fn bytes(&self) -> u64 {
+        u64::from(self.vertices) * OUTPUT_STRIDE
+    }
+
+    /// Bytes the output buffer needs: every window whole (at most a
+    /// workgroup's output per window past the vertices themselves).
+    pub fn buffer_bytes(&self) -> u64 {
+        u64::from(self.count) * self.bytes()
+    }
+}
+
 /// One region of a model's stream copied into the concatenation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StreamCopy {
@@ -314,11 +370,16 @@ impl SkinLayout {
     }
 
     /// Every storage buffer is bound whole: each must fit
-    /// `maxStorageBufferRange`; where skin.comp reads through texels
-    /// (`reads`), also `maxTexelBufferElements`.
+    /// `maxStorageBufferRange`. The palette and the skinned output, which
+    /// grow with the crowd, are not: the palette is reached by pointer or
+    /// texels, the output bound in windows (`OutputWindows`) and read by
+    /// pointer; each must fit `largest_buffer`
+    /// (`BufferLimits::largest_buffer`). Where skin.comp reads through
+    /// texels (`reads`), also `maxTexelBufferElements`.
     pub fn check_ranges(
         &self,
         limits: &vk::PhysicalDeviceLimits,
+        largest_buffer: u64,
         reads: PaletteReads,
     ) -> Result<(), GpuError> {
         let limit = u64::from(limits.max_storage_buffer_range);
@@ -335,10 +396,22 @@ impl SkinLayout {
             ("workgroup records", slot.groups),
             ("skinned output", slot.output),
         ];
-        if let Some((what, size)) = sizes.iter().find(|(_, size)| *size > limit) {
+        // The palette and the output (indices 4 and 8) are not bound.
+        let mut bound = sizes.iter().enumerate().filter(|&(i, _)| i != 4 && i != 8).map(|(_, s)| s);
+        if let Some((what, size)) = bound.find(|(_, size)| *size > limit) {
             return Err(GpuError::new(format!(
                 "skin pass: {what} need {size} bytes, more than the device's maxStorageBufferRange {limit}"
             )));
+        }
+        let windows = OutputWindows::plan(self.total_vertices, limit)?;
+        let output = slot.output.max(windows.buffer_bytes());
+        for (what, size) in [("palette", slot.palette), ("skinned output", output)] {
+            if size > largest_buffer {
+                return Err(GpuError::new(format!(
+                    "skin pass: {what} need {size} bytes, more than the device's largest buffer \
+                     ({largest_buffer} bytes)"
+                )));
+            }
         }
         if reads == PaletteReads::Storage {
             return Ok(());
@@ -794,13 +867,91 @@ mod tests {
             max_texel_buffer_elements: texels,
             ..Default::default()
         };
-        assert!(layout.check_ranges(&limits(1 << 27, 1 << 27), PaletteReads::Texels).is_ok());
+        let big = 1 << 30;
+        assert!(layout.check_ranges(&limits(1 << 27, 1 << 27), big, PaletteReads::Texels).is_ok());
         // The morph entries (288 bytes) are the first stream over 200 bytes.
-        let e = layout.check_ranges(&limits(200, 1 << 27), PaletteReads::Storage).unwrap_err().to_string();
+        let e =
+            layout.check_ranges(&limits(200, 1 << 27), big, PaletteReads::Storage).unwrap_err().to_string();
         assert!(e.contains("morph entries need 288 bytes"), "{e}");
         // Read as texels, the sources are 9 (8 bytes each); as storage, no texel limit.
-        let e = layout.check_ranges(&limits(1 << 27, 8), PaletteReads::Texels).unwrap_err().to_string();
+        let e = layout.check_ranges(&limits(1 << 27, 8), big, PaletteReads::Texels).unwrap_err().to_string();
         assert!(e.contains("source vertices need 9 texels"), "{e}");
-        assert!(layout.check_ranges(&limits(1 << 27, 8), PaletteReads::Storage).is_ok());
+        assert!(layout.check_ranges(&limits(1 << 27, 8), big, PaletteReads::Storage).is_ok());
+    }
+
+    #[test]
+    fn no_binding_range_caps_a_crowds_palettes_and_output() {
+        let model = test_model();
+        let s = streams(&model);
+        let mut layout = SkinLayout::default();
+        let m = layout.add_model(s.table().counts).unwrap();
+        for _ in 0..100 {
+            layout.add_character(m, s.table(), &model).unwrap();
+        }
+        let limits = |storage: u64| vk::PhysicalDeviceLimits {
+            max_storage_buffer_range: storage as u32,
+            max_texel_buffer_elements: 1 << 27,
+            ..Default::default()
+        };
+        // The largest buffer bound whole caps the storage range; the palette
+        // and the output are larger (texels or a pointer, windows) and pass.
+        let slot = layout.slot_sizes();
+        let bound = layout.stream_bytes().into_iter().chain([slot.weights, slot.records, slot.groups]);
+        let bound = bound.max().unwrap();
+        let range = bound.max(slot.output / 8);
+        assert!(slot.output > range && slot.palette > range, "{slot:?} against {range}");
+        let big = 1 << 40;
+        for reads in [PaletteReads::Storage, PaletteReads::Texels] {
+            assert!(layout.check_ranges(&limits(range), big, reads).is_ok());
+            let e = layout.check_ranges(&limits(bound - 1), big, reads).unwrap_err().to_string();
+            assert!(e.contains(&format!("need {bound} bytes, more than the device's maxStorageBufferRange")));
+        }
+        // What caps them is the largest buffer: the output, bound in windows
+        // of at most the range, needs them whole.
+        let windows = OutputWindows::plan(layout.total_vertices(), range).unwrap();
+        assert!(windows.count > 1 && windows.bytes() <= range, "{windows:?}");
+        let output = windows.buffer_bytes();
+        assert!(
+            output >= slot.output && output - slot.output < u64::from(windows.count) * 64 * OUTPUT_STRIDE
+        );
+        let e = layout.check_ranges(&limits(range), output - 1, PaletteReads::Storage);
+        let e = e.unwrap_err().to_string();
+        assert!(e.contains(&format!("skinned output need {output} bytes")), "{e}");
+        assert!(e.contains(&format!("largest buffer ({} bytes)", output - 1)), "{e}");
+    }
+
+    #[test]
+    fn output_windows_are_whole_workgroups_within_the_range() {
+        let group = u64::from(WORKGROUP_SIZE) * OUTPUT_STRIDE;
+        assert_eq!(OutputWindows::plan(0, 1 << 27).unwrap().count, 0);
+        // One window while the output fits, rounded up to a whole workgroup.
+        let one = OutputWindows::plan(100, 1 << 27).unwrap();
+        assert_eq!((one.count, one.vertices), (1, 128));
+        // 128 MiB (lavapipe) holds 2,796,160 vertices (43,690 workgroups).
+        let most = OutputWindows::plan(2_796_160, 128 << 20).unwrap();
+        assert_eq!((most.count, most.vertices), (1, 2_796_160));
+        let two = OutputWindows::plan(2_796_161, 128 << 20).unwrap();
+        assert_eq!((two.count, two.vertices), (2, 1_398_144));
+        for total in [1u32, 63, 64, 65, 1000, 12_345, 99_999] {
+            for range in [group, 2 * group + 5, 10 * group, 1 << 20] {
+                let largest = range / group * u64::from(WORKGROUP_SIZE);
+                if u64::from(total).div_ceil(largest) > u64::from(MAX_OUTPUT_WINDOWS) {
+                    assert!(OutputWindows::plan(total, range).is_err(), "{total} in {range}");
+                    continue;
+                }
+                let w = OutputWindows::plan(total, range).unwrap();
+                assert!(
+                    w.bytes() <= range && w.vertices.is_multiple_of(WORKGROUP_SIZE),
+                    "{total} in {range}: {w:?}"
+                );
+                assert!(u64::from(w.count) * u64::from(w.vertices) >= u64::from(total), "{total}: {w:?}");
+                // The fewest windows: one fewer of the largest size cannot hold it.
+                assert!(u64::from(w.count - 1) * largest < u64::from(total), "{total} in {range}: {w:?}");
+            }
+        }
+        let e = OutputWindows::plan(1000, group - 1).unwrap_err().to_string();
+        assert!(e.contains("less than one workgroup"), "{e}");
+        let e = OutputWindows::plan(65 * 64, group).unwrap_err().to_string();
+        assert!(e.contains("needs 65 bindings") && e.contains("more than 64"), "{e}");
     }
 }

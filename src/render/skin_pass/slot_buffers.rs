@@ -19,22 +19,24 @@ const HOST_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
     vk::BufferUsageFlags::STORAGE_BUFFER.as_raw() | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER.as_raw(),
 );
 /// The host palette is also the staging buffer of the staged modes.
-/// Palettes are read as storage buffers (vertex skinning) and as uniform
-/// texel buffers (skin.comp, through `SlotBuffers::palette_view`).
+/// Palettes are read by pointer (vertex skinning, skin_storage.comp) and as
+/// uniform texel buffers (skin.comp, through `SlotBuffers::palette_view`).
 const PALETTE_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
-    vk::BufferUsageFlags::STORAGE_BUFFER.as_raw()
+    vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS.as_raw()
         | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER.as_raw()
         | vk::BufferUsageFlags::TRANSFER_SRC.as_raw(),
 );
 const DEVICE_PALETTE_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
-    vk::BufferUsageFlags::STORAGE_BUFFER.as_raw()
+    vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS.as_raw()
         | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER.as_raw()
         | vk::BufferUsageFlags::TRANSFER_DST.as_raw(),
 );
 
+/// Written by skin_main.glsl through storage bindings (one window each),
+/// read by mesh.vert by pointer, copied out by readbacks.
 fn output_usage() -> vk::BufferUsageFlags {
-    vk::BufferUsageFlags::VERTEX_BUFFER
-        | vk::BufferUsageFlags::STORAGE_BUFFER
+    vk::BufferUsageFlags::STORAGE_BUFFER
+        | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS
         | vk::BufferUsageFlags::TRANSFER_SRC
 }
 
@@ -113,6 +115,12 @@ impl SlotBuffers {
         Ok(())
     }
 
+    /// The palette buffer the shaders read: the device-local copy in the
+    /// staged modes, else the host-written one.
+    pub(super) fn read_palette_buffer(&self, staged: bool) -> &Buffer {
+        if staged { &self.device_palette } else { &self.palette }
+    }
+
     /// The palette the shaders read and its texel view: the device-local
     /// copy in the staged modes, else the host-written one.
     pub(super) fn read_palette(&self, staged: bool) -> (vk::Buffer, vk::BufferView) {
@@ -123,8 +131,7 @@ impl SlotBuffers {
         }
     }
 
-    /// Grows slot `i`'s buffers to `sizes` (never past `limit`, the
-    /// storage range), remaking the texel views `reads` needs of regrown ones; replaced
+    /// Grows slot `i`'s buffers to `sizes` (never past `limits`), remaking the texel views `reads` needs of regrown ones; replaced
     /// buffers and views are retired through the ring (a submitted frame
     /// may still use them). A regrown palette or weight buffer holds no pose
     /// (`held` cleared), regrown records no layout (`records_generation`).
@@ -134,11 +141,11 @@ impl SlotBuffers {
         ring: &mut FrameRing,
         i: usize,
         sizes: SlotSizes,
-        limit: u64,
+        limits: GrowthLimits,
         reads: PaletteReads,
     ) -> Result<(), GpuError> {
         let bindings = reads.bindings();
-        let grower = Grower { ctx, limit, slot: i };
+        let grower = Grower { ctx, limits, slot: i };
         let (cpu, gpu) = (MemoryLocation::CpuToGpu, MemoryLocation::GpuOnly);
         let regrown = grower.grow(ring, &mut self.palette, sizes.palette, "palette", PALETTE_USAGE, cpu)?;
         let texels = reads == PaletteReads::Texels;
@@ -191,10 +198,30 @@ impl SlotBuffers {
     }
 }
 
-/// Regrows one slot's buffers, never past the storage range `limit`.
+/// The sizes a slot's buffers never grow past.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct GrowthLimits {
+    /// Buffers bound to a descriptor: `maxStorageBufferRange`.
+    pub(super) bound: u64,
+    /// Buffers reached by pointer (`SHADER_DEVICE_ADDRESS` usage): the
+    /// largest buffer the device makes (`BufferLimits::largest_buffer`).
+    pub(super) addressed: u64,
+}
+
+impl GrowthLimits {
+    /// The limits of `ctx`'s device.
+    pub(super) fn of(ctx: &GpuContext) -> Self {
+        GrowthLimits {
+            bound: u64::from(ctx.properties.limits.max_storage_buffer_range),
+            addressed: ctx.buffer_limits.largest_buffer(),
+        }
+    }
+}
+
+/// Regrows one slot's buffers, never past `limits`.
 struct Grower<'a> {
     ctx: &'a GpuContext,
-    limit: u64,
+    limits: GrowthLimits,
     slot: usize,
 }
 
@@ -214,9 +241,11 @@ impl Grower<'_> {
             return Ok(false);
         }
         // Headroom so that adding characters one by one does not
-        // reallocate every time, but never past the storage range
-        // limit (check_ranges made sure `needed` fits).
-        let size = needed.max((buffer.size.saturating_mul(3) / 2).min(self.limit));
+        // reallocate every time, but never past the buffer's limit
+        // (check_ranges made sure `needed` fits).
+        let addressed = usage.contains(vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS);
+        let limit = if addressed { self.limits.addressed } else { self.limits.bound };
+        let size = needed.max((buffer.size.saturating_mul(3) / 2).min(limit));
         let name = format!("skin slot {} {what}", self.slot);
         let new = Buffer::new(self.ctx, &name, size, usage, location)?;
         ring.retire(Retired::Buffer(std::mem::replace(buffer, new)));

@@ -64,7 +64,7 @@ impl StaticStreams {
         &mut self,
         ctx: &GpuContext,
         ring: &mut FrameRing,
-        bindings: &[vk::DescriptorType; 9],
+        bindings: &[Option<vk::DescriptorType>; 9],
         models: &[Arc<GpuModel>],
     ) -> Result<(), GpuError> {
         let (buffers, sizes) = self.bound(models).unwrap_or(([vk::Buffer::null(); 4], [0; 4]));
