@@ -137,11 +137,28 @@ pub fn run_bench(plan: &BenchPlan) -> anyhow::Result<BenchRun> {
     })
 }
 
-/// The copy kernel over [`CHECK_BYTES`] and twice as many, timestamped.
+/// Independent trials of the timestamp check; the one whose ratio is
+/// smallest decides (and is reported).
+const CHECK_TRIALS: usize = 3;
+
+/// The copy kernel over [`CHECK_BYTES`] and twice as many, timestamped,
+/// [`CHECK_TRIALS`] times: the trial that brackets least is kept. On
+/// lavapipe the timestamps of both copies are a few tens of microseconds of
+/// noise, and one trial in a few dozen had the larger copy "take" 1.5 times
+/// as long (4.5 times, once), which flipped every GPU figure of that run to
+/// the timestamps; a device whose timestamps bracket the work passes every
+/// trial.
 fn check_timestamps(ctx: &GpuContext) -> anyhow::Result<TimestampCheck> {
-    let (one_copy_us, two_copies_us) =
-        timestamp_check(ctx, CHECK_BYTES, CHECK_RUNS).map_err(|e| anyhow!("the timestamp check: {e}"))?;
-    Ok(TimestampCheck { bytes: CHECK_BYTES, one_copy_us, two_copies_us })
+    let mut kept: Option<TimestampCheck> = None;
+    for _ in 0..CHECK_TRIALS {
+        let (one_copy_us, two_copies_us) =
+            timestamp_check(ctx, CHECK_BYTES, CHECK_RUNS).map_err(|e| anyhow!("the timestamp check: {e}"))?;
+        let trial = TimestampCheck { bytes: CHECK_BYTES, one_copy_us, two_copies_us };
+        if kept.is_none_or(|k| trial.ratio() < k.ratio()) {
+            kept = Some(trial);
+        }
+    }
+    Ok(kept.expect("at least one trial"))
 }
 
 /// The line saying which clock the GPU figures come from, and why.
