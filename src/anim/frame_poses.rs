@@ -10,6 +10,7 @@
 //! Also the CPU-side framing of a frame source: the world-space bounds of
 //! its skinned vertices over some frames (CPU reference skinning).
 
+use super::gpu_pose::PosePlayback;
 use super::job::JobError;
 use super::mesh::{MeshInstance, MeshPrimitive};
 use super::pose::SkinnedPose;
@@ -37,6 +38,12 @@ pub trait FramePoses {
     fn input(&self, c: usize) -> SkinInput<'_>;
     /// Character `c`'s world matrix.
     fn world(&self, c: usize) -> Matrix4<f32>;
+    /// Character `c`'s playback when it is posed on the GPU (its `input`
+    /// then holds only its morph weights; the palette is the pose pass's);
+    /// `None`, the default: its palette comes from `input`.
+    fn playback(&self, _c: usize) -> Option<PosePlayback<'_>> {
+        None
+    }
 }
 
 /// Why posing a frame failed: the error of whatever drives the characters

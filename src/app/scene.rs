@@ -7,6 +7,7 @@ use super::animation::ViewerAnimation;
 use super::orbit_camera::OrbitCamera;
 use super::state::ViewerState;
 use super::ui::ModelInfo;
+use crate::anim::PosePlayback;
 use crate::anim::frame_poses::{Bounds, FramePoses, SkinInput, grow_bounds, skinned_bounds};
 use crate::anim::planar_scene::{PlanarCopy, PlanarMotion, PlanarScene};
 use crate::asset::Model;
@@ -227,6 +228,12 @@ impl FramePoses for ViewerPoses<'_> {
             Slot::Driven => self.driven.1,
             Slot::Crowd(crowd, i) => crowd.world(i),
             Slot::Planar(planar, i) => planar.world(i),
+        }
+    }
+    fn playback(&self, c: usize) -> Option<PosePlayback<'_>> {
+        match self.which(c) {
+            Slot::Crowd(crowd, i) => crowd.playback(i),
+            _ => None,
         }
     }
 }

@@ -23,7 +23,7 @@ use super::playback::{EventSink, Playback, PlaybackInput};
 use super::root_motion::RootMotion;
 use super::state_machine::StateMachine;
 use crate::anim::Rig;
-use crate::anim::{JobError, Pose, RotationBlend, SkinnedPose};
+use crate::anim::{JobError, Pose, PoseProgram, RotationBlend, SkinnedPose};
 use std::sync::Arc;
 
 /// One character: see the module documentation.
@@ -44,6 +44,8 @@ pub struct Character {
     morph_override: Option<Vec<f32>>,
     /// The next update must evaluate (first update, a setting changed).
     stale: bool,
+    /// Poses the joints on the GPU with this program (`gpu_pose`).
+    gpu_program: Option<Arc<PoseProgram>>,
 
     machine: StateMachine,
     playback: Playback,
@@ -83,6 +85,7 @@ impl Character {
             debug: DebugPose::Animated,
             morph_override: None,
             stale: true,
+            gpu_program: None,
             machine: StateMachine::new(&controller),
             playback: Playback::new(&rig, &controller),
             evaluation: Evaluation::new(&rig, &controller),
@@ -115,6 +118,21 @@ impl Character {
     /// The evaluation (pose buffers and what produced the last pose).
     pub(super) fn evaluation(&self) -> &Evaluation {
         &self.evaluation
+    }
+
+    /// The next update evaluates, due or not.
+    pub(super) fn mark_stale(&mut self) {
+        self.stale = true;
+    }
+
+    /// The program posing the joints on the GPU, if any.
+    pub(super) fn gpu_program(&self) -> Option<&PoseProgram> {
+        self.gpu_program.as_deref()
+    }
+
+    /// Sets the program posing the joints on the GPU.
+    pub(super) fn set_gpu_program(&mut self, program: Option<Arc<PoseProgram>>) {
+        self.gpu_program = program;
     }
 
     pub(crate) fn set_index(&mut self, index: u32) {
@@ -323,6 +341,7 @@ impl Character {
             morph_override: self.morph_override.as_deref(),
             stale: self.stale,
             due,
+            gpu_pose: self.gpu_program.is_some(),
         })?;
         if evaluated {
             self.shows_edit = false;

@@ -5,10 +5,11 @@
 //! `--characters N` means for `render`, `view` and `bench`. It places and
 //! plays; it never draws (the renderer reads it through `FramePoses`).
 
+use super::gpu_pose::pose_program;
 use super::system::ThreadPoolError;
 use super::{AnimationSystem, Character, CharacterId, Controller, UpdateError};
 use crate::anim::frame_poses::{Bounds, FramePoses, FrameSource, PoseError, SkinInput, grow_bounds};
-use crate::anim::{JobError, Rig};
+use crate::anim::{JobError, PosePlayback, PoseProgram, Rig, RotationBlend};
 use nalgebra::{Matrix4, Vector3};
 use std::sync::Arc;
 
@@ -43,6 +44,8 @@ pub struct Crowd {
     /// The frame `frame` poses next.
     next_frame: u32,
     paused: bool,
+    /// Poses every character's joints on the GPU with this program.
+    gpu_program: Option<Arc<PoseProgram>>,
 }
 
 impl Crowd {
@@ -67,7 +70,8 @@ impl Crowd {
         let system = AnimationSystem::with_threads(threads)?;
         let worlds =
             (0..count).map(|i| Matrix4::new_translation(&grid_position(i, count, spacing))).collect();
-        let mut crowd = Crowd { rig, controller, system, worlds, fps, next_frame: 0, paused: false };
+        let mut crowd =
+            Crowd { rig, controller, system, worlds, fps, next_frame: 0, paused: false, gpu_program: None };
         crowd.restart()?;
         Ok(crowd)
     }
@@ -80,7 +84,9 @@ impl Crowd {
         let span = self.rig.clips.iter().map(|c| f64::from(c.duration)).fold(0.0, f64::max);
         for i in 0..self.worlds.len() {
             let id = self.system.add(self.rig.clone(), self.controller.clone())?;
-            self.system.character_mut(id).seek(phase(i as u64) * span);
+            let character = self.system.character_mut(id);
+            character.seek(phase(i as u64) * span);
+            character.set_pose_program(self.gpu_program.clone());
         }
         self.next_frame = 0;
         Ok(())
@@ -108,6 +114,28 @@ impl Crowd {
         }
         self.system.update(dt)?;
         Ok(())
+    }
+
+    /// Poses the characters' joints on the GPU (`true`: the renderer's
+    /// pose pass samples what each character's update records, see
+    /// `gpu_pose`) or on the CPU; the next update evaluates every
+    /// character. Fails for a rig the GPU cannot pose (compressed clips,
+    /// too many joints or layers).
+    pub fn set_pose_on_gpu(&mut self, on: bool) -> Result<(), CrowdError> {
+        self.gpu_program = match on {
+            true => Some(Arc::new(pose_program(&self.rig, &self.controller, RotationBlend::default())?)),
+            false => None,
+        };
+        for i in 0..self.len() {
+            let program = self.gpu_program.clone();
+            self.character_mut(i).set_pose_program(program);
+        }
+        Ok(())
+    }
+
+    /// The program posing the characters on the GPU, if they are posed there.
+    pub fn pose_program(&self) -> Option<&Arc<PoseProgram>> {
+        self.gpu_program.as_ref()
     }
 
     /// Pauses or resumes every character.
@@ -169,6 +197,9 @@ impl FramePoses for Crowd {
     }
     fn world(&self, c: usize) -> Matrix4<f32> {
         self.worlds()[c]
+    }
+    fn playback(&self, c: usize) -> Option<PosePlayback<'_>> {
+        self.characters()[c].playback()
     }
 }
 

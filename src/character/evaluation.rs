@@ -9,7 +9,10 @@ use super::clip_cursors::ClipCursors;
 use super::controller::{Controller, Leaf, MAX_CLIP_NODES};
 use super::output::{DebugPose, PoseOutput};
 use super::root_motion::{self, RootMotion};
-use crate::anim::{BlendJob, BlendLayer, JobError, LayerJob, LayerMode, Pose, Rig, RotationBlend};
+use crate::anim::{
+    BlendJob, BlendLayer, JobError, LayerJob, LayerMode, PlaybackEntry, Pose, Rig, RotationBlend,
+    sample_morph_weights,
+};
 use std::ops::Range;
 
 /// What one evaluation reads.
@@ -35,6 +38,9 @@ pub(super) struct EvaluationInput<'a> {
     pub stale: bool,
     /// The update is due at the character's evaluation rate.
     pub due: bool,
+    /// The joints are posed on the GPU: evaluate the morph weights and
+    /// record the playback, but sample, blend and accumulate no joint.
+    pub gpu_pose: bool,
 }
 
 /// The pose buffers and the last evaluation's results.
@@ -58,6 +64,8 @@ pub(super) struct Evaluation {
     output: PoseOutput,
     /// Root motion of the last update, in model space.
     root_motion: RootMotion,
+    /// The last evaluation's clips with weight, as a GPU pose reads them.
+    playback: Vec<PlaybackEntry>,
 }
 
 impl Evaluation {
@@ -83,7 +91,14 @@ impl Evaluation {
             },
             output: PoseOutput::new(rig),
             root_motion: RootMotion::default(),
+            playback: Vec::with_capacity(leaves.len()),
         }
+    }
+
+    /// The last evaluation's clips with weight in evaluation order (what a
+    /// GPU pose samples), filled when the joints are posed on the GPU.
+    pub fn playback(&self) -> &[PlaybackEntry] {
+        &self.playback
     }
 
     /// Final weight of each leaf.
@@ -138,16 +153,24 @@ impl Evaluation {
             // where playback is then.
             return Ok(false);
         }
-        self.blend_pose(input)?;
         let (rig, controller) = (input.rig, input.controller);
-        if let Some(setup) = &controller.root_motion {
-            let j = setup.joint as usize;
-            root_motion::remove(&mut self.pose.locals[j], &rig.skeleton.rest()[j]);
+        if input.gpu_pose {
+            self.blend_morph_weights(input)?;
+            if let Some(weights) = input.morph_override {
+                self.pose.morph_weights.copy_from_slice(weights);
+            }
+            self.output.set_morph_weights(&self.pose.morph_weights)?;
+        } else {
+            self.blend_pose(input)?;
+            if let Some(setup) = &controller.root_motion {
+                let j = setup.joint as usize;
+                root_motion::remove(&mut self.pose.locals[j], &rig.skeleton.rest()[j]);
+            }
+            if let Some(weights) = input.morph_override {
+                self.pose.morph_weights.copy_from_slice(weights);
+            }
+            self.output.update(rig, &self.pose.locals, &self.pose.morph_weights, input.debug)?;
         }
-        if let Some(weights) = input.morph_override {
-            self.pose.morph_weights.copy_from_slice(weights);
-        }
-        self.output.update(rig, &self.pose.locals, &self.pose.morph_weights, input.debug)?;
         for (evaluated, (&time, &weight)) in
             self.evaluated.iter_mut().zip(input.sample_times.iter().zip(&self.weight))
         {
@@ -156,7 +179,61 @@ impl Evaluation {
         for (layer, evaluated) in controller.layers().iter().zip(&mut self.evaluated_layers) {
             *evaluated = input.state_weights[layer.state as usize];
         }
+        self.playback.clear();
+        if input.gpu_pose {
+            let machine = controller.machine_states;
+            for (leaf, &(time, weight)) in controller.leaves().iter().zip(&self.evaluated) {
+                if weight > 0.0 {
+                    let state = leaf.state as usize;
+                    let layer = if state < machine { 0 } else { (state - machine + 1) as u32 };
+                    self.playback.push(PlaybackEntry { clip: leaf.clip, time: time as f32, weight, layer });
+                }
+            }
+        }
         Ok(true)
+    }
+
+    /// The morph weights of `blend_pose` without any joint: each layer's
+    /// clips' morph tracks sampled and blended by the same jobs (over no
+    /// joints), the layers applied by weight.
+    fn blend_morph_weights(&mut self, input: &EvaluationInput) -> Result<(), JobError> {
+        let (rig, controller) = (input.rig, input.controller);
+        if rig.rest_morph_weights.is_empty() {
+            return Ok(());
+        }
+        let mut leaves = LeafSampling {
+            rig,
+            leaves: controller.leaves(),
+            weights: &self.weight,
+            times: input.sample_times,
+            rotation_blend: input.rotation_sampling,
+            cursors: &mut self.cursors,
+            poses: &mut self.poses,
+        };
+        leaves.blend_morphs(controller.machine_leaves(), &mut self.pose.morph_weights)?;
+        for layer in controller.layers() {
+            let weight = input.state_weights[layer.state as usize];
+            if weight > 0.0 {
+                if layer.mode == LayerMode::Override && !layer.morphs {
+                    continue;
+                }
+                let range = controller.all_states()[layer.state as usize].leaves.clone();
+                leaves.blend_morphs(range, &mut self.layer_pose.morph_weights)?;
+                LayerJob {
+                    mode: layer.mode,
+                    layer: &[],
+                    layer_morph: &self.layer_pose.morph_weights,
+                    reference: &[],
+                    reference_morph: &layer.reference.morph_weights,
+                    mask: &[],
+                    weight,
+                    output: &mut [],
+                    morph_output: &mut self.pose.morph_weights,
+                }
+                .run()?;
+            }
+        }
+        Ok(())
     }
 
     /// Sets each leaf's final weight and each clip's; whether anything
@@ -271,6 +348,38 @@ struct LeafSampling<'a> {
 }
 
 impl LeafSampling<'_> {
+    /// `blend` for the morph weights alone (into `out`).
+    fn blend_morphs(&mut self, range: Range<u32>, out: &mut [f32]) -> Result<(), JobError> {
+        let (rig, leaves, weights, times) = (self.rig, self.leaves, self.weights, self.times);
+        let active = || (range.start as usize..range.end as usize).filter(|&l| weights[l] > 0.0);
+        for l in active() {
+            let clip = &rig.clips[leaves[l].clip as usize];
+            sample_morph_weights(clip, times[l], &rig.rest_morph_weights, &mut self.poses[l].morph_weights);
+        }
+        let mut it = active();
+        if let (Some(l), None) = (it.next(), it.next()) {
+            out.copy_from_slice(&self.poses[l].morph_weights);
+            return Ok(());
+        }
+        let empty = BlendLayer { locals: &[], morph_weights: &[], weight: 0.0 };
+        let mut layers = [empty; MAX_CLIP_NODES];
+        let mut count = 0;
+        for l in active().take(layers.len()) {
+            layers[count] =
+                BlendLayer { locals: &[], morph_weights: &self.poses[l].morph_weights, weight: weights[l] };
+            count += 1;
+        }
+        BlendJob {
+            layers: &layers[..count],
+            rest: &[],
+            rest_morph_weights: &rig.rest_morph_weights,
+            rotation_blend: RotationBlend::Nlerp,
+            output: &mut [],
+            morph_output: out,
+        }
+        .run()
+    }
+
     /// Samples the clip nodes `range` that have weight and blends them into
     /// `out`: the rest pose for none, one clip sampled straight into it (bit
     /// for bit what sampling gives: dump and the conformance suite rely on

@@ -24,6 +24,7 @@ pub mod crowd;
 mod evaluation;
 pub mod events;
 pub mod foot_slide;
+pub mod gpu_pose;
 pub mod lod;
 pub mod output;
 pub mod parameters;

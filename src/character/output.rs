@@ -109,6 +109,20 @@ impl PoseOutput {
         Ok(changed)
     }
 
+    /// Takes `morph_weights` alone (the joints are posed on the GPU: the
+    /// world matrices and palettes stay as they are), bumping the version
+    /// when they differ or nothing was published yet. Whether it changed.
+    pub fn set_morph_weights(&mut self, morph_weights: &[f32]) -> Result<bool, JobError> {
+        check_len("pose output: morph weights", morph_weights.len(), self.morph_weights.len())?;
+        let changed = !self.evaluated || morph_weights != self.morph_weights.as_slice();
+        if changed {
+            self.morph_weights.copy_from_slice(morph_weights);
+            self.version += 1;
+            self.evaluated = true;
+        }
+        Ok(changed)
+    }
+
     /// Changes exactly when the palettes, world matrices or morph weights
     /// change (starts at 1 after the first `update`).
     pub fn version(&self) -> u64 {

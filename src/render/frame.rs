@@ -27,7 +27,7 @@ use super::renderer::{MAX_PASSES, Renderer, Scenery};
 use super::scene_passes::SceneTarget;
 use super::skin_pass::SkinStats;
 use super::trace::{self, GpuClock};
-use crate::anim::{FramePoses, SkinInput};
+use crate::anim::{FramePoses, PosePlayback, SkinInput};
 use crate::gpu::{FrameRing, FrameSlot, GpuContext, GpuError};
 use ash::vk;
 use nalgebra::Matrix4;
@@ -193,6 +193,9 @@ impl FramePoses for WithScenery<'_> {
     }
     fn world(&self, c: usize) -> Matrix4<f32> {
         if c < self.poses.count() { self.poses.world(c) } else { Matrix4::identity() }
+    }
+    fn playback(&self, c: usize) -> Option<PosePlayback<'_>> {
+        if c < self.poses.count() { self.poses.playback(c) } else { None }
     }
 }
 

@@ -69,6 +69,13 @@ impl Readback {
         Ok(())
     }
 
+    /// The first `len` bytes, copied out of the mapped memory. Call only
+    /// after the fence of the frame that recorded the copy.
+    pub fn bytes(&self, len: usize) -> Result<Vec<u8>, GpuError> {
+        let bytes = self.buffer.mapped().ok_or_else(|| GpuError::new("readback buffer is not mapped"))?;
+        Ok(bytes.get(..len).ok_or_else(|| GpuError::new("readback shorter than asked"))?.to_vec())
+    }
+
     /// The first `count` skinned vertices, copied out of the mapped memory.
     /// Call only after the fence of the frame that recorded the copy.
     pub fn vertices(&self, count: usize) -> Result<Vec<SkinnedVertex>, GpuError> {

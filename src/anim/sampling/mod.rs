@@ -116,6 +116,19 @@ pub fn sample_joint(
     out
 }
 
+/// Samples only the morph-weight tracks of `clip` at `time` into `out`,
+/// weights without a track taking `rest_morph_weights`' values: what
+/// `SampleJob` writes into its morph output, for callers whose joints are
+/// posed elsewhere (the GPU). Never allocates; the clip must be well
+/// formed for `out` (see `SampleJob::validate`).
+pub fn sample_morph_weights(clip: &Clip, time: f64, rest_morph_weights: &[f32], out: &mut [f32]) {
+    out.copy_from_slice(rest_morph_weights);
+    for track in &clip.morph_tracks {
+        // No cursor: a binary search per track (morph tracks are few).
+        sample_morph_tracks(std::slice::from_ref(track), time, &mut [0], out);
+    }
+}
+
 /// Samples `jt` at `t` into `out`; `cursor` holds its T, R and S key hints.
 #[inline]
 fn sample_joint_into(

@@ -232,7 +232,7 @@ impl SkinPass {
             return Ok(None);
         };
         let b = &self.slots[slot_index];
-        let staged = self.upload_mode.staged();
+        let staged = self.reads_device_palette();
         let (palette, palette_view) = b.read_palette(staged);
         let [v0, v1, v2, v3] = self.streams.views();
         let null = vk::BufferView::null();

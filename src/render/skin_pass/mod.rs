@@ -75,7 +75,7 @@
 use super::frame_settings::{InfluenceBlend, PaletteUpload};
 use super::gpu_model::GpuModel;
 use super::layout::SkinnedVertex;
-use crate::anim::{FramePoses, SkinningMethod};
+use crate::anim::{FramePoses, PoseProgram, SkinningMethod};
 use crate::asset::Model;
 use crate::gpu::barrier::Access;
 use crate::gpu::{FRAMES_IN_FLIGHT, FrameRing, FrameSlot, GpuContext, GpuError};
@@ -87,6 +87,7 @@ use std::sync::Arc;
 use streams::StaticStreams;
 
 mod dispatch;
+mod gpu_pose;
 mod palette_reads;
 pub mod plan;
 mod slot_buffers;
@@ -135,6 +136,13 @@ pub struct SkinStats {
     pub dispatches: u32,
     /// Timestamp queries before and after the dispatch, when asked and available.
     pub timestamps: Option<(u32, u32)>,
+    /// Characters posed on the GPU this frame (`set_pose_program`).
+    pub posed_characters: u32,
+    /// Bytes of playback state the host wrote for them (records, clips,
+    /// layer weights): what they upload instead of a palette.
+    pub playback_bytes_written: u64,
+    /// Timestamp queries before and after the pose dispatch, when asked and available.
+    pub pose_timestamps: Option<(u32, u32)>,
 }
 
 /// What the vertex-skinning path reads (shaders/common.glsl): set 0's
@@ -190,6 +198,8 @@ pub struct SkinPass {
     generation: u64,
     slots: Vec<SlotBuffers>,
     upload_mode: PaletteUpload,
+    /// Poses the characters whose input carries a playback (`set_pose_program`).
+    gpu_pose: Option<gpu_pose::GpuPose>,
 }
 
 impl SkinPass {
@@ -227,6 +237,7 @@ impl SkinPass {
             generation: 0,
             slots: Vec::with_capacity(FRAMES_IN_FLIGHT),
             upload_mode: PaletteUpload::default(),
+            gpu_pose: None,
         };
         match pass.create_slots(ctx) {
             Ok(()) => Ok(pass),
@@ -350,7 +361,62 @@ impl SkinPass {
         for (i, slot) in self.slots.iter_mut().enumerate() {
             slot.grow(ctx, ring, i, sizes, limits, self.palette_reads)?;
         }
+        if let Some(pose) = &mut self.gpu_pose {
+            pose.ensure_capacity(ctx, ring, self.characters.len())?;
+        }
         Ok(())
+    }
+
+    /// Poses on the GPU, with `program`, every character whose input
+    /// carries a `PosePlayback` of that program (`FramePoses::playback`);
+    /// `None` turns it off. Characters posed so must be of the model of
+    /// `like` (their palettes are laid out alike). The shaders then read
+    /// the device-local palette in every upload mode. Call between
+    /// frames; the GPU must not be using the pass's pose objects (wait
+    /// for it first when replacing a program).
+    pub fn set_pose_program(
+        &mut self,
+        ctx: &GpuContext,
+        ring: &mut FrameRing,
+        program: Option<Arc<PoseProgram>>,
+        like: CharacterId,
+    ) -> Result<(), GpuError> {
+        if let Some(old) = self.gpu_pose.take() {
+            old.destroy(ctx);
+        }
+        self.slots.iter_mut().for_each(|s| s.held.iter_mut().for_each(|h| *h = None));
+        let Some(program) = program else { return Ok(()) };
+        let (character, place) = self
+            .characters
+            .get(like.0)
+            .zip(self.layout.characters().get(like.0))
+            .ok_or_else(|| GpuError::new(format!("GPU pose: no character {}", like.0)))?;
+        if program.joints() != character.model.skeleton.len() {
+            return Err(GpuError::new(format!(
+                "GPU pose: the program poses {} joints, {} has {}",
+                program.joints(),
+                character.model.file,
+                character.model.skeleton.len()
+            )));
+        }
+        let mut pose = gpu_pose::GpuPose::new(ctx, program, &character.model.rig, place)?;
+        if let Err(e) = pose.ensure_capacity(ctx, ring, self.characters.len()) {
+            pose.destroy(ctx);
+            return Err(e);
+        }
+        self.gpu_pose = Some(pose);
+        Ok(())
+    }
+
+    /// Whether characters are posed on the GPU (`set_pose_program`).
+    pub fn poses_on_gpu(&self) -> bool {
+        self.gpu_pose.is_some()
+    }
+
+    /// Whether the shaders read the device-local palette: in the staged
+    /// upload modes, and whenever the GPU poses (it writes there).
+    fn reads_device_palette(&self) -> bool {
+        self.upload_mode.staged() || self.gpu_pose.is_some()
     }
 
     /// How the dispatches bind the output of the current layout: windows of
@@ -406,7 +472,7 @@ impl SkinPass {
         let ([sources, influences, ranges, entries], _) = self.streams.bound(&self.models)?;
         let b = &self.slots[slot_index];
         let bound = [sources, influences, ranges, entries, b.weights.raw, b.records.raw];
-        let staged = self.upload_mode.staged();
+        let staged = self.reads_device_palette();
         Some(VertexSkinning {
             buffers: bound.map(|buffer| vk::DescriptorBufferInfo {
                 buffer,
@@ -425,6 +491,14 @@ impl SkinPass {
     /// changes when characters are added.
     pub fn output_buffer(&self, slot_index: usize) -> vk::Buffer {
         self.slots[slot_index].output.raw
+    }
+
+    /// The palette the shaders of frame slot `slot_index` read in this
+    /// upload mode (`BoneMatrix` entries, `SkinLayout` places them): the
+    /// device-local one in the staged modes and under a GPU pose. Written
+    /// by the frame that recorded into the slot (host or pose dispatch).
+    pub fn palette_buffer(&self, slot_index: usize) -> vk::Buffer {
+        self.slots[slot_index].read_palette_buffer(self.reads_device_palette()).raw
     }
 
     /// The device address of `output_buffer(slot_index)`: shaders read the
@@ -489,5 +563,8 @@ impl SkinPass {
         }
         self.streams.destroy(ctx);
         self.pipelines.destroy(ctx);
+        if let Some(pose) = self.gpu_pose {
+            pose.destroy(ctx);
+        }
     }
 }

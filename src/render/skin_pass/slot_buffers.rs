@@ -26,10 +26,13 @@ const PALETTE_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
         | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER.as_raw()
         | vk::BufferUsageFlags::TRANSFER_SRC.as_raw(),
 );
+/// The device-local palette is also written by the GPU pose (by pointer)
+/// and copied out by readbacks (tests, checks).
 const DEVICE_PALETTE_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
     vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS.as_raw()
         | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER.as_raw()
-        | vk::BufferUsageFlags::TRANSFER_DST.as_raw(),
+        | vk::BufferUsageFlags::TRANSFER_DST.as_raw()
+        | vk::BufferUsageFlags::TRANSFER_SRC.as_raw(),
 );
 
 /// Written by skin_main.glsl through storage bindings (one window each),

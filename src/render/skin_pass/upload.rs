@@ -10,7 +10,6 @@ use crate::anim::{FramePoses, SkinInput};
 use crate::asset::Model;
 use crate::gpu::barrier::{self, Access};
 use crate::gpu::{FrameSlot, GpuContext, GpuError};
-use crate::render::frame_settings::PaletteUpload;
 use crate::render::layout::{BoneMatrix, PaletteDualQuat};
 use ash::vk;
 
@@ -34,25 +33,36 @@ impl SkinPass {
         stats: &mut SkinStats,
     ) {
         let buffers = &mut self.slots[slot.index];
-        if buffers.copies.is_empty() {
-            return;
+        if !buffers.copies.is_empty() {
+            let cmd = slot.command_buffer;
+            ctx.begin_region(cmd, c"palette upload (staged copy)");
+            let before =
+                if timestamps { slot.write_timestamp(ctx, vk::PipelineStageFlags2::COPY) } else { None };
+            // SAFETY: recording command buffer; both buffers are live until this
+            // slot's fence and every region lies inside both (palette ranges of
+            // registered characters, which both buffers hold).
+            unsafe {
+                ctx.device.cmd_copy_buffer(
+                    cmd,
+                    buffers.palette.raw,
+                    buffers.device_palette.raw,
+                    &buffers.copies,
+                );
+            }
+            // skin.comp reads the palette as a uniform texel buffer (a sampled
+            // read), skin_storage.comp and the vertex path as a storage buffer.
+            barrier::record_global(ctx, cmd, &[Access::CopyWrite], SKINNING_READS);
+            let after =
+                if timestamps { slot.write_timestamp(ctx, vk::PipelineStageFlags2::COPY) } else { None };
+            ctx.end_region(cmd);
+            stats.copy_timestamps = before.zip(after);
+            buffers.copies.clear();
         }
-        let cmd = slot.command_buffer;
-        ctx.begin_region(cmd, c"palette upload (staged copy)");
-        let before = if timestamps { slot.write_timestamp(ctx, vk::PipelineStageFlags2::COPY) } else { None };
-        // SAFETY: recording command buffer; both buffers are live until this
-        // slot's fence and every region lies inside both (palette ranges of
-        // registered characters, which both buffers hold).
-        unsafe {
-            ctx.device.cmd_copy_buffer(cmd, buffers.palette.raw, buffers.device_palette.raw, &buffers.copies);
+        if let Some(pose) = &self.gpu_pose {
+            // The posed characters' palettes, written where the shaders read.
+            let palette = buffers.device_palette.device_address(ctx);
+            pose.record(ctx, slot, palette, timestamps, stats);
         }
-        // skin.comp reads the palette as a uniform texel buffer (a sampled
-        // read), skin_storage.comp and the vertex path as a storage buffer.
-        barrier::record_global(ctx, cmd, &[Access::CopyWrite], SKINNING_READS);
-        let after = if timestamps { slot.write_timestamp(ctx, vk::PipelineStageFlags2::COPY) } else { None };
-        ctx.end_region(cmd);
-        stats.copy_timestamps = before.zip(after);
-        buffers.copies.clear();
     }
 
     /// Writes this frame's inputs into `slot`'s own buffers without
@@ -99,15 +109,41 @@ impl SkinPass {
             buffers.records_generation = Some(self.generation);
         }
         let places = self.layout.characters();
+        let staged = mode.staged() || self.gpu_pose.is_some();
+        let mut state = self.gpu_pose.as_ref().map(|p| p.begin(slot.index, places.len()));
         for (c, (model, place)) in self.characters.iter().map(|c| &c.model).zip(places).enumerate() {
             let input = inputs.input(c);
+            let playback = inputs.playback(c);
+            if let Some(playback) = &playback {
+                // Posed on the GPU: the playback every frame, no palette.
+                let (Some(pose), Some(writer)) = (self.gpu_pose.as_mut(), state.as_mut()) else {
+                    return Err(GpuError::new(format!(
+                        "skin pass: character {c} is posed on the GPU, but the pass has no pose program"
+                    )));
+                };
+                let (start, end) = place.palette_range;
+                if end - start != pose.map_entries() {
+                    return Err(GpuError::new(format!(
+                        "skin pass: character {c} has {} palette entries, the pose program writes {}",
+                        end - start,
+                        pose.map_entries()
+                    )));
+                }
+                pose.write(writer, c, playback, start)?;
+            }
             if mode.skips_unchanged() && buffers.held[c] == Some(input.version) {
                 continue;
             }
-            let character = Written { c, model, place, dual_quaternions };
+            let palette = playback.is_none();
+            let character = Written { c, model, place, dual_quaternions, palette };
             character.write(buffers, &input, &mut stats)?;
             buffers.held[c] = Some(input.version);
-            queue_copy(buffers, place, mode);
+            if palette {
+                queue_copy(buffers, place, staged);
+            }
+        }
+        if let (Some(pose), Some(writer)) = (self.gpu_pose.as_mut(), state) {
+            pose.finish(writer, &mut stats);
         }
         stats.write_ns = started.elapsed().as_nanos() as u64;
         Ok(stats)
@@ -122,6 +158,8 @@ struct Written<'a> {
     place: &'a CharacterPlace,
     /// The palette holds dual quaternions (`DqsSplit::Cpu`), not matrices.
     dual_quaternions: bool,
+    /// Its palette is the host's to write (not posed on the GPU).
+    palette: bool,
 }
 
 impl Written<'_> {
@@ -134,7 +172,8 @@ impl Written<'_> {
         stats: &mut SkinStats,
     ) -> Result<(), GpuError> {
         let (c, place, pose) = (self.c, self.place, &input.pose);
-        for (s, (&base, skin)) in place.skin_bases.iter().zip(&self.model.skins).enumerate() {
+        let skins = if self.palette { place.skin_bases.len() } else { 0 };
+        for (s, (&base, skin)) in place.skin_bases.iter().zip(&self.model.skins).enumerate().take(skins) {
             let palette = pose.palette(s);
             if palette.len() != skin.joints.len() {
                 return Err(GpuError::new(format!(
@@ -155,7 +194,8 @@ impl Written<'_> {
             stats.palette_bytes_written += palette.len() as u64 * PALETTE_ENTRY_BYTES;
         }
         let world = pose.world;
-        for &(joint, index) in &place.rigid {
+        let rigid = if self.palette { place.rigid.as_slice() } else { &[] };
+        for &(joint, index) in rigid {
             let m = world.get(joint as usize).ok_or_else(|| {
                 GpuError::new(format!("skin pass: character {c}: no world matrix for joint {joint}"))
             })?;
@@ -178,12 +218,12 @@ impl Written<'_> {
     }
 }
 
-/// In the staged modes, queues the copy of the character's palette range
-/// into the device-local palette (consecutive characters' ranges are
-/// adjacent: one region).
-fn queue_copy(buffers: &mut SlotBuffers, place: &CharacterPlace, mode: PaletteUpload) {
+/// When the shaders read the device-local palette (`staged`), queues the
+/// copy of the character's palette range into it (consecutive characters'
+/// ranges are adjacent: one region).
+fn queue_copy(buffers: &mut SlotBuffers, place: &CharacterPlace, staged: bool) {
     let (start, end) = place.palette_range;
-    if mode.staged() && end > start {
+    if staged && end > start {
         let (offset, size) = (start as u64 * PALETTE_ENTRY_BYTES, (end - start) as u64 * PALETTE_ENTRY_BYTES);
         match buffers.copies.last_mut() {
             Some(last) if last.src_offset + last.size == offset => last.size += size,
