@@ -10,12 +10,13 @@
 //! Also the CPU-side framing of a frame source: the world-space bounds of
 //! its skinned vertices over some frames (CPU reference skinning).
 
-use super::gpu_pose::PosePlayback;
+use super::gpu_pose::{PosePlayback, PoseProgram};
 use super::job::JobError;
 use super::mesh::{MeshInstance, MeshPrimitive};
 use super::pose::SkinnedPose;
 use super::rig::Rig;
 use nalgebra::{Matrix4, Point3};
+use std::sync::Arc;
 
 /// One character's input to a frame.
 #[derive(Clone, Copy)]
@@ -42,6 +43,12 @@ pub trait FramePoses {
     /// then holds only its morph weights; the palette is the pose pass's);
     /// `None`, the default: its palette comes from `input`.
     fn playback(&self, _c: usize) -> Option<PosePlayback<'_>> {
+        None
+    }
+    /// The program the characters posed on the GPU are posed with, and
+    /// the first of them (the others are laid out like it); `None`, the
+    /// default: the CPU poses every character. The renderer follows it.
+    fn gpu_pose(&self) -> Option<(usize, &Arc<PoseProgram>)> {
         None
     }
 }

@@ -7,9 +7,9 @@ use super::animation::ViewerAnimation;
 use super::orbit_camera::OrbitCamera;
 use super::state::ViewerState;
 use super::ui::ModelInfo;
-use crate::anim::PosePlayback;
 use crate::anim::frame_poses::{Bounds, FramePoses, SkinInput, grow_bounds, skinned_bounds};
 use crate::anim::planar_scene::{PlanarCopy, PlanarMotion, PlanarScene};
+use crate::anim::{PosePlayback, PoseProgram};
 use crate::asset::Model;
 use crate::character::controller::FoundController;
 use crate::character::{Controller, Crowd, Timeline};
@@ -105,7 +105,12 @@ pub(super) fn build_scene(
     crate::render::crowd_fit::check_crowd_fits(&model, characters.max(1), &ctx.buffer_limits)?;
     let crowd_controller = controller.as_ref().map(|(c, _)| Arc::new(c.clone()));
     let mut animation = ViewerAnimation::new(model.clone(), controller, state)?;
-    let crowd = crowd_behind(&model, crowd_controller, characters)?;
+    let mut crowd = crowd_behind(&model, crowd_controller, characters)?;
+    if let Some(crowd) = crowd.as_mut() {
+        // The renderer follows the crowd onto the GPU (`FramePoses::gpu_pose`).
+        let gpu = state.frame.pose == crate::render::PoseEvaluation::Gpu;
+        crowd.set_pose_on_gpu(gpu).map_err(|e| anyhow::anyhow!("{}: {e}", model.file))?;
+    }
     settings.characters = characters.max(1) + planar.as_ref().map_or(0, |p| p.count() as u32);
     settings.frame = state.frame;
     let mut renderer = Renderer::new_for_screen(ctx, model.clone(), settings, window.color_format())?;
@@ -235,5 +240,9 @@ impl FramePoses for ViewerPoses<'_> {
             Slot::Crowd(crowd, i) => crowd.playback(i),
             _ => None,
         }
+    }
+    fn gpu_pose(&self) -> Option<(usize, &Arc<PoseProgram>)> {
+        // The crowd follows the driven character.
+        self.crowd?.gpu_pose().map(|(first, program)| (first + 1, program))
     }
 }

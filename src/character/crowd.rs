@@ -201,6 +201,9 @@ impl FramePoses for Crowd {
     fn playback(&self, c: usize) -> Option<PosePlayback<'_>> {
         self.characters()[c].playback()
     }
+    fn gpu_pose(&self) -> Option<(usize, &Arc<PoseProgram>)> {
+        self.gpu_program.as_ref().map(|p| (0, p))
+    }
 }
 
 impl FrameSource for Crowd {

@@ -5,8 +5,8 @@ use crate::asset::LoadOptions;
 use crate::asset::limits::parse_bytes;
 use crate::formats::dump::Skinning;
 use crate::render::frame_settings::{
-    DqsSplit, FrameSettings, InfluenceBlend, PaletteUpload, PassSetup, SkinningMethod, SkinningMode,
-    SkinningPlacement,
+    DqsSplit, FrameSettings, InfluenceBlend, PaletteUpload, PassSetup, PoseEvaluation, SkinningMethod,
+    SkinningMode, SkinningPlacement,
 };
 use clap::{Parser, Subcommand};
 
@@ -171,6 +171,9 @@ pub struct RenderArgs {
     /// How palettes reach the GPU.
     #[arg(long, value_enum, value_name = "MODE", default_value = "dirty")]
     pub upload: PaletteUpload,
+    /// Where a crowd's poses are evaluated (with --characters).
+    #[arg(long, value_enum, value_name = "WHERE", default_value = "cpu")]
+    pub pose: PoseEvaluation,
     /// How each vertex's joint influences are blended, on either path.
     #[arg(long, value_enum, default_value = "linear")]
     pub skinning_method: SkinningMethod,
@@ -241,6 +244,7 @@ impl RenderArgs {
             blend: InfluenceBlend { method: self.skinning_method, dqs_split: self.dqs_split },
             upload: self.upload,
             passes: self.passes,
+            pose: self.pose,
         }
     }
 }
@@ -298,6 +302,9 @@ pub struct ViewArgs {
     /// shadow cascades + main, with shadows); the controls switch it.
     #[arg(long, value_enum, value_name = "1|2|5")]
     pub passes: Option<PassSetup>,
+    /// Where the crowd's poses are evaluated (with --characters above 1).
+    #[arg(long, value_enum, value_name = "WHERE", default_value = "cpu")]
+    pub pose: PoseEvaluation,
     /// Scripted runs: play the next clip every N frames.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = checked::at_least_one)]
     pub switch_clip_every: Option<u64>,
@@ -333,6 +340,7 @@ impl ViewArgs {
                 dqs_split: self.dqs_split.unwrap_or_default(),
             },
             passes: self.passes.unwrap_or_default(),
+            pose: self.pose,
             ..FrameSettings::default()
         }
     }
@@ -451,6 +459,11 @@ pub struct BenchArgs {
     /// Palette upload modes; dirty is measured animated and paused [default: all].
     #[arg(long, value_delimiter = ',', value_enum, value_name = "MODE,...")]
     pub upload: Vec<PaletteUpload>,
+    /// Where the crowd's poses are evaluated: cpu (a palette uploaded per
+    /// character), gpu (a compute pass poses from each character's
+    /// playback) [default: cpu].
+    #[arg(long, value_delimiter = ',', value_enum, value_name = "WHERE,...")]
+    pub pose: Vec<PoseEvaluation>,
     /// Where the dqs modes split each skinning matrix: shader (per
     /// influence of every vertex), cpu (once per joint and frame, in the
     /// palette write). Default: both.
@@ -470,7 +483,7 @@ pub struct BenchArgs {
     /// core, all evaluated each frame and under the default LOD mix; per
     /// frame time, ns per joint, characters per core per 60 Hz frame and
     /// heap per character, into DIR/results.json (`kind: "cpu-only"`).
-    #[arg(long, conflicts_with_all = ["passes", "skinning", "upload", "dqs_split", "device", "validation", "baseline"])]
+    #[arg(long, conflicts_with_all = ["passes", "skinning", "upload", "dqs_split", "pose", "device", "validation", "baseline"])]
     pub cpu_only: bool,
     /// With --cpu-only: the controller (RON) every model's crowd plays,
     /// instead of each model's own (e.g. assets/controllers/robot_expressive.ron).

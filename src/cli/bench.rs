@@ -19,6 +19,7 @@ impl BenchArgs {
             skinning: self.skinning.clone(),
             upload: self.upload.clone(),
             dqs_split: self.dqs_split.clone(),
+            pose: self.pose.clone(),
             frames: self.frames,
             quick: self.quick,
             out: PathBuf::from(&self.out),

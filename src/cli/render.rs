@@ -11,7 +11,7 @@ use crate::render::RenderError;
 use crate::render::crowd_fit::check_crowd_fits;
 use crate::render::headless::{self, HeadlessRequest};
 use crate::render::renderer::RenderSettings;
-use crate::render::{DqsSplit, GpuOptions, InfluenceBlend, SkinningMethod, with_gpu};
+use crate::render::{DqsSplit, GpuOptions, InfluenceBlend, PoseEvaluation, SkinningMethod, with_gpu};
 use crate::text::display_name;
 use crate::world::{ActorRun, Authority, FootPlacement, Level, scenery_model};
 use std::path::Path;
@@ -163,6 +163,11 @@ enum FramePlan {
 impl FramePlan {
     /// The source, its first drawn frame and the scenery.
     fn build(self, model: &Model, args: &RenderArgs) -> anyhow::Result<(Box<dyn FrameSource>, u32, Scenery)> {
+        if args.pose == PoseEvaluation::Gpu
+            && !(args.characters > 1 && matches!(self, FramePlan::Timeline { .. }))
+        {
+            anyhow::bail!("--pose gpu poses a crowd: it needs --characters 2 or more (and no --level)");
+        }
         match self {
             FramePlan::Level(plan) => {
                 let LevelPlan { controller, script, level, authority, first } = *plan;
@@ -268,7 +273,11 @@ fn crowd(model: &Model, args: &RenderArgs, timeline: Timeline) -> anyhow::Result
     let count = args.characters as usize;
     let grid = Crowd::on_grid(model.rig.clone(), controller, count, f64::from(args.fps), 0)
         .map_err(|e| RenderError::Pose { file: model.file.clone(), source: e.into() })?;
-    let (crowd, _) = grid.ok_or_else(|| RenderError::NothingToDraw { file: model.file.clone() })?;
+    let (mut crowd, _) = grid.ok_or_else(|| RenderError::NothingToDraw { file: model.file.clone() })?;
+    // The renderer follows the crowd onto the GPU (`FramePoses::gpu_pose`).
+    crowd
+        .set_pose_on_gpu(args.pose == PoseEvaluation::Gpu)
+        .map_err(|e| RenderError::Pose { file: model.file.clone(), source: e.into() })?;
     Ok(crowd)
 }
 

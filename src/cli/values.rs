@@ -5,7 +5,8 @@
 
 use crate::formats::dump::Skinning;
 use crate::render::frame_settings::{
-    Choice, DqsSplit, PaletteUpload, PassSetup, SkinningMethod, SkinningMode, SkinningPlacement,
+    Choice, DqsSplit, PaletteUpload, PassSetup, PoseEvaluation, SkinningMethod, SkinningMode,
+    SkinningPlacement,
 };
 use clap::ValueEnum;
 use clap::builder::PossibleValue;
@@ -25,7 +26,16 @@ macro_rules! value_enum {
     )*};
 }
 
-value_enum!(SkinningPlacement, SkinningMethod, DqsSplit, PaletteUpload, PassSetup, SkinningMode, Skinning);
+value_enum!(
+    SkinningPlacement,
+    SkinningMethod,
+    DqsSplit,
+    PaletteUpload,
+    PassSetup,
+    PoseEvaluation,
+    SkinningMode,
+    Skinning
+);
 
 #[cfg(test)]
 mod tests {
@@ -40,5 +50,6 @@ mod tests {
         assert_eq!(DqsSplit::from_str("cpu", false), Ok(DqsSplit::Cpu));
         assert_eq!(SkinningPlacement::from_str("vertex", false), Ok(SkinningPlacement::Vertex));
         assert!(PassSetup::from_str("3", false).is_err());
+        assert_eq!(PoseEvaluation::from_str("gpu", false), Ok(PoseEvaluation::Gpu));
     }
 }

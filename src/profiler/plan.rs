@@ -4,7 +4,8 @@
 
 use crate::asset::LoadOptions;
 use crate::render::frame_settings::{
-    Choice, DqsSplit, FrameSettings, InfluenceBlend, PaletteUpload, PassSetup, SkinningMethod, SkinningMode,
+    Choice, DqsSplit, FrameSettings, InfluenceBlend, PaletteUpload, PassSetup, PoseEvaluation,
+    SkinningMethod, SkinningMode,
 };
 use crate::render::renderer::MAX_CHARACTERS;
 use std::path::PathBuf;
@@ -57,6 +58,8 @@ pub struct SweepRequest {
     pub upload: Vec<PaletteUpload>,
     /// Where the dual-quaternion modes split the matrices.
     pub dqs_split: Vec<DqsSplit>,
+    /// Where the crowd's poses are evaluated.
+    pub pose: Vec<PoseEvaluation>,
     /// Timed frames per configuration.
     pub frames: Option<u32>,
     /// The small sweep's defaults.
@@ -185,6 +188,8 @@ impl BenchPlan {
             })
             .collect();
         let uploads = first_of_each(or_default(&request.upload, PaletteUpload::ALL));
+        // GPU pose only when asked: it measures another trade.
+        let poses = first_of_each(or_default(&request.pose, &[PoseEvaluation::Cpu]));
         let frames = request.frames.unwrap_or(if quick { quick::FRAMES } else { full::FRAMES });
         if frames == 0 || frames > MAX_FRAMES {
             return Err(PlanError::Frames(frames));
@@ -197,16 +202,22 @@ impl BenchPlan {
         let mut configs = Vec::new();
         for model in 0..models.len() {
             for &characters in &characters {
-                for &(mode, blend) in &blends {
-                    for &upload in &uploads {
-                        // Pausing changes nothing but what such uploads skip.
-                        let pauses: &[bool] =
-                            if upload.skips_unchanged() { &[false, true] } else { &[false] };
-                        for &paused in pauses {
-                            for &passes in &passes {
-                                let frame =
-                                    FrameSettings { placement: mode.placement, blend, upload, passes };
-                                configs.push(BenchConfig { model, characters, frame, paused });
+                for &pose in &poses {
+                    for &(mode, blend) in &blends {
+                        // The GPU pose writes matrices, not dual quaternions.
+                        if pose == PoseEvaluation::Gpu && blend.palette_holds_dual_quaternions() {
+                            continue;
+                        }
+                        for &upload in &uploads {
+                            // Pausing changes nothing but what such uploads skip.
+                            let pauses: &[bool] =
+                                if upload.skips_unchanged() { &[false, true] } else { &[false] };
+                            for &paused in pauses {
+                                for &passes in &passes {
+                                    let placement = mode.placement;
+                                    let frame = FrameSettings { placement, blend, upload, passes, pose };
+                                    configs.push(BenchConfig { model, characters, frame, paused });
+                                }
                             }
                         }
                     }
@@ -236,8 +247,9 @@ impl BenchPlan {
             Some(DqsSplit::Cpu) => " (cpu split)",
             _ => "",
         };
+        let pose = if config.frame.pose == PoseEvaluation::Gpu { ", GPU pose" } else { "" };
         format!(
-            "{}, {} character{}, {}{split}, {}{}, {passes}",
+            "{}, {} character{}{pose}, {}{split}, {}{}, {passes}",
             self.models[config.model].label(),
             config.characters,
             if config.characters == 1 { "" } else { "s" },

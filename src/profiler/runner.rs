@@ -18,7 +18,7 @@ use crate::asset::{self, LoadOptions, Model};
 use crate::character::controller::find_controller;
 use crate::character::{Controller, Crowd};
 use crate::render::copy_kernel::{CopyKernel, measure_buffer_copy_wall, timestamp_check};
-use crate::render::frame_settings::{Choice, InfluenceBlend, SkinningPlacement};
+use crate::render::frame_settings::{Choice, InfluenceBlend, PoseEvaluation, SkinningPlacement};
 use crate::render::profile::{FrameSample, PROFILE_FPS, ProfileScene};
 use crate::render::{GpuContext, GpuError, GpuOptions, RenderError, with_gpu};
 use anyhow::anyhow;
@@ -196,7 +196,7 @@ fn device_lost(error: &anyhow::Error) -> bool {
 
 /// The scene a configuration is measured on: what its pipelines and crowd
 /// are built for (a new one is a new scene).
-type SceneKey = (usize, u32, InfluenceBlend);
+type SceneKey = (usize, u32, InfluenceBlend, PoseEvaluation);
 
 /// A scene being measured: its key, its crowd, its profile and what it measured once.
 struct Scene {
@@ -241,7 +241,7 @@ fn measure_all(
                 loaded = Some((config.model, model, controller));
             }
             let (_, model, controller) = loaded.as_ref().expect("a model");
-            let key = (config.model, config.characters, config.frame.blend);
+            let key = (config.model, config.characters, config.frame.blend, config.frame.pose);
             if unbuildable == Some(key) {
                 progress.finish();
                 continue;
@@ -353,7 +353,7 @@ fn build_scene(
     model: &Arc<Model>,
     controller: &Arc<Controller>,
 ) -> Result<Scene, SceneError> {
-    let (_, characters, blend) = key;
+    let (_, characters, blend, pose) = key;
     // Before the crowd is posed: a scene past the device's buffer limits is skipped.
     crate::render::crowd_fit::check_crowd_fits(model, characters, &ctx.buffer_limits)
         .map_err(|e| SceneError::Unbuildable(e.into()))?;
@@ -374,6 +374,14 @@ fn build_scene(
         Err(e) => return Err(SceneError::Unbuildable(e)),
     };
     let mut crowd = crowd;
+    // The renderer follows the crowd onto the GPU (`FramePoses::gpu_pose`).
+    if let Err(e) = crowd.set_pose_on_gpu(pose == PoseEvaluation::Gpu) {
+        profile.destroy(ctx);
+        return Err(SceneError::Unbuildable(RenderError::Pose {
+            file: model.file.clone(),
+            source: e.into(),
+        }));
+    }
     match scene_times(ctx, &mut profile, &mut crowd, plan.frames) {
         Ok(times) => Ok(Scene { key, crowd, profile, times }),
         Err(e) => {
@@ -493,6 +501,9 @@ fn measure(
     };
     let mut bytes: Vec<u64> = samples.iter().map(|s| s.palette_bytes).collect();
     bytes.sort_unstable();
+    let gpu_posed = config.frame.pose == PoseEvaluation::Gpu;
+    let mut playback: Vec<u64> = samples.iter().map(|s| s.playback_bytes).collect();
+    playback.sort_unstable();
     let (read, written) = profile.skin_traffic();
     let compute = config.frame.placement == SkinningPlacement::Compute;
     let per_frame = |f: &dyn Fn(&FrameSample) -> f64| samples.iter().map(f).collect::<Vec<f64>>();
@@ -528,6 +539,9 @@ fn measure(
         buffer_copy_wall_us: times.buffer_copy_wall,
         frame_wall_us: wall_stat(Some(frame_wall_samples))?,
         refinement: false,
+        pose: gpu_posed.then(|| config.frame.pose.name().to_string()),
+        playback_bytes: gpu_posed.then(|| playback[playback.len() / 2]),
+        gpu_pose_us: if gpu_posed { Some(stat(&|s| s.gpu.pose_us, "pose pass")?) } else { None },
         samples: kept,
     })
 }

@@ -25,12 +25,14 @@ use super::error::RenderError;
 use super::frame_settings::SkinningPlacement;
 use super::renderer::{MAX_PASSES, Renderer, Scenery};
 use super::scene_passes::SceneTarget;
+use super::skin_pass::CharacterId;
 use super::skin_pass::SkinStats;
 use super::trace::{self, GpuClock};
-use crate::anim::{FramePoses, PosePlayback, SkinInput};
+use crate::anim::{FramePoses, PosePlayback, PoseProgram, SkinInput};
 use crate::gpu::{FrameRing, FrameSlot, GpuContext, GpuError};
 use ash::vk;
 use nalgebra::Matrix4;
+use std::sync::Arc;
 
 /// GPU time of one frame's phases, in microseconds (from timestamps).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -39,6 +41,8 @@ pub struct GpuTimes {
     pub upload_us: f64,
     /// The skinning dispatch (0 on the vertex-skinning path).
     pub skin_us: f64,
+    /// The GPU pose dispatch (0 when the CPU poses).
+    pub pose_us: f64,
     /// Each draw pass, in order (depth prepass or shadow cascades, then
     /// main); `pass_count` are valid.
     pub passes_us: [f64; MAX_PASSES],
@@ -167,6 +171,7 @@ pub(crate) struct FrameQueries {
     frame: (Option<u32>, Option<u32>),
     upload: Option<(u32, u32)>,
     skin: Option<(u32, u32)>,
+    pose: Option<(u32, u32)>,
     pub(crate) passes: [(Option<u32>, Option<u32>); MAX_PASSES],
     /// Each pass's name (its debug-utils region's), for frame traces.
     pub(crate) pass_names: [&'static std::ffi::CStr; MAX_PASSES],
@@ -197,6 +202,9 @@ impl FramePoses for WithScenery<'_> {
     fn playback(&self, c: usize) -> Option<PosePlayback<'_>> {
         if c < self.poses.count() { self.poses.playback(c) } else { None }
     }
+    fn gpu_pose(&self) -> Option<(usize, &Arc<PoseProgram>)> {
+        self.poses.gpu_pose()
+    }
 }
 
 impl Renderer {
@@ -210,6 +218,7 @@ impl Renderer {
         output: &mut dyn FrameOutput,
     ) -> Result<Option<FrameReport>, RenderError> {
         let frame = self.frames;
+        self.follow_gpu_pose(ctx, input.poses)?;
         let slot = self.ring.wait_next(ctx)?;
         if !output.begin(ctx, slot)? {
             return Ok(None);
@@ -230,6 +239,24 @@ impl Renderer {
         submitted?;
         output.submitted(ctx, &mut self.ring, slot, frame)?;
         Ok(Some(FrameReport { frame, skin, previous_gpu }))
+    }
+
+    /// Poses on the GPU what `poses` says is posed there (`FramePoses::gpu_pose`),
+    /// with its program: set up when it changes (rarely: a crowd switched),
+    /// a pointer comparison otherwise.
+    fn follow_gpu_pose(&mut self, ctx: &GpuContext, poses: &dyn FramePoses) -> Result<(), GpuError> {
+        let wanted = poses.gpu_pose();
+        let current = self.skin.pose_program();
+        let same = match (wanted, current) {
+            (Some((_, w)), Some(c)) => Arc::ptr_eq(w, c),
+            (None, None) => true,
+            _ => false,
+        };
+        if same {
+            return Ok(());
+        }
+        let like = wanted.map_or(0, |(first, _)| first);
+        self.set_pose_program(ctx, wanted.map(|(_, p)| p.clone()), CharacterId(like))
     }
 
     /// The frame trace's span of the current settings (a new one when they
@@ -340,6 +367,7 @@ impl Renderer {
                 let mut stats = self.skin.upload(slot, &inputs)?;
                 self.skin.record_copies(ctx, slot, self.timestamps, &mut stats);
                 queries.upload = stats.copy_timestamps;
+                queries.pose = stats.pose_timestamps;
                 self.screen_skin = Some(
                     self.skin
                         .vertex_skinning_buffers(ctx, index)
@@ -351,6 +379,7 @@ impl Renderer {
                 self.screen_skin = None;
                 let stats = self.skin.record(ctx, slot, &inputs, self.timestamps)?;
                 queries.upload = stats.copy_timestamps;
+                queries.pose = stats.pose_timestamps;
                 queries.skin = stats.timestamps;
                 Ok(stats)
             }
@@ -423,6 +452,8 @@ fn trace_gpu_spans(ctx: &GpuContext, queries: &FrameQueries, ticks: &[u64]) {
     let pair = |p: Option<(u32, u32)>| (p.map(|p| p.0), p.map(|p| p.1));
     let (a, b) = pair(queries.upload);
     span("palette upload", a, b);
+    let (a, b) = pair(queries.pose);
+    span("pose (GPU)", a, b);
     let (a, b) = pair(queries.skin);
     span("skin", a, b);
     for k in 0..queries.pass_count {
@@ -443,6 +474,7 @@ fn gpu_times(queries: &FrameQueries, ticks: &[u64], period: f64) -> Option<GpuTi
     let mut times = GpuTimes {
         upload_us: pair(queries.upload).unwrap_or(0.0),
         skin_us: pair(queries.skin).unwrap_or(0.0),
+        pose_us: pair(queries.pose).unwrap_or(0.0),
         frame_us: frame,
         pass_count: queries.pass_count,
         ..GpuTimes::default()

@@ -193,6 +193,37 @@ impl PaletteUpload {
     }
 }
 
+/// Where crowd characters' poses are evaluated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum PoseEvaluation {
+    /// The CPU samples, blends and accumulates every pose and uploads a
+    /// palette per character (a matrix per joint).
+    #[default]
+    Cpu,
+    /// A compute pass samples, blends and accumulates the crowd's poses
+    /// into the palette (shaders/pose.comp); the CPU runs the controllers
+    /// and uploads each character's playback (a few dozen bytes).
+    Gpu,
+}
+
+impl Choice for PoseEvaluation {
+    const ALL: &'static [Self] = &[PoseEvaluation::Cpu, PoseEvaluation::Gpu];
+    fn name(self) -> &'static str {
+        match self {
+            PoseEvaluation::Cpu => "cpu",
+            PoseEvaluation::Gpu => "gpu",
+        }
+    }
+    fn help(self) -> &'static str {
+        match self {
+            PoseEvaluation::Cpu => "the CPU poses every character and uploads its palette",
+            PoseEvaluation::Gpu => {
+                "a compute pass poses the crowd from each character's playback (clips, times, weights)"
+            }
+        }
+    }
+}
+
 /// Which draw passes a frame runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum PassSetup {
@@ -306,6 +337,8 @@ pub struct FrameSettings {
     pub upload: PaletteUpload,
     /// Which draw passes run.
     pub passes: PassSetup,
+    /// Where the crowd's poses are evaluated.
+    pub pose: PoseEvaluation,
 }
 
 impl FrameSettings {

@@ -36,7 +36,7 @@ pub mod window_frame;
 pub use crate::gpu::{GpuContext, GpuError, GpuOptions};
 pub use error::RenderError;
 pub use frame_settings::{
-    Choice, DqsSplit, FrameSettings, InfluenceBlend, PaletteUpload, PassSetup, SkinningMethod, SkinningMode,
-    SkinningPlacement,
+    Choice, DqsSplit, FrameSettings, InfluenceBlend, PaletteUpload, PassSetup, PoseEvaluation,
+    SkinningMethod, SkinningMode, SkinningPlacement,
 };
 pub use session::{GpuSession, with_gpu};

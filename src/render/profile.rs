@@ -33,6 +33,8 @@ pub struct FrameSample {
     pub cpu_palette_write_us: f64,
     /// Palette bytes written (and, staged, copied) this frame.
     pub palette_bytes: u64,
+    /// Playback bytes written for the characters posed on the GPU.
+    pub playback_bytes: u64,
     /// The frame's GPU phases.
     pub gpu: GpuTimes,
 }
@@ -110,6 +112,7 @@ impl ProfileScene {
                 sample.cpu_pose_us = pose_us;
                 sample.cpu_palette_write_us = report.skin.write_ns as f64 / 1000.0;
                 sample.palette_bytes = report.skin.palette_bytes_written;
+                sample.playback_bytes = report.skin.playback_bytes_written;
             }
             // The GPU times of frame i - FRAMES_IN_FLIGHT (the slot's last use).
             let done = i.checked_sub(FRAMES_IN_FLIGHT as u32 + warmup).filter(|&k| k < frames);

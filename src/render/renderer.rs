@@ -19,7 +19,7 @@ use super::skin_pass::VertexSkinning;
 use super::skin_pass::{CharacterId, SkinPass};
 use super::target::{COLOR_FORMAT, SlotTargets, choose_samples};
 use super::textures::Textures;
-use crate::anim::{SkinInput, SkinnedPose};
+use crate::anim::{PoseProgram, SkinInput, SkinnedPose};
 use crate::asset::Model;
 use crate::gpu::frame::Retired;
 use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, FrameRing, GpuContext, GpuError};
@@ -300,6 +300,20 @@ impl Renderer {
     /// Output vertices the skin pass produces per frame (every character and the scenery).
     pub fn skinned_vertices(&self) -> u64 {
         u64::from(self.skin.total_vertices())
+    }
+
+    /// Poses on the GPU, with `program`, the characters whose poses carry
+    /// its playback (`FramePoses::playback`), laid out like character
+    /// `like` (the first of the crowd); `None`: the CPU poses them all.
+    /// Waits for the GPU first (the old pose objects are freed).
+    pub fn set_pose_program(
+        &mut self,
+        ctx: &GpuContext,
+        program: Option<Arc<PoseProgram>>,
+        like: CharacterId,
+    ) -> Result<(), GpuError> {
+        self.ring.wait_all(ctx)?;
+        self.skin.set_pose_program(ctx, &mut self.ring, program, like)
     }
 
     /// Switches between compute and vertex-shader skinning (between frames).

@@ -114,6 +114,9 @@ pub struct ConfigKey {
     pub paused: bool,
     /// Draw passes per frame.
     pub passes: u32,
+    /// `"gpu"` when a compute pass posed the crowd.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pose: Option<String>,
 }
 
 impl ConfigKey {
@@ -127,6 +130,7 @@ impl ConfigKey {
             upload: entry.upload.clone(),
             paused: entry.paused,
             passes: entry.passes,
+            pose: entry.pose.clone(),
         }
     }
 
@@ -138,8 +142,9 @@ impl ConfigKey {
             Some("cpu") => " (cpu split)",
             _ => "",
         };
+        let pose = if self.pose.as_deref() == Some("gpu") { ", GPU pose" } else { "" };
         format!(
-            "{}, {}, {}{split}, {}{}, {}",
+            "{}, {}{pose}, {}{split}, {}{}, {}",
             self.model,
             plural(self.characters, "character", "characters"),
             self.skinning,

@@ -238,6 +238,17 @@ pub struct BenchEntry {
     /// vertex skinning cross (not one of the sweep's counts).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub refinement: bool,
+    /// Where the poses were evaluated: `"gpu"` when a compute pass posed
+    /// the crowd (`--pose gpu`); absent when the CPU did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pose: Option<String>,
+    /// Under a GPU pose: the bytes of playback state (records, clips,
+    /// layer weights) uploaded per frame instead of palettes (median).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub playback_bytes: Option<u64>,
+    /// Under a GPU pose: the pose dispatch's GPU time (timestamps).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_pose_us: Option<Stat>,
     /// The per-frame (or per-run) samples the medians above summarise,
     /// kept so that a later run can be compared with this one.
     #[serde(default, skip_serializing_if = "EntrySamples::is_empty")]
@@ -351,10 +362,16 @@ impl BenchEntry {
     /// The skinning mode, with ", cpu split" when the CPU split the dual
     /// quaternions (tables and plot legends).
     pub fn skinning_label(&self) -> String {
-        match self.dqs_split.as_deref() {
+        let skinning = match self.dqs_split.as_deref() {
             Some("cpu") => format!("{}, cpu split", self.skinning),
             _ => self.skinning.clone(),
-        }
+        };
+        if self.gpu_posed() { format!("{skinning}, GPU pose") } else { skinning }
+    }
+
+    /// Whether a compute pass posed the crowd (`--pose gpu`).
+    pub fn gpu_posed(&self) -> bool {
+        self.pose.as_deref() == Some("gpu")
     }
 
     /// The model's file name (the label without its folders: "Fox.glb"),

@@ -51,6 +51,9 @@ pub fn entry(characters: u32, passes: u32, skinning: &str, upload: &str, paused:
         skin_bytes: vertices * u64::from(characters) * 96,
         frame_wall_us: Some(stat(60.0 + frame * 1.5)),
         refinement: false,
+        pose: None,
+        playback_bytes: None,
+        gpu_pose_us: None,
         samples: Default::default(),
     }
 }

@@ -121,6 +121,11 @@ impl GpuPose {
         Ok(pose)
     }
 
+    /// The program the pass poses with.
+    pub(super) fn program(&self) -> &Arc<PoseProgram> {
+        &self.program
+    }
+
     /// Palette entries the program writes per character.
     pub(super) fn map_entries(&self) -> u32 {
         self.map_entries

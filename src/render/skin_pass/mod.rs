@@ -386,6 +386,12 @@ impl SkinPass {
         }
         self.slots.iter_mut().for_each(|s| s.held.iter_mut().for_each(|h| *h = None));
         let Some(program) = program else { return Ok(()) };
+        if self.shading.palette_holds_dual_quaternions() {
+            return Err(GpuError::new(
+                "GPU pose writes matrices into the palette: it cannot feed dual quaternions split on the CPU \
+                 (use --dqs-split shader)",
+            ));
+        }
         let (character, place) = self
             .characters
             .get(like.0)
@@ -408,9 +414,9 @@ impl SkinPass {
         Ok(())
     }
 
-    /// Whether characters are posed on the GPU (`set_pose_program`).
-    pub fn poses_on_gpu(&self) -> bool {
-        self.gpu_pose.is_some()
+    /// The program posing characters on the GPU (`set_pose_program`).
+    pub fn pose_program(&self) -> Option<&Arc<PoseProgram>> {
+        self.gpu_pose.as_ref().map(|p| p.program())
     }
 
     /// Whether the shaders read the device-local palette: in the staged
