@@ -10,6 +10,7 @@ mod html;
 mod json;
 pub(crate) mod numbers;
 mod plots;
+pub mod pose_verdict;
 mod progress;
 mod results;
 mod stat;

@@ -25,7 +25,11 @@ const COLUMNS: &[Column] = &[
     Column {
         title: "palette KiB/frame",
         numeric: true,
-        cell: |e, _| format!("{:.1}", e.palette_bytes as f64 / 1024.0),
+        // A GPU-posed crowd uploads its playback state instead.
+        cell: |e, _| match e.playback_bytes {
+            Some(state) if e.gpu_posed() => format!("{:.1} state", state as f64 / 1024.0),
+            _ => format!("{:.1}", e.palette_bytes as f64 / 1024.0),
+        },
     },
     Column { title: "upload µs", numeric: true, cell: |_, f| figure_cell(f.upload) },
     Column { title: "skin µs", numeric: true, cell: |_, f| figure_cell(f.skin) },

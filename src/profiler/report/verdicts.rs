@@ -9,6 +9,7 @@
 //! number printed from the entries named.
 
 use super::numbers::{grouped, measure, number};
+use super::pose_verdict::{GpuPoseVerdict, gpu_poses};
 use super::{BenchEntry, BenchResults, GpuTiming, TimestampCheck};
 use serde::{Deserialize, Serialize};
 
@@ -32,6 +33,9 @@ pub struct Verdicts {
     pub skin: Vec<SkinVerdict>,
     /// Per model: the CPU pose.
     pub cpu: Vec<CpuVerdict>,
+    /// Per model measured both ways: the CPU pose against the GPU pose.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_pose: Vec<GpuPoseVerdict>,
 }
 
 /// Where compute skinning's GPU frame time drops below vertex skinning's,
@@ -148,6 +152,7 @@ impl Verdicts {
             uploads: uploads(entries, timing),
             skin: skin_passes(entries, timing),
             cpu: cpu_poses(entries, results.header.pose_threads),
+            gpu_pose: gpu_poses(entries, timing),
         }
     }
 
@@ -178,6 +183,7 @@ impl Verdicts {
         lines.extend(self.uploads.iter().map(|u| u.line(tag)));
         lines.extend(self.skin.iter().map(|s| s.line(tag)));
         lines.extend(self.cpu.iter().map(CpuVerdict::line));
+        lines.extend(self.gpu_pose.iter().map(|v| v.line(tag)));
         lines
     }
 }
@@ -308,11 +314,13 @@ fn at_largest<'a>(mut entries: impl Iterator<Item = &'a BenchEntry> + Clone) -> 
 /// paused at the largest count with that upload.
 fn uploads(entries: &[BenchEntry], timing: GpuTiming) -> Vec<UploadVerdict> {
     let mut found: Vec<UploadVerdict> = Vec::new();
-    for first in entries.iter().filter(|e| !e.paused) {
+    // A GPU-posed crowd uploads no palette: the GPU pose verdict reads it.
+    let cpu_posed = || entries.iter().filter(|e| !e.paused && !e.gpu_posed());
+    for first in cpu_posed() {
         if found.iter().any(|u| u.model == first.model && u.upload == first.upload) {
             continue;
         }
-        let same = entries.iter().filter(|e| !e.paused && e.model == first.model && e.upload == first.upload);
+        let same = cpu_posed().filter(|e| e.model == first.model && e.upload == first.upload);
         let Some(e) = at_largest(same) else { continue };
         let characters = f64::from(e.characters);
         let bytes = e.palette_bytes as f64;
@@ -421,11 +429,12 @@ impl SkinVerdict {
 /// count, the median of their pose medians.
 fn cpu_poses(entries: &[BenchEntry], threads: Option<u32>) -> Vec<CpuVerdict> {
     let mut found: Vec<CpuVerdict> = Vec::new();
-    for first in entries.iter().filter(|e| !e.paused) {
+    // GPU-posed crowds update without posing: the GPU pose verdict reads them.
+    for first in entries.iter().filter(|e| !e.paused && !e.gpu_posed()) {
         if found.iter().any(|c| c.model == first.model) {
             continue;
         }
-        let same = || entries.iter().filter(|e| !e.paused && e.model == first.model);
+        let same = || entries.iter().filter(|e| !e.paused && !e.gpu_posed() && e.model == first.model);
         let Some(characters) = same().map(|e| e.characters).max() else { continue };
         let mut poses: Vec<f64> =
             same().filter(|e| e.characters == characters).map(|e| e.cpu_pose_us.median).collect();
