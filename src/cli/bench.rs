@@ -142,6 +142,7 @@ mod tests {
             blend: InfluenceBlend::default(),
             upload: PaletteUpload::InPlace,
             passes: PassSetup::Main,
+            pose: Default::default(),
         };
         assert_eq!(p.configs[0], BenchConfig { model: 0, characters: 1, frame, paused: false });
         assert_eq!(p.label(&p.configs[0]), "built-in, 1 character, compute, inplace, 1 pass");

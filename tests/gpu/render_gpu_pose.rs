@@ -98,7 +98,10 @@ impl PosedPass {
         self.ring.wait_all(ctx).unwrap();
         self.pass.destroy(ctx);
         self.readback.buffer.destroy(ctx);
-        Arc::try_unwrap(self.gpu_model).ok().expect("one owner").destroy(ctx);
+        match Arc::try_unwrap(self.gpu_model) {
+            Ok(model) => model.destroy(ctx),
+            Err(_) => panic!("the pass still holds the model"),
+        }
         self.ring.destroy(ctx);
     }
 }
