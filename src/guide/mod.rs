@@ -19,6 +19,8 @@
 //!   and a pose are built;
 //! - [compression]: track compression, its error bound and its runtime;
 //! - [lod]: evaluation-rate LOD and memory per character;
+//! - [gpu_pose]: posing crowds on the GPU (`--pose gpu`): what goes up,
+//!   what the pass computes, how it is checked;
 //! - [planar]: the planar rig (`--planar`): joint-angle lerp against
 //!   quaternion slerp, Euler angles, two-weight skinning;
 //! - [testing]: the tests, long runs and test data;
@@ -42,6 +44,9 @@ pub mod dual_quaternions {}
 
 #[doc = include_str!("layout.md")]
 pub mod layout {}
+
+#[doc = include_str!("gpu_pose.md")]
+pub mod gpu_pose {}
 
 #[doc = include_str!("pose_rebuild.md")]
 pub mod pose_rebuild {}
