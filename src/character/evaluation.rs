@@ -201,15 +201,7 @@ impl Evaluation {
         if rig.rest_morph_weights.is_empty() {
             return Ok(());
         }
-        let mut leaves = LeafSampling {
-            rig,
-            leaves: controller.leaves(),
-            weights: &self.weight,
-            times: input.sample_times,
-            rotation_blend: input.rotation_sampling,
-            cursors: &mut self.cursors,
-            poses: &mut self.poses,
-        };
+        let mut leaves = LeafSampling::new(input, &self.weight, &mut self.cursors, &mut self.poses);
         leaves.blend_morphs(controller.machine_leaves(), &mut self.pose.morph_weights)?;
         for layer in controller.layers() {
             let weight = input.state_weights[layer.state as usize];
@@ -271,16 +263,8 @@ impl Evaluation {
 
     /// The machine's pose, then every layer with weight laid over it.
     fn blend_pose(&mut self, input: &EvaluationInput) -> Result<(), JobError> {
-        let (rig, controller) = (input.rig, input.controller);
-        let mut leaves = LeafSampling {
-            rig,
-            leaves: controller.leaves(),
-            weights: &self.weight,
-            times: input.sample_times,
-            rotation_blend: input.rotation_sampling,
-            cursors: &mut self.cursors,
-            poses: &mut self.poses,
-        };
+        let controller = input.controller;
+        let mut leaves = LeafSampling::new(input, &self.weight, &mut self.cursors, &mut self.poses);
         leaves.blend(controller.machine_leaves(), &mut self.pose)?;
         for layer in controller.layers() {
             let weight = input.state_weights[layer.state as usize];
@@ -347,7 +331,26 @@ struct LeafSampling<'a> {
     poses: &'a mut [Pose],
 }
 
-impl LeafSampling<'_> {
+impl<'a> LeafSampling<'a> {
+    /// The clip nodes of `input`'s controller, weighted by `weights`,
+    /// sampled with `cursors` into `poses`.
+    fn new(
+        input: &EvaluationInput<'a>,
+        weights: &'a [f32],
+        cursors: &'a mut ClipCursors,
+        poses: &'a mut [Pose],
+    ) -> Self {
+        LeafSampling {
+            rig: input.rig,
+            leaves: input.controller.leaves(),
+            weights,
+            times: input.sample_times,
+            rotation_blend: input.rotation_sampling,
+            cursors,
+            poses,
+        }
+    }
+
     /// `blend` for the morph weights alone (into `out`).
     fn blend_morphs(&mut self, range: Range<u32>, out: &mut [f32]) -> Result<(), JobError> {
         let (rig, leaves, weights, times) = (self.rig, self.leaves, self.weights, self.times);
