@@ -9,6 +9,7 @@ use super::clip_cursors::ClipCursors;
 use super::controller::{Controller, Leaf, MAX_CLIP_NODES};
 use super::output::{DebugPose, PoseOutput};
 use super::root_motion::{self, RootMotion};
+use super::scratch::{BlendPoses, Scratch, fit, with_scratch};
 use crate::anim::{
     BlendJob, BlendLayer, JobError, LayerJob, LayerMode, PlaybackEntry, Pose, Rig, RotationBlend,
     sample_morph_weights,
@@ -52,14 +53,10 @@ pub(super) struct Evaluation {
     weight: Vec<f32>,
     /// Final weight of each clip in the machine's pose.
     clip_weights: Vec<f32>,
-    /// Each leaf's sampled pose (when blended).
-    poses: Vec<Pose>,
     /// (time, weight) of each leaf at the last evaluation.
     evaluated: Vec<(f64, f32)>,
     /// Each layer's weight at the last evaluation.
     evaluated_layers: Vec<f32>,
-    /// A layer's pose, before it is applied (empty without layers).
-    layer_pose: Pose,
     pose: Pose,
     output: PoseOutput,
     /// Root motion of the last update, in model space.
@@ -71,20 +68,13 @@ pub(super) struct Evaluation {
 impl Evaluation {
     /// The rest pose, nothing evaluated yet.
     pub fn new(rig: &Rig, controller: &Controller) -> Self {
-        let (joints, weights) = (rig.skeleton.len(), rig.rest_morph_weights.len());
         let leaves = controller.leaves();
         Evaluation {
             cursors: ClipCursors::new(rig, leaves.iter().map(|l| l.clip)),
             weight: vec![0.0; leaves.len()],
             clip_weights: vec![0.0; rig.clips.len()],
-            poses: vec![Pose::new(joints, weights); leaves.len()],
             evaluated: vec![(f64::NAN, 0.0); leaves.len()],
             evaluated_layers: vec![0.0; controller.layers().len()],
-            layer_pose: if controller.layers().is_empty() {
-                Pose::default()
-            } else {
-                Pose::new(joints, weights)
-            },
             pose: Pose {
                 locals: rig.skeleton.rest().to_vec(),
                 morph_weights: rig.rest_morph_weights.clone(),
@@ -155,13 +145,13 @@ impl Evaluation {
         }
         let (rig, controller) = (input.rig, input.controller);
         if input.gpu_pose {
-            self.blend_morph_weights(input)?;
+            with_scratch(|scratch| self.blend_morph_weights(input, scratch))?;
             if let Some(weights) = input.morph_override {
                 self.pose.morph_weights.copy_from_slice(weights);
             }
             self.output.set_morph_weights(&self.pose.morph_weights)?;
         } else {
-            self.blend_pose(input)?;
+            with_scratch(|scratch| self.blend_pose(input, scratch))?;
             if let Some(setup) = &controller.root_motion {
                 let j = setup.joint as usize;
                 root_motion::remove(&mut self.pose.locals[j], &rig.skeleton.rest()[j]);
@@ -196,12 +186,18 @@ impl Evaluation {
     /// The morph weights of `blend_pose` without any joint: each layer's
     /// clips' morph tracks sampled and blended by the same jobs (over no
     /// joints), the layers applied by weight.
-    fn blend_morph_weights(&mut self, input: &EvaluationInput) -> Result<(), JobError> {
+    fn blend_morph_weights(
+        &mut self,
+        input: &EvaluationInput,
+        scratch: &mut Scratch,
+    ) -> Result<(), JobError> {
         let (rig, controller) = (input.rig, input.controller);
         if rig.rest_morph_weights.is_empty() {
             return Ok(());
         }
-        let mut leaves = LeafSampling::new(input, &self.weight, &mut self.cursors, &mut self.poses);
+        let Scratch { blend, layer: layer_pose, .. } = scratch;
+        let layer_pose = fit(layer_pose, 0, rig.rest_morph_weights.len());
+        let mut leaves = LeafSampling::new(input, &self.weight, &mut self.cursors, blend);
         leaves.blend_morphs(controller.machine_leaves(), &mut self.pose.morph_weights)?;
         for layer in controller.layers() {
             let weight = input.state_weights[layer.state as usize];
@@ -210,11 +206,11 @@ impl Evaluation {
                     continue;
                 }
                 let range = controller.all_states()[layer.state as usize].leaves.clone();
-                leaves.blend_morphs(range, &mut self.layer_pose.morph_weights)?;
+                leaves.blend_morphs(range, &mut layer_pose.morph_weights)?;
                 LayerJob {
                     mode: layer.mode,
                     layer: &[],
-                    layer_morph: &self.layer_pose.morph_weights,
+                    layer_morph: &layer_pose.morph_weights,
                     reference: &[],
                     reference_morph: &layer.reference.morph_weights,
                     mask: &[],
@@ -262,24 +258,26 @@ impl Evaluation {
     }
 
     /// The machine's pose, then every layer with weight laid over it.
-    fn blend_pose(&mut self, input: &EvaluationInput) -> Result<(), JobError> {
-        let controller = input.controller;
-        let mut leaves = LeafSampling::new(input, &self.weight, &mut self.cursors, &mut self.poses);
+    fn blend_pose(&mut self, input: &EvaluationInput, scratch: &mut Scratch) -> Result<(), JobError> {
+        let (rig, controller) = (input.rig, input.controller);
+        let Scratch { blend, layer: layer_pose, .. } = scratch;
+        let layer_pose = fit(layer_pose, rig.skeleton.len(), rig.rest_morph_weights.len());
+        let mut leaves = LeafSampling::new(input, &self.weight, &mut self.cursors, blend);
         leaves.blend(controller.machine_leaves(), &mut self.pose)?;
         for layer in controller.layers() {
             let weight = input.state_weights[layer.state as usize];
             if weight > 0.0 {
                 let range = controller.all_states()[layer.state as usize].leaves.clone();
-                leaves.blend(range, &mut self.layer_pose)?;
+                leaves.blend(range, layer_pose)?;
                 if layer.mode == LayerMode::Override && !layer.morphs {
                     // Its clips say nothing about morph weights: the
                     // override keeps those below (`out + (out - out) * w`).
-                    self.layer_pose.morph_weights.copy_from_slice(&self.pose.morph_weights);
+                    layer_pose.morph_weights.copy_from_slice(&self.pose.morph_weights);
                 }
                 LayerJob {
                     mode: layer.mode,
-                    layer: &self.layer_pose.locals,
-                    layer_morph: &self.layer_pose.morph_weights,
+                    layer: &layer_pose.locals,
+                    layer_morph: &layer_pose.morph_weights,
                     reference: &layer.reference.locals,
                     reference_morph: &layer.reference.morph_weights,
                     mask: &layer.mask,
@@ -328,7 +326,7 @@ struct LeafSampling<'a> {
     times: &'a [f64],
     rotation_blend: RotationBlend,
     cursors: &'a mut ClipCursors,
-    poses: &'a mut [Pose],
+    poses: &'a mut BlendPoses,
 }
 
 impl<'a> LeafSampling<'a> {
@@ -338,7 +336,7 @@ impl<'a> LeafSampling<'a> {
         input: &EvaluationInput<'a>,
         weights: &'a [f32],
         cursors: &'a mut ClipCursors,
-        poses: &'a mut [Pose],
+        poses: &'a mut BlendPoses,
     ) -> Self {
         LeafSampling {
             rig: input.rig,
@@ -355,22 +353,22 @@ impl<'a> LeafSampling<'a> {
     fn blend_morphs(&mut self, range: Range<u32>, out: &mut [f32]) -> Result<(), JobError> {
         let (rig, leaves, weights, times) = (self.rig, self.leaves, self.weights, self.times);
         let active = || (range.start as usize..range.end as usize).filter(|&l| weights[l] > 0.0);
-        for l in active() {
-            let clip = &rig.clips[leaves[l].clip as usize];
-            sample_morph_weights(clip, times[l], &rig.rest_morph_weights, &mut self.poses[l].morph_weights);
-        }
         let mut it = active();
         if let (Some(l), None) = (it.next(), it.next()) {
-            out.copy_from_slice(&self.poses[l].morph_weights);
+            let clip = &rig.clips[leaves[l].clip as usize];
+            sample_morph_weights(clip, times[l], &rig.rest_morph_weights, out);
             return Ok(());
+        }
+        let count = active().take(MAX_CLIP_NODES).count();
+        let poses = self.poses.get(count, 0, rig.rest_morph_weights.len());
+        for (l, pose) in active().zip(poses.iter_mut()) {
+            let clip = &rig.clips[leaves[l].clip as usize];
+            sample_morph_weights(clip, times[l], &rig.rest_morph_weights, &mut pose.morph_weights);
         }
         let empty = BlendLayer { locals: &[], morph_weights: &[], weight: 0.0 };
         let mut layers = [empty; MAX_CLIP_NODES];
-        let mut count = 0;
-        for l in active().take(layers.len()) {
-            layers[count] =
-                BlendLayer { locals: &[], morph_weights: &self.poses[l].morph_weights, weight: weights[l] };
-            count += 1;
+        for ((layer, l), pose) in layers.iter_mut().zip(active()).zip(poses.iter()) {
+            *layer = BlendLayer { locals: &[], morph_weights: &pose.morph_weights, weight: weights[l] };
         }
         BlendJob {
             layers: &layers[..count],
@@ -386,7 +384,8 @@ impl<'a> LeafSampling<'a> {
     /// Samples the clip nodes `range` that have weight and blends them into
     /// `out`: the rest pose for none, one clip sampled straight into it (bit
     /// for bit what sampling gives: dump and the conformance suite rely on
-    /// it), else a weighted blend.
+    /// it), else a weighted blend of the first `MAX_CLIP_NODES` (each
+    /// sampled into the thread's scratch).
     fn blend(&mut self, range: Range<u32>, out: &mut Pose) -> Result<(), JobError> {
         let (rig, leaves, weights, times) = (self.rig, self.leaves, self.weights, self.times);
         let active = || (range.start as usize..range.end as usize).filter(|&l| weights[l] > 0.0);
@@ -394,19 +393,16 @@ impl<'a> LeafSampling<'a> {
         if let (Some(l), None) = (it.next(), it.next()) {
             return self.cursors.sample(rig, leaves[l].clip, times[l], self.rotation_blend, out);
         }
-        for l in active() {
-            self.cursors.sample(rig, leaves[l].clip, times[l], self.rotation_blend, &mut self.poses[l])?;
+        let count = active().take(MAX_CLIP_NODES).count();
+        let poses = self.poses.get(count, rig.skeleton.len(), rig.rest_morph_weights.len());
+        for (l, pose) in active().zip(poses.iter_mut()) {
+            self.cursors.sample(rig, leaves[l].clip, times[l], self.rotation_blend, pose)?;
         }
         let empty = BlendLayer { locals: &[], morph_weights: &[], weight: 0.0 };
         let mut layers = [empty; MAX_CLIP_NODES];
-        let mut count = 0;
-        for l in active().take(layers.len()) {
-            layers[count] = BlendLayer {
-                locals: &self.poses[l].locals,
-                morph_weights: &self.poses[l].morph_weights,
-                weight: weights[l],
-            };
-            count += 1;
+        for ((layer, l), pose) in layers.iter_mut().zip(active()).zip(poses.iter()) {
+            *layer =
+                BlendLayer { locals: &pose.locals, morph_weights: &pose.morph_weights, weight: weights[l] };
         }
         BlendJob {
             layers: &layers[..count],

@@ -31,6 +31,7 @@ pub mod parameters;
 mod playback;
 pub mod provenance;
 pub mod root_motion;
+mod scratch;
 pub mod script;
 mod state_machine;
 pub mod system;

@@ -4,6 +4,7 @@
 //! local pose as given: it never samples or blends, and never allocates
 //! after `new`.
 
+use super::scratch::with_scratch;
 use crate::anim::Rig;
 use crate::anim::{
     BoneMatrix, JobError, LocalToModelJob, PaletteJob, SkinnedPose, Transform, job::check_len,
@@ -33,9 +34,6 @@ pub struct PoseOutput {
     palettes: Vec<BoneMatrix>,
     palette_offsets: Vec<u32>,
     morph_weights: Vec<f32>,
-    /// Where a new evaluation is written before it is compared with the current one.
-    next_world: Vec<Matrix4<f32>>,
-    next_palettes: Vec<BoneMatrix>,
     version: u64,
     evaluated: bool,
 }
@@ -50,8 +48,6 @@ impl PoseOutput {
             palettes: vec![BoneMatrix::IDENTITY; palette],
             palette_offsets: rig.palette_offsets().to_vec(),
             morph_weights: rig.rest_morph_weights.clone(),
-            next_world: vec![Matrix4::identity(); joints],
-            next_palettes: vec![BoneMatrix::IDENTITY; palette],
             version: 0,
             evaluated: false,
         }
@@ -70,43 +66,46 @@ impl PoseOutput {
         debug: DebugPose,
     ) -> Result<bool, JobError> {
         check_len("pose output: morph weights", morph_weights.len(), self.morph_weights.len())?;
-        check_len("pose output: palettes", self.next_palettes.len(), rig.palette_len())?;
-        match debug {
-            DebugPose::BindPose => {
-                check_len("pose output: world", self.next_world.len(), rig.skeleton.len())?;
-                rig.bind_pose_world(&mut self.next_world);
+        check_len("pose output: palettes", self.palettes.len(), rig.palette_len())?;
+        check_len("pose output: world", self.world.len(), rig.skeleton.len())?;
+        // The next matrices are computed into the thread's scratch and only
+        // copied in when they differ: a character keeps one set.
+        with_scratch(|scratch| {
+            let (next_world, next_palettes) = scratch.matrices(self.world.len(), self.palettes.len());
+            match debug {
+                DebugPose::BindPose => rig.bind_pose_world(next_world),
+                DebugPose::Animated | DebugPose::IdentityPalette => LocalToModelJob {
+                    parents: rig.skeleton.parents(),
+                    locals,
+                    root: Matrix4::identity(),
+                    output: next_world,
+                }
+                .run()?,
             }
-            DebugPose::Animated | DebugPose::IdentityPalette => LocalToModelJob {
-                parents: rig.skeleton.parents(),
-                locals,
-                root: Matrix4::identity(),
-                output: &mut self.next_world,
+            if debug == DebugPose::IdentityPalette {
+                next_palettes.fill(BoneMatrix::IDENTITY);
+            } else {
+                for (skin, range) in rig.skins.iter().zip(self.palette_offsets.windows(2)) {
+                    let output = &mut next_palettes[range[0] as usize..range[1] as usize];
+                    PaletteJob { skin, models: next_world, output }.run()?;
+                }
             }
-            .run()?,
-        }
-        if debug == DebugPose::IdentityPalette {
-            self.next_palettes.fill(BoneMatrix::IDENTITY);
-        } else {
-            for (skin, range) in rig.skins.iter().zip(self.palette_offsets.windows(2)) {
-                let output = &mut self.next_palettes[range[0] as usize..range[1] as usize];
-                PaletteJob { skin, models: &self.next_world, output }.run()?;
+            // Compared rather than assumed: a paused clip, a clamped end or a
+            // STEP key between two updates gives the same matrices, and then
+            // nothing needs uploading.
+            let changed = !self.evaluated
+                || *next_world != *self.world
+                || *next_palettes != *self.palettes
+                || morph_weights != self.morph_weights.as_slice();
+            if changed {
+                self.world.copy_from_slice(next_world);
+                self.palettes.copy_from_slice(next_palettes);
+                self.morph_weights.copy_from_slice(morph_weights);
+                self.version += 1;
+                self.evaluated = true;
             }
-        }
-        // Compared rather than assumed: a paused clip, a clamped end or a
-        // STEP key between two updates gives the same matrices, and then
-        // nothing needs uploading.
-        let changed = !self.evaluated
-            || self.next_world != self.world
-            || self.next_palettes != self.palettes
-            || morph_weights != self.morph_weights.as_slice();
-        if changed {
-            std::mem::swap(&mut self.world, &mut self.next_world);
-            std::mem::swap(&mut self.palettes, &mut self.next_palettes);
-            self.morph_weights.copy_from_slice(morph_weights);
-            self.version += 1;
-            self.evaluated = true;
-        }
-        Ok(changed)
+            Ok(changed)
+        })
     }
 
     /// Takes `morph_weights` alone (the joints are posed on the GPU: the
