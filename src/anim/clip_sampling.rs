@@ -25,7 +25,7 @@
 
 use super::clip::Interpolation;
 use super::job::{JobError, check_len};
-use super::runtime_clip::{LANES, LaneStart, Property, RuntimeClip, SlerpConstants};
+use super::runtime_clip::{Interval, LANES, Property, RuntimeClip};
 use super::sampling::{RotationBlend, sample_morph_tracks, sample_rotation, sample_vector};
 use super::sine;
 use super::transform::Transform;
@@ -73,157 +73,141 @@ struct Times {
     last: [f32; LANES],
 }
 
-/// Per-character sampling state of one [`RuntimeClip`]: where each lane is
-/// in its track, the keys of its current interval, and the hints of the
-/// tracks sampled one by one. Results never depend on it: a cursor left at
-/// a later time, or made for another clip of the same size, is rewound.
+/// Per-character sampling state of one [`RuntimeClip`]: the interval each
+/// lane is in (an index into the clip's intervals, four bytes per lane) and
+/// the hints of the tracks sampled one by one. Results never depend on it:
+/// a cursor left at a later time, or made for another clip of the same
+/// size, is moved back.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClipCursor {
     /// Id of the clip the state belongs to (0: none).
     clip: u64,
-    /// The time the state is valid for; the stream is consumed up to it.
+    /// The time the state is valid for.
     time: f64,
-    next: usize,
-    /// Only the blocks with a translation / scale track (see
-    /// `RuntimeClip::vector_slot`): the others hold their rest values.
-    translations: Vec<VectorBlock>,
-    rotations: Vec<RotationBlock>,
-    scales: Vec<VectorBlock>,
-    /// Key hints of the scalar tracks, then of the morph tracks.
-    hints: Vec<u32>,
+    /// The interval of each lane of the translation blocks with a track
+    /// (see `RuntimeClip::vector_slot`; the others hold their rest values),
+    /// then of every rotation lane, then of the scale blocks with a track;
+    /// then the key hints of the scalar tracks and of the morph tracks.
+    state: Vec<u32>,
+}
+
+/// Where each part of a cursor's state starts: translation, rotation and
+/// scale lanes, scalar hints, morph hints, end.
+fn state_layout(clip: &RuntimeClip) -> [usize; 6] {
+    let [translations, scales] = clip.vector_blocks();
+    let rotations = LANES * translations;
+    let scales_at = rotations + LANES * clip.blocks();
+    let hints = scales_at + LANES * scales;
+    let morphs = hints + clip.scalar.len();
+    [0, rotations, scales_at, hints, morphs, morphs + clip.clip().morph_tracks.len()]
 }
 
 impl ClipCursor {
     /// A cursor for `clip`, at its start.
     pub fn new(clip: &RuntimeClip) -> Self {
-        let blocks = clip.blocks();
-        let [translations, scales] = clip.vector_blocks();
-        let mut cursor = ClipCursor {
-            clip: 0,
-            time: f64::NEG_INFINITY,
-            next: 0,
-            translations: vec![VectorBlock::default(); translations],
-            rotations: vec![RotationBlock::default(); blocks],
-            scales: vec![VectorBlock::default(); scales],
-            hints: vec![0; clip.scalar.len() + clip.clip().morph_tracks.len()],
-        };
-        cursor.rewind(clip);
+        let mut cursor =
+            ClipCursor { clip: 0, time: f64::NEG_INFINITY, state: vec![0; state_layout(clip)[5]] };
+        cursor.seek(clip, f64::NEG_INFINITY);
         cursor
     }
 
     /// Whether this cursor has the sizes `clip` needs.
     fn fits(&self, clip: &RuntimeClip) -> bool {
-        self.rotations.len() == clip.blocks()
-            && [self.translations.len(), self.scales.len()] == clip.vector_blocks()
-            && self.hints.len() == clip.scalar.len() + clip.clip().morph_tracks.len()
+        self.state.len() == state_layout(clip)[5]
     }
 
-    /// Back to every track's first interval.
-    fn rewind(&mut self, clip: &RuntimeClip) {
+    /// The clip lane (`property * lanes + joint`) of every lane of the
+    /// cursor's state, in state order.
+    fn lanes(clip: &RuntimeClip) -> impl Iterator<Item = usize> + '_ {
         let lanes = clip.lanes();
-        for (j, s) in clip.start[..lanes].iter().enumerate() {
-            if let Some(block) = self.translations.get_mut(clip.vector_slot[0][j / LANES] as usize) {
-                set_vector(block, j % LANES, s);
-            }
-        }
-        for (j, s) in clip.start[lanes..2 * lanes].iter().enumerate() {
-            set_rotation(&mut self.rotations[j / LANES], j % LANES, s);
-        }
-        for (j, s) in clip.start[2 * lanes..].iter().enumerate() {
-            if let Some(block) = self.scales.get_mut(clip.vector_slot[1][j / LANES] as usize) {
-                set_vector(block, j % LANES, s);
-            }
-        }
-        self.clip = clip.id();
-        self.time = f64::NEG_INFINITY;
-        self.next = 0;
-        self.hints.fill(0);
+        let vector = move |v: usize, property: usize| {
+            let animated = move |b: &usize| clip.vector_slot[v][*b] != u32::MAX;
+            (0..clip.blocks())
+                .filter(animated)
+                .flat_map(move |b| (0..LANES).map(move |l| property * lanes + b * LANES + l))
+        };
+        vector(0, 0).chain(lanes..2 * lanes).chain(vector(1, 2))
     }
 
-    /// Moves every lane to the interval containing `time`: forward by the
-    /// keys crossed since the last call, from the start when time went back.
+    /// Moves every lane to the interval containing `time`: the keys crossed
+    /// since the last call, a binary search when time went back. A lane is
+    /// in the last interval whose start it reached (its first when none).
     fn seek(&mut self, clip: &RuntimeClip, time: f64) {
-        if self.clip != clip.id() || time < self.time {
-            self.rewind(clip);
+        let back = self.clip != clip.id() || time < self.time;
+        if back {
+            self.clip = clip.id();
+            self.state[state_layout(clip)[3]..].fill(0);
         }
-        let lanes = clip.lanes();
-        while let Some(key) = clip.stream.get(self.next) {
-            if f64::from(key.need) > time {
-                break;
+        let intervals = &clip.intervals;
+        for (index, lane) in self.state.iter_mut().zip(Self::lanes(clip)) {
+            let [start, end] = clip.lane_intervals[lane];
+            let (start, end) = (start as usize, end as usize);
+            let reached = |iv: &Interval| f64::from(iv.t0) <= time;
+            let mut i = if back {
+                start + intervals[start + 1..end].partition_point(reached)
+            } else {
+                *index as usize
+            };
+            while i + 1 < end && reached(&intervals[i + 1]) {
+                i += 1;
             }
-            let slot = key.slot as usize;
-            let (property, j) = (slot / lanes, slot % lanes);
-            let (b, l) = (j / LANES, j % LANES);
-            let first = if key.step { f32::INFINITY } else { f32::NEG_INFINITY };
-            match property {
-                0 | 2 => {
-                    // A streamed key's block has a track: it has a slot.
-                    let block = if property == 0 {
-                        &mut self.translations[clip.vector_slot[0][b] as usize]
-                    } else {
-                        &mut self.scales[clip.vector_slot[1][b] as usize]
-                    };
-                    for c in 0..3 {
-                        block.a[c][l] = block.b[c][l];
-                        block.b[c][l] = key.value[c];
-                    }
-                    advance(&mut block.times, l, key.time, first);
-                }
-                _ => {
-                    let block = &mut self.rotations[b];
-                    for c in 0..4 {
-                        block.a[c][l] = block.b[c][l];
-                        block.b[c][l] = key.value[c];
-                    }
-                    advance(&mut block.times, l, key.time, first);
-                    set_slerp(block, l, &key.slerp);
-                }
-            }
-            self.next += 1;
+            *index = i as u32;
         }
         self.time = time;
     }
-}
 
-fn set_vector(block: &mut VectorBlock, l: usize, s: &LaneStart) {
-    for c in 0..3 {
-        block.a[c][l] = s.a[c];
-        block.b[c][l] = s.b[c];
+    /// The current intervals of the rotation lanes of block `b`.
+    #[inline(always)]
+    fn rotation_block(&self, clip: &RuntimeClip, b: usize) -> RotationBlock {
+        let at = state_layout_rotations(clip) + b * LANES;
+        let mut block = RotationBlock::default();
+        for (l, &index) in self.state[at..at + LANES].iter().enumerate() {
+            let iv = &clip.intervals[index as usize];
+            for c in 0..4 {
+                block.a[c][l] = iv.a[c];
+                block.b[c][l] = iv.b[c];
+            }
+            set_times(&mut block.times, l, iv);
+            block.sin[l] = iv.slerp.sin;
+            block.angle[l] = iv.slerp.angle;
+            block.unit[l] = iv.slerp.unit;
+            block.flip[l] = iv.slerp.flip;
+        }
+        block
     }
-    set_times(&mut block.times, l, s);
-}
 
-fn set_rotation(block: &mut RotationBlock, l: usize, s: &LaneStart) {
-    for c in 0..4 {
-        block.a[c][l] = s.a[c];
-        block.b[c][l] = s.b[c];
+    /// The current intervals of animated vector block `slot` (translations
+    /// for `v` 0, scales for 1), if it has a track.
+    #[inline(always)]
+    fn vector_block(&self, clip: &RuntimeClip, v: usize, slot: u32) -> Option<VectorBlock> {
+        let layout = state_layout(clip);
+        let at = layout[2 * v] + slot as usize * LANES;
+        let lanes = self.state.get(at..at + LANES).filter(|_| at + LANES <= layout[2 * v + 1])?;
+        let mut block = VectorBlock::default();
+        for (l, &index) in lanes.iter().enumerate() {
+            let iv = &clip.intervals[index as usize];
+            for c in 0..3 {
+                block.a[c][l] = iv.a[c];
+                block.b[c][l] = iv.b[c];
+            }
+            set_times(&mut block.times, l, iv);
+        }
+        Some(block)
     }
-    set_times(&mut block.times, l, s);
-    set_slerp(block, l, &s.slerp);
 }
 
-fn set_times(times: &mut Times, l: usize, s: &LaneStart) {
-    times.t0[l] = s.t0;
-    times.t1[l] = s.t1;
-    times.inv[l] = 1.0 / (s.t1 - s.t0);
-    times.first[l] = s.first;
-    times.last[l] = s.last;
+/// Where a cursor's rotation lanes start.
+#[inline(always)]
+fn state_layout_rotations(clip: &RuntimeClip) -> usize {
+    LANES * clip.vector_blocks()[0]
 }
 
-/// Lane `l` moves to the interval ending at `time`.
-fn advance(times: &mut Times, l: usize, time: f32, first: f32) {
-    times.t0[l] = times.t1[l];
-    times.t1[l] = time;
-    times.inv[l] = 1.0 / (time - times.t0[l]);
-    times.first[l] = first;
-}
-
-/// Lane `l`'s slerp constants (computed when the clip was built).
-fn set_slerp(block: &mut RotationBlock, l: usize, c: &SlerpConstants) {
-    block.sin[l] = c.sin;
-    block.angle[l] = c.angle;
-    block.unit[l] = c.unit;
-    block.flip[l] = c.flip;
+fn set_times(times: &mut Times, l: usize, iv: &Interval) {
+    times.t0[l] = iv.t0;
+    times.t1[l] = iv.t1;
+    times.inv[l] = iv.inv;
+    times.first[l] = iv.first;
+    times.last[l] = iv.last;
 }
 
 /// Samples a [`RuntimeClip`] at one time into a local pose and morph
@@ -274,25 +258,25 @@ impl SampleClipJob<'_> {
         let cursor = &*self.cursor;
         let fast_time = FastTime::new(t);
         for (b, out) in self.output.chunks_mut(LANES).enumerate() {
-            let rotations = &cursor.rotations[b];
+            let rotations = cursor.rotation_block(clip, b);
             let fallback = &clip.fallback[b];
             let held = Held { kept: clip.keys_kept, tracked: &clip.rotation_tracked[b], fallback };
             // Translation and scale blocks without a track hold their rest values.
-            let vector = |v: usize, blocks: &[VectorBlock]| {
-                let Some(block) = blocks.get(clip.vector_slot[v][b] as usize) else {
+            let vector = |v: usize| {
+                let Some(block) = cursor.vector_block(clip, v, clip.vector_slot[v][b]) else {
                     return clip.vector_rest[v][b].map(f32x4::from);
                 };
                 if slerp {
-                    lerp_block(block, exact_ratios(&block.times, &fast_time))
+                    lerp_block(&block, exact_ratios(&block.times, &fast_time))
                 } else {
-                    lerp_block(block, fast_ratios(&block.times, &fast_time))
+                    lerp_block(&block, fast_ratios(&block.times, &fast_time))
                 }
             };
-            let (tr, sc) = (vector(0, &cursor.translations), vector(1, &cursor.scales));
+            let (tr, sc) = (vector(0), vector(1));
             let r = if slerp {
-                slerp_block(rotations, exact_ratios(&rotations.times, &fast_time), &held)
+                slerp_block(&rotations, exact_ratios(&rotations.times, &fast_time), &held)
             } else {
-                nlerp_block(rotations, fast_ratios(&rotations.times, &fast_time), &held)
+                nlerp_block(&rotations, fast_ratios(&rotations.times, &fast_time), &held)
             };
             let (tr, r, sc) = (tr.map(f32x4::to_array), r.map(f32x4::to_array), sc.map(f32x4::to_array));
             for (l, o) in out.iter_mut().enumerate() {
@@ -306,7 +290,8 @@ impl SampleClipJob<'_> {
             }
         }
         let source = clip.clip();
-        let (hints, morph_hints) = self.cursor.hints.split_at_mut(clip.scalar.len());
+        let layout = state_layout(clip);
+        let (hints, morph_hints) = self.cursor.state[layout[3]..].split_at_mut(clip.scalar.len());
         for (s, hint) in clip.scalar.iter().zip(hints) {
             let jt = &source.joint_tracks[s.track as usize];
             let out = &mut self.output[jt.joint as usize];

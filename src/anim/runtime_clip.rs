@@ -9,15 +9,19 @@
 //!   of block `b` is joint `4 b + l`, for translations, rotations and scales
 //!   alike. Joints without a track (and the padding lanes of the last block)
 //!   hold their rest value.
-//! - STEP and LINEAR keys are stored as one stream ordered by the time they
-//!   are *needed*: key `k` of a track is needed once playback reaches key
-//!   `k - 1`, when the interval `[k - 1, k]` starts. A per-character
-//!   [`ClipCursor`](super::clip_sampling::ClipCursor) keeps every lane's current
-//!   interval and walks the stream, so a frame touches only the keys playback
-//!   crossed since the last one.
+//! - STEP and LINEAR keys are stored as intervals: for every lane, each
+//!   interval between two keys of its track, with everything sampling
+//!   needs for it (both keys, the times, slerp's constants), one after the
+//!   other in time order. A per-character
+//!   [`ClipCursor`](super::clip_sampling::ClipCursor) keeps one index per
+//!   lane, the interval it is in, and moves it on as playback crosses keys:
+//!   a character keeps four bytes per animated lane, and the keys
+//!   themselves, shared by the whole crowd, stay in cache. (ozz-animation
+//!   and an earlier layout kept every lane's current keys in the cursor: 68
+//!   bytes per lane per character, the crowd's largest state by far.)
 //! - CUBICSPLINE tracks and morph weights are sampled track by track with
 //!   the scalar code of [`SampleJob`](super::SampleJob), whose results the
-//!   stream reproduces bit for bit.
+//!   intervals reproduce bit for bit.
 //!
 //! Everything the per-frame job would otherwise check on every call (joint
 //! indices, key counts, key times) is checked here, once.
@@ -43,8 +47,8 @@ pub(crate) enum Property {
     Scale = 2,
 }
 
-/// The state of one lane at the start of its track (before any stream key):
-/// the first interval, as `ClipCursor` keeps it.
+/// The state of one lane at the start of its track (before it crosses a
+/// key): its first interval, while the layout is built.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct LaneStart {
     /// Values at the interval's start and end keys (xyz or quaternion ijkw).
@@ -59,32 +63,48 @@ pub(crate) struct LaneStart {
     pub t1: f32,
     /// At or before this time the lane holds `a`: the track's first key
     /// time in its first interval, +inf for STEP tracks and rest lanes,
-    /// -inf once the stream moved the lane on.
+    /// -inf in later intervals.
     pub first: f32,
     /// At or after this time the lane holds `b`: the track's last key time
     /// (+inf for rest lanes).
     pub last: f32,
     /// Slerp's constants for the interval `a` to `b` (see [`SlerpConstants`]).
     pub slerp: SlerpConstants,
+    /// Holding any key of the track gives the key itself.
+    pub kept: bool,
 }
 
-/// One key of the stream.
+/// One interval of a lane: what a cursor in it samples from.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct StreamKey {
-    /// Playback at or after this time needs the key (its track's previous key time).
-    pub need: f32,
-    /// The key's own time.
-    pub time: f32,
-    /// Lane index over all properties: `property * lanes + joint`.
-    pub slot: u32,
-    /// STEP track: the lane holds its start key whatever the time.
-    pub step: bool,
-    /// The key's value and what holding it gives (see `LaneStart`).
-    pub value: [f32; 4],
-    pub held: [f32; 4],
-    /// Slerp's constants for the interval from the track's previous key to
-    /// this one (rotations; zero otherwise).
+pub(crate) struct Interval {
+    /// Values at the interval's start and end keys (xyz or quaternion ijkw).
+    pub a: [f32; 4],
+    pub b: [f32; 4],
+    /// Key times of `a` and `b`, and `1 / (t1 - t0)`.
+    pub t0: f32,
+    pub t1: f32,
+    pub inv: f32,
+    /// See [`LaneStart::first`] and [`LaneStart::last`].
+    pub first: f32,
+    pub last: f32,
+    /// Slerp's constants for `a` to `b` (rotations; zero otherwise).
     pub slerp: SlerpConstants,
+}
+
+impl Interval {
+    /// A lane's first interval.
+    fn start(s: &LaneStart) -> Self {
+        Interval {
+            a: s.a,
+            b: s.b,
+            t0: s.t0,
+            t1: s.t1,
+            inv: 1.0 / (s.t1 - s.t0),
+            first: s.first,
+            last: s.last,
+            slerp: s.slerp,
+        }
+    }
 }
 
 /// Slerp's constants for one interval of a rotation track, computed when
@@ -138,10 +158,13 @@ pub struct RuntimeClip {
     joints: usize,
     blocks: usize,
     rest_morph_weights: Vec<f32>,
-    /// Start state of every lane, `property * lanes + joint`.
-    pub(crate) start: Vec<LaneStart>,
-    /// STEP and LINEAR keys after each track's first two, by `need`.
-    pub(crate) stream: Vec<StreamKey>,
+    /// Every lane's intervals, lane after lane, each lane's in time order.
+    pub(crate) intervals: Vec<Interval>,
+    /// The range of `intervals` of every lane, `property * lanes + joint`:
+    /// one for a lane without keys to cross.
+    pub(crate) lane_intervals: Vec<[u32; 2]>,
+    /// Intervals after each lane's first (the keys crossed in playback).
+    later_intervals: usize,
     /// CUBICSPLINE tracks.
     pub(crate) scalar: Vec<ScalarTrack>,
     /// Rest rotation of every lane, component-major per block (`[i, j, k, w][lane]`):
@@ -151,7 +174,7 @@ pub struct RuntimeClip {
     /// unit to an exporter's rounding, as in every file seen so far); when
     /// not, sampling normalises held keys of the lanes in `rotation_tracked`.
     pub(crate) keys_kept: bool,
-    /// Per block, all bits set in the lanes whose rotation is streamed.
+    /// Per block, all bits set in the lanes whose rotation is interpolated here.
     pub(crate) rotation_tracked: Vec<[f32; LANES]>,
     /// Per block, for translations (`[0]`) and scales (`[1]`): its index
     /// among the blocks where some lane has a track of that kind, `u32::MAX`
@@ -160,6 +183,8 @@ pub struct RuntimeClip {
     pub(crate) vector_slot: [Vec<u32>; 2],
     /// Rest translations and scales per block, component-major.
     pub(crate) vector_rest: [Vec<[[f32; LANES]; 3]>; 2],
+    /// How many blocks have a translation / scale track.
+    animated_vector_blocks: [usize; 2],
 }
 
 impl RuntimeClip {
@@ -178,21 +203,36 @@ impl RuntimeClip {
         let keys_kept = layout.keys_kept();
         let rotation_tracked = layout.rotation_tracked(&owners);
         let vectors = layout.vector_blocks(&owners);
-        let Layout { start, mut stream, scalar, .. } = layout;
-        // Stable: each lane's keys stay in time order.
-        stream.sort_by(|a: &StreamKey, b: &StreamKey| a.need.total_cmp(&b.need));
+        let Layout { start, later, scalar, .. } = layout;
+        let later_intervals = later.iter().map(Vec::len).sum();
+        let mut intervals = Vec::with_capacity(start.len() + later_intervals);
+        let mut lane_intervals = Vec::with_capacity(start.len());
+        for (s, later) in start.iter().zip(&later) {
+            let base = intervals.len() as u32;
+            intervals.push(Interval::start(s));
+            intervals.extend_from_slice(later);
+            lane_intervals.push([base, intervals.len() as u32]);
+        }
+        if u32::try_from(intervals.len()).is_err() {
+            return Err(JobError::new(format!("{job}: over 2^32 key intervals")));
+        }
         Ok(RuntimeClip {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             clip,
             joints,
             blocks,
             rest_morph_weights: rest_morph_weights.to_vec(),
-            start,
-            stream,
+            intervals,
+            lane_intervals,
+            later_intervals,
             scalar,
             fallback: rotation_fallback(rest, blocks),
             keys_kept,
             rotation_tracked,
+            animated_vector_blocks: vectors
+                .slot
+                .each_ref()
+                .map(|s| s.iter().filter(|&&b| b != u32::MAX).count()),
             vector_slot: vectors.slot,
             vector_rest: vectors.rest,
         })
@@ -218,10 +258,10 @@ impl RuntimeClip {
         &self.rest_morph_weights
     }
 
-    /// Number of keys in the stream (STEP and LINEAR keys after each
-    /// track's first two).
+    /// Number of keys playback crosses (STEP and LINEAR keys after each
+    /// track's first two): the intervals after each lane's first.
     pub fn streamed_keys(&self) -> usize {
-        self.stream.len()
+        self.later_intervals
     }
 
     /// Unique id of this layout (cursors compare it).
@@ -231,7 +271,7 @@ impl RuntimeClip {
 
     /// Blocks with a translation (`[0]`) or scale (`[1]`) track.
     pub(crate) fn vector_blocks(&self) -> [usize; 2] {
-        self.vector_slot.each_ref().map(|s| s.iter().filter(|&&slot| slot != u32::MAX).count())
+        self.animated_vector_blocks
     }
 
     /// Lanes per property (`blocks * LANES`).
@@ -290,17 +330,18 @@ fn rotation_fallback(rest: &[Transform], blocks: usize) -> Vec<[[f32; LANES]; 4]
 }
 
 /// A clip's lanes while they are laid out: where each starts, the keys
-/// streamed after that, the tracks left to the scalar code, and which
+/// crossed after that, the tracks left to the scalar code, and which
 /// lanes hold one exact value.
 struct Layout {
     /// Lanes per property (`blocks * LANES`).
     lanes: usize,
     /// Start state of every lane, `property * lanes + joint`.
     start: Vec<LaneStart>,
-    stream: Vec<StreamKey>,
+    /// Every lane's intervals after its first, in time order.
+    later: Vec<Vec<Interval>>,
     scalar: Vec<ScalarTrack>,
     /// Lanes whose track always gives one value exactly, kept out of the
-    /// stream and of the animated blocks.
+    /// intervals and of the animated blocks.
     constant: Vec<bool>,
 }
 
@@ -312,7 +353,8 @@ impl Layout {
         for property in [Property::Translation, Property::Rotation, Property::Scale] {
             start.extend((0..lanes).map(|j| rest_lane(property, &rest_at(rest, j))));
         }
-        Layout { lanes, start, stream: Vec::new(), scalar: Vec::new(), constant: vec![false; 3 * lanes] }
+        let later = vec![Vec::new(); 3 * lanes];
+        Layout { lanes, start, later, scalar: Vec::new(), constant: vec![false; 3 * lanes] }
     }
 
     /// Lays out the track that writes each lane (see [`track_owners`]), in
@@ -326,7 +368,7 @@ impl Layout {
     }
 
     /// Lane `slot` from `property` of joint track `track` (`jt`): one exact
-    /// value, a start state and streamed keys, or left to the scalar code
+    /// value, a start state and later intervals, or left to the scalar code
     /// (cubic splines).
     fn add_track(
         &mut self,
@@ -346,15 +388,11 @@ impl Layout {
             self.constant[slot] = true;
             return;
         }
-        let stream = &mut self.stream;
+        let later = &mut self.later[slot];
         let lane = match property {
-            Property::Translation => {
-                jt.translation.as_ref().and_then(|t| vector_lane(t, slot as u32, stream))
-            }
-            Property::Scale => jt.scale.as_ref().and_then(|t| vector_lane(t, slot as u32, stream)),
-            Property::Rotation => {
-                jt.rotation.as_ref().and_then(|t| rotation_lane(t, fallback, slot as u32, stream))
-            }
+            Property::Translation => jt.translation.as_ref().and_then(|t| vector_lane(t, later)),
+            Property::Scale => jt.scale.as_ref().and_then(|t| vector_lane(t, later)),
+            Property::Rotation => jt.rotation.as_ref().and_then(|t| rotation_lane(t, fallback, later)),
         };
         match lane {
             Some(lane) => self.start[slot] = lane,
@@ -366,8 +404,7 @@ impl Layout {
     fn keys_kept(&self) -> bool {
         let bits = |v: &[f32; 4]| v.map(f32::to_bits);
         let kept = |value: &[f32; 4], held: &[f32; 4]| bits(value) == bits(held);
-        self.stream.iter().all(|k| kept(&k.value, &k.held))
-            && self.start.iter().all(|s| kept(&s.a, &s.held_a) && kept(&s.b, &s.held_b))
+        self.start.iter().all(|s| s.kept && kept(&s.a, &s.held_a) && kept(&s.b, &s.held_b))
     }
 
     /// Per block, all bits set in the lanes with a rotation track.
@@ -438,6 +475,7 @@ fn rest_lane(property: Property, rest: &Transform) -> LaneStart {
         first: f32::INFINITY,
         last: f32::INFINITY,
         slerp,
+        kept: true,
     }
 }
 
@@ -462,15 +500,11 @@ fn exact_constant(track: &Track<nalgebra::Vector3<f32>>) -> Option<[f32; 4]> {
     .then(|| pad(first.into()))
 }
 
-/// Start lane of a translation or scale track, its later keys pushed to
-/// `stream`; `None` for a cubic spline (sampled by the scalar code).
-fn vector_lane(
-    track: &Track<nalgebra::Vector3<f32>>,
-    slot: u32,
-    stream: &mut Vec<StreamKey>,
-) -> Option<LaneStart> {
+/// Start lane of a translation or scale track, its later intervals pushed
+/// to `later`; `None` for a cubic spline (sampled by the scalar code).
+fn vector_lane(track: &Track<nalgebra::Vector3<f32>>, later: &mut Vec<Interval>) -> Option<LaneStart> {
     let values: Vec<[f32; 4]> = track.values.iter().map(|v| pad((*v).into())).collect();
-    lane(track.interpolation, &track.times, &values, &values, false, slot, stream)
+    lane(track.interpolation, &track.times, &values, &values, false, later)
 }
 
 /// Start lane of a rotation track (see `vector_lane`). What holding a key
@@ -479,13 +513,12 @@ fn vector_lane(
 fn rotation_lane(
     track: &Track<Quaternion<f32>>,
     fallback: UnitQuaternion<f32>,
-    slot: u32,
-    stream: &mut Vec<StreamKey>,
+    later: &mut Vec<Interval>,
 ) -> Option<LaneStart> {
     let values: Vec<[f32; 4]> = track.values.iter().map(|q| q.coords.into()).collect();
     let held: Vec<[f32; 4]> =
         track.values.iter().map(|q| keep_or(*q, fallback).into_inner().coords.into()).collect();
-    lane(track.interpolation, &track.times, &values, &held, true, slot, stream)
+    lane(track.interpolation, &track.times, &values, &held, true, later)
 }
 
 fn lane(
@@ -494,8 +527,7 @@ fn lane(
     values: &[[f32; 4]],
     held: &[[f32; 4]],
     rotation: bool,
-    slot: u32,
-    stream: &mut Vec<StreamKey>,
+    later: &mut Vec<Interval>,
 ) -> Option<LaneStart> {
     if interpolation == Interpolation::CubicSpline {
         return None;
@@ -506,17 +538,20 @@ fn lane(
     let slerp = |a: usize, b: usize| {
         if rotation { SlerpConstants::new(values[a], values[b]) } else { SlerpConstants::default() }
     };
-    for k in 2..n {
-        stream.push(StreamKey {
-            need: times[k - 1],
-            time: times[k],
-            slot,
-            step,
-            value: values[k],
-            held: held[k],
-            slerp: slerp(k - 1, k),
-        });
-    }
+    // Past its first interval a lane never holds its start key for being
+    // before the first key: `first` is -inf (+inf for STEP: always held).
+    let first_later = if step { f32::INFINITY } else { f32::NEG_INFINITY };
+    later.extend((2..n).map(|k| Interval {
+        a: values[k - 1],
+        b: values[k],
+        t0: times[k - 1],
+        t1: times[k],
+        inv: 1.0 / (times[k] - times[k - 1]),
+        first: first_later,
+        last: times[n - 1],
+        slerp: slerp(k - 1, k),
+    }));
+    let kept = values.iter().zip(held).all(|(v, h)| v.map(f32::to_bits) == h.map(f32::to_bits));
     Some(LaneStart {
         a: values[0],
         b: values[second],
@@ -527,6 +562,7 @@ fn lane(
         first: if step { f32::INFINITY } else { times[0] },
         last: times[n - 1],
         slerp: slerp(0, second),
+        kept,
     })
 }
 
