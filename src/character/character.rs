@@ -60,8 +60,9 @@ pub struct Character {
 
 impl Character {
     /// Events one update can report before the buffer has to grow (it
-    /// grows once, past this, and keeps the capacity).
-    pub const EVENT_CAPACITY: usize = 32;
+    /// grows once, past this, and keeps the capacity). Small: a walk cycle
+    /// fires one or two per update, and a crowd keeps this per character.
+    pub const EVENT_CAPACITY: usize = 4;
 
     /// A character of `rig` driven by `controller` (which must have been
     /// compiled for a rig with the same clips and skeleton), in the

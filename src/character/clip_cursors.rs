@@ -17,7 +17,8 @@ use crate::anim::{ClipCursor, JobError, Pose, RotationBlend, SampleClipJob};
 #[derive(Debug, Clone)]
 enum Cursor {
     Runtime(ClipCursor),
-    Compressed(CompressedCursor),
+    /// Boxed: it is larger than the common runtime cursor.
+    Compressed(Box<CompressedCursor>),
 }
 
 /// One cursor per distinct clip a character plays (see the module documentation).
@@ -41,7 +42,7 @@ impl ClipCursors {
             }
             slot[c] = cursors.len() as u32;
             cursors.push(match rig.compressed_clip(c) {
-                Some(compressed) => Cursor::Compressed(CompressedCursor::new(compressed)),
+                Some(compressed) => Cursor::Compressed(Box::new(CompressedCursor::new(compressed))),
                 None => Cursor::Runtime(ClipCursor::new(rig.runtime_clip(c))),
             });
         }

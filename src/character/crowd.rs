@@ -79,6 +79,7 @@ impl Crowd {
     /// Goes back to before frame 0: fresh characters, each sought to its phase.
     pub fn restart(&mut self) -> Result<(), CrowdError> {
         self.system.clear();
+        self.system.reserve(self.worlds.len());
         // Phases spread over the longest clip: looping clips wrap, so every
         // character shows a different moment of its motion.
         let span = self.rig.clips.iter().map(|c| f64::from(c.duration)).fold(0.0, f64::max);

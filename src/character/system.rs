@@ -150,8 +150,18 @@ impl AnimationSystem {
         self.characters.push(character);
         self.results.push(Ok(()));
         // Room for every character's usual events, so updates do not grow it.
-        self.events.reserve(Character::EVENT_CAPACITY);
+        let room = self.characters.len() * Character::EVENT_CAPACITY;
+        self.events.reserve(room.saturating_sub(self.events.len()));
         Ok(id)
+    }
+
+    /// Room for `additional` more characters, exactly: a crowd added one by
+    /// one would otherwise keep up to twice the room it needs.
+    pub fn reserve(&mut self, additional: usize) {
+        self.characters.reserve_exact(additional);
+        self.results.reserve_exact(additional);
+        let room = (self.characters.len() + additional) * Character::EVENT_CAPACITY;
+        self.events.reserve_exact(room.saturating_sub(self.events.len()));
     }
 
     /// Removes every character.
