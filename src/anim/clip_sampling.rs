@@ -116,19 +116,6 @@ impl ClipCursor {
         self.state.len() == state_layout(clip)[5]
     }
 
-    /// The clip lane (`property * lanes + joint`) of every lane of the
-    /// cursor's state, in state order.
-    fn lanes(clip: &RuntimeClip) -> impl Iterator<Item = usize> + '_ {
-        let lanes = clip.lanes();
-        let vector = move |v: usize, property: usize| {
-            let animated = move |b: &usize| clip.vector_slot[v][*b] != u32::MAX;
-            (0..clip.blocks())
-                .filter(animated)
-                .flat_map(move |b| (0..LANES).map(move |l| property * lanes + b * LANES + l))
-        };
-        vector(0, 0).chain(lanes..2 * lanes).chain(vector(1, 2))
-    }
-
     /// Moves every lane to the interval containing `time`: the keys crossed
     /// since the last call, a binary search when time went back. A lane is
     /// in the last interval whose start it reached (its first when none).
@@ -138,17 +125,13 @@ impl ClipCursor {
             self.clip = clip.id();
             self.state[state_layout(clip)[3]..].fill(0);
         }
-        let intervals = &clip.intervals;
-        for (index, lane) in self.state.iter_mut().zip(Self::lanes(clip)) {
-            let [start, end] = clip.lane_intervals[lane];
+        let starts = &clip.interval_starts;
+        let reached = |t0: &f32| f64::from(*t0) <= time;
+        for (index, &[start, end]) in self.state.iter_mut().zip(&clip.cursor_lanes) {
             let (start, end) = (start as usize, end as usize);
-            let reached = |iv: &Interval| f64::from(iv.t0) <= time;
-            let mut i = if back {
-                start + intervals[start + 1..end].partition_point(reached)
-            } else {
-                *index as usize
-            };
-            while i + 1 < end && reached(&intervals[i + 1]) {
+            let mut i =
+                if back { start + starts[start + 1..end].partition_point(reached) } else { *index as usize };
+            while i + 1 < end && reached(&starts[i + 1]) {
                 i += 1;
             }
             *index = i as u32;

@@ -160,9 +160,13 @@ pub struct RuntimeClip {
     rest_morph_weights: Vec<f32>,
     /// Every lane's intervals, lane after lane, each lane's in time order.
     pub(crate) intervals: Vec<Interval>,
-    /// The range of `intervals` of every lane, `property * lanes + joint`:
-    /// one for a lane without keys to cross.
-    pub(crate) lane_intervals: Vec<[u32; 2]>,
+    /// The start time of every interval (what seeking compares, packed).
+    pub(crate) interval_starts: Vec<f32>,
+    /// The range of `intervals` of every lane a cursor keeps, in the
+    /// cursor's order: the lanes of the translation blocks with a track,
+    /// every rotation lane, the lanes of the scale blocks with a track
+    /// (one interval for a lane without keys to cross).
+    pub(crate) cursor_lanes: Vec<[u32; 2]>,
     /// Intervals after each lane's first (the keys crossed in playback).
     later_intervals: usize,
     /// CUBICSPLINE tracks.
@@ -216,6 +220,8 @@ impl RuntimeClip {
         if u32::try_from(intervals.len()).is_err() {
             return Err(JobError::new(format!("{job}: over 2^32 key intervals")));
         }
+        let interval_starts = intervals.iter().map(|iv| iv.t0).collect();
+        let cursor_lanes = cursor_lanes(&lane_intervals, &vectors.slot, blocks);
         Ok(RuntimeClip {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             clip,
@@ -223,7 +229,8 @@ impl RuntimeClip {
             blocks,
             rest_morph_weights: rest_morph_weights.to_vec(),
             intervals,
-            lane_intervals,
+            interval_starts,
+            cursor_lanes,
             later_intervals,
             scalar,
             fallback: rotation_fallback(rest, blocks),
@@ -273,11 +280,18 @@ impl RuntimeClip {
     pub(crate) fn vector_blocks(&self) -> [usize; 2] {
         self.animated_vector_blocks
     }
+}
 
-    /// Lanes per property (`blocks * LANES`).
-    pub(crate) fn lanes(&self) -> usize {
-        self.blocks * LANES
-    }
+/// `RuntimeClip::cursor_lanes` from every lane's interval range
+/// (`property * lanes + joint`) and the animated vector blocks.
+fn cursor_lanes(lane_intervals: &[[u32; 2]], vector_slot: &[Vec<u32>; 2], blocks: usize) -> Vec<[u32; 2]> {
+    let lanes = blocks * LANES;
+    let vector = |v: usize, property: usize| {
+        (0..blocks)
+            .filter(move |&b| vector_slot[v][b] != u32::MAX)
+            .flat_map(move |b| (0..LANES).map(move |l| property * lanes + b * LANES + l))
+    };
+    vector(0, 0).chain(lanes..2 * lanes).chain(vector(1, 2)).map(|lane| lane_intervals[lane]).collect()
 }
 
 /// The joint track (its index) and property that write a lane, if any.
