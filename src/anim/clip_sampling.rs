@@ -1,6 +1,7 @@
 //! Sampling a [`RuntimeClip`]: a per-character cursor that keeps every
-//! lane's current key interval, and the job that moves it to a time and
-//! interpolates four joints per SIMD operation.
+//! lane's current key interval (an index into the clip's intervals), and
+//! the job that moves it to a time and interpolates four joints per SIMD
+//! operation.
 //!
 //! It reads the layout (checked once, when it was built) and writes only the
 //! caller's cursor and output buffers: it never changes the clip, checks its
@@ -13,9 +14,9 @@
 //!   repeats the scalar arithmetic in the same order (key ratio in f64, the
 //!   same clamping, the same normalisation), and slerp's per-interval
 //!   constants (angle, sine, hemisphere) are computed by the scalar code
-//!   when the clip is built and copied when a key is crossed; the per-frame sines are the correctly rounded
-//!   ones of [`sine`], which the scalar code uses too, four
-//!   lanes per operation. What the layout saves is the work around the
+//!   when the clip is built and read with the interval; the per-frame
+//!   sines are the correctly rounded ones of [`sine`], which the scalar
+//!   code uses too, four lanes per operation. What the layout saves is the work around the
 //!   arithmetic: no key search, no validation, one SIMD operation for four
 //!   joints, slerp's `atan2` once per key of the clip instead of once per
 //!   frame and joint.
@@ -671,7 +672,7 @@ mod tests {
         let source = awkward_clip();
         let clip = RuntimeClip::new(Arc::new(source.clone()), &rest(), &[0.25; 3]).unwrap();
         assert_eq!(clip.blocks(), 2);
-        // Cubic tracks go to the scalar code; later keys to the stream:
+        // Cubic tracks go to the scalar code; later keys to later intervals:
         // rotation 0 has two after its first two, scale 4 one, translation
         // 2 one (the first entry's three translation keys lost to the
         // second entry's two; joint 3's constant tracks are not streamed).
