@@ -1,5 +1,5 @@
 //! Sampling a [`RuntimeClip`]: a per-character cursor that keeps every
-//! lane's current key interval (an index into the clip's intervals), and
+//! lane's current key interval (an index into the clip's block states), and
 //! the job that moves it to a time and interpolates four joints per SIMD
 //! operation.
 //!
@@ -26,81 +26,39 @@
 
 use super::clip::Interpolation;
 use super::job::{JobError, check_len};
-use super::runtime_clip::{Interval, LANES, Property, RuntimeClip};
+use super::runtime_clip::{LANES, Property, RotationBlock, RuntimeClip, Times, VectorBlock};
 use super::sampling::{RotationBlend, sample_morph_tracks, sample_rotation, sample_vector};
 use super::sine;
 use super::transform::Transform;
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 use wide::{CmpGe, CmpGt, CmpLe, CmpLt, f32x4, f64x4};
 
-/// Four lanes of a translation or scale property: the current interval.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-#[repr(C, align(16))]
-struct VectorBlock {
-    /// Component-major: `a[c][lane]`.
-    a: [[f32; LANES]; 3],
-    b: [[f32; LANES]; 3],
-    times: Times,
-}
-
-/// Four lanes of rotations: the current interval and slerp's constants for
-/// it (what holding a key gives and slerp's normalised, flipped keys are
-/// recomputed each frame from these, exactly: the cursor stays small).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-#[repr(C, align(16))]
-struct RotationBlock {
-    /// Component-major, quaternion components `i, j, k, w`.
-    a: [[f32; LANES]; 4],
-    b: [[f32; LANES]; 4],
-    /// Slerp's sine of the angle: > 0 for an arc, 0 for a chord (keys too
-    /// close, lerp and normalise), -1 for identical keys (hold `a`).
-    sin: [f32; LANES],
-    angle: [f32; LANES],
-    /// All bits set where slerp normalises the keys first / flips `b`.
-    unit: [f32; LANES],
-    flip: [f32; LANES],
-    times: Times,
-}
-
-/// Key times of four lanes' intervals (see `LaneStart`).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-#[repr(C, align(16))]
-struct Times {
-    t0: [f32; LANES],
-    t1: [f32; LANES],
-    /// `1 / (t1 - t0)`, for the fast path's ratios.
-    inv: [f32; LANES],
-    first: [f32; LANES],
-    last: [f32; LANES],
-}
-
-/// Per-character sampling state of one [`RuntimeClip`]: the interval each
-/// lane is in (an index into the clip's intervals, four bytes per lane) and
-/// the hints of the tracks sampled one by one. Results never depend on it:
-/// a cursor left at a later time, or made for another clip of the same
-/// size, is moved back.
+/// Per-character sampling state of one [`RuntimeClip`]: the state each
+/// block is in (an index into the clip's block states, four bytes per
+/// block) and the hints of the tracks sampled one by one. Results never
+/// depend on it: a cursor left at a later time, or made for another clip
+/// of the same size, is moved back.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClipCursor {
     /// Id of the clip the state belongs to (0: none).
     clip: u64,
     /// The time the state is valid for.
     time: f64,
-    /// The interval of each lane of the translation blocks with a track
-    /// (see `RuntimeClip::vector_slot`; the others hold their rest values),
-    /// then of every rotation lane, then of the scale blocks with a track;
-    /// then the key hints of the scalar tracks and of the morph tracks.
+    /// The state of each translation block with a track (see
+    /// `RuntimeClip::vector_slot`; the others hold their rest values), of
+    /// every rotation block, of each scale block with a track; then the key
+    /// hints of the scalar tracks and of the morph tracks.
     state: Vec<u32>,
 }
 
 /// Where each part of a cursor's state starts: translation, rotation and
-/// scale lanes, scalar hints, morph hints, end.
+/// scale blocks, scalar hints, morph hints, end.
 fn state_layout(clip: &RuntimeClip) -> [usize; 6] {
     let [translations, scales] = clip.vector_blocks();
-    let rotations = LANES * translations;
-    let scales_at = rotations + LANES * clip.blocks();
-    let hints = scales_at + LANES * scales;
+    let scales_at = translations + clip.blocks();
+    let hints = scales_at + scales;
     let morphs = hints + clip.scalar.len();
-    [0, rotations, scales_at, hints, morphs, morphs + clip.clip().morph_tracks.len()]
+    [0, translations, scales_at, hints, morphs, morphs + clip.clip().morph_tracks.len()]
 }
 
 impl ClipCursor {
@@ -117,81 +75,34 @@ impl ClipCursor {
         self.state.len() == state_layout(clip)[5]
     }
 
-    /// Moves every lane to the interval containing `time`: the keys crossed
-    /// since the last call, a binary search when time went back. A lane is
-    /// in the last interval whose start it reached (its first when none).
+    /// Moves every block to the state containing `time`: the keys crossed
+    /// since the last call, a binary search when time went back. A block is
+    /// in the last state whose start it reached (its first when none).
     fn seek(&mut self, clip: &RuntimeClip, time: f64) {
         let back = self.clip != clip.id() || time < self.time;
+        let layout = state_layout(clip);
         if back {
             self.clip = clip.id();
-            self.state[state_layout(clip)[3]..].fill(0);
+            self.state[layout[3]..].fill(0);
         }
-        let starts = &clip.interval_starts;
         let reached = |t0: &f32| f64::from(*t0) <= time;
-        for (index, &[start, end]) in self.state.iter_mut().zip(&clip.cursor_lanes) {
-            let (start, end) = (start as usize, end as usize);
-            let mut i =
-                if back { start + starts[start + 1..end].partition_point(reached) } else { *index as usize };
-            while i + 1 < end && reached(&starts[i + 1]) {
-                i += 1;
+        for (kind, starts) in clip.block_starts.iter().enumerate() {
+            let states = &mut self.state[layout[kind]..layout[kind + 1]];
+            for (index, &[start, end]) in states.iter_mut().zip(&clip.cursor_blocks[kind]) {
+                let (start, end) = (start as usize, end as usize);
+                let mut i = if back {
+                    start + starts[start + 1..end].partition_point(reached)
+                } else {
+                    *index as usize
+                };
+                while i + 1 < end && reached(&starts[i + 1]) {
+                    i += 1;
+                }
+                *index = i as u32;
             }
-            *index = i as u32;
         }
         self.time = time;
     }
-
-    /// The current intervals of the rotation lanes of block `b`.
-    #[inline(always)]
-    fn rotation_block(&self, clip: &RuntimeClip, b: usize) -> RotationBlock {
-        let at = state_layout_rotations(clip) + b * LANES;
-        let mut block = RotationBlock::default();
-        for (l, &index) in self.state[at..at + LANES].iter().enumerate() {
-            let iv = &clip.intervals[index as usize];
-            for c in 0..4 {
-                block.a[c][l] = iv.a[c];
-                block.b[c][l] = iv.b[c];
-            }
-            set_times(&mut block.times, l, iv);
-            block.sin[l] = iv.slerp.sin;
-            block.angle[l] = iv.slerp.angle;
-            block.unit[l] = iv.slerp.unit;
-            block.flip[l] = iv.slerp.flip;
-        }
-        block
-    }
-
-    /// The current intervals of animated vector block `slot` (translations
-    /// for `v` 0, scales for 1), if it has a track.
-    #[inline(always)]
-    fn vector_block(&self, clip: &RuntimeClip, v: usize, slot: u32) -> Option<VectorBlock> {
-        let layout = state_layout(clip);
-        let at = layout[2 * v] + slot as usize * LANES;
-        let lanes = self.state.get(at..at + LANES).filter(|_| at + LANES <= layout[2 * v + 1])?;
-        let mut block = VectorBlock::default();
-        for (l, &index) in lanes.iter().enumerate() {
-            let iv = &clip.intervals[index as usize];
-            for c in 0..3 {
-                block.a[c][l] = iv.a[c];
-                block.b[c][l] = iv.b[c];
-            }
-            set_times(&mut block.times, l, iv);
-        }
-        Some(block)
-    }
-}
-
-/// Where a cursor's rotation lanes start.
-#[inline(always)]
-fn state_layout_rotations(clip: &RuntimeClip) -> usize {
-    LANES * clip.vector_blocks()[0]
-}
-
-fn set_times(times: &mut Times, l: usize, iv: &Interval) {
-    times.t0[l] = iv.t0;
-    times.t1[l] = iv.t1;
-    times.inv[l] = iv.inv;
-    times.first[l] = iv.first;
-    times.last[l] = iv.last;
 }
 
 /// Samples a [`RuntimeClip`] at one time into a local pose and morph
@@ -240,27 +151,32 @@ impl SampleClipJob<'_> {
         let slerp = self.rotation_blend == RotationBlend::Slerp;
         self.cursor.seek(clip, t);
         let cursor = &*self.cursor;
+        let layout = state_layout(clip);
+        let rotations_at = layout[1];
         let fast_time = FastTime::new(t);
         for (b, out) in self.output.chunks_mut(LANES).enumerate() {
-            let rotations = cursor.rotation_block(clip, b);
+            let rotations = &clip.rotation_states[cursor.state[rotations_at + b] as usize];
             let fallback = &clip.fallback[b];
             let held = Held { kept: clip.keys_kept, tracked: &clip.rotation_tracked[b], fallback };
             // Translation and scale blocks without a track hold their rest values.
             let vector = |v: usize| {
-                let Some(block) = cursor.vector_block(clip, v, clip.vector_slot[v][b]) else {
+                let slot = clip.vector_slot[v][b];
+                if slot == u32::MAX {
                     return clip.vector_rest[v][b].map(f32x4::from);
-                };
+                }
+                let at = layout[2 * v] + slot as usize;
+                let block = &clip.vector_states[v][cursor.state[at] as usize];
                 if slerp {
-                    lerp_block(&block, exact_ratios(&block.times, &fast_time))
+                    lerp_block(block, exact_ratios(&block.times, &fast_time))
                 } else {
-                    lerp_block(&block, fast_ratios(&block.times, &fast_time))
+                    lerp_block(block, fast_ratios(&block.times, &fast_time))
                 }
             };
             let (tr, sc) = (vector(0), vector(1));
             let r = if slerp {
-                slerp_block(&rotations, exact_ratios(&rotations.times, &fast_time), &held)
+                slerp_block(rotations, exact_ratios(&rotations.times, &fast_time), &held)
             } else {
-                nlerp_block(&rotations, fast_ratios(&rotations.times, &fast_time), &held)
+                nlerp_block(rotations, fast_ratios(&rotations.times, &fast_time), &held)
             };
             let (tr, r, sc) = (tr.map(f32x4::to_array), r.map(f32x4::to_array), sc.map(f32x4::to_array));
             for (l, o) in out.iter_mut().enumerate() {
@@ -274,7 +190,6 @@ impl SampleClipJob<'_> {
             }
         }
         let source = clip.clip();
-        let layout = state_layout(clip);
         let (hints, morph_hints) = self.cursor.state[layout[3]..].split_at_mut(clip.scalar.len());
         for (s, hint) in clip.scalar.iter().zip(hints) {
             let jt = &source.joint_tracks[s.track as usize];

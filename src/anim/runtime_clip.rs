@@ -9,19 +9,24 @@
 //!   of block `b` is joint `4 b + l`, for translations, rotations and scales
 //!   alike. Joints without a track (and the padding lanes of the last block)
 //!   hold their rest value.
-//! - STEP and LINEAR keys are stored as intervals: for every lane, each
-//!   interval between two keys of its track, with everything sampling
-//!   needs for it (both keys, the times, slerp's constants), one after the
-//!   other in time order. A per-character
+//! - STEP and LINEAR keys are stored as block states: every state a block
+//!   of four lanes passes through in playback (a state starts wherever one
+//!   of its lanes crosses a key), each holding what sampling needs for the
+//!   four lanes' current intervals (both keys, the times, slerp's
+//!   constants) in the SIMD layout the job reads, one after the other in
+//!   time order. A per-character
 //!   [`ClipCursor`](super::clip_sampling::ClipCursor) keeps one index per
-//!   lane, the interval it is in, and moves it on as playback crosses keys:
-//!   a character keeps four bytes per animated lane, and the keys
-//!   themselves, shared by the whole crowd, stay in cache. (ozz-animation
-//!   and an earlier layout kept every lane's current keys in the cursor: 68
-//!   bytes per lane per character, the crowd's largest state by far.)
+//!   block and moves it on as playback crosses keys: a character keeps four
+//!   bytes per animated block, and sampling reads the shared states in
+//!   place, warm in cache across a crowd. (ozz-animation and an earlier
+//!   layout kept every lane's current keys in the cursor, 272 bytes per
+//!   rotation block per character: the crowd's largest state by far.) A
+//!   baked clip's lanes cross keys together, so it has as many states as
+//!   keys; a thinned clip's lanes cross at their own times, up to four
+//!   states per key.
 //! - CUBICSPLINE tracks and morph weights are sampled track by track with
 //!   the scalar code of [`SampleJob`](super::SampleJob), whose results the
-//!   intervals reproduce bit for bit.
+//!   block states reproduce bit for bit.
 //!
 //! Everything the per-frame job would otherwise check on every call (joint
 //! indices, key counts, key times) is checked here, once.
@@ -107,6 +112,48 @@ impl Interval {
     }
 }
 
+/// Four lanes of a translation or scale property in one of their states:
+/// each lane's interval.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[repr(C, align(16))]
+pub(crate) struct VectorBlock {
+    /// Component-major: `a[c][lane]`.
+    pub a: [[f32; LANES]; 3],
+    pub b: [[f32; LANES]; 3],
+    pub times: Times,
+}
+
+/// Four lanes of rotations in one of their states: each lane's interval and
+/// slerp's constants for it (what holding a key gives and slerp's
+/// normalised, flipped keys are recomputed each frame from these, exactly).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[repr(C, align(16))]
+pub(crate) struct RotationBlock {
+    /// Component-major, quaternion components `i, j, k, w`.
+    pub a: [[f32; LANES]; 4],
+    pub b: [[f32; LANES]; 4],
+    /// Slerp's sine of the angle: > 0 for an arc, 0 for a chord (keys too
+    /// close, lerp and normalise), -1 for identical keys (hold `a`).
+    pub sin: [f32; LANES],
+    pub angle: [f32; LANES],
+    /// All bits set where slerp normalises the keys first / flips `b`.
+    pub unit: [f32; LANES],
+    pub flip: [f32; LANES],
+    pub times: Times,
+}
+
+/// Key times of four lanes' intervals (see `LaneStart`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[repr(C, align(16))]
+pub(crate) struct Times {
+    pub t0: [f32; LANES],
+    pub t1: [f32; LANES],
+    /// `1 / (t1 - t0)`, for the fast path's ratios.
+    pub inv: [f32; LANES],
+    pub first: [f32; LANES],
+    pub last: [f32; LANES],
+}
+
 /// Slerp's constants for one interval of a rotation track, computed when
 /// the clip is built (they depend only on the two keys), so that crossing a
 /// key costs a copy, not an `atan2`.
@@ -158,15 +205,18 @@ pub struct RuntimeClip {
     joints: usize,
     blocks: usize,
     rest_morph_weights: Vec<f32>,
-    /// Every lane's intervals, lane after lane, each lane's in time order.
-    pub(crate) intervals: Vec<Interval>,
-    /// The start time of every interval (what seeking compares, packed).
-    pub(crate) interval_starts: Vec<f32>,
-    /// The range of `intervals` of every lane a cursor keeps, in the
-    /// cursor's order: the lanes of the translation blocks with a track,
-    /// every rotation lane, the lanes of the scale blocks with a track
-    /// (one interval for a lane without keys to cross).
-    pub(crate) cursor_lanes: Vec<[u32; 2]>,
+    /// Every state of every rotation block, block after block, each
+    /// block's in time order.
+    pub(crate) rotation_states: Vec<RotationBlock>,
+    /// The same for the translation (`[0]`) and scale (`[1]`) blocks with a track.
+    pub(crate) vector_states: [Vec<VectorBlock>; 2],
+    /// The time each state starts (a lane of it crossed a key), per kind in
+    /// cursor order: translations, rotations, scales.
+    pub(crate) block_starts: [Vec<f32>; 3],
+    /// The range of states of every block a cursor keeps, per kind in
+    /// cursor order: the translation blocks with a track, every rotation
+    /// block, the scale blocks with a track.
+    pub(crate) cursor_blocks: [Vec<[u32; 2]>; 3],
     /// Intervals after each lane's first (the keys crossed in playback).
     later_intervals: usize,
     /// CUBICSPLINE tracks.
@@ -217,20 +267,22 @@ impl RuntimeClip {
             intervals.extend_from_slice(later);
             lane_intervals.push([base, intervals.len() as u32]);
         }
-        if u32::try_from(intervals.len()).is_err() {
+        let states = BlockStates::new(&intervals, &lane_intervals, &vectors.slot, blocks);
+        if u32::try_from(states.rotations.len().max(states.vectors[0].len()).max(states.vectors[1].len()))
+            .is_err()
+        {
             return Err(JobError::new(format!("{job}: over 2^32 key intervals")));
         }
-        let interval_starts = intervals.iter().map(|iv| iv.t0).collect();
-        let cursor_lanes = cursor_lanes(&lane_intervals, &vectors.slot, blocks);
         Ok(RuntimeClip {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             clip,
             joints,
             blocks,
             rest_morph_weights: rest_morph_weights.to_vec(),
-            intervals,
-            interval_starts,
-            cursor_lanes,
+            rotation_states: states.rotations,
+            vector_states: states.vectors,
+            block_starts: states.starts,
+            cursor_blocks: states.ranges,
             later_intervals,
             scalar,
             fallback: rotation_fallback(rest, blocks),
@@ -282,16 +334,111 @@ impl RuntimeClip {
     }
 }
 
-/// `RuntimeClip::cursor_lanes` from every lane's interval range
-/// (`property * lanes + joint`) and the animated vector blocks.
-fn cursor_lanes(lane_intervals: &[[u32; 2]], vector_slot: &[Vec<u32>; 2], blocks: usize) -> Vec<[u32; 2]> {
-    let lanes = blocks * LANES;
-    let vector = |v: usize, property: usize| {
-        (0..blocks)
-            .filter(move |&b| vector_slot[v][b] != u32::MAX)
-            .flat_map(move |b| (0..LANES).map(move |l| property * lanes + b * LANES + l))
-    };
-    vector(0, 0).chain(lanes..2 * lanes).chain(vector(1, 2)).map(|lane| lane_intervals[lane]).collect()
+/// Every block's states (see `RuntimeClip::rotation_states`), from every
+/// lane's intervals (`property * lanes + joint`).
+struct BlockStates {
+    rotations: Vec<RotationBlock>,
+    vectors: [Vec<VectorBlock>; 2],
+    starts: [Vec<f32>; 3],
+    ranges: [Vec<[u32; 2]>; 3],
+}
+
+impl BlockStates {
+    fn new(
+        intervals: &[Interval],
+        lane_intervals: &[[u32; 2]],
+        vector_slot: &[Vec<u32>; 2],
+        blocks: usize,
+    ) -> Self {
+        let lanes = blocks * LANES;
+        let mut states = BlockStates {
+            rotations: Vec::new(),
+            vectors: [Vec::new(), Vec::new()],
+            starts: [Vec::new(), Vec::new(), Vec::new()],
+            ranges: [Vec::new(), Vec::new(), Vec::new()],
+        };
+        for (kind, property) in [(0, 0), (1, 1), (2, 2)] {
+            for b in 0..blocks {
+                if kind != 1 && vector_slot[kind / 2][b] == u32::MAX {
+                    continue;
+                }
+                let block_lanes: [[u32; 2]; LANES] =
+                    std::array::from_fn(|l| lane_intervals[property * lanes + b * LANES + l]);
+                let base = states.starts[kind].len() as u32;
+                let starts = &mut states.starts[kind];
+                let (rotations, vectors) = (&mut states.rotations, &mut states.vectors);
+                each_state(intervals, block_lanes, |start, lanes| {
+                    starts.push(start);
+                    if kind == 1 {
+                        rotations.push(rotation_state(lanes));
+                    } else {
+                        vectors[kind / 2].push(vector_state(lanes));
+                    }
+                });
+                let end = states.starts[kind].len() as u32;
+                states.ranges[kind].push([base, end]);
+            }
+        }
+        states
+    }
+}
+
+/// Calls `emit` with each state of four lanes, in time order: its start
+/// (-inf for the first) and each lane's interval. A state starts wherever
+/// some lane's next interval starts; between two starts no lane crosses a
+/// key, so each lane's interval is the last one that started, as a lane's
+/// own cursor would have it.
+fn each_state(
+    intervals: &[Interval],
+    lanes: [[u32; 2]; LANES],
+    mut emit: impl FnMut(f32, [&Interval; LANES]),
+) {
+    let mut at = lanes.map(|[start, _]| start as usize);
+    let mut start = f32::NEG_INFINITY;
+    loop {
+        emit(start, at.map(|i| &intervals[i]));
+        let next = (0..LANES)
+            .filter(|&l| at[l] + 1 < lanes[l][1] as usize)
+            .map(|l| intervals[at[l] + 1].t0)
+            .min_by(f32::total_cmp);
+        let Some(next) = next else { return };
+        for l in 0..LANES {
+            while at[l] + 1 < lanes[l][1] as usize && intervals[at[l] + 1].t0 <= next {
+                at[l] += 1;
+            }
+        }
+        start = next;
+    }
+}
+
+fn state_times(lanes: &[&Interval; LANES]) -> Times {
+    Times {
+        t0: lanes.map(|iv| iv.t0),
+        t1: lanes.map(|iv| iv.t1),
+        inv: lanes.map(|iv| iv.inv),
+        first: lanes.map(|iv| iv.first),
+        last: lanes.map(|iv| iv.last),
+    }
+}
+
+fn rotation_state(lanes: [&Interval; LANES]) -> RotationBlock {
+    RotationBlock {
+        a: std::array::from_fn(|c| lanes.map(|iv| iv.a[c])),
+        b: std::array::from_fn(|c| lanes.map(|iv| iv.b[c])),
+        sin: lanes.map(|iv| iv.slerp.sin),
+        angle: lanes.map(|iv| iv.slerp.angle),
+        unit: lanes.map(|iv| iv.slerp.unit),
+        flip: lanes.map(|iv| iv.slerp.flip),
+        times: state_times(&lanes),
+    }
+}
+
+fn vector_state(lanes: [&Interval; LANES]) -> VectorBlock {
+    VectorBlock {
+        a: std::array::from_fn(|c| lanes.map(|iv| iv.a[c])),
+        b: std::array::from_fn(|c| lanes.map(|iv| iv.b[c])),
+        times: state_times(&lanes),
+    }
 }
 
 /// The joint track (its index) and property that write a lane, if any.
