@@ -14,6 +14,7 @@ pub mod image;
 pub mod immediate;
 pub mod pipeline;
 pub mod shader;
+pub mod staging;
 pub mod swapchain;
 pub mod validation;
 

@@ -12,8 +12,8 @@
 use super::layout::{Influence, MorphEntry, NO_MORPHS, SourceVertex, encode_direction, quantize_weights};
 use crate::anim::{MeshPrimitive, MorphDeltas};
 use crate::asset::Model;
-use crate::gpu::barrier::{self, Access};
-use crate::gpu::{Buffer, GpuContext, GpuError, immediate};
+use crate::gpu::barrier::Access;
+use crate::gpu::{Buffer, GpuContext, GpuError, staging};
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
@@ -334,17 +334,6 @@ fn collect_deltas(
     Ok(())
 }
 
-/// Byte offset of each section in the staging buffer, 16-byte aligned.
-fn layout_sections(sizes: &[u64]) -> (Vec<u64>, u64) {
-    let mut offsets = Vec::with_capacity(sizes.len());
-    let mut end = 0u64;
-    for &s in sizes {
-        offsets.push(end);
-        end = (end + s).next_multiple_of(16);
-    }
-    (offsets, end.max(16))
-}
-
 /// A model's streams built on the host, before upload: what `GpuModel`
 /// holds on the device, and the `StreamTable` of where each primitive lies
 /// in them (for planning without a device, e.g. `skin_pass::SkinLayout`).
@@ -430,44 +419,6 @@ fn create_stream_buffers(ctx: &GpuContext, file: &str, bytes: &[&[u8]; 6]) -> Re
     Ok(buffers)
 }
 
-/// Copies `bytes` into `buffers` through one staging buffer and one
-/// submission, waiting for it.
-fn copy_through_staging(ctx: &GpuContext, buffers: &[Buffer], bytes: &[&[u8]; 6]) -> Result<(), GpuError> {
-    let sizes: Vec<u64> = bytes.iter().map(|b| b.len() as u64).collect();
-    let (offsets, total) = layout_sections(&sizes);
-    let mut staging = Buffer::new(
-        ctx,
-        "model upload staging",
-        total,
-        vk::BufferUsageFlags::TRANSFER_SRC,
-        MemoryLocation::CpuToGpu,
-    )?;
-    let written = bytes.iter().zip(&offsets).try_for_each(|(data, &off)| staging.write(off, data));
-    let copied = written.and_then(|_| {
-        immediate::submit_and_wait(ctx, |cmd| {
-            for ((buffer, data), &off) in buffers.iter().zip(bytes).zip(&offsets) {
-                if data.is_empty() {
-                    continue;
-                }
-                let region = vk::BufferCopy { src_offset: off, dst_offset: 0, size: data.len() as u64 };
-                // SAFETY: both buffers are live, the region lies inside both, cmd is recording.
-                unsafe { ctx.device.cmd_copy_buffer(cmd, staging.raw, buffer.raw, &[region]) };
-            }
-            // The copies must be visible to every later reader on this
-            // queue: compute skinning (storage reads), vertex-shader
-            // skinning and draws (vertex attributes, indices), and
-            // transfers (a skin pass concatenating models). A barrier
-            // orders against all later commands in submission order,
-            // including later submissions, so no per-frame barrier is
-            // needed; the host also waits for this submission's fence.
-            barrier::record_global(ctx, cmd, &[Access::CopyWrite], STREAM_READS);
-        })
-    });
-    // The submission has completed (or failed and the queue idled).
-    staging.destroy(ctx);
-    copied
-}
-
 impl GpuModel {
     /// Builds the streams of every mesh of `model` and uploads them through
     /// one staging buffer, waiting for the copy (setup work, not per frame).
@@ -475,7 +426,13 @@ impl GpuModel {
         let s = Streams::build(model)?;
         let bytes = s.bytes();
         let buffers = create_stream_buffers(ctx, &model.file, &bytes)?;
-        if let Err(e) = copy_through_staging(ctx, &buffers, &bytes) {
+        // The copies must be visible to every later reader on this queue:
+        // compute skinning (storage reads), vertex-shader skinning and
+        // draws (vertex attributes, indices), and transfers (a skin pass
+        // concatenating models).
+        if let Err(e) =
+            staging::copy_through_staging(ctx, "model upload staging", &buffers, &bytes, STREAM_READS)
+        {
             buffers.into_iter().for_each(|b| b.destroy(ctx));
             return Err(e);
         }

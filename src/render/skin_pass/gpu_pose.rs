@@ -25,7 +25,7 @@ use crate::anim::{PlaybackEntry, PosePlayback, PoseProgram, Rig};
 use crate::gpu::barrier::{self, Access};
 use crate::gpu::frame::Retired;
 use crate::gpu::pipeline::ComputePipeline;
-use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, FrameRing, FrameSlot, GpuContext, GpuError, immediate};
+use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, FrameRing, FrameSlot, GpuContext, GpuError, staging};
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 use std::sync::Arc;
@@ -327,28 +327,15 @@ fn upload_words(ctx: &GpuContext, words: &[u32]) -> Result<Buffer, GpuError> {
     let size = bytes.len().max(4) as u64;
     let usage = vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS | vk::BufferUsageFlags::TRANSFER_DST;
     let buffer = Buffer::new(ctx, "pose program", size, usage, MemoryLocation::GpuOnly)?;
-    let staged = Buffer::new(
+    // Every later pose dispatch reads the program.
+    let readers = [Access::ComputeShaderStorageRead];
+    match staging::copy_through_staging(
         ctx,
         "pose program staging",
-        size,
-        vk::BufferUsageFlags::TRANSFER_SRC,
-        MemoryLocation::CpuToGpu,
-    )
-    .and_then(|mut staging| {
-        let copied = staging.write(0, bytes).and_then(|_| {
-            immediate::submit_and_wait(ctx, |cmd| {
-                let region = vk::BufferCopy { src_offset: 0, dst_offset: 0, size: bytes.len() as u64 };
-                // SAFETY: both buffers are live, the region lies inside both, cmd is recording.
-                unsafe { ctx.device.cmd_copy_buffer(cmd, staging.raw, buffer.raw, &[region]) };
-                // Every later pose dispatch reads the program (a barrier
-                // orders against all later commands on the queue).
-                barrier::record_global(ctx, cmd, &[Access::CopyWrite], &[Access::ComputeShaderStorageRead]);
-            })
-        });
-        staging.destroy(ctx);
-        copied
-    });
-    match staged {
+        std::slice::from_ref(&buffer),
+        &[bytes],
+        &readers,
+    ) {
         Ok(()) => Ok(buffer),
         Err(e) => {
             buffer.destroy(ctx);
