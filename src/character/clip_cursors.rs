@@ -11,7 +11,7 @@
 
 use crate::anim::Rig;
 use crate::anim::compression::{CompressedCursor, CompressedSampleJob};
-use crate::anim::{ClipCursor, JobError, Pose, RotationBlend, SampleClipJob};
+use crate::anim::{ClipCursor, JobError, RotationBlend, SampleClipJob, Transform};
 
 /// The cursor of one clip.
 #[derive(Debug, Clone)]
@@ -61,7 +61,8 @@ impl ClipCursors {
         clip: u32,
         time: f64,
         rotation_blend: RotationBlend,
-        out: &mut Pose,
+        locals: &mut [Transform],
+        morph_weights: &mut [f32],
     ) -> Result<(), JobError> {
         let c = clip as usize;
         let slot = self.slot.get(c).copied().unwrap_or(u32::MAX);
@@ -75,8 +76,8 @@ impl ClipCursors {
                 time,
                 rotation_blend,
                 cursor,
-                output: &mut out.locals,
-                morph_output: &mut out.morph_weights,
+                output: locals,
+                morph_output: morph_weights,
             }
             .run(),
             (Cursor::Compressed(cursor), Some(compressed)) => CompressedSampleJob {
@@ -85,8 +86,8 @@ impl ClipCursors {
                 rest: rig.skeleton.rest(),
                 rest_morph_weights: &rig.rest_morph_weights,
                 cursor,
-                output: &mut out.locals,
-                morph_output: &mut out.morph_weights,
+                output: locals,
+                morph_output: morph_weights,
             }
             .run(),
             _ => Err(JobError::new("sample: cursors made for a rig with other clips")),

@@ -11,7 +11,7 @@ use super::output::{DebugPose, PoseOutput};
 use super::root_motion::{self, RootMotion};
 use super::scratch::{BlendPoses, Scratch, fit, with_scratch};
 use crate::anim::{
-    BlendJob, BlendLayer, JobError, LayerJob, LayerMode, PlaybackEntry, Pose, Rig, RotationBlend,
+    BlendJob, BlendLayer, JobError, LayerJob, LayerMode, PlaybackEntry, Pose, Rig, RotationBlend, Transform,
     sample_morph_weights,
 };
 use std::ops::Range;
@@ -351,34 +351,7 @@ impl<'a> LeafSampling<'a> {
 
     /// `blend` for the morph weights alone (into `out`).
     fn blend_morphs(&mut self, range: Range<u32>, out: &mut [f32]) -> Result<(), JobError> {
-        let (rig, leaves, weights, times) = (self.rig, self.leaves, self.weights, self.times);
-        let active = || (range.start as usize..range.end as usize).filter(|&l| weights[l] > 0.0);
-        let mut it = active();
-        if let (Some(l), None) = (it.next(), it.next()) {
-            let clip = &rig.clips[leaves[l].clip as usize];
-            sample_morph_weights(clip, times[l], &rig.rest_morph_weights, out);
-            return Ok(());
-        }
-        let count = active().take(MAX_CLIP_NODES).count();
-        let poses = self.poses.get(count, 0, rig.rest_morph_weights.len());
-        for (l, pose) in active().zip(poses.iter_mut()) {
-            let clip = &rig.clips[leaves[l].clip as usize];
-            sample_morph_weights(clip, times[l], &rig.rest_morph_weights, &mut pose.morph_weights);
-        }
-        let empty = BlendLayer { locals: &[], morph_weights: &[], weight: 0.0 };
-        let mut layers = [empty; MAX_CLIP_NODES];
-        for ((layer, l), pose) in layers.iter_mut().zip(active()).zip(poses.iter()) {
-            *layer = BlendLayer { locals: &[], morph_weights: &pose.morph_weights, weight: weights[l] };
-        }
-        BlendJob {
-            layers: &layers[..count],
-            rest: &[],
-            rest_morph_weights: &rig.rest_morph_weights,
-            rotation_blend: RotationBlend::Nlerp,
-            output: &mut [],
-            morph_output: out,
-        }
-        .run()
+        self.blend_into(range, Blended::MorphWeights, &mut [], out)
     }
 
     /// Samples the clip nodes `range` that have weight and blends them into
@@ -387,16 +360,44 @@ impl<'a> LeafSampling<'a> {
     /// it), else a weighted blend of the first `MAX_CLIP_NODES` (each
     /// sampled into the thread's scratch).
     fn blend(&mut self, range: Range<u32>, out: &mut Pose) -> Result<(), JobError> {
+        self.blend_into(range, Blended::Pose, &mut out.locals, &mut out.morph_weights)
+    }
+
+    /// `blend` of `what` into `locals` (empty for morph weights alone) and
+    /// `morph_weights`.
+    fn blend_into(
+        &mut self,
+        range: Range<u32>,
+        what: Blended,
+        locals: &mut [Transform],
+        morph_weights: &mut [f32],
+    ) -> Result<(), JobError> {
         let (rig, leaves, weights, times) = (self.rig, self.leaves, self.weights, self.times);
+        let rotation_blend = self.rotation_blend;
+        let mut sample = |l: usize, locals: &mut [Transform], morphs: &mut [f32]| {
+            let clip = leaves[l].clip;
+            match what {
+                Blended::Pose => self.cursors.sample(rig, clip, times[l], rotation_blend, locals, morphs),
+                Blended::MorphWeights => {
+                    let clip = &rig.clips[clip as usize];
+                    sample_morph_weights(clip, times[l], &rig.rest_morph_weights, morphs);
+                    Ok(())
+                }
+            }
+        };
         let active = || (range.start as usize..range.end as usize).filter(|&l| weights[l] > 0.0);
         let mut it = active();
         if let (Some(l), None) = (it.next(), it.next()) {
-            return self.cursors.sample(rig, leaves[l].clip, times[l], self.rotation_blend, out);
+            return sample(l, locals, morph_weights);
         }
+        let (joints, rest) = match what {
+            Blended::Pose => (rig.skeleton.len(), rig.skeleton.rest()),
+            Blended::MorphWeights => (0, &[][..]),
+        };
         let count = active().take(MAX_CLIP_NODES).count();
-        let poses = self.poses.get(count, rig.skeleton.len(), rig.rest_morph_weights.len());
+        let poses = self.poses.get(count, joints, rig.rest_morph_weights.len());
         for (l, pose) in active().zip(poses.iter_mut()) {
-            self.cursors.sample(rig, leaves[l].clip, times[l], self.rotation_blend, pose)?;
+            sample(l, &mut pose.locals, &mut pose.morph_weights)?;
         }
         let empty = BlendLayer { locals: &[], morph_weights: &[], weight: 0.0 };
         let mut layers = [empty; MAX_CLIP_NODES];
@@ -406,12 +407,21 @@ impl<'a> LeafSampling<'a> {
         }
         BlendJob {
             layers: &layers[..count],
-            rest: rig.skeleton.rest(),
+            rest,
             rest_morph_weights: &rig.rest_morph_weights,
             rotation_blend: RotationBlend::Nlerp,
-            output: &mut out.locals,
-            morph_output: &mut out.morph_weights,
+            output: locals,
+            morph_output: morph_weights,
         }
         .run()
     }
+}
+
+/// What a blend of clip nodes writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Blended {
+    /// Whole poses.
+    Pose,
+    /// The morph weights alone (the joints are posed on the GPU).
+    MorphWeights,
 }
