@@ -1,7 +1,7 @@
-//! Sampling a [`RuntimeClip`]: a per-character cursor that keeps every
-//! lane's current key interval (an index into the clip's block states), and
-//! the job that moves it to a time and interpolates four joints per SIMD
-//! operation.
+//! Sampling a [`RuntimeClip`]: a per-character cursor that keeps the state
+//! each block of four lanes is in (an index into the clip's block states),
+//! and the job that moves it to a time and interpolates four joints per
+//! SIMD operation.
 //!
 //! It reads the layout (checked once, when it was built) and writes only the
 //! caller's cursor and output buffers: it never changes the clip, checks its
@@ -16,8 +16,8 @@
 //!   constants (angle, sine, hemisphere) are computed by the scalar code
 //!   when the clip is built and read with the interval; the per-frame
 //!   sines are the correctly rounded ones of [`sine`], which the scalar
-//!   code uses too, four lanes per operation. What the layout saves is the work around the
-//!   arithmetic: no key search, no validation, one SIMD operation for four
+//!   code uses too, four lanes per operation. What the layout saves is the
+//!   work around the arithmetic: no key search, no validation, one SIMD operation for four
 //!   joints, slerp's `atan2` once per key of the clip instead of once per
 //!   frame and joint.
 //! - [`RotationBlend::Nlerp`], the fast path (ozz-animation's): ratios in

@@ -52,64 +52,36 @@ pub(crate) enum Property {
     Scale = 2,
 }
 
-/// The state of one lane at the start of its track (before it crosses a
-/// key): its first interval, while the layout is built.
+/// One interval of a lane, between two keys of its track (or a rest or
+/// constant lane's only one): what a block state holds for the lane.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct LaneStart {
+struct Interval {
     /// Values at the interval's start and end keys (xyz or quaternion ijkw).
-    pub a: [f32; 4],
-    pub b: [f32; 4],
-    /// What holding `a` / `b` gives (rotations: the key kept or normalised
-    /// as scalar sampling does; otherwise the key).
-    pub held_a: [f32; 4],
-    pub held_b: [f32; 4],
-    /// Key times of `a` and `b`.
-    pub t0: f32,
-    pub t1: f32,
+    a: [f32; 4],
+    b: [f32; 4],
+    /// Key times of `a` and `b`, and `1 / (t1 - t0)`.
+    t0: f32,
+    t1: f32,
+    inv: f32,
     /// At or before this time the lane holds `a`: the track's first key
     /// time in its first interval, +inf for STEP tracks and rest lanes,
     /// -inf in later intervals.
-    pub first: f32,
+    first: f32,
     /// At or after this time the lane holds `b`: the track's last key time
     /// (+inf for rest lanes).
-    pub last: f32,
-    /// Slerp's constants for the interval `a` to `b` (see [`SlerpConstants`]).
-    pub slerp: SlerpConstants,
-    /// Holding any key of the track gives the key itself.
-    pub kept: bool,
-}
-
-/// One interval of a lane: what a cursor in it samples from.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Interval {
-    /// Values at the interval's start and end keys (xyz or quaternion ijkw).
-    pub a: [f32; 4],
-    pub b: [f32; 4],
-    /// Key times of `a` and `b`, and `1 / (t1 - t0)`.
-    pub t0: f32,
-    pub t1: f32,
-    pub inv: f32,
-    /// See [`LaneStart::first`] and [`LaneStart::last`].
-    pub first: f32,
-    pub last: f32,
+    last: f32,
     /// Slerp's constants for `a` to `b` (rotations; zero otherwise).
-    pub slerp: SlerpConstants,
+    slerp: SlerpConstants,
 }
 
-impl Interval {
-    /// A lane's first interval.
-    fn start(s: &LaneStart) -> Self {
-        Interval {
-            a: s.a,
-            b: s.b,
-            t0: s.t0,
-            t1: s.t1,
-            inv: 1.0 / (s.t1 - s.t0),
-            first: s.first,
-            last: s.last,
-            slerp: s.slerp,
-        }
-    }
+/// A lane at the start of its track, while the layout is built.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct LaneStart {
+    /// Its first interval.
+    first: Interval,
+    /// Holding any key of the track gives the key itself (as stored when
+    /// unit to an exporter's rounding; see `RuntimeClip::keys_kept`).
+    kept: bool,
 }
 
 /// Four lanes of a translation or scale property in one of their states:
@@ -142,7 +114,7 @@ pub(crate) struct RotationBlock {
     pub times: Times,
 }
 
-/// Key times of four lanes' intervals (see `LaneStart`).
+/// Key times of four lanes' intervals (see `Interval`).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 #[repr(C, align(16))]
 pub(crate) struct Times {
@@ -237,8 +209,6 @@ pub struct RuntimeClip {
     pub(crate) vector_slot: [Vec<u32>; 2],
     /// Rest translations and scales per block, component-major.
     pub(crate) vector_rest: [Vec<[[f32; LANES]; 3]>; 2],
-    /// How many blocks have a translation / scale track.
-    animated_vector_blocks: [usize; 2],
 }
 
 impl RuntimeClip {
@@ -263,7 +233,7 @@ impl RuntimeClip {
         let mut lane_intervals = Vec::with_capacity(start.len());
         for (s, later) in start.iter().zip(&later) {
             let base = intervals.len() as u32;
-            intervals.push(Interval::start(s));
+            intervals.push(s.first);
             intervals.extend_from_slice(later);
             lane_intervals.push([base, intervals.len() as u32]);
         }
@@ -288,10 +258,6 @@ impl RuntimeClip {
             fallback: rotation_fallback(rest, blocks),
             keys_kept,
             rotation_tracked,
-            animated_vector_blocks: vectors
-                .slot
-                .each_ref()
-                .map(|s| s.iter().filter(|&&b| b != u32::MAX).count()),
             vector_slot: vectors.slot,
             vector_rest: vectors.rest,
         })
@@ -330,7 +296,7 @@ impl RuntimeClip {
 
     /// Blocks with a translation (`[0]`) or scale (`[1]`) track.
     pub(crate) fn vector_blocks(&self) -> [usize; 2] {
-        self.animated_vector_blocks
+        [self.cursor_blocks[0].len(), self.cursor_blocks[2].len()]
     }
 }
 
@@ -545,7 +511,8 @@ impl Layout {
             Property::Rotation => None,
         };
         if let Some(v) = vector.and_then(exact_constant) {
-            self.start[slot] = LaneStart { a: v, b: v, held_a: v, held_b: v, ..self.start[slot] };
+            let first = &mut self.start[slot].first;
+            (first.a, first.b) = (v, v);
             self.constant[slot] = true;
             return;
         }
@@ -563,9 +530,7 @@ impl Layout {
 
     /// Whether holding any key gives the key itself (see `RuntimeClip::keys_kept`).
     fn keys_kept(&self) -> bool {
-        let bits = |v: &[f32; 4]| v.map(f32::to_bits);
-        let kept = |value: &[f32; 4], held: &[f32; 4]| bits(value) == bits(held);
-        self.start.iter().all(|s| s.kept && kept(&s.a, &s.held_a) && kept(&s.b, &s.held_b))
+        self.start.iter().all(|s| s.kept)
     }
 
     /// Per block, all bits set in the lanes with a rotation track.
@@ -591,7 +556,7 @@ impl Layout {
             for j in 0..lanes {
                 let slot = property * lanes + j;
                 vector_animated[v][j / LANES] |= owners[slot].is_some() && !self.constant[slot];
-                for (c, value) in self.start[property * lanes + j].a.iter().take(3).enumerate() {
+                for (c, value) in self.start[property * lanes + j].first.a.iter().take(3).enumerate() {
                     vector_rest[v][j / LANES][c][j % LANES] = *value;
                 }
             }
@@ -626,18 +591,18 @@ fn rest_lane(property: Property, rest: &Transform) -> LaneStart {
         Property::Rotation => rest.rotation.into_inner().coords.into(),
     };
     let slerp = if property == Property::Rotation { SlerpConstants::new(v, v) } else { Default::default() };
-    LaneStart {
+    let first = Interval {
         a: v,
         b: v,
-        held_a: v,
-        held_b: v,
         t0: 0.0,
         t1: 0.0,
+        // 1 / (t1 - t0), as for a track's only key.
+        inv: f32::INFINITY,
         first: f32::INFINITY,
         last: f32::INFINITY,
         slerp,
-        kept: true,
-    }
+    };
+    LaneStart { first, kept: true }
 }
 
 fn pad(v: [f32; 3]) -> [f32; 4] {
@@ -699,32 +664,22 @@ fn lane(
     let slerp = |a: usize, b: usize| {
         if rotation { SlerpConstants::new(values[a], values[b]) } else { SlerpConstants::default() }
     };
+    let interval = |a: usize, b: usize, first: f32| Interval {
+        a: values[a],
+        b: values[b],
+        t0: times[a],
+        t1: times[b],
+        inv: 1.0 / (times[b] - times[a]),
+        first,
+        last: times[n - 1],
+        slerp: slerp(a, b),
+    };
     // Past its first interval a lane never holds its start key for being
     // before the first key: `first` is -inf (+inf for STEP: always held).
     let first_later = if step { f32::INFINITY } else { f32::NEG_INFINITY };
-    later.extend((2..n).map(|k| Interval {
-        a: values[k - 1],
-        b: values[k],
-        t0: times[k - 1],
-        t1: times[k],
-        inv: 1.0 / (times[k] - times[k - 1]),
-        first: first_later,
-        last: times[n - 1],
-        slerp: slerp(k - 1, k),
-    }));
+    later.extend((2..n).map(|k| interval(k - 1, k, first_later)));
     let kept = values.iter().zip(held).all(|(v, h)| v.map(f32::to_bits) == h.map(f32::to_bits));
-    Some(LaneStart {
-        a: values[0],
-        b: values[second],
-        held_a: held[0],
-        held_b: held[second],
-        t0: times[0],
-        t1: times[second],
-        first: if step { f32::INFINITY } else { times[0] },
-        last: times[n - 1],
-        slerp: slerp(0, second),
-        kept,
-    })
+    Some(LaneStart { first: interval(0, second, if step { f32::INFINITY } else { times[0] }), kept })
 }
 
 /// Key times must be finite and strictly increasing (the importer checks
