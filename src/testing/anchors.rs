@@ -258,6 +258,20 @@ pub fn check_case(anchor: &Anchor, case: &Case, mode: RotationBlend) -> Result<E
 /// The clips in the export folder, in the order the compression report lists them.
 pub const CLIPS: [&str; 4] = ["walk", "jog", "run", "crossarms"];
 
+/// The ozz runtime archive clip `name` (one of `CLIPS`) was exported from
+/// (`../shared/anchors/ozz-animation-rs/SOURCES.md`), as ozz-animation's
+/// offline optimiser wrote it.
+pub fn ozz_file(name: &str) -> Option<PathBuf> {
+    let file = match name {
+        "walk" => "blend/animation1.ozz",
+        "jog" => "blend/animation2.ozz",
+        "run" => "blend/animation3.ozz",
+        "crossarms" => "playback/animation.ozz",
+        _ => return None,
+    };
+    Some(export_dir().join("..").join(file))
+}
+
 /// The export folder (`export_dir`).
 pub fn folder() -> PathBuf {
     export_dir()

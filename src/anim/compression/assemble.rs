@@ -6,11 +6,14 @@
 //! It only lays out what `reduce` encoded: it never chooses bits or keys,
 //! and never measures.
 
-use super::clip::{CORRECTED, DROPPED_SHIFT, NEXT_ID, PROPERTIES, PROPERTY_SHIFT, STEP};
+use super::clip::{
+    CORRECTED, DROPPED_SHIFT, NEXT_ID, PROPERTIES, PROPERTY_SHIFT, STEP, TableTimes, frame_time,
+};
 use super::compress::morph_slots;
+use super::hermite::Cubic;
 use super::quantize::BitWriter;
 use super::reduce::{Encoded, Packed, TrackInput};
-use super::{CompressedClip, ConstantTrack, LISTED, PackedTrack, Property};
+use super::{CompressedClip, ConstantTrack, CubicTrack, LISTED, PackedTrack, Property};
 use crate::anim::{Clip, JobError};
 use std::sync::atomic::Ordering;
 
@@ -23,9 +26,10 @@ pub(super) fn assemble(
     inputs: &[TrackInput],
     encoded: &[Encoded],
 ) -> Result<CompressedClip, JobError> {
-    let mut packer = Packer::new(table, encoded);
+    let mut packer = Packer::new(table, inputs, encoded);
     let mut constants = Vec::new();
     let mut tracks = Vec::new();
+    let mut cubic = Vec::new();
     for (input, e) in inputs.iter().zip(encoded) {
         match e {
             Encoded::Rest => {}
@@ -35,6 +39,7 @@ pub(super) fn assemble(
                 value: *value,
             }),
             Encoded::Packed(p) => tracks.push(packer.pack(input, p)?),
+            Encoded::Cubic(c) => cubic.push(packer.pack_cubic(input, c)?),
         }
     }
     let (rotation_tracks, vector_tracks) = sort_by_kind(&mut tracks);
@@ -51,6 +56,7 @@ pub(super) fn assemble(
         mask_words,
         constants,
         tracks,
+        cubic,
         rotation_tracks,
         vector_tracks,
         morph_slots: morph_slots(clip),
@@ -62,8 +68,8 @@ pub(super) fn assemble(
 /// The clip's key times, key-time masks and bit stream, filled one packed
 /// track at a time.
 struct Packer {
-    /// The table times some packed track has a key at, sorted.
-    times: Vec<f32>,
+    /// The table times some packed track has a key at, or the frames they fall on.
+    times: TableTimes,
     /// Each table time's index in `times` (where it is in use).
     remap: Vec<u32>,
     /// Bits of an index in `times` (listed key times).
@@ -75,14 +81,14 @@ struct Packer {
 }
 
 impl Packer {
-    /// Keeps the times of `table` that some packed track of `encoded` has a key at.
-    fn new(table: &[f32], encoded: &[Encoded]) -> Self {
+    /// Keeps the times of `table` that some packed track of `encoded` has
+    /// a key at: as the frames of a rate where they fall on one (see
+    /// [`on_frames`]), else listed.
+    fn new(table: &[f32], inputs: &[TrackInput], encoded: &[Encoded]) -> Self {
         let mut used = vec![false; table.len()];
         for e in encoded {
-            if let Encoded::Packed(p) = e {
-                for k in &p.keys {
-                    used[k.0 as usize] = true;
-                }
+            for t in key_times(e) {
+                used[t as usize] = true;
             }
         }
         let mut remap = vec![0u32; table.len()];
@@ -93,45 +99,92 @@ impl Packer {
                 times.push(t);
             }
         }
-        let time_bits = (usize::BITS - times.len().saturating_sub(1).leading_zeros()).max(1);
-        let mask_words = times.len().div_ceil(64);
+        // STEP keys switch at their exact times: only listed times keep them.
+        let step = inputs.iter().zip(encoded).any(|(i, e)| i.step && !key_times(e).is_empty());
+        let times = match on_frames(&times).filter(|_| !step) {
+            Some((frames, count, interval)) => {
+                for r in &mut remap {
+                    *r = frames.get(*r as usize).copied().unwrap_or(0);
+                }
+                TableTimes::Frames { count, interval }
+            }
+            None => TableTimes::Listed(times),
+        };
+        let len = times.len();
+        let time_bits = (usize::BITS - len.saturating_sub(1).leading_zeros()).max(1);
+        let mask_words = len.div_ceil(64);
         Packer { times, remap, time_bits, mask_words, masks: Vec::new(), writer: BitWriter::default() }
     }
 
     /// The header of `input` encoded as `p`, its keys written to the stream
     /// (each after its time index, unless a mask holds the key times).
     fn pack(&mut self, input: &TrackInput, p: &Packed) -> Result<PackedTrack, JobError> {
-        let bit_offset = u32::try_from(self.writer.bits())
-            .map_err(|_| JobError::new("compress: more than 4 Gbit of keys"))?;
-        let mask = self.key_time_mask(p);
-        // A weight's other two components are 0: not stored.
-        let components = input.property.components();
+        let bit_offset = self.bit_offset()?;
+        let times: Vec<u32> = p.keys.iter().map(|k| k.0).collect();
+        let mask = self.key_time_mask(&times);
+        // A component that stays within a step (a weight's other two among
+        // them) takes no bits.
         for (t, q) in &p.keys {
             if mask.is_none() {
                 self.writer.push(self.remap[*t as usize], self.time_bits);
             }
-            for c in &q[..components] {
-                self.writer.push(*c, p.bits);
+            for (&c, &bits) in q.iter().zip(&p.bits) {
+                self.writer.push(c, bits);
             }
         }
         Ok(PackedTrack {
             joint: input.joint as u16,
             mask: mask.unwrap_or(LISTED),
             flags: flags(input, p),
-            bits: p.bits as u8,
-            step: p.ranges.map(|r| r.step_bits()),
+            bits: p.bits.map(|b| b as u8),
+            step: p.ranges[0].step_bits(),
             keys: p.keys.len() as u32,
             bit_offset,
             min: p.ranges.map(|r| r.min),
         })
     }
 
-    /// The index of a new mask of `p`'s key times, where a mask is smaller
-    /// than listing them (a bit per time against `time_bits` per key);
-    /// `None` to list them. Masks hold their keys' indices in the 16 low
-    /// bits of the cursor's key ids (see `cursor::KeyReader`).
-    fn key_time_mask(&mut self, p: &Packed) -> Option<u16> {
-        let masked = 64 * self.mask_words < p.keys.len() * self.time_bits as usize
+    /// The header of a CUBICSPLINE track `input` encoded as `c`, its keys
+    /// written to the stream as `pack` writes them.
+    fn pack_cubic(&mut self, input: &TrackInput, c: &Cubic) -> Result<CubicTrack, JobError> {
+        let bit_offset = self.bit_offset()?;
+        let times: Vec<u32> = c.keys.iter().map(|k| k.0).collect();
+        let mask = self.key_time_mask(&times);
+        for (t, q) in &c.keys {
+            if mask.is_none() {
+                self.writer.push(self.remap[*t as usize], self.time_bits);
+            }
+            for (&q, &bits) in q.iter().zip(&c.bits) {
+                self.writer.push(q, bits);
+            }
+        }
+        let value = c.ranges[c.width];
+        let tangent = c.ranges[0];
+        Ok(CubicTrack {
+            joint: input.joint as u16,
+            property: input.property,
+            mask: mask.unwrap_or(LISTED),
+            keys: c.keys.len() as u32,
+            bit_offset,
+            width: c.width as u8,
+            bits: c.bits.map(|b| b as u8),
+            step: [value.step_bits(), tangent.step_bits()],
+            min: c.ranges.map(|r| r.min),
+        })
+    }
+
+    /// Where the next track's keys start in the stream.
+    fn bit_offset(&self) -> Result<u32, JobError> {
+        u32::try_from(self.writer.bits()).map_err(|_| JobError::new("compress: more than 4 Gbit of keys"))
+    }
+
+    /// The index of a new mask of a track's key `times` (indices in the
+    /// time table), where a mask is smaller than listing them (a bit per
+    /// time against `time_bits` per key); `None` to list them. Masks hold
+    /// their keys' indices in the 16 low bits of the cursor's key ids (see
+    /// `cursor::KeyReader`).
+    fn key_time_mask(&mut self, times: &[u32]) -> Option<u16> {
+        let masked = 64 * self.mask_words < times.len() * self.time_bits as usize
             && self.times.len() < 1 << 16
             && self.masks.len() / self.mask_words.max(1) < usize::from(LISTED);
         if !masked {
@@ -140,11 +193,21 @@ impl Packer {
         let index = (self.masks.len() / self.mask_words) as u16;
         let start = self.masks.len();
         self.masks.resize(start + self.mask_words, 0);
-        for (t, _) in &p.keys {
-            let i = self.remap[*t as usize] as usize;
+        for &t in times {
+            let i = self.remap[t as usize] as usize;
             self.masks[start + i / 64] |= 1 << (i % 64);
         }
         Some(index)
+    }
+}
+
+/// The time-table indices of the keys `e` stores (none for a track at
+/// rest or constant).
+fn key_times(e: &Encoded) -> Vec<u32> {
+    match e {
+        Encoded::Packed(p) => p.keys.iter().map(|k| k.0).collect(),
+        Encoded::Cubic(c) => c.keys.iter().map(|k| k.0).collect(),
+        Encoded::Rest | Encoded::Constant(_) => Vec::new(),
     }
 }
 
@@ -183,4 +246,83 @@ fn corrected_lanes(rotations: &[PackedTrack]) -> Vec<[f32; 4]> {
         }
     }
     corrected
+}
+
+/// Where `times` (sorted, not negative) fall on the frames of one rate:
+/// each time's frame, the frames from 0 to the last, and the interval, or
+/// `None` if some time is further than four f32 steps from its frame's
+/// time (as [`frame_time`] gives it) or the frames would be over an eighth
+/// more than the times (masks and indices over them would then grow by
+/// more than the time table saves). The rate is taken from the shortest
+/// interval between the times; a clip thinned from baked frames keeps at
+/// least two neighbouring ones somewhere, and one that does not keeps its
+/// listed times. The measured error includes the shift, which is a few
+/// f32 steps of time at most.
+fn on_frames(times: &[f32]) -> Option<(Vec<u32>, u32, f32)> {
+    let (&first, &last) = (times.first()?, times.last()?);
+    if times.len() < 2 || first < 0.0 {
+        return None;
+    }
+    let shortest = times.windows(2).map(|w| f64::from(w[1]) - f64::from(w[0])).fold(f64::INFINITY, f64::min);
+    let frames_to_last = (f64::from(last) / shortest).round();
+    if frames_to_last.is_nan()
+        || frames_to_last < 1.0
+        || frames_to_last > (times.len() + times.len() / 8) as f64
+    {
+        return None;
+    }
+    let interval = (f64::from(last) / frames_to_last) as f32;
+    let mut frames = Vec::with_capacity(times.len());
+    for &t in times {
+        let frame = (f64::from(t) / f64::from(interval)).round() as u32;
+        let shift = (frame_time(frame, interval) - t).abs();
+        if shift > 4.0 * f32::EPSILON * t.max(interval) || frames.last().is_some_and(|&f| f >= frame) {
+            return None;
+        }
+        frames.push(frame);
+    }
+    Some((frames, frames_to_last as u32 + 1, interval))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_on_frames_become_a_rate() {
+        // 30 Hz frames as ozz writes them (a ratio times the duration, in
+        // f32: a step or two off `frame_time`'s), some thinned out.
+        let (duration, n) = (8.6f32, 258);
+        let times: Vec<f32> =
+            (0..=n).filter(|k| k % 13 != 3).map(|k| (k as f32 / n as f32) * duration).collect();
+        let (frames, count, interval) = on_frames(&times).expect("on frames");
+        assert_eq!(count, 259);
+        assert_eq!(frames.len(), times.len());
+        for (&t, &f) in times.iter().zip(&frames) {
+            assert_eq!(f, (f64::from(t) * 30.0).round() as u32);
+            assert!((frame_time(f, interval) - t).abs() <= 4.0 * f32::EPSILON * t);
+        }
+        // Off the frames of the shortest interval, or too few of them: listed.
+        assert!(on_frames(&[0.0, 0.5, 0.7]).is_none());
+        assert!(on_frames(&[0.0, 0.1, 1.0]).is_none());
+        assert!(on_frames(&[-0.5, 0.0, 0.5]).is_none());
+        assert!(on_frames(&[0.25]).is_none());
+    }
+
+    #[test]
+    fn frames_find_the_last_time_at_or_before_as_a_list_does() {
+        let frames = TableTimes::Frames { count: 259, interval: 8.6 / 258.0 };
+        let listed = TableTimes::Listed((0..259).map(|i| frames.at(i)).collect());
+        assert_eq!((frames.len(), frames.bytes(), listed.bytes()), (259, 0, 259 * 4));
+        for i in 0..3000 {
+            let t = -0.1 + f64::from(i) * 9.0 / 3000.0;
+            assert_eq!(frames.last_at_or_before(t), listed.last_at_or_before(t), "at {t}");
+        }
+        for i in 0..259 {
+            let t = f64::from(frames.at(i));
+            assert_eq!(frames.last_at_or_before(t), i);
+            assert_eq!(frames.last_at_or_before(t - 1e-9), listed.last_at_or_before(t - 1e-9));
+        }
+        assert_eq!(frames.at(259), 0.0);
+    }
 }

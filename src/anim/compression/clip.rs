@@ -18,9 +18,9 @@ pub(crate) struct ConstantTrack {
 }
 
 /// A track stored as quantized keys in the clip's bit stream: per key,
-/// three components of `bits` bits, preceded by `time_bits` of time-table
-/// index unless the track's key times are a mask (see `mask`).
-/// 32 bytes.
+/// three components of `bits[c]` bits each (all with the same step),
+/// preceded by `time_bits` of time-table index unless the track's key
+/// times are a mask (see `mask`). 32 bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct PackedTrack {
     pub(crate) joint: u16,
@@ -32,9 +32,10 @@ pub(crate) struct PackedTrack {
     /// the unit length (x, y, z, w = 0..4) shifted by [`DROPPED_SHIFT`],
     /// and the property shifted by [`PROPERTY_SHIFT`].
     pub(crate) flags: u8,
-    pub(crate) bits: u8,
-    /// Each component's quantization step, bfloat16 (see [`Range::step_bits`]).
-    pub(crate) step: [u16; 3],
+    /// Each component's bits (0: the component is its `min`).
+    pub(crate) bits: [u8; 3],
+    /// The components' quantization step, bfloat16 (see [`Range::step_bits`]).
+    pub(crate) step: u16,
     pub(crate) keys: u32,
     pub(crate) bit_offset: u32,
     /// Each component's smallest value.
@@ -42,6 +43,46 @@ pub(crate) struct PackedTrack {
 }
 
 const _: () = assert!(std::mem::size_of::<PackedTrack>() == 32);
+
+/// A CUBICSPLINE track stored as Hermite keys in the clip's bit stream:
+/// per key, after `time_bits` of time-table index unless a mask holds the
+/// key times, its in-tangent, value and out-tangent, `width` components
+/// each (four for a rotation: a spline's keys cannot drop one, and it is
+/// normalised after the spline, as glTF samples it; three for a
+/// translation or scale; one for a weight). Component `c` takes `bits[c]`
+/// bits from `min[c]`, in steps of `step[0]` for values and `step[1]` for
+/// tangents (bfloat16, see [`Range::step_bits`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct CubicTrack {
+    pub(crate) joint: u16,
+    pub(crate) property: Property,
+    /// As `PackedTrack::mask`.
+    pub(crate) mask: u16,
+    pub(crate) keys: u32,
+    pub(crate) bit_offset: u32,
+    pub(crate) width: u8,
+    pub(crate) bits: [u8; CUBIC_COMPONENTS],
+    pub(crate) step: [u16; 2],
+    pub(crate) min: [f32; CUBIC_COMPONENTS],
+}
+
+/// Most components a Hermite key stores: in-tangent, value and
+/// out-tangent of a rotation.
+pub(crate) const CUBIC_COMPONENTS: usize = 12;
+
+impl CubicTrack {
+    /// Bits of one key's components.
+    pub(crate) fn value_bits(&self) -> u32 {
+        self.bits.iter().map(|&b| u32::from(b)).sum()
+    }
+
+    /// Component `c`'s range (`c / width`: 0 in-tangent, 1 value, 2 out-tangent).
+    #[inline(always)]
+    pub(crate) fn range(&self, c: usize) -> Range {
+        let step = if c / usize::from(self.width) == 1 { self.step[0] } else { self.step[1] };
+        Range { min: self.min[c], step: Range::step_from_bits(step) }
+    }
+}
 
 /// `PackedTrack::mask` of a track whose key times are listed in the stream.
 pub(crate) const LISTED: u16 = u16::MAX;
@@ -62,10 +103,15 @@ impl PackedTrack {
         PROPERTIES[usize::from(self.flags >> PROPERTY_SHIFT) & 3]
     }
 
+    /// Bits of one key's components.
+    pub(crate) fn value_bits(&self) -> u32 {
+        self.bits.iter().map(|&b| u32::from(b)).sum()
+    }
+
     /// Component `c`'s range.
     #[inline(always)]
     pub(crate) fn range(&self, c: usize) -> Range {
-        Range { min: self.min[c], step: Range::step_from_bits(self.step[c]) }
+        Range { min: self.min[c], step: Range::step_from_bits(self.step) }
     }
 
     /// STEP keys: the track holds each key until the next.
@@ -84,6 +130,75 @@ impl PackedTrack {
     }
 }
 
+/// The times a clip's keys are at, in order: listed, or the frames of a
+/// uniform rate when every key falls on one (a baked clip, or one thinned
+/// from baked frames), which then take no bytes at all.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum TableTimes {
+    /// Each time as an f32.
+    Listed(Vec<f32>),
+    /// `count` frames, frame `i` at `i * interval` (in f32, as `at` computes it).
+    Frames { count: u32, interval: f32 },
+}
+
+impl TableTimes {
+    /// How many times.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            TableTimes::Listed(times) => times.len(),
+            TableTimes::Frames { count, .. } => *count as usize,
+        }
+    }
+
+    /// Time `i` (0 past the end).
+    #[inline(always)]
+    pub(crate) fn at(&self, i: usize) -> f32 {
+        match self {
+            TableTimes::Listed(times) => times.get(i).copied().unwrap_or(0.0),
+            TableTimes::Frames { count, interval } => {
+                if i < *count as usize {
+                    frame_time(i as u32, *interval)
+                } else {
+                    0.0
+                }
+            }
+        }
+    }
+
+    /// The last time at or before `t` (the first when `t` is before them all).
+    pub(crate) fn last_at_or_before(&self, t: f64) -> usize {
+        match self {
+            TableTimes::Listed(times) => times.partition_point(|&x| f64::from(x) <= t).saturating_sub(1),
+            TableTimes::Frames { count, interval } => {
+                let last = count.saturating_sub(1);
+                // A guess from the rate, then exact against the times `at` gives.
+                let mut i = (t / f64::from(*interval)).floor().clamp(0.0, f64::from(last)) as u32;
+                while i < last && f64::from(frame_time(i + 1, *interval)) <= t {
+                    i += 1;
+                }
+                while i > 0 && f64::from(frame_time(i, *interval)) > t {
+                    i -= 1;
+                }
+                i as usize
+            }
+        }
+    }
+
+    /// Bytes they take.
+    pub(crate) fn bytes(&self) -> usize {
+        match self {
+            TableTimes::Listed(times) => times.len() * 4,
+            TableTimes::Frames { .. } => 0,
+        }
+    }
+}
+
+/// Time of frame `i` at `interval` seconds a frame.
+#[inline(always)]
+pub(crate) fn frame_time(i: u32, interval: f32) -> f32 {
+    i as f32 * interval
+}
+
 /// Source of unique clip ids (cursors remember the clip their keys came from).
 pub(super) static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -99,7 +214,7 @@ pub struct CompressedClip {
     /// Joints of the skeleton it was compressed for.
     pub(crate) joints: usize,
     /// Key times in use, sorted.
-    pub(crate) times: Vec<f32>,
+    pub(crate) times: TableTimes,
     /// Bits of a time-table index (listed key times).
     pub(crate) time_bits: u8,
     /// Key-time masks, `mask_words` each: bit `i` of a mask set where
@@ -119,6 +234,8 @@ pub struct CompressedClip {
     pub(crate) vector_tracks: usize,
     /// Morph slots the clip writes: one past the highest.
     pub(crate) morph_slots: usize,
+    /// CUBICSPLINE tracks (sampled one at a time after the others).
+    pub(crate) cubic: Vec<CubicTrack>,
     /// Per block of four rotation tracks, all bits set in the lanes of
     /// tracks with a slerp correction (`PackedTrack::corrected`).
     pub(crate) corrected: Vec<[f32; 4]>,
@@ -129,20 +246,50 @@ pub struct CompressedClip {
 impl CompressedClip {
     /// Bytes of data it holds (see [`CompressionStats::compressed_bytes`](super::CompressionStats::compressed_bytes)).
     pub fn data_bytes(&self) -> usize {
-        self.times.len() * 4
-            + self.masks.len() * 8
-            + self.constants.len() * std::mem::size_of::<ConstantTrack>()
-            + self.tracks.len() * std::mem::size_of::<PackedTrack>()
-            + self.stream.len()
+        self.bytes_by_part().total()
     }
 
-    /// Tracks stored as keys.
+    /// Where its bytes go.
+    pub fn bytes_by_part(&self) -> ClipBytes {
+        ClipBytes {
+            times: self.times.bytes(),
+            masks: self.masks.len() * 8,
+            constants: self.constants.len() * std::mem::size_of::<ConstantTrack>(),
+            headers: self.tracks.len() * std::mem::size_of::<PackedTrack>()
+                + self.cubic.len() * std::mem::size_of::<CubicTrack>(),
+            stream: self.stream.len(),
+        }
+    }
+
+    /// Tracks stored as keys (Hermite keys included).
     pub fn packed_tracks(&self) -> usize {
-        self.tracks.len()
+        self.tracks.len() + self.cubic.len()
     }
 
     /// Tracks stored as one value.
     pub fn constant_tracks(&self) -> usize {
         self.constants.len()
+    }
+}
+
+/// Where a compressed clip's bytes go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct ClipBytes {
+    /// The time table.
+    pub times: usize,
+    /// Key-time masks.
+    pub masks: usize,
+    /// Tracks stored as one value.
+    pub constants: usize,
+    /// Packed track headers.
+    pub headers: usize,
+    /// The bit stream of keys (with its 8 bytes of padding).
+    pub stream: usize,
+}
+
+impl ClipBytes {
+    /// All of them.
+    pub fn total(&self) -> usize {
+        self.times + self.masks + self.constants + self.headers + self.stream
     }
 }

@@ -13,16 +13,15 @@ use super::measure::{Exact, Measure};
 use super::reduce::{self, Encoded, TrackInput, Value};
 use super::{
     CompressedClip, CompressionSettings, CompressionStats, DEFAULT_WEIGHT_TOLERANCE, ErrorMetric, Property,
-    raw_bytes,
+    baseline_bytes, raw_bytes,
 };
-use crate::anim::sampling::{check_clip, sample_joint, sample_morph_tracks};
+use crate::anim::sampling::{check_clip, sample_joint};
 use crate::anim::{
-    Clip, Interpolation, JobError, JointTracks, MorphWeightTrack, NO_PARENT, RotationBlend, Skeleton,
-    Transform,
+    Clip, Interpolation, JobError, JointTracks, NO_PARENT, RotationBlend, Skeleton, Transform,
 };
 
-/// Most sub-intervals a key interval of a curved track (CUBICSPLINE, or
-/// slerped rotation) is resampled into: the runtime interpolates linearly
+/// Most sub-intervals a key interval of a curved track (a slerped
+/// rotation) is resampled into: the runtime interpolates linearly
 /// (corrected nlerp for rotations), and key reduction then thins the
 /// points out. Slerped rotations rarely need any: the corrected nlerp
 /// follows slerp within 1e-6 rad between keys 30° apart.
@@ -46,6 +45,8 @@ const MEASURED_SHARE: f64 = 0.99;
 const MAX_ROUNDS: usize = 40;
 /// What each round multiplies the tolerance of an offending joint's chain by.
 const TIGHTEN: f64 = 0.75;
+/// Bisection steps of [`Compressor::loosen`].
+const LOOSEN_STEPS: usize = 3;
 
 /// Compresses `clip` (made for `skeleton`) within `settings.error_bound`,
 /// its morph weights within [`DEFAULT_WEIGHT_TOLERANCE`]; returns the clip
@@ -80,7 +81,9 @@ pub fn compress_for(
     let refined = compressor.refine(&table, &inputs, &grid, &mut exact)?;
     let stats = CompressionStats {
         raw_bytes: raw_bytes(clip),
+        baseline_bytes: baseline_bytes(clip, skeleton.len()),
         compressed_bytes: refined.clip.data_bytes(),
+        compressed_parts: refined.clip.bytes_by_part(),
         max_error: refined.max_error,
         mean_error: refined.mean_error,
         raw_keys: inputs.iter().map(|i| i.keys.len()).sum::<usize>(),
@@ -150,13 +153,6 @@ impl<'a> Compressor<'a> {
         }
         for mt in &self.clip.morph_tracks {
             times.extend_from_slice(&mt.times);
-            if mt.interpolation == Interpolation::CubicSpline {
-                for w in 0..mt.count as usize {
-                    let value = |t: f64| [weight_at(mt, w, t), 0.0, 0.0, 0.0];
-                    let scale = self.weight_scale[mt.offset as usize + w];
-                    subdivide(&mt.times, Property::Weight, &value, scale, settings, &mut times);
-                }
-            }
         }
         times.sort_by(f32::total_cmp);
         times.dedup();
@@ -182,24 +178,40 @@ impl<'a> Compressor<'a> {
                     rest: value_of(&self.rest[j], property),
                     error_scale: error_scale(&self.metric, j, property),
                     corrected: corrected(interpolation, property, settings),
+                    spline: if interpolation == Interpolation::CubicSpline {
+                        joint_spline(jt, property)
+                    } else {
+                        Vec::new()
+                    },
                 });
             }
         }
         for mt in &self.clip.morph_tracks {
             let cubic = mt.interpolation == Interpolation::CubicSpline;
-            for w in 0..mt.count as usize {
+            let count = mt.count as usize;
+            for w in 0..count {
                 let slot = mt.offset as usize + w;
+                // In-tangent, value and out-tangent of key k: slots 3k..3k + 3.
+                let weight = |slot: usize| [f64::from(mt.values[slot * count + w]), 0.0, 0.0, 0.0];
+                let spline = if cubic {
+                    (0..mt.times.len())
+                        .map(|k| [weight(3 * k), weight(3 * k + 1), weight(3 * k + 2)])
+                        .collect()
+                } else {
+                    Vec::new()
+                };
                 inputs.push(TrackInput {
                     joint: slot,
                     property: Property::Weight,
                     step: mt.interpolation == Interpolation::Step,
-                    keys: table.candidates(&mt.times, cubic),
+                    keys: table.candidates(&mt.times, false),
                     grid: Vec::new(),
                     // Weights are never dropped: the sampler does not know the
                     // rest weights the clip was made for.
                     rest: [f64::NAN; 4],
                     error_scale: self.weight_scale[slot],
                     corrected: false,
+                    spline,
                 });
             }
         }
@@ -228,11 +240,51 @@ impl<'a> Compressor<'a> {
             let (max_error, mean_error) = measure.run(&clip, &self.metric, self.rest, grid, exact)?;
             rounds += 1;
             let over = max_error > limit;
-            if !over || rounds == MAX_ROUNDS {
+            if !over {
+                let within = Refined { clip, max_error, mean_error, encoded };
+                return self.loosen(table, inputs, grid, exact, &mut measure, &tolerance, within);
+            }
+            if rounds == MAX_ROUNDS {
                 return Ok(Refined { clip, max_error, mean_error, encoded });
             }
             self.tighten(inputs, &measure, limit, &mut tolerance, &mut encoded);
         }
+    }
+
+    /// The last tightening round may have tightened more than it had to:
+    /// scales every track's `tolerance` up by as much as the round took
+    /// (bisecting `LOOSEN_STEPS` times) and keeps the smallest clip still
+    /// within the bound.
+    #[allow(clippy::too_many_arguments)]
+    fn loosen(
+        &self,
+        table: &TimeTable,
+        inputs: &[TrackInput],
+        grid: &[f64],
+        exact: &mut Exact,
+        measure: &mut Measure,
+        tolerance: &[f64],
+        within: Refined,
+    ) -> Result<Refined, JobError> {
+        let limit = self.settings.error_bound * MEASURED_SHARE;
+        let mut best = within;
+        let (mut lo, mut hi) = (1.0, 1.0 / TIGHTEN);
+        for _ in 0..LOOSEN_STEPS {
+            let scale = (lo + hi) / 2.0;
+            let encoded: Vec<Encoded> =
+                inputs.iter().zip(tolerance).map(|(i, &t)| reduce::encode(i, t * scale)).collect();
+            let clip = assemble(self.clip, self.joints, &table.times, inputs, &encoded)?;
+            let (max_error, mean_error) = measure.run(&clip, &self.metric, self.rest, grid, exact)?;
+            if max_error <= limit {
+                lo = scale;
+                if clip.data_bytes() < best.clip.data_bytes() {
+                    best = Refined { clip, max_error, mean_error, encoded };
+                }
+            } else {
+                hi = scale;
+            }
+        }
+        Ok(best)
     }
 
     /// Multiplies by `TIGHTEN` the tolerance of every track on the chain
@@ -353,6 +405,7 @@ fn kept_keys(encoded: &[Encoded]) -> usize {
             Encoded::Rest => 0,
             Encoded::Constant(_) => 1,
             Encoded::Packed(p) => p.keys.len(),
+            Encoded::Cubic(c) => c.keys.len(),
         })
         .sum()
 }
@@ -384,19 +437,35 @@ fn value_of(t: &Transform, property: Property) -> Value {
 }
 
 /// Whether a track's exact curve is not what the runtime's linear
-/// interpolation between its keys gives: cubic tracks, and slerped
-/// rotations (the runtime's corrected nlerp is within 1e-6 rad of slerp
-/// between keys 30° apart, 2e-4 rad at 90°). These are resampled before
-/// key reduction where that is not within the bound.
+/// interpolation between its keys gives: slerped rotations (the runtime's
+/// corrected nlerp is within 1e-6 rad of slerp between keys 30° apart,
+/// 2e-4 rad at 90°). These are resampled before key reduction where that
+/// is not within the bound. (CUBICSPLINE tracks keep their own keys as
+/// Hermite keys, see [`hermite`](super::hermite).)
 fn curved(interpolation: Interpolation, property: Property, settings: &CompressionSettings) -> bool {
-    interpolation == Interpolation::CubicSpline
-        || (interpolation == Interpolation::Linear
-            && property == Property::Rotation
-            && settings.reference == RotationBlend::Slerp)
+    interpolation == Interpolation::Linear
+        && property == Property::Rotation
+        && settings.reference == RotationBlend::Slerp
+}
+
+/// A CUBICSPLINE joint track's keys as in-tangent, value and out-tangent.
+fn joint_spline(jt: &JointTracks, property: Property) -> Vec<[Value; 3]> {
+    let vector = |v: &nalgebra::Vector3<f32>| [v.x, v.y, v.z, 0.0].map(f64::from);
+    let keys: Vec<Value> = match property {
+        Property::Translation => jt.translation.iter().flat_map(|t| t.values.iter().map(vector)).collect(),
+        Property::Scale => jt.scale.iter().flat_map(|t| t.values.iter().map(vector)).collect(),
+        Property::Rotation => jt
+            .rotation
+            .iter()
+            .flat_map(|t| t.values.iter().map(|q| [q.i, q.j, q.k, q.w].map(f64::from)))
+            .collect(),
+        Property::Weight => Vec::new(),
+    };
+    keys.chunks_exact(3).map(|k| [k[0], k[1], k[2]]).collect()
 }
 
 /// Whether the runtime corrects nlerp's ratio to follow slerp on this
-/// track: rotations whose exact curve is slerp (or a spline), not nlerp.
+/// track: rotations whose exact curve is slerp, not nlerp.
 fn corrected(interpolation: Interpolation, property: Property, settings: &CompressionSettings) -> bool {
     property == Property::Rotation && curved(interpolation, property, settings)
 }
@@ -424,13 +493,6 @@ fn check(clip: &Clip, skeleton: &Skeleton) -> Result<(), JobError> {
 /// Morph slots `clip` writes: one past the highest.
 pub(super) fn morph_slots(clip: &Clip) -> usize {
     clip.morph_tracks.iter().map(|m| (m.offset + m.count) as usize).max().unwrap_or(0)
-}
-
-/// Weight `w` of morph track `mt` at `t`, exactly as `SampleJob` samples it.
-fn weight_at(mt: &MorphWeightTrack, w: usize, t: f64) -> f64 {
-    let mut out = vec![0.0; (mt.offset + mt.count) as usize];
-    sample_morph_tracks(std::slice::from_ref(mt), t, &mut [0], &mut out);
-    f64::from(out[mt.offset as usize + w])
 }
 
 /// Times to add to the table inside each key interval of a curved track

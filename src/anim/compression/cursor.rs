@@ -14,8 +14,10 @@
 //! Only a hint: what a track gives at a time depends on the two keys around
 //! that time, never on where the cursor was before.
 
+use super::clip::TableTimes;
 use super::quantize::{from_smallest_three, load_bits, read_bits};
-use super::{CompressedClip, LISTED, PackedTrack};
+use super::{CompressedClip, CubicTrack, LISTED, PackedTrack};
+use crate::anim::math::hermite;
 
 /// Tracks per SIMD block.
 pub(crate) const LANES: usize = 4;
@@ -123,6 +125,8 @@ pub struct CompressedCursor {
     /// (`u32::MAX`: none): a search starts at `a`, and keys cached already
     /// are not decoded again.
     pub(crate) keys: Vec<[u32; 2]>,
+    /// Per cubic track, the ids of the keys last sampled around (a hint).
+    pub(crate) cubic_keys: Vec<[u32; 2]>,
 }
 
 /// Rotation, translation-or-scale and weight tracks of `clip`.
@@ -141,6 +145,7 @@ impl CompressedCursor {
             vectors: KeyBlock::blocks(vectors),
             weights: KeyBlock::blocks(weights),
             keys: vec![[u32::MAX; 2]; clip.tracks.len()],
+            cubic_keys: vec![[u32::MAX; 2]; clip.cubic.len()],
         };
         cursor.forget(clip);
         cursor
@@ -150,6 +155,7 @@ impl CompressedCursor {
     pub(crate) fn fits(&self, clip: &CompressedClip) -> bool {
         let [rotations, vectors, weights] = kinds(clip);
         self.keys.len() == clip.tracks.len()
+            && self.cubic_keys.len() == clip.cubic.len()
             && self.rotations.len() == rotations.div_ceil(LANES)
             && self.vectors.len() == vectors.div_ceil(LANES)
             && self.weights.len() == weights.div_ceil(LANES)
@@ -167,6 +173,7 @@ impl CompressedCursor {
     fn forget(&mut self, clip: &CompressedClip) {
         self.clip = clip.id;
         self.keys.fill([u32::MAX; 2]);
+        self.cubic_keys.fill([u32::MAX; 2]);
         let [rotations, vectors, weights] = kinds(clip);
         for (b, block) in self.rotations.iter_mut().enumerate() {
             block.span = lanes_span(b, rotations);
@@ -202,7 +209,7 @@ pub(crate) fn refill_rotation(clip: &CompressedClip, cursor: &mut CompressedCurs
     let keys = reader.around(t, cached);
     cursor.keys[i] = [keys.a, keys.b];
     let dropped = track.dropped();
-    let decode = |k| from_smallest_three(reader.components(k), dropped);
+    let decode = |k| from_smallest_three(reader.components(track, k), dropped);
     cursor.rotations[i / LANES].cache(i % LANES, cached, &keys, decode);
 }
 
@@ -211,22 +218,50 @@ pub(crate) fn refill_rotation(clip: &CompressedClip, cursor: &mut CompressedCurs
 /// around `t`.
 pub(crate) fn refill_vector(clip: &CompressedClip, cursor: &mut CompressedCursor, i: usize, t: f64) {
     let index = clip.rotation_tracks + i;
-    let reader = KeyReader::new(clip, &clip.tracks[index]);
+    let track = &clip.tracks[index];
+    let reader = KeyReader::new(clip, track);
     let cached = cursor.keys[index];
     let keys = reader.around(t, cached);
     cursor.keys[index] = [keys.a, keys.b];
-    cursor.vectors[i / LANES].cache(i % LANES, cached, &keys, |k| reader.components(k));
+    cursor.vectors[i / LANES].cache(i % LANES, cached, &keys, |k| reader.components(track, k));
 }
 
 /// Morph weight `i` (lane `i % LANES` of weight block `i / LANES`, `i`
 /// counted from the first weight track) caches the keys around `t`.
 pub(crate) fn refill_weight(clip: &CompressedClip, cursor: &mut CompressedCursor, i: usize, t: f64) {
     let index = clip.rotation_tracks + clip.vector_tracks + i;
-    let reader = KeyReader::new(clip, &clip.tracks[index]);
+    let track = &clip.tracks[index];
+    let reader = KeyReader::new(clip, track);
     let cached = cursor.keys[index];
     let keys = reader.around(t, cached);
     cursor.keys[index] = [keys.a, keys.b];
-    cursor.weights[i / LANES].cache(i % LANES, cached, &keys, |k| [reader.weight(k)]);
+    cursor.weights[i / LANES].cache(i % LANES, cached, &keys, |k| [reader.weight(track, k)]);
+}
+
+/// Cubic track `i` at time `t` (`nearest`, its nearest f32, gives the
+/// ratio): the Hermite spline between the keys around it, `width`
+/// components (a rotation not yet normalised). Nothing is cached but the
+/// keys' ids: splines are rare, and decoding their keys is cheap next to
+/// finding them.
+pub(crate) fn sample_cubic(
+    clip: &CompressedClip,
+    cursor: &mut CompressedCursor,
+    i: usize,
+    t: f64,
+    nearest: f32,
+) -> [f32; 4] {
+    let track = &clip.cubic[i];
+    let reader = KeyReader::for_cubic(clip, track);
+    let keys = reader.around(t, cursor.cubic_keys[i]);
+    cursor.cubic_keys[i] = [keys.a, keys.b];
+    let [_, v0, b0] = reader.hermite_key(track, keys.a);
+    if keys.b == keys.a {
+        return v0;
+    }
+    let [a1, v1, _] = reader.hermite_key(track, keys.b);
+    let s = ((nearest - keys.t0) * keys.inv).clamp(0.0, 1.0);
+    let td = keys.hi - keys.lo;
+    std::array::from_fn(|c| hermite(v0[c], b0[c], v1[c], a1[c], s, td))
 }
 
 /// The keys of one track around a time (key ids, see [`KeyReader`]), and
@@ -259,22 +294,56 @@ const FORWARD_STEPS: u32 = 4;
 /// playback moving on from one key to the next needs no rank query.
 struct KeyReader<'a> {
     stream: &'a [u8],
-    times: &'a [f32],
+    times: &'a TableTimes,
     /// Bits before each key's components: its listed time index, or none.
     time_bits: u32,
-    /// Bits of each key's components (three, or one for a weight).
+    /// Bits of each key's components.
     value_bits: u32,
     /// The track's key-time mask, if it has one.
     mask: Option<Mask<'a>>,
-    track: &'a PackedTrack,
+    /// Where the track's keys start in the stream.
+    bit_offset: u32,
+    /// How many keys the track has.
+    keys: u32,
+    /// STEP keys: each holds until the next.
+    step: bool,
 }
 
 impl<'a> KeyReader<'a> {
-    fn new(clip: &'a CompressedClip, track: &'a PackedTrack) -> Self {
-        let mask = (track.mask != LISTED).then(|| Mask::new(clip, track.mask));
+    fn new(clip: &'a CompressedClip, track: &PackedTrack) -> Self {
+        Self::with(clip, track.mask, track.value_bits(), track.bit_offset, track.keys, track.step())
+    }
+
+    fn for_cubic(clip: &'a CompressedClip, track: &CubicTrack) -> Self {
+        Self::with(clip, track.mask, track.value_bits(), track.bit_offset, track.keys, false)
+    }
+
+    fn with(
+        clip: &'a CompressedClip,
+        mask: u16,
+        value_bits: u32,
+        bit_offset: u32,
+        keys: u32,
+        step: bool,
+    ) -> Self {
+        let mask = (mask != LISTED).then(|| Mask::new(clip, mask));
         let time_bits = if mask.is_some() { 0 } else { u32::from(clip.time_bits) };
-        let value_bits = track.property().components() as u32 * u32::from(track.bits);
-        KeyReader { stream: &clip.stream, times: &clip.times, time_bits, value_bits, mask, track }
+        KeyReader {
+            stream: &clip.stream,
+            times: &clip.times,
+            time_bits,
+            value_bits,
+            mask,
+            bit_offset,
+            keys,
+            step,
+        }
+    }
+
+    /// Bit offset of the components of the key with id `k`.
+    #[inline(always)]
+    fn value_start(&self, k: u32) -> u64 {
+        self.key_start(self.index(k)) + u64::from(self.time_bits)
     }
 
     /// Time of the key with id `k`.
@@ -284,14 +353,14 @@ impl<'a> KeyReader<'a> {
             Some(_) => (k >> 16) as usize,
             None => read_bits(self.stream, self.key_start(k), self.time_bits) as usize,
         };
-        self.times.get(index).copied().unwrap_or(0.0)
+        self.times.at(index)
     }
 
     /// Bit offset of the key with index `k` among the track's keys.
     #[inline(always)]
     fn key_start(&self, k: u32) -> u64 {
         let key_bits = self.time_bits + self.value_bits;
-        u64::from(self.track.bit_offset) + u64::from(k) * u64::from(key_bits)
+        u64::from(self.bit_offset) + u64::from(k) * u64::from(key_bits)
     }
 
     /// Index among the track's keys of the key with id `k`.
@@ -303,31 +372,39 @@ impl<'a> KeyReader<'a> {
         }
     }
 
-    /// Decoded weight of the key with id `k` (weight tracks).
+    /// Decoded weight of the key with id `k` of weight `track`.
     #[inline(always)]
-    fn weight(&self, k: u32) -> f32 {
-        let start = self.key_start(self.index(k)) + u64::from(self.time_bits);
-        self.track.range(0).value(read_bits(self.stream, start, u32::from(self.track.bits)))
+    fn weight(&self, track: &PackedTrack, k: u32) -> f32 {
+        track.range(0).value(read_bits(self.stream, self.value_start(k), u32::from(track.bits[0])))
     }
 
-    /// Decoded components of the key with id `k`: one 64-bit load when the three fit.
+    /// Decoded in-tangent, value and out-tangent of the key with id `k` of
+    /// cubic `track`, `track.width` components each.
+    fn hermite_key(&self, track: &CubicTrack, k: u32) -> [[f32; 4]; 3] {
+        let width = usize::from(track.width);
+        let mut out = [[0.0; 4]; 3];
+        let mut bit = self.value_start(k);
+        for (c, &bits) in track.bits.iter().enumerate().take(3 * width) {
+            out[c / width][c % width] = track.range(c).value(read_bits(self.stream, bit, u32::from(bits)));
+            bit += u64::from(bits);
+        }
+        out
+    }
+
+    /// Decoded components of the key with id `k` of `track`: one 64-bit
+    /// load when the three fit.
     #[inline(always)]
-    fn components(&self, k: u32) -> [f32; 3] {
-        let index = self.index(k);
-        let bits = u32::from(self.track.bits);
-        let start = self.key_start(index) + u64::from(self.time_bits);
-        let r = [0, 1, 2].map(|c| self.track.range(c));
-        let mask = (1u64 << bits) - 1;
-        if 3 * bits <= 56 {
+    fn components(&self, track: &PackedTrack, k: u32) -> [f32; 3] {
+        let [b0, b1, b2] = track.bits.map(u32::from);
+        let start = self.value_start(k);
+        let r = [0, 1, 2].map(|c| track.range(c));
+        if b0 + b1 + b2 <= 56 {
             let word = load_bits(self.stream, start);
-            [
-                r[0].value((word & mask) as u32),
-                r[1].value(((word >> bits) & mask) as u32),
-                r[2].value(((word >> (2 * bits)) & mask) as u32),
-            ]
+            let field = |shift: u32, bits: u32| ((word >> shift) & ((1u64 << bits) - 1)) as u32;
+            [r[0].value(field(0, b0)), r[1].value(field(b0, b1)), r[2].value(field(b0 + b1, b2))]
         } else {
-            let field = |i: u32| read_bits(self.stream, start + u64::from(i * bits), bits);
-            [r[0].value(field(0)), r[1].value(field(1)), r[2].value(field(2))]
+            let field = |shift: u32, bits: u32| read_bits(self.stream, start + u64::from(shift), bits);
+            [r[0].value(field(0, b0)), r[1].value(field(b0, b1)), r[2].value(field(b0 + b1, b2))]
         }
     }
 
@@ -342,8 +419,8 @@ impl<'a> KeyReader<'a> {
     /// Id of the last key.
     fn last(&self) -> u32 {
         match self.mask {
-            Some(mask) => mask.previous_set(mask.len - 1).unwrap_or(0) << 16 | (self.track.keys - 1),
-            None => self.track.keys - 1,
+            Some(mask) => mask.previous_set(mask.len - 1).unwrap_or(0) << 16 | (self.keys - 1),
+            None => self.keys - 1,
         }
     }
 
@@ -352,7 +429,7 @@ impl<'a> KeyReader<'a> {
     fn next(&self, k: u32) -> Option<u32> {
         match self.mask {
             Some(mask) => Some(mask.next_set((k >> 16) + 1)? << 16 | ((k & 0xffff) + 1)),
-            None => (k.checked_add(1)? < self.track.keys).then_some(k + 1),
+            None => (k.checked_add(1)? < self.keys).then_some(k + 1),
         }
     }
 
@@ -397,7 +474,7 @@ impl<'a> KeyReader<'a> {
 
     /// The interval from key `a` (at time `lo`) to the next key `b` (at `hi`).
     fn interval(&self, a: u32, b: u32, lo: f32, hi: f32) -> Keys {
-        if self.track.step() {
+        if self.step {
             return Keys::hold(a, lo, hi);
         }
         Keys { a, b, lo, hi, t0: lo, inv: 1.0 / (hi - lo) }
@@ -410,11 +487,11 @@ impl<'a> KeyReader<'a> {
     /// binary search.
     fn find(&self, t: f64, hint: u32) -> u32 {
         if let Some(mask) = self.mask {
-            let at = self.times.partition_point(|&x| f64::from(x) <= t).saturating_sub(1);
+            let at = self.times.last_at_or_before(t);
             let key = mask.previous_set(at as u32).unwrap_or(0);
             return key << 16 | mask.rank(key);
         }
-        let n = self.track.keys;
+        let n = self.keys;
         let mut k = hint.min(n - 2);
         if f64::from(self.time(k)) <= t {
             for _ in 0..FORWARD_STEPS {

@@ -6,15 +6,21 @@
 //! A clip is compressed for one skeleton: every translation, rotation and
 //! scale track is either dropped (equal to the rest value), stored as one
 //! constant, or stored as quantized keys in one bit stream: components
-//! range-reduced per track to as few bits as its tolerance allows,
+//! range-reduced per track, with one quantization step per track (as
+//! coarse as its tolerance allows) and each component as few bits as its
+//! own range needs at that step (none for one that stays within a step),
 //! rotations as "smallest three" (the component that stays largest is
 //! rebuilt from the unit length), and keys removed where interpolating
 //! their neighbours stays within the tolerance. Key times refer to one
 //! time table per clip: a mask over it (a bit per table time), or, where
-//! that is smaller, an index per key. The runtime nlerps rotations; on tracks whose
-//! exact curve is slerp it corrects nlerp's ratio to follow slerp (see
-//! [`interpolation`]), so that those keep their own keys rather than keys
-//! resampled for plain nlerp.
+//! that is smaller, an index per key. A table whose times fall on the
+//! frames of one rate (baked clips, and clips thinned from baked frames)
+//! is stored as that rate alone. CUBICSPLINE tracks keep their own keys
+//! as quantized Hermite keys (in-tangent, value, out-tangent; see
+//! [`hermite`]), and the runtime evaluates the spline. The runtime nlerps
+//! rotations; on tracks whose exact curve is slerp it corrects nlerp's
+//! ratio to follow slerp (see [`interpolation`]), so that those keep their
+//! own keys rather than keys resampled for plain nlerp.
 //!
 //! The tolerance is an object-space distance: how far a virtual vertex a
 //! set distance (3 cm) from each joint moves (see [`error::ErrorMetric`]),
@@ -24,7 +30,13 @@
 //! and compared with the exact clip, and the tracks of any joint over 99 %
 //! of the bound (the margin covers peaks between grid points) and of its
 //! ancestors get three quarters of their tolerance, until every joint is
-//! within it. The result reports the error it measured.
+//! within it. That last round may have tightened more than it needed, so
+//! every tolerance is then scaled back up as far as the bound allows (a
+//! short bisection). The result reports the error it measured.
+//!
+//! Compression ratios are reported as ACL reports them, against the raw
+//! clip at its own key rate (see [`baseline_bytes`]), and against the
+//! file's own keys.
 //!
 //! Morph weights are compressed the same way, one scalar track per
 //! weight, each within the weight error that moves no vertex further than
@@ -33,8 +45,8 @@
 //!
 //! Offline, the compressor: [`compress`](mod@compress) (the steps),
 //! `assemble` (the layout), `measure` (the errors), [`reduce`] (one track's
-//! bits and keys), [`error`] (the metric), [`settings`] and [`report`] (one
-//! row per clip). At runtime, [`clip`] (the format), [`cursor`] and
+//! bits and keys; [`hermite`] for splines), [`error`] (the metric),
+//! [`settings`] and [`report`] (one row per clip). At runtime, [`clip`] (the format), [`cursor`] and
 //! [`sampler`], with [`interpolation`] and [`quantize`] shared by both sides.
 
 mod assemble;
@@ -42,6 +54,7 @@ pub mod clip;
 pub mod compress;
 pub mod cursor;
 pub mod error;
+pub mod hermite;
 pub mod interpolation;
 mod measure;
 pub mod quantize;
@@ -50,13 +63,15 @@ pub mod report;
 pub mod sampler;
 pub mod settings;
 
-pub use clip::CompressedClip;
-pub(crate) use clip::{ConstantTrack, LISTED, PackedTrack};
+pub use clip::{ClipBytes, CompressedClip};
+pub(crate) use clip::{ConstantTrack, CubicTrack, LISTED, PackedTrack};
 pub use compress::{compress, compress_for};
 pub use cursor::CompressedCursor;
 pub use error::ErrorMetric;
 pub use sampler::CompressedSampleJob;
-pub use settings::{CompressionSettings, CompressionStats, DEFAULT_WEIGHT_TOLERANCE, raw_bytes, rest_extent};
+pub use settings::{
+    CompressionSettings, CompressionStats, DEFAULT_WEIGHT_TOLERANCE, baseline_bytes, raw_bytes, rest_extent,
+};
 
 /// Which part of a joint's transform a track animates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,12 +84,4 @@ pub enum Property {
     Scale,
     /// One morph weight (the track's `joint` is its morph slot).
     Weight,
-}
-
-impl Property {
-    /// Components stored per key: three (a rotation's smallest three), or
-    /// one for a weight.
-    pub(crate) fn components(self) -> usize {
-        if self == Property::Weight { 1 } else { 3 }
-    }
 }

@@ -76,13 +76,27 @@ pub struct Range {
 }
 
 impl Range {
-    /// The range covering `lo..=hi` with `bits`-bit integers.
-    pub fn new(lo: f64, hi: f64, bits: u32) -> Self {
-        let levels = ((1u64 << bits) - 1) as f64;
+    /// The step, rounded up to a bfloat16, that covers a range `width` wide
+    /// with `bits`-bit integers.
+    pub fn step_for(width: f64, bits: u32) -> f32 {
+        bfloat16_up((width.max(0.0) / ((1u64 << bits) - 1) as f64) as f32)
+    }
+
+    /// The fewest bits, with `step` (a bfloat16, see [`Range::step_for`])
+    /// between levels, that cover `lo..=hi` with an error of at most half a
+    /// step, and that range. A component spanning at most one step needs
+    /// none: its middle is within half a step of every value.
+    pub fn fitted(lo: f64, hi: f64, step: f32) -> (Range, u32) {
+        let width = hi - lo;
+        if step <= 0.0 || width <= f64::from(step) {
+            return (Range { min: ((lo + hi) / 2.0) as f32, step }, 0);
+        }
         let min = lo as f32;
-        // From min as stored (rounded to f32).
-        let step = bfloat16_up(((hi - f64::from(min)).max(0.0) / levels) as f32);
-        Range { min, step }
+        let mut bits = 1;
+        while bits < MAX_BITS && f64::from(min) + f64::from(step) * (((1u64 << bits) - 1) as f64) < hi {
+            bits += 1;
+        }
+        (Range { min, step }, bits)
     }
 
     /// The step's bfloat16 bits.
@@ -99,7 +113,7 @@ impl Range {
     /// The integer nearest to `value` (clamped to the range).
     pub fn quantize(&self, value: f64, bits: u32) -> u32 {
         let max = ((1u64 << bits) - 1) as f64;
-        if self.step <= 0.0 {
+        if self.step <= 0.0 || bits == 0 {
             return 0;
         }
         ((value - f64::from(self.min)) / f64::from(self.step)).round().clamp(0.0, max) as u32
@@ -180,20 +194,28 @@ mod tests {
     #[test]
     fn range_error_is_half_a_step() {
         let bits = 10;
-        let r = Range::new(-2.0, 3.0, bits);
+        let step = Range::step_for(5.0, bits);
         // The step is a bfloat16 under 0.8 % (2^-7) over the exact one.
         let exact = 5.0 / 1023.0;
-        let step = f64::from(r.step);
-        assert!(step >= exact && step < exact * (1.0 + 1.0 / 128.0), "{step}");
+        assert!(f64::from(step) >= exact && f64::from(step) < exact * (1.0 + 1.0 / 128.0), "{step}");
+        let (r, fitted) = Range::fitted(-2.0, 3.0, step);
+        assert_eq!(fitted, bits);
         assert_eq!(Range::step_from_bits(r.step_bits()), r.step);
         for i in 0..=1000 {
             let v = -2.0 + 5.0 * f64::from(i) / 1000.0;
             let back = f64::from(r.value(r.quantize(v, bits)));
-            assert!((back - v).abs() <= step / 2.0 + 1e-6, "{v} -> {back}");
+            assert!((back - v).abs() <= f64::from(step) / 2.0 + 1e-6, "{v} -> {back}");
         }
         // The low end is exact; the range covers the high one.
         assert_eq!(r.quantize(-2.0, bits), 0);
         assert!(f64::from(r.value(1023)) >= 3.0);
+        // A narrower component with the same step needs fewer bits; one
+        // within a step none, its middle within half a step of both ends.
+        assert_eq!(Range::fitted(0.0, 5.0 / 16.0, step).1, 7);
+        let (middle, none) = Range::fitted(1.0, 1.0 + f64::from(step), step);
+        assert_eq!(none, 0);
+        assert_eq!(middle.quantize(1.0, 0), 0);
+        assert!((f64::from(middle.value(0)) - 1.0 - f64::from(step) / 2.0).abs() < 1e-6);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! space (see `compress`).
 
 use super::Property;
+use super::hermite::Cubic;
 use super::interpolation::{coefficient, corrected_ratio};
 use super::quantize::{MAX_BITS, Range, from_smallest_three, smallest_three};
 
@@ -34,6 +35,10 @@ pub struct TrackInput {
     pub error_scale: f64,
     /// Rotations: the runtime corrects nlerp's ratio to follow slerp.
     pub corrected: bool,
+    /// CUBICSPLINE tracks, stored as Hermite keys: each candidate key's
+    /// in-tangent, value and out-tangent as the clip has them (empty for
+    /// other tracks).
+    pub spline: Vec<[Value; 3]>,
 }
 
 /// A track as it is stored.
@@ -45,16 +50,19 @@ pub enum Encoded {
     Constant([f32; 4]),
     /// Quantized keys.
     Packed(Packed),
+    /// Quantized Hermite keys (CUBICSPLINE tracks).
+    Cubic(Cubic),
 }
 
 /// Quantized keys of one track.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Packed {
-    /// Bits per component.
-    pub bits: u32,
+    /// Bits of each component: as many as its range needs with the step
+    /// all three share (0 for a component that stays within a step).
+    pub bits: [u32; 3],
     /// Rotations: the component left out (0..4); 3 (unused) otherwise.
     pub dropped: usize,
-    /// Range of each stored component.
+    /// Range of each stored component, all with the same step.
     pub ranges: [Range; 3],
     /// Kept keys: time-table index and the quantized components.
     pub keys: Vec<(u32, [u32; 3])>,
@@ -79,7 +87,7 @@ pub fn local_error(property: Property, a: &Value, b: &Value) -> f64 {
     }
 }
 
-fn normalized(q: &Value) -> Value {
+pub(super) fn normalized(q: &Value) -> Value {
     let n = q.iter().map(|c| c * c).sum::<f64>().sqrt();
     if n > 0.0 { q.map(|c| c / n) } else { [0.0, 0.0, 0.0, 1.0] }
 }
@@ -132,6 +140,9 @@ pub fn encode(input: &TrackInput, tolerance: f64) -> Encoded {
     if within(&first) {
         return Encoded::Constant(first.map(|c| c as f32));
     }
+    if !input.spline.is_empty() {
+        return Encoded::Cubic(super::hermite::encode(input, tol));
+    }
     // Rotations leave out the component that stays largest over the track,
     // so that rebuilding it from the unit length never divides small numbers.
     let dropped = if property == Property::Rotation {
@@ -155,33 +166,46 @@ pub fn encode(input: &TrackInput, tolerance: f64) -> Encoded {
             hi[i] = hi[i].max(c[i]);
         }
     }
-    let quantize = |bits: u32| {
-        let ranges = [0, 1, 2].map(|i| Range::new(lo[i], hi[i], bits));
+    // One step for all three components, so that each is as precise as the
+    // others (the error is their combined distance): the widest gets
+    // `widest` bits and the others as few as their ranges need.
+    let width = (0..3).map(|i| hi[i] - lo[i]).fold(0.0, f64::max);
+    let quantize = |widest: u32| {
+        let step = Range::step_for(width, widest);
+        let fitted = [0, 1, 2].map(|i| Range::fitted(lo[i], hi[i], step));
+        let (ranges, bits) = (fitted.map(|f| f.0), fitted.map(|f| f.1));
         let q: Vec<[u32; 3]> =
-            components.iter().map(|c| [0, 1, 2].map(|i| ranges[i].quantize(c[i], bits))).collect();
-        (ranges, q)
+            components.iter().map(|c| [0, 1, 2].map(|i| ranges[i].quantize(c[i], bits[i]))).collect();
+        (bits, ranges, q)
     };
     // Fewer bits leave less of the tolerance to key reduction: try a few
     // splits and keep the smallest result.
     let mut best: Option<Packed> = None;
     for share in QUANTIZATION_SHARES {
         let mut choice = None;
-        for bits in 3..=MAX_BITS {
-            let (ranges, q) = quantize(bits);
+        for widest in 3..=MAX_BITS {
+            let (bits, ranges, q) = quantize(widest);
             let worst = input
                 .keys
                 .iter()
                 .zip(&q)
                 .map(|(k, &q)| local_error(property, &k.2, &decode(property, dropped, &ranges, q)))
                 .fold(0.0, f64::max);
-            if worst <= tol * share || bits == MAX_BITS {
+            if worst <= tol * share || widest == MAX_BITS {
                 choice = Some((bits, ranges, q));
                 break;
             }
         }
         let (bits, ranges, q) = choice.expect("MAX_BITS always chosen");
         let decoded: Vec<Value> = q.iter().map(|&q| decode(property, dropped, &ranges, q)).collect();
-        let kept = reduce(input, &decoded, tol);
+        let kept = reduce(input, tol, |i, k, t| {
+            let (ta, tb) = (input.keys[i].1, input.keys[k].1);
+            if input.step {
+                if t < tb { decoded[i] } else { decoded[k] }
+            } else {
+                interpolate(property, &decoded[i], &decoded[k], (t - ta) / (tb - ta), input.corrected)
+            }
+        });
         let packed = Packed {
             bits,
             dropped,
@@ -197,32 +221,39 @@ pub fn encode(input: &TrackInput, tolerance: f64) -> Encoded {
 
 /// Shares of a track's tolerance tried for quantization (the rest goes to
 /// key reduction).
-const QUANTIZATION_SHARES: [f64; 4] = [0.2, 0.4, 0.6, 0.8];
+pub(super) const QUANTIZATION_SHARES: [f64; 4] = [0.2, 0.4, 0.6, 0.8];
 
 impl Packed {
     /// Approximate stored bits (a time index of about 8 bits per key).
     fn cost(&self) -> usize {
-        self.keys.len() * (8 + 3 * self.bits as usize)
+        self.keys.len() * (8 + self.key_bits() as usize)
+    }
+
+    /// Bits of one key's components.
+    pub fn key_bits(&self) -> u32 {
+        self.bits.iter().sum()
     }
 }
 
 /// Greedy key reduction: from each kept key, the farthest next key such that
-/// interpolating the two stays within `tol` of the exact track at every grid
-/// point between them. First and last keys always stay (they clamp).
-fn reduce(input: &TrackInput, decoded: &[Value], tol: f64) -> Vec<usize> {
-    let n = decoded.len();
+/// the track between the two, as `between(i, k, t)` gives it at time `t`
+/// from candidate keys `i` and `k` alone, stays within `tol` of the exact
+/// track at every grid point between them. First and last keys always
+/// stay (they clamp).
+pub(super) fn reduce(
+    input: &TrackInput,
+    tol: f64,
+    between: impl Fn(usize, usize, f64) -> Value,
+) -> Vec<usize> {
+    let n = input.keys.len();
     let property = input.property;
     let fits = |i: usize, k: usize| {
         let (ta, tb) = (input.keys[i].1, input.keys[k].1);
         let from = input.grid.partition_point(|g| g.0 < ta);
-        input.grid[from..].iter().take_while(|g| g.0 <= tb).all(|(t, exact)| {
-            let value = if input.step {
-                if *t < tb { decoded[i] } else { decoded[k] }
-            } else {
-                interpolate(property, &decoded[i], &decoded[k], (t - ta) / (tb - ta), input.corrected)
-            };
-            local_error(property, exact, &value) <= tol
-        })
+        input.grid[from..]
+            .iter()
+            .take_while(|g| g.0 <= tb)
+            .all(|(t, exact)| local_error(property, exact, &between(i, k, *t)) <= tol)
     };
     let mut kept = vec![0];
     let mut i = 0;
@@ -259,6 +290,7 @@ mod tests {
             rest: [0.0, 0.0, 0.0, 0.0],
             error_scale: 1.0,
             corrected: false,
+            spline: Vec::new(),
         }
     }
 
@@ -317,7 +349,12 @@ mod tests {
             let largest_share = QUANTIZATION_SHARES.iter().copied().fold(0.0, f64::max);
             assert!(local_error(Property::Rotation, &exact, &got) <= tol * largest_share);
         }
-        // Components spanning about 1 need some 15 bits for 1e-4 rad, not 24.
-        assert!((12..=17).contains(&p.bits), "{}", p.bits);
+        // w is rebuilt. y, spanning about 0.9, needs some 15 bits for 1e-4
+        // rad, not 24; x, spanning a third of that, one or two fewer; z,
+        // which stays 0, none.
+        assert_eq!(p.dropped, 3);
+        assert!((12..=17).contains(&p.bits[1]), "{:?}", p.bits);
+        assert!((1..=2).contains(&(p.bits[1] - p.bits[0])), "{:?}", p.bits);
+        assert_eq!(p.bits[2], 0, "{:?}", p.bits);
     }
 }

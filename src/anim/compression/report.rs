@@ -7,7 +7,7 @@
 //! It never reads files or knows where clips come from: the caller names
 //! the source (a model's file name, a data set) with a string.
 
-use super::{CompressionSettings, CompressionStats, compress_for};
+use super::{ClipBytes, CompressionSettings, CompressionStats, compress_for};
 use crate::anim::{Clip, JobError, Skeleton};
 use serde::Serialize;
 use std::fmt::Write;
@@ -19,12 +19,20 @@ pub struct ClipCompression {
     pub source: String,
     /// Clip name (or index).
     pub clip: String,
-    /// Bytes of its keys as f32 (times and values).
+    /// Bytes of the clip as ACL counts a raw clip: every joint's
+    /// transform as ten f32 at every sample of the clip's own key rate
+    /// (see [`baseline_bytes`](super::baseline_bytes)).
+    pub baseline_bytes: usize,
+    /// Bytes of its keys as f32 (times and values), as the file has them.
     pub raw_bytes: usize,
     /// Bytes compressed.
     pub compressed_bytes: usize,
-    /// `raw_bytes / compressed_bytes`.
+    /// Where they go.
+    pub compressed_parts: ClipBytes,
+    /// `baseline_bytes / compressed_bytes`: the ratio as ACL reports it.
     pub ratio: f64,
+    /// `raw_bytes / compressed_bytes`.
+    pub key_ratio: f64,
     /// Largest virtual-vertex error measured, centimetres.
     pub max_error_cm: f64,
     /// Mean virtual-vertex error, centimetres.
@@ -44,9 +52,12 @@ impl ClipCompression {
         ClipCompression {
             source: source.to_string(),
             clip: clip.to_string(),
+            baseline_bytes: stats.baseline_bytes,
             raw_bytes: stats.raw_bytes,
             compressed_bytes: stats.compressed_bytes,
+            compressed_parts: stats.compressed_parts,
             ratio: stats.ratio(),
+            key_ratio: stats.key_ratio(),
             max_error_cm: stats.max_error * cm,
             mean_error_cm: stats.mean_error * cm,
             bound_cm: stats.error_bound * cm,
@@ -75,38 +86,67 @@ pub fn compress_all<'a>(
         .collect()
 }
 
-/// The table as text, one line per clip and a total per source.
+/// The table as text, one line per clip and a total per source: the
+/// baseline (ACL's raw clip), the file's keys, the compressed bytes and
+/// where they go (time table and masks, track headers and constants, key
+/// stream), both ratios, the errors and the keys kept.
 pub fn to_text(rows: &[ClipCompression]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<24} {:<22} {:>10} {:>10} {:>7} {:>11} {:>11} {:>12}",
-        "source", "clip", "raw B", "packed B", "ratio", "max cm", "mean cm", "keys"
+        "{:<24} {:<22} {:>10} {:>9} {:>9} {:>7} {:>7} {:>8} {:>8} {:>8} {:>10} {:>10} {:>12}",
+        "source",
+        "clip",
+        "baseline B",
+        "keys B",
+        "packed B",
+        "times",
+        "headers",
+        "stream",
+        "ratio",
+        "vs keys",
+        "max cm",
+        "mean cm",
+        "keys"
     );
     for r in rows {
+        let p = &r.compressed_parts;
         let _ = writeln!(
             out,
-            "{:<24} {:<22} {:>10} {:>10} {:>6.1}:1 {:>11.6} {:>11.6} {:>5} -> {:<5}",
+            "{:<24} {:<22} {:>10} {:>9} {:>9} {:>7} {:>7} {:>8} {:>6.1}:1 {:>6.1}:1 {:>10.6} {:>10.6} {:>5} -> {:<5}",
             r.source,
             r.clip,
+            r.baseline_bytes,
             r.raw_bytes,
             r.compressed_bytes,
+            p.times + p.masks,
+            p.headers + p.constants,
+            p.stream,
             r.ratio,
+            r.key_ratio,
             r.max_error_cm,
             r.mean_error_cm,
             r.raw_keys,
             r.kept_keys
         );
     }
-    let raw: usize = rows.iter().map(|r| r.raw_bytes).sum();
-    let packed: usize = rows.iter().map(|r| r.compressed_bytes).sum();
+    let sum = |f: fn(&ClipCompression) -> usize| rows.iter().map(f).sum::<usize>();
+    let (baseline, raw, packed) =
+        (sum(|r| r.baseline_bytes), sum(|r| r.raw_bytes), sum(|r| r.compressed_bytes));
     let worst = rows.iter().map(|r| r.max_error_cm).fold(0.0, f64::max);
+    if rows.is_empty() {
+        let _ = writeln!(out, "no clips");
+        return out;
+    }
+    let lowest = rows.iter().map(|r| r.ratio).fold(f64::INFINITY, f64::min);
     let bound = rows.first().map_or(0.0, |r| r.bound_cm);
     let _ = writeln!(
         out,
-        "all {} clips: {raw} -> {packed} bytes, {:.1}:1, max error {worst:.6} cm (bound {bound} cm)",
+        "all {} clips: {baseline} baseline B ({raw} B of keys) -> {packed} B, {:.1}:1 ({:.1}:1 against the keys; \
+         lowest clip {lowest:.1}:1), max error {worst:.6} cm (bound {bound} cm)",
         rows.len(),
-        raw as f64 / packed.max(1) as f64
+        baseline as f64 / packed.max(1) as f64,
+        raw as f64 / packed.max(1) as f64,
     );
     out
 }

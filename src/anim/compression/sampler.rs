@@ -9,6 +9,7 @@
 
 use super::cursor::{
     CompressedCursor, KeyBlock, LANES, RotationBlock, Span, refill_rotation, refill_vector, refill_weight,
+    sample_cubic,
 };
 use super::interpolation::C;
 use super::{CompressedClip, Property};
@@ -111,6 +112,25 @@ impl CompressedSampleJob<'_> {
                 self.morph_output[track.joint as usize] = w[l];
             }
         }
+        for (i, track) in clip.cubic.iter().enumerate() {
+            let [x, y, z, w] = sample_cubic(clip, self.cursor, i, self.time, time.nearest_f32);
+            let joint = track.joint as usize;
+            match track.property {
+                Property::Translation => self.output[joint].translation = Vector3::new(x, y, z),
+                Property::Scale => self.output[joint].scale = Vector3::new(x, y, z),
+                Property::Weight => self.morph_output[joint] = x,
+                // Normalised after the spline, as `SampleJob` does; one
+                // through zero keeps the rest rotation.
+                Property::Rotation => {
+                    let q = Quaternion::new(w, x, y, z);
+                    if q.norm_squared() > 1e-12 {
+                        self.output[joint].rotation = UnitQuaternion::new_normalize(q);
+                    } else {
+                        self.output[joint].rotation = self.rest[joint].rotation;
+                    }
+                }
+            }
+        }
         Ok(())
     }
 }
@@ -153,6 +173,8 @@ impl CompressedSampleJob<'_> {
 struct Time {
     down: f32x4,
     nearest: f32x4,
+    /// `nearest` in one lane.
+    nearest_f32: f32,
 }
 
 impl Time {
@@ -160,7 +182,7 @@ impl Time {
         // Finite: ratios of holding lanes are `(nearest - 0) * 0`.
         let nearest = (t as f32).clamp(f32::MIN, f32::MAX);
         let down = if f64::from(nearest) > t { nearest.next_down() } else { nearest };
-        Time { down: f32x4::splat(down), nearest: f32x4::splat(nearest) }
+        Time { down: f32x4::splat(down), nearest: f32x4::splat(nearest), nearest_f32: nearest }
     }
 
     /// Lanes whose cached keys do not hold at this time, one bit each.

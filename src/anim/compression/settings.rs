@@ -4,7 +4,7 @@
 //!
 //! Plain values: nothing here compresses or samples a clip.
 
-use super::ErrorMetric;
+use super::{ClipBytes, ErrorMetric};
 use crate::anim::{Clip, RotationBlend, Skeleton, Track};
 use nalgebra::Matrix4;
 
@@ -74,9 +74,14 @@ pub fn rest_extent(skeleton: &Skeleton) -> f64 {
 pub struct CompressionStats {
     /// Bytes of the clip's keys as f32: times and values of every track.
     pub raw_bytes: usize,
+    /// Bytes of the clip as ACL's ratios count a raw clip (see
+    /// [`baseline_bytes`]).
+    pub baseline_bytes: usize,
     /// Bytes the compressed clip's data take (time table, track headers,
     /// constants, bit stream).
     pub compressed_bytes: usize,
+    /// Where they go.
+    pub compressed_parts: ClipBytes,
     /// Largest virtual-vertex error on the grid, object-space units.
     pub max_error: f64,
     /// Mean virtual-vertex error over every joint and grid time.
@@ -94,8 +99,14 @@ pub struct CompressionStats {
 }
 
 impl CompressionStats {
-    /// Raw bytes over compressed bytes.
+    /// The baseline's bytes over compressed bytes: the compression ratio
+    /// as ACL reports it.
     pub fn ratio(&self) -> f64 {
+        self.baseline_bytes as f64 / self.compressed_bytes.max(1) as f64
+    }
+
+    /// The clip's own keys' bytes over compressed bytes.
+    pub fn key_ratio(&self) -> f64 {
         self.raw_bytes as f64 / self.compressed_bytes.max(1) as f64
     }
 }
@@ -112,6 +123,51 @@ pub fn raw_bytes(clip: &Clip) -> usize {
         .sum();
     let morphs: usize = clip.morph_tracks.iter().map(|m| 4 * m.times.len() + 4 * m.values.len()).sum();
     joints + morphs
+}
+
+/// Bytes of `clip`, played by a skeleton of `joints` joints, as ACL
+/// counts a raw clip for its compression ratios: every joint's rotation,
+/// translation and scale as ten f32 (and every morph weight the clip
+/// writes as one) at every sample of the clip at its own key rate, first
+/// and last included. For a baked clip that is a key per frame; a clip
+/// whose keys were thinned is counted at the rate of its source frames,
+/// taken as its most common key interval (rounded to 0.1 ms). A clip
+/// without two keys on any track is one sample.
+pub fn baseline_bytes(clip: &Clip, joints: usize) -> usize {
+    let samples = key_rate_samples(clip);
+    let weights = clip.morph_tracks.iter().map(|m| (m.offset + m.count) as usize).max().unwrap_or(0);
+    samples * (joints * 10 + weights) * 4
+}
+
+/// Samples of `clip` at its own key rate (see [`baseline_bytes`]).
+fn key_rate_samples(clip: &Clip) -> usize {
+    fn gaps(times: &[f32], counts: &mut std::collections::BTreeMap<u64, usize>) {
+        for w in times.windows(2) {
+            let tenths_of_ms = (f64::from(w[1] - w[0]) * 1e4).round() as u64;
+            if tenths_of_ms > 0 {
+                *counts.entry(tenths_of_ms).or_default() += 1;
+            }
+        }
+    }
+    let mut counts = std::collections::BTreeMap::new();
+    for jt in &clip.joint_tracks {
+        let tracks = [
+            jt.translation.as_ref().map(|t| &t.times),
+            jt.rotation.as_ref().map(|t| &t.times),
+            jt.scale.as_ref().map(|t| &t.times),
+        ];
+        for times in tracks.into_iter().flatten() {
+            gaps(times, &mut counts);
+        }
+    }
+    for mt in &clip.morph_tracks {
+        gaps(&mt.times, &mut counts);
+    }
+    // The most common gap; of equally common ones, the shortest.
+    let Some((&gap, _)) = counts.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))) else {
+        return 1;
+    };
+    (f64::from(clip.duration) / (gap as f64 * 1e-4)).round() as usize + 1
 }
 
 /// Largest morph-weight error allowed when nothing says how far a weight
