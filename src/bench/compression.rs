@@ -62,6 +62,8 @@ fn main() {
     // The table.
     let mut rows: Vec<ClipCompression> = Vec::new();
     let mut files = Vec::new();
+    // Every clip, for the sampling check against `SampleClipJob` below.
+    let mut every_clip: Vec<(String, Skeleton, Clip, Vec<f32>)> = Vec::new();
     models(&shared.join("assets"), &mut files);
     for file in &files {
         let model = vkskin::asset::load(file).expect("shared model loads");
@@ -70,6 +72,15 @@ fn main() {
         let clips = model.clips.iter().enumerate().map(|(i, c)| (model.clip_name(i), &**c));
         let weights = model.rig.morph_weight_tolerances(&settings);
         rows.extend(compress_all(&name, &model.skeleton, clips, &settings, &weights).expect("compresses"));
+        for (i, clip) in model.clips.iter().enumerate() {
+            let rest_weights = model.rig.rest_morph_weights.clone();
+            every_clip.push((
+                format!("{name} {}", model.clip_name(i)),
+                (*model.skeleton).clone(),
+                (**clip).clone(),
+                rest_weights,
+            ));
+        }
     }
     let skeleton = anchor::skeleton().expect("anchor skeleton");
     let anchor_settings =
@@ -145,9 +156,44 @@ fn main() {
         });
         turns.push((name.clone(), skeleton.len(), ns));
     }
+    // Issue 23, compression target (c): compressed sampling no slower than
+    // the runtime layout's nlerp, on every clip (anchors included).
+    for (name, clip) in anchor::CLIPS.iter().zip(&anchor_clips) {
+        every_clip.push((format!("anchor {name}"), skeleton.clone(), clip.clone(), Vec::new()));
+    }
+    let mut every_turns = Vec::new();
+    for (name, skeleton, clip, rest_weights) in &every_clip {
+        let settings = if name.starts_with("anchor") {
+            anchor_settings
+        } else {
+            CompressionSettings::for_skeleton(skeleton)
+        };
+        let (compressed, _) = compress(clip, skeleton, &settings).expect("compresses");
+        let runtime =
+            RuntimeClip::new(Arc::new(clip.clone()), skeleton.rest(), rest_weights).expect("runtime clip");
+        let ways = ["clip nlerp", "compressed"];
+        let mut frames =
+            ways.map(|_| Frames::with_morphs(skeleton, clip, &runtime, &compressed, rest_weights));
+        let ns = interleaved::median_ns(ways.len(), 101, 60, |w| {
+            frames[w].next(ways[w], clip, &runtime, &compressed, skeleton.rest())
+        });
+        every_turns.push((name.clone(), ns[0], ns[1]));
+    }
     criterion.final_summary();
     println!("\nTrack compression (bound 0.01 cm at virtual vertices 3 cm from each joint)\n{table}");
     print_timing(&samples.into_inner());
+    println!(
+        "\ncompressed against clip nlerp on every clip (taking turns: 101 rounds of 60 frames, 60 Hz playback)"
+    );
+    println!("{:<60} {:>12} {:>12} {:>9}", "clip", "clip nlerp", "compressed", "ratio");
+    let mut slower = 0;
+    for (name, clip_nlerp, compressed) in &every_turns {
+        let ratio = compressed / clip_nlerp;
+        slower += usize::from(ratio > 1.0);
+        println!("{name:<60} {clip_nlerp:>10.0}ns {compressed:>10.0}ns {ratio:>8.2}x");
+    }
+    let worst = every_turns.iter().map(|t| t.2 / t.1).fold(0.0, f64::max);
+    println!("{slower} of {} clips sample slower compressed; the worst {worst:.2}x", every_turns.len());
     println!("\nthe same, taking turns (201 rounds of 100 frames each, thread CPU time, median round)");
     println!("{:<28} {:>11} {:>10} {:>10} {:>13}", "clip", "mode", "ns/frame", "ns/joint", "vs this mode");
     for (clip, joints, ns) in turns {
@@ -172,10 +218,22 @@ struct Frames {
     clip_cursor: ClipCursor,
     compressed_cursor: CompressedCursor,
     output: Vec<Transform>,
+    rest_weights: Vec<f32>,
+    morph_output: Vec<f32>,
 }
 
 impl Frames {
     fn new(skeleton: &Skeleton, clip: &Clip, runtime: &RuntimeClip, compressed: &CompressedClip) -> Self {
+        Self::with_morphs(skeleton, clip, runtime, compressed, &[])
+    }
+
+    fn with_morphs(
+        skeleton: &Skeleton,
+        clip: &Clip,
+        runtime: &RuntimeClip,
+        compressed: &CompressedClip,
+        rest_weights: &[f32],
+    ) -> Self {
         Frames {
             time: 0.0,
             duration: f64::from(clip.duration),
@@ -183,6 +241,8 @@ impl Frames {
             clip_cursor: ClipCursor::new(runtime),
             compressed_cursor: CompressedCursor::new(compressed),
             output: vec![Transform::IDENTITY; skeleton.len()],
+            rest_weights: rest_weights.to_vec(),
+            morph_output: rest_weights.to_vec(),
         }
     }
 
@@ -202,10 +262,10 @@ impl Frames {
                 clip: compressed,
                 time,
                 rest,
-                rest_morph_weights: &[],
+                rest_morph_weights: &self.rest_weights,
                 cursor: &mut self.compressed_cursor,
                 output: &mut self.output,
-                morph_output: &mut [],
+                morph_output: &mut self.morph_output,
             }
             .run()
             .expect("samples");
@@ -216,7 +276,7 @@ impl Frames {
                 rotation_blend: blend,
                 cursor: &mut self.clip_cursor,
                 output: &mut self.output,
-                morph_output: &mut [],
+                morph_output: &mut self.morph_output,
             }
             .run()
             .expect("samples");
@@ -225,11 +285,11 @@ impl Frames {
                 clip,
                 time,
                 rest,
-                rest_morph_weights: &[],
+                rest_morph_weights: &self.rest_weights,
                 rotation_blend: blend,
                 cursor: &mut self.cursor,
                 output: &mut self.output,
-                morph_output: &mut [],
+                morph_output: &mut self.morph_output,
             }
             .run()
             .expect("samples");

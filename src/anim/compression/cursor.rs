@@ -310,6 +310,7 @@ struct KeyReader<'a> {
 }
 
 impl<'a> KeyReader<'a> {
+    #[inline(always)]
     fn new(clip: &'a CompressedClip, track: &PackedTrack) -> Self {
         Self::with(clip, track.mask, track.value_bits(), track.bit_offset, track.keys, track.step())
     }
@@ -318,6 +319,7 @@ impl<'a> KeyReader<'a> {
         Self::with(clip, track.mask, track.value_bits(), track.bit_offset, track.keys, false)
     }
 
+    #[inline(always)]
     fn with(
         clip: &'a CompressedClip,
         mask: u16,
@@ -437,6 +439,7 @@ impl<'a> KeyReader<'a> {
     /// it, the last at or after its last key, else the key at or before `t`
     /// and the next (held for STEP). `cached` are the keys last used
     /// (`u32::MAX`: none).
+    #[inline(always)]
     fn around(&self, t: f64, cached: [u32; 2]) -> Keys {
         let hint = cached[0];
         // Forward playback: most often the interval after the cached one,
@@ -454,6 +457,13 @@ impl<'a> KeyReader<'a> {
                 }
             }
         }
+        self.search(t, hint)
+    }
+
+    /// `around` when playback did not just move on to the next interval:
+    /// held before the first key and after the last, else found from `hint`.
+    #[inline(never)]
+    fn search(&self, t: f64, hint: u32) -> Keys {
         let (first, last) = (self.first(), self.last());
         if first == last {
             return Keys::hold(first, f32::NEG_INFINITY, f32::INFINITY);
@@ -473,6 +483,7 @@ impl<'a> KeyReader<'a> {
     }
 
     /// The interval from key `a` (at time `lo`) to the next key `b` (at `hi`).
+    #[inline(always)]
     fn interval(&self, a: u32, b: u32, lo: f32, hi: f32) -> Keys {
         if self.step {
             return Keys::hold(a, lo, hi);
