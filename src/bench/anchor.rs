@@ -12,6 +12,9 @@
 //! - `anchor/stage/*`: each stage of the frame looped alone.
 //! - `anchor/scalar/*`: the frame with the scalar `SampleJob` (one joint at a
 //!   time, every key located every frame) instead of the runtime layout.
+//! - `anchor/compressed/*`: the frame sampling the clips compressed (bound
+//!   0.01 cm, `CompressedSampleJob`), as ozz samples its own compressed
+//!   keys.
 //!
 //! Reported as µs per frame and ns per joint: medians of wall time and of
 //! the thread's CPU time, and the fastest sample (the machine is shared).
@@ -22,6 +25,9 @@ use criterion::Criterion;
 use nalgebra::Matrix4;
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
+use vkskin::anim::compression::{
+    CompressedClip, CompressedCursor, CompressedSampleJob, CompressionSettings, compress,
+};
 use vkskin::anim::{
     BlendJob, BlendLayer, BoneMatrix, ClipCursor, LocalToModelJob, PaletteJob, RotationBlend, RuntimeClip,
     SampleClipJob, SampleJob, SamplingCursor, Skin, Transform,
@@ -36,6 +42,8 @@ struct Frame {
     anchor: Anchor,
     clips: [RuntimeClip; 2],
     cursors: [ClipCursor; 2],
+    compressed: [CompressedClip; 2],
+    compressed_cursors: [CompressedCursor; 2],
     scalar_cursors: [SamplingCursor; 2],
     poses: [Vec<Transform>; 2],
     blended: Vec<Transform>,
@@ -50,6 +58,7 @@ struct Frame {
 enum Sampler {
     Runtime,
     Scalar,
+    Compressed,
 }
 
 impl Frame {
@@ -57,6 +66,11 @@ impl Frame {
         let rest = anchor.skeleton.rest().to_vec();
         let clips =
             ["walk", "jog"].map(|n| RuntimeClip::new(anchor.clip(n).clone(), &rest, &[]).expect("clip"));
+        // ozz samples with nlerp: that is the exact clip the bound holds to.
+        let settings =
+            CompressionSettings { reference: RotationBlend::Nlerp, ..CompressionSettings::default() };
+        let compressed =
+            clips.each_ref().map(|c| compress(c.clip(), &anchor.skeleton, &settings).expect("compresses").0);
         let n = rest.len();
         // Inverse bind matrices: the rest pose's model matrices inverted.
         let mut bind = vec![Matrix4::identity(); n];
@@ -75,6 +89,8 @@ impl Frame {
         };
         Frame {
             cursors: clips.each_ref().map(ClipCursor::new),
+            compressed_cursors: compressed.each_ref().map(CompressedCursor::new),
+            compressed,
             scalar_cursors: ["walk", "jog"].map(|c| SamplingCursor::new(anchor.clip(c))),
             clips,
             poses: [rest.clone(), rest.clone()],
@@ -106,6 +122,16 @@ impl Frame {
                     time,
                     rotation_blend: mode,
                     cursor: &mut self.cursors[k],
+                    output: &mut self.poses[k],
+                    morph_output: &mut [],
+                }
+                .run(),
+                Sampler::Compressed => CompressedSampleJob {
+                    clip: &self.compressed[k],
+                    time,
+                    rest: self.anchor.skeleton.rest(),
+                    rest_morph_weights: &[],
+                    cursor: &mut self.compressed_cursors[k],
                     output: &mut self.poses[k],
                     morph_output: &mut [],
                 }
@@ -236,7 +262,7 @@ fn main() {
         .configure_from_args();
     type Step = Box<dyn Fn(&mut Frame)>;
     use RotationBlend::{Nlerp, Slerp};
-    use Sampler::{Runtime, Scalar};
+    use Sampler::{Compressed, Runtime, Scalar};
     let cases: Vec<(&str, Step)> = vec![
         ("frame/nlerp", Box::new(|f| f.whole(Runtime, Nlerp, Nlerp))),
         ("frame/slerp", Box::new(|f| f.whole(Runtime, Slerp, Nlerp))),
@@ -249,6 +275,8 @@ fn main() {
         ("stage/palette", Box::new(|f| f.palette())),
         ("scalar/nlerp", Box::new(|f| f.whole(Scalar, Nlerp, Nlerp))),
         ("scalar/slerp", Box::new(|f| f.whole(Scalar, Slerp, Nlerp))),
+        ("compressed/frame", Box::new(|f| f.whole(Compressed, Nlerp, Nlerp))),
+        ("compressed/sample", Box::new(|f| f.sample(Compressed, Nlerp))),
     ];
     let mut group = criterion.benchmark_group("anchor");
     for (name, step) in &cases {
