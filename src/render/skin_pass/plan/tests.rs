@@ -1,0 +1,318 @@
+//! No GPU: the layout of `test_model` (one skinned triangle with two
+//! morph targets, a skin of two joints) and of the built-in character.
+
+use super::*;
+use crate::render::gpu_model::ModelStreams;
+use crate::test_model::test_model;
+
+fn default_character() -> Model {
+    crate::asset::load_default_character().expect("the built-in character")
+}
+
+/// `model`'s stream table, built on the host.
+fn streams(model: &Model) -> ModelStreams {
+    ModelStreams::build(model).expect("streams")
+}
+
+/// A layout of one character of each of `models`, in order, each model added once.
+fn layout_of(models: &[&Model]) -> SkinLayout {
+    let mut layout = SkinLayout::default();
+    for model in models {
+        let s = streams(model);
+        let m = layout.add_model(s.table().counts).unwrap();
+        layout.add_character(m, s.table(), model).unwrap();
+    }
+    layout
+}
+
+#[test]
+fn one_character_of_the_test_model() {
+    let model = test_model();
+    let layout = layout_of(&[&model]);
+    let record = SkinRecord {
+        source_offset: 0,
+        vertex_count: 3,
+        output_offset: 0,
+        palette_offset: 0,
+        influence_offset: 0,
+        influence_sets: 1,
+        morph_offset: 0,
+        weight_offset: 0,
+    };
+    assert_eq!(layout.records(), &[record]);
+    let output =
+        PrimitiveOutput { instance: 0, gpu_primitive: 0, output_offset: 0, vertex_count: 3, record: 0 };
+    let c = &layout.characters()[0];
+    assert_eq!(
+        (c.palette_range, &c.skin_bases[..], &c.rigid[..], c.weight_base),
+        ((0, 2), &[0][..], &[][..], 0)
+    );
+    assert_eq!(c.outputs, [output]);
+    // Read: 3 sources (24 bytes) and influence sets (16), 4 morph range
+    // bounds, 6 morph entries (48: two targets move every vertex), the
+    // record (32), 2 palette entries (64) and 2 weights; written: 3
+    // skinned vertices (48).
+    let read = 3 * (24 + 16) + 4 * 4 + 6 * 48 + 32 + 2 * 64 + 2 * 4;
+    assert_eq!(c.traffic, (read, 3 * 48));
+    assert_eq!(
+        (layout.total_vertices(), layout.group_records(), layout.morph_targets()),
+        (3, &[0][..], true)
+    );
+    let sizes = SlotSizes { palette: 128, weights: 8, records: 32, groups: 4, output: 144 };
+    assert_eq!(layout.slot_sizes(), sizes);
+    assert_eq!(layout.stream_bytes(), [3 * 24, 3 * 16, 4 * 4, 6 * 48]);
+}
+
+#[test]
+fn characters_of_one_model_follow_each_other() {
+    let model = default_character();
+    let s = streams(&model);
+    let mut layout = SkinLayout::default();
+    let m = layout.add_model(s.table().counts).unwrap();
+    assert_eq!(layout.add_character(m, s.table(), &model).unwrap(), 0);
+    let one = layout.clone();
+    assert_eq!(layout.add_character(m, s.table(), &model).unwrap(), 1);
+    assert_eq!(layout.models().len(), 1, "one model, placed once");
+    let (first, second) = (&layout.characters()[0], &layout.characters()[1]);
+    let palette = first.palette_range.1 - first.palette_range.0;
+    assert!(palette > 0);
+    assert_eq!(second.palette_range, (first.palette_range.1, first.palette_range.1 + palette));
+    assert_eq!(second.weight_base, model.rest_morph_weights.len() as u32);
+    assert_eq!(second.traffic, first.traffic);
+    let n = one.total_vertices();
+    assert_eq!(layout.total_vertices(), 2 * n);
+    let records = one.records().len();
+    assert_eq!(layout.records().len(), 2 * records);
+    for (a, b) in first.outputs.iter().zip(&second.outputs) {
+        assert_eq!(b.output_offset, a.output_offset + n);
+        assert_eq!(b.record == NO_RECORD, a.record == NO_RECORD);
+        if a.record != NO_RECORD {
+            assert_eq!(b.record, a.record + records as u32);
+        }
+    }
+    for (a, b) in layout.records()[..records].iter().zip(&layout.records()[records..]) {
+        // The same streams, the next outputs, palette and weights.
+        assert_eq!(
+            (b.source_offset, b.influence_offset, b.morph_offset),
+            (a.source_offset, a.influence_offset, a.morph_offset)
+        );
+        assert_eq!(b.output_offset, a.output_offset + n);
+        assert_eq!(b.palette_offset, a.palette_offset + palette);
+        assert_eq!(b.weight_offset, a.weight_offset + second.weight_base);
+    }
+    assert_eq!(layout.slot_sizes().output, u64::from(2 * n) * OUTPUT_STRIDE);
+}
+
+#[test]
+fn workgroups_start_in_their_record() {
+    let model = default_character();
+    let layout = layout_of(&[&model, &test_model()]);
+    let total = layout.total_vertices();
+    assert_eq!(layout.group_records().len(), total.div_ceil(WORKGROUP_SIZE) as usize);
+    let records = layout.records();
+    for (g, &entry) in layout.group_records().iter().enumerate() {
+        let first = g as u32 * WORKGROUP_SIZE;
+        let r = &records[(entry & !crate::render::layout::GROUP_SPANS_RECORDS) as usize];
+        assert!(r.output_offset <= first && first < r.output_offset + r.vertex_count, "group {g}");
+    }
+}
+
+#[test]
+fn a_second_model_is_placed_after_the_first() {
+    let (a, b) = (test_model(), default_character());
+    let (sa, sb) = (streams(&a), streams(&b));
+    let layout = layout_of(&[&a, &b]);
+    let (ca, cb) = (sa.table().counts, sb.table().counts);
+    let second = layout.models()[1];
+    assert_eq!(
+        (second.sources, second.influences, second.morph_ranges, second.morph_entries),
+        (ca.sources, ca.influences, ca.morph_ranges, ca.morph_entries)
+    );
+    // The second character's records index the concatenation.
+    let first_records = layout_of(&[&a]).records().len();
+    let own = layout_of(&[&b]);
+    for (own, placed) in own.records().iter().zip(&layout.records()[first_records..]) {
+        assert_eq!(placed.source_offset, own.source_offset + ca.sources);
+        assert_eq!(placed.influence_offset, own.influence_offset + ca.influences);
+        let morphs =
+            if own.morph_offset == NO_MORPHS { NO_MORPHS } else { own.morph_offset + ca.morph_ranges };
+        assert_eq!(placed.morph_offset, morphs);
+        assert_eq!(placed.output_offset, own.output_offset + 3);
+        assert_eq!(placed.palette_offset, own.palette_offset + 2);
+        assert_eq!(placed.weight_offset, own.weight_offset + 2);
+    }
+    let bytes = layout.stream_bytes();
+    assert_eq!(bytes[SOURCES], u64::from(ca.sources + cb.sources) * SOURCE_BYTES);
+    assert_eq!(bytes[MORPH_ENTRIES], u64::from(ca.morph_entries + cb.morph_entries) * MORPH_ENTRY_BYTES);
+    // Every non-empty stream of each model is copied whole to its place.
+    let copies: Vec<StreamCopy> = layout.stream_copies().collect();
+    let expected_a = [
+        (SOURCES, 3 * SOURCE_BYTES),
+        (INFLUENCES, 3 * INFLUENCE_BYTES),
+        (MORPH_ENTRIES, 6 * MORPH_ENTRY_BYTES),
+    ];
+    for (copy, (stream, size)) in copies.iter().zip(expected_a) {
+        assert_eq!(*copy, StreamCopy { model: 0, stream, dst_offset: 0, size });
+    }
+    let of_b: Vec<_> = copies.iter().filter(|c| c.model == 1).collect();
+    assert!(of_b.iter().any(|c| c.stream == SOURCES && c.dst_offset == 3 * SOURCE_BYTES));
+    for c in &of_b {
+        let element = [SOURCE_BYTES, INFLUENCE_BYTES, 4, MORPH_ENTRY_BYTES][c.stream];
+        assert_eq!(c.dst_offset % element, 0);
+        assert!(c.dst_offset + c.size <= bytes[c.stream]);
+    }
+    // Morph ranges move past the first model's entries.
+    let ranges = layout.rebased_morph_ranges([sa.table().morph_ranges, sb.table().morph_ranges]);
+    assert_eq!(ranges.len() as u64 * 4, bytes[MORPH_RANGES]);
+    assert_eq!(&ranges[..4], sa.table().morph_ranges);
+    let rebased: Vec<u32> = sb.table().morph_ranges.iter().map(|r| r + ca.morph_entries).collect();
+    assert_eq!(&ranges[4..], &rebased[..]);
+}
+
+#[test]
+fn rolling_back_restores_the_layout() {
+    let (a, b) = (test_model(), default_character());
+    let mut layout = layout_of(&[&a]);
+    let before = layout.clone();
+    let mark = layout.mark();
+    let s = streams(&b);
+    let m = layout.add_model(s.table().counts).unwrap();
+    layout.add_character(m, s.table(), &b).unwrap();
+    layout.add_character(0, streams(&a).table(), &a).unwrap();
+    assert_ne!(layout, before);
+    layout.roll_back(mark);
+    assert_eq!(layout, before);
+}
+
+#[test]
+fn a_primitive_without_joints_moves_with_one_rigid_entry() {
+    let model = test_model();
+    let s = streams(&model);
+    let mut primitives = s.table().primitives.to_vec();
+    primitives[0].influence_sets = 0;
+    let table = StreamTable { primitives: &primitives, ..s.table() };
+    let mut layout = SkinLayout::default();
+    let m = layout.add_model(table.counts).unwrap();
+    layout.add_character(m, table, &model).unwrap();
+    let c = &layout.characters()[0];
+    // The skin's two joints, then the node's entry (instance joint 4).
+    assert_eq!((c.palette_range, &c.rigid[..]), ((0, 3), &[(4, 2)][..]));
+    let r = layout.records()[0];
+    assert_eq!((r.palette_offset, r.influence_sets), (2, 0));
+}
+
+#[test]
+fn a_refused_character_leaves_the_layout_unchanged() {
+    let model = test_model();
+    let s = streams(&model);
+    let mut layout = layout_of(&[&model]);
+    let before = layout.clone();
+    let refuse = |primitives: &[GpuPrimitive], mesh_first_primitive: &[usize], layout: &mut SkinLayout| {
+        let table = StreamTable { primitives, mesh_first_primitive, ..s.table() };
+        layout.add_character(0, table, &model).unwrap_err().to_string()
+    };
+    let mut beyond_the_skin = s.table().primitives.to_vec();
+    beyond_the_skin[0].max_joint = 2;
+    let e = refuse(&beyond_the_skin, s.table().mesh_first_primitive, &mut layout);
+    assert!(e.contains("joint 2 outside skin 0 of 2 joints"), "{e}");
+    let mut more_targets = s.table().primitives.to_vec();
+    more_targets[0].target_count = 3;
+    let e = refuse(&more_targets, s.table().mesh_first_primitive, &mut layout);
+    assert!(e.contains("3 morph targets but 2 weights"), "{e}");
+    let e = refuse(s.table().primitives, &[], &mut layout);
+    assert!(e.contains("no mesh"), "{e}");
+    assert_eq!(layout, before);
+}
+
+#[test]
+fn the_device_limits_bound_every_buffer() {
+    let layout = layout_of(&[&test_model()]);
+    let limits = |storage: u32, texels: u32| vk::PhysicalDeviceLimits {
+        max_storage_buffer_range: storage,
+        max_texel_buffer_elements: texels,
+        ..Default::default()
+    };
+    let big = 1 << 30;
+    assert!(layout.check_ranges(&limits(1 << 27, 1 << 27), big, PaletteReads::Texels).is_ok());
+    // The morph entries (288 bytes) are the first stream over 200 bytes.
+    let e = layout.check_ranges(&limits(200, 1 << 27), big, PaletteReads::Storage).unwrap_err().to_string();
+    assert!(e.contains("morph entries need 288 bytes"), "{e}");
+    // Read as texels, the sources are 9 (8 bytes each); as storage, no texel limit.
+    let e = layout.check_ranges(&limits(1 << 27, 8), big, PaletteReads::Texels).unwrap_err().to_string();
+    assert!(e.contains("source vertices need 9 texels"), "{e}");
+    assert!(layout.check_ranges(&limits(1 << 27, 8), big, PaletteReads::Storage).is_ok());
+}
+
+#[test]
+fn no_binding_range_caps_a_crowds_palettes_and_output() {
+    let model = test_model();
+    let s = streams(&model);
+    let mut layout = SkinLayout::default();
+    let m = layout.add_model(s.table().counts).unwrap();
+    for _ in 0..100 {
+        layout.add_character(m, s.table(), &model).unwrap();
+    }
+    let limits = |storage: u64| vk::PhysicalDeviceLimits {
+        max_storage_buffer_range: storage as u32,
+        max_texel_buffer_elements: 1 << 27,
+        ..Default::default()
+    };
+    // The largest buffer bound whole caps the storage range; the palette
+    // and the output are larger (texels or a pointer, windows) and pass.
+    let slot = layout.slot_sizes();
+    let bound = layout.stream_bytes().into_iter().chain([slot.weights, slot.records, slot.groups]);
+    let bound = bound.max().unwrap();
+    let range = bound.max(slot.output / 8);
+    assert!(slot.output > range && slot.palette > range, "{slot:?} against {range}");
+    let big = 1 << 40;
+    for reads in [PaletteReads::Storage, PaletteReads::Texels] {
+        assert!(layout.check_ranges(&limits(range), big, reads).is_ok());
+        let e = layout.check_ranges(&limits(bound - 1), big, reads).unwrap_err().to_string();
+        assert!(e.contains(&format!("need {bound} bytes, more than the device's maxStorageBufferRange")));
+    }
+    // What caps them is the largest buffer: the output, bound in windows
+    // of at most the range, needs them whole.
+    let windows = OutputWindows::plan(layout.total_vertices(), range).unwrap();
+    assert!(windows.count > 1 && windows.bytes() <= range, "{windows:?}");
+    let output = windows.buffer_bytes();
+    assert!(output >= slot.output && output - slot.output < u64::from(windows.count) * 64 * OUTPUT_STRIDE);
+    let e = layout.check_ranges(&limits(range), output - 1, PaletteReads::Storage);
+    let e = e.unwrap_err().to_string();
+    assert!(e.contains(&format!("skinned output need {output} bytes")), "{e}");
+    assert!(e.contains(&format!("largest buffer ({} bytes)", output - 1)), "{e}");
+}
+
+#[test]
+fn output_windows_are_whole_workgroups_within_the_range() {
+    let group = u64::from(WORKGROUP_SIZE) * OUTPUT_STRIDE;
+    assert_eq!(OutputWindows::plan(0, 1 << 27).unwrap().count, 0);
+    // One window while the output fits, rounded up to a whole workgroup.
+    let one = OutputWindows::plan(100, 1 << 27).unwrap();
+    assert_eq!((one.count, one.vertices), (1, 128));
+    // 128 MiB (lavapipe) holds 2,796,160 vertices (43,690 workgroups).
+    let most = OutputWindows::plan(2_796_160, 128 << 20).unwrap();
+    assert_eq!((most.count, most.vertices), (1, 2_796_160));
+    let two = OutputWindows::plan(2_796_161, 128 << 20).unwrap();
+    assert_eq!((two.count, two.vertices), (2, 1_398_144));
+    for total in [1u32, 63, 64, 65, 1000, 12_345, 99_999] {
+        for range in [group, 2 * group + 5, 10 * group, 1 << 20] {
+            let largest = range / group * u64::from(WORKGROUP_SIZE);
+            if u64::from(total).div_ceil(largest) > u64::from(MAX_OUTPUT_WINDOWS) {
+                assert!(OutputWindows::plan(total, range).is_err(), "{total} in {range}");
+                continue;
+            }
+            let w = OutputWindows::plan(total, range).unwrap();
+            assert!(
+                w.bytes() <= range && w.vertices.is_multiple_of(WORKGROUP_SIZE),
+                "{total} in {range}: {w:?}"
+            );
+            assert!(u64::from(w.count) * u64::from(w.vertices) >= u64::from(total), "{total}: {w:?}");
+            // The fewest windows: one fewer of the largest size cannot hold it.
+            assert!(u64::from(w.count - 1) * largest < u64::from(total), "{total} in {range}: {w:?}");
+        }
+    }
+    let e = OutputWindows::plan(1000, group - 1).unwrap_err().to_string();
+    assert!(e.contains("less than one workgroup"), "{e}");
+    let e = OutputWindows::plan(65 * 64, group).unwrap_err().to_string();
+    assert!(e.contains("needs 65 bindings") && e.contains("more than 64"), "{e}");
+}
