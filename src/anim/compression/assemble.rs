@@ -100,7 +100,7 @@ impl Packer {
             }
         }
         // STEP keys switch at their exact times: only listed times keep them.
-        let step = inputs.iter().zip(encoded).any(|(i, e)| i.step && !key_times(e).is_empty());
+        let step = inputs.iter().zip(encoded).any(|(i, e)| i.step && key_times(e).next().is_some());
         let times = match on_frames(&times).filter(|_| !step) {
             Some((frames, count, interval)) => {
                 for r in &mut remap {
@@ -119,22 +119,10 @@ impl Packer {
     /// The header of `input` encoded as `p`, its keys written to the stream
     /// (each after its time index, unless a mask holds the key times).
     fn pack(&mut self, input: &TrackInput, p: &Packed) -> Result<PackedTrack, JobError> {
-        let bit_offset = self.bit_offset()?;
-        let times: Vec<u32> = p.keys.iter().map(|k| k.0).collect();
-        let mask = self.key_time_mask(&times);
-        // A component that stays within a step (a weight's other two among
-        // them) takes no bits.
-        for (t, q) in &p.keys {
-            if mask.is_none() {
-                self.writer.push(self.remap[*t as usize], self.time_bits);
-            }
-            for (&c, &bits) in q.iter().zip(&p.bits) {
-                self.writer.push(c, bits);
-            }
-        }
+        let (bit_offset, mask) = self.write_keys(&p.keys, &p.bits)?;
         Ok(PackedTrack {
             joint: input.joint as u16,
-            mask: mask.unwrap_or(LISTED),
+            mask,
             flags: flags(input, p),
             bits: p.bits.map(|b| b as u8),
             step: p.ranges[0].step_bits(),
@@ -147,23 +135,13 @@ impl Packer {
     /// The header of a CUBICSPLINE track `input` encoded as `c`, its keys
     /// written to the stream as `pack` writes them.
     fn pack_cubic(&mut self, input: &TrackInput, c: &Cubic) -> Result<CubicTrack, JobError> {
-        let bit_offset = self.bit_offset()?;
-        let times: Vec<u32> = c.keys.iter().map(|k| k.0).collect();
-        let mask = self.key_time_mask(&times);
-        for (t, q) in &c.keys {
-            if mask.is_none() {
-                self.writer.push(self.remap[*t as usize], self.time_bits);
-            }
-            for (&q, &bits) in q.iter().zip(&c.bits) {
-                self.writer.push(q, bits);
-            }
-        }
+        let (bit_offset, mask) = self.write_keys(&c.keys, &c.bits)?;
         let value = c.ranges[c.width];
         let tangent = c.ranges[0];
         Ok(CubicTrack {
             joint: input.joint as u16,
             property: input.property,
-            mask: mask.unwrap_or(LISTED),
+            mask,
             keys: c.keys.len() as u32,
             bit_offset,
             width: c.width as u8,
@@ -173,18 +151,37 @@ impl Packer {
         })
     }
 
-    /// Where the next track's keys start in the stream.
-    fn bit_offset(&self) -> Result<u32, JobError> {
-        u32::try_from(self.writer.bits()).map_err(|_| JobError::new("compress: more than 4 Gbit of keys"))
+    /// Writes one track's `keys` (time-table index, quantized components
+    /// of `bits[c]` bits each) to the stream, each after its time index
+    /// unless a mask holds the key times; returns where they start and the
+    /// mask ([`LISTED`] for none). A component that stays within a step (a
+    /// weight's other two among them) takes no bits.
+    fn write_keys<const N: usize>(
+        &mut self,
+        keys: &[(u32, [u32; N])],
+        bits: &[u32; N],
+    ) -> Result<(u32, u16), JobError> {
+        let bit_offset = u32::try_from(self.writer.bits())
+            .map_err(|_| JobError::new("compress: more than 4 Gbit of keys"))?;
+        let mask = self.key_time_mask(keys);
+        for (t, q) in keys {
+            if mask.is_none() {
+                self.writer.push(self.remap[*t as usize], self.time_bits);
+            }
+            for (&c, &bits) in q.iter().zip(bits) {
+                self.writer.push(c, bits);
+            }
+        }
+        Ok((bit_offset, mask.unwrap_or(LISTED)))
     }
 
-    /// The index of a new mask of a track's key `times` (indices in the
-    /// time table), where a mask is smaller than listing them (a bit per
-    /// time against `time_bits` per key); `None` to list them. Masks hold
-    /// their keys' indices in the 16 low bits of the cursor's key ids (see
+    /// The index of a new mask of `keys`' times (indices in the time
+    /// table), where a mask is smaller than listing them (a bit per time
+    /// against `time_bits` per key); `None` to list them. Masks hold their
+    /// keys' indices in the 16 low bits of the cursor's key ids (see
     /// `cursor::KeyReader`).
-    fn key_time_mask(&mut self, times: &[u32]) -> Option<u16> {
-        let masked = 64 * self.mask_words < times.len() * self.time_bits as usize
+    fn key_time_mask<K>(&mut self, keys: &[(u32, K)]) -> Option<u16> {
+        let masked = 64 * self.mask_words < keys.len() * self.time_bits as usize
             && self.times.len() < 1 << 16
             && self.masks.len() / self.mask_words.max(1) < usize::from(LISTED);
         if !masked {
@@ -193,8 +190,8 @@ impl Packer {
         let index = (self.masks.len() / self.mask_words) as u16;
         let start = self.masks.len();
         self.masks.resize(start + self.mask_words, 0);
-        for &t in times {
-            let i = self.remap[t as usize] as usize;
+        for (t, _) in keys {
+            let i = self.remap[*t as usize] as usize;
             self.masks[start + i / 64] |= 1 << (i % 64);
         }
         Some(index)
@@ -203,12 +200,13 @@ impl Packer {
 
 /// The time-table indices of the keys `e` stores (none for a track at
 /// rest or constant).
-fn key_times(e: &Encoded) -> Vec<u32> {
-    match e {
-        Encoded::Packed(p) => p.keys.iter().map(|k| k.0).collect(),
-        Encoded::Cubic(c) => c.keys.iter().map(|k| k.0).collect(),
-        Encoded::Rest | Encoded::Constant(_) => Vec::new(),
-    }
+fn key_times(e: &Encoded) -> impl Iterator<Item = u32> + '_ {
+    let (packed, cubic) = match e {
+        Encoded::Packed(p) => (&p.keys[..], &[][..]),
+        Encoded::Cubic(c) => (&[][..], &c.keys[..]),
+        Encoded::Rest | Encoded::Constant(_) => (&[][..], &[][..]),
+    };
+    packed.iter().map(|k| k.0).chain(cubic.iter().map(|k| k.0))
 }
 
 /// `PackedTrack::flags` of `input` encoded as `p`: STEP, the slerp

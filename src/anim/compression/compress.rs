@@ -45,7 +45,7 @@ const MEASURED_SHARE: f64 = 0.99;
 const MAX_ROUNDS: usize = 40;
 /// What each round multiplies the tolerance of an offending joint's chain by.
 const TIGHTEN: f64 = 0.75;
-/// Bisection steps of [`Compressor::loosen`].
+/// Bisection steps of the loosening after the last round (see [`Compressor::refine`]).
 const LOOSEN_STEPS: usize = 3;
 
 /// Compresses `clip` (made for `skeleton`) within `settings.error_bound`,
@@ -82,7 +82,6 @@ pub fn compress_for(
     let stats = CompressionStats {
         raw_bytes: raw_bytes(clip),
         baseline_bytes: baseline_bytes(clip, skeleton.len()),
-        compressed_bytes: refined.clip.data_bytes(),
         compressed_parts: refined.clip.bytes_by_part(),
         max_error: refined.max_error,
         mean_error: refined.mean_error,
@@ -221,7 +220,10 @@ impl<'a> Compressor<'a> {
     /// Encodes every track within the whole bound, then rounds: the clip
     /// assembled, measured on `grid`, and the tracks of every joint (and
     /// weight) over `MEASURED_SHARE` of the bound tightened, until none is
-    /// over or `MAX_ROUNDS` have run. Returns the last round's clip.
+    /// over or `MAX_ROUNDS` have run. The last tightening round may have
+    /// tightened more than it had to, so every track's tolerance is then
+    /// scaled back up by as much as the round took (bisecting
+    /// `LOOSEN_STEPS` times); the smallest clip within the bound is kept.
     fn refine(
         &self,
         table: &TimeTable,
@@ -235,56 +237,49 @@ impl<'a> Compressor<'a> {
         let mut measure = Measure::new(self.joints, &self.weight_scale);
         let limit = bound * MEASURED_SHARE;
         let mut rounds = 0;
-        loop {
-            let clip = assemble(self.clip, self.joints, &table.times, inputs, &encoded)?;
-            let (max_error, mean_error) = measure.run(&clip, &self.metric, self.rest, grid, exact)?;
+        let within = loop {
+            let round = self.round(table, inputs, grid, exact, &mut measure, encoded)?;
             rounds += 1;
-            let over = max_error > limit;
-            if !over {
-                let within = Refined { clip, max_error, mean_error, encoded };
-                return self.loosen(table, inputs, grid, exact, &mut measure, &tolerance, within);
+            if round.max_error <= limit {
+                break round;
             }
             if rounds == MAX_ROUNDS {
-                return Ok(Refined { clip, max_error, mean_error, encoded });
+                return Ok(round);
             }
+            encoded = round.encoded;
             self.tighten(inputs, &measure, limit, &mut tolerance, &mut encoded);
-        }
-    }
-
-    /// The last tightening round may have tightened more than it had to:
-    /// scales every track's `tolerance` up by as much as the round took
-    /// (bisecting `LOOSEN_STEPS` times) and keeps the smallest clip still
-    /// within the bound.
-    #[allow(clippy::too_many_arguments)]
-    fn loosen(
-        &self,
-        table: &TimeTable,
-        inputs: &[TrackInput],
-        grid: &[f64],
-        exact: &mut Exact,
-        measure: &mut Measure,
-        tolerance: &[f64],
-        within: Refined,
-    ) -> Result<Refined, JobError> {
-        let limit = self.settings.error_bound * MEASURED_SHARE;
+        };
         let mut best = within;
         let (mut lo, mut hi) = (1.0, 1.0 / TIGHTEN);
         for _ in 0..LOOSEN_STEPS {
             let scale = (lo + hi) / 2.0;
-            let encoded: Vec<Encoded> =
-                inputs.iter().zip(tolerance).map(|(i, &t)| reduce::encode(i, t * scale)).collect();
-            let clip = assemble(self.clip, self.joints, &table.times, inputs, &encoded)?;
-            let (max_error, mean_error) = measure.run(&clip, &self.metric, self.rest, grid, exact)?;
-            if max_error <= limit {
+            let encoded = inputs.iter().zip(&tolerance).map(|(i, &t)| reduce::encode(i, t * scale)).collect();
+            let round = self.round(table, inputs, grid, exact, &mut measure, encoded)?;
+            if round.max_error <= limit {
                 lo = scale;
-                if clip.data_bytes() < best.clip.data_bytes() {
-                    best = Refined { clip, max_error, mean_error, encoded };
+                if round.clip.data_bytes() < best.clip.data_bytes() {
+                    best = round;
                 }
             } else {
                 hi = scale;
             }
         }
         Ok(best)
+    }
+
+    /// One round: the clip assembled from `encoded` and measured on `grid`.
+    fn round(
+        &self,
+        table: &TimeTable,
+        inputs: &[TrackInput],
+        grid: &[f64],
+        exact: &mut Exact,
+        measure: &mut Measure,
+        encoded: Vec<Encoded>,
+    ) -> Result<Refined, JobError> {
+        let clip = assemble(self.clip, self.joints, &table.times, inputs, &encoded)?;
+        let (max_error, mean_error) = measure.run(&clip, &self.metric, self.rest, grid, exact)?;
+        Ok(Refined { clip, max_error, mean_error, encoded })
     }
 
     /// Multiplies by `TIGHTEN` the tolerance of every track on the chain

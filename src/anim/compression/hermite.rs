@@ -11,8 +11,10 @@
 
 use super::Property;
 use super::clip::CUBIC_COMPONENTS;
-use super::quantize::{MAX_BITS, Range};
-use super::reduce::{QUANTIZATION_SHARES, TrackInput, Value, local_error, normalized, reduce};
+use super::quantize::Range;
+use super::reduce::{
+    QUANTIZATION_SHARES, TrackInput, Value, component_bounds, fewest_bits, fits_between, normalized, reduce,
+};
 
 /// Quantized Hermite keys of one track.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,12 +79,7 @@ pub(super) fn encode(input: &TrackInput, tol: f64) -> Cubic {
         .iter()
         .map(|key| std::array::from_fn(|c| if c < 3 * width { key[c / width][c % width] } else { 0.0 }))
         .collect();
-    let mut lo = [0.0f64; CUBIC_COMPONENTS];
-    let mut hi = [0.0f64; CUBIC_COMPONENTS];
-    for c in 0..3 * width {
-        lo[c] = components.iter().map(|k| k[c]).fold(f64::INFINITY, f64::min);
-        hi[c] = components.iter().map(|k| k[c]).fold(f64::NEG_INFINITY, f64::max);
-    }
+    let (lo, hi) = component_bounds(&components);
     let longest = input.keys.windows(2).map(|w| w[1].1 - w[0].1).fold(0.0, f64::max);
     let value_width = (width..2 * width).map(|c| hi[c] - lo[c]).fold(0.0, f64::max);
     let tangent_width = (0..width).chain(2 * width..3 * width).map(|c| hi[c] - lo[c]).fold(0.0, f64::max);
@@ -103,36 +100,21 @@ pub(super) fn encode(input: &TrackInput, tol: f64) -> Cubic {
         }
         let q: Vec<[u32; CUBIC_COMPONENTS]> =
             components.iter().map(|k| std::array::from_fn(|c| ranges[c].quantize(k[c], bits[c]))).collect();
-        (bits, ranges, q)
+        let decoded = decode_all(width, &ranges, &q);
+        (bits, ranges, q, decoded)
     };
-    let mut best: Option<Cubic> = None;
-    for share in QUANTIZATION_SHARES {
-        let mut choice = None;
-        for widest in 3..=MAX_BITS {
-            let (bits, ranges, q) = quantize(widest);
-            let decoded = decode_all(width, &ranges, &q);
-            let between = |i: usize, t: f64| between(input, &decoded, i, i + 1, t);
-            let fits = input.keys.windows(2).enumerate().all(|(i, w)| {
-                let from = input.grid.partition_point(|g| g.0 < w[0].1);
-                input.grid[from..]
-                    .iter()
-                    .take_while(|g| g.0 <= w[1].1)
-                    .all(|(t, exact)| local_error(property, exact, &between(i, *t)) <= tol * share)
-            });
-            if fits || widest == MAX_BITS {
-                choice = Some((bits, ranges, q, decoded));
-                break;
-            }
-        }
-        let (bits, ranges, q, decoded) = choice.expect("MAX_BITS always chosen");
+    // As for linear tracks, a few splits of the tolerance, the smallest kept.
+    let cubic = QUANTIZATION_SHARES.iter().map(|&share| {
+        let (bits, ranges, q, decoded) = fewest_bits(quantize, |(_, _, _, decoded)| {
+            let interval = |(i, w): (usize, &[(u32, f64, Value)])| {
+                fits_between(input, w[0].1, w[1].1, tol * share, |t| between(input, decoded, i, i + 1, t))
+            };
+            input.keys.windows(2).enumerate().all(interval)
+        });
         let kept = reduce(input, tol, |i, k, t| between(input, &decoded, i, k, t));
-        let cubic =
-            Cubic { width, bits, ranges, keys: kept.into_iter().map(|k| (input.keys[k].0, q[k])).collect() };
-        if best.as_ref().is_none_or(|b| cubic.cost() < b.cost()) {
-            best = Some(cubic);
-        }
-    }
-    best.expect("at least one share")
+        Cubic { width, bits, ranges, keys: kept.into_iter().map(|k| (input.keys[k].0, q[k])).collect() }
+    });
+    cubic.min_by_key(Cubic::cost).expect("at least one share")
 }
 
 /// Each key's in-tangent, value and out-tangent as the runtime decodes them.
@@ -169,6 +151,7 @@ fn between(input: &TrackInput, decoded: &[[Value; 3]], i: usize, k: usize, t: f6
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::anim::compression::reduce::local_error;
 
     /// A one-dimensional cubic track: keys at `times` with values `v` and
     /// tangents `d` (in and out alike), its exact spline on a grid of 16

@@ -158,14 +158,7 @@ pub fn encode(input: &TrackInput, tolerance: f64) -> Encoded {
         3
     };
     let components: Vec<[f64; 3]> = input.keys.iter().map(|k| stored(property, &k.2, dropped)).collect();
-    let mut lo = [f64::INFINITY; 3];
-    let mut hi = [f64::NEG_INFINITY; 3];
-    for c in &components {
-        for i in 0..3 {
-            lo[i] = lo[i].min(c[i]);
-            hi[i] = hi[i].max(c[i]);
-        }
-    }
+    let (lo, hi) = component_bounds(&components);
     // One step for all three components, so that each is as precise as the
     // others (the error is their combined distance): the widest gets
     // `widest` bits and the others as few as their ranges need.
@@ -180,23 +173,11 @@ pub fn encode(input: &TrackInput, tolerance: f64) -> Encoded {
     };
     // Fewer bits leave less of the tolerance to key reduction: try a few
     // splits and keep the smallest result.
-    let mut best: Option<Packed> = None;
-    for share in QUANTIZATION_SHARES {
-        let mut choice = None;
-        for widest in 3..=MAX_BITS {
-            let (bits, ranges, q) = quantize(widest);
-            let worst = input
-                .keys
-                .iter()
-                .zip(&q)
-                .map(|(k, &q)| local_error(property, &k.2, &decode(property, dropped, &ranges, q)))
-                .fold(0.0, f64::max);
-            if worst <= tol * share || widest == MAX_BITS {
-                choice = Some((bits, ranges, q));
-                break;
-            }
-        }
-        let (bits, ranges, q) = choice.expect("MAX_BITS always chosen");
+    let packed = QUANTIZATION_SHARES.iter().map(|&share| {
+        let (bits, ranges, q) = fewest_bits(quantize, |(_, ranges, q)| {
+            let decoded = input.keys.iter().zip(q).map(|(k, &q)| (k, decode(property, dropped, ranges, q)));
+            decoded.map(|(k, v)| local_error(property, &k.2, &v)).fold(0.0, f64::max) <= tol * share
+        });
         let decoded: Vec<Value> = q.iter().map(|&q| decode(property, dropped, &ranges, q)).collect();
         let kept = reduce(input, tol, |i, k, t| {
             let (ta, tb) = (input.keys[i].1, input.keys[k].1);
@@ -206,17 +187,44 @@ pub fn encode(input: &TrackInput, tolerance: f64) -> Encoded {
                 interpolate(property, &decoded[i], &decoded[k], (t - ta) / (tb - ta), input.corrected)
             }
         });
-        let packed = Packed {
-            bits,
-            dropped,
-            ranges,
-            keys: kept.into_iter().map(|k| (input.keys[k].0, q[k])).collect(),
-        };
-        if best.as_ref().is_none_or(|b| packed.cost() < b.cost()) {
-            best = Some(packed);
+        Packed { bits, dropped, ranges, keys: kept.into_iter().map(|k| (input.keys[k].0, q[k])).collect() }
+    });
+    Encoded::Packed(packed.min_by_key(Packed::cost).expect("at least one share"))
+}
+
+/// Each component's smallest and largest value over `keys`.
+pub(super) fn component_bounds<const N: usize>(keys: &[[f64; N]]) -> ([f64; N], [f64; N]) {
+    let mut lo = [f64::INFINITY; N];
+    let mut hi = [f64::NEG_INFINITY; N];
+    for k in keys {
+        for c in 0..N {
+            lo[c] = lo[c].min(k[c]);
+            hi[c] = hi[c].max(k[c]);
         }
     }
-    Encoded::Packed(best.expect("at least one share"))
+    (lo, hi)
+}
+
+/// `quantize(widest)` for the fewest bits of the widest component (3 to
+/// [`MAX_BITS`]) whose result `fits`; with `MAX_BITS` when none does.
+pub(super) fn fewest_bits<T>(quantize: impl Fn(u32) -> T, fits: impl Fn(&T) -> bool) -> T {
+    (3..MAX_BITS).map(&quantize).find(|q| fits(q)).unwrap_or_else(|| quantize(MAX_BITS))
+}
+
+/// Whether `value_at(t)` stays within `tol` of `input`'s exact track at
+/// every grid point from `ta` to `tb`.
+pub(super) fn fits_between(
+    input: &TrackInput,
+    ta: f64,
+    tb: f64,
+    tol: f64,
+    value_at: impl Fn(f64) -> Value,
+) -> bool {
+    let from = input.grid.partition_point(|g| g.0 < ta);
+    input.grid[from..]
+        .iter()
+        .take_while(|g| g.0 <= tb)
+        .all(|(t, exact)| local_error(input.property, exact, &value_at(*t)) <= tol)
 }
 
 /// Shares of a track's tolerance tried for quantization (the rest goes to
@@ -246,15 +254,8 @@ pub(super) fn reduce(
     between: impl Fn(usize, usize, f64) -> Value,
 ) -> Vec<usize> {
     let n = input.keys.len();
-    let property = input.property;
-    let fits = |i: usize, k: usize| {
-        let (ta, tb) = (input.keys[i].1, input.keys[k].1);
-        let from = input.grid.partition_point(|g| g.0 < ta);
-        input.grid[from..]
-            .iter()
-            .take_while(|g| g.0 <= tb)
-            .all(|(t, exact)| local_error(property, exact, &between(i, k, *t)) <= tol)
-    };
+    let fits =
+        |i: usize, k: usize| fits_between(input, input.keys[i].1, input.keys[k].1, tol, |t| between(i, k, t));
     let mut kept = vec![0];
     let mut i = 0;
     while i + 1 < n {

@@ -54,7 +54,7 @@ impl ClipCompression {
             clip: clip.to_string(),
             baseline_bytes: stats.baseline_bytes,
             raw_bytes: stats.raw_bytes,
-            compressed_bytes: stats.compressed_bytes,
+            compressed_bytes: stats.compressed_bytes(),
             compressed_parts: stats.compressed_parts,
             ratio: stats.ratio(),
             key_ratio: stats.key_ratio(),

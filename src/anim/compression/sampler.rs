@@ -15,6 +15,7 @@ use super::interpolation::C;
 use super::{CompressedClip, Property};
 use crate::anim::Transform;
 use crate::anim::job::{JobError, check_len};
+use crate::anim::math::normalize_or;
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 use wide::{CmpGe, CmpLt, f32x4};
 
@@ -67,16 +68,7 @@ impl CompressedSampleJob<'_> {
         self.output.copy_from_slice(self.rest);
         self.morph_output.copy_from_slice(self.rest_morph_weights);
         for c in &clip.constants {
-            let out = &mut self.output[c.joint as usize];
-            let [x, y, z, w] = c.value;
-            match c.property {
-                Property::Translation => out.translation = Vector3::new(x, y, z),
-                Property::Rotation => {
-                    out.rotation = UnitQuaternion::new_unchecked(Quaternion::new(w, x, y, z))
-                }
-                Property::Scale => out.scale = Vector3::new(x, y, z),
-                Property::Weight => self.morph_output[c.joint as usize] = x,
-            }
+            set(self.output, self.morph_output, c.property, c.joint as usize, c.value);
         }
         self.cursor.follow(clip);
         let time = Time::new(self.time);
@@ -115,21 +107,15 @@ impl CompressedSampleJob<'_> {
         for (i, track) in clip.cubic.iter().enumerate() {
             let [x, y, z, w] = sample_cubic(clip, self.cursor, i, self.time, time.nearest_f32);
             let joint = track.joint as usize;
-            match track.property {
-                Property::Translation => self.output[joint].translation = Vector3::new(x, y, z),
-                Property::Scale => self.output[joint].scale = Vector3::new(x, y, z),
-                Property::Weight => self.morph_output[joint] = x,
+            let value = if track.property == Property::Rotation {
                 // Normalised after the spline, as `SampleJob` does; one
                 // through zero keeps the rest rotation.
-                Property::Rotation => {
-                    let q = Quaternion::new(w, x, y, z);
-                    if q.norm_squared() > 1e-12 {
-                        self.output[joint].rotation = UnitQuaternion::new_normalize(q);
-                    } else {
-                        self.output[joint].rotation = self.rest[joint].rotation;
-                    }
-                }
-            }
+                let q = normalize_or(Quaternion::new(w, x, y, z), self.rest[joint].rotation);
+                [q.i, q.j, q.k, q.w]
+            } else {
+                [x, y, z, w]
+            };
+            set(self.output, self.morph_output, track.property, joint, value);
         }
         Ok(())
     }
@@ -162,6 +148,26 @@ impl CompressedSampleJob<'_> {
                 refill_weight(clip, self.cursor, b * LANES + l, t);
             }
         }
+    }
+}
+
+/// Writes a track's value (x, y, z and w; a rotation unit length) to the
+/// joint's `property` in `output`, or a weight to its slot of `morph_output`.
+fn set(
+    output: &mut [Transform],
+    morph_output: &mut [f32],
+    property: Property,
+    joint: usize,
+    value: [f32; 4],
+) {
+    let [x, y, z, w] = value;
+    match property {
+        Property::Translation => output[joint].translation = Vector3::new(x, y, z),
+        Property::Rotation => {
+            output[joint].rotation = UnitQuaternion::new_unchecked(Quaternion::new(w, x, y, z))
+        }
+        Property::Scale => output[joint].scale = Vector3::new(x, y, z),
+        Property::Weight => morph_output[joint] = x,
     }
 }
 

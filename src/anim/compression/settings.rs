@@ -77,10 +77,8 @@ pub struct CompressionStats {
     /// Bytes of the clip as ACL's ratios count a raw clip (see
     /// [`baseline_bytes`]).
     pub baseline_bytes: usize,
-    /// Bytes the compressed clip's data take (time table, track headers,
+    /// Where the compressed clip's bytes go (time table, track headers,
     /// constants, bit stream).
-    pub compressed_bytes: usize,
-    /// Where they go.
     pub compressed_parts: ClipBytes,
     /// Largest virtual-vertex error on the grid, object-space units.
     pub max_error: f64,
@@ -99,15 +97,20 @@ pub struct CompressionStats {
 }
 
 impl CompressionStats {
+    /// Bytes the compressed clip's data take.
+    pub fn compressed_bytes(&self) -> usize {
+        self.compressed_parts.total()
+    }
+
     /// The baseline's bytes over compressed bytes: the compression ratio
     /// as ACL reports it.
     pub fn ratio(&self) -> f64 {
-        self.baseline_bytes as f64 / self.compressed_bytes.max(1) as f64
+        self.baseline_bytes as f64 / self.compressed_bytes().max(1) as f64
     }
 
     /// The clip's own keys' bytes over compressed bytes.
     pub fn key_ratio(&self) -> f64 {
-        self.raw_bytes as f64 / self.compressed_bytes.max(1) as f64
+        self.raw_bytes as f64 / self.compressed_bytes().max(1) as f64
     }
 }
 
