@@ -5,7 +5,7 @@
 //! write`, `record`, `submit`, `wait`, and a `configuration` around a
 //! renderer's frames); GPU spans are `tracing` events of target
 //! `vkskin::gpu` that the renderer emits once a frame's timestamps are read
-//! back, already placed on the host clock ([`now_ns`], CLOCK_MONOTONIC).
+//! back, already placed on the host clock (`now_ns`, CLOCK_MONOTONIC).
 //! A [`TraceRecorder`] installs the layer that collects both on the current
 //! thread while it lives. Without one no subscriber exists: every span and
 //! event is a disabled callsite, and nothing is recorded or allocated.

@@ -253,7 +253,7 @@ fn vertex_counterpart(compute: &BenchEntry) -> Option<String> {
 }
 
 /// Every crossover `entries` measure: per model, pass count and compute
-/// mode (in the order they first appear) under [`crossover_upload`], over
+/// mode (in the order they first appear) under `crossover_upload`, over
 /// the character counts measured with both modes (the first entry of each
 /// count), from the frame figure of `timing`.
 pub fn crossovers(entries: &[BenchEntry], timing: GpuTiming) -> Vec<Crossover> {
