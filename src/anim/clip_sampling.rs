@@ -62,6 +62,12 @@ fn state_layout(clip: &RuntimeClip) -> [usize; 6] {
 }
 
 impl ClipCursor {
+    /// Starts loading the cursor's state (see [`prefetch`](super::prefetch)).
+    #[inline]
+    pub fn prefetch(&self) {
+        super::prefetch::slice(&self.state);
+    }
+
     /// A cursor for `clip`, at its start.
     pub fn new(clip: &RuntimeClip) -> Self {
         let mut cursor =

@@ -28,6 +28,7 @@ pub mod planar;
 pub mod planar_scene;
 pub mod player;
 pub mod pose;
+pub mod prefetch;
 pub mod rig;
 pub mod runtime_clip;
 pub mod sampling;

@@ -240,6 +240,16 @@ impl Character {
 
     // ---- the update ---------------------------------------------------------
 
+    /// Starts loading what the next `update` reads and writes: a crowd
+    /// calls it a character ahead (see [`prefetch`](crate::anim::prefetch)).
+    #[inline]
+    pub(super) fn prefetch(&self) {
+        self.parameters.prefetch();
+        self.machine.prefetch();
+        self.playback.prefetch();
+        self.evaluation.prefetch();
+    }
+
     /// Advances by `dt` seconds (times the rate; non-finite counts as 0) and
     /// evaluates. Events crossed are in `events()` until the next update.
     pub fn update(&mut self, dt: f32) -> Result<(), JobError> {

@@ -9,9 +9,9 @@
 //! sample rewinds the cursor, which costs time, not accuracy. A result must
 //! never depend on a cursor's state; nothing here allocates after `new`.
 
-use crate::anim::Rig;
 use crate::anim::compression::{CompressedCursor, CompressedSampleJob};
 use crate::anim::{ClipCursor, JobError, RotationBlend, SampleClipJob, Transform};
+use crate::anim::{Rig, prefetch};
 
 /// The cursor of one clip.
 #[derive(Debug, Clone)]
@@ -30,6 +30,19 @@ pub(crate) struct ClipCursors {
 }
 
 impl ClipCursors {
+    /// Starts loading every cursor (see [`prefetch`](crate::anim::prefetch)).
+    #[inline]
+    pub(crate) fn prefetch(&self) {
+        prefetch::slice(&self.slot);
+        prefetch::slice(&self.cursors);
+        for cursor in &self.cursors {
+            match cursor {
+                Cursor::Runtime(cursor) => cursor.prefetch(),
+                Cursor::Compressed(cursor) => cursor.prefetch(),
+            }
+        }
+    }
+
     /// Cursors for `clips` (rig clip indices, repeats allowed; each below
     /// `rig.clips.len()`), of the kind `rig` samples.
     pub(crate) fn new(rig: &Rig, clips: impl IntoIterator<Item = u32>) -> Self {

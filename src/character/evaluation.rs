@@ -66,6 +66,21 @@ pub(super) struct Evaluation {
 }
 
 impl Evaluation {
+    /// Starts loading the cursors, weights, pose and output (see
+    /// [`prefetch`](crate::anim::prefetch)).
+    #[inline]
+    pub fn prefetch(&self) {
+        use crate::anim::prefetch::slice;
+        self.cursors.prefetch();
+        slice(&self.weight);
+        slice(&self.clip_weights);
+        slice(&self.evaluated);
+        slice(&self.evaluated_layers);
+        slice(&self.pose.locals);
+        slice(&self.pose.morph_weights);
+        self.output.prefetch();
+    }
+
     /// The rest pose, nothing evaluated yet.
     pub fn new(rig: &Rig, controller: &Controller) -> Self {
         let leaves = controller.leaves();

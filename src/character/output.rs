@@ -39,6 +39,17 @@ pub struct PoseOutput {
 }
 
 impl PoseOutput {
+    /// Starts loading the matrices and weights (see
+    /// [`prefetch`](crate::anim::prefetch)).
+    #[inline]
+    pub(super) fn prefetch(&self) {
+        use crate::anim::prefetch::slice;
+        slice(&self.world);
+        slice(&self.palettes);
+        slice(&self.palette_offsets);
+        slice(&self.morph_weights);
+    }
+
     /// Buffers for `rig`, at identity until the first `update`.
     pub fn new(rig: &Rig) -> Self {
         let joints = rig.skeleton.len();

@@ -55,6 +55,13 @@ pub struct Parameters {
 }
 
 impl Parameters {
+    /// Starts loading the values (see [`prefetch`](crate::anim::prefetch)).
+    #[inline]
+    pub(super) fn prefetch(&self) {
+        crate::anim::prefetch::slice(&self.values);
+        crate::anim::prefetch::slice(&self.kinds);
+    }
+
     /// The controller's defaults.
     pub fn new(controller: &Controller) -> Self {
         let ps = controller.parameters();

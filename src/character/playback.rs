@@ -57,6 +57,22 @@ pub(super) struct Playback {
 }
 
 impl Playback {
+    /// Starts loading every leaf's and state's playback (see
+    /// [`prefetch`](crate::anim::prefetch)).
+    #[inline]
+    pub fn prefetch(&self) {
+        use crate::anim::prefetch::slice;
+        slice(&self.players);
+        slice(&self.sample_time);
+        slice(&self.local_weight);
+        slice(&self.travel_from);
+        slice(&self.travel);
+        slice(&self.leaders);
+        slice(&self.inputs);
+        slice(&self.state_time);
+        slice(&self.runs);
+    }
+
     /// Every clip node at time 0, no state entered yet.
     pub fn new(rig: &Rig, controller: &Controller) -> Self {
         let leaves = controller.leaves();

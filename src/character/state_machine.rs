@@ -44,6 +44,13 @@ pub(super) struct StateMachine {
 }
 
 impl StateMachine {
+    /// Starts loading the weights (see [`prefetch`](crate::anim::prefetch)).
+    #[inline]
+    pub fn prefetch(&self) {
+        crate::anim::prefetch::slice(&self.weights);
+        crate::anim::prefetch::slice(&self.fade_from);
+    }
+
     /// In the controller's initial state, at full weight.
     pub fn new(controller: &Controller) -> Self {
         let states = controller.all_states().len();

@@ -23,6 +23,8 @@ fn one_and_two_threads_give_the_same_bits() {
         let a = one.update(1.0 / 60.0).unwrap().to_vec();
         let b = two.update(1.0 / 60.0).unwrap().to_vec();
         assert_eq!(a, b, "frame {frame}: events");
+        let each: Vec<_> = one.characters().iter().flat_map(|c| c.events().to_vec()).collect();
+        assert_eq!(a, each, "frame {frame}: the system's events are its characters', in order");
         for (x, y) in one.characters().iter().zip(two.characters()) {
             let (px, py) = (x.pose(), y.pose());
             let bits = |m: &[vkskin::anim::BoneMatrix]| -> Vec<u32> {

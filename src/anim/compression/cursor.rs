@@ -136,6 +136,19 @@ fn kinds(clip: &CompressedClip) -> [usize; 3] {
 }
 
 impl CompressedCursor {
+    /// Starts loading the cursor's cached keys (see
+    /// [`prefetch`](crate::anim::prefetch)).
+    #[inline]
+    pub fn prefetch(&self) {
+        use crate::anim::prefetch::slice;
+        crate::anim::prefetch::value(self);
+        slice(&self.rotations);
+        slice(&self.vectors);
+        slice(&self.weights);
+        slice(&self.keys);
+        slice(&self.cubic_keys);
+    }
+
     /// A cursor for `clip`, with nothing cached yet.
     pub fn new(clip: &CompressedClip) -> Self {
         let [rotations, vectors, weights] = kinds(clip);
