@@ -13,6 +13,7 @@
 //! with one line naming the accessor and the size.
 
 use super::error::AssetError;
+use crate::anim::RotationBlend;
 use std::cell::Cell;
 
 /// Default of `--max-memory`: the most any file may make vkskin allocate.
@@ -51,6 +52,10 @@ pub struct LoadOptions {
     /// `Rig::compress_clips`), so that characters sample the compressed
     /// clips: `--compressed-clips`.
     pub compressed_clips: bool,
+    /// How characters interpolate LINEAR rotation keys: slerp, exactly as
+    /// glTF says (the default), or nlerp, ozz-animation's fast path for
+    /// crowds (`--nlerp`); see `Rig::rotation_blend`.
+    pub rotation_blend: RotationBlend,
 }
 
 impl Default for LoadOptions {
@@ -60,6 +65,7 @@ impl Default for LoadOptions {
             allow_outside_uris: false,
             max_image_dimension: MAX_IMAGE_DIMENSION,
             compressed_clips: false,
+            rotation_blend: RotationBlend::Slerp,
         }
     }
 }

@@ -82,7 +82,7 @@ impl Character {
             rate: 1.0,
             evaluation_rate: EvaluationRate::EveryFrame,
             frame: 0,
-            rotation_sampling: RotationBlend::Slerp,
+            rotation_sampling: rig.rotation_blend(),
             debug: DebugPose::Animated,
             morph_override: None,
             stale: true,

@@ -9,7 +9,7 @@ use super::gpu_pose::pose_program;
 use super::system::ThreadPoolError;
 use super::{AnimationSystem, Character, CharacterId, Controller, UpdateError};
 use crate::anim::frame_poses::{Bounds, FramePoses, FrameSource, PoseError, SkinInput, grow_bounds};
-use crate::anim::{JobError, PosePlayback, PoseProgram, Rig, RotationBlend};
+use crate::anim::{JobError, PosePlayback, PoseProgram, Rig};
 use nalgebra::{Matrix4, Vector3};
 use std::sync::Arc;
 
@@ -124,7 +124,7 @@ impl Crowd {
     /// too many joints or layers).
     pub fn set_pose_on_gpu(&mut self, on: bool) -> Result<(), CrowdError> {
         self.gpu_program = match on {
-            true => Some(Arc::new(pose_program(&self.rig, &self.controller, RotationBlend::default())?)),
+            true => Some(Arc::new(pose_program(&self.rig, &self.controller, self.rig.rotation_blend())?)),
             false => None,
         };
         for i in 0..self.len() {

@@ -344,6 +344,28 @@ fn one_clip_is_sampled_bit_for_bit() {
 }
 
 #[test]
+fn a_rig_s_rotation_blend_is_its_characters_own() {
+    let model = test_model();
+    let mut nlerp_rig = (*model.rig).clone();
+    nlerp_rig.set_rotation_blend(RotationBlend::Nlerp);
+    let controller = Arc::new(Controller::single_clip(&model, Some(1), true).unwrap());
+    let mut on_rig = Character::new(Arc::new(nlerp_rig), controller.clone()).unwrap();
+    let mut slerp = Character::new(model.rig.clone(), controller.clone()).unwrap();
+    let mut set = Character::new(model.rig.clone(), controller).unwrap();
+    set.set_rotation_sampling(RotationBlend::Nlerp);
+    let mut differs = false;
+    for t in [0.0, 0.137, 0.4999, 1.7, -0.3] {
+        for c in [&mut on_rig, &mut slerp, &mut set] {
+            c.seek(t);
+            c.update(0.0).unwrap();
+        }
+        assert_eq!(on_rig.local_pose(), set.local_pose(), "t = {t}");
+        differs |= on_rig.local_pose() != slerp.local_pose();
+    }
+    assert!(differs, "the rig's nlerp reached its characters");
+}
+
+#[test]
 fn a_controller_without_states_is_the_rest_pose() {
     let model = test_model();
     let controller = Arc::new(Controller::single_clip(&model, None, true).unwrap());

@@ -14,7 +14,7 @@ use crate::common::{assert_no_messages, context, find_models, shared_assets, sha
 use std::path::PathBuf;
 use std::sync::Arc;
 use vkskin::anim::frame_poses::FramePoses;
-use vkskin::anim::{BoneMatrix, PosePlayback, PoseProgram, SkinInput};
+use vkskin::anim::{BoneMatrix, PosePlayback, PoseProgram, RotationBlend, SkinInput};
 use vkskin::asset::{self, Model};
 use vkskin::character::gpu_pose::pose_program;
 use vkskin::character::{Character, Controller, Crowd, ParameterValue};
@@ -269,8 +269,44 @@ fn check_crowd(
 
 #[test]
 fn the_builtin_character_poses_on_the_gpu_under_every_layer() {
+    builtin_crowd_poses_on_the_gpu_as_on_the_cpu(builtin::model(), "slerp");
+}
+
+#[test]
+fn an_nlerp_rig_poses_on_the_gpu_as_its_characters_do_on_the_cpu() {
+    let options =
+        asset::LoadOptions { rotation_blend: RotationBlend::Nlerp, ..asset::LoadOptions::default() };
+    let model = Arc::new(asset::load_default_character_with(&options).expect("built-in character"));
+    // The rig's nlerp moves the crowd's palettes by more than the GPU
+    // pose's tolerance, so matching the CPU's shows the GPU nlerps too.
+    let slerp = builtin::model();
+    let controller = builtin::controller(&model);
+    let crowd = |model: &Arc<Model>| Crowd::new(model.rig.clone(), controller.clone(), 12, 2.0, 30.0, 1);
+    let (mut a, mut b) = (crowd(&model).expect("crowd"), crowd(&slerp).expect("crowd"));
+    let mut apart = 0.0f32;
+    for frame in 0..30 {
+        for c in [&mut a, &mut b] {
+            for i in 0..c.len() {
+                c.character_mut(i).set_named("speed", ParameterValue::Float((i % 6) as f32 * 0.7)).unwrap();
+            }
+            c.frame(frame).expect("frame");
+        }
+        for (x, y) in a.characters().iter().zip(b.characters()) {
+            for (p, q) in x.pose().palettes.iter().zip(y.pose().palettes) {
+                apart = apart.max((p.to_matrix() - q.to_matrix()).amax());
+            }
+        }
+    }
+    let size = skeleton_size(&model) as f32;
+    eprintln!("nlerp against slerp on the CPU: palettes {:e} apart (relative)", apart / size);
+    assert!(f64::from(apart / size) > TOLERANCE, "nlerp and slerp too close to tell apart");
+    builtin_crowd_poses_on_the_gpu_as_on_the_cpu(model, "nlerp");
+}
+
+/// The built-in character's crowd under its controller, every layer
+/// driven, posed on the GPU and on the CPU with the rig's rotation blend.
+fn builtin_crowd_poses_on_the_gpu_as_on_the_cpu(model: Arc<Model>, blend: &str) {
     let Some(ctx) = context() else { return };
-    let model = builtin::model();
     let controller = builtin::controller(&model);
     let make = || Crowd::new(model.rig.clone(), controller.clone(), 12, 2.0, 30.0, 1).expect("crowd");
     let drive = |crowd: &mut Crowd, frame: u32| {
@@ -300,7 +336,7 @@ fn the_builtin_character_poses_on_the_gpu_under_every_layer() {
     }
     assert!(layered > 0, "the drive exercises the layers");
     let error = check_crowd(&ctx, &model, make(), make(), 60, drive);
-    eprintln!("built-in character under its controller: GPU pose within {error:e}");
+    eprintln!("built-in character under its controller ({blend}): GPU pose within {error:e}");
     assert!(error <= TOLERANCE, "GPU pose differs from the CPU's by {error:e}");
     assert_no_messages(&ctx.validation_messages());
 }

@@ -105,6 +105,7 @@ fn build(file: &str, src: Source, options: &LoadOptions, budget: &Budget) -> Res
         clips.into_iter().map(Arc::new).collect(),
         rest_morph_weights,
     )?;
+    rig.set_rotation_blend(options.rotation_blend);
     if options.compressed_clips {
         rig.compress_clips(&CompressionSettings::for_skeleton(&rig.skeleton))?;
     }
