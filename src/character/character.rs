@@ -247,7 +247,14 @@ impl Character {
         self.parameters.prefetch();
         self.machine.prefetch();
         self.playback.prefetch();
-        self.evaluation.prefetch();
+        self.evaluation.prefetch(self.stale || self.due());
+    }
+
+    /// Whether the next update is due at the evaluation rate. Frames are
+    /// staggered by character index, so that a crowd at a reduced rate
+    /// spreads its evaluations over the frames.
+    fn due(&self) -> bool {
+        self.evaluation_rate.is_due(self.frame.wrapping_add(self.index))
     }
 
     /// Advances by `dt` seconds (times the rate; non-finite counts as 0) and
@@ -269,9 +276,7 @@ impl Character {
             self.start_transition(t);
         }
         self.parameters.clear_triggers();
-        // Frames are staggered by character index, so that a crowd at a
-        // reduced rate spreads its evaluations over the frames.
-        let due = self.evaluation_rate.is_due(self.frame.wrapping_add(self.index));
+        let due = self.due();
         self.frame = self.frame.wrapping_add(1);
         let result = self.evaluate(due);
         self.evaluation.set_root_motion(&self.rig, &self.controller, self.playback.travel());

@@ -66,19 +66,24 @@ pub(super) struct Evaluation {
 }
 
 impl Evaluation {
-    /// Starts loading the cursors, weights, pose and output (see
-    /// [`prefetch`](crate::anim::prefetch)).
+    /// Starts loading the weights every update reads, and when it
+    /// `evaluates`, the cursors, pose and output too (see
+    /// [`prefetch`](crate::anim::prefetch)): a character skipped at its
+    /// evaluation rate never touches those, and loading them would only
+    /// take bandwidth from the characters that do.
     #[inline]
-    pub fn prefetch(&self) {
+    pub fn prefetch(&self, evaluates: bool) {
         use crate::anim::prefetch::slice;
-        self.cursors.prefetch();
         slice(&self.weight);
         slice(&self.clip_weights);
         slice(&self.evaluated);
         slice(&self.evaluated_layers);
-        slice(&self.pose.locals);
-        slice(&self.pose.morph_weights);
-        self.output.prefetch();
+        if evaluates {
+            self.cursors.prefetch();
+            slice(&self.pose.locals);
+            slice(&self.pose.morph_weights);
+            self.output.prefetch();
+        }
     }
 
     /// The rest pose, nothing evaluated yet.
