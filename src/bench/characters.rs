@@ -5,14 +5,20 @@
 //! nanoseconds per joint per character, the 2-thread speed-up measured in
 //! the same run, heap allocations per update (a counting allocator;
 //! expected 0), and the heap bytes each of 10,000 characters keeps (with
-//! the exact clips and with compressed ones).
+//! the exact clips and with compressed ones). Last, 10,000 characters on
+//! a slerp rig (the default) and on an nlerp one (`--nlerp`) take turns on
+//! one thread, timed by its CPU time (`interleaved.rs`), for their ratio.
 //!
 //! Run: `cargo bench --bench characters` (no shared files needed).
+
+#[path = "interleaved.rs"]
+mod interleaved;
 
 use criterion::{Criterion, Throughput};
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use vkskin::anim::RotationBlend;
 use vkskin::asset::{LoadOptions, Model, load_default_character, load_default_character_with};
 use vkskin::character::controller::DEFAULT_CONTROLLER;
 use vkskin::character::{AnimationSystem, CharacterId, Controller, EvaluationRate, ParameterValue};
@@ -135,6 +141,25 @@ fn main() {
     }
     criterion.final_summary();
     print_report(&samples.into_inner(), joints);
+    // Slerp against nlerp, taking turns.
+    let n = 10_000;
+    let options = LoadOptions { rotation_blend: RotationBlend::Nlerp, ..LoadOptions::default() };
+    let nlerp = Arc::new(load_default_character_with(&options).expect("built-in character"));
+    let mut systems = [&model, &nlerp].map(|m| crowd(m, &controller, n, 1, EvaluationRate::EveryFrame));
+    let mut frame = 0usize;
+    let ns = interleaved::median_ns(2, 15, 4, |w| {
+        fire_jumps(&mut systems[w], frame);
+        systems[w].update(1.0 / 60.0).expect("update");
+        frame += 1;
+    });
+    let per_joint = |ns: f64| ns / (n * joints) as f64;
+    println!(
+        "{n} characters, 1 thread, taking turns: slerp {:.1} ns/joint, nlerp {:.1} ns/joint ({:.2}x)",
+        per_joint(ns[0]),
+        per_joint(ns[1]),
+        ns[1] / ns[0]
+    );
+    drop(systems);
     // What each character keeps on the heap (its rig is shared).
     let n = 10_000;
     let (system, bytes) = count_bytes(|| crowd(&model, &controller, n, 1, EvaluationRate::EveryFrame));
