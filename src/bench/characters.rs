@@ -161,7 +161,6 @@ fn main() {
     );
     drop(systems);
     // What each character keeps on the heap (its rig is shared).
-    let n = 10_000;
     let (system, bytes) = count_bytes(|| crowd(&model, &controller, n, 1, EvaluationRate::EveryFrame));
     println!(
         "heap bytes per character, {n} built-in characters (after 120 updates): {:.0}",
