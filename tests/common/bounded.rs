@@ -57,11 +57,11 @@ pub fn run(args: &[&str], timeout: Duration) -> Outcome {
         std::path::Path::new(GNU_TIME).is_file(),
         "{GNU_TIME} is missing: install Debian's `time` package (bash .ci/deps does)"
     );
-    let report = tempfile::NamedTempFile::new().expect("a file for GNU time's report");
+    let report_file = tempfile::NamedTempFile::new().expect("a file for GNU time's report");
     let mut command = Command::new(GNU_TIME);
     command
         .args(["-f", "%M", "-o"])
-        .arg(report.path())
+        .arg(report_file.path())
         .arg(env!("CARGO_BIN_EXE_vkskin"))
         .args(args)
         .stdin(Stdio::null())
@@ -110,7 +110,7 @@ pub fn run(args: &[&str], timeout: Duration) -> Outcome {
     };
     let stdout = String::from_utf8_lossy(&out_reader.join().unwrap()).into_owned();
     let stderr = String::from_utf8_lossy(&err_reader.join().unwrap()).into_owned();
-    let report = std::fs::read_to_string(report.path()).unwrap_or_default();
+    let report = std::fs::read_to_string(report_file.path()).unwrap_or_default();
     let (code, peak_rss) = read_report(&report, status, timed_out);
     Outcome { code, timed_out, stdout, stderr, peak_rss }
 }
