@@ -10,8 +10,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn main() {
-    embed_git_commit();
-    let shader_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
+    // Read when the script runs, not baked in when it is compiled: a target
+    // folder shared by several checkouts (CI's) may reuse this script's
+    // binary from a checkout that has since been removed.
+    let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+    embed_git_commit(&manifest_dir);
+    let shader_dir = manifest_dir.join("shaders");
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     println!("cargo:rerun-if-changed=shaders");
 
@@ -64,8 +68,7 @@ fn main() {
 /// HEAD file changes (a checkout) or the branch it names does (a commit).
 /// Paths come from `git rev-parse --git-path`, which knows where a linked
 /// worktree keeps its HEAD and where the shared refs live.
-fn embed_git_commit() {
-    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+fn embed_git_commit(manifest_dir: &Path) {
     let git = |args: &[&str]| -> Option<String> {
         let output = Command::new("git").args(args).current_dir(manifest_dir).output().ok()?;
         let text = String::from_utf8(output.stdout).ok()?;
