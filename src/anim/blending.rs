@@ -238,6 +238,7 @@ impl BlendTwoJob<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::anim::transform::pose_bits;
     use nalgebra::UnitQuaternion;
 
     fn xf(x: f32, angle_z: f32, s: f32) -> Transform {
@@ -555,15 +556,6 @@ mod tests {
         assert!(out[0].rotation.angle_to(&a[0].rotation) < 1e-6);
     }
 
-    /// The bits of every component of a pose.
-    fn bits(pose: &[Transform]) -> Vec<u32> {
-        let q = |t: &Transform| [t.rotation.i, t.rotation.j, t.rotation.k, t.rotation.w];
-        pose.iter()
-            .flat_map(|t| t.translation.iter().copied().chain(q(t)).chain(t.scale.iter().copied()))
-            .map(f32::to_bits)
-            .collect()
-    }
-
     #[test]
     fn two_layers_in_one_pass_give_the_layer_by_layer_bits() {
         // A small deterministic generator: values in [-2, 2).
@@ -617,8 +609,11 @@ mod tests {
                         job.blend_layer_by_layer(&layers[0], total);
                     }
                 }
-                assert_eq!(bits(&outputs[0]), bits(&outputs[1]), "{joints} joints, weights {wa} and {wb}");
-                assert_eq!(morphs[0][0].to_bits(), morphs[1][0].to_bits());
+                assert_eq!(
+                    pose_bits(&outputs[0], &morphs[0]),
+                    pose_bits(&outputs[1], &morphs[1]),
+                    "{joints} joints, weights {wa} and {wb}"
+                );
                 assert_eq!(outputs[0][0].rotation, rest[0].rotation, "a zero rotation takes the rest's");
                 if joints > 3 {
                     let opposite = outputs[0][joints - 1].rotation;

@@ -431,6 +431,7 @@ fn slerp_block(block: &RotationBlock, (s, hold_a, hold_b): Ratios, held: &Held) 
 mod tests {
     use super::*;
     use crate::anim::clip::{Clip, JointTracks, MorphWeightTrack, Track};
+    use crate::anim::transform::pose_bits as bits;
     use crate::anim::{SampleJob, SamplingCursor};
     use std::sync::Arc;
 
@@ -545,16 +546,6 @@ mod tests {
                 scale: v(1.0, 1.0, 1.5),
             })
             .collect()
-    }
-
-    fn bits(p: &[Transform], w: &[f32]) -> Vec<u32> {
-        let mut out: Vec<u32> = Vec::new();
-        for t in p {
-            let floats = t.translation.iter().chain(t.rotation.coords.iter()).chain(t.scale.iter());
-            out.extend(floats.map(|v| v.to_bits()));
-        }
-        out.extend(w.iter().map(|v| v.to_bits()));
-        out
     }
 
     fn reference(clip: &Clip, t: f64, mode: RotationBlend) -> (Vec<Transform>, Vec<f32>) {
