@@ -238,7 +238,7 @@ impl BlendTwoJob<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::anim::transform::pose_bits;
+    use crate::testing::bits::pose_bits;
     use nalgebra::UnitQuaternion;
 
     fn xf(x: f32, angle_z: f32, s: f32) -> Transform {

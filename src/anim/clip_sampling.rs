@@ -431,8 +431,8 @@ fn slerp_block(block: &RotationBlock, (s, hold_a, hold_b): Ratios, held: &Held) 
 mod tests {
     use super::*;
     use crate::anim::clip::{Clip, JointTracks, MorphWeightTrack, Track};
-    use crate::anim::transform::pose_bits as bits;
     use crate::anim::{SampleJob, SamplingCursor};
+    use crate::testing::bits::pose_bits as bits;
     use std::sync::Arc;
 
     fn v(x: f32, y: f32, z: f32) -> Vector3<f32> {

@@ -76,20 +76,6 @@ fn trs_matrix<T: nalgebra::RealField + Copy>(t: [T; 3], q: [T; 4], s: [T; 3]) ->
     out
 }
 
-/// Every float of a pose (translation, rotation i j k w, scale; then the
-/// morph weights) as bits, so that tests compare bit for bit (-0 and +0
-/// differ, NaNs compare).
-#[cfg(test)]
-pub(crate) fn pose_bits(pose: &[Transform], weights: &[f32]) -> Vec<u32> {
-    let mut out = Vec::new();
-    for t in pose {
-        let floats = t.translation.iter().chain(t.rotation.coords.iter()).chain(t.scale.iter());
-        out.extend(floats.map(|v| v.to_bits()));
-    }
-    out.extend(weights.iter().map(|v| v.to_bits()));
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,18 +8,7 @@ use crate::common::{find_models, shared_assets};
 use vkskin::anim::{
     ClipCursor, RotationBlend, RuntimeClip, SampleClipJob, SampleJob, SamplingCursor, Transform,
 };
-
-/// Every float of a pose, as bits (so -0 and +0 differ, as in `dump`).
-fn bits(pose: &[Transform], weights: &[f32]) -> Vec<u32> {
-    let mut out = Vec::new();
-    for t in pose {
-        out.extend(t.translation.iter().map(|v| v.to_bits()));
-        out.extend(t.rotation.coords.iter().map(|v| v.to_bits()));
-        out.extend(t.scale.iter().map(|v| v.to_bits()));
-    }
-    out.extend(weights.iter().map(|v| v.to_bits()));
-    out
-}
+use vkskin::testing::bits::pose_bits as bits;
 
 /// Tiny deterministic generator (no rand crate).
 struct Lcg(u64);
