@@ -8,7 +8,7 @@
 //! `skin[i] = model[skin.joints[i]] * inverse_bind[i]`.
 
 use super::job::{JobError, check_len};
-use super::skeleton::{BoneMatrix, NO_PARENT, Skin};
+use super::skeleton::{BoneMatrix, NO_PARENT, Skeleton, Skin};
 use super::transform::Transform;
 use nalgebra::Matrix4;
 use wide::f32x4;
@@ -78,51 +78,71 @@ impl LocalToModelJob<'_> {
     }
 
     /// Validates, then computes every model matrix. Never allocates.
-    ///
-    /// The local matrices are affine, so each product is the parent's
-    /// columns times the local's upper three rows: a 4x3 product, one SIMD
-    /// column (four rows) per operation. The sums run in nalgebra's order,
-    /// so the matrices are bit for bit `parent * local.to_matrix()`.
     pub fn run(&mut self) -> Result<(), JobError> {
         self.validate()?;
-        let root = columns(&self.root);
-        // The previous joint's matrix stays in registers: in a chain it is
-        // the parent, and reading it back from memory would lengthen the
-        // dependency from one joint to the next.
-        let mut previous = root;
-        let mut block = [[[0.0; 3]; 4]; 4];
-        for (j, (&p, local)) in self.parents.iter().zip(self.locals).enumerate() {
-            let [p0, p1, p2, p3] = if p == NO_PARENT {
-                root
-            } else if p as usize + 1 == j {
-                previous
-            } else {
-                columns(&self.output[p as usize])
-            };
-            if j % 4 == 0 {
-                let rest = &self.locals[j..];
-                block = if rest.len() >= 4 {
-                    local_columns4(rest)
-                } else {
-                    // The last joints: the other lanes repeat this one.
-                    let mut four = [*local; 4];
-                    four[..rest.len()].copy_from_slice(rest);
-                    local_columns4(&four)
-                };
-            }
-            let [l0, l1, l2, t] = block[j % 4];
-            // `p3 * 0` is kept: it is what the full product adds (a signed
-            // zero, or NaN for an infinite parent).
-            let p3_zero = p3 * f32x4::ZERO;
-            previous = [
-                p0 * l0[0] + p1 * l0[1] + p2 * l0[2] + p3_zero,
-                p0 * l1[0] + p1 * l1[1] + p2 * l1[2] + p3_zero,
-                p0 * l2[0] + p1 * l2[1] + p2 * l2[2] + p3_zero,
-                p0 * t[0] + p1 * t[1] + p2 * t[2] + p3,
-            ];
-            self.output[j].data.0 = previous.map(f32x4::to_array);
-        }
+        concatenate(self.parents, self.locals, &self.root, self.output);
         Ok(())
+    }
+}
+
+/// [`LocalToModelJob`] over a [`Skeleton`], whose parents were checked when
+/// it was built: only the lengths are checked per call.
+pub fn skeleton_to_model(
+    skeleton: &Skeleton,
+    locals: &[Transform],
+    root: &Matrix4<f32>,
+    output: &mut [Matrix4<f32>],
+) -> Result<(), JobError> {
+    check_len("local to model: locals", locals.len(), skeleton.len())?;
+    check_len("local to model: output", output.len(), skeleton.len())?;
+    concatenate(skeleton.parents(), locals, root, output);
+    Ok(())
+}
+
+/// Every model matrix, parents before children (the caller checked the
+/// order and the lengths).
+///
+/// The local matrices are affine, so each product is the parent's
+/// columns times the local's upper three rows: a 4x3 product, one SIMD
+/// column (four rows) per operation. The sums run in nalgebra's order,
+/// so the matrices are bit for bit `parent * local.to_matrix()`.
+fn concatenate(parents: &[u32], locals: &[Transform], root: &Matrix4<f32>, output: &mut [Matrix4<f32>]) {
+    let root = columns(root);
+    // The previous joint's matrix stays in registers: in a chain it is
+    // the parent, and reading it back from memory would lengthen the
+    // dependency from one joint to the next.
+    let mut previous = root;
+    let mut block = [[[0.0; 3]; 4]; 4];
+    for (j, (&p, local)) in parents.iter().zip(locals).enumerate() {
+        let [p0, p1, p2, p3] = if p == NO_PARENT {
+            root
+        } else if p as usize + 1 == j {
+            previous
+        } else {
+            columns(&output[p as usize])
+        };
+        if j % 4 == 0 {
+            let rest = &locals[j..];
+            block = if rest.len() >= 4 {
+                local_columns4(rest)
+            } else {
+                // The last joints: the other lanes repeat this one.
+                let mut four = [*local; 4];
+                four[..rest.len()].copy_from_slice(rest);
+                local_columns4(&four)
+            };
+        }
+        let [l0, l1, l2, t] = block[j % 4];
+        // `p3 * 0` is kept: it is what the full product adds (a signed
+        // zero, or NaN for an infinite parent).
+        let p3_zero = p3 * f32x4::ZERO;
+        previous = [
+            p0 * l0[0] + p1 * l0[1] + p2 * l0[2] + p3_zero,
+            p0 * l1[0] + p1 * l1[1] + p2 * l1[2] + p3_zero,
+            p0 * l2[0] + p1 * l2[1] + p2 * l2[2] + p3_zero,
+            p0 * t[0] + p1 * t[1] + p2 * t[2] + p3,
+        ];
+        output[j].data.0 = previous.map(f32x4::to_array);
     }
 }
 
@@ -329,6 +349,14 @@ mod tests {
         for (j, (m, e)) in models.iter().zip(&expected).enumerate() {
             assert_eq!(bits(m), bits(e), "joint {j}");
         }
+        // Over a skeleton (its order checked once, when it was built): the same.
+        let names = (0..n).map(|j| format!("j{j}")).collect();
+        let skeleton = Skeleton::new(names, parents.clone(), locals.clone()).unwrap();
+        let mut over_skeleton = vec![Matrix4::zeros(); n];
+        skeleton_to_model(&skeleton, &locals, &root, &mut over_skeleton).unwrap();
+        assert_eq!(over_skeleton, models);
+        assert!(skeleton_to_model(&skeleton, &locals[1..], &root, &mut over_skeleton).is_err());
+        assert!(skeleton_to_model(&skeleton, &locals, &root, &mut over_skeleton[1..]).is_err());
         let ibs: Vec<Matrix4<f32>> = (0..n).map(|_| Matrix4::from_fn(|_, _| rng.next())).collect();
         let s = skin((0..n as u32).rev().collect(), ibs.clone());
         let mut out = vec![BoneMatrix::IDENTITY; n];

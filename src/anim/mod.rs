@@ -51,7 +51,7 @@ pub use transform::Transform;
 // The jobs.
 pub use blending::{BlendJob, BlendLayer, BlendTwoJob};
 pub use clip_sampling::{ClipCursor, SampleClipJob};
-pub use hierarchy::{LocalToModelJob, PaletteJob};
+pub use hierarchy::{LocalToModelJob, PaletteJob, skeleton_to_model};
 pub use ik::{IkSolution, TwoBoneIkJob};
 pub use layering::{LayerJob, LayerMode};
 pub use player::ClipPlayer;

@@ -7,7 +7,7 @@
 use super::scratch::with_scratch;
 use crate::anim::Rig;
 use crate::anim::{
-    BoneMatrix, JobError, LocalToModelJob, PaletteJob, SkinnedPose, Transform, job::check_len,
+    BoneMatrix, JobError, PaletteJob, SkinnedPose, Transform, job::check_len, skeleton_to_model,
 };
 use nalgebra::Matrix4;
 
@@ -36,6 +36,8 @@ pub struct PoseOutput {
     morph_weights: Vec<f32>,
     version: u64,
     evaluated: bool,
+    /// The debug view the palettes were computed for.
+    debug: DebugPose,
 }
 
 impl PoseOutput {
@@ -61,6 +63,7 @@ impl PoseOutput {
             morph_weights: rig.rest_morph_weights.clone(),
             version: 0,
             evaluated: false,
+            debug: DebugPose::Animated,
         }
     }
 
@@ -79,44 +82,45 @@ impl PoseOutput {
         check_len("pose output: morph weights", morph_weights.len(), self.morph_weights.len())?;
         check_len("pose output: palettes", self.palettes.len(), rig.palette_len())?;
         check_len("pose output: world", self.world.len(), rig.skeleton.len())?;
-        // The next matrices are computed into the thread's scratch and only
-        // copied in when they differ: a character keeps one set.
-        with_scratch(|scratch| {
-            let (next_world, next_palettes) = scratch.matrices(self.world.len(), self.palettes.len());
+        // The next world matrices are computed into the thread's scratch and
+        // only copied in when they differ: a character keeps one set. The
+        // palettes follow from them (and the debug view), so they are
+        // computed, in place, only when those changed.
+        let world_changed = with_scratch(|scratch| {
+            let next_world = scratch.world(self.world.len());
             match debug {
                 DebugPose::BindPose => rig.bind_pose_world(next_world),
-                DebugPose::Animated | DebugPose::IdentityPalette => LocalToModelJob {
-                    parents: rig.skeleton.parents(),
-                    locals,
-                    root: Matrix4::identity(),
-                    output: next_world,
-                }
-                .run()?,
-            }
-            if debug == DebugPose::IdentityPalette {
-                next_palettes.fill(BoneMatrix::IDENTITY);
-            } else {
-                for (skin, range) in rig.skins.iter().zip(self.palette_offsets.windows(2)) {
-                    let output = &mut next_palettes[range[0] as usize..range[1] as usize];
-                    PaletteJob { skin, models: next_world, output }.run()?;
+                DebugPose::Animated | DebugPose::IdentityPalette => {
+                    skeleton_to_model(&rig.skeleton, locals, &Matrix4::identity(), next_world)?
                 }
             }
             // Compared rather than assumed: a paused clip, a clamped end or a
             // STEP key between two updates gives the same matrices, and then
             // nothing needs uploading.
-            let changed = !self.evaluated
-                || *next_world != *self.world
-                || *next_palettes != *self.palettes
-                || morph_weights != self.morph_weights.as_slice();
+            let changed = !self.evaluated || debug != self.debug || *next_world != *self.world;
             if changed {
                 self.world.copy_from_slice(next_world);
-                self.palettes.copy_from_slice(next_palettes);
-                self.morph_weights.copy_from_slice(morph_weights);
-                self.version += 1;
-                self.evaluated = true;
             }
-            Ok(changed)
-        })
+            Ok::<_, JobError>(changed)
+        })?;
+        if world_changed {
+            if debug == DebugPose::IdentityPalette {
+                self.palettes.fill(BoneMatrix::IDENTITY);
+            } else {
+                for (skin, range) in rig.skins.iter().zip(self.palette_offsets.windows(2)) {
+                    let output = &mut self.palettes[range[0] as usize..range[1] as usize];
+                    PaletteJob { skin, models: &self.world, output }.run()?;
+                }
+            }
+            self.debug = debug;
+        }
+        let changed = world_changed || morph_weights != self.morph_weights.as_slice();
+        if changed {
+            self.morph_weights.copy_from_slice(morph_weights);
+            self.version += 1;
+            self.evaluated = true;
+        }
+        Ok(changed)
     }
 
     /// Takes `morph_weights` alone (the joints are posed on the GPU: the

@@ -1,7 +1,7 @@
 //! What an evaluation writes and reads back within one update, then
 //! forgets: each clip's sampled pose before the blend, a layer's pose
-//! before it is laid over, and the next world matrices and palettes before
-//! they are compared with the published ones. One set per thread, reused
+//! before it is laid over, and the next world matrices before they are
+//! compared with the published ones. One set per thread, reused
 //! by every character the thread updates, instead of one per character: a
 //! crowd's characters keep only what outlives an update (a tenth of what
 //! they kept), and these buffers stay in the thread's cache from one
@@ -10,7 +10,7 @@
 //! Buffers grow to the largest rig and blend a thread has seen and keep
 //! their capacity, so a warm thread never allocates here.
 
-use crate::anim::{BoneMatrix, Pose, Transform};
+use crate::anim::{Pose, Transform};
 use nalgebra::Matrix4;
 use std::cell::RefCell;
 
@@ -22,7 +22,6 @@ pub(super) struct Scratch {
     /// A layer's blended pose (see [`fit`]).
     pub layer: Pose,
     world: Vec<Matrix4<f32>>,
-    palettes: Vec<BoneMatrix>,
 }
 
 /// One pose per clip sampled for a blend, in blend order.
@@ -66,10 +65,9 @@ impl BlendPoses {
 }
 
 impl Scratch {
-    /// World matrices for `joints` joints and palettes of `palette` entries.
-    pub fn matrices(&mut self, joints: usize, palette: usize) -> (&mut [Matrix4<f32>], &mut [BoneMatrix]) {
+    /// World matrices for `joints` joints.
+    pub fn world(&mut self, joints: usize) -> &mut [Matrix4<f32>] {
         self.world.resize(joints, Matrix4::identity());
-        self.palettes.resize(palette, BoneMatrix::IDENTITY);
-        (&mut self.world, &mut self.palettes)
+        &mut self.world
     }
 }

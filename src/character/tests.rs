@@ -312,9 +312,17 @@ fn version_changes_exactly_when_the_pose_does() {
     c.set_morph_override(Some(&[0.5, 0.5]));
     c.update(0.0).unwrap();
     assert_eq!(c.version(), v + 1, "the same override again");
+    let animated = c.output().palette(0).to_vec();
+    assert!(animated.iter().any(|m| *m != crate::anim::BoneMatrix::IDENTITY));
     c.set_debug_pose(super::DebugPose::IdentityPalette);
     c.update(0.0).unwrap();
     assert_eq!(c.version(), v + 2);
+    assert!(c.output().palette(0).iter().all(|m| *m == crate::anim::BoneMatrix::IDENTITY));
+    // The same world matrices under another view: the palettes follow the view.
+    c.set_debug_pose(super::DebugPose::Animated);
+    c.update(0.0).unwrap();
+    assert_eq!(c.version(), v + 3);
+    assert_eq!(c.output().palette(0), animated.as_slice());
 }
 
 #[test]
