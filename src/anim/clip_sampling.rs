@@ -31,6 +31,7 @@ use super::sampling::{RotationBlend, sample_morph_tracks, sample_rotation, sampl
 use super::sine;
 use super::transform::Transform;
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
+use std::ops::Range;
 use wide::{CmpGe, CmpGt, CmpLe, CmpLt, f32x4, f64x4};
 
 /// Per-character sampling state of one [`RuntimeClip`]: the state each
@@ -151,7 +152,21 @@ impl SampleClipJob<'_> {
 
     /// Validates, then samples. Never allocates.
     pub fn run(&mut self) -> Result<(), JobError> {
+        self.run_joints(0..self.output.len())
+    }
+
+    /// `run` for the joints in `joints` alone (a layer's mask): they, and
+    /// the others of their blocks of four, are sampled; the other joints'
+    /// outputs keep what they held. Morph weights are sampled whole.
+    pub fn run_joints(&mut self, joints: Range<usize>) -> Result<(), JobError> {
         self.validate()?;
+        if joints.start > joints.end || joints.end > self.output.len() {
+            return Err(JobError::new(format!(
+                "sample clip: joints {joints:?} outside the skeleton ({})",
+                self.output.len()
+            )));
+        }
+        let blocks = if joints.is_empty() { 0..0 } else { joints.start / LANES..joints.end.div_ceil(LANES) };
         let clip = self.clip;
         let t = self.time;
         let slerp = self.rotation_blend == RotationBlend::Slerp;
@@ -160,7 +175,7 @@ impl SampleClipJob<'_> {
         let layout = state_layout(clip);
         let rotations_at = layout[1];
         let fast_time = FastTime::new(t);
-        for (b, out) in self.output.chunks_mut(LANES).enumerate() {
+        for (b, out) in self.output.chunks_mut(LANES).enumerate().take(blocks.end).skip(blocks.start) {
             let rotations = &clip.rotation_states[cursor.state[rotations_at + b] as usize];
             let fallback = &clip.fallback[b];
             let held = Held { kept: clip.keys_kept, tracked: &clip.rotation_tracked[b], fallback };
@@ -199,6 +214,9 @@ impl SampleClipJob<'_> {
         let (hints, morph_hints) = self.cursor.state[layout[3]..].split_at_mut(clip.scalar.len());
         for (s, hint) in clip.scalar.iter().zip(hints) {
             let jt = &source.joint_tracks[s.track as usize];
+            if !blocks.contains(&(jt.joint as usize / LANES)) {
+                continue;
+            }
             let out = &mut self.output[jt.joint as usize];
             match (s.property, &jt.translation, &jt.rotation, &jt.scale) {
                 (Property::Translation, Some(tr), _, _) => out.translation = sample_vector(tr, t, hint),
@@ -703,6 +721,61 @@ mod tests {
         assert!(job(f64::NAN, &mut cursor, 5).is_err());
         assert!(job(0.5, &mut cursor, 4).is_err());
         assert!(job(0.5, &mut cursor, 5).is_ok());
+    }
+
+    /// A joint range samples its blocks of four, bit for bit as a whole
+    /// run, and leaves every other joint as it was (a cubic-spline track,
+    /// sampled by the scalar code, included: joint 2's translation).
+    #[test]
+    fn joint_ranges_sample_their_blocks_alone() {
+        let clip = RuntimeClip::new(Arc::new(awkward_clip()), &rest(), &[0.25; 3]).unwrap();
+        let untouched = Transform {
+            translation: v(9., 9., 9.),
+            rotation: UnitQuaternion::identity(),
+            scale: v(7., 7., 7.),
+        };
+        for mode in [RotationBlend::Slerp, RotationBlend::Nlerp] {
+            for &t in &[0.0, 0.37, 0.7, 1.3] {
+                let (whole, whole_w) = runtime(&clip, &mut ClipCursor::new(&clip), t, mode);
+                for (joints, sampled) in [(4..5, 4..5), (1..3, 0..4), (2..5, 0..5), (3..3, 3..3)] {
+                    let (mut out, mut w) = (vec![untouched; 5], vec![0.0; 3]);
+                    let mut cursor = ClipCursor::new(&clip);
+                    SampleClipJob {
+                        clip: &clip,
+                        time: t,
+                        rotation_blend: mode,
+                        cursor: &mut cursor,
+                        output: &mut out,
+                        morph_output: &mut w,
+                    }
+                    .run_joints(joints.clone())
+                    .unwrap();
+                    for (j, got) in out.iter().enumerate() {
+                        let want = if sampled.contains(&j) { &whole[j] } else { &untouched };
+                        assert_eq!(
+                            bits(std::slice::from_ref(got), &[]),
+                            bits(std::slice::from_ref(want), &[]),
+                            "{joints:?} joint {j} t = {t}"
+                        );
+                    }
+                    assert_eq!(w, whole_w);
+                }
+            }
+        }
+        let (mut out, mut w) = (vec![untouched; 5], vec![0.0; 3]);
+        let mut cursor = ClipCursor::new(&clip);
+        let mut job = SampleClipJob {
+            clip: &clip,
+            time: 0.5,
+            rotation_blend: RotationBlend::Nlerp,
+            cursor: &mut cursor,
+            output: &mut out,
+            morph_output: &mut w,
+        };
+        assert!(job.run_joints(3..6).unwrap_err().0.contains("outside the skeleton"));
+        #[allow(clippy::reversed_empty_ranges)]
+        let backwards = 4..2;
+        assert!(job.run_joints(backwards).is_err());
     }
 
     #[test]

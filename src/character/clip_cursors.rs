@@ -12,6 +12,7 @@
 use crate::anim::compression::{CompressedCursor, CompressedSampleJob};
 use crate::anim::{ClipCursor, JobError, RotationBlend, SampleClipJob, Transform};
 use crate::anim::{Rig, prefetch};
+use std::ops::Range;
 
 /// The cursor of one clip.
 #[derive(Debug, Clone)]
@@ -63,17 +64,20 @@ impl ClipCursors {
     }
 
     /// Samples rig clip `clip` at `time` into `out` (joints and weights
-    /// without a track take the rig's rest values). Runtime clips
+    /// without a track take the rig's rest values), at least the joints in
+    /// `joints` (others may keep what they held). Runtime clips
     /// interpolate LINEAR rotations as `rotation_blend` says; compressed
     /// clips always nlerp between their stored keys, the ratio corrected to
     /// follow slerp on slerped tracks (what the compressor measured its
     /// bound with, against the exact slerp).
+    #[allow(clippy::too_many_arguments)] // A sampling job's fields, and the clip's slot.
     pub(crate) fn sample(
         &mut self,
         rig: &Rig,
         clip: u32,
         time: f64,
         rotation_blend: RotationBlend,
+        joints: Range<usize>,
         locals: &mut [Transform],
         morph_weights: &mut [f32],
     ) -> Result<(), JobError> {
@@ -92,7 +96,8 @@ impl ClipCursors {
                 output: locals,
                 morph_output: morph_weights,
             }
-            .run(),
+            .run_joints(joints),
+            // Compressed clips sample every joint (a superset of `joints`).
             (Cursor::Compressed(cursor), Some(compressed)) => CompressedSampleJob {
                 clip: compressed,
                 time,

@@ -283,12 +283,15 @@ impl Evaluation {
         let Scratch { blend, layer: layer_pose, .. } = scratch;
         let layer_pose = fit(layer_pose, rig.skeleton.len(), rig.rest_morph_weights.len());
         let mut leaves = LeafSampling::new(input, &self.weight, &mut self.cursors, blend);
-        leaves.blend(controller.machine_leaves(), &mut self.pose)?;
+        leaves.blend(controller.machine_leaves(), 0..rig.skeleton.len(), &mut self.pose)?;
         for layer in controller.layers() {
             let weight = input.state_weights[layer.state as usize];
             if weight > 0.0 {
                 let range = controller.all_states()[layer.state as usize].leaves.clone();
-                leaves.blend(range, layer_pose)?;
+                // Only the joints its mask reaches are sampled and laid over
+                // (the others' weight is 0: the job would leave them as they are).
+                let joints = layer.joints();
+                leaves.blend(range, joints.clone(), layer_pose)?;
                 if layer.mode == LayerMode::Override && !layer.morphs {
                     // Its clips say nothing about morph weights: the
                     // override keeps those below (`out + (out - out) * w`).
@@ -296,13 +299,13 @@ impl Evaluation {
                 }
                 LayerJob {
                     mode: layer.mode,
-                    layer: &layer_pose.locals,
+                    layer: &layer_pose.locals[joints.clone()],
                     layer_morph: &layer_pose.morph_weights,
-                    reference: &layer.reference.locals,
+                    reference: &layer.reference.locals[joints.clone()],
                     reference_morph: &layer.reference.morph_weights,
-                    mask: &layer.mask,
+                    mask: &layer.mask[joints.clone()],
                     weight,
-                    output: &mut self.pose.locals,
+                    output: &mut self.pose.locals[joints],
                     morph_output: &mut self.pose.morph_weights,
                 }
                 .run()?;
@@ -371,16 +374,17 @@ impl<'a> LeafSampling<'a> {
 
     /// `blend` for the morph weights alone (into `out`).
     fn blend_morphs(&mut self, range: Range<u32>, out: &mut [f32]) -> Result<(), JobError> {
-        self.blend_into(range, Blended::MorphWeights, &mut [], out)
+        self.blend_into(range, Blended::MorphWeights, 0..0, &mut [], out)
     }
 
     /// Samples the clip nodes `range` that have weight and blends them into
     /// `out`: the rest pose for none, one clip sampled straight into it (bit
     /// for bit what sampling gives: dump and the conformance suite rely on
     /// it), else a weighted blend of the first `MAX_CLIP_NODES` (each
-    /// sampled into the thread's scratch).
-    fn blend(&mut self, range: Range<u32>, out: &mut Pose) -> Result<(), JobError> {
-        self.blend_into(range, Blended::Pose, &mut out.locals, &mut out.morph_weights)
+    /// sampled into the thread's scratch). Joints outside `joints` may
+    /// keep what they held.
+    fn blend(&mut self, range: Range<u32>, joints: Range<usize>, out: &mut Pose) -> Result<(), JobError> {
+        self.blend_into(range, Blended::Pose, joints, &mut out.locals, &mut out.morph_weights)
     }
 
     /// `blend` of `what` into `locals` (empty for morph weights alone) and
@@ -389,6 +393,7 @@ impl<'a> LeafSampling<'a> {
         &mut self,
         range: Range<u32>,
         what: Blended,
+        joints: Range<usize>,
         locals: &mut [Transform],
         morph_weights: &mut [f32],
     ) -> Result<(), JobError> {
@@ -397,7 +402,9 @@ impl<'a> LeafSampling<'a> {
         let mut sample = |l: usize, locals: &mut [Transform], morphs: &mut [f32]| {
             let clip = leaves[l].clip;
             match what {
-                Blended::Pose => self.cursors.sample(rig, clip, times[l], rotation_blend, locals, morphs),
+                Blended::Pose => {
+                    self.cursors.sample(rig, clip, times[l], rotation_blend, joints.clone(), locals, morphs)
+                }
                 Blended::MorphWeights => {
                     let clip = &rig.clips[clip as usize];
                     sample_morph_weights(clip, times[l], &rig.rest_morph_weights, morphs);
@@ -410,27 +417,30 @@ impl<'a> LeafSampling<'a> {
         if let (Some(l), None) = (it.next(), it.next()) {
             return sample(l, locals, morph_weights);
         }
-        let (joints, rest) = match what {
-            Blended::Pose => (rig.skeleton.len(), rig.skeleton.rest()),
+        let (len, rest) = match what {
+            Blended::Pose => (rig.skeleton.len(), &rig.skeleton.rest()[joints.clone()]),
             Blended::MorphWeights => (0, &[][..]),
         };
         let count = active().take(MAX_CLIP_NODES).count();
-        let poses = self.poses.get(count, joints, rig.rest_morph_weights.len());
+        let poses = self.poses.get(count, len, rig.rest_morph_weights.len());
         for (l, pose) in active().zip(poses.iter_mut()) {
             sample(l, &mut pose.locals, &mut pose.morph_weights)?;
         }
         let empty = BlendLayer { locals: &[], morph_weights: &[], weight: 0.0 };
         let mut layers = [empty; MAX_CLIP_NODES];
         for ((layer, l), pose) in layers.iter_mut().zip(active()).zip(poses.iter()) {
-            *layer =
-                BlendLayer { locals: &pose.locals, morph_weights: &pose.morph_weights, weight: weights[l] };
+            *layer = BlendLayer {
+                locals: &pose.locals[joints.clone()],
+                morph_weights: &pose.morph_weights,
+                weight: weights[l],
+            };
         }
         BlendJob {
             layers: &layers[..count],
             rest,
             rest_morph_weights: &rig.rest_morph_weights,
             rotation_blend: RotationBlend::Nlerp,
-            output: locals,
+            output: &mut locals[joints],
             morph_output: morph_weights,
         }
         .run()

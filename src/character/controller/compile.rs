@@ -15,7 +15,7 @@ use super::file::{
 use super::{
     Controller, Layer, LayerReference, LayerTrigger, Leaf, MAX_CLIP_NODES, MAX_DEPTH, MAX_EXIT_TIME,
     MAX_POINT_POSITION, MAX_SECONDS, MAX_SPEED, Node, Parameter, ParameterId, ParameterKind, RootMotionSetup,
-    SpaceInput, State, SyncGroup, Transition, Weight,
+    SpaceInput, State, SyncGroup, Transition, Weight, mask_joints,
 };
 use crate::anim::Rig;
 use crate::anim::{LayerMode, NO_PARENT, Pose, RotationBlend, SampleJob, SamplingCursor};
@@ -291,6 +291,7 @@ fn layer(def: &LayerDef, state: u32, first_clip: usize, builder: &Builder) -> Re
         state,
         mode,
         weight,
+        joints: mask_joints(&mask),
         mask,
         reference,
         reference_source,

@@ -206,6 +206,10 @@ pub struct Layer {
     pub(crate) weight: Weight,
     /// Weight of each skeleton joint.
     pub mask: Vec<f32>,
+    /// The joints from the first to the last with a mask weight above 0
+    /// (the skeleton lists joints depth first: a mask of one or a few
+    /// subtrees is one short range).
+    pub(crate) joints: Range<u32>,
     /// The pose an additive layer's difference is taken from.
     pub(crate) reference: Pose,
     /// Where `reference` was sampled (additive layers; for override
@@ -217,6 +221,24 @@ pub struct Layer {
     /// Whether its clips animate morph weights: an override layer whose
     /// clips do not leaves the morph weights below it alone.
     pub(crate) morphs: bool,
+}
+
+impl Layer {
+    /// The joints its mask reaches: the first to the last with a weight
+    /// above 0 (empty for none).
+    pub fn joints(&self) -> Range<usize> {
+        self.joints.start as usize..self.joints.end as usize
+    }
+}
+
+/// The first to the last joint of `mask` with a weight above 0.
+pub(crate) fn mask_joints(mask: &[f32]) -> Range<u32> {
+    let first = mask.iter().position(|&w| w > 0.0);
+    let last = mask.iter().rposition(|&w| w > 0.0);
+    match (first, last) {
+        (Some(first), Some(last)) => first as u32..last as u32 + 1,
+        _ => 0..0,
+    }
 }
 
 /// The clip and time an additive layer's reference pose is sampled at

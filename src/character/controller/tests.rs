@@ -427,3 +427,12 @@ fn a_triggered_layers_envelope_rises_holds_and_falls_to_zero_at_its_end() {
     let sharp = LayerTrigger { fade_in: 0.0, fade_out: 0.0, ..t };
     assert_eq!((sharp.envelope(0.0), sharp.envelope(1.999), sharp.envelope(2.0)), (1.0, 1.0, 0.0));
 }
+
+#[test]
+fn a_mask_reaches_from_its_first_to_its_last_weighted_joint() {
+    use super::mask_joints;
+    assert_eq!(mask_joints(&[0.0, 0.5, 0.0, 1.0, 0.0]), 1..4);
+    assert_eq!(mask_joints(&[1.0; 3]), 0..3);
+    assert_eq!(mask_joints(&[0.0, 0.0]), 0..0);
+    assert_eq!(mask_joints(&[]), 0..0);
+}
