@@ -8,7 +8,7 @@
 use super::clip_cursors::ClipCursors;
 use super::controller::{Controller, Leaf, MAX_CLIP_NODES};
 use super::output::{DebugPose, PoseOutput};
-use super::root_motion::{self, RootMotion};
+use super::root_motion::{self, RootKeyHints, RootMotion};
 use super::scratch::{BlendPoses, Scratch, fit, with_scratch};
 use crate::anim::{
     BlendJob, BlendLayer, JobError, LayerJob, LayerMode, PlaybackEntry, Pose, Rig, RotationBlend, Transform,
@@ -61,6 +61,8 @@ pub(super) struct Evaluation {
     output: PoseOutput,
     /// Root motion of the last update, in model space.
     root_motion: RootMotion,
+    /// Each leaf's root key hints (see [`RootKeyHints`]).
+    root_hints: Vec<RootKeyHints>,
     /// The last evaluation's clips with weight, as a GPU pose reads them.
     playback: Vec<PlaybackEntry>,
 }
@@ -78,6 +80,7 @@ impl Evaluation {
         slice(&self.clip_weights);
         slice(&self.evaluated);
         slice(&self.evaluated_layers);
+        slice(&self.root_hints);
         if evaluates {
             self.cursors.prefetch();
             slice(&self.pose.locals);
@@ -101,6 +104,7 @@ impl Evaluation {
             },
             output: PoseOutput::new(rig),
             root_motion: RootMotion::default(),
+            root_hints: vec![RootKeyHints::default(); leaves.len()],
             playback: Vec::with_capacity(leaves.len()),
         }
     }
@@ -325,11 +329,13 @@ impl Evaluation {
         let (travel_from, travel) = travel;
         let j = setup.joint as usize;
         let rest = &rig.skeleton.rest()[j];
-        for (l, (leaf, clip_motion)) in controller.leaves().iter().zip(&setup.leaves).enumerate() {
+        let leaves = controller.leaves().iter().zip(&setup.leaves).zip(&mut self.root_hints);
+        for (l, ((leaf, clip_motion), hints)) in leaves.enumerate() {
             // Layers play over the pose; they do not move the entity.
             if (leaf.state as usize) < controller.machine_states && self.weight[l] > 0.0 {
                 let clip = &rig.clips[leaf.clip as usize];
-                let d = clip_motion.displacement(clip, rest, travel_from[l], travel[l], leaf.looping);
+                let step = (travel_from[l], travel[l]);
+                let d = clip_motion.displacement(clip, rest, step, leaf.looping, hints);
                 self.root_motion.add_weighted(&d, self.weight[l]);
             }
         }

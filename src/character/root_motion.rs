@@ -15,7 +15,7 @@
 //! It measures and removes root motion; it never moves an entity (the world
 //! layer does, with what `Character::root_motion` reports).
 
-use crate::anim::sampling::sample_joint;
+use crate::anim::sampling::{sample_rotation, sample_vector};
 use crate::anim::{Clip, JointTracks, RotationBlend, Transform};
 use nalgebra::{UnitQuaternion, Vector3};
 use std::f32::consts::PI;
@@ -37,6 +37,12 @@ impl RootMotion {
     }
 }
 
+/// Key hints of a clip's root translation and rotation tracks: one
+/// character's, kept from one update to the next so that each sample finds
+/// its keys near the last one's instead of searching (results never
+/// depend on them).
+pub type RootKeyHints = [u32; 2];
+
 /// A clip's root track and its travel per cycle.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClipRootMotion {
@@ -52,7 +58,9 @@ impl ClipRootMotion {
         let track = clip.joint_tracks.iter().position(|t| t.joint == joint);
         let mut motion = ClipRootMotion { track, cycle: RootMotion::default() };
         if let Some(tracks) = motion.tracks(clip) {
-            let (start, end) = (at(tracks, 0.0, rest), at(tracks, f64::from(clip.duration), rest));
+            let hints = &mut RootKeyHints::default();
+            let (start, end) =
+                (at(tracks, 0.0, rest, hints), at(tracks, f64::from(clip.duration), rest, hints));
             motion.cycle = difference(&start, &end);
         }
         motion
@@ -68,14 +76,15 @@ impl ClipRootMotion {
     }
 
     /// The root's displacement when playback moves from `t0` by `travel`
-    /// clip seconds (see the module documentation).
+    /// clip seconds (see the module documentation), finding keys from
+    /// `hints`.
     pub fn displacement(
         &self,
         clip: &Clip,
         rest: &Transform,
-        t0: f64,
-        travel: f64,
+        (t0, travel): (f64, f64),
         looping: bool,
+        hints: &mut RootKeyHints,
     ) -> RootMotion {
         let Some(tracks) = self.tracks(clip) else { return RootMotion::default() };
         let d = f64::from(clip.duration);
@@ -84,11 +93,11 @@ impl ClipRootMotion {
         }
         if !looping {
             let (a, b) = (t0.clamp(0.0, d), (t0 + travel).clamp(0.0, d));
-            return difference(&at(tracks, a, rest), &at(tracks, b, rest));
+            return difference(&at(tracks, a, rest, hints), &at(tracks, b, rest, hints));
         }
         let u1 = t0 + travel;
         let (c0, c1) = ((t0 / d).floor(), (u1 / d).floor());
-        let within = difference(&at(tracks, t0 - c0 * d, rest), &at(tracks, u1 - c1 * d, rest));
+        let within = difference(&at(tracks, t0 - c0 * d, rest, hints), &at(tracks, u1 - c1 * d, rest, hints));
         let cycles = (c1 - c0) as f32;
         RootMotion {
             translation: within.translation + self.cycle.translation * cycles,
@@ -97,10 +106,18 @@ impl ClipRootMotion {
     }
 }
 
-/// The root's ground position and yaw at clip time `t`.
-fn at(tracks: &JointTracks, t: f64, rest: &Transform) -> RootMotion {
-    let pose = sample_joint(tracks, t, rest, RotationBlend::Slerp);
-    RootMotion { translation: ground(&pose.translation), yaw: yaw_of(&pose.rotation) }
+/// The root's ground position and yaw at clip time `t` (its translation
+/// and rotation sampled as `sample_joint` does; its scale plays no part).
+fn at(tracks: &JointTracks, t: f64, rest: &Transform, hints: &mut RootKeyHints) -> RootMotion {
+    let translation = match &tracks.translation {
+        Some(track) => sample_vector(track, t, &mut hints[0]),
+        None => rest.translation,
+    };
+    let rotation = match &tracks.rotation {
+        Some(track) => sample_rotation(track, t, RotationBlend::Slerp, rest.rotation, &mut hints[1]),
+        None => rest.rotation,
+    };
+    RootMotion { translation: ground(&translation), yaw: yaw_of(&rotation) }
 }
 
 /// `to - from`, the turn taken the short way round.
@@ -181,18 +198,18 @@ mod tests {
         assert!((m.cycle().translation - Vector3::new(0.0, 0.0, 2.0)).norm() < 1e-6);
         assert!((m.cycle().yaw - 1.0).abs() < 1e-6);
         // 1.5 s -> 6.5 s: 5 s at 1 m/s, across the loop point twice.
-        let d = m.displacement(&clip, &rest, 1.5, 5.0, true);
+        let d = m.displacement(&clip, &rest, (1.5, 5.0), true, &mut [0; 2]);
         assert!((d.translation - Vector3::new(0.0, 0.0, 5.0)).norm() < 1e-5, "{d:?}");
         assert!((d.yaw - 2.5).abs() < 1e-5, "{d:?}");
         // Backwards: the opposite.
-        let back = m.displacement(&clip, &rest, 0.5, -5.0, true);
+        let back = m.displacement(&clip, &rest, (0.5, -5.0), true, &mut [7; 2]);
         assert!((back.translation + Vector3::new(0.0, 0.0, 5.0)).norm() < 1e-5, "{back:?}");
         // Not looping: holds at the end.
-        let held = m.displacement(&clip, &rest, 1.5, 5.0, false);
+        let held = m.displacement(&clip, &rest, (1.5, 5.0), false, &mut [1; 2]);
         assert!((held.translation - Vector3::new(0.0, 0.0, 0.5)).norm() < 1e-5, "{held:?}");
         // No track for that joint: nothing.
         let other = ClipRootMotion::new(&clip, 3, &rest);
-        assert_eq!(other.displacement(&clip, &rest, 0.0, 1.0, true), RootMotion::default());
+        assert_eq!(other.displacement(&clip, &rest, (0.0, 1.0), true, &mut [0; 2]), RootMotion::default());
     }
 
     #[test]
