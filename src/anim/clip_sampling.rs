@@ -21,11 +21,13 @@
 //!   joints, slerp's `atan2` once per key of the clip instead of once per
 //!   frame and joint.
 //! - [`RotationBlend::Nlerp`], the fast path (ozz-animation's): ratios in
-//!   f32, normalisation by one reciprocal square root; within a few f32
-//!   roundings of `SampleJob`'s nlerp.
+//!   f32, normalised by dividing by the square root; within a few f32
+//!   roundings of `SampleJob`'s nlerp. Eight joints per operation (two
+//!   blocks side by side), as AVX2 where the CPU has it (see `nlerp8`).
 
 use super::clip::Interpolation;
 use super::job::{JobError, check_len};
+use super::lanes8::Simd;
 use super::runtime_clip::{LANES, Property, RotationBlock, RuntimeClip, Times, VectorBlock};
 use super::sampling::{RotationBlend, sample_morph_tracks, sample_rotation, sample_vector};
 use super::sine;
@@ -33,6 +35,8 @@ use super::transform::Transform;
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 use std::ops::Range;
 use wide::{CmpGe, CmpGt, CmpLe, CmpLt, f32x4, f64x4};
+
+mod nlerp8;
 
 /// Per-character sampling state of one [`RuntimeClip`]: the state each
 /// block is in (an index into the clip's block states, four bytes per
@@ -159,6 +163,12 @@ impl SampleClipJob<'_> {
     /// the others of their blocks of four, are sampled; the other joints'
     /// outputs keep what they held. Morph weights are sampled whole.
     pub fn run_joints(&mut self, joints: Range<usize>) -> Result<(), JobError> {
+        self.run_joints_with(joints, Simd::detect())
+    }
+
+    /// `run_joints` with the nlerp path's instructions chosen by the caller
+    /// (both give the same bits: tested).
+    pub(crate) fn run_joints_with(&mut self, joints: Range<usize>, simd: Simd) -> Result<(), JobError> {
         self.validate()?;
         if joints.start > joints.end || joints.end > self.output.len() {
             return Err(JobError::new(format!(
@@ -175,7 +185,19 @@ impl SampleClipJob<'_> {
         let layout = state_layout(clip);
         let rotations_at = layout[1];
         let fast_time = FastTime::new(t);
-        for (b, out) in self.output.chunks_mut(LANES).enumerate().take(blocks.end).skip(blocks.start) {
+        if !slerp {
+            let blocks_in = nlerp8::Blocks {
+                clip,
+                state: &cursor.state,
+                rotations_at,
+                vectors_at: [layout[0], layout[2]],
+            };
+            nlerp8::sample(&blocks_in, &fast_time, blocks.clone(), self.output, simd);
+        }
+        let slerp_blocks = if slerp { blocks.clone() } else { 0..0 };
+        for (b, out) in
+            self.output.chunks_mut(LANES).enumerate().take(slerp_blocks.end).skip(slerp_blocks.start)
+        {
             let rotations = &clip.rotation_states[cursor.state[rotations_at + b] as usize];
             let fallback = &clip.fallback[b];
             let held = Held { kept: clip.keys_kept, tracked: &clip.rotation_tracked[b], fallback };
@@ -187,18 +209,10 @@ impl SampleClipJob<'_> {
                 }
                 let at = layout[2 * v] + slot as usize;
                 let block = &clip.vector_states[v][cursor.state[at] as usize];
-                if slerp {
-                    lerp_block(block, exact_ratios(&block.times, &fast_time))
-                } else {
-                    lerp_block(block, fast_ratios(&block.times, &fast_time))
-                }
+                lerp_block(block, exact_ratios(&block.times, &fast_time))
             };
             let (tr, sc) = (vector(0), vector(1));
-            let r = if slerp {
-                slerp_block(rotations, exact_ratios(&rotations.times, &fast_time), &held)
-            } else {
-                nlerp_block(rotations, fast_ratios(&rotations.times, &fast_time), &held)
-            };
+            let r = slerp_block(rotations, exact_ratios(&rotations.times, &fast_time), &held);
             let (tr, r, sc) = (tr.map(f32x4::to_array), r.map(f32x4::to_array), sc.map(f32x4::to_array));
             for (l, o) in out.iter_mut().enumerate() {
                 *o = Transform {
@@ -261,8 +275,8 @@ fn exact_ratios(times: &Times, t: &FastTime) -> Ratios {
     let s = f32x4::from(s.map(|s| s as f32));
     let outside = !(s.cmp_ge(f32x4::ZERO) & s.cmp_le(f32x4::ONE));
     // t <= first in f64 exactly when the f32 at or above t is <= first.
-    let hold_a = t.up.cmp_le(f32x4::from(times.first)) | outside;
-    (s, hold_a, t.down.cmp_ge(f32x4::from(times.last)))
+    let hold_a = f32x4::splat(t.up).cmp_le(f32x4::from(times.first)) | outside;
+    (s, hold_a, f32x4::splat(t.down).cmp_ge(f32x4::from(times.last)))
 }
 
 /// The sampled time for the fast path: rounded to f32 for ratios, and the
@@ -272,9 +286,9 @@ fn exact_ratios(times: &Times, t: &FastTime) -> Ratios {
 struct FastTime {
     /// The time itself.
     exact: f64,
-    nearest: f32x4,
-    down: f32x4,
-    up: f32x4,
+    nearest: f32,
+    down: f32,
+    up: f32,
 }
 
 impl FastTime {
@@ -285,20 +299,8 @@ impl FastTime {
             Some(std::cmp::Ordering::Less) => (nearest, nearest.next_up()),
             _ => (nearest, nearest),
         };
-        FastTime { exact: t, nearest: f32x4::splat(nearest), down: f32x4::splat(down), up: f32x4::splat(up) }
+        FastTime { exact: t, nearest, down, up }
     }
-}
-
-/// [`Ratios`] in f32, four lanes per operation: the fast path's. The ratio
-/// differs from the exact one by an f32 rounding of the time (1e-7
-/// relative); the holds are decided exactly.
-#[inline(always)]
-fn fast_ratios(times: &Times, t: &FastTime) -> Ratios {
-    let s = (t.nearest - f32x4::from(times.t0)) * f32x4::from(times.inv);
-    let outside = !(s.cmp_ge(f32x4::ZERO) & s.cmp_le(f32x4::ONE));
-    // t <= first in f64 exactly when the f32 at or above t is <= first.
-    let hold_a = t.up.cmp_le(f32x4::from(times.first)) | outside;
-    (s, hold_a, t.down.cmp_ge(f32x4::from(times.last)))
 }
 
 /// Translations or scales of four lanes: `a (1 - s) + b s`, or a held key.
@@ -383,24 +385,6 @@ fn unit_or_self(q: [f32x4; 4]) -> [f32x4; 4] {
     let usable = n2.cmp_gt(f32x4::splat(f32::MIN_POSITIVE)) & n2.cmp_lt(f32x4::splat(f32::INFINITY));
     let n = n2.sqrt();
     std::array::from_fn(|c| usable.blend(q[c] / n, q[c]))
-}
-
-/// Rotations of four lanes by normalised lerp on the short arc: the fast
-/// path, normalising with the reciprocal square root estimate refined by
-/// one Newton step (as ozz-animation does; relative error below 1e-6).
-#[inline(always)]
-fn nlerp_block(block: &RotationBlock, (s, hold_a, hold_b): Ratios, held: &Held) -> [f32x4; 4] {
-    let fallback = held.fallback;
-    let (a, b) = (load4(&block.a), load4(&block.b));
-    let flip = dot(&a, &b).cmp_lt(f32x4::ZERO);
-    let one_minus = f32x4::ONE - s;
-    let q: [f32x4; 4] = std::array::from_fn(|c| a[c] * one_minus + flip.blend(-b[c], b[c]) * s);
-    let n2 = dot(&q, &q);
-    let usable = n2.cmp_gt(f32x4::splat(f32::MIN_POSITIVE)) & n2.cmp_lt(f32x4::splat(f32::INFINITY));
-    let r = n2.recip_sqrt();
-    let inv = r * (f32x4::splat(1.5) - f32x4::splat(0.5) * n2 * r * r);
-    let q = std::array::from_fn(|c| usable.blend(q[c] * inv, f32x4::from(fallback[c])));
-    hold(block, held, hold_a, hold_b, q)
 }
 
 /// Rotations of four lanes by slerp, with the constants of each interval:
@@ -635,6 +619,23 @@ mod tests {
                     assert_eq!(bits(&got, &got_w), bits(&want, &want_w), "t = {t}\n{got:?}\n{want:?}");
                     continue;
                 }
+                // Eight lanes per operation as AVX2 and as portable code: the same bits.
+                let both = [Simd::Avx2, Simd::Portable].map(|simd| {
+                    let (mut out, mut w) = (vec![Transform::IDENTITY; 5], vec![0.0; 3]);
+                    let mut cursor = ClipCursor::new(&clip);
+                    let mut job = SampleClipJob {
+                        clip: &clip,
+                        time: t,
+                        rotation_blend: mode,
+                        cursor: &mut cursor,
+                        output: &mut out,
+                        morph_output: &mut w,
+                    };
+                    job.run_joints_with(0..5, simd).unwrap();
+                    bits(&out, &w)
+                });
+                assert_eq!(both[0], both[1], "t = {t}");
+                assert_eq!(both[0], bits(&got, &got_w), "t = {t}");
                 for (g, e) in got.iter().zip(&want) {
                     let (a, b) = (g.rotation.coords, e.rotation.coords);
                     let close = (g.translation - e.translation).amax() < 1e-6

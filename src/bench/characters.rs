@@ -19,6 +19,7 @@ use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use vkskin::anim::RotationBlend;
+use vkskin::anim::lanes8::Simd;
 use vkskin::asset::{LoadOptions, Model, load_default_character, load_default_character_with};
 use vkskin::character::controller::DEFAULT_CONTROLLER;
 use vkskin::character::{AnimationSystem, CharacterId, Controller, EvaluationRate, ParameterValue};
@@ -159,6 +160,23 @@ fn main() {
         per_joint(ns[1]),
         ns[1] / ns[0]
     );
+    // The nlerp crowd's eight-lane sampling as AVX2 against the portable
+    // build's code, taking turns (the same bits either way).
+    if Simd::avx2_available() {
+        let ns = interleaved::median_ns(2, 15, 4, |w| {
+            Simd::set_override(Some([Simd::Avx2, Simd::Portable][w]));
+            fire_jumps(&mut systems[1], frame);
+            systems[1].update(1.0 / 60.0).expect("update");
+            frame += 1;
+        });
+        Simd::set_override(None);
+        println!(
+            "{n} characters, 1 thread, nlerp, taking turns: AVX2 {:.1} ns/joint, portable {:.1} ns/joint ({:.2}x)",
+            per_joint(ns[0]),
+            per_joint(ns[1]),
+            ns[0] / ns[1]
+        );
+    }
     drop(systems);
     // What each character keeps on the heap (its rig is shared).
     let (system, bytes) = count_bytes(|| crowd(&model, &controller, n, 1, EvaluationRate::EveryFrame));

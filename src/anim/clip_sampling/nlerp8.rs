@@ -1,0 +1,224 @@
+//! The fast (nlerp) path of [`SampleClipJob`](super::SampleClipJob), eight
+//! joints per operation: two blocks of four side by side, each lane in its
+//! own interval (the layout stays in blocks of four: a cursor state and a
+//! key crossing touch one block).
+//!
+//! The same code is compiled twice, for AVX2 and portable (see
+//! [`Simd`]), and the CPU picks one at run time; both give the same bits.
+//! The normalisation divides by the square root, exactly, instead of
+//! ozz's reciprocal-square-root estimate: as cheap per lane at this
+//! width, and the same result on every CPU.
+
+use super::FastTime;
+use crate::anim::lanes8::{Lanes8, Portable, Simd};
+use crate::anim::runtime_clip::{LANES, RotationBlock, RuntimeClip, Times, VectorBlock};
+use crate::anim::transform::Transform;
+use nalgebra::{Quaternion, UnitQuaternion, Vector3};
+use std::ops::Range;
+
+/// `[e with c = 0, e with c = 1, ...]`, written out: no closure to call
+/// (a call out of the AVX2 function would run its body without AVX2).
+macro_rules! each {
+    ($($i:literal),+; |$c:ident| $e:expr) => {
+        [$({ let $c = $i; $e }),+]
+    };
+}
+
+/// What the blocks read: the clip and the state of each of its blocks.
+pub(super) struct Blocks<'a> {
+    pub clip: &'a RuntimeClip,
+    /// The cursor's state (see `ClipCursor`).
+    pub state: &'a [u32],
+    /// Where its rotation, translation and scale parts start.
+    pub rotations_at: usize,
+    pub vectors_at: [usize; 2],
+}
+
+/// Samples blocks `blocks` at `time` into `output` (blocks of four joints),
+/// with the instructions `simd` names.
+pub(super) fn sample(
+    blocks: &Blocks,
+    time: &FastTime,
+    range: Range<usize>,
+    output: &mut [Transform],
+    simd: Simd,
+) {
+    match simd {
+        // Checked again here (a cached flag): whoever names `Avx2` on a CPU
+        // without it gets the portable code, never an illegal instruction.
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the CPU has AVX2 and FMA.
+        Simd::Avx2 if Simd::avx2_available() => unsafe { sample_avx2(blocks, time, range, output) },
+        _ => sample_portable(blocks, time, range, output),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn sample_avx2(blocks: &Blocks, time: &FastTime, range: Range<usize>, output: &mut [Transform]) {
+    sample_pairs::<crate::anim::lanes8::Avx2>(blocks, time, range, output);
+}
+
+fn sample_portable(blocks: &Blocks, time: &FastTime, range: Range<usize>, output: &mut [Transform]) {
+    sample_pairs::<Portable>(blocks, time, range, output);
+}
+
+/// The time as the lanes compare and interpolate it.
+struct Time8<F> {
+    nearest: F,
+    down: F,
+    up: F,
+}
+
+#[inline(always)]
+fn sample_pairs<F: Lanes8>(blocks: &Blocks, time: &FastTime, range: Range<usize>, output: &mut [Transform]) {
+    let t = Time8 { nearest: F::splat(time.nearest), down: F::splat(time.down), up: F::splat(time.up) };
+    let mut b = range.start;
+    while b < range.end {
+        // The last block alone rides in both halves.
+        let pair = [b, (b + 1).min(range.end - 1)];
+        let (tr, r, sc) =
+            (vector(blocks, 0, pair, &t), rotation(blocks, pair, &t), vector(blocks, 1, pair, &t));
+        let tr = each!(0, 1, 2; |c| tr[c].to_array());
+        let r = each!(0, 1, 2, 3; |c| r[c].to_array());
+        let sc = each!(0, 1, 2; |c| sc[c].to_array());
+        let end = ((b + 2).min(range.end) * LANES).min(output.len());
+        let joints = &mut output[b * LANES..end];
+        for (l, o) in joints.iter_mut().enumerate() {
+            *o = Transform {
+                translation: Vector3::new(tr[0][l], tr[1][l], tr[2][l]),
+                rotation: UnitQuaternion::new_unchecked(Quaternion::new(r[3][l], r[0][l], r[1][l], r[2][l])),
+                scale: Vector3::new(sc[0][l], sc[1][l], sc[2][l]),
+            };
+        }
+        b += 2;
+    }
+}
+
+/// Two blocks' translations or scales, joined.
+#[inline(always)]
+fn join3<F: Lanes8>(low: &[[f32; LANES]; 3], high: &[[f32; LANES]; 3]) -> [F; 3] {
+    each!(0, 1, 2; |c| F::join(&low[c], &high[c]))
+}
+
+/// Two blocks' rotations, joined.
+#[inline(always)]
+fn join4<F: Lanes8>(low: &[[f32; LANES]; 4], high: &[[f32; LANES]; 4]) -> [F; 4] {
+    each!(0, 1, 2, 3; |c| F::join(&low[c], &high[c]))
+}
+
+/// Where time falls in the lanes' intervals: the ratio, and the lanes that
+/// hold their start key and their end key (`fast_ratios`, eight wide).
+#[inline(always)]
+fn ratios<F: Lanes8>(times: [&Times; 2], t: &Time8<F>) -> (F, F, F) {
+    let [x, y] = times;
+    let s = (t.nearest - F::join(&x.t0, &y.t0)) * F::join(&x.inv, &y.inv);
+    let outside = s.ge(F::splat(0.0)).and(s.le(F::splat(1.0))).not();
+    let hold_a = t.up.le(F::join(&x.first, &y.first)).or(outside);
+    (s, hold_a, t.down.ge(F::join(&x.last, &y.last)))
+}
+
+/// Translations (`v` 0) or scales (1) of a pair of blocks; blocks without a
+/// track hold their rest values.
+#[inline(always)]
+fn vector<F: Lanes8>(blocks: &Blocks, v: usize, pair: [usize; 2], t: &Time8<F>) -> [F; 3] {
+    let clip = blocks.clip;
+    let block = |b: usize| {
+        let slot = clip.vector_slot[v][b];
+        (slot != u32::MAX)
+            .then(|| &clip.vector_states[v][blocks.state[blocks.vectors_at[v] + slot as usize] as usize])
+    };
+    let rest = |b: usize| &clip.vector_rest[v][b];
+    match (block(pair[0]), block(pair[1])) {
+        (None, None) => join3(rest(pair[0]), rest(pair[1])),
+        (x, y) => {
+            // A block without a track is held at its rest value: the same
+            // bits as the value itself.
+            let held = |b: usize| VectorBlock { a: *rest(b), b: *rest(b), times: HELD };
+            let (hx, hy);
+            let x = match x {
+                Some(x) => x,
+                None => {
+                    hx = held(pair[0]);
+                    &hx
+                }
+            };
+            let y = match y {
+                Some(y) => y,
+                None => {
+                    hy = held(pair[1]);
+                    &hy
+                }
+            };
+            lerp(join3(&x.a, &y.a), join3(&x.b, &y.b), ratios([&x.times, &y.times], t))
+        }
+    }
+}
+
+/// Times that hold the start key at every time (a track's only key).
+const HELD: Times = Times {
+    t0: [0.0; LANES],
+    t1: [0.0; LANES],
+    inv: [f32::INFINITY; LANES],
+    first: [f32::INFINITY; LANES],
+    last: [f32::INFINITY; LANES],
+};
+
+/// `a (1 - s) + b s`, or a held key.
+#[inline(always)]
+fn lerp<F: Lanes8>(a: [F; 3], b: [F; 3], (s, hold_a, hold_b): (F, F, F)) -> [F; 3] {
+    let one_minus = F::splat(1.0) - s;
+    each!(0, 1, 2; |c| hold_b.select(b[c], hold_a.select(a[c], a[c] * one_minus + b[c] * s)))
+}
+
+/// Quaternion dot product in nalgebra's order (see `clip_sampling::dot`).
+#[inline(always)]
+fn dot<F: Lanes8>(a: &[F; 4], b: &[F; 4]) -> F {
+    (a[0] * b[0] + a[2] * b[2]) + (a[1] * b[1] + a[3] * b[3])
+}
+
+/// Lanes whose squared length can be divided by.
+#[inline(always)]
+fn usable<F: Lanes8>(n2: F) -> F {
+    n2.gt(F::splat(f32::MIN_POSITIVE)).and(n2.lt(F::splat(f32::INFINITY)))
+}
+
+/// Rotations of a pair of blocks by normalised lerp on the short arc
+/// (`nlerp_block`, eight wide).
+#[inline(always)]
+fn rotation<F: Lanes8>(blocks: &Blocks, pair: [usize; 2], t: &Time8<F>) -> [F; 4] {
+    let clip = blocks.clip;
+    let state = |b: usize| &clip.rotation_states[blocks.state[blocks.rotations_at + b] as usize];
+    let (x, y): (&RotationBlock, &RotationBlock) = (state(pair[0]), state(pair[1]));
+    let fallback = join4(&clip.fallback[pair[0]], &clip.fallback[pair[1]]);
+    let (s, hold_a, hold_b) = ratios([&x.times, &y.times], t);
+    let (a, b): ([F; 4], [F; 4]) = (join4(&x.a, &y.a), join4(&x.b, &y.b));
+    let flip = dot(&a, &b).lt(F::splat(0.0));
+    let one_minus = F::splat(1.0) - s;
+    let q: [F; 4] = each!(0, 1, 2, 3; |c| a[c] * one_minus + flip.select(-b[c], b[c]) * s);
+    let n2 = dot(&q, &q);
+    let n = n2.sqrt();
+    let ok = usable(n2);
+    let q: [F; 4] = each!(0, 1, 2, 3; |c| ok.select(q[c] / n, fallback[c]));
+    let tracked = F::join(&clip.rotation_tracked[pair[0]], &clip.rotation_tracked[pair[1]]);
+    let (ka, kb) =
+        (held_key(a, clip.keys_kept, tracked, &fallback), held_key(b, clip.keys_kept, tracked, &fallback));
+    each!(0, 1, 2, 3; |c| hold_b.select(kb[c], hold_a.select(ka[c], q[c])))
+}
+
+/// Key `k` as holding it gives: as stored when unit to an exporter's
+/// rounding (or every key is kept), else normalised, in the lanes with a
+/// track (`Held::key`).
+#[inline(always)]
+fn held_key<F: Lanes8>(k: [F; 4], kept: bool, tracked: F, fallback: &[F; 4]) -> [F; 4] {
+    if kept {
+        return k;
+    }
+    let n2 = dot(&k, &k);
+    let near = (n2 - F::splat(1.0)).abs().le(F::splat(2e-3));
+    if near.all() {
+        return k;
+    }
+    let (n, ok) = (n2.sqrt(), usable(n2));
+    each!(0, 1, 2, 3; |c| tracked.select(near.select(k[c], ok.select(k[c] / n, fallback[c])), k[c]))
+}

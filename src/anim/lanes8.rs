@@ -1,0 +1,343 @@
+//! Eight f32 lanes per operation, and the choice, made at run time, of
+//! the instructions they run as.
+//!
+//! Code written once over [`Lanes8`] runs as 256-bit AVX2 operations
+//! ([`Avx2`], inside a function compiled for AVX2 and chosen where the CPU
+//! has it: see [`Simd::detect`]) or as pairs of 128-bit operations of the
+//! portable build ([`Portable`]: `wide`'s four lanes, SSE2 on x86-64,
+//! NEON or scalar elsewhere). Both are the same IEEE operations in the
+//! same order, so they give the same bits: no step uses an approximation
+//! (`rsqrt`, which differs between CPU vendors) or a fused multiply-add.
+//!
+//! Masks are lanes with every bit set (true) or none (false), as SIMD
+//! comparisons give them.
+
+use std::ops::{Add, Div, Mul, Neg, Sub};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU8, Ordering};
+use wide::{CmpGe, CmpGt, CmpLe, CmpLt, f32x4};
+
+/// Eight f32 lanes (and masks of eight lanes).
+pub trait Lanes8:
+    Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self> + Neg<Output = Self>
+{
+    /// Every lane `v`.
+    fn splat(v: f32) -> Self;
+    /// Two blocks of four side by side (values or masks' bits).
+    fn join(low: &[f32; 4], high: &[f32; 4]) -> Self;
+    /// The lanes in order.
+    fn to_array(self) -> [f32; 8];
+    /// Square root of each lane.
+    fn sqrt(self) -> Self;
+    /// Absolute value of each lane.
+    fn abs(self) -> Self;
+    /// Masks of `self < o`, `self <= o`, `self > o`, `self >= o`.
+    fn lt(self, o: Self) -> Self;
+    fn le(self, o: Self) -> Self;
+    fn gt(self, o: Self) -> Self;
+    fn ge(self, o: Self) -> Self;
+    /// For a mask: `yes` in its set lanes, `no` elsewhere.
+    fn select(self, yes: Self, no: Self) -> Self;
+    /// Masks' and, or, not.
+    fn and(self, o: Self) -> Self;
+    fn or(self, o: Self) -> Self;
+    fn not(self) -> Self;
+    /// Whether any / every lane of a mask is set.
+    fn any(self) -> bool;
+    fn all(self) -> bool;
+}
+
+/// Eight lanes as two of `wide`'s four.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Portable([f32x4; 2]);
+
+macro_rules! pairwise {
+    ($ty:ident, $trait:ident, $method:ident, $op:tt) => {
+        impl $trait for $ty {
+            type Output = $ty;
+            #[inline(always)]
+            fn $method(self, o: $ty) -> $ty {
+                $ty([self.0[0] $op o.0[0], self.0[1] $op o.0[1]])
+            }
+        }
+    };
+}
+pairwise!(Portable, Add, add, +);
+pairwise!(Portable, Sub, sub, -);
+pairwise!(Portable, Mul, mul, *);
+pairwise!(Portable, Div, div, /);
+
+impl Neg for Portable {
+    type Output = Portable;
+    #[inline(always)]
+    fn neg(self) -> Portable {
+        Portable([-self.0[0], -self.0[1]])
+    }
+}
+
+impl Lanes8 for Portable {
+    #[inline(always)]
+    fn splat(v: f32) -> Self {
+        Portable([f32x4::splat(v); 2])
+    }
+    #[inline(always)]
+    fn join(low: &[f32; 4], high: &[f32; 4]) -> Self {
+        Portable([f32x4::from(*low), f32x4::from(*high)])
+    }
+    #[inline(always)]
+    fn to_array(self) -> [f32; 8] {
+        let (l, h) = (self.0[0].to_array(), self.0[1].to_array());
+        [l[0], l[1], l[2], l[3], h[0], h[1], h[2], h[3]]
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        Portable([self.0[0].sqrt(), self.0[1].sqrt()])
+    }
+    #[inline(always)]
+    fn abs(self) -> Self {
+        Portable([self.0[0].abs(), self.0[1].abs()])
+    }
+    #[inline(always)]
+    fn lt(self, o: Self) -> Self {
+        Portable([self.0[0].cmp_lt(o.0[0]), self.0[1].cmp_lt(o.0[1])])
+    }
+    #[inline(always)]
+    fn le(self, o: Self) -> Self {
+        Portable([self.0[0].cmp_le(o.0[0]), self.0[1].cmp_le(o.0[1])])
+    }
+    #[inline(always)]
+    fn gt(self, o: Self) -> Self {
+        Portable([self.0[0].cmp_gt(o.0[0]), self.0[1].cmp_gt(o.0[1])])
+    }
+    #[inline(always)]
+    fn ge(self, o: Self) -> Self {
+        Portable([self.0[0].cmp_ge(o.0[0]), self.0[1].cmp_ge(o.0[1])])
+    }
+    #[inline(always)]
+    fn select(self, yes: Self, no: Self) -> Self {
+        Portable([self.0[0].blend(yes.0[0], no.0[0]), self.0[1].blend(yes.0[1], no.0[1])])
+    }
+    #[inline(always)]
+    fn and(self, o: Self) -> Self {
+        Portable([self.0[0] & o.0[0], self.0[1] & o.0[1]])
+    }
+    #[inline(always)]
+    fn or(self, o: Self) -> Self {
+        Portable([self.0[0] | o.0[0], self.0[1] | o.0[1]])
+    }
+    #[inline(always)]
+    fn not(self) -> Self {
+        Portable([!self.0[0], !self.0[1]])
+    }
+    #[inline(always)]
+    fn any(self) -> bool {
+        (self.0[0] | self.0[1]).any()
+    }
+    #[inline(always)]
+    fn all(self) -> bool {
+        (self.0[0] & self.0[1]).all()
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+pub use avx2::Avx2;
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    //! AVX2's eight lanes. Every method is inlined into a function compiled
+    //! for AVX2 (see [`Simd`](super::Simd)), where the intrinsics are
+    //! single instructions; only such a function may use this type.
+    use super::Lanes8;
+    use std::arch::x86_64::*;
+    use std::ops::{Add, Div, Mul, Neg, Sub};
+
+    /// Eight lanes in one AVX register.
+    #[derive(Debug, Clone, Copy)]
+    pub struct Avx2(__m256);
+
+    macro_rules! binary {
+        ($trait:ident, $method:ident, $intrinsic:ident) => {
+            impl $trait for Avx2 {
+                type Output = Avx2;
+                #[inline(always)]
+                fn $method(self, o: Avx2) -> Avx2 {
+                    // SAFETY: only run where the CPU has AVX2 (see the module).
+                    Avx2(unsafe { $intrinsic(self.0, o.0) })
+                }
+            }
+        };
+    }
+    binary!(Add, add, _mm256_add_ps);
+    binary!(Sub, sub, _mm256_sub_ps);
+    binary!(Mul, mul, _mm256_mul_ps);
+    binary!(Div, div, _mm256_div_ps);
+
+    impl Neg for Avx2 {
+        type Output = Avx2;
+        #[inline(always)]
+        fn neg(self) -> Avx2 {
+            // SAFETY: as above. Flipping the sign bit is what `-x` does.
+            Avx2(unsafe { _mm256_xor_ps(self.0, _mm256_set1_ps(-0.0)) })
+        }
+    }
+
+    // SAFETY (every `unsafe` below): only run where the CPU has AVX2; loads
+    // and stores go through references to arrays of the right size.
+    impl Lanes8 for Avx2 {
+        #[inline(always)]
+        fn splat(v: f32) -> Self {
+            Avx2(unsafe { _mm256_set1_ps(v) })
+        }
+        #[inline(always)]
+        fn join(low: &[f32; 4], high: &[f32; 4]) -> Self {
+            Avx2(unsafe { _mm256_set_m128(_mm_loadu_ps(high.as_ptr()), _mm_loadu_ps(low.as_ptr())) })
+        }
+        #[inline(always)]
+        fn to_array(self) -> [f32; 8] {
+            let mut out = [0.0; 8];
+            unsafe { _mm256_storeu_ps(out.as_mut_ptr(), self.0) };
+            out
+        }
+        #[inline(always)]
+        fn sqrt(self) -> Self {
+            Avx2(unsafe { _mm256_sqrt_ps(self.0) })
+        }
+        #[inline(always)]
+        fn abs(self) -> Self {
+            Avx2(unsafe { _mm256_andnot_ps(_mm256_set1_ps(-0.0), self.0) })
+        }
+        #[inline(always)]
+        fn lt(self, o: Self) -> Self {
+            Avx2(unsafe { _mm256_cmp_ps::<_CMP_LT_OQ>(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn le(self, o: Self) -> Self {
+            Avx2(unsafe { _mm256_cmp_ps::<_CMP_LE_OQ>(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn gt(self, o: Self) -> Self {
+            Avx2(unsafe { _mm256_cmp_ps::<_CMP_GT_OQ>(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn ge(self, o: Self) -> Self {
+            Avx2(unsafe { _mm256_cmp_ps::<_CMP_GE_OQ>(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn select(self, yes: Self, no: Self) -> Self {
+            Avx2(unsafe { _mm256_blendv_ps(no.0, yes.0, self.0) })
+        }
+        #[inline(always)]
+        fn and(self, o: Self) -> Self {
+            Avx2(unsafe { _mm256_and_ps(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn or(self, o: Self) -> Self {
+            Avx2(unsafe { _mm256_or_ps(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn not(self) -> Self {
+            Avx2(unsafe { _mm256_xor_ps(self.0, _mm256_castsi256_ps(_mm256_set1_epi32(-1))) })
+        }
+        #[inline(always)]
+        fn any(self) -> bool {
+            unsafe { _mm256_movemask_ps(self.0) != 0 }
+        }
+        #[inline(always)]
+        fn all(self) -> bool {
+            unsafe { _mm256_movemask_ps(self.0) == 0xff }
+        }
+    }
+}
+
+/// The instructions eight-lane code runs as on this CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Simd {
+    /// 256-bit AVX2 operations (with FMA available, never formed).
+    Avx2,
+    /// What the binary was built for (two 128-bit operations per step on x86-64).
+    Portable,
+}
+
+/// `Simd::set_override`'s choice: none, portable, AVX2 where available.
+static OVERRIDE: AtomicU8 = AtomicU8::new(0);
+
+impl Simd {
+    /// The widest this CPU runs: AVX2 where it has it (checked once per
+    /// process and cached by the standard library), else portable; or
+    /// what [`set_override`](Self::set_override) or `VKSKIN_SIMD=portable`
+    /// asks for (to compare the two).
+    #[inline]
+    pub fn detect() -> Self {
+        static PORTABLE_BY_ENV: OnceLock<bool> = OnceLock::new();
+        let by_env =
+            *PORTABLE_BY_ENV.get_or_init(|| std::env::var("VKSKIN_SIMD").is_ok_and(|v| v == "portable"));
+        let portable = match OVERRIDE.load(Ordering::Relaxed) {
+            1 => true,
+            2 => false,
+            _ => by_env,
+        };
+        if !portable && Self::avx2_available() { Simd::Avx2 } else { Simd::Portable }
+    }
+
+    /// Makes every later [`detect`](Self::detect) in this process give
+    /// `simd` (AVX2 only where the CPU has it), or the CPU's own choice
+    /// again for `None`: benchmarks time both ways in one run.
+    pub fn set_override(simd: Option<Simd>) {
+        let code = match simd {
+            None => 0,
+            Some(Simd::Portable) => 1,
+            Some(Simd::Avx2) => 2,
+        };
+        OVERRIDE.store(code, Ordering::Relaxed);
+    }
+
+    /// Whether this CPU runs AVX2 and FMA.
+    #[inline]
+    pub fn avx2_available() -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What every implementation must give for these lanes.
+    fn check<L: Lanes8>() {
+        let a = L::join(&[1.0, -0.0, f32::NAN, 3.0], &[f32::INFINITY, -2.0, 0.5, 0.0]);
+        let zero = L::splat(0.0);
+        let set = |m: L| m.to_array().map(|x| x.to_bits() != 0);
+        assert_eq!(set(a.lt(zero)), [false, false, false, false, false, true, false, false]);
+        assert_eq!(set(a.ge(zero)), [true, true, false, true, true, false, true, true]);
+        assert_eq!(set(a.gt(zero).not()), [false, true, true, false, false, true, false, true]);
+        let picked = a.gt(zero).select(a, L::splat(9.0)).to_array();
+        assert_eq!(picked[..4], [1.0, 9.0, 9.0, 3.0]);
+        assert_eq!((-a).abs().to_array()[1].to_bits(), 0);
+        assert!(a.le(zero).any() && !a.le(zero).all() && a.le(zero).or(a.le(zero).not()).all());
+        assert!(!a.le(zero).and(a.gt(zero)).any());
+        let root = (L::splat(4.0) / L::splat(2.0)).sqrt().to_array();
+        assert_eq!(root, [2.0_f32.sqrt(); 8]);
+        assert_eq!((L::splat(1.5) * L::splat(2.0) - L::splat(1.0) + L::splat(0.5)).to_array(), [2.5; 8]);
+    }
+
+    #[test]
+    fn both_implementations_follow_ieee() {
+        check::<Portable>();
+        #[cfg(target_arch = "x86_64")]
+        if Simd::avx2_available() {
+            #[target_feature(enable = "avx2,fma")]
+            fn with_avx2() {
+                check::<Avx2>();
+            }
+            // SAFETY: the CPU has AVX2 and FMA.
+            unsafe { with_avx2() };
+        }
+    }
+}
