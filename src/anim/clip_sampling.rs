@@ -581,6 +581,30 @@ mod tests {
         (out, w)
     }
 
+    /// `run_joints_with` on a fresh cursor into five joints holding `start`.
+    fn sample_joints(
+        clip: &RuntimeClip,
+        t: f64,
+        mode: RotationBlend,
+        joints: Range<usize>,
+        simd: Simd,
+        start: Transform,
+    ) -> (Vec<Transform>, Vec<f32>) {
+        let (mut out, mut w) = (vec![start; 5], vec![0.0; 3]);
+        let mut cursor = ClipCursor::new(clip);
+        SampleClipJob {
+            clip,
+            time: t,
+            rotation_blend: mode,
+            cursor: &mut cursor,
+            output: &mut out,
+            morph_output: &mut w,
+        }
+        .run_joints_with(joints, simd)
+        .unwrap();
+        (out, w)
+    }
+
     #[test]
     fn awkward_clip_samples_like_sample_job() {
         let source = awkward_clip();
@@ -621,17 +645,7 @@ mod tests {
                 }
                 // Eight lanes per operation as AVX2 and as portable code: the same bits.
                 let both = [Simd::Avx2, Simd::Portable].map(|simd| {
-                    let (mut out, mut w) = (vec![Transform::IDENTITY; 5], vec![0.0; 3]);
-                    let mut cursor = ClipCursor::new(&clip);
-                    let mut job = SampleClipJob {
-                        clip: &clip,
-                        time: t,
-                        rotation_blend: mode,
-                        cursor: &mut cursor,
-                        output: &mut out,
-                        morph_output: &mut w,
-                    };
-                    job.run_joints_with(0..5, simd).unwrap();
+                    let (out, w) = sample_joints(&clip, t, mode, 0..5, simd, Transform::IDENTITY);
                     bits(&out, &w)
                 });
                 assert_eq!(both[0], both[1], "t = {t}");
@@ -739,18 +753,7 @@ mod tests {
             for &t in &[0.0, 0.37, 0.7, 1.3] {
                 let (whole, whole_w) = runtime(&clip, &mut ClipCursor::new(&clip), t, mode);
                 for (joints, sampled) in [(4..5, 4..5), (1..3, 0..4), (2..5, 0..5), (3..3, 3..3)] {
-                    let (mut out, mut w) = (vec![untouched; 5], vec![0.0; 3]);
-                    let mut cursor = ClipCursor::new(&clip);
-                    SampleClipJob {
-                        clip: &clip,
-                        time: t,
-                        rotation_blend: mode,
-                        cursor: &mut cursor,
-                        output: &mut out,
-                        morph_output: &mut w,
-                    }
-                    .run_joints(joints.clone())
-                    .unwrap();
+                    let (out, w) = sample_joints(&clip, t, mode, joints.clone(), Simd::detect(), untouched);
                     for (j, got) in out.iter().enumerate() {
                         let want = if sampled.contains(&j) { &whole[j] } else { &untouched };
                         assert_eq!(
