@@ -45,6 +45,10 @@ pub trait Lanes8:
     /// Whether any / every lane of a mask is set.
     fn any(self) -> bool;
     fn all(self) -> bool;
+    /// Four rows transposed as two 4x4 blocks side by side: lanes 0-3 of
+    /// row `i` become lane `i` of rows 0-3, lanes 4-7 likewise (four
+    /// joints' quaternions to x, y, z, w lanes and back, twice over).
+    fn transpose_halves(rows: [Self; 4]) -> [Self; 4];
 }
 
 /// Eight lanes as two of `wide`'s four.
@@ -136,6 +140,17 @@ impl Lanes8 for Portable {
     #[inline(always)]
     fn all(self) -> bool {
         (self.0[0] & self.0[1]).all()
+    }
+    #[inline(always)]
+    fn transpose_halves(rows: [Self; 4]) -> [Self; 4] {
+        let half = |h: usize| f32x4::transpose([rows[0].0[h], rows[1].0[h], rows[2].0[h], rows[3].0[h]]);
+        let (low, high) = (half(0), half(1));
+        [
+            Portable([low[0], high[0]]),
+            Portable([low[1], high[1]]),
+            Portable([low[2], high[2]]),
+            Portable([low[3], high[3]]),
+        ]
     }
 }
 
@@ -246,6 +261,21 @@ mod avx2 {
         fn all(self) -> bool {
             unsafe { _mm256_movemask_ps(self.0) == 0xff }
         }
+        #[inline(always)]
+        fn transpose_halves([a, b, c, d]: [Self; 4]) -> [Self; 4] {
+            unsafe {
+                // [a0 b0 a1 b1], [c0 d0 c1 d1], [a2 b2 a3 b3], [c2 d2 c3 d3] in each half,
+                let (ab01, cd01) = (_mm256_unpacklo_ps(a.0, b.0), _mm256_unpacklo_ps(c.0, d.0));
+                let (ab23, cd23) = (_mm256_unpackhi_ps(a.0, b.0), _mm256_unpackhi_ps(c.0, d.0));
+                // then their low and high pairs side by side.
+                [
+                    Avx2(_mm256_shuffle_ps::<0b01_00_01_00>(ab01, cd01)),
+                    Avx2(_mm256_shuffle_ps::<0b11_10_11_10>(ab01, cd01)),
+                    Avx2(_mm256_shuffle_ps::<0b01_00_01_00>(ab23, cd23)),
+                    Avx2(_mm256_shuffle_ps::<0b11_10_11_10>(ab23, cd23)),
+                ]
+            }
+        }
     }
 }
 
@@ -325,6 +355,16 @@ mod tests {
         let root = (L::splat(4.0) / L::splat(2.0)).sqrt().to_array();
         assert_eq!(root, [2.0_f32.sqrt(); 8]);
         assert_eq!((L::splat(1.5) * L::splat(2.0) - L::splat(1.0) + L::splat(0.5)).to_array(), [2.5; 8]);
+        let rows: [L; 4] = std::array::from_fn(|r| {
+            let lane = |c: usize| (r * 8 + c) as f32;
+            L::join(&[lane(0), lane(1), lane(2), lane(3)], &[lane(4), lane(5), lane(6), lane(7)])
+        });
+        let columns = L::transpose_halves(rows).map(L::to_array);
+        for (r, row) in columns.iter().enumerate() {
+            let expected: [f32; 8] = std::array::from_fn(|c| (c % 4 * 8 + r + c / 4 * 4) as f32);
+            assert_eq!(*row, expected, "row {r}");
+        }
+        assert_eq!(L::transpose_halves(L::transpose_halves(rows)).map(L::to_array), rows.map(L::to_array));
     }
 
     #[test]

@@ -6,7 +6,11 @@ use nalgebra::{Matrix4, Quaternion, UnitQuaternion, Vector3};
 
 /// Translation, rotation and scale, applied to a point as `T * R * S * p`
 /// (the glTF node convention).
+///
+/// `repr(C)`: ten floats in field order, which the blend streams as one
+/// run of floats.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(C)]
 pub struct Transform {
     /// Translation.
     pub translation: Vector3<f32>,
