@@ -8,6 +8,7 @@
 //! `skin[i] = model[skin.joints[i]] * inverse_bind[i]`.
 
 use super::job::{JobError, check_len};
+use super::lanes8::Simd;
 use super::skeleton::{BoneMatrix, NO_PARENT, Skeleton, Skin};
 use super::transform::Transform;
 use nalgebra::Matrix4;
@@ -107,6 +108,40 @@ pub fn skeleton_to_model(
 /// column (four rows) per operation. The sums run in nalgebra's order,
 /// so the matrices are bit for bit `parent * local.to_matrix()`.
 fn concatenate(parents: &[u32], locals: &[Transform], root: &Matrix4<f32>, output: &mut [Matrix4<f32>]) {
+    concatenate_with(parents, locals, root, output, Simd::detect());
+}
+
+/// `concatenate` with the instructions `simd` names.
+fn concatenate_with(
+    parents: &[u32],
+    locals: &[Transform],
+    root: &Matrix4<f32>,
+    output: &mut [Matrix4<f32>],
+    simd: Simd,
+) {
+    match simd {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the CPU has AVX2 and FMA.
+        Simd::Avx2 if Simd::avx2_available() => unsafe { concatenate_avx2(parents, locals, root, output) },
+        _ => concatenate_joints(parents, locals, root, output),
+    }
+}
+
+/// `concatenate_joints` compiled for AVX2: the same four-lane operations
+/// (no fused multiply-add is formed), in three-operand form.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn concatenate_avx2(parents: &[u32], locals: &[Transform], root: &Matrix4<f32>, output: &mut [Matrix4<f32>]) {
+    concatenate_joints(parents, locals, root, output);
+}
+
+#[inline(always)]
+fn concatenate_joints(
+    parents: &[u32],
+    locals: &[Transform],
+    root: &Matrix4<f32>,
+    output: &mut [Matrix4<f32>],
+) {
     let root = columns(root);
     // The previous joint's matrix stays in registers: in a chain it is
     // the parent, and reading it back from memory would lengthen the
@@ -177,19 +212,60 @@ impl PaletteJob<'_> {
     /// Validates, then writes `models[joints[i]] * inverse_binds[i]`, one
     /// SIMD column per operation, bit for bit nalgebra's product. Never allocates.
     pub fn run(&mut self) -> Result<(), JobError> {
+        self.run_with(Simd::detect())
+    }
+
+    /// `run` with the instructions `simd` names.
+    fn run_with(&mut self, simd: Simd) -> Result<(), JobError> {
         self.validate()?;
-        for ((out, &j), ib) in self.output.iter_mut().zip(&self.skin.joints).zip(&self.skin.inverse_binds) {
-            let [m0, m1, m2, m3] = columns(&self.models[j as usize]);
-            let c = &ib.data.0;
-            let column = |c: &[f32; 4]| (m0 * c[0] + m1 * c[1] + m2 * c[2] + m3 * c[3]).to_array();
-            let (c0, c1, c2, c3) = (column(&c[0]), column(&c[1]), column(&c[2]), column(&c[3]));
-            out.skin[0..4].copy_from_slice(&c0);
-            out.skin[4..8].copy_from_slice(&c1);
-            out.skin[8..12].copy_from_slice(&c2);
-            out.skin[12..16].copy_from_slice(&c3);
+        let (joints, inverse_binds) = (&self.skin.joints[..], &self.skin.inverse_binds[..]);
+        match simd {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the CPU has AVX2 and FMA.
+            Simd::Avx2 if Simd::avx2_available() => unsafe {
+                palette_avx2(self.models, joints, inverse_binds, self.output)
+            },
+            _ => palette(self.models, joints, inverse_binds, self.output),
         }
         Ok(())
     }
+}
+
+/// `palette` compiled for AVX2: the same four-lane operations (no fused
+/// multiply-add is formed), in three-operand form.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn palette_avx2(
+    models: &[Matrix4<f32>],
+    joints: &[u32],
+    inverse_binds: &[Matrix4<f32>],
+    output: &mut [BoneMatrix],
+) {
+    palette(models, joints, inverse_binds, output);
+}
+
+/// `output[i] = models[joints[i]] * inverse_binds[i]` (validated).
+#[inline(always)]
+fn palette(
+    models: &[Matrix4<f32>],
+    joints: &[u32],
+    inverse_binds: &[Matrix4<f32>],
+    output: &mut [BoneMatrix],
+) {
+    for ((out, &j), ib) in output.iter_mut().zip(joints).zip(inverse_binds) {
+        let m = columns(&models[j as usize]);
+        let c = &ib.data.0;
+        out.skin[0..4].copy_from_slice(&column(&m, &c[0]));
+        out.skin[4..8].copy_from_slice(&column(&m, &c[1]));
+        out.skin[8..12].copy_from_slice(&column(&m, &c[2]));
+        out.skin[12..16].copy_from_slice(&column(&m, &c[3]));
+    }
+}
+
+/// Column `c` of a product whose left side has columns `m`, in nalgebra's order.
+#[inline(always)]
+fn column([m0, m1, m2, m3]: &[f32x4; 4], c: &[f32; 4]) -> [f32; 4] {
+    (*m0 * c[0] + *m1 * c[1] + *m2 * c[2] + *m3 * c[3]).to_array()
 }
 
 /// Model matrices of every joint computed in f64 from `locals`: reference
@@ -341,6 +417,15 @@ mod tests {
         let mut root = Matrix4::from_fn(|_, _| rng.next());
         root[(3, 1)] = -0.0;
         let models = run_l2m(&parents, &locals, root).unwrap();
+        // Compiled for AVX2 (where the CPU has it) and portable: the same bits.
+        for simd in [Simd::Avx2, Simd::Portable] {
+            let mut again = vec![Matrix4::zeros(); n];
+            concatenate_with(&parents, &locals, &root, &mut again, simd);
+            assert_eq!(
+                again.iter().map(bits).collect::<Vec<_>>(),
+                models.iter().map(bits).collect::<Vec<_>>()
+            );
+        }
         let mut expected: Vec<Matrix4<f32>> = Vec::new();
         for (j, &p) in parents.iter().enumerate() {
             let parent = if p == NO_PARENT { root } else { expected[p as usize] };
@@ -360,9 +445,11 @@ mod tests {
         let ibs: Vec<Matrix4<f32>> = (0..n).map(|_| Matrix4::from_fn(|_, _| rng.next())).collect();
         let s = skin((0..n as u32).rev().collect(), ibs.clone());
         let mut out = vec![BoneMatrix::IDENTITY; n];
-        PaletteJob { skin: &s, models: &models, output: &mut out }.run().unwrap();
-        for (i, o) in out.iter().enumerate() {
-            assert_eq!(bits(&o.to_matrix()), bits(&(models[n - 1 - i] * ibs[i])), "palette {i}");
+        for simd in [Simd::Avx2, Simd::Portable] {
+            PaletteJob { skin: &s, models: &models, output: &mut out }.run_with(simd).unwrap();
+            for (i, o) in out.iter().enumerate() {
+                assert_eq!(bits(&o.to_matrix()), bits(&(models[n - 1 - i] * ibs[i])), "palette {i} {simd:?}");
+            }
         }
     }
 }
