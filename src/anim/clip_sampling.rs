@@ -194,34 +194,15 @@ impl SampleClipJob<'_> {
             };
             nlerp8::sample(&blocks_in, &fast_time, blocks.clone(), self.output, simd);
         }
-        let slerp_blocks = if slerp { blocks.clone() } else { 0..0 };
-        for (b, out) in
-            self.output.chunks_mut(LANES).enumerate().take(slerp_blocks.end).skip(slerp_blocks.start)
-        {
-            let rotations = &clip.rotation_states[cursor.state[rotations_at + b] as usize];
-            let fallback = &clip.fallback[b];
-            let held = Held { kept: clip.keys_kept, tracked: &clip.rotation_tracked[b], fallback };
-            // Translation and scale blocks without a track hold their rest values.
-            let vector = |v: usize| {
-                let slot = clip.vector_slot[v][b];
-                if slot == u32::MAX {
-                    return clip.vector_rest[v][b].map(f32x4::from);
-                }
-                let at = layout[2 * v] + slot as usize;
-                let block = &clip.vector_states[v][cursor.state[at] as usize];
-                lerp_block(block, exact_ratios(&block.times, &fast_time))
-            };
-            let (tr, sc) = (vector(0), vector(1));
-            let r = slerp_block(rotations, exact_ratios(&rotations.times, &fast_time), &held);
-            let (tr, r, sc) = (tr.map(f32x4::to_array), r.map(f32x4::to_array), sc.map(f32x4::to_array));
-            for (l, o) in out.iter_mut().enumerate() {
-                *o = Transform {
-                    translation: Vector3::new(tr[0][l], tr[1][l], tr[2][l]),
-                    rotation: UnitQuaternion::new_unchecked(Quaternion::new(
-                        r[3][l], r[0][l], r[1][l], r[2][l],
-                    )),
-                    scale: Vector3::new(sc[0][l], sc[1][l], sc[2][l]),
-                };
+        if slerp {
+            let blocks_in = SlerpBlocks { clip, state: &cursor.state, layout };
+            match simd {
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: the CPU has AVX2 and FMA.
+                Simd::Avx2 if Simd::avx2_available() => unsafe {
+                    sample_slerp_avx2(&blocks_in, &fast_time, blocks.clone(), self.output)
+                },
+                _ => sample_slerp(&blocks_in, &fast_time, blocks.clone(), self.output),
             }
         }
         let source = clip.clip();
@@ -255,6 +236,58 @@ impl SampleClipJob<'_> {
         self.morph_output.copy_from_slice(clip.rest_morph_weights());
         sample_morph_tracks(&source.morph_tracks, t, morph_hints, self.morph_output);
         Ok(())
+    }
+}
+
+/// What the slerp path reads of a clip and its cursor.
+struct SlerpBlocks<'a> {
+    clip: &'a RuntimeClip,
+    state: &'a [u32],
+    layout: [usize; 6],
+}
+
+/// `sample_slerp` compiled for AVX2: the same four-lane operations (no
+/// fused multiply-add is formed), in three-operand form.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn sample_slerp_avx2(blocks: &SlerpBlocks, time: &FastTime, range: Range<usize>, output: &mut [Transform]) {
+    sample_slerp(blocks, time, range, output);
+}
+
+/// Translations (`v` 0) or scales (1) of block `b`; blocks without a
+/// track hold their rest values. (A function, not a closure: a closure is
+/// not compiled for AVX2 with the function around it.)
+#[inline(always)]
+fn vector(blocks: &SlerpBlocks, b: usize, v: usize, fast_time: &FastTime) -> [f32x4; 3] {
+    let clip = blocks.clip;
+    let slot = clip.vector_slot[v][b];
+    if slot == u32::MAX {
+        return clip.vector_rest[v][b].map(f32x4::from);
+    }
+    let at = blocks.layout[2 * v] + slot as usize;
+    let block = &clip.vector_states[v][blocks.state[at] as usize];
+    lerp_block(block, exact_ratios(&block.times, fast_time))
+}
+
+/// Blocks `range` of four joints by glTF-exact slerp into `output`.
+#[inline(always)]
+fn sample_slerp(blocks: &SlerpBlocks, fast_time: &FastTime, range: Range<usize>, output: &mut [Transform]) {
+    let SlerpBlocks { clip, state, layout } = *blocks;
+    let rotations_at = layout[1];
+    for (b, out) in output.chunks_mut(LANES).enumerate().take(range.end).skip(range.start) {
+        let rotations = &clip.rotation_states[state[rotations_at + b] as usize];
+        let fallback = &clip.fallback[b];
+        let held = Held { kept: clip.keys_kept, tracked: &clip.rotation_tracked[b], fallback };
+        let (tr, sc) = (vector(blocks, b, 0, fast_time), vector(blocks, b, 1, fast_time));
+        let r = slerp_block(rotations, exact_ratios(&rotations.times, fast_time), &held);
+        let (tr, r, sc) = (tr.map(f32x4::to_array), r.map(f32x4::to_array), sc.map(f32x4::to_array));
+        for (l, o) in out.iter_mut().enumerate() {
+            *o = Transform {
+                translation: Vector3::new(tr[0][l], tr[1][l], tr[2][l]),
+                rotation: UnitQuaternion::new_unchecked(Quaternion::new(r[3][l], r[0][l], r[1][l], r[2][l])),
+                scale: Vector3::new(sc[0][l], sc[1][l], sc[2][l]),
+            };
+        }
     }
 }
 

@@ -126,11 +126,11 @@ fn runtime_clips_sample_exactly_what_sample_job_samples() {
     assert!(checked > 10_000, "{checked} poses compared");
 }
 
-/// The nlerp path's eight-lane code gives the same bits as AVX2 and as the
-/// portable build, on every clip of every shared model (this CPU without
+/// Both sampling paths (nlerp's eight lanes, slerp's four) give the same
+/// bits compiled for AVX2 and as the portable build, on every clip of every shared model (this CPU without
 /// AVX2 compares the portable code with itself, and says so).
 #[test]
-fn avx2_and_portable_nlerp_give_the_same_bits() {
+fn avx2_and_portable_sampling_give_the_same_bits() {
     use vkskin::anim::lanes8::Simd;
     let Some(dir) = shared_assets("AVX2 against portable sampling") else { return };
     if !Simd::avx2_available() {
@@ -146,26 +146,29 @@ fn avx2_and_portable_nlerp_give_the_same_bits() {
             let d = f64::from(clip.duration);
             let mut times: Vec<f64> = (0..(d * 60.0) as usize + 2).map(|i| i as f64 / 60.0).collect();
             times.extend((0..100).map(|_| rng.next() * (d + 0.4) - 0.2));
-            let mut cursors = [ClipCursor::new(&runtime), ClipCursor::new(&runtime)];
-            for &t in &times {
-                let [a, b] = [Simd::Avx2, Simd::Portable].map(|simd| {
-                    let cursor = &mut cursors[(simd == Simd::Portable) as usize];
-                    let (mut out, mut w) = (vec![Transform::IDENTITY; rest.len()], vec![0.0; rest_w.len()]);
-                    Simd::set_override(Some(simd));
-                    SampleClipJob {
-                        clip: &runtime,
-                        time: t,
-                        rotation_blend: RotationBlend::Nlerp,
-                        cursor,
-                        output: &mut out,
-                        morph_output: &mut w,
-                    }
-                    .run()
-                    .unwrap();
-                    bits(&out, &w)
-                });
-                assert_eq!(a, b, "{} clip {c} t = {t}", path.display());
-                compared += 1;
+            for mode in [RotationBlend::Nlerp, RotationBlend::Slerp] {
+                let mut cursors = [ClipCursor::new(&runtime), ClipCursor::new(&runtime)];
+                for &t in &times {
+                    let [a, b] = [Simd::Avx2, Simd::Portable].map(|simd| {
+                        let cursor = &mut cursors[(simd == Simd::Portable) as usize];
+                        let (mut out, mut w) =
+                            (vec![Transform::IDENTITY; rest.len()], vec![0.0; rest_w.len()]);
+                        Simd::set_override(Some(simd));
+                        SampleClipJob {
+                            clip: &runtime,
+                            time: t,
+                            rotation_blend: mode,
+                            cursor,
+                            output: &mut out,
+                            morph_output: &mut w,
+                        }
+                        .run()
+                        .unwrap();
+                        bits(&out, &w)
+                    });
+                    assert_eq!(a, b, "{} clip {c} t = {t} {mode:?}", path.display());
+                    compared += 1;
+                }
             }
         }
     }
