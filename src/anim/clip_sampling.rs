@@ -19,7 +19,8 @@
 //!   code uses too, four lanes per operation. What the layout saves is the
 //!   work around the arithmetic: no key search, no validation, one SIMD operation for four
 //!   joints, slerp's `atan2` once per key of the clip instead of once per
-//!   frame and joint.
+//!   frame and joint. Where the CPU has AVX2 the same four-lane code is
+//!   compiled for it (three-operand instructions; the same bits).
 //! - [`RotationBlend::Nlerp`], the fast path (ozz-animation's): ratios in
 //!   f32, normalised by dividing by the square root; within a few f32
 //!   roundings of `SampleJob`'s nlerp. Eight joints per operation (two
