@@ -167,8 +167,8 @@ impl SampleClipJob<'_> {
         self.run_joints_with(joints, Simd::detect())
     }
 
-    /// `run_joints` with the nlerp path's instructions chosen by the caller
-    /// (both give the same bits: tested).
+    /// `run_joints` with the instructions chosen by the caller, for either
+    /// path (AVX2 and portable give the same bits: tested).
     pub(crate) fn run_joints_with(&mut self, joints: Range<usize>, simd: Simd) -> Result<(), JobError> {
         self.validate()?;
         if joints.start > joints.end || joints.end > self.output.len() {
@@ -194,8 +194,7 @@ impl SampleClipJob<'_> {
                 vectors_at: [layout[0], layout[2]],
             };
             nlerp8::sample(&blocks_in, &fast_time, blocks.clone(), self.output, simd);
-        }
-        if slerp {
+        } else {
             let blocks_in = SlerpBlocks { clip, state: &cursor.state, layout };
             match simd {
                 #[cfg(target_arch = "x86_64")]

@@ -160,8 +160,9 @@ fn main() {
         per_joint(ns[1]),
         ns[1] / ns[0]
     );
-    // The nlerp crowd's eight-lane sampling as AVX2 against the portable
-    // build's code, taking turns (the same bits either way).
+    // The nlerp crowd with its AVX2 kernels (sampling, blend, local to
+    // model, palette) against the portable build's code, taking turns
+    // (the same bits either way).
     if Simd::avx2_available() {
         let ns = interleaved::median_ns(2, 15, 4, |w| {
             Simd::set_override(Some([Simd::Avx2, Simd::Portable][w]));
