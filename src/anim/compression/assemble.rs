@@ -10,6 +10,7 @@ use super::clip::{
     CORRECTED, DROPPED_SHIFT, NEXT_ID, PROPERTIES, PROPERTY_SHIFT, STEP, TableTimes, frame_time,
 };
 use super::compress::morph_slots;
+use super::cursor::KeyDecode;
 use super::hermite::Cubic;
 use super::quantize::BitWriter;
 use super::reduce::{Encoded, Packed, TrackInput};
@@ -44,6 +45,10 @@ pub(super) fn assemble(
     }
     let (rotation_tracks, vector_tracks) = sort_by_kind(&mut tracks);
     let corrected = corrected_lanes(&tracks[..rotation_tracks]);
+    let (rotations, rest) = tracks.split_at(rotation_tracks);
+    let (vectors, weights) = rest.split_at(vector_tracks);
+    let [rotation_decode, vector_decode, weight_decode] =
+        [rotations, vectors, weights].map(KeyDecode::blocks);
     let Packer { times, time_bits, masks, mask_words, writer, .. } = packer;
     Ok(CompressedClip {
         name: clip.name.clone(),
@@ -61,6 +66,9 @@ pub(super) fn assemble(
         vector_tracks,
         morph_slots: morph_slots(clip),
         corrected,
+        rotation_decode,
+        vector_decode,
+        weight_decode,
         stream: writer.finish(),
     })
 }
@@ -175,26 +183,32 @@ impl Packer {
         Ok((bit_offset, mask.unwrap_or(LISTED)))
     }
 
-    /// The index of a new mask of `keys`' times (indices in the time
-    /// table), where a mask is smaller than listing them (a bit per time
-    /// against `time_bits` per key); `None` to list them. Masks hold their
-    /// keys' indices in the 16 low bits of the cursor's key ids (see
-    /// `cursor::KeyReader`).
+    /// The index of a mask of `keys`' times (indices in the time table):
+    /// one made for an earlier track with the same times (it takes no more
+    /// bytes, and the sampler finds the keys of tracks that share a mask
+    /// once for them all), else a new one where a mask is smaller than
+    /// listing the times (a bit per time against `time_bits` per key);
+    /// `None` to list them. Masks hold their keys' indices in the 16 low
+    /// bits of the cursor's key ids (see `cursor::KeyReader`).
     fn key_time_mask<K>(&mut self, keys: &[(u32, K)]) -> Option<u16> {
-        let masked = 64 * self.mask_words < keys.len() * self.time_bits as usize
-            && self.times.len() < 1 << 16
-            && self.masks.len() / self.mask_words.max(1) < usize::from(LISTED);
-        if !masked {
+        if self.times.len() >= 1 << 16 {
             return None;
         }
-        let index = (self.masks.len() / self.mask_words) as u16;
-        let start = self.masks.len();
-        self.masks.resize(start + self.mask_words, 0);
+        let mut mask = vec![0u64; self.mask_words];
         for (t, _) in keys {
             let i = self.remap[*t as usize] as usize;
-            self.masks[start + i / 64] |= 1 << (i % 64);
+            mask[i / 64] |= 1 << (i % 64);
         }
-        Some(index)
+        if let Some(same) = self.masks.chunks_exact(self.mask_words.max(1)).position(|m| m == mask) {
+            return Some(same as u16);
+        }
+        let worth_it = 64 * self.mask_words < keys.len() * self.time_bits as usize;
+        let index = self.masks.len() / self.mask_words.max(1);
+        if !worth_it || index >= usize::from(LISTED) {
+            return None;
+        }
+        self.masks.extend_from_slice(&mask);
+        Some(index as u16)
     }
 }
 
@@ -220,16 +234,24 @@ fn flags(input: &TrackInput, p: &Packed) -> u8 {
 }
 
 /// Orders `tracks` rotations first, then translations and scales, then
-/// weights, and returns how many are rotations and how many translations
-/// or scales. Stable: a later track for the same joint (or slot) and
-/// property still wins.
-fn sort_by_kind(tracks: &mut [PackedTrack]) -> (usize, usize) {
+/// weights, each kind grouped by key-time mask (tracks that share one
+/// share blocks, whose keys the sampler then finds once), and returns how
+/// many are rotations and how many translations or scales. A track that a
+/// later one for the same joint (or slot) and property overrides is
+/// dropped first, since the order no longer says which wins.
+fn sort_by_kind(tracks: &mut Vec<PackedTrack>) -> (usize, usize) {
     let kind = |p: Property| match p {
         Property::Rotation => 0,
         Property::Translation | Property::Scale => 1,
         Property::Weight => 2,
     };
-    tracks.sort_by_key(|t| kind(t.property()));
+    let target = |t: &PackedTrack| (t.joint, t.property() as u8);
+    let mut later = std::collections::HashSet::new();
+    let mut keep: Vec<bool> = tracks.iter().rev().map(|t| later.insert(target(t))).collect();
+    keep.reverse();
+    let mut keep = keep.into_iter();
+    tracks.retain(|_| keep.next().unwrap_or(true));
+    tracks.sort_by_key(|t| (kind(t.property()), t.mask, t.step()));
     let count = |k| tracks.iter().filter(|t| kind(t.property()) == k).count();
     (count(0), count(1))
 }

@@ -5,6 +5,7 @@
 //! A format only: nothing here compresses, decodes or samples.
 
 use super::Property;
+use super::cursor::KeyDecode;
 use super::quantize::Range;
 use std::sync::atomic::AtomicU64;
 
@@ -239,6 +240,12 @@ pub struct CompressedClip {
     /// Per block of four rotation tracks, all bits set in the lanes of
     /// tracks with a slerp correction (`PackedTrack::corrected`).
     pub(crate) corrected: Vec<[f32; 4]>,
+    /// Per block of four rotation tracks, of four translation or scale
+    /// tracks, and of four morph weights, the lanes' decoding constants
+    /// (derived from `tracks`; see [`KeyDecode`]).
+    pub(crate) rotation_decode: Vec<KeyDecode>,
+    pub(crate) vector_decode: Vec<KeyDecode>,
+    pub(crate) weight_decode: Vec<KeyDecode>,
     /// Every packed track's keys, padded for 8-byte loads.
     pub(crate) stream: Vec<u8>,
 }

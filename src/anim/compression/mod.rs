@@ -12,7 +12,8 @@
 //! rotations as "smallest three" (the component that stays largest is
 //! rebuilt from the unit length), and keys removed where interpolating
 //! their neighbours stays within the tolerance. Key times refer to one
-//! time table per clip: a mask over it (a bit per table time), or, where
+//! time table per clip: a mask over it (a bit per table time; tracks with
+//! the same key times share one, and the sampler's blocks), or, where
 //! that is smaller, an index per key. A table whose times fall on the
 //! frames of one rate (baked clips, and clips thinned from baked frames)
 //! is stored as that rate alone. CUBICSPLINE tracks keep their own keys
