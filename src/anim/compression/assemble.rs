@@ -234,8 +234,9 @@ fn flags(input: &TrackInput, p: &Packed) -> u8 {
 }
 
 /// Orders `tracks` rotations first, then translations and scales, then
-/// weights, each kind grouped by key-time mask (tracks that share one
-/// share blocks, whose keys the sampler then finds once), and returns how
+/// weights, each kind grouped by key-time mask, the most shared first
+/// (tracks that share one share blocks, whose keys the sampler then finds
+/// once), and returns how
 /// many are rotations and how many translations or scales. A track that a
 /// later one for the same joint (or slot) and property overrides is
 /// dropped first, since the order no longer says which wins.
@@ -251,7 +252,16 @@ fn sort_by_kind(tracks: &mut Vec<PackedTrack>) -> (usize, usize) {
     keep.reverse();
     let mut keep = keep.into_iter();
     tracks.retain(|_| keep.next().unwrap_or(true));
-    tracks.sort_by_key(|t| (kind(t.property()), t.mask, t.step()));
+    // The most shared masks first, so that their tracks fill whole blocks.
+    let group = |t: &PackedTrack| (kind(t.property()), t.mask, t.step());
+    let mut sharing = std::collections::HashMap::new();
+    for t in tracks.iter().filter(|t| t.mask != LISTED) {
+        *sharing.entry(group(t)).or_insert(0usize) += 1;
+    }
+    tracks.sort_by_key(|t| {
+        let shared = sharing.get(&group(t)).copied().unwrap_or(0);
+        (kind(t.property()), std::cmp::Reverse(shared), t.mask, t.step())
+    });
     let count = |k| tracks.iter().filter(|t| kind(t.property()) == k).count();
     (count(0), count(1))
 }

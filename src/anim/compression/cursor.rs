@@ -99,7 +99,8 @@ const PADDING: Span =
 
 /// Per-character sampling state of one compressed clip (see the module
 /// documentation): 56 bytes per stored rotation track, 48 per translation
-/// or scale track and 40 per morph weight (rounded up to blocks of four).
+/// or scale track and 40 per morph weight (rounded up to blocks of four),
+/// and 120 per cubic track.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompressedCursor {
     /// Id of the clip the cached keys came from.
@@ -111,8 +112,35 @@ pub struct CompressedCursor {
     /// (`u32::MAX`: none): a search starts at `a`, and keys cached already
     /// are not decoded again.
     pub(crate) keys: Vec<[u32; 2]>,
-    /// Per cubic track, the ids of the keys last sampled around (a hint).
-    pub(crate) cubic_keys: Vec<[u32; 2]>,
+    /// Per cubic track, its cached keys.
+    pub(crate) cubic: Vec<CubicKeys>,
+}
+
+/// One cubic track's cached Hermite keys `a` and `b` (in-tangent, value,
+/// out-tangent, four components each), their ids and where they hold.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct CubicKeys {
+    ids: [u32; 2],
+    a: [[f32; 4]; 3],
+    b: [[f32; 4]; 3],
+    /// As [`Span`]'s, for one track.
+    lo: f32,
+    hi: f32,
+    t0: f32,
+    inv: f32,
+}
+
+impl CubicKeys {
+    /// Nothing cached.
+    const STALE: CubicKeys = CubicKeys {
+        ids: [u32::MAX; 2],
+        a: [[0.0; 4]; 3],
+        b: [[0.0; 4]; 3],
+        lo: f32::INFINITY,
+        hi: f32::NEG_INFINITY,
+        t0: 0.0,
+        inv: 0.0,
+    };
 }
 
 /// Rotation, translation-or-scale and weight tracks of `clip`.
@@ -132,7 +160,7 @@ impl CompressedCursor {
         slice(&self.vectors);
         slice(&self.weights);
         slice(&self.keys);
-        slice(&self.cubic_keys);
+        slice(&self.cubic);
     }
 
     /// A cursor for `clip`, with nothing cached yet.
@@ -144,7 +172,7 @@ impl CompressedCursor {
             vectors: KeyBlock::blocks(vectors),
             weights: KeyBlock::blocks(weights),
             keys: vec![[u32::MAX; 2]; clip.tracks.len()],
-            cubic_keys: vec![[u32::MAX; 2]; clip.cubic.len()],
+            cubic: vec![CubicKeys::STALE; clip.cubic.len()],
         };
         cursor.forget(clip);
         cursor
@@ -154,7 +182,7 @@ impl CompressedCursor {
     pub(crate) fn fits(&self, clip: &CompressedClip) -> bool {
         let [rotations, vectors, weights] = kinds(clip);
         self.keys.len() == clip.tracks.len()
-            && self.cubic_keys.len() == clip.cubic.len()
+            && self.cubic.len() == clip.cubic.len()
             && self.rotations.len() == rotations.div_ceil(LANES)
             && self.vectors.len() == vectors.div_ceil(LANES)
             && self.weights.len() == weights.div_ceil(LANES)
@@ -172,7 +200,7 @@ impl CompressedCursor {
     fn forget(&mut self, clip: &CompressedClip) {
         self.clip = clip.id;
         self.keys.fill([u32::MAX; 2]);
-        self.cubic_keys.fill([u32::MAX; 2]);
+        self.cubic.fill(CubicKeys::STALE);
         let [rotations, vectors, weights] = kinds(clip);
         for (b, block) in self.rotations.iter_mut().enumerate() {
             block.span = lanes_span(b, rotations);
@@ -267,18 +295,18 @@ impl KeyDecode {
     /// its track's keys), for a block whose tracks are `together`; padding
     /// lanes read zeros.
     #[inline(always)]
-    fn quantized<const N: usize>(&self, stream: &[u8], index: u32) -> [[f32; LANES]; N] {
+    fn quantized<const N: usize>(&self, stream: &[u8], index: u32) -> [f32x4; N] {
         let word: [u64; LANES] = std::array::from_fn(|l| {
             load_bits(stream, u64::from(self.bit_offset[l]) + u64::from(index) * u64::from(self.key_bits[l]))
         });
         let mut shift = [0; LANES];
         std::array::from_fn(|c| {
-            std::array::from_fn(|l| {
+            f32x4::from(std::array::from_fn::<f32, LANES, _>(|l| {
                 let bits = self.bits[c][l];
                 let q = (word[l] >> shift[l]) & ((1u64 << bits) - 1);
                 shift[l] += bits;
                 q as f32
-            })
+            }))
         })
     }
 
@@ -286,16 +314,16 @@ impl KeyDecode {
     /// same arithmetic as [`Range::value`](super::quantize::Range::value),
     /// so the same bits.
     #[inline(always)]
-    fn values<const N: usize>(&self, q: &[[f32; LANES]; N]) -> [f32x4; N] {
+    fn values<const N: usize>(&self, q: &[f32x4; N]) -> [f32x4; N] {
         let step = f32x4::from(self.step);
-        std::array::from_fn(|c| f32x4::from(self.min[c]) + f32x4::from(q[c]) * step)
+        std::array::from_fn(|c| f32x4::from(self.min[c]) + q[c] * step)
     }
 
     /// Four lanes' rotations (`x, y, z, w`) from their smallest three: the
     /// arithmetic of
     /// [`from_smallest_three`](super::quantize::from_smallest_three), so the same bits.
     #[inline(always)]
-    fn rotations(&self, q: &[[f32; LANES]; 3]) -> [f32x4; 4] {
+    fn rotations(&self, q: &[f32x4; 3]) -> [f32x4; 4] {
         let [k0, k1, k2] = self.values(q);
         let rebuilt = (((f32x4::ONE - k0 * k0) - k1 * k1) - k2 * k2).fast_max(f32x4::ZERO).sqrt();
         let dropped = f32x4::from(self.dropped);
@@ -314,8 +342,8 @@ impl KeyDecode {
 /// from, and the quantized components of those to decode.
 struct Refill<const N: usize> {
     /// Quantized components (as f32) of the keys to decode, per lane.
-    a: [[f32; LANES]; N],
-    b: [[f32; LANES]; N],
+    a: [f32x4; N],
+    b: [f32x4; N],
     /// Lanes (one bit each) whose new `a` is the cached `b` (playback moved
     /// on one interval), or is decoded.
     a_was_b: usize,
@@ -329,8 +357,8 @@ struct Refill<const N: usize> {
 
 impl<const N: usize> Refill<N> {
     const NONE: Self = Refill {
-        a: [[0.0; LANES]; N],
-        b: [[0.0; LANES]; N],
+        a: [f32x4::ZERO; N],
+        b: [f32x4::ZERO; N],
         a_was_b: 0,
         a_decoded: 0,
         b_is_a: 0,
@@ -349,9 +377,7 @@ impl<const N: usize> Refill<N> {
             self.a_was_b |= bit;
         } else if keys.a != held[0] {
             self.a_decoded |= bit;
-            for (lanes, q) in self.a.iter_mut().zip(reader.quantized(track, keys.a)) {
-                lanes[l] = q as f32;
-            }
+            insert(&mut self.a, l, reader.quantized(track, keys.a));
         }
         if keys.b == keys.a {
             self.b_is_a |= bit;
@@ -359,9 +385,7 @@ impl<const N: usize> Refill<N> {
             self.b_was_a |= bit;
         } else if keys.b != held[1] {
             self.b_decoded |= bit;
-            for (lanes, q) in self.b.iter_mut().zip(reader.quantized(track, keys.b)) {
-                lanes[l] = q as f32;
-            }
+            insert(&mut self.b, l, reader.quantized(track, keys.b));
         }
         *held = [keys.a, keys.b];
     }
@@ -371,11 +395,7 @@ impl<const N: usize> Refill<N> {
     /// store per component: a narrower store would stall the sampler's
     /// loads).
     #[inline(always)]
-    fn apply<const M: usize>(
-        &self,
-        block: &mut KeyBlock<M>,
-        decode: impl Fn(&[[f32; LANES]; N]) -> [f32x4; M],
-    ) {
+    fn apply<const M: usize>(&self, block: &mut KeyBlock<M>, decode: impl Fn(&[f32x4; N]) -> [f32x4; M]) {
         let old_a = block.a.map(f32x4::from);
         let old_b = block.b.map(f32x4::from);
         let decoded_a = if self.a_decoded != 0 { decode(&self.a) } else { old_a };
@@ -388,6 +408,17 @@ impl<const N: usize> Refill<N> {
             block.a[c] = a.to_array();
             block.b[c] = b.to_array();
         }
+    }
+}
+
+/// Lane `l` of `lanes` becomes `q` (as f32), in registers: a lane
+/// stored on its own and then loaded with the others would wait for the
+/// store.
+#[inline(always)]
+fn insert<const N: usize>(lanes: &mut [f32x4; N], l: usize, q: [u32; 3]) {
+    let lane = self::lanes(1 << l);
+    for (v, q) in lanes.iter_mut().zip(q) {
+        *v = lane.blend(f32x4::splat(q as f32), *v);
     }
 }
 
@@ -435,7 +466,7 @@ fn refill<const N: usize, const M: usize>(
     block: Block<'_, M>,
     stale: i32,
     t: f64,
-    values: impl Fn(&KeyDecode, &[[f32; LANES]; N]) -> [f32x4; M],
+    values: impl Fn(&KeyDecode, &[f32x4; N]) -> [f32x4; M],
 ) {
     let Block { tracks, held, keys: cached, decode } = block;
     let mut refill = Refill::<N>::NONE;
@@ -536,29 +567,45 @@ pub(crate) fn refill_weights(
     refill::<1, 1>(clip, block, stale, t, KeyDecode::values);
 }
 
-/// Cubic track `i` at time `t` (`nearest`, its nearest f32, gives the
-/// ratio): the Hermite spline between the keys around it, `width`
-/// components (a rotation not yet normalised). Nothing is cached but the
-/// keys' ids: splines are rare, and decoding their keys is cheap next to
-/// finding them.
+/// Cubic track `i` at time `t`: the Hermite spline between the keys
+/// around it, `width` components (a rotation not yet normalised). `down`,
+/// the largest f32 at or below `t`, says whether the cached keys hold (as
+/// for the other tracks, see the sampler's `Time`); `nearest`, its nearest
+/// f32, gives the ratio. Keys are decoded when playback leaves their span,
+/// a key cached already moved rather than decoded again.
 pub(crate) fn sample_cubic(
     clip: &CompressedClip,
     cursor: &mut CompressedCursor,
     i: usize,
     t: f64,
-    nearest: f32,
+    [down, nearest]: [f32; 2],
 ) -> [f32; 4] {
-    let track = &clip.cubic[i];
-    let reader = KeyReader::for_cubic(clip, track);
-    let keys = reader.around(t, cursor.cubic_keys[i]);
-    cursor.cubic_keys[i] = [keys.a, keys.b];
-    let [_, v0, b0] = reader.hermite_key(track, keys.a);
-    if keys.b == keys.a {
+    let cached = &mut cursor.cubic[i];
+    if !(down >= cached.lo && down < cached.hi) {
+        let track = &clip.cubic[i];
+        let reader = KeyReader::for_cubic(clip, track);
+        let keys = reader.around(t, cached.ids);
+        let key = |k: u32| {
+            if k == cached.ids[1] {
+                cached.b
+            } else if k == cached.ids[0] {
+                cached.a
+            } else {
+                reader.hermite_key(track, k)
+            }
+        };
+        let a = key(keys.a);
+        let b = if keys.b == keys.a { a } else { key(keys.b) };
+        let (lo, hi, t0, inv) = (keys.lo, keys.hi, keys.t0, keys.inv);
+        *cached = CubicKeys { ids: [keys.a, keys.b], a, b, lo, hi, t0, inv };
+    }
+    let [_, v0, b0] = cached.a;
+    if cached.ids[1] == cached.ids[0] {
         return v0;
     }
-    let [a1, v1, _] = reader.hermite_key(track, keys.b);
-    let s = ((nearest - keys.t0) * keys.inv).clamp(0.0, 1.0);
-    let td = keys.hi - keys.lo;
+    let [a1, v1, _] = cached.b;
+    let s = ((nearest - cached.t0) * cached.inv).clamp(0.0, 1.0);
+    let td = cached.hi - cached.lo;
     std::array::from_fn(|c| hermite(v0[c], b0[c], v1[c], a1[c], s, td))
 }
 
@@ -910,8 +957,8 @@ mod tests {
         let stream = writer.finish();
         let decode = four_lanes(starts);
         for k in 0u32..3 {
-            let q: [[f32; LANES]; 3] = decode.quantized(&stream, k);
-            let rotations = decode.rotations(&q);
+            let q: [[f32; LANES]; 3] = decode.quantized(&stream, k).map(f32x4::to_array);
+            let rotations = decode.rotations(&q.map(f32x4::from));
             for l in 0..LANES {
                 let kept: [f32; 3] = std::array::from_fn(|c| {
                     let written = written[l][k as usize][c];

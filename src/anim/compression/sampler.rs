@@ -105,7 +105,8 @@ impl CompressedSampleJob<'_> {
             }
         }
         for (i, track) in clip.cubic.iter().enumerate() {
-            let [x, y, z, w] = sample_cubic(clip, self.cursor, i, self.time, time.nearest_f32);
+            let [x, y, z, w] =
+                sample_cubic(clip, self.cursor, i, self.time, [time.down_f32, time.nearest_f32]);
             let joint = track.joint as usize;
             let value = if track.property == Property::Rotation {
                 // Normalised after the spline, as `SampleJob` does; one
@@ -180,7 +181,8 @@ fn set(
 struct Time {
     down: f32x4,
     nearest: f32x4,
-    /// `nearest` in one lane.
+    /// `down` and `nearest` in one lane.
+    down_f32: f32,
     nearest_f32: f32,
 }
 
@@ -189,7 +191,12 @@ impl Time {
         // Finite: ratios of holding lanes are `(nearest - 0) * 0`.
         let nearest = (t as f32).clamp(f32::MIN, f32::MAX);
         let down = if f64::from(nearest) > t { nearest.next_down() } else { nearest };
-        Time { down: f32x4::splat(down), nearest: f32x4::splat(nearest), nearest_f32: nearest }
+        Time {
+            down: f32x4::splat(down),
+            nearest: f32x4::splat(nearest),
+            down_f32: down,
+            nearest_f32: nearest,
+        }
     }
 
     /// Lanes whose cached keys do not hold at this time, one bit each.
