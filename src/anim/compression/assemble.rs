@@ -236,10 +236,10 @@ fn flags(input: &TrackInput, p: &Packed) -> u8 {
 /// Orders `tracks` rotations first, then translations and scales, then
 /// weights, each kind grouped by key-time mask, the most shared first
 /// (tracks that share one share blocks, whose keys the sampler then finds
-/// once), and returns how
-/// many are rotations and how many translations or scales. A track that a
-/// later one for the same joint (or slot) and property overrides is
-/// dropped first, since the order no longer says which wins.
+/// once), and returns how many are rotations and how many translations or
+/// scales. A track that a later one for the same joint (or slot) and
+/// property overrides is dropped first, since the order no longer says
+/// which wins.
 fn sort_by_kind(tracks: &mut Vec<PackedTrack>) -> (usize, usize) {
     let kind = |p: Property| match p {
         Property::Rotation => 0,
