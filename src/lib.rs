@@ -11,6 +11,7 @@ pub mod asset;
 pub mod atomic_file;
 pub mod character;
 pub mod cli;
+pub mod cpu_time;
 pub mod formats;
 pub mod gpu;
 pub mod guide;

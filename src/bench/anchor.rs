@@ -234,14 +234,6 @@ struct Samples {
     cpu_nanos: Vec<f64>,
 }
 
-/// CPU time this thread has used.
-fn thread_cpu_time() -> Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes the timespec it is given, nothing else.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
-
 fn main() {
     let dir = export_dir();
     if !dir.is_dir() {
@@ -288,11 +280,11 @@ fn main() {
         group.bench_function(*name, |bencher| {
             bencher.iter_custom(|iters| {
                 let mut f = frame.borrow_mut();
-                let (start, cpu_start) = (Instant::now(), thread_cpu_time());
+                let (start, cpu_start) = (Instant::now(), vkskin::cpu_time::thread());
                 for _ in 0..iters {
                     step(&mut f);
                 }
-                let (elapsed, cpu) = (start.elapsed(), thread_cpu_time() - cpu_start);
+                let (elapsed, cpu) = (start.elapsed(), vkskin::cpu_time::thread() - cpu_start);
                 let mut s = samples.borrow_mut();
                 s[slot].nanos.push(elapsed.as_nanos() as f64 / iters.max(1) as f64);
                 s[slot].cpu_nanos.push(cpu.as_nanos() as f64 / iters.max(1) as f64);

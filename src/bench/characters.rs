@@ -7,12 +7,9 @@
 //! expected 0), and the heap bytes each of 10,000 characters keeps (with
 //! the exact clips and with compressed ones). Last, 10,000 characters on
 //! a slerp rig (the default) and on an nlerp one (`--nlerp`) take turns on
-//! one thread, timed by its CPU time (`interleaved.rs`), for their ratio.
+//! one thread, timed by its CPU time (`vkskin::cpu_time`), for their ratio.
 //!
 //! Run: `cargo bench --bench characters` (no shared files needed).
-
-#[path = "interleaved.rs"]
-mod interleaved;
 
 use criterion::{Criterion, Throughput};
 use std::cell::RefCell;
@@ -23,6 +20,7 @@ use vkskin::anim::lanes8::Simd;
 use vkskin::asset::{LoadOptions, Model, load_default_character, load_default_character_with};
 use vkskin::character::controller::DEFAULT_CONTROLLER;
 use vkskin::character::{AnimationSystem, CharacterId, Controller, EvaluationRate, ParameterValue};
+use vkskin::cpu_time;
 
 use vkskin::testing::allocations::{CountingAllocator, count_allocations, count_bytes};
 
@@ -148,7 +146,7 @@ fn main() {
     let nlerp = Arc::new(load_default_character_with(&options).expect("built-in character"));
     let mut systems = [&model, &nlerp].map(|m| crowd(m, &controller, n, 1, EvaluationRate::EveryFrame));
     let mut frame = 0usize;
-    let ns = interleaved::median_ns(2, 15, 4, |w| {
+    let ns = cpu_time::median_ns_taking_turns(2, 15, 4, |w| {
         fire_jumps(&mut systems[w], frame);
         systems[w].update(1.0 / 60.0).expect("update");
         frame += 1;
@@ -164,7 +162,7 @@ fn main() {
     // model, palette) against the portable build's code, taking turns
     // (the same bits either way).
     if Simd::avx2_available() {
-        let ns = interleaved::median_ns(2, 15, 4, |w| {
+        let ns = cpu_time::median_ns_taking_turns(2, 15, 4, |w| {
             Simd::set_override(Some([Simd::Avx2, Simd::Portable][w]));
             fire_jumps(&mut systems[1], frame);
             systems[1].update(1.0 / 60.0).expect("update");

@@ -6,13 +6,10 @@
 //! (glTF-exact slerp and nlerp) and `SampleClipJob` on its `RuntimeClip`
 //! ("clip slerp", "clip nlerp": what characters play without compressed
 //! clips). The five ways are then timed once more taking turns (see
-//! `interleaved.rs`): on a loaded machine that table's ratios are the ones
+//! `vkskin::cpu_time`): on a loaded machine that table's ratios are the ones
 //! to trust.
 //!
 //! Run: `cargo bench --bench compression` (needs ../shared).
-
-#[path = "interleaved.rs"]
-mod interleaved;
 
 use criterion::{Criterion, Throughput};
 use std::cell::RefCell;
@@ -27,6 +24,7 @@ use vkskin::anim::{
     Clip, ClipCursor, RotationBlend, RuntimeClip, SampleClipJob, SampleJob, SamplingCursor, Skeleton,
     Transform,
 };
+use vkskin::cpu_time;
 use vkskin::testing::anchors as anchor;
 
 /// Clips timed (model file under ../shared/assets, clip), besides the anchor walk.
@@ -62,8 +60,6 @@ fn main() {
     // The table.
     let mut rows: Vec<ClipCompression> = Vec::new();
     let mut files = Vec::new();
-    // Every clip, for the sampling check against `SampleClipJob` below.
-    let mut every_clip: Vec<(String, Skeleton, Clip, Vec<f32>)> = Vec::new();
     models(&shared.join("assets"), &mut files);
     for file in &files {
         let model = vkskin::asset::load(file).expect("shared model loads");
@@ -72,15 +68,6 @@ fn main() {
         let clips = model.clips.iter().enumerate().map(|(i, c)| (model.clip_name(i), &**c));
         let weights = model.rig.morph_weight_tolerances(&settings);
         rows.extend(compress_all(&name, &model.skeleton, clips, &settings, &weights).expect("compresses"));
-        for (i, clip) in model.clips.iter().enumerate() {
-            let rest_weights = model.rig.rest_morph_weights.clone();
-            every_clip.push((
-                format!("{name} {}", model.clip_name(i)),
-                (*model.skeleton).clone(),
-                (**clip).clone(),
-                rest_weights,
-            ));
-        }
     }
     let skeleton = anchor::skeleton().expect("anchor skeleton");
     let anchor_settings =
@@ -94,8 +81,10 @@ fn main() {
     // Issue 23's targets: 10:1 against ACL's baseline over every clip, and
     // the anchor clips at most half of ozz's own files.
     let every: Vec<ClipCompression> = rows.iter().chain(&anchor_rows).cloned().collect();
-    table +=
-        &format!("\nshared models and anchors together: {}", to_text(&every).lines().last().unwrap_or(""));
+    let totals = to_text(&every);
+    let totals: Vec<&str> =
+        totals.lines().filter(|l| l.starts_with("all ") || l.starts_with("sampling")).collect();
+    table += &format!("\nshared models and anchors together: {}", totals.join("\n"));
     table += "\n\nanchor clips against ozz-animation's optimised files (1 mm; these hold 0.01 cm):\n";
     for row in &anchor_rows {
         let ozz = anchor::ozz_file(&row.clip).and_then(|f| std::fs::metadata(f).ok()).map_or(0, |m| m.len());
@@ -151,49 +140,29 @@ fn main() {
         }
         group.finish();
         let mut frames = MODES.map(|_| Frames::new(skeleton, clip, &runtime, &compressed));
-        let ns = interleaved::median_ns(MODES.len(), 201, 100, |w| {
+        let ns = cpu_time::median_ns_taking_turns(MODES.len(), 201, 100, |w| {
             frames[w].next(MODES[w], clip, &runtime, &compressed, skeleton.rest())
         });
         turns.push((name.clone(), skeleton.len(), ns));
     }
-    // Issue 23, compression target (c): compressed sampling no slower than
-    // the runtime layout's nlerp, on every clip (anchors included).
-    for (name, clip) in anchor::CLIPS.iter().zip(&anchor_clips) {
-        every_clip.push((format!("anchor {name}"), skeleton.clone(), clip.clone(), Vec::new()));
-    }
-    let mut every_turns = Vec::new();
-    for (name, skeleton, clip, rest_weights) in &every_clip {
-        let settings = if name.starts_with("anchor") {
-            anchor_settings
-        } else {
-            CompressionSettings::for_skeleton(skeleton)
-        };
-        let (compressed, _) = compress(clip, skeleton, &settings).expect("compresses");
-        let runtime =
-            RuntimeClip::new(Arc::new(clip.clone()), skeleton.rest(), rest_weights).expect("runtime clip");
-        let ways = ["clip nlerp", "compressed"];
-        let mut frames =
-            ways.map(|_| Frames::with_morphs(skeleton, clip, &runtime, &compressed, rest_weights));
-        let ns = interleaved::median_ns(ways.len(), 101, 60, |w| {
-            frames[w].next(ways[w], clip, &runtime, &compressed, skeleton.rest())
-        });
-        every_turns.push((name.clone(), ns[0], ns[1]));
-    }
     criterion.final_summary();
     println!("\nTrack compression (bound 0.01 cm at virtual vertices 3 cm from each joint)\n{table}");
     print_timing(&samples.into_inner());
-    println!(
-        "\ncompressed against clip nlerp on every clip (taking turns: 101 rounds of 60 frames, 60 Hz playback)"
-    );
+    // Issue 23, compression target (c): compressed sampling no slower than
+    // the runtime layout's nlerp, on every clip (anchors included), as the
+    // table's rows timed it.
+    println!("\ncompressed against clip nlerp on every clip (the table's last columns)");
     println!("{:<60} {:>12} {:>12} {:>9}", "clip", "clip nlerp", "compressed", "ratio");
-    let mut slower = 0;
-    for (name, clip_nlerp, compressed) in &every_turns {
-        let ratio = compressed / clip_nlerp;
-        slower += usize::from(ratio > 1.0);
-        println!("{name:<60} {clip_nlerp:>10.0}ns {compressed:>10.0}ns {ratio:>8.2}x");
+    for row in &every {
+        let cost = &row.sampling;
+        println!(
+            "{:<60} {:>10.0}ns {:>10.0}ns {:>8.2}x",
+            format!("{} {}", row.source, row.clip),
+            cost.runtime_nlerp_ns,
+            cost.compressed_ns,
+            cost.ratio()
+        );
     }
-    let worst = every_turns.iter().map(|t| t.2 / t.1).fold(0.0, f64::max);
-    println!("{slower} of {} clips sample slower compressed; the worst {worst:.2}x", every_turns.len());
     println!("\nthe same, taking turns (201 rounds of 100 frames each, thread CPU time, median round)");
     println!("{:<28} {:>11} {:>10} {:>10} {:>13}", "clip", "mode", "ns/frame", "ns/joint", "vs this mode");
     for (clip, joints, ns) in turns {

@@ -6,13 +6,10 @@
 //! same run.
 //!
 //! The same three ways are then timed once more taking turns (see
-//! `interleaved.rs`): on a loaded machine that table's ratios are the ones
+//! `vkskin::cpu_time`): on a loaded machine that table's ratios are the ones
 //! to trust.
 //!
 //! Run: `cargo bench --bench pose` (needs ../shared/assets).
-
-#[path = "interleaved.rs"]
-mod interleaved;
 
 use criterion::{Criterion, Throughput};
 use std::cell::RefCell;
@@ -22,6 +19,7 @@ use std::time::{Duration, Instant};
 use vkskin::anim::RotationBlend;
 use vkskin::asset::{LoadOptions, Model};
 use vkskin::character::{Character, Controller};
+use vkskin::cpu_time;
 
 /// Characters and the two clips blended for each.
 const CASES: &[(&str, &str, &str)] = &[
@@ -93,7 +91,9 @@ fn main() {
             character.set_rotation_sampling(blend);
             character
         });
-        let ns = interleaved::median_ns(3, 201, 200, |w| characters[w].update(1.0 / 60.0).expect("update"));
+        let ns = cpu_time::median_ns_taking_turns(3, 201, 200, |w| {
+            characters[w].update(1.0 / 60.0).expect("update")
+        });
         turns.push((name, joints, [ns[0], ns[1], ns[2]]));
     }
     criterion.final_summary();

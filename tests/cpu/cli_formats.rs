@@ -363,3 +363,57 @@ fn without_a_model_simulate_dump_and_render_take_the_built_in_character() {
     let help = vkskin(&["render", "--help"]);
     assert!(help.contains("[MODEL]"), "MODEL is optional for render: {help}");
 }
+
+/// `inspect --compression`: one row per clip with its bytes, ratio, errors
+/// within the bound and sampling cost (compressed and the runtime layout's
+/// nlerp, both measured), as JSON and as the table with its totals.
+#[test]
+fn inspect_compression_reports_every_clip_with_its_sampling_cost() {
+    let clips = array(&inspect(GLB)["clips"], "clips").len();
+    assert!(clips >= 3, "the built-in character has its clips: {clips}");
+    let rows: Value = serde_json::from_str(&vkskin(&["inspect", "--compression", "--json", GLB])).unwrap();
+    let rows = array(&rows, "rows");
+    assert_eq!(rows.len(), clips, "a row per clip");
+    for (i, row) in rows.iter().enumerate() {
+        let what = format!("row {i}");
+        keys(
+            row,
+            &[
+                "source",
+                "clip",
+                "baseline_bytes",
+                "raw_bytes",
+                "compressed_bytes",
+                "compressed_parts",
+                "ratio",
+                "key_ratio",
+                "max_error_cm",
+                "mean_error_cm",
+                "bound_cm",
+                "raw_keys",
+                "kept_keys",
+                "sampling",
+            ],
+            &what,
+        );
+        keys(&row["sampling"], &["compressed_ns", "runtime_nlerp_ns"], &what);
+        for key in ["compressed_ns", "runtime_nlerp_ns"] {
+            assert!(number(&row["sampling"][key], &what) > 0.0, "{what}: {key} measured");
+        }
+        assert!(
+            number(&row["max_error_cm"], &what) <= number(&row["bound_cm"], &what),
+            "{what}: within the bound"
+        );
+        assert!(uint(&row["compressed_bytes"], &what) > 0, "{what}");
+    }
+    let text = vkskin(&["inspect", "--compression", GLB]);
+    let header = text.lines().next().unwrap();
+    assert!(header.contains("sample ns") && header.contains("vs nlerp"), "{header}");
+    let rows = text.lines().filter(|l| !l.starts_with("sampling") && l.trim_end().ends_with('x'));
+    assert_eq!(rows.count(), clips, "{text}");
+    let summary = text.lines().last().unwrap();
+    assert!(
+        summary.starts_with("sampling (60 Hz playback") && summary.contains(&format!("of {clips} clips")),
+        "{summary}"
+    );
+}

@@ -47,7 +47,7 @@
 //! Offline, the compressor: [`compress`](mod@compress) (the steps),
 //! `assemble` (the layout), `measure` (the errors), [`reduce`] (one track's
 //! bits and keys; [`hermite`] for splines), [`error`] (the metric),
-//! [`settings`] and [`report`] (one row per clip). At runtime, [`clip`] (the format), [`cursor`] and
+//! [`settings`] and [`report`] (one row per clip, with [`sampling_cost`]). At runtime, [`clip`] (the format), [`cursor`] and
 //! [`sampler`], with [`interpolation`] and [`quantize`] shared by both sides.
 
 mod assemble;
@@ -62,6 +62,7 @@ pub mod quantize;
 pub mod reduce;
 pub mod report;
 pub mod sampler;
+pub mod sampling_cost;
 pub mod settings;
 
 pub use clip::{ClipBytes, CompressedClip};
@@ -70,6 +71,7 @@ pub use compress::{compress, compress_for};
 pub use cursor::CompressedCursor;
 pub use error::ErrorMetric;
 pub use sampler::CompressedSampleJob;
+pub use sampling_cost::{SamplingCost, sampling_cost};
 pub use settings::{
     CompressionSettings, CompressionStats, DEFAULT_WEIGHT_TOLERANCE, baseline_bytes, raw_bytes, rest_extent,
 };

@@ -1,13 +1,14 @@
 //! The compression report: every clip of a rig compressed within a bound,
 //! one row per clip with what it measured (raw and compressed bytes, ratio,
-//! errors, keys), as a table or (serialised) JSON. `vkskin inspect
+//! errors, keys, and how long a frame takes to sample against the runtime
+//! layout's nlerp), as a table or (serialised) JSON. `vkskin inspect
 //! --compression` prints it for a model, the `compression` benchmark for the
 //! shared models and the anchor clips.
 //!
 //! It never reads files or knows where clips come from: the caller names
 //! the source (a model's file name, a data set) with a string.
 
-use super::{ClipBytes, CompressionSettings, CompressionStats, compress_for};
+use super::{ClipBytes, CompressionSettings, CompressionStats, SamplingCost, compress_for, sampling_cost};
 use crate::anim::{Clip, JobError, Skeleton};
 use serde::Serialize;
 use std::fmt::Write;
@@ -43,11 +44,14 @@ pub struct ClipCompression {
     pub raw_keys: usize,
     /// Keys stored.
     pub kept_keys: usize,
+    /// Sampling one frame compressed against the runtime layout's nlerp
+    /// (see [`sampling_cost`](super::sampling_cost)).
+    pub sampling: SamplingCost,
 }
 
 impl ClipCompression {
-    /// The line for one compressed clip.
-    pub fn new(source: &str, clip: &str, stats: &CompressionStats) -> Self {
+    /// The line for one compressed clip, sampled as `sampling` says.
+    pub fn new(source: &str, clip: &str, stats: &CompressionStats, sampling: SamplingCost) -> Self {
         let cm = 100.0 / stats.units_per_meter;
         ClipCompression {
             source: source.to_string(),
@@ -63,12 +67,14 @@ impl ClipCompression {
             bound_cm: stats.error_bound * cm,
             raw_keys: stats.raw_keys,
             kept_keys: stats.kept_keys,
+            sampling,
         }
     }
 }
 
 /// Compresses every clip of `clips` (named by `names`) for `skeleton`,
-/// morph weights within `weight_tolerances` (see `compress_for`).
+/// morph weights within `weight_tolerances` (see `compress_for`), and
+/// times sampling each (a few milliseconds a clip).
 pub fn compress_all<'a>(
     source: &str,
     skeleton: &Skeleton,
@@ -79,9 +85,11 @@ pub fn compress_all<'a>(
     clips
         .into_iter()
         .map(|(name, clip)| {
-            let (_, stats) = compress_for(clip, skeleton, settings, weight_tolerances)
-                .map_err(|e| JobError::new(format!("clip \"{name}\": {e}")))?;
-            Ok(ClipCompression::new(source, name, &stats))
+            let named = |e: JobError| JobError::new(format!("clip \"{name}\": {e}"));
+            let (compressed, stats) =
+                compress_for(clip, skeleton, settings, weight_tolerances).map_err(named)?;
+            let sampling = sampling_cost(clip, &compressed, skeleton).map_err(named)?;
+            Ok(ClipCompression::new(source, name, &stats, sampling))
         })
         .collect()
 }
@@ -89,12 +97,13 @@ pub fn compress_all<'a>(
 /// The table as text, one line per clip and a total per source: the
 /// baseline (ACL's raw clip), the file's keys, the compressed bytes and
 /// where they go (time table and masks, track headers and constants, key
-/// stream), both ratios, the errors and the keys kept.
+/// stream), both ratios, the errors, the keys kept, and nanoseconds per
+/// sampled frame compressed and against the runtime layout's nlerp.
 pub fn to_text(rows: &[ClipCompression]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<24} {:<22} {:>10} {:>9} {:>9} {:>7} {:>7} {:>8} {:>8} {:>8} {:>10} {:>10} {:>12}",
+        "{:<24} {:<22} {:>10} {:>9} {:>9} {:>7} {:>7} {:>8} {:>8} {:>8} {:>10} {:>10} {:>12} {:>9} {:>9}",
         "source",
         "clip",
         "baseline B",
@@ -107,13 +116,15 @@ pub fn to_text(rows: &[ClipCompression]) -> String {
         "vs keys",
         "max cm",
         "mean cm",
-        "keys"
+        "keys",
+        "sample ns",
+        "vs nlerp"
     );
     for r in rows {
         let p = &r.compressed_parts;
         let _ = writeln!(
             out,
-            "{:<24} {:<22} {:>10} {:>9} {:>9} {:>7} {:>7} {:>8} {:>6.1}:1 {:>6.1}:1 {:>10.6} {:>10.6} {:>5} -> {:<5}",
+            "{:<24} {:<22} {:>10} {:>9} {:>9} {:>7} {:>7} {:>8} {:>6.1}:1 {:>6.1}:1 {:>10.6} {:>10.6} {:>5} -> {:<5} {:>9.0} {:>8.2}x",
             r.source,
             r.clip,
             r.baseline_bytes,
@@ -127,7 +138,9 @@ pub fn to_text(rows: &[ClipCompression]) -> String {
             r.max_error_cm,
             r.mean_error_cm,
             r.raw_keys,
-            r.kept_keys
+            r.kept_keys,
+            r.sampling.compressed_ns,
+            r.sampling.ratio()
         );
     }
     let sum = |f: fn(&ClipCompression) -> usize| rows.iter().map(f).sum::<usize>();
@@ -147,6 +160,15 @@ pub fn to_text(rows: &[ClipCompression]) -> String {
         rows.len(),
         baseline as f64 / packed.max(1) as f64,
         raw as f64 / packed.max(1) as f64,
+    );
+    let slower = rows.iter().filter(|r| r.sampling.ratio() > 1.0).count();
+    let slowest = rows.iter().map(|r| r.sampling.ratio()).fold(0.0, f64::max);
+    let _ = writeln!(
+        out,
+        "sampling (60 Hz playback, median of {} turns): {slower} of {} clips slower compressed than the runtime \
+         layout's nlerp, the slowest {slowest:.2}x",
+        super::sampling_cost::ROUNDS,
+        rows.len(),
     );
     out
 }

@@ -1,0 +1,91 @@
+//! What sampling a compressed clip costs beside the runtime layout's nlerp
+//! (issue 23's compression target (c): no slower): both played at 60 Hz
+//! from the clip's start, looping, taking turns in short runs timed by the
+//! thread's CPU time (see [`cpu_time`](crate::cpu_time)), the median run of
+//! each. A measurement, so it varies from run to run on a loaded machine
+//! (by about a tenth on the 2-core CI VM); never asserted on.
+
+use super::{CompressedClip, CompressedCursor, CompressedSampleJob};
+use crate::anim::{
+    Clip, ClipCursor, JobError, RotationBlend, RuntimeClip, SampleClipJob, Skeleton, Transform,
+};
+use serde::Serialize;
+use std::sync::Arc;
+
+/// Turns each way takes, and frames per turn.
+pub(super) const ROUNDS: usize = 101;
+const FRAMES: usize = 60;
+
+/// Nanoseconds per sampled frame, compressed and from the runtime layout.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SamplingCost {
+    /// `CompressedSampleJob` on the compressed clip.
+    pub compressed_ns: f64,
+    /// `SampleClipJob` nlerp on the clip's `RuntimeClip` (what characters
+    /// play uncompressed with `--nlerp`).
+    pub runtime_nlerp_ns: f64,
+}
+
+impl SamplingCost {
+    /// Compressed over runtime nlerp: at most 1 meets the target.
+    pub fn ratio(&self) -> f64 {
+        self.compressed_ns / self.runtime_nlerp_ns
+    }
+}
+
+/// Times `compressed` (compressed from `clip` for `skeleton`) against
+/// `clip`'s runtime layout.
+pub fn sampling_cost(
+    clip: &Clip,
+    compressed: &CompressedClip,
+    skeleton: &Skeleton,
+) -> Result<SamplingCost, JobError> {
+    // Morph weights at zero: only how long sampling takes matters here.
+    let rest_weights = vec![0.0; compressed.morph_slots];
+    let rest = skeleton.rest();
+    let runtime = RuntimeClip::new(Arc::new(clip.clone()), rest, &rest_weights)?;
+    let (mut compressed_cursor, mut runtime_cursor) =
+        (CompressedCursor::new(compressed), ClipCursor::new(&runtime));
+    let mut output = vec![Transform::IDENTITY; rest.len()];
+    let mut weights = rest_weights.clone();
+    let mut times = [0.0f64; 2];
+    let duration = f64::from(clip.duration);
+    let mut failed = None;
+    let ns = crate::cpu_time::median_ns_taking_turns(2, ROUNDS, FRAMES, |way| {
+        let time = times[way];
+        let sampled = if way == 0 {
+            CompressedSampleJob {
+                clip: compressed,
+                time,
+                rest,
+                rest_morph_weights: &rest_weights,
+                cursor: &mut compressed_cursor,
+                output: &mut output,
+                morph_output: &mut weights,
+            }
+            .run()
+        } else {
+            SampleClipJob {
+                clip: &runtime,
+                time,
+                rotation_blend: RotationBlend::Nlerp,
+                cursor: &mut runtime_cursor,
+                output: &mut output,
+                morph_output: &mut weights,
+            }
+            .run()
+        };
+        if let Err(e) = sampled {
+            failed.get_or_insert(e);
+        }
+        std::hint::black_box(&output);
+        times[way] += 1.0 / 60.0;
+        if times[way] > duration {
+            times[way] -= duration;
+        }
+    });
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(SamplingCost { compressed_ns: ns[0], runtime_nlerp_ns: ns[1] }),
+    }
+}
