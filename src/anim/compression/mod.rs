@@ -47,8 +47,10 @@
 //! Offline, the compressor: [`compress`](mod@compress) (the steps),
 //! `assemble` (the layout), `measure` (the errors), [`reduce`] (one track's
 //! bits and keys; [`hermite`] for splines), [`error`] (the metric),
-//! [`settings`] and [`report`] (one row per clip, with [`sampling_cost`]). At runtime, [`clip`] (the format), [`cursor`] and
-//! [`sampler`], with [`interpolation`] and [`quantize`] shared by both sides.
+//! [`settings`] and [`report`] (one row per clip, with
+//! [`sampling_cost`](mod@sampling_cost)). At runtime, [`clip`] (the
+//! format), [`cursor`] and [`sampler`], with [`interpolation`] and
+//! [`quantize`] shared by both sides.
 
 mod assemble;
 pub mod clip;

@@ -45,7 +45,7 @@ pub struct ClipCompression {
     /// Keys stored.
     pub kept_keys: usize,
     /// Sampling one frame compressed against the runtime layout's nlerp
-    /// (see [`sampling_cost`](super::sampling_cost)).
+    /// (see [`sampling_cost`](fn@super::sampling_cost)).
     pub sampling: SamplingCost,
 }
 
