@@ -10,10 +10,10 @@ use super::clip::{
     CORRECTED, DROPPED_SHIFT, NEXT_ID, PROPERTIES, PROPERTY_SHIFT, STEP, TableTimes, frame_time,
 };
 use super::compress::morph_slots;
-use super::cursor::KeyDecode;
 use super::hermite::Cubic;
 use super::quantize::BitWriter;
 use super::reduce::{Encoded, Packed, TrackInput};
+use super::refill::KeyDecode;
 use super::{CompressedClip, ConstantTrack, CubicTrack, LISTED, PackedTrack, Property};
 use crate::anim::{Clip, JobError};
 use std::sync::atomic::Ordering;

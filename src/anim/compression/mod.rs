@@ -49,8 +49,8 @@
 //! bits and keys; [`hermite`] for splines), [`error`] (the metric),
 //! [`settings`] and [`report`] (one row per clip, with
 //! [`sampling_cost`](mod@sampling_cost)). At runtime, [`clip`] (the
-//! format), [`cursor`] and [`sampler`], with [`interpolation`] and
-//! [`quantize`] shared by both sides.
+//! format), [`cursor`] and [`sampler`] (blocks refilled by `refill`),
+//! with [`interpolation`] and [`quantize`] shared by both sides.
 
 mod assemble;
 pub mod clip;
@@ -62,6 +62,7 @@ pub mod interpolation;
 mod measure;
 pub mod quantize;
 pub mod reduce;
+mod refill;
 pub mod report;
 pub mod sampler;
 pub mod sampling_cost;

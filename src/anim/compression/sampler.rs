@@ -7,11 +7,9 @@
 //! It never changes the clip, its results never depend on where the cursor
 //! was, and it never allocates.
 
-use super::cursor::{
-    CompressedCursor, KeyBlock, LANES, RotationBlock, Span, refill_rotations, refill_vectors, refill_weights,
-    sample_cubic,
-};
+use super::cursor::{CompressedCursor, KeyBlock, LANES, RotationBlock, Span, sample_cubic};
 use super::interpolation::C;
+use super::refill::{refill_rotations, refill_vectors, refill_weights};
 use super::{CompressedClip, Property};
 use crate::anim::Transform;
 use crate::anim::job::{JobError, check_len};
