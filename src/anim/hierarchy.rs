@@ -14,13 +14,16 @@ use super::transform::Transform;
 use nalgebra::Matrix4;
 use wide::f32x4;
 
-/// The columns above the bottom row (which is 0, 0, 0, 1) of
+/// The rows above the bottom row (which is 0, 0, 0, 1) of
 /// `to_matrix()` of four local transforms, with `Transform::to_matrix`'s
 /// arithmetic, one joint per SIMD lane: the same operations in each lane,
 /// so the same bits. As in ozz-animation, the conversion runs four joints
 /// at a time; only the products down the hierarchy need the parent first.
+/// Element `[c * 3 + r][k]` is row `r` of column `c` (3: the translation)
+/// of joint `k`: left in lanes, where the product broadcasts each element
+/// from memory, rather than shuffled joint by joint into matrices.
 #[inline(always)]
-fn local_columns4(locals: &[Transform]) -> [[[f32; 3]; 4]; 4] {
+fn local_rows4(locals: &[Transform]) -> [[f32; 4]; 12] {
     let lane =
         |f: fn(&Transform) -> f32| f32x4::from([f(&locals[0]), f(&locals[1]), f(&locals[2]), f(&locals[3])]);
     let (x, y, z, w) =
@@ -30,16 +33,21 @@ fn local_columns4(locals: &[Transform]) -> [[[f32; 3]; 4]; 4] {
     let (xx, yy, zz) = (x * x, y * y, z * z);
     let (xy, xz, yz) = (x * y, x * z, y * z);
     let (wx, wy, wz) = (w * x, w * y, w * z);
-    let columns = [
-        [(one - two * (yy + zz)) * sx, two * (xy + wz) * sx, two * (xz - wy) * sx],
-        [two * (xy - wz) * sy, (one - two * (xx + zz)) * sy, two * (yz + wx) * sy],
-        [two * (xz + wy) * sz, two * (yz - wx) * sz, (one - two * (xx + yy)) * sz],
+    [
+        (one - two * (yy + zz)) * sx,
+        two * (xy + wz) * sx,
+        two * (xz - wy) * sx,
+        two * (xy - wz) * sy,
+        (one - two * (xx + zz)) * sy,
+        two * (yz + wx) * sy,
+        two * (xz + wy) * sz,
+        two * (yz - wx) * sz,
+        (one - two * (xx + yy)) * sz,
+        lane(|l| l.translation.x),
+        lane(|l| l.translation.y),
+        lane(|l| l.translation.z),
     ]
-    .map(|c| c.map(f32x4::to_array));
-    std::array::from_fn(|k| {
-        let t = &locals[k].translation;
-        [columns[0].map(|c| c[k]), columns[1].map(|c| c[k]), columns[2].map(|c| c[k]), [t.x, t.y, t.z]]
-    })
+    .map(f32x4::to_array)
 }
 
 /// The four columns of `m`, one SIMD value each.
@@ -100,6 +108,20 @@ pub fn skeleton_to_model(
     Ok(())
 }
 
+/// [`skeleton_to_model`] over the matrices of the last call, replacing
+/// them: whether any changed (bit for bit). A character's output is
+/// computed in place this way, and uploaded only when it changed.
+pub fn skeleton_to_model_in_place(
+    skeleton: &Skeleton,
+    locals: &[Transform],
+    root: &Matrix4<f32>,
+    output: &mut [Matrix4<f32>],
+) -> Result<bool, JobError> {
+    check_len("local to model: locals", locals.len(), skeleton.len())?;
+    check_len("local to model: output", output.len(), skeleton.len())?;
+    Ok(concatenate_with::<true>(skeleton.parents(), locals, root, output, Simd::detect()))
+}
+
 /// Every model matrix, parents before children (the caller checked the
 /// order and the lengths).
 ///
@@ -108,22 +130,25 @@ pub fn skeleton_to_model(
 /// column (four rows) per operation. The sums run in nalgebra's order,
 /// so the matrices are bit for bit `parent * local.to_matrix()`.
 fn concatenate(parents: &[u32], locals: &[Transform], root: &Matrix4<f32>, output: &mut [Matrix4<f32>]) {
-    concatenate_with(parents, locals, root, output, Simd::detect());
+    concatenate_with::<false>(parents, locals, root, output, Simd::detect());
 }
 
-/// `concatenate` with the instructions `simd` names.
-fn concatenate_with(
+/// `concatenate` with the instructions `simd` names; with `COMPARE`,
+/// whether any bit of `output` changed.
+fn concatenate_with<const COMPARE: bool>(
     parents: &[u32],
     locals: &[Transform],
     root: &Matrix4<f32>,
     output: &mut [Matrix4<f32>],
     simd: Simd,
-) {
+) -> bool {
     match simd {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the CPU has AVX2 and FMA.
-        Simd::Avx2 if Simd::avx2_available() => unsafe { concatenate_avx2(parents, locals, root, output) },
-        _ => concatenate_joints(parents, locals, root, output),
+        Simd::Avx2 if Simd::avx2_available() => unsafe {
+            concatenate_avx2::<COMPARE>(parents, locals, root, output)
+        },
+        _ => concatenate_joints::<COMPARE>(parents, locals, root, output),
     }
 }
 
@@ -131,23 +156,32 @@ fn concatenate_with(
 /// (no fused multiply-add is formed), in three-operand form.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn concatenate_avx2(parents: &[u32], locals: &[Transform], root: &Matrix4<f32>, output: &mut [Matrix4<f32>]) {
-    concatenate_joints(parents, locals, root, output);
-}
-
-#[inline(always)]
-fn concatenate_joints(
+fn concatenate_avx2<const COMPARE: bool>(
     parents: &[u32],
     locals: &[Transform],
     root: &Matrix4<f32>,
     output: &mut [Matrix4<f32>],
-) {
+) -> bool {
+    concatenate_joints::<COMPARE>(parents, locals, root, output)
+}
+
+/// With `COMPARE`, each matrix is compared bit for bit with the one it
+/// replaces, as it is stored (whether any changed is returned): one pass
+/// over the output instead of a copy and a comparison after it.
+#[inline(always)]
+fn concatenate_joints<const COMPARE: bool>(
+    parents: &[u32],
+    locals: &[Transform],
+    root: &Matrix4<f32>,
+    output: &mut [Matrix4<f32>],
+) -> bool {
     let root = columns(root);
     // The previous joint's matrix stays in registers: in a chain it is
     // the parent, and reading it back from memory would lengthen the
     // dependency from one joint to the next.
     let mut previous = root;
-    let mut block = [[[0.0; 3]; 4]; 4];
+    let mut block = [[0.0; 4]; 12];
+    let mut difference = f32x4::ZERO;
     for (j, (&p, local)) in parents.iter().zip(locals).enumerate() {
         let [p0, p1, p2, p3] = if p == NO_PARENT {
             root
@@ -159,26 +193,34 @@ fn concatenate_joints(
         if j % 4 == 0 {
             let rest = &locals[j..];
             block = if rest.len() >= 4 {
-                local_columns4(rest)
+                local_rows4(rest)
             } else {
                 // The last joints: the other lanes repeat this one.
                 let mut four = [*local; 4];
                 four[..rest.len()].copy_from_slice(rest);
-                local_columns4(&four)
+                local_rows4(&four)
             };
         }
-        let [l0, l1, l2, t] = block[j % 4];
+        let k = j % 4;
+        let l = |i: usize| f32x4::splat(block[i][k]);
         // `p3 * 0` is kept: it is what the full product adds (a signed
         // zero, or NaN for an infinite parent).
         let p3_zero = p3 * f32x4::ZERO;
         previous = [
-            p0 * l0[0] + p1 * l0[1] + p2 * l0[2] + p3_zero,
-            p0 * l1[0] + p1 * l1[1] + p2 * l1[2] + p3_zero,
-            p0 * l2[0] + p1 * l2[1] + p2 * l2[2] + p3_zero,
-            p0 * t[0] + p1 * t[1] + p2 * t[2] + p3,
+            p0 * l(0) + p1 * l(1) + p2 * l(2) + p3_zero,
+            p0 * l(3) + p1 * l(4) + p2 * l(5) + p3_zero,
+            p0 * l(6) + p1 * l(7) + p2 * l(8) + p3_zero,
+            p0 * l(9) + p1 * l(10) + p2 * l(11) + p3,
         ];
+        if COMPARE {
+            let old = columns(&output[j]);
+            for (new, old) in previous.iter().zip(old) {
+                difference |= *new ^ old;
+            }
+        }
         output[j].data.0 = previous.map(f32x4::to_array);
     }
+    COMPARE && difference.to_array().iter().any(|d| d.to_bits() != 0)
 }
 
 /// Builds the skinning palette of one skin from model matrices.
@@ -420,7 +462,7 @@ mod tests {
         // Compiled for AVX2 (where the CPU has it) and portable: the same bits.
         for simd in [Simd::Avx2, Simd::Portable] {
             let mut again = vec![Matrix4::zeros(); n];
-            concatenate_with(&parents, &locals, &root, &mut again, simd);
+            concatenate_with::<false>(&parents, &locals, &root, &mut again, simd);
             assert_eq!(
                 again.iter().map(bits).collect::<Vec<_>>(),
                 models.iter().map(bits).collect::<Vec<_>>()
@@ -440,6 +482,21 @@ mod tests {
         let mut over_skeleton = vec![Matrix4::zeros(); n];
         skeleton_to_model(&skeleton, &locals, &root, &mut over_skeleton).unwrap();
         assert_eq!(over_skeleton, models);
+        // In place over the last result: the same bits, and whether any changed.
+        let mut in_place = vec![Matrix4::zeros(); n];
+        assert!(skeleton_to_model_in_place(&skeleton, &locals, &root, &mut in_place).unwrap());
+        assert_eq!(
+            in_place.iter().map(bits).collect::<Vec<_>>(),
+            models.iter().map(bits).collect::<Vec<_>>()
+        );
+        let mut moved = locals.clone();
+        moved[n - 1].translation.y += 0.5;
+        for simd in [Simd::Avx2, Simd::Portable] {
+            assert!(!concatenate_with::<true>(&parents, &locals, &root, &mut in_place, simd), "{simd:?}");
+            assert!(concatenate_with::<true>(&parents, &moved, &root, &mut in_place, simd), "{simd:?}");
+            assert!(concatenate_with::<true>(&parents, &locals, &root, &mut in_place, simd), "{simd:?}");
+        }
+        assert!(skeleton_to_model_in_place(&skeleton, &locals[1..], &root, &mut in_place).is_err());
         assert!(skeleton_to_model(&skeleton, &locals[1..], &root, &mut over_skeleton).is_err());
         assert!(skeleton_to_model(&skeleton, &locals, &root, &mut over_skeleton[1..]).is_err());
         let ibs: Vec<Matrix4<f32>> = (0..n).map(|_| Matrix4::from_fn(|_, _| rng.next())).collect();

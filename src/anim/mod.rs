@@ -52,7 +52,7 @@ pub use transform::Transform;
 // The jobs.
 pub use blending::{BlendJob, BlendLayer, BlendTwoJob};
 pub use clip_sampling::{ClipCursor, SampleClipJob};
-pub use hierarchy::{LocalToModelJob, PaletteJob, skeleton_to_model};
+pub use hierarchy::{LocalToModelJob, PaletteJob, skeleton_to_model, skeleton_to_model_in_place};
 pub use ik::{IkSolution, TwoBoneIkJob};
 pub use layering::{LayerJob, LayerMode};
 pub use player::ClipPlayer;

@@ -4,10 +4,9 @@
 //! local pose as given: it never samples or blends, and never allocates
 //! after `new`.
 
-use super::scratch::with_scratch;
 use crate::anim::Rig;
 use crate::anim::{
-    BoneMatrix, JobError, PaletteJob, SkinnedPose, Transform, job::check_len, skeleton_to_model,
+    BoneMatrix, JobError, PaletteJob, SkinnedPose, Transform, job::check_len, skeleton_to_model_in_place,
 };
 use nalgebra::Matrix4;
 
@@ -82,27 +81,23 @@ impl PoseOutput {
         check_len("pose output: morph weights", morph_weights.len(), self.morph_weights.len())?;
         check_len("pose output: palettes", self.palettes.len(), rig.palette_len())?;
         check_len("pose output: world", self.world.len(), rig.skeleton.len())?;
-        // The next world matrices are computed into the thread's scratch and
-        // only copied in when they differ: a character keeps one set. The
-        // palettes follow from them (and the debug view), so they are
-        // computed, in place, only when those changed.
-        let world_changed = with_scratch(|scratch| {
-            let next_world = scratch.world(self.world.len());
-            match debug {
-                DebugPose::BindPose => rig.bind_pose_world(next_world),
-                DebugPose::Animated | DebugPose::IdentityPalette => {
-                    skeleton_to_model(&rig.skeleton, locals, &Matrix4::identity(), next_world)?
-                }
+        // The world matrices are computed in place, each compared with the
+        // one it replaces: compared rather than assumed, since a paused
+        // clip, a clamped end or a STEP key between two updates gives the
+        // same matrices, and then nothing needs uploading. The palettes
+        // follow from them (and the debug view), so they are computed, in
+        // place, only when those changed.
+        let world_changed = match debug {
+            // The same matrices every time: changed only with the view.
+            DebugPose::BindPose => {
+                rig.bind_pose_world(&mut self.world);
+                false
             }
-            // Compared rather than assumed: a paused clip, a clamped end or a
-            // STEP key between two updates gives the same matrices, and then
-            // nothing needs uploading.
-            let changed = !self.evaluated || debug != self.debug || *next_world != *self.world;
-            if changed {
-                self.world.copy_from_slice(next_world);
+            DebugPose::Animated | DebugPose::IdentityPalette => {
+                skeleton_to_model_in_place(&rig.skeleton, locals, &Matrix4::identity(), &mut self.world)?
             }
-            Ok::<_, JobError>(changed)
-        })?;
+        };
+        let world_changed = world_changed || !self.evaluated || debug != self.debug;
         if world_changed {
             if debug == DebugPose::IdentityPalette {
                 self.palettes.fill(BoneMatrix::IDENTITY);

@@ -1,7 +1,6 @@
 //! What an evaluation writes and reads back within one update, then
-//! forgets: each clip's sampled pose before the blend, a layer's pose
-//! before it is laid over, and the next world matrices before they are
-//! compared with the published ones. One set per thread, reused
+//! forgets: each clip's sampled pose before the blend and a layer's pose
+//! before it is laid over. One set per thread, reused
 //! by every character the thread updates, instead of one per character: a
 //! crowd's characters keep only what outlives an update (a tenth of what
 //! they kept), and these buffers stay in the thread's cache from one
@@ -11,7 +10,6 @@
 //! their capacity, so a warm thread never allocates here.
 
 use crate::anim::{Pose, Transform};
-use nalgebra::Matrix4;
 use std::cell::RefCell;
 
 /// The per-thread buffers (see the module documentation).
@@ -21,7 +19,6 @@ pub(super) struct Scratch {
     pub blend: BlendPoses,
     /// A layer's blended pose (see [`fit`]).
     pub layer: Pose,
-    world: Vec<Matrix4<f32>>,
 }
 
 /// One pose per clip sampled for a blend, in blend order.
@@ -61,13 +58,5 @@ impl BlendPoses {
             fit(pose, joints, weights);
         }
         poses
-    }
-}
-
-impl Scratch {
-    /// World matrices for `joints` joints.
-    pub fn world(&mut self, joints: usize) -> &mut [Matrix4<f32>] {
-        self.world.resize(joints, Matrix4::identity());
-        &mut self.world
     }
 }

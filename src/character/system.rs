@@ -266,6 +266,12 @@ fn update_in_order(characters: &mut [Character], summaries: &mut [TaskSummary], 
         *summary = TaskSummary::default();
     }
     for i in 0..characters.len() {
+        // The character after next: its own fields (the addresses of its
+        // heap blocks), so that naming those blocks one character ahead
+        // does not wait for them.
+        if let Some(after_next) = characters.get(i + 2) {
+            crate::anim::prefetch::value(after_next);
+        }
         if let Some(next) = characters.get(i + 1) {
             next.prefetch();
         }
