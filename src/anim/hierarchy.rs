@@ -240,13 +240,15 @@ impl PaletteJob<'_> {
         let n = self.skin.joints.len();
         check_len("palette: inverse_binds", self.skin.inverse_binds.len(), n)?;
         check_len("palette: output", self.output.len(), n)?;
-        for (i, &j) in self.skin.joints.iter().enumerate() {
-            if j as usize >= self.models.len() {
-                return Err(JobError::new(format!(
-                    "palette: skin joint {i} is skeleton joint {j}, only {} model matrices",
-                    self.models.len()
-                )));
-            }
+        // The largest joint first (a vectorised pass); the first one out
+        // of range only to name it.
+        let models = self.models.len();
+        if self.skin.joints.iter().copied().max().is_some_and(|j| j as usize >= models)
+            && let Some((i, j)) = self.skin.joints.iter().enumerate().find(|&(_, &j)| j as usize >= models)
+        {
+            return Err(JobError::new(format!(
+                "palette: skin joint {i} is skeleton joint {j}, only {models} model matrices"
+            )));
         }
         Ok(())
     }
@@ -273,8 +275,12 @@ impl PaletteJob<'_> {
     }
 }
 
-/// `palette` compiled for AVX2: the same four-lane operations (no fused
-/// multiply-add is formed), in three-operand form.
+/// `palette` in 256-bit operations: two columns of a product per
+/// operation, each lane the same multiplies and adds in the same order
+/// as `column` (no fused multiply-add), so the same bits. The model
+/// matrix's columns are loaded into both halves; each pair of inverse
+/// bind columns is loaded once, and lane-permuted to give the element of
+/// each half that a term multiplies.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 fn palette_avx2(
@@ -283,7 +289,29 @@ fn palette_avx2(
     inverse_binds: &[Matrix4<f32>],
     output: &mut [BoneMatrix],
 ) {
-    palette(models, joints, inverse_binds, output);
+    use std::arch::x86_64::{
+        __m128, __m256, _mm256_add_ps, _mm256_broadcast_ps, _mm256_loadu_ps, _mm256_mul_ps,
+        _mm256_permutevar8x32_ps, _mm256_setr_epi32, _mm256_storeu_ps,
+    };
+    // Term `k` of both columns of a pair: element k of the low column in
+    // the low half, of the high column in the high half.
+    let term = [0, 1, 2, 3].map(|k| _mm256_setr_epi32(k, k, k, k, k + 4, k + 4, k + 4, k + 4));
+    for ((out, &j), ib) in output.iter_mut().zip(joints).zip(inverse_binds) {
+        let model = &models[j as usize].data.0;
+        // SAFETY: each load reads 4 or 8 floats within a 16-float matrix,
+        // each store 8 within a 16-float palette entry.
+        unsafe {
+            let m = model.each_ref().map(|c| _mm256_broadcast_ps(&*c.as_ptr().cast::<__m128>()));
+            let columns = ib.data.0.as_ptr().cast::<f32>();
+            let pair = |cols: __m256| {
+                let t = |k: usize| _mm256_mul_ps(m[k], _mm256_permutevar8x32_ps(cols, term[k]));
+                _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(t(0), t(1)), t(2)), t(3))
+            };
+            let skin = out.skin.as_mut_ptr();
+            _mm256_storeu_ps(skin, pair(_mm256_loadu_ps(columns)));
+            _mm256_storeu_ps(skin.add(8), pair(_mm256_loadu_ps(columns.add(8))));
+        }
+    }
 }
 
 /// `output[i] = models[joints[i]] * inverse_binds[i]` (validated).
