@@ -16,9 +16,15 @@
 //! the override is exactly the layer and the additive exactly the base
 //! times the difference. Morph weights follow `weight` (no mask).
 
+mod additive8;
+
 use super::job::{JobError, check_len};
+use super::lanes8::Simd;
 use super::transform::Transform;
-use nalgebra::{Quaternion, UnitQuaternion, Vector3};
+use nalgebra::{Quaternion, UnitQuaternion};
+
+/// A rotation sum shorter than this normalises to the pose below instead.
+const MIN_ROTATION_NORM: f32 = 1e-12;
 
 /// How a layer combines with the pose below it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -72,34 +78,35 @@ impl LayerJob<'_> {
 
     /// Validates, then applies the layer. Never allocates.
     pub fn run(&mut self) -> Result<(), JobError> {
+        self.run_with(Simd::detect())
+    }
+
+    /// `run` with the instructions `simd` names (the additive layer runs
+    /// eight joints per operation, with the same bits as `additive_one`).
+    fn run_with(&mut self, simd: Simd) -> Result<(), JobError> {
         self.validate()?;
-        for (j, out) in self.output.iter_mut().enumerate() {
-            let w = self.weight * self.mask[j];
-            if w <= 0.0 {
-                continue;
+        match self.mode {
+            LayerMode::Additive => {
+                additive8::apply(self.output, self.layer, self.reference, self.mask, self.weight, simd)
             }
-            let layer = &self.layer[j];
-            *out = match self.mode {
-                LayerMode::Override if w >= 1.0 => *layer,
-                LayerMode::Override => Transform {
-                    translation: out.translation.lerp(&layer.translation, w),
-                    rotation: nlerp(&out.rotation, &layer.rotation, w),
-                    scale: out.scale.lerp(&layer.scale, w),
-                },
-                LayerMode::Additive => {
-                    let reference = &self.reference[j];
-                    let dt = layer.translation - reference.translation;
-                    let dr = reference.rotation.inverse() * layer.rotation;
-                    let ds =
-                        layer.scale.component_div(&reference.scale.map(|s| if s == 0.0 { 1.0 } else { s }));
-                    let turn = if w >= 1.0 { dr } else { nlerp(&UnitQuaternion::identity(), &dr, w) };
-                    Transform {
-                        translation: out.translation + dt * w,
-                        rotation: out.rotation * turn,
-                        scale: out.scale.component_mul(&Vector3::repeat(1.0).lerp(&ds, w)),
+            LayerMode::Override => {
+                for (j, out) in self.output.iter_mut().enumerate() {
+                    let w = self.weight * self.mask[j];
+                    if w <= 0.0 {
+                        continue;
                     }
+                    let layer = &self.layer[j];
+                    *out = if w >= 1.0 {
+                        *layer
+                    } else {
+                        Transform {
+                            translation: out.translation.lerp(&layer.translation, w),
+                            rotation: nlerp(&out.rotation, &layer.rotation, w),
+                            scale: out.scale.lerp(&layer.scale, w),
+                        }
+                    };
                 }
-            };
+            }
         }
         let w = self.weight;
         for ((out, layer), reference) in
@@ -114,6 +121,21 @@ impl LayerJob<'_> {
     }
 }
 
+/// One joint of the additive layer at weight `w` > 0: what `additive8`
+/// computes eight joints at a time (the reference it is tested against).
+#[cfg(test)]
+fn additive_one(out: &Transform, layer: &Transform, reference: &Transform, w: f32) -> Transform {
+    let dt = layer.translation - reference.translation;
+    let dr = reference.rotation.inverse() * layer.rotation;
+    let ds = layer.scale.component_div(&reference.scale.map(|s| if s == 0.0 { 1.0 } else { s }));
+    let turn = if w >= 1.0 { dr } else { nlerp(&UnitQuaternion::identity(), &dr, w) };
+    Transform {
+        translation: out.translation + dt * w,
+        rotation: out.rotation * turn,
+        scale: out.scale.component_mul(&nalgebra::Vector3::repeat(1.0).lerp(&ds, w)),
+    }
+}
+
 /// `a` towards `b` by `t` on the short arc, normalised.
 fn nlerp(a: &UnitQuaternion<f32>, b: &UnitQuaternion<f32>, t: f32) -> UnitQuaternion<f32> {
     let (qa, mut qb) = (a.into_inner(), b.into_inner());
@@ -121,12 +143,13 @@ fn nlerp(a: &UnitQuaternion<f32>, b: &UnitQuaternion<f32>, t: f32) -> UnitQuater
         qb = -qb;
     }
     let q: Quaternion<f32> = qa * (1.0 - t) + qb * t;
-    UnitQuaternion::try_new(q, 1e-12).unwrap_or(*a)
+    UnitQuaternion::try_new(q, MIN_ROTATION_NORM).unwrap_or(*a)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nalgebra::Vector3;
 
     fn joint(x: f32, angle: f32, s: f32) -> Transform {
         Transform {
@@ -173,6 +196,68 @@ mod tests {
         assert!((add[1].rotation.angle() - 0.3).abs() < 1e-5, "{}", add[1].rotation.angle());
         assert_eq!(add[2], joint(3.0, 0.1, 1.0));
         assert!((morphs[0] - 0.5).abs() < 1e-6, "0.25 + (0.75 - 0.5)");
+    }
+
+    #[test]
+    fn additive_groups_are_bit_for_bit_one_joint_at_a_time() {
+        // 19 joints: two groups of eight and a last one overlapping the
+        // second (and 5 joints: one padded group); masks of 0 (untouched),
+        // partial and 1 (no normalisation), zero and negative reference
+        // scales, rotations on both hemispheres.
+        let mut seed = 7u64;
+        let mut next = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 40) as f32 / (1u64 << 24) as f32 * 4.0 - 2.0
+        };
+        let mut transform = |zero_scale: bool| {
+            let q = Quaternion::new(next(), next(), next(), next());
+            Transform {
+                translation: Vector3::new(next(), next(), next()),
+                rotation: UnitQuaternion::from_quaternion(q),
+                scale: Vector3::new(if zero_scale { 0.0 } else { next() }, next(), next()),
+            }
+        };
+        let n = 19;
+        let base: Vec<Transform> = (0..n).map(|_| transform(false)).collect();
+        let layer: Vec<Transform> = (0..n).map(|_| transform(false)).collect();
+        let reference: Vec<Transform> = (0..n).map(|j| transform(j % 5 == 0)).collect();
+        let mask: Vec<f32> = (0..n).map(|j| [0.0, 0.25, 1.0, 0.7][j % 4]).collect();
+        let bits = |t: &[Transform]| -> Vec<u32> {
+            t.iter()
+                .flat_map(|t| t.translation.iter().chain(t.rotation.coords.iter()).chain(t.scale.iter()))
+                .map(|v| v.to_bits())
+                .collect()
+        };
+        for weight in [1.0, 0.6, 0.0] {
+            let expected: Vec<Transform> = (0..n)
+                .map(|j| {
+                    let w = weight * mask[j];
+                    if w <= 0.0 { base[j] } else { additive_one(&base[j], &layer[j], &reference[j], w) }
+                })
+                .collect();
+            for (simd, joints) in
+                [Simd::Avx2, Simd::Portable].into_iter().flat_map(|s| [(s, 0..n), (s, 3..8)])
+            {
+                let mut out = base[joints.clone()].to_vec();
+                let mut job = LayerJob {
+                    mode: LayerMode::Additive,
+                    layer: &layer[joints.clone()],
+                    layer_morph: &[],
+                    reference: &reference[joints.clone()],
+                    reference_morph: &[],
+                    mask: &mask[joints.clone()],
+                    weight,
+                    output: &mut out,
+                    morph_output: &mut [],
+                };
+                job.run_with(simd).unwrap();
+                assert_eq!(
+                    bits(&out),
+                    bits(&expected[joints.clone()]),
+                    "weight {weight}, {simd:?}, {joints:?}"
+                );
+            }
+        }
     }
 
     #[test]

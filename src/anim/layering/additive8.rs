@@ -1,0 +1,257 @@
+//! The additive layer, eight joints per operation, on AoS poses.
+//!
+//! Each pose's group of eight joints is a flat run of eighty floats; three
+//! runs of four floats per joint (translation and rotation `x`, rotation,
+//! rotation `w` and scale) are transposed into lanes of one component
+//! (joints 0-3 and 4-7 side by side, as in `blending::two_nlerp`), worked
+//! on, and transposed back. Every lane computes what the scalar
+//! `additive_one` computes, operation for operation in nalgebra's order
+//! (its quaternion product, `lerp` as `axpy`, `Unit::try_new`), so the
+//! bits are the same on AVX2 and portable code (tested). A joint whose
+//! weight is 0 is written back as it was.
+
+use super::super::lanes8::{Lanes8, Portable, Simd};
+use super::super::transform::Transform;
+use super::MIN_ROTATION_NORM;
+use std::mem::{offset_of, size_of};
+
+/// Floats per joint: translation, rotation, scale.
+const FLOATS: usize = 10;
+/// Joints per group: two blocks of four, one per half of the lanes.
+const GROUP: usize = 8;
+/// The floats of a group.
+type Group = [f32; GROUP * FLOATS];
+
+// The flat view below relies on this layout (`Transform` is `repr(C)`).
+const _: () = assert!(size_of::<Transform>() == FLOATS * size_of::<f32>());
+const _: () = assert!(offset_of!(Transform, rotation) == 3 * size_of::<f32>());
+const _: () = assert!(offset_of!(Transform, scale) == 7 * size_of::<f32>());
+
+/// Adds `layer`'s difference from `reference` onto `out`, joint `j` by
+/// `weight * mask[j]` (see `LayerJob`), with the instructions `simd`
+/// names. All four slices have the same length.
+pub(super) fn apply(
+    out: &mut [Transform],
+    layer: &[Transform],
+    reference: &[Transform],
+    mask: &[f32],
+    weight: f32,
+    simd: Simd,
+) {
+    assert!(layer.len() == out.len() && reference.len() == out.len() && mask.len() == out.len());
+    match simd {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the CPU has AVX2 and FMA.
+        Simd::Avx2 if Simd::avx2_available() => unsafe { apply_avx2(out, layer, reference, mask, weight) },
+        _ => apply_joints::<Portable>(out, layer, reference, mask, weight),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn apply_avx2(
+    out: &mut [Transform],
+    layer: &[Transform],
+    reference: &[Transform],
+    mask: &[f32],
+    weight: f32,
+) {
+    apply_joints::<super::super::lanes8::Avx2>(out, layer, reference, mask, weight);
+}
+
+/// Groups of eight. The last few joints go in a group that ends with the
+/// last joint and overlaps the one before, its lanes already done given
+/// no weight (so written back as they were); fewer than eight joints in
+/// all are padded to a group on the stack. A group with no weight
+/// (masked out) is skipped.
+#[inline(always)]
+fn apply_joints<L: Lanes8>(
+    out: &mut [Transform],
+    layer: &[Transform],
+    reference: &[Transform],
+    mask: &[f32],
+    weight: f32,
+) {
+    let n = out.len();
+    if n < GROUP {
+        let pad = |joints: &[Transform]| {
+            let mut group = [Transform::IDENTITY; GROUP];
+            group[..n].copy_from_slice(joints);
+            group
+        };
+        let (mut po, pl, pr) = (pad(out), pad(layer), pad(reference));
+        let mut pm = [0.0; GROUP];
+        pm[..n].copy_from_slice(mask);
+        apply_group::<L>(group_mut(&mut po), group(&pl), group(&pr), &pm, weight);
+        out.copy_from_slice(&po[..n]);
+        return;
+    }
+    for done in (0..n).step_by(GROUP) {
+        let start = done.min(n - GROUP);
+        let mut m: [f32; GROUP] = mask[start..start + GROUP].try_into().expect("a group's mask");
+        m[..done - start].fill(0.0);
+        if m.iter().all(|&m| weight * m <= 0.0) {
+            continue;
+        }
+        let joints = start..start + GROUP;
+        let (o, l, r) = (&mut out[joints.clone()], &layer[joints.clone()], &reference[joints]);
+        apply_group::<L>(group_mut(o), group(l), group(r), &m, weight);
+    }
+}
+
+/// Eight joints (see the module documentation).
+#[inline(always)]
+fn apply_group<L: Lanes8>(
+    out: &mut Group,
+    layer: &Group,
+    reference: &Group,
+    mask: &[f32; GROUP],
+    weight: f32,
+) {
+    let (zero, one) = (L::splat(0.0), L::splat(1.0));
+    let w = L::splat(weight) * L::join(four(mask, 0), four(mask, 4));
+    let active = w.gt(zero);
+    let full = w.ge(one);
+    let [otx, oty, otz, orx] = components::<L>(out, 0);
+    let [_, ory, orz, orw] = components::<L>(out, 3);
+    let [_, osx, osy, osz] = components::<L>(out, 6);
+    let [ltx, lty, ltz, lrx] = components::<L>(layer, 0);
+    let [_, lry, lrz, lrw] = components::<L>(layer, 3);
+    let [_, lsx, lsy, lsz] = components::<L>(layer, 6);
+    let [rtx, rty, rtz, rrx] = components::<L>(reference, 0);
+    let [_, rry, rrz, rrw] = components::<L>(reference, 3);
+    let [_, rsx, rsy, rsz] = components::<L>(reference, 6);
+
+    // out.translation + (layer - reference) * w
+    let tx = otx + (ltx - rtx) * w;
+    let ty = oty + (lty - rty) * w;
+    let tz = otz + (ltz - rtz) * w;
+
+    // dr = reference^-1 * layer (the conjugate's vector part negated).
+    let [dx, dy, dz, dw] = product::<L>([-rrx, -rry, -rrz, rrw], [lrx, lry, lrz, lrw]);
+    // Below full weight: the identity towards dr by w, on the short arc
+    // (the identity's dot with dr, as nalgebra sums it), normalised, or the
+    // identity where the sum has no length.
+    let dot = (zero * dx + zero * dz) + (zero * dy + one * dw);
+    let flip = dot.lt(zero);
+    let (bx, by, bz, bw) =
+        (flip.select(-dx, dx), flip.select(-dy, dy), flip.select(-dz, dz), flip.select(-dw, dw));
+    let rest = one - w;
+    let q = [zero * rest + bx * w, zero * rest + by * w, zero * rest + bz * w, one * rest + bw * w];
+    let n2 = zero + ((q[0] * q[0] + q[2] * q[2]) + (q[1] * q[1] + q[3] * q[3]));
+    let usable = n2.gt(L::splat(MIN_ROTATION_NORM * MIN_ROTATION_NORM));
+    let n = n2.sqrt();
+    let turn = [
+        full.select(dx, usable.select(q[0] / n, zero)),
+        full.select(dy, usable.select(q[1] / n, zero)),
+        full.select(dz, usable.select(q[2] / n, zero)),
+        full.select(dw, usable.select(q[3] / n, one)),
+    ];
+    let [rx, ry, rz, rw] = product::<L>([orx, ory, orz, orw], turn);
+
+    // out.scale * lerp(1, layer / reference, w), a zero reference scale as 1.
+    let sx = osx * scale_factor(lsx, rsx, w, full);
+    let sy = osy * scale_factor(lsy, rsy, w, full);
+    let sz = osz * scale_factor(lsz, rsz, w, full);
+
+    store(
+        out,
+        0,
+        L::transpose_halves([
+            keep(active, tx, otx),
+            keep(active, ty, oty),
+            keep(active, tz, otz),
+            keep(active, rx, orx),
+        ]),
+        4,
+    );
+    store(
+        out,
+        4,
+        L::transpose_halves([
+            keep(active, ry, ory),
+            keep(active, rz, orz),
+            keep(active, rw, orw),
+            keep(active, sx, osx),
+        ]),
+        4,
+    );
+    store(out, 8, L::transpose_halves([keep(active, sy, osy), keep(active, sz, osz), zero, zero]), 2);
+}
+
+/// `lerp(1, layer / reference, w)` of one scale component, as nalgebra's
+/// `lerp` computes it (`axpy`: `w * d * 1 + (1 - w) * 1`, just `d` at
+/// weight 1), a zero reference scale taken as 1.
+#[inline(always)]
+fn scale_factor<L: Lanes8>(layer: L, reference: L, w: L, full: L) -> L {
+    let (zero, one) = (L::splat(0.0), L::splat(1.0));
+    let is_zero = reference.le(zero).and(reference.ge(zero));
+    let d = layer / is_zero.select(one, reference);
+    full.select(d, w * d * one + (one - w) * one)
+}
+
+/// `new` in the joints with weight, `old` in the others.
+#[inline(always)]
+fn keep<L: Lanes8>(active: L, new: L, old: L) -> L {
+    active.select(new, old)
+}
+
+/// `a * b`, nalgebra's quaternion product term for term ([x, y, z, w]).
+#[inline(always)]
+fn product<L: Lanes8>([ax, ay, az, aw]: [L; 4], [bx, by, bz, bw]: [L; 4]) -> [L; 4] {
+    [
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+        aw * bw - ax * bx - ay * by - az * bz,
+    ]
+}
+
+/// Floats `at..at + 4` of each joint of a group as four lanes of one
+/// component each: joint j in the low half, joint j + 4 in the high.
+/// (Functions, not closures: a closure is not compiled for AVX2 with the
+/// function around it.)
+#[inline(always)]
+fn components<L: Lanes8>(s: &Group, at: usize) -> [L; 4] {
+    L::transpose_halves([row(s, 0, at), row(s, 1, at), row(s, 2, at), row(s, 3, at)])
+}
+
+/// Floats `at..at + 4` of joint `j` in the low half, of joint `j + 4` in the high.
+#[inline(always)]
+fn row<L: Lanes8>(s: &Group, j: usize, at: usize) -> L {
+    L::join(four(s, j * FLOATS + at), four(s, (j + 4) * FLOATS + at))
+}
+
+/// Writes the first `len` floats of each joint's row to floats `at..` of it.
+#[inline(always)]
+fn store<L: Lanes8>(s: &mut Group, at: usize, rows: [L; 4], len: usize) {
+    for (j, row) in rows.into_iter().enumerate() {
+        let row = row.to_array();
+        let (low, high) = (j * FLOATS + at, (j + 4) * FLOATS + at);
+        s[low..low + len].copy_from_slice(&row[..len]);
+        s[high..high + len].copy_from_slice(&row[4..4 + len]);
+    }
+}
+
+#[inline(always)]
+fn four(s: &[f32], at: usize) -> &[f32; 4] {
+    s[at..at + 4].try_into().expect("four floats")
+}
+
+/// A group's floats.
+#[inline(always)]
+fn group(joints: &[Transform]) -> &Group {
+    assert_eq!(joints.len(), GROUP);
+    // SAFETY: `Transform` is `repr(C)`, ten `f32`s with no padding (asserted
+    // above), so eight of them are `GROUP * FLOATS` initialised, aligned floats.
+    unsafe { &*joints.as_ptr().cast::<Group>() }
+}
+
+/// A group's floats, to write.
+#[inline(always)]
+fn group_mut(joints: &mut [Transform]) -> &mut Group {
+    assert_eq!(joints.len(), GROUP);
+    // SAFETY: as in `group`; and every bit pattern is a valid `f32`, so
+    // any floats written leave valid `Transform`s.
+    unsafe { &mut *joints.as_mut_ptr().cast::<Group>() }
+}
