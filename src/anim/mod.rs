@@ -21,6 +21,7 @@ pub mod gpu_pose;
 pub mod hierarchy;
 pub mod ik;
 pub mod job;
+pub(crate) mod joint_groups;
 pub mod lanes8;
 pub mod layering;
 pub mod math;

@@ -14,22 +14,8 @@
 use super::super::lanes8::{Lanes8, Portable, Simd};
 use super::super::transform::Transform;
 use super::normalize_fast_or;
+use crate::anim::joint_groups::{FLOATS, GROUP, Group, ROTATION, four, group, group_mut};
 use nalgebra::{Quaternion, Vector3};
-use std::mem::{offset_of, size_of};
-
-/// Floats per joint: translation, rotation, scale.
-const FLOATS: usize = 10;
-/// Where the rotation's `x` sits among them.
-const ROTATION: usize = 3;
-/// Joints per group: two blocks of four rotations, one per half of the lanes.
-const GROUP: usize = 8;
-/// The floats of a group.
-type Group = [f32; GROUP * FLOATS];
-
-// The flat view below relies on this layout (`Transform` is `repr(C)`).
-const _: () = assert!(size_of::<Transform>() == FLOATS * size_of::<f32>());
-const _: () = assert!(offset_of!(Transform, rotation) == ROTATION * size_of::<f32>());
-const _: () = assert!(offset_of!(Transform, scale) == (ROTATION + 4) * size_of::<f32>());
 
 /// `out = a * wa + b * wb` joint by joint, `b`'s rotation flipped into
 /// `a`'s hemisphere, rotations normalised (the rest's where the sum has no
@@ -143,27 +129,4 @@ fn row<L: Lanes8>(s: &Group, j: usize) -> L {
 #[inline(always)]
 fn load<L: Lanes8>(s: &Group, at: usize) -> L {
     L::join(four(s, at), four(s, at + 4))
-}
-
-#[inline(always)]
-fn four(s: &Group, at: usize) -> &[f32; 4] {
-    s[at..at + 4].try_into().unwrap()
-}
-
-/// A group's floats.
-#[inline(always)]
-fn group(joints: &[Transform]) -> &Group {
-    assert_eq!(joints.len(), GROUP);
-    // SAFETY: `Transform` is `repr(C)`, ten `f32`s with no padding (asserted
-    // above), so eight of them are `GROUP * FLOATS` initialised, aligned floats.
-    unsafe { &*joints.as_ptr().cast::<Group>() }
-}
-
-/// A group's floats, to write.
-#[inline(always)]
-fn group_mut(joints: &mut [Transform]) -> &mut Group {
-    assert_eq!(joints.len(), GROUP);
-    // SAFETY: as in `group`; and every bit pattern is a valid `f32`, so
-    // any floats written leave valid `Transform`s.
-    unsafe { &mut *joints.as_mut_ptr().cast::<Group>() }
 }

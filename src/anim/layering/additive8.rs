@@ -13,19 +13,7 @@
 use super::super::lanes8::{Lanes8, Portable, Simd};
 use super::super::transform::Transform;
 use super::MIN_ROTATION_NORM;
-use std::mem::{offset_of, size_of};
-
-/// Floats per joint: translation, rotation, scale.
-const FLOATS: usize = 10;
-/// Joints per group: two blocks of four, one per half of the lanes.
-const GROUP: usize = 8;
-/// The floats of a group.
-type Group = [f32; GROUP * FLOATS];
-
-// The flat view below relies on this layout (`Transform` is `repr(C)`).
-const _: () = assert!(size_of::<Transform>() == FLOATS * size_of::<f32>());
-const _: () = assert!(offset_of!(Transform, rotation) == 3 * size_of::<f32>());
-const _: () = assert!(offset_of!(Transform, scale) == 7 * size_of::<f32>());
+use crate::anim::joint_groups::{FLOATS, GROUP, Group, ROTATION, SCALE, four, group, group_mut};
 
 /// Adds `layer`'s difference from `reference` onto `out`, joint `j` by
 /// `weight * mask[j]` (see `LayerJob`), with the instructions `simd`
@@ -113,14 +101,14 @@ fn apply_group<L: Lanes8>(
     let active = w.gt(zero);
     let full = w.ge(one);
     let [otx, oty, otz, orx] = components::<L>(out, 0);
-    let [_, ory, orz, orw] = components::<L>(out, 3);
-    let [_, osx, osy, osz] = components::<L>(out, 6);
+    let [_, ory, orz, orw] = components::<L>(out, ROTATION);
+    let [_, osx, osy, osz] = components::<L>(out, SCALE - 1);
     let [ltx, lty, ltz, lrx] = components::<L>(layer, 0);
-    let [_, lry, lrz, lrw] = components::<L>(layer, 3);
-    let [_, lsx, lsy, lsz] = components::<L>(layer, 6);
+    let [_, lry, lrz, lrw] = components::<L>(layer, ROTATION);
+    let [_, lsx, lsy, lsz] = components::<L>(layer, SCALE - 1);
     let [rtx, rty, rtz, rrx] = components::<L>(reference, 0);
-    let [_, rry, rrz, rrw] = components::<L>(reference, 3);
-    let [_, rsx, rsy, rsz] = components::<L>(reference, 6);
+    let [_, rry, rrz, rrw] = components::<L>(reference, ROTATION);
+    let [_, rsx, rsy, rsz] = components::<L>(reference, SCALE - 1);
 
     // out.translation + (layer - reference) * w
     let tx = otx + (ltx - rtx) * w;
@@ -231,27 +219,4 @@ fn store<L: Lanes8>(s: &mut Group, at: usize, rows: [L; 4], len: usize) {
         s[low..low + len].copy_from_slice(&row[..len]);
         s[high..high + len].copy_from_slice(&row[4..4 + len]);
     }
-}
-
-#[inline(always)]
-fn four(s: &[f32], at: usize) -> &[f32; 4] {
-    s[at..at + 4].try_into().expect("four floats")
-}
-
-/// A group's floats.
-#[inline(always)]
-fn group(joints: &[Transform]) -> &Group {
-    assert_eq!(joints.len(), GROUP);
-    // SAFETY: `Transform` is `repr(C)`, ten `f32`s with no padding (asserted
-    // above), so eight of them are `GROUP * FLOATS` initialised, aligned floats.
-    unsafe { &*joints.as_ptr().cast::<Group>() }
-}
-
-/// A group's floats, to write.
-#[inline(always)]
-fn group_mut(joints: &mut [Transform]) -> &mut Group {
-    assert_eq!(joints.len(), GROUP);
-    // SAFETY: as in `group`; and every bit pattern is a valid `f32`, so
-    // any floats written leave valid `Transform`s.
-    unsafe { &mut *joints.as_mut_ptr().cast::<Group>() }
 }
