@@ -89,6 +89,7 @@ impl Crowd {
             character.seek(phase(i as u64) * span);
             character.set_pose_program(self.gpu_program.clone());
         }
+        self.system.prefer_huge_pages();
         self.next_frame = 0;
         Ok(())
     }

@@ -246,6 +246,20 @@ impl AnimationSystem {
         Ok(&self.events)
     }
 
+    /// Asks for huge pages under the characters' state (see
+    /// [`prefer_huge_pages`](crate::heap::prefer_huge_pages)): the
+    /// characters themselves, and the heap blocks between the first's and
+    /// the last's, where characters added one after another keep theirs.
+    /// A hint for large crowds; results never depend on it.
+    pub fn prefer_huge_pages(&self) {
+        let (Some(first), Some(last)) = (self.characters.first(), self.characters.last()) else { return };
+        let characters = self.characters.as_ptr_range();
+        crate::heap::prefer_huge_pages(characters.start as usize, characters.end as usize);
+        let block = |c: &Character| c.output().world().as_ptr() as usize;
+        let (a, b) = (block(first), block(last));
+        crate::heap::prefer_huge_pages(a.min(b), a.max(b));
+    }
+
     /// The events of the last update.
     pub fn events(&self) -> &[FiredEvent] {
         &self.events
