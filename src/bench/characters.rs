@@ -57,6 +57,8 @@ fn crowd(
         }
         system.update(1.0 / 60.0).expect("update");
     }
+    // As a crowd does.
+    system.prefer_huge_pages();
     system
 }
 
