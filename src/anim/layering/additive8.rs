@@ -142,29 +142,10 @@ fn apply_group<L: Lanes8>(
     let sy = osy * scale_factor(lsy, rsy, w, full);
     let sz = osz * scale_factor(lsz, rsz, w, full);
 
-    store(
-        out,
-        0,
-        L::transpose_halves([
-            keep(active, tx, otx),
-            keep(active, ty, oty),
-            keep(active, tz, otz),
-            keep(active, rx, orx),
-        ]),
-        4,
-    );
-    store(
-        out,
-        4,
-        L::transpose_halves([
-            keep(active, ry, ory),
-            keep(active, rz, orz),
-            keep(active, rw, orw),
-            keep(active, sx, osx),
-        ]),
-        4,
-    );
-    store(out, 8, L::transpose_halves([keep(active, sy, osy), keep(active, sz, osz), zero, zero]), 2);
+    // Joints without weight keep their floats.
+    store(out, 0, active, [tx, ty, tz, rx], [otx, oty, otz, orx], 4);
+    store(out, 4, active, [ry, rz, rw, sx], [ory, orz, orw, osx], 4);
+    store(out, 8, active, [sy, sz, zero, zero], [osy, osz, zero, zero], 2);
 }
 
 /// `lerp(1, layer / reference, w)` of one scale component, as nalgebra's
@@ -176,12 +157,6 @@ fn scale_factor<L: Lanes8>(layer: L, reference: L, w: L, full: L) -> L {
     let is_zero = reference.le(zero).and(reference.ge(zero));
     let d = layer / is_zero.select(one, reference);
     full.select(d, w * d * one + (one - w) * one)
-}
-
-/// `new` in the joints with weight, `old` in the others.
-#[inline(always)]
-fn keep<L: Lanes8>(active: L, new: L, old: L) -> L {
-    active.select(new, old)
 }
 
 /// `a * b`, nalgebra's quaternion product term for term ([x, y, z, w]).
@@ -210,10 +185,14 @@ fn row<L: Lanes8>(s: &Group, j: usize, at: usize) -> L {
     L::join(four(s, j * FLOATS + at), four(s, (j + 4) * FLOATS + at))
 }
 
-/// Writes the first `len` floats of each joint's row to floats `at..` of it.
+/// Writes four components (`new` in the `active` lanes, `old` in the
+/// others) back as floats `at..at + len` of each joint.
 #[inline(always)]
-fn store<L: Lanes8>(s: &mut Group, at: usize, rows: [L; 4], len: usize) {
-    for (j, row) in rows.into_iter().enumerate() {
+fn store<L: Lanes8>(s: &mut Group, at: usize, active: L, new: [L; 4], old: [L; 4], len: usize) {
+    let [a, b, c, d] = new;
+    let [oa, ob, oc, od] = old;
+    let kept = [active.select(a, oa), active.select(b, ob), active.select(c, oc), active.select(d, od)];
+    for (j, row) in L::transpose_halves(kept).into_iter().enumerate() {
         let row = row.to_array();
         let (low, high) = (j * FLOATS + at, (j + 4) * FLOATS + at);
         s[low..low + len].copy_from_slice(&row[..len]);
