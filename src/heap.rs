@@ -36,7 +36,7 @@ const HUGE_PAGE: usize = 2 << 20;
 /// kilobytes cost a page walk or two per update, even when prefetched.
 /// The contents stay as they are.
 pub fn prefer_huge_pages(start: usize, end: usize) {
-    let first = start.next_multiple_of(HUGE_PAGE);
+    let Some(first) = start.checked_next_multiple_of(HUGE_PAGE) else { return };
     let last = end / HUGE_PAGE * HUGE_PAGE;
     if last <= first {
         return;
@@ -66,6 +66,7 @@ mod tests {
         // Empty and reversed ranges: nothing.
         prefer_huge_pages(range.end as usize, range.start as usize);
         prefer_huge_pages(0, 0);
+        prefer_huge_pages(usize::MAX - 1, usize::MAX);
         assert!(data.iter().enumerate().all(|(i, &v)| v == i as u32));
     }
 }
