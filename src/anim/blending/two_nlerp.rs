@@ -14,7 +14,9 @@
 use super::super::lanes8::{Lanes8, Portable, Simd};
 use super::super::transform::Transform;
 use super::normalize_fast_or;
-use crate::anim::joint_groups::{FLOATS, GROUP, Group, ROTATION, four, group, group_mut};
+use crate::anim::joint_groups::{
+    FLOATS, GROUP, Group, ROTATION, components, four, group, group_mut, store_components,
+};
 use nalgebra::{Quaternion, Vector3};
 
 /// `out = a * wa + b * wb` joint by joint, `b`'s rotation flipped into
@@ -93,7 +95,7 @@ fn blend_group<L: Lanes8>(out: &mut Group, x: &Group, y: &Group, wa: f32, wb: f3
         let sum = (L::splat(0.0) + load::<L>(x, at) * wa) + load::<L>(y, at) * wb;
         out[at..at + 8].copy_from_slice(&sum.to_array());
     }
-    let ([ax, ay, az, aw], [bx, by, bz, bw]) = (rotations::<L>(x), rotations::<L>(y));
+    let ([ax, ay, az, aw], [bx, by, bz, bw]) = (components::<L>(x, ROTATION), components::<L>(y, ROTATION));
     let dot = (bx * ax + bz * az) + (by * ay + bw * aw);
     let wb = dot.lt(L::splat(0.0)).select(-wb, wb);
     let zero = L::splat(0.0);
@@ -102,30 +104,12 @@ fn blend_group<L: Lanes8>(out: &mut Group, x: &Group, y: &Group, wa: f32, wb: f3
     let n2 = L::splat(0.0) + ((rx * rx + rz * rz) + (ry * ry + rw * rw));
     let usable = n2.gt(L::splat(f32::MIN_POSITIVE)).and(n2.lt(L::splat(f32::INFINITY)));
     let inverse = L::splat(1.0) / n2.sqrt();
-    let rows = L::transpose_halves([rx * inverse, ry * inverse, rz * inverse, rw * inverse]);
-    for (j, row) in rows.into_iter().enumerate() {
-        let row = row.to_array();
-        let (low, high) = (j * FLOATS + ROTATION, (j + 4) * FLOATS + ROTATION);
-        out[low..low + 4].copy_from_slice(&row[..4]);
-        out[high..high + 4].copy_from_slice(&row[4..]);
-    }
+    store_components(out, ROTATION, [rx * inverse, ry * inverse, rz * inverse, rw * inverse], 4);
     usable.all()
 }
 
-/// A group's rotations as x, y, z and w lanes: joint j in the low half,
-/// joint j + 4 in the high half. (Functions, not closures, here and below:
-/// a closure is not compiled for AVX2 with the function around it.)
-#[inline(always)]
-fn rotations<L: Lanes8>(s: &Group) -> [L; 4] {
-    L::transpose_halves([row(s, 0), row(s, 1), row(s, 2), row(s, 3)])
-}
-
-/// Joint `j`'s rotation in the low half, joint `j + 4`'s in the high.
-#[inline(always)]
-fn row<L: Lanes8>(s: &Group, j: usize) -> L {
-    L::join(four(s, j * FLOATS + ROTATION), four(s, (j + 4) * FLOATS + ROTATION))
-}
-
+/// Floats `at..at + 8`. (Functions, not closures: a closure is not
+/// compiled for AVX2 with the function around it.)
 #[inline(always)]
 fn load<L: Lanes8>(s: &Group, at: usize) -> L {
     L::join(four(s, at), four(s, at + 4))

@@ -13,7 +13,9 @@
 use super::super::lanes8::{Lanes8, Portable, Simd};
 use super::super::transform::Transform;
 use super::MIN_ROTATION_NORM;
-use crate::anim::joint_groups::{FLOATS, GROUP, Group, ROTATION, SCALE, four, group, group_mut};
+use crate::anim::joint_groups::{
+    GROUP, Group, ROTATION, SCALE, components, four, group, group_mut, store_components,
+};
 
 /// Adds `layer`'s difference from `reference` onto `out`, joint `j` by
 /// `weight * mask[j]` (see `LayerJob`), with the instructions `simd`
@@ -170,21 +172,6 @@ fn product<L: Lanes8>([ax, ay, az, aw]: [L; 4], [bx, by, bz, bw]: [L; 4]) -> [L;
     ]
 }
 
-/// Floats `at..at + 4` of each joint of a group as four lanes of one
-/// component each: joint j in the low half, joint j + 4 in the high.
-/// (Functions, not closures: a closure is not compiled for AVX2 with the
-/// function around it.)
-#[inline(always)]
-fn components<L: Lanes8>(s: &Group, at: usize) -> [L; 4] {
-    L::transpose_halves([row(s, 0, at), row(s, 1, at), row(s, 2, at), row(s, 3, at)])
-}
-
-/// Floats `at..at + 4` of joint `j` in the low half, of joint `j + 4` in the high.
-#[inline(always)]
-fn row<L: Lanes8>(s: &Group, j: usize, at: usize) -> L {
-    L::join(four(s, j * FLOATS + at), four(s, (j + 4) * FLOATS + at))
-}
-
 /// Writes four components (`new` in the `active` lanes, `old` in the
 /// others) back as floats `at..at + len` of each joint.
 #[inline(always)]
@@ -192,10 +179,5 @@ fn store<L: Lanes8>(s: &mut Group, at: usize, active: L, new: [L; 4], old: [L; 4
     let [a, b, c, d] = new;
     let [oa, ob, oc, od] = old;
     let kept = [active.select(a, oa), active.select(b, ob), active.select(c, oc), active.select(d, od)];
-    for (j, row) in L::transpose_halves(kept).into_iter().enumerate() {
-        let row = row.to_array();
-        let (low, high) = (j * FLOATS + at, (j + 4) * FLOATS + at);
-        s[low..low + len].copy_from_slice(&row[..len]);
-        s[high..high + len].copy_from_slice(&row[4..4 + len]);
-    }
+    store_components(s, at, kept, len);
 }
