@@ -492,7 +492,9 @@ pub struct BenchArgs {
     /// core, all evaluated each frame and under the default LOD mix; per
     /// frame time, ns per joint, characters per core per 60 Hz frame and
     /// heap per character, into DIR/results.json (`kind: "cpu-only"`).
-    #[arg(long, conflicts_with_all = ["passes", "skinning", "upload", "dqs_split", "pose", "device", "validation", "baseline"])]
+    /// With `--pose gpu` (or `cpu,gpu`): the CPU side of a GPU-posed crowd
+    /// (controllers, events, root motion, each character's playback).
+    #[arg(long, conflicts_with_all = ["passes", "skinning", "upload", "dqs_split", "device", "validation", "baseline"])]
     pub cpu_only: bool,
     /// With --cpu-only: the controller (RON) every model's crowd plays,
     /// instead of each model's own (e.g. assets/controllers/robot_expressive.ron).

@@ -62,6 +62,9 @@ fn run_cpu_only(args: &BenchArgs, load: &LoadOptions) -> anyhow::Result<()> {
     let mut plan =
         CpuScalePlan::new(&args.models, &args.characters, args.frames, args.quick, out, command_line());
     plan.controller = args.controller.as_ref().map(PathBuf::from);
+    if !args.pose.is_empty() {
+        plan.poses = args.pose.clone();
+    }
     std::fs::create_dir_all(&plan.out)
         .with_context(|| format!("{}: cannot create folder", plan.out.display()))
         .map_err(|e| anyhow!("{e:#}"))?;

@@ -16,6 +16,7 @@ use super::report::utc::iso8601_utc;
 use super::runner::load_model_with;
 use crate::asset::LoadOptions;
 use crate::character::{Crowd, EvaluationRate, ParameterValue};
+use crate::render::frame_settings::{Choice, PoseEvaluation};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
@@ -68,6 +69,9 @@ pub struct CpuScalePlan {
     pub frames: u32,
     /// Thread counts (1, then every core when there is more than one).
     pub threads: Vec<usize>,
+    /// Where poses are evaluated: `Cpu` times the whole update, `Gpu` the
+    /// CPU side of a GPU-posed crowd.
+    pub poses: Vec<PoseEvaluation>,
     /// The controller every model's crowd plays (`None`: each model's own,
     /// as `bench` finds it: a sidecar `MODEL.ron`, the built-in's, or clip 0).
     pub controller: Option<PathBuf>,
@@ -104,7 +108,8 @@ impl CpuScalePlan {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let threads = if cores > 1 { vec![1, cores] } else { vec![1] };
         let frames = frames.unwrap_or(if quick { 10 } else { 30 });
-        CpuScalePlan { models, characters, frames, threads, controller: None, out, quick, command }
+        let poses = vec![PoseEvaluation::Cpu];
+        CpuScalePlan { models, characters, frames, threads, poses, controller: None, out, quick, command }
     }
 }
 
@@ -140,6 +145,11 @@ pub struct CpuScaleEntry {
     pub threads: u32,
     /// `all-near` or `lod` (see the module documentation).
     pub lod: LodMix,
+    /// `"gpu"` when the crowd was posed on the GPU (`--pose gpu`: the
+    /// figures are its CPU side); absent when the CPU posed it, as in
+    /// `bench`'s GPU entries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pose: Option<String>,
     /// Timed frames.
     pub frames: u32,
     /// Wall time of one frame's update of every character.
@@ -182,7 +192,8 @@ pub fn run_cpu_scale(plan: &CpuScalePlan, load: &LoadOptions) -> anyhow::Result<
         let (model, controller) = load_model_with(which, plan.controller.as_deref(), load)?;
         let joints = model.skeleton.len() as u32;
         for &characters in &plan.characters {
-            for lod in [LodMix::AllNear, LodMix::Lod] {
+            for (&pose, lod) in plan.poses.iter().flat_map(|p| [LodMix::AllNear, LodMix::Lod].map(|l| (p, l)))
+            {
                 for &threads in &plan.threads {
                     let heap_before = crate::heap::in_use_bytes();
                     let mut crowd = Crowd::new(
@@ -194,6 +205,7 @@ pub fn run_cpu_scale(plan: &CpuScalePlan, load: &LoadOptions) -> anyhow::Result<
                         threads,
                     )?;
                     let heap_after = crate::heap::in_use_bytes();
+                    crowd.set_pose_on_gpu(pose == PoseEvaluation::Gpu)?;
                     let speed = controller.parameter("speed");
                     for i in 0..characters as usize {
                         let c = crowd.character_mut(i);
@@ -221,6 +233,7 @@ pub fn run_cpu_scale(plan: &CpuScalePlan, load: &LoadOptions) -> anyhow::Result<
                         joints,
                         threads: threads as u32,
                         lod,
+                        pose: (pose == PoseEvaluation::Gpu).then(|| pose.name().to_string()),
                         frames: plan.frames,
                         cpu_pose_us: stat,
                         ns_per_joint: per_character_us * 1e3 / f64::from(joints.max(1)),
@@ -255,11 +268,12 @@ pub fn write(out: &Path, results: &CpuScaleResults) -> anyhow::Result<()> {
 
 fn table_header() -> String {
     format!(
-        "{:<12} {:>10} {:>6} {:>8} {:>7} {:>11} {:>10} {:>14} {:>12}",
+        "{:<12} {:>10} {:>6} {:>8} {:>4} {:>7} {:>11} {:>10} {:>14} {:>12}",
         "model",
         "characters",
         "joints",
         "lod",
+        "pose",
         "threads",
         "frame ms",
         "ns/joint",
@@ -271,11 +285,12 @@ fn table_header() -> String {
 fn table_row(e: &CpuScaleEntry) -> String {
     let model = Path::new(&e.model).file_stem().map_or(e.model.clone(), |s| s.to_string_lossy().into_owned());
     format!(
-        "{:<12} {:>10} {:>6} {:>8} {:>7} {:>11.2} {:>10.1} {:>14.0} {:>10.0} B",
+        "{:<12} {:>10} {:>6} {:>8} {:>4} {:>7} {:>11.2} {:>10.1} {:>14.0} {:>10.0} B",
         model,
         e.characters,
         e.joints,
         e.lod.name(),
+        e.pose.as_deref().unwrap_or("cpu"),
         e.threads,
         e.cpu_pose_us.median / 1e3,
         e.ns_per_joint,
@@ -285,12 +300,14 @@ fn table_row(e: &CpuScaleEntry) -> String {
 }
 
 /// One line per crowd measured on one thread and on more: the speed-up
-/// and the efficiency (speed-up over threads), and the LOD mix's saving.
+/// and the efficiency (speed-up over threads), the LOD mix's saving, and
+/// what is left of the CPU's frame when the GPU poses the crowd.
 pub fn scaling_lines(entries: &[CpuScaleEntry]) -> Vec<String> {
     let mut lines = Vec::new();
     for one in entries.iter().filter(|e| e.threads == 1) {
-        let same =
-            |e: &&CpuScaleEntry| e.model == one.model && e.characters == one.characters && e.lod == one.lod;
+        let same = |e: &&CpuScaleEntry| {
+            e.model == one.model && e.characters == one.characters && e.lod == one.lod && e.pose == one.pose
+        };
         for many in entries.iter().filter(same).filter(|e| e.threads > 1) {
             let speedup = one.cpu_pose_us.median / many.cpu_pose_us.median;
             lines.push(format!(
@@ -308,6 +325,7 @@ pub fn scaling_lines(entries: &[CpuScaleEntry]) -> Vec<String> {
                     && e.characters == one.characters
                     && e.threads == 1
                     && e.lod == LodMix::AllNear
+                    && e.pose == one.pose
             });
             if let Some(near) = near {
                 lines.push(format!(
@@ -317,6 +335,28 @@ pub fn scaling_lines(entries: &[CpuScaleEntry]) -> Vec<String> {
                     100.0 * one.cpu_pose_us.median / near.cpu_pose_us.median
                 ));
             }
+        }
+    }
+    for gpu in entries.iter().filter(|e| e.pose.is_some()) {
+        let cpu = entries.iter().find(|e| {
+            e.pose.is_none()
+                && e.model == gpu.model
+                && e.characters == gpu.characters
+                && e.lod == gpu.lod
+                && e.threads == gpu.threads
+        });
+        if let Some(cpu) = cpu {
+            lines.push(format!(
+                "{} x{} {}, {} thread{}: posed on the GPU, the CPU's frame is {:.2} ms ({:.0} % of posing on the CPU, {:.2} ms)",
+                gpu.model,
+                gpu.characters,
+                gpu.lod.name(),
+                gpu.threads,
+                if gpu.threads == 1 { "" } else { "s" },
+                gpu.cpu_pose_us.median / 1e3,
+                100.0 * gpu.cpu_pose_us.median / cpu.cpu_pose_us.median,
+                cpu.cpu_pose_us.median / 1e3
+            ));
         }
     }
     lines

@@ -60,6 +60,52 @@ fn a_cpu_only_run_writes_crowd_figures_without_gpu_fields() {
 }
 
 #[test]
+fn a_cpu_only_run_times_the_cpu_side_of_a_gpu_posed_crowd_beside_the_cpu_pose() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let run =
+        bench(&["--cpu-only", "--pose", "cpu,gpu", "--characters", "12", "--frames", "2", "--out", out]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{}\n{stdout}", String::from_utf8_lossy(&run.stderr));
+    let results: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("results.json")).unwrap()).unwrap();
+    let entries = results["entries"].as_array().unwrap();
+    let cores = results["header"]["cores"].as_u64().unwrap();
+    let per_pose = 2 * if cores > 1 { 2 } else { 1 };
+    assert_eq!(entries.len() as u64, 2 * per_pose);
+    // CPU-posed entries first, as `bench` writes them: no `pose` field;
+    // then the GPU-posed crowd's CPU side, `"pose": "gpu"`.
+    let (cpu, gpu) = entries.split_at(per_pose as usize);
+    assert!(cpu.iter().all(|e| e.get("pose").is_none()), "{cpu:?}");
+    assert!(
+        gpu.iter().all(|e| e["pose"] == "gpu" && e["cpu_pose_us"]["median"].as_f64().unwrap() > 0.0),
+        "{gpu:?}"
+    );
+    for (c, g) in cpu.iter().zip(gpu) {
+        for field in ["characters", "threads", "lod", "joints"] {
+            assert_eq!(c[field], g[field], "{field}");
+        }
+    }
+    assert!(stdout.contains("posed on the GPU, the CPU's frame is"), "the comparison line: {stdout}");
+}
+
+#[test]
+fn a_cpu_only_gpu_pose_is_refused_for_compressed_clips() {
+    let run = bench(&[
+        "--cpu-only",
+        "--pose",
+        "gpu",
+        "--compressed-clips",
+        "--characters",
+        "2",
+        "--out",
+        "/nonexistent/never",
+    ]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success() && stderr.contains("compressed"), "{stderr}");
+}
+
+#[test]
 fn cpu_only_refuses_gpu_options() {
     for flag in
         [&["--skinning", "compute"][..], &["--passes", "2"], &["--validation"], &["--upload", "dirty"]]
