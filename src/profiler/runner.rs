@@ -17,7 +17,7 @@ use super::report::{RESULTS_FILE, ReportError, write_report};
 use crate::asset::{self, LoadOptions, Model};
 use crate::character::controller::find_controller;
 use crate::character::{Controller, Crowd};
-use crate::render::copy_kernel::{CopyKernel, measure_buffer_copy_wall, timestamp_check};
+use crate::render::copy_kernel::{CopyKernel, bytes_taking, measure_buffer_copy_wall, timestamp_check};
 use crate::render::frame_settings::{Choice, InfluenceBlend, PoseEvaluation, SkinningPlacement};
 use crate::render::profile::{FrameSample, PROFILE_FPS, ProfileScene};
 use crate::render::{GpuContext, GpuError, GpuOptions, RenderError, with_gpu};
@@ -35,9 +35,17 @@ const QUICK_EXTENT: (u32, u32) = (320, 180);
 /// the header's `pose_threads`).
 const POSE_THREADS: u32 = 1;
 
-/// Bytes the timestamp check's smaller copy moves: large enough to take
-/// far longer than a timer's tick, small enough to take milliseconds on a CPU.
+/// Bytes the timestamp check's smaller copy moves at first: large enough
+/// to take far longer than a timer's tick, small enough to take
+/// milliseconds on a CPU. Where it takes under [`CHECK_MIN_US`] by the host
+/// clock (a GPU: an H200 copies it in 9 µs, about what its timestamps'
+/// own overhead is), the check copies four times as much, and so on, up to
+/// [`CHECK_MAX_BYTES`].
 const CHECK_BYTES: u64 = 16 << 20;
+/// The host-timed time the check's smaller copy should take at least.
+const CHECK_MIN_US: f64 = 500.0;
+/// The most bytes the check's smaller copy grows to.
+const CHECK_MAX_BYTES: u64 = 1 << 30;
 /// Timed runs of each of its two copies.
 const CHECK_RUNS: usize = 4;
 
@@ -149,11 +157,13 @@ const CHECK_TRIALS: usize = 3;
 /// the timestamps; a device whose timestamps bracket the work passes every
 /// trial.
 fn check_timestamps(ctx: &GpuContext) -> anyhow::Result<TimestampCheck> {
+    let bytes = bytes_taking(ctx, CHECK_BYTES, CHECK_MAX_BYTES, CHECK_MIN_US)
+        .map_err(|e| anyhow!("the timestamp check: {e}"))?;
     let mut kept: Option<TimestampCheck> = None;
     for _ in 0..CHECK_TRIALS {
         let (one_copy_us, two_copies_us) =
-            timestamp_check(ctx, CHECK_BYTES, CHECK_RUNS).map_err(|e| anyhow!("the timestamp check: {e}"))?;
-        let trial = TimestampCheck { bytes: CHECK_BYTES, one_copy_us, two_copies_us };
+            timestamp_check(ctx, bytes, CHECK_RUNS).map_err(|e| anyhow!("the timestamp check: {e}"))?;
+        let trial = TimestampCheck { bytes, one_copy_us, two_copies_us };
         if kept.is_none_or(|k| trial.ratio() < k.ratio()) {
             kept = Some(trial);
         }

@@ -251,6 +251,25 @@ pub fn timestamp_check(ctx: &GpuContext, bytes: u64, runs: usize) -> Result<(f64
     Ok((median(&mut ones), median(&mut twos)))
 }
 
+/// The smallest of `bytes`, 4 x `bytes`, 16 x `bytes`, ... (at most
+/// `max_bytes`) whose copy takes at least `min_us` microseconds by the host
+/// clock (`CopyKernel::measure_wall`, median of three): work that long
+/// stands well above a submission's overhead. A GPU copies 16 MiB in a few
+/// microseconds, about what timing it costs.
+pub fn bytes_taking(ctx: &GpuContext, bytes: u64, max_bytes: u64, min_us: f64) -> Result<u64, GpuError> {
+    let mut bytes = bytes.max(1);
+    while bytes < max_bytes {
+        let kernel = CopyKernel::new(ctx, bytes)?;
+        let wall = kernel.measure_wall(ctx, 3);
+        kernel.destroy(ctx);
+        if median(&mut wall?) >= min_us {
+            break;
+        }
+        bytes = bytes.saturating_mul(4).min(max_bytes);
+    }
+    Ok(bytes)
+}
+
 /// Times a plain `vkCmdCopyBuffer` of `bytes` (one region, from a
 /// host-visible buffer into a device-local one, the memory the staged
 /// palette copy reads and writes) by the host, `runs` times, as
