@@ -1,7 +1,8 @@
 // Compute skinning: every primitive of every character instance in one
 // dispatch. Thread g skins output vertex g: it finds the SkinRecord whose
 // output region holds g (records are sorted by output_offset and their
-// regions are contiguous) through its workgroup's entry in group_records,
+// regions follow one another, with gaps only before a window's start)
+// through its workgroup's entry in group_records,
 // then morphs and skins that record's vertex g - output_offset with the
 // shared skin_vertex (common.glsl), the twin of the CPU reference
 // anim::skinning::SkinningJob. Included by skin.comp (the palette read
@@ -18,9 +19,9 @@ const uint WORKGROUP_SIZE = 64u;
 layout(local_size_x = 64) in;
 
 // One window of the slot's output: a crowd's output may be larger than one
-// binding (maxStorageBufferRange), so SkinPass dispatches once per window
-// (skin_pass::OutputWindows), each binding its window, vertex
-// pc.first_group * WORKGROUP_SIZE at index 0. Bound, not written by pointer:
+// binding (maxStorageBufferRange) or one buffer, so SkinPass dispatches once
+// per window (skin_pass::OutputWindows), each binding its window's own
+// buffer, vertex pc.first_group * WORKGROUP_SIZE at index 0. Bound, not written by pointer:
 // on llvmpipe pointer stores made the dispatch about a quarter slower, and
 // the validation layer checks bound writes.
 layout(std430, set = 0, binding = 7) writeonly buffer Outputs { SkinnedVertex out_vertices[]; };
@@ -75,5 +76,11 @@ void main() {
     }
     SkinRecord r = load_record(index);
     uint v = g - r.output_offset;
+    // Vertices between a record's end and the next window's start (where
+    // the layout moved a character that would straddle two windows) belong
+    // to no record.
+    if (v >= r.vertex_count) {
+        return;
+    }
     out_vertices[g - pc.first_group * WORKGROUP_SIZE] = DUAL_QUATERNION ? skin_vertex_dqs(r, v) : skin_vertex(r, v);
 }

@@ -54,6 +54,11 @@ pub struct BufferLimits {
     pub max_allocation_size: u64,
     /// The largest device-local memory heap.
     pub device_local_bytes: u64,
+    /// The most bytes one of a crowd's skinned output buffers holds: the
+    /// largest buffer the device makes, within `maxStorageBufferRange` (the
+    /// skin pass binds each whole). Tests lower it, so that lavapipe splits
+    /// a small crowd's output the way a GPU splits a huge one.
+    pub output_buffer_bytes: u64,
 }
 
 impl BufferLimits {
@@ -573,10 +578,13 @@ fn buffer_limits(instance: &ash::Instance, physical: vk::PhysicalDevice) -> Buff
     };
     let heaps = &memory.memory_heaps[..memory.memory_heap_count as usize];
     let device_local = heaps.iter().filter(|h| h.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL));
+    let bound = u64::from(properties.properties.limits.max_storage_buffer_range);
+    let largest = vk13.max_buffer_size.min(vk11.max_memory_allocation_size);
     BufferLimits {
         max_buffer_size: vk13.max_buffer_size,
         max_allocation_size: vk11.max_memory_allocation_size,
         device_local_bytes: device_local.map(|h| h.size).max().unwrap_or(0),
+        output_buffer_bytes: largest.min(bound),
     }
 }
 

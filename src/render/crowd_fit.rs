@@ -1,17 +1,20 @@
 //! Whether a crowd of one model fits the device, checked before anything
-//! is posed or allocated. Every character's palette and skinned output live
-//! in one buffer each per frame slot, never bound whole (the skin pass binds
-//! the output in windows, the draws read it by pointer, the palette is read
-//! as texels or by pointer): each must fit the largest buffer the device makes
-//! (`BufferLimits::largest_buffer`), and all of them, every slot's, the
-//! device-local memory. Sized by the device-free layout planner
-//! (`skin_pass::SkinLayout`) for one character, times the crowd.
+//! is posed or allocated. Every character's palette lives in one buffer
+//! per frame slot, never bound whole (read as texels or by pointer): it
+//! must fit the largest buffer the device makes
+//! (`BufferLimits::largest_buffer`). The skinned output is split into
+//! windows, each its own buffer of at most `BufferLimits::output_buffer_bytes`
+//! holding whole characters (`skin_pass::OutputWindows`): one character
+//! must fit one, and the crowd [`MAX_OUTPUT_WINDOWS`] of them. All of it,
+//! every slot's, must fit the device-local memory. Sized by the
+//! device-free layout planner (`skin_pass::SkinLayout`) for one character,
+//! times the crowd.
 //!
 //! The one place this limit is checked up front (`render`, `view` and
 //! `bench` build scenes through `Renderer`, which calls it).
 
 use super::gpu_model::ModelStreams;
-use super::skin_pass::SkinLayout;
+use super::skin_pass::{MAX_OUTPUT_WINDOWS, OUTPUT_STRIDE, OutputWindows, SkinLayout};
 use crate::asset::Model;
 use crate::gpu::{BufferLimits, FRAMES_IN_FLIGHT, GpuError};
 
@@ -37,12 +40,12 @@ pub struct CrowdTooLarge {
     pub file: String,
     /// Characters asked for.
     pub characters: u32,
-    /// What does not fit ("skinned output in one buffer", ...).
+    /// What does not fit ("palettes in one buffer", ...).
     pub what: String,
     /// Its bytes.
     pub needed: u64,
-    /// The limit's name ("largest buffer" or "largest device-local heap").
-    pub limit_name: &'static str,
+    /// The limit's name ("largest buffer", "largest device-local heap", ...).
+    pub limit_name: String,
     /// The limit.
     pub limit: u64,
     /// The most characters that fit.
@@ -53,6 +56,16 @@ impl From<CrowdTooLarge> for GpuError {
     fn from(e: CrowdTooLarge) -> Self {
         GpuError::new(e.to_string())
     }
+}
+
+/// One limit a crowd must fit.
+struct Bound {
+    what: String,
+    needed: u64,
+    limit_name: String,
+    limit: u64,
+    /// The most characters within it.
+    most: u64,
 }
 
 impl CrowdNeed {
@@ -67,44 +80,65 @@ impl CrowdNeed {
         Ok(CrowdNeed { characters, output_per_character: one.output, palette_per_character: one.palette })
     }
 
-    /// The limits the crowd must fit: (what, bytes per character, limit
-    /// name, limit). Each slot's output and palette are one buffer; every
-    /// slot's output and device-local palette share the device's memory.
-    fn bounds(&self, limits: &BufferLimits) -> [(String, u64, &'static str, u64); 3] {
-        let largest = limits.largest_buffer();
+    /// The limits the crowd must fit, in the order they are checked.
+    fn bounds(&self, limits: &BufferLimits) -> [Bound; 4] {
+        let n = u64::from(self.characters);
+        let (output, palette) = (self.output_per_character, self.palette_per_character);
+        let per = |limit: u64, each: u64| limit.checked_div(each).unwrap_or(u64::MAX);
+        // A device that cannot hold one workgroup's output holds no character.
+        let vertices = OutputWindows::capacity(limits.output_buffer_bytes).unwrap_or(0);
+        let window = u64::from(vertices) * OUTPUT_STRIDE;
+        let windows = u64::from(MAX_OUTPUT_WINDOWS);
         let slots = FRAMES_IN_FLIGHT as u64;
-        let per_slot = self.output_per_character.saturating_add(self.palette_per_character);
+        let both = output.saturating_add(palette).saturating_mul(slots);
         [
-            ("skinned output in one buffer".into(), self.output_per_character, "largest buffer", largest),
-            ("palettes in one buffer".into(), self.palette_per_character, "largest buffer", largest),
-            (
-                format!("skinned output and palettes in {slots} frame slots"),
-                per_slot.saturating_mul(slots),
-                "largest device-local heap",
-                limits.device_local_bytes,
-            ),
+            Bound {
+                what: "skinned output of one character".into(),
+                needed: output,
+                limit_name: "largest output buffer".into(),
+                limit: window,
+                most: if output <= window { u64::MAX } else { 0 },
+            },
+            Bound {
+                what: "skinned output".into(),
+                needed: output.saturating_mul(n),
+                limit_name: format!("{windows} largest output buffers"),
+                limit: window.saturating_mul(windows),
+                most: per(window, output).saturating_mul(windows),
+            },
+            Bound {
+                what: "palettes in one buffer".into(),
+                needed: palette.saturating_mul(n),
+                limit_name: "largest buffer".into(),
+                limit: limits.largest_buffer(),
+                most: per(limits.largest_buffer(), palette),
+            },
+            Bound {
+                what: format!("skinned output and palettes in {slots} frame slots"),
+                needed: both.saturating_mul(n),
+                limit_name: "largest device-local heap".into(),
+                limit: limits.device_local_bytes,
+                most: per(limits.device_local_bytes, both),
+            },
         ]
     }
 
     /// Fails when a buffer, or all of them, are larger than `limits` allow.
     pub fn check(&self, file: &str, limits: &BufferLimits) -> Result<(), CrowdTooLarge> {
         let bounds = self.bounds(limits);
-        let most = bounds.iter().map(|(_, per, _, limit)| limit.checked_div(*per).unwrap_or(u64::MAX)).min();
-        for (what, per, limit_name, limit) in bounds {
-            let needed = per.saturating_mul(u64::from(self.characters));
-            if needed > limit {
-                return Err(CrowdTooLarge {
-                    file: file.to_string(),
-                    characters: self.characters,
-                    what,
-                    needed,
-                    limit_name,
-                    limit,
-                    most: most.unwrap_or(0),
-                });
-            }
+        let most = bounds.iter().map(|b| b.most).min().unwrap_or(0);
+        match bounds.into_iter().find(|b| u64::from(self.characters) > b.most) {
+            Some(b) => Err(CrowdTooLarge {
+                file: file.to_string(),
+                characters: self.characters,
+                what: b.what,
+                needed: b.needed,
+                limit_name: b.limit_name,
+                limit: b.limit,
+                most,
+            }),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -135,26 +169,45 @@ mod tests {
             (three.output, three.palette),
             (3 * need.output_per_character, 3 * need.palette_per_character)
         );
-        // One buffer holds 10 characters' output: the 11th does not fit.
         let ample = u64::MAX / 4;
-        let limits = BufferLimits {
-            max_buffer_size: need.output_per_character * 10,
+        let limits = |output_buffer_bytes, largest, memory| BufferLimits {
+            max_buffer_size: largest,
             max_allocation_size: ample,
-            device_local_bytes: ample,
+            device_local_bytes: memory,
+            output_buffer_bytes,
         };
-        assert!(CrowdNeed { characters: 10, ..need }.check("a.glb", &limits).is_ok());
-        let e = CrowdNeed { characters: 11, ..need }.check("a.glb", &limits).unwrap_err();
-        assert_eq!((e.needed, e.most), (need.output_per_character * 11, 10));
-        assert_eq!((e.what.as_str(), e.limit_name), ("skinned output in one buffer", "largest buffer"));
-        assert!(e.to_string().starts_with("11 characters of a.glb need"), "{e}");
+        // An output buffer of 10 characters (whole workgroups): 64 of them
+        // hold 640; the 641st does not fit.
+        let unit = 64 * OUTPUT_STRIDE;
+        let ten = (need.output_per_character * 10).div_ceil(unit) * unit;
+        let windows = limits(ten, ample, ample);
+        assert!(CrowdNeed { characters: 640, ..need }.check("a.glb", &windows).is_ok());
+        let e = CrowdNeed { characters: 641, ..need }.check("a.glb", &windows).unwrap_err();
+        assert_eq!((e.needed, e.most, e.limit), (need.output_per_character * 641, 640, ten * 64));
+        assert_eq!((e.what.as_str(), e.limit_name.as_str()), ("skinned output", "64 largest output buffers"));
+        assert!(e.to_string().starts_with("641 characters of a.glb need"), "{e}");
+        // An output buffer smaller than one character holds none.
+        let small = limits(need.output_per_character - 1, ample, ample);
+        let e = CrowdNeed { characters: 1, ..need }.check("a.glb", &small).unwrap_err();
+        assert_eq!((e.what.as_str(), e.most), ("skinned output of one character", 0), "{e}");
+        // The palettes of all characters share one buffer: 10 fit, not 11.
+        let palettes = limits(ample, need.palette_per_character * 10, ample);
+        assert!(CrowdNeed { characters: 10, ..need }.check("a.glb", &palettes).is_ok());
+        let e = CrowdNeed { characters: 11, ..need }.check("a.glb", &palettes).unwrap_err();
+        assert_eq!(
+            (e.what.as_str(), e.limit_name.as_str(), e.most),
+            ("palettes in one buffer", "largest buffer", 10)
+        );
         // The memory holds every slot's output and palette of 10 characters.
         let slot = need.output_per_character + need.palette_per_character;
         let memory = slot * FRAMES_IN_FLIGHT as u64 * 10;
-        let limits =
-            BufferLimits { max_buffer_size: ample, max_allocation_size: ample, device_local_bytes: memory };
-        assert!(CrowdNeed { characters: 10, ..need }.check("a.glb", &limits).is_ok());
-        let e = CrowdNeed { characters: 11, ..need }.check("a.glb", &limits).unwrap_err();
-        assert_eq!((e.needed, e.most, e.limit_name), (memory / 10 * 11, 10, "largest device-local heap"));
+        let heap = limits(ample, ample, memory);
+        assert!(CrowdNeed { characters: 10, ..need }.check("a.glb", &heap).is_ok());
+        let e = CrowdNeed { characters: 11, ..need }.check("a.glb", &heap).unwrap_err();
+        assert_eq!(
+            (e.needed, e.most, e.limit_name.as_str()),
+            (memory / 10 * 11, 10, "largest device-local heap")
+        );
         assert!(e.to_string().contains("more than the device's largest device-local heap"), "{e}");
     }
 }

@@ -25,8 +25,7 @@ use super::error::RenderError;
 use super::frame_settings::SkinningPlacement;
 use super::renderer::{MAX_PASSES, Renderer, Scenery};
 use super::scene_passes::SceneTarget;
-use super::skin_pass::CharacterId;
-use super::skin_pass::SkinStats;
+use super::skin_pass::{CharacterId, SkinPass, SkinStats};
 use super::trace::{self, GpuClock};
 use crate::anim::{FramePoses, PosePlayback, PoseProgram, SkinInput};
 use crate::gpu::{FrameRing, FrameSlot, GpuContext, GpuError};
@@ -94,14 +93,15 @@ pub struct FrameInput<'a> {
 }
 
 /// What an output's last commands may read: the slot's skinned vertices.
-pub(crate) struct FrameEnd {
+pub(crate) struct FrameEnd<'a> {
     /// The slot's command buffer, recording, outside rendering.
     pub cmd: vk::CommandBuffer,
     /// The slot's index.
     pub slot: usize,
-    /// The skin pass's output buffer of this slot (written this frame on
-    /// the compute path, made visible to transfer reads by its barrier).
-    pub skinned: vk::Buffer,
+    /// The skin pass: its output buffers of this slot (written this frame
+    /// on the compute path, made visible to transfer reads by its
+    /// barrier), `SkinPass::output_copies`.
+    pub skin: &'a SkinPass,
 }
 
 /// Where a frame ends. The renderer records every frame the same way
@@ -302,11 +302,7 @@ impl Renderer {
             self.end_scene(ctx);
             in_scene?;
         }
-        let end = FrameEnd {
-            cmd: self.ring.current().command_buffer,
-            slot: index,
-            skinned: self.skin.output_buffer(index),
-        };
+        let end = FrameEnd { cmd: self.ring.current().command_buffer, slot: index, skin: &self.skin };
         output.record_end(ctx, &end)?;
         Ok(skin)
     }

@@ -18,7 +18,9 @@
 
 use super::frame_settings::{InfluenceBlend, SkinningPlacement};
 use super::shadow::{CASCADES, Cascades, SHADOW_FORMAT, SHADOW_SIZE};
-use super::skin_pass::{PALETTE_BINDING, PaletteReads, VERTEX_SKINNING_BINDINGS, VertexSkinning};
+use super::skin_pass::{
+    MAX_OUTPUT_WINDOWS, PALETTE_BINDING, PaletteReads, VERTEX_SKINNING_BINDINGS, VertexSkinning,
+};
 use super::skinning;
 use super::target::{COLOR_FORMAT, DEPTH_FORMAT};
 use super::textures::Textures;
@@ -140,8 +142,11 @@ const _: () = {
 /// with one instanced draw.
 #[derive(Debug, Clone, Copy)]
 pub struct DrawItem {
-    /// First output vertex of the first character's primitive in the skin
-    /// pass's output (pre-skinned path).
+    /// The skin pass's output window (buffer) holding the draw's characters
+    /// (pre-skinned path: `FrameParams::skinned_addresses`).
+    pub window: u32,
+    /// First output vertex of the first character's primitive in that
+    /// window (pre-skinned path).
     pub output_offset: u32,
     /// Output vertices from one character's primitive to the next one's.
     pub vertices_per_character: u32,
@@ -206,9 +211,10 @@ pub struct FrameParams<'a> {
     /// applied after skinning), indexed by `DrawItem::first_character` + i:
     /// set 1, binding 1. Written by the host before the frame's submit.
     pub instances: vk::Buffer,
-    /// The device address of the skin pass's output of this frame's slot
-    /// (pre-skinned path; read by pointer: `DrawPush::skinned_address`).
-    pub skinned_address: vk::DeviceAddress,
+    /// The device address of each window of the skin pass's output of this
+    /// frame's slot (pre-skinned path; read by pointer:
+    /// `DrawPush::skinned_address` of a draw's `DrawItem::window`).
+    pub skinned_addresses: &'a [vk::DeviceAddress],
     /// Which depth pass the draws belong to.
     pub stage: DrawStage,
     /// The key light's shadow maps the main pass samples (a depth array
@@ -254,8 +260,9 @@ const _: () = assert!(std::mem::size_of::<FrameUniforms>() as u64 <= UNIFORM_STR
 pub struct BoundFrame {
     /// Heat stream (binding 2), indexed like the UVs.
     heat: Option<vk::Buffer>,
-    /// What every draw's push constants point at (`DrawPush`).
-    skinned_address: vk::DeviceAddress,
+    /// What every draw's push constants point at (`DrawPush`): its
+    /// window's output, the palette.
+    skinned_addresses: [vk::DeviceAddress; MAX_OUTPUT_WINDOWS as usize],
     palette_address: vk::DeviceAddress,
 }
 
@@ -617,7 +624,7 @@ impl MeshPass {
         params: &FrameParams,
         heat: Option<vk::Buffer>,
     ) -> Result<BoundFrame, GpuError> {
-        let FrameParams { uniforms, path, wireframe, skin, instances, skinned_address, stage, shadow_maps } =
+        let FrameParams { uniforms, path, wireframe, skin, instances, skinned_addresses, stage, shadow_maps } =
             *params;
         let p = (path == SkinningPlacement::Vertex) as usize;
         let pipeline = match stage {
@@ -721,7 +728,11 @@ impl MeshPass {
                 );
             }
         }
-        Ok(BoundFrame { heat, skinned_address, palette_address })
+        let mut addresses = [0; MAX_OUTPUT_WINDOWS as usize];
+        for (to, from) in addresses.iter_mut().zip(skinned_addresses) {
+            *to = *from;
+        }
+        Ok(BoundFrame { heat, skinned_addresses: addresses, palette_address })
     }
 
     /// Records one draw (inside rendering, after `begin`).
@@ -743,7 +754,8 @@ impl MeshPass {
             output_offset: item.output_offset,
             vertices_per_character: item.vertices_per_character,
             pad: 0,
-            skinned_address: frame.skinned_address,
+            // Every draw's window is one of the output's (`draw_items`).
+            skinned_address: frame.skinned_addresses[item.window as usize],
             palette_address: frame.palette_address,
         };
         let set = materials.set(item.material);

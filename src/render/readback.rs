@@ -53,13 +53,27 @@ impl Readback {
         src_offset: u64,
         size: u64,
     ) -> Result<(), GpuError> {
-        if size > self.buffer.size {
-            return Err(GpuError::new(format!("readback of {size} bytes into {}", self.buffer.size)));
-        }
-        if size > 0 {
-            let region = vk::BufferCopy { src_offset, dst_offset: 0, size };
-            // SAFETY: cmd is recording; both buffers are live and the region fits.
-            unsafe { ctx.device.cmd_copy_buffer(cmd, src, self.buffer.raw, &[region]) };
+        let region = vk::BufferCopy { src_offset, dst_offset: 0, size };
+        self.record_copies(ctx, cmd, [(src, region)])
+    }
+
+    /// `record_copy` of several regions, each from its own buffer (a skin
+    /// pass's output windows, `SkinPass::output_copies`), then one barrier.
+    pub fn record_copies(
+        &self,
+        ctx: &GpuContext,
+        cmd: vk::CommandBuffer,
+        copies: impl IntoIterator<Item = (vk::Buffer, vk::BufferCopy)>,
+    ) -> Result<(), GpuError> {
+        for (src, region) in copies {
+            let end = region.dst_offset.saturating_add(region.size);
+            if end > self.buffer.size {
+                return Err(GpuError::new(format!("readback of {end} bytes into {}", self.buffer.size)));
+            }
+            if region.size > 0 {
+                // SAFETY: cmd is recording; both buffers are live and the region fits.
+                unsafe { ctx.device.cmd_copy_buffer(cmd, src, self.buffer.raw, &[region]) };
+            }
         }
         // Transfer write -> host read: the host reads the mapped memory after
         // waiting for the fence, and a fence wait alone only makes writes
@@ -93,12 +107,11 @@ impl Readback {
 /// `readback`, read after its fence.
 struct SkinnedReadback<'a> {
     readback: &'a Readback,
-    bytes: u64,
 }
 
 impl FrameOutput for SkinnedReadback<'_> {
     fn record_end(&mut self, ctx: &GpuContext, end: &FrameEnd) -> Result<(), GpuError> {
-        self.readback.record_copy(ctx, end.cmd, end.skinned, 0, self.bytes)
+        self.readback.record_copies(ctx, end.cmd, end.skin.output_copies(end.slot))
     }
 
     fn submitted(
@@ -134,7 +147,7 @@ impl Renderer {
         // The compute pass writes the vertices (the vertex path has none to read).
         let placement = std::mem::replace(&mut self.settings.frame.placement, SkinningPlacement::Compute);
         let input = FrameInput { poses, contents: FrameContents::SkinningOnly };
-        let drawn = self.draw_frame(ctx, &input, &mut SkinnedReadback { readback: &readback, bytes });
+        let drawn = self.draw_frame(ctx, &input, &mut SkinnedReadback { readback: &readback });
         self.settings.frame.placement = placement;
         let vertices = drawn.and_then(|_| Ok(readback.vertices(count)?));
         self.readback = Some(readback);

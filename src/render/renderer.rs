@@ -176,8 +176,9 @@ impl Renderer {
             parts.skin = Some(SkinPass::with_method(ctx, blend)?);
             let skin = parts.skin.as_mut().expect("skin");
             skin.set_upload_mode(settings.frame.upload);
-            for _ in 0..settings.characters {
-                skin.add_character(ctx, ring.as_mut().expect("ring"), gpu_model.clone(), model.clone())?;
+            if settings.characters > 0 {
+                let ring = ring.as_mut().expect("ring");
+                skin.add_characters(ctx, ring, gpu_model.clone(), model.clone(), settings.characters)?;
             }
             let samples = if settings.msaa { choose_samples(ctx) } else { vk::SampleCountFlags::TYPE_1 };
             parts.mesh = Some(MeshPass::with_method(ctx, samples, color_format, blend)?);
@@ -504,14 +505,46 @@ impl Parts {
 
 /// The draws of every primitive (with vertices and indices) of `count`
 /// characters of one model registered one after the other from `first`:
-/// one instanced draw each. Their layouts repeat at fixed strides (the skin
-/// pass lays characters out one after another), which is checked here.
+/// one instanced draw per primitive and output window (the characters a
+/// window holds). Their layouts repeat at fixed strides within a window
+/// (the skin pass lays characters out one after another, moving one that
+/// would straddle two windows to the next one's start), which is checked here.
 fn draw_items(
     skin: &SkinPass,
     first: CharacterId,
     count: u32,
     gpu: &GpuModel,
 ) -> Result<Vec<DrawItem>, GpuError> {
+    let windows = skin.output_windows();
+    let window_of = |c: u32| {
+        let outputs = skin.outputs(CharacterId(first.0 + c as usize));
+        outputs.first().map_or(0, |o| windows.locate(o.output_offset).0)
+    };
+    let mut draws = Vec::new();
+    let mut start = 0;
+    while start < count {
+        // The run of characters in `start`'s window.
+        let window = window_of(start);
+        let (mut lo, mut hi) = (start, count);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if window_of(mid) == window { lo = mid } else { hi = mid }
+        }
+        let run = CharacterId(first.0 + start as usize);
+        draws.extend(window_draws(skin, run, lo + 1 - start, gpu)?);
+        start = lo + 1;
+    }
+    Ok(draws)
+}
+
+/// `draw_items` of `count` characters from `first`, all in one output window.
+fn window_draws(
+    skin: &SkinPass,
+    first: CharacterId,
+    count: u32,
+    gpu: &GpuModel,
+) -> Result<Vec<DrawItem>, GpuError> {
+    let windows = skin.output_windows();
     let outputs = skin.outputs(first);
     let last = skin.outputs(CharacterId(first.0 + count as usize - 1));
     let vertices: u32 = outputs.iter().map(|o| o.vertex_count).sum();
@@ -529,8 +562,10 @@ fn draw_items(
         }
         let p = &gpu.primitives[o.gpu_primitive];
         if p.index_count > 0 {
+            let (window, output_offset) = windows.locate(o.output_offset);
             draws.push(DrawItem {
-                output_offset: o.output_offset,
+                window,
+                output_offset,
                 vertices_per_character: vertices,
                 first_character: first.0 as u32,
                 characters: count,

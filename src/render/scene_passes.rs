@@ -160,7 +160,7 @@ impl Renderer {
             wireframe: self.settings.wireframe && colour,
             skin,
             instances: self.instances[index].raw,
-            skinned_address: self.skin.output_address(ctx, index),
+            skinned_addresses: self.skin.output_addresses(index),
             stage,
             shadow_maps: (self.shadows.sampled_view(index, shadowed), self.shadows.sampler),
         };

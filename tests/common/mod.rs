@@ -19,7 +19,7 @@ use vkskin::testing::skip as skip_policy;
 pub use vkskin::testing::skip::skip;
 
 use std::mem::ManuallyDrop;
-use std::ops::Deref;
+use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use vkskin::asset::{self, Model};
@@ -41,6 +41,14 @@ impl Deref for TestGpu {
     type Target = GpuContext;
     fn deref(&self) -> &GpuContext {
         &self.ctx
+    }
+}
+
+/// Tests change the context's limits (`buffer_limits`) to reach paths a
+/// small device never takes.
+impl DerefMut for TestGpu {
+    fn deref_mut(&mut self) -> &mut GpuContext {
+        &mut self.ctx
     }
 }
 

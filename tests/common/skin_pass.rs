@@ -29,7 +29,7 @@ pub fn skin_and_read_back(
     }
     let slot = ring.begin_frame(ctx)?;
     let recorded = pass.record(ctx, slot, inputs, false).and_then(|stats| {
-        readback.record_copy(ctx, slot.command_buffer, pass.output_buffer(slot.index), 0, bytes)?;
+        readback.record_copies(ctx, slot.command_buffer, pass.output_copies(slot.index))?;
         Ok(stats)
     });
     // Submit even after an error, so that the ring is not left recording.

@@ -266,3 +266,70 @@ fn a_crowd_past_the_storage_binding_range_skins_and_draws_its_last_characters() 
     assert!(changed <= (W * H / 500) as usize, "compute and vertex skinning differ in {changed} pixels");
     assert_no_messages(&ctx.validation_messages());
 }
+
+/// A crowd whose skinned output is split across buffers, as the largest
+/// buffer splits a GPU's (4 GiB on NVIDIA's drivers: about 18,000
+/// built-in characters); here the limit is lowered to two and a half
+/// characters' output. Each window is its own buffer holding whole
+/// characters (two here: the third starts the next one), skinned by its
+/// own dispatch and read by the draws of its characters. CPU- and
+/// GPU-posed, the picture is the one a single buffer gives, and every
+/// character's vertices are the same bits at its place in the layout.
+#[test]
+fn a_crowd_split_across_output_buffers_draws_as_one_buffer_does() {
+    let Some(mut ctx) = context() else { return };
+    let model = Arc::new(load_default_character().expect("built-in character"));
+    let per = CrowdNeed::of(&model, 1).unwrap().output_per_character;
+    let whole = ctx.buffer_limits.output_buffer_bytes;
+    let camera = camera();
+    for pose in [PoseEvaluation::Cpu, PoseEvaluation::Gpu] {
+        let mut runs = Vec::new();
+        for limit in [whole, per * 5 / 2] {
+            ctx.buffer_limits.output_buffer_bytes = limit;
+            let mut settings = RenderSettings::new(vk::Extent2D { width: W, height: H });
+            settings.msaa = false;
+            settings.characters = CHARACTERS as u32;
+            settings.frame.pose = pose;
+            let mut renderer = Renderer::new(&ctx, model.clone(), settings).expect("renderer");
+            let mut crowd = crowd(&model, CHARACTERS);
+            crowd.set_pose_on_gpu(pose == PoseEvaluation::Gpu).expect("GPU pose");
+            let mut picture = Vec::new();
+            let mut keep = |_: u64, rgba: &[u8]| {
+                picture = rgba.to_vec();
+                Ok(())
+            };
+            let mut dispatches = 0;
+            for i in 0..3 {
+                crowd.frame(i).expect("frame");
+                let report = renderer.render_frame(&ctx, &crowd, &camera, true, &mut keep).expect("render");
+                dispatches = report.skin.dispatches;
+            }
+            renderer.finish(&ctx, &mut keep).expect("finish");
+            let skinned = renderer.read_skinned(&ctx, &crowd).expect("read back");
+            let vertices: Vec<Vec<[u32; 12]>> = (0..CHARACTERS)
+                .map(|c| {
+                    let outputs = renderer.outputs(CharacterId(c));
+                    let first = outputs.iter().map(|o| o.output_offset).min().unwrap() as usize;
+                    let count: u32 = outputs.iter().map(|o| o.vertex_count).sum();
+                    skinned[first..first + count as usize]
+                        .iter()
+                        .map(|v| bytemuck::cast([v.position, v.normal, v.tangent]))
+                        .collect()
+                })
+                .collect();
+            renderer.destroy(&ctx);
+            runs.push((picture, dispatches, vertices));
+        }
+        ctx.buffer_limits.output_buffer_bytes = whole;
+        let ((one, one_dispatches, one_vertices), (split, split_dispatches, split_vertices)) =
+            (&runs[0], &runs[1]);
+        // Nine characters, two a window: five windows, one dispatch each.
+        assert_eq!((*one_dispatches, *split_dispatches), (1, 5), "{pose:?}");
+        assert!(mask(one).iter().filter(|&&m| m).count() > (W * H / 20) as usize, "{pose:?}: a crowd");
+        assert_eq!(differing(one, split), 0, "{pose:?}: one buffer and five draw the same picture");
+        for c in 0..CHARACTERS {
+            assert!(one_vertices[c] == split_vertices[c], "{pose:?}: character {c}'s vertices differ");
+        }
+    }
+    assert_no_messages(&ctx.validation_messages());
+}

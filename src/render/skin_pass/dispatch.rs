@@ -5,7 +5,6 @@
 //! writes a buffer's contents; what the dispatch reads was uploaded first.
 
 use super::palette_reads::{OUTPUT_BINDING, PaletteReads, is_texel};
-use super::plan::OutputWindows;
 use super::{SkinPass, SkinStats, WORKGROUP_SIZE};
 use crate::gpu::barrier::{self, Access};
 use crate::gpu::error::VkResultExt;
@@ -145,7 +144,7 @@ impl SkinPass {
         // Without morph targets in the scene, the pipeline without their code.
         let p = &self.pipelines;
         let compute = if self.layout.morph_targets() { &p.compute } else { &p.compute_without_morphs };
-        let windows = self.output_windows(ctx)?;
+        let windows = self.output_windows();
         let window_groups = windows.vertices / WORKGROUP_SIZE;
         let total_groups = total_vertices.div_ceil(WORKGROUP_SIZE);
         let (d, cmd) = (&ctx.device, slot.command_buffer);
@@ -173,8 +172,8 @@ impl SkinPass {
             for k in 0..windows.count {
                 let first_group = k * window_groups;
                 let group_count = window_groups.min(total_groups - first_group);
-                let set =
-                    self.write_set(ctx, slot.descriptor_pool, compute.set_layout, &bound, windows, k)?;
+                let output = self.slots[slot.index].output[k as usize].raw;
+                let set = self.write_set(ctx, slot.descriptor_pool, compute.set_layout, &bound, output)?;
                 let push = Push {
                     record_count: self.layout.records().len() as u32,
                     total_vertices,
@@ -251,7 +250,7 @@ impl SkinPass {
             b.weights.raw,
             palette,
             b.records.raw,
-            b.output.raw,
+            vk::Buffer::null(), // each window's own, in `write_set`
             b.groups.raw,
         ];
         let palette_address = match self.palette_reads {
@@ -263,16 +262,15 @@ impl SkinPass {
 
     /// A descriptor set of `set_layout` from `pool` (the slot's, reset by
     /// begin_frame after the slot's fence), written with `bound`: each
-    /// binding in the set, its buffer whole or its texel view, and the
-    /// output's window `window` of `windows`.
+    /// binding in the set, its buffer whole or its texel view, and one
+    /// window's `output` buffer (whole: within maxStorageBufferRange).
     fn write_set(
         &self,
         ctx: &GpuContext,
         pool: vk::DescriptorPool,
         set_layout: vk::DescriptorSetLayout,
         bound: &BoundSet,
-        windows: OutputWindows,
-        window: u32,
+        output: vk::Buffer,
     ) -> Result<vk::DescriptorSet, GpuError> {
         let d = &ctx.device;
         let layouts = [set_layout];
@@ -285,13 +283,9 @@ impl SkinPass {
             .result()
             .call("vkAllocateDescriptorSets")?;
         let bindings = &self.bindings;
-        let infos: [vk::DescriptorBufferInfo; 9] = std::array::from_fn(|i| match i {
-            OUTPUT_BINDING => vk::DescriptorBufferInfo {
-                buffer: bound.buffers[i],
-                offset: u64::from(window) * windows.bytes(),
-                range: windows.bytes(),
-            },
-            _ => vk::DescriptorBufferInfo { buffer: bound.buffers[i], offset: 0, range: vk::WHOLE_SIZE },
+        let infos: [vk::DescriptorBufferInfo; 9] = std::array::from_fn(|i| {
+            let buffer = if i == OUTPUT_BINDING { output } else { bound.buffers[i] };
+            vk::DescriptorBufferInfo { buffer, offset: 0, range: vk::WHOLE_SIZE }
         });
         let mut writes = [vk::WriteDescriptorSet::default(); 9];
         let mut count = 0;

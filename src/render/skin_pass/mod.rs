@@ -23,14 +23,16 @@
 //! pointer); each drawn primitive selects its record with
 //! `PrimitiveOutput::record`.
 //!
-//! The output and the palettes grow with the crowd, and no binding range
-//! (`maxStorageBufferRange`, 128 MiB on lavapipe) may cap them: the
-//! dispatch is recorded once per window of the output (`OutputWindows`),
-//! each binding its own range of the slot's one output buffer; the draws
-//! read the output by device address (`GL_EXT_buffer_reference`); the
-//! palette is read as texels (limited by `maxTexelBufferElements`, 2^27 on
-//! common devices) or, where the texel limit is small, by address. So a
-//! crowd is limited by the largest buffer and the device's memory
+//! The output and the palettes grow with the crowd, and neither a binding
+//! range (`maxStorageBufferRange`, 128 MiB on lavapipe) nor the largest
+//! buffer (4 GiB on NVIDIA's drivers) may cap them: the output is split
+//! into windows (`OutputWindows`), each its own buffer within both limits
+//! and holding whole characters, and the dispatch is recorded once per
+//! window; the draws read the output by device address
+//! (`GL_EXT_buffer_reference`), each draw from one window; the palette is
+//! read as texels (limited by `maxTexelBufferElements`, 2^27 on common
+//! devices) or, where the texel limit is small, by address. So a crowd is
+//! limited by the device's memory and the palette's buffer
 //! (`render::crowd_fit`). On llvmpipe pointer stores made the dispatch
 //! about a quarter slower and pointer palette loads the vertex path about
 //! as much, hence the windows and the texels (the guide's performance
@@ -130,7 +132,7 @@ pub struct SkinStats {
     /// Vertices skinned.
     pub vertices: u64,
     /// Compute dispatches recorded: one per window of the output
-    /// (`OutputWindows`: 1 while it fits one binding), 0 when there is
+    /// (`OutputWindows`: 1 while it fits one buffer), 0 when there is
     /// nothing to skin, K times as many under the test-only
     /// `VKSKIN_TEST_SLOW_SKIN=K`.
     pub dispatches: u32,
@@ -232,7 +234,9 @@ impl SkinPass {
             pipelines,
             characters: Vec::new(),
             models: Vec::new(),
-            layout: SkinLayout::default(),
+            layout: SkinLayout::with_window_vertices(OutputWindows::capacity(
+                ctx.buffer_limits.output_buffer_bytes,
+            )?),
             streams: StaticStreams::new(),
             generation: 0,
             slots: Vec::with_capacity(FRAMES_IN_FLIGHT),
@@ -284,6 +288,20 @@ impl SkinPass {
         gpu: Arc<GpuModel>,
         model: Arc<Model>,
     ) -> Result<CharacterId, GpuError> {
+        self.add_characters(ctx, ring, gpu, model, 1)
+    }
+
+    /// `add_character` `count` times (at least once), the buffers grown
+    /// once for all of them (a crowd of 100,000 makes each buffer once,
+    /// not a chain of larger ones). The first one's id; on error none is added.
+    pub fn add_characters(
+        &mut self,
+        ctx: &GpuContext,
+        ring: &mut FrameRing,
+        gpu: Arc<GpuModel>,
+        model: Arc<Model>,
+        count: u32,
+    ) -> Result<CharacterId, GpuError> {
         let existing = self.models.iter().position(|m| Arc::ptr_eq(m, &gpu));
         let is_new_model = existing.is_none();
         let mark = self.layout.mark();
@@ -291,7 +309,7 @@ impl SkinPass {
             Some(i) => Ok(i),
             None => self.layout.add_model(gpu.counts),
         }
-        .and_then(|m| self.layout.add_character(m, gpu.table(), &model));
+        .and_then(|m| self.layout.add_characters(m, gpu.table(), &model, count));
         if let Err(e) = placed {
             self.layout.roll_back(mark);
             return Err(e);
@@ -299,19 +317,21 @@ impl SkinPass {
         if is_new_model {
             self.models.push(gpu.clone());
         }
-        self.characters.push(Character { gpu, model });
-        // At most one copy region per character (this one included).
+        let first = self.characters.len();
+        let count = count.max(1) as usize;
+        self.characters.resize_with(first + count, || Character { gpu: gpu.clone(), model: model.clone() });
+        // At most one copy region per character (these included).
         let regions = self.characters.len();
         for slot in &mut self.slots {
-            slot.held.push(None);
+            slot.held.resize(regions, None);
             slot.copies.reserve(regions);
         }
         self.generation += 1;
         if let Err(e) = self.fit_buffers(ctx, ring, is_new_model) {
-            self.undo_add(ctx, ring, mark, is_new_model);
+            self.undo_add(ctx, ring, mark, first, is_new_model);
             return Err(e);
         }
-        Ok(CharacterId(self.characters.len() - 1))
+        Ok(CharacterId(first))
     }
 
     /// Makes the buffers hold the layout after a character was added: the
@@ -333,16 +353,23 @@ impl SkinPass {
         self.streams.sync_views(ctx, ring, &self.bindings, &self.models)
     }
 
-    /// Undoes the character just added (`fit_buffers` failed): back to the
-    /// previous layout, which the buffers still fit.
-    fn undo_add(&mut self, ctx: &GpuContext, ring: &mut FrameRing, mark: Mark, is_new_model: bool) {
-        self.characters.pop();
+    /// Undoes the characters just added from `first` (`fit_buffers`
+    /// failed): back to the previous layout, which the buffers still fit.
+    fn undo_add(
+        &mut self,
+        ctx: &GpuContext,
+        ring: &mut FrameRing,
+        mark: Mark,
+        first: usize,
+        is_new_model: bool,
+    ) {
+        self.characters.truncate(first);
         if is_new_model {
             self.models.pop();
         }
         self.layout.roll_back(mark);
         self.slots.iter_mut().for_each(|s| {
-            s.held.pop();
+            s.held.truncate(first);
             s.records_generation = None;
         });
         // The views must match the streams bound now: a concatenation
@@ -355,8 +382,7 @@ impl SkinPass {
     /// Grows every slot's buffers to the current layout; replaced buffers are
     /// retired through the ring (a submitted frame may still use them).
     fn ensure_capacity(&mut self, ctx: &GpuContext, ring: &mut FrameRing) -> Result<(), GpuError> {
-        let mut sizes = self.layout.slot_sizes();
-        sizes.output = sizes.output.max(self.output_windows(ctx)?.buffer_bytes());
+        let sizes = self.layout.slot_sizes();
         let limits = GrowthLimits::of(ctx);
         for (i, slot) in self.slots.iter_mut().enumerate() {
             slot.grow(ctx, ring, i, sizes, limits, self.palette_reads)?;
@@ -425,11 +451,10 @@ impl SkinPass {
         self.upload_mode.staged() || self.gpu_pose.is_some()
     }
 
-    /// How the dispatches bind the output of the current layout: windows of
-    /// at most `maxStorageBufferRange` (`check_ranges` made sure it plans).
-    fn output_windows(&self, ctx: &GpuContext) -> Result<OutputWindows, GpuError> {
-        let range = u64::from(ctx.properties.limits.max_storage_buffer_range);
-        OutputWindows::plan(self.layout.total_vertices(), range)
+    /// How the output of the current layout splits into buffers, one
+    /// dispatch each.
+    pub fn output_windows(&self) -> OutputWindows {
+        self.layout.output_windows()
     }
 
     /// Records this frame's skinning into `slot`: `upload`s changed poses,
@@ -490,13 +515,14 @@ impl SkinPass {
         })
     }
 
-    /// The output buffer of frame slot `slot_index` (`FrameSlot::index`):
-    /// `SkinnedVertex` per vertex (48-byte stride: position vec4, normal vec4,
-    /// tangent vec4), scene space. Read it (by `output_address`, or copied)
-    /// in the frame that recorded the skinning into that slot. The handle
-    /// changes when characters are added.
-    pub fn output_buffer(&self, slot_index: usize) -> vk::Buffer {
-        self.slots[slot_index].output.raw
+    /// The output buffers of frame slot `slot_index` (`FrameSlot::index`),
+    /// one per window (`output_windows`; any past its count hold nothing):
+    /// `SkinnedVertex` per vertex (48-byte stride: position vec4, normal
+    /// vec4, tangent vec4), scene space. Read them (by `output_addresses`,
+    /// or copied) in the frame that recorded the skinning into that slot.
+    /// The handles change when characters are added.
+    pub fn output_buffers(&self, slot_index: usize) -> impl Iterator<Item = vk::Buffer> + '_ {
+        self.slots[slot_index].output.iter().map(|b| b.raw)
     }
 
     /// The palette the shaders of frame slot `slot_index` read in this
@@ -507,10 +533,26 @@ impl SkinPass {
         self.slots[slot_index].read_palette_buffer(self.reads_device_palette()).raw
     }
 
-    /// The device address of `output_buffer(slot_index)`: shaders read the
-    /// skinned vertices by pointer (no binding range caps a crowd's).
-    pub fn output_address(&self, ctx: &GpuContext, slot_index: usize) -> vk::DeviceAddress {
-        self.slots[slot_index].output.device_address(ctx)
+    /// The copies that lay slot `slot_index`'s output, window by window,
+    /// into one buffer the way the layout numbers its vertices
+    /// (`PrimitiveOutput::output_offset` times `OUTPUT_STRIDE`): each
+    /// window's source buffer and region.
+    pub fn output_copies(
+        &self,
+        slot_index: usize,
+    ) -> impl Iterator<Item = (vk::Buffer, vk::BufferCopy)> + '_ {
+        let windows = self.output_windows();
+        let buffers = &self.slots[slot_index].output;
+        (0..windows.count).zip(buffers).map(move |(k, buffer)| {
+            let dst_offset = u64::from(k) * u64::from(windows.vertices) * OUTPUT_STRIDE;
+            (buffer.raw, vk::BufferCopy { src_offset: 0, dst_offset, size: windows.bytes(k) })
+        })
+    }
+
+    /// The device address of each of `output_buffers(slot_index)`: shaders
+    /// read the skinned vertices by pointer (no binding range caps a crowd's).
+    pub fn output_addresses(&self, slot_index: usize) -> &[vk::DeviceAddress] {
+        &self.slots[slot_index].output_addresses
     }
 
     /// Where each primitive of each mesh instance of `character` lands in the

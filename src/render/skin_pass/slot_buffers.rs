@@ -7,7 +7,7 @@ use super::OUTPUT_STRIDE;
 use super::palette_reads::{
     PALETTE_TEXEL_FORMAT, PaletteReads, TEXEL_FORMATS, is_texel, palette_view, replace_view, texel_view,
 };
-use super::plan::SlotSizes;
+use super::plan::{OutputWindows, SlotSizes};
 use crate::gpu::frame::Retired;
 use crate::gpu::{Buffer, FrameRing, GpuContext, GpuError};
 use ash::vk;
@@ -35,8 +35,8 @@ const DEVICE_PALETTE_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_ra
         | vk::BufferUsageFlags::TRANSFER_SRC.as_raw(),
 );
 
-/// Written by skin_main.glsl through storage bindings (one window each),
-/// read by mesh.vert by pointer, copied out by readbacks.
+/// Written by skin_main.glsl through storage bindings (one window, one
+/// buffer each), read by mesh.vert by pointer, copied out by readbacks.
 fn output_usage() -> vk::BufferUsageFlags {
     vk::BufferUsageFlags::STORAGE_BUFFER
         | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS
@@ -71,7 +71,11 @@ pub(super) struct SlotBuffers {
     pub(super) records: Buffer,
     /// skin.comp's `group_records` (binding 8), written with `records`.
     pub(super) groups: Buffer,
-    pub(super) output: Buffer,
+    /// The skinned output, one buffer per window (`OutputWindows`): at
+    /// least one, more kept when a layout shrinks.
+    pub(super) output: Vec<Buffer>,
+    /// The device address of each of `output`.
+    pub(super) output_addresses: Vec<vk::DeviceAddress>,
     /// Pose version of each character last written into `palette`/`weights`.
     pub(super) held: Vec<Option<u64>>,
     /// Layout generation whose records `records` (and `groups`) hold.
@@ -83,7 +87,9 @@ impl SlotBuffers {
     pub(super) fn new(ctx: &GpuContext, i: usize) -> Result<Self, GpuError> {
         let name = |what: &str| format!("skin slot {i} {what}");
         let (cpu, gpu) = (MemoryLocation::CpuToGpu, MemoryLocation::GpuOnly);
-        Ok(SlotBuffers {
+        let output = Buffer::new(ctx, &name("output 0"), OUTPUT_STRIDE, output_usage(), gpu)?;
+        let address = output.device_address(ctx);
+        let mut slot = SlotBuffers {
             palette: Buffer::new(ctx, &name("palette"), 64, PALETTE_USAGE, cpu)?,
             device_palette: Buffer::new(ctx, &name("device palette"), 64, DEVICE_PALETTE_USAGE, gpu)?,
             palette_view: vk::BufferView::null(),
@@ -94,10 +100,14 @@ impl SlotBuffers {
             weights: Buffer::new(ctx, &name("weights"), 16, HOST_USAGE, cpu)?,
             records: Buffer::new(ctx, &name("records"), 32, HOST_USAGE, cpu)?,
             groups: Buffer::new(ctx, &name("group records"), 4, HOST_USAGE, cpu)?,
-            output: Buffer::new(ctx, &name("output"), OUTPUT_STRIDE, output_usage(), gpu)?,
+            output: Vec::new(),
+            output_addresses: Vec::new(),
             held: Vec::new(),
             records_generation: None,
-        })
+        };
+        slot.output.push(output);
+        slot.output_addresses.push(address);
+        Ok(slot)
     }
 
     /// Makes the texel views `reads` needs of the fresh buffers; on
@@ -175,13 +185,43 @@ impl SlotBuffers {
         if records_regrown | groups_regrown {
             self.records_generation = None;
         }
-        grower.grow(ring, &mut self.output, sizes.output, "output", output_usage(), gpu)?;
+        self.grow_output(&grower, ring, sizes.windows)?;
         for (binding, regrown, buffer, view) in [
             (6, records_regrown, &self.records, &mut self.records_view),
             (8, groups_regrown, &self.groups, &mut self.groups_view),
         ] {
             if regrown && is_texel(bindings[binding]) {
                 replace_view(ctx, ring, view, buffer, TEXEL_FORMATS[binding])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Grows the output to `windows`: a buffer per window, each holding
+    /// its window's vertices (never past a window's capacity); a window's
+    /// buffer made or replaced takes its new address.
+    fn grow_output(
+        &mut self,
+        grower: &Grower,
+        ring: &mut FrameRing,
+        windows: OutputWindows,
+    ) -> Result<(), GpuError> {
+        let capacity = u64::from(windows.vertices) * OUTPUT_STRIDE;
+        let gpu = MemoryLocation::GpuOnly;
+        for k in 0..windows.count {
+            let what = format!("output {k}");
+            let k = k as usize;
+            if k == self.output.len() {
+                let name = format!("skin slot {} {what}", grower.slot);
+                let size = windows.bytes(k as u32).max(OUTPUT_STRIDE);
+                self.output.push(Buffer::new(grower.ctx, &name, size, output_usage(), gpu)?);
+                self.output_addresses.push(self.output[k].device_address(grower.ctx));
+                continue;
+            }
+            let needed = windows.bytes(k as u32);
+            let limit = Some(capacity);
+            if grower.grow_within(ring, &mut self.output[k], needed, limit, &what, output_usage(), gpu)? {
+                self.output_addresses[k] = self.output[k].device_address(grower.ctx);
             }
         }
         Ok(())
@@ -195,9 +235,10 @@ impl SlotBuffers {
                 ctx.device.destroy_buffer_view(view, None);
             }
         }
-        for b in [self.palette, self.device_palette, self.weights, self.records, self.groups, self.output] {
+        for b in [self.palette, self.device_palette, self.weights, self.records, self.groups] {
             b.destroy(ctx);
         }
+        self.output.into_iter().for_each(|b| b.destroy(ctx));
     }
 }
 
@@ -240,6 +281,21 @@ impl Grower<'_> {
         usage: vk::BufferUsageFlags,
         location: MemoryLocation,
     ) -> Result<bool, GpuError> {
+        self.grow_within(ring, buffer, needed, None, what, usage, location)
+    }
+
+    /// `grow`, never past `limit` when given (else the limit of its usage).
+    #[allow(clippy::too_many_arguments)]
+    fn grow_within(
+        &self,
+        ring: &mut FrameRing,
+        buffer: &mut Buffer,
+        needed: u64,
+        limit: Option<u64>,
+        what: &str,
+        usage: vk::BufferUsageFlags,
+        location: MemoryLocation,
+    ) -> Result<bool, GpuError> {
         if buffer.size >= needed {
             return Ok(false);
         }
@@ -247,7 +303,7 @@ impl Grower<'_> {
         // reallocate every time, but never past the buffer's limit
         // (check_ranges made sure `needed` fits).
         let addressed = usage.contains(vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS);
-        let limit = if addressed { self.limits.addressed } else { self.limits.bound };
+        let limit = limit.unwrap_or(if addressed { self.limits.addressed } else { self.limits.bound });
         let size = needed.max((buffer.size.saturating_mul(3) / 2).min(limit));
         let name = format!("skin slot {} {what}", self.slot);
         let new = Buffer::new(self.ctx, &name, size, usage, location)?;

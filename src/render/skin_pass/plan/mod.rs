@@ -42,9 +42,9 @@ pub struct PrimitiveOutput {
     pub instance: usize,
     /// Index into `GpuModel::primitives` (mesh, material, first_index, index_count).
     pub gpu_primitive: usize,
-    /// First `SkinnedVertex` in `SkinPass::output_buffer`: draw with
-    /// `vertex_offset = output_offset` (indices are primitive-local), or bind
-    /// the buffer at `output_offset * OUTPUT_STRIDE`.
+    /// First `SkinnedVertex` in the layout's output, counted across its
+    /// windows: `OutputWindows::locate` gives the window (buffer) and the
+    /// index in it (a character's vertices all lie in one window).
     pub output_offset: u32,
     /// Vertex count.
     pub vertex_count: u32,
@@ -115,63 +115,64 @@ pub struct SlotSizes {
     pub records: u64,
     /// Workgroup records (u32).
     pub groups: u64,
-    /// Skinned output vertices.
+    /// Skinned output vertices, all windows (gaps before window starts included).
     pub output: u64,
+    /// How the output splits into buffers.
+    pub windows: OutputWindows,
 }
 
-/// The most windows one frame's skin dispatches may bind (each window is a
-/// descriptor set from the frame slot's pool, sized for them).
+/// The most buffers one frame slot's skinned output may span (each bound
+/// by a descriptor set from the frame slot's pool, sized for them).
 pub const MAX_OUTPUT_WINDOWS: u32 = 64;
 
-/// How the skin dispatch binds a slot's output: `count` windows of
-/// `vertices` output vertices each, window k from vertex k * `vertices`,
-/// one dispatch per window. A crowd's output may be larger than one
-/// storage binding may be (`maxStorageBufferRange`); each window fits one.
-/// Windows start at multiples of `WORKGROUP_SIZE` vertices (64 * 48 bytes,
-/// a multiple of every `minStorageBufferOffsetAlignment` Vulkan allows),
-/// so a workgroup never straddles two.
+/// How a slot's skinned output is split: `count` windows, each its own
+/// buffer of at most `vertices` output vertices, window k holding the
+/// layout's vertices from k * `vertices`; one dispatch each. A crowd's
+/// output may be larger than one buffer may be (the largest buffer: 4 GiB
+/// on NVIDIA's drivers) or one binding (`maxStorageBufferRange`: 128 MiB on
+/// lavapipe); each window fits both. No character straddles two windows
+/// (`SkinLayout` moves one that would to the next window's start), so a
+/// draw reads each character from one buffer. `vertices` is whole
+/// workgroups, so a workgroup never straddles two windows either.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OutputWindows {
-    /// Windows (dispatches); 0 when there is nothing to skin.
+    /// Windows (buffers, dispatches); 0 when there is nothing to skin.
     pub count: u32,
-    /// Output vertices per window (the last one may hold fewer).
+    /// Output vertices one window holds (a multiple of `WORKGROUP_SIZE`).
     pub vertices: u32,
+    /// Output vertices of the whole layout, gaps before window starts included.
+    pub total: u32,
 }
 
 impl OutputWindows {
-    /// The fewest windows of at most `max_range` bytes over `total_vertices`
-    /// output vertices, as even as whole workgroups allow. An error when a
-    /// window cannot hold one workgroup's vertices or more than
-    /// [`MAX_OUTPUT_WINDOWS`] are needed.
-    pub fn plan(total_vertices: u32, max_range: u64) -> Result<Self, GpuError> {
+    /// The output vertices one window holds where a buffer may hold at most
+    /// `buffer_bytes` (`BufferLimits::output_buffer_bytes`): whole
+    /// workgroups. An error when not even one workgroup's output fits.
+    pub fn capacity(buffer_bytes: u64) -> Result<u32, GpuError> {
         let unit = u64::from(WORKGROUP_SIZE);
-        let largest = max_range / (unit * OUTPUT_STRIDE) * unit;
-        if largest == 0 {
+        let vertices = (buffer_bytes / OUTPUT_STRIDE).min(u64::from(u32::MAX)) / unit * unit;
+        if vertices == 0 {
             return Err(GpuError::new(format!(
-                "skin pass: maxStorageBufferRange {max_range} holds less than one workgroup's output"
+                "skin pass: an output buffer of at most {buffer_bytes} bytes holds less than one workgroup's output"
             )));
         }
-        let total = u64::from(total_vertices);
-        let count = total.div_ceil(largest);
-        if count > u64::from(MAX_OUTPUT_WINDOWS) {
-            return Err(GpuError::new(format!(
-                "skin pass: skinned output of {total} vertices needs {count} bindings of at most \
-                 {max_range} bytes (maxStorageBufferRange), more than {MAX_OUTPUT_WINDOWS}"
-            )));
-        }
-        let vertices = if count == 0 { 0 } else { total.div_ceil(count).div_ceil(unit) * unit };
-        Ok(OutputWindows { count: count as u32, vertices: vertices as u32 })
+        Ok(vertices as u32)
     }
 
-    /// Bytes of one window.
-    pub fn bytes(&self) -> u64 {
-        u64::from(self.vertices) * OUTPUT_STRIDE
+    /// Output vertices window `k` holds (the last one: those past the others).
+    pub fn used(&self, k: u32) -> u32 {
+        let first = u64::from(k) * u64::from(self.vertices);
+        (u64::from(self.total).saturating_sub(first)).min(u64::from(self.vertices)) as u32
     }
 
-    /// Bytes the output buffer needs: every window whole (at most a
-    /// workgroup's output per window past the vertices themselves).
-    pub fn buffer_bytes(&self) -> u64 {
-        u64::from(self.count) * self.bytes()
+    /// Bytes of window `k`'s buffer.
+    pub fn bytes(&self, k: u32) -> u64 {
+        u64::from(self.used(k)) * OUTPUT_STRIDE
+    }
+
+    /// The window holding output vertex `vertex`, and the vertex's index in it.
+    pub fn locate(&self, vertex: u32) -> (u32, u32) {
+        (vertex / self.vertices, vertex % self.vertices)
     }
 }
 
@@ -203,8 +204,11 @@ pub struct Mark {
 /// Every registered character's place in the skinning buffers (see the
 /// module's doc). Characters are appended; a failed or undone addition
 /// rolls back to a `Mark`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkinLayout {
+    /// Output vertices one window (buffer) of the output holds
+    /// (`OutputWindows::capacity`).
+    window_vertices: u32,
     models: Vec<ModelPlace>,
     characters: Vec<CharacterPlace>,
     records: Vec<SkinRecord>,
@@ -218,7 +222,41 @@ pub struct SkinLayout {
     total_vertices: u32,
 }
 
+/// One window for any output a `u32` vertex index reaches.
+impl Default for SkinLayout {
+    fn default() -> Self {
+        SkinLayout::with_window_vertices(u32::MAX / WORKGROUP_SIZE * WORKGROUP_SIZE)
+    }
+}
+
 impl SkinLayout {
+    /// An empty layout whose output windows hold `window_vertices` vertices
+    /// each (`OutputWindows::capacity` of the device's limit; rounded down
+    /// to whole workgroups, at least one).
+    pub fn with_window_vertices(window_vertices: u32) -> Self {
+        let unit = WORKGROUP_SIZE;
+        SkinLayout {
+            window_vertices: (window_vertices / unit * unit).max(unit),
+            models: Vec::new(),
+            characters: Vec::new(),
+            records: Vec::new(),
+            group_records: Vec::new(),
+            morph_targets: false,
+            palette_len: 0,
+            weight_len: 0,
+            total_vertices: 0,
+        }
+    }
+
+    /// How the output splits into windows (buffers).
+    pub fn output_windows(&self) -> OutputWindows {
+        OutputWindows {
+            count: self.total_vertices.div_ceil(self.window_vertices),
+            vertices: self.window_vertices,
+            total: self.total_vertices,
+        }
+    }
+
     /// Places a distinct model's streams after the previous models' in the
     /// concatenation; its index in `models`.
     pub fn add_model(&mut self, counts: StreamCounts) -> Result<usize, GpuError> {
@@ -243,17 +281,39 @@ impl SkinLayout {
         table: StreamTable<'_>,
         asset: &Model,
     ) -> Result<usize, GpuError> {
+        self.add_characters(model, table, asset, 1)
+    }
+
+    /// `add_character` `count` times (at least once), the workgroup
+    /// records rebuilt once at the end: a crowd of 100,000 is laid out in
+    /// one pass. The index of the first. On error the layout is unchanged.
+    pub fn add_characters(
+        &mut self,
+        model: usize,
+        table: StreamTable<'_>,
+        asset: &Model,
+        count: u32,
+    ) -> Result<usize, GpuError> {
         let place =
             *self.models.get(model).ok_or_else(|| GpuError::new(format!("skin layout: no model {model}")))?;
-        let placer = Placer::start(self, place, table);
-        let placed = placer.place(asset)?;
-        self.palette_len = placed.palette_end;
-        self.weight_len = placed.weight_end;
-        self.total_vertices = placed.output_end;
-        self.records.extend_from_slice(&placed.records);
-        self.characters.push(placed.character);
+        let mark = self.mark();
+        let first = self.characters.len();
+        for _ in 0..count.max(1) {
+            let placed = match Placer::start(self, place, table).place(asset) {
+                Ok(placed) => placed,
+                Err(e) => {
+                    self.roll_back(mark);
+                    return Err(e);
+                }
+            };
+            self.palette_len = placed.palette_end;
+            self.weight_len = placed.weight_end;
+            self.total_vertices = placed.output_end;
+            self.records.extend_from_slice(&placed.records);
+            self.characters.push(placed.character);
+        }
         self.regroup();
-        Ok(self.characters.len() - 1)
+        Ok(first)
     }
 
     /// The sizes to roll back to.
@@ -330,6 +390,7 @@ impl SkinLayout {
             records: self.records.len() as u64 * RECORD_BYTES,
             groups: self.group_records.len() as u64 * 4,
             output: u64::from(self.total_vertices) * OUTPUT_STRIDE,
+            windows: self.output_windows(),
         }
     }
 
@@ -372,10 +433,10 @@ impl SkinLayout {
     /// Every storage buffer is bound whole: each must fit
     /// `maxStorageBufferRange`. The palette and the skinned output, which
     /// grow with the crowd, are not: the palette is reached by pointer or
-    /// texels, the output bound in windows (`OutputWindows`) and read by
-    /// pointer; each must fit `largest_buffer`
-    /// (`BufferLimits::largest_buffer`). Where skin.comp reads through
-    /// texels (`reads`), also `maxTexelBufferElements`.
+    /// texels and must fit `largest_buffer` (`BufferLimits::largest_buffer`);
+    /// the output is split into windows (`OutputWindows`, each within both
+    /// limits by construction), at most [`MAX_OUTPUT_WINDOWS`]. Where
+    /// skin.comp reads through texels (`reads`), also `maxTexelBufferElements`.
     pub fn check_ranges(
         &self,
         limits: &vk::PhysicalDeviceLimits,
@@ -403,15 +464,20 @@ impl SkinLayout {
                 "skin pass: {what} need {size} bytes, more than the device's maxStorageBufferRange {limit}"
             )));
         }
-        let windows = OutputWindows::plan(self.total_vertices, limit)?;
-        let output = slot.output.max(windows.buffer_bytes());
-        for (what, size) in [("palette", slot.palette), ("skinned output", output)] {
-            if size > largest_buffer {
-                return Err(GpuError::new(format!(
-                    "skin pass: {what} need {size} bytes, more than the device's largest buffer \
-                     ({largest_buffer} bytes)"
-                )));
-            }
+        let windows = self.output_windows();
+        if windows.count > MAX_OUTPUT_WINDOWS {
+            return Err(GpuError::new(format!(
+                "skin pass: skinned output of {} vertices needs {} buffers of at most {} vertices, \
+                 more than {MAX_OUTPUT_WINDOWS}",
+                windows.total, windows.count, windows.vertices
+            )));
+        }
+        if slot.palette > largest_buffer {
+            return Err(GpuError::new(format!(
+                "skin pass: palette need {} bytes, more than the device's largest buffer \
+                 ({largest_buffer} bytes)",
+                slot.palette
+            )));
         }
         if reads == PaletteReads::Storage {
             return Ok(());
@@ -450,6 +516,8 @@ struct Placer<'a> {
     model: ModelPlace,
     /// Index of the character's first record in the layout.
     first_record: usize,
+    /// Output vertices one window of the output holds.
+    window_vertices: u32,
     weight_base: u32,
     /// The next free palette entry and output vertex (u64: checked against
     /// u32 at the end).
@@ -467,6 +535,7 @@ impl<'a> Placer<'a> {
             table,
             model,
             first_record: layout.records.len(),
+            window_vertices: layout.window_vertices,
             weight_base: layout.weight_len,
             palette: u64::from(layout.palette_len),
             output: u64::from(layout.total_vertices),
@@ -486,12 +555,14 @@ impl<'a> Placer<'a> {
             self.palette += skin.joints.len() as u64;
         }
         let weights = u64::from(self.weight_base) + asset.rest_morph_weights.len() as u64;
+        let output_start = self.output;
         for (i, instance) in asset.instances.iter().enumerate() {
             self.place_instance(asset, &skin_bases, i, instance)?;
         }
-        // Output offsets are u32 in the shader; byte sizes must fit too.
+        self.keep_in_one_window(asset, output_start)?;
+        // Output offsets and palette indices are u32 in the shaders.
         let max = u64::from(u32::MAX);
-        if self.output * OUTPUT_STRIDE > max || self.palette > max || weights > max {
+        if self.output > max || self.palette > max || weights > max {
             return Err(GpuError::new(format!("{}: too many vertices or joints to skin", asset.file)));
         }
         // Each palette entry and morph weight is read at least once.
@@ -511,6 +582,33 @@ impl<'a> Placer<'a> {
             weight_end: weights as u32,
             output_end: self.output as u32,
         })
+    }
+
+    /// Moves the character's output (from `start`) to the next window's
+    /// start when it would straddle two windows: each window is its own
+    /// buffer, and a draw reads a character from one. The vertices skipped
+    /// belong to no record; skin_main.glsl leaves them alone.
+    fn keep_in_one_window(&mut self, asset: &Model, start: u64) -> Result<(), GpuError> {
+        let (vertices, window) = (self.output - start, u64::from(self.window_vertices));
+        if vertices > window {
+            return Err(GpuError::new(format!(
+                "{}: one character's skinned output ({vertices} vertices, {} bytes) is larger than \
+                 one output buffer holds ({window} vertices)",
+                asset.file,
+                vertices * OUTPUT_STRIDE
+            )));
+        }
+        let next_window = (start / window + 1) * window;
+        if self.output <= next_window {
+            return Ok(());
+        }
+        let shift = next_window - start;
+        // Within u32 while the character's end is (checked by the caller).
+        let moved = |offset: u32| (u64::from(offset) + shift).min(u64::from(u32::MAX)) as u32;
+        self.outputs.iter_mut().for_each(|o| o.output_offset = moved(o.output_offset));
+        self.records.iter_mut().for_each(|r| r.output_offset = moved(r.output_offset));
+        self.output += shift;
+        Ok(())
     }
 
     /// The primitives of instance `i`: skinned ones read their skin's

@@ -58,7 +58,8 @@ fn one_character_of_the_test_model() {
         (layout.total_vertices(), layout.group_records(), layout.morph_targets()),
         (3, &[0][..], true)
     );
-    let sizes = SlotSizes { palette: 128, weights: 8, records: 32, groups: 4, output: 144 };
+    let windows = OutputWindows { count: 1, vertices: SkinLayout::default().window_vertices, total: 3 };
+    let sizes = SlotSizes { palette: 128, weights: 8, records: 32, groups: 4, output: 144, windows };
     assert_eq!(layout.slot_sizes(), sizes);
     assert_eq!(layout.stream_bytes(), [3 * 24, 3 * 16, 4 * 4, 6 * 48]);
 }
@@ -270,49 +271,78 @@ fn no_binding_range_caps_a_crowds_palettes_and_output() {
         let e = layout.check_ranges(&limits(bound - 1), big, reads).unwrap_err().to_string();
         assert!(e.contains(&format!("need {bound} bytes, more than the device's maxStorageBufferRange")));
     }
-    // What caps them is the largest buffer: the output, bound in windows
-    // of at most the range, needs them whole.
-    let windows = OutputWindows::plan(layout.total_vertices(), range).unwrap();
-    assert!(windows.count > 1 && windows.bytes() <= range, "{windows:?}");
-    let output = windows.buffer_bytes();
-    assert!(output >= slot.output && output - slot.output < u64::from(windows.count) * 64 * OUTPUT_STRIDE);
-    let e = layout.check_ranges(&limits(range), output - 1, PaletteReads::Storage);
+    // What caps the palette is the largest buffer.
+    let e = layout.check_ranges(&limits(range), slot.palette - 1, PaletteReads::Storage);
     let e = e.unwrap_err().to_string();
-    assert!(e.contains(&format!("skinned output need {output} bytes")), "{e}");
-    assert!(e.contains(&format!("largest buffer ({} bytes)", output - 1)), "{e}");
+    assert!(e.contains(&format!("palette need {} bytes", slot.palette)), "{e}");
+    assert!(e.contains(&format!("largest buffer ({} bytes)", slot.palette - 1)), "{e}");
 }
 
 #[test]
-fn output_windows_are_whole_workgroups_within_the_range() {
+fn output_windows_are_whole_workgroups_within_the_buffer() {
     let group = u64::from(WORKGROUP_SIZE) * OUTPUT_STRIDE;
-    assert_eq!(OutputWindows::plan(0, 1 << 27).unwrap().count, 0);
-    // One window while the output fits, rounded up to a whole workgroup.
-    let one = OutputWindows::plan(100, 1 << 27).unwrap();
-    assert_eq!((one.count, one.vertices), (1, 128));
-    // 128 MiB (lavapipe) holds 2,796,160 vertices (43,690 workgroups).
-    let most = OutputWindows::plan(2_796_160, 128 << 20).unwrap();
-    assert_eq!((most.count, most.vertices), (1, 2_796_160));
-    let two = OutputWindows::plan(2_796_161, 128 << 20).unwrap();
-    assert_eq!((two.count, two.vertices), (2, 1_398_144));
-    for total in [1u32, 63, 64, 65, 1000, 12_345, 99_999] {
-        for range in [group, 2 * group + 5, 10 * group, 1 << 20] {
-            let largest = range / group * u64::from(WORKGROUP_SIZE);
-            if u64::from(total).div_ceil(largest) > u64::from(MAX_OUTPUT_WINDOWS) {
-                assert!(OutputWindows::plan(total, range).is_err(), "{total} in {range}");
-                continue;
-            }
-            let w = OutputWindows::plan(total, range).unwrap();
-            assert!(
-                w.bytes() <= range && w.vertices.is_multiple_of(WORKGROUP_SIZE),
-                "{total} in {range}: {w:?}"
-            );
-            assert!(u64::from(w.count) * u64::from(w.vertices) >= u64::from(total), "{total}: {w:?}");
-            // The fewest windows: one fewer of the largest size cannot hold it.
-            assert!(u64::from(w.count - 1) * largest < u64::from(total), "{total} in {range}: {w:?}");
-        }
-    }
-    let e = OutputWindows::plan(1000, group - 1).unwrap_err().to_string();
+    // 128 MiB (lavapipe's range) holds 2,796,160 vertices (43,690
+    // workgroups); NVIDIA's 4 GiB - 2 MiB largest buffer 89,434,752.
+    assert_eq!(OutputWindows::capacity(128 << 20).unwrap(), 2_796_160);
+    assert_eq!(OutputWindows::capacity(4_292_870_144).unwrap(), 89_434_752);
+    assert_eq!(OutputWindows::capacity(group).unwrap(), WORKGROUP_SIZE);
+    assert_eq!(OutputWindows::capacity(2 * group - 1).unwrap(), WORKGROUP_SIZE);
+    let e = OutputWindows::capacity(group - 1).unwrap_err().to_string();
     assert!(e.contains("less than one workgroup"), "{e}");
-    let e = OutputWindows::plan(65 * 64, group).unwrap_err().to_string();
-    assert!(e.contains("needs 65 bindings") && e.contains("more than 64"), "{e}");
+    // Windows fill in order; the last holds the rest.
+    let w = OutputWindows { count: 3, vertices: 128, total: 300 };
+    assert_eq!((w.used(0), w.used(1), w.used(2), w.used(3)), (128, 128, 44, 0));
+    assert_eq!(w.bytes(2), 44 * OUTPUT_STRIDE);
+    assert_eq!(
+        (w.locate(0), w.locate(127), w.locate(128), w.locate(299)),
+        ((0, 0), (0, 127), (1, 0), (2, 43))
+    );
+}
+
+#[test]
+fn no_character_straddles_two_output_windows() {
+    let model = default_character();
+    let s = streams(&model);
+    let one = layout_of(&[&model]).total_vertices();
+    // Windows of two and a half characters (whole workgroups): two
+    // characters each, the third moved to the next window's start.
+    let window = (one * 5 / 2).div_ceil(WORKGROUP_SIZE) * WORKGROUP_SIZE;
+    let mut layout = SkinLayout::with_window_vertices(window);
+    let m = layout.add_model(s.table().counts).unwrap();
+    for _ in 0..7 {
+        layout.add_character(m, s.table(), &model).unwrap();
+    }
+    let windows = layout.output_windows();
+    assert_eq!((windows.count, windows.vertices), (4, window));
+    assert_eq!(windows.total, 3 * window + one, "the 7th character starts the 4th window");
+    for (c, place) in layout.characters().iter().enumerate() {
+        let first = place.outputs.iter().map(|o| o.output_offset).min().unwrap();
+        let end = place.outputs.iter().map(|o| o.output_offset + o.vertex_count).max().unwrap();
+        assert_eq!(first, (c as u32 / 2) * window + (c as u32 % 2) * one, "character {c}");
+        assert_eq!(windows.locate(first).0, windows.locate(end - 1).0, "character {c} in one window");
+    }
+    // The records follow the outputs, and every workgroup finds the record
+    // of each of its vertices (gap vertices find the one before: the shader
+    // leaves those alone, past its vertex count).
+    for (r, o) in layout.records().iter().zip(layout.characters().iter().flat_map(|c| &c.outputs)) {
+        assert_eq!(r.output_offset, o.output_offset);
+    }
+    assert_eq!(layout.group_records().len() as u32, windows.total.div_ceil(WORKGROUP_SIZE));
+    // A window smaller than one character holds none.
+    let mut small = SkinLayout::with_window_vertices(one / 2);
+    let m = small.add_model(s.table().counts).unwrap();
+    let e = small.add_character(m, s.table(), &model).unwrap_err().to_string();
+    assert!(
+        e.contains("one character's skinned output") && e.contains("larger than one output buffer"),
+        "{e}"
+    );
+    // At most MAX_OUTPUT_WINDOWS windows.
+    let mut many = SkinLayout::with_window_vertices(one.div_ceil(WORKGROUP_SIZE) * WORKGROUP_SIZE);
+    let m = many.add_model(s.table().counts).unwrap();
+    for _ in 0..=MAX_OUTPUT_WINDOWS {
+        many.add_character(m, s.table(), &model).unwrap();
+    }
+    let limits = vk::PhysicalDeviceLimits { max_storage_buffer_range: 1 << 30, ..Default::default() };
+    let e = many.check_ranges(&limits, 1 << 40, PaletteReads::Storage).unwrap_err().to_string();
+    assert!(e.contains("needs 65 buffers") && e.contains("more than 64"), "{e}");
 }
