@@ -1,5 +1,5 @@
-//! Eight f32 lanes per operation, and the choice, made at run time, of
-//! the instructions they run as.
+//! Eight f32 lanes per operation (or four f64 lanes: [`F64Lanes`]), and
+//! the choice, made at run time, of the instructions they run as.
 //!
 //! Code written once over [`Lanes8`] runs as 256-bit AVX2 operations
 //! ([`Avx2`], inside a function compiled for AVX2 and chosen where the CPU
@@ -49,6 +49,37 @@ pub trait Lanes8:
     /// row `i` become lane `i` of rows 0-3, lanes 4-7 likewise (four
     /// joints' quaternions to x, y, z, w lanes and back, twice over).
     fn transpose_halves(rows: [Self; 4]) -> [Self; 4];
+}
+
+/// Four f64 lanes: the exact (slerp) sampler's key ratios and sines, in
+/// f64 for glTF exactness. As one 256-bit AVX register ([`Avx2F64`], in a
+/// function compiled for AVX2) or as `wide`'s f64x4 (two 128-bit SSE2
+/// operations in the portable build): the same IEEE operations, no fused
+/// multiply-add, so the same bits.
+pub trait F64Lanes:
+    Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self>
+{
+    /// Every lane `v`.
+    fn splat(v: f64) -> Self;
+    /// Four f32 lanes, widened (exactly).
+    fn widen(v: [f32; 4]) -> Self;
+    /// Each lane rounded to the nearest f32, as `as f32` rounds.
+    fn narrow(self) -> [f32; 4];
+}
+
+impl F64Lanes for wide::f64x4 {
+    #[inline(always)]
+    fn splat(v: f64) -> Self {
+        wide::f64x4::splat(v)
+    }
+    #[inline(always)]
+    fn widen(v: [f32; 4]) -> Self {
+        wide::f64x4::from(v.map(f64::from))
+    }
+    #[inline(always)]
+    fn narrow(self) -> [f32; 4] {
+        self.to_array().map(|v| v as f32)
+    }
 }
 
 /// Eight lanes as two of `wide`'s four.
@@ -155,7 +186,7 @@ impl Lanes8 for Portable {
 }
 
 #[cfg(target_arch = "x86_64")]
-pub use avx2::Avx2;
+pub use avx2::{Avx2, Avx2F64};
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
@@ -169,6 +200,47 @@ mod avx2 {
     /// Eight lanes in one AVX register.
     #[derive(Debug, Clone, Copy)]
     pub struct Avx2(__m256);
+
+    /// Four f64 lanes in one AVX register.
+    #[derive(Debug, Clone, Copy)]
+    pub struct Avx2F64(__m256d);
+
+    macro_rules! binary_f64 {
+        ($trait:ident, $method:ident, $intrinsic:ident) => {
+            impl $trait for Avx2F64 {
+                type Output = Avx2F64;
+                #[inline(always)]
+                fn $method(self, o: Avx2F64) -> Avx2F64 {
+                    // SAFETY: only run where the CPU has AVX2 (see the module).
+                    Avx2F64(unsafe { $intrinsic(self.0, o.0) })
+                }
+            }
+        };
+    }
+    binary_f64!(Add, add, _mm256_add_pd);
+    binary_f64!(Sub, sub, _mm256_sub_pd);
+    binary_f64!(Mul, mul, _mm256_mul_pd);
+    binary_f64!(Div, div, _mm256_div_pd);
+
+    // SAFETY (every `unsafe` below): only run where the CPU has AVX2; loads
+    // and stores go through references to arrays of the right size.
+    impl super::F64Lanes for Avx2F64 {
+        #[inline(always)]
+        fn splat(v: f64) -> Self {
+            Avx2F64(unsafe { _mm256_set1_pd(v) })
+        }
+        #[inline(always)]
+        fn widen(v: [f32; 4]) -> Self {
+            Avx2F64(unsafe { _mm256_cvtps_pd(_mm_loadu_ps(v.as_ptr())) })
+        }
+        #[inline(always)]
+        fn narrow(self) -> [f32; 4] {
+            let mut out = [0.0; 4];
+            // Rounds to nearest, ties to even (MXCSR's default, which Rust keeps).
+            unsafe { _mm_storeu_ps(out.as_mut_ptr(), _mm256_cvtpd_ps(self.0)) };
+            out
+        }
+    }
 
     macro_rules! binary {
         ($trait:ident, $method:ident, $intrinsic:ident) => {

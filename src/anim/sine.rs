@@ -21,6 +21,7 @@
 //! time ([`sin4`]; `wide`'s f64x4, no fused multiply-adds), so the runtime
 //! sampler's SIMD slerp and the scalar `SampleJob` agree bit for bit.
 
+use crate::anim::lanes8::F64Lanes;
 use wide::{CmpLe, f32x4, f64x4};
 
 /// Largest |x| the polynomial is used for: just above π/2 (slerp's angles
@@ -76,6 +77,13 @@ where
 /// give 0.
 #[inline(always)]
 pub fn sin4(x: f32x4, mask: f32x4) -> f32x4 {
+    sin4_in::<f64x4>(x, mask)
+}
+
+/// [`sin4`] with its f64 steps in `W`'s lanes (`wide`'s, or AVX2's in a
+/// function compiled for it): the same bits.
+#[inline(always)]
+pub fn sin4_in<W: F64Lanes>(x: f32x4, mask: f32x4) -> f32x4 {
     let inside = x.abs().cmp_le(f32x4::splat(RANGE));
     if (mask & !inside).any() {
         // Slerp never gets here; lane by lane, as the scalar code.
@@ -84,10 +92,8 @@ pub fn sin4(x: f32x4, mask: f32x4) -> f32x4 {
             if m[l].to_bits() != 0 { sin(v[l]) } else { 0.0 }
         }));
     }
-    let v = x.to_array();
-    let x = f64x4::from(v.map(f64::from));
-    let r = (x * polynomial(x * x, f64x4::splat)).to_array();
-    mask & f32x4::from(r.map(|r| r as f32))
+    let x = W::widen(x.to_array());
+    mask & f32x4::from((x * polynomial(x * x, W::splat)).narrow())
 }
 
 #[cfg(test)]
