@@ -28,16 +28,23 @@
 
 use super::clip::Interpolation;
 use super::job::{JobError, check_len};
-use super::lanes8::{F64Lanes, Simd};
-use super::runtime_clip::{LANES, Property, RotationBlock, RuntimeClip, Times, VectorBlock};
+use super::lanes8::Simd;
+use super::runtime_clip::{LANES, Property, RuntimeClip};
 use super::sampling::{RotationBlend, sample_morph_tracks, sample_rotation, sample_vector};
-use super::sine;
 use super::transform::Transform;
-use nalgebra::{Quaternion, UnitQuaternion, Vector3};
+use nalgebra::{Quaternion, UnitQuaternion};
 use std::ops::Range;
-use wide::{CmpGe, CmpGt, CmpLe, CmpLt, f32x4, f64x4};
+
+/// `[e with c = 0, e with c = 1, ...]`, written out: no closure to call
+/// (a call out of the AVX2 function would run its body without AVX2).
+macro_rules! each {
+    ($($i:literal),+; |$c:ident| $e:expr) => {
+        [$({ let $c = $i; $e }),+]
+    };
+}
 
 mod nlerp8;
+mod slerp8;
 
 /// Per-character sampling state of one [`RuntimeClip`]: the state each
 /// block is in (an index into the clip's block states, four bytes per
@@ -186,24 +193,12 @@ impl SampleClipJob<'_> {
         let layout = state_layout(clip);
         let rotations_at = layout[1];
         let fast_time = FastTime::new(t);
-        if !slerp {
-            let blocks_in = nlerp8::Blocks {
-                clip,
-                state: &cursor.state,
-                rotations_at,
-                vectors_at: [layout[0], layout[2]],
-            };
-            nlerp8::sample(&blocks_in, &fast_time, blocks.clone(), self.output, simd);
+        let blocks_in =
+            nlerp8::Blocks { clip, state: &cursor.state, rotations_at, vectors_at: [layout[0], layout[2]] };
+        if slerp {
+            slerp8::sample(&blocks_in, &fast_time, blocks.clone(), self.output, simd);
         } else {
-            let blocks_in = SlerpBlocks { clip, state: &cursor.state, layout };
-            match simd {
-                #[cfg(target_arch = "x86_64")]
-                // SAFETY: the CPU has AVX2 and FMA.
-                Simd::Avx2 if Simd::avx2_available() => unsafe {
-                    sample_slerp_avx2(&blocks_in, &fast_time, blocks.clone(), self.output)
-                },
-                _ => sample_slerp::<f64x4>(&blocks_in, &fast_time, blocks.clone(), self.output),
-            }
+            nlerp8::sample(&blocks_in, &fast_time, blocks.clone(), self.output, simd);
         }
         let source = clip.clip();
         let (hints, morph_hints) = self.cursor.state[layout[3]..].split_at_mut(clip.scalar.len());
@@ -239,84 +234,6 @@ impl SampleClipJob<'_> {
     }
 }
 
-/// What the slerp path reads of a clip and its cursor.
-struct SlerpBlocks<'a> {
-    clip: &'a RuntimeClip,
-    state: &'a [u32],
-    layout: [usize; 6],
-}
-
-/// `sample_slerp` compiled for AVX2: the same four-lane operations (no
-/// fused multiply-add is formed), in three-operand form.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn sample_slerp_avx2(blocks: &SlerpBlocks, time: &FastTime, range: Range<usize>, output: &mut [Transform]) {
-    sample_slerp::<crate::anim::lanes8::Avx2F64>(blocks, time, range, output);
-}
-
-/// Translations (`v` 0) or scales (1) of block `b`; blocks without a
-/// track hold their rest values. (A function, not a closure: a closure is
-/// not compiled for AVX2 with the function around it.)
-#[inline(always)]
-fn vector<W: F64Lanes>(blocks: &SlerpBlocks, b: usize, v: usize, fast_time: &FastTime) -> [f32x4; 3] {
-    let clip = blocks.clip;
-    let slot = clip.vector_slot[v][b];
-    if slot == u32::MAX {
-        return clip.vector_rest[v][b].map(f32x4::from);
-    }
-    let at = blocks.layout[2 * v] + slot as usize;
-    let block = &clip.vector_states[v][blocks.state[at] as usize];
-    lerp_block(block, exact_ratios::<W>(&block.times, fast_time))
-}
-
-/// Blocks `range` of four joints by glTF-exact slerp into `output`, the
-/// f64 steps in `W`'s lanes.
-#[inline(always)]
-fn sample_slerp<W: F64Lanes>(
-    blocks: &SlerpBlocks,
-    fast_time: &FastTime,
-    range: Range<usize>,
-    output: &mut [Transform],
-) {
-    let SlerpBlocks { clip, state, layout } = *blocks;
-    let rotations_at = layout[1];
-    for (b, out) in output.chunks_mut(LANES).enumerate().take(range.end).skip(range.start) {
-        let rotations = &clip.rotation_states[state[rotations_at + b] as usize];
-        let fallback = &clip.fallback[b];
-        let held = Held { kept: clip.keys_kept, tracked: &clip.rotation_tracked[b], fallback };
-        let (tr, sc) = (vector::<W>(blocks, b, 0, fast_time), vector::<W>(blocks, b, 1, fast_time));
-        let r = slerp_block::<W>(rotations, exact_ratios::<W>(&rotations.times, fast_time), &held);
-        let (tr, r, sc) = (tr.map(f32x4::to_array), r.map(f32x4::to_array), sc.map(f32x4::to_array));
-        for (l, o) in out.iter_mut().enumerate() {
-            *o = Transform {
-                translation: Vector3::new(tr[0][l], tr[1][l], tr[2][l]),
-                rotation: UnitQuaternion::new_unchecked(Quaternion::new(r[3][l], r[0][l], r[1][l], r[2][l])),
-                scale: Vector3::new(sc[0][l], sc[1][l], sc[2][l]),
-            };
-        }
-    }
-}
-
-/// Where time falls in four lanes' intervals: the ratio `s` of each, and the
-/// lanes that hold their start key (`hold_a`: before the first key, a STEP
-/// track, or a ratio outside [0, 1]) or their end key (`hold_b`: at or
-/// after the last key).
-type Ratios = (f32x4, f32x4, f32x4);
-
-/// [`Ratios`] exactly as scalar sampling computes them: the ratio in f64
-/// from the f32 key interval (four lanes per operation: the same IEEE
-/// operations), holds decided as the f64 comparisons do (see [`FastTime`]).
-#[inline(always)]
-fn exact_ratios<W: F64Lanes>(times: &Times, t: &FastTime) -> Ratios {
-    let td = (f32x4::from(times.t1) - f32x4::from(times.t0)).to_array();
-    let s = (W::splat(t.exact) - W::widen(times.t0)) / W::widen(td);
-    let s = f32x4::from(s.narrow());
-    let outside = !(s.cmp_ge(f32x4::ZERO) & s.cmp_le(f32x4::ONE));
-    // t <= first in f64 exactly when the f32 at or above t is <= first.
-    let hold_a = f32x4::splat(t.up).cmp_le(f32x4::from(times.first)) | outside;
-    (s, hold_a, f32x4::splat(t.down).cmp_ge(f32x4::from(times.last)))
-}
-
 /// The sampled time for the fast path: rounded to f32 for ratios, and the
 /// f32 values just below and above it, with which f32 comparisons against
 /// key times decide exactly as f64 ones (so STEP keys and clamping switch at
@@ -341,138 +258,13 @@ impl FastTime {
     }
 }
 
-/// Translations or scales of four lanes: `a (1 - s) + b s`, or a held key.
-#[inline(always)]
-fn lerp_block(block: &VectorBlock, (s, hold_a, hold_b): Ratios) -> [f32x4; 3] {
-    let one_minus = f32x4::ONE - s;
-    std::array::from_fn(|c| {
-        let (a, b) = (f32x4::from(block.a[c]), f32x4::from(block.b[c]));
-        let v = a * one_minus + b * s;
-        hold_b.blend(b, hold_a.blend(a, v))
-    })
-}
-
-/// Quaternion dot product in nalgebra's order for four components:
-/// `(x0 y0 + x2 y2) + (x1 y1 + x3 y3)`.
-#[inline(always)]
-fn dot(a: &[f32x4; 4], b: &[f32x4; 4]) -> f32x4 {
-    (a[0] * b[0] + a[2] * b[2]) + (a[1] * b[1] + a[3] * b[3])
-}
-
-/// `q / |q|`, or `fallback` where `q` has (near) zero or non-finite length
-/// (`normalize_or`), lane by lane.
-#[inline(always)]
-fn normalize_or(q: [f32x4; 4], fallback: &[[f32; LANES]; 4]) -> [f32x4; 4] {
-    let n2 = dot(&q, &q);
-    let usable = n2.cmp_gt(f32x4::splat(f32::MIN_POSITIVE)) & n2.cmp_lt(f32x4::splat(f32::INFINITY));
-    let n = n2.sqrt();
-    std::array::from_fn(|c| usable.blend(q[c] / n, f32x4::from(fallback[c])))
-}
-
-/// `q` where it is unit to an exporter's rounding, else normalised (`keep_or`).
-#[inline(always)]
-fn keep_or(q: [f32x4; 4], fallback: &[[f32; LANES]; 4]) -> [f32x4; 4] {
-    let near = (dot(&q, &q) - f32x4::ONE).abs().cmp_le(f32x4::splat(2e-3));
-    if near.all() {
-        return q;
-    }
-    let normalized = normalize_or(q, fallback);
-    std::array::from_fn(|c| near.blend(q[c], normalized[c]))
-}
-
-fn load4(v: &[[f32; LANES]; 4]) -> [f32x4; 4] {
-    v.map(f32x4::from)
-}
-
-/// What holding a rotation key gives, for one block.
-struct Held<'a> {
-    /// Every key is kept as stored (`RuntimeClip::keys_kept`).
-    kept: bool,
-    /// Lanes with a track (the others hold their rest rotation as it is).
-    tracked: &'a [f32; LANES],
-    /// Rest rotations.
-    fallback: &'a [[f32; LANES]; 4],
-}
-
-impl Held<'_> {
-    /// Key `q` as holding it gives: as stored when unit to an exporter's
-    /// rounding, else normalised (scalar `keep_or`), in tracked lanes.
-    #[inline(always)]
-    fn key(&self, q: [f32x4; 4]) -> [f32x4; 4] {
-        if self.kept {
-            return q;
-        }
-        let k = keep_or(q, self.fallback);
-        let tracked = f32x4::from(*self.tracked);
-        std::array::from_fn(|c| tracked.blend(k[c], q[c]))
-    }
-}
-
-/// Held keys where a lane holds one, `v` elsewhere.
-#[inline(always)]
-fn hold(block: &RotationBlock, held: &Held, hold_a: f32x4, hold_b: f32x4, v: [f32x4; 4]) -> [f32x4; 4] {
-    let (a, b) = (held.key(load4(&block.a)), held.key(load4(&block.b)));
-    std::array::from_fn(|c| hold_b.blend(b[c], hold_a.blend(a[c], v[c])))
-}
-
-/// `q` normalised where it has a usable length, else as it is (scalar
-/// `unit_or_self`), lane by lane.
-#[inline(always)]
-fn unit_or_self(q: [f32x4; 4]) -> [f32x4; 4] {
-    let n2 = dot(&q, &q);
-    let usable = n2.cmp_gt(f32x4::splat(f32::MIN_POSITIVE)) & n2.cmp_lt(f32x4::splat(f32::INFINITY));
-    let n = n2.sqrt();
-    std::array::from_fn(|c| usable.blend(q[c] / n, q[c]))
-}
-
-/// Rotations of four lanes by slerp, with the constants of each interval:
-/// exactly the scalar arithmetic.
-#[inline(always)]
-fn slerp_block<W: F64Lanes>(block: &RotationBlock, (s, hold_a, hold_b): Ratios, held: &Held) -> [f32x4; 4] {
-    let fallback = held.fallback;
-    // Slerp's keys: normalised where far from unit, `b` on `a`'s side.
-    let (mut a, mut b) = (load4(&block.a), load4(&block.b));
-    let unit = f32x4::from(block.unit);
-    if unit.any() {
-        let (ua, ub) = (unit_or_self(a), unit_or_self(b));
-        a = std::array::from_fn(|c| unit.blend(ua[c], a[c]));
-        b = std::array::from_fn(|c| unit.blend(ub[c], b[c]));
-    }
-    let flip = f32x4::from(block.flip);
-    let b: [f32x4; 4] = std::array::from_fn(|c| flip.blend(-b[c], b[c]));
-    let sin = f32x4::from(block.sin);
-    let arc = sin.cmp_gt(f32x4::ZERO);
-    let same = sin.cmp_lt(f32x4::ZERO);
-    // Identical keys hold the start key, like clamped lanes.
-    let hold_a = hold_a | same;
-    let one_minus = f32x4::ONE - s;
-    let moving = !hold_a & !hold_b;
-    // Lanes between keys too close for slerp's weights lerp and normalise.
-    let chord = if (moving & !arc).any() {
-        normalize_or(std::array::from_fn(|c| a[c] * one_minus + b[c] * s), fallback)
-    } else {
-        a
-    };
-    let active = arc & moving;
-    if !active.any() {
-        return hold(block, held, hold_a, hold_b, chord);
-    }
-    // The sines are SampleJob's (correctly rounded, see `sine`), four lanes
-    // at a time; only lanes on an arc need them.
-    let angle = f32x4::from(block.angle);
-    let wa = sine::sin4_in::<W>(one_minus * angle, active) / sin;
-    let wb = sine::sin4_in::<W>(s * angle, active) / sin;
-    let on_arc = keep_or(std::array::from_fn(|c| a[c] * wa + b[c] * wb), fallback);
-    let v = std::array::from_fn(|c| arc.blend(on_arc[c], chord[c]));
-    hold(block, held, hold_a, hold_b, v)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::anim::clip::{Clip, JointTracks, MorphWeightTrack, Track};
     use crate::anim::{SampleJob, SamplingCursor};
     use crate::testing::bits::pose_bits as bits;
+    use nalgebra::Vector3;
     use std::sync::Arc;
 
     fn v(x: f32, y: f32, z: f32) -> Vector3<f32> {

@@ -21,6 +21,8 @@ use wide::{CmpGe, CmpGt, CmpLe, CmpLt, f32x4};
 pub trait Lanes8:
     Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self> + Neg<Output = Self>
 {
+    /// Four f64 lanes of the same instructions.
+    type F64: F64Lanes;
     /// Every lane `v`.
     fn splat(v: f32) -> Self;
     /// Two blocks of four side by side (values or masks' bits).
@@ -111,6 +113,7 @@ impl Neg for Portable {
 }
 
 impl Lanes8 for Portable {
+    type F64 = wide::f64x4;
     #[inline(always)]
     fn splat(v: f32) -> Self {
         Portable([f32x4::splat(v); 2])
@@ -271,6 +274,7 @@ mod avx2 {
     // SAFETY (every `unsafe` below): only run where the CPU has AVX2; loads
     // and stores go through references to arrays of the right size.
     impl Lanes8 for Avx2 {
+        type F64 = Avx2F64;
         #[inline(always)]
         fn splat(v: f32) -> Self {
             Avx2(unsafe { _mm256_set1_ps(v) })

@@ -18,11 +18,12 @@
 //! platform's sine (slerp never gets there).
 //!
 //! The same f64 operations run in scalar code ([`sin`]) and four lanes at a
-//! time ([`sin4`]; `wide`'s f64x4, no fused multiply-adds), so the runtime
-//! sampler's SIMD slerp and the scalar `SampleJob` agree bit for bit.
+//! time ([`sin_lanes`]; no fused multiply-adds), so the runtime sampler's
+//! SIMD slerp and the scalar `SampleJob` agree bit for bit.
 
 use crate::anim::lanes8::F64Lanes;
-use wide::{CmpLe, f32x4, f64x4};
+#[cfg(test)]
+use wide::f64x4;
 
 /// Largest |x| the polynomial is used for: just above π/2 (slerp's angles
 /// reach π/2 plus rounding), not π/2 itself.
@@ -73,27 +74,13 @@ where
     p03 + (p47 + a(8) * u4) * u4
 }
 
-/// [`sin`] of four lanes; lanes outside `mask` (all bits set where wanted)
-/// give 0.
+/// [`sin`] of four lanes each within [`RANGE`] (the caller checks), the
+/// f64 steps in `W`'s lanes (`wide`'s, or AVX2's in a function compiled
+/// for it): bit for bit the scalar [`sin`].
 #[inline(always)]
-pub fn sin4(x: f32x4, mask: f32x4) -> f32x4 {
-    sin4_in::<f64x4>(x, mask)
-}
-
-/// [`sin4`] with its f64 steps in `W`'s lanes (`wide`'s, or AVX2's in a
-/// function compiled for it): the same bits.
-#[inline(always)]
-pub fn sin4_in<W: F64Lanes>(x: f32x4, mask: f32x4) -> f32x4 {
-    let inside = x.abs().cmp_le(f32x4::splat(RANGE));
-    if (mask & !inside).any() {
-        // Slerp never gets here; lane by lane, as the scalar code.
-        let (v, m) = (x.to_array(), mask.to_array());
-        return f32x4::from(std::array::from_fn::<f32, 4, _>(|l| {
-            if m[l].to_bits() != 0 { sin(v[l]) } else { 0.0 }
-        }));
-    }
-    let x = W::widen(x.to_array());
-    mask & f32x4::from((x * polynomial(x * x, W::splat)).narrow())
+pub fn sin_lanes<W: F64Lanes>(x: [f32; 4]) -> [f32; 4] {
+    let x = W::widen(x);
+    (x * polynomial(x * x, W::splat)).narrow()
 }
 
 #[cfg(test)]
@@ -110,21 +97,23 @@ mod tests {
         let mut b = 0u32;
         while b <= hi {
             let xs: [f32; 4] = std::array::from_fn(|i| f32::from_bits((b + i as u32 * 7).min(hi)));
-            let four = sin4(f32x4::from(xs), f32x4::from([f32::from_bits(u32::MAX); 4])).to_array();
+            let four = sin_lanes::<f64x4>(xs);
+            #[cfg(target_arch = "x86_64")]
+            if crate::anim::lanes8::Simd::avx2_available() {
+                assert_eq!(
+                    sin_lanes::<crate::anim::lanes8::Avx2F64>(xs).map(f32::to_bits),
+                    four.map(f32::to_bits)
+                );
+            }
             for (x, y) in xs.iter().zip(four) {
                 let s = sin(*x);
                 assert_eq!(s.to_bits(), (f64::from(*x).sin() as f32).to_bits(), "sin({x:e})");
-                assert_eq!(s.to_bits(), y.to_bits(), "sin4({x:e})");
+                assert_eq!(s.to_bits(), y.to_bits(), "sin_lanes({x:e})");
                 assert_eq!(sin(-*x).to_bits(), (-s).to_bits(), "odd at {x:e}");
             }
             b += 997;
         }
-        // Masked lanes give 0; outside the range the platform's sine.
-        let masked = sin4(f32x4::from([0.5, 1.0, 2.5, -3.0]), f32x4::from([0.0, -0.0, 0.0, 0.0]));
-        assert_eq!(masked.to_array(), [0.0; 4]);
-        let all = f32x4::from([f32::from_bits(u32::MAX); 4]);
-        let outside = sin4(f32x4::from([0.5, 2.5, -3.0, 1.5]), all).to_array();
-        assert_eq!(outside.map(f32::to_bits), [0.5f32, 2.5, -3.0, 1.5].map(|x| sin(x).to_bits()));
+        // Outside the range, the platform's sine.
         assert_eq!(sin(2.5), 2.5f32.sin());
     }
 

@@ -16,14 +16,6 @@ use crate::anim::transform::Transform;
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 use std::ops::Range;
 
-/// `[e with c = 0, e with c = 1, ...]`, written out: no closure to call
-/// (a call out of the AVX2 function would run its body without AVX2).
-macro_rules! each {
-    ($($i:literal),+; |$c:ident| $e:expr) => {
-        [$({ let $c = $i; $e }),+]
-    };
-}
-
 /// What the blocks read: the clip and the state of each of its blocks.
 pub(super) struct Blocks<'a> {
     pub clip: &'a RuntimeClip,
@@ -70,15 +62,49 @@ struct Time8<F> {
     up: F,
 }
 
+/// How a path of the eight-lane sampler interpolates: where time falls in
+/// the lanes' intervals (its ratios, held lanes), and a pair of blocks'
+/// rotations. (Trait methods, not closures: a closure would not be
+/// compiled for AVX2 with the function around it.)
+pub(super) trait Path8<F: Lanes8> {
+    /// The ratio in each lane's interval, the lanes that hold their start
+    /// key and those that hold their end key.
+    fn ratios(&self, times: [&Times; 2]) -> (F, F, F);
+    /// The rotations of blocks `pair`.
+    fn rotation(&self, blocks: &Blocks, pair: [usize; 2]) -> [F; 4];
+}
+
+impl<F: Lanes8> Path8<F> for Time8<F> {
+    #[inline(always)]
+    fn ratios(&self, times: [&Times; 2]) -> (F, F, F) {
+        ratios(times, self)
+    }
+    #[inline(always)]
+    fn rotation(&self, blocks: &Blocks, pair: [usize; 2]) -> [F; 4] {
+        rotation(blocks, pair, self)
+    }
+}
+
 #[inline(always)]
 fn sample_pairs<F: Lanes8>(blocks: &Blocks, time: &FastTime, range: Range<usize>, output: &mut [Transform]) {
     let t = Time8 { nearest: F::splat(time.nearest), down: F::splat(time.down), up: F::splat(time.up) };
+    sample_path(blocks, &t, range, output);
+}
+
+/// Blocks `range` into `output`, two at a time, as path `path` interpolates.
+#[inline(always)]
+pub(super) fn sample_path<F: Lanes8, P: Path8<F>>(
+    blocks: &Blocks,
+    path: &P,
+    range: Range<usize>,
+    output: &mut [Transform],
+) {
     let mut b = range.start;
     while b < range.end {
         // The last block alone rides in both halves.
         let pair = [b, (b + 1).min(range.end - 1)];
         let (tr, r, sc) =
-            (vector(blocks, 0, pair, &t), rotation(blocks, pair, &t), vector(blocks, 1, pair, &t));
+            (vector(blocks, 0, pair, path), path.rotation(blocks, pair), vector(blocks, 1, pair, path));
         let tr = each!(0, 1, 2; |c| tr[c].to_array());
         let r = each!(0, 1, 2, 3; |c| r[c].to_array());
         let sc = each!(0, 1, 2; |c| sc[c].to_array());
@@ -97,13 +123,13 @@ fn sample_pairs<F: Lanes8>(blocks: &Blocks, time: &FastTime, range: Range<usize>
 
 /// Two blocks' translations or scales, joined.
 #[inline(always)]
-fn join3<F: Lanes8>(low: &[[f32; LANES]; 3], high: &[[f32; LANES]; 3]) -> [F; 3] {
+pub(super) fn join3<F: Lanes8>(low: &[[f32; LANES]; 3], high: &[[f32; LANES]; 3]) -> [F; 3] {
     each!(0, 1, 2; |c| F::join(&low[c], &high[c]))
 }
 
 /// Two blocks' rotations, joined.
 #[inline(always)]
-fn join4<F: Lanes8>(low: &[[f32; LANES]; 4], high: &[[f32; LANES]; 4]) -> [F; 4] {
+pub(super) fn join4<F: Lanes8>(low: &[[f32; LANES]; 4], high: &[[f32; LANES]; 4]) -> [F; 4] {
     each!(0, 1, 2, 3; |c| F::join(&low[c], &high[c]))
 }
 
@@ -118,10 +144,10 @@ fn ratios<F: Lanes8>(times: [&Times; 2], t: &Time8<F>) -> (F, F, F) {
     (s, hold_a, t.down.ge(F::join(&x.last, &y.last)))
 }
 
-/// Translations (`v` 0) or scales (1) of a pair of blocks; blocks without a
-/// track hold their rest values.
+/// Translations (`v` 0) or scales (1) of a pair of blocks, at `path`'s
+/// ratios; blocks without a track hold their rest values.
 #[inline(always)]
-fn vector<F: Lanes8>(blocks: &Blocks, v: usize, pair: [usize; 2], t: &Time8<F>) -> [F; 3] {
+fn vector<F: Lanes8, P: Path8<F>>(blocks: &Blocks, v: usize, pair: [usize; 2], path: &P) -> [F; 3] {
     let clip = blocks.clip;
     let block = |b: usize| {
         let slot = clip.vector_slot[v][b];
@@ -150,7 +176,7 @@ fn vector<F: Lanes8>(blocks: &Blocks, v: usize, pair: [usize; 2], t: &Time8<F>) 
                     &hy
                 }
             };
-            lerp(join3(&x.a, &y.a), join3(&x.b, &y.b), ratios([&x.times, &y.times], t))
+            lerp(join3(&x.a, &y.a), join3(&x.b, &y.b), path.ratios([&x.times, &y.times]))
         }
     }
 }
@@ -173,13 +199,13 @@ fn lerp<F: Lanes8>(a: [F; 3], b: [F; 3], (s, hold_a, hold_b): (F, F, F)) -> [F; 
 
 /// Quaternion dot product in nalgebra's order (see `clip_sampling::dot`).
 #[inline(always)]
-fn dot<F: Lanes8>(a: &[F; 4], b: &[F; 4]) -> F {
+pub(super) fn dot<F: Lanes8>(a: &[F; 4], b: &[F; 4]) -> F {
     (a[0] * b[0] + a[2] * b[2]) + (a[1] * b[1] + a[3] * b[3])
 }
 
 /// Lanes whose squared length can be divided by.
 #[inline(always)]
-fn usable<F: Lanes8>(n2: F) -> F {
+pub(super) fn usable<F: Lanes8>(n2: F) -> F {
     n2.gt(F::splat(f32::MIN_POSITIVE)).and(n2.lt(F::splat(f32::INFINITY)))
 }
 
@@ -210,7 +236,7 @@ fn rotation<F: Lanes8>(blocks: &Blocks, pair: [usize; 2], t: &Time8<F>) -> [F; 4
 /// rounding (or every key is kept), else normalised, in the lanes with a
 /// track (`Held::key`).
 #[inline(always)]
-fn held_key<F: Lanes8>(k: [F; 4], kept: bool, tracked: F, fallback: &[F; 4]) -> [F; 4] {
+pub(super) fn held_key<F: Lanes8>(k: [F; 4], kept: bool, tracked: F, fallback: &[F; 4]) -> [F; 4] {
     if kept {
         return k;
     }

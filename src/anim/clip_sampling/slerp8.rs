@@ -1,0 +1,220 @@
+//! The glTF-exact (slerp) path of [`SampleClipJob`](super::SampleClipJob),
+//! eight joints per operation: two blocks of four side by side, as the
+//! nlerp path runs (`nlerp8`, whose loop and vector interpolation it
+//! shares). Every lane repeats the scalar arithmetic of `SampleJob` in the
+//! same order: the key ratio in f64 (four lanes of [`F64Lanes`] per half),
+//! slerp's per-interval constants read with the interval, the per-frame
+//! sines the correctly rounded ones of [`sine`]. Compiled for AVX2 and
+//! portable alike (see [`Simd`]); both give the scalar job's bits.
+
+use super::FastTime;
+use super::nlerp8::{Blocks, Path8, dot, held_key, join4, sample_path, usable};
+use crate::anim::lanes8::{F64Lanes, Lanes8, Portable, Simd};
+use crate::anim::runtime_clip::{RotationBlock, Times};
+use crate::anim::sine;
+use crate::anim::transform::Transform;
+use std::ops::Range;
+
+/// Samples blocks `range` at `time` into `output` (blocks of four joints),
+/// with the instructions `simd` names.
+pub(super) fn sample(
+    blocks: &Blocks,
+    time: &FastTime,
+    range: Range<usize>,
+    output: &mut [Transform],
+    simd: Simd,
+) {
+    match simd {
+        // Checked again here (a cached flag): whoever names `Avx2` on a CPU
+        // without it gets the portable code, never an illegal instruction.
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the CPU has AVX2 and FMA.
+        Simd::Avx2 if Simd::avx2_available() => unsafe { sample_avx2(blocks, time, range, output) },
+        _ => sample_portable(blocks, time, range, output),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn sample_avx2(blocks: &Blocks, time: &FastTime, range: Range<usize>, output: &mut [Transform]) {
+    sample_exact::<crate::anim::lanes8::Avx2>(blocks, time, range, output);
+}
+
+fn sample_portable(blocks: &Blocks, time: &FastTime, range: Range<usize>, output: &mut [Transform]) {
+    sample_exact::<Portable>(blocks, time, range, output);
+}
+
+#[inline(always)]
+fn sample_exact<F: Lanes8>(blocks: &Blocks, time: &FastTime, range: Range<usize>, output: &mut [Transform]) {
+    let t = ExactTime8 { exact: time.exact, down: F::splat(time.down), up: F::splat(time.up) };
+    sample_path(blocks, &t, range, output);
+}
+
+/// The time as the exact path compares and interpolates it: in f64 for the
+/// ratios, and the f32 values just below and above it for the comparisons
+/// with key times (see [`FastTime`]).
+struct ExactTime8<F> {
+    exact: f64,
+    down: F,
+    up: F,
+}
+
+impl<F: Lanes8> Path8<F> for ExactTime8<F> {
+    /// The ratio as scalar sampling computes it (in f64 from the f32 key
+    /// interval, rounded to f32), the held lanes as the f64 comparisons
+    /// decide them (`clip_sampling::exact_ratios`, eight wide).
+    #[inline(always)]
+    fn ratios(&self, [x, y]: [&Times; 2]) -> (F, F, F) {
+        let w = (F::join(&x.t1, &y.t1) - F::join(&x.t0, &y.t0)).to_array();
+        let low = exact_ratio::<F::F64>(self.exact, x.t0, [w[0], w[1], w[2], w[3]]);
+        let high = exact_ratio::<F::F64>(self.exact, y.t0, [w[4], w[5], w[6], w[7]]);
+        let s = F::join(&low, &high);
+        let outside = s.ge(F::splat(0.0)).and(s.le(F::splat(1.0))).not();
+        let hold_a = self.up.le(F::join(&x.first, &y.first)).or(outside);
+        (s, hold_a, self.down.ge(F::join(&x.last, &y.last)))
+    }
+
+    #[inline(always)]
+    fn rotation(&self, blocks: &Blocks, pair: [usize; 2]) -> [F; 4] {
+        let (x, y) = (rotation_state(blocks, pair[0]), rotation_state(blocks, pair[1]));
+        slerp(blocks, pair, [x, y], self.ratios([&x.times, &y.times]))
+    }
+}
+
+/// `(t - t0) / width` in f64, rounded to f32, four lanes.
+#[inline(always)]
+fn exact_ratio<W: F64Lanes>(t: f64, t0: [f32; 4], width: [f32; 4]) -> [f32; 4] {
+    ((W::splat(t) - W::widen(t0)) / W::widen(width)).narrow()
+}
+
+/// Block `b`'s rotations in the state the cursor left them.
+#[inline(always)]
+fn rotation_state<'a>(blocks: &Blocks<'a>, b: usize) -> &'a RotationBlock {
+    &blocks.clip.rotation_states[blocks.state[blocks.rotations_at + b] as usize]
+}
+
+/// `q` normalised where it has a usable length, else as it is (scalar
+/// `unit_or_self`).
+#[inline(always)]
+fn unit_or_self<F: Lanes8>(q: [F; 4]) -> [F; 4] {
+    let n2 = dot(&q, &q);
+    let (n, ok) = (n2.sqrt(), usable(n2));
+    each!(0, 1, 2, 3; |c| ok.select(q[c] / n, q[c]))
+}
+
+/// `q / |q|`, or `fallback` where that cannot be divided (`normalize_or`).
+#[inline(always)]
+fn normalize_or<F: Lanes8>(q: [F; 4], fallback: &[F; 4]) -> [F; 4] {
+    let n2 = dot(&q, &q);
+    let (n, ok) = (n2.sqrt(), usable(n2));
+    each!(0, 1, 2, 3; |c| ok.select(q[c] / n, fallback[c]))
+}
+
+/// `q` where it is unit to an exporter's rounding, else normalised (`keep_or`).
+#[inline(always)]
+fn keep_or<F: Lanes8>(q: [F; 4], fallback: &[F; 4]) -> [F; 4] {
+    let near = (dot(&q, &q) - F::splat(1.0)).abs().le(F::splat(2e-3));
+    if near.all() {
+        return q;
+    }
+    let normalized = normalize_or(q, fallback);
+    each!(0, 1, 2, 3; |c| near.select(q[c], normalized[c]))
+}
+
+/// The correctly rounded sine of the lanes in `mask` (0 elsewhere), as
+/// `sine::sin4` computes it four lanes at a time.
+#[inline(always)]
+fn sin8<F: Lanes8>(x: F, mask: F) -> F {
+    let outside = x.abs().le(F::splat(sine::RANGE)).not();
+    let v = x.to_array();
+    let (low, high) = ([v[0], v[1], v[2], v[3]], [v[4], v[5], v[6], v[7]]);
+    if mask.and(outside).any() {
+        // Slerp never gets here; lane by lane, as the scalar code.
+        let m = mask.to_array();
+        let lanes: [f32; 8] =
+            std::array::from_fn(|l| if m[l].to_bits() != 0 { sine::sin(v[l]) } else { 0.0 });
+        return F::join(&[lanes[0], lanes[1], lanes[2], lanes[3]], &[lanes[4], lanes[5], lanes[6], lanes[7]]);
+    }
+    mask.and(F::join(&sine::sin_lanes::<F::F64>(low), &sine::sin_lanes::<F::F64>(high)))
+}
+
+/// Rotations of a pair of blocks by slerp with the constants of each
+/// interval (`clip_sampling::slerp_block`, eight wide).
+#[inline(always)]
+fn slerp<F: Lanes8>(
+    blocks: &Blocks,
+    pair: [usize; 2],
+    [x, y]: [&RotationBlock; 2],
+    (s, hold_a, hold_b): (F, F, F),
+) -> [F; 4] {
+    let clip = blocks.clip;
+    let fallback = join4(&clip.fallback[pair[0]], &clip.fallback[pair[1]]);
+    let (stored_a, stored_b): ([F; 4], [F; 4]) = (join4(&x.a, &y.a), join4(&x.b, &y.b));
+    // Slerp's keys: normalised where far from unit, `b` on `a`'s side.
+    let (mut a, mut b) = (stored_a, stored_b);
+    let unit = F::join(&x.unit, &y.unit);
+    if unit.any() {
+        let (ua, ub) = (unit_or_self(a), unit_or_self(b));
+        a = each!(0, 1, 2, 3; |c| unit.select(ua[c], a[c]));
+        b = each!(0, 1, 2, 3; |c| unit.select(ub[c], b[c]));
+    }
+    let flip = F::join(&x.flip, &y.flip);
+    let b: [F; 4] = each!(0, 1, 2, 3; |c| flip.select(-b[c], b[c]));
+    let sin = F::join(&x.sin, &y.sin);
+    let arc = sin.gt(F::splat(0.0));
+    // Identical keys hold the start key, like clamped lanes.
+    let hold_a = hold_a.or(sin.lt(F::splat(0.0)));
+    let one_minus = F::splat(1.0) - s;
+    let moving = hold_a.not().and(hold_b.not());
+    // Lanes between keys too close for slerp's weights lerp and normalise.
+    let chord = if moving.and(arc.not()).any() {
+        normalize_or(each!(0, 1, 2, 3; |c| a[c] * one_minus + b[c] * s), &fallback)
+    } else {
+        a
+    };
+    let active = arc.and(moving);
+    let v = if active.any() {
+        let angle = F::join(&x.angle, &y.angle);
+        let wa = sin8(one_minus * angle, active) / sin;
+        let wb = sin8(s * angle, active) / sin;
+        let on_arc = keep_or(each!(0, 1, 2, 3; |c| a[c] * wa + b[c] * wb), &fallback);
+        each!(0, 1, 2, 3; |c| arc.select(on_arc[c], chord[c]))
+    } else {
+        chord
+    };
+    let tracked = F::join(&clip.rotation_tracked[pair[0]], &clip.rotation_tracked[pair[1]]);
+    let kept = clip.keys_kept;
+    let (ka, kb) =
+        (held_key(stored_a, kept, tracked, &fallback), held_key(stored_b, kept, tracked, &fallback));
+    each!(0, 1, 2, 3; |c| hold_b.select(kb[c], hold_a.select(ka[c], v[c])))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lanes outside the mask give 0, lanes inside the scalar sine's bits,
+    /// in range and out of it (where both use the platform's sine), AVX2
+    /// and portable alike.
+    #[test]
+    fn sin8_is_the_scalar_sine_in_masked_lanes() {
+        fn check<F: Lanes8>() {
+            let x = [0.5f32, 1.0, 2.5, -3.0, 1.5, 0.0, 1.25, -0.25];
+            let set = f32::from_bits(u32::MAX);
+            let mask = [set, 0.0, set, 0.0, set, set, set, 0.0];
+            let split = |v: [f32; 8]| F::join(&[v[0], v[1], v[2], v[3]], &[v[4], v[5], v[6], v[7]]);
+            for wanted in [mask, [set; 8], [0.0; 8]] {
+                let got = sin8(split(x), split(wanted)).to_array();
+                for l in 0..8 {
+                    let want = if wanted[l].to_bits() != 0 { sine::sin(x[l]) } else { 0.0 };
+                    assert_eq!(got[l].to_bits(), want.to_bits(), "lane {l} of {x:?}");
+                }
+            }
+        }
+        check::<Portable>();
+        #[cfg(target_arch = "x86_64")]
+        if Simd::avx2_available() {
+            check::<crate::anim::lanes8::Avx2>();
+        }
+    }
+}
