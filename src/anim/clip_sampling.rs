@@ -16,11 +16,12 @@
 //!   constants (angle, sine, hemisphere) are computed by the scalar code
 //!   when the clip is built and read with the interval; the per-frame
 //!   sines are the correctly rounded ones of [`sine`], which the scalar
-//!   code uses too, four lanes per operation. What the layout saves is the
-//!   work around the arithmetic: no key search, no validation, one SIMD operation for four
-//!   joints, slerp's `atan2` once per key of the clip instead of once per
-//!   frame and joint. Where the CPU has AVX2 the same four-lane code is
-//!   compiled for it (three-operand instructions; the same bits).
+//!   code uses too. What the layout saves is the work around the
+//!   arithmetic: no key search, no validation, one SIMD operation for
+//!   eight joints (two blocks side by side, see `slerp8`; the f64 steps
+//!   four lanes at a time), slerp's `atan2` once per key of the clip
+//!   instead of once per frame and joint. As AVX2 where the CPU has it,
+//!   else portable code; the same bits.
 //! - [`RotationBlend::Nlerp`], the fast path (ozz-animation's): ratios in
 //!   f32, normalised by dividing by the square root; within a few f32
 //!   roundings of `SampleJob`'s nlerp. Eight joints per operation (two
