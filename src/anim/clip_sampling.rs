@@ -15,7 +15,7 @@
 //!   same clamping, the same normalisation), and slerp's per-interval
 //!   constants (angle, sine, hemisphere) are computed by the scalar code
 //!   when the clip is built and read with the interval; the per-frame
-//!   sines are the correctly rounded ones of [`sine`], which the scalar
+//!   sines are the correctly rounded ones of [`sine`](super::sine), which the scalar
 //!   code uses too. What the layout saves is the work around the
 //!   arithmetic: no key search, no validation, one SIMD operation for
 //!   eight joints (two blocks side by side, see `slerp8`; the f64 steps
