@@ -29,7 +29,7 @@
 
 use super::clip::Interpolation;
 use super::job::{JobError, check_len};
-use super::lanes8::Simd;
+use super::lanes8::{Lanes8, Portable, Simd};
 use super::runtime_clip::{LANES, Property, RuntimeClip};
 use super::sampling::{RotationBlend, sample_morph_tracks, sample_rotation, sample_vector};
 use super::transform::Transform;
@@ -196,11 +196,7 @@ impl SampleClipJob<'_> {
         let fast_time = FastTime::new(t);
         let blocks_in =
             nlerp8::Blocks { clip, state: &cursor.state, rotations_at, vectors_at: [layout[0], layout[2]] };
-        if slerp {
-            slerp8::sample(&blocks_in, &fast_time, blocks.clone(), self.output, simd);
-        } else {
-            nlerp8::sample(&blocks_in, &fast_time, blocks.clone(), self.output, simd);
-        }
+        sample_blocks(&blocks_in, &fast_time, blocks.clone(), self.output, slerp, simd);
         let source = clip.clip();
         let (hints, morph_hints) = self.cursor.state[layout[3]..].split_at_mut(clip.scalar.len());
         for (s, hint) in clip.scalar.iter().zip(hints) {
@@ -232,6 +228,56 @@ impl SampleClipJob<'_> {
         self.morph_output.copy_from_slice(clip.rest_morph_weights());
         sample_morph_tracks(&source.morph_tracks, t, morph_hints, self.morph_output);
         Ok(())
+    }
+}
+
+/// Samples blocks `range` at `time` into `output` (blocks of four joints,
+/// two per operation), by slerp or nlerp, with the instructions `simd`
+/// names.
+fn sample_blocks(
+    blocks: &nlerp8::Blocks,
+    time: &FastTime,
+    range: Range<usize>,
+    output: &mut [Transform],
+    slerp: bool,
+    simd: Simd,
+) {
+    match simd {
+        // Checked again here (a cached flag): whoever names `Avx2` on a CPU
+        // without it gets the portable code, never an illegal instruction.
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the CPU has AVX2 and FMA.
+        Simd::Avx2 if Simd::avx2_available() => unsafe {
+            sample_blocks_avx2(blocks, time, range, output, slerp)
+        },
+        _ => sample_blocks_in::<Portable>(blocks, time, range, output, slerp),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn sample_blocks_avx2(
+    blocks: &nlerp8::Blocks,
+    time: &FastTime,
+    range: Range<usize>,
+    output: &mut [Transform],
+    slerp: bool,
+) {
+    sample_blocks_in::<crate::anim::lanes8::Avx2>(blocks, time, range, output, slerp);
+}
+
+#[inline(always)]
+fn sample_blocks_in<F: Lanes8>(
+    blocks: &nlerp8::Blocks,
+    time: &FastTime,
+    range: Range<usize>,
+    output: &mut [Transform],
+    slerp: bool,
+) {
+    if slerp {
+        slerp8::sample_exact::<F>(blocks, time, range, output);
+    } else {
+        nlerp8::sample_pairs::<F>(blocks, time, range, output);
     }
 }
 

@@ -1,16 +1,18 @@
 //! The fast (nlerp) path of [`SampleClipJob`](super::SampleClipJob), eight
 //! joints per operation: two blocks of four side by side, each lane in its
 //! own interval (the layout stays in blocks of four: a cursor state and a
-//! key crossing touch one block).
+//! key crossing touch one block). Its loop and vector interpolation serve
+//! the exact path too (`slerp8`, through [`Path8`]).
 //!
-//! The same code is compiled twice, for AVX2 and portable (see
-//! [`Simd`]), and the CPU picks one at run time; both give the same bits.
+//! The same code is compiled twice, for AVX2 and portable
+//! (`clip_sampling::sample_blocks`), and the CPU picks one at run time
+//! ([`Simd`](crate::anim::lanes8::Simd)); both give the same bits.
 //! The normalisation divides by the square root, exactly, instead of
 //! ozz's reciprocal-square-root estimate: as cheap per lane at this
 //! width, and the same result on every CPU.
 
 use super::FastTime;
-use crate::anim::lanes8::{Lanes8, Portable, Simd};
+use crate::anim::lanes8::Lanes8;
 use crate::anim::runtime_clip::{LANES, RotationBlock, RuntimeClip, Times, VectorBlock};
 use crate::anim::transform::Transform;
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
@@ -24,35 +26,6 @@ pub(super) struct Blocks<'a> {
     /// Where its rotation, translation and scale parts start.
     pub rotations_at: usize,
     pub vectors_at: [usize; 2],
-}
-
-/// Samples blocks `blocks` at `time` into `output` (blocks of four joints),
-/// with the instructions `simd` names.
-pub(super) fn sample(
-    blocks: &Blocks,
-    time: &FastTime,
-    range: Range<usize>,
-    output: &mut [Transform],
-    simd: Simd,
-) {
-    match simd {
-        // Checked again here (a cached flag): whoever names `Avx2` on a CPU
-        // without it gets the portable code, never an illegal instruction.
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: the CPU has AVX2 and FMA.
-        Simd::Avx2 if Simd::avx2_available() => unsafe { sample_avx2(blocks, time, range, output) },
-        _ => sample_portable(blocks, time, range, output),
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn sample_avx2(blocks: &Blocks, time: &FastTime, range: Range<usize>, output: &mut [Transform]) {
-    sample_pairs::<crate::anim::lanes8::Avx2>(blocks, time, range, output);
-}
-
-fn sample_portable(blocks: &Blocks, time: &FastTime, range: Range<usize>, output: &mut [Transform]) {
-    sample_pairs::<Portable>(blocks, time, range, output);
 }
 
 /// The time as the lanes compare and interpolate it.
@@ -85,8 +58,14 @@ impl<F: Lanes8> Path8<F> for Time8<F> {
     }
 }
 
+/// Blocks `range` at `time` into `output` by nlerp.
 #[inline(always)]
-fn sample_pairs<F: Lanes8>(blocks: &Blocks, time: &FastTime, range: Range<usize>, output: &mut [Transform]) {
+pub(super) fn sample_pairs<F: Lanes8>(
+    blocks: &Blocks,
+    time: &FastTime,
+    range: Range<usize>,
+    output: &mut [Transform],
+) {
     let t = Time8 { nearest: F::splat(time.nearest), down: F::splat(time.down), up: F::splat(time.up) };
     sample_path(blocks, &t, range, output);
 }

@@ -5,47 +5,25 @@
 //! same order: the key ratio in f64 (four lanes of [`F64Lanes`] per half),
 //! slerp's per-interval constants read with the interval, the per-frame
 //! sines the correctly rounded ones of [`sine`]. Compiled for AVX2 and
-//! portable alike (see [`Simd`]); both give the scalar job's bits.
+//! portable alike (`clip_sampling::sample_blocks`); both give the scalar
+//! job's bits.
 
 use super::FastTime;
 use super::nlerp8::{Blocks, Path8, dot, held_key, join4, sample_path, usable};
-use crate::anim::lanes8::{F64Lanes, Lanes8, Portable, Simd};
+use crate::anim::lanes8::{F64Lanes, Lanes8};
 use crate::anim::runtime_clip::{RotationBlock, Times};
 use crate::anim::sine;
 use crate::anim::transform::Transform;
 use std::ops::Range;
 
-/// Samples blocks `range` at `time` into `output` (blocks of four joints),
-/// with the instructions `simd` names.
-pub(super) fn sample(
+/// Blocks `range` at `time` into `output` by glTF-exact slerp.
+#[inline(always)]
+pub(super) fn sample_exact<F: Lanes8>(
     blocks: &Blocks,
     time: &FastTime,
     range: Range<usize>,
     output: &mut [Transform],
-    simd: Simd,
 ) {
-    match simd {
-        // Checked again here (a cached flag): whoever names `Avx2` on a CPU
-        // without it gets the portable code, never an illegal instruction.
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: the CPU has AVX2 and FMA.
-        Simd::Avx2 if Simd::avx2_available() => unsafe { sample_avx2(blocks, time, range, output) },
-        _ => sample_portable(blocks, time, range, output),
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn sample_avx2(blocks: &Blocks, time: &FastTime, range: Range<usize>, output: &mut [Transform]) {
-    sample_exact::<crate::anim::lanes8::Avx2>(blocks, time, range, output);
-}
-
-fn sample_portable(blocks: &Blocks, time: &FastTime, range: Range<usize>, output: &mut [Transform]) {
-    sample_exact::<Portable>(blocks, time, range, output);
-}
-
-#[inline(always)]
-fn sample_exact<F: Lanes8>(blocks: &Blocks, time: &FastTime, range: Range<usize>, output: &mut [Transform]) {
     let t = ExactTime8 { exact: time.exact, down: F::splat(time.down), up: F::splat(time.up) };
     sample_path(blocks, &t, range, output);
 }
@@ -192,6 +170,7 @@ fn slerp<F: Lanes8>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::anim::lanes8::{Portable, Simd};
 
     /// Lanes outside the mask give 0, lanes inside the scalar sine's bits,
     /// in range and out of it (where both use the platform's sine), AVX2
