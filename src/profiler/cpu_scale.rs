@@ -139,8 +139,14 @@ pub struct CpuScaleEntry {
     pub model: String,
     /// Characters in the crowd.
     pub characters: u32,
-    /// Joints of one character.
+    /// Joints of one character: every node of its skeleton (each goes
+    /// through local-to-model).
     pub joints: u32,
+    /// Of those, the joints its skins name (each distinct joint once):
+    /// the count "ns per joint" targets usually mean (RobotExpressive: 74
+    /// nodes, 43 skin joints). Absent in files written before it existed.
+    #[serde(default)]
+    pub skin_joints: u32,
     /// Threads the update ran on.
     pub threads: u32,
     /// `all-near` or `lod` (see the module documentation).
@@ -157,6 +163,9 @@ pub struct CpuScaleEntry {
     /// The median frame's CPU time per joint per character: wall time
     /// times threads, over characters times joints.
     pub ns_per_joint: f64,
+    /// The same per skin joint (`skin_joints`; 0 for a rig without skins).
+    #[serde(default)]
+    pub ns_per_skin_joint: f64,
     /// Characters one core updates in a 60 Hz frame (16.7 ms), at the median.
     pub characters_per_core_frame: f64,
     /// Heap bytes each character keeps (the shared rig and controller not
@@ -191,6 +200,7 @@ pub fn run_cpu_scale(plan: &CpuScalePlan, load: &LoadOptions) -> anyhow::Result<
     for which in &plan.models {
         let (model, controller) = load_model_with(which, plan.controller.as_deref(), load)?;
         let joints = model.skeleton.len() as u32;
+        let skin_joints = skin_joints(&model.rig.skins);
         for &characters in &plan.characters {
             for (&pose, lod) in plan.poses.iter().flat_map(|p| [LodMix::AllNear, LodMix::Lod].map(|l| (p, l)))
             {
@@ -231,12 +241,17 @@ pub fn run_cpu_scale(plan: &CpuScalePlan, load: &LoadOptions) -> anyhow::Result<
                         model: which.label(),
                         characters,
                         joints,
+                        skin_joints,
                         threads: threads as u32,
                         lod,
                         pose: (pose == PoseEvaluation::Gpu).then(|| pose.name().to_string()),
                         frames: plan.frames,
                         cpu_pose_us: stat,
                         ns_per_joint: per_character_us * 1e3 / f64::from(joints.max(1)),
+                        ns_per_skin_joint: match skin_joints {
+                            0 => 0.0,
+                            n => per_character_us * 1e3 / f64::from(n),
+                        },
                         characters_per_core_frame: FRAME_60HZ_US / per_character_us,
                         bytes_per_character: heap_after.saturating_sub(heap_before) as f64
                             / f64::from(characters),
@@ -268,7 +283,7 @@ pub fn write(out: &Path, results: &CpuScaleResults) -> anyhow::Result<()> {
 
 fn table_header() -> String {
     format!(
-        "{:<12} {:>10} {:>6} {:>8} {:>4} {:>7} {:>11} {:>10} {:>14} {:>12}",
+        "{:<12} {:>10} {:>6} {:>8} {:>4} {:>7} {:>11} {:>10} {:>14} {:>14} {:>12}",
         "model",
         "characters",
         "joints",
@@ -277,6 +292,7 @@ fn table_header() -> String {
         "threads",
         "frame ms",
         "ns/joint",
+        "ns/skin joint",
         "chars/core/60Hz",
         "heap/char"
     )
@@ -285,7 +301,7 @@ fn table_header() -> String {
 fn table_row(e: &CpuScaleEntry) -> String {
     let model = Path::new(&e.model).file_stem().map_or(e.model.clone(), |s| s.to_string_lossy().into_owned());
     format!(
-        "{:<12} {:>10} {:>6} {:>8} {:>4} {:>7} {:>11.2} {:>10.1} {:>14.0} {:>10.0} B",
+        "{:<12} {:>10} {:>6} {:>8} {:>4} {:>7} {:>11.2} {:>10.1} {:>14.1} {:>14.0} {:>10.0} B",
         model,
         e.characters,
         e.joints,
@@ -294,6 +310,7 @@ fn table_row(e: &CpuScaleEntry) -> String {
         e.threads,
         e.cpu_pose_us.median / 1e3,
         e.ns_per_joint,
+        e.ns_per_skin_joint,
         e.characters_per_core_frame,
         e.bytes_per_character
     )
@@ -360,6 +377,14 @@ pub fn scaling_lines(entries: &[CpuScaleEntry]) -> Vec<String> {
         }
     }
     lines
+}
+
+/// The distinct skeleton joints `skins` name.
+fn skin_joints(skins: &[crate::anim::Skin]) -> u32 {
+    let mut joints: Vec<u32> = skins.iter().flat_map(|s| s.joints.iter().copied()).collect();
+    joints.sort_unstable();
+    joints.dedup();
+    joints.len() as u32
 }
 
 /// The CPU's model name, as Linux reports it.

@@ -22,6 +22,11 @@ fn a_cpu_only_run_writes_crowd_figures_without_gpu_fields() {
     let entries = results["entries"].as_array().unwrap();
     let built_in = vkskin::asset::load_default_character().unwrap();
     let (joints, palette) = (built_in.skeleton.len() as f64, built_in.palette_len() as f64 * 64.0);
+    // The joints its skins name, each once.
+    let named: std::collections::BTreeSet<u32> =
+        built_in.skins.iter().flat_map(|s| s.joints.iter().copied()).collect();
+    let skin_joints = named.len() as f64;
+    assert!(skin_joints > 0.0 && skin_joints < joints, "the built-in character: {skin_joints} of {joints}");
     // 2 counts x 2 LOD mixes x (1 thread, and every core when there are more).
     assert_eq!(entries.len() as u64, 2 * 2 * if cores > 1 { 2 } else { 1 });
     for e in entries {
@@ -38,6 +43,10 @@ fn a_cpu_only_run_writes_crowd_figures_without_gpu_fields() {
         let threads = e["threads"].as_f64().unwrap();
         let expected = median * threads * 1e3 / (e["characters"].as_f64().unwrap() * joints);
         assert!((per_joint - expected).abs() <= 1e-9 * expected, "{e}");
+        assert_eq!(e["skin_joints"].as_f64().unwrap(), skin_joints, "{e}");
+        let per_skin_joint = e["ns_per_skin_joint"].as_f64().unwrap();
+        let expected = per_joint * joints / skin_joints;
+        assert!((per_skin_joint - expected).abs() <= 1e-9 * expected, "{e}");
         let per_core = e["characters_per_core_frame"].as_f64().unwrap();
         assert!(
             (per_core * per_joint * joints * 1e-3 - 1e6 / 60.0).abs() < 1e-6 * per_core * per_joint,
