@@ -1,6 +1,7 @@
 //! Compute skinning: morphs and skins every primitive of every registered
-//! character instance in ONE dispatch (shaders/skin.comp) into the frame
-//! slot's own output buffer, which the draw pass then binds as a vertex buffer.
+//! character instance in ONE dispatch per output window (shaders/skin.comp)
+//! into the frame slot's own output buffers, which the draw pass then reads
+//! by pointer.
 //! It never poses characters (its inputs are `FramePoses`) and never draws.
 //!
 //! The pieces: `plan` lays every character out as plain data (no device:
@@ -515,16 +516,6 @@ impl SkinPass {
         })
     }
 
-    /// The output buffers of frame slot `slot_index` (`FrameSlot::index`),
-    /// one per window (`output_windows`; any past its count hold nothing):
-    /// `SkinnedVertex` per vertex (48-byte stride: position vec4, normal
-    /// vec4, tangent vec4), scene space. Read them (by `output_addresses`,
-    /// or copied) in the frame that recorded the skinning into that slot.
-    /// The handles change when characters are added.
-    pub fn output_buffers(&self, slot_index: usize) -> impl Iterator<Item = vk::Buffer> + '_ {
-        self.slots[slot_index].output.iter().map(|b| b.raw)
-    }
-
     /// The palette the shaders of frame slot `slot_index` read in this
     /// upload mode (`BoneMatrix` entries, `SkinLayout` places them): the
     /// device-local one in the staged modes and under a GPU pose. Written
@@ -549,8 +540,12 @@ impl SkinPass {
         })
     }
 
-    /// The device address of each of `output_buffers(slot_index)`: shaders
-    /// read the skinned vertices by pointer (no binding range caps a crowd's).
+    /// The device address of each window's output buffer of frame slot
+    /// `slot_index` (`FrameSlot::index`; `output_windows`, any past its
+    /// count hold nothing): `SkinnedVertex` per vertex (48-byte stride:
+    /// position vec4, normal vec4, tangent vec4), scene space, read by
+    /// pointer in the frame that recorded the skinning into that slot (or
+    /// copied, `output_copies`). They change when characters are added.
     pub fn output_addresses(&self, slot_index: usize) -> &[vk::DeviceAddress] {
         &self.slots[slot_index].output_addresses
     }
