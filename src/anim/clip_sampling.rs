@@ -281,10 +281,11 @@ fn sample_blocks_in<F: Lanes8>(
     }
 }
 
-/// The sampled time for the fast path: rounded to f32 for ratios, and the
-/// f32 values just below and above it, with which f32 comparisons against
-/// key times decide exactly as f64 ones (so STEP keys and clamping switch at
-/// the same instant as on the exact path).
+/// The sampled time as the eight-lane paths read it: exact (slerp's f64
+/// ratios), rounded to f32 (nlerp's ratios), and the f32 values just below
+/// and above it, with which f32 comparisons against key times decide
+/// exactly as f64 ones (so STEP keys and clamping switch at the same
+/// instant on both paths).
 struct FastTime {
     /// The time itself.
     exact: f64,

@@ -39,8 +39,9 @@ struct ExactTime8<F> {
 
 impl<F: Lanes8> Path8<F> for ExactTime8<F> {
     /// The ratio as scalar sampling computes it (in f64 from the f32 key
-    /// interval, rounded to f32), the held lanes as the f64 comparisons
-    /// decide them (`clip_sampling::exact_ratios`, eight wide).
+    /// interval, rounded to f32), the held lanes as its f64 comparisons
+    /// decide them (before the first key, a STEP track or a ratio outside
+    /// [0, 1]: the start key; at or after the last key: the end key).
     #[inline(always)]
     fn ratios(&self, [x, y]: [&Times; 2]) -> (F, F, F) {
         let w = (F::join(&x.t1, &y.t1) - F::join(&x.t0, &y.t0)).to_array();
