@@ -16,6 +16,7 @@ mod cli_hostile_inputs;
 mod cli_trace;
 mod gpu_errors;
 mod render_bone_lines;
+mod render_copy_kernel;
 mod render_crowd;
 mod render_dual_quaternion;
 mod render_gpu_pose;
