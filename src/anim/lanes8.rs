@@ -208,23 +208,6 @@ mod avx2 {
     #[derive(Debug, Clone, Copy)]
     pub struct Avx2F64(__m256d);
 
-    macro_rules! binary_f64 {
-        ($trait:ident, $method:ident, $intrinsic:ident) => {
-            impl $trait for Avx2F64 {
-                type Output = Avx2F64;
-                #[inline(always)]
-                fn $method(self, o: Avx2F64) -> Avx2F64 {
-                    // SAFETY: only run where the CPU has AVX2 (see the module).
-                    Avx2F64(unsafe { $intrinsic(self.0, o.0) })
-                }
-            }
-        };
-    }
-    binary_f64!(Add, add, _mm256_add_pd);
-    binary_f64!(Sub, sub, _mm256_sub_pd);
-    binary_f64!(Mul, mul, _mm256_mul_pd);
-    binary_f64!(Div, div, _mm256_div_pd);
-
     // SAFETY (every `unsafe` below): only run where the CPU has AVX2; loads
     // and stores go through references to arrays of the right size.
     impl super::F64Lanes for Avx2F64 {
@@ -245,22 +228,27 @@ mod avx2 {
         }
     }
 
+    /// `impl Trait for Type` by one AVX intrinsic over both registers.
     macro_rules! binary {
-        ($trait:ident, $method:ident, $intrinsic:ident) => {
-            impl $trait for Avx2 {
-                type Output = Avx2;
+        ($ty:ident, $trait:ident, $method:ident, $intrinsic:ident) => {
+            impl $trait for $ty {
+                type Output = $ty;
                 #[inline(always)]
-                fn $method(self, o: Avx2) -> Avx2 {
+                fn $method(self, o: $ty) -> $ty {
                     // SAFETY: only run where the CPU has AVX2 (see the module).
-                    Avx2(unsafe { $intrinsic(self.0, o.0) })
+                    $ty(unsafe { $intrinsic(self.0, o.0) })
                 }
             }
         };
     }
-    binary!(Add, add, _mm256_add_ps);
-    binary!(Sub, sub, _mm256_sub_ps);
-    binary!(Mul, mul, _mm256_mul_ps);
-    binary!(Div, div, _mm256_div_ps);
+    binary!(Avx2, Add, add, _mm256_add_ps);
+    binary!(Avx2, Sub, sub, _mm256_sub_ps);
+    binary!(Avx2, Mul, mul, _mm256_mul_ps);
+    binary!(Avx2, Div, div, _mm256_div_ps);
+    binary!(Avx2F64, Add, add, _mm256_add_pd);
+    binary!(Avx2F64, Sub, sub, _mm256_sub_pd);
+    binary!(Avx2F64, Mul, mul, _mm256_mul_pd);
+    binary!(Avx2F64, Div, div, _mm256_div_pd);
 
     impl Neg for Avx2 {
         type Output = Avx2;

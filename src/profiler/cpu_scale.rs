@@ -200,7 +200,7 @@ pub fn run_cpu_scale(plan: &CpuScalePlan, load: &LoadOptions) -> anyhow::Result<
     for which in &plan.models {
         let (model, controller) = load_model_with(which, plan.controller.as_deref(), load)?;
         let joints = model.skeleton.len() as u32;
-        let skin_joints = skin_joints(&model.rig.skins);
+        let skin_joints = model.skin_joint_nodes().len() as u32;
         for &characters in &plan.characters {
             for (&pose, lod) in plan.poses.iter().flat_map(|p| [LodMix::AllNear, LodMix::Lod].map(|l| (p, l)))
             {
@@ -377,14 +377,6 @@ pub fn scaling_lines(entries: &[CpuScaleEntry]) -> Vec<String> {
         }
     }
     lines
-}
-
-/// The distinct skeleton joints `skins` name.
-fn skin_joints(skins: &[crate::anim::Skin]) -> u32 {
-    let mut joints: Vec<u32> = skins.iter().flat_map(|s| s.joints.iter().copied()).collect();
-    joints.sort_unstable();
-    joints.dedup();
-    joints.len() as u32
 }
 
 /// The CPU's model name, as Linux reports it.
