@@ -112,8 +112,9 @@ pub(super) fn join4<F: Lanes8>(low: &[[f32; LANES]; 4], high: &[[f32; LANES]; 4]
     each!(0, 1, 2, 3; |c| F::join(&low[c], &high[c]))
 }
 
-/// Where time falls in the lanes' intervals: the ratio, and the lanes that
-/// hold their start key and their end key (`fast_ratios`, eight wide).
+/// Where time falls in the lanes' intervals: the ratio in f32 (the time
+/// rounded to f32, times the interval's stored reciprocal width), and the
+/// lanes that hold their start key and their end key.
 #[inline(always)]
 fn ratios<F: Lanes8>(times: [&Times; 2], t: &Time8<F>) -> (F, F, F) {
     let [x, y] = times;
@@ -193,37 +194,53 @@ pub(super) fn usable<F: Lanes8>(n2: F) -> F {
 #[inline(always)]
 fn rotation<F: Lanes8>(blocks: &Blocks, pair: [usize; 2], t: &Time8<F>) -> [F; 4] {
     let clip = blocks.clip;
-    let state = |b: usize| &clip.rotation_states[blocks.state[blocks.rotations_at + b] as usize];
-    let (x, y): (&RotationBlock, &RotationBlock) = (state(pair[0]), state(pair[1]));
+    let (x, y) = (rotation_state(blocks, pair[0]), rotation_state(blocks, pair[1]));
     let fallback = join4(&clip.fallback[pair[0]], &clip.fallback[pair[1]]);
     let (s, hold_a, hold_b) = ratios([&x.times, &y.times], t);
     let (a, b): ([F; 4], [F; 4]) = (join4(&x.a, &y.a), join4(&x.b, &y.b));
     let flip = dot(&a, &b).lt(F::splat(0.0));
     let one_minus = F::splat(1.0) - s;
     let q: [F; 4] = each!(0, 1, 2, 3; |c| a[c] * one_minus + flip.select(-b[c], b[c]) * s);
-    let n2 = dot(&q, &q);
-    let n = n2.sqrt();
-    let ok = usable(n2);
-    let q: [F; 4] = each!(0, 1, 2, 3; |c| ok.select(q[c] / n, fallback[c]));
+    let q = normalize_or(q, &fallback);
     let tracked = F::join(&clip.rotation_tracked[pair[0]], &clip.rotation_tracked[pair[1]]);
     let (ka, kb) =
         (held_key(a, clip.keys_kept, tracked, &fallback), held_key(b, clip.keys_kept, tracked, &fallback));
     each!(0, 1, 2, 3; |c| hold_b.select(kb[c], hold_a.select(ka[c], q[c])))
 }
 
+/// Block `b`'s rotations in the state the cursor left them.
+#[inline(always)]
+pub(super) fn rotation_state<'a>(blocks: &Blocks<'a>, b: usize) -> &'a RotationBlock {
+    &blocks.clip.rotation_states[blocks.state[blocks.rotations_at + b] as usize]
+}
+
+/// `q / |q|`, or `fallback` where that cannot be divided (scalar `normalize_or`).
+#[inline(always)]
+pub(super) fn normalize_or<F: Lanes8>(q: [F; 4], fallback: &[F; 4]) -> [F; 4] {
+    let n2 = dot(&q, &q);
+    let (n, ok) = (n2.sqrt(), usable(n2));
+    each!(0, 1, 2, 3; |c| ok.select(q[c] / n, fallback[c]))
+}
+
+/// `q` where it is unit to an exporter's rounding, else normalised (scalar `keep_or`).
+#[inline(always)]
+pub(super) fn keep_or<F: Lanes8>(q: [F; 4], fallback: &[F; 4]) -> [F; 4] {
+    let near = (dot(&q, &q) - F::splat(1.0)).abs().le(F::splat(2e-3));
+    if near.all() {
+        return q;
+    }
+    let normalized = normalize_or(q, fallback);
+    each!(0, 1, 2, 3; |c| near.select(q[c], normalized[c]))
+}
+
 /// Key `k` as holding it gives: as stored when unit to an exporter's
-/// rounding (or every key is kept), else normalised, in the lanes with a
-/// track (`Held::key`).
+/// rounding (or every key is kept), else normalised (`keep_or`), in the
+/// lanes with a track; the others hold their rest rotation as it is.
 #[inline(always)]
 pub(super) fn held_key<F: Lanes8>(k: [F; 4], kept: bool, tracked: F, fallback: &[F; 4]) -> [F; 4] {
     if kept {
         return k;
     }
-    let n2 = dot(&k, &k);
-    let near = (n2 - F::splat(1.0)).abs().le(F::splat(2e-3));
-    if near.all() {
-        return k;
-    }
-    let (n, ok) = (n2.sqrt(), usable(n2));
-    each!(0, 1, 2, 3; |c| tracked.select(near.select(k[c], ok.select(k[c] / n, fallback[c])), k[c]))
+    let held = keep_or(k, fallback);
+    each!(0, 1, 2, 3; |c| tracked.select(held[c], k[c]))
 }

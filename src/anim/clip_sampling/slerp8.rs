@@ -9,7 +9,7 @@
 //! job's bits.
 
 use super::FastTime;
-use super::nlerp8::{Blocks, Path8, dot, held_key, join4, sample_path, usable};
+use super::nlerp8::{Blocks, Path8, held_key, join4, keep_or, normalize_or, rotation_state, sample_path};
 use crate::anim::lanes8::{F64Lanes, Lanes8};
 use crate::anim::runtime_clip::{RotationBlock, Times};
 use crate::anim::sine;
@@ -66,42 +66,15 @@ fn exact_ratio<W: F64Lanes>(t: f64, t0: [f32; 4], width: [f32; 4]) -> [f32; 4] {
     ((W::splat(t) - W::widen(t0)) / W::widen(width)).narrow()
 }
 
-/// Block `b`'s rotations in the state the cursor left them.
-#[inline(always)]
-fn rotation_state<'a>(blocks: &Blocks<'a>, b: usize) -> &'a RotationBlock {
-    &blocks.clip.rotation_states[blocks.state[blocks.rotations_at + b] as usize]
-}
-
 /// `q` normalised where it has a usable length, else as it is (scalar
 /// `unit_or_self`).
 #[inline(always)]
 fn unit_or_self<F: Lanes8>(q: [F; 4]) -> [F; 4] {
-    let n2 = dot(&q, &q);
-    let (n, ok) = (n2.sqrt(), usable(n2));
-    each!(0, 1, 2, 3; |c| ok.select(q[c] / n, q[c]))
+    normalize_or(q, &q)
 }
 
-/// `q / |q|`, or `fallback` where that cannot be divided (`normalize_or`).
-#[inline(always)]
-fn normalize_or<F: Lanes8>(q: [F; 4], fallback: &[F; 4]) -> [F; 4] {
-    let n2 = dot(&q, &q);
-    let (n, ok) = (n2.sqrt(), usable(n2));
-    each!(0, 1, 2, 3; |c| ok.select(q[c] / n, fallback[c]))
-}
-
-/// `q` where it is unit to an exporter's rounding, else normalised (`keep_or`).
-#[inline(always)]
-fn keep_or<F: Lanes8>(q: [F; 4], fallback: &[F; 4]) -> [F; 4] {
-    let near = (dot(&q, &q) - F::splat(1.0)).abs().le(F::splat(2e-3));
-    if near.all() {
-        return q;
-    }
-    let normalized = normalize_or(q, fallback);
-    each!(0, 1, 2, 3; |c| near.select(q[c], normalized[c]))
-}
-
-/// The correctly rounded sine of the lanes in `mask` (0 elsewhere), as
-/// `sine::sin4` computes it four lanes at a time.
+/// The correctly rounded sine of the lanes in `mask` (0 elsewhere): the
+/// bits of `sine::sin`, through `sine::sin_lanes` four lanes at a time.
 #[inline(always)]
 fn sin8<F: Lanes8>(x: F, mask: F) -> F {
     let outside = x.abs().le(F::splat(sine::RANGE)).not();
@@ -118,7 +91,9 @@ fn sin8<F: Lanes8>(x: F, mask: F) -> F {
 }
 
 /// Rotations of a pair of blocks by slerp with the constants of each
-/// interval (`clip_sampling::slerp_block`, eight wide).
+/// interval read from the block: the scalar `SampleJob`'s slerp, lane by
+/// lane (keys normalised where far from unit, `b` on `a`'s side, a chord
+/// lerped and normalised where the keys are too close, held keys).
 #[inline(always)]
 fn slerp<F: Lanes8>(
     blocks: &Blocks,
