@@ -43,6 +43,12 @@ fn output_usage() -> vk::BufferUsageFlags {
         | vk::BufferUsageFlags::TRANSFER_SRC
 }
 
+/// Slot `slot`'s buffer for output window `k`, of `bytes` bytes.
+fn output_window(ctx: &GpuContext, slot: usize, k: usize, bytes: u64) -> Result<Buffer, GpuError> {
+    let name = format!("skin slot {slot} output {k}");
+    Buffer::new(ctx, &name, bytes, output_usage(), MemoryLocation::GpuOnly)
+}
+
 /// Per-slot buffers. The output is per slot, not one buffer shared by both
 /// slots: frame N+1's dispatch then never writes vertices that frame N's draw
 /// may still be reading, so the CPU can record and the GPU run frame N+1's
@@ -87,7 +93,7 @@ impl SlotBuffers {
     pub(super) fn new(ctx: &GpuContext, i: usize) -> Result<Self, GpuError> {
         let name = |what: &str| format!("skin slot {i} {what}");
         let (cpu, gpu) = (MemoryLocation::CpuToGpu, MemoryLocation::GpuOnly);
-        let output = Buffer::new(ctx, &name("output 0"), OUTPUT_STRIDE, output_usage(), gpu)?;
+        let output = output_window(ctx, i, 0, OUTPUT_STRIDE)?;
         let address = output.device_address(ctx);
         let mut slot = SlotBuffers {
             palette: Buffer::new(ctx, &name("palette"), 64, PALETTE_USAGE, cpu)?,
@@ -212,9 +218,8 @@ impl SlotBuffers {
             let what = format!("output {k}");
             let k = k as usize;
             if k == self.output.len() {
-                let name = format!("skin slot {} {what}", grower.slot);
                 let size = windows.bytes(k as u32).max(OUTPUT_STRIDE);
-                self.output.push(Buffer::new(grower.ctx, &name, size, output_usage(), gpu)?);
+                self.output.push(output_window(grower.ctx, grower.slot, k, size)?);
                 self.output_addresses.push(self.output[k].device_address(grower.ctx));
                 continue;
             }
