@@ -255,7 +255,8 @@ pub fn timestamp_check(ctx: &GpuContext, bytes: u64, runs: usize) -> Result<(f64
 /// `max_bytes`) whose copy takes at least `min_us` microseconds by the host
 /// clock (`CopyKernel::measure_wall`, median of three): work that long
 /// stands well above a submission's overhead. A GPU copies 16 MiB in a few
-/// microseconds, about what timing it costs.
+/// microseconds, about what timing it costs. The time is net of empty
+/// submissions, so a copy lost in their noise can come out below zero.
 pub fn bytes_taking(ctx: &GpuContext, bytes: u64, max_bytes: u64, min_us: f64) -> Result<u64, GpuError> {
     let mut bytes = bytes.max(1);
     while bytes < max_bytes {
