@@ -82,6 +82,28 @@ impl ClipCursor {
         super::prefetch::slice(&self.state);
     }
 
+    /// Samples `clip`'s morph weights alone at `time` into `out`, as
+    /// `SampleClipJob` samples them (from the same key hints, which it
+    /// moves), without seeking a joint's block: for a character whose
+    /// joints are posed elsewhere (the GPU). Never allocates.
+    pub fn sample_morph_weights(
+        &mut self,
+        clip: &RuntimeClip,
+        time: f64,
+        out: &mut [f32],
+    ) -> Result<(), JobError> {
+        if time.is_nan() {
+            return Err(JobError::new("sample morph weights: time is NaN"));
+        }
+        check_len("sample morph weights: output", out.len(), clip.rest_morph_weights().len())?;
+        if !self.fits(clip) {
+            return Err(JobError::new("sample morph weights: cursor made for a clip of another size"));
+        }
+        let layout = state_layout(clip);
+        morph_weights_into(clip, time, &mut self.state[layout[4]..layout[5]], out);
+        Ok(())
+    }
+
     /// A cursor for `clip`, at its start.
     pub fn new(clip: &RuntimeClip) -> Self {
         let mut cursor =
@@ -225,10 +247,16 @@ impl SampleClipJob<'_> {
                 _ => {}
             }
         }
-        self.morph_output.copy_from_slice(clip.rest_morph_weights());
-        sample_morph_tracks(&source.morph_tracks, t, morph_hints, self.morph_output);
+        morph_weights_into(clip, t, morph_hints, self.morph_output);
         Ok(())
     }
+}
+
+/// `clip`'s morph weights at `t` into `out` (the clip's rest weights where
+/// no track plays), each track's key search starting from its hint.
+fn morph_weights_into(clip: &RuntimeClip, t: f64, hints: &mut [u32], out: &mut [f32]) {
+    out.copy_from_slice(clip.rest_morph_weights());
+    sample_morph_tracks(&clip.clip().morph_tracks, t, hints, out);
 }
 
 /// Samples blocks `range` at `time` into `output` (blocks of four joints,
@@ -615,6 +643,66 @@ mod tests {
         assert!(job(f64::NAN, &mut cursor, 5).is_err());
         assert!(job(0.5, &mut cursor, 4).is_err());
         assert!(job(0.5, &mut cursor, 5).is_ok());
+    }
+
+    /// Morph weights sampled alone (`ClipCursor::sample_morph_weights`, the
+    /// GPU-posed character's path) are the job's, bit for bit, forwards,
+    /// backwards and jumping, on a cursor of their own or one the job
+    /// moves too; bad input is an error.
+    #[test]
+    fn morph_weights_alone_sample_as_the_job_does() {
+        use Interpolation::{Linear, Step};
+        let mut source = awkward_clip();
+        let times: Vec<f32> = (0..7).map(|k| k as f32 * 0.17).collect();
+        source.morph_tracks = vec![
+            MorphWeightTrack {
+                offset: 0,
+                count: 1,
+                times: times[..5].to_vec(),
+                values: vec![0.1, 0.9, 0.3, 0.7, 0.5],
+                interpolation: Step,
+            },
+            MorphWeightTrack {
+                offset: 1,
+                count: 2,
+                times: times.clone(),
+                values: (0..14).map(|i| (i as f32 * 0.37).sin()).collect(),
+                interpolation: Linear,
+            },
+        ];
+        source.update_duration();
+        let clip = RuntimeClip::new(Arc::new(source), &rest(), &[0.25; 3]).unwrap();
+        let mut at: Vec<f64> = (0..130).map(|i| i as f64 * 0.0091 - 0.05).collect();
+        at.extend([0.5, 0.2, 0.9, 0.34, 0.35, 1.5, -1.0, 0.6]);
+        let (mut alone, mut shared, mut moved) =
+            (ClipCursor::new(&clip), ClipCursor::new(&clip), ClipCursor::new(&clip));
+        for (i, &t) in at.iter().enumerate() {
+            let (_, want) = runtime(&clip, &mut moved, t, RotationBlend::Nlerp);
+            let mut got = vec![f32::NAN; 3];
+            clip_cursor_morphs(&mut alone, &clip, t, &mut got);
+            assert_eq!(bits(&[], &got), bits(&[], &want), "t = {t}");
+            // Every other time the job moves the shared cursor.
+            if i % 2 == 0 {
+                runtime(&clip, &mut shared, t, RotationBlend::Nlerp);
+            }
+            clip_cursor_morphs(&mut shared, &clip, t, &mut got);
+            assert_eq!(bits(&[], &got), bits(&[], &want), "t = {t}, shared");
+        }
+        let mut w = vec![0.0; 3];
+        assert!(alone.sample_morph_weights(&clip, f64::NAN, &mut w).is_err());
+        assert!(alone.sample_morph_weights(&clip, 0.5, &mut w[..2]).is_err());
+        let small = RuntimeClip::new(Arc::new(Clip::default()), &rest()[..2], &[]).unwrap();
+        assert!(
+            ClipCursor::new(&small)
+                .sample_morph_weights(&clip, 0.5, &mut w)
+                .unwrap_err()
+                .0
+                .contains("cursor")
+        );
+    }
+
+    fn clip_cursor_morphs(cursor: &mut ClipCursor, clip: &RuntimeClip, t: f64, out: &mut [f32]) {
+        cursor.sample_morph_weights(clip, t, out).unwrap();
     }
 
     /// A joint range samples its blocks of four, bit for bit as a whole

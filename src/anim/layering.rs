@@ -203,7 +203,8 @@ mod tests {
     #[test]
     fn additive_groups_are_bit_for_bit_one_joint_at_a_time() {
         // 19 joints: two groups of eight and a last one overlapping the
-        // second (and 5 joints: one padded group); masks of 0 (untouched),
+        // second (and 5 joints: one padded group; none: morph weights
+        // alone, the GPU-posed character's layer); masks of 0 (untouched),
         // partial and 1 (no normalisation), zero and negative reference
         // scales, rotations on both hemispheres.
         let mut seed = 7u64;
@@ -238,7 +239,7 @@ mod tests {
                 })
                 .collect();
             for (simd, joints) in
-                [Simd::Avx2, Simd::Portable].into_iter().flat_map(|s| [(s, 0..n), (s, 3..8)])
+                [Simd::Avx2, Simd::Portable].into_iter().flat_map(|s| [(s, 0..n), (s, 3..8), (s, 0..0)])
             {
                 let mut out = base[joints.clone()].to_vec();
                 let mut job = LayerJob {

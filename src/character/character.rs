@@ -247,7 +247,7 @@ impl Character {
         self.parameters.prefetch();
         self.machine.prefetch();
         self.playback.prefetch();
-        self.evaluation.prefetch(self.stale || self.due());
+        self.evaluation.prefetch(self.stale || self.due(), self.gpu_program.is_some());
     }
 
     /// Whether the next update is due at the evaluation rate. Frames are

@@ -10,7 +10,8 @@
 //! never depend on a cursor's state; nothing here allocates after `new`.
 
 use crate::anim::compression::{CompressedCursor, CompressedSampleJob};
-use crate::anim::{ClipCursor, JobError, RotationBlend, SampleClipJob, Transform};
+use crate::anim::job::check_len;
+use crate::anim::{ClipCursor, JobError, RotationBlend, SampleClipJob, Transform, sample_morph_weights};
 use crate::anim::{Rig, prefetch};
 use std::ops::Range;
 
@@ -109,6 +110,31 @@ impl ClipCursors {
             }
             .run(),
             _ => Err(JobError::new("sample: cursors made for a rig with other clips")),
+        }
+    }
+
+    /// Samples rig clip `clip`'s morph weights alone at `time` into `out`
+    /// (the rig's rest weights where no track plays): what `sample` writes
+    /// into its morph weights, for a character whose joints are posed on
+    /// the GPU. A runtime clip's cursor keeps its key hints; a compressed
+    /// clip's weights are searched for.
+    pub(crate) fn sample_morph_weights(
+        &mut self,
+        rig: &Rig,
+        clip: u32,
+        time: f64,
+        out: &mut [f32],
+    ) -> Result<(), JobError> {
+        let c = clip as usize;
+        let slot = self.slot.get(c).copied().unwrap_or(u32::MAX);
+        match self.cursors.get_mut(slot as usize) {
+            Some(Cursor::Runtime(cursor)) => cursor.sample_morph_weights(rig.runtime_clip(c), time, out),
+            Some(Cursor::Compressed(_)) => {
+                check_len("sample morph weights: output", out.len(), rig.rest_morph_weights.len())?;
+                sample_morph_weights(&rig.clips[c], time, &rig.rest_morph_weights, out);
+                Ok(())
+            }
+            None => Err(JobError::new(format!("sample morph weights: clip {clip} has no cursor"))),
         }
     }
 }

@@ -12,7 +12,6 @@ use super::root_motion::{self, RootKeyHints, RootMotion};
 use super::scratch::{BlendPoses, Scratch, fit, with_scratch};
 use crate::anim::{
     BlendJob, BlendLayer, JobError, LayerJob, LayerMode, PlaybackEntry, Pose, Rig, RotationBlend, Transform,
-    sample_morph_weights,
 };
 use std::ops::Range;
 
@@ -69,12 +68,14 @@ pub(super) struct Evaluation {
 
 impl Evaluation {
     /// Starts loading the weights every update reads, and when it
-    /// `evaluates`, the cursors, pose and output too (see
-    /// [`prefetch`](crate::anim::prefetch)): a character skipped at its
-    /// evaluation rate never touches those, and loading them would only
-    /// take bandwidth from the characters that do.
+    /// `evaluates`, the cursors, pose and output too, or with the joints
+    /// posed on the GPU, what is evaluated then: the cursors, the morph
+    /// weights and the playback recorded (see
+    /// [`prefetch`](crate::anim::prefetch)). Whatever an update does not
+    /// touch is left alone: loading it would only take bandwidth from the
+    /// characters that do.
     #[inline]
-    pub fn prefetch(&self, evaluates: bool) {
+    pub fn prefetch(&self, evaluates: bool, gpu_pose: bool) {
         use crate::anim::prefetch::slice;
         slice(&self.weight);
         slice(&self.clip_weights);
@@ -83,9 +84,13 @@ impl Evaluation {
         slice(&self.root_hints);
         if evaluates {
             self.cursors.prefetch();
-            slice(&self.pose.locals);
             slice(&self.pose.morph_weights);
-            self.output.prefetch();
+            self.output.prefetch(gpu_pose);
+            match gpu_pose {
+                // Last evaluation's entries: where this one writes its own.
+                true => slice(&self.playback),
+                false => slice(&self.pose.locals),
+            }
         }
     }
 
@@ -411,11 +416,7 @@ impl<'a> LeafSampling<'a> {
                 Blended::Pose => {
                     self.cursors.sample(rig, clip, times[l], rotation_blend, joints.clone(), locals, morphs)
                 }
-                Blended::MorphWeights => {
-                    let clip = &rig.clips[clip as usize];
-                    sample_morph_weights(clip, times[l], &rig.rest_morph_weights, morphs);
-                    Ok(())
-                }
+                Blended::MorphWeights => self.cursors.sample_morph_weights(rig, clip, times[l], morphs),
             }
         };
         let active = || (range.start as usize..range.end as usize).filter(|&l| weights[l] > 0.0);

@@ -41,14 +41,17 @@ pub struct PoseOutput {
 
 impl PoseOutput {
     /// Starts loading the matrices and weights (see
-    /// [`prefetch`](crate::anim::prefetch)).
+    /// [`prefetch`](crate::anim::prefetch)), or the weights alone when
+    /// the joints are posed on the GPU (the matrices stay as they are).
     #[inline]
-    pub(super) fn prefetch(&self) {
+    pub(super) fn prefetch(&self, gpu_pose: bool) {
         use crate::anim::prefetch::slice;
-        slice(&self.world);
-        slice(&self.palettes);
-        slice(&self.palette_offsets);
         slice(&self.morph_weights);
+        if !gpu_pose {
+            slice(&self.world);
+            slice(&self.palettes);
+            slice(&self.palette_offsets);
+        }
     }
 
     /// Buffers for `rig`, at identity until the first `update`.

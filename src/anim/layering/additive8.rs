@@ -63,6 +63,10 @@ fn apply_joints<L: Lanes8>(
     weight: f32,
 ) {
     let n = out.len();
+    if n == 0 {
+        // Morph weights alone (joints posed on the GPU): no padded group.
+        return;
+    }
     if n < GROUP {
         let pad = |joints: &[Transform]| {
             let mut group = [Transform::IDENTITY; GROUP];
