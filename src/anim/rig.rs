@@ -33,7 +33,8 @@ pub struct Rig {
     pub rest_morph_weights: Vec<f32>,
     /// Start of each skin's palette in a character's concatenated palettes,
     /// plus the total at the end.
-    palette_offsets: Vec<u32>,
+    /// Shared with every character's output (`shared_palette_offsets`).
+    palette_offsets: Arc<[u32]>,
     /// Bind-pose world matrix of each joint some skin lists (`inverse` of
     /// the first listing skin's inverse bind); `None` for other nodes.
     bind_world: Vec<Option<Matrix4<f32>>>,
@@ -142,7 +143,7 @@ impl Rig {
             instances,
             clips,
             rest_morph_weights,
-            palette_offsets,
+            palette_offsets: palette_offsets.into(),
             bind_world,
             clip_names,
             runtime_clips,
@@ -155,6 +156,12 @@ impl Rig {
     /// plus the total at the end (see `SkinnedPose::palette_offsets`).
     pub fn palette_offsets(&self) -> &[u32] {
         &self.palette_offsets
+    }
+
+    /// `palette_offsets`, shared: what a character's output keeps instead
+    /// of a copy of its own.
+    pub fn shared_palette_offsets(&self) -> Arc<[u32]> {
+        self.palette_offsets.clone()
     }
 
     /// Palette entries of all skins together.

@@ -14,6 +14,7 @@ use crate::anim::job::check_len;
 use crate::anim::{ClipCursor, JobError, RotationBlend, SampleClipJob, Transform, sample_morph_weights};
 use crate::anim::{Rig, prefetch};
 use std::ops::Range;
+use std::sync::Arc;
 
 /// The cursor of one clip.
 #[derive(Debug, Clone)]
@@ -26,8 +27,9 @@ enum Cursor {
 /// One cursor per distinct clip a character plays (see the module documentation).
 #[derive(Debug, Clone)]
 pub(crate) struct ClipCursors {
-    /// Index into `cursors` of each rig clip (`u32::MAX`: not played).
-    slot: Vec<u32>,
+    /// Index into `cursors` of each rig clip (`u32::MAX`: not played);
+    /// the controller's, shared by its characters (see `slots`).
+    slot: Arc<[u32]>,
     cursors: Vec<Cursor>,
 }
 
@@ -45,23 +47,37 @@ impl ClipCursors {
         }
     }
 
-    /// Cursors for `clips` (rig clip indices, repeats allowed; each below
-    /// `rig.clips.len()`), of the kind `rig` samples.
-    pub(crate) fn new(rig: &Rig, clips: impl IntoIterator<Item = u32>) -> Self {
-        let mut slot = vec![u32::MAX; rig.clips.len()];
-        let mut cursors = Vec::new();
+    /// Each of `clip_count` rig clips' cursor: its index among the
+    /// distinct clips of `clips` (rig clip indices, repeats allowed, each
+    /// below `clip_count`) in order of first appearance, `u32::MAX` for a
+    /// clip not named. The same for every character of a controller, so
+    /// the controller keeps it.
+    pub(crate) fn slots(clips: impl IntoIterator<Item = u32>, clip_count: usize) -> Arc<[u32]> {
+        let mut slot = vec![u32::MAX; clip_count];
+        let mut distinct = 0;
         for clip in clips {
-            let c = clip as usize;
-            if slot[c] != u32::MAX {
-                continue;
+            if let Some(s) = slot.get_mut(clip as usize).filter(|s| **s == u32::MAX) {
+                *s = distinct;
+                distinct += 1;
             }
-            slot[c] = cursors.len() as u32;
-            cursors.push(match rig.compressed_clip(c) {
+        }
+        slot.into()
+    }
+
+    /// A cursor, of the kind `rig` samples, for each clip `slot` (from
+    /// `slots`) gives one.
+    pub(crate) fn new(rig: &Rig, slot: &Arc<[u32]>) -> Self {
+        let mut clips: Vec<(u32, usize)> =
+            slot.iter().enumerate().filter(|(_, s)| **s != u32::MAX).map(|(c, &s)| (s, c)).collect();
+        clips.sort_unstable();
+        let cursors = clips
+            .into_iter()
+            .map(|(_, c)| match rig.compressed_clip(c) {
                 Some(compressed) => Cursor::Compressed(Box::new(CompressedCursor::new(compressed))),
                 None => Cursor::Runtime(ClipCursor::new(rig.runtime_clip(c))),
-            });
-        }
-        ClipCursors { slot, cursors }
+            })
+            .collect();
+        ClipCursors { slot: slot.clone(), cursors }
     }
 
     /// Samples rig clip `clip` at `time` into `out` (joints and weights
@@ -135,6 +151,53 @@ impl ClipCursors {
                 Ok(())
             }
             None => Err(JobError::new(format!("sample morph weights: clip {clip} has no cursor"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_model::test_model;
+
+    #[test]
+    fn slots_number_distinct_clips_in_order_of_first_appearance() {
+        const NONE: u32 = u32::MAX;
+        assert_eq!(&*ClipCursors::slots([3, 1, 3, 0, 1], 5), &[2, 1, NONE, 0, NONE]);
+        // A clip past the count has no slot (the rig's clips are checked
+        // against the controller's elsewhere).
+        assert_eq!(&*ClipCursors::slots([7, 1], 2), &[NONE, 0]);
+        assert_eq!(&*ClipCursors::slots([], 2), &[NONE, NONE]);
+    }
+
+    #[test]
+    fn cursors_by_slot_sample_each_clip_as_its_own_cursor_does() {
+        let model = test_model();
+        let rig = &model.rig;
+        // Clip 1 first: it takes cursor 0, clip 0 cursor 1.
+        let slots = ClipCursors::slots([1, 0, 1], rig.clips.len());
+        let mut cursors = ClipCursors::new(rig, &slots);
+        assert_eq!(cursors.cursors.len(), 2);
+        let joints = rig.skeleton.len();
+        let morphs = rig.rest_morph_weights.len();
+        for clip in [0u32, 1] {
+            let (mut locals, mut weights) = (vec![Transform::IDENTITY; joints], vec![0.0; morphs]);
+            cursors
+                .sample(rig, clip, 0.3, RotationBlend::Slerp, 0..joints, &mut locals, &mut weights)
+                .unwrap();
+            let (mut want, mut want_weights) = (vec![Transform::IDENTITY; joints], vec![0.0; morphs]);
+            let mut own = ClipCursor::new(rig.runtime_clip(clip as usize));
+            SampleClipJob {
+                clip: rig.runtime_clip(clip as usize),
+                time: 0.3,
+                rotation_blend: RotationBlend::Slerp,
+                cursor: &mut own,
+                output: &mut want,
+                morph_output: &mut want_weights,
+            }
+            .run()
+            .unwrap();
+            assert_eq!((locals, weights), (want, want_weights), "clip {clip}");
         }
     }
 }

@@ -98,7 +98,7 @@ impl Evaluation {
     pub fn new(rig: &Rig, controller: &Controller) -> Self {
         let leaves = controller.leaves();
         Evaluation {
-            cursors: ClipCursors::new(rig, leaves.iter().map(|l| l.clip)),
+            cursors: ClipCursors::new(rig, &controller.cursor_slots),
             weight: vec![0.0; leaves.len()],
             clip_weights: vec![0.0; rig.clips.len()],
             evaluated: vec![(f64::NAN, 0.0); leaves.len()],

@@ -9,6 +9,7 @@ use crate::anim::{
     BoneMatrix, JobError, PaletteJob, SkinnedPose, Transform, job::check_len, skeleton_to_model_in_place,
 };
 use nalgebra::Matrix4;
+use std::sync::Arc;
 
 /// Replaces the evaluated matrices for debugging.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -31,7 +32,8 @@ pub enum DebugPose {
 pub struct PoseOutput {
     world: Vec<Matrix4<f32>>,
     palettes: Vec<BoneMatrix>,
-    palette_offsets: Vec<u32>,
+    /// The rig's (shared, not copied per character).
+    palette_offsets: Arc<[u32]>,
     morph_weights: Vec<f32>,
     version: u64,
     evaluated: bool,
@@ -61,7 +63,7 @@ impl PoseOutput {
         PoseOutput {
             world: vec![Matrix4::identity(); joints],
             palettes: vec![BoneMatrix::IDENTITY; palette],
-            palette_offsets: rig.palette_offsets().to_vec(),
+            palette_offsets: rig.shared_palette_offsets(),
             morph_weights: rig.rest_morph_weights.clone(),
             version: 0,
             evaluated: false,

@@ -19,6 +19,7 @@ use super::{
 };
 use crate::anim::Rig;
 use crate::anim::{LayerMode, NO_PARENT, Pose, RotationBlend, SampleJob, SamplingCursor};
+use crate::character::clip_cursors::ClipCursors;
 use crate::character::root_motion::ClipRootMotion;
 use std::collections::{HashMap, HashSet};
 
@@ -76,6 +77,7 @@ pub(super) fn compile(
     let layers = layers(file, &mut builder, &mut states, state_names)?;
     let Builder { nodes, leaves, groups, inputs, .. } = builder;
     let root_motion = root_motion(file, rig, &leaves)?;
+    let cursor_slots = ClipCursors::slots(leaves.iter().map(|l| l.clip), rig.clips.len());
     Ok(Controller {
         parameters,
         states,
@@ -90,6 +92,7 @@ pub(super) fn compile(
         machine_states,
         layers,
         root_motion,
+        cursor_slots,
     })
 }
 

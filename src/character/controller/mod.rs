@@ -30,6 +30,7 @@ use crate::anim::{LayerMode, Pose};
 use crate::input_file::{self, InputError};
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Most clip nodes (leaves of all blend trees together) a controller may have.
 pub const MAX_CLIP_NODES: usize = 64;
@@ -191,6 +192,9 @@ pub struct Controller {
     pub(crate) layers: Vec<Layer>,
     /// The root-motion joint and each clip node's root track.
     pub(crate) root_motion: Option<RootMotionSetup>,
+    /// Each rig clip's clip cursor in a character (`ClipCursors::slots`
+    /// of the leaves' clips).
+    pub(crate) cursor_slots: Arc<[u32]>,
 }
 
 /// A layer: its motion (a state past the machine's), how it combines, its
