@@ -60,7 +60,8 @@ pub fn run(args: &BenchArgs, load: &LoadOptions) -> anyhow::Result<()> {
 fn run_cpu_only(args: &BenchArgs, load: &LoadOptions) -> anyhow::Result<()> {
     let out = PathBuf::from(&args.out);
     let mut plan =
-        CpuScalePlan::new(&args.models, &args.characters, args.frames, args.quick, out, command_line());
+        CpuScalePlan::new(&args.models, &args.characters, args.frames, args.quick, out, command_line())
+            .with_threads(&args.threads);
     plan.controller = args.controller.as_ref().map(PathBuf::from);
     if !args.pose.is_empty() {
         plan.poses = args.pose.clone();

@@ -59,6 +59,11 @@ pub fn at_least_one(text: &str) -> Result<u64, String> {
     count_in(text, 1..=u64::MAX)
 }
 
+/// `bench --cpu-only --threads`: 1 to the profiler's `MAX_THREADS`.
+pub fn threads(text: &str) -> Result<usize, String> {
+    count_in(text, 1..=crate::profiler::cpu_scale::MAX_THREADS)
+}
+
 /// A character count: 1 to `renderer::MAX_CHARACTERS`.
 pub fn characters(text: &str) -> Result<u32, String> {
     count_in(text, 1..=crate::render::renderer::MAX_CHARACTERS)

@@ -58,6 +58,9 @@ impl LodMix {
     }
 }
 
+/// The most threads `--threads` may ask for.
+pub const MAX_THREADS: usize = 1024;
+
 /// What to measure.
 #[derive(Debug, Clone)]
 pub struct CpuScalePlan {
@@ -67,7 +70,8 @@ pub struct CpuScalePlan {
     pub characters: Vec<u32>,
     /// Timed frames per entry.
     pub frames: u32,
-    /// Thread counts (1, then every core when there is more than one).
+    /// Thread counts, ascending, 1 first (by default 1, then every core
+    /// when there is more than one; see `with_threads`).
     pub threads: Vec<usize>,
     /// Where poses are evaluated: `Cpu` times the whole update, `Gpu` the
     /// CPU side of a GPU-posed crowd.
@@ -110,6 +114,17 @@ impl CpuScalePlan {
         let frames = frames.unwrap_or(if quick { 10 } else { 30 });
         let poses = vec![PoseEvaluation::Cpu];
         CpuScalePlan { models, characters, frames, threads, poses, controller: None, out, quick, command }
+    }
+
+    /// Times `threads` (none: the default) and one thread, ascending,
+    /// each count once: the efficiency lines compare each with one.
+    pub fn with_threads(mut self, threads: &[usize]) -> Self {
+        if !threads.is_empty() {
+            self.threads = std::iter::once(1).chain(threads.iter().copied()).collect();
+            self.threads.sort_unstable();
+            self.threads.dedup();
+        }
+        self
     }
 }
 

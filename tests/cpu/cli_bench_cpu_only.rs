@@ -125,3 +125,35 @@ fn cpu_only_refuses_gpu_options() {
         assert!(!run.status.success() && stderr.contains("cannot be used with"), "{args:?}: {stderr}");
     }
 }
+
+/// `--threads` picks the thread counts (one always among them, each once,
+/// ascending), and is refused without `--cpu-only` and out of range.
+#[test]
+fn cpu_only_threads_are_the_counts_asked_for_and_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let run =
+        bench(&["--cpu-only", "--characters", "12", "--frames", "2", "--threads", "3,2,3", "--out", out]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{}\n{stdout}", String::from_utf8_lossy(&run.stderr));
+    let results: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("results.json")).unwrap()).unwrap();
+    let threads: Vec<u64> = results["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["lod"] == "all-near")
+        .map(|e| e["threads"].as_u64().unwrap())
+        .collect();
+    assert_eq!(threads, [1, 2, 3], "{stdout}");
+    for many in [2, 3] {
+        assert!(
+            stdout.contains(&format!("all-near: {many} threads")),
+            "an efficiency line for {many}: {stdout}"
+        );
+    }
+    for args in [&["--threads", "2", "--out", out][..], &["--cpu-only", "--threads", "0", "--out", out]] {
+        let run = bench(args);
+        assert!(!run.status.success(), "{args:?} accepted");
+    }
+}
