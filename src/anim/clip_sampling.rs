@@ -679,13 +679,13 @@ mod tests {
         for (i, &t) in at.iter().enumerate() {
             let (_, want) = runtime(&clip, &mut moved, t, RotationBlend::Nlerp);
             let mut got = vec![f32::NAN; 3];
-            clip_cursor_morphs(&mut alone, &clip, t, &mut got);
+            alone.sample_morph_weights(&clip, t, &mut got).unwrap();
             assert_eq!(bits(&[], &got), bits(&[], &want), "t = {t}");
             // Every other time the job moves the shared cursor.
             if i % 2 == 0 {
                 runtime(&clip, &mut shared, t, RotationBlend::Nlerp);
             }
-            clip_cursor_morphs(&mut shared, &clip, t, &mut got);
+            shared.sample_morph_weights(&clip, t, &mut got).unwrap();
             assert_eq!(bits(&[], &got), bits(&[], &want), "t = {t}, shared");
         }
         let mut w = vec![0.0; 3];
@@ -699,10 +699,6 @@ mod tests {
                 .0
                 .contains("cursor")
         );
-    }
-
-    fn clip_cursor_morphs(cursor: &mut ClipCursor, clip: &RuntimeClip, t: f64, out: &mut [f32]) {
-        cursor.sample_morph_weights(clip, t, out).unwrap();
     }
 
     /// A joint range samples its blocks of four, bit for bit as a whole

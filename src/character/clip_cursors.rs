@@ -48,10 +48,10 @@ impl ClipCursors {
     }
 
     /// Each of `clip_count` rig clips' cursor: its index among the
-    /// distinct clips of `clips` (rig clip indices, repeats allowed, each
-    /// below `clip_count`) in order of first appearance, `u32::MAX` for a
-    /// clip not named. The same for every character of a controller, so
-    /// the controller keeps it.
+    /// distinct clips of `clips` (rig clip indices, repeats allowed; one
+    /// past `clip_count` gets none) in order of first appearance,
+    /// `u32::MAX` for a clip not named. The same for every character of a
+    /// controller, so the controller keeps it.
     pub(crate) fn slots(clips: impl IntoIterator<Item = u32>, clip_count: usize) -> Arc<[u32]> {
         let mut slot = vec![u32::MAX; clip_count];
         let mut distinct = 0;
