@@ -8,15 +8,22 @@ fn bench(args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_vkskin")).arg("bench").args(args).output().unwrap()
 }
 
+/// `vkskin bench --cpu-only ARGS... --out DIR`, which must succeed: its
+/// results.json and what it printed.
+fn cpu_only(args: &[&str], dir: &std::path::Path) -> (Value, String) {
+    let out = dir.to_str().unwrap();
+    let run = bench(&[&["--cpu-only"][..], args, &["--out", out]].concat());
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert!(run.status.success(), "{}\n{stdout}", String::from_utf8_lossy(&run.stderr));
+    let results = serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
+    (results, stdout)
+}
+
 #[test]
 fn a_cpu_only_run_writes_crowd_figures_without_gpu_fields() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().to_str().unwrap();
-    let run = bench(&["--cpu-only", "--characters", "10,40", "--frames", "3", "--out", out]);
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "{}\n{stdout}", String::from_utf8_lossy(&run.stderr));
-    let results: Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("results.json")).unwrap()).unwrap();
+    let (results, stdout) = cpu_only(&["--characters", "10,40", "--frames", "3"], dir.path());
     assert_eq!(results["header"]["kind"], "cpu-only");
     let cores = results["header"]["cores"].as_u64().unwrap();
     let entries = results["entries"].as_array().unwrap();
@@ -71,13 +78,8 @@ fn a_cpu_only_run_writes_crowd_figures_without_gpu_fields() {
 #[test]
 fn a_cpu_only_run_times_the_cpu_side_of_a_gpu_posed_crowd_beside_the_cpu_pose() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().to_str().unwrap();
-    let run =
-        bench(&["--cpu-only", "--pose", "cpu,gpu", "--characters", "12", "--frames", "2", "--out", out]);
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "{}\n{stdout}", String::from_utf8_lossy(&run.stderr));
-    let results: Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("results.json")).unwrap()).unwrap();
+    let (results, stdout) =
+        cpu_only(&["--pose", "cpu,gpu", "--characters", "12", "--frames", "2"], dir.path());
     let entries = results["entries"].as_array().unwrap();
     let cores = results["header"]["cores"].as_u64().unwrap();
     let per_pose = 2 * if cores > 1 { 2 } else { 1 };
@@ -132,12 +134,8 @@ fn cpu_only_refuses_gpu_options() {
 fn cpu_only_threads_are_the_counts_asked_for_and_one() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().to_str().unwrap();
-    let run =
-        bench(&["--cpu-only", "--characters", "12", "--frames", "2", "--threads", "3,2,3", "--out", out]);
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "{}\n{stdout}", String::from_utf8_lossy(&run.stderr));
-    let results: Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("results.json")).unwrap()).unwrap();
+    let (results, stdout) =
+        cpu_only(&["--characters", "12", "--frames", "2", "--threads", "3,2,3"], dir.path());
     let threads: Vec<u64> = results["entries"]
         .as_array()
         .unwrap()
