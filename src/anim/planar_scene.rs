@@ -252,10 +252,11 @@ impl PlanarScene {
                 output: &mut copy.models,
             }
             .run()?;
-            let offsets = rig.palette_offsets();
-            for (s, skin) in rig.skins.iter().enumerate() {
-                let range = offsets[s] as usize..offsets[s + 1] as usize;
-                PaletteJob { skin, models: &copy.models, output: &mut copy.palettes[range] }.run()?;
+            for &s in rig.palette_skins() {
+                let [start, end] = rig.palette_ranges()[s as usize];
+                let (skin, output) =
+                    (&rig.skins[s as usize], &mut copy.palettes[start as usize..end as usize]);
+                PaletteJob { skin, models: &copy.models, output }.run()?;
             }
             if changed {
                 copy.version += 1;
@@ -347,7 +348,7 @@ impl FramePoses for PlanarScene {
         SkinInput {
             pose: SkinnedPose {
                 palettes: &copy.palettes,
-                palette_offsets: self.rig.palette_offsets(),
+                palette_ranges: self.rig.palette_ranges(),
                 world: &copy.models,
                 morph_weights: &copy.morph_weights,
             },

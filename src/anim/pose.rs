@@ -29,14 +29,16 @@ impl Pose {
 }
 
 /// An evaluated pose as plain slices: what skinning reads. The palettes of
-/// every skin are concatenated; skin `s` owns
-/// `palettes[palette_offsets[s]..palette_offsets[s + 1]]`.
+/// every skin are concatenated; skin `s` reads
+/// `palettes[palette_ranges[s][0]..palette_ranges[s][1]]`, a run that
+/// skins with the same joints and inverse binds share
+/// ([`Rig::palette_ranges`](super::Rig::palette_ranges)).
 #[derive(Debug, Clone, Copy)]
 pub struct SkinnedPose<'a> {
-    /// Skinning matrices of every skin, one run per skin.
+    /// Skinning matrices of every skin, one run per distinct skin.
     pub palettes: &'a [BoneMatrix],
-    /// Start of each skin's run in `palettes`, plus the total at the end.
-    pub palette_offsets: &'a [u32],
+    /// Each skin's run `[start, end)` in `palettes`.
+    pub palette_ranges: &'a [[u32; 2]],
     /// Scene-space matrix of every skeleton joint (unskinned meshes use
     /// `world[instance.joint]`).
     pub world: &'a [Matrix4<f32>],
@@ -47,13 +49,13 @@ pub struct SkinnedPose<'a> {
 impl<'a> SkinnedPose<'a> {
     /// Number of skins.
     pub fn skins(&self) -> usize {
-        self.palette_offsets.len().saturating_sub(1)
+        self.palette_ranges.len()
     }
 
     /// Skinning matrices of skin `skin`, one per skin joint (empty for an unknown skin).
     pub fn palette(&self, skin: usize) -> &'a [BoneMatrix] {
-        let range = self.palette_offsets.get(skin).zip(self.palette_offsets.get(skin + 1));
-        range.and_then(|(&a, &b)| self.palettes.get(a as usize..b as usize)).unwrap_or(&[])
+        let range = self.palette_ranges.get(skin);
+        range.and_then(|&[a, b]| self.palettes.get(a as usize..b as usize)).unwrap_or(&[])
     }
 
     /// Morph weights of `instance` (empty when they lie outside the pose).

@@ -31,10 +31,16 @@ pub struct Rig {
     pub clips: Vec<Arc<Clip>>,
     /// Default morph weights, laid out as `Pose::morph_weights`.
     pub rest_morph_weights: Vec<f32>,
-    /// Start of each skin's palette in a character's concatenated palettes,
-    /// plus the total at the end.
-    /// Shared with every character's output (`shared_palette_offsets`).
-    palette_offsets: Arc<[u32]>,
+    /// Each skin's run `[start, end)` in a character's concatenated
+    /// palettes; skins with the same joints and inverse binds share one
+    /// (see [`Rig::palette_ranges`]). Shared with every character's output
+    /// (`shared_palette_ranges`).
+    palette_ranges: Arc<[[u32; 2]]>,
+    /// The skins that own a run, in palette order: the first of each set
+    /// of skins that share one.
+    palette_skins: Vec<u32>,
+    /// Palette entries of all runs together.
+    palette_len: u32,
     /// Bind-pose world matrix of each joint some skin lists (`inverse` of
     /// the first listing skin's inverse bind); `None` for other nodes.
     bind_world: Vec<Option<Matrix4<f32>>>,
@@ -61,7 +67,8 @@ impl Rig {
         rest_morph_weights: Vec<f32>,
     ) -> Result<Self, JobError> {
         let joints = skeleton.len();
-        let mut palette_offsets = Vec::with_capacity(skins.len() + 1);
+        let mut palette_ranges: Vec<[u32; 2]> = Vec::with_capacity(skins.len());
+        let mut palette_skins: Vec<u32> = Vec::new();
         let mut total = 0u32;
         for (s, skin) in skins.iter().enumerate() {
             if skin.inverse_binds.len() != skin.joints.len() {
@@ -74,13 +81,21 @@ impl Rig {
             if let Some(&j) = skin.joints.iter().find(|&&j| j as usize >= joints) {
                 return Err(JobError::new(format!("skin {s}: joint {j} outside the skeleton ({joints})")));
             }
-            palette_offsets.push(total);
-            total = u32::try_from(skin.joints.len())
-                .ok()
-                .and_then(|n| total.checked_add(n))
-                .ok_or_else(|| JobError::new("skins: too many joints"))?;
+            let shared = palette_skins.iter().find(|&&o| same_palette(&skins[o as usize], skin));
+            let range = match shared {
+                Some(&owner) => palette_ranges[owner as usize],
+                None => {
+                    let start = total;
+                    total = u32::try_from(skin.joints.len())
+                        .ok()
+                        .and_then(|n| total.checked_add(n))
+                        .ok_or_else(|| JobError::new("skins: too many joints"))?;
+                    palette_skins.push(s as u32);
+                    [start, total]
+                }
+            };
+            palette_ranges.push(range);
         }
-        palette_offsets.push(total);
         for (i, instance) in instances.iter().enumerate() {
             let morph_end = instance.morph_offset as usize + instance.morph_count as usize;
             if instance.joint as usize >= joints
@@ -143,7 +158,9 @@ impl Rig {
             instances,
             clips,
             rest_morph_weights,
-            palette_offsets: palette_offsets.into(),
+            palette_ranges: palette_ranges.into(),
+            palette_skins,
+            palette_len: total,
             bind_world,
             clip_names,
             runtime_clips,
@@ -152,21 +169,31 @@ impl Rig {
         })
     }
 
-    /// Start of each skin's palette in a character's concatenated palettes,
-    /// plus the total at the end (see `SkinnedPose::palette_offsets`).
-    pub fn palette_offsets(&self) -> &[u32] {
-        &self.palette_offsets
+    /// Each skin's run `[start, end)` in a character's concatenated
+    /// palettes (see `SkinnedPose::palette_ranges`). Skins with the same
+    /// joints and the same inverse binds, bit for bit, share one run: an
+    /// exporter that writes a skin per mesh of one armature (Blender:
+    /// RobotExpressive's two hands) would otherwise have every character
+    /// compute, keep and upload the same matrices twice.
+    pub fn palette_ranges(&self) -> &[[u32; 2]] {
+        &self.palette_ranges
     }
 
-    /// `palette_offsets`, shared: what a character's output keeps instead
+    /// `palette_ranges`, shared: what a character's output keeps instead
     /// of a copy of its own.
-    pub fn shared_palette_offsets(&self) -> Arc<[u32]> {
-        self.palette_offsets.clone()
+    pub fn shared_palette_ranges(&self) -> Arc<[[u32; 2]]> {
+        self.palette_ranges.clone()
     }
 
-    /// Palette entries of all skins together.
+    /// The skins whose palettes are computed, one per run, in palette
+    /// order (the first of each set of skins that share a run).
+    pub fn palette_skins(&self) -> &[u32] {
+        &self.palette_skins
+    }
+
+    /// Palette entries of all runs together (shared runs counted once).
     pub fn palette_len(&self) -> usize {
-        self.palette_offsets.last().copied().unwrap_or(0) as usize
+        self.palette_len as usize
     }
 
     /// Clip `clip` laid out for sampling (what characters sample). Built
@@ -320,11 +347,52 @@ impl Rig {
     }
 }
 
+/// Whether two skins give the same palette: the same joints and the same
+/// inverse binds bit for bit (so that sharing changes no result).
+fn same_palette(a: &Skin, b: &Skin) -> bool {
+    let bits = |m: &Matrix4<f32>| m.map(f32::to_bits);
+    a.joints == b.joints
+        && a.inverse_binds.len() == b.inverse_binds.len()
+        && a.inverse_binds.iter().zip(&b.inverse_binds).all(|(x, y)| bits(x) == bits(y))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::anim::MorphDeltas;
     use crate::test_model::test_model;
+
+    /// The test rig with `skins` instead of its one skin.
+    fn with_skins(skins: Vec<Skin>) -> Result<Rig, JobError> {
+        let rig = &test_model().rig;
+        let (meshes, instances, clips) = (rig.meshes.clone(), rig.instances.clone(), rig.clips.clone());
+        Rig::new(rig.skeleton.clone(), skins, meshes, instances, clips, rig.rest_morph_weights.clone())
+    }
+
+    #[test]
+    fn skins_with_the_same_joints_and_inverse_binds_share_one_palette_run() {
+        let skin = test_model().rig.skins[0].clone();
+        // One bit of one inverse bind apart: its own run.
+        let mut nudged = skin.clone();
+        nudged.inverse_binds[1][(1, 3)] = f32::from_bits(nudged.inverse_binds[1][(1, 3)].to_bits() + 1);
+        // A signed zero is a different bit pattern, so its own run too.
+        let mut signed_zero = skin.clone();
+        signed_zero.inverse_binds[0][(0, 3)] = -0.0;
+        let mut other_joints = skin.clone();
+        other_joints.joints = vec![1, 3];
+        let renamed = Skin { name: "the same matrices".into(), ..skin.clone() };
+        let rig =
+            with_skins(vec![skin.clone(), nudged.clone(), renamed, signed_zero, other_joints, nudged, skin])
+                .unwrap();
+        assert_eq!(rig.palette_ranges(), [[0, 2], [2, 4], [0, 2], [4, 6], [6, 8], [2, 4], [0, 2]]);
+        assert_eq!(rig.palette_skins(), [0, 1, 3, 4]);
+        assert_eq!(rig.palette_len(), 8);
+        // No skins (and so no skinned instance): no palette.
+        let model = test_model();
+        let (skeleton, meshes, clips) = (model.skeleton.clone(), model.meshes.clone(), model.clips.clone());
+        let none = Rig::new(skeleton, Vec::new(), meshes, Vec::new(), clips, vec![0.0; 2]).unwrap();
+        assert_eq!((none.palette_ranges(), none.palette_skins(), none.palette_len()), (&[][..], &[][..], 0));
+    }
 
     #[test]
     fn morph_weight_tolerances_share_the_bound_where_targets_overlap() {

@@ -33,7 +33,7 @@ pub struct PoseOutput {
     world: Vec<Matrix4<f32>>,
     palettes: Vec<BoneMatrix>,
     /// The rig's (shared, not copied per character).
-    palette_offsets: Arc<[u32]>,
+    palette_ranges: Arc<[[u32; 2]]>,
     morph_weights: Vec<f32>,
     version: u64,
     evaluated: bool,
@@ -52,7 +52,7 @@ impl PoseOutput {
         if !gpu_pose {
             slice(&self.world);
             slice(&self.palettes);
-            slice(&self.palette_offsets);
+            slice(&self.palette_ranges);
         }
     }
 
@@ -63,7 +63,7 @@ impl PoseOutput {
         PoseOutput {
             world: vec![Matrix4::identity(); joints],
             palettes: vec![BoneMatrix::IDENTITY; palette],
-            palette_offsets: rig.shared_palette_offsets(),
+            palette_ranges: rig.shared_palette_ranges(),
             morph_weights: rig.rest_morph_weights.clone(),
             version: 0,
             evaluated: false,
@@ -107,9 +107,12 @@ impl PoseOutput {
             if debug == DebugPose::IdentityPalette {
                 self.palettes.fill(BoneMatrix::IDENTITY);
             } else {
-                for (skin, range) in rig.skins.iter().zip(self.palette_offsets.windows(2)) {
-                    let output = &mut self.palettes[range[0] as usize..range[1] as usize];
-                    PaletteJob { skin, models: &self.world, output }.run()?;
+                // One run per distinct skin: skins that share it get the
+                // same matrices.
+                for &s in rig.palette_skins() {
+                    let [start, end] = self.palette_ranges[s as usize];
+                    let output = &mut self.palettes[start as usize..end as usize];
+                    PaletteJob { skin: &rig.skins[s as usize], models: &self.world, output }.run()?;
                 }
             }
             self.debug = debug;
@@ -162,7 +165,7 @@ impl PoseOutput {
     pub fn view(&self) -> SkinnedPose<'_> {
         SkinnedPose {
             palettes: &self.palettes,
-            palette_offsets: &self.palette_offsets,
+            palette_ranges: &self.palette_ranges,
             world: &self.world,
             morph_weights: &self.morph_weights,
         }

@@ -352,6 +352,32 @@ fn one_clip_is_sampled_bit_for_bit() {
 }
 
 #[test]
+fn skins_that_share_a_palette_run_each_read_their_own_product() {
+    let model = test_model();
+    let rig = &model.rig;
+    let skin = rig.skins[0].clone();
+    let mut spine_only = skin.clone();
+    (spine_only.joints, spine_only.inverse_binds) = (vec![2], vec![skin.inverse_binds[1]]);
+    let skins = vec![skin.clone(), spine_only, skin];
+    let (meshes, instances, clips) = (rig.meshes.clone(), rig.instances.clone(), rig.clips.clone());
+    let shared =
+        Rig::new(rig.skeleton.clone(), skins, meshes, instances, clips, rig.rest_morph_weights.clone());
+    let shared = Arc::new(shared.unwrap());
+    assert_eq!(shared.palette_ranges(), [[0, 2], [2, 3], [0, 2]]);
+    let controller = Arc::new(Controller::single_clip(&shared, Some(1), true).unwrap());
+    let mut c = Character::new(shared.clone(), controller).unwrap();
+    c.update(0.3).unwrap();
+    let output = c.output();
+    assert_eq!(output.view().palettes.len(), 3, "the shared run is kept once");
+    for (s, skin) in shared.skins.iter().enumerate() {
+        let mut expected = vec![crate::anim::BoneMatrix::IDENTITY; skin.joints.len()];
+        crate::anim::PaletteJob { skin, models: output.world(), output: &mut expected }.run().unwrap();
+        assert!(expected.iter().any(|m| *m != crate::anim::BoneMatrix::IDENTITY));
+        assert_eq!(output.palette(s), expected.as_slice(), "skin {s}");
+    }
+}
+
+#[test]
 fn a_rig_s_rotation_blend_is_its_characters_own() {
     let model = test_model();
     let mut nlerp_rig = (*model.rig).clone();

@@ -530,7 +530,7 @@ fn measure(
         model: plan.models[config.model].label(),
         characters: config.characters,
         vertices: model.meshes.iter().flat_map(|m| &m.primitives).map(|p| p.vertex_count() as u64).sum(),
-        joints: model.skins.iter().map(|s| s.joints.len() as u32).sum(),
+        joints: model.palette_len() as u32,
         passes: config.frame.passes.count(),
         skinning: config.frame.mode().name().to_string(),
         dqs_split: config.frame.blend.split().map(|s| s.name().to_string()),

@@ -446,7 +446,7 @@ impl Scenery {
         SkinInput {
             pose: SkinnedPose {
                 palettes: &[],
-                palette_offsets: &[0],
+                palette_ranges: &[],
                 world: &SCENERY_WORLD,
                 morph_weights: &[],
             },

@@ -107,21 +107,27 @@ impl PosedPass {
 }
 
 /// The largest error of `gpu` (the palette read back) against the CPU
-/// pose of every character of `cpu`, placed as the pass lays them out.
+/// pose of every character of `cpu`, placed as the pass lays them out:
+/// every skin's palette where that skin reads it (skins that share a run
+/// read the same entries), and every rigid entry.
 fn palette_error(pass: &SkinPass, gpu: &[BoneMatrix], cpu: &dyn FramePoses, size: f64) -> f64 {
     let mut worst = 0.0f64;
     for (c, place) in pass.layout().characters().iter().enumerate() {
         let pose = cpu.input(c).pose;
-        let mut expected: Vec<BoneMatrix> = Vec::new();
-        for s in 0..place.skin_bases.len() {
-            expected.extend_from_slice(pose.palette(s));
+        // (absolute palette index, expected entry)
+        let mut expected: Vec<(u32, BoneMatrix)> = Vec::new();
+        for (s, &base) in place.skin_bases.iter().enumerate() {
+            expected.extend(pose.palette(s).iter().enumerate().map(|(i, m)| (base + i as u32, *m)));
         }
-        for &(joint, _) in &place.rigid {
-            expected.push(BoneMatrix::from_matrix(&pose.world[joint as usize]));
+        for &(joint, index) in &place.rigid {
+            expected.push((index, BoneMatrix::from_matrix(&pose.world[joint as usize])));
         }
-        let got = &gpu[place.palette_range.0 as usize..place.palette_range.1 as usize];
-        assert_eq!(got.len(), expected.len(), "character {c}");
-        for (k, (g, e)) in got.iter().zip(&expected).enumerate() {
+        let mut covered: Vec<u32> = expected.iter().map(|&(index, _)| index).collect();
+        covered.sort_unstable();
+        covered.dedup();
+        let range: Vec<u32> = (place.palette_range.0..place.palette_range.1).collect();
+        assert_eq!(covered, range, "character {c}: entries read");
+        for (k, (g, e)) in expected.iter().map(|(index, e)| (&gpu[*index as usize], e)).enumerate() {
             // The linear part relative to its own magnitude (an inverse
             // bind may scale by 100: the mesh is then in centimetres, and
             // an error there moves a vertex by error * size / 100).

@@ -607,7 +607,7 @@ fn palette_layout_is_pinned() {
     let palette = [bone];
     let world = [Matrix4::identity(), m];
     let pose =
-        SkinnedPose { palettes: &palette, palette_offsets: &[0, 1], world: &world, morph_weights: &[] };
+        SkinnedPose { palettes: &palette, palette_ranges: &[[0, 1]], world: &world, morph_weights: &[] };
     let out = rig.skin(&ctx, &[SkinInput { pose, version: 1 }]);
     for (o, what) in rig.pass.outputs(id).iter().zip(["skinned", "rigid"]) {
         let v = out[o.output_offset as usize].position;

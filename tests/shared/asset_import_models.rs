@@ -153,6 +153,10 @@ fn robot_expressive() {
     let Some(m) = load("RobotExpressive/RobotExpressive.glb") else { return };
     assert_eq!(m.skins.len(), 2);
     assert!(m.skins.iter().all(|s| s.joints.len() == 43));
+    // The two skins (one per hand mesh) list the same joints with the
+    // same inverse binds: one palette run serves both.
+    assert_eq!(m.palette_ranges(), [[0, 43], [0, 43]]);
+    assert_eq!((m.palette_skins(), m.palette_len()), (&[0][..], 43));
     assert_eq!(m.clips.len(), 14);
     assert!(m.find_clip("Dance").is_some());
     let head = m.meshes.iter().find(|mesh| mesh.name == "Head").expect("Head mesh");

@@ -179,7 +179,8 @@ pub struct BenchEntry {
     pub characters: u32,
     /// Vertices of one character (every skinned primitive).
     pub vertices: u64,
-    /// Joints of one character.
+    /// Skin joints of one character: the entries of its skin palettes
+    /// (skins that share a palette counted once).
     pub joints: u32,
     /// Draw passes per frame: 1 (main), 2 (depth prepass + main),
     /// 5 (4 shadow cascades + main).

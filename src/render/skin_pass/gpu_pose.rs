@@ -293,8 +293,10 @@ const STATE_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::SHADER_DEVICE_AD
 fn palette_map(rig: &Rig, place: &CharacterPlace) -> Result<Vec<u32>, GpuError> {
     let start = place.palette_range.0;
     let mut entries: Vec<(u32, nalgebra::Matrix4<f32>)> = Vec::new();
-    for (s, (skin, &base)) in rig.skins.iter().zip(&place.skin_bases).enumerate() {
-        if base != start + entries.len() as u32 {
+    // One run per distinct skin (skins that share one read it).
+    for &s in rig.palette_skins() {
+        let (skin, base) = (&rig.skins[s as usize], place.skin_bases.get(s as usize).copied());
+        if base != Some(start + entries.len() as u32) {
             return Err(GpuError::new(format!("GPU pose: skin {s} is not laid out after the one before")));
         }
         entries.extend(skin.joints.iter().copied().zip(skin.inverse_binds.iter().copied()));

@@ -172,8 +172,13 @@ impl Written<'_> {
         stats: &mut SkinStats,
     ) -> Result<(), GpuError> {
         let (c, place, pose) = (self.c, self.place, &input.pose);
-        let skins = if self.palette { place.skin_bases.len() } else { 0 };
-        for (s, (&base, skin)) in place.skin_bases.iter().zip(&self.model.skins).enumerate().take(skins) {
+        // One run per distinct skin: skins that share it read the same entries.
+        let owners = if self.palette { self.model.palette_skins() } else { &[] };
+        for &s in owners {
+            let s = s as usize;
+            let (Some(&base), Some(skin)) = (place.skin_bases.get(s), self.model.skins.get(s)) else {
+                return Err(GpuError::new(format!("skin pass: character {c}: skin {s} not placed")));
+            };
             let palette = pose.palette(s);
             if palette.len() != skin.joints.len() {
                 return Err(GpuError::new(format!(

@@ -93,7 +93,8 @@ pub struct CharacterPlace {
     pub palette_range: (u32, u32),
     /// Bytes its skinning reads and writes per frame (see `SkinPass::frame_traffic`).
     pub traffic: (u64, u64),
-    /// Absolute palette index of each skin's first joint.
+    /// Absolute palette index of each skin's first joint (skins that share
+    /// a palette run, [`Rig::palette_ranges`](crate::anim::Rig::palette_ranges), share it).
     pub skin_bases: Vec<u32>,
     /// (skeleton joint, absolute palette index) of each unskinned instance.
     pub rigid: Vec<(u32, u32)>,
@@ -549,11 +550,13 @@ impl<'a> Placer<'a> {
     /// The skins' palette ranges first, then every instance's primitives.
     fn place(mut self, asset: &Model) -> Result<Placed, GpuError> {
         let palette_start = self.palette;
-        let mut skin_bases = Vec::with_capacity(asset.skins.len());
-        for skin in &asset.skins {
-            skin_bases.push(self.palette as u32);
-            self.palette += skin.joints.len() as u64;
-        }
+        // Skins that share a palette run share its base.
+        let skin_bases: Vec<u32> = asset
+            .palette_ranges()
+            .iter()
+            .map(|&[start, _]| (palette_start + u64::from(start)) as u32)
+            .collect();
+        self.palette += asset.palette_len() as u64;
         let weights = u64::from(self.weight_base) + asset.rest_morph_weights.len() as u64;
         let output_start = self.output;
         for (i, instance) in asset.instances.iter().enumerate() {
