@@ -568,6 +568,87 @@ mod tests {
         }
     }
 
+    /// Pairs of blocks where no lane has a rotation track copy their rest
+    /// rotations instead of interpolating them: the same bits as the
+    /// reference (and as a block computed beside a tracked one), both ways,
+    /// AVX2 and portable, a cubic track's block included.
+    #[test]
+    fn blocks_without_rotation_tracks_hold_their_rest_rotations() {
+        use Interpolation::{CubicSpline, Linear};
+        // Rest rotations a little off unit length, as files have them.
+        let rest: Vec<Transform> = (0..20)
+            .map(|j| Transform {
+                translation: v(0.0, j as f32, 0.0),
+                rotation: UnitQuaternion::new_unchecked(q(0.9 + 0.01 * j as f32, 0.3, -0.2, 0.1)),
+                scale: v(1.0, 1.0, 1.0),
+            })
+            .collect();
+        let turn = |a: f32| q(a.cos(), a.sin(), 0.0, 0.0);
+        let tracks = |joint: u32, rotation| JointTracks { joint, translation: None, rotation, scale: None };
+        let source = Clip {
+            joint_tracks: vec![
+                tracks(1, track(&[0.0, 1.0], vec![turn(0.0), turn(1.2)], Linear)),
+                // In/value/out per key.
+                tracks(
+                    17,
+                    track(
+                        &[0.0, 1.0],
+                        vec![turn(0.0), turn(0.1), turn(0.0), turn(0.0), turn(0.9), turn(0.0)],
+                        CubicSpline,
+                    ),
+                ),
+            ],
+            ..Clip::default()
+        };
+        let mut source = source;
+        source.update_duration();
+        let clip = RuntimeClip::new(Arc::new(source.clone()), &rest, &[]).unwrap();
+        // Pair (0, 1) has joint 1's track; blocks 1 to 3 none.
+        assert_eq!(clip.rotation_held[..4], [false, true, true, true]);
+        for mode in [RotationBlend::Slerp, RotationBlend::Nlerp] {
+            let mut cursor = ClipCursor::new(&clip);
+            for t in [-0.5, 0.0, 0.25, 0.5, 0.999, 1.0, 3.0, 0.1] {
+                let mut want = vec![Transform::IDENTITY; 20];
+                SampleJob {
+                    clip: &source,
+                    time: t,
+                    rest: &rest,
+                    rest_morph_weights: &[],
+                    rotation_blend: mode,
+                    cursor: &mut SamplingCursor::new(&source),
+                    output: &mut want,
+                    morph_output: &mut [],
+                }
+                .run()
+                .unwrap();
+                let got = [Simd::Avx2, Simd::Portable].map(|simd| {
+                    let mut out = vec![Transform::IDENTITY; 20];
+                    SampleClipJob {
+                        clip: &clip,
+                        time: t,
+                        rotation_blend: mode,
+                        cursor: &mut cursor,
+                        output: &mut out,
+                        morph_output: &mut [],
+                    }
+                    .run_joints_with(0..20, simd)
+                    .unwrap();
+                    bits(&out, &[])
+                });
+                assert_eq!(got[0], got[1], "{mode:?}, t = {t}");
+                let (got, want) = (&got[0], bits(&want, &[]));
+                // Joints 0 and 2 to 19 are the reference's bit for bit
+                // (rest, or the scalar code's cubic); joint 1 is
+                // interpolated (nlerp: within rounding of slerp).
+                let per_joint = got.len() / 20;
+                for j in (0..20).filter(|&j| j != 1 || mode == RotationBlend::Slerp) {
+                    let range = j * per_joint..(j + 1) * per_joint;
+                    assert_eq!(got[range.clone()], want[range], "{mode:?}, t = {t}, joint {j}");
+                }
+            }
+        }
+    }
+
     /// Tracks whose keys are all equal, each component 0 or 1 (the unit
     /// scales exporters write), give that value at every time bit for bit:
     /// their blocks keep no cursor state and are not interpolated.

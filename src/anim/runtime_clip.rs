@@ -202,6 +202,13 @@ pub struct RuntimeClip {
     pub(crate) keys_kept: bool,
     /// Per block, all bits set in the lanes whose rotation is interpolated here.
     pub(crate) rotation_tracked: Vec<[f32; LANES]>,
+    /// Per block, whether no lane's rotation is interpolated here: every
+    /// lane holds its state's start key at every time (its rest rotation,
+    /// or a cubic lane's placeholder), so sampling copies it, as both
+    /// paths' arithmetic would give it. Most of a rig's nodes have no
+    /// rotation track in a given clip (RobotExpressive's Walking turns 14
+    /// of 74; leaf and mesh nodes never turn).
+    pub(crate) rotation_held: Vec<bool>,
     /// Per block, for translations (`[0]`) and scales (`[1]`): its index
     /// among the blocks where some lane has a track of that kind, `u32::MAX`
     /// in blocks without one, which always give `vector_rest`: cursors keep
@@ -257,6 +264,10 @@ impl RuntimeClip {
             scalar,
             fallback: rotation_fallback(rest, blocks),
             keys_kept,
+            rotation_held: rotation_tracked
+                .iter()
+                .map(|lanes| lanes.iter().all(|m| m.to_bits() == 0))
+                .collect(),
             rotation_tracked,
             vector_slot: vectors.slot,
             vector_rest: vectors.rest,

@@ -82,8 +82,15 @@ pub(super) fn sample_path<F: Lanes8, P: Path8<F>>(
     while b < range.end {
         // The last block alone rides in both halves.
         let pair = [b, (b + 1).min(range.end - 1)];
-        let (tr, r, sc) =
-            (vector(blocks, 0, pair, path), path.rotation(blocks, pair), vector(blocks, 1, pair, path));
+        let clip = blocks.clip;
+        let r = if clip.rotation_held[pair[0]] && clip.rotation_held[pair[1]] {
+            // Every lane holds its start key: what `rotation` gives them,
+            // without its arithmetic.
+            join4(&rotation_state(blocks, pair[0]).a, &rotation_state(blocks, pair[1]).a)
+        } else {
+            path.rotation(blocks, pair)
+        };
+        let (tr, sc) = (vector(blocks, 0, pair, path), vector(blocks, 1, pair, path));
         let tr = each!(0, 1, 2; |c| tr[c].to_array());
         let r = each!(0, 1, 2, 3; |c| r[c].to_array());
         let sc = each!(0, 1, 2; |c| sc[c].to_array());
