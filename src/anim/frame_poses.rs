@@ -64,6 +64,14 @@ pub trait FrameSource: FramePoses {
     fn restart(&mut self) -> Result<(), PoseError>;
     /// Poses frame `i` (frames come in order after a restart).
     fn frame(&mut self, i: u32) -> Result<(), PoseError>;
+    /// From the next frame on, poses every character on the CPU (`true`),
+    /// or as it was set up again (`false`): CPU framing
+    /// ([`skinned_bounds`]) skins the palettes the CPU holds, and a
+    /// character posed on the GPU has none there. The default does
+    /// nothing: the source poses on the CPU anyway.
+    fn pose_on_cpu_for_framing(&mut self, _on: bool) -> Result<(), PoseError> {
+        Ok(())
+    }
 }
 
 /// Poses placed at the origin.
@@ -140,19 +148,27 @@ pub fn grow_bounds(
 
 /// World-space bounds of every drawn vertex of `rig` over frames
 /// `first..first + frames` of `source`, or `None` when nothing is drawn.
+/// Characters posed on the GPU are posed on the CPU meanwhile (see
+/// [`FrameSource::pose_on_cpu_for_framing`]); restart the source before
+/// drawing.
 pub fn skinned_bounds(
     rig: &Rig,
     source: &mut dyn FrameSource,
     first: u32,
     frames: u32,
 ) -> Result<Option<Bounds>, PoseError> {
+    source.pose_on_cpu_for_framing(true)?;
     let mut scratch = Vec::new();
     let mut bounds = None;
-    for i in first..first.saturating_add(frames.max(1)) {
-        source.frame(i)?;
-        for c in 0..source.count() {
-            grow_bounds(rig, &source.input(c).pose, &source.world(c), &mut scratch, &mut bounds)?;
+    let grown = (|| {
+        for i in first..first.saturating_add(frames.max(1)) {
+            source.frame(i)?;
+            for c in 0..source.count() {
+                grow_bounds(rig, &source.input(c).pose, &source.world(c), &mut scratch, &mut bounds)?;
+            }
         }
-    }
-    Ok(bounds)
+        Ok::<_, PoseError>(())
+    })();
+    let restored = source.pose_on_cpu_for_framing(false);
+    grown.and(restored).map(|_| bounds)
 }

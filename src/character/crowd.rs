@@ -46,6 +46,8 @@ pub struct Crowd {
     paused: bool,
     /// Poses every character's joints on the GPU with this program.
     gpu_program: Option<Arc<PoseProgram>>,
+    /// `gpu_program`, kept while the crowd is posed on the CPU for framing.
+    framing_aside: Option<Arc<PoseProgram>>,
 }
 
 impl Crowd {
@@ -70,8 +72,17 @@ impl Crowd {
         let system = AnimationSystem::with_threads(threads)?;
         let worlds =
             (0..count).map(|i| Matrix4::new_translation(&grid_position(i, count, spacing))).collect();
-        let mut crowd =
-            Crowd { rig, controller, system, worlds, fps, next_frame: 0, paused: false, gpu_program: None };
+        let mut crowd = Crowd {
+            rig,
+            controller,
+            system,
+            worlds,
+            fps,
+            next_frame: 0,
+            paused: false,
+            gpu_program: None,
+            framing_aside: None,
+        };
         crowd.restart()?;
         Ok(crowd)
     }
@@ -124,15 +135,21 @@ impl Crowd {
     /// character. Fails for a rig the GPU cannot pose (compressed clips,
     /// too many joints or layers).
     pub fn set_pose_on_gpu(&mut self, on: bool) -> Result<(), CrowdError> {
-        self.gpu_program = match on {
+        let program = match on {
             true => Some(Arc::new(pose_program(&self.rig, &self.controller, self.rig.rotation_blend())?)),
             false => None,
         };
-        for i in 0..self.len() {
-            let program = self.gpu_program.clone();
-            self.character_mut(i).set_pose_program(program);
-        }
+        self.framing_aside = None;
+        self.set_program(program);
         Ok(())
+    }
+
+    /// Every character posed with `program` (on the CPU for `None`).
+    fn set_program(&mut self, program: Option<Arc<PoseProgram>>) {
+        for i in 0..self.len() {
+            self.character_mut(i).set_pose_program(program.clone());
+        }
+        self.gpu_program = program;
     }
 
     /// The program posing the characters on the GPU, if they are posed there.
@@ -215,6 +232,17 @@ impl FrameSource for Crowd {
     fn frame(&mut self, i: u32) -> Result<(), PoseError> {
         Ok(Crowd::frame(self, i)?)
     }
+    fn pose_on_cpu_for_framing(&mut self, on: bool) -> Result<(), PoseError> {
+        let program = match on {
+            true => {
+                self.framing_aside = self.gpu_program.take();
+                None
+            }
+            false => self.framing_aside.take().or(self.gpu_program.take()),
+        };
+        self.set_program(program);
+        Ok(())
+    }
 }
 
 impl Crowd {
@@ -274,6 +302,41 @@ fn phase(i: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::anim::frame_poses::skinned_bounds;
+    use crate::test_model::test_model;
+
+    /// A crowd posed on the GPU frames the camera as the same crowd posed
+    /// on the CPU (its CPU palettes are never computed: framing poses it
+    /// there meanwhile), and stays posed on the GPU afterwards.
+    #[test]
+    fn a_crowd_posed_on_the_gpu_frames_as_on_the_cpu() {
+        let model = test_model();
+        let controller = Arc::new(Controller::single_clip(&model, Some(0), true).unwrap());
+        let crowd = |gpu: bool| {
+            let mut crowd = Crowd::new(model.rig.clone(), controller.clone(), 4, 3.0, 10.0, 1).unwrap();
+            crowd.set_pose_on_gpu(gpu).unwrap();
+            crowd
+        };
+        let (mut cpu, mut gpu) = (crowd(false), crowd(true));
+        let expected = skinned_bounds(&model, &mut cpu, 2, 6).unwrap().expect("bounds");
+        let framed = skinned_bounds(&model, &mut gpu, 2, 6).unwrap().expect("bounds");
+        assert_eq!(framed, expected);
+        // The slide moves the hip 0.2 m and more by frame 2: the bind pose
+        // (what the unposed palettes give) would not reach as far.
+        let mut unposed = crowd(true);
+        let mut bind = None;
+        unposed.frame(7).unwrap();
+        for c in 0..unposed.count() {
+            let world = unposed.world(c);
+            grow_bounds(&model, &unposed.input(c).pose, &world, &mut Vec::new(), &mut bind).unwrap();
+        }
+        assert!(bind.unwrap().1[0] < expected.1[0] - 0.1, "{bind:?} {expected:?}");
+        assert!(gpu.gpu_pose().is_some(), "posed on the GPU again");
+        assert!(gpu.characters().iter().all(|c| c.playback().is_some()));
+        gpu.restart().unwrap();
+        gpu.frame(3).unwrap();
+        assert!(gpu.characters().iter().all(|c| c.playback().is_some()));
+    }
 
     #[test]
     fn grid_is_centred_and_spaced() {
