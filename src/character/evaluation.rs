@@ -383,7 +383,10 @@ impl<'a> LeafSampling<'a> {
         }
     }
 
-    /// `blend` for the morph weights alone (into `out`).
+    /// `blend` for the morph weights alone (into `out`). A clip without
+    /// morph tracks gives the rest weights, so its nodes are not sampled:
+    /// they are one layer of the rest weights, theirs summed (the same
+    /// blend within f32 rounding; none sampled at all, the rest weights).
     fn blend_morphs(&mut self, range: Range<u32>, out: &mut [f32]) -> Result<(), JobError> {
         self.blend_into(range, Blended::MorphWeights, 0..0, &mut [], out)
     }
@@ -419,29 +422,50 @@ impl<'a> LeafSampling<'a> {
                 Blended::MorphWeights => self.cursors.sample_morph_weights(rig, clip, times[l], morphs),
             }
         };
-        let active = || (range.start as usize..range.end as usize).filter(|&l| weights[l] > 0.0);
-        let mut it = active();
-        if let (Some(l), None) = (it.next(), it.next()) {
-            return sample(l, locals, morph_weights);
+        let active =
+            || (range.start as usize..range.end as usize).filter(|&l| weights[l] > 0.0).take(MAX_CLIP_NODES);
+        // Nodes whose clip gives the rest values of what is blended.
+        let at_rest = |l: usize| {
+            what == Blended::MorphWeights && rig.clips[leaves[l].clip as usize].morph_tracks.is_empty()
+        };
+        let sampled = || active().filter(|&l| !at_rest(l));
+        let rest_weight: f32 = active().filter(|&l| at_rest(l)).map(|l| weights[l]).sum();
+        let mut it = sampled();
+        match (it.next(), it.next()) {
+            (Some(l), None) if rest_weight == 0.0 => return sample(l, locals, morph_weights),
+            (None, _) if rest_weight > 0.0 => {
+                morph_weights.copy_from_slice(&rig.rest_morph_weights);
+                return Ok(());
+            }
+            _ => {}
         }
         let (len, rest) = match what {
             Blended::Pose => (rig.skeleton.len(), &rig.skeleton.rest()[joints.clone()]),
             Blended::MorphWeights => (0, &[][..]),
         };
-        let count = active().take(MAX_CLIP_NODES).count();
+        let count = sampled().count();
         let poses = self.poses.get(count, len, rig.rest_morph_weights.len());
-        for (l, pose) in active().zip(poses.iter_mut()) {
+        for (l, pose) in sampled().zip(poses.iter_mut()) {
             sample(l, &mut pose.locals, &mut pose.morph_weights)?;
         }
         let empty = BlendLayer { locals: &[], morph_weights: &[], weight: 0.0 };
         let mut layers = [empty; MAX_CLIP_NODES];
-        for ((layer, l), pose) in layers.iter_mut().zip(active()).zip(poses.iter()) {
+        for ((layer, l), pose) in layers.iter_mut().zip(sampled()).zip(poses.iter()) {
             *layer = BlendLayer {
                 locals: &pose.locals[joints.clone()],
                 morph_weights: &pose.morph_weights,
                 weight: weights[l],
             };
         }
+        // At most `MAX_CLIP_NODES - 1` were sampled when some node is at rest.
+        let count = match rest_weight > 0.0 {
+            true => {
+                layers[count] =
+                    BlendLayer { locals: &[], morph_weights: &rig.rest_morph_weights, weight: rest_weight };
+                count + 1
+            }
+            false => count,
+        };
         BlendJob {
             layers: &layers[..count],
             rest,

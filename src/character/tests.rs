@@ -377,6 +377,64 @@ fn skins_that_share_a_palette_run_each_read_their_own_product() {
     }
 }
 
+/// Posed on the GPU, a character blends its morph weights on the CPU
+/// without sampling the clips that have no morph tracks (they give the
+/// rest weights): the CPU-posed weights within f32 rounding, and the rest
+/// weights exactly where no clip with weight has any.
+#[test]
+fn gpu_posed_morph_weights_skip_clips_without_morph_tracks() {
+    let mut still = (*slide("Still", 0.8, &[])).clone();
+    still.morph_tracks.clear();
+    let model = model_with_clips(vec![slide("Walk", 1.0, &[]), Arc::new(still)]);
+    // Rest weights that a blend of them does not give back bit for bit.
+    let r = &model.rig;
+    let (skeleton, skins, meshes, instances, clips) =
+        (r.skeleton.clone(), r.skins.clone(), r.meshes.clone(), r.instances.clone(), r.clips.clone());
+    let rig = Arc::new(Rig::new(skeleton, skins, meshes, instances, clips, vec![0.123, 0.71]).unwrap());
+    let text = r#"(
+        parameters: [Float(name: "x"), Bool(name: "still")],
+        states: [
+            (name: "Blend", motion: BlendSpace1D(parameter: "x", points: [
+                (at: 0, motion: Clip(clip: "Walk")), (at: 1, motion: Clip(clip: "Still")),
+            ])),
+            (name: "Still", motion: Clip(clip: "Still")),
+            (name: "BothStill", motion: BlendSpace1D(parameter: "x", points: [
+                (at: 0, motion: Clip(clip: "Still")), (at: 1, motion: Clip(clip: "Still", speed: 0.5)),
+            ])),
+        ],
+        transitions: [
+            (from: "Blend", to: "Still", when: ["still"], duration: 0.5),
+            (from: "Still", to: "BothStill", when: ["still"], duration: 0.0),
+        ],
+    )"#;
+    let mut cpu = character(&rig, text);
+    let mut gpu = character(&rig, text);
+    let program = super::gpu_pose::pose_program(&rig, gpu.controller(), RotationBlend::Slerp).unwrap();
+    gpu.set_pose_program(Some(Arc::new(program)));
+    let rest = rig.rest_morph_weights.clone();
+    for (frame, x) in [0.3, 0.6, 0.6, 0.9, 0.2, 0.29].into_iter().enumerate() {
+        for c in [&mut cpu, &mut gpu] {
+            set(c, "x", ParameterValue::Float(x));
+            set(c, "still", ParameterValue::Bool(frame >= 3));
+            c.update(0.13).unwrap();
+        }
+        let (want, got) = (cpu.output().morph_weights(), gpu.output().morph_weights());
+        assert!(close(got, want), "frame {frame}: {got:?} against {want:?}");
+        assert!(got.iter().zip(&rest).any(|(g, r)| g != r) || frame >= 4, "frame {frame}: {got:?}");
+    }
+    // Past the crossfade only the Still clip plays (twice, at two speeds):
+    // the rest weights, bit for bit, without a blend.
+    for _ in 0..8 {
+        for c in [&mut cpu, &mut gpu] {
+            c.update(0.13).unwrap();
+        }
+    }
+    let active = gpu.leaf_weights().iter().filter(|w| **w > 0.0).count();
+    assert_eq!(active, 2, "{:?}", gpu.leaf_weights());
+    assert!(close(gpu.output().morph_weights(), cpu.output().morph_weights()));
+    assert_eq!(gpu.output().morph_weights(), rest.as_slice());
+}
+
 #[test]
 fn a_rig_s_rotation_blend_is_its_characters_own() {
     let model = test_model();
