@@ -50,6 +50,9 @@ pub struct SkinInfo {
     pub name: String,
     /// Joint node indices in skin order.
     pub joints: Vec<usize>,
+    /// The skin whose palette it reads: itself, or the first skin with the
+    /// same joints and inverse binds (`Rig::palette_ranges`).
+    pub palette_of: usize,
 }
 
 /// One clip.
@@ -141,7 +144,10 @@ impl Report {
                         nodes[node].joint_of.push(index);
                     }
                 }
-                SkinInfo { skin: index, name: skin.name.clone(), joints }
+                let ranges = model.palette_ranges();
+                let mut owners = model.palette_skins().iter().map(|&o| o as usize);
+                let palette_of = owners.find(|&o| ranges[o] == ranges[index]).unwrap_or(index);
+                SkinInfo { skin: index, name: skin.name.clone(), joints, palette_of }
             })
             .collect();
         let clips = model.clips.iter().enumerate().map(|(i, c)| clip_info(i, c)).collect();
@@ -198,7 +204,15 @@ impl Report {
         self.write_tree(&mut out);
         let _ = writeln!(out, "\nskins ({}):", self.skins.len());
         for s in &self.skins {
-            let _ = writeln!(out, "  skin {} {:?}: {} joints", s.skin, s.name, s.joints.len());
+            let _ = write!(out, "  skin {} {:?}: {} joints", s.skin, s.name, s.joints.len());
+            let _ = match s.palette_of == s.skin {
+                true => writeln!(out),
+                false => writeln!(
+                    out,
+                    ", the palette of skin {} (the same joints and inverse binds)",
+                    s.palette_of
+                ),
+            };
         }
         let _ = writeln!(out, "\nclips ({}):", self.clips.len());
         for c in &self.clips {

@@ -63,7 +63,8 @@ fn inspect(file: &str) -> Value {
         array(&n["joint_of"], "joint_of").iter().for_each(|s| _ = uint(s, "joint_of"));
     }
     for s in array(&doc["skins"], "skins") {
-        keys(s, &["skin", "name", "joints"], "skin");
+        keys(s, &["skin", "name", "joints", "palette_of"], "skin");
+        assert!(uint(&s["palette_of"], "palette_of") <= uint(&s["skin"], "skin"));
         array(&s["joints"], "skin joints").iter().for_each(|j| _ = uint(j, "joint"));
     }
     for (i, c) in array(&doc["clips"], "clips").iter().enumerate() {
@@ -197,6 +198,12 @@ fn dump_and_inspect_follow_their_formats() {
         let path = path.display().to_string();
         let info = inspect(&path);
         dump(&path, Some(clip), &info);
+        if file.starts_with("RobotExpressive") {
+            // Its two skins (a hand mesh each) are one palette.
+            let palette_of: Vec<u64> =
+                array(&info["skins"], "skins").iter().map(|s| uint(&s["palette_of"], "palette_of")).collect();
+            assert_eq!(palette_of, [0, 0]);
+        }
     }
 }
 
