@@ -13,8 +13,8 @@
 use super::frame_poses::{FramePoses, FrameSource, PoseError, SkinInput};
 use super::planar::{self, Departure, EulerAngles};
 use super::{
-    BoneMatrix, JobError, LocalToModelJob, PaletteJob, Rig, RotationBlend, SampleJob, SamplingCursor,
-    SkinnedPose, Transform,
+    BoneMatrix, JobError, LocalToModelJob, Rig, RotationBlend, SampleJob, SamplingCursor, SkinnedPose,
+    Transform,
 };
 use nalgebra::{Matrix4, UnitQuaternion, Vector3};
 use std::sync::Arc;
@@ -252,12 +252,7 @@ impl PlanarScene {
                 output: &mut copy.models,
             }
             .run()?;
-            for &s in rig.palette_skins() {
-                let [start, end] = rig.palette_ranges()[s as usize];
-                let (skin, output) =
-                    (&rig.skins[s as usize], &mut copy.palettes[start as usize..end as usize]);
-                PaletteJob { skin, models: &copy.models, output }.run()?;
-            }
+            rig.write_palettes(&copy.models, &mut copy.palettes)?;
             if changed {
                 copy.version += 1;
             }

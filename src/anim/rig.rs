@@ -6,8 +6,10 @@
 //! (node indices, warnings: see `asset::Model`).
 
 use crate::anim::compression::{self, CompressedClip, CompressionSettings, CompressionStats};
+use crate::anim::job::check_len;
 use crate::anim::{
-    Clip, JobError, Mesh, MeshInstance, NO_PARENT, RotationBlend, RuntimeClip, Skeleton, Skin,
+    BoneMatrix, Clip, JobError, Mesh, MeshInstance, NO_PARENT, PaletteJob, RotationBlend, RuntimeClip,
+    Skeleton, Skin,
 };
 use nalgebra::Matrix4;
 use std::sync::Arc;
@@ -194,6 +196,23 @@ impl Rig {
     /// Palette entries of all runs together (shared runs counted once).
     pub fn palette_len(&self) -> usize {
         self.palette_len as usize
+    }
+
+    /// A character's palettes (`palette_len` entries) from its model
+    /// matrices: one [`PaletteJob`] per run, so the skins that share a run
+    /// get the same matrices. Never allocates.
+    pub fn write_palettes(
+        &self,
+        models: &[Matrix4<f32>],
+        palettes: &mut [BoneMatrix],
+    ) -> Result<(), JobError> {
+        check_len("palettes", palettes.len(), self.palette_len())?;
+        for &s in &self.palette_skins {
+            let [start, end] = self.palette_ranges[s as usize];
+            let output = &mut palettes[start as usize..end as usize];
+            PaletteJob { skin: &self.skins[s as usize], models, output }.run()?;
+        }
+        Ok(())
     }
 
     /// Clip `clip` laid out for sampling (what characters sample). Built

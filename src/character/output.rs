@@ -5,9 +5,7 @@
 //! after `new`.
 
 use crate::anim::Rig;
-use crate::anim::{
-    BoneMatrix, JobError, PaletteJob, SkinnedPose, Transform, job::check_len, skeleton_to_model_in_place,
-};
+use crate::anim::{BoneMatrix, JobError, SkinnedPose, Transform, job::check_len, skeleton_to_model_in_place};
 use nalgebra::Matrix4;
 use std::sync::Arc;
 
@@ -107,13 +105,7 @@ impl PoseOutput {
             if debug == DebugPose::IdentityPalette {
                 self.palettes.fill(BoneMatrix::IDENTITY);
             } else {
-                // One run per distinct skin: skins that share it get the
-                // same matrices.
-                for &s in rig.palette_skins() {
-                    let [start, end] = self.palette_ranges[s as usize];
-                    let output = &mut self.palettes[start as usize..end as usize];
-                    PaletteJob { skin: &rig.skins[s as usize], models: &self.world, output }.run()?;
-                }
+                rig.write_palettes(&self.world, &mut self.palettes)?;
             }
             self.debug = debug;
         }
