@@ -11,49 +11,52 @@
 //! where the target has no prefetch instruction.
 //!
 //! Of an array the first two lines are loaded into the first-level cache
-//! and the rest into the second (`prefetcht1`): the update reads each
-//! array in order from its start. Until 2026-12-04 only the first two
-//! lines were named, the hardware's stream prefetcher following from
-//! there: on a 2-core AMD EPYC VM, naming every line into the first level
-//! made 10,000 RobotExpressive characters (13 KB each, world matrices and
-//! palettes 4.7 and 2.8 KB) 7 % slower, 33.3 against 31.1 ns per node. On
-//! a 2-core Intel Xeon (Sapphire Rapids) VM the stream prefetcher left the
-//! built-in character's short arrays (1.5 KB world matrices and palettes)
-//! waiting; the rest of each array into the second level updates 10,000
-//! of them at 61.8 ns per joint against 67.8 (0.91x), 30,000 at 63.4
-//! against 68.3, the LOD mix at 0.96x; RobotExpressive and GPU-posed
-//! crowds are unchanged (within 2 %), and 1,000 built-in characters, whose
-//! state stays in cache, 3 % slower (the extra instructions). Medians of
-//! seven to nine turns, `--nlerp`, one thread. A struct's own lines
-//! ([`value`]) all go to the first level: its fields are read in any
+//! and the next 30 into the second (`prefetcht1`): the update reads each
+//! array in order from its start, and past 2 KB the hardware's stream
+//! prefetcher has long picked it up. Until 2026-12-04 only the first two
+//! lines were named: on a 2-core AMD EPYC VM, naming every line into the
+//! first level made 10,000 RobotExpressive characters (13 KB each, world
+//! matrices and palettes 4.7 and 2.8 KB) 7 % slower, 33.3 against 31.1 ns
+//! per node. On a 2-core Intel Xeon (Sapphire Rapids) VM the stream
+//! prefetcher left the built-in character's short arrays (1.5 KB world
+//! matrices and palettes) waiting: with the next lines into the second
+//! level, 10,000 of them update at 63.1 ns per joint against 69.2
+//! (0.91x, and 0.91-0.93x in three runs), the LOD mix at 0.93x.
+//! RobotExpressive's long arrays gain nothing (1.00-1.03x, its noise);
+//! every line of them into the second level measured 1.05x, the
+//! prefetches then waiting on each other, hence the cap. 1,000 built-in
+//! characters, whose state stays in the last-level cache, pay 1.03-1.08x.
+//! Medians of seven to nine turns, `--nlerp`, one thread. A struct's own
+//! lines ([`value`]) all go to the first level: its fields are read in any
 //! order.
 
 /// The cache line size assumed (x86-64 and most Arm cores).
 const LINE: usize = 64;
 
-/// Lines at the start of an array loaded into the first-level cache
-/// (see the module documentation).
+/// Lines at the start of an array loaded into the first-level cache, and
+/// lines in all loaded (see the module documentation).
 const ARRAY_LINES: usize = 2;
+const ARRAY_MOST_LINES: usize = 32;
 
 /// Starts loading the cache lines `items` lies on: the first into the
 /// first-level cache, the rest into the second (an array is read in order
 /// from its start).
 #[inline(always)]
 pub fn slice<T>(items: &[T]) {
-    lines(items, ARRAY_LINES);
+    lines(items, ARRAY_LINES, ARRAY_MOST_LINES);
 }
 
 /// Starts loading every cache line `value` lies on (not what it points
 /// to): its fields are read in any order.
 #[inline(always)]
 pub fn value<T>(value: &T) {
-    lines(std::slice::from_ref(value), usize::MAX);
+    lines(std::slice::from_ref(value), usize::MAX, usize::MAX);
 }
 
-/// Starts loading every cache line of `items`: the first `near` into
-/// the first-level cache, the others into the second.
+/// Starts loading the first `most` cache lines of `items`: the first
+/// `near` into the first-level cache, the others into the second.
 #[inline(always)]
-fn lines<T>(items: &[T], near: usize) {
+fn lines<T>(items: &[T], near: usize, most: usize) {
     let bytes = std::mem::size_of_val(items);
     if bytes == 0 {
         return;
@@ -62,7 +65,7 @@ fn lines<T>(items: &[T], near: usize) {
     let start = items.as_ptr().cast::<u8>();
     let misalignment = start as usize % LINE;
     let first = start.wrapping_sub(misalignment);
-    let count = (misalignment + bytes).div_ceil(LINE);
+    let count = (misalignment + bytes).div_ceil(LINE).min(most);
     for i in 0..count.min(near) {
         line::<FIRST_LEVEL>(first.wrapping_add(i * LINE));
     }
