@@ -102,9 +102,10 @@ mod tests {
 
     #[test]
     fn every_size_and_alignment_is_a_hint_only() {
-        let data: Vec<u8> = (0..=255).collect();
+        let data: Vec<u8> = (0..=255).cycle().take(4096).collect();
         for start in 0..70 {
-            for len in [0, 1, 63, 64, 65, 130] {
+            // Within the first-level lines, past them, past the cap.
+            for len in [0, 1, 63, 64, 65, 130, 2047, 2048, 2049, 4000] {
                 slice(&data[start..start + len]);
             }
         }
