@@ -116,7 +116,11 @@ fn main() {
     let mut turns = Vec::new();
     for (name, skeleton, clip, settings) in &timed {
         let (compressed, _) = compress(clip, skeleton, settings).expect("compresses");
-        let runtime = RuntimeClip::new(Arc::new(clip.clone()), skeleton.rest(), &[]).expect("runtime clip");
+        // Morph weights at zero, as `inspect --compression` times them: a
+        // clip with morph tracks needs a weight per slot it writes.
+        let rest_weights = vec![0.0; compressed.morph_slots()];
+        let runtime =
+            RuntimeClip::new(Arc::new(clip.clone()), skeleton.rest(), &rest_weights).expect("runtime clip");
         let mut group = criterion.benchmark_group(format!("sample/{name}"));
         group.throughput(Throughput::Elements(skeleton.len() as u64));
         for mode in MODES {
@@ -125,7 +129,7 @@ fn main() {
                 s.push(Samples { clip: name.clone(), mode, joints: skeleton.len(), nanos: Vec::new() });
                 s.len() - 1
             };
-            let mut frames = Frames::new(skeleton, clip, &runtime, &compressed);
+            let mut frames = Frames::new(skeleton, clip, &runtime, &compressed, &rest_weights);
             group.bench_function(mode, |bencher| {
                 bencher.iter_custom(|iters| {
                     let start = Instant::now();
@@ -139,7 +143,7 @@ fn main() {
             });
         }
         group.finish();
-        let mut frames = MODES.map(|_| Frames::new(skeleton, clip, &runtime, &compressed));
+        let mut frames = MODES.map(|_| Frames::new(skeleton, clip, &runtime, &compressed, &rest_weights));
         let ns = cpu_time::median_ns_taking_turns(MODES.len(), 201, 100, |w| {
             frames[w].next(MODES[w], clip, &runtime, &compressed, skeleton.rest())
         });
@@ -192,11 +196,7 @@ struct Frames {
 }
 
 impl Frames {
-    fn new(skeleton: &Skeleton, clip: &Clip, runtime: &RuntimeClip, compressed: &CompressedClip) -> Self {
-        Self::with_morphs(skeleton, clip, runtime, compressed, &[])
-    }
-
-    fn with_morphs(
+    fn new(
         skeleton: &Skeleton,
         clip: &Clip,
         runtime: &RuntimeClip,

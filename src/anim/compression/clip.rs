@@ -277,6 +277,12 @@ impl CompressedClip {
     pub fn constant_tracks(&self) -> usize {
         self.constants.len()
     }
+
+    /// Morph weights it writes: one past the highest slot (a sampler's
+    /// rest weights need at least these).
+    pub fn morph_slots(&self) -> usize {
+        self.morph_slots
+    }
 }
 
 /// Where a compressed clip's bytes go.
