@@ -495,6 +495,13 @@ impl Viewer {
         if self.script.step(self.frames_rendered, clips, &mut self.state).report_memory
             && let Some(gpu) = &self.gpu
         {
+            // Nothing in flight first: the driver's work on the frames
+            // submitted allocates and frees while it runs (on lavapipe on
+            // its own threads, from the same heap), and a sample taken
+            // meanwhile counted it or not by timing: the crowd soak on a
+            // loaded CI machine read 235 MB of heap at a frame where
+            // quieter runs read 204.
+            gpu.ctx.wait_idle()?;
             let memory = gpu.ctx.memory_use();
             let sample = MemorySample {
                 frame: self.frames_rendered,

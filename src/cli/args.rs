@@ -327,8 +327,9 @@ pub struct ViewArgs {
     /// manual clip mode every N frames.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = checked::at_least_one)]
     pub switch_controller_every: Option<u64>,
-    /// Scripted runs: print host RSS and GPU allocator bytes every N frames
-    /// (`vkskin: memory: frame K rss B gpu-allocated B gpu-reserved B`).
+    /// Scripted runs: every N frames, wait for the GPU to finish the frames
+    /// submitted and print host RSS, heap and GPU allocator bytes
+    /// (`vkskin: memory: frame K rss B heap B gpu-allocated B gpu-reserved B`).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = checked::at_least_one)]
     pub report_memory_every: Option<u64>,
     /// Show the built-in planar rig: joint angles blended linearly beside
