@@ -281,18 +281,23 @@ fn every_clip_stays_within_the_bound_between_grid_points() {
 
 #[test]
 fn cursor_is_only_a_hint() {
-    // Forward, backward and jumping playback give what a fresh cursor gives.
+    // Forward, backward and jumping playback give what a fresh cursor
+    // gives; so does playing on at 144, 60 and 24 Hz (a key at a time, or
+    // several) through the clip's end and past it.
     for case in cases() {
         let n = case.skeleton.len();
         let slots = case.clip.morph_tracks.iter().map(|m| (m.offset + m.count) as usize).max().unwrap_or(0);
         let mut kept = CompressedCursor::new(&case.compressed);
         let d = f64::from(case.clip.duration);
-        for i in 0..200 {
-            let t = match i % 5 {
-                0 => d * f64::from(i) / 200.0,
-                1 => d * (1.0 - f64::from(i) / 200.0),
-                _ => d * ((f64::from(i) * 0.37) % 1.1) - 0.05,
-            };
+        let jumping = (0..200).map(|i| match i % 5 {
+            0 => d * f64::from(i) / 200.0,
+            1 => d * (1.0 - f64::from(i) / 200.0),
+            _ => d * ((f64::from(i) * 0.37) % 1.1) - 0.05,
+        });
+        let playing = [144.0, 60.0, 24.0]
+            .into_iter()
+            .flat_map(|hz| (0..).map(move |f| f64::from(f) / hz - 0.02).take_while(move |&t| t < d * 1.1));
+        for t in jumping.chain(playing) {
             let mut results = Vec::new();
             let rest_w = vec![0.0; slots];
             for cursor in [&mut kept, &mut CompressedCursor::new(&case.compressed)] {

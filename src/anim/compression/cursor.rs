@@ -347,7 +347,7 @@ impl<'a> KeyReader<'a> {
 
     /// Time of the key with id `k`.
     #[inline(always)]
-    fn time(&self, k: u32) -> f32 {
+    pub(super) fn time(&self, k: u32) -> f32 {
         let index = match self.mask {
             Some(_) => (k >> 16) as usize,
             None => read_bits(self.stream, self.key_start(k), self.time_bits) as usize,
@@ -418,7 +418,7 @@ impl<'a> KeyReader<'a> {
 
     /// Id of the key after the one with id `k`, if there is one.
     #[inline(always)]
-    fn next(&self, k: u32) -> Option<u32> {
+    pub(super) fn next(&self, k: u32) -> Option<u32> {
         match self.mask {
             Some(mask) => Some(mask.next_set((k >> 16) + 1)? << 16 | ((k & 0xffff) + 1)),
             None => (k.checked_add(1)? < self.keys).then_some(k + 1),

