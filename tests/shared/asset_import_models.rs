@@ -123,6 +123,34 @@ fn every_shared_model_imports() {
 }
 
 #[test]
+fn rotations_carry_no_noise_whose_products_are_subnormal() {
+    // Fox, RobotExpressive, Wizard and Girl have rotation components of
+    // 1e-20 and less in their files, beside components near 1; their
+    // products are subnormal floats, tens of times slower to compute. The
+    // import reads them as zero.
+    let Some(dir) = assets() else { return };
+    let noise = |q: [f32; 4]| {
+        let largest = q.iter().fold(0.0f32, |m, c| m.max(c.abs()));
+        q.iter().any(|&c| c != 0.0 && c.abs() < largest * 2f32.powi(-40))
+    };
+    for path in find_models(&dir) {
+        let m = asset::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        for (j, rest) in m.skeleton.rest().iter().enumerate() {
+            let q = rest.rotation;
+            assert!(!noise([q.i, q.j, q.k, q.w]), "{} joint {j} rest rotation {q:?}", m.file);
+        }
+        for clip in &m.clips {
+            for tracks in &clip.joint_tracks {
+                for (k, q) in tracks.rotation.iter().flat_map(|t| t.values.iter()).enumerate() {
+                    let what = format!("{} {:?} joint {} key {k}", m.file, clip.name, tracks.joint);
+                    assert!(!noise([q.i, q.j, q.k, q.w]), "{what}: {q:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn fox() {
     let Some(m) = load("Fox/Fox.glb") else { return };
     assert_eq!(m.skins.len(), 1);

@@ -193,7 +193,11 @@ impl Channels<'_> {
                 check_len(values.len())?;
                 validate::check_finite("output value", &values).map_err(|e| e.context(ctx))?;
                 validate::check_rotations(&values, per_key).map_err(|e| e.context(ctx))?;
-                let values = values.iter().map(|&[x, y, z, w]| Quaternion::new(w, x, y, z)).collect();
+                let values = values
+                    .iter()
+                    .map(|&q| super::without_noise(q))
+                    .map(|[x, y, z, w]| Quaternion::new(w, x, y, z))
+                    .collect();
                 tracks.joint(joint).rotation = Some(Track { times, values, interpolation: interp });
             }
             Property::MorphTargetWeights => {

@@ -14,7 +14,10 @@
 mod clips;
 mod meshes;
 mod nodes;
+mod rotation_noise;
 mod skins;
+
+use rotation_noise::without_noise;
 
 use super::accessor::Reader;
 use super::error::{AssetError, ImportError};

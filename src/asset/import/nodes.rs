@@ -64,7 +64,7 @@ fn rest_transform(
     }
     let translation = node.translation.unwrap_or([0.0; 3]);
     let scale = node.scale.unwrap_or([1.0; 3]);
-    let [x, y, z, w] = node.rotation.as_ref().map_or([0.0, 0.0, 0.0, 1.0], |r| r.0);
+    let [x, y, z, w] = node.rotation.as_ref().map_or([0.0, 0.0, 0.0, 1.0], |r| super::without_noise(r.0));
     if [translation, scale].iter().flatten().any(|v| !v.is_finite()) {
         return Err(invalid!("{what}: translation or scale is not finite"));
     }
@@ -101,7 +101,9 @@ fn decompose(m: &Matrix4<f32>, what: &str, warnings: &mut Vec<String>) -> Transf
             basis.column_mut(c).unscale_mut(s);
         }
         let q = UnitQuaternion::from_rotation_matrix(&Rotation3::from_matrix_unchecked(basis));
-        UnitQuaternion::from_quaternion(q.into_inner())
+        let q = UnitQuaternion::from_quaternion(q.into_inner());
+        let [x, y, z, w] = super::without_noise([q.i, q.j, q.k, q.w]);
+        UnitQuaternion::new_unchecked(Quaternion::new(w, x, y, z))
     } else {
         warnings.push(format!("{what}: matrix has a zero scale; its rotation is taken as identity"));
         UnitQuaternion::identity()
