@@ -326,13 +326,14 @@ fn forward<const N: usize, const M: usize>(
         let track = &tracks[l];
         let [a, b] = held[l];
         // A held key (or none cached) ends no interval to move on from.
-        if track.mask == LISTED || track.step() || a == b || !(f64::from(hi[l]) <= t) {
+        // (Times are never NaN: the job refuses a NaN time.)
+        if track.mask == LISTED || track.step() || a == b || f64::from(hi[l]) > t {
             return false;
         }
         let reader = KeyReader::new(clip, track);
         let Some(k) = reader.next(b) else { return false };
         let time = reader.time(k);
-        if !(t < f64::from(time)) {
+        if t >= f64::from(time) {
             return false;
         }
         (next[l], hi[l]) = (k, time);
@@ -353,11 +354,11 @@ fn forward<const N: usize, const M: usize>(
     span.inv = moved.blend(f32x4::ONE / (hi - lo), f32x4::from(span.inv)).to_array();
     span.lo = lo.to_array();
     span.hi = hi.to_array();
-    let b = values(decode, &q);
-    for c in 0..M {
-        let old_b = f32x4::from(cached.b[c]);
-        cached.a[c] = moved.blend(old_b, f32x4::from(cached.a[c])).to_array();
-        cached.b[c] = moved.blend(b[c], old_b).to_array();
+    let decoded = values(decode, &q);
+    for ((a, b), new) in cached.a.iter_mut().zip(&mut cached.b).zip(decoded) {
+        let old_b = f32x4::from(*b);
+        *a = moved.blend(old_b, f32x4::from(*a)).to_array();
+        *b = moved.blend(new, old_b).to_array();
     }
     true
 }

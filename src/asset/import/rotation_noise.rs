@@ -29,11 +29,9 @@ mod tests {
 
     #[test]
     fn components_far_below_the_largest_read_as_zero_with_their_sign() {
-        let q = [-4.45e-23, 0.7071068, 1.9e-22, 0.7071068];
-        assert_eq!(
-            without_noise(q).map(f32::to_bits),
-            [-0.0f32, 0.7071068, 0.0, 0.7071068].map(f32::to_bits)
-        );
+        let half = std::f32::consts::FRAC_1_SQRT_2;
+        let q = [-4.45e-23, half, 1.9e-22, half];
+        assert_eq!(without_noise(q).map(f32::to_bits), [-0.0, half, 0.0, half].map(f32::to_bits));
         // Small, but not noise: kept as they are.
         let q = [1e-6, 0.6, -3e-9, 0.8];
         assert_eq!(without_noise(q), q);
