@@ -5,7 +5,8 @@
 //! with bounds checks, `validate` holds the value and graph checks; this module
 //! walks the document in order and names the element in each message:
 //! `nodes` (the skeleton and the nodes that draw meshes), `skins`,
-//! `meshes` (with their materials) and `clips`.
+//! `meshes` (with their materials) and `clips`; `rotation_noise` reads
+//! exporters' noise in rotations (keys and node rotations) as zero.
 //!
 //! It never animates, draws or decides how a model is played: it builds the
 //! `anim` data (the `Rig`) and the glTF bookkeeping a command needs, nothing
