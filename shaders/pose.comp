@@ -44,7 +44,7 @@ uint header(uint i) { return pc.program.w[i]; }
 
 struct Trs { vec3 t; vec4 r; vec3 s; };
 
-// Sines, cosines and arc tangents to about 1e-7: Vulkan only asks 2^-11
+// Sines and arc tangents to about 1e-7: Vulkan only asks 2^-11
 // of the built-in ones (llvmpipe's stay near that), far from the CPU's.
 const float PI = 3.14159265358979;
 
@@ -54,12 +54,6 @@ float precise_sin(float x) {
     float z = x * x;
     return x * (1.0 + z * (-1.0 / 6.0 + z * (1.0 / 120.0 + z * (-1.0 / 5040.0 + z * (1.0 / 362880.0
         + z * (-1.0 / 39916800.0 + z * (1.0 / 6227020800.0)))))));
-}
-
-// cos(x) for x in [-pi, pi].
-float precise_cos(float x) {
-    float shifted = x + 0.5 * PI;
-    return precise_sin(shifted > PI ? shifted - 2.0 * PI : shifted);
 }
 
 // atan(x) for |x| <= tan(pi/8) (Cephes' atanf polynomial, ~1e-7 relative).
@@ -176,11 +170,19 @@ vec4 nlerp(vec4 a, vec4 b, float t) {
     return normalize_or(a * (1.0 - t) + b * t, a);
 }
 
-// root_motion::yaw_of: the turn about +y, in (-pi, pi].
-float yaw_of(vec4 q) {
-    if (q.y == 0.0 && q.w == 0.0) return 0.0;
-    float a = 2.0 * precise_atan(q.y, q.w);
-    return a > PI ? a - 2.0 * PI : (a <= -PI ? a + 2.0 * PI : a);
+// root_motion::twist: the turn about +y that q holds, as the unit
+// (cos, sin) of half its angle; (1, 0) when it holds none.
+vec2 twist(vec4 q) {
+    float largest = max(abs(q.w), abs(q.y));
+    if (!(largest > 0.0)) return vec2(1.0, 0.0);
+    vec2 c = vec2(q.w, q.y) / largest;
+    return c / sqrt(dot(c, c));
+}
+
+// root_motion::turn_between: `to` times `from`'s inverse, the short way round.
+vec2 turn_between(vec2 from, vec2 to) {
+    vec2 turn = vec2(dot(to, from), to.y * from.x - to.x * from.y);
+    return turn.x < 0.0 ? -turn : turn;
 }
 
 // Joint `j`'s local transform: each layer's clips blended (weights
@@ -256,9 +258,8 @@ Trs local_pose(uint j, uint record, uint layer_count) {
     }
     if (j == header(H_ROOT)) {
         pose.t.xz = rest.t.xz;
-        float yaw = yaw_of(pose.r) - yaw_of(rest.r);
-        vec4 undo = vec4(0.0, precise_sin(-yaw * 0.5), 0.0, precise_cos(-yaw * 0.5));
-        pose.r = quat_mul(undo, pose.r);
+        vec2 undo = turn_between(twist(pose.r), twist(rest.r));
+        pose.r = quat_mul(vec4(0.0, undo.y, 0.0, undo.x), pose.r);
     }
     return pose;
 }

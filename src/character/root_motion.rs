@@ -17,8 +17,7 @@
 
 use crate::anim::sampling::{sample_rotation, sample_vector};
 use crate::anim::{Clip, JointTracks, RotationBlend, Transform};
-use nalgebra::{UnitQuaternion, Vector3};
-use std::f32::consts::PI;
+use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 
 /// What one update moved the root by, in the root's parent's space.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -106,9 +105,17 @@ impl ClipRootMotion {
     }
 }
 
-/// The root's ground position and yaw at clip time `t` (its translation
+/// Where the root is at one clip time: its ground position and its turn
+/// about the up axis (see [`twist`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct RootSample {
+    ground: Vector3<f32>,
+    twist: [f32; 2],
+}
+
+/// The root's ground position and turn at clip time `t` (its translation
 /// and rotation sampled as `sample_joint` does; its scale plays no part).
-fn at(tracks: &JointTracks, t: f64, rest: &Transform, hints: &mut RootKeyHints) -> RootMotion {
+fn at(tracks: &JointTracks, t: f64, rest: &Transform, hints: &mut RootKeyHints) -> RootSample {
     let translation = match &tracks.translation {
         Some(track) => sample_vector(track, t, &mut hints[0]),
         None => rest.translation,
@@ -117,12 +124,18 @@ fn at(tracks: &JointTracks, t: f64, rest: &Transform, hints: &mut RootKeyHints) 
         Some(track) => sample_rotation(track, t, RotationBlend::Slerp, rest.rotation, &mut hints[1]),
         None => rest.rotation,
     };
-    RootMotion { translation: ground(&translation), yaw: yaw_of(&rotation) }
+    RootSample { ground: ground(&translation), twist: twist(&rotation) }
 }
 
 /// `to - from`, the turn taken the short way round.
-fn difference(from: &RootMotion, to: &RootMotion) -> RootMotion {
-    RootMotion { translation: to.translation - from.translation, yaw: wrap_angle(to.yaw - from.yaw) }
+fn difference(from: &RootSample, to: &RootSample) -> RootMotion {
+    let translation = to.ground - from.ground;
+    if to.twist == from.twist {
+        // Held still, or no rotation track: exactly no turn.
+        return RootMotion { translation, yaw: 0.0 };
+    }
+    let [w, y] = turn_between(&from.twist, &to.twist);
+    RootMotion { translation, yaw: 2.0 * y.atan2(w) }
 }
 
 /// The translation's part on the ground plane.
@@ -130,19 +143,30 @@ fn ground(t: &Vector3<f32>) -> Vector3<f32> {
     Vector3::new(t.x, 0.0, t.z)
 }
 
-/// The angle of `q`'s twist about the up axis (y), in (-pi, pi].
-pub fn yaw_of(q: &UnitQuaternion<f32>) -> f32 {
-    let q = q.quaternion();
-    if q.j == 0.0 && q.w == 0.0 {
-        return 0.0;
+/// The turn about the up axis (y) that `q` holds, as the unit complex
+/// number `[cos, sin]` of half its angle: `q`'s w and y parts scaled to
+/// unit length (the twist of a swing-twist split). `[1, 0]` when `q` holds
+/// none (a half turn about a level axis). Composing and undoing turns this
+/// way takes products, not the angles' `atan2`, `sin` and `cos`.
+fn twist(q: &UnitQuaternion<f32>) -> [f32; 2] {
+    let (w, y) = (q.w, q.j);
+    // Scaled first so that tiny parts do not square to zero.
+    let largest = w.abs().max(y.abs());
+    if largest == 0.0 || largest.is_nan() {
+        return [1.0, 0.0];
     }
-    wrap_angle(2.0 * q.j.atan2(q.w))
+    let (w, y) = (w / largest, y / largest);
+    let length = (w * w + y * y).sqrt();
+    [w / length, y / length]
 }
 
-/// `a` brought into (-pi, pi].
-fn wrap_angle(a: f32) -> f32 {
-    let a = a.rem_euclid(2.0 * PI);
-    if a > PI { a - 2.0 * PI } else { a }
+/// The turn from twist `from` to twist `to` (`to` times `from`'s inverse),
+/// taken the short way round: its half angle's cosine is not negative, so
+/// its angle lies in [-pi, pi].
+fn turn_between(from: &[f32; 2], to: &[f32; 2]) -> [f32; 2] {
+    let w = to[0] * from[0] + to[1] * from[1];
+    let y = to[1] * from[0] - to[0] * from[1];
+    if w < 0.0 { [-w, -y] } else { [w, y] }
 }
 
 /// Takes root motion out of a root joint's local transform: its ground
@@ -151,14 +175,29 @@ fn wrap_angle(a: f32) -> f32 {
 pub fn remove(local: &mut Transform, rest: &Transform) {
     local.translation.x = rest.translation.x;
     local.translation.z = rest.translation.z;
-    let yaw = yaw_of(&local.rotation) - yaw_of(&rest.rotation);
-    local.rotation = UnitQuaternion::from_axis_angle(&Vector3::y_axis(), -yaw) * local.rotation;
+    let [w, y] = turn_between(&twist(&local.rotation), &twist(&rest.rotation));
+    let undo = UnitQuaternion::new_unchecked(Quaternion::new(w, 0.0, y, 0.0));
+    local.rotation = undo * local.rotation;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::anim::{Interpolation, Track};
+    use std::f32::consts::PI;
+
+    /// The angle of `q`'s turn about the up axis, in (-pi, pi], from the
+    /// angles themselves (what `twist` avoids).
+    fn yaw_of(q: &UnitQuaternion<f32>) -> f32 {
+        let a = 2.0 * q.j.atan2(q.w);
+        if a > PI {
+            a - 2.0 * PI
+        } else if a <= -PI {
+            a + 2.0 * PI
+        } else {
+            a
+        }
+    }
 
     /// A root walking +z at 1 m/s while turning 0.5 rad per second, over 2 s.
     fn walk() -> Clip {
@@ -225,5 +264,43 @@ mod tests {
         assert_eq!(local.translation, Vector3::new(0.1, 0.9, 0.2));
         assert!(local.rotation.angle_to(&tilt) < 1e-5);
         assert!(yaw_of(&local.rotation).abs() < 1e-6);
+    }
+
+    /// Any rotation (not normalised: `UnitQuaternion::new_normalize` does it),
+    /// half turns about level axes and tiny twists included.
+    fn rotation() -> impl proptest::strategy::Strategy<Value = UnitQuaternion<f32>> {
+        use proptest::prelude::*;
+        let part = prop_oneof![-1.0f32..1.0, Just(0.0), -1e-20f32..1e-20];
+        (part.clone(), -1.0f32..1.0, part, -1.0f32..1.0).prop_filter_map("zero", |(w, x, y, z)| {
+            let q = Quaternion::new(w, x, y, z);
+            (q.norm() > 1e-3).then(|| UnitQuaternion::new_normalize(q))
+        })
+    }
+
+    proptest::proptest! {
+        /// Turns composed as products give what the angles give: removal
+        /// as `from_axis_angle(y, -(yaw(local) - yaw(rest)))`, differences
+        /// as the yaws' difference brought into (-pi, pi].
+        #[test]
+        fn twists_agree_with_angles(local in rotation(), rest in rotation()) {
+            let by_angle = |q: &UnitQuaternion<f32>| {
+                if q.j == 0.0 && q.w == 0.0 { 0.0 } else { yaw_of(q) }
+            };
+            let yaw = by_angle(&local) - by_angle(&rest);
+            let expected = UnitQuaternion::from_axis_angle(&Vector3::y_axis(), -yaw) * local;
+            let rest = Transform { rotation: rest, ..Transform::IDENTITY };
+            let mut removed = Transform { rotation: local, ..Transform::IDENTITY };
+            remove(&mut removed, &rest);
+            let (a, b) = (removed.rotation.coords, expected.coords);
+            proptest::prop_assert!((a - b).norm().min((a + b).norm()) < 1e-5, "{a:?} {b:?}");
+            proptest::prop_assert!((removed.rotation.norm() - 1.0).abs() < 1e-6);
+
+            let sample = |q: &UnitQuaternion<f32>| RootSample { ground: Vector3::zeros(), twist: twist(q) };
+            let turn = difference(&sample(&rest.rotation), &sample(&local)).yaw;
+            let wrapped = (yaw + PI).rem_euclid(2.0 * PI) - PI;
+            let apart = (turn - wrapped).abs();
+            proptest::prop_assert!(apart.min(2.0 * PI - apart) < 1e-5, "{turn} {wrapped}");
+            proptest::prop_assert!((-PI..=PI).contains(&turn));
+        }
     }
 }

@@ -3,8 +3,9 @@
 //! synchronization validation: every clip of every shared model, alone and
 //! in a two-clip blend, at several times; the built-in character under its
 //! full controller (blend space, crossfades, jumps, the wave override with
-//! its mask, breathing and face layers, root motion); RobotExpressive
-//! under its locomotion controller. The palettes the pose pass writes are
+//! its mask, breathing and face layers, root motion) and with root motion
+//! from its hips, which turn; RobotExpressive under its locomotion
+//! controller. The palettes the pose pass writes are
 //! read back and compared entry by entry with the CPU's: rotation and scale
 //! within 1e-5, translation within 1e-5 of the skeleton's size. The posed
 //! characters upload no palette, only their playback.
@@ -343,6 +344,44 @@ fn builtin_crowd_poses_on_the_gpu_as_on_the_cpu(model: Arc<Model>, blend: &str) 
     assert!(layered > 0, "the drive exercises the layers");
     let error = check_crowd(&ctx, &model, make(), make(), 60, drive);
     eprintln!("built-in character under its controller ({blend}): GPU pose within {error:e}");
+    assert!(error <= TOLERANCE, "GPU pose differs from the CPU's by {error:e}");
+    assert_no_messages(&ctx.validation_messages());
+}
+
+#[test]
+fn a_turning_root_loses_its_turn_on_the_gpu_as_on_the_cpu() {
+    let Some(ctx) = context() else { return };
+    // The built-in controller with root motion taken from the hips, which
+    // yaw to and fro in Walk and Run (its root only travels), so that the
+    // removal's turn is not the identity.
+    let text = vkskin::character::controller::DEFAULT_CONTROLLER
+        .replace("root_motion: \"Root\"", "root_motion: \"Hips\"");
+    assert_ne!(
+        text,
+        vkskin::character::controller::DEFAULT_CONTROLLER,
+        "the built-in controller names its root"
+    );
+    let model = builtin::model();
+    let controller = Arc::new(Controller::from_text(&text, &model).expect("controller"));
+    let make = || Crowd::new(model.rig.clone(), controller.clone(), 6, 2.0, 30.0, 1).expect("crowd");
+    let drive = |crowd: &mut Crowd, frame: u32| {
+        for i in 0..crowd.len() {
+            if frame == 0 {
+                let speed = ParameterValue::Float(1.0 + i as f32 * 0.5);
+                crowd.character_mut(i).set_named("speed", speed).unwrap();
+            }
+        }
+    };
+    let mut twin = make();
+    let mut turned = 0.0f32;
+    for frame in 0..20 {
+        drive(&mut twin, frame);
+        twin.frame(frame).unwrap();
+        turned = twin.characters().iter().map(|c| c.root_motion().yaw.abs()).fold(turned, f32::max);
+    }
+    assert!(turned > 1e-3, "the hips turn: {turned} rad at most in one frame");
+    let error = check_crowd(&ctx, &model, make(), make(), 20, drive);
+    eprintln!("built-in character, root motion from its hips: GPU pose within {error:e}");
     assert!(error <= TOLERANCE, "GPU pose differs from the CPU's by {error:e}");
     assert_no_messages(&ctx.validation_messages());
 }
