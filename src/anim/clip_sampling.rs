@@ -76,10 +76,9 @@ fn state_layout(clip: &RuntimeClip) -> [usize; 6] {
 }
 
 impl ClipCursor {
-    /// Starts loading the cursor's state (see [`prefetch`](super::prefetch)).
-    #[inline]
-    pub fn prefetch(&self) {
-        super::prefetch::slice(&self.state);
+    /// Names the cursor's state for a prefetch (see [`prefetch`](super::prefetch)).
+    pub fn blocks(&self, blocks: &mut super::prefetch::Blocks) {
+        blocks.slice(&self.state);
     }
 
     /// Samples `clip`'s morph weights alone at `time` into `out`, as

@@ -20,9 +20,11 @@ use super::lod::EvaluationRate;
 use super::output::{DebugPose, PoseOutput};
 use super::parameters::{ParameterError, ParameterValue, Parameters};
 use super::playback::{EventSink, Playback, PlaybackInput};
+use super::prefetch_plan::{PlanKey, PrefetchPlan};
 use super::root_motion::RootMotion;
 use super::state_machine::StateMachine;
 use crate::anim::Rig;
+use crate::anim::prefetch::Blocks;
 use crate::anim::{JobError, Pose, PoseProgram, RotationBlend, SkinnedPose};
 use std::sync::Arc;
 
@@ -240,14 +242,29 @@ impl Character {
 
     // ---- the update ---------------------------------------------------------
 
-    /// Starts loading what the next `update` reads and writes: a crowd
-    /// calls it a character ahead (see [`prefetch`](crate::anim::prefetch)).
-    #[inline]
-    pub(super) fn prefetch(&self) {
-        self.parameters.prefetch();
-        self.machine.prefetch();
-        self.playback.prefetch();
-        self.evaluation.prefetch(self.stale || self.due(), self.gpu_program.is_some());
+    /// Where the state the next updates read lies (see
+    /// [`PrefetchPlan`]); the same until the character is replaced or
+    /// its joints move to or from the GPU.
+    pub(super) fn prefetch_plan(&self) -> PrefetchPlan {
+        let (mut every_update, mut evaluation) = (Blocks::default(), Blocks::default());
+        self.parameters.blocks(&mut every_update);
+        self.machine.blocks(&mut every_update);
+        self.playback.blocks(&mut every_update);
+        self.evaluation.blocks(&mut every_update, &mut evaluation, self.gpu_program.is_some());
+        PrefetchPlan::new(self.plan_key(), every_update.ranges(), evaluation.ranges())
+    }
+
+    /// What a prefetch plan was made for: the address of a block every
+    /// character has (a clone or a replacement has another) and where its
+    /// joints are posed. Read from the character itself, not its blocks.
+    pub(super) fn plan_key(&self) -> PlanKey {
+        (self.evaluation.output().world().as_ptr() as usize, self.gpu_program.is_some())
+    }
+
+    /// Whether the next update evaluates the pose if anything moved (a
+    /// setting changed, or it is due at the evaluation rate).
+    pub(super) fn may_evaluate(&self) -> bool {
+        self.stale || self.due()
     }
 
     /// Whether the next update is due at the evaluation rate. Frames are

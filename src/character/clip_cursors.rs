@@ -9,10 +9,11 @@
 //! sample rewinds the cursor, which costs time, not accuracy. A result must
 //! never depend on a cursor's state; nothing here allocates after `new`.
 
+use crate::anim::Rig;
 use crate::anim::compression::{CompressedCursor, CompressedSampleJob};
 use crate::anim::job::check_len;
+use crate::anim::prefetch::Blocks;
 use crate::anim::{ClipCursor, JobError, RotationBlend, SampleClipJob, Transform, sample_morph_weights};
-use crate::anim::{Rig, prefetch};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -34,15 +35,15 @@ pub(crate) struct ClipCursors {
 }
 
 impl ClipCursors {
-    /// Starts loading every cursor (see [`prefetch`](crate::anim::prefetch)).
-    #[inline]
-    pub(crate) fn prefetch(&self) {
-        prefetch::slice(&self.slot);
-        prefetch::slice(&self.cursors);
+    /// Names every cursor for a prefetch (see
+    /// [`prefetch`](crate::anim::prefetch); `slot` is the controller's,
+    /// in cache for any character).
+    pub(crate) fn blocks(&self, blocks: &mut Blocks) {
+        blocks.slice(&self.cursors);
         for cursor in &self.cursors {
             match cursor {
-                Cursor::Runtime(cursor) => cursor.prefetch(),
-                Cursor::Compressed(cursor) => cursor.prefetch(),
+                Cursor::Runtime(cursor) => cursor.blocks(blocks),
+                Cursor::Compressed(cursor) => cursor.blocks(blocks),
             }
         }
     }

@@ -10,6 +10,7 @@ use super::controller::{Controller, Leaf, MAX_CLIP_NODES};
 use super::output::{DebugPose, PoseOutput};
 use super::root_motion::{self, RootKeyHints, RootMotion};
 use super::scratch::{BlendPoses, Scratch, fit, with_scratch};
+use crate::anim::prefetch::Blocks;
 use crate::anim::{
     BlendJob, BlendLayer, JobError, LayerJob, LayerMode, PlaybackEntry, Pose, Rig, RotationBlend, Transform,
 };
@@ -67,49 +68,48 @@ pub(super) struct Evaluation {
 }
 
 impl Evaluation {
-    /// Starts loading the weights every update reads, and when it
-    /// `evaluates`, the cursors, pose and output too, or with the joints
-    /// posed on the GPU, what is evaluated then: the cursors, the morph
-    /// weights and the playback recorded (see
-    /// [`prefetch`](crate::anim::prefetch)). Whatever an update does not
-    /// touch is left alone: loading it would only take bandwidth from the
-    /// characters that do.
-    #[inline]
-    pub fn prefetch(&self, evaluates: bool, gpu_pose: bool) {
-        use crate::anim::prefetch::slice;
-        slice(&self.weight);
-        slice(&self.clip_weights);
-        slice(&self.evaluated);
-        slice(&self.evaluated_layers);
-        slice(&self.root_hints);
-        if evaluates {
-            self.cursors.prefetch();
-            slice(&self.pose.morph_weights);
-            self.output.prefetch(gpu_pose);
-            match gpu_pose {
-                // Last evaluation's entries: where this one writes its own.
-                true => slice(&self.playback),
-                false => slice(&self.pose.locals),
-            }
+    /// Names for a prefetch (see [`prefetch`](crate::anim::prefetch)) the
+    /// weights every update reads into `every_update`, and into
+    /// `evaluation` what an evaluation reads besides: the cursors, pose
+    /// and output, or with the joints posed on the GPU the cursors, the
+    /// morph weights and the playback recorded. An update that does not
+    /// evaluate leaves the latter alone: loading it would only take
+    /// bandwidth from the characters that do.
+    pub fn blocks(&self, every_update: &mut Blocks, evaluation: &mut Blocks, gpu_pose: bool) {
+        every_update.slice(&self.weight);
+        every_update.slice(&self.clip_weights);
+        every_update.slice(&self.evaluated);
+        every_update.slice(&self.evaluated_layers);
+        every_update.slice(&self.root_hints);
+        self.cursors.blocks(evaluation);
+        evaluation.slice(&self.pose.morph_weights);
+        self.output.blocks(evaluation, gpu_pose);
+        match gpu_pose {
+            // Last evaluation's entries: where this one writes its own.
+            true => evaluation.slice(&self.playback),
+            false => evaluation.slice(&self.pose.locals),
         }
     }
 
     /// The rest pose, nothing evaluated yet.
     pub fn new(rig: &Rig, controller: &Controller) -> Self {
         let leaves = controller.leaves();
+        // What every update reads is allocated first, what an evaluation
+        // reads after it: each then lies in one run of the heap (see
+        // `blocks`).
         Evaluation {
-            cursors: ClipCursors::new(rig, &controller.cursor_slots),
             weight: vec![0.0; leaves.len()],
             clip_weights: vec![0.0; rig.clips.len()],
             evaluated: vec![(f64::NAN, 0.0); leaves.len()],
             evaluated_layers: vec![0.0; controller.layers().len()],
+            root_hints: vec![RootKeyHints::default(); leaves.len()],
+            root_motion: RootMotion::default(),
+            cursors: ClipCursors::new(rig, &controller.cursor_slots),
             pose: Pose {
                 locals: rig.skeleton.rest().to_vec(),
                 morph_weights: rig.rest_morph_weights.clone(),
             },
             output: PoseOutput::new(rig),
-            root_motion: RootMotion::default(),
-            root_hints: vec![RootKeyHints::default(); leaves.len()],
             playback: Vec::with_capacity(leaves.len()),
         }
     }

@@ -29,6 +29,7 @@ pub mod lod;
 pub mod output;
 pub mod parameters;
 mod playback;
+mod prefetch_plan;
 pub mod provenance;
 pub mod root_motion;
 mod scratch;

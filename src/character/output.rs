@@ -5,6 +5,7 @@
 //! after `new`.
 
 use crate::anim::Rig;
+use crate::anim::prefetch::Blocks;
 use crate::anim::{BoneMatrix, JobError, SkinnedPose, Transform, job::check_len, skeleton_to_model_in_place};
 use nalgebra::Matrix4;
 use std::sync::Arc;
@@ -40,17 +41,14 @@ pub struct PoseOutput {
 }
 
 impl PoseOutput {
-    /// Starts loading the matrices and weights (see
+    /// Names the matrices and weights for a prefetch (see
     /// [`prefetch`](crate::anim::prefetch)), or the weights alone when
     /// the joints are posed on the GPU (the matrices stay as they are).
-    #[inline]
-    pub(super) fn prefetch(&self, gpu_pose: bool) {
-        use crate::anim::prefetch::slice;
-        slice(&self.morph_weights);
+    pub(super) fn blocks(&self, blocks: &mut Blocks, gpu_pose: bool) {
+        blocks.slice(&self.morph_weights);
         if !gpu_pose {
-            slice(&self.world);
-            slice(&self.palettes);
-            slice(&self.palette_ranges);
+            blocks.slice(&self.world);
+            blocks.slice(&self.palettes);
         }
     }
 

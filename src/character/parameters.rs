@@ -55,11 +55,10 @@ pub struct Parameters {
 }
 
 impl Parameters {
-    /// Starts loading the values (see [`prefetch`](crate::anim::prefetch)).
-    #[inline]
-    pub(super) fn prefetch(&self) {
-        crate::anim::prefetch::slice(&self.values);
-        crate::anim::prefetch::slice(&self.kinds);
+    /// Names the values for a prefetch (see [`prefetch`](crate::anim::prefetch)).
+    pub(super) fn blocks(&self, blocks: &mut crate::anim::prefetch::Blocks) {
+        blocks.slice(&self.values);
+        blocks.slice(&self.kinds);
     }
 
     /// The controller's defaults.

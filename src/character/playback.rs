@@ -57,20 +57,18 @@ pub(super) struct Playback {
 }
 
 impl Playback {
-    /// Starts loading every leaf's and state's playback (see
+    /// Names every leaf's and state's playback for a prefetch (see
     /// [`prefetch`](crate::anim::prefetch)).
-    #[inline]
-    pub fn prefetch(&self) {
-        use crate::anim::prefetch::slice;
-        slice(&self.players);
-        slice(&self.sample_time);
-        slice(&self.local_weight);
-        slice(&self.travel_from);
-        slice(&self.travel);
-        slice(&self.leaders);
-        slice(&self.inputs);
-        slice(&self.state_time);
-        slice(&self.runs);
+    pub fn blocks(&self, blocks: &mut crate::anim::prefetch::Blocks) {
+        blocks.slice(&self.players);
+        blocks.slice(&self.sample_time);
+        blocks.slice(&self.local_weight);
+        blocks.slice(&self.travel_from);
+        blocks.slice(&self.travel);
+        blocks.slice(&self.leaders);
+        blocks.slice(&self.inputs);
+        blocks.slice(&self.state_time);
+        blocks.slice(&self.runs);
     }
 
     /// Every clip node at time 0, no state entered yet.

@@ -44,11 +44,10 @@ pub(super) struct StateMachine {
 }
 
 impl StateMachine {
-    /// Starts loading the weights (see [`prefetch`](crate::anim::prefetch)).
-    #[inline]
-    pub fn prefetch(&self) {
-        crate::anim::prefetch::slice(&self.weights);
-        crate::anim::prefetch::slice(&self.fade_from);
+    /// Names the weights for a prefetch (see [`prefetch`](crate::anim::prefetch)).
+    pub fn blocks(&self, blocks: &mut crate::anim::prefetch::Blocks) {
+        blocks.slice(&self.weights);
+        blocks.slice(&self.fade_from);
     }
 
     /// In the controller's initial state, at full weight.

@@ -7,6 +7,7 @@
 use super::character::Character;
 use super::controller::Controller;
 use super::events::FiredEvent;
+use super::prefetch_plan::PrefetchPlan;
 use crate::anim::JobError;
 use crate::anim::Rig;
 use rayon::prelude::*;
@@ -100,6 +101,8 @@ pub struct ThreadPoolError {
 /// Owns characters and updates them all.
 pub struct AnimationSystem {
     characters: Vec<Character>,
+    /// Where each character's state lies, to load it a character ahead.
+    plans: Vec<PrefetchPlan>,
     /// One per `CHARACTERS_PER_TASK` characters, written by whichever
     /// thread updates them.
     summaries: Vec<TaskSummary>,
@@ -129,6 +132,7 @@ impl AnimationSystem {
     pub fn single_threaded() -> Self {
         AnimationSystem {
             characters: Vec::new(),
+            plans: Vec::new(),
             summaries: Vec::new(),
             events: Vec::new(),
             pool: None,
@@ -159,6 +163,7 @@ impl AnimationSystem {
         let mut character = Character::new(rig, controller)?;
         let id = CharacterId(self.characters.len());
         character.set_index(id.0 as u32);
+        self.plans.push(character.prefetch_plan());
         self.characters.push(character);
         self.summaries.resize(self.characters.len().div_ceil(CHARACTERS_PER_TASK), TaskSummary::default());
         // Room for every character's usual events, so updates do not grow it.
@@ -171,6 +176,7 @@ impl AnimationSystem {
     /// one would otherwise keep up to twice the room it needs.
     pub fn reserve(&mut self, additional: usize) {
         self.characters.reserve_exact(additional);
+        self.plans.reserve_exact(additional);
         let tasks = (self.characters.len() + additional).div_ceil(CHARACTERS_PER_TASK);
         self.summaries.reserve_exact(tasks.saturating_sub(self.summaries.len()));
         let room = (self.characters.len() + additional) * Character::EVENT_CAPACITY;
@@ -180,6 +186,7 @@ impl AnimationSystem {
     /// Removes every character.
     pub fn clear(&mut self) {
         self.characters.clear();
+        self.plans.clear();
         self.summaries.clear();
         self.events.clear();
     }
@@ -220,10 +227,13 @@ impl AnimationSystem {
             Some(pool) => pool.install(|| {
                 self.characters
                     .par_chunks_mut(CHARACTERS_PER_TASK)
+                    .zip(self.plans.par_chunks_mut(CHARACTERS_PER_TASK))
                     .zip(self.summaries.par_chunks_mut(1))
-                    .for_each(|(characters, summary)| update_in_order(characters, summary, dt))
+                    .for_each(|((characters, plans), summary)| {
+                        update_in_order(characters, plans, summary, dt)
+                    })
             }),
-            None => update_in_order(&mut self.characters, &mut self.summaries, dt),
+            None => update_in_order(&mut self.characters, &mut self.plans, &mut self.summaries, dt),
         }
         self.events.clear();
         for (task, summary) in self.summaries.iter().enumerate() {
@@ -274,8 +284,14 @@ impl AnimationSystem {
 /// Updates `characters` (from the start of a task on) in order into the
 /// summaries of their tasks, the state of the next character loading while
 /// the current one computes (a crowd is bound by memory latency: see
-/// [`prefetch`](crate::anim::prefetch)).
-fn update_in_order(characters: &mut [Character], summaries: &mut [TaskSummary], dt: f32) {
+/// [`prefetch`](crate::anim::prefetch)) as its plan (one per character)
+/// names it.
+fn update_in_order(
+    characters: &mut [Character],
+    plans: &mut [PrefetchPlan],
+    summaries: &mut [TaskSummary],
+    dt: f32,
+) {
     for summary in summaries.iter_mut() {
         *summary = TaskSummary::default();
     }
@@ -286,8 +302,11 @@ fn update_in_order(characters: &mut [Character], summaries: &mut [TaskSummary], 
         if let Some(after_next) = characters.get(i + 2) {
             crate::anim::prefetch::value(after_next);
         }
-        if let Some(next) = characters.get(i + 1) {
-            next.prefetch();
+        if let (Some(next), Some(plan)) = (characters.get(i + 1), plans.get_mut(i + 1)) {
+            if !plan.fits(next) {
+                *plan = next.prefetch_plan();
+            }
+            plan.prefetch(next.may_evaluate());
         }
         let character = &mut characters[i];
         let result = character.update(dt);
@@ -296,5 +315,45 @@ fn update_in_order(characters: &mut [Character], summaries: &mut [TaskSummary], 
             summary.failure = Some((i % CHARACTERS_PER_TASK, error));
         }
         summary.fired |= !character.events().is_empty();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::character::controller::DEFAULT_CONTROLLER;
+
+    #[test]
+    fn a_replaced_character_gets_a_new_prefetch_plan() {
+        let model = crate::asset::load_default_character().unwrap();
+        let controller = Arc::new(Controller::from_text(DEFAULT_CONTROLLER, &model).unwrap());
+        let mut system = AnimationSystem::single_threaded();
+        for _ in 0..3 {
+            system.add(model.rig.clone(), controller.clone()).unwrap();
+        }
+        for (plan, character) in system.plans.iter().zip(&system.characters) {
+            assert!(plan.fits(character));
+            // The lines every update reads, and at least the world
+            // matrices and palettes for an evaluation.
+            let [every_update, evaluation] = plan.line_counts();
+            assert!(every_update > 0);
+            let output = character.output();
+            let view = output.view();
+            let matrices = std::mem::size_of_val(view.world) + std::mem::size_of_val(view.palettes);
+            assert!(evaluation * 64 >= matrices, "{evaluation} lines for {matrices} bytes of matrices");
+        }
+        // A clone has blocks of its own; moved to the GPU, it reads others.
+        let clone = system.character(CharacterId(0)).clone();
+        *system.character_mut(CharacterId(1)) = clone;
+        let program = Arc::new(
+            crate::character::gpu_pose::pose_program(&model.rig, &controller, model.rig.rotation_blend())
+                .unwrap(),
+        );
+        system.character_mut(CharacterId(2)).set_pose_program(Some(program));
+        assert!(!system.plans[1].fits(&system.characters[1]));
+        assert!(!system.plans[2].fits(&system.characters[2]));
+        // The update makes them again as it reaches them.
+        system.update(0.01).unwrap();
+        assert!(system.plans.iter().zip(&system.characters).all(|(p, c)| p.fits(c)));
     }
 }

@@ -141,17 +141,15 @@ fn kinds(clip: &CompressedClip) -> [usize; 3] {
 }
 
 impl CompressedCursor {
-    /// Starts loading the cursor's cached keys (see
+    /// Names the cursor and its cached keys for a prefetch (see
     /// [`prefetch`](crate::anim::prefetch)).
-    #[inline]
-    pub fn prefetch(&self) {
-        use crate::anim::prefetch::slice;
-        crate::anim::prefetch::value(self);
-        slice(&self.rotations);
-        slice(&self.vectors);
-        slice(&self.weights);
-        slice(&self.keys);
-        slice(&self.cubic);
+    pub fn blocks(&self, blocks: &mut crate::anim::prefetch::Blocks) {
+        blocks.value(self);
+        blocks.slice(&self.rotations);
+        blocks.slice(&self.vectors);
+        blocks.slice(&self.weights);
+        blocks.slice(&self.keys);
+        blocks.slice(&self.cubic);
     }
 
     /// A cursor for `clip`, with nothing cached yet.
