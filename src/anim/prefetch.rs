@@ -14,8 +14,8 @@
 //! lines ([`Ranges`]): the heap hands out a character's blocks one after
 //! another, so some thirty arrays make two to four runs, and naming them
 //! takes a dozen instructions. Until 2026-12-05 every update named each
-//! array again, about 1,050 instructions of a built-in character's 13,000
-//! (8 %). Of a run the first two lines are loaded into the first-level
+//! array again, about 1,150 instructions of a built-in character's 13,250
+//! (9 %; `guide::performance_history` has the times). Of a run the first two lines are loaded into the first-level
 //! cache and the rest into the second (`prefetcht1`): a run is read from
 //! its start. Capping a run at 32 lines, as each array was capped before
 //! (see below), measured 1.06x slower on 10,000 RobotExpressive

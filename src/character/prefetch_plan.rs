@@ -2,8 +2,8 @@
 //! update starts loading the next character's state while the current one
 //! computes (see [`prefetch`](crate::anim::prefetch)), and naming a few
 //! runs of cache lines takes a dozen instructions where naming each of
-//! some thirty arrays took a thousand, a tenth of a built-in character's
-//! update. The runs are found once, when the character joins its system:
+//! some thirty arrays took over a thousand, a twelfth of a built-in
+//! character's update. The runs are found once, when the character joins its system:
 //! its arrays never move afterwards (a character never allocates after
 //! `new`). A plan is a hint only: a stale one (a character replaced, its
 //! joints moved to or from the GPU) loads the wrong lines, never changes a
