@@ -278,6 +278,12 @@ mod tests {
     }
 
     proptest::proptest! {
+        // Failures are not saved: the crate's top level holds no seed files.
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            failure_persistence: None,
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
         /// Turns composed as products give what the angles give: removal
         /// as `from_axis_angle(y, -(yaw(local) - yaw(rest)))`, differences
         /// as the yaws' difference brought into (-pi, pi].
