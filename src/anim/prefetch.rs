@@ -50,13 +50,30 @@ const RUN_MOST_LINES: usize = 1024;
 /// to): its fields are read in any order.
 #[inline(always)]
 pub fn value<T>(value: &T) {
-    let bytes = std::mem::size_of_val(value);
-    if bytes == 0 {
-        return;
+    let (first, end) = lines_of(std::ptr::from_ref(value) as usize, std::mem::size_of_val(value));
+    load(first, end - first, usize::MAX);
+}
+
+/// The lines `bytes` bytes from address `start` lie on: (first, one past
+/// the last), in line numbers (addresses divided by the line size).
+#[inline(always)]
+fn lines_of(start: usize, bytes: usize) -> (usize, usize) {
+    match bytes {
+        0 => (start / LINE, start / LINE),
+        _ => (start / LINE, (start + bytes).div_ceil(LINE)),
     }
-    let start = std::ptr::from_ref(value) as usize;
-    for line_start in (start / LINE..(start + bytes).div_ceil(LINE)).map(|l| l * LINE) {
-        line::<FIRST_LEVEL>(line_start as *const u8);
+}
+
+/// Starts loading `count` lines from line number `first`: the first `near`
+/// into the first-level cache, the others into the second.
+#[inline(always)]
+fn load(first: usize, count: usize, near: usize) {
+    for i in 0..count {
+        let address = ((first + i) * LINE) as *const u8;
+        match i < near {
+            true => line::<FIRST_LEVEL>(address),
+            false => line::<SECOND_LEVEL>(address),
+        }
     }
 }
 
@@ -106,7 +123,7 @@ impl Blocks {
         let mut runs = self.found;
         let runs = &mut runs[..self.len];
         for (start, bytes) in runs.iter_mut() {
-            (*start, *bytes) = (*start / LINE, (*start + *bytes).div_ceil(LINE));
+            (*start, *bytes) = lines_of(*start, *bytes);
         }
         runs.sort_unstable();
         let mut len = 0usize;
@@ -156,14 +173,7 @@ impl Ranges {
     #[inline]
     pub fn prefetch(&self) {
         for (&first, &lines) in self.first_lines.iter().zip(&self.lines).take(usize::from(self.len)) {
-            let lines = usize::from(lines).min(RUN_MOST_LINES);
-            for i in 0..lines {
-                let address = ((first + i) * LINE) as *const u8;
-                match i < RUN_NEAR_LINES {
-                    true => line::<FIRST_LEVEL>(address),
-                    false => line::<SECOND_LEVEL>(address),
-                }
-            }
+            load(first, usize::from(lines).min(RUN_MOST_LINES), RUN_NEAR_LINES);
         }
     }
 
