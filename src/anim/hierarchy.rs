@@ -7,6 +7,8 @@
 //! Column vectors throughout: `model[j] = model[parent[j]] * local[j]` and
 //! `skin[i] = model[skin.joints[i]] * inverse_bind[i]`.
 
+pub mod batch;
+
 use super::job::{JobError, check_len};
 use super::lanes8::Simd;
 use super::skeleton::{BoneMatrix, NO_PARENT, Skeleton, Skin};

@@ -51,6 +51,35 @@ pub trait Lanes8:
     /// row `i` become lane `i` of rows 0-3, lanes 4-7 likewise (four
     /// joints' quaternions to x, y, z, w lanes and back, twice over).
     fn transpose_halves(rows: [Self; 4]) -> [Self; 4];
+    /// The first eight floats of `s`.
+    fn load(s: &[f32]) -> Self;
+    /// The lanes into the first eight floats of `s`.
+    fn store(self, s: &mut [f32]);
+    /// Bitwise exclusive or (bit patterns, not values: compares bits).
+    fn xor(self, o: Self) -> Self;
+    /// Whether any bit of any lane is set.
+    fn any_bit(self) -> bool;
+    /// `[low halves of a and b side by side, high halves side by side]`.
+    fn halves(a: Self, b: Self) -> [Self; 2];
+    /// The first four floats of `low` in the low half, of `high` in the high.
+    fn load_halves(low: &[f32], high: &[f32]) -> Self;
+    /// The low half into the first four floats of `s`.
+    fn store_low(self, s: &mut [f32]);
+    /// The high half into the first four floats of `s`.
+    fn store_high(self, s: &mut [f32]);
+    /// Whether any bit of the low half, and of the high half, is set.
+    fn any_bit_halves(self) -> [bool; 2];
+
+    /// Eight rows transposed: lane `i` of row `r` becomes lane `r` of row
+    /// `i` (eight poses' floats to one component per row, and back).
+    #[inline(always)]
+    fn transpose8(rows: [Self; 8]) -> [Self; 8] {
+        let [a0, a1, a2, a3] = Self::transpose_halves([rows[0], rows[1], rows[2], rows[3]]);
+        let [b0, b1, b2, b3] = Self::transpose_halves([rows[4], rows[5], rows[6], rows[7]]);
+        let ([l0, h0], [l1, h1]) = (Self::halves(a0, b0), Self::halves(a1, b1));
+        let ([l2, h2], [l3, h3]) = (Self::halves(a2, b2), Self::halves(a3, b3));
+        [l0, l1, l2, l3, h0, h1, h2, h3]
+    }
 }
 
 /// Four f64 lanes: the exact (slerp) sampler's key ratios and sines, in
@@ -82,6 +111,12 @@ impl F64Lanes for wide::f64x4 {
     fn narrow(self) -> [f32; 4] {
         self.to_array().map(|v| v as f32)
     }
+}
+
+/// The first four floats of `s`.
+#[inline(always)]
+fn four(s: &[f32]) -> &[f32; 4] {
+    s[..4].try_into().expect("four floats")
 }
 
 /// Eight lanes as two of `wide`'s four.
@@ -185,6 +220,43 @@ impl Lanes8 for Portable {
             Portable([low[2], high[2]]),
             Portable([low[3], high[3]]),
         ]
+    }
+    #[inline(always)]
+    fn load(s: &[f32]) -> Self {
+        let s: &[f32; 8] = s[..8].try_into().expect("eight floats");
+        Portable([f32x4::from([s[0], s[1], s[2], s[3]]), f32x4::from([s[4], s[5], s[6], s[7]])])
+    }
+    #[inline(always)]
+    fn store(self, s: &mut [f32]) {
+        s[..8].copy_from_slice(&self.to_array());
+    }
+    #[inline(always)]
+    fn xor(self, o: Self) -> Self {
+        Portable([self.0[0] ^ o.0[0], self.0[1] ^ o.0[1]])
+    }
+    #[inline(always)]
+    fn any_bit(self) -> bool {
+        self.to_array().iter().any(|v| v.to_bits() != 0)
+    }
+    #[inline(always)]
+    fn halves(a: Self, b: Self) -> [Self; 2] {
+        [Portable([a.0[0], b.0[0]]), Portable([a.0[1], b.0[1]])]
+    }
+    #[inline(always)]
+    fn load_halves(low: &[f32], high: &[f32]) -> Self {
+        Portable([f32x4::from(*four(low)), f32x4::from(*four(high))])
+    }
+    #[inline(always)]
+    fn store_low(self, s: &mut [f32]) {
+        s[..4].copy_from_slice(&self.0[0].to_array());
+    }
+    #[inline(always)]
+    fn store_high(self, s: &mut [f32]) {
+        s[..4].copy_from_slice(&self.0[1].to_array());
+    }
+    #[inline(always)]
+    fn any_bit_halves(self) -> [bool; 2] {
+        self.0.map(|half| half.to_array().iter().any(|v| v.to_bits() != 0))
     }
 }
 
@@ -340,6 +412,57 @@ mod avx2 {
                 ]
             }
         }
+        #[inline(always)]
+        fn load(s: &[f32]) -> Self {
+            let s: &[f32; 8] = s[..8].try_into().expect("eight floats");
+            Avx2(unsafe { _mm256_loadu_ps(s.as_ptr()) })
+        }
+        #[inline(always)]
+        fn store(self, s: &mut [f32]) {
+            let s: &mut [f32; 8] = (&mut s[..8]).try_into().expect("eight floats");
+            unsafe { _mm256_storeu_ps(s.as_mut_ptr(), self.0) }
+        }
+        #[inline(always)]
+        fn xor(self, o: Self) -> Self {
+            Avx2(unsafe { _mm256_xor_ps(self.0, o.0) })
+        }
+        #[inline(always)]
+        fn any_bit(self) -> bool {
+            let bits = unsafe { _mm256_castps_si256(self.0) };
+            unsafe { _mm256_testz_si256(bits, bits) == 0 }
+        }
+        #[inline(always)]
+        fn load_halves(low: &[f32], high: &[f32]) -> Self {
+            let (low, high) = (super::four(low), super::four(high));
+            Avx2(unsafe { _mm256_set_m128(_mm_loadu_ps(high.as_ptr()), _mm_loadu_ps(low.as_ptr())) })
+        }
+        #[inline(always)]
+        fn store_low(self, s: &mut [f32]) {
+            let s: &mut [f32; 4] = (&mut s[..4]).try_into().expect("four floats");
+            unsafe { _mm_storeu_ps(s.as_mut_ptr(), _mm256_castps256_ps128(self.0)) }
+        }
+        #[inline(always)]
+        fn store_high(self, s: &mut [f32]) {
+            let s: &mut [f32; 4] = (&mut s[..4]).try_into().expect("four floats");
+            unsafe { _mm_storeu_ps(s.as_mut_ptr(), _mm256_extractf128_ps::<1>(self.0)) }
+        }
+        #[inline(always)]
+        fn any_bit_halves(self) -> [bool; 2] {
+            unsafe {
+                let (low, high) = (_mm256_castps256_ps128(self.0), _mm256_extractf128_ps::<1>(self.0));
+                let (low, high) = (_mm_castps_si128(low), _mm_castps_si128(high));
+                [_mm_testz_si128(low, low) == 0, _mm_testz_si128(high, high) == 0]
+            }
+        }
+        #[inline(always)]
+        fn halves(a: Self, b: Self) -> [Self; 2] {
+            unsafe {
+                [
+                    Avx2(_mm256_permute2f128_ps::<0x20>(a.0, b.0)),
+                    Avx2(_mm256_permute2f128_ps::<0x31>(a.0, b.0)),
+                ]
+            }
+        }
     }
 }
 
@@ -429,6 +552,25 @@ mod tests {
             assert_eq!(*row, expected, "row {r}");
         }
         assert_eq!(L::transpose_halves(L::transpose_halves(rows)).map(L::to_array), rows.map(L::to_array));
+        let floats: Vec<f32> = (0..64).map(|v| v as f32).collect();
+        let rows: [L; 8] = std::array::from_fn(|r| L::load(&floats[r * 8..]));
+        let mut out = [0.0; 64];
+        for (r, row) in L::transpose8(rows).into_iter().enumerate() {
+            row.store(&mut out[r * 8..]);
+        }
+        let expected: Vec<f32> = (0..64).map(|v| (v % 8 * 8 + v / 8) as f32).collect();
+        assert_eq!(out[..], expected[..]);
+        let zero = L::splat(0.0);
+        assert!(!zero.any_bit() && L::splat(-0.0).xor(zero).any_bit() && !a.xor(a).any_bit());
+        let halves = L::load_halves(&floats[4..], &floats[60..]);
+        assert_eq!(halves.to_array(), [4.0, 5.0, 6.0, 7.0, 60.0, 61.0, 62.0, 63.0]);
+        let (mut low, mut high) = ([0.0; 4], [0.0; 4]);
+        halves.store_low(&mut low);
+        halves.store_high(&mut high);
+        assert_eq!((low, high), ([4.0, 5.0, 6.0, 7.0], [60.0, 61.0, 62.0, 63.0]));
+        let low_sign = L::join(&[0.0, -0.0, 0.0, 0.0], &[0.0; 4]);
+        assert_eq!(low_sign.any_bit_halves(), [true, false]);
+        assert_eq!(L::splat(0.0).any_bit_halves(), [false, false]);
     }
 
     #[test]

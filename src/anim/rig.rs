@@ -207,12 +207,19 @@ impl Rig {
         palettes: &mut [BoneMatrix],
     ) -> Result<(), JobError> {
         check_len("palettes", palettes.len(), self.palette_len())?;
-        for &s in &self.palette_skins {
-            let [start, end] = self.palette_ranges[s as usize];
-            let output = &mut palettes[start as usize..end as usize];
-            PaletteJob { skin: &self.skins[s as usize], models, output }.run()?;
+        for (skin, range) in self.palette_runs() {
+            PaletteJob { skin, models, output: &mut palettes[range] }.run()?;
         }
         Ok(())
+    }
+
+    /// Each run of the palettes with the skin that fills it (skins that
+    /// share a run are not repeated).
+    pub fn palette_runs(&self) -> impl Iterator<Item = (&Skin, std::ops::Range<usize>)> + '_ {
+        self.palette_skins.iter().map(|&s| {
+            let [start, end] = self.palette_ranges[s as usize];
+            (&self.skins[s as usize], start as usize..end as usize)
+        })
     }
 
     /// Clip `clip` laid out for sampling (what characters sample). Built
