@@ -14,7 +14,7 @@
 //! morph override -> local-to-model -> palettes; root motion every update.
 
 use super::controller::{Condition, Controller, ParameterId, ParameterKind};
-use super::evaluation::{Evaluation, EvaluationInput};
+use super::evaluation::{Evaluated, Evaluation, EvaluationInput};
 use super::events::FiredEvent;
 use super::lod::EvaluationRate;
 use super::output::{DebugPose, PoseOutput};
@@ -24,6 +24,7 @@ use super::prefetch_plan::{PlanKey, PrefetchPlan};
 use super::root_motion::RootMotion;
 use super::state_machine::StateMachine;
 use crate::anim::Rig;
+use crate::anim::hierarchy::batch::BatchedPose;
 use crate::anim::prefetch::Blocks;
 use crate::anim::{JobError, Pose, PoseProgram, RotationBlend, SkinnedPose};
 use std::sync::Arc;
@@ -277,6 +278,45 @@ impl Character {
     /// Advances by `dt` seconds (times the rate; non-finite counts as 0) and
     /// evaluates. Events crossed are in `events()` until the next update.
     pub fn update(&mut self, dt: f32) -> Result<(), JobError> {
+        let result = self.advance_and_evaluate(dt, false).map(|_| ());
+        self.evaluation.set_root_motion(&self.rig, &self.controller, self.playback.travel());
+        result
+    }
+
+    /// `update`, but an animated pose's world matrices and palettes wait
+    /// for a pose batch across characters of the rig (see
+    /// [`batch`](crate::anim::hierarchy::batch)) when it evaluates: then
+    /// it returns true, and `finish_batch` ends the update.
+    pub(super) fn update_for_batch(&mut self, dt: f32) -> Result<bool, JobError> {
+        let waits = self.advance_and_evaluate(dt, true);
+        if !matches!(waits, Ok(true)) {
+            self.evaluation.set_root_motion(&self.rig, &self.controller, self.playback.travel());
+        }
+        waits
+    }
+
+    /// The rig, and what a pose batch reads and writes for this character
+    /// (after `update_for_batch` returned true).
+    pub(super) fn batched(&mut self) -> (&Rig, BatchedPose<'_>) {
+        (&self.rig, self.evaluation.batched())
+    }
+
+    /// Ends an update whose output waited for a batch: `Some(changed)`
+    /// with what the batch reported, `None` when no batch took it (the
+    /// output is then computed alone). Then the root motion, which reads
+    /// the new world matrices.
+    pub(super) fn finish_batch(&mut self, world_changed: Option<bool>) -> Result<(), JobError> {
+        let result = match world_changed {
+            Some(changed) => self.evaluation.finish_batch(changed),
+            None => self.evaluation.finish_alone(&self.rig),
+        };
+        self.evaluation.set_root_motion(&self.rig, &self.controller, self.playback.travel());
+        result
+    }
+
+    /// The update up to the root motion: playback, transitions and the
+    /// evaluation (see `evaluate`). Whether the output waits for a batch.
+    fn advance_and_evaluate(&mut self, dt: f32, batched: bool) -> Result<bool, JobError> {
         self.events.clear();
         self.playback.clear_travel();
         let step = if dt.is_finite() { dt * self.rate } else { 0.0 };
@@ -295,9 +335,7 @@ impl Character {
         self.parameters.clear_triggers();
         let due = self.due();
         self.frame = self.frame.wrapping_add(1);
-        let result = self.evaluate(due);
-        self.evaluation.set_root_motion(&self.rig, &self.controller, self.playback.travel());
-        result
+        self.evaluate(due, batched)
     }
 
     /// Sets each layer's weight from its setting; a layer whose weight rises
@@ -361,8 +399,9 @@ impl Character {
         self.machine.begin(transition);
     }
 
-    /// Evaluates the pose when due (see `Evaluation::run`).
-    fn evaluate(&mut self, due: bool) -> Result<(), JobError> {
+    /// Evaluates the pose when due (see `Evaluation::run`); with `batched`
+    /// its output may wait for a batch (whether it does).
+    fn evaluate(&mut self, due: bool, batched: bool) -> Result<bool, JobError> {
         let evaluated = self.evaluation.run(&EvaluationInput {
             rig: &self.rig,
             controller: &self.controller,
@@ -375,12 +414,13 @@ impl Character {
             stale: self.stale,
             due,
             gpu_pose: self.gpu_program.is_some(),
+            batched,
         })?;
-        if evaluated {
+        if evaluated != Evaluated::No {
             self.shows_edit = false;
         }
         self.stale = false;
-        Ok(())
+        Ok(evaluated == Evaluated::AwaitsBatch)
     }
 
     // ---- what it shows ------------------------------------------------------

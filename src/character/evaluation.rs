@@ -10,6 +10,7 @@ use super::controller::{Controller, Leaf, MAX_CLIP_NODES};
 use super::output::{DebugPose, PoseOutput};
 use super::root_motion::{self, RootKeyHints, RootMotion};
 use super::scratch::{BlendPoses, Scratch, fit, with_scratch};
+use crate::anim::hierarchy::batch::BatchedPose;
 use crate::anim::prefetch::Blocks;
 use crate::anim::{
     BlendJob, BlendLayer, JobError, LayerJob, LayerMode, PlaybackEntry, Pose, Rig, RotationBlend, Transform,
@@ -42,6 +43,21 @@ pub(super) struct EvaluationInput<'a> {
     /// The joints are posed on the GPU: evaluate the morph weights and
     /// record the playback, but sample, blend and accumulate no joint.
     pub gpu_pose: bool,
+    /// An animated pose's world matrices and palettes may wait for a pose
+    /// batch (see [`Evaluated::AwaitsBatch`]).
+    pub batched: bool,
+}
+
+/// What `Evaluation::run` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Evaluated {
+    /// Nothing changed, or the update was not due: the output stays.
+    No,
+    /// The pose and its output are new.
+    Yes,
+    /// The local pose is new; its world matrices and palettes wait for a
+    /// pose batch (`batched`, then `finish_batch` or `finish_alone`).
+    AwaitsBatch,
 }
 
 /// The pose buffers and the last evaluation's results.
@@ -165,13 +181,14 @@ impl Evaluation {
     /// due (or a setting changed), evaluates the pose: sample, blend,
     /// layers, palettes. Skipped, the palettes stay as they are (no new
     /// version, no upload). Whether it evaluated.
-    pub fn run(&mut self, input: &EvaluationInput) -> Result<bool, JobError> {
+    pub fn run(&mut self, input: &EvaluationInput) -> Result<Evaluated, JobError> {
         let changed = self.weigh(input);
         if !changed || !(input.due || input.stale) {
             // The leaves' times move on; the next due update samples them
             // where playback is then.
-            return Ok(false);
+            return Ok(Evaluated::No);
         }
+        let mut evaluated = Evaluated::Yes;
         let (rig, controller) = (input.rig, input.controller);
         if input.gpu_pose {
             with_scratch(|scratch| self.blend_morph_weights(input, scratch))?;
@@ -188,7 +205,11 @@ impl Evaluation {
             if let Some(weights) = input.morph_override {
                 self.pose.morph_weights.copy_from_slice(weights);
             }
-            self.output.update(rig, &self.pose.locals, &self.pose.morph_weights, input.debug)?;
+            if input.batched && input.debug == DebugPose::Animated {
+                evaluated = Evaluated::AwaitsBatch;
+            } else {
+                self.output.update(rig, &self.pose.locals, &self.pose.morph_weights, input.debug)?;
+            }
         }
         for (evaluated, (&time, &weight)) in
             self.evaluated.iter_mut().zip(input.sample_times.iter().zip(&self.weight))
@@ -209,7 +230,24 @@ impl Evaluation {
                 }
             }
         }
-        Ok(true)
+        Ok(evaluated)
+    }
+
+    /// The local pose and the matrices a batch writes from it (after `run`
+    /// gave [`Evaluated::AwaitsBatch`]).
+    pub fn batched(&mut self) -> BatchedPose<'_> {
+        self.output.batched(&self.pose.locals)
+    }
+
+    /// Publishes what the batch wrote: `world_changed` as it reported.
+    pub fn finish_batch(&mut self, world_changed: bool) -> Result<(), JobError> {
+        self.output.finish_batch(world_changed, &self.pose.morph_weights).map(|_| ())
+    }
+
+    /// The output of a pose that waited for a batch, computed alone (no
+    /// batch took it).
+    pub fn finish_alone(&mut self, rig: &Rig) -> Result<(), JobError> {
+        self.output.update(rig, &self.pose.locals, &self.pose.morph_weights, DebugPose::Animated).map(|_| ())
     }
 
     /// The morph weights of `blend_pose` without any joint: each layer's

@@ -5,6 +5,7 @@
 //! after `new`.
 
 use crate::anim::Rig;
+use crate::anim::hierarchy::batch::BatchedPose;
 use crate::anim::prefetch::Blocks;
 use crate::anim::{BoneMatrix, JobError, SkinnedPose, Transform, job::check_len, skeleton_to_model_in_place};
 use nalgebra::Matrix4;
@@ -107,13 +108,41 @@ impl PoseOutput {
             }
             self.debug = debug;
         }
+        Ok(self.take_morph_weights(world_changed, morph_weights))
+    }
+
+    /// The matrices a pose batch writes for `locals` (see
+    /// [`batch`](crate::anim::hierarchy::batch)); `finish_batch` then
+    /// publishes them.
+    pub(super) fn batched<'a>(&'a mut self, locals: &'a [Transform]) -> BatchedPose<'a> {
+        BatchedPose { locals, world: &mut self.world, palettes: &mut self.palettes }
+    }
+
+    /// `update`'s end for the animated pose whose world matrices and
+    /// palettes a batch wrote (the palettes always: a function of the
+    /// matrices, so unchanged ones are rewritten with the same bits), and
+    /// whether any bit of the matrices changed, as the batch reported.
+    pub(super) fn finish_batch(
+        &mut self,
+        world_changed: bool,
+        morph_weights: &[f32],
+    ) -> Result<bool, JobError> {
+        check_len("pose output: morph weights", morph_weights.len(), self.morph_weights.len())?;
+        let world_changed = world_changed || !self.evaluated || self.debug != DebugPose::Animated;
+        self.debug = DebugPose::Animated;
+        Ok(self.take_morph_weights(world_changed, morph_weights))
+    }
+
+    /// Takes `morph_weights` and bumps the version when they or the
+    /// matrices (`world_changed`) differ. Whether anything changed.
+    fn take_morph_weights(&mut self, world_changed: bool, morph_weights: &[f32]) -> bool {
         let changed = world_changed || morph_weights != self.morph_weights.as_slice();
         if changed {
             self.morph_weights.copy_from_slice(morph_weights);
             self.version += 1;
             self.evaluated = true;
         }
-        Ok(changed)
+        changed
     }
 
     /// Takes `morph_weights` alone (the joints are posed on the GPU: the
@@ -121,13 +150,7 @@ impl PoseOutput {
     /// when they differ or nothing was published yet. Whether it changed.
     pub fn set_morph_weights(&mut self, morph_weights: &[f32]) -> Result<bool, JobError> {
         check_len("pose output: morph weights", morph_weights.len(), self.morph_weights.len())?;
-        let changed = !self.evaluated || morph_weights != self.morph_weights.as_slice();
-        if changed {
-            self.morph_weights.copy_from_slice(morph_weights);
-            self.version += 1;
-            self.evaluated = true;
-        }
-        Ok(changed)
+        Ok(self.take_morph_weights(!self.evaluated, morph_weights))
     }
 
     /// Changes exactly when the palettes, world matrices or morph weights

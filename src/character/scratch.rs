@@ -1,6 +1,6 @@
 //! What an evaluation writes and reads back within one update, then
-//! forgets: each clip's sampled pose before the blend and a layer's pose
-//! before it is laid over. One set per thread, reused
+//! forgets: each clip's sampled pose before the blend, a layer's pose
+//! before it is laid over, and a pose batch's model matrices. One set per thread, reused
 //! by every character the thread updates, instead of one per character: a
 //! crowd's characters keep only what outlives an update (a tenth of what
 //! they kept), and these buffers stay in the thread's cache from one
@@ -9,6 +9,7 @@
 //! Buffers grow to the largest rig and blend a thread has seen and keep
 //! their capacity, so a warm thread never allocates here.
 
+use crate::anim::hierarchy::batch::BatchScratch;
 use crate::anim::{Pose, Transform};
 use std::cell::RefCell;
 
@@ -19,6 +20,8 @@ pub(super) struct Scratch {
     pub blend: BlendPoses,
     /// A layer's blended pose (see [`fit`]).
     pub layer: Pose,
+    /// The model matrices of a pose batch (see `system`).
+    pub batch: BatchScratch,
 }
 
 /// One pose per clip sampled for a blend, in blend order.

@@ -8,8 +8,10 @@ use super::character::Character;
 use super::controller::Controller;
 use super::events::FiredEvent;
 use super::prefetch_plan::PrefetchPlan;
+use super::scratch::with_scratch;
 use crate::anim::JobError;
 use crate::anim::Rig;
+use crate::anim::hierarchy::batch::{BatchedPose, LANES, model_and_palettes};
 use rayon::prelude::*;
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -57,9 +59,20 @@ fn pool_for(threads: usize) -> Result<Arc<rayon::ThreadPool>, ThreadPoolError> {
     })
 }
 
-/// Characters handed to one rayon task at a time (small enough to balance
-/// two cores on a hundred characters, large enough to amortise the task).
+/// The fewest characters handed to one rayon task at a time (small enough
+/// to balance two cores on a hundred characters, large enough to amortise
+/// the task), and the most: a large crowd's tasks grow (while each thread
+/// still gets eight or more) so that the characters that evaluate in a
+/// task fill pose batches of `LANES` even at reduced evaluation rates.
 const CHARACTERS_PER_TASK: usize = 8;
+const MOST_CHARACTERS_PER_TASK: usize = 64;
+
+/// Characters per task for `characters` on `threads` threads (a multiple
+/// of `CHARACTERS_PER_TASK`).
+fn task_size(characters: usize, threads: usize) -> usize {
+    let size = (characters / (threads * 8)).clamp(CHARACTERS_PER_TASK, MOST_CHARACTERS_PER_TASK);
+    size / CHARACTERS_PER_TASK * CHARACTERS_PER_TASK
+}
 
 /// What the characters of one task leave for the serial pass after the
 /// update: the first failure (its index within the task) and whether any
@@ -223,25 +236,32 @@ impl AnimationSystem {
         // A frame trace's CPU span (`render::trace`; nothing without one).
         let _span = tracing::trace_span!("pose").entered();
         let start = Instant::now();
+        // One thread's summaries are per `CHARACTERS_PER_TASK` characters
+        // too: the same serial pass reads them.
+        let task = match &self.pool {
+            Some(_) => task_size(self.characters.len(), self.threads),
+            None => CHARACTERS_PER_TASK,
+        };
+        let tasks = self.characters.len().div_ceil(task);
         match &self.pool {
             Some(pool) => pool.install(|| {
                 self.characters
-                    .par_chunks_mut(CHARACTERS_PER_TASK)
-                    .zip(self.plans.par_chunks_mut(CHARACTERS_PER_TASK))
-                    .zip(self.summaries.par_chunks_mut(1))
+                    .par_chunks_mut(task)
+                    .zip(self.plans.par_chunks_mut(task))
+                    .zip(self.summaries[..tasks].par_chunks_mut(1))
                     .for_each(|((characters, plans), summary)| {
-                        update_in_order(characters, plans, summary, dt)
+                        update_in_order(characters, plans, summary, task, dt)
                     })
             }),
-            None => update_in_order(&mut self.characters, &mut self.plans, &mut self.summaries, dt),
+            None => update_in_order(&mut self.characters, &mut self.plans, &mut self.summaries, task, dt),
         }
         self.events.clear();
-        for (task, summary) in self.summaries.iter().enumerate() {
-            let first = task * CHARACTERS_PER_TASK;
+        for (t, summary) in self.summaries[..tasks].iter().enumerate() {
+            let first = t * task;
             // Up to the failure, if any: the events before it stay readable.
             let end = match &summary.failure {
                 Some((i, _)) => first + i,
-                None => (first + CHARACTERS_PER_TASK).min(self.characters.len()),
+                None => (first + task).min(self.characters.len()),
             };
             if summary.fired {
                 for c in &self.characters[first..end] {
@@ -282,19 +302,32 @@ impl AnimationSystem {
 }
 
 /// Updates `characters` (from the start of a task on) in order into the
-/// summaries of their tasks, the state of the next character loading while
-/// the current one computes (a crowd is bound by memory latency: see
-/// [`prefetch`](crate::anim::prefetch)) as its plan (one per character)
-/// names it.
+/// summaries of their tasks (`task` characters each), the state of the
+/// next character loading while the current one computes (a crowd is
+/// bound by memory latency: see [`prefetch`](crate::anim::prefetch)) as
+/// its plan (one per character) names it. The characters whose pose
+/// evaluates wait, `LANES` of one rig at a time, for their world matrices
+/// and palettes: one pose batch for all of them (see
+/// [`batch`](crate::anim::hierarchy::batch)), bit for bit what each would
+/// compute alone, which is what the few left at the end do.
 fn update_in_order(
     characters: &mut [Character],
     plans: &mut [PrefetchPlan],
     summaries: &mut [TaskSummary],
+    task: usize,
     dt: f32,
 ) {
     for summary in summaries.iter_mut() {
         *summary = TaskSummary::default();
     }
+    let report = |summaries: &mut [TaskSummary], i: usize, result: Result<(), JobError>| {
+        let summary = &mut summaries[i / task];
+        let first = summary.failure.as_ref().is_none_or(|(f, _)| i % task < *f);
+        if let (Err(error), true) = (result, first) {
+            summary.failure = Some((i % task, error));
+        }
+    };
+    let mut waiting = Waiting::default();
     for i in 0..characters.len() {
         // The character after next: its own fields (the addresses of its
         // heap blocks), so that naming those blocks one character ahead
@@ -308,13 +341,74 @@ fn update_in_order(
             }
             plan.prefetch(next.may_evaluate());
         }
-        let character = &mut characters[i];
-        let result = character.update(dt);
-        let summary = &mut summaries[i / CHARACTERS_PER_TASK];
-        if let (Err(error), None) = (result, &summary.failure) {
-            summary.failure = Some((i % CHARACTERS_PER_TASK, error));
+        let result = characters[i].update_for_batch(dt);
+        summaries[i / task].fired |= !characters[i].events().is_empty();
+        match result {
+            Ok(false) => {}
+            Ok(true) if waiting.takes(characters, i) => {
+                if waiting.len == LANES {
+                    for (c, result) in waiting.finish(characters) {
+                        report(summaries, c, result);
+                    }
+                }
+            }
+            // Another rig than the waiting ones': alone.
+            Ok(true) => report(summaries, i, characters[i].finish_batch(None)),
+            Err(error) => report(summaries, i, Err(error)),
         }
-        summary.fired |= !character.events().is_empty();
+    }
+    // Too few for a batch to pay: alone.
+    for &c in &waiting.at[..waiting.len] {
+        report(summaries, c, characters[c].finish_batch(None));
+    }
+}
+
+/// The characters whose world matrices and palettes wait for a pose batch,
+/// in order, all of one rig.
+#[derive(Default)]
+struct Waiting {
+    at: [usize; LANES],
+    len: usize,
+}
+
+impl Waiting {
+    /// Adds character `i` when it shares the waiting ones' rig (whether it did).
+    fn takes(&mut self, characters: &[Character], i: usize) -> bool {
+        if self.len > 0 && !Arc::ptr_eq(characters[self.at[0]].rig(), characters[i].rig()) {
+            return false;
+        }
+        self.at[self.len] = i;
+        self.len += 1;
+        true
+    }
+
+    /// Runs the batch and ends each waiting character's update; each
+    /// one's index and result. None wait afterwards.
+    fn finish(&mut self, characters: &mut [Character]) -> [(usize, Result<(), JobError>); LANES] {
+        let waiting = &self.at[..self.len];
+        let (first, last) = (waiting[0], waiting[self.len - 1]);
+        let mut rig = None;
+        let mut poses: [BatchedPose; LANES] = std::array::from_fn(|_| BatchedPose::default());
+        let span = characters[first..=last].iter_mut().enumerate();
+        for ((_, character), pose) in span.filter(|(o, _)| waiting.contains(&(first + o))).zip(&mut poses) {
+            let (its_rig, batched) = character.batched();
+            rig = Some(its_rig);
+            *pose = batched;
+        }
+        let changed = match rig {
+            Some(rig) => with_scratch(|scratch| {
+                model_and_palettes(rig, &mut poses[..waiting.len()], &mut scratch.batch)
+            }),
+            None => Ok([false; LANES]),
+        };
+        let mut results: [(usize, Result<(), JobError>); LANES] = std::array::from_fn(|_| (0, Ok(())));
+        for (lane, &c) in waiting.iter().enumerate() {
+            // A batch that failed leaves each character's output to itself.
+            let batched = changed.as_ref().ok().map(|changed| changed[lane]);
+            results[lane] = (c, characters[c].finish_batch(batched));
+        }
+        self.len = 0;
+        results
     }
 }
 
@@ -322,6 +416,73 @@ fn update_in_order(
 mod tests {
     use super::*;
     use crate::character::controller::DEFAULT_CONTROLLER;
+
+    /// Every bit of what the renderer and the entity read.
+    fn outcome(c: &Character) -> (Vec<u32>, Vec<u32>, Vec<u32>, u64, [u32; 4], usize) {
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        let pose = c.pose();
+        let world: Vec<f32> = pose.world.iter().flat_map(|m| m.iter().copied()).collect();
+        let palettes: Vec<f32> = pose.palettes.iter().flat_map(|m| m.skin).collect();
+        let motion = c.root_motion();
+        let [x, y, z] = [0, 1, 2].map(|i| motion.translation[i].to_bits());
+        (
+            bits(&world),
+            bits(&palettes),
+            bits(pose.morph_weights),
+            c.version(),
+            [x, y, z, motion.yaw.to_bits()],
+            c.events().len(),
+        )
+    }
+
+    #[test]
+    fn batched_characters_compute_what_each_computes_alone() {
+        use crate::character::{DebugPose, EvaluationRate, ParameterValue};
+        // Two rigs with the same content: a batch takes one rig's characters.
+        let models = [
+            crate::asset::load_default_character().unwrap(),
+            crate::asset::load_default_character().unwrap(),
+        ];
+        let controllers =
+            models.each_ref().map(|m| Arc::new(Controller::from_text(DEFAULT_CONTROLLER, m).unwrap()));
+        for threads in [1, 2] {
+            let mut system = AnimationSystem::with_threads(threads).unwrap();
+            for i in 0..21 {
+                let r = usize::from(i % 5 == 3);
+                let id = system.add(models[r].rig.clone(), controllers[r].clone()).unwrap();
+                let c = system.character_mut(id);
+                c.set_named("speed", ParameterValue::Float(i as f32 * 0.25)).unwrap();
+                c.set_named("talk", ParameterValue::Float((i % 3) as f32 * 0.5)).unwrap();
+                if i % 7 == 2 {
+                    c.set_debug_pose(DebugPose::BindPose);
+                }
+                if i % 6 == 4 {
+                    c.set_evaluation_rate(EvaluationRate::Every2nd);
+                }
+            }
+            let mut alone: Vec<Character> = system.characters().to_vec();
+            for frame in 0..40 {
+                if frame == 12 {
+                    for (i, c) in alone.iter_mut().enumerate() {
+                        c.set_named("jump", ParameterValue::Trigger).unwrap();
+                        system
+                            .character_mut(CharacterId(i))
+                            .set_named("jump", ParameterValue::Trigger)
+                            .unwrap();
+                    }
+                }
+                system.update(1.0 / 60.0).unwrap();
+                for (i, c) in alone.iter_mut().enumerate() {
+                    c.update(1.0 / 60.0).unwrap();
+                    let batched = system.character(CharacterId(i));
+                    assert!(
+                        outcome(batched) == outcome(c),
+                        "{threads} threads, frame {frame}: character {i}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn a_replaced_character_gets_a_new_prefetch_plan() {
