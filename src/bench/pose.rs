@@ -9,6 +9,11 @@
 //! `vkskin::cpu_time`): on a loaded machine that table's ratios are the ones
 //! to trust.
 //!
+//! Last, the end of an evaluation for eight characters of one rig: world
+//! matrices and palettes of each pose computed alone, against one pose
+//! batch for the eight (`anim::hierarchy::batch`, what a crowd's
+//! `AnimationSystem` runs), taking turns.
+//!
 //! Run: `cargo bench --bench pose` (needs ../shared/assets).
 
 use criterion::{Criterion, Throughput};
@@ -48,6 +53,7 @@ fn main() {
     let mut criterion = Criterion::default().configure_from_args();
     let samples: RefCell<Vec<Samples>> = RefCell::new(Vec::new());
     let mut turns = Vec::new();
+    let mut batches = Vec::new();
     for (file, a, b) in CASES {
         let model = vkskin::asset::load(&assets.join(file)).expect("load");
         let options = LoadOptions { compressed_clips: true, ..LoadOptions::default() };
@@ -94,7 +100,8 @@ fn main() {
         let ns = cpu_time::median_ns_taking_turns(3, 201, 200, |w| {
             characters[w].update(1.0 / 60.0).expect("update")
         });
-        turns.push((name, joints, [ns[0], ns[1], ns[2]]));
+        turns.push((name.clone(), joints, [ns[0], ns[1], ns[2]]));
+        batches.push((name, joints, alone_and_batched(&model, a, b)));
     }
     criterion.final_summary();
     print_table(
@@ -105,6 +112,53 @@ fn main() {
         "the same, taking turns (201 rounds of 200 updates each, thread CPU time, median round)",
         &turns,
     );
+    println!("\nworld matrices and palettes of 8 poses of one rig, taking turns (ns per pose)");
+    println!("{:<18} {:>6} {:>10} {:>10} {:>15}", "character", "joints", "alone", "batched", "batched/alone");
+    for (name, joints, [alone, batched]) in batches {
+        println!("{name:<18} {joints:>6} {alone:>10.0} {batched:>10.0} {:>15.2}", batched / alone);
+    }
+}
+
+/// Median ns per pose of eight poses' world matrices and palettes, each
+/// pose alone and the eight as one batch. The poses: the blend of `a` and
+/// `b` at eight times.
+fn alone_and_batched(model: &Model, a: &str, b: &str) -> [f64; 2] {
+    use vkskin::anim::hierarchy::batch::{BatchScratch, BatchedPose, LANES, model_and_palettes};
+    use vkskin::anim::{BoneMatrix, skeleton_to_model_in_place};
+    let rig = &model.rig;
+    let locals: Vec<Vec<_>> = (0..LANES)
+        .map(|k| {
+            let mut c = character(model, a, b);
+            c.update(0.1 + k as f32 * 0.13).expect("update");
+            c.local_pose().locals.clone()
+        })
+        .collect();
+    let output = || {
+        (
+            vec![nalgebra::Matrix4::identity(); rig.skeleton.len()],
+            vec![BoneMatrix::IDENTITY; rig.palette_len()],
+        )
+    };
+    let mut outputs: Vec<_> = (0..LANES).map(|_| output()).collect();
+    let mut scratch = BatchScratch::default();
+    let ns = cpu_time::median_ns_taking_turns(2, 101, 100, |w| {
+        if w == 0 {
+            for ((world, palettes), locals) in outputs.iter_mut().zip(&locals) {
+                skeleton_to_model_in_place(&rig.skeleton, locals, &nalgebra::Matrix4::identity(), world)
+                    .expect("world");
+                rig.write_palettes(world, palettes).expect("palettes");
+            }
+        } else {
+            // On the stack, as the system builds it: no allocation timed.
+            let mut each = outputs.iter_mut().zip(&locals);
+            let mut poses: [BatchedPose; LANES] = std::array::from_fn(|_| {
+                let ((world, palettes), locals) = each.next().expect("eight poses");
+                BatchedPose { locals, world, palettes }
+            });
+            model_and_palettes(rig, &mut poses, &mut scratch).expect("batch");
+        }
+    });
+    [ns[0] / LANES as f64, ns[1] / LANES as f64]
 }
 
 /// Per-iteration nanoseconds of every criterion sample of one case.
