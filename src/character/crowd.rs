@@ -69,7 +69,9 @@ impl Crowd {
         if !(fps.is_finite() && fps > 0.0) {
             return Err(CrowdError::FrameRate(fps));
         }
-        let system = AnimationSystem::with_threads(threads)?;
+        let mut system = AnimationSystem::with_threads(threads)?;
+        // Drawn, not edited: no local pose kept per character.
+        system.set_keeps_local_poses(false);
         let worlds =
             (0..count).map(|i| Matrix4::new_translation(&grid_position(i, count, spacing))).collect();
         let mut crowd = Crowd {

@@ -81,6 +81,10 @@ pub(super) struct Evaluation {
     root_hints: Vec<RootKeyHints>,
     /// The last evaluation's clips with weight, as a GPU pose reads them.
     playback: Vec<PlaybackEntry>,
+    /// Whether `pose.locals` holds the local pose after an update; else a
+    /// caller's buffer does (see `run`) and it is empty until an update
+    /// without one.
+    keeps_local_pose: bool,
 }
 
 impl Evaluation {
@@ -107,8 +111,9 @@ impl Evaluation {
         }
     }
 
-    /// The rest pose, nothing evaluated yet.
-    pub fn new(rig: &Rig, controller: &Controller) -> Self {
+    /// The rest pose, nothing evaluated yet; without `keeps_local_pose`,
+    /// no local pose (see `run`).
+    pub fn new(rig: &Rig, controller: &Controller, keeps_local_pose: bool) -> Self {
         let leaves = controller.leaves();
         // What every update reads is allocated first, what an evaluation
         // reads after it: each then lies in one run of the heap (see
@@ -122,11 +127,12 @@ impl Evaluation {
             root_motion: RootMotion::default(),
             cursors: ClipCursors::new(rig, &controller.cursor_slots),
             pose: Pose {
-                locals: rig.skeleton.rest().to_vec(),
+                locals: if keeps_local_pose { rig.skeleton.rest().to_vec() } else { Vec::new() },
                 morph_weights: rig.rest_morph_weights.clone(),
             },
             output: PoseOutput::new(rig),
             playback: Vec::with_capacity(leaves.len()),
+            keeps_local_pose,
         }
     }
 
@@ -157,7 +163,8 @@ impl Evaluation {
         &self.clip_weights
     }
 
-    /// The local pose of the last evaluation.
+    /// The local pose of the last evaluation (its transforms empty when an
+    /// evaluation that does not keep them wrote them into a buffer).
     pub fn pose(&self) -> &Pose {
         &self.pose
     }
@@ -181,7 +188,15 @@ impl Evaluation {
     /// due (or a setting changed), evaluates the pose: sample, blend,
     /// layers, palettes. Skipped, the palettes stay as they are (no new
     /// version, no upload). Whether it evaluated.
-    pub fn run(&mut self, input: &EvaluationInput) -> Result<Evaluated, JobError> {
+    ///
+    /// An evaluation that does not keep its local pose writes it into
+    /// `buffer` when given (a crowd thread's, read back by its pose batch:
+    /// see `batched`), else into its own, which then grows once.
+    pub fn run(
+        &mut self,
+        input: &EvaluationInput,
+        buffer: Option<&mut Vec<Transform>>,
+    ) -> Result<Evaluated, JobError> {
         let changed = self.weigh(input);
         if !changed || !(input.due || input.stale) {
             // The leaves' times move on; the next due update samples them
@@ -197,19 +212,21 @@ impl Evaluation {
             }
             self.output.set_morph_weights(&self.pose.morph_weights)?;
         } else {
-            with_scratch(|scratch| self.blend_pose(input, scratch))?;
-            if let Some(setup) = &controller.root_motion {
-                let j = setup.joint as usize;
-                root_motion::remove(&mut self.pose.locals[j], &rig.skeleton.rest()[j]);
-            }
-            if let Some(weights) = input.morph_override {
-                self.pose.morph_weights.copy_from_slice(weights);
-            }
-            if input.batched && input.debug == DebugPose::Animated {
-                evaluated = Evaluated::AwaitsBatch;
-            } else {
-                self.output.update(rig, &self.pose.locals, &self.pose.morph_weights, input.debug)?;
-            }
+            // The local pose's buffer, taken out of `self` (no copy) while
+            // the rest of `self` is written beside it.
+            let mut own = std::mem::take(&mut self.pose.locals);
+            let locals = match buffer {
+                Some(buffer) if !self.keeps_local_pose => {
+                    // Not kept: no stale pose left to read.
+                    own.clear();
+                    buffer
+                }
+                _ => &mut own,
+            };
+            locals.resize(rig.skeleton.len(), Transform::IDENTITY);
+            let posed = self.pose_locals(input, locals);
+            self.pose.locals = own;
+            evaluated = posed?;
         }
         for (evaluated, (&time, &weight)) in
             self.evaluated.iter_mut().zip(input.sample_times.iter().zip(&self.weight))
@@ -233,10 +250,36 @@ impl Evaluation {
         Ok(evaluated)
     }
 
-    /// The local pose and the matrices a batch writes from it (after `run`
-    /// gave [`Evaluated::AwaitsBatch`]).
-    pub fn batched(&mut self) -> BatchedPose<'_> {
-        self.output.batched(&self.pose.locals)
+    /// Samples, blends and layers the local pose into `locals`, takes the
+    /// root motion out of it and sets the morph weights, then computes the
+    /// output, or leaves it for a batch.
+    fn pose_locals(
+        &mut self,
+        input: &EvaluationInput,
+        locals: &mut [Transform],
+    ) -> Result<Evaluated, JobError> {
+        let rig = input.rig;
+        with_scratch(|scratch| self.blend_pose(input, scratch, locals))?;
+        if let Some(setup) = &input.controller.root_motion {
+            let j = setup.joint as usize;
+            root_motion::remove(&mut locals[j], &rig.skeleton.rest()[j]);
+        }
+        if let Some(weights) = input.morph_override {
+            self.pose.morph_weights.copy_from_slice(weights);
+        }
+        if input.batched && input.debug == DebugPose::Animated {
+            return Ok(Evaluated::AwaitsBatch);
+        }
+        self.output.update(rig, locals, &self.pose.morph_weights, input.debug)?;
+        Ok(Evaluated::Yes)
+    }
+
+    /// The local pose (its own, or `buffer` where `run` wrote it) and the
+    /// matrices a batch writes from it (after `run` gave
+    /// [`Evaluated::AwaitsBatch`]).
+    pub fn batched<'a>(&'a mut self, buffer: &'a [Transform]) -> BatchedPose<'a> {
+        let locals = if self.keeps_local_pose { &self.pose.locals } else { buffer };
+        self.output.batched(locals)
     }
 
     /// Publishes what the batch wrote: `world_changed` as it reported.
@@ -245,9 +288,10 @@ impl Evaluation {
     }
 
     /// The output of a pose that waited for a batch, computed alone (no
-    /// batch took it).
-    pub fn finish_alone(&mut self, rig: &Rig) -> Result<(), JobError> {
-        self.output.update(rig, &self.pose.locals, &self.pose.morph_weights, DebugPose::Animated).map(|_| ())
+    /// batch took it); `buffer` as for `batched`.
+    pub fn finish_alone(&mut self, rig: &Rig, buffer: &[Transform]) -> Result<(), JobError> {
+        let locals = if self.keeps_local_pose { &self.pose.locals } else { buffer };
+        self.output.update(rig, locals, &self.pose.morph_weights, DebugPose::Animated).map(|_| ())
     }
 
     /// The morph weights of `blend_pose` without any joint: each layer's
@@ -325,12 +369,18 @@ impl Evaluation {
     }
 
     /// The machine's pose, then every layer with weight laid over it.
-    fn blend_pose(&mut self, input: &EvaluationInput, scratch: &mut Scratch) -> Result<(), JobError> {
+    fn blend_pose(
+        &mut self,
+        input: &EvaluationInput,
+        scratch: &mut Scratch,
+        locals: &mut [Transform],
+    ) -> Result<(), JobError> {
         let (rig, controller) = (input.rig, input.controller);
         let Scratch { blend, layer: layer_pose, .. } = scratch;
         let layer_pose = fit(layer_pose, rig.skeleton.len(), rig.rest_morph_weights.len());
         let mut leaves = LeafSampling::new(input, &self.weight, &mut self.cursors, blend);
-        leaves.blend(controller.machine_leaves(), 0..rig.skeleton.len(), &mut self.pose)?;
+        let joints = 0..rig.skeleton.len();
+        leaves.blend(controller.machine_leaves(), joints, locals, &mut self.pose.morph_weights)?;
         for layer in controller.layers() {
             let weight = input.state_weights[layer.state as usize];
             if weight > 0.0 {
@@ -338,7 +388,7 @@ impl Evaluation {
                 // Only the joints its mask reaches are sampled and laid over
                 // (the others' weight is 0: the job would leave them as they are).
                 let joints = layer.joints();
-                leaves.blend(range, joints.clone(), layer_pose)?;
+                leaves.blend(range, joints.clone(), &mut layer_pose.locals, &mut layer_pose.morph_weights)?;
                 if layer.mode == LayerMode::Override && !layer.morphs {
                     // Its clips say nothing about morph weights: the
                     // override keeps those below (`out + (out - out) * w`).
@@ -352,7 +402,7 @@ impl Evaluation {
                     reference_morph: &layer.reference.morph_weights,
                     mask: &layer.mask[joints.clone()],
                     weight,
-                    output: &mut self.pose.locals[joints],
+                    output: &mut locals[joints],
                     morph_output: &mut self.pose.morph_weights,
                 }
                 .run()?;
@@ -430,13 +480,19 @@ impl<'a> LeafSampling<'a> {
     }
 
     /// Samples the clip nodes `range` that have weight and blends them into
-    /// `out`: the rest pose for none, one clip sampled straight into it (bit
+    /// `locals` and `morph_weights`: the rest pose for none, one clip sampled straight into it (bit
     /// for bit what sampling gives: dump and the conformance suite rely on
     /// it), else a weighted blend of the first `MAX_CLIP_NODES` (each
     /// sampled into the thread's scratch). Joints outside `joints` may
     /// keep what they held.
-    fn blend(&mut self, range: Range<u32>, joints: Range<usize>, out: &mut Pose) -> Result<(), JobError> {
-        self.blend_into(range, Blended::Pose, joints, &mut out.locals, &mut out.morph_weights)
+    fn blend(
+        &mut self,
+        range: Range<u32>,
+        joints: Range<usize>,
+        locals: &mut [Transform],
+        morph_weights: &mut [f32],
+    ) -> Result<(), JobError> {
+        self.blend_into(range, Blended::Pose, joints, locals, morph_weights)
     }
 
     /// `blend` of `what` into `locals` (empty for morph weights alone) and
