@@ -57,10 +57,6 @@ pub trait Lanes8:
     fn store(self, s: &mut [f32]);
     /// Bitwise exclusive or (bit patterns, not values: compares bits).
     fn xor(self, o: Self) -> Self;
-    /// Whether any bit of any lane is set.
-    fn any_bit(self) -> bool;
-    /// `[low halves of a and b side by side, high halves side by side]`.
-    fn halves(a: Self, b: Self) -> [Self; 2];
     /// The first four floats of `low` in the low half, of `high` in the high.
     fn load_halves(low: &[f32], high: &[f32]) -> Self;
     /// The low half into the first four floats of `s`.
@@ -69,17 +65,6 @@ pub trait Lanes8:
     fn store_high(self, s: &mut [f32]);
     /// Whether any bit of the low half, and of the high half, is set.
     fn any_bit_halves(self) -> [bool; 2];
-
-    /// Eight rows transposed: lane `i` of row `r` becomes lane `r` of row
-    /// `i` (eight poses' floats to one component per row, and back).
-    #[inline(always)]
-    fn transpose8(rows: [Self; 8]) -> [Self; 8] {
-        let [a0, a1, a2, a3] = Self::transpose_halves([rows[0], rows[1], rows[2], rows[3]]);
-        let [b0, b1, b2, b3] = Self::transpose_halves([rows[4], rows[5], rows[6], rows[7]]);
-        let ([l0, h0], [l1, h1]) = (Self::halves(a0, b0), Self::halves(a1, b1));
-        let ([l2, h2], [l3, h3]) = (Self::halves(a2, b2), Self::halves(a3, b3));
-        [l0, l1, l2, l3, h0, h1, h2, h3]
-    }
 }
 
 /// Four f64 lanes: the exact (slerp) sampler's key ratios and sines, in
@@ -233,14 +218,6 @@ impl Lanes8 for Portable {
     #[inline(always)]
     fn xor(self, o: Self) -> Self {
         Portable([self.0[0] ^ o.0[0], self.0[1] ^ o.0[1]])
-    }
-    #[inline(always)]
-    fn any_bit(self) -> bool {
-        self.to_array().iter().any(|v| v.to_bits() != 0)
-    }
-    #[inline(always)]
-    fn halves(a: Self, b: Self) -> [Self; 2] {
-        [Portable([a.0[0], b.0[0]]), Portable([a.0[1], b.0[1]])]
     }
     #[inline(always)]
     fn load_halves(low: &[f32], high: &[f32]) -> Self {
@@ -427,11 +404,6 @@ mod avx2 {
             Avx2(unsafe { _mm256_xor_ps(self.0, o.0) })
         }
         #[inline(always)]
-        fn any_bit(self) -> bool {
-            let bits = unsafe { _mm256_castps_si256(self.0) };
-            unsafe { _mm256_testz_si256(bits, bits) == 0 }
-        }
-        #[inline(always)]
         fn load_halves(low: &[f32], high: &[f32]) -> Self {
             let (low, high) = (super::four(low), super::four(high));
             Avx2(unsafe { _mm256_set_m128(_mm_loadu_ps(high.as_ptr()), _mm_loadu_ps(low.as_ptr())) })
@@ -452,15 +424,6 @@ mod avx2 {
                 let (low, high) = (_mm256_castps256_ps128(self.0), _mm256_extractf128_ps::<1>(self.0));
                 let (low, high) = (_mm_castps_si128(low), _mm_castps_si128(high));
                 [_mm_testz_si128(low, low) == 0, _mm_testz_si128(high, high) == 0]
-            }
-        }
-        #[inline(always)]
-        fn halves(a: Self, b: Self) -> [Self; 2] {
-            unsafe {
-                [
-                    Avx2(_mm256_permute2f128_ps::<0x20>(a.0, b.0)),
-                    Avx2(_mm256_permute2f128_ps::<0x31>(a.0, b.0)),
-                ]
             }
         }
     }
@@ -553,15 +516,12 @@ mod tests {
         }
         assert_eq!(L::transpose_halves(L::transpose_halves(rows)).map(L::to_array), rows.map(L::to_array));
         let floats: Vec<f32> = (0..64).map(|v| v as f32).collect();
-        let rows: [L; 8] = std::array::from_fn(|r| L::load(&floats[r * 8..]));
-        let mut out = [0.0; 64];
-        for (r, row) in L::transpose8(rows).into_iter().enumerate() {
-            row.store(&mut out[r * 8..]);
-        }
-        let expected: Vec<f32> = (0..64).map(|v| (v % 8 * 8 + v / 8) as f32).collect();
-        assert_eq!(out[..], expected[..]);
+        let mut out = [0.0; 8];
+        L::load(&floats[8..]).store(&mut out);
+        assert_eq!(out, std::array::from_fn(|i| (i + 8) as f32));
         let zero = L::splat(0.0);
-        assert!(!zero.any_bit() && L::splat(-0.0).xor(zero).any_bit() && !a.xor(a).any_bit());
+        assert_eq!(L::splat(-0.0).xor(zero).any_bit_halves(), [true, true]);
+        assert_eq!(a.xor(a).any_bit_halves(), [false, false]);
         let halves = L::load_halves(&floats[4..], &floats[60..]);
         assert_eq!(halves.to_array(), [4.0, 5.0, 6.0, 7.0, 60.0, 61.0, 62.0, 63.0]);
         let (mut low, mut high) = ([0.0; 4], [0.0; 4]);

@@ -9,7 +9,7 @@
 //! column at best. Across poses every lane is independent: each element
 //! of a joint's matrix is one operation for eight characters, and no
 //! element ever moves between lanes except where the poses are read and
-//! written (eight-by-eight transposes).
+//! written (four-by-four transposes within each half of a register).
 //!
 //! Each lane does the single-pose path's IEEE operations in the same order
 //! (`(p0 l0 + p1 l1) + p2 l2 + p3 0`, no fused multiply-add), so every
