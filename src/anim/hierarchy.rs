@@ -12,7 +12,7 @@ pub mod batch;
 use super::job::{JobError, check_len};
 use super::lanes8::Simd;
 use super::skeleton::{BoneMatrix, NO_PARENT, Skeleton, Skin};
-use super::transform::Transform;
+use super::transform::{Transform, trs_columns};
 use nalgebra::Matrix4;
 use wide::f32x4;
 
@@ -31,25 +31,8 @@ fn local_rows4(locals: &[Transform]) -> [[f32; 4]; 12] {
     let (x, y, z, w) =
         (lane(|l| l.rotation.i), lane(|l| l.rotation.j), lane(|l| l.rotation.k), lane(|l| l.rotation.w));
     let (sx, sy, sz) = (lane(|l| l.scale.x), lane(|l| l.scale.y), lane(|l| l.scale.z));
-    let (one, two) = (f32x4::ONE, f32x4::splat(2.0));
-    let (xx, yy, zz) = (x * x, y * y, z * z);
-    let (xy, xz, yz) = (x * y, x * z, y * z);
-    let (wx, wy, wz) = (w * x, w * y, w * z);
-    [
-        (one - two * (yy + zz)) * sx,
-        two * (xy + wz) * sx,
-        two * (xz - wy) * sx,
-        two * (xy - wz) * sy,
-        (one - two * (xx + zz)) * sy,
-        two * (yz + wx) * sy,
-        two * (xz + wy) * sz,
-        two * (yz - wx) * sz,
-        (one - two * (xx + yy)) * sz,
-        lane(|l| l.translation.x),
-        lane(|l| l.translation.y),
-        lane(|l| l.translation.z),
-    ]
-    .map(f32x4::to_array)
+    let (tx, ty, tz) = (lane(|l| l.translation.x), lane(|l| l.translation.y), lane(|l| l.translation.z));
+    trs_columns([tx, ty, tz], [x, y, z, w], [sx, sy, sz], f32x4::ONE, f32x4::splat(2.0)).map(f32x4::to_array)
 }
 
 /// The four columns of `m`, one SIMD value each.

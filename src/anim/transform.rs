@@ -3,6 +3,7 @@
 //! A value: it never knows its joint, its parent or the space above it.
 
 use nalgebra::{Matrix4, Quaternion, UnitQuaternion, Vector3};
+use std::ops::{Add, Mul, Sub};
 
 /// Translation, rotation and scale, applied to a point as `T * R * S * p`
 /// (the glTF node convention).
@@ -65,19 +66,47 @@ impl Transform {
 
 /// `T * R * S` from translation, quaternion (x, y, z, w) and scale.
 fn trs_matrix<T: nalgebra::RealField + Copy>(t: [T; 3], q: [T; 4], s: [T; 3]) -> Matrix4<T> {
-    let [x, y, z, w] = q;
-    let (one, two, zero) = (T::one(), T::one() + T::one(), T::zero());
-    let (xx, yy, zz) = (x * x, y * y, z * z);
-    let (xy, xz, yz) = (x * y, x * z, y * z);
-    let (wx, wy, wz) = (w * x, w * y, w * z);
+    let (one, zero) = (T::one(), T::zero());
+    let [m00, m10, m20, m01, m11, m21, m02, m12, m22, m03, m13, m23] = trs_columns(t, q, s, one, one + one);
     #[rustfmt::skip]
     let out = Matrix4::new(
-        (one - two * (yy + zz)) * s[0], two * (xy - wz) * s[1], two * (xz + wy) * s[2], t[0],
-        two * (xy + wz) * s[0], (one - two * (xx + zz)) * s[1], two * (yz - wx) * s[2], t[1],
-        two * (xz - wy) * s[0], two * (yz + wx) * s[1], (one - two * (xx + yy)) * s[2], t[2],
+        m00, m01, m02, m03,
+        m10, m11, m12, m13,
+        m20, m21, m22, m23,
         zero, zero, zero, one,
     );
     out
+}
+
+/// The rows above the bottom row (0, 0, 0, 1) of `T * R * S`, column by
+/// column: `[c * 3 + r]` is row `r` of column `c` (3: the translation),
+/// with the unit-quaternion formula on the stored components. Generic
+/// over the number (a float, or SIMD lanes of one component of several
+/// joints or poses: `anim::hierarchy` and its pose batch), so that every
+/// path computes the same operations in the same order: the same bits.
+#[inline(always)]
+pub(crate) fn trs_columns<T>(t: [T; 3], q: [T; 4], s: [T; 3], one: T, two: T) -> [T; 12]
+where
+    T: Copy + Add<Output = T> + Sub<Output = T> + Mul<Output = T>,
+{
+    let [x, y, z, w] = q;
+    let (xx, yy, zz) = (x * x, y * y, z * z);
+    let (xy, xz, yz) = (x * y, x * z, y * z);
+    let (wx, wy, wz) = (w * x, w * y, w * z);
+    [
+        (one - two * (yy + zz)) * s[0],
+        two * (xy + wz) * s[0],
+        two * (xz - wy) * s[0],
+        two * (xy - wz) * s[1],
+        (one - two * (xx + zz)) * s[1],
+        two * (yz + wx) * s[1],
+        two * (xz + wy) * s[2],
+        two * (yz - wx) * s[2],
+        (one - two * (xx + yy)) * s[2],
+        t[0],
+        t[1],
+        t[2],
+    ]
 }
 
 #[cfg(test)]

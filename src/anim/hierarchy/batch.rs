@@ -20,7 +20,7 @@ use super::super::joint_groups::FLOATS;
 use super::super::lanes8::{Lanes8, Portable, Simd};
 use super::super::rig::Rig;
 use super::super::skeleton::{BoneMatrix, NO_PARENT};
-use super::super::transform::Transform;
+use super::super::transform::{Transform, trs_columns};
 use crate::anim::job::{JobError, check_len};
 use nalgebra::Matrix4;
 
@@ -248,24 +248,7 @@ fn local_rows<L: Lanes8>(floats: &[&[f32; FLOATS]; LANES]) -> [L; 12] {
     let [tx, ty, tz, x] = components::<L>(floats, 0);
     let [y, z, w, sx] = components::<L>(floats, 4);
     let [_, _, sy, sz] = components::<L>(floats, 6);
-    let (one, two) = (L::splat(1.0), L::splat(2.0));
-    let (xx, yy, zz) = (x * x, y * y, z * z);
-    let (xy, xz, yz) = (x * y, x * z, y * z);
-    let (wx, wy, wz) = (w * x, w * y, w * z);
-    [
-        (one - two * (yy + zz)) * sx,
-        two * (xy + wz) * sx,
-        two * (xz - wy) * sx,
-        two * (xy - wz) * sy,
-        (one - two * (xx + zz)) * sy,
-        two * (yz + wx) * sy,
-        two * (xz + wy) * sz,
-        two * (yz - wx) * sz,
-        (one - two * (xx + yy)) * sz,
-        tx,
-        ty,
-        tz,
-    ]
+    trs_columns([tx, ty, tz], [x, y, z, w], [sx, sy, sz], L::splat(1.0), L::splat(2.0))
 }
 
 /// Floats `at..at + 4` of every pose, one per row: poses 0-3 in the low
