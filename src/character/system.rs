@@ -61,8 +61,8 @@ fn pool_for(threads: usize) -> Result<Arc<rayon::ThreadPool>, ThreadPoolError> {
 /// The fewest characters handed to one rayon task at a time (small enough
 /// to balance two cores on a hundred characters, large enough to amortise
 /// the task), and the most: a large crowd's tasks grow (while each thread
-/// still gets eight or more) so that the characters that evaluate in a
-/// task fill pose batches of `LANES` even at reduced evaluation rates.
+/// still gets eight tasks or more) so that the characters that evaluate
+/// in a task fill pose batches of `LANES` even at reduced evaluation rates.
 const CHARACTERS_PER_TASK: usize = 8;
 const MOST_CHARACTERS_PER_TASK: usize = 64;
 
