@@ -57,8 +57,6 @@ pub trait Lanes8:
     fn store(self, s: &mut [f32]);
     /// Bitwise exclusive or (bit patterns, not values: compares bits).
     fn xor(self, o: Self) -> Self;
-    /// The first four floats of `low` in the low half, of `high` in the high.
-    fn load_halves(low: &[f32], high: &[f32]) -> Self;
     /// The low half into the first four floats of `s`.
     fn store_low(self, s: &mut [f32]);
     /// The high half into the first four floats of `s`.
@@ -96,12 +94,6 @@ impl F64Lanes for wide::f64x4 {
     fn narrow(self) -> [f32; 4] {
         self.to_array().map(|v| v as f32)
     }
-}
-
-/// The first four floats of `s`.
-#[inline(always)]
-fn four(s: &[f32]) -> &[f32; 4] {
-    s[..4].try_into().expect("four floats")
 }
 
 /// Eight lanes as two of `wide`'s four.
@@ -218,10 +210,6 @@ impl Lanes8 for Portable {
     #[inline(always)]
     fn xor(self, o: Self) -> Self {
         Portable([self.0[0] ^ o.0[0], self.0[1] ^ o.0[1]])
-    }
-    #[inline(always)]
-    fn load_halves(low: &[f32], high: &[f32]) -> Self {
-        Portable([f32x4::from(*four(low)), f32x4::from(*four(high))])
     }
     #[inline(always)]
     fn store_low(self, s: &mut [f32]) {
@@ -404,11 +392,6 @@ mod avx2 {
             Avx2(unsafe { _mm256_xor_ps(self.0, o.0) })
         }
         #[inline(always)]
-        fn load_halves(low: &[f32], high: &[f32]) -> Self {
-            let (low, high) = (super::four(low), super::four(high));
-            Avx2(unsafe { _mm256_set_m128(_mm_loadu_ps(high.as_ptr()), _mm_loadu_ps(low.as_ptr())) })
-        }
-        #[inline(always)]
         fn store_low(self, s: &mut [f32]) {
             let s: &mut [f32; 4] = (&mut s[..4]).try_into().expect("four floats");
             unsafe { _mm_storeu_ps(s.as_mut_ptr(), _mm256_castps256_ps128(self.0)) }
@@ -522,7 +505,7 @@ mod tests {
         let zero = L::splat(0.0);
         assert_eq!(L::splat(-0.0).xor(zero).any_bit_halves(), [true, true]);
         assert_eq!(a.xor(a).any_bit_halves(), [false, false]);
-        let halves = L::load_halves(&floats[4..], &floats[60..]);
+        let halves = L::join(&[4.0, 5.0, 6.0, 7.0], &[60.0, 61.0, 62.0, 63.0]);
         assert_eq!(halves.to_array(), [4.0, 5.0, 6.0, 7.0, 60.0, 61.0, 62.0, 63.0]);
         let (mut low, mut high) = ([0.0; 4], [0.0; 4]);
         halves.store_low(&mut low);

@@ -16,7 +16,7 @@
 //! matrix is bit for bit what that path gives (tested), whichever lane and
 //! batch a pose lands in.
 
-use super::super::joint_groups::FLOATS;
+use super::super::joint_groups::{FLOATS, four};
 use super::super::lanes8::{Lanes8, Portable, Simd};
 use super::super::rig::Rig;
 use super::super::skeleton::{BoneMatrix, NO_PARENT};
@@ -257,10 +257,10 @@ fn local_rows<L: Lanes8>(floats: &[&[f32; FLOATS]; LANES]) -> [L; 12] {
 #[inline(always)]
 fn components<L: Lanes8>(floats: &[&[f32; FLOATS]; LANES], at: usize) -> [L; 4] {
     L::transpose_halves([
-        L::load_halves(&floats[0][at..], &floats[4][at..]),
-        L::load_halves(&floats[1][at..], &floats[5][at..]),
-        L::load_halves(&floats[2][at..], &floats[6][at..]),
-        L::load_halves(&floats[3][at..], &floats[7][at..]),
+        L::join(four(floats[0], at), four(floats[4], at)),
+        L::join(four(floats[1], at), four(floats[5], at)),
+        L::join(four(floats[2], at), four(floats[6], at)),
+        L::join(four(floats[3], at), four(floats[7], at)),
     ])
 }
 
@@ -372,7 +372,7 @@ fn swap_column<L: Lanes8, const C: usize, const K: usize>(
     new: L,
     changed: &mut [L; 4],
 ) {
-    let old = L::load_halves(&out[K][C], &out[K + 4][C]);
+    let old = L::join(&out[K][C], &out[K + 4][C]);
     changed[K] = changed[K].or(new.xor(old));
     new.store_low(&mut out[K][C]);
     new.store_high(&mut out[K + 4][C]);
