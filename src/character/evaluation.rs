@@ -480,9 +480,9 @@ impl<'a> LeafSampling<'a> {
     }
 
     /// Samples the clip nodes `range` that have weight and blends them into
-    /// `locals` and `morph_weights`: the rest pose for none, one clip sampled straight into it (bit
-    /// for bit what sampling gives: dump and the conformance suite rely on
-    /// it), else a weighted blend of the first `MAX_CLIP_NODES` (each
+    /// `locals` and `morph_weights`: the rest pose for none, one clip
+    /// sampled straight into it (bit for bit what sampling gives: dump and
+    /// the conformance suite rely on it), else a weighted blend of the first `MAX_CLIP_NODES` (each
     /// sampled into the thread's scratch). Joints outside `joints` may
     /// keep what they held.
     fn blend(

@@ -333,10 +333,54 @@ fn update_in_order(
     for summary in summaries.iter_mut() {
         *summary = TaskSummary::default();
     }
-    LOCAL_POSES.with(|buffers| match buffers.try_borrow_mut() {
-        Ok(mut buffers) => update_with(characters, plans, summaries, task, dt, &mut buffers),
+    LOCAL_POSES.with(|held| {
         // Not reentrant by design; a nested update gets fresh buffers.
-        Err(_) => update_with(characters, plans, summaries, task, dt, &mut Default::default()),
+        let (mut held, mut fresh) = (held.try_borrow_mut().ok(), None);
+        let buffers = match held.as_deref_mut() {
+            Some(buffers) => buffers,
+            None => fresh.insert(Default::default()),
+        };
+        let report = |summaries: &mut [TaskSummary], i: usize, result: Result<(), JobError>| {
+            let summary = &mut summaries[i / task];
+            let first = summary.failure.as_ref().is_none_or(|(f, _)| i % task < *f);
+            if let (Err(error), true) = (result, first) {
+                summary.failure = Some((i % task, error));
+            }
+        };
+        let mut waiting = Waiting::default();
+        for i in 0..characters.len() {
+            // The character after next: its own fields (the addresses of its
+            // heap blocks), so that naming those blocks one character ahead
+            // does not wait for them.
+            if let Some(after_next) = characters.get(i + 2) {
+                crate::anim::prefetch::value(after_next);
+            }
+            if let (Some(next), Some(plan)) = (characters.get(i + 1), plans.get_mut(i + 1)) {
+                if !plan.fits(next) {
+                    *plan = next.prefetch_plan();
+                }
+                plan.prefetch(next.may_evaluate());
+            }
+            // The next lane's buffer: kept if the character waits.
+            let buffer = &mut buffers[waiting.len];
+            let result = characters[i].update_for_batch(dt, buffer);
+            summaries[i / task].fired |= !characters[i].events().is_empty();
+            match result {
+                Ok(false) => {}
+                Ok(true) if waiting.takes(characters, i) => {
+                    if waiting.len == LANES {
+                        waiting.finish(characters, buffers, |c, result| report(summaries, c, result));
+                    }
+                }
+                // Another rig than the waiting ones': alone.
+                Ok(true) => report(summaries, i, characters[i].finish_batch(None, buffer)),
+                Err(error) => report(summaries, i, Err(error)),
+            }
+        }
+        // Too few for a batch to pay: alone.
+        for (&c, buffer) in waiting.at[..waiting.len].iter().zip(buffers.iter()) {
+            report(summaries, c, characters[c].finish_batch(None, buffer));
+        }
     });
 }
 
@@ -344,60 +388,6 @@ thread_local! {
     /// The local poses of the characters waiting for a pose batch that do
     /// not keep their own, one per lane (see `Waiting`).
     static LOCAL_POSES: RefCell<[Vec<Transform>; LANES]> = RefCell::new(Default::default());
-}
-
-/// `update_in_order` with the thread's local pose buffers.
-fn update_with(
-    characters: &mut [Character],
-    plans: &mut [PrefetchPlan],
-    summaries: &mut [TaskSummary],
-    task: usize,
-    dt: f32,
-    buffers: &mut [Vec<Transform>; LANES],
-) {
-    let report = |summaries: &mut [TaskSummary], i: usize, result: Result<(), JobError>| {
-        let summary = &mut summaries[i / task];
-        let first = summary.failure.as_ref().is_none_or(|(f, _)| i % task < *f);
-        if let (Err(error), true) = (result, first) {
-            summary.failure = Some((i % task, error));
-        }
-    };
-    let mut waiting = Waiting::default();
-    for i in 0..characters.len() {
-        // The character after next: its own fields (the addresses of its
-        // heap blocks), so that naming those blocks one character ahead
-        // does not wait for them.
-        if let Some(after_next) = characters.get(i + 2) {
-            crate::anim::prefetch::value(after_next);
-        }
-        if let (Some(next), Some(plan)) = (characters.get(i + 1), plans.get_mut(i + 1)) {
-            if !plan.fits(next) {
-                *plan = next.prefetch_plan();
-            }
-            plan.prefetch(next.may_evaluate());
-        }
-        // The next lane's buffer: kept if the character waits.
-        let buffer = &mut buffers[waiting.len];
-        let result = characters[i].update_for_batch(dt, buffer);
-        summaries[i / task].fired |= !characters[i].events().is_empty();
-        match result {
-            Ok(false) => {}
-            Ok(true) if waiting.takes(characters, i) => {
-                if waiting.len == LANES {
-                    for (c, result) in waiting.finish(characters, buffers) {
-                        report(summaries, c, result);
-                    }
-                }
-            }
-            // Another rig than the waiting ones': alone.
-            Ok(true) => report(summaries, i, characters[i].finish_batch(None, buffer)),
-            Err(error) => report(summaries, i, Err(error)),
-        }
-    }
-    // Too few for a batch to pay: alone.
-    for (&c, buffer) in waiting.at[..waiting.len].iter().zip(buffers.iter()) {
-        report(summaries, c, characters[c].finish_batch(None, buffer));
-    }
 }
 
 /// The characters whose world matrices and palettes wait for a pose batch,
@@ -419,13 +409,14 @@ impl Waiting {
         true
     }
 
-    /// Runs the batch and ends each waiting character's update; each
-    /// one's index and result. None wait afterwards.
+    /// Runs the batch and ends each waiting character's update, handing
+    /// `report` its index and result. None wait afterwards.
     fn finish(
         &mut self,
         characters: &mut [Character],
         buffers: &[Vec<Transform>; LANES],
-    ) -> [(usize, Result<(), JobError>); LANES] {
+        mut report: impl FnMut(usize, Result<(), JobError>),
+    ) {
         let waiting = &self.at[..self.len];
         let (first, last) = (waiting[0], waiting[self.len - 1]);
         let mut rig = None;
@@ -443,14 +434,12 @@ impl Waiting {
             }),
             None => Ok([false; LANES]),
         };
-        let mut results: [(usize, Result<(), JobError>); LANES] = std::array::from_fn(|_| (0, Ok(())));
         for (lane, &c) in waiting.iter().enumerate() {
             // A batch that failed leaves each character's output to itself.
             let batched = changed.as_ref().ok().map(|changed| changed[lane]);
-            results[lane] = (c, characters[c].finish_batch(batched, &buffers[lane]));
+            report(c, characters[c].finish_batch(batched, &buffers[lane]));
         }
         self.len = 0;
-        results
     }
 }
 
