@@ -12,6 +12,7 @@
 //! width, and the same result on every CPU.
 
 use super::FastTime;
+use crate::anim::joint_groups::{GROUP, ROTATION, SCALE, group_mut, store_components};
 use crate::anim::lanes8::Lanes8;
 use crate::anim::runtime_clip::{LANES, RotationBlock, RuntimeClip, Times, VectorBlock};
 use crate::anim::transform::Transform;
@@ -91,11 +92,20 @@ pub(super) fn sample_path<F: Lanes8, P: Path8<F>>(
             path.rotation(blocks, pair)
         };
         let (tr, sc) = (vector(blocks, 0, pair, path), vector(blocks, 1, pair, path));
+        let end = ((b + 2).min(range.end) * LANES).min(output.len());
+        let joints = &mut output[b * LANES..end];
+        if joints.len() == GROUP {
+            // Two whole blocks: transposed back into eight joints' floats.
+            let (floats, zero) = (group_mut(joints), F::splat(0.0));
+            store_components(floats, 0, [tr[0], tr[1], tr[2], r[0]], 4);
+            store_components(floats, ROTATION + 1, [r[1], r[2], r[3], sc[0]], 4);
+            store_components(floats, SCALE + 1, [sc[1], sc[2], zero, zero], 2);
+            b += 2;
+            continue;
+        }
         let tr = each!(0, 1, 2; |c| tr[c].to_array());
         let r = each!(0, 1, 2, 3; |c| r[c].to_array());
         let sc = each!(0, 1, 2; |c| sc[c].to_array());
-        let end = ((b + 2).min(range.end) * LANES).min(output.len());
-        let joints = &mut output[b * LANES..end];
         for (l, o) in joints.iter_mut().enumerate() {
             *o = Transform {
                 translation: Vector3::new(tr[0][l], tr[1][l], tr[2][l]),
