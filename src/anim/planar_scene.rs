@@ -345,6 +345,7 @@ impl FramePoses for PlanarScene {
                 palettes: &copy.palettes,
                 palette_ranges: self.rig.palette_ranges(),
                 world: &copy.models,
+                world_joints: None,
                 morph_weights: &copy.morph_weights,
             },
             version: copy.version,

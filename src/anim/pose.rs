@@ -39,9 +39,13 @@ pub struct SkinnedPose<'a> {
     pub palettes: &'a [BoneMatrix],
     /// Each skin's run `[start, end)` in `palettes`.
     pub palette_ranges: &'a [[u32; 2]],
-    /// Scene-space matrix of every skeleton joint (unskinned meshes use
-    /// `world[instance.joint]`).
+    /// Scene-space matrix of every skeleton joint, or of those of
+    /// `world_joints` in its order (unskinned meshes use
+    /// [`joint_world`](Self::joint_world)`(instance.joint)`).
     pub world: &'a [Matrix4<f32>],
+    /// The joints `world` holds when not every one (ascending: a crowd's
+    /// characters keep those that drawing and root motion read).
+    pub world_joints: Option<&'a [u32]>,
     /// Morph weights laid out as `Pose::morph_weights`.
     pub morph_weights: &'a [f32],
 }
@@ -50,6 +54,14 @@ impl<'a> SkinnedPose<'a> {
     /// Number of skins.
     pub fn skins(&self) -> usize {
         self.palette_ranges.len()
+    }
+
+    /// Joint `joint`'s scene-space matrix, if the pose holds it.
+    pub fn joint_world(&self, joint: u32) -> Option<&'a Matrix4<f32>> {
+        match self.world_joints {
+            None => self.world.get(joint as usize),
+            Some(joints) => joints.binary_search(&joint).ok().and_then(|k| self.world.get(k)),
+        }
     }
 
     /// Skinning matrices of skin `skin`, one per skin joint (empty for an unknown skin).
@@ -90,7 +102,7 @@ impl<'a> SkinnedPose<'a> {
     ) -> Result<(), JobError> {
         let transform = match instance.skin {
             Some(skin) if primitive.influences.is_some() => SkinTransform::Palette(self.palette(skin)),
-            _ => SkinTransform::Rigid(*self.world.get(instance.joint as usize).ok_or_else(|| {
+            _ => SkinTransform::Rigid(*self.joint_world(instance.joint).ok_or_else(|| {
                 JobError::new(format!("skinning: instance joint {} outside the pose", instance.joint))
             })?),
         };

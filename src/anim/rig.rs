@@ -213,6 +213,24 @@ impl Rig {
         Ok(())
     }
 
+    /// The joints whose world matrices drawing reads, ascending: those
+    /// placing a mesh drawn without a skin (an unskinned instance, or a
+    /// primitive without joints in a skinned one, as
+    /// [`SkinnedPose::skin_primitive`](super::SkinnedPose::skin_primitive)
+    /// and the GPU skin pass place them). Empty when every mesh is skinned.
+    pub fn rigid_joints(&self) -> Vec<u32> {
+        let rigid = |instance: &&MeshInstance| {
+            let mesh = self.meshes.get(instance.mesh);
+            instance.skin.is_none()
+                || mesh.is_none_or(|m| m.primitives.iter().any(|p| p.influences.is_none()))
+        };
+        let mut joints: Vec<u32> =
+            self.instances.iter().filter(rigid).map(|instance| instance.joint).collect();
+        joints.sort_unstable();
+        joints.dedup();
+        joints
+    }
+
     /// Each run of the palettes with the skin that fills it (skins that
     /// share a run are not repeated).
     pub fn palette_runs(&self) -> impl Iterator<Item = (&Skin, std::ops::Range<usize>)> + '_ {

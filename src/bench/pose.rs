@@ -153,7 +153,7 @@ fn alone_and_batched(model: &Model, a: &str, b: &str) -> [f64; 2] {
             let mut each = outputs.iter_mut().zip(&locals);
             let mut poses: [BatchedPose; LANES] = std::array::from_fn(|_| {
                 let ((world, palettes), locals) = each.next().expect("eight poses");
-                BatchedPose { locals, world, palettes }
+                BatchedPose { locals, world, world_joints: None, palettes }
             });
             model_and_palettes(rig, &mut poses, &mut scratch).expect("batch");
         }

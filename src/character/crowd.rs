@@ -70,8 +70,10 @@ impl Crowd {
             return Err(CrowdError::FrameRate(fps));
         }
         let mut system = AnimationSystem::with_threads(threads)?;
-        // Drawn, not edited: no local pose kept per character.
+        // Drawn, not edited: no local pose kept per character, and only
+        // the world matrices that drawing and root motion read.
         system.set_keeps_local_poses(false);
+        system.set_keeps_world_matrices(false);
         let worlds =
             (0..count).map(|i| Matrix4::new_translation(&grid_position(i, count, spacing))).collect();
         let mut crowd = Crowd {

@@ -87,6 +87,22 @@ pub(super) struct Evaluation {
     keeps_local_pose: bool,
 }
 
+/// What a character keeps after an update besides its palettes and morph
+/// weights (everything, unless a crowd that is only drawn says otherwise).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Keeps {
+    /// Its local pose (see [`Evaluation::run`]).
+    pub local_pose: bool,
+    /// Every joint's world matrix; else only those that rigidly drawn
+    /// meshes and root motion read (see [`PoseOutput::keeping_world`]).
+    pub world_matrices: bool,
+}
+
+impl Keeps {
+    /// Everything.
+    pub const ALL: Keeps = Keeps { local_pose: true, world_matrices: true };
+}
+
 impl Evaluation {
     /// Names for a prefetch (see [`prefetch`](crate::anim::prefetch)) the
     /// weights every update reads into `every_update`, and into
@@ -111,9 +127,14 @@ impl Evaluation {
         }
     }
 
-    /// The rest pose, nothing evaluated yet; without `keeps_local_pose`,
-    /// no local pose (see `run`).
-    pub fn new(rig: &Rig, controller: &Controller, keeps_local_pose: bool) -> Self {
+    /// The rest pose, nothing evaluated yet, keeping what `keeps` says
+    /// (without the local pose: see `run`).
+    pub fn new(rig: &Rig, controller: &Controller, keeps: Keeps) -> Self {
+        let keeps_local_pose = keeps.local_pose;
+        let output = match keeps.world_matrices {
+            true => PoseOutput::new(rig),
+            false => PoseOutput::keeping_world(rig, controller.world_joints.clone()),
+        };
         let leaves = controller.leaves();
         // What every update reads is allocated first, what an evaluation
         // reads after it: each then lies in one run of the heap (see
@@ -130,7 +151,7 @@ impl Evaluation {
                 locals: if keeps_local_pose { rig.skeleton.rest().to_vec() } else { Vec::new() },
                 morph_weights: rig.rest_morph_weights.clone(),
             },
-            output: PoseOutput::new(rig),
+            output,
             playback: Vec::with_capacity(leaves.len()),
             keeps_local_pose,
         }

@@ -1,6 +1,7 @@
 //! What an evaluation writes and reads back within one update, then
 //! forgets: each clip's sampled pose before the blend, a layer's pose
-//! before it is laid over, and a pose batch's model matrices. One set per thread, reused
+//! before it is laid over, and the model matrices of a pose batch and of
+//! an output that keeps few. One set per thread, reused
 //! by every character the thread updates, instead of one per character: a
 //! crowd's characters keep only what outlives an update (a tenth of what
 //! they kept), and these buffers stay in the thread's cache from one
@@ -9,6 +10,7 @@
 //! Buffers grow to the largest rig and blend a thread has seen and keep
 //! their capacity, so a warm thread never allocates here.
 
+use super::output::ModelScratch;
 use crate::anim::hierarchy::batch::BatchScratch;
 use crate::anim::{Pose, Transform};
 use std::cell::RefCell;
@@ -22,6 +24,8 @@ pub(super) struct Scratch {
     pub layer: Pose,
     /// The model matrices of a pose batch (see `system`).
     pub batch: BatchScratch,
+    /// The model matrices and palettes of an output that keeps few (see `output`).
+    pub models: ModelScratch,
 }
 
 /// One pose per clip sampled for a blend, in blend order.

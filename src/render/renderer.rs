@@ -448,6 +448,7 @@ impl Scenery {
                 palettes: &[],
                 palette_ranges: &[],
                 world: &SCENERY_WORLD,
+                world_joints: None,
                 morph_weights: &[],
             },
             version: 1,

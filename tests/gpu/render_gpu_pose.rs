@@ -121,7 +121,8 @@ fn palette_error(pass: &SkinPass, gpu: &[BoneMatrix], cpu: &dyn FramePoses, size
             expected.extend(pose.palette(s).iter().enumerate().map(|(i, m)| (base + i as u32, *m)));
         }
         for &(joint, index) in &place.rigid {
-            expected.push((index, BoneMatrix::from_matrix(&pose.world[joint as usize])));
+            let world = pose.joint_world(joint).expect("a rigid joint's world matrix is kept");
+            expected.push((index, BoneMatrix::from_matrix(world)));
         }
         let mut covered: Vec<u32> = expected.iter().map(|&(index, _)| index).collect();
         covered.sort_unstable();

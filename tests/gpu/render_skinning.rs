@@ -606,8 +606,13 @@ fn palette_layout_is_pinned() {
     let id = rig.add(&ctx, &model, true);
     let palette = [bone];
     let world = [Matrix4::identity(), m];
-    let pose =
-        SkinnedPose { palettes: &palette, palette_ranges: &[[0, 1]], world: &world, morph_weights: &[] };
+    let pose = SkinnedPose {
+        palettes: &palette,
+        palette_ranges: &[[0, 1]],
+        world: &world,
+        world_joints: None,
+        morph_weights: &[],
+    };
     let out = rig.skin(&ctx, &[SkinInput { pose, version: 1 }]);
     for (o, what) in rig.pass.outputs(id).iter().zip(["skinned", "rigid"]) {
         let v = out[o.output_offset as usize].position;

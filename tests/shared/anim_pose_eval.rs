@@ -103,6 +103,17 @@ fn skinned_bind_pose_reproduces_the_mesh() {
     }
 }
 
+/// Whether `batched`'s world matrices are `expected` and its palettes and
+/// morph weights `full`'s, bit for bit.
+fn kept_bits_match(
+    batched: &vkskin::character::Character,
+    full: &vkskin::character::Character,
+    expected: &[u32],
+) -> bool {
+    let (b, f) = (pose_bits(batched), pose_bits(full));
+    b.0 == expected && b.1 == f.1 && b.2 == f.2
+}
+
 /// Every bit of a character's matrices, palettes and morph weights, and its version.
 fn pose_bits(c: &vkskin::character::Character) -> (Vec<u32>, Vec<u32>, Vec<u32>, u64) {
     let pose = c.pose();
@@ -116,31 +127,63 @@ fn pose_bits(c: &vkskin::character::Character) -> (Vec<u32>, Vec<u32>, Vec<u32>,
 /// batches and keeping no local pose, give bit for bit what each gives
 /// updated alone, on every shared model (its skins, shared palettes and
 /// hierarchies): eleven characters playing its clips at spread times.
+/// Keeping only the world matrices that drawing reads (rigid meshes'),
+/// they give the palettes and morph weights of characters that keep them
+/// all, and those matrices.
 #[test]
 fn crowds_of_every_model_pose_each_character_as_alone() {
     use std::sync::Arc;
-    use vkskin::character::{AnimationSystem, CharacterId, Controller};
+    use vkskin::character::{AnimationSystem, Character, CharacterId, Controller};
     for path in shared_models() {
         let model = vkskin::asset::load(&path).unwrap();
         if model.clips.is_empty() {
             continue;
         }
-        let mut system = AnimationSystem::single_threaded();
-        system.set_keeps_local_poses(false);
-        for i in 0..11 {
-            let clip = i % model.clips.len();
-            let controller = Arc::new(Controller::single_clip(&model.rig, Some(clip), true).unwrap());
-            let id = system.add(model.rig.clone(), controller).unwrap();
-            system.character_mut(id).seek(f64::from(model.clips[clip].duration) * i as f64 / 11.0);
-        }
-        let mut alone: Vec<_> = system.characters().to_vec();
-        for frame in 0..4 {
-            system.update(1.0 / 30.0).unwrap();
-            for (i, c) in alone.iter_mut().enumerate() {
-                c.update(1.0 / 30.0).unwrap();
-                let batched = system.character(CharacterId(i));
-                let label = format!("{} frame {frame} character {i}", path.display());
-                assert!(pose_bits(batched) == pose_bits(c), "{label}");
+        for keeps_world in [true, false] {
+            let mut system = AnimationSystem::single_threaded();
+            system.set_keeps_local_poses(false);
+            system.set_keeps_world_matrices(keeps_world);
+            let mut full = Vec::new();
+            for i in 0..11 {
+                let clip = i % model.clips.len();
+                let controller = Arc::new(Controller::single_clip(&model.rig, Some(clip), true).unwrap());
+                let id = system.add(model.rig.clone(), controller.clone()).unwrap();
+                let start = f64::from(model.clips[clip].duration) * i as f64 / 11.0;
+                system.character_mut(id).seek(start);
+                full.push(Character::new(model.rig.clone(), controller).unwrap());
+                full[i].seek(start);
+            }
+            // No root motion here: those that rigid meshes read, when not all.
+            let kept = system.character(CharacterId(0)).output().world_joints().map(<[u32]>::to_vec);
+            let expected = (!keeps_world).then(|| model.rig.rigid_joints());
+            assert_eq!(kept, expected, "{}", path.display());
+            let mut alone: Vec<_> = system.characters().to_vec();
+            for frame in 0..4 {
+                system.update(1.0 / 30.0).unwrap();
+                for (i, (c, f)) in alone.iter_mut().zip(&mut full).enumerate() {
+                    c.update(1.0 / 30.0).unwrap();
+                    f.update(1.0 / 30.0).unwrap();
+                    let batched = system.character(CharacterId(i));
+                    let label = format!(
+                        "{} keeping every world matrix {keeps_world}, frame {frame} character {i}",
+                        path.display()
+                    );
+                    assert!(pose_bits(batched) == pose_bits(c), "{label}");
+                    // The matrices kept, the palettes and weights: as if all were kept.
+                    let expected: Vec<u32> = match &kept {
+                        None => pose_bits(f).0,
+                        Some(joints) => joints
+                            .iter()
+                            .flat_map(|&j| f.output().world()[j as usize].iter().map(|v| v.to_bits()))
+                            .collect(),
+                    };
+                    assert!(kept_bits_match(batched, f, &expected), "{label}: as if all kept");
+                    if frame == 3 {
+                        // Every mesh drawn, rigid ones from the matrices kept.
+                        let (b, f) = (skin_all(&model, &batched.pose()), skin_all(&model, &f.pose()));
+                        assert!(b == f, "{label}: vertices as if all kept");
+                    }
+                }
             }
         }
     }

@@ -15,6 +15,11 @@
 //! (`(p0 l0 + p1 l1) + p2 l2 + p3 0`, no fused multiply-add), so every
 //! matrix is bit for bit what that path gives (tested), whichever lane and
 //! batch a pose lands in.
+//!
+//! Poses may keep the model matrices of a few joints only (a crowd's
+//! characters: see `PoseOutput`); the batch then keeps the rest in its
+//! own lanes, and reports what changed by comparing the palettes and
+//! those few matrices.
 
 use super::super::joint_groups::{FLOATS, four};
 use super::super::lanes8::{Lanes8, Portable, Simd};
@@ -33,8 +38,12 @@ pub const LANES: usize = 8;
 pub struct BatchedPose<'a> {
     /// Local transform of each skeleton joint.
     pub locals: &'a [Transform],
-    /// Model matrix of each joint, compared with what it replaces.
+    /// Model matrix of each joint, compared with what it replaces; or of
+    /// those of `world_joints` in its order, the palettes then compared too.
     pub world: &'a mut [Matrix4<f32>],
+    /// The joints `world` holds when not every one, ascending (the same in
+    /// every pose of a batch).
+    pub world_joints: Option<&'a [u32]>,
     /// The rig's palettes (`Rig::palette_len` entries).
     pub palettes: &'a mut [BoneMatrix],
 }
@@ -63,7 +72,8 @@ pub struct BatchScratch {
 /// local[j]`, the roots under the identity) and palettes, as
 /// `skeleton_to_model_in_place` and `Rig::write_palettes` would, one pose
 /// per lane. Returns, per pose, whether any bit of its model matrices
-/// changed. Never allocates once `scratch` has grown.
+/// changed (where it keeps only a few, any bit of those or of its
+/// palettes). Never allocates once `scratch` has grown.
 pub fn model_and_palettes(
     rig: &Rig,
     poses: &mut [BatchedPose],
@@ -83,41 +93,63 @@ fn model_and_palettes_with(
     if poses.len() > LANES {
         return Err(JobError::new(format!("pose batch: {} poses, at most {LANES}", poses.len())));
     }
-    let (joints, palette) = (rig.skeleton.len(), rig.palette_len());
+    let (joints, palette, world_joints) = (rig.skeleton.len(), rig.palette_len(), last.world_joints);
+    let kept = world_joints.map_or(joints, <[u32]>::len);
+    if let Some(list) = world_joints {
+        let ascending = list.windows(2).all(|w| w[0] < w[1]);
+        if !ascending || list.last().is_some_and(|&j| j as usize >= joints) {
+            return Err(JobError::new(format!("pose batch: world joints {list:?} of {joints} joints")));
+        }
+    }
     for pose in poses.iter() {
+        if pose.world_joints != world_joints {
+            return Err(JobError::new("pose batch: poses keep different world matrices".to_string()));
+        }
         check_len("pose batch: locals", pose.locals.len(), joints)?;
-        check_len("pose batch: world", pose.world.len(), joints)?;
+        check_len("pose batch: world", pose.world.len(), kept)?;
         check_len("pose batch: palettes", pose.palettes.len(), palette)?;
     }
     let spares = LANES - poses.len();
     let BatchScratch { world, spare_world, spare_palettes } = scratch;
     fit(world, joints, [Lanes::default(); 16]);
-    fit(spare_world, spares * joints, Matrix4::zeros());
+    fit(spare_world, spares * kept, Matrix4::zeros());
     fit(spare_palettes, spares * palette, BoneMatrix::IDENTITY);
     // Lanes past the poses read the last pose and write the spares.
     let last_locals = last.locals;
-    let mut spare_world = spare_world[..spares * joints].chunks_mut(joints.max(1));
+    let mut spare_world = spare_world[..spares * kept].chunks_mut(kept.max(1));
     let mut spare_palettes = spare_palettes[..spares * palette].chunks_mut(palette.max(1));
     let mut lanes: [BatchedPose; LANES] = std::array::from_fn(|_| BatchedPose::default());
     let mut given = poses.iter_mut();
     for lane in lanes.iter_mut() {
         *lane = match given.next() {
-            Some(pose) => {
-                BatchedPose { locals: pose.locals, world: &mut *pose.world, palettes: &mut *pose.palettes }
-            }
+            Some(pose) => BatchedPose {
+                locals: pose.locals,
+                world: &mut *pose.world,
+                world_joints,
+                palettes: &mut *pose.palettes,
+            },
             None => BatchedPose {
                 locals: last_locals,
                 world: spare_world.next().unwrap_or_default(),
+                world_joints,
                 palettes: spare_palettes.next().unwrap_or_default(),
             },
         };
     }
     let world = &mut world[..joints];
-    let mut changed = match simd {
+    let mut changed = match (simd, world_joints) {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the CPU has AVX2 and FMA.
-        Simd::Avx2 if Simd::avx2_available() => unsafe { batch_avx2(rig, &mut lanes, world) },
-        _ => batch::<Portable>(rig, &mut lanes, world),
+        (Simd::Avx2, None) if Simd::avx2_available() => unsafe {
+            batch_avx2::<false>(rig, &mut lanes, world, &[])
+        },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as above.
+        (Simd::Avx2, Some(kept)) if Simd::avx2_available() => unsafe {
+            batch_avx2::<true>(rig, &mut lanes, world, kept)
+        },
+        (_, None) => batch::<Portable, false>(rig, &mut lanes, world, &[]),
+        (_, Some(kept)) => batch::<Portable, true>(rig, &mut lanes, world, kept),
     };
     // The spares compared a copy of the last pose.
     changed[poses.len()..].fill(false);
@@ -134,16 +166,30 @@ fn fit<T: Clone>(v: &mut Vec<T>, len: usize, value: T) {
 /// `batch` compiled for AVX2: one register per element.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn batch_avx2(rig: &Rig, lanes: &mut [BatchedPose; LANES], world: &mut [LaneMatrix]) -> [bool; LANES] {
-    batch::<super::super::lanes8::Avx2>(rig, lanes, world)
+fn batch_avx2<const FEW_KEPT: bool>(
+    rig: &Rig,
+    lanes: &mut [BatchedPose; LANES],
+    world: &mut [LaneMatrix],
+    kept: &[u32],
+) -> [bool; LANES] {
+    batch::<super::super::lanes8::Avx2, FEW_KEPT>(rig, lanes, world, kept)
 }
 
 /// The batch over checked lengths, every lane a pose (or a spare): every
-/// joint's matrices, then every palette from them. (No closures here and
-/// below: a closure is not compiled for AVX2 with the function around it.)
+/// joint's matrices, stored in the poses (with `FEW_KEPT`, those of the
+/// joints `kept` only), then every palette from them, compared with what
+/// they replace when `FEW_KEPT`. (No closures here and below: a closure is
+/// not compiled for AVX2 with the function around it.)
 #[inline(always)]
-fn batch<L: Lanes8>(rig: &Rig, lanes: &mut [BatchedPose; LANES], world: &mut [LaneMatrix]) -> [bool; LANES] {
+fn batch<L: Lanes8, const FEW_KEPT: bool>(
+    rig: &Rig,
+    lanes: &mut [BatchedPose; LANES],
+    world: &mut [LaneMatrix],
+    kept: &[u32],
+) -> [bool; LANES] {
     let mut changed = [L::splat(0.0); 4];
+    // Where the next kept joint's matrix goes.
+    let mut slot = 0;
     for (j, &parent) in rig.skeleton.parents().iter().enumerate() {
         let local = local_rows::<L>(&joint_locals(lanes, j));
         let parent = match parent {
@@ -152,12 +198,17 @@ fn batch<L: Lanes8>(rig: &Rig, lanes: &mut [BatchedPose; LANES], world: &mut [La
         };
         let model = product::<L>(&load_matrix(parent), &local);
         store_matrix(&model, &mut world[j]);
-        write_model::<L>(&mut joint_models(lanes, j), &model, &mut changed);
+        if !FEW_KEPT {
+            write::<L>(&mut joint_models(lanes, j), &model, &mut changed, true);
+        } else if kept.get(slot) == Some(&(j as u32)) {
+            write::<L>(&mut joint_models(lanes, slot), &model, &mut changed, true);
+            slot += 1;
+        }
     }
     for (skin, range) in rig.palette_runs() {
         for (i, (&joint, inverse_bind)) in skin.joints.iter().zip(&skin.inverse_binds).enumerate() {
             let skin_matrix = palette_entry::<L>(&world[joint as usize], inverse_bind);
-            write_palette::<L>(&mut palette_entries(lanes, range.start + i), &skin_matrix);
+            write::<L>(&mut palette_entries(lanes, range.start + i), &skin_matrix, &mut changed, FEW_KEPT);
         }
     }
     let mut any = [false; LANES];
@@ -174,11 +225,12 @@ fn joint_locals<'a>(lanes: &[BatchedPose<'a>; LANES], j: usize) -> [&'a [f32; FL
     [at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7)]
 }
 
-/// Joint `j`'s model matrix in each lane, to write.
+/// Model matrix `k` of each lane (joint `k`'s, or that of the `k`th joint kept), to write.
 #[inline(always)]
-fn joint_models<'a>(lanes: &'a mut [BatchedPose; LANES], j: usize) -> [&'a mut [[f32; 4]; 4]; LANES] {
+fn joint_models<'a>(lanes: &'a mut [BatchedPose; LANES], k: usize) -> [&'a mut [f32; 16]; LANES] {
     let [a, b, c, d, e, f, g, h] = lanes.each_mut();
-    let at = |lane: &'a mut BatchedPose| &mut lane.world[j].data.0;
+    let at =
+        |lane: &'a mut BatchedPose| bytemuck::cast_mut::<[[f32; 4]; 4], [f32; 16]>(&mut lane.world[k].data.0);
     [at(a), at(b), at(c), at(d), at(e), at(f), at(g), at(h)]
 }
 
@@ -337,70 +389,48 @@ fn by<L: Lanes8, const R: usize>(m: &[L; 16], b: &[f32; 4]) -> L {
     m[R] * L::splat(b[0]) + m[4 + R] * L::splat(b[1]) + m[8 + R] * L::splat(b[2]) + m[12 + R] * L::splat(b[3])
 }
 
-/// Stores a joint's model matrix in each lane, noting in `changed` the
-/// bits that differ from the matrix it replaces: `changed[k]` for lane
-/// `k` in its low half, lane `k + 4` in its high. (Each column and lane
-/// named by a constant: indexed in a loop, the sixteen values would go
-/// through an array on the stack.)
+/// Stores a matrix (a joint's model matrix, a palette entry) in each
+/// lane, noting in `changed` the bits that differ from the one it
+/// replaces when `compared`: `changed[k]` for lane `k` in its low half,
+/// lane `k + 4` in its high. (Each column and lane named by a constant:
+/// indexed in a loop, the sixteen values would go through an array on the
+/// stack.)
 #[inline(always)]
-fn write_model<L: Lanes8>(out: &mut [&mut [[f32; 4]; 4]; LANES], m: &[L; 16], changed: &mut [L; 4]) {
-    model_column::<L, 0>(out, m, changed);
-    model_column::<L, 1>(out, m, changed);
-    model_column::<L, 2>(out, m, changed);
-    model_column::<L, 3>(out, m, changed);
+fn write<L: Lanes8>(out: &mut [&mut [f32; 16]; LANES], m: &[L; 16], changed: &mut [L; 4], compared: bool) {
+    column::<L, 0>(out, m, changed, compared);
+    column::<L, 1>(out, m, changed, compared);
+    column::<L, 2>(out, m, changed, compared);
+    column::<L, 3>(out, m, changed, compared);
 }
 
-/// Column `C` of `write_model`.
+/// Column `C` of `write`.
 #[inline(always)]
-fn model_column<L: Lanes8, const C: usize>(
-    out: &mut [&mut [[f32; 4]; 4]; LANES],
+fn column<L: Lanes8, const C: usize>(
+    out: &mut [&mut [f32; 16]; LANES],
     m: &[L; 16],
     changed: &mut [L; 4],
+    compared: bool,
 ) {
     let rows = L::transpose_halves([m[C * 4], m[C * 4 + 1], m[C * 4 + 2], m[C * 4 + 3]]);
-    swap_column::<L, C, 0>(out, rows[0], changed);
-    swap_column::<L, C, 1>(out, rows[1], changed);
-    swap_column::<L, C, 2>(out, rows[2], changed);
-    swap_column::<L, C, 3>(out, rows[3], changed);
+    store_column::<L, C, 0>(out, rows[0], changed, compared);
+    store_column::<L, C, 1>(out, rows[1], changed, compared);
+    store_column::<L, C, 2>(out, rows[2], changed, compared);
+    store_column::<L, C, 3>(out, rows[3], changed, compared);
 }
 
 /// Stores column `C` of lane `K`'s matrix (`new`'s low half) and lane `K +
-/// 4`'s (its high half), noting what changed.
+/// 4`'s (its high half), noting what changed when `compared`.
 #[inline(always)]
-fn swap_column<L: Lanes8, const C: usize, const K: usize>(
-    out: &mut [&mut [[f32; 4]; 4]; LANES],
+fn store_column<L: Lanes8, const C: usize, const K: usize>(
+    out: &mut [&mut [f32; 16]; LANES],
     new: L,
     changed: &mut [L; 4],
+    compared: bool,
 ) {
-    let old = L::join(&out[K][C], &out[K + 4][C]);
-    changed[K] = changed[K].or(new.xor(old));
-    new.store_low(&mut out[K][C]);
-    new.store_high(&mut out[K + 4][C]);
-}
-
-/// Stores a palette entry in each lane.
-#[inline(always)]
-fn write_palette<L: Lanes8>(out: &mut [&mut [f32; 16]; LANES], m: &[L; 16]) {
-    palette_column::<L, 0>(out, m);
-    palette_column::<L, 1>(out, m);
-    palette_column::<L, 2>(out, m);
-    palette_column::<L, 3>(out, m);
-}
-
-/// Column `C` of `write_palette`.
-#[inline(always)]
-fn palette_column<L: Lanes8, const C: usize>(out: &mut [&mut [f32; 16]; LANES], m: &[L; 16]) {
-    let rows = L::transpose_halves([m[C * 4], m[C * 4 + 1], m[C * 4 + 2], m[C * 4 + 3]]);
-    store_column::<L, C, 0>(out, rows[0]);
-    store_column::<L, C, 1>(out, rows[1]);
-    store_column::<L, C, 2>(out, rows[2]);
-    store_column::<L, C, 3>(out, rows[3]);
-}
-
-/// Stores column `C` of lane `K`'s entry (`new`'s low half) and lane `K +
-/// 4`'s (its high half).
-#[inline(always)]
-fn store_column<L: Lanes8, const C: usize, const K: usize>(out: &mut [&mut [f32; 16]; LANES], new: L) {
+    if compared {
+        let old = L::join(four(out[K], C * 4), four(out[K + 4], C * 4));
+        changed[K] = changed[K].or(new.xor(old));
+    }
     new.store_low(&mut out[K][C * 4..]);
     new.store_high(&mut out[K + 4][C * 4..]);
 }
@@ -457,16 +487,23 @@ mod tests {
         if Simd::avx2_available() {
             simds.push(Simd::Avx2);
         }
-        for simd in simds {
+        let joints = rig.skeleton.len();
+        let skins: Vec<u32> = rig.palette_runs().flat_map(|(skin, _)| skin.joints.iter().copied()).collect();
+        let skinned = *skins.iter().max().unwrap() as usize;
+        let unskinned = (0..joints).find(|j| !skins.contains(&(*j as u32))).expect("a joint no skin uses");
+        // Every model matrix kept, a few (the one no skin uses among them), none.
+        let mut few = [1, unskinned as u32, skinned as u32 - 1];
+        few.sort();
+        for (simd, kept) in
+            simds.into_iter().flat_map(|simd| [(simd, None), (simd, Some(&few[..])), (simd, Some(&[][..]))])
+        {
+            let count_kept = kept.map_or(joints, <[u32]>::len);
             for count in 1..=LANES {
                 let locals = poses(rig, count, count as u32);
                 let mut outputs: Vec<_> = locals
                     .iter()
                     .map(|_| {
-                        (
-                            vec![Matrix4::zeros(); rig.skeleton.len()],
-                            vec![BoneMatrix::IDENTITY; rig.palette_len()],
-                        )
+                        (vec![Matrix4::zeros(); count_kept], vec![BoneMatrix::IDENTITY; rig.palette_len()])
                     })
                     .collect();
                 let mut scratch = BatchScratch::default();
@@ -475,27 +512,44 @@ mod tests {
                     let mut batch: Vec<BatchedPose> = outputs
                         .iter_mut()
                         .zip(locals)
-                        .map(|((world, palettes), locals)| BatchedPose { locals, world, palettes })
+                        .map(|((world, palettes), locals)| BatchedPose {
+                            locals,
+                            world,
+                            world_joints: kept,
+                            palettes,
+                        })
                         .collect();
                     model_and_palettes_with(simd, rig, &mut batch, &mut scratch).unwrap()
                 };
+                let case = format!("{simd:?}, {count} poses, model matrices kept: {kept:?}");
                 let changed = run(&mut outputs, &locals);
-                assert_eq!(changed[..count], vec![true; count][..], "{simd:?}, {count} poses: first run");
+                assert_eq!(changed[..count], vec![true; count][..], "{case}: first run");
                 assert!(changed[count..].iter().all(|c| !c));
                 for (k, ((world, palettes), locals)) in outputs.iter().zip(&locals).enumerate() {
                     let (w, p) = alone(rig, locals);
+                    let w: Vec<Matrix4<f32>> = match kept {
+                        None => w,
+                        Some(kept) => kept.iter().map(|&j| w[j as usize]).collect(),
+                    };
                     let w: Vec<f32> = w.iter().flat_map(|m| m.iter().copied()).collect();
                     let world: Vec<f32> = world.iter().flat_map(|m| m.iter().copied()).collect();
-                    assert_eq!(bits(&world), bits(&w), "{simd:?}, {count} poses: model matrices of lane {k}");
-                    assert_eq!(bits(palettes), bits(&p), "{simd:?}, {count} poses: palettes of lane {k}");
+                    assert_eq!(bits(&world), bits(&w), "{case}: model matrices of lane {k}");
+                    assert_eq!(bits(palettes), bits(&p), "{case}: palettes of lane {k}");
                 }
-                // The same poses again: nothing changed; one pose moved: that lane.
-                assert_eq!(run(&mut outputs, &locals), [false; LANES], "{simd:?}, {count} poses: again");
+                // The same poses again: nothing changed; a skinned joint
+                // past the kept matrices moved in one pose: that lane.
+                assert_eq!(run(&mut outputs, &locals), [false; LANES], "{case}: again");
                 let mut moved = locals.clone();
-                moved[count - 1][3].translation.y += 0.25;
+                moved[count - 1][skinned].translation.y += 0.25;
                 let changed = run(&mut outputs, &moved);
                 let expected: Vec<bool> = (0..LANES).map(|k| k == count - 1).collect();
-                assert_eq!(changed[..], expected[..], "{simd:?}, {count} poses: one moved");
+                assert_eq!(changed[..], expected[..], "{case}: one moved");
+                // A joint that no skin uses (nor any below it), moved: a
+                // change only where its matrix is kept.
+                moved[count - 1][unskinned].translation.y += 0.25;
+                let changed = run(&mut outputs, &moved);
+                let expected: Vec<bool> = (0..LANES).map(|k| k == count - 1 && kept != Some(&[])).collect();
+                assert_eq!(changed[..], expected[..], "{case}: a joint no skin uses moved");
             }
         }
     }
@@ -504,11 +558,34 @@ mod tests {
     fn a_batch_of_the_wrong_size_is_an_error() {
         let model = crate::asset::load_default_character().unwrap();
         let rig = &model.rig;
+        let joints = rig.skeleton.len();
         let locals = rig.skeleton.rest().to_vec();
-        let mut world = vec![Matrix4::zeros(); rig.skeleton.len() - 1];
-        let mut palettes = vec![BoneMatrix::IDENTITY; rig.palette_len()];
-        let mut batch = [BatchedPose { locals: &locals, world: &mut world, palettes: &mut palettes }];
-        let error = model_and_palettes(rig, &mut batch, &mut BatchScratch::default()).unwrap_err();
-        assert!(error.to_string().contains("pose batch: world"), "{error}");
+        let mut palettes = vec![vec![BoneMatrix::IDENTITY; rig.palette_len()]; 2];
+        // Too few matrices, poses keeping different ones, joints past the
+        // skeleton's or out of order.
+        let (all, two, past, unordered) =
+            (None, Some(&[1, 2][..]), Some(&[1, joints as u32][..]), Some(&[2, 1][..]));
+        let cases = [
+            ([(all, joints), (all, joints - 1)], "pose batch: world"),
+            ([(all, joints), (two, 2)], "different world matrices"),
+            ([(past, 2), (past, 2)], "world joints"),
+            ([(unordered, 2), (unordered, 2)], "world joints"),
+        ];
+        for (kept, expected) in cases {
+            let mut world = kept.map(|(_, n)| vec![Matrix4::zeros(); n]);
+            let mut batch: Vec<BatchedPose> = world
+                .iter_mut()
+                .zip(&mut palettes)
+                .zip(kept)
+                .map(|((world, palettes), (world_joints, _))| BatchedPose {
+                    locals: &locals,
+                    world,
+                    world_joints,
+                    palettes,
+                })
+                .collect();
+            let error = model_and_palettes(rig, &mut batch, &mut BatchScratch::default()).unwrap_err();
+            assert!(error.to_string().contains(expected), "{error}");
+        }
     }
 }

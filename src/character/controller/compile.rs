@@ -22,6 +22,7 @@ use crate::anim::{LayerMode, NO_PARENT, Pose, RotationBlend, SampleJob, Sampling
 use crate::character::clip_cursors::ClipCursors;
 use crate::character::root_motion::ClipRootMotion;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// Name of the any-state source in `TransitionDef::from`.
 const ANY_STATE: &str = "*";
@@ -78,6 +79,7 @@ pub(super) fn compile(
     let Builder { nodes, leaves, groups, inputs, .. } = builder;
     let root_motion = root_motion(file, rig, &leaves)?;
     let cursor_slots = ClipCursors::slots(leaves.iter().map(|l| l.clip), rig.clips.len());
+    let world_joints = world_joints(rig, root_motion.as_ref());
     Ok(Controller {
         parameters,
         states,
@@ -93,7 +95,22 @@ pub(super) fn compile(
         layers,
         root_motion,
         cursor_slots,
+        world_joints,
     })
+}
+
+/// The joints whose world matrices a character keeps when it keeps few
+/// (see `PoseOutput::keeping_world`), ascending: those that place rigidly
+/// drawn meshes, and the root-motion joint's parent (root motion turns
+/// into model space by it).
+fn world_joints(rig: &Rig, root_motion: Option<&RootMotionSetup>) -> Arc<[u32]> {
+    let mut joints = rig.rigid_joints();
+    let parents = rig.skeleton.parents();
+    let parent = root_motion.and_then(|setup| parents.get(setup.joint as usize));
+    joints.extend(parent.filter(|&&p| p != NO_PARENT));
+    joints.sort_unstable();
+    joints.dedup();
+    joints.into()
 }
 
 /// The parameters, checked: names valid and distinct, float defaults and

@@ -195,6 +195,9 @@ pub struct Controller {
     /// Each rig clip's clip cursor in a character (`ClipCursors::slots`
     /// of the leaves' clips).
     pub(crate) cursor_slots: Arc<[u32]>,
+    /// The joints whose world matrices a character keeps when it keeps
+    /// few, ascending (rigidly drawn meshes', the root-motion joint's parent).
+    pub(crate) world_joints: Arc<[u32]>,
 }
 
 /// A layer: its motion (a state past the machine's), how it combines, its

@@ -198,10 +198,9 @@ impl Written<'_> {
             }
             stats.palette_bytes_written += palette.len() as u64 * PALETTE_ENTRY_BYTES;
         }
-        let world = pose.world;
         let rigid = if self.palette { place.rigid.as_slice() } else { &[] };
         for &(joint, index) in rigid {
-            let m = world.get(joint as usize).ok_or_else(|| {
+            let m = pose.joint_world(joint).ok_or_else(|| {
                 GpuError::new(format!("skin pass: character {c}: no world matrix for joint {joint}"))
             })?;
             let entry = BoneMatrix::from_matrix(m);
