@@ -79,9 +79,9 @@ impl Character {
     /// within an `AnimationSystem` leaves it in the updating thread's
     /// buffers (read there by its pose batch) and `local_pose` empty (an
     /// update alone still keeps it); without every world matrix, `output`
-    /// keeps those of the first few joints that drawing and root motion
-    /// read. What a crowd that is only drawn needs: 39 cache lines less
-    /// per built-in character and update.
+    /// keeps those that drawing and root motion read. What a crowd that is
+    /// only drawn needs: 39 cache lines less per built-in character and
+    /// update.
     pub(super) fn keeping(
         rig: Arc<Rig>,
         controller: Arc<Controller>,
@@ -271,10 +271,15 @@ impl Character {
     }
 
     /// What a prefetch plan was made for: the address of a block every
-    /// character has (a clone or a replacement has another) and where its
+    /// character that draws has (a clone or a replacement has another: its
+    /// palettes, or without a skin its world matrices) and where its
     /// joints are posed. Read from the character itself, not its blocks.
     pub(super) fn plan_key(&self) -> PlanKey {
-        (self.evaluation.output().world().as_ptr() as usize, self.gpu_program.is_some())
+        let output = self.evaluation.output();
+        let palettes = output.view().palettes;
+        let block =
+            if palettes.is_empty() { output.world().as_ptr() as usize } else { palettes.as_ptr() as usize };
+        (block, self.gpu_program.is_some())
     }
 
     /// Whether the next update evaluates the pose if anything moved (a
