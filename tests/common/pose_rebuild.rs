@@ -504,16 +504,13 @@ pub fn dump_controller(model: &Path, controller: &Path, args: &[&str]) -> Value 
 /// the bounding-box diagonal, joint bases per unit length). Returns the
 /// documents for further checks.
 pub fn check_rebuilds(model: &Path, controller: &str, cases: &[&[&str]]) -> Vec<Value> {
-    let dir = std::env::temp_dir().join(format!("vkskin-rebuild-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    // One folder per call (tests run in parallel), removed when dropped.
+    let dir = tempfile::Builder::new().prefix("vkskin-rebuild-").tempdir().unwrap();
     let stem = model.file_stem().unwrap().to_string_lossy();
-    // One file per call: tests run in parallel, and each removes its own.
-    static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let file = dir.join(format!("{stem}-{call}.ron"));
+    let file = dir.path().join(format!("{stem}.ron"));
     std::fs::write(&file, controller).unwrap();
     let gltf = GltfFile::read(model);
-    let documents = cases
+    cases
         .iter()
         .map(|args| {
             let dump = dump_controller(model, &file, args);
@@ -529,7 +526,5 @@ pub fn check_rebuilds(model: &Path, controller: &str, cases: &[&[&str]]) -> Vec<
             );
             dump
         })
-        .collect();
-    std::fs::remove_file(&file).ok();
-    documents
+        .collect()
 }

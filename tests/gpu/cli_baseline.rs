@@ -19,11 +19,12 @@ const SLOWDOWN: &str = "6";
 const SWEEP: &[&str] =
     &["--quick", "--characters", "16", "--passes", "1", "--upload", "inplace,dirty", "--validation"];
 
-/// Runs `vkskin bench SWEEP EXTRA --out DIR` (a fresh folder named after
-/// `tag`) with `env` set; checks it exited 0 and returns DIR and stdout.
-fn bench(tag: &str, extra: &[&str], env: &[(&str, &str)]) -> (PathBuf, String) {
-    let out = std::env::temp_dir().join(format!("vkskin-baseline-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
+/// Runs `vkskin bench SWEEP EXTRA --out DIR` (DIR named after `tag`, in
+/// a fresh temporary folder, removed when the returned guard drops) with
+/// `env` set; checks it exited 0 and returns DIR, the guard and stdout.
+fn bench(tag: &str, extra: &[&str], env: &[(&str, &str)]) -> (PathBuf, tempfile::TempDir, String) {
+    let parent = tempfile::Builder::new().prefix("vkskin-baseline-").tempdir().unwrap();
+    let out = parent.path().join(tag);
     let mut command = vkskin();
     command.arg("bench").args(SWEEP).args(extra).arg("--out").arg(&out);
     for (name, value) in env {
@@ -32,7 +33,7 @@ fn bench(tag: &str, extra: &[&str], env: &[(&str, &str)]) -> (PathBuf, String) {
     let o = run(&mut command);
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(o.status.success(), "bench {tag} failed: {stdout}{}", String::from_utf8_lossy(&o.stderr));
-    (out, stdout)
+    (out, parent, stdout)
 }
 
 fn comparison(dir: &Path) -> Value {
@@ -49,7 +50,7 @@ fn a_run_is_within_noise_of_itself_and_a_slowed_skin_pass_regresses() {
     if crate::common::context().is_none() {
         return;
     }
-    let (first, _) = bench("first", &[], &[]);
+    let (first, _first, _) = bench("first", &[], &[]);
 
     let o = run(vkskin().arg("compare").arg(&first).arg(&first).arg("--fail-on-regression"));
     let stdout = String::from_utf8_lossy(&o.stdout);
@@ -64,7 +65,8 @@ fn a_run_is_within_noise_of_itself_and_a_slowed_skin_pass_regresses() {
     assert!(same["new_configurations"].as_array().unwrap().is_empty());
 
     let baseline = first.to_str().unwrap();
-    let (slowed, stdout) = bench("slowed", &["--baseline", baseline], &[("VKSKIN_TEST_SLOW_SKIN", SLOWDOWN)]);
+    let (slowed, _slowed, stdout) =
+        bench("slowed", &["--baseline", baseline], &[("VKSKIN_TEST_SLOW_SKIN", SLOWDOWN)]);
     let c = comparison(&slowed);
     let skin: Vec<&Value> = rows(&c)
         .iter()

@@ -2,7 +2,7 @@
 //! formulas, so each test can say what it expects.
 
 use super::{BenchEntry, GpuPhases, Stat};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A stat with p95 = 1.25 * median.
 fn stat(median: f64) -> Stat {
@@ -58,9 +58,30 @@ pub fn entry(characters: u32, passes: u32, skinning: &str, upload: &str, paused:
     }
 }
 
-/// A fresh, empty folder for one test (under the system's temp folder).
-pub fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vkskin-bench-report-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
+/// A folder for one test, not yet made (a report makes it), in a fresh
+/// folder under the system's temp folder that is removed with everything
+/// in it when this is dropped.
+pub struct Scratch {
+    _parent: tempfile::TempDir,
+    path: PathBuf,
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// A folder named after the test (see [`Scratch`]).
+pub fn scratch(name: &str) -> Scratch {
+    let parent = tempfile::Builder::new().prefix(&format!("vkskin-bench-report-{name}-")).tempdir().unwrap();
+    let path = parent.path().join(name);
+    Scratch { _parent: parent, path }
 }
