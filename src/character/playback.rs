@@ -171,13 +171,22 @@ impl Playback {
             controller.state_weights(s, values, &self.inputs, &mut self.local_weight);
             // The dominant machine state reports, and every layer with weight.
             let report = dominant == Some(s) || s >= controller.machine_states;
-            let cycle = self.state_cycle(controller, s);
+            let state = &controller.all_states()[s];
+            let state_period = self.weighted_period(controller, state.leaves.clone());
+            let cycle = state_period.unwrap_or(0.0);
             if cycle > 0.0 {
                 self.state_time[s] += f64::from(step) / cycle;
             }
-            let state = &controller.all_states()[s];
             for g in state.groups.clone() {
-                self.advance_group(rig, controller, g as usize, step, report.then_some(&mut *sink));
+                // A group of every clip of its state (a synced blend space)
+                // shares the state's weighted period: the same sum again.
+                let leaves = controller.groups()[g as usize].leaves.clone();
+                let period = if leaves == state.leaves {
+                    state_period
+                } else {
+                    self.weighted_period(controller, leaves)
+                };
+                self.advance_group(rig, controller, g as usize, period, step, report.then_some(&mut *sink));
             }
             for l in state.leaves.clone() {
                 let leaf = &controller.leaves()[l as usize];
@@ -238,19 +247,21 @@ impl Playback {
     }
 
     /// Moves a sync group: its leader by the phase step of the group's
-    /// weighted cycle (durations averaged by weight, so a 50 % walk/run
-    /// takes half-way between their periods), its followers to the leader's phase.
+    /// weighted cycle (`period`, its `group_cycle`: durations averaged by
+    /// weight, so a 50 % walk/run takes half-way between their periods),
+    /// its followers to the leader's phase.
     fn advance_group(
         &mut self,
         rig: &Rig,
         controller: &Controller,
         g: usize,
+        period: Option<f64>,
         step: f32,
         sink: Option<&mut EventSink>,
     ) {
         let group = &controller.groups()[g];
         let leader = self.choose_leader(controller, g) as usize;
-        let cycle = self.group_cycle(controller, g).unwrap_or_else(|| self.period(controller, leader));
+        let cycle = period.unwrap_or_else(|| self.period(controller, leader));
         if cycle > 0.0 {
             let phase_step = f64::from(step) / cycle;
             let clip_step = phase_step * f64::from(self.players[leader].duration());
