@@ -193,7 +193,8 @@ impl PoseOutput {
     /// `update`'s end for the animated pose whose world matrices and
     /// palettes a batch wrote (the palettes always: a function of the
     /// matrices, so unchanged ones are rewritten with the same bits), and
-    /// whether any bit of the matrices changed, as the batch reported.
+    /// whether any bit of the matrices changed, as the batch reported
+    /// (keeping few matrices: of those or of the palettes).
     pub(super) fn finish_batch(
         &mut self,
         world_changed: bool,
