@@ -257,6 +257,9 @@ fn refill<const N: usize, const M: usize>(
     // The lanes that hold a track, one bit each.
     let lanes = (1 << tracks.len()) - 1;
     if decode.together && stale == lanes && held.iter().all(|h| *h == held[0]) {
+        if together_forward(clip, Block { tracks, held, keys: cached, decode }, lanes, t, &values) {
+            return;
+        }
         let reader = KeyReader::new(clip, &tracks[0]);
         let keys = reader.around(t, held[0]);
         // Padding lanes stay valid forever.
@@ -269,15 +272,6 @@ fn refill<const N: usize, const M: usize>(
             t0: std::array::from_fn(|l| lane(l, keys.t0, &PADDING.t0)),
             inv: std::array::from_fn(|l| lane(l, keys.inv, &PADDING.inv)),
         };
-        if keys.a == held[0][1] && keys.b != keys.a {
-            // Playback moved on one interval, as it mostly does: `a` is the
-            // cached `b`, and only the new `b` is decoded.
-            let b = values(decode, &decode.quantized(&clip.stream, reader.index(keys.b)));
-            cached.a = cached.b;
-            cached.b = b.map(f32x4::to_array);
-            held.fill([keys.a, keys.b]);
-            return;
-        }
         for (l, (track, held)) in tracks.iter().zip(held.iter_mut()).enumerate() {
             let reader = KeyReader::new(clip, track);
             refill.lane(l, &reader, track, held, &keys);
@@ -294,6 +288,54 @@ fn refill<const N: usize, const M: usize>(
         }
     }
     refill.apply(cached, |q| values(decode, q));
+}
+
+/// A block whose tracks move on together (see [`KeyDecode`]), all of
+/// them stale, when playback moved them on by one key, as it mostly does:
+/// the new `a` is the cached `b`, the new `b` the next key, found once and
+/// decoded four lanes at a time. The keys and span are those the general
+/// path finds (the same bits). Everything is built in registers and stored
+/// whole: a `Keys` stored field by field and loaded back as a vector (as
+/// the general path's span is) waits for those stores to drain, since
+/// narrower stores do not forward to a wider load. Returns false, having
+/// changed nothing, where the block needs more (as [`forward`]).
+#[inline(always)]
+fn together_forward<const N: usize, const M: usize>(
+    clip: &CompressedClip,
+    block: Block<'_, M>,
+    live: i32,
+    t: f64,
+    values: &impl Fn(&KeyDecode, &[f32x4; N]) -> [f32x4; M],
+) -> bool {
+    let Block { tracks, held, keys: cached, decode } = block;
+    let track = &tracks[0];
+    let [a, b] = held[0];
+    // The interval ended at the cached `b`'s time.
+    let lo = cached.span.hi[0];
+    // A held key (or none cached) ends no interval to move on from.
+    if track.step() || a == b || f64::from(lo) > t {
+        return false;
+    }
+    let reader = KeyReader::new(clip, track);
+    let Some(k) = reader.next(b) else { return false };
+    let hi = reader.time(k);
+    if t >= f64::from(hi) {
+        return false;
+    }
+    // Padding lanes stay valid forever.
+    let live = lanes(live as usize);
+    let span = |value: f32, padding: [f32; LANES]| live.blend(f32x4::splat(value), padding.into()).to_array();
+    cached.span = Span {
+        lo: span(lo, PADDING.lo),
+        hi: span(hi, PADDING.hi),
+        t0: span(lo, PADDING.t0),
+        inv: span(1.0 / (hi - lo), PADDING.inv),
+    };
+    let new = values(decode, &decode.quantized(&clip.stream, reader.index(k)));
+    cached.a = cached.b;
+    cached.b = new.map(f32x4::to_array);
+    held.fill([b, k]);
+    true
 }
 
 /// The `stale` lanes of `block` when playback moved each on by one key,
