@@ -68,8 +68,10 @@ impl PoseOutput {
         Self::with_world(rig, None)
     }
 
-    /// `new`, keeping the world matrices of `joints` only (ascending):
-    /// `world` then holds theirs in that order, and the version changes
+    /// `new`, keeping the world matrices of `joints` only (sorted and
+    /// deduplicated when they are not ascending already, since lookups
+    /// search the list; a joint past the skeleton makes `update` fail):
+    /// `world` then holds theirs in ascending order, and the version changes
     /// exactly when they, the palettes or the morph weights change (a
     /// joint that no skin uses and that is not kept changes nothing
     /// drawn). A crowd keeps those that rigidly drawn meshes and root
@@ -79,7 +81,15 @@ impl PoseOutput {
         Self::with_world(rig, Some(joints))
     }
 
-    fn with_world(rig: &Rig, world_joints: Option<Arc<[u32]>>) -> Self {
+    fn with_world(rig: &Rig, mut world_joints: Option<Arc<[u32]>>) -> Self {
+        if let Some(joints) = &mut world_joints
+            && !joints.is_sorted_by(|a, b| a < b)
+        {
+            let mut sorted = joints.to_vec();
+            sorted.sort_unstable();
+            sorted.dedup();
+            *joints = sorted.into();
+        }
         let kept = world_joints.as_deref().map_or(rig.skeleton.len(), <[u32]>::len);
         let palette = rig.palette_len();
         PoseOutput {
@@ -276,4 +286,34 @@ fn same_bits(a: &[f32], b: &[f32]) -> bool {
 pub(super) struct ModelScratch {
     world: Vec<Matrix4<f32>>,
     palettes: Vec<BoneMatrix>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn joints_to_keep_in_any_order_are_kept_ascending() {
+        let model = crate::asset::load_default_character().unwrap();
+        let rig = &model.rig;
+        // A pose away from rest, so that the matrices differ joint to joint.
+        let mut locals = rig.skeleton.rest().to_vec();
+        for (j, local) in locals.iter_mut().enumerate() {
+            local.translation.x += j as f32 * 0.01;
+        }
+        let update = |output: &mut PoseOutput| {
+            output.update(rig, &locals, &rig.rest_morph_weights, DebugPose::Animated).unwrap();
+        };
+        let mut every = PoseOutput::new(rig);
+        update(&mut every);
+        let mut few = PoseOutput::keeping_world(rig, Arc::from([9, 2, 5, 2]));
+        update(&mut few);
+        assert_eq!(few.world_joints(), Some(&[2, 5, 9][..]));
+        let (few, every) = (few.view(), every.view());
+        for j in 0..rig.skeleton.len() as u32 {
+            let kept = [2, 5, 9].contains(&j).then(|| every.joint_world(j).unwrap());
+            assert_eq!(few.joint_world(j), kept, "joint {j}");
+        }
+        assert_eq!(few.palettes, every.palettes);
+    }
 }
