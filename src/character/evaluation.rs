@@ -543,12 +543,21 @@ impl<'a> LeafSampling<'a> {
         let at_rest = |l: usize| {
             what == Blended::MorphWeights && rig.clips[leaves[l].clip as usize].morph_tracks.is_empty()
         };
-        let sampled = || active().filter(|&l| !at_rest(l));
-        let rest_weight: f32 = active().filter(|&l| at_rest(l)).map(|l| weights[l]).sum();
-        let mut it = sampled();
-        match (it.next(), it.next()) {
-            (Some(l), None) if rest_weight == 0.0 => return sample(l, locals, morph_weights),
-            (None, _) if rest_weight > 0.0 => {
+        // Those to sample, in order, and the weight of those at rest: one pass.
+        let mut sampled = [0u32; MAX_CLIP_NODES];
+        let (mut count, mut rest_weight) = (0, 0.0f32);
+        for l in active() {
+            if at_rest(l) {
+                rest_weight += weights[l];
+            } else {
+                sampled[count] = l as u32;
+                count += 1;
+            }
+        }
+        let sampled = &sampled[..count];
+        match sampled {
+            &[l] if rest_weight == 0.0 => return sample(l as usize, locals, morph_weights),
+            [] if rest_weight > 0.0 => {
                 morph_weights.copy_from_slice(&rig.rest_morph_weights);
                 return Ok(());
             }
@@ -558,39 +567,58 @@ impl<'a> LeafSampling<'a> {
             Blended::Pose => (rig.skeleton.len(), &rig.skeleton.rest()[joints.clone()]),
             Blended::MorphWeights => (0, &[][..]),
         };
-        let count = sampled().count();
         let poses = self.poses.get(count, len, rig.rest_morph_weights.len());
-        for (l, pose) in sampled().zip(poses.iter_mut()) {
-            sample(l, &mut pose.locals, &mut pose.morph_weights)?;
+        for (&l, pose) in sampled.iter().zip(poses.iter_mut()) {
+            sample(l as usize, &mut pose.locals, &mut pose.morph_weights)?;
         }
-        let empty = BlendLayer { locals: &[], morph_weights: &[], weight: 0.0 };
-        let mut layers = [empty; MAX_CLIP_NODES];
-        for ((layer, l), pose) in layers.iter_mut().zip(sampled()).zip(poses.iter()) {
-            *layer = BlendLayer {
-                locals: &pose.locals[joints.clone()],
-                morph_weights: &pose.morph_weights,
-                weight: weights[l],
-            };
-        }
+        let sampled_layers = sampled.iter().zip(poses.iter()).map(|(&l, pose)| BlendLayer {
+            locals: &pose.locals[joints.clone()],
+            morph_weights: &pose.morph_weights,
+            weight: weights[l as usize],
+        });
         // At most `MAX_CLIP_NODES - 1` were sampled when some node is at rest.
-        let count = match rest_weight > 0.0 {
-            true => {
-                layers[count] =
-                    BlendLayer { locals: &[], morph_weights: &rig.rest_morph_weights, weight: rest_weight };
-                count + 1
+        let rest_layer = (rest_weight > 0.0).then(|| BlendLayer {
+            locals: &[],
+            morph_weights: &rig.rest_morph_weights,
+            weight: rest_weight,
+        });
+        let layers = sampled_layers.chain(rest_layer);
+        let blend = |layers: &[BlendLayer]| {
+            BlendJob {
+                layers,
+                rest,
+                rest_morph_weights: &rig.rest_morph_weights,
+                rotation_blend: RotationBlend::Nlerp,
+                output: &mut locals[joints.clone()],
+                morph_output: morph_weights,
             }
-            false => count,
+            .run()
         };
-        BlendJob {
-            layers: &layers[..count],
-            rest,
-            rest_morph_weights: &rig.rest_morph_weights,
-            rotation_blend: RotationBlend::Nlerp,
-            output: &mut locals[joints],
-            morph_output: morph_weights,
+        match count < FEW_LAYERS {
+            true => with_layers::<FEW_LAYERS, _>(layers, blend),
+            false => with_layers::<MAX_CLIP_NODES, _>(layers, blend),
         }
-        .run()
     }
+}
+
+/// Layers a blend of a few clip nodes (as most are) fits, its rest layer
+/// included.
+const FEW_LAYERS: usize = 8;
+
+/// `blend` of `layers` (at most `N`) gathered in an array of `N`: one of
+/// `MAX_CLIP_NODES` layers is 2.5 KB to fill, for blends that mostly
+/// take two or three.
+fn with_layers<'a, const N: usize, R>(
+    layers: impl Iterator<Item = BlendLayer<'a>>,
+    blend: impl FnOnce(&[BlendLayer<'a>]) -> R,
+) -> R {
+    let mut array = [BlendLayer { locals: &[], morph_weights: &[], weight: 0.0 }; N];
+    let mut count = 0;
+    for (slot, layer) in array.iter_mut().zip(layers) {
+        *slot = layer;
+        count += 1;
+    }
+    blend(&array[..count])
 }
 
 /// What a blend of clip nodes writes.
