@@ -10,7 +10,7 @@ use super::sampling::RotationBlend;
 use super::transform::Transform;
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 
-mod two_nlerp;
+mod nlerp8;
 
 /// One input pose of a [`BlendJob`] and its weight.
 #[derive(Debug, Clone, Copy)]
@@ -95,17 +95,15 @@ impl BlendJob<'_> {
             return Ok(());
         };
         if self.rotation_blend == RotationBlend::Nlerp {
-            let mut active = self.layers.iter().filter(|l| l.weight > 0.0);
-            if let (Some(a), Some(b), None) = (active.next(), active.next(), active.next()) {
-                self.blend_two_nlerp(a, b, total, Simd::detect());
-                return Ok(());
-            }
+            self.blend_nlerp(total, Simd::detect());
+            return Ok(());
         }
         self.blend_layer_by_layer(reference, total);
         Ok(())
     }
 
-    /// Every mode and layer count: the layers one after the other, each a
+    /// Every mode and layer count (slerp's path, and what nlerp's is
+    /// tested against): the layers one after the other, each a
     /// straight pass over the joints, every joint summing its layers in
     /// layer order. `reference` is the first layer with weight.
     fn blend_layer_by_layer(&mut self, reference: &BlendLayer, total: f32) {
@@ -149,13 +147,12 @@ impl BlendJob<'_> {
 }
 
 impl BlendJob<'_> {
-    /// The common case of the nlerp path, two layers with weight, in one
-    /// pass over the joints, eight at a time with the instructions `simd`
-    /// names: the same sums, in the same order, as `blend_layer_by_layer`,
-    /// so the same bits (tested).
-    fn blend_two_nlerp(&mut self, a: &BlendLayer, b: &BlendLayer, total: f32, simd: Simd) {
-        let (wa, wb) = (a.weight / total, b.weight / total);
-        two_nlerp::blend(self.output, self.rest, (a.locals, wa), (b.locals, wb), simd);
+    /// The nlerp path, any number of layers (some with weight), eight
+    /// joints at a time with the instructions `simd` names: the same sums,
+    /// in the same order, as `blend_layer_by_layer`, so the same bits
+    /// (tested).
+    fn blend_nlerp(&mut self, total: f32, simd: Simd) {
+        nlerp8::blend(self.output, self.rest, self.layers, total, simd);
         for (m, out) in self.morph_output.iter_mut().enumerate() {
             *out = self.layers.iter().map(|l| l.morph_weights[m] * (l.weight / total)).sum();
         }
@@ -548,7 +545,7 @@ mod tests {
     }
 
     #[test]
-    fn two_layers_in_one_pass_give_the_layer_by_layer_bits() {
+    fn nlerp_layers_in_one_pass_give_the_layer_by_layer_bits() {
         // A small deterministic generator: values in [-2, 2).
         let mut state = 0x2545_f491_u32;
         let mut next = || {
@@ -567,11 +564,17 @@ mod tests {
             let rest: Vec<Transform> = (0..joints).map(|_| joint(&mut next)).collect();
             let mut a: Vec<Transform> = (0..joints).map(|_| joint(&mut next)).collect();
             let mut b: Vec<Transform> = (0..joints).map(|_| joint(&mut next)).collect();
+            let mut c: Vec<Transform> = (0..joints).map(|_| joint(&mut next)).collect();
+            let mut d: Vec<Transform> = (0..joints).map(|_| joint(&mut next)).collect();
+            // A third layer opposite the first: flipped into its hemisphere.
+            c[joints / 2].rotation = UnitQuaternion::new_unchecked(-a[joints / 2].rotation.into_inner());
             // Zero rotations blend to zero (the rest's is taken); a NaN and
             // an infinite rotation go to the rest's too. Opposite ones do
             // not cancel: the hemisphere check flips one.
             a[0].rotation = UnitQuaternion::new_unchecked(Quaternion::new(0.0, 0.0, 0.0, 0.0));
             b[0].rotation = a[0].rotation;
+            c[0].rotation = a[0].rotation;
+            d[0].rotation = a[0].rotation;
             b[joints - 1].rotation = UnitQuaternion::new_unchecked(-a[joints - 1].rotation.into_inner());
             if joints > 2 {
                 b[1].rotation = UnitQuaternion::new_unchecked(Quaternion::new(f32::NAN, 0.0, 0.0, 0.0));
@@ -581,11 +584,28 @@ mod tests {
                 // In the high half of the second group of eight.
                 a[12].rotation = UnitQuaternion::new_unchecked(Quaternion::new(0.0, f32::NAN, 0.0, 0.0));
             }
-            for (wa, wb) in [(1.0, 1.0), (0.3, 0.7), (2.5, 1e-30), (1e-40, 1e-40)] {
-                let layers = [
-                    BlendLayer { locals: &a, morph_weights: &[0.25], weight: wa },
-                    BlendLayer { locals: &b, morph_weights: &[0.75], weight: wb },
-                ];
+            let weight_sets: [&[f32]; 9] = [
+                &[1.0],
+                &[1.0, 1.0],
+                &[0.3, 0.7],
+                &[2.5, 1e-30],
+                &[1e-40, 1e-40],
+                &[0.2, 0.5, 0.3],
+                // The first layer without weight: the second is the hemisphere reference.
+                &[0.0, 0.6, 0.4],
+                &[0.25, 0.25, 0.25, 0.25],
+                &[1.0, 0.0, 2.0, 1e-30],
+            ];
+            let poses = [&a, &b, &c, &d];
+            let morphs = [[0.25], [0.75], [0.5], [1.0]];
+            for weights in weight_sets {
+                let layers: Vec<BlendLayer> = weights
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &weight)| BlendLayer { locals: poses[i], morph_weights: &morphs[i], weight })
+                    .collect();
+                let total: f32 = weights.iter().sum();
+                let reference = layers.iter().find(|l| l.weight > 0.0).unwrap();
                 // Layer by layer, then in one pass with each kind of instructions.
                 let ways = [None, Some(Simd::Portable), Some(Simd::Avx2)];
                 let mut outputs = ways.map(|_| vec![Transform::IDENTITY; joints]);
@@ -599,18 +619,17 @@ mod tests {
                         output,
                         morph_output,
                     };
-                    let total = wa + wb;
                     match way {
                         // Avx2 runs the portable code where the CPU has no AVX2.
-                        Some(simd) => job.blend_two_nlerp(&layers[0], &layers[1], total, *simd),
-                        None => job.blend_layer_by_layer(&layers[0], total),
+                        Some(simd) => job.blend_nlerp(total, *simd),
+                        None => job.blend_layer_by_layer(reference, total),
                     }
                 }
                 for way in 1..ways.len() {
                     assert_eq!(
                         pose_bits(&outputs[way], &morphs[way]),
                         pose_bits(&outputs[0], &morphs[0]),
-                        "{joints} joints, weights {wa} and {wb}, {:?}",
+                        "{joints} joints, weights {weights:?}, {:?}",
                         ways[way]
                     );
                 }

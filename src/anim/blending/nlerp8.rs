@@ -1,0 +1,138 @@
+//! The nlerp blend of any number of layers, eight joints per operation,
+//! on AoS poses.
+//!
+//! An earlier try gathered all ten components of each joint into lanes and
+//! scattered them back, and lost to the scalar loop (performance history).
+//! This one leaves translations and scales where they are: a pose is a flat
+//! run of floats, and `((0 + x0 w0) + x1 w1) + ...` is the same sum for
+//! every float of it, so eight floats go per operation with no shuffling,
+//! layer after layer. Only the rotations, which need a hemisphere check
+//! against the first layer and a normalisation per joint, are transposed
+//! to lanes of one component (joints 0-3 and 4-7 of a group side by side)
+//! and back. Every float is the scalar path's sum in the scalar path's
+//! order (nalgebra's pairwise `dot`), so the bits are the same on AVX2 and
+//! portable code (tested against `blend_layer_by_layer`).
+
+use super::super::lanes8::{Lanes8, Portable, Simd};
+use super::super::transform::Transform;
+use super::{BlendLayer, normalize_fast_or};
+use crate::anim::joint_groups::{
+    FLOATS, GROUP, Group, ROTATION, components, four, group, group_mut, store_components,
+};
+use nalgebra::{Quaternion, Vector3};
+
+/// `out` = the layers with weight (each `weight / total`) summed joint by
+/// joint in layer order, each rotation flipped into the first such layer's
+/// hemisphere, rotations normalised (the rest's where the sum has no
+/// usable length), with the instructions `simd` names. Every layer's
+/// `locals` is as long as `out` and `rest`, and at least one layer has
+/// weight (the caller checked both).
+pub(super) fn blend(
+    out: &mut [Transform],
+    rest: &[Transform],
+    layers: &[BlendLayer],
+    total: f32,
+    simd: Simd,
+) {
+    assert!(rest.len() == out.len() && layers.iter().all(|l| l.locals.len() == out.len()));
+    assert!(layers.iter().any(|l| l.weight > 0.0), "a blend with no layer with weight");
+    match simd {
+        // Checked again here (a cached flag), as in the sampler.
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the CPU has AVX2 and FMA.
+        Simd::Avx2 if Simd::avx2_available() => unsafe { blend_avx2(out, rest, layers, total) },
+        _ => blend_joints::<Portable>(out, rest, layers, total),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn blend_avx2(out: &mut [Transform], rest: &[Transform], layers: &[BlendLayer], total: f32) {
+    blend_joints::<super::super::lanes8::Avx2>(out, rest, layers, total);
+}
+
+/// Groups of eight, then the last few joints one at a time.
+#[inline(always)]
+fn blend_joints<L: Lanes8>(out: &mut [Transform], rest: &[Transform], layers: &[BlendLayer], total: f32) {
+    let grouped = out.len() / GROUP * GROUP;
+    let groups = out[..grouped].chunks_exact_mut(GROUP).zip(rest.chunks_exact(GROUP));
+    for (g, (out, rest)) in groups.enumerate() {
+        let start = g * GROUP;
+        let usable = blend_group::<L>(group_mut(out), layers, total, start);
+        if !usable {
+            // A zero, NaN or infinite rotation sum (rare): redo the group
+            // one joint at a time, which takes the rest's where it must.
+            for (j, (o, r)) in out.iter_mut().zip(rest).enumerate() {
+                *o = blend_one(layers, total, start + j, r);
+            }
+        }
+    }
+    for (j, (o, r)) in out.iter_mut().zip(rest).enumerate().skip(grouped) {
+        *o = blend_one(layers, total, j, r);
+    }
+}
+
+/// One joint, the scalar way.
+#[inline(always)]
+fn blend_one(layers: &[BlendLayer], total: f32, j: usize, rest: &Transform) -> Transform {
+    let mut active = layers.iter().filter(|l| l.weight > 0.0);
+    let Some(first) = active.next() else { return *rest };
+    let (x, w) = (&first.locals[j], first.weight / total);
+    let reference = x.rotation.into_inner();
+    let mut translation = Vector3::zeros() + x.translation * w;
+    let mut scale = Vector3::zeros() + x.scale * w;
+    let mut r = Quaternion::new(0.0, 0.0, 0.0, 0.0) + reference * w;
+    for layer in active {
+        let (x, w) = (&layer.locals[j], layer.weight / total);
+        translation += x.translation * w;
+        scale += x.scale * w;
+        let q = x.rotation.into_inner();
+        r = r + if q.dot(&reference) < 0.0 { q * -w } else { q * w };
+    }
+    Transform { translation, rotation: normalize_fast_or(r, rest.rotation), scale }
+}
+
+/// Eight joints from joint `start`; false when a rotation sum had no
+/// usable length (zero, NaN or infinite), which this leaves for the caller
+/// to redo.
+#[inline(always)]
+fn blend_group<L: Lanes8>(out: &mut Group, layers: &[BlendLayer], total: f32, start: usize) -> bool {
+    let zero = L::splat(0.0);
+    let mut active = layers
+        .iter()
+        .filter(|l| l.weight > 0.0)
+        .map(|l| (group(&l.locals[start..start + GROUP]), l.weight / total));
+    let Some((first, w)) = active.next() else { return false };
+    let w = L::splat(w);
+    // Every float, rotations included (overwritten below): the first
+    // layer, then each next one added onto the sum so far.
+    for at in (0..GROUP * FLOATS).step_by(8) {
+        let sum = zero + load::<L>(first, at) * w;
+        out[at..at + 8].copy_from_slice(&sum.to_array());
+    }
+    let [ax, ay, az, aw] = components::<L>(first, ROTATION);
+    let (mut rx, mut ry, mut rz, mut rw) = (zero + ax * w, zero + ay * w, zero + az * w, zero + aw * w);
+    for (x, w) in active {
+        let w = L::splat(w);
+        for at in (0..GROUP * FLOATS).step_by(8) {
+            let sum = load::<L>(out, at) + load::<L>(x, at) * w;
+            out[at..at + 8].copy_from_slice(&sum.to_array());
+        }
+        let [bx, by, bz, bw] = components::<L>(x, ROTATION);
+        let dot = (bx * ax + bz * az) + (by * ay + bw * aw);
+        let w = dot.lt(zero).select(-w, w);
+        (rx, ry, rz, rw) = (rx + bx * w, ry + by * w, rz + bz * w, rw + bw * w);
+    }
+    let n2 = L::splat(0.0) + ((rx * rx + rz * rz) + (ry * ry + rw * rw));
+    let usable = n2.gt(L::splat(f32::MIN_POSITIVE)).and(n2.lt(L::splat(f32::INFINITY)));
+    let inverse = L::splat(1.0) / n2.sqrt();
+    store_components(out, ROTATION, [rx * inverse, ry * inverse, rz * inverse, rw * inverse], 4);
+    usable.all()
+}
+
+/// Floats `at..at + 8`. (Functions, not closures: a closure is not
+/// compiled for AVX2 with the function around it.)
+#[inline(always)]
+fn load<L: Lanes8>(s: &Group, at: usize) -> L {
+    L::join(four(s, at), four(s, at + 4))
+}
