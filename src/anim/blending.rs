@@ -10,7 +10,8 @@ use super::sampling::RotationBlend;
 use super::transform::Transform;
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 
-mod nlerp8;
+mod many_nlerp;
+mod two_nlerp;
 
 /// One input pose of a [`BlendJob`] and its weight.
 #[derive(Debug, Clone, Copy)]
@@ -148,11 +149,19 @@ impl BlendJob<'_> {
 
 impl BlendJob<'_> {
     /// The nlerp path, any number of layers (some with weight), eight
-    /// joints at a time with the instructions `simd` names: the same sums,
-    /// in the same order, as `blend_layer_by_layer`, so the same bits
-    /// (tested).
+    /// joints at a time with the instructions `simd` names: two layers with
+    /// weight (the common case) in one straight pass, any other number
+    /// layer after layer; the same sums, in the same order, as
+    /// `blend_layer_by_layer`, so the same bits (tested).
     fn blend_nlerp(&mut self, total: f32, simd: Simd) {
-        nlerp8::blend(self.output, self.rest, self.layers, total, simd);
+        let mut active = self.layers.iter().filter(|l| l.weight > 0.0);
+        match (active.next(), active.next(), active.next()) {
+            (Some(a), Some(b), None) => {
+                let (wa, wb) = (a.weight / total, b.weight / total);
+                two_nlerp::blend(self.output, self.rest, (a.locals, wa), (b.locals, wb), simd);
+            }
+            _ => many_nlerp::blend(self.output, self.rest, self.layers, total, simd),
+        }
         for (m, out) in self.morph_output.iter_mut().enumerate() {
             *out = self.layers.iter().map(|l| l.morph_weights[m] * (l.weight / total)).sum();
         }

@@ -1,5 +1,5 @@
 //! A pose's joints eight at a time as one flat run of floats: the view
-//! the eight-lane jobs (`blending::nlerp8`, `layering::additive8`) load
+//! the eight-lane jobs (`blending::two_nlerp`, `layering::additive8`) load
 //! and store through. `Transform` is `repr(C)`, ten floats with no
 //! padding, so eight joints are eighty floats.
 

@@ -3,7 +3,7 @@
 //! Each pose's group of eight joints is a flat run of eighty floats; three
 //! runs of four floats per joint (translation and rotation `x`, rotation,
 //! rotation `w` and scale) are transposed into lanes of one component
-//! (joints 0-3 and 4-7 side by side, as in `blending::nlerp8`), worked
+//! (joints 0-3 and 4-7 side by side, as in `blending::two_nlerp`), worked
 //! on, and transposed back. Every lane computes what the scalar
 //! `additive_one` computes, operation for operation in nalgebra's order
 //! (its quaternion product, `lerp` as `axpy`, `Unit::try_new`), so the
