@@ -14,10 +14,9 @@
 
 use super::super::lanes8::{Lanes8, Portable, Simd};
 use super::super::transform::Transform;
+use super::two_nlerp::{load, store_normalised};
 use super::{BlendLayer, normalize_fast_or};
-use crate::anim::joint_groups::{
-    FLOATS, GROUP, Group, ROTATION, components, four, group, group_mut, store_components,
-};
+use crate::anim::joint_groups::{FLOATS, GROUP, Group, ROTATION, components, group, group_mut};
 use nalgebra::{Quaternion, Vector3};
 
 /// `out` = the layers with weight (each `weight / total`) summed joint by
@@ -123,12 +122,7 @@ fn blend_group<L: Lanes8>(out: &mut Group, lead: &Lead, total: f32, start: usize
         }
         r = add_rotation(r, &a, components::<L>(x, ROTATION), w);
     }
-    let [rx, ry, rz, rw] = r;
-    let n2 = L::splat(0.0) + ((rx * rx + rz * rz) + (ry * ry + rw * rw));
-    let usable = n2.gt(L::splat(f32::MIN_POSITIVE)).and(n2.lt(L::splat(f32::INFINITY)));
-    let inverse = L::splat(1.0) / n2.sqrt();
-    store_components(out, ROTATION, [rx * inverse, ry * inverse, rz * inverse, rw * inverse], 4);
-    usable.all()
+    store_normalised(out, r)
 }
 
 /// `r + q w`, `q` flipped into `a`'s hemisphere first (nalgebra's
@@ -138,11 +132,4 @@ fn add_rotation<L: Lanes8>(r: [L; 4], a: &[L; 4], q: [L; 4], w: L) -> [L; 4] {
     let dot = (q[0] * a[0] + q[2] * a[2]) + (q[1] * a[1] + q[3] * a[3]);
     let w = dot.lt(L::splat(0.0)).select(-w, w);
     [r[0] + q[0] * w, r[1] + q[1] * w, r[2] + q[2] * w, r[3] + q[3] * w]
-}
-
-/// Floats `at..at + 8`. (Functions, not closures: a closure is not
-/// compiled for AVX2 with the function around it.)
-#[inline(always)]
-fn load<L: Lanes8>(s: &Group, at: usize) -> L {
-    L::join(four(s, at), four(s, at + 4))
 }

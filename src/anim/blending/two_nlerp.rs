@@ -101,6 +101,13 @@ fn blend_group<L: Lanes8>(out: &mut Group, x: &Group, y: &Group, wa: f32, wb: f3
     let zero = L::splat(0.0);
     let (rx, ry, rz) = ((zero + ax * wa) + bx * wb, (zero + ay * wa) + by * wb, (zero + az * wa) + bz * wb);
     let rw = (zero + aw * wa) + bw * wb;
+    store_normalised(out, [rx, ry, rz, rw])
+}
+
+/// Stores the rotation sums `r` of a group's eight joints normalised;
+/// false when one had no usable length (zero, NaN or infinite).
+#[inline(always)]
+pub(super) fn store_normalised<L: Lanes8>(out: &mut Group, [rx, ry, rz, rw]: [L; 4]) -> bool {
     let n2 = L::splat(0.0) + ((rx * rx + rz * rz) + (ry * ry + rw * rw));
     let usable = n2.gt(L::splat(f32::MIN_POSITIVE)).and(n2.lt(L::splat(f32::INFINITY)));
     let inverse = L::splat(1.0) / n2.sqrt();
@@ -111,6 +118,6 @@ fn blend_group<L: Lanes8>(out: &mut Group, x: &Group, y: &Group, wa: f32, wb: f3
 /// Floats `at..at + 8`. (Functions, not closures: a closure is not
 /// compiled for AVX2 with the function around it.)
 #[inline(always)]
-fn load<L: Lanes8>(s: &Group, at: usize) -> L {
+pub(super) fn load<L: Lanes8>(s: &Group, at: usize) -> L {
     L::join(four(s, at), four(s, at + 4))
 }
