@@ -538,7 +538,7 @@ impl<'a> LeafSampling<'a> {
             }
         };
         let active =
-            || (range.start as usize..range.end as usize).filter(|&l| weights[l] > 0.0).take(MAX_CLIP_NODES);
+            (range.start as usize..range.end as usize).filter(|&l| weights[l] > 0.0).take(MAX_CLIP_NODES);
         // Nodes whose clip gives the rest values of what is blended.
         let at_rest = |l: usize| {
             what == Blended::MorphWeights && rig.clips[leaves[l].clip as usize].morph_tracks.is_empty()
@@ -546,7 +546,7 @@ impl<'a> LeafSampling<'a> {
         // Those to sample, in order, and the weight of those at rest: one pass.
         let mut sampled = [0u32; MAX_CLIP_NODES];
         let (mut count, mut rest_weight) = (0, 0.0f32);
-        for l in active() {
+        for l in active {
             if at_rest(l) {
                 rest_weight += weights[l];
             } else {
