@@ -11,9 +11,9 @@ use super::clip::{
 };
 use super::compress::morph_slots;
 use super::hermite::Cubic;
+use super::key_decode::KeyDecode;
 use super::quantize::BitWriter;
 use super::reduce::{Encoded, Packed, TrackInput};
-use super::refill::KeyDecode;
 use super::{CompressedClip, ConstantTrack, CubicTrack, LISTED, PackedTrack, Property};
 use crate::anim::{Clip, JobError};
 use std::sync::atomic::Ordering;

@@ -5,8 +5,8 @@
 //! A format only: nothing here compresses, decodes or samples.
 
 use super::Property;
+use super::key_decode::KeyDecode;
 use super::quantize::Range;
-use super::refill::KeyDecode;
 use std::sync::atomic::AtomicU64;
 
 /// A track stored as one value.

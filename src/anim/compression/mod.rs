@@ -59,6 +59,7 @@ pub mod cursor;
 pub mod error;
 pub mod hermite;
 pub mod interpolation;
+mod key_decode;
 mod measure;
 pub mod quantize;
 pub mod reduce;

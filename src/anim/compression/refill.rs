@@ -1,126 +1,21 @@
 //! Refilling a block of four tracks of a [`CompressedCursor`] as one: each
-//! stale lane's keys are found and its quantized components gathered
-//! (scalar work, into SIMD registers by lane blends), then the block's new
-//! keys are decoded four lanes per SIMD operation (values, the rebuilt
-//! smallest-three component) and written whole, a store per component. The
+//! stale lane's keys are found and its key read (scalar work), then the
+//! block's new keys are unpacked and decoded four lanes per SIMD operation
+//! (see [`KeyDecode`]) and written whole, a store per component. The
 //! compressor puts tracks that share a key-time mask in the same blocks;
 //! when all of a block's tracks share one and move on together (a baked
-//! clip's mostly do), the keys are found once for the block and the new
-//! keys read straight from per-block constants ([`KeyDecode`]). This made
+//! clip's mostly do), the keys are found once for the block. This made
 //! sampling 1.3 to 1.7 times faster on baked clips (Fox, CesiumMan, Girl).
+//!
+//! Every refill is compiled twice, for the portable build and for AVX2
+//! (its unpacking four lanes per variable shift), and the sampler says
+//! which runs ([`Simd`]).
 
 use super::cursor::{CompressedCursor, KeyBlock, KeyReader, Keys, LANES, PADDING, Span};
-use super::quantize::load_bits;
+use super::key_decode::{KeyDecode, Unpack};
 use super::{CompressedClip, LISTED, PackedTrack};
-use wide::{CmpEq, CmpLt, f32x4};
-
-/// Per block of four tracks of a kind, the lanes' decoding constants side
-/// by side (derived from the tracks' headers when the clip is built, as
-/// `CompressedClip::corrected` is): a block's keys are decoded four lanes
-/// per SIMD operation.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[repr(C, align(16))]
-pub(crate) struct KeyDecode {
-    /// Each component's smallest value (`PackedTrack::min`).
-    min: [[f32; LANES]; 3],
-    /// The components' quantization step.
-    step: [f32; LANES],
-    /// Rotations: the component rebuilt from the unit length (0 to 3).
-    dropped: [f32; LANES],
-    /// Where each lane's keys start in the stream, and the bits of each
-    /// of its keys (read only where `together`: no time bits).
-    bit_offset: [u32; LANES],
-    key_bits: [u32; LANES],
-    /// Each component's bits, per lane.
-    bits: [[u32; LANES]; 3],
-    /// Whether all those tracks share one key-time mask and STEP flag
-    /// (then they have the same key ids and cross keys together), and
-    /// each key's components fit one 64-bit load.
-    together: bool,
-}
-
-impl KeyDecode {
-    /// The constants of `tracks` (all of one kind), four to a block;
-    /// padding lanes decode to anything (they are never stale).
-    pub(crate) fn blocks(tracks: &[PackedTrack]) -> Vec<KeyDecode> {
-        tracks
-            .chunks(LANES)
-            .map(|block| {
-                let mut decode = KeyDecode {
-                    min: [[0.0; LANES]; 3],
-                    step: [0.0; LANES],
-                    dropped: [3.0; LANES],
-                    bit_offset: [0; LANES],
-                    key_bits: [0; LANES],
-                    bits: [[0; LANES]; 3],
-                    together: block.iter().all(|t| {
-                        t.mask != LISTED
-                            && t.mask == block[0].mask
-                            && t.step() == block[0].step()
-                            && t.value_bits() <= 56
-                    }),
-                };
-                for (l, track) in block.iter().enumerate() {
-                    for c in 0..3 {
-                        decode.min[c][l] = track.min[c];
-                        decode.bits[c][l] = u32::from(track.bits[c]);
-                    }
-                    decode.bit_offset[l] = track.bit_offset;
-                    decode.key_bits[l] = track.value_bits();
-                    decode.step[l] = track.range(0).step;
-                    decode.dropped[l] = track.dropped() as f32;
-                }
-                decode
-            })
-            .collect()
-    }
-
-    /// Quantized components (as f32) of every lane's key `index` (among
-    /// its track's keys), for a block whose tracks are `together`; padding
-    /// lanes read zeros.
-    #[inline(always)]
-    fn quantized<const N: usize>(&self, stream: &[u8], index: u32) -> [f32x4; N] {
-        let word: [u64; LANES] = std::array::from_fn(|l| {
-            load_bits(stream, u64::from(self.bit_offset[l]) + u64::from(index) * u64::from(self.key_bits[l]))
-        });
-        let mut shift = [0; LANES];
-        std::array::from_fn(|c| {
-            f32x4::from(std::array::from_fn::<f32, LANES, _>(|l| {
-                let bits = self.bits[c][l];
-                let q = (word[l] >> shift[l]) & ((1u64 << bits) - 1);
-                shift[l] += bits;
-                q as f32
-            }))
-        })
-    }
-
-    /// Four lanes' values from their quantized components (as f32): the
-    /// same arithmetic as [`Range::value`](super::quantize::Range::value),
-    /// so the same bits.
-    #[inline(always)]
-    fn values<const N: usize>(&self, q: &[f32x4; N]) -> [f32x4; N] {
-        let step = f32x4::from(self.step);
-        std::array::from_fn(|c| f32x4::from(self.min[c]) + q[c] * step)
-    }
-
-    /// Four lanes' rotations (`x, y, z, w`) from their smallest three: the
-    /// arithmetic of
-    /// [`from_smallest_three`](super::quantize::from_smallest_three), so the same bits.
-    #[inline(always)]
-    fn rotations(&self, q: &[f32x4; 3]) -> [f32x4; 4] {
-        let [k0, k1, k2] = self.values(q);
-        let rebuilt = (((f32x4::ONE - k0 * k0) - k1 * k1) - k2 * k2).fast_max(f32x4::ZERO).sqrt();
-        let dropped = f32x4::from(self.dropped);
-        let is = |c: f32| dropped.cmp_eq(f32x4::splat(c));
-        let below = |c: f32| dropped.cmp_lt(f32x4::splat(c));
-        [
-            is(0.0).blend(rebuilt, k0),
-            is(1.0).blend(rebuilt, below(1.0).blend(k0, k1)),
-            is(2.0).blend(rebuilt, below(2.0).blend(k1, k2)),
-            is(3.0).blend(rebuilt, k2),
-        ]
-    }
-}
+use crate::anim::lanes8::{Portable, Simd};
+use wide::f32x4;
 
 /// Where each lane of a block refilled gets its new keys `a` and `b`
 /// from, and the quantized components of those to decode.
@@ -245,7 +140,7 @@ struct Block<'a, const M: usize> {
 /// block shares one key-time mask (a baked clip's mostly do) and held the
 /// same keys, the keys are found once for them all.
 #[inline(always)]
-fn refill<const N: usize, const M: usize>(
+fn refill<U: Unpack, const N: usize, const M: usize>(
     clip: &CompressedClip,
     block: Block<'_, M>,
     stale: i32,
@@ -257,7 +152,8 @@ fn refill<const N: usize, const M: usize>(
     // The lanes that hold a track, one bit each.
     let lanes = (1 << tracks.len()) - 1;
     if decode.together && stale == lanes && held.iter().all(|h| *h == held[0]) {
-        if together_forward(clip, Block { tracks, held, keys: cached, decode }, lanes, t, &values) {
+        if together_forward::<U, N, M>(clip, Block { tracks, held, keys: cached, decode }, lanes, t, &values)
+        {
             return;
         }
         let reader = KeyReader::new(clip, &tracks[0]);
@@ -276,7 +172,7 @@ fn refill<const N: usize, const M: usize>(
             let reader = KeyReader::new(clip, track);
             refill.lane(l, &reader, track, held, &keys);
         }
-    } else if forward(clip, Block { tracks, held, keys: cached, decode }, stale, t, &values) {
+    } else if forward::<U, N, M>(clip, Block { tracks, held, keys: cached, decode }, stale, t, &values) {
         return;
     } else {
         for l in (0..LANES).filter(|l| stale & (1 << l) != 0) {
@@ -300,7 +196,7 @@ fn refill<const N: usize, const M: usize>(
 /// narrower stores do not forward to a wider load. Returns false, having
 /// changed nothing, where the block needs more (as [`forward`]).
 #[inline(always)]
-fn together_forward<const N: usize, const M: usize>(
+fn together_forward<U: Unpack, const N: usize, const M: usize>(
     clip: &CompressedClip,
     block: Block<'_, M>,
     live: i32,
@@ -331,7 +227,7 @@ fn together_forward<const N: usize, const M: usize>(
         t0: span(lo, PADDING.t0),
         inv: span(1.0 / (hi - lo), PADDING.inv),
     };
-    let new = values(decode, &decode.quantized(&clip.stream, reader.index(k)));
+    let new = values(decode, &decode.quantized::<U, N>(&clip.stream, reader.index(k)));
     cached.a = cached.b;
     cached.b = new.map(f32x4::to_array);
     held.fill([b, k]);
@@ -350,7 +246,7 @@ fn together_forward<const N: usize, const M: usize>(
 /// in the stream). Against the general path, 60 Hz playback sampled
 /// CesiumMan and Fox Survey 8 % faster, MorphStressTest's TheWave 9 %.
 #[inline(always)]
-fn forward<const N: usize, const M: usize>(
+fn forward<U: Unpack, const N: usize, const M: usize>(
     clip: &CompressedClip,
     block: Block<'_, M>,
     stale: i32,
@@ -361,6 +257,8 @@ fn forward<const N: usize, const M: usize>(
     let mut next = [0u32; LANES];
     let mut hi = cached.span.hi;
     let mut q = [f32x4::ZERO; N];
+    // Each lane's new key, where the block's keys are one load each.
+    let mut index = [0u32; LANES];
     let mut rest = stale;
     while rest != 0 {
         let l = rest.trailing_zeros() as usize;
@@ -379,7 +277,14 @@ fn forward<const N: usize, const M: usize>(
             return false;
         }
         (next[l], hi[l]) = (k, time);
-        insert(&mut q, l, reader.quantized(track, k));
+        if decode.one_load {
+            index[l] = reader.index(k);
+        } else {
+            insert(&mut q, l, reader.quantized(track, k));
+        }
+    }
+    if decode.one_load {
+        q = U::unpack(decode, decode.words(&clip.stream, index));
     }
     for (l, held) in held.iter_mut().enumerate() {
         if stale & (1 << l) != 0 {
@@ -421,103 +326,91 @@ fn block<'a, const M: usize>(
 }
 
 /// The `stale` lanes (one bit each) of rotation block `b` cache the keys
-/// around `t`.
-#[inline(never)]
+/// around `t`, with the instructions `simd` names.
+#[inline(always)]
 pub(crate) fn refill_rotations(
     clip: &CompressedClip,
     cursor: &mut CompressedCursor,
     b: usize,
     stale: i32,
     t: f64,
+    simd: Simd,
 ) {
     let kind = 0..clip.rotation_tracks;
     let block = block(clip, &mut cursor.keys, kind, b, &mut cursor.rotations[b], &clip.rotation_decode[b]);
-    refill::<3, 4>(clip, block, stale, t, KeyDecode::rotations);
+    refill_as(simd, clip, block, stale, t, KeyDecode::rotations);
 }
 
 /// The `stale` lanes of translation-or-scale block `b` cache the keys
 /// around `t`.
-#[inline(never)]
+#[inline(always)]
 pub(crate) fn refill_vectors(
     clip: &CompressedClip,
     cursor: &mut CompressedCursor,
     b: usize,
     stale: i32,
     t: f64,
+    simd: Simd,
 ) {
     let kind = clip.rotation_tracks..clip.rotation_tracks + clip.vector_tracks;
     let block = block(clip, &mut cursor.keys, kind, b, &mut cursor.vectors[b], &clip.vector_decode[b]);
-    refill::<3, 3>(clip, block, stale, t, KeyDecode::values);
+    refill_as(simd, clip, block, stale, t, KeyDecode::values::<3>);
 }
 
 /// The `stale` lanes of morph weight block `b` cache the keys around `t`.
-#[inline(never)]
+#[inline(always)]
 pub(crate) fn refill_weights(
     clip: &CompressedClip,
     cursor: &mut CompressedCursor,
     b: usize,
     stale: i32,
     t: f64,
+    simd: Simd,
 ) {
     let kind = clip.rotation_tracks + clip.vector_tracks..clip.tracks.len();
     let block = block(clip, &mut cursor.keys, kind, b, &mut cursor.weights[b], &clip.weight_decode[b]);
-    refill::<1, 1>(clip, block, stale, t, KeyDecode::values);
+    refill_as(simd, clip, block, stale, t, KeyDecode::values::<1>);
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::anim::compression::quantize::{BitWriter, Range, from_smallest_three};
-
-    /// Four lanes of different widths and offsets, one rebuilding each
-    /// quaternion component.
-    fn four_lanes(stream_start: [u32; LANES]) -> KeyDecode {
-        KeyDecode {
-            min: [[-0.71, -0.3, 0.1, -0.05], [-0.2, -0.69, -0.4, 0.0], [0.05, -0.5, -0.7, -0.33]],
-            step: [1.0 / 4096.0, 3.0e-5, 2.0e-3, 7.0e-6],
-            dropped: [0.0, 1.0, 2.0, 3.0],
-            bit_offset: stream_start,
-            key_bits: [36, 21, 0, 56],
-            bits: [[12, 7, 0, 20], [12, 7, 0, 18], [12, 7, 0, 18]],
-            together: true,
-        }
+/// [`refill`] with the instructions `simd` names (checked again here: whoever
+/// names AVX2 on a CPU without it gets the portable code).
+#[inline(always)]
+fn refill_as<const N: usize, const M: usize, V: Fn(&KeyDecode, &[f32x4; N]) -> [f32x4; M]>(
+    simd: Simd,
+    clip: &CompressedClip,
+    block: Block<'_, M>,
+    stale: i32,
+    t: f64,
+    values: V,
+) {
+    match simd {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the CPU has AVX2 and FMA.
+        Simd::Avx2 if Simd::avx2_available() => unsafe { refill_avx2(clip, block, stale, t, values) },
+        _ => refill_portable(clip, block, stale, t, values),
     }
+}
 
-    #[test]
-    fn a_block_decodes_its_keys_to_the_bits_of_one_track_at_a_time() {
-        // Keys 0..3 of each lane, written one lane after the other.
-        let mut writer = BitWriter::default();
-        let mut starts = [0; LANES];
-        let mut written = [[[0u32; 3]; 3]; LANES];
-        let lengths = [36, 21, 0, 56];
-        for l in 0..LANES {
-            starts[l] = writer.bits() as u32;
-            for (k, key) in written[l].iter_mut().enumerate() {
-                let widths = [[12, 12, 12], [7, 7, 7], [0, 0, 0], [20, 18, 18]][l];
-                for c in 0..3 {
-                    let value =
-                        ((k as u32 + 1) * 2_654_435_761u32.wrapping_mul(c as u32 + l as u32 + 1)) >> 8;
-                    key[c] = value & ((1u32 << widths[c]) - 1);
-                    writer.push(key[c], widths[c]);
-                }
-            }
-            assert_eq!(writer.bits() - u64::from(starts[l]), 3 * lengths[l]);
-        }
-        let stream = writer.finish();
-        let decode = four_lanes(starts);
-        for k in 0u32..3 {
-            let q: [[f32; LANES]; 3] = decode.quantized(&stream, k).map(f32x4::to_array);
-            let rotations = decode.rotations(&q.map(f32x4::from));
-            for l in 0..LANES {
-                let kept: [f32; 3] = std::array::from_fn(|c| {
-                    let written = written[l][k as usize][c];
-                    assert_eq!(q[c][l], written as f32, "lane {l} key {k} component {c}");
-                    Range { min: decode.min[c][l], step: decode.step[l] }.value(written)
-                });
-                let scalar = from_smallest_three(kept, l);
-                let block = rotations.map(|c| c.to_array()[l]);
-                assert_eq!(block.map(f32::to_bits), scalar.map(f32::to_bits), "lane {l} key {k}");
-            }
-        }
-    }
+#[inline(never)]
+fn refill_portable<const N: usize, const M: usize, V: Fn(&KeyDecode, &[f32x4; N]) -> [f32x4; M]>(
+    clip: &CompressedClip,
+    block: Block<'_, M>,
+    stale: i32,
+    t: f64,
+    values: V,
+) {
+    refill::<Portable, N, M>(clip, block, stale, t, values);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[inline(never)]
+fn refill_avx2<const N: usize, const M: usize, V: Fn(&KeyDecode, &[f32x4; N]) -> [f32x4; M]>(
+    clip: &CompressedClip,
+    block: Block<'_, M>,
+    stale: i32,
+    t: f64,
+    values: V,
+) {
+    refill::<crate::anim::lanes8::Avx2, N, M>(clip, block, stale, t, values);
 }

@@ -1,0 +1,262 @@
+//! How a block of four tracks of a kind turns its lanes' quantized keys
+//! into values: the lanes' decoding constants side by side
+//! ([`KeyDecode`], derived from the track headers when the clip is built),
+//! each lane's key read with one 64-bit load, its components unpacked one
+//! lane at a time ([`Portable`]) or four lanes per AVX2 variable shift
+//! ([`Avx2`], chosen at run time), then values and rotations rebuilt four
+//! lanes per SIMD operation. Both unpackings give the same bits.
+//!
+//! Nothing here finds keys or knows a cursor: `refill` says which keys.
+
+use super::LISTED;
+use super::clip::PackedTrack;
+use super::cursor::LANES;
+use super::quantize::load_bits;
+use crate::anim::lanes8::Portable;
+use wide::{CmpEq, CmpLt, f32x4};
+
+/// Per block of four tracks of a kind, the lanes' decoding constants side
+/// by side: a block's keys are decoded four lanes per SIMD operation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(C, align(32))]
+pub(crate) struct KeyDecode {
+    /// Where each component starts in a lane's key (bits from the key's
+    /// first), as 64-bit lanes for AVX2's variable shift.
+    shift: [[u64; LANES]; 3],
+    /// Each component's smallest value (`PackedTrack::min`).
+    min: [[f32; LANES]; 3],
+    /// Each component's bits set (`2^bits - 1`; none: the component is its `min`).
+    field: [[u32; LANES]; 3],
+    /// The components' quantization step.
+    step: [f32; LANES],
+    /// Rotations: the component rebuilt from the unit length (0 to 3).
+    dropped: [f32; LANES],
+    /// Where each lane's keys start in the stream, and the bits of each
+    /// of its keys (keys with listed times: read where `one_load`, which
+    /// excludes those).
+    bit_offset: [u32; LANES],
+    key_bits: [u32; LANES],
+    /// Whether all those tracks share one key-time mask and STEP flag
+    /// (then they have the same key ids and cross keys together), and
+    /// `one_load`.
+    pub(super) together: bool,
+    /// Whether every lane's key times are a mask and its three components
+    /// fit one 64-bit load (56 bits: the load starts at the key's byte).
+    pub(super) one_load: bool,
+}
+
+// The size the compression guide gives.
+const _: () = assert!(std::mem::size_of::<KeyDecode>() == 288);
+
+impl KeyDecode {
+    /// The constants of `tracks` (all of one kind), four to a block;
+    /// padding lanes decode to anything (they are never stale).
+    pub(crate) fn blocks(tracks: &[PackedTrack]) -> Vec<KeyDecode> {
+        tracks
+            .chunks(LANES)
+            .map(|block| {
+                let one_load = block.iter().all(|t| t.mask != LISTED && t.value_bits() <= 56);
+                let mut decode = KeyDecode {
+                    shift: [[0; LANES]; 3],
+                    min: [[0.0; LANES]; 3],
+                    field: [[0; LANES]; 3],
+                    step: [0.0; LANES],
+                    dropped: [3.0; LANES],
+                    bit_offset: [0; LANES],
+                    key_bits: [0; LANES],
+                    together: one_load
+                        && block.iter().all(|t| t.mask == block[0].mask && t.step() == block[0].step()),
+                    one_load,
+                };
+                for (l, track) in block.iter().enumerate() {
+                    let mut shift = 0;
+                    for c in 0..3 {
+                        let bits = u32::from(track.bits[c]);
+                        decode.min[c][l] = track.min[c];
+                        decode.shift[c][l] = u64::from(shift);
+                        decode.field[c][l] = ((1u64 << bits) - 1) as u32;
+                        shift += bits;
+                    }
+                    decode.bit_offset[l] = track.bit_offset;
+                    decode.key_bits[l] = track.value_bits();
+                    decode.step[l] = track.range(0).step;
+                    decode.dropped[l] = track.dropped() as f32;
+                }
+                decode
+            })
+            .collect()
+    }
+
+    /// The 64 bits from the first of each lane's key `index[l]` (among its
+    /// track's keys), for a block that is `one_load`.
+    #[inline(always)]
+    pub(super) fn words(&self, stream: &[u8], index: [u32; LANES]) -> [u64; LANES] {
+        std::array::from_fn(|l| {
+            load_bits(
+                stream,
+                u64::from(self.bit_offset[l]) + u64::from(index[l]) * u64::from(self.key_bits[l]),
+            )
+        })
+    }
+
+    /// Quantized components (as f32) of every lane's key `index`, for a
+    /// block whose tracks are `together`; padding lanes read zeros.
+    #[inline(always)]
+    pub(super) fn quantized<U: Unpack, const N: usize>(&self, stream: &[u8], index: u32) -> [f32x4; N] {
+        U::unpack(self, self.words(stream, [index; LANES]))
+    }
+
+    /// Four lanes' values from their quantized components (as f32): the
+    /// same arithmetic as [`Range::value`](super::quantize::Range::value),
+    /// so the same bits.
+    #[inline(always)]
+    pub(super) fn values<const N: usize>(&self, q: &[f32x4; N]) -> [f32x4; N] {
+        let step = f32x4::from(self.step);
+        std::array::from_fn(|c| f32x4::from(self.min[c]) + q[c] * step)
+    }
+
+    /// Four lanes' rotations (`x, y, z, w`) from their smallest three: the
+    /// arithmetic of
+    /// [`from_smallest_three`](super::quantize::from_smallest_three), so the same bits.
+    #[inline(always)]
+    pub(super) fn rotations(&self, q: &[f32x4; 3]) -> [f32x4; 4] {
+        let [k0, k1, k2] = self.values(q);
+        let rebuilt = (((f32x4::ONE - k0 * k0) - k1 * k1) - k2 * k2).fast_max(f32x4::ZERO).sqrt();
+        let dropped = f32x4::from(self.dropped);
+        let is = |c: f32| dropped.cmp_eq(f32x4::splat(c));
+        let below = |c: f32| dropped.cmp_lt(f32x4::splat(c));
+        [
+            is(0.0).blend(rebuilt, k0),
+            is(1.0).blend(rebuilt, below(1.0).blend(k0, k1)),
+            is(2.0).blend(rebuilt, below(2.0).blend(k1, k2)),
+            is(3.0).blend(rebuilt, k2),
+        ]
+    }
+}
+
+/// How the first `N` quantized components of four lanes' keys are
+/// unpacked from the 64 bits at each key's first bit (`words`, as
+/// [`KeyDecode::words`] reads them), to f32 (exact: a component has at
+/// most 24 bits).
+pub(crate) trait Unpack {
+    fn unpack<const N: usize>(decode: &KeyDecode, words: [u64; LANES]) -> [f32x4; N];
+}
+
+/// One lane at a time: a shift and a mask per component.
+impl Unpack for Portable {
+    #[inline(always)]
+    fn unpack<const N: usize>(decode: &KeyDecode, words: [u64; LANES]) -> [f32x4; N] {
+        std::array::from_fn(|c| {
+            f32x4::from(std::array::from_fn::<f32, LANES, _>(|l| {
+                ((words[l] >> decode.shift[c][l]) as u32 & decode.field[c][l]) as f32
+            }))
+        })
+    }
+}
+
+/// Four lanes per operation: AVX2's per-lane variable shift, the low
+/// halves gathered and masked, one conversion. Only inside a function
+/// compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+impl Unpack for crate::anim::lanes8::Avx2 {
+    #[inline(always)]
+    fn unpack<const N: usize>(decode: &KeyDecode, words: [u64; LANES]) -> [f32x4; N] {
+        use std::arch::x86_64::*;
+        let as_i64 = |w: u64| w as i64;
+        // SAFETY: callers compile this for AVX2 and choose it where the CPU
+        // has it; the loads read the arrays of `decode` they name.
+        unsafe {
+            let words =
+                _mm256_set_epi64x(as_i64(words[3]), as_i64(words[2]), as_i64(words[1]), as_i64(words[0]));
+            let low_halves = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+            std::array::from_fn(|c| {
+                let shifted = _mm256_srlv_epi64(words, _mm256_load_si256(decode.shift[c].as_ptr().cast()));
+                let low = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(shifted, low_halves));
+                let q = _mm_and_si128(low, _mm_loadu_si128(decode.field[c].as_ptr().cast()));
+                std::mem::transmute::<__m128, f32x4>(_mm_cvtepi32_ps(q))
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::anim::compression::quantize::{BitWriter, Range, from_smallest_three};
+    use crate::anim::lanes8::Simd;
+
+    /// Four lanes of different widths and offsets, one rebuilding each
+    /// quaternion component.
+    fn four_lanes(stream_start: [u32; LANES], widths: [[u32; 3]; LANES]) -> KeyDecode {
+        let mut decode = KeyDecode {
+            shift: [[0; LANES]; 3],
+            min: [[-0.71, -0.3, 0.1, -0.05], [-0.2, -0.69, -0.4, 0.0], [0.05, -0.5, -0.7, -0.33]],
+            field: [[0; LANES]; 3],
+            step: [1.0 / 4096.0, 3.0e-5, 2.0e-3, 7.0e-6],
+            dropped: [0.0, 1.0, 2.0, 3.0],
+            bit_offset: stream_start,
+            key_bits: widths.map(|w| w.iter().sum()),
+            together: true,
+            one_load: true,
+        };
+        for (l, widths) in widths.iter().enumerate() {
+            let mut shift = 0;
+            for (c, &bits) in widths.iter().enumerate() {
+                decode.shift[c][l] = u64::from(shift);
+                decode.field[c][l] = ((1u64 << bits) - 1) as u32;
+                shift += bits;
+            }
+        }
+        decode
+    }
+
+    /// Keys 0..3 of each lane of `decode` read back, per unpacking, against
+    /// the fields written and one track at a time's arithmetic.
+    fn decodes_as_written<U: Unpack>() {
+        let widths = [[12, 12, 12], [7, 7, 7], [0, 0, 0], [20, 18, 18]];
+        let mut writer = BitWriter::default();
+        let mut starts = [0; LANES];
+        let mut written = [[[0u32; 3]; 3]; LANES];
+        for l in 0..LANES {
+            starts[l] = writer.bits() as u32;
+            for (k, key) in written[l].iter_mut().enumerate() {
+                for c in 0..3 {
+                    let value =
+                        ((k as u32 + 1) * 2_654_435_761u32.wrapping_mul(c as u32 + l as u32 + 1)) >> 8;
+                    key[c] = value & ((1u32 << widths[l][c]) - 1);
+                    writer.push(key[c], widths[l][c]);
+                }
+            }
+        }
+        let stream = writer.finish();
+        let decode = four_lanes(starts, widths);
+        for k in 0u32..3 {
+            let q: [[f32; LANES]; 3] = decode.quantized::<U, 3>(&stream, k).map(f32x4::to_array);
+            let rotations = decode.rotations(&q.map(f32x4::from));
+            for l in 0..LANES {
+                let kept: [f32; 3] = std::array::from_fn(|c| {
+                    let written = written[l][k as usize][c];
+                    assert_eq!(q[c][l], written as f32, "lane {l} key {k} component {c}");
+                    Range { min: decode.min[c][l], step: decode.step[l] }.value(written)
+                });
+                let scalar = from_smallest_three(kept, l);
+                let block = rotations.map(|c| c.to_array()[l]);
+                assert_eq!(block.map(f32::to_bits), scalar.map(f32::to_bits), "lane {l} key {k}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_block_decodes_its_keys_to_the_bits_of_one_track_at_a_time() {
+        decodes_as_written::<Portable>();
+        #[cfg(target_arch = "x86_64")]
+        if Simd::avx2_available() {
+            #[target_feature(enable = "avx2,fma")]
+            fn with_avx2() {
+                decodes_as_written::<crate::anim::lanes8::Avx2>();
+            }
+            // SAFETY: the CPU has AVX2 and FMA.
+            unsafe { with_avx2() };
+        }
+    }
+}
