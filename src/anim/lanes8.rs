@@ -63,6 +63,12 @@ pub trait Lanes8:
     fn store_high(self, s: &mut [f32]);
     /// Whether any bit of the low half, and of the high half, is set.
     fn any_bit_halves(self) -> [bool; 2];
+    /// The CPU's estimate of `1 / sqrt(self)` (12 bits or more): the one
+    /// exception to exact operations, the same bits from both
+    /// implementations on one CPU but not across CPU vendors, for code
+    /// that refines it and says so (the compressed clip sampler, as
+    /// ozz-animation normalises).
+    fn recip_sqrt_estimate(self) -> Self;
 }
 
 /// Four f64 lanes: the exact (slerp) sampler's key ratios and sines, in
@@ -222,6 +228,10 @@ impl Lanes8 for Portable {
     #[inline(always)]
     fn any_bit_halves(self) -> [bool; 2] {
         self.0.map(|half| half.to_array().iter().any(|v| v.to_bits() != 0))
+    }
+    #[inline(always)]
+    fn recip_sqrt_estimate(self) -> Self {
+        Portable([self.0[0].recip_sqrt(), self.0[1].recip_sqrt()])
     }
 }
 
@@ -409,6 +419,10 @@ mod avx2 {
                 [_mm_testz_si128(low, low) == 0, _mm_testz_si128(high, high) == 0]
             }
         }
+        #[inline(always)]
+        fn recip_sqrt_estimate(self) -> Self {
+            Avx2(unsafe { _mm256_rsqrt_ps(self.0) })
+        }
     }
 }
 
@@ -527,6 +541,31 @@ mod tests {
             }
             // SAFETY: the CPU has AVX2 and FMA.
             unsafe { with_avx2() };
+        }
+    }
+
+    /// The estimates of eight spread values.
+    fn estimates<L: Lanes8>() -> [f32; 8] {
+        L::join(&[1.0, 0.25, 0.7, 1.3], &[1e-3, 3.9e4, 0.999_999, 2.0]).recip_sqrt_estimate().to_array()
+    }
+
+    #[test]
+    fn the_square_root_estimate_is_close_and_the_same_from_both() {
+        let values = [1.0f32, 0.25, 0.7, 1.3, 1e-3, 3.9e4, 0.999_999, 2.0];
+        let portable = estimates::<Portable>();
+        for (v, e) in values.iter().zip(portable) {
+            let exact = 1.0 / f64::from(*v).sqrt();
+            assert!((f64::from(e) - exact).abs() <= exact * 1.5 / 4096.0, "{v}: {e} vs {exact}");
+        }
+        #[cfg(target_arch = "x86_64")]
+        if Simd::avx2_available() {
+            #[target_feature(enable = "avx2,fma")]
+            fn with_avx2() -> [f32; 8] {
+                estimates::<Avx2>()
+            }
+            // SAFETY: the CPU has AVX2 and FMA.
+            let avx2 = unsafe { with_avx2() };
+            assert_eq!(avx2.map(f32::to_bits), portable.map(f32::to_bits));
         }
     }
 }

@@ -13,7 +13,7 @@ use super::refill::{refill_rotations, refill_vectors, refill_weights};
 use super::{CompressedClip, Property};
 use crate::anim::Transform;
 use crate::anim::job::{JobError, check_len};
-use crate::anim::lanes8::Simd;
+use crate::anim::lanes8::{Lanes8, Portable, Simd};
 use crate::anim::math::normalize_or;
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 use wide::{CmpGe, CmpLt, f32x4};
@@ -62,7 +62,34 @@ impl CompressedSampleJob<'_> {
 
     /// Validates, then samples. Never allocates.
     pub fn run(&mut self) -> Result<(), JobError> {
+        self.run_with(Simd::detect())
+    }
+
+    /// `run` with the instructions `simd` names (AVX2 only where the CPU
+    /// has it): the same bits either way.
+    pub(crate) fn run_with(&mut self, simd: Simd) -> Result<(), JobError> {
         self.validate()?;
+        match simd {
+            // Checked again here (a cached flag): whoever names `Avx2` on a
+            // CPU without it gets the portable code.
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the CPU has AVX2 and FMA.
+            Simd::Avx2 if Simd::avx2_available() => unsafe { self.sample_avx2() },
+            _ => self.sample::<Portable>(Simd::Portable),
+        }
+        Ok(())
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn sample_avx2(&mut self) {
+        self.sample::<crate::anim::lanes8::Avx2>(Simd::Avx2);
+    }
+
+    /// Samples a validated job: rotations two blocks (eight tracks) per
+    /// operation of `F`, refills with the instructions `simd` names.
+    #[inline(always)]
+    fn sample<F: Lanes8>(&mut self, simd: Simd) {
         let clip = self.clip;
         self.output.copy_from_slice(self.rest);
         self.morph_output.copy_from_slice(self.rest_morph_weights);
@@ -71,14 +98,22 @@ impl CompressedSampleJob<'_> {
         }
         self.cursor.follow(clip);
         let time = Time::new(self.time);
-        self.refill(&time, Simd::detect());
+        self.refill(&time, simd);
         let rotations = clip.rotation_tracks;
-        for b in 0..self.cursor.rotations.len() {
-            let q = nlerp_block(&self.cursor.rotations[b], &clip.corrected[b], &time).map(f32x4::to_array);
-            let tracks = &clip.tracks[b * LANES..rotations.min((b + 1) * LANES)];
-            for (l, track) in tracks.iter().enumerate() {
-                self.output[track.joint as usize].rotation =
-                    UnitQuaternion::new_unchecked(Quaternion::new(q[3][l], q[0][l], q[1][l], q[2][l]));
+        let blocks = &self.cursor.rotations;
+        let nearest = F::splat(time.nearest_f32);
+        for first in (0..blocks.len()).step_by(2) {
+            // The last block alone rides in both halves.
+            let pair = [first, (first + 1).min(blocks.len() - 1)];
+            let q = nlerp_pair::<F>(pair.map(|b| &blocks[b]), pair.map(|b| &clip.corrected[b]), nearest);
+            // Each lane's x, y, z, w side by side: nalgebra's order.
+            let lanes = F::transpose_halves(q);
+            let tracks = &clip.tracks[first * LANES..rotations.min((first + 2) * LANES)];
+            for (i, track) in tracks.iter().enumerate() {
+                // Unit length, as written below.
+                let coords =
+                    self.output[track.joint as usize].rotation.as_mut_unchecked().coords.as_mut_slice();
+                if i < LANES { lanes[i].store_low(coords) } else { lanes[i - LANES].store_high(coords) }
             }
         }
         let vectors = &clip.tracks[rotations..rotations + clip.vector_tracks];
@@ -117,7 +152,6 @@ impl CompressedSampleJob<'_> {
             };
             set(self.output, self.morph_output, track.property, joint, value);
         }
-        Ok(())
     }
 }
 
@@ -222,29 +256,36 @@ fn lerp_block<const N: usize>(block: &KeyBlock<N>, time: &Time) -> [f32x4; N] {
     })
 }
 
-/// Rotations of four lanes: normalised lerp on the short arc, the ratio
-/// corrected to follow slerp in the `corrected` lanes (see
+/// Rotations of two blocks (eight lanes): normalised lerp on the short
+/// arc, the ratio corrected to follow slerp in the `corrected` lanes (see
 /// [`interpolation`](super::interpolation); keys held have a dot product
 /// of 1, so no correction), normalising with the reciprocal square root
 /// estimate refined by one Newton step (as ozz-animation does; relative
-/// error below 1e-6). Between two unit keys on the short arc the lerp is at least
-/// 0.7 long, so no lane needs a fallback for zero length.
+/// error below 1e-6). Between two unit keys on the short arc the lerp is at
+/// least 0.7 long, so no lane needs a fallback for zero length.
 #[inline(always)]
-fn nlerp_block(block: &RotationBlock, corrected: &[f32; LANES], time: &Time) -> [f32x4; 4] {
-    let s = time.ratios(&block.span);
-    let (a, b) = (block.a.map(f32x4::from), block.b.map(f32x4::from));
+fn nlerp_pair<F: Lanes8>(blocks: [&RotationBlock; 2], corrected: [&[f32; LANES]; 2], nearest: F) -> [F; 4] {
+    let [low, high] = blocks;
+    let join = |l: &[f32; LANES], h: &[f32; LANES]| F::join(l, h);
+    let (one, zero, half) = (F::splat(1.0), F::splat(0.0), F::splat(0.5));
+    // Where time falls between each lane's keys, in [0, 1] (`min` as SSE's:
+    // the second where the first is not below it).
+    let s = (nearest - join(&low.span.t0, &high.span.t0)) * join(&low.span.inv, &high.span.inv);
+    let s = s.lt(one).select(s, one);
+    let a: [F; 4] = std::array::from_fn(|c| join(&low.a[c], &high.a[c]));
+    let b: [F; 4] = std::array::from_fn(|c| join(&low.b[c], &high.b[c]));
     let dot = (a[0] * b[0] + a[2] * b[2]) + (a[1] * b[1] + a[3] * b[3]);
     // The sign bit of the dot product flips `b` onto `a`'s side.
-    let flip = dot & f32x4::splat(-0.0);
-    let x = (f32x4::ONE - (dot ^ flip)).fast_max(f32x4::ZERO);
-    let [c0, c1, c2] = C.map(|c| f32x4::splat(c as f32));
-    let k = (x * (c0 + x * (c1 + x * c2))) & f32x4::from(*corrected);
-    let half = f32x4::splat(0.5);
-    let u = s + s * (s - half) * (s - f32x4::ONE) * k;
-    let q: [f32x4; 4] = std::array::from_fn(|c| a[c] + ((b[c] ^ flip) - a[c]) * u);
+    let flip = dot.and(F::splat(-0.0));
+    let x = one - dot.xor(flip);
+    let x = x.gt(zero).select(x, zero);
+    let [c0, c1, c2] = C.map(|c| F::splat(c as f32));
+    let k = (x * (c0 + x * (c1 + x * c2))).and(join(corrected[0], corrected[1]));
+    let u = s + s * (s - half) * (s - one) * k;
+    let q: [F; 4] = std::array::from_fn(|c| a[c] + (b[c].xor(flip) - a[c]) * u);
     let n2 = (q[0] * q[0] + q[2] * q[2]) + (q[1] * q[1] + q[3] * q[3]);
-    let r = n2.recip_sqrt();
-    let inv = r * (f32x4::splat(1.5) - half * n2 * r * r);
+    let r = n2.recip_sqrt_estimate();
+    let inv = r * (F::splat(1.5) - half * n2 * r * r);
     q.map(|c| c * inv)
 }
 
@@ -291,6 +332,80 @@ mod tests {
         .run()
         .unwrap();
         output[0].translation.x
+    }
+
+    /// Nine joints in a chain, each rotating through its own keys (some
+    /// key times shared, some not): three rotation blocks, so a pair and a
+    /// last block alone.
+    fn nine_rotations() -> (Skeleton, CompressedClip) {
+        let names = (0..9).map(|j| format!("j{j}")).collect();
+        let parents = (0..9).map(|j| if j == 0 { NO_PARENT } else { j - 1 }).collect();
+        let rest = vec![Transform { translation: Vector3::new(0.0, 0.1, 0.0), ..Transform::IDENTITY }; 9];
+        let skeleton = Skeleton::new(names, parents, rest).unwrap();
+        let joint_tracks = (0..9u32)
+            .map(|j| {
+                let f = j as f32;
+                let keys = 4 + j as usize % 3;
+                let times = (0..keys).map(|k| k as f32 * (0.3 + 0.05 * (j % 2) as f32)).collect();
+                let values = (0..keys)
+                    .map(|k| {
+                        let axis = Vector3::new(1.0, f * 0.3 - 1.0, 0.5 + k as f32).normalize();
+                        let angle = 0.4 * k as f32 - f * 0.2;
+                        UnitQuaternion::from_axis_angle(&nalgebra::Unit::new_unchecked(axis), angle)
+                            .into_inner()
+                    })
+                    .collect();
+                JointTracks {
+                    joint: j,
+                    translation: None,
+                    rotation: Some(Track { times, values, interpolation: Interpolation::Linear }),
+                    scale: None,
+                }
+            })
+            .collect();
+        let mut clip = Clip { joint_tracks, ..Clip::default() };
+        clip.update_duration();
+        let (compressed, _) = compress(&clip, &skeleton, &CompressionSettings::default()).unwrap();
+        assert_eq!(compressed.rotation_tracks, 9);
+        (skeleton, compressed)
+    }
+
+    #[test]
+    fn both_instruction_sets_sample_the_same_bits() {
+        let (skeleton, clip) = nine_rotations();
+        let simds =
+            if Simd::avx2_available() { vec![Simd::Portable, Simd::Avx2] } else { vec![Simd::Portable] };
+        let mut cursors = simds.iter().map(|_| CompressedCursor::new(&clip)).collect::<Vec<_>>();
+        // Forward at 60 Hz past the end, then back and jumping.
+        let times = (0..150).map(|i| f64::from(i) / 60.0).chain([1.0, 0.2, 1.7, 0.9, -1.0, 0.61]);
+        for t in times {
+            let poses: Vec<Vec<Transform>> = simds
+                .iter()
+                .zip(&mut cursors)
+                .map(|(&simd, cursor)| {
+                    let mut output = vec![Transform::IDENTITY; 9];
+                    CompressedSampleJob {
+                        clip: &clip,
+                        time: t,
+                        rest: skeleton.rest(),
+                        rest_morph_weights: &[],
+                        cursor,
+                        output: &mut output,
+                        morph_output: &mut [],
+                    }
+                    .run_with(simd)
+                    .unwrap();
+                    output
+                })
+                .collect();
+            for pose in &poses {
+                for (p, first) in pose.iter().zip(&poses[0]) {
+                    let bits = |q: &UnitQuaternion<f32>| q.coords.map(f32::to_bits);
+                    assert_eq!(bits(&p.rotation), bits(&first.rotation), "at {t}");
+                    assert!((p.rotation.norm() - 1.0).abs() < 1e-6, "at {t}");
+                }
+            }
+        }
     }
 
     #[test]
