@@ -163,6 +163,7 @@ impl CompressedSampleJob<'_> {
     /// wait for those stores (no store-to-load forwarding from narrower
     /// stores); this order made sampling 6 to 8 % faster (Fox Run, Wizard
     /// Walk).
+    #[inline(always)]
     fn refill(&mut self, time: &Time, simd: Simd) {
         let (clip, t) = (self.clip, self.time);
         for b in 0..self.cursor.rotations.len() {
