@@ -48,7 +48,7 @@ pub(super) fn assemble(
     let (rotations, rest) = tracks.split_at(rotation_tracks);
     let (vectors, weights) = rest.split_at(vector_tracks);
     let [rotation_decode, vector_decode, weight_decode] =
-        [rotations, vectors, weights].map(KeyDecode::blocks);
+        [rotations, vectors, weights].map(|kind| KeyDecode::blocks(kind, packer.mask_words));
     let Packer { times, time_bits, masks, mask_words, writer, .. } = packer;
     Ok(CompressedClip {
         name: clip.name.clone(),

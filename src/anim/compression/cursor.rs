@@ -517,7 +517,7 @@ impl<'a> KeyReader<'a> {
 
 /// One track's key-time mask: a bit per time-table entry, in 64-bit words.
 #[derive(Clone, Copy)]
-struct Mask<'a> {
+pub(super) struct Mask<'a> {
     words: &'a [u64],
     /// Bits in use (the table's length); those past it are clear.
     len: u32,
@@ -526,14 +526,18 @@ struct Mask<'a> {
 impl<'a> Mask<'a> {
     #[inline(always)]
     fn new(clip: &'a CompressedClip, index: u16) -> Self {
-        let count = clip.mask_words;
-        let start = usize::from(index) * count;
-        Mask { words: &clip.masks[start..start + count], len: clip.times.len() as u32 }
+        Self::at(clip, usize::from(index) * clip.mask_words)
+    }
+
+    /// The mask whose words start at `start` of `clip.masks`.
+    #[inline(always)]
+    pub(super) fn at(clip: &'a CompressedClip, start: usize) -> Self {
+        Mask { words: &clip.masks[start..start + clip.mask_words], len: clip.times.len() as u32 }
     }
 
     /// The first set bit at or after bit `from`.
     #[inline(always)]
-    fn next_set(&self, from: u32) -> Option<u32> {
+    pub(super) fn next_set(&self, from: u32) -> Option<u32> {
         let mut w = (from / 64) as usize;
         let mut word = self.words.get(w)? & (u64::MAX << (from % 64));
         while word == 0 {

@@ -36,6 +36,9 @@ pub(crate) struct KeyDecode {
     /// excludes those).
     bit_offset: [u32; LANES],
     key_bits: [u32; LANES],
+    /// Where each lane's key-time mask starts in `CompressedClip::masks`
+    /// (where `movable`).
+    pub(super) mask_at: [u32; LANES],
     /// Whether all those tracks share one key-time mask and STEP flag
     /// (then they have the same key ids and cross keys together), and
     /// `one_load`.
@@ -43,15 +46,20 @@ pub(crate) struct KeyDecode {
     /// Whether every lane's key times are a mask and its three components
     /// fit one 64-bit load (56 bits: the load starts at the key's byte).
     pub(super) one_load: bool,
+    /// The lanes (one bit each) whose key times are a mask and that hold
+    /// no STEP keys: playback moves one on by finding the next bit of its
+    /// mask.
+    pub(super) movable: i32,
 }
 
 // The size the compression guide gives.
 const _: () = assert!(std::mem::size_of::<KeyDecode>() == 288);
 
 impl KeyDecode {
-    /// The constants of `tracks` (all of one kind), four to a block;
-    /// padding lanes decode to anything (they are never stale).
-    pub(crate) fn blocks(tracks: &[PackedTrack]) -> Vec<KeyDecode> {
+    /// The constants of `tracks` (all of one kind, in a clip whose masks
+    /// are `mask_words` long), four to a block; padding lanes decode to
+    /// anything (they are never stale).
+    pub(crate) fn blocks(tracks: &[PackedTrack], mask_words: usize) -> Vec<KeyDecode> {
         tracks
             .chunks(LANES)
             .map(|block| {
@@ -64,9 +72,15 @@ impl KeyDecode {
                     dropped: [3.0; LANES],
                     bit_offset: [0; LANES],
                     key_bits: [0; LANES],
+                    mask_at: [0; LANES],
                     together: one_load
                         && block.iter().all(|t| t.mask == block[0].mask && t.step() == block[0].step()),
                     one_load,
+                    movable: block
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, t)| t.mask != LISTED && !t.step())
+                        .fold(0, |lanes, (l, _)| lanes | 1 << l),
                 };
                 for (l, track) in block.iter().enumerate() {
                     let mut shift = 0;
@@ -78,6 +92,9 @@ impl KeyDecode {
                         shift += bits;
                     }
                     decode.bit_offset[l] = track.bit_offset;
+                    if track.mask != LISTED {
+                        decode.mask_at[l] = (usize::from(track.mask) * mask_words) as u32;
+                    }
                     decode.key_bits[l] = track.value_bits();
                     decode.step[l] = track.range(0).step;
                     decode.dropped[l] = track.dropped() as f32;
@@ -196,8 +213,10 @@ mod tests {
             dropped: [0.0, 1.0, 2.0, 3.0],
             bit_offset: stream_start,
             key_bits: widths.map(|w| w.iter().sum()),
+            mask_at: [0; LANES],
             together: true,
             one_load: true,
+            movable: 0b1111,
         };
         for (l, widths) in widths.iter().enumerate() {
             let mut shift = 0;
@@ -221,8 +240,9 @@ mod tests {
             starts[l] = writer.bits() as u32;
             for (k, key) in written[l].iter_mut().enumerate() {
                 for c in 0..3 {
-                    let value =
-                        ((k as u32 + 1) * 2_654_435_761u32.wrapping_mul(c as u32 + l as u32 + 1)) >> 8;
+                    let value = (k as u32 + 1)
+                        .wrapping_mul(2_654_435_761u32.wrapping_mul(c as u32 + l as u32 + 1))
+                        >> 8;
                     key[c] = value & ((1u32 << widths[l][c]) - 1);
                     writer.push(key[c], widths[l][c]);
                 }

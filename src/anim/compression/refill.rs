@@ -7,14 +7,13 @@
 //! clip's mostly do), the keys are found once for the block. This made
 //! sampling 1.3 to 1.7 times faster on baked clips (Fox, CesiumMan, Girl).
 //!
-//! Every refill is compiled twice, for the portable build and for AVX2
-//! (its unpacking four lanes per variable shift), and the sampler says
-//! which runs ([`Simd`]).
+//! Every refill is compiled into the sampler twice, for the portable build
+//! and for AVX2 (its unpacking four lanes per variable shift); the CPU
+//! picks one at run time.
 
-use super::cursor::{CompressedCursor, KeyBlock, KeyReader, Keys, LANES, PADDING, Span};
+use super::cursor::{CompressedCursor, KeyBlock, KeyReader, Keys, LANES, Mask, PADDING, Span};
 use super::key_decode::{KeyDecode, Unpack};
-use super::{CompressedClip, LISTED, PackedTrack};
-use crate::anim::lanes8::{Portable, Simd};
+use super::{CompressedClip, PackedTrack};
 use wide::f32x4;
 
 /// Where each lane of a block refilled gets its new keys `a` and `b`
@@ -151,7 +150,11 @@ fn refill<U: Unpack, const N: usize, const M: usize>(
     let mut refill = Refill::<N>::NONE;
     // The lanes that hold a track, one bit each.
     let lanes = (1 << tracks.len()) - 1;
-    if decode.together && stale == lanes && held.iter().all(|h| *h == held[0]) {
+    // Lanes of tracks that share their key times and STEP flag have the
+    // same spans (padding lanes are never stale), so they go stale
+    // together and the same search gives each the same keys.
+    debug_assert!(!decode.together || held.iter().all(|h| *h == held[0]));
+    if decode.together && stale == lanes {
         if together_forward::<U, N, M>(clip, Block { tracks, held, keys: cached, decode }, lanes, t, &values)
         {
             return;
@@ -203,21 +206,15 @@ fn together_forward<U: Unpack, const N: usize, const M: usize>(
     t: f64,
     values: &impl Fn(&KeyDecode, &[f32x4; N]) -> [f32x4; M],
 ) -> bool {
-    let Block { tracks, held, keys: cached, decode } = block;
-    let track = &tracks[0];
+    let Block { held, keys: cached, decode, .. } = block;
     let [a, b] = held[0];
     // The interval ended at the cached `b`'s time.
     let lo = cached.span.hi[0];
     // A held key (or none cached) ends no interval to move on from.
-    if track.step() || a == b || f64::from(lo) > t {
+    if decode.movable != live || a == b || f64::from(lo) > t {
         return false;
     }
-    let reader = KeyReader::new(clip, track);
-    let Some(k) = reader.next(b) else { return false };
-    let hi = reader.time(k);
-    if t >= f64::from(hi) {
-        return false;
-    }
+    let Some((k, hi)) = next_key(clip, decode.mask_at[0], b, t) else { return false };
     // Padding lanes stay valid forever.
     let live = lanes(live as usize);
     let span = |value: f32, padding: [f32; LANES]| live.blend(f32x4::splat(value), padding.into()).to_array();
@@ -227,11 +224,23 @@ fn together_forward<U: Unpack, const N: usize, const M: usize>(
         t0: span(lo, PADDING.t0),
         inv: span(1.0 / (hi - lo), PADDING.inv),
     };
-    let new = values(decode, &decode.quantized::<U, N>(&clip.stream, reader.index(k)));
+    let new = values(decode, &decode.quantized::<U, N>(&clip.stream, k & 0xffff));
     cached.a = cached.b;
     cached.b = new.map(f32x4::to_array);
-    held.fill([b, k]);
+    for held in held {
+        *held = [b, k];
+    }
     true
+}
+
+/// The key after key `b` (an id) of a track whose key-time mask starts at
+/// `mask_at`, and its time, where `t` falls before that time: what
+/// `KeyReader::next` and `KeyReader::time` give, without a reader.
+#[inline(always)]
+fn next_key(clip: &CompressedClip, mask_at: u32, b: u32, t: f64) -> Option<(u32, f32)> {
+    let table = Mask::at(clip, mask_at as usize).next_set((b >> 16) + 1)?;
+    let time = clip.times.at(table as usize);
+    (t < f64::from(time)).then_some((table << 16 | ((b & 0xffff) + 1), time))
 }
 
 /// The `stale` lanes of `block` when playback moved each on by one key,
@@ -254,6 +263,9 @@ fn forward<U: Unpack, const N: usize, const M: usize>(
     values: &impl Fn(&KeyDecode, &[f32x4; N]) -> [f32x4; M],
 ) -> bool {
     let Block { tracks, held, keys: cached, decode } = block;
+    if stale & !decode.movable != 0 {
+        return false;
+    }
     let mut next = [0u32; LANES];
     let mut hi = cached.span.hi;
     let mut q = [f32x4::ZERO; N];
@@ -263,24 +275,19 @@ fn forward<U: Unpack, const N: usize, const M: usize>(
     while rest != 0 {
         let l = rest.trailing_zeros() as usize;
         rest &= rest - 1;
-        let track = &tracks[l];
         let [a, b] = held[l];
         // A held key (or none cached) ends no interval to move on from.
         // (Times are never NaN: the job refuses a NaN time.)
-        if track.mask == LISTED || track.step() || a == b || f64::from(hi[l]) > t {
+        if a == b || f64::from(hi[l]) > t {
             return false;
         }
-        let reader = KeyReader::new(clip, track);
-        let Some(k) = reader.next(b) else { return false };
-        let time = reader.time(k);
-        if t >= f64::from(time) {
-            return false;
-        }
+        let Some((k, time)) = next_key(clip, decode.mask_at[l], b, t) else { return false };
         (next[l], hi[l]) = (k, time);
         if decode.one_load {
-            index[l] = reader.index(k);
+            index[l] = k & 0xffff;
         } else {
-            insert(&mut q, l, reader.quantized(track, k));
+            let track = &tracks[l];
+            insert(&mut q, l, KeyReader::new(clip, track).quantized(track, k));
         }
     }
     if decode.one_load {
@@ -326,91 +333,46 @@ fn block<'a, const M: usize>(
 }
 
 /// The `stale` lanes (one bit each) of rotation block `b` cache the keys
-/// around `t`, with the instructions `simd` names.
+/// around `t`, unpacked as `U` does (inlined into the sampler, compiled for
+/// the instructions `U` needs).
 #[inline(always)]
-pub(crate) fn refill_rotations(
+pub(crate) fn refill_rotations<U: Unpack>(
     clip: &CompressedClip,
     cursor: &mut CompressedCursor,
     b: usize,
     stale: i32,
     t: f64,
-    simd: Simd,
 ) {
     let kind = 0..clip.rotation_tracks;
     let block = block(clip, &mut cursor.keys, kind, b, &mut cursor.rotations[b], &clip.rotation_decode[b]);
-    refill_as(simd, clip, block, stale, t, KeyDecode::rotations);
+    refill::<U, 3, 4>(clip, block, stale, t, KeyDecode::rotations);
 }
 
 /// The `stale` lanes of translation-or-scale block `b` cache the keys
 /// around `t`.
 #[inline(always)]
-pub(crate) fn refill_vectors(
+pub(crate) fn refill_vectors<U: Unpack>(
     clip: &CompressedClip,
     cursor: &mut CompressedCursor,
     b: usize,
     stale: i32,
     t: f64,
-    simd: Simd,
 ) {
     let kind = clip.rotation_tracks..clip.rotation_tracks + clip.vector_tracks;
     let block = block(clip, &mut cursor.keys, kind, b, &mut cursor.vectors[b], &clip.vector_decode[b]);
-    refill_as(simd, clip, block, stale, t, KeyDecode::values::<3>);
+    refill::<U, 3, 3>(clip, block, stale, t, KeyDecode::values);
 }
 
 /// The `stale` lanes of morph weight block `b` cache the keys around `t`.
 #[inline(always)]
-pub(crate) fn refill_weights(
+pub(crate) fn refill_weights<U: Unpack>(
     clip: &CompressedClip,
     cursor: &mut CompressedCursor,
     b: usize,
     stale: i32,
     t: f64,
-    simd: Simd,
 ) {
     let kind = clip.rotation_tracks + clip.vector_tracks..clip.tracks.len();
     let block = block(clip, &mut cursor.keys, kind, b, &mut cursor.weights[b], &clip.weight_decode[b]);
-    refill_as(simd, clip, block, stale, t, KeyDecode::values::<1>);
-}
-
-/// [`refill`] with the instructions `simd` names (checked again here: whoever
-/// names AVX2 on a CPU without it gets the portable code).
-#[inline(always)]
-fn refill_as<const N: usize, const M: usize, V: Fn(&KeyDecode, &[f32x4; N]) -> [f32x4; M]>(
-    simd: Simd,
-    clip: &CompressedClip,
-    block: Block<'_, M>,
-    stale: i32,
-    t: f64,
-    values: V,
-) {
-    match simd {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: the CPU has AVX2 and FMA.
-        Simd::Avx2 if Simd::avx2_available() => unsafe { refill_avx2(clip, block, stale, t, values) },
-        _ => refill_portable(clip, block, stale, t, values),
-    }
-}
-
-#[inline(never)]
-fn refill_portable<const N: usize, const M: usize, V: Fn(&KeyDecode, &[f32x4; N]) -> [f32x4; M]>(
-    clip: &CompressedClip,
-    block: Block<'_, M>,
-    stale: i32,
-    t: f64,
-    values: V,
-) {
-    refill::<Portable, N, M>(clip, block, stale, t, values);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-#[inline(never)]
-fn refill_avx2<const N: usize, const M: usize, V: Fn(&KeyDecode, &[f32x4; N]) -> [f32x4; M]>(
-    clip: &CompressedClip,
-    block: Block<'_, M>,
-    stale: i32,
-    t: f64,
-    values: V,
-) {
-    refill::<crate::anim::lanes8::Avx2, N, M>(clip, block, stale, t, values);
+    refill::<U, 1, 1>(clip, block, stale, t, KeyDecode::values);
 }

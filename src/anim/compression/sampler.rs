@@ -9,6 +9,7 @@
 
 use super::cursor::{CompressedCursor, KeyBlock, LANES, RotationBlock, Span, sample_cubic};
 use super::interpolation::C;
+use super::key_decode::Unpack;
 use super::refill::{refill_rotations, refill_vectors, refill_weights};
 use super::{CompressedClip, Property};
 use crate::anim::Transform;
@@ -75,7 +76,7 @@ impl CompressedSampleJob<'_> {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: the CPU has AVX2 and FMA.
             Simd::Avx2 if Simd::avx2_available() => unsafe { self.sample_avx2() },
-            _ => self.sample::<Portable>(Simd::Portable),
+            _ => self.sample::<Portable>(),
         }
         Ok(())
     }
@@ -83,13 +84,13 @@ impl CompressedSampleJob<'_> {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     fn sample_avx2(&mut self) {
-        self.sample::<crate::anim::lanes8::Avx2>(Simd::Avx2);
+        self.sample::<crate::anim::lanes8::Avx2>();
     }
 
     /// Samples a validated job: rotations two blocks (eight tracks) per
-    /// operation of `F`, refills with the instructions `simd` names.
+    /// operation of `F`, keys unpacked as `F` does.
     #[inline(always)]
-    fn sample<F: Lanes8>(&mut self, simd: Simd) {
+    fn sample<F: Lanes8 + Unpack>(&mut self) {
         let clip = self.clip;
         self.output.copy_from_slice(self.rest);
         self.morph_output.copy_from_slice(self.rest_morph_weights);
@@ -98,7 +99,7 @@ impl CompressedSampleJob<'_> {
         }
         self.cursor.follow(clip);
         let time = Time::new(self.time);
-        self.refill(&time, simd);
+        self.refill::<F>(&time);
         let rotations = clip.rotation_tracks;
         let blocks = &self.cursor.rotations;
         let nearest = F::splat(time.nearest_f32);
@@ -164,24 +165,24 @@ impl CompressedSampleJob<'_> {
     /// stores); this order made sampling 6 to 8 % faster (Fox Run, Wizard
     /// Walk).
     #[inline(always)]
-    fn refill(&mut self, time: &Time, simd: Simd) {
+    fn refill<U: Unpack>(&mut self, time: &Time) {
         let (clip, t) = (self.clip, self.time);
         for b in 0..self.cursor.rotations.len() {
             let stale = time.stale(&self.cursor.rotations[b].span);
             if stale != 0 {
-                refill_rotations(clip, self.cursor, b, stale, t, simd);
+                refill_rotations::<U>(clip, self.cursor, b, stale, t);
             }
         }
         for b in 0..self.cursor.vectors.len() {
             let stale = time.stale(&self.cursor.vectors[b].span);
             if stale != 0 {
-                refill_vectors(clip, self.cursor, b, stale, t, simd);
+                refill_vectors::<U>(clip, self.cursor, b, stale, t);
             }
         }
         for b in 0..self.cursor.weights.len() {
             let stale = time.stale(&self.cursor.weights[b].span);
             if stale != 0 {
-                refill_weights(clip, self.cursor, b, stale, t, simd);
+                refill_weights::<U>(clip, self.cursor, b, stale, t);
             }
         }
     }
