@@ -47,8 +47,8 @@ pub(super) fn assemble(
     let corrected = corrected_lanes(&tracks[..rotation_tracks]);
     let (rotations, rest) = tracks.split_at(rotation_tracks);
     let (vectors, weights) = rest.split_at(vector_tracks);
-    let [rotation_decode, vector_decode, weight_decode] =
-        [rotations, vectors, weights].map(|kind| KeyDecode::blocks(kind, packer.mask_words));
+    let [rotation_decode, vector_decode, weight_decode] = [rotations, vectors, weights]
+        .map(|kind| KeyDecode::blocks(kind, packer.mask_words, packer.time_bits));
     let Packer { times, time_bits, masks, mask_words, writer, .. } = packer;
     Ok(CompressedClip {
         name: clip.name.clone(),

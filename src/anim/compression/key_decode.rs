@@ -31,39 +31,47 @@ pub(crate) struct KeyDecode {
     step: [f32; LANES],
     /// Rotations: the component rebuilt from the unit length (0 to 3).
     dropped: [f32; LANES],
-    /// Where each lane's keys start in the stream, and the bits of each
-    /// of its keys (keys with listed times: read where `one_load`, which
-    /// excludes those).
-    bit_offset: [u32; LANES],
-    key_bits: [u32; LANES],
+    /// Where each lane's first key's components start in the stream (after
+    /// its time index where the key times are listed), and the bits from
+    /// one key to the next.
+    pub(super) bit_offset: [u32; LANES],
+    pub(super) key_bits: [u32; LANES],
     /// Where each lane's key-time mask starts in `CompressedClip::masks`
-    /// (where `movable`).
+    /// (lanes whose key times are a mask).
     pub(super) mask_at: [u32; LANES],
+    /// Each lane's keys.
+    pub(super) keys: [u32; LANES],
     /// Whether all those tracks share one key-time mask and STEP flag
     /// (then they have the same key ids and cross keys together), and
     /// `one_load`.
     pub(super) together: bool,
-    /// Whether every lane's key times are a mask and its three components
-    /// fit one 64-bit load (56 bits: the load starts at the key's byte).
+    /// Whether every lane's three components fit one 64-bit load (56
+    /// bits: the load starts at the components' byte).
     pub(super) one_load: bool,
-    /// The lanes (one bit each) whose key times are a mask and that hold
-    /// no STEP keys: playback moves one on by finding the next bit of its
-    /// mask.
+    /// The lanes (one bit each) that hold no STEP keys: playback moves one
+    /// on by finding its next key (the next bit of its mask, or the next
+    /// key with its time listed).
     pub(super) movable: i32,
+    /// The lanes whose key times are listed in the stream.
+    pub(super) listed: i32,
 }
 
 // The size the compression guide gives.
-const _: () = assert!(std::mem::size_of::<KeyDecode>() == 288);
+const _: () = assert!(std::mem::size_of::<KeyDecode>() == 320);
 
 impl KeyDecode {
     /// The constants of `tracks` (all of one kind, in a clip whose masks
-    /// are `mask_words` long), four to a block; padding lanes decode to
-    /// anything (they are never stale).
-    pub(crate) fn blocks(tracks: &[PackedTrack], mask_words: usize) -> Vec<KeyDecode> {
+    /// are `mask_words` long and whose listed key times `time_bits` each),
+    /// four to a block; padding lanes decode to anything (they are never
+    /// stale).
+    pub(crate) fn blocks(tracks: &[PackedTrack], mask_words: usize, time_bits: u32) -> Vec<KeyDecode> {
+        let lanes = |block: &[PackedTrack], which: fn(&PackedTrack) -> bool| {
+            block.iter().enumerate().filter(|(_, t)| which(t)).fold(0, |lanes, (l, _)| lanes | 1 << l)
+        };
         tracks
             .chunks(LANES)
             .map(|block| {
-                let one_load = block.iter().all(|t| t.mask != LISTED && t.value_bits() <= 56);
+                let one_load = block.iter().all(|t| t.value_bits() <= 56);
                 let mut decode = KeyDecode {
                     shift: [[0; LANES]; 3],
                     min: [[0.0; LANES]; 3],
@@ -73,14 +81,14 @@ impl KeyDecode {
                     bit_offset: [0; LANES],
                     key_bits: [0; LANES],
                     mask_at: [0; LANES],
+                    keys: [0; LANES],
                     together: one_load
-                        && block.iter().all(|t| t.mask == block[0].mask && t.step() == block[0].step()),
+                        && block.iter().all(|t| {
+                            t.mask != LISTED && t.mask == block[0].mask && t.step() == block[0].step()
+                        }),
                     one_load,
-                    movable: block
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, t)| t.mask != LISTED && !t.step())
-                        .fold(0, |lanes, (l, _)| lanes | 1 << l),
+                    movable: lanes(block, |t| !t.step()),
+                    listed: lanes(block, |t| t.mask == LISTED),
                 };
                 for (l, track) in block.iter().enumerate() {
                     let mut shift = 0;
@@ -91,11 +99,13 @@ impl KeyDecode {
                         decode.field[c][l] = ((1u64 << bits) - 1) as u32;
                         shift += bits;
                     }
-                    decode.bit_offset[l] = track.bit_offset;
+                    let time_bits = if track.mask == LISTED { time_bits } else { 0 };
+                    decode.bit_offset[l] = track.bit_offset + time_bits;
+                    decode.key_bits[l] = time_bits + track.value_bits();
                     if track.mask != LISTED {
                         decode.mask_at[l] = (usize::from(track.mask) * mask_words) as u32;
                     }
-                    decode.key_bits[l] = track.value_bits();
+                    decode.keys[l] = track.keys;
                     decode.step[l] = track.range(0).step;
                     decode.dropped[l] = track.dropped() as f32;
                 }
@@ -214,9 +224,11 @@ mod tests {
             bit_offset: stream_start,
             key_bits: widths.map(|w| w.iter().sum()),
             mask_at: [0; LANES],
+            keys: [3; LANES],
             together: true,
             one_load: true,
             movable: 0b1111,
+            listed: 0,
         };
         for (l, widths) in widths.iter().enumerate() {
             let mut shift = 0;
