@@ -167,8 +167,13 @@ impl CompressedCursor {
         cursor
     }
 
-    /// Whether this cursor has the sizes `clip` needs.
+    /// Whether this cursor has the sizes `clip` needs: those of the clip
+    /// it was made for or last followed (ids are unique per compressed
+    /// clip, and a cursor only follows a clip it fits), or the same.
     pub(crate) fn fits(&self, clip: &CompressedClip) -> bool {
+        if self.clip == clip.id {
+            return true;
+        }
         let [rotations, vectors, weights] = kinds(clip);
         self.keys.len() == clip.tracks.len()
             && self.cubic.len() == clip.cubic.len()
