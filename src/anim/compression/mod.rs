@@ -49,8 +49,9 @@
 //! bits and keys; [`hermite`] for splines), [`error`] (the metric),
 //! [`settings`] and [`report`] (one row per clip, with
 //! [`sampling_cost`](mod@sampling_cost)). At runtime, [`clip`] (the
-//! format), [`cursor`] and [`sampler`] (blocks refilled by `refill`),
-//! with [`interpolation`] and [`quantize`] shared by both sides.
+//! format), [`cursor`] and [`sampler`] (blocks refilled by `refill`, their
+//! keys unpacked and decoded by `key_decode`), with [`interpolation`] and
+//! [`quantize`] shared by both sides.
 
 mod assemble;
 pub mod clip;
