@@ -81,6 +81,8 @@ impl CompressedSampleJob<'_> {
         Ok(())
     }
 
+    /// `sample` compiled for AVX2 (eight-lane rotations in one register,
+    /// keys unpacked by variable shifts).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     fn sample_avx2(&mut self) {
@@ -111,7 +113,7 @@ impl CompressedSampleJob<'_> {
             let lanes = F::transpose_halves(q);
             let tracks = &clip.tracks[first * LANES..rotations.min((first + 2) * LANES)];
             for (i, track) in tracks.iter().enumerate() {
-                // Unit length, as written below.
+                // Written whole, with `nlerp_pair`'s unit quaternion.
                 let coords =
                     self.output[track.joint as usize].rotation.as_mut_unchecked().coords.as_mut_slice();
                 if i < LANES { lanes[i].store_low(coords) } else { lanes[i - LANES].store_high(coords) }
