@@ -423,7 +423,7 @@ impl<'a> KeyReader<'a> {
     #[inline(always)]
     pub(super) fn next(&self, k: u32) -> Option<u32> {
         match self.mask {
-            Some(mask) => Some(mask.next_set((k >> 16) + 1)? << 16 | ((k & 0xffff) + 1)),
+            Some(mask) => mask.next_key(k),
             None => (k.checked_add(1)? < self.keys).then_some(k + 1),
         }
     }
@@ -540,9 +540,16 @@ impl<'a> Mask<'a> {
         Mask { words: &clip.masks[start..start + clip.mask_words], len: clip.times.len() as u32 }
     }
 
+    /// The id of the key after the key with id `k` (its time-table index
+    /// shifted up 16, its index among the track's keys below), if any.
+    #[inline(always)]
+    pub(super) fn next_key(&self, k: u32) -> Option<u32> {
+        Some(self.next_set((k >> 16) + 1)? << 16 | ((k & 0xffff) + 1))
+    }
+
     /// The first set bit at or after bit `from`.
     #[inline(always)]
-    pub(super) fn next_set(&self, from: u32) -> Option<u32> {
+    fn next_set(&self, from: u32) -> Option<u32> {
         let mut w = (from / 64) as usize;
         let mut word = self.words.get(w)? & (u64::MAX << (from % 64));
         while word == 0 {

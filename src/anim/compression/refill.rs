@@ -239,9 +239,9 @@ fn together_forward<U: Unpack, const N: usize, const M: usize>(
 /// `KeyReader::next` and `KeyReader::time` give, without a reader.
 #[inline(always)]
 fn next_key(clip: &CompressedClip, mask_at: u32, b: u32, t: f64) -> Option<(u32, f32)> {
-    let table = Mask::at(clip, mask_at as usize).next_set((b >> 16) + 1)?;
-    let time = clip.times.at(table as usize);
-    (t < f64::from(time)).then_some((table << 16 | ((b & 0xffff) + 1), time))
+    let k = Mask::at(clip, mask_at as usize).next_key(b)?;
+    let time = clip.times.at((k >> 16) as usize);
+    (t < f64::from(time)).then_some((k, time))
 }
 
 /// `next_key` for lane `l` of a block, a lane whose key times are listed
