@@ -30,6 +30,7 @@
 use super::clip::Interpolation;
 use super::job::{JobError, check_len};
 use super::lanes8::{Lanes8, Portable, Simd};
+use super::math::{F32Around, f32_around};
 use super::runtime_clip::{LANES, Property, RuntimeClip};
 use super::sampling::{RotationBlend, sample_morph_tracks, sample_rotation, sample_vector};
 use super::transform::Transform;
@@ -323,12 +324,7 @@ struct FastTime {
 
 impl FastTime {
     fn new(t: f64) -> Self {
-        let nearest = t as f32;
-        let (down, up) = match f64::from(nearest).partial_cmp(&t) {
-            Some(std::cmp::Ordering::Greater) => (nearest.next_down(), nearest),
-            Some(std::cmp::Ordering::Less) => (nearest, nearest.next_up()),
-            _ => (nearest, nearest),
-        };
+        let F32Around { nearest, down, up } = f32_around(t);
         FastTime { exact: t, nearest, down, up }
     }
 }

@@ -168,10 +168,62 @@ pub(crate) fn normalize_or(q: Quaternion<f32>, fallback: UnitQuaternion<f32>) ->
     }
 }
 
+/// The f32s around a time: `t` rounded to the nearest, and the largest at
+/// or below it and the smallest at or above it (`nearest` itself where it
+/// is exact; `t` not NaN). Comparing these against f32 key times decides
+/// as comparing `t` in f64 would. Without branches: a time rounds up or
+/// down about as often, so a branch on it is mispredicted every other
+/// sample.
+#[inline]
+pub(crate) fn f32_around(t: f64) -> F32Around {
+    let nearest = t as f32;
+    let bits = nearest.to_bits();
+    // One step towards -inf or +inf in the bits: away from zero is +1.
+    // (+0 never rounds up from below, nor -0 down from above, so the
+    // steps never cross zero.)
+    let (negative, widened) = (bits >> 31, f64::from(nearest));
+    let towards_down = negative.wrapping_mul(2).wrapping_sub(1);
+    let down = bits.wrapping_add(u32::from(widened > t).wrapping_mul(towards_down));
+    let up = bits.wrapping_sub(u32::from(widened < t).wrapping_mul(towards_down));
+    F32Around { nearest, down: f32::from_bits(down), up: f32::from_bits(up) }
+}
+
+/// See [`f32_around`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct F32Around {
+    pub nearest: f32,
+    pub down: f32,
+    pub up: f32,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use nalgebra::Vector3;
+
+    #[test]
+    fn the_f32s_around_a_time_are_next_down_and_next_up_where_it_rounds() {
+        let mut times = vec![0.0, -0.0, 1.0, -1.0, 1e-45, -1e-45, 1e-300, -1e-300, 3.4e38, 1e39, -1e39];
+        times.extend([f64::INFINITY, f64::NEG_INFINITY, f64::MAX, f64::MIN_POSITIVE]);
+        // Playback times: most round one way or the other.
+        times.extend((0..2000).map(|i| f64::from(i) / 60.0 - 3.0));
+        times.extend((0..200).map(|i| f64::from(i) * 0.1e-40));
+        for t in times {
+            let nearest = t as f32;
+            let (down, up) = match f64::from(nearest).partial_cmp(&t) {
+                Some(std::cmp::Ordering::Greater) => (nearest.next_down(), nearest),
+                Some(std::cmp::Ordering::Less) => (nearest, nearest.next_up()),
+                _ => (nearest, nearest),
+            };
+            let around = f32_around(t);
+            assert_eq!(
+                [around.nearest, around.down, around.up].map(f32::to_bits),
+                [nearest, down, up].map(f32::to_bits),
+                "{t:e}"
+            );
+            assert!(f64::from(around.down) <= t && f64::from(around.up) >= t, "{t:e}");
+        }
+    }
 
     fn axis_angle(axis: Vector3<f32>, angle: f32) -> Quaternion<f32> {
         UnitQuaternion::from_axis_angle(&nalgebra::Unit::new_normalize(axis), angle).into_inner()

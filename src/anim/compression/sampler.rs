@@ -15,7 +15,7 @@ use super::{CompressedClip, Property};
 use crate::anim::Transform;
 use crate::anim::job::{JobError, check_len};
 use crate::anim::lanes8::{Lanes8, Portable, Simd};
-use crate::anim::math::normalize_or;
+use crate::anim::math::{f32_around, normalize_or};
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 use wide::{CmpGe, CmpLt, f32x4};
 
@@ -226,8 +226,10 @@ struct Time {
 impl Time {
     fn new(t: f64) -> Self {
         // Finite: ratios of holding lanes are `(nearest - 0) * 0`.
-        let nearest = (t as f32).clamp(f32::MIN, f32::MAX);
-        let down = if f64::from(nearest) > t { nearest.next_down() } else { nearest };
+        let around = f32_around(t);
+        let nearest = around.nearest.clamp(f32::MIN, f32::MAX);
+        // At or below `t` still, and below +inf's padding spans.
+        let down = around.down.min(f32::MAX);
         Time {
             down: f32x4::splat(down),
             nearest: f32x4::splat(nearest),
