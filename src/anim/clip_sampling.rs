@@ -59,6 +59,10 @@ pub struct ClipCursor {
     clip: u64,
     /// The time the state is valid for.
     time: f64,
+    /// The earliest time a block's next state starts (+inf when every
+    /// block is in its last): playing forward to before it, no block
+    /// moves, and the seek walks none of them.
+    until: f64,
     /// The state of each translation block with a track (see
     /// `RuntimeClip::vector_slot`; the others hold their rest values), of
     /// every rotation block, of each scale block with a track; then the key
@@ -106,8 +110,12 @@ impl ClipCursor {
 
     /// A cursor for `clip`, at its start.
     pub fn new(clip: &RuntimeClip) -> Self {
-        let mut cursor =
-            ClipCursor { clip: 0, time: f64::NEG_INFINITY, state: vec![0; state_layout(clip)[5]] };
+        let mut cursor = ClipCursor {
+            clip: 0,
+            time: f64::NEG_INFINITY,
+            until: f64::NEG_INFINITY,
+            state: vec![0; state_layout(clip)[5]],
+        };
         cursor.seek(clip, f64::NEG_INFINITY);
         cursor
     }
@@ -122,12 +130,19 @@ impl ClipCursor {
     /// in the last state whose start it reached (its first when none).
     fn seek(&mut self, clip: &RuntimeClip, time: f64) {
         let back = self.clip != clip.id() || time < self.time;
+        if !back && time < self.until {
+            // Between keys (most samples of a clip keyed at 30 Hz or less
+            // played at 60): 3 to 6 % of a clip's sample.
+            self.time = time;
+            return;
+        }
         let layout = state_layout(clip);
         if back {
             self.clip = clip.id();
             self.state[layout[3]..].fill(0);
         }
         let reached = |t0: &f32| f64::from(*t0) <= time;
+        let mut until = f32::INFINITY;
         for (kind, starts) in clip.block_starts.iter().enumerate() {
             let states = &mut self.state[layout[kind]..layout[kind + 1]];
             for (index, &[start, end]) in states.iter_mut().zip(&clip.cursor_blocks[kind]) {
@@ -141,9 +156,13 @@ impl ClipCursor {
                     i += 1;
                 }
                 *index = i as u32;
+                if i + 1 < end {
+                    until = until.min(starts[i + 1]);
+                }
             }
         }
         self.time = time;
+        self.until = f64::from(until);
     }
 }
 
