@@ -144,8 +144,16 @@ impl ClipCursor {
         let reached = |t0: &f32| f64::from(*t0) <= time;
         let mut until = f32::INFINITY;
         for (kind, starts) in clip.block_starts.iter().enumerate() {
-            let states = &mut self.state[layout[kind]..layout[kind + 1]];
-            for (index, &[start, end]) in states.iter_mut().zip(&clip.cursor_blocks[kind]) {
+            for (b, &[start, end]) in clip.cursor_blocks[kind].iter().enumerate() {
+                let at = layout[kind] + b;
+                let [leader, offset] = clip.timelines[at];
+                if leader as usize != at {
+                    // States starting when an earlier block's do (a baked
+                    // clip's blocks mostly do): as far into its own.
+                    self.state[at] = self.state[leader as usize].wrapping_add(offset);
+                    continue;
+                }
+                let index = &mut self.state[at];
                 let (start, end) = (start as usize, end as usize);
                 let mut i = if back {
                     start + starts[start + 1..end].partition_point(reached)

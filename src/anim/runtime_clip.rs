@@ -189,6 +189,11 @@ pub struct RuntimeClip {
     /// cursor order: the translation blocks with a track, every rotation
     /// block, the scale blocks with a track.
     pub(crate) cursor_blocks: [Vec<[u32; 2]>; 3],
+    /// Per block a cursor keeps (in its order), the first block whose
+    /// states start at the same times and how many states later this
+    /// block's begin: `[leader, offset]`, the block itself and 0 when no
+    /// earlier one does.
+    pub(crate) timelines: Vec<[u32; 2]>,
     /// Intervals after each lane's first (the keys crossed in playback).
     later_intervals: usize,
     /// CUBICSPLINE tracks.
@@ -258,6 +263,7 @@ impl RuntimeClip {
             rest_morph_weights: rest_morph_weights.to_vec(),
             rotation_states: states.rotations,
             vector_states: states.vectors,
+            timelines: timelines(&states.starts, &states.ranges),
             block_starts: states.starts,
             cursor_blocks: states.ranges,
             later_intervals,
@@ -309,6 +315,22 @@ impl RuntimeClip {
     pub(crate) fn vector_blocks(&self) -> [usize; 2] {
         [self.cursor_blocks[0].len(), self.cursor_blocks[2].len()]
     }
+}
+
+/// `RuntimeClip::timelines` of blocks whose states start at `starts`,
+/// each its `ranges` of them, per kind in cursor order.
+fn timelines(starts: &[Vec<f32>; 3], ranges: &[Vec<[u32; 2]>; 3]) -> Vec<[u32; 2]> {
+    let mut first_with: std::collections::HashMap<Vec<u32>, [u32; 2]> = Default::default();
+    let mut timelines = Vec::new();
+    for (starts, ranges) in starts.iter().zip(ranges) {
+        for &[start, end] in ranges {
+            let at = timelines.len() as u32;
+            let bits = starts[start as usize..end as usize].iter().map(|s| s.to_bits()).collect();
+            let [leader, leader_start] = *first_with.entry(bits).or_insert([at, start]);
+            timelines.push([leader, start.wrapping_sub(leader_start)]);
+        }
+    }
+    timelines
 }
 
 /// Every block's states (see `RuntimeClip::rotation_states`), from every
