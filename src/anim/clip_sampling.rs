@@ -713,6 +713,70 @@ mod tests {
         }
     }
 
+    /// Twelve joints: the first eight turn on the same key times (two
+    /// rotation blocks sharing a timeline), the last four on others. Forward
+    /// at 60 Hz, across the ends, backwards and jumping, every block is
+    /// where `SampleJob` finds its keys, bit for bit.
+    #[test]
+    fn blocks_sharing_key_times_move_together() {
+        let turn = |j: usize, times: &[f32]| JointTracks {
+            joint: j as u32,
+            translation: None,
+            rotation: track(
+                times,
+                (0..times.len())
+                    .map(|k| {
+                        UnitQuaternion::from_axis_angle(&Vector3::y_axis(), 0.4 * (j + k) as f32).into_inner()
+                    })
+                    .collect(),
+                Interpolation::Linear,
+            ),
+            scale: None,
+        };
+        let shared = [0.0, 0.25, 0.5, 1.0];
+        let mut source = Clip {
+            joint_tracks: (0..8)
+                .map(|j| turn(j, &shared))
+                .chain((8..12).map(|j| turn(j, &[0.1, 0.6, 0.9])))
+                .collect(),
+            ..Default::default()
+        };
+        source.update_duration();
+        let rest = vec![Transform::IDENTITY; 12];
+        let clip = RuntimeClip::new(Arc::new(source.clone()), &rest, &[]).unwrap();
+        let followers = clip.timelines.iter().enumerate().filter(|(at, t)| t[0] as usize != *at).count();
+        assert_eq!(followers, 1, "{:?}", clip.timelines);
+        let mut times: Vec<f64> = (0..80).map(|i| f64::from(i) / 60.0 - 0.1).collect();
+        times.extend([0.3, 0.05, 0.95, 0.26, 0.6, 2.0, -1.0, 0.5]);
+        let mut cursor = ClipCursor::new(&clip);
+        for t in times {
+            let (mut got, mut want) = (vec![Transform::IDENTITY; 12], vec![Transform::IDENTITY; 12]);
+            SampleClipJob {
+                clip: &clip,
+                time: t,
+                rotation_blend: RotationBlend::Slerp,
+                cursor: &mut cursor,
+                output: &mut got,
+                morph_output: &mut [],
+            }
+            .run()
+            .unwrap();
+            SampleJob {
+                clip: &source,
+                time: t,
+                rest: &rest,
+                rest_morph_weights: &[],
+                rotation_blend: RotationBlend::Slerp,
+                cursor: &mut SamplingCursor::new(&source),
+                output: &mut want,
+                morph_output: &mut [],
+            }
+            .run()
+            .unwrap();
+            assert_eq!(bits(&got, &[]), bits(&want, &[]), "t = {t}");
+        }
+    }
+
     #[test]
     fn cursor_follows_its_clip_and_modes() {
         let source = awkward_clip();
