@@ -252,11 +252,14 @@ fn scale_to_unit_or<F: Lanes8>(q: [F; 4], fallback: &[F; 4]) -> [F; 4] {
     each!(0, 1, 2, 3; |c| ok.select(q[c] * inverse, fallback[c]))
 }
 
-/// `q` where it is unit to an exporter's rounding, else normalised (scalar `keep_or`).
+/// `q` where it is unit to an exporter's rounding, else normalised (scalar
+/// `keep_or`), in the lanes `used` (set bits); the others are anything.
+/// Lanes nobody reads (a slerp's held lanes, whose weights are 0) do not
+/// make the others pay for a square root and four divisions.
 #[inline(always)]
-pub(super) fn keep_or<F: Lanes8>(q: [F; 4], fallback: &[F; 4]) -> [F; 4] {
+pub(super) fn keep_or<F: Lanes8>(q: [F; 4], fallback: &[F; 4], used: F) -> [F; 4] {
     let near = (dot(&q, &q) - F::splat(1.0)).abs().le(F::splat(2e-3));
-    if near.all() {
+    if near.or(used.not()).all() {
         return q;
     }
     let normalized = normalize_or(q, fallback);
@@ -271,6 +274,6 @@ pub(super) fn held_key<F: Lanes8>(k: [F; 4], kept: bool, tracked: F, fallback: &
     if kept {
         return k;
     }
-    let held = keep_or(k, fallback);
+    let held = keep_or(k, fallback, tracked);
     each!(0, 1, 2, 3; |c| tracked.select(held[c], k[c]))
 }

@@ -131,7 +131,8 @@ fn slerp<F: Lanes8>(
         let angle = F::join(&x.angle, &y.angle);
         let wa = sin8(one_minus * angle, active) / sin;
         let wb = sin8(s * angle, active) / sin;
-        let on_arc = keep_or(each!(0, 1, 2, 3; |c| a[c] * wa + b[c] * wb), &fallback);
+        // Read only where `active` (the rest hold a key or take the chord).
+        let on_arc = keep_or(each!(0, 1, 2, 3; |c| a[c] * wa + b[c] * wb), &fallback, active);
         each!(0, 1, 2, 3; |c| arc.select(on_arc[c], chord[c]))
     } else {
         chord
