@@ -228,8 +228,12 @@ fn together_forward<U: Unpack, const N: usize, const M: usize>(
     let new = values(decode, &decode.quantized::<U, N>(&clip.stream, k & 0xffff));
     cached.a = cached.b;
     cached.b = new.map(f32x4::to_array);
-    for held in held {
-        *held = [b, k];
+    // Lane by lane (a block has at most four): as a loop over the slice,
+    // the compiler vectorised it with more set-up than stores.
+    for l in 0..LANES {
+        if let Some(held) = held.get_mut(l) {
+            *held = [b, k];
+        }
     }
     true
 }
