@@ -469,7 +469,14 @@ impl<'a> KeyReader<'a> {
         if t >= f64::from(last_time) {
             return Keys::hold(last, last_time, f32::INFINITY);
         }
-        // Here first <= t < last, so both keys exist.
+        // Here first <= t < last, so both keys exist. A looping clip comes
+        // back to its first interval: no search for that one.
+        if let Some(second) = self.next(first) {
+            let second_time = self.time(second);
+            if t < f64::from(second_time) {
+                return self.interval(first, second, first_time, second_time);
+            }
+        }
         let a = self.find(t, hint);
         let b = self.next(a).unwrap_or(a);
         self.interval(a, b, self.time(a), self.time(b))
