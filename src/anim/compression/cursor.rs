@@ -96,6 +96,10 @@ pub(super) const PADDING: Span =
 pub struct CompressedCursor {
     /// Id of the clip the cached keys came from.
     clip: u64,
+    /// Where every block's cached keys hold (the latest `lo` and the
+    /// earliest `hi` of all their lanes; empty when some lane is stale):
+    /// a frame inside it refills nothing and checks no block.
+    pub(crate) fresh: [f32; 2],
     pub(crate) rotations: Vec<RotationBlock>,
     pub(crate) vectors: Vec<VectorBlock>,
     pub(crate) weights: Vec<WeightBlock>,
@@ -157,6 +161,7 @@ impl CompressedCursor {
         let [rotations, vectors, weights] = kinds(clip);
         let mut cursor = CompressedCursor {
             clip: clip.id,
+            fresh: [f32::INFINITY, f32::NEG_INFINITY],
             rotations: KeyBlock::blocks(rotations),
             vectors: KeyBlock::blocks(vectors),
             weights: KeyBlock::blocks(weights),
@@ -193,6 +198,7 @@ impl CompressedCursor {
     /// Every track stale, padding lanes valid forever.
     fn forget(&mut self, clip: &CompressedClip) {
         self.clip = clip.id;
+        self.fresh = [f32::INFINITY, f32::NEG_INFINITY];
         self.keys.fill([u32::MAX; 2]);
         self.cubic.fill(CubicKeys::STALE);
         let [rotations, vectors, weights] = kinds(clip);

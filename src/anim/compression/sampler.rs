@@ -168,6 +168,10 @@ impl CompressedSampleJob<'_> {
     /// Walk).
     #[inline(always)]
     fn refill<U: Unpack>(&mut self, time: &Time) {
+        let [from, until] = self.cursor.fresh;
+        if time.down_f32 >= from && time.down_f32 < until {
+            return;
+        }
         let (clip, t) = (self.clip, self.time);
         for b in 0..self.cursor.rotations.len() {
             let stale = time.stale(&self.cursor.rotations[b].span);
@@ -187,7 +191,23 @@ impl CompressedSampleJob<'_> {
                 refill_weights::<U>(clip, self.cursor, b, stale, t);
             }
         }
+        self.cursor.fresh = fresh(self.cursor);
     }
+}
+
+/// Where every block of `cursor` holds its keys (see `CompressedCursor::fresh`).
+#[inline(always)]
+fn fresh(cursor: &CompressedCursor) -> [f32; 2] {
+    let spans = cursor.rotations.iter().map(|b| &b.span);
+    let spans =
+        spans.chain(cursor.vectors.iter().map(|b| &b.span)).chain(cursor.weights.iter().map(|b| &b.span));
+    let (mut lo, mut hi) = (f32x4::splat(f32::NEG_INFINITY), f32x4::splat(f32::INFINITY));
+    for span in spans {
+        lo = lo.fast_max(f32x4::from(span.lo));
+        hi = hi.fast_min(f32x4::from(span.hi));
+    }
+    let ([a, b, c, d], [e, f, g, h]) = (lo.to_array(), hi.to_array());
+    [a.max(b).max(c.max(d)), e.min(f).min(g.min(h))]
 }
 
 /// Writes a track's value (x, y, z and w; a rotation unit length) to the
