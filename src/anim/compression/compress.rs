@@ -177,6 +177,7 @@ impl<'a> Compressor<'a> {
                     rest: value_of(&self.rest[j], property),
                     error_scale: error_scale(&self.metric, j, property),
                     corrected: corrected(interpolation, property, settings),
+                    keep_all_keys_from: settings.keep_all_keys_from,
                     spline: if interpolation == Interpolation::CubicSpline {
                         joint_spline(jt, property)
                     } else {
@@ -210,6 +211,7 @@ impl<'a> Compressor<'a> {
                     rest: [f64::NAN; 4],
                     error_scale: self.weight_scale[slot],
                     corrected: false,
+                    keep_all_keys_from: settings.keep_all_keys_from,
                     spline,
                 });
             }

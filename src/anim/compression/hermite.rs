@@ -183,6 +183,7 @@ mod tests {
             rest: [0.0; 4],
             error_scale: 1.0,
             corrected: false,
+            keep_all_keys_from: 1.0,
             spline,
         }
     }

@@ -35,6 +35,10 @@ pub struct TrackInput {
     pub error_scale: f64,
     /// Rotations: the runtime corrects nlerp's ratio to follow slerp.
     pub corrected: bool,
+    /// Linear and STEP tracks: where reduction would keep at least this
+    /// share of the keys, all are kept (see
+    /// [`CompressionSettings::keep_all_keys_from`](super::CompressionSettings::keep_all_keys_from)).
+    pub keep_all_keys_from: f64,
     /// CUBICSPLINE tracks, stored as Hermite keys: each candidate key's
     /// in-tangent, value and out-tangent as the clip has them (empty for
     /// other tracks).
@@ -183,7 +187,7 @@ pub fn encode(input: &TrackInput, tolerance: f64) -> Encoded {
             decoded.map(|(k, v)| local_error(property, &k.2, &v)).fold(0.0, f64::max) <= tol * share
         });
         let decoded: Vec<Value> = q.iter().map(|&q| decode(property, dropped, &ranges, q)).collect();
-        let kept = reduce(input, tol, |i, k, t| {
+        let mut kept = reduce(input, tol, |i, k, t| {
             let (ta, tb) = (input.keys[i].1, input.keys[k].1);
             if input.step {
                 if t < tb { decoded[i] } else { decoded[k] }
@@ -191,6 +195,10 @@ pub fn encode(input: &TrackInput, tolerance: f64) -> Encoded {
                 interpolate(property, &decoded[i], &decoded[k], (t - ta) / (tb - ta), input.corrected)
             }
         });
+        let all = input.keys.len();
+        if kept.len() as f64 >= input.keep_all_keys_from * all as f64 {
+            kept = (0..all).collect();
+        }
         Packed { bits, dropped, ranges, keys: kept.into_iter().map(|k| (input.keys[k].0, q[k])).collect() }
     });
     Encoded::Packed(packed.min_by_key(Packed::cost).expect("at least one share"))
@@ -295,6 +303,7 @@ mod tests {
             rest: [0.0, 0.0, 0.0, 0.0],
             error_scale: 1.0,
             corrected: false,
+            keep_all_keys_from: 1.0,
             spline: Vec::new(),
         }
     }
@@ -313,6 +322,23 @@ mod tests {
             (0..=10).map(|i| (f64::from(i), [f64::from(5 - (i - 5i32).abs()), 0.0, 0.0, 0.0])).collect();
         let Encoded::Packed(p) = encode(&input(Property::Translation, keys, false), 1e-3) else { panic!() };
         assert_eq!(p.keys.iter().map(|k| k.0).collect::<Vec<_>>(), vec![0, 5, 10]);
+    }
+
+    #[test]
+    fn a_track_that_would_drop_few_keys_keeps_them_all() {
+        // Eleven keys on a line with a corner at 5: reduction keeps 0, 5
+        // and 10, three of eleven; at 0.25 the track keeps all eleven.
+        let keys: Vec<(f64, Value)> =
+            (0..=10).map(|i| (f64::from(i), [f64::from(5 - (i - 5i32).abs()), 0.0, 0.0, 0.0])).collect();
+        let kept = |share: f64| {
+            let mut inp = input(Property::Translation, keys.clone(), false);
+            inp.keep_all_keys_from = share;
+            let Encoded::Packed(p) = encode(&inp, 1e-3) else { panic!() };
+            p.keys.iter().map(|k| k.0).collect::<Vec<_>>()
+        };
+        assert_eq!(kept(1.0), vec![0, 5, 10]);
+        assert_eq!(kept(0.28), vec![0, 5, 10]);
+        assert_eq!(kept(0.27), (0..=10).collect::<Vec<_>>());
     }
 
     #[test]
