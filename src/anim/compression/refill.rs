@@ -145,6 +145,7 @@ fn refill<U: Unpack, const N: usize, const M: usize>(
     block: Block<'_, M>,
     stale: i32,
     t: f64,
+    last: &mut Option<Crossing>,
     values: impl Fn(&KeyDecode, &[f32x4; N]) -> [f32x4; M],
 ) {
     let Block { tracks, held, keys: cached, decode } = block;
@@ -156,8 +157,8 @@ fn refill<U: Unpack, const N: usize, const M: usize>(
     // together and the same search gives each the same keys.
     debug_assert!(!decode.together || held.iter().all(|h| *h == held[0]));
     if decode.together && stale == lanes {
-        if together_forward::<U, N, M>(clip, Block { tracks, held, keys: cached, decode }, lanes, t, &values)
-        {
+        let block = Block { tracks, held, keys: cached, decode };
+        if together_forward::<U, N, M>(clip, block, lanes, t, last, &values) {
             return;
         }
         let reader = KeyReader::new(clip, &tracks[0]);
@@ -205,6 +206,7 @@ fn together_forward<U: Unpack, const N: usize, const M: usize>(
     block: Block<'_, M>,
     live: i32,
     t: f64,
+    last: &mut Option<Crossing>,
     values: &impl Fn(&KeyDecode, &[f32x4; N]) -> [f32x4; M],
 ) -> bool {
     let Block { held, keys: cached, decode, .. } = block;
@@ -215,7 +217,19 @@ fn together_forward<U: Unpack, const N: usize, const M: usize>(
     if decode.movable != live || a == b || f64::from(lo) > t {
         return false;
     }
-    let Some((k, hi)) = next_key(clip, decode.mask_at[0], b, t) else { return false };
+    let mask_at = decode.mask_at[0];
+    // The block before that moved on from the same key of the same mask
+    // found the next key already.
+    let crossing = match *last {
+        Some(c) if c.mask_at == mask_at && c.from == b => c,
+        _ => {
+            let Some((to, hi)) = next_key(clip, mask_at, b, t) else { return false };
+            let c = Crossing { mask_at, from: b, to, hi, inv: 1.0 / (hi - lo) };
+            *last = Some(c);
+            c
+        }
+    };
+    let Crossing { to: k, hi, inv, .. } = crossing;
     // Padding lanes stay valid forever.
     let live = lanes(live as usize);
     let span = |value: f32, padding: [f32; LANES]| live.blend(f32x4::splat(value), padding.into()).to_array();
@@ -223,7 +237,7 @@ fn together_forward<U: Unpack, const N: usize, const M: usize>(
         lo: span(lo, PADDING.lo),
         hi: span(hi, PADDING.hi),
         t0: span(lo, PADDING.t0),
-        inv: span(1.0 / (hi - lo), PADDING.inv),
+        inv: span(inv, PADDING.inv),
     };
     let new = values(decode, &decode.quantized::<U, N>(&clip.stream, k & 0xffff));
     cached.a = cached.b;
@@ -236,6 +250,20 @@ fn together_forward<U: Unpack, const N: usize, const M: usize>(
         }
     }
     true
+}
+
+/// A move on by one key that `together_forward` found for a block:
+/// from key `from` (an id) of the mask at `mask_at` to key `to` at time
+/// `hi`, `inv` the interval's `1 / (hi - lo)`. Blocks of one mask (a baked
+/// clip's mostly share one) move on together, and the next one takes it
+/// from the one before instead of searching the mask again.
+#[derive(Clone, Copy)]
+pub(crate) struct Crossing {
+    mask_at: u32,
+    from: u32,
+    to: u32,
+    hi: f32,
+    inv: f32,
 }
 
 /// The key after key `b` (an id) of a track whose key-time mask starts at
@@ -363,10 +391,11 @@ pub(crate) fn refill_rotations<U: Unpack>(
     b: usize,
     stale: i32,
     t: f64,
+    last: &mut Option<Crossing>,
 ) {
     let kind = 0..clip.rotation_tracks;
     let block = block(clip, &mut cursor.keys, kind, b, &mut cursor.rotations[b], &clip.rotation_decode[b]);
-    refill::<U, 3, 4>(clip, block, stale, t, KeyDecode::rotations);
+    refill::<U, 3, 4>(clip, block, stale, t, last, KeyDecode::rotations);
 }
 
 /// The `stale` lanes of translation-or-scale block `b` cache the keys
@@ -378,10 +407,11 @@ pub(crate) fn refill_vectors<U: Unpack>(
     b: usize,
     stale: i32,
     t: f64,
+    last: &mut Option<Crossing>,
 ) {
     let kind = clip.rotation_tracks..clip.rotation_tracks + clip.vector_tracks;
     let block = block(clip, &mut cursor.keys, kind, b, &mut cursor.vectors[b], &clip.vector_decode[b]);
-    refill::<U, 3, 3>(clip, block, stale, t, KeyDecode::values);
+    refill::<U, 3, 3>(clip, block, stale, t, last, KeyDecode::values);
 }
 
 /// The `stale` lanes of morph weight block `b` cache the keys around `t`.
@@ -392,8 +422,9 @@ pub(crate) fn refill_weights<U: Unpack>(
     b: usize,
     stale: i32,
     t: f64,
+    last: &mut Option<Crossing>,
 ) {
     let kind = clip.rotation_tracks + clip.vector_tracks..clip.tracks.len();
     let block = block(clip, &mut cursor.keys, kind, b, &mut cursor.weights[b], &clip.weight_decode[b]);
-    refill::<U, 1, 1>(clip, block, stale, t, KeyDecode::values);
+    refill::<U, 1, 1>(clip, block, stale, t, last, KeyDecode::values);
 }

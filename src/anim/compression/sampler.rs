@@ -173,22 +173,23 @@ impl CompressedSampleJob<'_> {
             return;
         }
         let (clip, t) = (self.clip, self.time);
+        let mut last = None;
         for b in 0..self.cursor.rotations.len() {
             let stale = time.stale(&self.cursor.rotations[b].span);
             if stale != 0 {
-                refill_rotations::<U>(clip, self.cursor, b, stale, t);
+                refill_rotations::<U>(clip, self.cursor, b, stale, t, &mut last);
             }
         }
         for b in 0..self.cursor.vectors.len() {
             let stale = time.stale(&self.cursor.vectors[b].span);
             if stale != 0 {
-                refill_vectors::<U>(clip, self.cursor, b, stale, t);
+                refill_vectors::<U>(clip, self.cursor, b, stale, t, &mut last);
             }
         }
         for b in 0..self.cursor.weights.len() {
             let stale = time.stale(&self.cursor.weights[b].span);
             if stale != 0 {
-                refill_weights::<U>(clip, self.cursor, b, stale, t);
+                refill_weights::<U>(clip, self.cursor, b, stale, t, &mut last);
             }
         }
         self.cursor.fresh = fresh(self.cursor);
@@ -431,6 +432,63 @@ mod tests {
                     assert!((p.rotation.norm() - 1.0).abs() < 1e-6, "at {t}");
                 }
             }
+        }
+    }
+
+    /// Two blocks of four translation tracks, keyed every 0.1 s for 3 s,
+    /// the first four without the key at 0.2 s: their second keys have the
+    /// same id (table time 0.1, the track's key 1), their next keys do not.
+    fn two_masks() -> (Skeleton, CompressedClip) {
+        let names = (0..8).map(|j| format!("j{j}")).collect();
+        let parents = (0..8).map(|j| if j == 0 { NO_PARENT } else { j - 1 }).collect();
+        let skeleton = Skeleton::new(names, parents, vec![Transform::IDENTITY; 8]).unwrap();
+        let joint_tracks = (0..8u32)
+            .map(|j| {
+                let times: Vec<f32> = (0..31).filter(|&k| j >= 4 || k != 2).map(|k| k as f32 * 0.1).collect();
+                // A zigzag, so that reduction keeps every key.
+                let values = (0..times.len())
+                    .map(|k| Vector3::new(if k % 2 == 0 { 0.2 } else { 1.1 } + 0.05 * j as f32, 0.0, 0.0))
+                    .collect();
+                JointTracks {
+                    joint: j,
+                    translation: Some(Track { times, values, interpolation: Interpolation::Linear }),
+                    rotation: None,
+                    scale: None,
+                }
+            })
+            .collect();
+        let mut clip = Clip { joint_tracks, ..Clip::default() };
+        clip.update_duration();
+        let (compressed, _) = compress(&clip, &skeleton, &CompressionSettings::default()).unwrap();
+        assert_eq!((compressed.vector_tracks, compressed.tracks.len()), (8, 8));
+        // Key times as two masks, each block's tracks sharing one.
+        assert!(compressed.vector_decode.iter().all(|d| d.together));
+        assert_ne!(compressed.tracks[0].mask, compressed.tracks[4].mask);
+        (skeleton, compressed)
+    }
+
+    #[test]
+    fn blocks_of_other_key_times_move_on_by_their_own_keys() {
+        let (skeleton, clip) = two_masks();
+        let sample = |cursor: &mut CompressedCursor, time: f64| {
+            let mut output = vec![Transform::IDENTITY; 8];
+            CompressedSampleJob {
+                clip: &clip,
+                time,
+                rest: skeleton.rest(),
+                rest_morph_weights: &[],
+                cursor,
+                output: &mut output,
+                morph_output: &mut [],
+            }
+            .run()
+            .unwrap();
+            output.iter().map(|t| t.translation.map(f32::to_bits)).collect::<Vec<_>>()
+        };
+        let mut kept = CompressedCursor::new(&clip);
+        for i in 0..200 {
+            let t = f64::from(i) / 60.0;
+            assert_eq!(sample(&mut kept, t), sample(&mut CompressedCursor::new(&clip), t), "at {t}");
         }
     }
 
