@@ -10,6 +10,7 @@ use super::clip::{
     CORRECTED, DROPPED_SHIFT, NEXT_ID, PROPERTIES, PROPERTY_SHIFT, STEP, TableTimes, frame_time,
 };
 use super::compress::morph_slots;
+use super::cursor::LANES;
 use super::hermite::Cubic;
 use super::key_decode::KeyDecode;
 use super::quantize::BitWriter;
@@ -49,6 +50,8 @@ pub(super) fn assemble(
     let (vectors, weights) = rest.split_at(vector_tracks);
     let [rotation_decode, vector_decode, weight_decode] = [rotations, vectors, weights]
         .map(|kind| KeyDecode::blocks(kind, packer.mask_words, packer.time_bits));
+    let weights_written = weights_written(weights, &constants, &cubic);
+    let weight_runs = weight_runs(weights);
     let Packer { times, time_bits, masks, mask_words, writer, .. } = packer;
     Ok(CompressedClip {
         name: clip.name.clone(),
@@ -65,6 +68,8 @@ pub(super) fn assemble(
         rotation_tracks,
         vector_tracks,
         morph_slots: morph_slots(clip),
+        weights_written,
+        weight_runs,
         corrected,
         rotation_decode,
         vector_decode,
@@ -264,6 +269,35 @@ fn sort_by_kind(tracks: &mut Vec<PackedTrack>) -> (usize, usize) {
     });
     let count = |k| tracks.iter().filter(|t| kind(t.property()) == k).count();
     (count(0), count(1))
+}
+
+/// How many morph slots from 0 on some track writes (packed `weights`,
+/// constants or cubic tracks).
+fn weights_written(weights: &[PackedTrack], constants: &[ConstantTrack], cubic: &[CubicTrack]) -> usize {
+    let packed = weights.iter().map(|t| t.joint);
+    let constant = constants.iter().filter(|c| c.property == Property::Weight).map(|c| c.joint);
+    let cubic = cubic.iter().filter(|c| c.property == Property::Weight).map(|c| c.joint);
+    let mut written = Vec::new();
+    for slot in packed.chain(constant).chain(cubic).map(usize::from) {
+        if written.len() <= slot {
+            written.resize(slot + 1, false);
+        }
+        written[slot] = true;
+    }
+    written.iter().take_while(|&&w| w).count()
+}
+
+/// Per block of four morph `weights`, the first slot where its tracks
+/// write four consecutive slots (`u32::MAX` otherwise).
+fn weight_runs(weights: &[PackedTrack]) -> Vec<u32> {
+    weights
+        .chunks(LANES)
+        .map(|block| {
+            let first = u32::from(block[0].joint);
+            let consecutive = block.iter().enumerate().all(|(l, t)| u32::from(t.joint) == first + l as u32);
+            if block.len() == LANES && consecutive { first } else { u32::MAX }
+        })
+        .collect()
 }
 
 /// Per block of four `rotations`, all bits set in the lanes of tracks with

@@ -235,6 +235,14 @@ pub struct CompressedClip {
     pub(crate) vector_tracks: usize,
     /// Morph slots the clip writes: one past the highest.
     pub(crate) morph_slots: usize,
+    /// Morph slots from 0 up to this one are each written by some track:
+    /// a sampler with no more morph slots than that copies no rest
+    /// weights first.
+    pub(crate) weights_written: usize,
+    /// Per block of four morph weight tracks, the first of four
+    /// consecutive slots they write, in lane order (`u32::MAX`: they do
+    /// not): written with one store.
+    pub(crate) weight_runs: Vec<u32>,
     /// CUBICSPLINE tracks (sampled one at a time after the others).
     pub(crate) cubic: Vec<CubicTrack>,
     /// Per block of four rotation tracks, all bits set in the lanes of

@@ -95,7 +95,10 @@ impl CompressedSampleJob<'_> {
     fn sample<F: Lanes8 + Unpack>(&mut self) {
         let clip = self.clip;
         self.output.copy_from_slice(self.rest);
-        self.morph_output.copy_from_slice(self.rest_morph_weights);
+        // Slots the clip writes every one of need no rest weights first.
+        if self.morph_output.len() > clip.weights_written {
+            self.morph_output.copy_from_slice(self.rest_morph_weights);
+        }
         for c in &clip.constants {
             set(self.output, self.morph_output, c.property, c.joint as usize, c.value);
         }
@@ -136,6 +139,11 @@ impl CompressedSampleJob<'_> {
         let weights = &clip.tracks[rotations + clip.vector_tracks..];
         for b in 0..self.cursor.weights.len() {
             let [w] = lerp_block(&self.cursor.weights[b], &time).map(f32x4::to_array);
+            let first = clip.weight_runs[b] as usize;
+            if let Some(run) = self.morph_output.get_mut(first..first.wrapping_add(LANES)) {
+                run.copy_from_slice(&w);
+                continue;
+            }
             let tracks = &weights[b * LANES..weights.len().min((b + 1) * LANES)];
             for (l, track) in tracks.iter().enumerate() {
                 self.morph_output[track.joint as usize] = w[l];
@@ -320,7 +328,7 @@ fn nlerp_pair<F: Lanes8>(blocks: [&RotationBlock; 2], corrected: [&[f32; LANES];
 mod tests {
     use super::*;
     use crate::anim::compression::{CompressionSettings, compress};
-    use crate::anim::{Clip, Interpolation, JointTracks, NO_PARENT, Skeleton, Track};
+    use crate::anim::{Clip, Interpolation, JointTracks, MorphWeightTrack, NO_PARENT, Skeleton, Track};
 
     /// One joint whose x translation has keys `xs` at `times`.
     fn clip(times: [f32; 3], xs: [f32; 3], interpolation: Interpolation) -> (Skeleton, CompressedClip) {
@@ -489,6 +497,43 @@ mod tests {
         for i in 0..200 {
             let t = f64::from(i) / 60.0;
             assert_eq!(sample(&mut kept, t), sample(&mut CompressedCursor::new(&clip), t), "at {t}");
+        }
+    }
+
+    /// Morph slots 0 to 3 (one block of four consecutive slots, stored at
+    /// once) and 5 and 6 moving, 4 and 7 without a track: those keep their
+    /// rest weights, the others land in their own slots.
+    #[test]
+    fn weights_land_in_their_slots_and_slots_without_a_track_rest() {
+        let skeleton = Skeleton::new(vec!["j".into()], vec![NO_PARENT], vec![Transform::IDENTITY]).unwrap();
+        let track = |offset: u32, count: u32| MorphWeightTrack {
+            offset,
+            count,
+            times: vec![0.0, 1.0],
+            values: (0..2 * count)
+                .map(|i| if i < count { 0.0 } else { (offset + i - count + 1) as f32 / 10.0 })
+                .collect(),
+            interpolation: Interpolation::Linear,
+        };
+        let mut clip = Clip { morph_tracks: vec![track(0, 4), track(5, 2)], ..Clip::default() };
+        clip.update_duration();
+        let (compressed, _) = compress(&clip, &skeleton, &CompressionSettings::default()).unwrap();
+        assert_eq!((compressed.weights_written, compressed.weight_runs[0]), (4, 0));
+        let mut weights = [f32::NAN; 8];
+        CompressedSampleJob {
+            clip: &compressed,
+            time: 0.5,
+            rest: skeleton.rest(),
+            rest_morph_weights: &[0.5; 8],
+            cursor: &mut CompressedCursor::new(&compressed),
+            output: &mut [Transform::IDENTITY],
+            morph_output: &mut weights,
+        }
+        .run()
+        .unwrap();
+        let expected = [0.05, 0.1, 0.15, 0.2, 0.5, 0.3, 0.35, 0.5];
+        for (slot, (w, e)) in weights.iter().zip(expected).enumerate() {
+            assert!((w - e).abs() < 1e-3, "slot {slot}: {w}, expected {e}");
         }
     }
 
