@@ -177,7 +177,8 @@ fn refill<U: Unpack, const N: usize, const M: usize>(
             let reader = KeyReader::new(clip, track);
             refill.lane(l, &reader, track, held, &keys);
         }
-    } else if forward::<U, N, M>(clip, Block { tracks, held, keys: cached, decode }, stale, t, &values) {
+    } else if forward::<U, N, M>(clip, Block { tracks, held, keys: cached, decode }, stale, t, *last, &values)
+    {
         return;
     } else {
         for l in (0..LANES).filter(|l| stale & (1 << l) != 0) {
@@ -255,7 +256,8 @@ fn together_forward<U: Unpack, const N: usize, const M: usize>(
 /// A move on by one key that `together_forward` found for a block:
 /// from key `from` (an id) of the mask at `mask_at` to key `to` at time
 /// `hi`, `inv` the interval's `1 / (hi - lo)`. Blocks of one mask (a baked
-/// clip's mostly share one) move on together, and the next one takes it
+/// clip's mostly share one) move on together, and the next one, or a lane
+/// of that mask in a block moving on lane by lane (`forward`), takes it
 /// from the one before instead of searching the mask again.
 #[derive(Clone, Copy)]
 pub(crate) struct Crossing {
@@ -306,6 +308,7 @@ fn forward<U: Unpack, const N: usize, const M: usize>(
     block: Block<'_, M>,
     stale: i32,
     t: f64,
+    last: Option<Crossing>,
     values: &impl Fn(&KeyDecode, &[f32x4; N]) -> [f32x4; M],
 ) -> bool {
     let Block { tracks, held, keys: cached, decode } = block;
@@ -328,8 +331,13 @@ fn forward<U: Unpack, const N: usize, const M: usize>(
             return false;
         }
         let listed = decode.listed & (1 << l) != 0;
-        let found =
-            if listed { next_listed(clip, decode, l, b, t) } else { next_key(clip, decode.mask_at[l], b, t) };
+        let mask_at = decode.mask_at[l];
+        let found = match last {
+            _ if listed => next_listed(clip, decode, l, b, t),
+            // A block before moved on from this key of this mask.
+            Some(c) if c.mask_at == mask_at && c.from == b => Some((c.to, c.hi)),
+            _ => next_key(clip, mask_at, b, t),
+        };
         let Some((k, time)) = found else { return false };
         (next[l], hi[l]) = (k, time);
         if decode.one_load {

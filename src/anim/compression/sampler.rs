@@ -443,16 +443,18 @@ mod tests {
         }
     }
 
-    /// Two blocks of four translation tracks, keyed every 0.1 s for 3 s,
-    /// the first four without the key at 0.2 s: their second keys have the
-    /// same id (table time 0.1, the track's key 1), their next keys do not.
+    /// Nine translation tracks keyed every 0.1 s for 3 s, the first five
+    /// without the key at 0.2 s: their second keys have the same id (table
+    /// time 0.1, the track's key 1), their next keys do not. Blocks of four
+    /// of the five, of the fifth and three others, and of the last one
+    /// alone: moving on together, lane by lane, and together.
     fn two_masks() -> (Skeleton, CompressedClip) {
-        let names = (0..8).map(|j| format!("j{j}")).collect();
-        let parents = (0..8).map(|j| if j == 0 { NO_PARENT } else { j - 1 }).collect();
-        let skeleton = Skeleton::new(names, parents, vec![Transform::IDENTITY; 8]).unwrap();
-        let joint_tracks = (0..8u32)
+        let names = (0..9).map(|j| format!("j{j}")).collect();
+        let parents = (0..9).map(|j| if j == 0 { NO_PARENT } else { j - 1 }).collect();
+        let skeleton = Skeleton::new(names, parents, vec![Transform::IDENTITY; 9]).unwrap();
+        let joint_tracks = (0..9u32)
             .map(|j| {
-                let times: Vec<f32> = (0..31).filter(|&k| j >= 4 || k != 2).map(|k| k as f32 * 0.1).collect();
+                let times: Vec<f32> = (0..31).filter(|&k| j >= 5 || k != 2).map(|k| k as f32 * 0.1).collect();
                 // A zigzag, so that reduction keeps every key.
                 let values = (0..times.len())
                     .map(|k| Vector3::new(if k % 2 == 0 { 0.2 } else { 1.1 } + 0.05 * j as f32, 0.0, 0.0))
@@ -468,10 +470,11 @@ mod tests {
         let mut clip = Clip { joint_tracks, ..Clip::default() };
         clip.update_duration();
         let (compressed, _) = compress(&clip, &skeleton, &CompressionSettings::default()).unwrap();
-        assert_eq!((compressed.vector_tracks, compressed.tracks.len()), (8, 8));
-        // Key times as two masks, each block's tracks sharing one.
-        assert!(compressed.vector_decode.iter().all(|d| d.together));
-        assert_ne!(compressed.tracks[0].mask, compressed.tracks[4].mask);
+        assert_eq!((compressed.vector_tracks, compressed.tracks.len()), (9, 9));
+        // Key times as two masks; the second block's tracks do not share one.
+        let together = compressed.vector_decode.iter().map(|d| d.together).collect::<Vec<_>>();
+        assert_eq!(together, [true, false, true]);
+        assert_ne!(compressed.tracks[0].mask, compressed.tracks[5].mask);
         (skeleton, compressed)
     }
 
@@ -479,7 +482,7 @@ mod tests {
     fn blocks_of_other_key_times_move_on_by_their_own_keys() {
         let (skeleton, clip) = two_masks();
         let sample = |cursor: &mut CompressedCursor, time: f64| {
-            let mut output = vec![Transform::IDENTITY; 8];
+            let mut output = vec![Transform::IDENTITY; 9];
             CompressedSampleJob {
                 clip: &clip,
                 time,
