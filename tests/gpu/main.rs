@@ -22,5 +22,6 @@ mod render_dual_quaternion;
 mod render_gpu_pose;
 mod render_headless;
 mod render_heat_map;
+mod render_palettes;
 mod render_planar;
 mod render_skinning;

@@ -16,8 +16,8 @@ use std::sync::Arc;
 use vkskin::anim::Rig as CharacterRig;
 use vkskin::anim::SkinInput;
 use vkskin::anim::{
-    BoneMatrix, Influences, MeshPrimitive, MorphDeltas, MorphTarget, NO_PARENT, Pose, Skeleton, Skin,
-    SkinnedPose, SkinningMethod, Transform,
+    Influences, MeshPrimitive, MorphDeltas, MorphTarget, NO_PARENT, Pose, Skeleton, Skin, SkinnedPose,
+    SkinningMethod, Transform,
 };
 use vkskin::asset::{Mesh, MeshInstance, Model};
 use vkskin::character::{DebugPose, PoseOutput};
@@ -30,19 +30,19 @@ use vkskin::render::{DqsSplit, InfluenceBlend, PaletteUpload};
 
 /// A hand-made local pose and its evaluated output (the character layer's
 /// last stage: local to model, palettes, version).
-struct Synthetic {
+pub(crate) struct Synthetic {
     pose: Pose,
     output: PoseOutput,
 }
 
 impl Synthetic {
-    fn new(model: &Model) -> Self {
+    pub(crate) fn new(model: &Model) -> Self {
         let pose =
             Pose { locals: model.skeleton.rest().to_vec(), morph_weights: model.rest_morph_weights.clone() };
         Synthetic { pose, output: PoseOutput::new(model) }
     }
 
-    fn view(&self) -> SkinnedPose<'_> {
+    pub(crate) fn view(&self) -> SkinnedPose<'_> {
         self.output.view()
     }
 }
@@ -94,19 +94,19 @@ const POSITION_TOLERANCE: f32 = 5e-5;
 const NORMAL_TOLERANCE: f32 = 1e-3;
 
 /// Everything one test creates on the device, destroyed in order at the end.
-struct Rig {
+pub(crate) struct Rig {
     ring: FrameRing,
-    pass: SkinPass,
+    pub(crate) pass: SkinPass,
     readback: Readback,
     models: Vec<Arc<GpuModel>>,
 }
 
 impl Rig {
-    fn new(ctx: &GpuContext) -> Rig {
+    pub(crate) fn new(ctx: &GpuContext) -> Rig {
         Rig::with_pass(ctx, SkinPass::new(ctx).unwrap())
     }
 
-    fn with_pass(ctx: &GpuContext, pass: SkinPass) -> Rig {
+    pub(crate) fn with_pass(ctx: &GpuContext, pass: SkinPass) -> Rig {
         Rig {
             ring: FrameRing::new(ctx).unwrap(),
             pass,
@@ -116,7 +116,7 @@ impl Rig {
     }
 
     /// Uploads `model` (once per distinct model) and registers a character.
-    fn add(&mut self, ctx: &GpuContext, model: &Arc<Model>, upload: bool) -> CharacterId {
+    pub(crate) fn add(&mut self, ctx: &GpuContext, model: &Arc<Model>, upload: bool) -> CharacterId {
         if upload || self.models.is_empty() {
             self.models.push(Arc::new(GpuModel::upload(ctx, model).unwrap()));
         }
@@ -124,11 +124,11 @@ impl Rig {
         self.pass.add_character(ctx, &mut self.ring, gpu, model.clone()).unwrap()
     }
 
-    fn skin(&mut self, ctx: &GpuContext, inputs: &[SkinInput]) -> Vec<SkinnedVertex> {
+    pub(crate) fn skin(&mut self, ctx: &GpuContext, inputs: &[SkinInput]) -> Vec<SkinnedVertex> {
         skin_and_read_back(ctx, &mut self.ring, &mut self.pass, inputs, &mut self.readback).unwrap().0
     }
 
-    fn destroy(mut self, ctx: &GpuContext) {
+    pub(crate) fn destroy(mut self, ctx: &GpuContext) {
         self.ring.wait_all(ctx).unwrap();
         self.readback.buffer.destroy(ctx);
         self.pass.destroy(ctx);
@@ -141,7 +141,7 @@ impl Rig {
 
 /// Largest position error relative to the bounding-box diagonal, and largest
 /// normal error, of every primitive of `character` against the CPU reference.
-fn compare(
+pub(crate) fn compare(
     pass: &SkinPass,
     character: CharacterId,
     pose: &SkinnedPose,
@@ -251,7 +251,7 @@ fn gpu_skinning_matches_cpu_on_every_shared_model() {
 }
 
 /// A skeleton of a root and `n` children with distinct rest transforms.
-fn skeleton(n: usize) -> Skeleton {
+pub(crate) fn skeleton(n: usize) -> Skeleton {
     let mut names = vec!["root".to_string()];
     let mut parents = vec![NO_PARENT];
     let mut rest = vec![Transform::IDENTITY];
@@ -271,7 +271,7 @@ fn skeleton(n: usize) -> Skeleton {
 /// vertex (two sets), normals, and three morph targets (sparse positions,
 /// dense positions, sparse normals); mesh 1 is unskinned, drawn rigidly by
 /// joint 3, with one sparse morph target.
-fn synthetic_model(seed: f32) -> Model {
+pub(crate) fn synthetic_model(seed: f32) -> Model {
     let joints = 8usize;
     let skeleton = Arc::new(skeleton(joints));
     let vertices = 37usize;
@@ -388,7 +388,7 @@ fn synthetic_model(seed: f32) -> Model {
 /// of 8 vertices whose influences reach across the whole skin (its first,
 /// middle and last joints): a large palette per character with little to
 /// skin.
-fn wide_model(joints: usize) -> Model {
+pub(crate) fn wide_model(joints: usize) -> Model {
     let mut names = vec!["root".to_string()];
     let mut parents = vec![NO_PARENT];
     let mut rest = vec![Transform::IDENTITY];
@@ -453,7 +453,7 @@ fn wide_model(joints: usize) -> Model {
 }
 
 /// Poses the synthetic model for frame `frame` (every joint rotates).
-fn pose_synthetic(model: &Model, synthetic: &mut Synthetic, frame: u32) {
+pub(crate) fn pose_synthetic(model: &Model, synthetic: &mut Synthetic, frame: u32) {
     let t = frame as f32 * 0.05;
     {
         let pose = &mut synthetic.pose;
@@ -492,134 +492,6 @@ fn eight_influences_and_sparse_morphs_match_cpu() {
         for (i, (id, e)) in ids.iter().zip(&evaluators).enumerate() {
             compare(&rig.pass, *id, &e.view(), &out, &format!("synthetic character {i} frame {frame}"));
         }
-    }
-    rig.destroy(&ctx);
-    assert_no_validation_messages(&ctx);
-}
-
-/// The two ways skin.comp can read the palette (a uniform texel buffer, or a
-/// storage buffer on devices with a small texel limit) skin the synthetic
-/// characters (8 influences, sparse morphs, shared and concatenated streams)
-/// to the same bits, in place and staged, and both match the CPU reference.
-#[test]
-fn texel_and_storage_palette_reads_skin_the_same() {
-    let Some(ctx) = context() else { return };
-    // lavapipe's texel limit holds any palette its storage range can.
-    assert_eq!(PaletteReads::for_device(&ctx.properties.limits), PaletteReads::Texels);
-    let a = Arc::new(synthetic_model(0.0));
-    let b = Arc::new(synthetic_model(0.5));
-    let models = [&a, &a, &b];
-    let mut outputs = Vec::new();
-    for reads in [PaletteReads::Texels, PaletteReads::Storage] {
-        for upload in [PaletteUpload::InPlace, PaletteUpload::Staged] {
-            let pass = SkinPass::with_palette_reads(&ctx, SkinningMethod::Linear, reads).unwrap();
-            assert_eq!(pass.palette_reads(), reads);
-            let mut rig = Rig::with_pass(&ctx, pass);
-            rig.pass.set_upload_mode(upload);
-            let ids = [rig.add(&ctx, &a, true), rig.add(&ctx, &a, false), rig.add(&ctx, &b, true)];
-            let mut evaluators: Vec<Synthetic> = models.iter().map(|m| Synthetic::new(m)).collect();
-            let mut frames = Vec::new();
-            for frame in [0u32, 11] {
-                for (i, (m, e)) in models.iter().zip(&mut evaluators).enumerate() {
-                    pose_synthetic(m, e, frame + 3 * i as u32);
-                }
-                let inputs: Vec<SkinInput> =
-                    evaluators.iter().map(|e| SkinInput { pose: e.view(), version: frame as u64 }).collect();
-                let out = rig.skin(&ctx, &inputs);
-                for (id, e) in ids.iter().zip(&evaluators) {
-                    compare(&rig.pass, *id, &e.view(), &out, &format!("{reads:?} {upload:?} frame {frame}"));
-                }
-                frames.push(bytemuck::cast_slice::<SkinnedVertex, u8>(&out).to_vec());
-            }
-            rig.destroy(&ctx);
-            outputs.push(((reads, upload), frames));
-        }
-    }
-    for (way, frames) in &outputs[1..] {
-        assert!(frames == &outputs[0].1, "{way:?} skins differently from {:?}", outputs[0].0);
-    }
-    assert_no_validation_messages(&ctx);
-}
-
-/// The matrix convention, pinned: a known non-symmetric matrix with a
-/// translation moves a known vertex to the same point on the CPU
-/// (`BoneMatrix::to_matrix() * p`) and in the compute shader, skinned
-/// (one joint, weight 1) and rigid.
-#[test]
-fn palette_layout_is_pinned() {
-    let Some(ctx) = context() else { return };
-    #[rustfmt::skip]
-    let m = Matrix4::new(
-        0.0, -2.0, 0.5, 10.0,
-        1.0,  0.0, 0.0, 20.0,
-        0.0,  0.3, 3.0, 30.0,
-        0.0,  0.0, 0.0,  1.0,
-    );
-    let p = [1.0f32, 2.0, 3.0];
-    let bone = BoneMatrix::from_matrix(&m);
-    let expected = bone.to_matrix() * nalgebra::Vector4::new(p[0], p[1], p[2], 1.0);
-    // By hand: row i of m times (1, 2, 3, 1).
-    assert_eq!([expected.x, expected.y, expected.z], [7.5, 21.0, 39.6]);
-    let prim = |skinned: bool| MeshPrimitive {
-        positions: vec![p],
-        normals: Some(vec![[0.0, 0.0, 1.0]]),
-        influences: skinned.then(|| Influences {
-            per_vertex: 4,
-            joints: vec![0, 0, 0, 0],
-            weights: vec![1.0, 0.0, 0.0, 0.0],
-        }),
-        indices: vec![0, 0, 0],
-        ..Default::default()
-    };
-    let mesh = |p: MeshPrimitive| {
-        Arc::new(Mesh {
-            name: String::new(),
-            primitives: vec![p],
-            primitive_indices: vec![0],
-            target_names: Vec::new(),
-            target_count: 0,
-        })
-    };
-    let rig = CharacterRig::new(
-        Arc::new(skeleton(1)),
-        vec![Skin { name: String::new(), joints: vec![1], inverse_binds: vec![Matrix4::identity()] }],
-        vec![mesh(prim(true)), mesh(prim(false))],
-        vec![
-            MeshInstance { node: 0, joint: 0, mesh: 0, skin: Some(0), morph_offset: 0, morph_count: 0 },
-            MeshInstance { node: 1, joint: 1, mesh: 1, skin: None, morph_offset: 0, morph_count: 0 },
-        ],
-        Vec::new(),
-        Vec::new(),
-    )
-    .expect("pinned rig");
-    let model = Arc::new(Model {
-        file: "pinned".into(),
-        rig: Arc::new(rig),
-        node_of_joint: vec![0, 1],
-        joint_of_node: vec![0, 1],
-        materials: Vec::new(),
-        warnings: Vec::new(),
-        load_options: Default::default(),
-        memory_used: 0,
-    });
-    let mut rig = Rig::new(&ctx);
-    let id = rig.add(&ctx, &model, true);
-    let palette = [bone];
-    let world = [Matrix4::identity(), m];
-    let pose = SkinnedPose {
-        palettes: &palette,
-        palette_ranges: &[[0, 1]],
-        world: &world,
-        world_joints: None,
-        morph_weights: &[],
-    };
-    let out = rig.skin(&ctx, &[SkinInput { pose, version: 1 }]);
-    for (o, what) in rig.pass.outputs(id).iter().zip(["skinned", "rigid"]) {
-        let v = out[o.output_offset as usize].position;
-        for k in 0..3 {
-            assert!((v[k] - expected[k]).abs() < 1e-5, "{what}: GPU {v:?}, CPU {expected:?}");
-        }
-        assert_eq!(v[3], 1.0);
     }
     rig.destroy(&ctx);
     assert_no_validation_messages(&ctx);
@@ -920,44 +792,4 @@ fn finish_reports_leaked_objects() {
         messages.iter().any(|m| m.contains("VkBuffer")),
         "the leaked buffer is reported when the device is destroyed: {messages:?}"
     );
-}
-
-/// Palettes larger than a storage binding may be (`maxStorageBufferRange`,
-/// 128 MiB on lavapipe: about 520 characters of 4,096 joints) are not capped
-/// by it: read as texels (skin.comp) or by pointer (skin_storage.comp, as
-/// the vertex path reads them), the characters whose palettes lie past the
-/// range skin as the CPU reference does.
-#[test]
-fn palettes_past_the_storage_binding_range_skin_right() {
-    let Some(ctx) = context() else { return };
-    let joints = 4096;
-    let model = Arc::new(wide_model(joints));
-    let per = joints as u64 * std::mem::size_of::<BoneMatrix>() as u64;
-    let range = u64::from(ctx.properties.limits.max_storage_buffer_range);
-    // The last two characters' palettes start past the range.
-    let count = (range / per + 3) as usize;
-    if count > 2_000 {
-        eprintln!("not applicable: a binding here holds {} characters' palettes", range / per);
-        return;
-    }
-    let mut evaluators: Vec<Synthetic> = (0..count).map(|_| Synthetic::new(&model)).collect();
-    for (i, e) in evaluators.iter_mut().enumerate() {
-        pose_synthetic(&model, e, i as u32);
-    }
-    let inputs: Vec<SkinInput> =
-        evaluators.iter().map(|e| SkinInput { pose: e.view(), version: 1 }).collect();
-    for reads in [PaletteReads::Texels, PaletteReads::Storage] {
-        let pass = SkinPass::with_palette_reads(&ctx, SkinningMethod::Linear, reads).unwrap();
-        let mut rig = Rig::with_pass(&ctx, pass);
-        let ids: Vec<CharacterId> = (0..count).map(|i| rig.add(&ctx, &model, i == 0)).collect();
-        assert!(rig.pass.layout().slot_sizes().palette > range, "{reads:?}: the palettes fit one binding");
-        let out = rig.skin(&ctx, &inputs);
-        for c in [0, count - 2, count - 1] {
-            let first = rig.pass.layout().characters()[c].palette_range.0;
-            assert_eq!(c > 0, u64::from(first) * per / joints as u64 > range, "character {c}");
-            compare(&rig.pass, ids[c], &evaluators[c].view(), &out, &format!("{reads:?} character {c}"));
-        }
-        rig.destroy(&ctx);
-    }
-    assert_no_validation_messages(&ctx);
 }
