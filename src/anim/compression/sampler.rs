@@ -353,8 +353,16 @@ mod tests {
         (skeleton, compressed)
     }
 
-    fn x_at(skeleton: &Skeleton, clip: &CompressedClip, cursor: &mut CompressedCursor, time: f64) -> f32 {
-        let mut output = [Transform::IDENTITY];
+    /// The local pose `clip` (without morph weights) samples at `time`
+    /// through `cursor`, with the instructions `simd` names.
+    fn pose_at(
+        skeleton: &Skeleton,
+        clip: &CompressedClip,
+        cursor: &mut CompressedCursor,
+        time: f64,
+        simd: Simd,
+    ) -> Vec<Transform> {
+        let mut output = vec![Transform::IDENTITY; skeleton.len()];
         CompressedSampleJob {
             clip,
             time,
@@ -364,9 +372,13 @@ mod tests {
             output: &mut output,
             morph_output: &mut [],
         }
-        .run()
+        .run_with(simd)
         .unwrap();
-        output[0].translation.x
+        output
+    }
+
+    fn x_at(skeleton: &Skeleton, clip: &CompressedClip, cursor: &mut CompressedCursor, time: f64) -> f32 {
+        pose_at(skeleton, clip, cursor, time, Simd::detect())[0].translation.x
     }
 
     /// Nine joints in a chain, each rotating through its own keys (some
@@ -417,21 +429,7 @@ mod tests {
             let poses: Vec<Vec<Transform>> = simds
                 .iter()
                 .zip(&mut cursors)
-                .map(|(&simd, cursor)| {
-                    let mut output = vec![Transform::IDENTITY; 9];
-                    CompressedSampleJob {
-                        clip: &clip,
-                        time: t,
-                        rest: skeleton.rest(),
-                        rest_morph_weights: &[],
-                        cursor,
-                        output: &mut output,
-                        morph_output: &mut [],
-                    }
-                    .run_with(simd)
-                    .unwrap();
-                    output
-                })
+                .map(|(&simd, cursor)| pose_at(&skeleton, &clip, cursor, t, simd))
                 .collect();
             for pose in &poses {
                 for (p, first) in pose.iter().zip(&poses[0]) {
@@ -482,19 +480,8 @@ mod tests {
     fn blocks_of_other_key_times_move_on_by_their_own_keys() {
         let (skeleton, clip) = two_masks();
         let sample = |cursor: &mut CompressedCursor, time: f64| {
-            let mut output = vec![Transform::IDENTITY; 9];
-            CompressedSampleJob {
-                clip: &clip,
-                time,
-                rest: skeleton.rest(),
-                rest_morph_weights: &[],
-                cursor,
-                output: &mut output,
-                morph_output: &mut [],
-            }
-            .run()
-            .unwrap();
-            output.iter().map(|t| t.translation.map(f32::to_bits)).collect::<Vec<_>>()
+            let pose = pose_at(&skeleton, &clip, cursor, time, Simd::detect());
+            pose.iter().map(|t| t.translation.map(f32::to_bits)).collect::<Vec<_>>()
         };
         let mut kept = CompressedCursor::new(&clip);
         for i in 0..200 {
