@@ -176,8 +176,7 @@ impl CompressedSampleJob<'_> {
     /// Walk).
     #[inline(always)]
     fn refill<U: Unpack>(&mut self, time: &Time) {
-        let [from, until] = self.cursor.fresh;
-        if time.down_f32 >= from && time.down_f32 < until {
+        if time.within(self.cursor.fresh) {
             return;
         }
         let (clip, t) = (self.clip, self.time);
@@ -265,6 +264,13 @@ impl Time {
             down_f32: down,
             nearest_f32: nearest,
         }
+    }
+
+    /// Whether this time falls in `[lo, hi)`, compared as `stale` compares
+    /// each lane (see `CompressedCursor::fresh`).
+    #[inline(always)]
+    fn within(&self, [lo, hi]: [f32; 2]) -> bool {
+        self.down_f32 >= lo && self.down_f32 < hi
     }
 
     /// Lanes whose cached keys do not hold at this time, one bit each.
