@@ -251,9 +251,13 @@ fn together_forward<U: Unpack, const N: usize, const M: usize>(
         }
     };
     let Crossing { to: k, hi, inv, .. } = crossing;
-    // Padding lanes stay valid forever.
+    // Padding lanes stay valid forever (a kind's last block may have some).
+    let all = live == (1 << LANES) - 1;
     let live = lanes(live as usize);
-    let span = |value: f32, padding: [f32; LANES]| live.blend(f32x4::splat(value), padding.into()).to_array();
+    let span = |value: f32, padding: [f32; LANES]| match all {
+        true => [value; LANES],
+        false => live.blend(f32x4::splat(value), padding.into()).to_array(),
+    };
     cached.span = Span {
         lo: span(lo, PADDING.lo),
         hi: span(hi, PADDING.hi),
