@@ -2,7 +2,11 @@
 //! (issue 23's compression target (c): no slower): both played at 60 Hz
 //! from the clip's start, looping, taking turns in short runs timed by the
 //! thread's CPU time (see [`cpu_time`](crate::cpu_time)), the median run of
-//! each. A measurement, so it varies from run to run on a loaded machine
+//! each. A run lasts at least 20 µs however small the clip: reading the
+//! thread's clock is a system call (170 ns on a 2-core Intel Xeon VM),
+//! which added a tenth to each way's time in runs of 60 frames of a small
+//! clip (MorphStressTest's, 25-35 ns a frame) and drew their ratio towards
+//! one. A measurement, so it varies from run to run on a loaded machine
 //! (by about a tenth on the 2-core CI VM); never asserted on.
 
 use super::{CompressedClip, CompressedCursor, CompressedSampleJob};
@@ -12,9 +16,14 @@ use crate::anim::{
 use serde::Serialize;
 use std::sync::Arc;
 
-/// Turns each way takes, and frames per turn.
+/// Turns each way takes.
 pub(super) const ROUNDS: usize = 101;
-const FRAMES: usize = 60;
+
+/// CPU time a turn lasts at least, and the frames a turn plays at least
+/// and at most (a second of playback, and a few milliseconds of a clip of
+/// hundreds of joints).
+const TURN_NS: f64 = 20_000.0;
+const FRAMES: std::ops::RangeInclusive<usize> = 60..=2_000;
 
 /// Nanoseconds per sampled frame, compressed and from the runtime layout.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -51,7 +60,7 @@ pub fn sampling_cost(
     let mut times = [0.0f64; 2];
     let duration = f64::from(clip.duration);
     let mut failed = None;
-    let ns = crate::cpu_time::median_ns_taking_turns(2, ROUNDS, FRAMES, |way| {
+    let mut frame = |way: usize| {
         let time = times[way];
         let sampled = if way == 0 {
             CompressedSampleJob {
@@ -83,7 +92,13 @@ pub fn sampling_cost(
         if times[way] > duration {
             times[way] -= duration;
         }
-    });
+    };
+    // A first turn of each way (which also warms the caches) sizes the
+    // turns by the faster of them.
+    let first = crate::cpu_time::median_ns_taking_turns(2, 1, *FRAMES.start(), &mut frame);
+    let fastest = first.iter().copied().fold(f64::INFINITY, f64::min).max(1.0);
+    let frames = ((TURN_NS / fastest).ceil() as usize).clamp(*FRAMES.start(), *FRAMES.end());
+    let ns = crate::cpu_time::median_ns_taking_turns(2, ROUNDS, frames, frame);
     match failed {
         Some(e) => Err(e),
         None => Ok(SamplingCost { compressed_ns: ns[0], runtime_nlerp_ns: ns[1] }),
