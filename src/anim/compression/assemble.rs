@@ -241,7 +241,9 @@ fn flags(input: &TrackInput, p: &Packed) -> u8 {
 /// Orders `tracks` rotations first, then translations and scales, then
 /// weights, each kind grouped by key-time mask, the most shared first
 /// (tracks that share one share blocks, whose keys the sampler then finds
-/// once), and returns how many are rotations and how many translations or
+/// once), a mask's rotations by the component they rebuild (a block whose
+/// tracks all rebuild the same one decodes without a selection per lane),
+/// and returns how many are rotations and how many translations or
 /// scales. A track that a later one for the same joint (or slot) and
 /// property overrides is dropped first, since the order no longer says
 /// which wins.
@@ -265,7 +267,8 @@ fn sort_by_kind(tracks: &mut Vec<PackedTrack>) -> (usize, usize) {
     }
     tracks.sort_by_key(|t| {
         let shared = sharing.get(&group(t)).copied().unwrap_or(0);
-        (kind(t.property()), std::cmp::Reverse(shared), t.mask, t.step())
+        let rebuilt = if t.property() == Property::Rotation { t.dropped() } else { 0 };
+        (kind(t.property()), std::cmp::Reverse(shared), t.mask, t.step(), rebuilt)
     });
     let count = |k| tracks.iter().filter(|t| kind(t.property()) == k).count();
     (count(0), count(1))

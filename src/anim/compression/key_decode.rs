@@ -54,6 +54,11 @@ pub(crate) struct KeyDecode {
     pub(super) movable: i32,
     /// The lanes whose key times are listed in the stream.
     pub(super) listed: i32,
+    /// Rotations: the component every track of the block rebuilds (0 to
+    /// 3), which puts the three stored ones in place without a selection
+    /// per lane; 4 where they differ (the compressor sorts a mask's tracks
+    /// by it, so that few blocks do).
+    rebuilds: u8,
 }
 
 // The size the compression guide gives.
@@ -89,6 +94,10 @@ impl KeyDecode {
                     one_load,
                     movable: lanes(block, |t| !t.step()),
                     listed: lanes(block, |t| t.mask == LISTED),
+                    rebuilds: match block[0].dropped() {
+                        c if block.iter().all(|t| t.dropped() == c) => c as u8,
+                        _ => 4,
+                    },
                 };
                 for (l, track) in block.iter().enumerate() {
                     let mut shift = 0;
@@ -149,6 +158,13 @@ impl KeyDecode {
     pub(super) fn rotations(&self, q: &[f32x4; 3]) -> [f32x4; 4] {
         let [k0, k1, k2] = self.values(q);
         let rebuilt = (((f32x4::ONE - k0 * k0) - k1 * k1) - k2 * k2).fast_max(f32x4::ZERO).sqrt();
+        match self.rebuilds {
+            0 => return [rebuilt, k0, k1, k2],
+            1 => return [k0, rebuilt, k1, k2],
+            2 => return [k0, k1, rebuilt, k2],
+            3 => return [k0, k1, k2, rebuilt],
+            _ => {}
+        }
         let dropped = f32x4::from(self.dropped);
         let is = |c: f32| dropped.cmp_eq(f32x4::splat(c));
         let below = |c: f32| dropped.cmp_lt(f32x4::splat(c));
@@ -229,6 +245,7 @@ mod tests {
             one_load: true,
             movable: 0b1111,
             listed: 0,
+            rebuilds: 4,
         };
         for (l, widths) in widths.iter().enumerate() {
             let mut shift = 0;
@@ -275,6 +292,19 @@ mod tests {
                 let block = rotations.map(|c| c.to_array()[l]);
                 assert_eq!(block.map(f32::to_bits), scalar.map(f32::to_bits), "lane {l} key {k}");
             }
+        }
+    }
+
+    #[test]
+    fn a_block_whose_tracks_rebuild_one_component_puts_it_where_each_lane_would() {
+        let q = [[100.0, 2.0, 0.0, 4000.0], [7.0, 90.0, 1.0, 30.0], [0.0, 55.0, 3.0, 2.0]].map(f32x4::from);
+        for c in 0..4u8 {
+            let mut lane_by_lane = four_lanes([0; LANES], [[12, 12, 12]; LANES]);
+            lane_by_lane.dropped = [f32::from(c); LANES];
+            let whole = KeyDecode { rebuilds: c, ..lane_by_lane };
+            let [got, want] =
+                [whole, lane_by_lane].map(|d| d.rotations(&q).map(|v| v.to_array().map(f32::to_bits)));
+            assert_eq!(got, want, "component {c} rebuilt");
         }
     }
 
