@@ -327,7 +327,8 @@ mod tests {
     #[test]
     fn a_track_that_would_drop_few_keys_keeps_them_all() {
         // Eleven keys on a line with a corner at 5: reduction keeps 0, 5
-        // and 10, three of eleven; at 0.25 the track keeps all eleven.
+        // and 10, three of eleven (0.273); from a share of 0.27 down the
+        // track keeps all eleven.
         let keys: Vec<(f64, Value)> =
             (0..=10).map(|i| (f64::from(i), [f64::from(5 - (i - 5i32).abs()), 0.0, 0.0, 0.0])).collect();
         let kept = |share: f64| {
