@@ -276,6 +276,7 @@ mod tests {
 
     #[test]
     fn rejects_bad_weights_and_lengths() {
+        let bad_masks = [[1.0, -0.5], [1.0, 1.5], [1.0, f32::NAN]];
         let pose = [Transform::IDENTITY; 2];
         let mut out = [Transform::IDENTITY; 2];
         let mut job = LayerJob {
@@ -292,8 +293,32 @@ mod tests {
         assert!(job.run().is_err());
         job.mask = &[1.0];
         assert!(job.run().is_err());
+        for mask in &bad_masks {
+            job.mask = mask;
+            assert!(job.run().is_err(), "mask {mask:?}");
+        }
         job.mask = &[1.0, 1.0];
         job.weight = f32::NAN;
         assert!(job.run().is_err());
+        job.weight = 1.0;
+        assert!(job.run().is_ok());
+        // A NaN anywhere in a longer mask.
+        let (pose, mut out) = ([Transform::IDENTITY; 19], [Transform::IDENTITY; 19]);
+        for j in 0..19 {
+            let mut mask = [0.5; 19];
+            mask[j] = f32::NAN;
+            let job = LayerJob {
+                mode: LayerMode::Additive,
+                layer: &pose,
+                layer_morph: &[],
+                reference: &pose,
+                reference_morph: &[],
+                mask: &mask,
+                weight: 1.0,
+                output: &mut out,
+                morph_output: &mut [],
+            };
+            assert!(job.validate().is_err(), "NaN at joint {j}");
+        }
     }
 }
