@@ -17,10 +17,16 @@ impl JobError {
 }
 
 /// Returns an error unless `actual` equals `expected`, naming the slice.
+#[inline]
 pub fn check_len(what: &str, actual: usize, expected: usize) -> Result<(), JobError> {
-    if actual == expected {
-        Ok(())
-    } else {
-        Err(JobError(format!("{what}: {actual} elements, expected {expected}")))
-    }
+    if actual == expected { Ok(()) } else { Err(length_mismatch(what, actual, expected)) }
+}
+
+/// `check_len`'s error, out of line: every job checks its lengths on
+/// every run, and the check itself is then a compare and a branch (the
+/// message's arguments stay out of the registers and off the stack).
+#[cold]
+#[inline(never)]
+fn length_mismatch(what: &str, actual: usize, expected: usize) -> JobError {
+    JobError(format!("{what}: {actual} elements, expected {expected}"))
 }
