@@ -616,7 +616,7 @@ mod tests {
                 let total: f32 = weights.iter().sum();
                 let reference = layers.iter().find(|l| l.weight > 0.0).unwrap();
                 // Layer by layer, then in one pass with each kind of instructions.
-                let ways = [None, Some(Simd::Portable), Some(Simd::Avx2)];
+                let ways = [None, Some(Simd::Portable), Some(Simd::Avx2), Some(Simd::Avx512)];
                 let mut outputs = ways.map(|_| vec![Transform::IDENTITY; joints]);
                 let mut morphs = ways.map(|_| [0.0f32]);
                 for (way, (output, morph_output)) in ways.iter().zip(outputs.iter_mut().zip(&mut morphs)) {
@@ -629,7 +629,7 @@ mod tests {
                         morph_output,
                     };
                     match way {
-                        // Avx2 runs the portable code where the CPU has no AVX2.
+                        // Each runs the widest code below it that the CPU has.
                         Some(simd) => job.blend_nlerp(total, *simd),
                         None => job.blend_layer_by_layer(reference, total),
                     }

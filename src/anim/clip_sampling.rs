@@ -301,8 +301,10 @@ fn sample_blocks(
         // Checked again here (a cached flag): whoever names `Avx2` on a CPU
         // without it gets the portable code, never an illegal instruction.
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: the CPU has AVX2 and FMA.
-        Simd::Avx2 if Simd::avx2_available() => unsafe {
+        // SAFETY: the CPU has AVX2 and FMA. (Compiled with AVX-512's
+        // registers too, the sampler measured no faster by nlerp and 1.09x
+        // slower by slerp.)
+        Simd::Avx2 | Simd::Avx512 if Simd::avx2_available() => unsafe {
             sample_blocks_avx2(blocks, time, range, output, slerp)
         },
         _ => sample_blocks_in::<Portable>(blocks, time, range, output, slerp),

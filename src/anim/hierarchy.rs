@@ -130,7 +130,7 @@ fn concatenate_with<const COMPARE: bool>(
     match simd {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the CPU has AVX2 and FMA.
-        Simd::Avx2 if Simd::avx2_available() => unsafe {
+        Simd::Avx2 | Simd::Avx512 if Simd::avx2_available() => unsafe {
             concatenate_avx2::<COMPARE>(parents, locals, root, output)
         },
         _ => concatenate_joints::<COMPARE>(parents, locals, root, output),
@@ -251,7 +251,7 @@ impl PaletteJob<'_> {
         match simd {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: the CPU has AVX2 and FMA.
-            Simd::Avx2 if Simd::avx2_available() => unsafe {
+            Simd::Avx2 | Simd::Avx512 if Simd::avx2_available() => unsafe {
                 palette_avx2(self.models, joints, inverse_binds, self.output)
             },
             _ => palette(self.models, joints, inverse_binds, self.output),

@@ -9,6 +9,13 @@
 //! same order, so they give the same bits: no step uses an approximation
 //! (`rsqrt`, which differs between CPU vendors) or a fused multiply-add.
 //!
+//! Where the CPU has AVX-512 ([`Simd::Avx512`]), the hottest kernels run
+//! the same [`Avx2`] code compiled with AVX-512F and VL enabled as well:
+//! still eight lanes, but 32 vector registers instead of 16 and mask
+//! registers for the comparisons, so a joint's sixteen matrix elements
+//! and their operands stay in registers instead of spilling to the stack.
+//! The operations, and so the bits, are the same.
+//!
 //! Masks are lanes with every bit set (true) or none (false), as SIMD
 //! comparisons give them.
 
@@ -429,43 +436,90 @@ mod avx2 {
 /// The instructions eight-lane code runs as on this CPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Simd {
+    /// [`Avx2`](Simd::Avx2)'s operations, in the kernels that gain from
+    /// it (local-to-model and palettes, blends, the additive layer)
+    /// compiled with AVX-512F and VL as well: 32 vector registers and mask
+    /// registers, the same bits. Elsewhere the same as `Avx2`.
+    Avx512,
     /// 256-bit AVX2 operations (with FMA available, never formed).
     Avx2,
     /// What the binary was built for (two 128-bit operations per step on x86-64).
     Portable,
 }
 
-/// `Simd::set_override`'s choice: none, portable, AVX2 where available.
+/// `Simd::set_override`'s choice: none, portable, AVX2, AVX-512 (each
+/// only where the CPU has it).
 static OVERRIDE: AtomicU8 = AtomicU8::new(0);
 
 impl Simd {
-    /// The widest this CPU runs: AVX2 where it has it (checked once per
-    /// process and cached by the standard library), else portable; or
-    /// what [`set_override`](Self::set_override) or `VKSKIN_SIMD=portable`
-    /// asks for (to compare the two).
+    /// The widest this CPU runs: AVX-512 where it has it, else AVX2, else
+    /// portable (the CPU's features are checked once per process and
+    /// cached by the standard library); or at most what
+    /// [`set_override`](Self::set_override) or `VKSKIN_SIMD` (`portable`,
+    /// `avx2`) asks for, to compare them.
     #[inline]
     pub fn detect() -> Self {
-        static PORTABLE_BY_ENV: OnceLock<bool> = OnceLock::new();
-        let by_env =
-            *PORTABLE_BY_ENV.get_or_init(|| std::env::var("VKSKIN_SIMD").is_ok_and(|v| v == "portable"));
-        let portable = match OVERRIDE.load(Ordering::Relaxed) {
-            1 => true,
-            2 => false,
-            _ => by_env,
-        };
-        if !portable && Self::avx2_available() { Simd::Avx2 } else { Simd::Portable }
+        static BY_ENV: OnceLock<u8> = OnceLock::new();
+        let by_env = *BY_ENV.get_or_init(|| match std::env::var("VKSKIN_SIMD").as_deref() {
+            Ok("portable") => 1,
+            Ok("avx2") => 2,
+            _ => 0,
+        });
+        match OVERRIDE.load(Ordering::Relaxed) {
+            0 => Self::widest_up_to(by_env),
+            code => Self::widest_up_to(code),
+        }
+    }
+
+    /// The widest way this CPU runs up to the one `code` names (0: no
+    /// limit, 1: portable, 2: AVX2, 3: AVX-512).
+    fn widest_up_to(code: u8) -> Self {
+        match code {
+            0 | 3 if Self::avx512_available() => Simd::Avx512,
+            0 | 2 | 3 if Self::avx2_available() => Simd::Avx2,
+            _ => Simd::Portable,
+        }
     }
 
     /// Makes every later [`detect`](Self::detect) in this process give
-    /// `simd` (AVX2 only where the CPU has it), or the CPU's own choice
-    /// again for `None`: benchmarks time both ways in one run.
+    /// `simd` (or the widest below it that the CPU has), or the CPU's own
+    /// choice again for `None`: benchmarks time the ways in one run.
     pub fn set_override(simd: Option<Simd>) {
         let code = match simd {
             None => 0,
             Some(Simd::Portable) => 1,
             Some(Simd::Avx2) => 2,
+            Some(Simd::Avx512) => 3,
         };
         OVERRIDE.store(code, Ordering::Relaxed);
+    }
+
+    /// Every way this CPU runs, widest first (what tests compare).
+    pub fn available() -> Vec<Simd> {
+        let mut ways = Vec::new();
+        if Self::avx512_available() {
+            ways.push(Simd::Avx512);
+        }
+        if Self::avx2_available() {
+            ways.push(Simd::Avx2);
+        }
+        ways.push(Simd::Portable);
+        ways
+    }
+
+    /// Whether this CPU runs AVX-512F and VL besides AVX2 and FMA.
+    #[inline]
+    pub fn avx512_available() -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            Self::avx2_available()
+                && std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512vl")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
     }
 
     /// Whether this CPU runs AVX2 and FMA.
@@ -542,6 +596,29 @@ mod tests {
             // SAFETY: the CPU has AVX2 and FMA.
             unsafe { with_avx2() };
         }
+        #[cfg(target_arch = "x86_64")]
+        if Simd::avx512_available() {
+            #[target_feature(enable = "avx2,fma,avx512f,avx512vl")]
+            fn with_avx512() {
+                check::<Avx2>();
+            }
+            // SAFETY: the CPU has AVX-512F and VL, AVX2 and FMA.
+            unsafe { with_avx512() };
+        }
+    }
+
+    /// A limit gives the widest way at or below it, never one the CPU
+    /// lacks; no limit gives the widest there is.
+    #[test]
+    fn the_choice_is_the_widest_the_cpu_has_within_the_limit() {
+        let available = Simd::available();
+        assert_eq!(available.last(), Some(&Simd::Portable));
+        assert_eq!(Simd::widest_up_to(0), available[0]);
+        assert_eq!(Simd::widest_up_to(3), available[0]);
+        assert_eq!(Simd::widest_up_to(1), Simd::Portable);
+        let avx2 = if Simd::avx2_available() { Simd::Avx2 } else { Simd::Portable };
+        assert_eq!(Simd::widest_up_to(2), avx2);
+        assert_eq!(available.contains(&Simd::Avx512), Simd::avx512_available());
     }
 
     /// The estimates of eight spread values.

@@ -178,6 +178,22 @@ fn main() {
             ns[0] / ns[1]
         );
     }
+    // The kernels compiled with AVX-512's registers against AVX2's alone.
+    if Simd::avx512_available() {
+        let ns = cpu_time::median_ns_taking_turns(2, 15, 4, |w| {
+            Simd::set_override(Some([Simd::Avx512, Simd::Avx2][w]));
+            fire_jumps(&mut systems[1], frame);
+            systems[1].update(1.0 / 60.0).expect("update");
+            frame += 1;
+        });
+        Simd::set_override(None);
+        println!(
+            "{n} characters, 1 thread, nlerp, taking turns: AVX-512 registers {:.1} ns/joint, AVX2 {:.1} ns/joint ({:.2}x)",
+            per_joint(ns[0]),
+            per_joint(ns[1]),
+            ns[0] / ns[1]
+        );
+    }
     drop(systems);
     // What each character keeps on the heap (its rig is shared).
     let (system, bytes) = count_bytes(|| crowd(&model, &controller, n, 1, EvaluationRate::EveryFrame));

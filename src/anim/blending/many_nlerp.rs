@@ -40,6 +40,9 @@ pub(super) fn blend(
     match simd {
         // Checked again here (a cached flag), as in the sampler.
         #[cfg(target_arch = "x86_64")]
+        // SAFETY: the CPU has AVX-512F and VL, AVX2 and FMA.
+        Simd::Avx512 if Simd::avx512_available() => unsafe { blend_avx512(out, rest, &lead, total) },
+        #[cfg(target_arch = "x86_64")]
         // SAFETY: the CPU has AVX2 and FMA.
         Simd::Avx2 if Simd::avx2_available() => unsafe { blend_avx2(out, rest, &lead, total) },
         _ => blend_joints::<Portable>(out, rest, &lead, total),
@@ -58,6 +61,13 @@ struct Lead<'a> {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 fn blend_avx2(out: &mut [Transform], rest: &[Transform], lead: &Lead, total: f32) {
+    blend_joints::<super::super::lanes8::Avx2>(out, rest, lead, total);
+}
+
+/// `blend_avx2` with AVX-512's registers (see `Simd::Avx512`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,avx512f,avx512vl")]
+fn blend_avx512(out: &mut [Transform], rest: &[Transform], lead: &Lead, total: f32) {
     blend_joints::<super::super::lanes8::Avx2>(out, rest, lead, total);
 }
 

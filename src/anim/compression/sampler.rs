@@ -75,7 +75,7 @@ impl CompressedSampleJob<'_> {
             // CPU without it gets the portable code.
             #[cfg(target_arch = "x86_64")]
             // SAFETY: the CPU has AVX2 and FMA.
-            Simd::Avx2 if Simd::avx2_available() => unsafe { self.sample_avx2() },
+            Simd::Avx2 | Simd::Avx512 if Simd::avx2_available() => unsafe { self.sample_avx2() },
             _ => self.sample::<Portable>(),
         }
         Ok(())

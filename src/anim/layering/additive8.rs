@@ -31,6 +31,11 @@ pub(super) fn apply(
     assert!(layer.len() == out.len() && reference.len() == out.len() && mask.len() == out.len());
     match simd {
         #[cfg(target_arch = "x86_64")]
+        // SAFETY: the CPU has AVX-512F and VL, AVX2 and FMA.
+        Simd::Avx512 if Simd::avx512_available() => unsafe {
+            apply_avx512(out, layer, reference, mask, weight)
+        },
+        #[cfg(target_arch = "x86_64")]
         // SAFETY: the CPU has AVX2 and FMA.
         Simd::Avx2 if Simd::avx2_available() => unsafe { apply_avx2(out, layer, reference, mask, weight) },
         _ => apply_joints::<Portable>(out, layer, reference, mask, weight),
@@ -40,6 +45,19 @@ pub(super) fn apply(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 fn apply_avx2(
+    out: &mut [Transform],
+    layer: &[Transform],
+    reference: &[Transform],
+    mask: &[f32],
+    weight: f32,
+) {
+    apply_joints::<super::super::lanes8::Avx2>(out, layer, reference, mask, weight);
+}
+
+/// `apply_avx2` with AVX-512's registers (see `Simd::Avx512`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,avx512f,avx512vl")]
+fn apply_avx512(
     out: &mut [Transform],
     layer: &[Transform],
     reference: &[Transform],
