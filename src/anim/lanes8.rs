@@ -436,10 +436,11 @@ mod avx2 {
 /// The instructions eight-lane code runs as on this CPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Simd {
-    /// [`Avx2`](Simd::Avx2)'s operations, in the kernels that gain from
-    /// it (local-to-model and palettes, blends, the additive layer)
-    /// compiled with AVX-512F and VL as well: 32 vector registers and mask
-    /// registers, the same bits. Elsewhere the same as `Avx2`.
+    /// [`Avx2`](Simd::Avx2)'s operations compiled with AVX-512F and VL as
+    /// well (32 vector registers and mask registers, the same bits) in the
+    /// kernels measured faster so: a crowd batch's model matrices and
+    /// palettes, blends of three poses or more, the additive layer.
+    /// Elsewhere the same as `Avx2`.
     Avx512,
     /// 256-bit AVX2 operations (with FMA available, never formed).
     Avx2,

@@ -44,7 +44,7 @@ pub(super) fn blend(
         Simd::Avx512 if Simd::avx512_available() => unsafe { blend_avx512(out, rest, &lead, total) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the CPU has AVX2 and FMA.
-        Simd::Avx2 if Simd::avx2_available() => unsafe { blend_avx2(out, rest, &lead, total) },
+        Simd::Avx2 | Simd::Avx512 if Simd::avx2_available() => unsafe { blend_avx2(out, rest, &lead, total) },
         _ => blend_joints::<Portable>(out, rest, &lead, total),
     }
 }

@@ -37,7 +37,9 @@ pub(super) fn apply(
         },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the CPU has AVX2 and FMA.
-        Simd::Avx2 if Simd::avx2_available() => unsafe { apply_avx2(out, layer, reference, mask, weight) },
+        Simd::Avx2 | Simd::Avx512 if Simd::avx2_available() => unsafe {
+            apply_avx2(out, layer, reference, mask, weight)
+        },
         _ => apply_joints::<Portable>(out, layer, reference, mask, weight),
     }
 }
