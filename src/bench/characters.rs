@@ -161,34 +161,23 @@ fn main() {
         ns[1] / ns[0]
     );
     // The nlerp crowd with its AVX2 kernels (sampling, blend, local to
-    // model, palette) against the portable build's code, taking turns
-    // (the same bits either way).
-    if Simd::avx2_available() {
+    // model, palette) against the portable build's code, and with the
+    // kernels compiled with AVX-512's registers against AVX2's alone,
+    // taking turns (the same bits every way).
+    let comparisons = [
+        (Simd::avx2_available(), [(Simd::Avx2, "AVX2"), (Simd::Portable, "portable")]),
+        (Simd::avx512_available(), [(Simd::Avx512, "AVX-512 registers"), (Simd::Avx2, "AVX2")]),
+    ];
+    for (_, [(a, a_name), (b, b_name)]) in comparisons.into_iter().filter(|(available, _)| *available) {
         let ns = cpu_time::median_ns_taking_turns(2, 15, 4, |w| {
-            Simd::set_override(Some([Simd::Avx2, Simd::Portable][w]));
+            Simd::set_override(Some([a, b][w]));
             fire_jumps(&mut systems[1], frame);
             systems[1].update(1.0 / 60.0).expect("update");
             frame += 1;
         });
         Simd::set_override(None);
         println!(
-            "{n} characters, 1 thread, nlerp, taking turns: AVX2 {:.1} ns/joint, portable {:.1} ns/joint ({:.2}x)",
-            per_joint(ns[0]),
-            per_joint(ns[1]),
-            ns[0] / ns[1]
-        );
-    }
-    // The kernels compiled with AVX-512's registers against AVX2's alone.
-    if Simd::avx512_available() {
-        let ns = cpu_time::median_ns_taking_turns(2, 15, 4, |w| {
-            Simd::set_override(Some([Simd::Avx512, Simd::Avx2][w]));
-            fire_jumps(&mut systems[1], frame);
-            systems[1].update(1.0 / 60.0).expect("update");
-            frame += 1;
-        });
-        Simd::set_override(None);
-        println!(
-            "{n} characters, 1 thread, nlerp, taking turns: AVX-512 registers {:.1} ns/joint, AVX2 {:.1} ns/joint ({:.2}x)",
+            "{n} characters, 1 thread, nlerp, taking turns: {a_name} {:.1} ns/joint, {b_name} {:.1} ns/joint ({:.2}x)",
             per_joint(ns[0]),
             per_joint(ns[1]),
             ns[0] / ns[1]
