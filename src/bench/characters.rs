@@ -1,7 +1,9 @@
-//! `AnimationSystem::update` for crowds of the built-in character (22
-//! joints, its own controller: idle, walk/run blend space, jumps): 1, 100
-//! and 10,000 characters on 1 and 2 threads, and 10,000 at the reduced
-//! evaluation rates (every 2nd and 4th update, staggered). Reported as
+//! A crowd's update (`Crowd`, as `render`, `view`, `bench --characters`
+//! and `bench --cpu-only` play it: no local poses kept, only the world
+//! matrices drawing reads) for the built-in character (24 joints, its own
+//! controller: idle, walk/run blend space, jumps): 1, 100 and 10,000
+//! characters on 1 and 2 threads, and 10,000 at the reduced evaluation
+//! rates (every 2nd and 4th update, staggered). Reported as
 //! nanoseconds per joint per character, the 2-thread speed-up measured in
 //! the same run, heap allocations per update (a counting allocator;
 //! expected 0), and the heap bytes each of 10,000 characters keeps (with
@@ -19,7 +21,7 @@ use vkskin::anim::RotationBlend;
 use vkskin::anim::lanes8::Simd;
 use vkskin::asset::{LoadOptions, Model, load_default_character, load_default_character_with};
 use vkskin::character::controller::DEFAULT_CONTROLLER;
-use vkskin::character::{AnimationSystem, CharacterId, Controller, EvaluationRate, ParameterValue};
+use vkskin::character::{Controller, Crowd, EvaluationRate, ParameterValue};
 use vkskin::cpu_time;
 
 use vkskin::testing::allocations::{CountingAllocator, count_allocations, count_bytes};
@@ -34,39 +36,33 @@ const THREADS: [usize; 2] = [1, 2];
 /// Reduced evaluation rates measured on the largest crowd (one thread and two).
 const LOD_RATES: [EvaluationRate; 2] = [EvaluationRate::Every2nd, EvaluationRate::Every4th];
 
-/// `n` characters, walking and running at staggered speeds and phases.
-fn crowd(
+/// A crowd of `n` characters (each at its own phase, see `Crowd`),
+/// walking and running at staggered speeds.
+fn make_crowd(
     model: &Arc<Model>,
     controller: &Arc<Controller>,
     n: usize,
     threads: usize,
     rate: EvaluationRate,
-) -> AnimationSystem {
-    let mut system = AnimationSystem::with_threads(threads).expect("threads");
+) -> Crowd {
+    let mut crowd = Crowd::new(model.rig.clone(), controller.clone(), n, 1.0, 60.0, threads).expect("crowd");
     for i in 0..n {
-        let id = system.add(model.rig.clone(), controller.clone()).expect("character");
-        let c = system.character_mut(id);
+        let c = crowd.character_mut(i);
         c.set_evaluation_rate(rate);
         // 0 to 4 m/s: idle, walk, walk/run blends, run.
         c.set_named("speed", ParameterValue::Float((i % 9) as f32 * 0.5)).expect("speed");
     }
-    // Spread phases and let every transition settle.
-    for frame in 0..120 {
-        for i in (frame % 7..n).step_by(7) {
-            system.character_mut(CharacterId(i)).seek(i as f64 * 0.37);
-        }
-        system.update(1.0 / 60.0).expect("update");
+    // Let every transition settle.
+    for _ in 0..120 {
+        crowd.update(1.0 / 60.0).expect("update");
     }
-    // As a crowd does.
-    system.prefer_huge_pages();
-    system
+    crowd
 }
 
 /// Jumps fired while measuring, so the state machine works too.
-fn fire_jumps(system: &mut AnimationSystem, frame: usize) {
-    let n = system.len();
-    for i in (frame % 211..n).step_by(211) {
-        let _ = system.character_mut(CharacterId(i)).set_named("jump", ParameterValue::Trigger);
+fn fire_jumps(crowd: &mut Crowd, frame: usize) {
+    for i in (frame % 211..crowd.len()).step_by(211) {
+        let _ = crowd.character_mut(i).set_named("jump", ParameterValue::Trigger);
     }
 }
 
@@ -102,7 +98,7 @@ fn main() {
         if n >= 10_000 {
             group.sample_size(10).measurement_time(Duration::from_secs(8));
         }
-        let mut system = crowd(&model, &controller, n, threads, rate);
+        let mut crowd = make_crowd(&model, &controller, n, threads, rate);
         let slot = {
             let mut s = samples.borrow_mut();
             s.push(Samples {
@@ -119,8 +115,8 @@ fn main() {
             bencher.iter_custom(|iters| {
                 let start = Instant::now();
                 for _ in 0..iters {
-                    fire_jumps(&mut system, frame);
-                    system.update(1.0 / 60.0).expect("update");
+                    fire_jumps(&mut crowd, frame);
+                    crowd.update(1.0 / 60.0).expect("update");
                     frame += 1;
                 }
                 let elapsed = start.elapsed();
@@ -132,8 +128,8 @@ fn main() {
         let updates = if n >= 10_000 { 20 } else { 200 };
         let ((), allocations) = count_allocations(|| {
             for _ in 0..updates {
-                fire_jumps(&mut system, frame);
-                system.update(1.0 / 60.0).expect("update");
+                fire_jumps(&mut crowd, frame);
+                crowd.update(1.0 / 60.0).expect("update");
                 frame += 1;
             }
         });
@@ -146,11 +142,11 @@ fn main() {
     let n = 10_000;
     let options = LoadOptions { rotation_blend: RotationBlend::Nlerp, ..LoadOptions::default() };
     let nlerp = Arc::new(load_default_character_with(&options).expect("built-in character"));
-    let mut systems = [&model, &nlerp].map(|m| crowd(m, &controller, n, 1, EvaluationRate::EveryFrame));
+    let mut crowds = [&model, &nlerp].map(|m| make_crowd(m, &controller, n, 1, EvaluationRate::EveryFrame));
     let mut frame = 0usize;
     let ns = cpu_time::median_ns_taking_turns(2, 15, 4, |w| {
-        fire_jumps(&mut systems[w], frame);
-        systems[w].update(1.0 / 60.0).expect("update");
+        fire_jumps(&mut crowds[w], frame);
+        crowds[w].update(1.0 / 60.0).expect("update");
         frame += 1;
     });
     let per_joint = |ns: f64| ns / (n * joints) as f64;
@@ -171,8 +167,8 @@ fn main() {
     for (_, [(a, a_name), (b, b_name)]) in comparisons.into_iter().filter(|(available, _)| *available) {
         let ns = cpu_time::median_ns_taking_turns(2, 15, 4, |w| {
             Simd::set_override(Some([a, b][w]));
-            fire_jumps(&mut systems[1], frame);
-            systems[1].update(1.0 / 60.0).expect("update");
+            fire_jumps(&mut crowds[1], frame);
+            crowds[1].update(1.0 / 60.0).expect("update");
             frame += 1;
         });
         Simd::set_override(None);
@@ -183,23 +179,24 @@ fn main() {
             ns[0] / ns[1]
         );
     }
-    drop(systems);
+    drop(crowds);
     // What each character keeps on the heap (its rig is shared).
-    let (system, bytes) = count_bytes(|| crowd(&model, &controller, n, 1, EvaluationRate::EveryFrame));
+    let (crowd, bytes) = count_bytes(|| make_crowd(&model, &controller, n, 1, EvaluationRate::EveryFrame));
     println!(
         "heap bytes per character, {n} built-in characters (after 120 updates): {:.0}",
         bytes as f64 / n as f64
     );
-    drop(system);
+    drop(crowd);
     // The same with compressed clips (their cursors cache decoded keys).
     let options = LoadOptions { compressed_clips: true, ..LoadOptions::default() };
     let compressed = Arc::new(load_default_character_with(&options).expect("built-in character"));
-    let (system, bytes) = count_bytes(|| crowd(&compressed, &controller, n, 1, EvaluationRate::EveryFrame));
+    let (crowd, bytes) =
+        count_bytes(|| make_crowd(&compressed, &controller, n, 1, EvaluationRate::EveryFrame));
     println!(
         "heap bytes per character, {n} built-in characters, compressed clips (after 120 updates): {:.0}",
         bytes as f64 / n as f64
     );
-    drop(system);
+    drop(crowd);
 }
 
 /// Median ns per joint per character of each case, and 2 threads against 1.
@@ -209,7 +206,7 @@ fn print_report(samples: &[Samples], joints: usize) {
         v.sort_by(f64::total_cmp);
         v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
     };
-    println!("\nAnimationSystem::update, built-in character ({joints} joints, its controller)");
+    println!("\nA crowd's update (Crowd::update), built-in character ({joints} joints, its controller)");
     println!(
         "{:>10} {:>6} {:>8} {:>12} {:>18} {:>12} {:>14}",
         "characters", "every", "threads", "µs/update", "ns/joint/char", "vs 1 thread", "allocs/update"
