@@ -495,6 +495,15 @@ impl Simd {
         OVERRIDE.store(code, Ordering::Relaxed);
     }
 
+    /// A short name: `avx512`, `avx2` or `portable`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Simd::Avx512 => "avx512",
+            Simd::Avx2 => "avx2",
+            Simd::Portable => "portable",
+        }
+    }
+
     /// Every way this CPU runs, widest first (what tests compare).
     pub fn available() -> Vec<Simd> {
         let mut ways = Vec::new();

@@ -137,6 +137,11 @@ pub struct CpuScaleHeader {
     pub cpu: String,
     /// Cores the process may use.
     pub cores: usize,
+    /// The instructions the eight-lane kernels ran as (`Simd::name`:
+    /// `avx512`, `avx2` or `portable`; empty in files written before it
+    /// was recorded).
+    #[serde(default)]
+    pub simd: String,
     /// UTC, ISO 8601.
     pub date: String,
     /// The short commit of the build.
@@ -205,6 +210,7 @@ pub fn run_cpu_scale(plan: &CpuScalePlan, load: &LoadOptions) -> anyhow::Result<
         kind: CPU_ONLY_KIND.to_string(),
         cpu: cpu_name(),
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        simd: crate::anim::lanes8::Simd::detect().name().to_string(),
         date: iso8601_utc(SystemTime::now()),
         commit: env!("VKSKIN_GIT_COMMIT").to_string(),
         quick: plan.quick,

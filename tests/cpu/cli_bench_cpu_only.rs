@@ -25,6 +25,8 @@ fn a_cpu_only_run_writes_crowd_figures_without_gpu_fields() {
     let out = dir.path().to_str().unwrap();
     let (results, stdout) = cpu_only(&["--characters", "10,40", "--frames", "3"], dir.path());
     assert_eq!(results["header"]["kind"], "cpu-only");
+    // Which kernels ran: what this CPU gives this process too.
+    assert_eq!(results["header"]["simd"], vkskin::anim::lanes8::Simd::detect().name());
     let cores = results["header"]["cores"].as_u64().unwrap();
     let entries = results["entries"].as_array().unwrap();
     let built_in = vkskin::asset::load_default_character().unwrap();
