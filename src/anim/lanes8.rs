@@ -454,20 +454,20 @@ static OVERRIDE: AtomicU8 = AtomicU8::new(0);
 
 impl Simd {
     /// The widest this CPU runs: AVX-512 where it has it, else AVX2, else
-    /// portable (the CPU's features are checked once per process and
-    /// cached by the standard library); or at most what
+    /// portable (chosen once per process: every job asks); or at most what
     /// [`set_override`](Self::set_override) or `VKSKIN_SIMD` (`portable`,
     /// `avx2`) asks for, to compare them.
     #[inline]
     pub fn detect() -> Self {
-        static BY_ENV: OnceLock<u8> = OnceLock::new();
-        let by_env = *BY_ENV.get_or_init(|| match std::env::var("VKSKIN_SIMD").as_deref() {
-            Ok("portable") => 1,
-            Ok("avx2") => 2,
-            _ => 0,
-        });
+        static CHOSEN: OnceLock<Simd> = OnceLock::new();
         match OVERRIDE.load(Ordering::Relaxed) {
-            0 => Self::widest_up_to(by_env),
+            0 => *CHOSEN.get_or_init(|| {
+                Self::widest_up_to(match std::env::var("VKSKIN_SIMD").as_deref() {
+                    Ok("portable") => 1,
+                    Ok("avx2") => 2,
+                    _ => 0,
+                })
+            }),
             code => Self::widest_up_to(code),
         }
     }
@@ -506,14 +506,8 @@ impl Simd {
 
     /// Every way this CPU runs, widest first (what tests compare).
     pub fn available() -> Vec<Simd> {
-        let mut ways = Vec::new();
-        if Self::avx512_available() {
-            ways.push(Simd::Avx512);
-        }
-        if Self::avx2_available() {
-            ways.push(Simd::Avx2);
-        }
-        ways.push(Simd::Portable);
+        let mut ways = [3, 2, 1].map(Self::widest_up_to).to_vec();
+        ways.dedup();
         ways
     }
 
