@@ -59,11 +59,14 @@ fn make_crowd(
     crowd
 }
 
-/// Jumps fired while measuring, so the state machine works too.
-fn fire_jumps(crowd: &mut Crowd, frame: usize) {
-    for i in (frame % 211..crowd.len()).step_by(211) {
+/// One measured update at 60 Hz, `frame` counted on: jumps fired first,
+/// so the state machine works too.
+fn step(crowd: &mut Crowd, frame: &mut usize) {
+    for i in (*frame % 211..crowd.len()).step_by(211) {
         let _ = crowd.character_mut(i).set_named("jump", ParameterValue::Trigger);
     }
+    crowd.update(1.0 / 60.0).expect("update");
+    *frame += 1;
 }
 
 /// Per-update nanoseconds of every criterion sample of one case.
@@ -115,9 +118,7 @@ fn main() {
             bencher.iter_custom(|iters| {
                 let start = Instant::now();
                 for _ in 0..iters {
-                    fire_jumps(&mut crowd, frame);
-                    crowd.update(1.0 / 60.0).expect("update");
-                    frame += 1;
+                    step(&mut crowd, &mut frame);
                 }
                 let elapsed = start.elapsed();
                 samples.borrow_mut()[slot].nanos.push(elapsed.as_nanos() as f64 / iters.max(1) as f64);
@@ -128,9 +129,7 @@ fn main() {
         let updates = if n >= 10_000 { 20 } else { 200 };
         let ((), allocations) = count_allocations(|| {
             for _ in 0..updates {
-                fire_jumps(&mut crowd, frame);
-                crowd.update(1.0 / 60.0).expect("update");
-                frame += 1;
+                step(&mut crowd, &mut frame);
             }
         });
         samples.borrow_mut()[slot].allocations_per_update = allocations as f64 / updates as f64;
@@ -145,9 +144,7 @@ fn main() {
     let mut crowds = [&model, &nlerp].map(|m| make_crowd(m, &controller, n, 1, EvaluationRate::EveryFrame));
     let mut frame = 0usize;
     let ns = cpu_time::median_ns_taking_turns(2, 15, 4, |w| {
-        fire_jumps(&mut crowds[w], frame);
-        crowds[w].update(1.0 / 60.0).expect("update");
-        frame += 1;
+        step(&mut crowds[w], &mut frame);
     });
     let per_joint = |ns: f64| ns / (n * joints) as f64;
     println!(
@@ -167,9 +164,7 @@ fn main() {
     for (_, [(a, a_name), (b, b_name)]) in comparisons.into_iter().filter(|(available, _)| *available) {
         let ns = cpu_time::median_ns_taking_turns(2, 15, 4, |w| {
             Simd::set_override(Some([a, b][w]));
-            fire_jumps(&mut crowds[1], frame);
-            crowds[1].update(1.0 / 60.0).expect("update");
-            frame += 1;
+            step(&mut crowds[1], &mut frame);
         });
         Simd::set_override(None);
         println!(
