@@ -155,16 +155,25 @@ fn main() {
     // Issue 23, compression target (c): compressed sampling no slower than
     // the runtime layout's nlerp, on every clip (anchors included), as the
     // table's rows timed it.
-    println!("\ncompressed against clip nlerp on every clip (the table's last columns)");
-    println!("{:<60} {:>12} {:>12} {:>9}", "clip", "clip nlerp", "compressed", "ratio");
+    println!(
+        "\ncompressed against clip nlerp on every clip (the table's last columns; between keys, and what crossing keys adds to a frame)"
+    );
+    println!(
+        "{:<60} {:>12} {:>12} {:>9} {:>9} {:>22}",
+        "clip", "clip nlerp", "compressed", "ratio", "between", "crossings (c / nlerp)"
+    );
     for row in &every {
         let cost = &row.sampling;
+        let [compressed, runtime] = cost.crossing_ns();
         println!(
-            "{:<60} {:>10.0}ns {:>10.0}ns {:>8.2}x",
+            "{:<60} {:>10.0}ns {:>10.0}ns {:>8.2}x {:>8.2}x {:>11.0} / {:<4.0}ns",
             format!("{} {}", row.source, row.clip),
             cost.runtime_nlerp_ns,
             cost.compressed_ns,
-            cost.ratio()
+            cost.ratio(),
+            cost.between_keys_ratio(),
+            compressed,
+            runtime
         );
     }
     println!("\nthe same, taking turns (201 rounds of 100 frames each, thread CPU time, median round)");

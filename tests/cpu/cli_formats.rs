@@ -403,8 +403,10 @@ fn inspect_compression_reports_every_clip_with_its_sampling_cost() {
             ],
             &what,
         );
-        keys(&row["sampling"], &["compressed_ns", "runtime_nlerp_ns"], &what);
-        for key in ["compressed_ns", "runtime_nlerp_ns"] {
+        let sampling =
+            ["compressed_ns", "runtime_nlerp_ns", "compressed_between_keys_ns", "runtime_between_keys_ns"];
+        keys(&row["sampling"], &sampling, &what);
+        for key in sampling {
             assert!(number(&row["sampling"][key], &what) > 0.0, "{what}: {key} measured");
         }
         assert!(

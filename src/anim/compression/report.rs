@@ -98,12 +98,14 @@ pub fn compress_all<'a>(
 /// baseline (ACL's raw clip), the file's keys, the compressed bytes and
 /// where they go (time table and masks, track headers and constants, key
 /// stream), both ratios, the errors, the keys kept, and nanoseconds per
-/// sampled frame compressed and against the runtime layout's nlerp.
+/// sampled frame compressed, what crossing keys adds to a frame
+/// (compressed / runtime layout), and compressed against the runtime
+/// layout's nlerp between keys and at 60 Hz.
 pub fn to_text(rows: &[ClipCompression]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<24} {:<22} {:>10} {:>9} {:>9} {:>7} {:>7} {:>8} {:>8} {:>8} {:>10} {:>10} {:>12} {:>9} {:>9}",
+        "{:<24} {:<22} {:>10} {:>9} {:>9} {:>7} {:>7} {:>8} {:>8} {:>8} {:>10} {:>10} {:>12} {:>9} {:>13} {:>9} {:>9}",
         "source",
         "clip",
         "baseline B",
@@ -118,13 +120,15 @@ pub fn to_text(rows: &[ClipCompression]) -> String {
         "mean cm",
         "keys",
         "sample ns",
+        "crossings ns",
+        "between",
         "vs nlerp"
     );
     for r in rows {
         let p = &r.compressed_parts;
         let _ = writeln!(
             out,
-            "{:<24} {:<22} {:>10} {:>9} {:>9} {:>7} {:>7} {:>8} {:>6.1}:1 {:>6.1}:1 {:>10.6} {:>10.6} {:>5} -> {:<5} {:>9.0} {:>8.2}x",
+            "{:<24} {:<22} {:>10} {:>9} {:>9} {:>7} {:>7} {:>8} {:>6.1}:1 {:>6.1}:1 {:>10.6} {:>10.6} {:>5} -> {:<5} {:>9.0} {:>6.0} / {:<4.0} {:>8.2}x {:>8.2}x",
             r.source,
             r.clip,
             r.baseline_bytes,
@@ -140,6 +144,9 @@ pub fn to_text(rows: &[ClipCompression]) -> String {
             r.raw_keys,
             r.kept_keys,
             r.sampling.compressed_ns,
+            r.sampling.crossing_ns()[0],
+            r.sampling.crossing_ns()[1],
+            r.sampling.between_keys_ratio(),
             r.sampling.ratio()
         );
     }
@@ -162,13 +169,27 @@ pub fn to_text(rows: &[ClipCompression]) -> String {
         raw as f64 / packed.max(1) as f64,
     );
     let slower = rows.iter().filter(|r| r.sampling.ratio() > 1.0).count();
-    let slowest = rows.iter().map(|r| r.sampling.ratio()).fold(0.0, f64::max);
-    let _ = writeln!(
+    let slowest = rows.iter().max_by(|a, b| a.sampling.ratio().total_cmp(&b.sampling.ratio()));
+    let _ = write!(
         out,
         "sampling (60 Hz playback, median of {} turns): {slower} of {} clips slower compressed than the runtime \
-         layout's nlerp, the slowest {slowest:.2}x",
+         layout's nlerp",
         super::sampling_cost::ROUNDS,
         rows.len(),
     );
+    if let Some(r) = slowest {
+        let s = &r.sampling;
+        let [compressed, runtime] = s.crossing_ns();
+        // Where the slowest loses (or wins least): between keys, or crossing them.
+        let _ = write!(
+            out,
+            ", the slowest {:.2}x ({}: {:.2}x between keys; crossing keys adds {compressed:.0} ns a frame \
+             compressed, {runtime:.0} in the runtime layout)",
+            s.ratio(),
+            r.clip,
+            s.between_keys_ratio(),
+        );
+    }
+    let _ = writeln!(out);
     out
 }
