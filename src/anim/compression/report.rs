@@ -126,6 +126,7 @@ pub fn to_text(rows: &[ClipCompression]) -> String {
     );
     for r in rows {
         let p = &r.compressed_parts;
+        let [crossing, runtime_crossing] = r.sampling.crossing_ns();
         let _ = writeln!(
             out,
             "{:<24} {:<22} {:>10} {:>9} {:>9} {:>7} {:>7} {:>8} {:>6.1}:1 {:>6.1}:1 {:>10.6} {:>10.6} {:>5} -> {:<5} {:>9.0} {:>6.0} / {:<4.0} {:>8.2}x {:>8.2}x",
@@ -144,8 +145,8 @@ pub fn to_text(rows: &[ClipCompression]) -> String {
             r.raw_keys,
             r.kept_keys,
             r.sampling.compressed_ns,
-            r.sampling.crossing_ns()[0],
-            r.sampling.crossing_ns()[1],
+            crossing,
+            runtime_crossing,
             r.sampling.between_keys_ratio(),
             r.sampling.ratio()
         );
