@@ -256,7 +256,7 @@ mod avx2 {
 
     /// Eight lanes in one AVX register.
     #[derive(Debug, Clone, Copy)]
-    pub struct Avx2(__m256);
+    pub struct Avx2(pub(crate) __m256);
 
     /// Four f64 lanes in one AVX register.
     #[derive(Debug, Clone, Copy)]

@@ -48,11 +48,15 @@ pub(super) fn assemble(
     let corrected = corrected_lanes(&tracks[..rotation_tracks]);
     let (rotations, rest) = tracks.split_at(rotation_tracks);
     let (vectors, weights) = rest.split_at(vector_tracks);
-    let [rotation_decode, vector_decode, weight_decode] = [rotations, vectors, weights]
+    let [mut rotation_decode, mut vector_decode, mut weight_decode] = [rotations, vectors, weights]
         .map(|kind| KeyDecode::blocks(kind, packer.mask_words, packer.time_bits));
     let weights_written = weights_written(weights, &constants, &cubic);
     let weight_runs = weight_runs(weights);
     let Packer { times, time_bits, masks, mask_words, writer, .. } = packer;
+    let stream = writer.finish();
+    for blocks in [&mut rotation_decode, &mut vector_decode, &mut weight_decode] {
+        KeyDecode::check_reads(blocks, &stream);
+    }
     Ok(CompressedClip {
         name: clip.name.clone(),
         duration: clip.duration,
@@ -74,7 +78,7 @@ pub(super) fn assemble(
         rotation_decode,
         vector_decode,
         weight_decode,
-        stream: writer.finish(),
+        stream,
     })
 }
 

@@ -12,7 +12,7 @@ use super::LISTED;
 use super::clip::PackedTrack;
 use super::cursor::LANES;
 use super::quantize::load_bits;
-use crate::anim::lanes8::Portable;
+use crate::anim::lanes8::{Lanes8, Portable};
 use wide::{CmpEq, CmpLt, f32x4};
 
 /// Per block of four tracks of a kind, the lanes' decoding constants side
@@ -24,13 +24,13 @@ pub(crate) struct KeyDecode {
     /// first), as 64-bit lanes for AVX2's variable shift.
     shift: [[u64; LANES]; 3],
     /// Each component's smallest value (`PackedTrack::min`).
-    min: [[f32; LANES]; 3],
+    pub(super) min: [[f32; LANES]; 3],
     /// Each component's bits set (`2^bits - 1`; none: the component is its `min`).
     field: [[u32; LANES]; 3],
     /// The components' quantization step.
-    step: [f32; LANES],
+    pub(super) step: [f32; LANES],
     /// Rotations: the component rebuilt from the unit length (0 to 3).
-    dropped: [f32; LANES],
+    pub(super) dropped: [f32; LANES],
     /// Where each lane's first key's components start in the stream (after
     /// its time index where the key times are listed), and the bits from
     /// one key to the next.
@@ -54,11 +54,16 @@ pub(crate) struct KeyDecode {
     pub(super) movable: i32,
     /// The lanes whose key times are listed in the stream.
     pub(super) listed: i32,
+    /// Whether every track of the block has lane 0's number of keys, each
+    /// key's 64 bits (from its first byte) lie in the stream, and bit
+    /// offsets fit 32 bits (see [`KeyDecode::check_reads`]): a key below
+    /// that number may then be read for all lanes at once, unchecked.
+    pub(super) keys_in_stream: bool,
     /// Rotations: the component every track of the block rebuilds (0 to
     /// 3), which puts the three stored ones in place without a selection
     /// per lane; 4 where they differ (the compressor sorts a mask's tracks
     /// by it, so that few blocks do).
-    rebuilds: u8,
+    pub(super) rebuilds: u8,
 }
 
 // The size the compression guide gives.
@@ -92,6 +97,7 @@ impl KeyDecode {
                             t.mask != LISTED && t.mask == block[0].mask && t.step() == block[0].step()
                         }),
                     one_load,
+                    keys_in_stream: false,
                     movable: lanes(block, |t| !t.step()),
                     listed: lanes(block, |t| t.mask == LISTED),
                     rebuilds: match block[0].dropped() {
@@ -121,6 +127,24 @@ impl KeyDecode {
                 decode
             })
             .collect()
+    }
+
+    /// Sets `keys_in_stream` on each of `blocks` whose keys all lie in
+    /// `stream` (see the field), once the clip's stream is written.
+    pub(crate) fn check_reads(blocks: &mut [KeyDecode], stream: &[u8]) {
+        for decode in blocks {
+            let keys = decode.keys[0];
+            let reads_in_stream = (0..LANES).all(|l| {
+                // Padding lanes (no keys) read from the stream's start.
+                let last_key = u64::from(decode.keys[l].saturating_sub(1));
+                let last_bit = u64::from(decode.bit_offset[l]) + last_key * u64::from(decode.key_bits[l]);
+                let padding = decode.keys[l] == 0 && decode.key_bits[l] == 0 && decode.bit_offset[l] == 0;
+                (decode.keys[l] == keys || padding)
+                    && last_bit <= u64::from(u32::MAX)
+                    && (last_bit / 8 + 8) as usize <= stream.len()
+            });
+            decode.keys_in_stream = decode.one_load && keys > 0 && reads_in_stream;
+        }
     }
 
     /// The 64 bits from the first of each lane's key `index[l]` (among its
@@ -181,8 +205,18 @@ impl KeyDecode {
 /// unpacked from the 64 bits at each key's first bit (`words`, as
 /// [`KeyDecode::words`] reads them), to f32 (exact: a component has at
 /// most 24 bits).
-pub(crate) trait Unpack {
+pub(crate) trait Unpack: Lanes8 {
     fn unpack<const N: usize>(decode: &KeyDecode, words: [u64; LANES]) -> [f32x4; N];
+
+    /// The quantized components of key `index` of every lane of two
+    /// blocks whose tracks are `together` and `keys_in_stream`, `index` below
+    /// their number of keys: eight lanes, the first block's low. What
+    /// [`KeyDecode::quantized`] gives each block, so the same bits.
+    #[inline(always)]
+    fn quantized_pair<const N: usize>(pair: [&KeyDecode; 2], stream: &[u8], index: u32) -> [Self; N] {
+        let [low, high] = pair.map(|d| d.quantized::<Self, N>(stream, index).map(f32x4::to_array));
+        std::array::from_fn(|c| Self::join(&low[c], &high[c]))
+    }
 }
 
 /// One lane at a time: a shift and a mask per component.
@@ -220,6 +254,60 @@ impl Unpack for crate::anim::lanes8::Avx2 {
             })
         }
     }
+
+    /// Eight lanes' bit offsets computed in one register, each key's 64
+    /// bits read unchecked straight into a register (a gather instead took
+    /// as long as two blocks refilled alone on Zen 3, and words stored to
+    /// an array and loaded back whole wait for those stores: 11 % slower),
+    /// a lane's bit within its first byte added to its components' shifts
+    /// (`words` shifts by it first: the same bits, the total below 64).
+    #[inline(always)]
+    fn quantized_pair<const N: usize>(pair: [&KeyDecode; 2], stream: &[u8], index: u32) -> [Self; N] {
+        use std::arch::x86_64::*;
+        let [low, high] = pair;
+        assert!(low.keys_in_stream && high.keys_in_stream && index < low.keys[0] && index < high.keys[0]);
+        let join = |l: &[u32; LANES], h: &[u32; LANES]| {
+            // SAFETY: loads of four u32 from arrays of four.
+            unsafe {
+                _mm256_setr_m128i(_mm_loadu_si128(l.as_ptr().cast()), _mm_loadu_si128(h.as_ptr().cast()))
+            }
+        };
+        // SAFETY: callers compile this for AVX2 and choose it where the CPU
+        // has it. Each lane reads the 8 bytes from its key's first byte:
+        // `keys_in_stream` says those lie in the stream for every key below
+        // lane 0's count (padding lanes read from the stream's start), and
+        // that the bit offsets fit 32 bits.
+        unsafe {
+            let index = _mm256_set1_epi32(index as i32);
+            let bits = _mm256_add_epi32(
+                join(&low.bit_offset, &high.bit_offset),
+                _mm256_mullo_epi32(index, join(&low.key_bits, &high.key_bits)),
+            );
+            let bytes = _mm256_srli_epi32::<3>(bits);
+            let within = _mm256_and_si256(bits, _mm256_set1_epi32(7));
+            let bytes: [u32; 8] = std::mem::transmute(bytes);
+            let w = |i: usize| stream.as_ptr().add(bytes[i] as usize).cast::<i64>().read_unaligned();
+            let words =
+                [_mm256_setr_epi64x(w(0), w(1), w(2), w(3)), _mm256_setr_epi64x(w(4), w(5), w(6), w(7))];
+            let within = [
+                _mm256_cvtepu32_epi64(_mm256_castsi256_si128(within)),
+                _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(within)),
+            ];
+            std::array::from_fn(|c| {
+                let shifted = |h: usize| {
+                    let shift =
+                        _mm256_add_epi64(_mm256_load_si256(pair[h].shift[c].as_ptr().cast()), within[h]);
+                    _mm256_castsi256_ps(_mm256_srlv_epi64(words[h], shift))
+                };
+                // Each 64-bit lane's low half, the first block's four then
+                // the second's: picked within 128-bit halves, then put in order.
+                let halves = _mm256_castps_si256(_mm256_shuffle_ps::<0b10_00_10_00>(shifted(0), shifted(1)));
+                let ordered = _mm256_permute4x64_epi64::<0b11_01_10_00>(halves);
+                let q = _mm256_and_si256(ordered, join(&low.field[c], &high.field[c]));
+                crate::anim::lanes8::Avx2(_mm256_cvtepi32_ps(q))
+            })
+        }
+    }
 }
 
 #[cfg(test)]
@@ -245,6 +333,7 @@ mod tests {
             one_load: true,
             movable: 0b1111,
             listed: 0,
+            keys_in_stream: false,
             rebuilds: 4,
         };
         for (l, widths) in widths.iter().enumerate() {

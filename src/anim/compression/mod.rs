@@ -65,6 +65,7 @@ mod measure;
 pub mod quantize;
 pub mod reduce;
 mod refill;
+mod refill_pair;
 pub mod report;
 pub mod sampler;
 pub mod sampling_cost;

@@ -11,6 +11,7 @@ use super::cursor::{CompressedCursor, KeyBlock, LANES, RotationBlock, Span, samp
 use super::interpolation::C;
 use super::key_decode::Unpack;
 use super::refill::{refill_rotations, refill_vectors, refill_weights};
+use super::refill_pair::refill_rotation_pair;
 use super::{CompressedClip, Property};
 use crate::anim::Transform;
 use crate::anim::job::{JobError, check_len};
@@ -181,11 +182,18 @@ impl CompressedSampleJob<'_> {
         }
         let (clip, t) = (self.clip, self.time);
         let mut last = None;
-        for b in 0..self.cursor.rotations.len() {
+        let mut b = 0;
+        while b < self.cursor.rotations.len() {
             let stale = time.stale(&self.cursor.rotations[b].span);
+            // Two blocks that move on together, as one where they can.
+            if stale == (1 << LANES) - 1 && refill_rotation_pair::<U>(clip, self.cursor, b, t, &mut last) {
+                b += 2;
+                continue;
+            }
             if stale != 0 {
                 refill_rotations::<U>(clip, self.cursor, b, stale, t, &mut last);
             }
+            b += 1;
         }
         for b in 0..self.cursor.vectors.len() {
             let stale = time.stale(&self.cursor.vectors[b].span);
