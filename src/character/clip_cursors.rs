@@ -25,8 +25,9 @@ enum Cursors {
     /// Side by side in one array, not boxed one by one (a box per cursor
     /// kept the runtime cursors' array short): a crowd's update found each
     /// box's first line out of cache, a load that took 7 % of a compressed
-    /// crowd's time on a Zen 3 VM. In one array, 10,000 built-in characters
-    /// update 0.89x the time (`--compressed-clips --nlerp`, one thread).
+    /// crowd's time on a Zen 3 VM. In one array, loaded first (see
+    /// `blocks`), 10,000 built-in characters update 0.91x the time
+    /// (`--compressed-clips --nlerp`, one thread).
     Compressed(Vec<CompressedCursor>),
 }
 
