@@ -105,7 +105,7 @@ impl Keeps {
 
 impl Evaluation {
     /// Names for a prefetch (see [`prefetch`](crate::anim::prefetch)) the
-    /// weights every update reads (and the clip cursors themselves) into
+    /// weights every update reads (and compressed clip cursors) into
     /// `every_update`, and into `evaluation` what an evaluation reads
     /// besides: the cursors' keys, pose and output, or with the joints
     /// posed on the GPU the cursors' keys, the morph weights and the
@@ -118,8 +118,8 @@ impl Evaluation {
         every_update.slice(&self.evaluated);
         every_update.slice(&self.evaluated_layers);
         every_update.slice(&self.root_hints);
-        // The cursors with what every update reads: loaded before the
-        // evaluation's runs, they no longer waited for memory when a
+        // Compressed cursors with what every update reads: loaded before
+        // the evaluation's runs, they no longer wait for memory when a
         // sample reads them (7 % of a compressed crowd's time on a Zen 3
         // VM; a few lines for an update that does not evaluate).
         self.cursors.blocks(every_update, evaluation);
