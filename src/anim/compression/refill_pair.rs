@@ -120,7 +120,8 @@ fn rotations<F: Lanes8>(pair: [&KeyDecode; 2], q: &[F; 3]) -> [F; 4] {
 
 #[cfg(test)]
 mod tests {
-    use crate::anim::compression::{CompressedClip, CompressedCursor, CompressedSampleJob, compress};
+    use crate::anim::compression::sampler::tests::pose_at;
+    use crate::anim::compression::{CompressedClip, CompressedCursor, compress};
     use crate::anim::compression::{CompressionSettings, cursor::LANES};
     use crate::anim::lanes8::Simd;
     use crate::anim::{Clip, Interpolation, JointTracks, NO_PARENT, Skeleton, Track, Transform};
@@ -173,26 +174,16 @@ mod tests {
         (skeleton, compressed)
     }
 
-    fn pose_at(
+    /// The rotations' bits `clip` samples at `t` (see the sampler's `pose_at`).
+    fn rotations_at(
         skeleton: &Skeleton,
         clip: &CompressedClip,
         cursor: &mut CompressedCursor,
         t: f64,
         simd: Simd,
     ) -> Vec<[u32; 4]> {
-        let mut output = vec![Transform::IDENTITY; skeleton.len()];
-        let job = CompressedSampleJob {
-            clip,
-            time: t,
-            rest: skeleton.rest(),
-            rest_morph_weights: &[],
-            cursor,
-            output: &mut output,
-            morph_output: &mut [],
-        };
-        let mut job = job;
-        job.run_with(simd).unwrap();
-        output.iter().map(|o| o.rotation.coords.map(f32::to_bits).into()).collect()
+        let pose = pose_at(skeleton, clip, cursor, t, simd);
+        pose.iter().map(|o| o.rotation.coords.map(f32::to_bits).into()).collect()
     }
 
     #[test]
@@ -212,8 +203,8 @@ mod tests {
             // every frame) through the end, then jumping.
             let times = (0..70).map(|f| f64::from(f) / 60.0).chain((0..30).map(|f| f64::from(f) / 24.0));
             for t in times.chain([0.5, 0.51, 0.2, 0.99, 0.3]) {
-                let fresh = pose_at(&skeleton, &clip, &mut CompressedCursor::new(&clip), t, simd);
-                assert_eq!(pose_at(&skeleton, &clip, &mut kept, t, simd), fresh, "{simd:?} at {t}");
+                let fresh = rotations_at(&skeleton, &clip, &mut CompressedCursor::new(&clip), t, simd);
+                assert_eq!(rotations_at(&skeleton, &clip, &mut kept, t, simd), fresh, "{simd:?} at {t}");
             }
         }
     }

@@ -339,7 +339,7 @@ fn nlerp_pair<F: Lanes8>(blocks: [&RotationBlock; 2], corrected: [&[f32; LANES];
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::anim::compression::{CompressionSettings, compress};
     use crate::anim::{Clip, Interpolation, JointTracks, MorphWeightTrack, NO_PARENT, Skeleton, Track};
@@ -369,7 +369,7 @@ mod tests {
 
     /// The local pose `clip` (without morph weights) samples at `time`
     /// through `cursor`, with the instructions `simd` names.
-    fn pose_at(
+    pub(in crate::anim::compression) fn pose_at(
         skeleton: &Skeleton,
         clip: &CompressedClip,
         cursor: &mut CompressedCursor,
