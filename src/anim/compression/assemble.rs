@@ -44,6 +44,7 @@ pub(super) fn assemble(
             Encoded::Cubic(c) => cubic.push(packer.pack_cubic(input, c)?),
         }
     }
+    let constant_ends = group_by_property(&mut constants);
     let (rotation_tracks, vector_tracks) = sort_by_kind(&mut tracks);
     let corrected = corrected_lanes(&tracks[..rotation_tracks]);
     let (rotations, rest) = tracks.split_at(rotation_tracks);
@@ -67,6 +68,7 @@ pub(super) fn assemble(
         masks,
         mask_words,
         constants,
+        constant_ends,
         tracks,
         cubic,
         rotation_tracks,
@@ -276,6 +278,16 @@ fn sort_by_kind(tracks: &mut Vec<PackedTrack>) -> (usize, usize) {
     });
     let count = |k| tracks.iter().filter(|t| kind(t.property()) == k).count();
     (count(0), count(1))
+}
+
+/// Sorts `constants` by property in `Property`'s order (each property's
+/// in the source clip's order) and says where each property's end.
+fn group_by_property(constants: &mut [ConstantTrack]) -> [usize; 4] {
+    const ORDER: [Property; 4] =
+        [Property::Translation, Property::Rotation, Property::Scale, Property::Weight];
+    let group = |p: Property| ORDER.iter().position(|&o| o == p).unwrap_or(ORDER.len());
+    constants.sort_by_key(|c| group(c.property));
+    ORDER.map(|p| constants.partition_point(|c| group(c.property) <= group(p)))
 }
 
 /// How many morph slots from 0 on some track writes (packed `weights`,

@@ -223,7 +223,11 @@ pub struct CompressedClip {
     pub(crate) masks: Vec<u64>,
     /// Words of a key-time mask: `times.len().div_ceil(64)`.
     pub(crate) mask_words: usize,
+    /// Tracks stored as one value, grouped by property in `Property`'s
+    /// order (see [`CompressedClip::constants_by_property`]).
     pub(crate) constants: Vec<ConstantTrack>,
+    /// Where each property's group of `constants` ends.
+    pub(crate) constant_ends: [usize; 4],
     /// Rotation tracks first, then translations and scales, then morph
     /// weights (each kind in the source clip's order): the sampler
     /// interpolates four of a kind per SIMD operation.
@@ -274,6 +278,16 @@ impl CompressedClip {
                 + self.cubic.len() * std::mem::size_of::<CubicTrack>(),
             stream: self.stream.len(),
         }
+    }
+
+    /// The constant tracks of each property: translations, rotations,
+    /// scales and morph weights. A loop per property writes them without a
+    /// branch per track: a `match` per track took 30-35 instructions, on
+    /// the ozz anchor clips (40 constants) a third of a frame's.
+    pub(crate) fn constants_by_property(&self) -> [&[ConstantTrack]; 4] {
+        let [translations, rotations, scales, _] = self.constant_ends;
+        let c = &self.constants;
+        [&c[..translations], &c[translations..rotations], &c[rotations..scales], &c[scales..]]
     }
 
     /// Tracks stored as keys (Hermite keys included).

@@ -100,8 +100,18 @@ impl CompressedSampleJob<'_> {
         if self.morph_output.len() > clip.weights_written {
             self.morph_output.copy_from_slice(self.rest_morph_weights);
         }
-        for c in &clip.constants {
-            set(self.output, self.morph_output, c.property, c.joint as usize, c.value);
+        let [translations, rotations, scales, weights] = clip.constants_by_property();
+        for c in translations {
+            self.output[c.joint as usize].translation = Vector3::new(c.value[0], c.value[1], c.value[2]);
+        }
+        for c in rotations {
+            self.output[c.joint as usize].rotation = UnitQuaternion::new_unchecked(Quaternion::from(c.value));
+        }
+        for c in scales {
+            self.output[c.joint as usize].scale = Vector3::new(c.value[0], c.value[1], c.value[2]);
+        }
+        for c in weights {
+            self.morph_output[c.joint as usize] = c.value[0];
         }
         self.cursor.follow(clip);
         let time = Time::new(self.time);
