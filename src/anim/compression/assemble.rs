@@ -280,14 +280,13 @@ fn sort_by_kind(tracks: &mut Vec<PackedTrack>) -> (usize, usize) {
     (count(0), count(1))
 }
 
-/// Sorts `constants` by property in `Property`'s order (each property's
-/// in the source clip's order) and says where each property's end.
+/// Sorts `constants` by property in [`PROPERTIES`]' order (each
+/// property's in the source clip's order) and returns where each
+/// property's group ends.
 fn group_by_property(constants: &mut [ConstantTrack]) -> [usize; 4] {
-    const ORDER: [Property; 4] =
-        [Property::Translation, Property::Rotation, Property::Scale, Property::Weight];
-    let group = |p: Property| ORDER.iter().position(|&o| o == p).unwrap_or(ORDER.len());
+    let group = |p: Property| PROPERTIES.iter().position(|&o| o == p).unwrap_or(PROPERTIES.len());
     constants.sort_by_key(|c| group(c.property));
-    ORDER.map(|p| constants.partition_point(|c| group(c.property) <= group(p)))
+    PROPERTIES.map(|p| constants.partition_point(|c| group(c.property) <= group(p)))
 }
 
 /// How many morph slots from 0 on some track writes (packed `weights`,
@@ -407,5 +406,27 @@ mod tests {
             assert_eq!(frames.last_at_or_before(t - 1e-9), listed.last_at_or_before(t - 1e-9));
         }
         assert_eq!(frames.at(259), 0.0);
+    }
+
+    #[test]
+    fn constants_are_grouped_by_property_in_their_order() {
+        use Property::*;
+        let constant = |joint: u16, property| ConstantTrack { joint, property, value: [f32::from(joint); 4] };
+        let mut constants: Vec<ConstantTrack> =
+            [(3, Scale), (1, Rotation), (0, Weight), (7, Translation), (2, Rotation), (5, Scale)]
+                .map(|(j, p)| constant(j, p))
+                .to_vec();
+        let ends = group_by_property(&mut constants);
+        assert_eq!(ends, [1, 3, 5, 6]);
+        let joints = |from: usize, to: usize| constants[from..to].iter().map(|c| c.joint).collect::<Vec<_>>();
+        assert_eq!(
+            [joints(0, 1), joints(1, 3), joints(3, 5), joints(5, 6)],
+            [[7].to_vec(), [1, 2].to_vec(), [3, 5].to_vec(), [0].to_vec()]
+        );
+        assert!(constants[1..3].iter().all(|c| c.property == Rotation));
+        // No scales: the rotations' end is the scales' too.
+        let mut constants = vec![constant(4, Weight), constant(1, Rotation)];
+        assert_eq!(group_by_property(&mut constants), [0, 1, 1, 2]);
+        assert_eq!(group_by_property(&mut []), [0; 4]);
     }
 }

@@ -223,7 +223,7 @@ pub struct CompressedClip {
     pub(crate) masks: Vec<u64>,
     /// Words of a key-time mask: `times.len().div_ceil(64)`.
     pub(crate) mask_words: usize,
-    /// Tracks stored as one value, grouped by property in `Property`'s
+    /// Tracks stored as one value, grouped by property in [`PROPERTIES`]'
     /// order (see [`CompressedClip::constants_by_property`]).
     pub(crate) constants: Vec<ConstantTrack>,
     /// Where each property's group of `constants` ends.

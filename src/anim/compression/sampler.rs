@@ -551,6 +551,69 @@ pub(super) mod tests {
         }
     }
 
+    /// A track of one value, of each property, is written to its own
+    /// joint's property (or slot), grouped by property in the clip.
+    #[test]
+    fn constant_tracks_land_in_their_joints_property() {
+        let names = (0..3).map(|j| format!("j{j}")).collect();
+        let skeleton = Skeleton::new(names, vec![NO_PARENT, 0, 1], vec![Transform::IDENTITY; 3]).unwrap();
+        let held = |v: Vector3<f32>| {
+            Some(Track { times: vec![0.0, 1.0], values: vec![v; 2], interpolation: Interpolation::Linear })
+        };
+        let turn = UnitQuaternion::from_euler_angles(0.3, -0.2, 0.9).into_inner();
+        let tracks =
+            |joint, translation, rotation, scale| JointTracks { joint, translation, rotation, scale };
+        let mut clip = Clip {
+            joint_tracks: vec![
+                tracks(0, held(Vector3::new(1.0, 2.0, 3.0)), None, held(Vector3::new(0.5, 0.25, 2.0))),
+                tracks(
+                    1,
+                    None,
+                    Some(Track {
+                        times: vec![0.0, 1.0],
+                        values: vec![turn; 2],
+                        interpolation: Interpolation::Linear,
+                    }),
+                    None,
+                ),
+                tracks(2, held(Vector3::new(-4.0, 0.0, 0.5)), None, held(Vector3::new(3.0, 1.0, 1.5))),
+            ],
+            morph_tracks: vec![MorphWeightTrack {
+                offset: 1,
+                count: 1,
+                times: vec![0.0, 1.0],
+                values: vec![0.75, 0.75],
+                interpolation: Interpolation::Linear,
+            }],
+            ..Clip::default()
+        };
+        clip.update_duration();
+        let (compressed, _) = compress(&clip, &skeleton, &CompressionSettings::default()).unwrap();
+        let counts = compressed.constants_by_property().map(<[_]>::len);
+        assert_eq!((counts, compressed.tracks.len()), ([2, 1, 2, 1], 0));
+        let mut output = [Transform::IDENTITY; 3];
+        let mut weights = [f32::NAN; 2];
+        CompressedSampleJob {
+            clip: &compressed,
+            time: 0.5,
+            rest: skeleton.rest(),
+            rest_morph_weights: &[0.1; 2],
+            cursor: &mut CompressedCursor::new(&compressed),
+            output: &mut output,
+            morph_output: &mut weights,
+        }
+        .run()
+        .unwrap();
+        let close = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(a, b)| (a - b).abs() < 1e-6);
+        assert!(close(output[0].translation.as_slice(), &[1.0, 2.0, 3.0]), "{:?}", output[0]);
+        assert!(close(output[0].scale.as_slice(), &[0.5, 0.25, 2.0]), "{:?}", output[0]);
+        assert!(close(output[1].rotation.coords.as_slice(), turn.coords.as_slice()), "{:?}", output[1]);
+        assert!(close(output[1].translation.as_slice(), &[0.0; 3]), "{:?}", output[1]);
+        assert!(close(output[2].translation.as_slice(), &[-4.0, 0.0, 0.5]), "{:?}", output[2]);
+        assert!(close(output[2].scale.as_slice(), &[3.0, 1.0, 1.5]), "{:?}", output[2]);
+        assert!(close(&weights, &[0.1, 0.75]), "{weights:?}");
+    }
+
     #[test]
     fn a_cursor_made_for_another_clip_is_emptied_first() {
         let (skeleton, a) = clip([0.0, 0.5, 1.0], [0.0, 1.0, 0.0], Interpolation::Linear);
