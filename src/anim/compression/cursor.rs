@@ -145,10 +145,10 @@ fn kinds(clip: &CompressedClip) -> [usize; 3] {
 }
 
 impl CompressedCursor {
-    /// Names the cursor and its cached keys for a prefetch (see
-    /// [`prefetch`](crate::anim::prefetch)).
+    /// Names the cursor's cached keys for a prefetch (see
+    /// [`prefetch`](crate::anim::prefetch)); not the cursor itself, which
+    /// its owner names with the array that holds it.
     pub fn blocks(&self, blocks: &mut crate::anim::prefetch::Blocks) {
-        blocks.value(self);
         blocks.slice(&self.rotations);
         blocks.slice(&self.vectors);
         blocks.slice(&self.weights);
