@@ -401,6 +401,30 @@ pub(super) mod tests {
         output
     }
 
+    /// The local pose and morph weights `clip` samples at `time` through a
+    /// new cursor, `rest_weights` the weights of slots without a track.
+    fn pose_and_weights_at(
+        skeleton: &Skeleton,
+        clip: &CompressedClip,
+        time: f64,
+        rest_weights: &[f32],
+    ) -> (Vec<Transform>, Vec<f32>) {
+        let mut output = vec![Transform::IDENTITY; skeleton.len()];
+        let mut weights = vec![f32::NAN; rest_weights.len()];
+        CompressedSampleJob {
+            clip,
+            time,
+            rest: skeleton.rest(),
+            rest_morph_weights: rest_weights,
+            cursor: &mut CompressedCursor::new(clip),
+            output: &mut output,
+            morph_output: &mut weights,
+        }
+        .run()
+        .unwrap();
+        (output, weights)
+    }
+
     fn x_at(skeleton: &Skeleton, clip: &CompressedClip, cursor: &mut CompressedCursor, time: f64) -> f32 {
         pose_at(skeleton, clip, cursor, time, Simd::detect())[0].translation.x
     }
@@ -533,18 +557,7 @@ pub(super) mod tests {
         clip.update_duration();
         let (compressed, _) = compress(&clip, &skeleton, &CompressionSettings::default()).unwrap();
         assert_eq!((compressed.weights_written, compressed.weight_runs[0]), (4, 0));
-        let mut weights = [f32::NAN; 8];
-        CompressedSampleJob {
-            clip: &compressed,
-            time: 0.5,
-            rest: skeleton.rest(),
-            rest_morph_weights: &[0.5; 8],
-            cursor: &mut CompressedCursor::new(&compressed),
-            output: &mut [Transform::IDENTITY],
-            morph_output: &mut weights,
-        }
-        .run()
-        .unwrap();
+        let (_, weights) = pose_and_weights_at(&skeleton, &compressed, 0.5, &[0.5; 8]);
         let expected = [0.05, 0.1, 0.15, 0.2, 0.5, 0.3, 0.35, 0.5];
         for (slot, (w, e)) in weights.iter().zip(expected).enumerate() {
             assert!((w - e).abs() < 1e-3, "slot {slot}: {w}, expected {e}");
@@ -591,19 +604,7 @@ pub(super) mod tests {
         let (compressed, _) = compress(&clip, &skeleton, &CompressionSettings::default()).unwrap();
         let counts = compressed.constants_by_property().map(<[_]>::len);
         assert_eq!((counts, compressed.tracks.len()), ([2, 1, 2, 1], 0));
-        let mut output = [Transform::IDENTITY; 3];
-        let mut weights = [f32::NAN; 2];
-        CompressedSampleJob {
-            clip: &compressed,
-            time: 0.5,
-            rest: skeleton.rest(),
-            rest_morph_weights: &[0.1; 2],
-            cursor: &mut CompressedCursor::new(&compressed),
-            output: &mut output,
-            morph_output: &mut weights,
-        }
-        .run()
-        .unwrap();
+        let (output, weights) = pose_and_weights_at(&skeleton, &compressed, 0.5, &[0.1; 2]);
         let close = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(a, b)| (a - b).abs() < 1e-6);
         assert!(close(output[0].translation.as_slice(), &[1.0, 2.0, 3.0]), "{:?}", output[0]);
         assert!(close(output[0].scale.as_slice(), &[0.5, 0.25, 2.0]), "{:?}", output[0]);
