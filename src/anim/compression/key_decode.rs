@@ -182,12 +182,8 @@ impl KeyDecode {
     pub(super) fn rotations(&self, q: &[f32x4; 3]) -> [f32x4; 4] {
         let [k0, k1, k2] = self.values(q);
         let rebuilt = (((f32x4::ONE - k0 * k0) - k1 * k1) - k2 * k2).fast_max(f32x4::ZERO).sqrt();
-        match self.rebuilds {
-            0 => return [rebuilt, k0, k1, k2],
-            1 => return [k0, rebuilt, k1, k2],
-            2 => return [k0, k1, rebuilt, k2],
-            3 => return [k0, k1, k2, rebuilt],
-            _ => {}
+        if let Some(q) = in_place(self.rebuilds, rebuilt, [k0, k1, k2]) {
+            return q;
         }
         let dropped = f32x4::from(self.dropped);
         let is = |c: f32| dropped.cmp_eq(f32x4::splat(c));
@@ -198,6 +194,20 @@ impl KeyDecode {
             is(2.0).blend(rebuilt, below(2.0).blend(k1, k2)),
             is(3.0).blend(rebuilt, k2),
         ]
+    }
+}
+
+/// Rebuilt component `rebuilds` (0 to 3) and the three stored ones, `x, y,
+/// z, w` in place, where every lane rebuilds that one; `None` where lanes
+/// differ (4), which selects per lane.
+#[inline(always)]
+pub(super) fn in_place<T>(rebuilds: u8, rebuilt: T, [k0, k1, k2]: [T; 3]) -> Option<[T; 4]> {
+    match rebuilds {
+        0 => Some([rebuilt, k0, k1, k2]),
+        1 => Some([k0, rebuilt, k1, k2]),
+        2 => Some([k0, k1, rebuilt, k2]),
+        3 => Some([k0, k1, k2, rebuilt]),
+        _ => None,
     }
 }
 

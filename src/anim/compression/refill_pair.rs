@@ -13,7 +13,7 @@
 
 use super::CompressedClip;
 use super::cursor::{CompressedCursor, LANES};
-use super::key_decode::{KeyDecode, Unpack};
+use super::key_decode::{KeyDecode, Unpack, in_place};
 use super::refill::Crossing;
 use crate::anim::lanes8::Lanes8;
 
@@ -98,14 +98,10 @@ fn rotations<F: Lanes8>(pair: [&KeyDecode; 2], q: &[F; 3]) -> [F; 4] {
     // `fast_max(0)` as SSE's `max`: 0 where `x` is not above it (NaN too).
     let rebuilt = x.gt(zero).select(x, zero).sqrt();
     let [low, high] = pair;
-    if low.rebuilds == high.rebuilds {
-        match low.rebuilds {
-            0 => return [rebuilt, k0, k1, k2],
-            1 => return [k0, rebuilt, k1, k2],
-            2 => return [k0, k1, rebuilt, k2],
-            3 => return [k0, k1, k2, rebuilt],
-            _ => {}
-        }
+    if low.rebuilds == high.rebuilds
+        && let Some(q) = in_place(low.rebuilds, rebuilt, [k0, k1, k2])
+    {
+        return q;
     }
     let dropped = F::join(&low.dropped, &high.dropped);
     let is = |c: f32| dropped.ge(F::splat(c)).and(dropped.le(F::splat(c)));

@@ -386,28 +386,18 @@ pub(super) mod tests {
         time: f64,
         simd: Simd,
     ) -> Vec<Transform> {
-        let mut output = vec![Transform::IDENTITY; skeleton.len()];
-        CompressedSampleJob {
-            clip,
-            time,
-            rest: skeleton.rest(),
-            rest_morph_weights: &[],
-            cursor,
-            output: &mut output,
-            morph_output: &mut [],
-        }
-        .run_with(simd)
-        .unwrap();
-        output
+        sample_at(skeleton, clip, cursor, time, &[], simd).0
     }
 
-    /// The local pose and morph weights `clip` samples at `time` through a
-    /// new cursor, `rest_weights` the weights of slots without a track.
-    fn pose_and_weights_at(
+    /// The local pose and morph weights `clip` samples at `time` through
+    /// `cursor`, `rest_weights` the weights of slots without a track.
+    fn sample_at(
         skeleton: &Skeleton,
         clip: &CompressedClip,
+        cursor: &mut CompressedCursor,
         time: f64,
         rest_weights: &[f32],
+        simd: Simd,
     ) -> (Vec<Transform>, Vec<f32>) {
         let mut output = vec![Transform::IDENTITY; skeleton.len()];
         let mut weights = vec![f32::NAN; rest_weights.len()];
@@ -416,13 +406,23 @@ pub(super) mod tests {
             time,
             rest: skeleton.rest(),
             rest_morph_weights: rest_weights,
-            cursor: &mut CompressedCursor::new(clip),
+            cursor,
             output: &mut output,
             morph_output: &mut weights,
         }
-        .run()
+        .run_with(simd)
         .unwrap();
         (output, weights)
+    }
+
+    /// `sample_at` from a new cursor, with the CPU's instructions.
+    fn pose_and_weights_at(
+        skeleton: &Skeleton,
+        clip: &CompressedClip,
+        time: f64,
+        rest_weights: &[f32],
+    ) -> (Vec<Transform>, Vec<f32>) {
+        sample_at(skeleton, clip, &mut CompressedCursor::new(clip), time, rest_weights, Simd::detect())
     }
 
     fn x_at(skeleton: &Skeleton, clip: &CompressedClip, cursor: &mut CompressedCursor, time: f64) -> f32 {
