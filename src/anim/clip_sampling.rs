@@ -27,14 +27,12 @@
 //!   roundings of `SampleJob`'s nlerp. Eight joints per operation (two
 //!   blocks side by side), as AVX2 where the CPU has it (see `nlerp8`).
 
-use super::clip::Interpolation;
 use super::job::{JobError, check_len};
 use super::lanes8::{Lanes8, Portable, Simd};
 use super::math::{F32Around, f32_around};
-use super::runtime_clip::{LANES, Property, RuntimeClip};
-use super::sampling::{RotationBlend, sample_morph_tracks, sample_rotation, sample_vector};
+use super::runtime_clip::{LANES, RuntimeClip};
+use super::sampling::{RotationBlend, sample_morph_tracks};
 use super::transform::Transform;
-use nalgebra::{Quaternion, UnitQuaternion};
 use std::ops::Range;
 
 /// `[e with c = 0, e with c = 1, ...]`, written out: no closure to call
@@ -45,6 +43,7 @@ macro_rules! each {
     };
 }
 
+mod hermite8;
 mod nlerp8;
 mod slerp8;
 
@@ -66,18 +65,17 @@ pub struct ClipCursor {
     /// The state of each translation block with a track (see
     /// `RuntimeClip::vector_slot`; the others hold their rest values), of
     /// every rotation block, of each scale block with a track; then the key
-    /// hints of the scalar tracks and of the morph tracks.
+    /// hints of the morph tracks.
     state: Vec<u32>,
 }
 
 /// Where each part of a cursor's state starts: translation, rotation and
-/// scale blocks, scalar hints, morph hints, end.
-fn state_layout(clip: &RuntimeClip) -> [usize; 6] {
+/// scale blocks, morph hints, end.
+fn state_layout(clip: &RuntimeClip) -> [usize; 5] {
     let [translations, scales] = clip.vector_blocks();
     let scales_at = translations + clip.blocks();
-    let hints = scales_at + scales;
-    let morphs = hints + clip.scalar.len();
-    [0, translations, scales_at, hints, morphs, morphs + clip.clip().morph_tracks.len()]
+    let morphs = scales_at + scales;
+    [0, translations, scales_at, morphs, morphs + clip.clip().morph_tracks.len()]
 }
 
 impl ClipCursor {
@@ -104,7 +102,7 @@ impl ClipCursor {
             return Err(JobError::new("sample morph weights: cursor made for a clip of another size"));
         }
         let layout = state_layout(clip);
-        morph_weights_into(clip, time, &mut self.state[layout[4]..layout[5]], out);
+        morph_weights_into(clip, time, &mut self.state[layout[3]..layout[4]], out);
         Ok(())
     }
 
@@ -114,7 +112,7 @@ impl ClipCursor {
             clip: 0,
             time: f64::NEG_INFINITY,
             until: f64::NEG_INFINITY,
-            state: vec![0; state_layout(clip)[5]],
+            state: vec![0; state_layout(clip)[4]],
         };
         cursor.seek(clip, f64::NEG_INFINITY);
         cursor
@@ -122,7 +120,7 @@ impl ClipCursor {
 
     /// Whether this cursor has the sizes `clip` needs.
     fn fits(&self, clip: &RuntimeClip) -> bool {
-        self.state.len() == state_layout(clip)[5]
+        self.state.len() == state_layout(clip)[4]
     }
 
     /// Moves every block to the state containing `time`: the keys crossed
@@ -245,35 +243,8 @@ impl SampleClipJob<'_> {
         let fast_time = FastTime::new(t);
         let blocks_in =
             nlerp8::Blocks { clip, state: &cursor.state, rotations_at, vectors_at: [layout[0], layout[2]] };
-        sample_blocks(&blocks_in, &fast_time, blocks.clone(), self.output, slerp, simd);
-        let source = clip.clip();
-        let (hints, morph_hints) = self.cursor.state[layout[3]..].split_at_mut(clip.scalar.len());
-        for (s, hint) in clip.scalar.iter().zip(hints) {
-            let jt = &source.joint_tracks[s.track as usize];
-            if !blocks.contains(&(jt.joint as usize / LANES)) {
-                continue;
-            }
-            let out = &mut self.output[jt.joint as usize];
-            match (s.property, &jt.translation, &jt.rotation, &jt.scale) {
-                (Property::Translation, Some(tr), _, _) => out.translation = sample_vector(tr, t, hint),
-                (Property::Scale, _, _, Some(tr)) => out.scale = sample_vector(tr, t, hint),
-                (Property::Rotation, _, Some(tr), _) => {
-                    debug_assert_eq!(tr.interpolation, Interpolation::CubicSpline);
-                    let fallback = clip.fallback[jt.joint as usize / LANES];
-                    let l = jt.joint as usize % LANES;
-                    let rest =
-                        Quaternion::new(fallback[3][l], fallback[0][l], fallback[1][l], fallback[2][l]);
-                    out.rotation = sample_rotation(
-                        tr,
-                        t,
-                        self.rotation_blend,
-                        UnitQuaternion::new_unchecked(rest),
-                        hint,
-                    );
-                }
-                _ => {}
-            }
-        }
+        sample_blocks(&blocks_in, &fast_time, blocks, self.output, slerp, simd);
+        let morph_hints = &mut self.cursor.state[layout[3]..];
         morph_weights_into(clip, t, morph_hints, self.morph_output);
         Ok(())
     }

@@ -24,9 +24,14 @@
 //!   baked clip's lanes cross keys together, so it has as many states as
 //!   keys; a thinned clip's lanes cross at their own times, up to four
 //!   states per key.
-//! - CUBICSPLINE tracks and morph weights are sampled track by track with
-//!   the scalar code of [`SampleJob`](super::SampleJob), whose results the
-//!   block states reproduce bit for bit.
+//! - CUBICSPLINE keys are block states too: a cubic lane's interval holds
+//!   its two keys' values and, beside the states ([`CubicLanes`]), the
+//!   start key's out-tangent and the end key's in-tangent, so that a
+//!   spline costs a block the Hermite basis, not a key search per track
+//!   (a clip of cubic tracks sampled track by track took twice as long).
+//!   Morph weights are sampled track by track with the scalar code of
+//!   [`SampleJob`](super::SampleJob), whose results the block states
+//!   reproduce bit for bit.
 //!
 //! Everything the per-frame job would otherwise check on every call (joint
 //! indices, key counts, key times) is checked here, once.
@@ -72,6 +77,11 @@ struct Interval {
     last: f32,
     /// Slerp's constants for `a` to `b` (rotations; zero otherwise).
     slerp: SlerpConstants,
+    /// A CUBICSPLINE lane's tangents: the out-tangent of `a`'s key and the
+    /// in-tangent of `b`'s (zero for the others).
+    tangents: [[f32; 4]; 2],
+    /// Whether the lane is a CUBICSPLINE track's.
+    cubic: bool,
 }
 
 /// A lane at the start of its track, while the layout is built.
@@ -153,16 +163,38 @@ impl SlerpConstants {
             SlerpKeys::Arc { sin, angle, .. } => (sin, angle),
         };
         let (_, _, unit, flip) = slerp_keys(a, b);
-        let mask = |on: bool| if on { f32::from_bits(u32::MAX) } else { 0.0 };
         SlerpConstants { sin, angle, unit: mask(unit), flip: mask(flip) }
     }
 }
 
-/// A track sampled with the scalar code: joint track index and property.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct ScalarTrack {
-    pub track: u32,
-    pub property: Property,
+/// The CUBICSPLINE lanes of one kind (rotations, or translations or
+/// scales), `N` components: which lanes are cubic, and the Hermite
+/// tangents of every state, beside the states. All empty when no lane of
+/// the kind is cubic (the rule in files: sampling then reads none of it).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct CubicLanes<const N: usize> {
+    /// Per block, whether any lane is cubic.
+    pub any: Vec<bool>,
+    /// Per block, all bits set in the cubic lanes.
+    pub lanes: Vec<[f32; LANES]>,
+    /// Per state (the same index as the kind's states), each lane's
+    /// `Interval::tangents`, component-major: `[0]` the start key's
+    /// out-tangent, `[1]` the end key's in-tangent.
+    pub tangents: Vec<[[[f32; LANES]; N]; 2]>,
+}
+
+impl<const N: usize> CubicLanes<N> {
+    /// Blocks whose cubic lanes are `lanes` (masks), no tangents yet.
+    fn with_lanes(lanes: Vec<[f32; LANES]>) -> Self {
+        let any = lanes.iter().map(|m| m.iter().any(|m| m.to_bits() != 0)).collect();
+        CubicLanes { any, lanes, tangents: Vec::new() }
+    }
+
+    /// Whether block `b` has a cubic lane.
+    #[inline(always)]
+    pub(crate) fn in_block(&self, b: usize) -> bool {
+        self.any.get(b).copied().unwrap_or(false)
+    }
 }
 
 /// Source of unique clip ids (cursors remember the clip they follow).
@@ -196,8 +228,10 @@ pub struct RuntimeClip {
     pub(crate) timelines: Vec<[u32; 2]>,
     /// Intervals after each lane's first (the keys crossed in playback).
     later_intervals: usize,
-    /// CUBICSPLINE tracks.
-    pub(crate) scalar: Vec<ScalarTrack>,
+    /// The cubic rotation lanes and their tangents.
+    pub(crate) cubic_rotations: CubicLanes<4>,
+    /// The cubic translation (`[0]`) and scale (`[1]`) lanes and their tangents.
+    pub(crate) cubic_vectors: [CubicLanes<3>; 2],
     /// Rest rotation of every lane, component-major per block (`[i, j, k, w][lane]`):
     /// what a rotation without usable length falls back to.
     pub(crate) fallback: Vec<[[f32; LANES]; 4]>,
@@ -239,7 +273,7 @@ impl RuntimeClip {
         let keys_kept = layout.keys_kept();
         let rotation_tracked = layout.rotation_tracked(&owners);
         let vectors = layout.vector_blocks(&owners);
-        let Layout { start, later, scalar, .. } = layout;
+        let Layout { start, later, .. } = layout;
         let later_intervals = later.iter().map(Vec::len).sum();
         let mut intervals = Vec::with_capacity(start.len() + later_intervals);
         let mut lane_intervals = Vec::with_capacity(start.len());
@@ -267,7 +301,8 @@ impl RuntimeClip {
             block_starts: states.starts,
             cursor_blocks: states.ranges,
             later_intervals,
-            scalar,
+            cubic_rotations: states.cubic_rotations,
+            cubic_vectors: states.cubic_vectors,
             fallback: rotation_fallback(rest, blocks),
             keys_kept,
             rotation_held: rotation_tracked
@@ -340,6 +375,8 @@ struct BlockStates {
     vectors: [Vec<VectorBlock>; 2],
     starts: [Vec<f32>; 3],
     ranges: [Vec<[u32; 2]>; 3],
+    cubic_rotations: CubicLanes<4>,
+    cubic_vectors: [CubicLanes<3>; 2],
 }
 
 impl BlockStates {
@@ -350,11 +387,20 @@ impl BlockStates {
         blocks: usize,
     ) -> Self {
         let lanes = blocks * LANES;
+        // Per kind, each block's lanes as cubic masks (none: no tangents kept).
+        let cubic_masks = |property: usize| -> Vec<[f32; LANES]> {
+            let cubic = |j: usize| intervals[lane_intervals[property * lanes + j][0] as usize].cubic;
+            let masks: Vec<[f32; LANES]> =
+                (0..blocks).map(|b| std::array::from_fn(|l| mask(cubic(b * LANES + l)))).collect();
+            if masks.iter().flatten().any(|m| m.to_bits() != 0) { masks } else { Vec::new() }
+        };
         let mut states = BlockStates {
             rotations: Vec::new(),
             vectors: [Vec::new(), Vec::new()],
             starts: [Vec::new(), Vec::new(), Vec::new()],
             ranges: [Vec::new(), Vec::new(), Vec::new()],
+            cubic_rotations: CubicLanes::with_lanes(cubic_masks(1)),
+            cubic_vectors: [CubicLanes::with_lanes(cubic_masks(0)), CubicLanes::with_lanes(cubic_masks(2))],
         };
         for (kind, property) in [(0, 0), (1, 1), (2, 2)] {
             for b in 0..blocks {
@@ -366,12 +412,21 @@ impl BlockStates {
                 let base = states.starts[kind].len() as u32;
                 let starts = &mut states.starts[kind];
                 let (rotations, vectors) = (&mut states.rotations, &mut states.vectors);
+                let (cubic_rotations, cubic_vectors) =
+                    (&mut states.cubic_rotations, &mut states.cubic_vectors);
                 each_state(intervals, block_lanes, |start, lanes| {
                     starts.push(start);
                     if kind == 1 {
                         rotations.push(rotation_state(lanes));
+                        if !cubic_rotations.any.is_empty() {
+                            cubic_rotations.tangents.push(state_tangents(&lanes));
+                        }
                     } else {
                         vectors[kind / 2].push(vector_state(lanes));
+                        let cubic = &mut cubic_vectors[kind / 2];
+                        if !cubic.any.is_empty() {
+                            cubic.tangents.push(state_tangents(&lanes));
+                        }
                     }
                 });
                 let end = states.starts[kind].len() as u32;
@@ -432,6 +487,16 @@ fn rotation_state(lanes: [&Interval; LANES]) -> RotationBlock {
     }
 }
 
+/// Four lanes' tangents (see `CubicLanes::tangents`), `N` components.
+fn state_tangents<const N: usize>(lanes: &[&Interval; LANES]) -> [[[f32; LANES]; N]; 2] {
+    std::array::from_fn(|k| std::array::from_fn(|c| lanes.map(|iv| iv.tangents[k][c])))
+}
+
+/// All bits set for `true`, none for `false` (a lane mask).
+fn mask(on: bool) -> f32 {
+    if on { f32::from_bits(u32::MAX) } else { 0.0 }
+}
+
 fn vector_state(lanes: [&Interval; LANES]) -> VectorBlock {
     VectorBlock {
         a: std::array::from_fn(|c| lanes.map(|iv| iv.a[c])),
@@ -490,8 +555,7 @@ fn rotation_fallback(rest: &[Transform], blocks: usize) -> Vec<[[f32; LANES]; 4]
 }
 
 /// A clip's lanes while they are laid out: where each starts, the keys
-/// crossed after that, the tracks left to the scalar code, and which
-/// lanes hold one exact value.
+/// crossed after that, and which lanes hold one exact value.
 struct Layout {
     /// Lanes per property (`blocks * LANES`).
     lanes: usize,
@@ -499,7 +563,6 @@ struct Layout {
     start: Vec<LaneStart>,
     /// Every lane's intervals after its first, in time order.
     later: Vec<Vec<Interval>>,
-    scalar: Vec<ScalarTrack>,
     /// Lanes whose track always gives one value exactly, kept out of the
     /// intervals and of the animated blocks.
     constant: Vec<bool>,
@@ -514,7 +577,7 @@ impl Layout {
             start.extend((0..lanes).map(|j| rest_lane(property, &rest_at(rest, j))));
         }
         let later = vec![Vec::new(); 3 * lanes];
-        Layout { lanes, start, later, scalar: Vec::new(), constant: vec![false; 3 * lanes] }
+        Layout { lanes, start, later, constant: vec![false; 3 * lanes] }
     }
 
     /// Lays out the track that writes each lane (see [`track_owners`]), in
@@ -523,18 +586,16 @@ impl Layout {
         for (slot, owner) in owners.iter().enumerate() {
             let Some((track, property)) = *owner else { continue };
             let fallback = rest_at(rest, slot % self.lanes).rotation;
-            self.add_track(slot, &clip.joint_tracks[track as usize], track, property, fallback);
+            self.add_track(slot, &clip.joint_tracks[track as usize], property, fallback);
         }
     }
 
-    /// Lane `slot` from `property` of joint track `track` (`jt`): one exact
-    /// value, a start state and later intervals, or left to the scalar code
-    /// (cubic splines).
+    /// Lane `slot` from `property` of joint track `jt`: one exact value, or
+    /// a start state and later intervals.
     fn add_track(
         &mut self,
         slot: usize,
         jt: &JointTracks,
-        track: u32,
         property: Property,
         fallback: UnitQuaternion<f32>,
     ) {
@@ -551,13 +612,12 @@ impl Layout {
         }
         let later = &mut self.later[slot];
         let lane = match property {
-            Property::Translation => jt.translation.as_ref().and_then(|t| vector_lane(t, later)),
-            Property::Scale => jt.scale.as_ref().and_then(|t| vector_lane(t, later)),
-            Property::Rotation => jt.rotation.as_ref().and_then(|t| rotation_lane(t, fallback, later)),
+            Property::Translation => jt.translation.as_ref().map(|t| vector_lane(t, later)),
+            Property::Scale => jt.scale.as_ref().map(|t| vector_lane(t, later)),
+            Property::Rotation => jt.rotation.as_ref().map(|t| rotation_lane(t, fallback, later)),
         };
-        match lane {
-            Some(lane) => self.start[slot] = lane,
-            None => self.scalar.push(ScalarTrack { track, property }),
+        if let Some(lane) = lane {
+            self.start[slot] = lane;
         }
     }
 
@@ -571,7 +631,6 @@ impl Layout {
         let lanes = self.lanes;
         let mut rotation_tracked = vec![[0.0f32; LANES]; lanes / LANES];
         for j in 0..lanes {
-            // A cubic lane holds its rest rotation here; the scalar code overwrites it.
             if owners[lanes + j].is_some() {
                 rotation_tracked[j / LANES][j % LANES] = f32::from_bits(u32::MAX);
             }
@@ -634,6 +693,8 @@ fn rest_lane(property: Property, rest: &Transform) -> LaneStart {
         first: f32::INFINITY,
         last: f32::INFINITY,
         slerp,
+        tangents: [[0.0; 4]; 2],
+        cubic: false,
     };
     LaneStart { first, kept: true }
 }
@@ -660,59 +721,69 @@ fn exact_constant(track: &Track<nalgebra::Vector3<f32>>) -> Option<[f32; 4]> {
 }
 
 /// Start lane of a translation or scale track, its later intervals pushed
-/// to `later`; `None` for a cubic spline (sampled by the scalar code).
-fn vector_lane(track: &Track<nalgebra::Vector3<f32>>, later: &mut Vec<Interval>) -> Option<LaneStart> {
+/// to `later`.
+fn vector_lane(track: &Track<nalgebra::Vector3<f32>>, later: &mut Vec<Interval>) -> LaneStart {
     let values: Vec<[f32; 4]> = track.values.iter().map(|v| pad((*v).into())).collect();
-    lane(track.interpolation, &track.times, &values, &values, false, later)
+    lane(track.interpolation, &track.times, &values, None, later)
 }
 
-/// Start lane of a rotation track (see `vector_lane`). What holding a key
-/// gives is computed here, once: the key as stored when unit to an
-/// exporter's rounding, else normalised (`fallback` without usable length).
+/// Start lane of a rotation track (see `vector_lane`); `fallback` is what
+/// a key without usable length holds (see `lane`).
 fn rotation_lane(
     track: &Track<Quaternion<f32>>,
     fallback: UnitQuaternion<f32>,
     later: &mut Vec<Interval>,
-) -> Option<LaneStart> {
+) -> LaneStart {
     let values: Vec<[f32; 4]> = track.values.iter().map(|q| q.coords.into()).collect();
-    let held: Vec<[f32; 4]> =
-        track.values.iter().map(|q| keep_or(*q, fallback).into_inner().coords.into()).collect();
-    lane(track.interpolation, &track.times, &values, &held, true, later)
+    lane(track.interpolation, &track.times, &values, Some(fallback), later)
 }
 
+/// A lane from its track's `values` as stored (a value per key; for
+/// CUBICSPLINE an in-tangent, a value and an out-tangent per key). For a
+/// rotation (`fallback`), what holding a key gives is checked here, once:
+/// the key as stored when unit to an exporter's rounding, else normalised
+/// (`fallback` without usable length), which sampling then recomputes.
 fn lane(
     interpolation: Interpolation,
     times: &[f32],
     values: &[[f32; 4]],
-    held: &[[f32; 4]],
-    rotation: bool,
+    fallback: Option<UnitQuaternion<f32>>,
     later: &mut Vec<Interval>,
-) -> Option<LaneStart> {
-    if interpolation == Interpolation::CubicSpline {
-        return None;
-    }
-    let step = interpolation == Interpolation::Step;
+) -> LaneStart {
+    let (step, cubic) = (interpolation == Interpolation::Step, interpolation == Interpolation::CubicSpline);
     let n = times.len();
     let second = 1.min(n - 1);
-    let slerp = |a: usize, b: usize| {
-        if rotation { SlerpConstants::new(values[a], values[b]) } else { SlerpConstants::default() }
+    let value = |k: usize| if cubic { values[3 * k + 1] } else { values[k] };
+    // Key `k`'s in-tangent (side 0) or out-tangent (side 1).
+    let tangent = |k: usize, side: usize| if cubic { values[3 * k + 2 * side] } else { [0.0; 4] };
+    let slerp = |a: usize, b: usize| match fallback {
+        Some(_) if !cubic => SlerpConstants::new(value(a), value(b)),
+        _ => SlerpConstants::default(),
     };
     let interval = |a: usize, b: usize, first: f32| Interval {
-        a: values[a],
-        b: values[b],
+        a: value(a),
+        b: value(b),
         t0: times[a],
         t1: times[b],
         inv: 1.0 / (times[b] - times[a]),
         first,
         last: times[n - 1],
         slerp: slerp(a, b),
+        tangents: [tangent(a, 1), tangent(b, 0)],
+        cubic,
     };
     // Past its first interval a lane never holds its start key for being
     // before the first key: `first` is -inf (+inf for STEP: always held).
     let first_later = if step { f32::INFINITY } else { f32::NEG_INFINITY };
     later.extend((2..n).map(|k| interval(k - 1, k, first_later)));
-    let kept = values.iter().zip(held).all(|(v, h)| v.map(f32::to_bits) == h.map(f32::to_bits));
-    Some(LaneStart { first: interval(0, second, if step { f32::INFINITY } else { times[0] }), kept })
+    let kept = fallback.is_none_or(|fallback| {
+        (0..n).all(|k| {
+            let key = Quaternion::from(nalgebra::Vector4::from(value(k)));
+            let held: [f32; 4] = keep_or(key, fallback).into_inner().coords.into();
+            held.map(f32::to_bits) == value(k).map(f32::to_bits)
+        })
+    });
+    LaneStart { first: interval(0, second, if step { f32::INFINITY } else { times[0] }), kept }
 }
 
 /// Key times must be finite and strictly increasing (the importer checks

@@ -12,7 +12,7 @@
 //! estimate: nearly as cheap per lane at this width, and the same result
 //! on every CPU.
 
-use super::FastTime;
+use super::{FastTime, hermite8};
 use crate::anim::joint_groups::{GROUP, ROTATION, SCALE, group_mut, store_components};
 use crate::anim::lanes8::Lanes8;
 use crate::anim::runtime_clip::{LANES, RotationBlock, RuntimeClip, Times, VectorBlock};
@@ -147,36 +147,43 @@ fn ratios<F: Lanes8>(times: [&Times; 2], t: &Time8<F>) -> (F, F, F) {
 #[inline(always)]
 fn vector<F: Lanes8, P: Path8<F>>(blocks: &Blocks, v: usize, pair: [usize; 2], path: &P) -> [F; 3] {
     let clip = blocks.clip;
-    let block = |b: usize| {
+    let state = |b: usize| {
         let slot = clip.vector_slot[v][b];
-        (slot != u32::MAX)
-            .then(|| &clip.vector_states[v][blocks.state[blocks.vectors_at[v] + slot as usize] as usize])
+        (slot != u32::MAX).then(|| blocks.state[blocks.vectors_at[v] + slot as usize] as usize)
     };
     let rest = |b: usize| &clip.vector_rest[v][b];
-    match (block(pair[0]), block(pair[1])) {
-        (None, None) => join3(rest(pair[0]), rest(pair[1])),
-        (x, y) => {
-            // A block without a track is held at its rest value: the same
-            // bits as the value itself.
-            let held = |b: usize| VectorBlock { a: *rest(b), b: *rest(b), times: HELD };
-            let (hx, hy);
-            let x = match x {
-                Some(x) => x,
-                None => {
-                    hx = held(pair[0]);
-                    &hx
-                }
-            };
-            let y = match y {
-                Some(y) => y,
-                None => {
-                    hy = held(pair[1]);
-                    &hy
-                }
-            };
-            lerp(join3(&x.a, &y.a), join3(&x.b, &y.b), path.ratios([&x.times, &y.times]))
-        }
+    let states = [state(pair[0]), state(pair[1])];
+    if states == [None, None] {
+        return join3(rest(pair[0]), rest(pair[1]));
     }
+    // A block without a track is held at its rest value: the same bits as
+    // the value itself.
+    let held = |b: usize| VectorBlock { a: *rest(b), b: *rest(b), times: HELD };
+    let (hx, hy);
+    let x = match states[0] {
+        Some(i) => &clip.vector_states[v][i],
+        None => {
+            hx = held(pair[0]);
+            &hx
+        }
+    };
+    let y = match states[1] {
+        Some(i) => &clip.vector_states[v][i],
+        None => {
+            hy = held(pair[1]);
+            &hy
+        }
+    };
+    let times = [&x.times, &y.times];
+    let (s, hold_a, hold_b) = path.ratios(times);
+    let (a, b) = (join3(&x.a, &y.a), join3(&x.b, &y.b));
+    let one_minus = F::splat(1.0) - s;
+    let mut mid = each!(0, 1, 2; |c| a[c] * one_minus + b[c] * s);
+    let cubic = &clip.cubic_vectors[v];
+    if hermite8::in_pair(cubic, pair) {
+        mid = hermite8::vectors(cubic, pair, states, times, (a, b), s, mid);
+    }
+    each!(0, 1, 2; |c| hold_b.select(b[c], hold_a.select(a[c], mid[c])))
 }
 
 /// Times that hold the start key at every time (a track's only key).
@@ -187,13 +194,6 @@ const HELD: Times = Times {
     first: [f32::INFINITY; LANES],
     last: [f32::INFINITY; LANES],
 };
-
-/// `a (1 - s) + b s`, or a held key.
-#[inline(always)]
-fn lerp<F: Lanes8>(a: [F; 3], b: [F; 3], (s, hold_a, hold_b): (F, F, F)) -> [F; 3] {
-    let one_minus = F::splat(1.0) - s;
-    each!(0, 1, 2; |c| hold_b.select(b[c], hold_a.select(a[c], a[c] * one_minus + b[c] * s)))
-}
 
 /// Quaternion dot product in nalgebra's order (see `clip_sampling::dot`).
 #[inline(always)]
@@ -219,7 +219,10 @@ fn rotation<F: Lanes8>(blocks: &Blocks, pair: [usize; 2], t: &Time8<F>) -> [F; 4
     let flip = dot(&a, &b).lt(F::splat(0.0));
     let one_minus = F::splat(1.0) - s;
     let q: [F; 4] = each!(0, 1, 2, 3; |c| a[c] * one_minus + flip.select(-b[c], b[c]) * s);
-    let q = scale_to_unit_or(q, &fallback);
+    let mut q = scale_to_unit_or(q, &fallback);
+    if hermite8::in_pair(&clip.cubic_rotations, pair) {
+        q = hermite8::rotations(blocks, pair, [&x.times, &y.times], (&a, &b), s, &fallback, q);
+    }
     let tracked = F::join(&clip.rotation_tracked[pair[0]], &clip.rotation_tracked[pair[1]]);
     let (ka, kb) =
         (held_key(a, clip.keys_kept, tracked, &fallback), held_key(b, clip.keys_kept, tracked, &fallback));

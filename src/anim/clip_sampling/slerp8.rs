@@ -8,8 +8,8 @@
 //! portable alike (`clip_sampling::sample_blocks`); both give the scalar
 //! job's bits.
 
-use super::FastTime;
 use super::nlerp8::{Blocks, Path8, held_key, join4, keep_or, normalize_or, rotation_state, sample_path};
+use super::{FastTime, hermite8};
 use crate::anim::lanes8::{F64Lanes, Lanes8};
 use crate::anim::runtime_clip::{RotationBlock, Times};
 use crate::anim::sine;
@@ -136,6 +136,11 @@ fn slerp<F: Lanes8>(
         each!(0, 1, 2, 3; |c| arc.select(on_arc[c], chord[c]))
     } else {
         chord
+    };
+    let v = if hermite8::in_pair(&clip.cubic_rotations, pair) {
+        hermite8::rotations(blocks, pair, [&x.times, &y.times], (&stored_a, &stored_b), s, &fallback, v)
+    } else {
+        v
     };
     let tracked = F::join(&clip.rotation_tracked[pair[0]], &clip.rotation_tracked[pair[1]]);
     let kept = clip.keys_kept;

@@ -1,10 +1,10 @@
 //! Tests of the runtime layout's sampler (`SampleClipJob`, `ClipCursor`).
 
 use super::*;
-use crate::anim::clip::{Clip, JointTracks, MorphWeightTrack, Track};
+use crate::anim::clip::{Clip, Interpolation, JointTracks, MorphWeightTrack, Track};
 use crate::anim::{SampleJob, SamplingCursor};
 use crate::testing::bits::pose_bits as bits;
-use nalgebra::Vector3;
+use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 use std::sync::Arc;
 
 fn v(x: f32, y: f32, z: f32) -> Vector3<f32> {
@@ -180,11 +180,14 @@ fn awkward_clip_samples_like_sample_job() {
     let source = awkward_clip();
     let clip = RuntimeClip::new(Arc::new(source.clone()), &rest(), &[0.25; 3]).unwrap();
     assert_eq!(clip.blocks(), 2);
-    // Cubic tracks go to the scalar code; later keys to later intervals:
-    // rotation 0 has two after its first two, scale 4 one, translation
-    // 2 one (the first entry's three translation keys lost to the
-    // second entry's two; joint 3's constant tracks are not streamed).
-    assert_eq!(clip.scalar.len(), 2);
+    // Cubic lanes are marked in their blocks (joint 1's rotation, joint
+    // 4's translation); later keys go to later intervals: rotation 0 has
+    // two after its first two, scale 4 one, translation 2 one (the first
+    // entry's three translation keys lost to the second entry's two;
+    // joint 3's constant tracks are not streamed).
+    assert_eq!(clip.cubic_rotations.any, [true, false]);
+    assert_eq!(clip.cubic_vectors[0].any, [false, true]);
+    assert!(clip.cubic_vectors[1].any.is_empty());
     assert_eq!(clip.streamed_keys(), 2 + 1 + 1);
     let mut times: Vec<f64> = (0..160).map(|i| i as f64 * 0.01 - 0.1).collect();
     times.extend([0.5, 0.4, 0.8, 1.2, 0.3, 0.25, 0.75, 0.2, 0.6, 0.0, 1.0, 0.9, 0.1, f64::INFINITY, -3.0]);
@@ -292,6 +295,126 @@ fn blocks_without_rotation_tracks_hold_their_rest_rotations() {
             for j in (0..20).filter(|&j| j != 1 || mode == RotationBlend::Slerp) {
                 let range = j * per_joint..(j + 1) * per_joint;
                 assert_eq!(got[range.clone()], want[range], "{mode:?}, t = {t}, joint {j}");
+            }
+        }
+    }
+}
+
+/// CUBICSPLINE tracks of every property, several keys each with tangents
+/// that all differ, sampled in their blocks beside LINEAR and STEP lanes
+/// (and a block of cubic lanes alone): the scalar job's bits by slerp,
+/// within 1e-5 of them by nlerp (its ratios are f32), the same
+/// bits on AVX2 and portable code, playing forward, back and past the ends.
+#[test]
+fn cubic_lanes_sample_like_sample_job() {
+    use Interpolation::{CubicSpline, Linear, Step};
+    // Distinct values from a fixed sequence (no two tangents alike).
+    let mut seed = 7u32;
+    let mut next = move || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (seed >> 8) as f32 / (1u32 << 24) as f32 * 2.0 - 1.0
+    };
+    let mut cubic_vectors =
+        |keys: usize| (0..3 * keys).map(|_| v(next(), next(), next())).collect::<Vec<_>>();
+    let (tr, sc) = (cubic_vectors(4), cubic_vectors(3));
+    let scale = sc.iter().enumerate().map(|(i, s)| if i % 3 == 1 { s.add_scalar(1.5) } else { *s }).collect();
+    let (tr_late, tr_many) = (cubic_vectors(2), cubic_vectors(6));
+    let rotations = |keys: usize, seed: f32| -> Vec<Quaternion<f32>> {
+        (0..3 * keys)
+            .map(|i| {
+                let x = seed + i as f32;
+                if i % 3 == 1 {
+                    q(x.cos(), 0.5 * x.sin(), 0.3, -0.2 * x.cos())
+                } else {
+                    q(0.4 * x.sin(), x.cos(), -0.7 * x.sin(), 0.2)
+                }
+            })
+            .collect()
+    };
+    let joint = |j: u32| JointTracks { joint: j, translation: None, rotation: None, scale: None };
+    let mut source = Clip {
+        joint_tracks: vec![
+            JointTracks {
+                rotation: track(&[0.0, 0.3, 0.5, 0.6, 1.0], rotations(5, 0.1), CubicSpline),
+                translation: track(&[0.1, 0.45, 0.7, 0.95], tr, CubicSpline),
+                ..joint(1)
+            },
+            JointTracks { scale: track(&[0.0, 0.55, 1.1], scale, CubicSpline), ..joint(2) },
+            JointTracks {
+                rotation: track(&[0.2, 0.8], vec![q(1., 0., 0., 0.), q(0.6, 0.8, 0., 0.)], Linear),
+                translation: track(&[0.0, 0.5], vec![v(1., 2., 3.), v(4., 5., 6.)], Step),
+                ..joint(0)
+            },
+            // Joints 4-7 cubic alone: one starting late, one with many keys.
+            JointTracks { rotation: track(&[0.35, 0.65], rotations(2, 2.0), CubicSpline), ..joint(5) },
+            JointTracks {
+                translation: track(&[0.25, 0.9], tr_late, CubicSpline),
+                rotation: track(&[0.0, 0.1, 0.2, 0.4, 0.8, 1.05], rotations(6, 4.0), CubicSpline),
+                ..joint(6)
+            },
+            JointTracks {
+                translation: track(&[0.0, 0.2, 0.3, 0.5, 0.6, 0.9], tr_many, CubicSpline),
+                ..joint(7)
+            },
+        ],
+        ..Default::default()
+    };
+    source.update_duration();
+    let rest: Vec<Transform> = (0..9)
+        .map(|j| Transform {
+            translation: v(j as f32, 0.5, 0.0),
+            rotation: UnitQuaternion::from_axis_angle(&Vector3::z_axis(), 0.2 * j as f32),
+            scale: v(1.0, 1.0, 1.5),
+        })
+        .collect();
+    let clip = RuntimeClip::new(Arc::new(source.clone()), &rest, &[]).unwrap();
+    assert_eq!(clip.cubic_rotations.any, [true, true, false]);
+    assert_eq!(
+        clip.cubic_vectors.each_ref().map(|c| c.any.clone()),
+        [vec![true, true, false], vec![true, false, false]]
+    );
+    let mut times: Vec<f64> = (0..130).map(|i| i as f64 * 0.0093 - 0.05).collect();
+    times.extend([0.3, 0.45, 0.55, 1.1, 0.0, 0.1, 0.35, 0.65, 0.2, 2.0, -1.0, 0.5]);
+    for mode in [RotationBlend::Slerp, RotationBlend::Nlerp] {
+        let mut cursor = ClipCursor::new(&clip);
+        for &t in &times {
+            let mut want = vec![Transform::IDENTITY; 9];
+            let mut job = SampleJob {
+                clip: &source,
+                time: t,
+                rest: &rest,
+                rest_morph_weights: &[],
+                rotation_blend: mode,
+                cursor: &mut SamplingCursor::new(&source),
+                output: &mut want,
+                morph_output: &mut [],
+            };
+            job.run().unwrap();
+            let run = |simd: Simd, cursor: &mut ClipCursor| {
+                let mut out = vec![Transform::IDENTITY; 9];
+                let mut job = SampleClipJob {
+                    clip: &clip,
+                    time: t,
+                    rotation_blend: mode,
+                    cursor,
+                    output: &mut out,
+                    morph_output: &mut [],
+                };
+                job.run_joints_with(0..9, simd).unwrap();
+                bits(&out, &[])
+            };
+            let got = run(Simd::Avx2, &mut cursor);
+            assert_eq!(got, run(Simd::Portable, &mut ClipCursor::new(&clip)), "{mode:?}, t = {t}");
+            let want_bits = bits(&want, &[]);
+            if mode == RotationBlend::Slerp {
+                assert_eq!(got, want_bits, "t = {t}");
+                continue;
+            }
+            // A ratio a few f32 roundings off moves a steep spline by a
+            // few millionths.
+            for (g, w) in got.iter().zip(&want_bits) {
+                let (g, w) = (f32::from_bits(*g), f32::from_bits(*w));
+                assert!((g - w).abs() <= 1e-5 * w.abs().max(1.0), "t = {t}: {g} against {w}");
             }
         }
     }
