@@ -77,11 +77,10 @@ impl CubicTrack {
         self.bits.iter().map(|&b| u32::from(b)).sum()
     }
 
-    /// Component `c`'s range (`c / width`: 0 in-tangent, 1 value, 2 out-tangent).
+    /// The quantization step of a key's part `part` (0 in-tangent, 1 value, 2 out-tangent).
     #[inline(always)]
-    pub(crate) fn range(&self, c: usize) -> Range {
-        let step = if c / usize::from(self.width) == 1 { self.step[0] } else { self.step[1] };
-        Range { min: self.min[c], step: Range::step_from_bits(step) }
+    pub(crate) fn part_step(&self, part: usize) -> f32 {
+        Range::step_from_bits(if part == 1 { self.step[0] } else { self.step[1] })
     }
 }
 

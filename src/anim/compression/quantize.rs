@@ -52,6 +52,40 @@ pub fn read_bits(stream: &[u8], bit: u64, width: u32) -> u32 {
     (load_bits(stream, bit) & ((1u64 << width) - 1)) as u32
 }
 
+/// Reads fields of at most 32 bits one after another from a stream made
+/// by [`BitWriter::finish`], as [`read_bits`] reads each, loading a `u64`
+/// only when the bits left in the last one run out (a cubic rotation
+/// key's twelve components take two or three loads, not twelve).
+pub struct BitReader<'a> {
+    stream: &'a [u8],
+    /// Bit offset of the next field.
+    bit: u64,
+    /// The loaded bits from there on, `left` of them valid.
+    word: u64,
+    left: u32,
+}
+
+impl<'a> BitReader<'a> {
+    /// Fields from bit offset `bit` on.
+    pub fn new(stream: &'a [u8], bit: u64) -> Self {
+        BitReader { stream, bit, word: 0, left: 0 }
+    }
+
+    /// The next `width` (at most 32) bits.
+    #[inline(always)]
+    pub fn read(&mut self, width: u32) -> u32 {
+        if width > self.left {
+            self.word = load_bits(self.stream, self.bit);
+            self.left = 57;
+        }
+        let field = (self.word & ((1u64 << width) - 1)) as u32;
+        self.word >>= width;
+        self.left -= width;
+        self.bit += u64::from(width);
+        field
+    }
+}
+
 /// The 57 or more bits that start at bit offset `bit` (0 past the end).
 #[inline(always)]
 pub fn load_bits(stream: &[u8], bit: u64) -> u64 {
@@ -171,11 +205,15 @@ pub fn from_smallest_three(kept: [f32; 3], dropped: usize) -> [f32; 4] {
 mod tests {
     use super::*;
 
+    /// Fields of every width written one after another read back alone
+    /// at their offsets (`read_bits`) and in a run from any of them
+    /// (`BitReader`, reloading as its bits run out).
     #[test]
     fn bits_round_trip_at_any_offset() {
         let mut w = BitWriter::default();
+        let widths = (0..=32).chain((0..=32).rev()).chain([7, 0, 32, 1, 32, 3]);
         let fields: Vec<(u32, u32)> =
-            (1..=32).map(|width| (((1u64 << width) - 1) as u32 / 3 + width, width)).collect();
+            widths.map(|width| (((1u64 << width) - 1) as u32 / 3 + width, width)).collect();
         let fields: Vec<(u32, u32)> =
             fields.into_iter().map(|(v, width)| (v & ((1u64 << width) - 1) as u32, width)).collect();
         for &(v, width) in &fields {
@@ -184,11 +222,19 @@ mod tests {
         let total = w.bits();
         let stream = w.finish();
         let mut bit = 0;
+        let mut starts = Vec::new();
         for &(v, width) in &fields {
             assert_eq!(read_bits(&stream, bit, width), v, "width {width}");
+            starts.push(bit);
             bit += u64::from(width);
         }
         assert_eq!(bit, total);
+        for (first, &start) in starts.iter().enumerate() {
+            let mut reader = BitReader::new(&stream, start);
+            for (i, &(v, width)) in fields.iter().enumerate().skip(first) {
+                assert_eq!(reader.read(width), v, "field {i} (width {width}) read on from field {first}");
+            }
+        }
     }
 
     #[test]
