@@ -25,13 +25,13 @@
 //!   keys; a thinned clip's lanes cross at their own times, up to four
 //!   states per key.
 //! - CUBICSPLINE keys are block states too: a cubic lane's interval holds
-//!   its two keys' values and, beside the states ([`CubicLanes`]), the
+//!   its two keys' values and, beside the states (`CubicLanes`), the
 //!   start key's out-tangent and the end key's in-tangent, so that a
 //!   spline costs a block the Hermite basis, not a key search per track
 //!   (a clip of cubic tracks sampled track by track took twice as long).
-//!   Morph weights are sampled track by track with the scalar code of
-//!   [`SampleJob`](super::SampleJob), whose results the block states
-//!   reproduce bit for bit.
+//!   The block states reproduce [`SampleJob`](super::SampleJob)'s results
+//!   bit for bit (by slerp); morph weights are sampled track by track with
+//!   its scalar code.
 //!
 //! Everything the per-frame job would otherwise check on every call (joint
 //! indices, key counts, key times) is checked here, once.
