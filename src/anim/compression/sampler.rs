@@ -643,4 +643,130 @@ pub(super) mod tests {
             }
         }
     }
+
+    /// Six joints with cubic tracks of every property (several keys, every
+    /// tangent its own), keyed at times of their own, and a cubic morph
+    /// track of two weights: more than one block, a block mixing properties.
+    fn cubic_clip() -> (Skeleton, Clip) {
+        let names = (0..6).map(|j| format!("j{j}")).collect();
+        let parents = (0..6).map(|j| if j == 0 { NO_PARENT } else { j - 1 }).collect();
+        let skeleton = Skeleton::new(names, parents, vec![Transform::IDENTITY; 6]).unwrap();
+        let wave = |i: usize, k: f32| (k * 1.7 + i as f32 * 0.9).sin();
+        let times = |keys: usize, start: f32, step: f32| (0..keys).map(|k| start + k as f32 * step).collect();
+        let vectors = |keys: usize, k: f32| -> Vec<Vector3<f32>> {
+            (0..3 * keys)
+                .map(|i| Vector3::new(wave(i, k), 0.5 * wave(i, k + 1.0), 1.0 + 0.2 * wave(i, k + 2.0)))
+                .collect()
+        };
+        let rotations = |keys: usize, k: f32| -> Vec<Quaternion<f32>> {
+            (0..3 * keys)
+                .map(|i| {
+                    let (a, b) = (wave(i, k), wave(i, k + 0.5));
+                    if i % 3 == 1 {
+                        Quaternion::new(0.8 + 0.1 * a, 0.3 * b, 0.2, 0.4 * a).normalize()
+                    } else {
+                        Quaternion::new(0.3 * a, b, -0.5 * a, 0.2 * b)
+                    }
+                })
+                .collect()
+        };
+        fn cubic<T>(times: Vec<f32>, values: Vec<T>) -> Option<Track<T>> {
+            Some(Track { times, values, interpolation: Interpolation::CubicSpline })
+        }
+        let joint = |j: u32| JointTracks { joint: j, translation: None, rotation: None, scale: None };
+        let mut clip = Clip {
+            joint_tracks: vec![
+                JointTracks { rotation: cubic(times(5, 0.0, 0.25), rotations(5, 0.0)), ..joint(0) },
+                JointTracks { translation: cubic(times(4, 0.1, 0.3), vectors(4, 1.0)), ..joint(1) },
+                JointTracks { rotation: cubic(times(3, 0.4, 0.2), rotations(3, 2.0)), ..joint(2) },
+                JointTracks { scale: cubic(times(4, 0.0, 0.33), vectors(4, 3.0)), ..joint(3) },
+                JointTracks {
+                    translation: cubic(times(6, 0.05, 0.19), vectors(6, 4.0)),
+                    rotation: cubic(times(2, 0.0, 1.0), rotations(2, 5.0)),
+                    ..joint(4)
+                },
+            ],
+            morph_tracks: vec![MorphWeightTrack {
+                offset: 0,
+                count: 2,
+                times: times(3, 0.2, 0.4),
+                values: (0..18).map(|i| 0.5 + 0.4 * wave(i, 6.0)).collect(),
+                interpolation: Interpolation::CubicSpline,
+            }],
+            ..Clip::default()
+        };
+        clip.update_duration();
+        (skeleton, clip)
+    }
+
+    /// What cubic track `i` gives at `t` alone: its keys around `t`
+    /// decoded into a fresh cursor, and the spline (a rotation not yet
+    /// normalised).
+    fn cubic_alone(clip: &CompressedClip, i: usize, t: f64) -> [f32; 4] {
+        let time = Time::new(t);
+        sample_cubic(clip, &mut CompressedCursor::new(clip), i, t, [time.down_f32, time.nearest_f32])
+    }
+
+    /// Cubic tracks give, in their own joint's property or slot, each
+    /// track's spline sampled alone, bit for bit, whatever the cursor
+    /// held: playing forward at 60 and 24 Hz, back, jumping, and past both
+    /// ends.
+    #[test]
+    fn cubic_tracks_sample_as_each_alone() {
+        let (skeleton, source) = cubic_clip();
+        let (clip, _) = compress(&source, &skeleton, &CompressionSettings::default()).unwrap();
+        assert_eq!(clip.cubic.len(), 8, "six joint tracks and two weights");
+        let d = f64::from(source.duration);
+        let playing = [60.0, 24.0]
+            .into_iter()
+            .flat_map(|hz| (0..).map(move |f| f64::from(f) / hz - 0.05).take_while(move |&t| t < d + 0.1));
+        let jumping = (0..60).map(|i| d * ((f64::from(i) * 0.37) % 1.2) - 0.1);
+        let mut kept = CompressedCursor::new(&clip);
+        for t in playing.chain(jumping) {
+            let sample = |cursor: &mut CompressedCursor| {
+                let (mut out, mut weights) = (vec![Transform::IDENTITY; 6], vec![0.0; 2]);
+                let rest = skeleton.rest();
+                let mut job = CompressedSampleJob {
+                    clip: &clip,
+                    time: t,
+                    rest,
+                    rest_morph_weights: &[0.0; 2],
+                    cursor,
+                    output: &mut out,
+                    morph_output: &mut weights,
+                };
+                job.run().unwrap();
+                (out, weights)
+            };
+            let (out, weights) = sample(&mut kept);
+            let (fresh, fresh_weights) = sample(&mut CompressedCursor::new(&clip));
+            let bits = |pose: &[Transform], w: &[f32]| crate::testing::bits::pose_bits(pose, w);
+            assert_eq!(bits(&out, &weights), bits(&fresh, &fresh_weights), "at {t}");
+            for (i, track) in clip.cubic.iter().enumerate() {
+                let [x, y, z, w] = cubic_alone(&clip, i, t);
+                let j = track.joint as usize;
+                let got = match track.property {
+                    Property::Translation => {
+                        [out[j].translation.x, out[j].translation.y, out[j].translation.z, z]
+                    }
+                    Property::Scale => [out[j].scale.x, out[j].scale.y, out[j].scale.z, z],
+                    Property::Rotation => out[j].rotation.coords.into(),
+                    Property::Weight => [weights[j], y, z, w],
+                };
+                let want = match track.property {
+                    Property::Translation | Property::Scale => [x, y, z, z],
+                    Property::Rotation => {
+                        normalize_or(Quaternion::new(w, x, y, z), skeleton.rest()[j].rotation).coords.into()
+                    }
+                    Property::Weight => [x, y, z, w],
+                };
+                assert_eq!(
+                    got.map(f32::to_bits),
+                    want.map(f32::to_bits),
+                    "track {i} ({:?} of {j}) at {t}",
+                    track.property
+                );
+            }
+        }
+    }
 }
