@@ -429,13 +429,11 @@ mod tests {
         assert_eq!(p, Point3::new(1.0, 2.0, 3.0));
     }
 
-    /// Tiny deterministic generator (no rand crate).
-    struct Lcg(u64);
-    impl Lcg {
-        fn next(&mut self) -> f32 {
-            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (self.0 >> 40) as f32 / (1u64 << 24) as f32 * 4.0 - 2.0
-        }
+    use crate::testing::lcg::Lcg;
+
+    /// The next test value, in [-2, 2).
+    fn next(rng: &mut Lcg) -> f32 {
+        rng.between(-2.0, 2.0)
     }
 
     fn bits(m: &Matrix4<f32>) -> Vec<u32> {
@@ -450,13 +448,12 @@ mod tests {
         let mut rng = Lcg(3);
         // 42: ten blocks of four joints, and a last block of two.
         let n: usize = 42;
-        let parents: Vec<u32> =
-            (0..n)
-                .map(|j| {
-                    if j == 0 { NO_PARENT } else { ((rng.next().abs() * j as f32 / 2.0) as usize % j) as u32 }
-                })
-                .collect();
-        let mut v = |zero: bool| if zero && rng.next() > 1.0 { -0.0 } else { rng.next() };
+        let parents: Vec<u32> = (0..n)
+            .map(|j| {
+                if j == 0 { NO_PARENT } else { ((next(&mut rng).abs() * j as f32 / 2.0) as usize % j) as u32 }
+            })
+            .collect();
+        let mut v = |zero: bool| if zero && next(&mut rng) > 1.0 { -0.0 } else { next(&mut rng) };
         let locals: Vec<Transform> = (0..n)
             .map(|j| Transform {
                 translation: Vector3::new(v(j % 3 == 0), v(true), 0.0),
@@ -469,7 +466,7 @@ mod tests {
                 scale: Vector3::new(v(false), v(false), v(false)),
             })
             .collect();
-        let mut root = Matrix4::from_fn(|_, _| rng.next());
+        let mut root = Matrix4::from_fn(|_, _| next(&mut rng));
         root[(3, 1)] = -0.0;
         let models = run_l2m(&parents, &locals, root).unwrap();
         // Compiled for AVX2 (where the CPU has it) and portable: the same bits.
@@ -512,7 +509,7 @@ mod tests {
         assert!(skeleton_to_model_in_place(&skeleton, &locals[1..], &root, &mut in_place).is_err());
         assert!(skeleton_to_model(&skeleton, &locals[1..], &root, &mut over_skeleton).is_err());
         assert!(skeleton_to_model(&skeleton, &locals, &root, &mut over_skeleton[1..]).is_err());
-        let ibs: Vec<Matrix4<f32>> = (0..n).map(|_| Matrix4::from_fn(|_, _| rng.next())).collect();
+        let ibs: Vec<Matrix4<f32>> = (0..n).map(|_| Matrix4::from_fn(|_, _| next(&mut rng))).collect();
         let s = skin((0..n as u32).rev().collect(), ibs.clone());
         let mut out = vec![BoneMatrix::IDENTITY; n];
         for simd in [Simd::Avx2, Simd::Portable] {

@@ -210,11 +210,8 @@ mod tests {
         // alone, the GPU-posed character's layer); masks of 0 (untouched),
         // partial and 1 (no normalisation), zero and negative reference
         // scales, rotations on both hemispheres.
-        let mut seed = 7u64;
-        let mut next = move || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (seed >> 40) as f32 / (1u64 << 24) as f32 * 4.0 - 2.0
-        };
+        let mut rng = crate::testing::lcg::Lcg(7);
+        let mut next = move || rng.between(-2.0, 2.0);
         let mut transform = |zero_scale: bool| {
             let q = Quaternion::new(next(), next(), next(), next());
             Transform {

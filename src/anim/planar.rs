@@ -172,20 +172,16 @@ mod tests {
     use super::*;
     use std::f32::consts::PI;
 
-    /// A small deterministic generator (no dependency on a seeded RNG).
-    fn uniform(state: &mut u64) -> f32 {
-        *state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        ((*state >> 40) as f32) / (1u64 << 24) as f32
-    }
+    use crate::testing::lcg::Lcg;
 
     #[test]
     fn angle_lerp_equals_slerp_about_one_axis() {
-        let mut state = 7;
+        let mut rng = Lcg(7);
         let mut worst = Departure::default();
         for _ in 0..2000 {
             // Both ends anywhere in (-pi, pi), less than pi apart.
-            let a = (uniform(&mut state) * 2.0 - 1.0) * PI;
-            let mut b = (uniform(&mut state) * 2.0 - 1.0) * PI;
+            let a = (rng.unit() * 2.0 - 1.0) * PI;
+            let mut b = (rng.unit() * 2.0 - 1.0) * PI;
             if (b - a).abs() >= PI * 0.999 {
                 b = a + (b - a).signum() * PI * 0.5;
             }

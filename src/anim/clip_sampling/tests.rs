@@ -121,13 +121,23 @@ fn rest() -> Vec<Transform> {
 }
 
 fn reference(clip: &Clip, t: f64, mode: RotationBlend) -> (Vec<Transform>, Vec<f32>) {
-    let rest = rest();
-    let (mut out, mut w) = (vec![Transform::IDENTITY; 5], vec![0.0; 3]);
+    sample_job(clip, &rest(), &[0.25; 3], t, mode)
+}
+
+/// `SampleJob` on `clip` at `t` over `rest` and `rest_weights`, from a fresh cursor.
+fn sample_job(
+    clip: &Clip,
+    rest: &[Transform],
+    rest_weights: &[f32],
+    t: f64,
+    mode: RotationBlend,
+) -> (Vec<Transform>, Vec<f32>) {
+    let (mut out, mut w) = (vec![Transform::IDENTITY; rest.len()], vec![0.0; rest_weights.len()]);
     SampleJob {
         clip,
         time: t,
-        rest: &rest,
-        rest_morph_weights: &[0.25; 3],
+        rest,
+        rest_morph_weights: rest_weights,
         rotation_blend: mode,
         cursor: &mut SamplingCursor::new(clip),
         output: &mut out,
@@ -259,19 +269,7 @@ fn blocks_without_rotation_tracks_hold_their_rest_rotations() {
     for mode in [RotationBlend::Slerp, RotationBlend::Nlerp] {
         let mut cursor = ClipCursor::new(&clip);
         for t in [-0.5, 0.0, 0.25, 0.5, 0.999, 1.0, 3.0, 0.1] {
-            let mut want = vec![Transform::IDENTITY; 20];
-            SampleJob {
-                clip: &source,
-                time: t,
-                rest: &rest,
-                rest_morph_weights: &[],
-                rotation_blend: mode,
-                cursor: &mut SamplingCursor::new(&source),
-                output: &mut want,
-                morph_output: &mut [],
-            }
-            .run()
-            .unwrap();
+            let (want, _) = sample_job(&source, &rest, &[], t, mode);
             let got = [Simd::Avx2, Simd::Portable].map(|simd| {
                 let mut out = vec![Transform::IDENTITY; 20];
                 SampleClipJob {
@@ -309,11 +307,8 @@ fn blocks_without_rotation_tracks_hold_their_rest_rotations() {
 fn cubic_lanes_sample_like_sample_job() {
     use Interpolation::{CubicSpline, Linear, Step};
     // Distinct values from a fixed sequence (no two tangents alike).
-    let mut seed = 7u32;
-    let mut next = move || {
-        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-        (seed >> 8) as f32 / (1u32 << 24) as f32 * 2.0 - 1.0
-    };
+    let mut rng = crate::testing::lcg::Lcg(7);
+    let mut next = move || rng.between(-1.0, 1.0);
     let mut cubic_vectors =
         |keys: usize| (0..3 * keys).map(|_| v(next(), next(), next())).collect::<Vec<_>>();
     let (tr, sc) = (cubic_vectors(4), cubic_vectors(3));
@@ -378,18 +373,7 @@ fn cubic_lanes_sample_like_sample_job() {
     for mode in [RotationBlend::Slerp, RotationBlend::Nlerp] {
         let mut cursor = ClipCursor::new(&clip);
         for &t in &times {
-            let mut want = vec![Transform::IDENTITY; 9];
-            let mut job = SampleJob {
-                clip: &source,
-                time: t,
-                rest: &rest,
-                rest_morph_weights: &[],
-                rotation_blend: mode,
-                cursor: &mut SamplingCursor::new(&source),
-                output: &mut want,
-                morph_output: &mut [],
-            };
-            job.run().unwrap();
+            let (want, _) = sample_job(&source, &rest, &[], t, mode);
             let run = |simd: Simd, cursor: &mut ClipCursor| {
                 let mut out = vec![Transform::IDENTITY; 9];
                 let mut job = SampleClipJob {

@@ -394,14 +394,7 @@ fn morph_tracks_all_interpolations() {
     assert_eq!(&w[3..5], &[3.0, 1.0]);
 }
 
-/// Tiny deterministic generator (no rand crate).
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> f32 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
+use crate::testing::lcg::Lcg;
 
 #[test]
 fn cursor_matches_fresh_cursor() {
@@ -411,13 +404,13 @@ fn cursor_matches_fresh_cursor() {
     let mut acc = 0.0;
     for _ in 0..n {
         times.push(acc);
-        acc += 0.01 + rng.next() * 0.2;
+        acc += 0.01 + rng.unit() * 0.2;
     }
-    let vals: Vec<Vector3<f32>> = (0..n).map(|_| v(rng.next(), rng.next(), rng.next())).collect();
+    let vals: Vec<Vector3<f32>> = (0..n).map(|_| v(rng.unit(), rng.unit(), rng.unit())).collect();
     let rots: Vec<Quaternion<f32>> =
-        (0..n).map(|_| axis_angle(v(rng.next(), rng.next(), 1.0), rng.next() * 6.0)).collect();
-    let scales: Vec<Vector3<f32>> = (0..3 * n).map(|_| v(rng.next(), rng.next(), rng.next())).collect();
-    let weights: Vec<f32> = (0..2 * n).map(|_| rng.next()).collect();
+        (0..n).map(|_| axis_angle(v(rng.unit(), rng.unit(), 1.0), rng.unit() * 6.0)).collect();
+    let scales: Vec<Vector3<f32>> = (0..3 * n).map(|_| v(rng.unit(), rng.unit(), rng.unit())).collect();
+    let weights: Vec<f32> = (0..2 * n).map(|_| rng.unit()).collect();
     let mut clip = Clip {
         joint_tracks: vec![JointTracks {
             joint: 1,
@@ -441,13 +434,13 @@ fn cursor_matches_fresh_cursor() {
     let mut t = -0.1;
     for step in 0..2000 {
         // Mostly small forward steps, sometimes backwards or a random jump.
-        let r = rng.next();
+        let r = rng.unit();
         t = if step % 97 == 0 {
-            rng.next() * (acc + 0.4) - 0.2
+            rng.unit() * (acc + 0.4) - 0.2
         } else if r < 0.1 {
-            t - rng.next() * 0.3
+            t - rng.unit() * 0.3
         } else {
-            t + rng.next() * 0.05
+            t + rng.unit() * 0.05
         };
         if t > acc + 0.2 {
             t = -0.1;
