@@ -143,7 +143,8 @@ fn ratios<F: Lanes8>(times: [&Times; 2], t: &Time8<F>) -> (F, F, F) {
 }
 
 /// Translations (`v` 0) or scales (1) of a pair of blocks, at `path`'s
-/// ratios; blocks without a track hold their rest values.
+/// ratios (cubic lanes by their spline, see `hermite8`); blocks without a
+/// track hold their rest values.
 #[inline(always)]
 fn vector<F: Lanes8, P: Path8<F>>(blocks: &Blocks, v: usize, pair: [usize; 2], path: &P) -> [F; 3] {
     let clip = blocks.clip;
@@ -208,7 +209,7 @@ pub(super) fn usable<F: Lanes8>(n2: F) -> F {
 }
 
 /// Rotations of a pair of blocks by normalised lerp on the short arc
-/// (`nlerp_block`, eight wide).
+/// (eight wide); cubic lanes by their spline (`hermite8`).
 #[inline(always)]
 fn rotation<F: Lanes8>(blocks: &Blocks, pair: [usize; 2], t: &Time8<F>) -> [F; 4] {
     let clip = blocks.clip;

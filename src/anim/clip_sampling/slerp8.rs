@@ -93,7 +93,8 @@ fn sin8<F: Lanes8>(x: F, mask: F) -> F {
 /// Rotations of a pair of blocks by slerp with the constants of each
 /// interval read from the block: the scalar `SampleJob`'s slerp, lane by
 /// lane (keys normalised where far from unit, `b` on `a`'s side, a chord
-/// lerped and normalised where the keys are too close, held keys).
+/// lerped and normalised where the keys are too close, held keys); cubic
+/// lanes by their spline (`hermite8`), as the scalar job samples them.
 #[inline(always)]
 fn slerp<F: Lanes8>(
     blocks: &Blocks,
