@@ -300,7 +300,8 @@ fn blocks_without_rotation_tracks_hold_their_rest_rotations() {
 
 /// CUBICSPLINE tracks of every property, several keys each with tangents
 /// that all differ, sampled in their blocks beside LINEAR and STEP lanes
-/// (and a block of cubic lanes alone): the scalar job's bits by slerp,
+/// (and a block of cubic lanes alone, a one-key track beside padding
+/// lanes): the scalar job's bits by slerp,
 /// within 1e-5 of them by nlerp (its ratios are f32), the same
 /// bits on AVX2 and portable code, playing forward, back and past the ends.
 #[test]
@@ -351,6 +352,12 @@ fn cubic_lanes_sample_like_sample_job() {
                 translation: track(&[0.0, 0.2, 0.3, 0.5, 0.6, 0.9], tr_many, CubicSpline),
                 ..joint(7)
             },
+            // Joint 8 (with three padding lanes): one key, held at every time.
+            JointTracks {
+                rotation: track(&[0.4], rotations(1, 6.0), CubicSpline),
+                scale: track(&[0.6], cubic_vectors(1), CubicSpline),
+                ..joint(8)
+            },
         ],
         ..Default::default()
     };
@@ -363,10 +370,10 @@ fn cubic_lanes_sample_like_sample_job() {
         })
         .collect();
     let clip = RuntimeClip::new(Arc::new(source.clone()), &rest, &[]).unwrap();
-    assert_eq!(clip.cubic_rotations.any, [true, true, false]);
+    assert_eq!(clip.cubic_rotations.any, [true, true, true]);
     assert_eq!(
         clip.cubic_vectors.each_ref().map(|c| c.any.clone()),
-        [vec![true, true, false], vec![true, false, false]]
+        [vec![true, true, false], vec![true, false, true]]
     );
     let mut times: Vec<f64> = (0..130).map(|i| i as f64 * 0.0093 - 0.05).collect();
     times.extend([0.3, 0.45, 0.55, 1.1, 0.0, 0.1, 0.35, 0.65, 0.2, 2.0, -1.0, 0.5]);
