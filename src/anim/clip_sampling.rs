@@ -49,7 +49,7 @@ mod slerp8;
 
 /// Per-character sampling state of one [`RuntimeClip`]: the state each
 /// block is in (an index into the clip's block states, four bytes per
-/// block) and the hints of the tracks sampled one by one. Results never
+/// block) and the key hints of the morph tracks. Results never
 /// depend on it: a cursor left at a later time, or made for another clip
 /// of the same size, is moved back.
 #[derive(Debug, Clone, PartialEq)]
