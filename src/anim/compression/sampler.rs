@@ -723,23 +723,8 @@ pub(super) mod tests {
         let jumping = (0..60).map(|i| d * ((f64::from(i) * 0.37) % 1.2) - 0.1);
         let mut kept = CompressedCursor::new(&clip);
         for t in playing.chain(jumping) {
-            let sample = |cursor: &mut CompressedCursor| {
-                let (mut out, mut weights) = (vec![Transform::IDENTITY; 6], vec![0.0; 2]);
-                let rest = skeleton.rest();
-                let mut job = CompressedSampleJob {
-                    clip: &clip,
-                    time: t,
-                    rest,
-                    rest_morph_weights: &[0.0; 2],
-                    cursor,
-                    output: &mut out,
-                    morph_output: &mut weights,
-                };
-                job.run().unwrap();
-                (out, weights)
-            };
-            let (out, weights) = sample(&mut kept);
-            let (fresh, fresh_weights) = sample(&mut CompressedCursor::new(&clip));
+            let (out, weights) = sample_at(&skeleton, &clip, &mut kept, t, &[0.0; 2], Simd::detect());
+            let (fresh, fresh_weights) = pose_and_weights_at(&skeleton, &clip, t, &[0.0; 2]);
             let bits = |pose: &[Transform], w: &[f32]| crate::testing::bits::pose_bits(pose, w);
             assert_eq!(bits(&out, &weights), bits(&fresh, &fresh_weights), "at {t}");
             for (i, track) in clip.cubic.iter().enumerate() {
