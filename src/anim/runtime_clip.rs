@@ -189,12 +189,6 @@ impl<const N: usize> CubicLanes<N> {
         let any = lanes.iter().map(|m| m.iter().any(|m| m.to_bits() != 0)).collect();
         CubicLanes { any, lanes, tangents: Vec::new() }
     }
-
-    /// Whether block `b` has a cubic lane.
-    #[inline(always)]
-    pub(crate) fn in_block(&self, b: usize) -> bool {
-        self.any.get(b).copied().unwrap_or(false)
-    }
 }
 
 /// Source of unique clip ids (cursors remember the clip they follow).

@@ -40,10 +40,11 @@ fn lengths<F: Lanes8>([x, y]: [&Times; 2]) -> F {
 }
 
 /// Whether either block of `pair` has a cubic lane of `cubic`'s kind (a
-/// clip without one answers from its length alone).
+/// clip without one answers from its length alone; one with any has an
+/// entry per block).
 #[inline(always)]
 pub(super) fn in_pair<const N: usize>(cubic: &CubicLanes<N>, pair: [usize; 2]) -> bool {
-    !cubic.any.is_empty() && (cubic.in_block(pair[0]) || cubic.in_block(pair[1]))
+    !cubic.any.is_empty() && (cubic.any[pair[0]] || cubic.any[pair[1]])
 }
 
 /// No tangents: a block without a track of the kind (its lanes are not cubic).
