@@ -23,15 +23,14 @@ pub struct CompressionSettings {
     /// How the exact clip's LINEAR rotations are sampled (glTF: slerp).
     pub reference: RotationBlend,
     /// A LINEAR or STEP track that key reduction would leave with at least
-    /// this share of its keys keeps them all: 0.5 by default (1 keeps only
+    /// this share of its keys keeps them all: 0.3 by default (1 keeps only
     /// what reduction keeps). It then has the key times of the clip's
     /// unreduced tracks, shares their blocks, and the sampler moves those
-    /// blocks on one key for all four tracks at a time, instead of track
-    /// by track. On the shared models, 0.75 against 1 made Fox Run and
-    /// Survey and CesiumMan 3 to 8 % faster to sample for 2.4 % more bytes
-    /// in all; 0.5 against 0.75 made Fox Walk and Run and CesiumMan 4 to
-    /// 5 % faster and MorphStressTest's TheWave 18 % (Fox Survey 2 %
-    /// slower) for 3.3 % more.
+    /// blocks on one key for four or eight tracks at a time, instead of
+    /// track by track. The share pays where a lane's crossing on its own
+    /// costs more than that many crossings shared: on a Zen 3 core, about
+    /// 260 instructions a lane alone against 73 shared, so 0.28 (see the
+    /// compression guide for the measurements).
     pub keep_all_keys_from: f64,
 }
 
@@ -42,7 +41,7 @@ impl Default for CompressionSettings {
             vertex_distance: 0.03,
             units_per_meter: 1.0,
             reference: RotationBlend::Slerp,
-            keep_all_keys_from: 0.5,
+            keep_all_keys_from: 0.3,
         }
     }
 }
