@@ -200,7 +200,7 @@ fn batch_avx512(
 /// The batch over checked lengths, every lane a pose (or a spare): every
 /// joint's matrices, stored in the poses (with `FEW_KEPT`, those of the
 /// joints `kept` only), then every palette from them, compared with what
-/// they replace when `FEW_KEPT`. (No closures here and below: a closure is
+/// they replace when `FEW_KEPT` until every lane has changed. (No closures here and below: a closure is
 /// not compiled for AVX2 with the function around it.)
 #[inline(always)]
 fn batch<L: Lanes8, const FEW_KEPT: bool>(
@@ -227,10 +227,21 @@ fn batch<L: Lanes8, const FEW_KEPT: bool>(
             slot += 1;
         }
     }
+    // Once every lane has changed, comparing can change nothing more: an
+    // animated crowd stops comparing after its first moving joints (the
+    // comparison loads each old palette and takes about an eighth of the
+    // batch's instructions).
+    let mut every_lane_changed = !FEW_KEPT;
     for (skin, range) in rig.palette_runs() {
         for (i, (&joint, inverse_bind)) in skin.joints.iter().zip(&skin.inverse_binds).enumerate() {
             let skin_matrix = palette_entry::<L>(&world[joint as usize], inverse_bind);
-            write::<L>(&mut palette_entries(lanes, range.start + i), &skin_matrix, &mut changed, FEW_KEPT);
+            let out = &mut palette_entries(lanes, range.start + i);
+            if every_lane_changed {
+                write::<L>(out, &skin_matrix, &mut changed, false);
+            } else {
+                write::<L>(out, &skin_matrix, &mut changed, true);
+                every_lane_changed = all_changed(&changed);
+            }
         }
     }
     let mut any = [false; LANES];
@@ -238,6 +249,15 @@ fn batch<L: Lanes8, const FEW_KEPT: bool>(
         [any[k], any[k + 4]] = changed.any_bit_halves();
     }
     any
+}
+
+/// Whether every lane of `changed` (see `write`) has a bit set.
+#[inline(always)]
+fn all_changed<L: Lanes8>(changed: &[L; 4]) -> bool {
+    changed[0].any_bit_halves() == [true; 2]
+        && changed[1].any_bit_halves() == [true; 2]
+        && changed[2].any_bit_halves() == [true; 2]
+        && changed[3].any_bit_halves() == [true; 2]
 }
 
 /// Joint `j`'s local transform in each lane, as floats.
