@@ -200,8 +200,9 @@ fn batch_avx512(
 /// The batch over checked lengths, every lane a pose (or a spare): every
 /// joint's matrices, stored in the poses (with `FEW_KEPT`, those of the
 /// joints `kept` only), then every palette from them, compared with what
-/// they replace when `FEW_KEPT` until every lane has changed. (No closures here and below: a closure is
-/// not compiled for AVX2 with the function around it.)
+/// they replace when `FEW_KEPT` until every lane has changed. (No
+/// closures here and below: a closure is not compiled for AVX2 with the
+/// function around it.)
 #[inline(always)]
 fn batch<L: Lanes8, const FEW_KEPT: bool>(
     rig: &Rig,
@@ -229,8 +230,8 @@ fn batch<L: Lanes8, const FEW_KEPT: bool>(
     }
     // Once every lane has changed, comparing can change nothing more: an
     // animated crowd stops comparing after its first moving joints (the
-    // comparison loads each old palette and takes about an eighth of the
-    // batch's instructions).
+    // comparisons loaded each old palette: 6 % of the built-in crowd's
+    // batch instructions).
     let mut every_lane_changed = !FEW_KEPT;
     for (skin, range) in rig.palette_runs() {
         for (i, (&joint, inverse_bind)) in skin.joints.iter().zip(&skin.inverse_binds).enumerate() {
