@@ -241,24 +241,22 @@ fn batch<L: Lanes8, const FEW_KEPT: bool>(
                 write::<L>(out, &skin_matrix, &mut changed, false);
             } else {
                 write::<L>(out, &skin_matrix, &mut changed, true);
-                every_lane_changed = all_changed(&changed);
+                every_lane_changed = lanes_changed(&changed) == [true; LANES];
             }
         }
     }
+    lanes_changed(&changed)
+}
+
+/// Per lane, whether any bit of its matrices changed (`changed[k]`'s low
+/// half for lane `k`, its high half for lane `k + 4`; see `write`).
+#[inline(always)]
+fn lanes_changed<L: Lanes8>(changed: &[L; 4]) -> [bool; LANES] {
     let mut any = [false; LANES];
-    for (k, changed) in changed.into_iter().enumerate() {
+    for (k, changed) in changed.iter().enumerate() {
         [any[k], any[k + 4]] = changed.any_bit_halves();
     }
     any
-}
-
-/// Whether every lane of `changed` (see `write`) has a bit set.
-#[inline(always)]
-fn all_changed<L: Lanes8>(changed: &[L; 4]) -> bool {
-    changed[0].any_bit_halves() == [true; 2]
-        && changed[1].any_bit_halves() == [true; 2]
-        && changed[2].any_bit_halves() == [true; 2]
-        && changed[3].any_bit_halves() == [true; 2]
 }
 
 /// Joint `j`'s local transform in each lane, as floats.
