@@ -8,7 +8,8 @@
 use super::clip_cursors::ClipCursors;
 use super::controller::{Controller, Leaf, MAX_CLIP_NODES};
 use super::output::{DebugPose, PoseOutput};
-use super::root_motion::{self, RootKeyHints, RootMotion};
+use super::playback::Travel;
+use super::root_motion::{self, RootMotion, RootTrail};
 use super::scratch::{BlendPoses, Scratch, fit, with_scratch};
 use crate::anim::hierarchy::batch::BatchedPose;
 use crate::anim::prefetch::Blocks;
@@ -77,8 +78,9 @@ pub(super) struct Evaluation {
     output: PoseOutput,
     /// Root motion of the last update, in model space.
     root_motion: RootMotion,
-    /// Each leaf's root key hints (see [`RootKeyHints`]).
-    root_hints: Vec<RootKeyHints>,
+    /// Each machine leaf's root-motion trail (see [`RootTrail`]); none
+    /// without root motion.
+    root_trails: Vec<RootTrail>,
     /// The last evaluation's clips with weight, as a GPU pose reads them.
     playback: Vec<PlaybackEntry>,
     /// Whether `pose.locals` holds the local pose after an update; else a
@@ -117,7 +119,7 @@ impl Evaluation {
         every_update.slice(&self.clip_weights);
         every_update.slice(&self.evaluated);
         every_update.slice(&self.evaluated_layers);
-        every_update.slice(&self.root_hints);
+        every_update.slice(&self.root_trails);
         // Compressed cursors with what every update reads: loaded before
         // the evaluation's runs, they no longer wait for memory when a
         // sample reads them (7 % of a compressed crowd's time on a Zen 3
@@ -149,7 +151,10 @@ impl Evaluation {
             clip_weights: vec![0.0; rig.clips.len()],
             evaluated: vec![(f64::NAN, 0.0); leaves.len()],
             evaluated_layers: vec![0.0; controller.layers().len()],
-            root_hints: vec![RootKeyHints::default(); leaves.len()],
+            root_trails: match controller.root_motion {
+                Some(_) => vec![RootTrail::default(); controller.machine_leaves().len()],
+                None => Vec::new(),
+            },
             root_motion: RootMotion::default(),
             cursors: ClipCursors::new(rig, &controller.cursor_slots),
             pose: Pose {
@@ -439,23 +444,23 @@ impl Evaluation {
 
     /// Sets the root motion to what this update's playback moved the root
     /// by, in model space (the world matrices of the last evaluation place
-    /// the root's parent), from each leaf's start time and travel; zero
-    /// without root motion in the controller. Every update, evaluated or
-    /// not: the entity moves every frame.
-    pub fn set_root_motion(&mut self, rig: &Rig, controller: &Controller, travel: (&[f64], &[f64])) {
+    /// the root's parent), from each leaf's step; zero without root motion
+    /// in the controller. Every update, evaluated or not: the entity moves
+    /// every frame.
+    pub fn set_root_motion(&mut self, rig: &Rig, controller: &Controller, travel: Travel) {
         self.root_motion = RootMotion::default();
         let Some(setup) = &controller.root_motion else { return };
-        let (travel_from, travel) = travel;
         let j = setup.joint as usize;
         let rest = &rig.skeleton.rest()[j];
-        let leaves = controller.leaves().iter().zip(&setup.leaves).zip(&mut self.root_hints);
-        for (l, ((leaf, clip_motion), hints)) in leaves.enumerate() {
-            // Layers play over the pose; they do not move the entity.
-            if (leaf.state as usize) < controller.machine_states && self.weight[l] > 0.0 {
+        // Layers play over the pose; they do not move the entity.
+        for l in controller.machine_leaves().map(|l| l as usize) {
+            let weight = self.weight[l];
+            if weight > 0.0 {
+                let leaf = &controller.leaves()[l];
                 let clip = &rig.clips[leaf.clip as usize];
-                let step = (travel_from[l], travel[l]);
-                let d = clip_motion.displacement(clip, rest, step, leaf.looping, hints);
-                self.root_motion.add_weighted(&d, self.weight[l]);
+                let trail = &mut self.root_trails[l];
+                let d = setup.leaves[l].displacement(clip, rest, travel.step(l), leaf.looping, trail);
+                self.root_motion.add_weighted(&d, weight);
             }
         }
         // From the root's parent's space to model space.

@@ -8,6 +8,7 @@
 
 use super::controller::Controller;
 use super::events::FiredEvent;
+use super::root_motion::LeafStep;
 use crate::anim::Rig;
 use crate::anim::player::wrap_clip_time;
 use crate::anim::{ClipEvent, ClipPlayer};
@@ -31,6 +32,21 @@ pub(super) struct EventSink<'a> {
     pub character: u32,
     /// The buffer (keeps its capacity).
     pub events: &'a mut Vec<FiredEvent>,
+}
+
+/// Every leaf's step in an update (see [`Playback::travel`]).
+#[derive(Clone, Copy)]
+pub(super) struct Travel<'a> {
+    from: &'a [f64],
+    travel: &'a [f64],
+    to: &'a [f64],
+}
+
+impl Travel<'_> {
+    /// Leaf `l`'s step.
+    pub fn step(&self, l: usize) -> LeafStep {
+        LeafStep { from: self.from[l], travel: self.travel[l], to: self.to[l] }
+    }
 }
 
 /// See the module documentation.
@@ -109,10 +125,10 @@ impl Playback {
         &self.sample_time
     }
 
-    /// The clip time each leaf started the last update from, and how far
-    /// it played since (see the field documentation).
-    pub fn travel(&self) -> (&[f64], &[f64]) {
-        (&self.travel_from, &self.travel)
+    /// Each leaf's step in the last update: where it started, how far it
+    /// played (see the field documentation) and where it is now.
+    pub fn travel(&self) -> Travel<'_> {
+        Travel { from: &self.travel_from, travel: &self.travel, to: &self.sample_time }
     }
 
     /// Cycles played by each state since it was entered.

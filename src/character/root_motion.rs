@@ -6,11 +6,17 @@
 //! A clip's root moves along `P(t)` within a cycle and jumps back at the
 //! loop point. Over unwrapped clip time `u` it goes `U(u) = P(u mod d) +
 //! floor(u / d) * D`, with `D = P(d) - P(0)` the travel of one cycle, so the
-//! displacement of a step from `t0` by `travel` seconds is `U(t0 + travel) -
-//! U(t0)`: continuous across the loop point, backwards when playing
-//! backwards, several cycles in one long step. A clip that does not loop
-//! holds its ends. While several clips play, each one's displacement is
-//! weighted by its weight in the pose (blend spaces and crossfades alike).
+//! displacement of a step from clip time `t0` to `t1`, `travel` seconds
+//! unwrapped, is `P(t1) - P(t0) + k * D` with `k` the loop points crossed:
+//! continuous across the loop point, backwards when playing backwards,
+//! several cycles in one long step. A clip that does not loop holds its
+//! ends. While several clips play, each one's displacement is weighted by
+//! its weight in the pose (blend spaces and crossfades alike).
+//!
+//! A step ends at the clip time the pose is sampled at, so the next step
+//! starts where this one ended: the steps' sum telescopes to the root's
+//! travel between the first and the last pose, and the sample that ended
+//! one step starts the next (see [`RootTrail`]).
 //!
 //! It measures and removes root motion; it never moves an entity (the world
 //! layer does, with what `Character::root_motion` reports).
@@ -42,6 +48,52 @@ impl RootMotion {
 /// depend on them).
 pub type RootKeyHints = [u32; 2];
 
+/// One clip node's root-motion state between updates: its key hints, and
+/// where the root was at the clip time the last step ended at, the time
+/// the next step starts from. Only hints: a step that starts anywhere else
+/// samples its start, and a sample at a time is the same whoever takes it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RootTrail {
+    hints: RootKeyHints,
+    /// Clip time of `sample` (NaN: none yet; it equals no time).
+    time: f64,
+    sample: RootSample,
+}
+
+impl Default for RootTrail {
+    fn default() -> Self {
+        RootTrail {
+            hints: RootKeyHints::default(),
+            time: f64::NAN,
+            sample: RootSample { ground: [0.0; 2], twist: [1.0, 0.0] },
+        }
+    }
+}
+
+impl RootTrail {
+    /// The root at clip time `t`: the sample kept if it was taken there.
+    fn at(&mut self, tracks: &JointTracks, t: f64, rest: &Transform) -> RootSample {
+        if t == self.time { self.sample } else { at(tracks, t, rest, &mut self.hints) }
+    }
+
+    /// The root at clip time `t`, kept for the next step.
+    fn keep(&mut self, tracks: &JointTracks, t: f64, rest: &Transform) -> RootSample {
+        self.sample = self.at(tracks, t, rest);
+        self.time = t;
+        self.sample
+    }
+}
+
+/// One clip node's step in an update: the clip time it started from, how
+/// far it played (signed clip seconds, loops unwrapped) and the clip time
+/// it ended at (where its pose is sampled: within the clip).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LeafStep {
+    pub from: f64,
+    pub travel: f64,
+    pub to: f64,
+}
+
 /// A clip's root track and its travel per cycle.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClipRootMotion {
@@ -57,9 +109,9 @@ impl ClipRootMotion {
         let track = clip.joint_tracks.iter().position(|t| t.joint == joint);
         let mut motion = ClipRootMotion { track, cycle: RootMotion::default() };
         if let Some(tracks) = motion.tracks(clip) {
-            let hints = &mut RootKeyHints::default();
+            let trail = &mut RootTrail::default();
             let (start, end) =
-                (at(tracks, 0.0, rest, hints), at(tracks, f64::from(clip.duration), rest, hints));
+                (trail.at(tracks, 0.0, rest), trail.at(tracks, f64::from(clip.duration), rest));
             motion.cycle = difference(&start, &end);
         }
         motion
@@ -74,30 +126,32 @@ impl ClipRootMotion {
         self.cycle
     }
 
-    /// The root's displacement when playback moves from `t0` by `travel`
-    /// clip seconds (see the module documentation), finding keys from
-    /// `hints`.
+    /// The root's displacement over a clip node's `step` (see the module
+    /// documentation), starting from the sample `trail` kept when the step
+    /// starts where the last one ended, and keeping its end's.
     pub fn displacement(
         &self,
         clip: &Clip,
         rest: &Transform,
-        (t0, travel): (f64, f64),
+        step: LeafStep,
         looping: bool,
-        hints: &mut RootKeyHints,
+        trail: &mut RootTrail,
     ) -> RootMotion {
         let Some(tracks) = self.tracks(clip) else { return RootMotion::default() };
         let d = f64::from(clip.duration);
+        let LeafStep { from, travel, to } = step;
         if travel == 0.0 || !travel.is_finite() || d <= 0.0 {
             return RootMotion::default();
         }
+        let (from, to) = (from.clamp(0.0, d), to.clamp(0.0, d));
+        let within = difference(&trail.at(tracks, from, rest), &trail.keep(tracks, to, rest));
         if !looping {
-            let (a, b) = (t0.clamp(0.0, d), (t0 + travel).clamp(0.0, d));
-            return difference(&at(tracks, a, rest, hints), &at(tracks, b, rest, hints));
+            return within;
         }
-        let u1 = t0 + travel;
-        let (c0, c1) = ((t0 / d).floor(), (u1 / d).floor());
-        let within = difference(&at(tracks, t0 - c0 * d, rest, hints), &at(tracks, u1 - c1 * d, rest, hints));
-        let cycles = (c1 - c0) as f32;
+        // Whole cycles between the wrapped ends and the unwrapped travel:
+        // their difference is a multiple of the duration, give or take
+        // rounding far below half of it.
+        let cycles = ((from + travel - to) / d).round() as f32;
         RootMotion {
             translation: within.translation + self.cycle.translation * cycles,
             yaw: within.yaw + self.cycle.yaw * cycles,
@@ -105,11 +159,11 @@ impl ClipRootMotion {
     }
 }
 
-/// Where the root is at one clip time: its ground position and its turn
-/// about the up axis (see [`twist`]).
+/// Where the root is at one clip time: its ground position (x and z) and
+/// its turn about the up axis (see [`twist`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct RootSample {
-    ground: Vector3<f32>,
+    ground: [f32; 2],
     twist: [f32; 2],
 }
 
@@ -129,7 +183,7 @@ fn at(tracks: &JointTracks, t: f64, rest: &Transform, hints: &mut RootKeyHints) 
 
 /// `to - from`, the turn taken the short way round.
 fn difference(from: &RootSample, to: &RootSample) -> RootMotion {
-    let translation = to.ground - from.ground;
+    let translation = Vector3::new(to.ground[0] - from.ground[0], 0.0, to.ground[1] - from.ground[1]);
     if to.twist == from.twist {
         // Held still, or no rotation track: exactly no turn.
         return RootMotion { translation, yaw: 0.0 };
@@ -138,9 +192,9 @@ fn difference(from: &RootSample, to: &RootSample) -> RootMotion {
     RootMotion { translation, yaw: 2.0 * y.atan2(w) }
 }
 
-/// The translation's part on the ground plane.
-fn ground(t: &Vector3<f32>) -> Vector3<f32> {
-    Vector3::new(t.x, 0.0, t.z)
+/// The translation's part on the ground plane, x and z.
+fn ground(t: &Vector3<f32>) -> [f32; 2] {
+    [t.x, t.z]
 }
 
 /// The turn about the up axis (y) that `q` holds, as the unit complex
@@ -236,19 +290,53 @@ mod tests {
         let m = ClipRootMotion::new(&clip, 0, &rest);
         assert!((m.cycle().translation - Vector3::new(0.0, 0.0, 2.0)).norm() < 1e-6);
         assert!((m.cycle().yaw - 1.0).abs() < 1e-6);
-        // 1.5 s -> 6.5 s: 5 s at 1 m/s, across the loop point twice.
-        let d = m.displacement(&clip, &rest, (1.5, 5.0), true, &mut [0; 2]);
+        let step = |from: f64, travel: f64, to: f64| LeafStep { from, travel, to };
+        let trail = |hints| RootTrail { hints, ..RootTrail::default() };
+        // 1.5 s -> 6.5 s (0.5 s on the clip): 5 s at 1 m/s, across the loop
+        // point twice.
+        let d = m.displacement(&clip, &rest, step(1.5, 5.0, 0.5), true, &mut trail([0; 2]));
         assert!((d.translation - Vector3::new(0.0, 0.0, 5.0)).norm() < 1e-5, "{d:?}");
         assert!((d.yaw - 2.5).abs() < 1e-5, "{d:?}");
-        // Backwards: the opposite.
-        let back = m.displacement(&clip, &rest, (0.5, -5.0), true, &mut [7; 2]);
+        // Backwards: the opposite (hints far off find their keys).
+        let back = m.displacement(&clip, &rest, step(0.5, -5.0, 1.5), true, &mut trail([7; 2]));
         assert!((back.translation + Vector3::new(0.0, 0.0, 5.0)).norm() < 1e-5, "{back:?}");
+        // Ending on the loop point, as the clip's end or as its start.
+        for to in [0.0, 2.0] {
+            let whole = m.displacement(&clip, &rest, step(1.0, 1.0, to), true, &mut trail([0; 2]));
+            assert!((whole.translation - Vector3::new(0.0, 0.0, 1.0)).norm() < 1e-5, "{to}: {whole:?}");
+        }
         // Not looping: holds at the end.
-        let held = m.displacement(&clip, &rest, (1.5, 5.0), false, &mut [1; 2]);
+        let held = m.displacement(&clip, &rest, step(1.5, 5.0, 2.0), false, &mut trail([1; 2]));
         assert!((held.translation - Vector3::new(0.0, 0.0, 0.5)).norm() < 1e-5, "{held:?}");
         // No track for that joint: nothing.
         let other = ClipRootMotion::new(&clip, 3, &rest);
-        assert_eq!(other.displacement(&clip, &rest, (0.0, 1.0), true, &mut [0; 2]), RootMotion::default());
+        let none = other.displacement(&clip, &rest, step(0.0, 1.0, 1.0), true, &mut trail([0; 2]));
+        assert_eq!(none, RootMotion::default());
+    }
+
+    /// Steps that each start where the last ended reuse its end sample:
+    /// the same bits as each step sampled afresh, and together the travel
+    /// between the first start and the last end.
+    #[test]
+    fn a_trail_changes_no_step_and_steps_telescope() {
+        let clip = walk();
+        let rest = Transform::IDENTITY;
+        let m = ClipRootMotion::new(&clip, 0, &rest);
+        let (mut kept, mut time, mut sum) = (RootTrail::default(), 0.25, Vector3::zeros());
+        // 0.37 s steps: 40 of them cross the loop point seven times.
+        for _ in 0..40 {
+            let to = (time + 0.37) % 2.0;
+            let step = LeafStep { from: time, travel: 0.37, to };
+            let fresh = m.displacement(&clip, &rest, step, true, &mut RootTrail::default());
+            // A trail kept at another time is not used.
+            let stale = &mut RootTrail { time: to + 0.5, ..kept };
+            assert_eq!(m.displacement(&clip, &rest, step, true, stale), fresh);
+            assert_eq!(m.displacement(&clip, &rest, step, true, &mut kept), fresh);
+            assert_eq!(kept.time, to);
+            sum += fresh.translation;
+            time = to;
+        }
+        assert!((sum - Vector3::new(0.0, 0.0, 40.0 * 0.37)).norm() < 1e-4, "{sum:?}");
     }
 
     #[test]
@@ -301,7 +389,7 @@ mod tests {
             proptest::prop_assert!((a - b).norm().min((a + b).norm()) < 1e-5, "{a:?} {b:?}");
             proptest::prop_assert!((removed.rotation.norm() - 1.0).abs() < 1e-6);
 
-            let sample = |q: &UnitQuaternion<f32>| RootSample { ground: Vector3::zeros(), twist: twist(q) };
+            let sample = |q: &UnitQuaternion<f32>| RootSample { ground: [0.0; 2], twist: twist(q) };
             let turn = difference(&sample(&rest.rotation), &sample(&local)).yaw;
             let wrapped = (yaw + PI).rem_euclid(2.0 * PI) - PI;
             let apart = (turn - wrapped).abs();
