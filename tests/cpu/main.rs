@@ -7,6 +7,7 @@
 mod common;
 
 mod anim_runtime_clip;
+mod anim_simd_inline;
 mod architecture;
 mod asset_default_character;
 mod character_fuzz_controller;

@@ -18,6 +18,7 @@ use super::clip::TableTimes;
 use super::quantize::{BitReader, Range, load_bits, read_bits};
 use super::{CompressedClip, CubicTrack, LISTED, PackedTrack};
 use crate::anim::math::hermite;
+use wide::f32x4;
 
 /// Tracks per SIMD block.
 pub(crate) const LANES: usize = 4;
@@ -62,6 +63,28 @@ pub(crate) struct KeyBlock<const N: usize> {
     pub(crate) a: [[f32; LANES]; N],
     pub(crate) b: [[f32; LANES]; N],
     pub(crate) span: Span,
+}
+
+/// Each register's lanes as an array; a loop, not `map`: a closure in
+/// code an AVX2 function inlines may be compiled without AVX2 (see
+/// `nlerp_pair` in the sampler).
+#[inline(always)]
+pub(crate) fn to_arrays<const N: usize>(v: &[f32x4; N]) -> [[f32; LANES]; N] {
+    let mut arrays = [[0.0; LANES]; N];
+    for c in 0..N {
+        arrays[c] = v[c].to_array();
+    }
+    arrays
+}
+
+/// Each array as a register (see [`to_arrays`]).
+#[inline(always)]
+pub(crate) fn from_arrays<const N: usize>(v: &[[f32; LANES]; N]) -> [f32x4; N] {
+    let mut registers = [f32x4::ZERO; N];
+    for c in 0..N {
+        registers[c] = f32x4::from(v[c]);
+    }
+    registers
 }
 
 /// Four rotation tracks' keys (quaternion components `x, y, z, w`; the

@@ -151,12 +151,12 @@ impl KeyDecode {
     /// track's keys), for a block that is `one_load`.
     #[inline(always)]
     pub(super) fn words(&self, stream: &[u8], index: [u32; LANES]) -> [u64; LANES] {
-        std::array::from_fn(|l| {
-            load_bits(
-                stream,
-                u64::from(self.bit_offset[l]) + u64::from(index[l]) * u64::from(self.key_bits[l]),
-            )
-        })
+        let mut words = [0; LANES];
+        for l in 0..LANES {
+            let first_bit = u64::from(self.bit_offset[l]) + u64::from(index[l]) * u64::from(self.key_bits[l]);
+            words[l] = load_bits(stream, first_bit);
+        }
+        words
     }
 
     /// Quantized components (as f32) of every lane's key `index`, for a
@@ -172,7 +172,11 @@ impl KeyDecode {
     #[inline(always)]
     pub(super) fn values<const N: usize>(&self, q: &[f32x4; N]) -> [f32x4; N] {
         let step = f32x4::from(self.step);
-        std::array::from_fn(|c| f32x4::from(self.min[c]) + q[c] * step)
+        let mut values = [f32x4::ZERO; N];
+        for c in 0..N {
+            values[c] = f32x4::from(self.min[c]) + q[c] * step;
+        }
+        values
     }
 
     /// Four lanes' rotations (`x, y, z, w`) from their smallest three: the
@@ -186,13 +190,15 @@ impl KeyDecode {
             return q;
         }
         let dropped = f32x4::from(self.dropped);
-        let is = |c: f32| dropped.cmp_eq(f32x4::splat(c));
-        let below = |c: f32| dropped.cmp_lt(f32x4::splat(c));
+        let (c0, c1, c2, c3) = (f32x4::ZERO, f32x4::ONE, f32x4::splat(2.0), f32x4::splat(3.0));
+        let (is0, is1, is2, is3) =
+            (dropped.cmp_eq(c0), dropped.cmp_eq(c1), dropped.cmp_eq(c2), dropped.cmp_eq(c3));
+        let (below1, below2) = (dropped.cmp_lt(c1), dropped.cmp_lt(c2));
         [
-            is(0.0).blend(rebuilt, k0),
-            is(1.0).blend(rebuilt, below(1.0).blend(k0, k1)),
-            is(2.0).blend(rebuilt, below(2.0).blend(k1, k2)),
-            is(3.0).blend(rebuilt, k2),
+            is0.blend(rebuilt, k0),
+            is1.blend(rebuilt, below1.blend(k0, k1)),
+            is2.blend(rebuilt, below2.blend(k1, k2)),
+            is3.blend(rebuilt, k2),
         ]
     }
 }
@@ -249,19 +255,21 @@ impl Unpack for crate::anim::lanes8::Avx2 {
     #[inline(always)]
     fn unpack<const N: usize>(decode: &KeyDecode, words: [u64; LANES]) -> [f32x4; N] {
         use std::arch::x86_64::*;
-        let as_i64 = |w: u64| w as i64;
         // SAFETY: callers compile this for AVX2 and choose it where the CPU
         // has it; the loads read the arrays of `decode` they name.
         unsafe {
-            let words =
-                _mm256_set_epi64x(as_i64(words[3]), as_i64(words[2]), as_i64(words[1]), as_i64(words[0]));
+            let [w0, w1, w2, w3] = words;
+            let words = _mm256_set_epi64x(w3 as i64, w2 as i64, w1 as i64, w0 as i64);
             let low_halves = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-            std::array::from_fn(|c| {
+            // A loop, not a closure (see `nlerp_pair` in the sampler).
+            let mut quantized = [f32x4::ZERO; N];
+            for c in 0..N {
                 let shifted = _mm256_srlv_epi64(words, _mm256_load_si256(decode.shift[c].as_ptr().cast()));
                 let low = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(shifted, low_halves));
                 let q = _mm_and_si128(low, _mm_loadu_si128(decode.field[c].as_ptr().cast()));
-                std::mem::transmute::<__m128, f32x4>(_mm_cvtepi32_ps(q))
-            })
+                quantized[c] = std::mem::transmute::<__m128, f32x4>(_mm_cvtepi32_ps(q));
+            }
+            quantized
         }
     }
 
@@ -276,12 +284,7 @@ impl Unpack for crate::anim::lanes8::Avx2 {
         use std::arch::x86_64::*;
         let [low, high] = pair;
         assert!(low.keys_in_stream && high.keys_in_stream && index < low.keys[0] && index < high.keys[0]);
-        let join = |l: &[u32; LANES], h: &[u32; LANES]| {
-            // SAFETY: loads of four u32 from arrays of four.
-            unsafe {
-                _mm256_setr_m128i(_mm_loadu_si128(l.as_ptr().cast()), _mm_loadu_si128(h.as_ptr().cast()))
-            }
-        };
+        // No closures (see `nlerp_pair` in the sampler).
         // SAFETY: callers compile this for AVX2 and choose it where the CPU
         // has it. Each lane reads the 8 bytes from its key's first byte:
         // `keys_in_stream` says those lie in the stream for every key below
@@ -290,34 +293,54 @@ impl Unpack for crate::anim::lanes8::Avx2 {
         unsafe {
             let index = _mm256_set1_epi32(index as i32);
             let bits = _mm256_add_epi32(
-                join(&low.bit_offset, &high.bit_offset),
-                _mm256_mullo_epi32(index, join(&low.key_bits, &high.key_bits)),
+                join_u32(&low.bit_offset, &high.bit_offset),
+                _mm256_mullo_epi32(index, join_u32(&low.key_bits, &high.key_bits)),
             );
             let bytes = _mm256_srli_epi32::<3>(bits);
             let within = _mm256_and_si256(bits, _mm256_set1_epi32(7));
             let bytes: [u32; 8] = std::mem::transmute(bytes);
-            let w = |i: usize| stream.as_ptr().add(bytes[i] as usize).cast::<i64>().read_unaligned();
+            let mut w = [0i64; 8];
+            for i in 0..8 {
+                w[i] = stream.as_ptr().add(bytes[i] as usize).cast::<i64>().read_unaligned();
+            }
             let words =
-                [_mm256_setr_epi64x(w(0), w(1), w(2), w(3)), _mm256_setr_epi64x(w(4), w(5), w(6), w(7))];
+                [_mm256_setr_epi64x(w[0], w[1], w[2], w[3]), _mm256_setr_epi64x(w[4], w[5], w[6], w[7])];
             let within = [
                 _mm256_cvtepu32_epi64(_mm256_castsi256_si128(within)),
                 _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(within)),
             ];
-            std::array::from_fn(|c| {
-                let shifted = |h: usize| {
+            let mut quantized = [crate::anim::lanes8::Avx2(_mm256_setzero_ps()); N];
+            for c in 0..N {
+                let mut shifted = [_mm256_setzero_ps(); 2];
+                for h in 0..2 {
                     let shift =
                         _mm256_add_epi64(_mm256_load_si256(pair[h].shift[c].as_ptr().cast()), within[h]);
-                    _mm256_castsi256_ps(_mm256_srlv_epi64(words[h], shift))
-                };
+                    shifted[h] = _mm256_castsi256_ps(_mm256_srlv_epi64(words[h], shift));
+                }
                 // Each 64-bit lane's low half, the first block's four then
                 // the second's: picked within 128-bit halves, then put in order.
-                let halves = _mm256_castps_si256(_mm256_shuffle_ps::<0b10_00_10_00>(shifted(0), shifted(1)));
+                let halves = _mm256_castps_si256(_mm256_shuffle_ps::<0b10_00_10_00>(shifted[0], shifted[1]));
                 let ordered = _mm256_permute4x64_epi64::<0b11_01_10_00>(halves);
-                let q = _mm256_and_si256(ordered, join(&low.field[c], &high.field[c]));
-                crate::anim::lanes8::Avx2(_mm256_cvtepi32_ps(q))
-            })
+                let q = _mm256_and_si256(ordered, join_u32(&low.field[c], &high.field[c]));
+                quantized[c] = crate::anim::lanes8::Avx2(_mm256_cvtepi32_ps(q));
+            }
+            quantized
         }
     }
+}
+
+/// Two blocks' four u32 in one register, the first block's low.
+///
+/// # Safety
+///
+/// Only where the CPU has AVX2, inside a function compiled for it (this
+/// one inlines into it by rule).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn join_u32(low: &[u32; LANES], high: &[u32; LANES]) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    // SAFETY: loads of four u32 from arrays of four; AVX2 as the caller promised.
+    unsafe { _mm256_setr_m128i(_mm_loadu_si128(low.as_ptr().cast()), _mm_loadu_si128(high.as_ptr().cast())) }
 }
 
 #[cfg(test)]

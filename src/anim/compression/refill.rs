@@ -16,6 +16,7 @@
 //! picks one at run time.
 
 use super::cursor::{CompressedCursor, KeyBlock, KeyReader, Keys, LANES, Mask, PADDING, Span};
+use super::cursor::{from_arrays, to_arrays};
 use super::key_decode::{KeyDecode, Unpack};
 use super::quantize::read_bits;
 use super::{CompressedClip, PackedTrack};
@@ -78,11 +79,15 @@ impl<const N: usize> Refill<N> {
     /// store per component: a narrower store would stall the sampler's
     /// loads).
     #[inline(always)]
-    fn apply<const M: usize>(&self, block: &mut KeyBlock<M>, decode: impl Fn(&[f32x4; N]) -> [f32x4; M]) {
-        let old_a = block.a.map(f32x4::from);
-        let old_b = block.b.map(f32x4::from);
-        let decoded_a = if self.a_decoded != 0 { decode(&self.a) } else { old_a };
-        let decoded_b = if self.b_decoded != 0 { decode(&self.b) } else { old_b };
+    fn apply<const M: usize>(
+        &self,
+        block: &mut KeyBlock<M>,
+        decode: &KeyDecode,
+        values: &impl Fn(&KeyDecode, &[f32x4; N]) -> [f32x4; M],
+    ) {
+        let (old_a, old_b) = (from_arrays(&block.a), from_arrays(&block.b));
+        let decoded_a = if self.a_decoded != 0 { values(decode, &self.a) } else { old_a };
+        let decoded_b = if self.b_decoded != 0 { values(decode, &self.b) } else { old_b };
         let (a_was_b, a_decoded) = (lanes(self.a_was_b), lanes(self.a_decoded));
         let (b_is_a, b_was_a, b_decoded) = (lanes(self.b_is_a), lanes(self.b_was_a), lanes(self.b_decoded));
         for c in 0..M {
@@ -143,6 +148,9 @@ struct Block<'a, const M: usize> {
 /// `values` decodes a block's quantized keys. Where every track of the
 /// block shares one key-time mask (a baked clip's mostly do) and held the
 /// same keys, the keys are found once for them all.
+///
+/// No closures here or below (see `nlerp_pair` in the sampler): `values`
+/// is one of `KeyDecode`'s functions, inlined by rule.
 #[inline(always)]
 fn refill<U: Unpack, const N: usize, const M: usize>(
     clip: &CompressedClip,
@@ -165,14 +173,17 @@ fn refill<U: Unpack, const N: usize, const M: usize>(
         return;
     }
     let mut refill = Refill::<N>::NONE;
-    for l in (0..LANES).filter(|l| stale & (1 << l) != 0) {
+    let mut rest = stale;
+    while rest != 0 {
+        let l = rest.trailing_zeros() as usize;
+        rest &= rest - 1;
         let track = &tracks[l];
         let reader = KeyReader::new(clip, track);
         let keys = reader.around(t, held[l]);
         refill.lane(l, &reader, track, &mut held[l], &keys);
         cached.span.set(l, &keys);
     }
-    refill.apply(cached, |q| values(decode, q));
+    refill.apply(cached, decode, &values);
 }
 
 /// A block whose tracks move on together (see [`KeyDecode`]), all of them
@@ -197,22 +208,18 @@ fn together<U: Unpack, const N: usize, const M: usize>(
     }
     let keys = KeyReader::new(clip, &tracks[0]).around(t, held[0]);
     // Padding lanes stay valid forever.
-    let lane = |l: usize, value: f32, padding: &[f32; LANES]| {
-        if lanes & (1 << l) != 0 { value } else { padding[l] }
-    };
-    cached.span = Span {
-        lo: std::array::from_fn(|l| lane(l, keys.lo, &PADDING.lo)),
-        hi: std::array::from_fn(|l| lane(l, keys.hi, &PADDING.hi)),
-        t0: std::array::from_fn(|l| lane(l, keys.t0, &PADDING.t0)),
-        inv: std::array::from_fn(|l| lane(l, keys.inv, &PADDING.inv)),
-    };
+    let mut span = PADDING;
+    for l in 0..tracks.len().min(LANES) {
+        span.set(l, &keys);
+    }
+    cached.span = span;
     let a = values(decode, &decode.quantized::<U, N>(&clip.stream, keys.a & 0xffff));
     let b = match keys.b == keys.a {
         true => a,
         false => values(decode, &decode.quantized::<U, N>(&clip.stream, keys.b & 0xffff)),
     };
-    cached.a = a.map(f32x4::to_array);
-    cached.b = b.map(f32x4::to_array);
+    cached.a = to_arrays(&a);
+    cached.b = to_arrays(&b);
     held.fill([keys.a, keys.b]);
 }
 
@@ -247,7 +254,7 @@ fn together_forward<U: Unpack, const N: usize, const M: usize>(
     cached.span = crossing.span(live);
     let new = values(decode, &decode.quantized::<U, N>(&clip.stream, k & 0xffff));
     cached.a = cached.b;
-    cached.b = new.map(f32x4::to_array);
+    cached.b = to_arrays(&new);
     // Lane by lane (a block has at most four): as a loop over the slice,
     // the compiler vectorised it with more set-up than stores.
     for l in 0..LANES {
@@ -308,16 +315,20 @@ impl Crossing {
     #[inline(always)]
     pub(super) fn span(&self, live: i32) -> Span {
         let all = live == (1 << LANES) - 1;
+        if all {
+            return Span {
+                lo: [self.lo; LANES],
+                hi: [self.hi; LANES],
+                t0: [self.lo; LANES],
+                inv: [self.inv; LANES],
+            };
+        }
         let live = lanes(live as usize);
-        let span = |value: f32, padding: [f32; LANES]| match all {
-            true => [value; LANES],
-            false => live.blend(f32x4::splat(value), padding.into()).to_array(),
-        };
         Span {
-            lo: span(self.lo, PADDING.lo),
-            hi: span(self.hi, PADDING.hi),
-            t0: span(self.lo, PADDING.t0),
-            inv: span(self.inv, PADDING.inv),
+            lo: live.blend(f32x4::splat(self.lo), PADDING.lo.into()).to_array(),
+            hi: live.blend(f32x4::splat(self.hi), PADDING.hi.into()).to_array(),
+            t0: live.blend(f32x4::splat(self.lo), PADDING.t0.into()).to_array(),
+            inv: live.blend(f32x4::splat(self.inv), PADDING.inv.into()).to_array(),
         }
     }
 }

@@ -85,7 +85,12 @@ pub(crate) fn refill_rotation_pair<F: Unpack>(
 #[inline(always)]
 fn values<F: Lanes8>([low, high]: [&KeyDecode; 2], q: &[F; 3]) -> [F; 3] {
     let step = F::join(&low.step, &high.step);
-    std::array::from_fn(|c| F::join(&low.min[c], &high.min[c]) + q[c] * step)
+    // No closures (see `nlerp_pair` in the sampler).
+    [
+        F::join(&low.min[0], &high.min[0]) + q[0] * step,
+        F::join(&low.min[1], &high.min[1]) + q[1] * step,
+        F::join(&low.min[2], &high.min[2]) + q[2] * step,
+    ]
 }
 
 /// Eight lanes' rotations (`x, y, z, w`) from their smallest three: what
@@ -104,14 +109,19 @@ fn rotations<F: Lanes8>(pair: [&KeyDecode; 2], q: &[F; 3]) -> [F; 4] {
         return q;
     }
     let dropped = F::join(&low.dropped, &high.dropped);
-    let is = |c: f32| dropped.ge(F::splat(c)).and(dropped.le(F::splat(c)));
-    let below = |c: f32| dropped.lt(F::splat(c));
+    let (c1, c2, c3) = (F::splat(1.0), F::splat(2.0), F::splat(3.0));
     [
-        is(0.0).select(rebuilt, k0),
-        is(1.0).select(rebuilt, below(1.0).select(k0, k1)),
-        is(2.0).select(rebuilt, below(2.0).select(k1, k2)),
-        is(3.0).select(rebuilt, k2),
+        is(dropped, zero).select(rebuilt, k0),
+        is(dropped, c1).select(rebuilt, dropped.lt(c1).select(k0, k1)),
+        is(dropped, c2).select(rebuilt, dropped.lt(c2).select(k1, k2)),
+        is(dropped, c3).select(rebuilt, k2),
     ]
+}
+
+/// The lanes of `dropped` equal to `c`'s.
+#[inline(always)]
+fn is<F: Lanes8>(dropped: F, c: F) -> F {
+    dropped.ge(c).and(dropped.le(c))
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //! It never changes the clip, its results never depend on where the cursor
 //! was, and it never allocates.
 
-use super::cursor::{CompressedCursor, KeyBlock, LANES, RotationBlock, Span, sample_cubic};
+use super::cursor::{CompressedCursor, KeyBlock, LANES, RotationBlock, Span, sample_cubic, to_arrays};
 use super::interpolation::C;
 use super::key_decode::Unpack;
 use super::refill::{refill_rotations, refill_vectors, refill_weights};
@@ -121,8 +121,9 @@ impl CompressedSampleJob<'_> {
         let nearest = F::splat(time.nearest_f32);
         for first in (0..blocks.len()).step_by(2) {
             // The last block alone rides in both halves.
-            let pair = [first, (first + 1).min(blocks.len() - 1)];
-            let q = nlerp_pair::<F>(pair.map(|b| &blocks[b]), pair.map(|b| &clip.corrected[b]), nearest);
+            let second = (first + 1).min(blocks.len() - 1);
+            let pair = [&blocks[first], &blocks[second]];
+            let q = nlerp_pair::<F>(pair, [&clip.corrected[first], &clip.corrected[second]], nearest);
             // Each lane's x, y, z, w side by side: nalgebra's order.
             let lanes = F::transpose_halves(q);
             let tracks = &clip.tracks[first * LANES..rotations.min((first + 2) * LANES)];
@@ -135,7 +136,7 @@ impl CompressedSampleJob<'_> {
         }
         let vectors = &clip.tracks[rotations..rotations + clip.vector_tracks];
         for b in 0..self.cursor.vectors.len() {
-            let v = lerp_block(&self.cursor.vectors[b], &time).map(f32x4::to_array);
+            let v = to_arrays(&lerp_block(&self.cursor.vectors[b], &time));
             let tracks = &vectors[b * LANES..vectors.len().min((b + 1) * LANES)];
             for (l, track) in tracks.iter().enumerate() {
                 let out = &mut self.output[track.joint as usize];
@@ -149,7 +150,7 @@ impl CompressedSampleJob<'_> {
         }
         let weights = &clip.tracks[rotations + clip.vector_tracks..];
         for b in 0..self.cursor.weights.len() {
-            let [w] = lerp_block(&self.cursor.weights[b], &time).map(f32x4::to_array);
+            let [w] = to_arrays(&lerp_block(&self.cursor.weights[b], &time));
             let first = clip.weight_runs[b] as usize;
             if let Some(run) = self.morph_output.get_mut(first..first.wrapping_add(LANES)) {
                 run.copy_from_slice(&w);
@@ -309,10 +310,12 @@ impl Time {
 #[inline(always)]
 fn lerp_block<const N: usize>(block: &KeyBlock<N>, time: &Time) -> [f32x4; N] {
     let s = time.ratios(&block.span);
-    std::array::from_fn(|c| {
+    let mut values = [f32x4::ZERO; N];
+    for c in 0..N {
         let a = f32x4::from(block.a[c]);
-        a + (f32x4::from(block.b[c]) - a) * s
-    })
+        values[c] = a + (f32x4::from(block.b[c]) - a) * s;
+    }
+    values
 }
 
 /// Rotations of two blocks (eight lanes): normalised lerp on the short
@@ -322,30 +325,46 @@ fn lerp_block<const N: usize>(block: &KeyBlock<N>, time: &Time) -> [f32x4; N] {
 /// estimate refined by one Newton step (as ozz-animation does; relative
 /// error below 1e-6). Between two unit keys on the short arc the lerp is at
 /// least 0.7 long, so no lane needs a fallback for zero length.
+///
+/// No closures here or in anything an AVX2 function inlines (`map`,
+/// `array::from_fn`, helpers taking one): a closure is a function of its
+/// own, compiled without AVX2, and fast only while the compiler happens
+/// to inline it. When it does not (a change elsewhere in the crate was
+/// enough), every intrinsic inside it becomes a call: Fox Walk's frame
+/// took 1.8 times as long. Loops and functions marked `inline(always)`
+/// are inlined by rule.
 #[inline(always)]
 fn nlerp_pair<F: Lanes8>(blocks: [&RotationBlock; 2], corrected: [&[f32; LANES]; 2], nearest: F) -> [F; 4] {
     let [low, high] = blocks;
-    let join = |l: &[f32; LANES], h: &[f32; LANES]| F::join(l, h);
     let (one, zero, half) = (F::splat(1.0), F::splat(0.0), F::splat(0.5));
     // Where time falls between each lane's keys, in [0, 1] (`min` as SSE's:
     // the second where the first is not below it).
-    let s = (nearest - join(&low.span.t0, &high.span.t0)) * join(&low.span.inv, &high.span.inv);
+    let s = (nearest - F::join(&low.span.t0, &high.span.t0)) * F::join(&low.span.inv, &high.span.inv);
     let s = s.lt(one).select(s, one);
-    let a: [F; 4] = std::array::from_fn(|c| join(&low.a[c], &high.a[c]));
-    let b: [F; 4] = std::array::from_fn(|c| join(&low.b[c], &high.b[c]));
+    let (mut a, mut b) = ([zero; 4], [zero; 4]);
+    for c in 0..4 {
+        a[c] = F::join(&low.a[c], &high.a[c]);
+        b[c] = F::join(&low.b[c], &high.b[c]);
+    }
     let dot = (a[0] * b[0] + a[2] * b[2]) + (a[1] * b[1] + a[3] * b[3]);
     // The sign bit of the dot product flips `b` onto `a`'s side.
     let flip = dot.and(F::splat(-0.0));
     let x = one - dot.xor(flip);
     let x = x.gt(zero).select(x, zero);
-    let [c0, c1, c2] = C.map(|c| F::splat(c as f32));
-    let k = (x * (c0 + x * (c1 + x * c2))).and(join(corrected[0], corrected[1]));
+    let (c0, c1, c2) = (F::splat(C[0] as f32), F::splat(C[1] as f32), F::splat(C[2] as f32));
+    let k = (x * (c0 + x * (c1 + x * c2))).and(F::join(corrected[0], corrected[1]));
     let u = s + s * (s - half) * (s - one) * k;
-    let q: [F; 4] = std::array::from_fn(|c| a[c] + (b[c].xor(flip) - a[c]) * u);
+    let mut q = [zero; 4];
+    for c in 0..4 {
+        q[c] = a[c] + (b[c].xor(flip) - a[c]) * u;
+    }
     let n2 = (q[0] * q[0] + q[2] * q[2]) + (q[1] * q[1] + q[3] * q[3]);
     let r = n2.recip_sqrt_estimate();
     let inv = r * (F::splat(1.5) - half * n2 * r * r);
-    q.map(|c| c * inv)
+    for c in &mut q {
+        *c = *c * inv;
+    }
+    q
 }
 
 #[cfg(test)]
