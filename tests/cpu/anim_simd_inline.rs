@@ -4,7 +4,7 @@
 //! compiled without AVX2, and fast only while the compiler happens to
 //! inline it. When it does not, each intrinsic inside becomes a call to an
 //! out-of-line copy: nothing fails, only the time grows (the compressed
-//! sampler once took 1.8 times as long for it). This test disassembles the
+//! sampler once took 1.9 times as long for it). This test disassembles the
 //! program as built for the tests and fails when any function of ours
 //! calls such a copy. Needs an optimised x86-64 build (`--release`) and
 //! `objdump` (binutils, which the linker already needs).

@@ -331,7 +331,7 @@ fn lerp_block<const N: usize>(block: &KeyBlock<N>, time: &Time) -> [f32x4; N] {
 /// own, compiled without AVX2, and fast only while the compiler happens
 /// to inline it. When it does not (a change elsewhere in the crate was
 /// enough), every intrinsic inside it becomes a call: Fox Walk's frame
-/// took 1.8 times as long. Loops and functions marked `inline(always)`
+/// took 1.9 times as long. Loops and functions marked `inline(always)`
 /// are inlined by rule.
 #[inline(always)]
 fn nlerp_pair<F: Lanes8>(blocks: [&RotationBlock; 2], corrected: [&[f32; LANES]; 2], nearest: F) -> [F; 4] {
