@@ -89,8 +89,11 @@ impl RootTrail {
 /// it ended at (where its pose is sampled: within the clip).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LeafStep {
+    /// Clip time at the start, seconds.
     pub from: f64,
+    /// Clip seconds played, signed, loops unwrapped.
     pub travel: f64,
+    /// Clip time at the end, seconds (within the clip).
     pub to: f64,
 }
 
