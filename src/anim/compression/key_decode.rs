@@ -263,11 +263,11 @@ impl Unpack for crate::anim::lanes8::Avx2 {
             let low_halves = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
             // A loop, not a closure (see `nlerp_pair` in the sampler).
             let mut quantized = [f32x4::ZERO; N];
-            for c in 0..N {
+            for (c, out) in quantized.iter_mut().enumerate() {
                 let shifted = _mm256_srlv_epi64(words, _mm256_load_si256(decode.shift[c].as_ptr().cast()));
                 let low = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(shifted, low_halves));
                 let q = _mm_and_si128(low, _mm_loadu_si128(decode.field[c].as_ptr().cast()));
-                quantized[c] = std::mem::transmute::<__m128, f32x4>(_mm_cvtepi32_ps(q));
+                *out = std::mem::transmute::<__m128, f32x4>(_mm_cvtepi32_ps(q));
             }
             quantized
         }
@@ -310,7 +310,7 @@ impl Unpack for crate::anim::lanes8::Avx2 {
                 _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(within)),
             ];
             let mut quantized = [crate::anim::lanes8::Avx2(_mm256_setzero_ps()); N];
-            for c in 0..N {
+            for (c, out) in quantized.iter_mut().enumerate() {
                 let mut shifted = [_mm256_setzero_ps(); 2];
                 for h in 0..2 {
                     let shift =
@@ -322,7 +322,7 @@ impl Unpack for crate::anim::lanes8::Avx2 {
                 let halves = _mm256_castps_si256(_mm256_shuffle_ps::<0b10_00_10_00>(shifted[0], shifted[1]));
                 let ordered = _mm256_permute4x64_epi64::<0b11_01_10_00>(halves);
                 let q = _mm256_and_si256(ordered, join_u32(&low.field[c], &high.field[c]));
-                quantized[c] = crate::anim::lanes8::Avx2(_mm256_cvtepi32_ps(q));
+                *out = crate::anim::lanes8::Avx2(_mm256_cvtepi32_ps(q));
             }
             quantized
         }

@@ -311,9 +311,9 @@ impl Time {
 fn lerp_block<const N: usize>(block: &KeyBlock<N>, time: &Time) -> [f32x4; N] {
     let s = time.ratios(&block.span);
     let mut values = [f32x4::ZERO; N];
-    for c in 0..N {
-        let a = f32x4::from(block.a[c]);
-        values[c] = a + (f32x4::from(block.b[c]) - a) * s;
+    for (value, (a, b)) in values.iter_mut().zip(block.a.iter().zip(&block.b)) {
+        let a = f32x4::from(*a);
+        *value = a + (f32x4::from(*b) - a) * s;
     }
     values
 }
