@@ -74,20 +74,15 @@ impl<const N: usize> Refill<N> {
         *held = [keys.a, keys.b];
     }
 
-    /// Writes the new keys of every lane into `block`'s `a` and `b`,
-    /// `decode` decoding the quantized ones, whole blocks at a time (one
+    /// Writes the new keys of every lane into `block`'s `a` and `b`, `V`
+    /// decoding the quantized ones with `decode`, whole blocks at a time (one
     /// store per component: a narrower store would stall the sampler's
     /// loads).
     #[inline(always)]
-    fn apply<const M: usize>(
-        &self,
-        block: &mut KeyBlock<M>,
-        decode: &KeyDecode,
-        values: &impl Fn(&KeyDecode, &[f32x4; N]) -> [f32x4; M],
-    ) {
+    fn apply<V: Decode<N, M>, const M: usize>(&self, block: &mut KeyBlock<M>, decode: &KeyDecode) {
         let (old_a, old_b) = (from_arrays(&block.a), from_arrays(&block.b));
-        let decoded_a = if self.a_decoded != 0 { values(decode, &self.a) } else { old_a };
-        let decoded_b = if self.b_decoded != 0 { values(decode, &self.b) } else { old_b };
+        let decoded_a = if self.a_decoded != 0 { V::values(decode, &self.a) } else { old_a };
+        let decoded_b = if self.b_decoded != 0 { V::values(decode, &self.b) } else { old_b };
         let (a_was_b, a_decoded) = (lanes(self.a_was_b), lanes(self.a_decoded));
         let (b_is_a, b_was_a, b_decoded) = (lanes(self.b_is_a), lanes(self.b_was_a), lanes(self.b_decoded));
         for c in 0..M {
@@ -132,6 +127,33 @@ fn lanes(bits: usize) -> f32x4 {
     f32x4::from(MASKS[bits & 15])
 }
 
+/// How a kind's `N` quantized components per key become its `M` values.
+trait Decode<const N: usize, const M: usize> {
+    fn values(decode: &KeyDecode, q: &[f32x4; N]) -> [f32x4; M];
+}
+
+/// Rotations: the smallest three components rebuilt to four
+/// ([`KeyDecode::rotations`]).
+struct Rotations;
+
+impl Decode<3, 4> for Rotations {
+    #[inline(always)]
+    fn values(decode: &KeyDecode, q: &[f32x4; 3]) -> [f32x4; 4] {
+        decode.rotations(q)
+    }
+}
+
+/// Translations, scales and weights: each component as stored
+/// ([`KeyDecode::values`]).
+struct Values;
+
+impl<const N: usize> Decode<N, N> for Values {
+    #[inline(always)]
+    fn values(decode: &KeyDecode, q: &[f32x4; N]) -> [f32x4; N] {
+        decode.values(q)
+    }
+}
+
 /// One block of four tracks of a kind, as a refill sees it.
 struct Block<'a, const M: usize> {
     /// The block's tracks (four, or fewer in a kind's last block).
@@ -145,20 +167,21 @@ struct Block<'a, const M: usize> {
 }
 
 /// The `stale` lanes (one bit each) of `block` cache the keys around `t`;
-/// `values` decodes a block's quantized keys. Where every track of the
-/// block shares one key-time mask (a baked clip's mostly do) and held the
-/// same keys, the keys are found once for them all.
+/// `V` decodes a block's quantized keys. Where every track of the block
+/// shares one key-time mask (a baked clip's mostly do) and held the same
+/// keys, the keys are found once for them all.
 ///
-/// No closures here or below (see `nlerp_pair` in the sampler): `values`
-/// is one of `KeyDecode`'s functions, inlined by rule.
+/// No closures here or below (see `nlerp_pair` in the sampler), nor
+/// functions passed as values: a function passed as an `impl Fn` was
+/// called out of line from the AVX2 sampler. `V` names the decoding as a
+/// type, so it inlines by rule.
 #[inline(always)]
-fn refill<U: Unpack, const N: usize, const M: usize>(
+fn refill<U: Unpack, V: Decode<N, M>, const N: usize, const M: usize>(
     clip: &CompressedClip,
     block: Block<'_, M>,
     stale: i32,
     t: f64,
     last: &mut Option<Crossing>,
-    values: impl Fn(&KeyDecode, &[f32x4; N]) -> [f32x4; M],
 ) {
     let Block { tracks, held, keys: cached, decode } = block;
     // Lanes of tracks that share their key times and STEP flag have the
@@ -166,10 +189,10 @@ fn refill<U: Unpack, const N: usize, const M: usize>(
     // together and the same search gives each the same keys.
     debug_assert!(!decode.together || held.iter().all(|h| *h == held[0]));
     if decode.together && stale == (1 << tracks.len()) - 1 {
-        together::<U, N, M>(clip, Block { tracks, held, keys: cached, decode }, t, last, &values);
+        together::<U, V, N, M>(clip, Block { tracks, held, keys: cached, decode }, t, last);
         return;
     }
-    if forward::<U, N, M>(clip, Block { tracks, held, keys: cached, decode }, stale, t, *last, &values) {
+    if forward::<U, V, N, M>(clip, Block { tracks, held, keys: cached, decode }, stale, t, *last) {
         return;
     }
     let mut refill = Refill::<N>::NONE;
@@ -183,7 +206,7 @@ fn refill<U: Unpack, const N: usize, const M: usize>(
         refill.lane(l, &reader, track, &mut held[l], &keys);
         cached.span.set(l, &keys);
     }
-    refill.apply(cached, decode, &values);
+    refill.apply::<V, M>(cached, decode);
 }
 
 /// A block whose tracks move on together (see [`KeyDecode`]), all of them
@@ -193,17 +216,15 @@ fn refill<U: Unpack, const N: usize, const M: usize>(
 /// way: on Fox Walk (a loop every 43 frames at 60 Hz), decoding lane by
 /// lane there cost about 4 % of all its sampling.
 #[inline(always)]
-fn together<U: Unpack, const N: usize, const M: usize>(
+fn together<U: Unpack, V: Decode<N, M>, const N: usize, const M: usize>(
     clip: &CompressedClip,
     block: Block<'_, M>,
     t: f64,
     last: &mut Option<Crossing>,
-    values: &impl Fn(&KeyDecode, &[f32x4; N]) -> [f32x4; M],
 ) {
     let Block { tracks, held, keys: cached, decode } = block;
     let lanes = (1 << tracks.len()) - 1;
-    if together_forward::<U, N, M>(clip, Block { tracks, held, keys: cached, decode }, lanes, t, last, values)
-    {
+    if together_forward::<U, V, N, M>(clip, Block { tracks, held, keys: cached, decode }, lanes, t, last) {
         return;
     }
     let keys = KeyReader::new(clip, &tracks[0]).around(t, held[0]);
@@ -213,10 +234,10 @@ fn together<U: Unpack, const N: usize, const M: usize>(
         span.set(l, &keys);
     }
     cached.span = span;
-    let a = values(decode, &decode.quantized::<U, N>(&clip.stream, keys.a & 0xffff));
+    let a = V::values(decode, &decode.quantized::<U, N>(&clip.stream, keys.a & 0xffff));
     let b = match keys.b == keys.a {
         true => a,
-        false => values(decode, &decode.quantized::<U, N>(&clip.stream, keys.b & 0xffff)),
+        false => V::values(decode, &decode.quantized::<U, N>(&clip.stream, keys.b & 0xffff)),
     };
     cached.a = to_arrays(&a);
     cached.b = to_arrays(&b);
@@ -233,13 +254,12 @@ fn together<U: Unpack, const N: usize, const M: usize>(
 /// narrower stores do not forward to a wider load. Returns false, having
 /// changed nothing, where the block needs more (as [`forward`]).
 #[inline(always)]
-fn together_forward<U: Unpack, const N: usize, const M: usize>(
+fn together_forward<U: Unpack, V: Decode<N, M>, const N: usize, const M: usize>(
     clip: &CompressedClip,
     block: Block<'_, M>,
     live: i32,
     t: f64,
     last: &mut Option<Crossing>,
-    values: &impl Fn(&KeyDecode, &[f32x4; N]) -> [f32x4; M],
 ) -> bool {
     let Block { held, keys: cached, decode, .. } = block;
     let [a, b] = held[0];
@@ -252,7 +272,7 @@ fn together_forward<U: Unpack, const N: usize, const M: usize>(
     let Some(crossing) = Crossing::find(clip, decode.mask_at[0], b, lo, t, last) else { return false };
     let k = crossing.to;
     cached.span = crossing.span(live);
-    let new = values(decode, &decode.quantized::<U, N>(&clip.stream, k & 0xffff));
+    let new = V::values(decode, &decode.quantized::<U, N>(&clip.stream, k & 0xffff));
     cached.a = cached.b;
     cached.b = to_arrays(&new);
     // Lane by lane (a block has at most four): as a loop over the slice,
@@ -368,13 +388,12 @@ fn next_listed(clip: &CompressedClip, decode: &KeyDecode, l: usize, b: u32, t: f
 /// are listed too (Fox Survey's six sparsest tracks), Fox Survey 5 % fewer
 /// instructions.
 #[inline(always)]
-fn forward<U: Unpack, const N: usize, const M: usize>(
+fn forward<U: Unpack, V: Decode<N, M>, const N: usize, const M: usize>(
     clip: &CompressedClip,
     block: Block<'_, M>,
     stale: i32,
     t: f64,
     last: Option<Crossing>,
-    values: &impl Fn(&KeyDecode, &[f32x4; N]) -> [f32x4; M],
 ) -> bool {
     let Block { tracks, held, keys: cached, decode } = block;
     if stale & !decode.movable != 0 {
@@ -430,7 +449,7 @@ fn forward<U: Unpack, const N: usize, const M: usize>(
     span.inv = moved.blend(f32x4::ONE / (hi - lo), f32x4::from(span.inv)).to_array();
     span.lo = lo.to_array();
     span.hi = hi.to_array();
-    let decoded = values(decode, &q);
+    let decoded = V::values(decode, &q);
     for ((a, b), new) in cached.a.iter_mut().zip(&mut cached.b).zip(decoded) {
         let old_b = f32x4::from(*b);
         *a = moved.blend(old_b, f32x4::from(*a)).to_array();
@@ -468,7 +487,7 @@ pub(crate) fn refill_rotations<U: Unpack>(
 ) {
     let kind = 0..clip.rotation_tracks;
     let block = block(clip, &mut cursor.keys, kind, b, &mut cursor.rotations[b], &clip.rotation_decode[b]);
-    refill::<U, 3, 4>(clip, block, stale, t, last, KeyDecode::rotations);
+    refill::<U, Rotations, 3, 4>(clip, block, stale, t, last);
 }
 
 /// The `stale` lanes of translation-or-scale block `b` cache the keys
@@ -484,7 +503,7 @@ pub(crate) fn refill_vectors<U: Unpack>(
 ) {
     let kind = clip.rotation_tracks..clip.rotation_tracks + clip.vector_tracks;
     let block = block(clip, &mut cursor.keys, kind, b, &mut cursor.vectors[b], &clip.vector_decode[b]);
-    refill::<U, 3, 3>(clip, block, stale, t, last, KeyDecode::values);
+    refill::<U, Values, 3, 3>(clip, block, stale, t, last);
 }
 
 /// The `stale` lanes of morph weight block `b` cache the keys around `t`.
@@ -499,5 +518,5 @@ pub(crate) fn refill_weights<U: Unpack>(
 ) {
     let kind = clip.rotation_tracks + clip.vector_tracks..clip.tracks.len();
     let block = block(clip, &mut cursor.keys, kind, b, &mut cursor.weights[b], &clip.weight_decode[b]);
-    refill::<U, 1, 1>(clip, block, stale, t, last, KeyDecode::values);
+    refill::<U, Values, 1, 1>(clip, block, stale, t, last);
 }
