@@ -27,11 +27,12 @@ layout(location = 2) out vec2 out_uv;
 layout(location = 3) out float out_heat;
 
 void main() {
-    // The draw's character, counted from its first one.
-    uint character = uint(gl_InstanceIndex) - push.first_character;
+    // The instance's character, and that counted from the draw's first one.
+    uint instance = draw_order[gl_InstanceIndex];
+    uint character = instance - push.first_character;
     uint v = push.output_offset + character * push.vertices_per_character + uint(gl_VertexIndex);
     Skinned s = SkinnedVertices(push.skinned_address).vertices[v];
-    mat4 world = instance_world[gl_InstanceIndex];
+    mat4 world = instance_world[instance];
     // The depth prepass draws with this shader too, and the main pass tests
     // LESS_OR_EQUAL against its depth: both must compute the same position.
     // `precise` forbids contractions (fma) that could differ between the two

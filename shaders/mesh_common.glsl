@@ -1,6 +1,6 @@
 // Shared by mesh.vert, mesh_skinned.vert and mesh.frag: the per-frame
 // uniforms and per-draw push constants of the draw pass. Rust mirrors:
-// src/render/mesh_pass.rs (FrameUniforms, DrawPush).
+// src/render/frame_uniforms.rs (FrameUniforms), src/render/mesh_pass.rs (DrawPush).
 
 // Set 1: per-frame camera and lights (world space).
 layout(std140, set = 1, binding = 0) uniform Frame {
@@ -19,17 +19,22 @@ layout(std140, set = 1, binding = 0) uniform Frame {
 } frame;
 
 // Set 1, binding 1: every character's world matrix (applied after skinning),
-// indexed by gl_InstanceIndex: one instanced draw per primitive draws that
-// primitive of every character of a model.
+// indexed by the scene's character index.
 layout(std430, set = 1, binding = 1) readonly buffer Instances { mat4 instance_world[]; };
 
+// Set 1, binding 2: the frame's draw order, the character each instance
+// draws. One instanced draw per primitive and detail level draws that
+// level of every character at it: they lie together in this order
+// (src/render/draw_order.rs).
+layout(std430, set = 1, binding = 2) readonly buffer DrawOrder { uint draw_order[]; };
+
 // Per draw: the material's base colour factor and where the draw's first
-// character's data lies; character c = gl_InstanceIndex - first_character
-// finds its own at fixed strides (every character of a model has the same
-// layout in the skin pass).
+// character's data lies; character c = draw_order[gl_InstanceIndex] -
+// first_character finds its own at fixed strides (every character of a
+// model has the same layout in the skin pass).
 layout(push_constant) uniform Push {
     vec4 base_color;
-    uint first_character;        // the draw's firstInstance
+    uint first_character;        // the draw's first character (its run's)
     uint record;                 // vertex skinning: the first character's SkinRecord
     uint records_per_character;
     uint output_offset;          // pre-skinned: the first character's first output vertex

@@ -10,7 +10,7 @@ use super::state::{AnimationMode, DebugView, EventLog, FrameTimings, ViewerState
 use crate::anim::{NO_PARENT, SkinningMethod};
 use crate::asset::Model;
 use crate::character::{Character, ParameterId, ParameterKind, ParameterValue};
-use crate::render::{DqsSplit, PassSetup, SkinningPlacement};
+use crate::render::{DqsSplit, DrawDetail, PassSetup, SkinningPlacement};
 use crate::world::Authority;
 use egui::{
     Align2, CollapsingHeader, Color32, Context, ProgressBar, RichText, ScrollArea, Slider, Stroke, Ui,
@@ -513,6 +513,13 @@ fn display(ui: &mut Ui, state: &mut ViewerState, info: &ModelInfo) {
             .on_hover_text("Depth prepass, then the main pass");
         ui.radio_value(&mut state.frame.passes, PassSetup::ShadowCascades, "5 (shadows)")
             .on_hover_text("Four shadow cascades of the key light, then the main pass");
+    });
+    ui.horizontal(|ui| {
+        ui.label("Detail");
+        ui.radio_value(&mut state.frame.detail, DrawDetail::Auto, "auto")
+            .on_hover_text("Distant characters draw simplified meshes, each under a pixel of error");
+        ui.radio_value(&mut state.frame.detail, DrawDetail::Full, "full")
+            .on_hover_text("Every character draws its full mesh");
     });
     ui.label("Debug view");
     ui.horizontal_wrapped(|ui| {

@@ -614,11 +614,12 @@ fn pose(
 }
 
 /// What the controls set that the renderer applies between frames: the
-/// skinning placement, wireframe, passes and the weight heat map.
+/// skinning placement, wireframe, passes, detail levels and the weight heat map.
 fn apply_display(ctx: &GpuContext, scene: &mut Scene, state: &ViewerState) -> anyhow::Result<()> {
     scene.renderer.set_placement(state.frame.placement);
     scene.renderer.set_wireframe(state.wireframe);
     scene.renderer.set_passes(state.frame.passes);
+    scene.renderer.set_detail(state.frame.detail);
     let heat_joint = match state.debug_view {
         DebugView::WeightHeatMap => state.selected_joint,
         _ => None,

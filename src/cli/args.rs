@@ -6,8 +6,8 @@ use crate::asset::LoadOptions;
 use crate::asset::limits::parse_bytes;
 use crate::formats::dump::Skinning;
 use crate::render::frame_settings::{
-    DqsSplit, FrameSettings, InfluenceBlend, PaletteUpload, PassSetup, PoseEvaluation, SkinningMethod,
-    SkinningMode, SkinningPlacement,
+    DqsSplit, DrawDetail, FrameSettings, InfluenceBlend, PaletteUpload, PassSetup, PoseEvaluation,
+    SkinningMethod, SkinningMode, SkinningPlacement,
 };
 use clap::{Parser, Subcommand};
 
@@ -183,6 +183,10 @@ pub struct RenderArgs {
     /// Where a crowd's poses are evaluated (with --characters).
     #[arg(long, value_enum, value_name = "WHERE", default_value = "cpu")]
     pub pose: PoseEvaluation,
+    /// Detail levels: auto (distant characters draw simplified meshes,
+    /// under a pixel of error) or full (every character its full mesh).
+    #[arg(long, value_enum, value_name = "auto|full", default_value = "auto")]
+    pub detail: DrawDetail,
     /// How each vertex's joint influences are blended, on either path.
     #[arg(long, value_enum, default_value = "linear")]
     pub skinning_method: SkinningMethod,
@@ -254,6 +258,7 @@ impl RenderArgs {
             upload: self.upload,
             passes: self.passes,
             pose: self.pose,
+            detail: self.detail,
         }
     }
 }
@@ -314,6 +319,10 @@ pub struct ViewArgs {
     /// Where the crowd's poses are evaluated (with --characters above 1).
     #[arg(long, value_enum, value_name = "WHERE", default_value = "cpu")]
     pub pose: PoseEvaluation,
+    /// Detail levels at start: auto (distant characters draw simplified
+    /// meshes, under a pixel of error) or full; the controls switch it.
+    #[arg(long, value_enum, value_name = "auto|full")]
+    pub detail: Option<DrawDetail>,
     /// Scripted runs: play the next clip every N frames.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = checked::at_least_one)]
     pub switch_clip_every: Option<u64>,
@@ -351,6 +360,7 @@ impl ViewArgs {
             },
             passes: self.passes.unwrap_or_default(),
             pose: self.pose,
+            detail: self.detail.unwrap_or_default(),
             ..FrameSettings::default()
         }
     }
@@ -474,6 +484,10 @@ pub struct BenchArgs {
     /// playback) [default: cpu].
     #[arg(long, value_delimiter = ',', value_enum, value_name = "WHERE,...")]
     pub pose: Vec<PoseEvaluation>,
+    /// Detail levels: auto (distant characters draw simplified meshes),
+    /// full (every character its full mesh) [default: auto].
+    #[arg(long, value_delimiter = ',', value_enum, value_name = "auto|full,...")]
+    pub detail: Vec<DrawDetail>,
     /// Where the dqs modes split each skinning matrix: shader (per
     /// influence of every vertex), cpu (once per joint and frame, in the
     /// palette write). Default: both.
@@ -495,7 +509,7 @@ pub struct BenchArgs {
     /// heap per character, into DIR/results.json (`kind: "cpu-only"`).
     /// With `--pose gpu` (or `cpu,gpu`): the CPU side of a GPU-posed crowd
     /// (controllers, events, root motion, each character's playback).
-    #[arg(long, conflicts_with_all = ["passes", "skinning", "upload", "dqs_split", "device", "validation", "baseline"])]
+    #[arg(long, conflicts_with_all = ["passes", "skinning", "upload", "dqs_split", "detail", "device", "validation", "baseline"])]
     pub cpu_only: bool,
     /// With --cpu-only: the controller (RON) every model's crowd plays,
     /// instead of each model's own (e.g. assets/controllers/robot_expressive.ron).

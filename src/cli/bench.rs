@@ -20,6 +20,7 @@ impl BenchArgs {
             upload: self.upload.clone(),
             dqs_split: self.dqs_split.clone(),
             pose: self.pose.clone(),
+            detail: self.detail.clone(),
             frames: self.frames,
             quick: self.quick,
             out: PathBuf::from(&self.out),
@@ -147,6 +148,7 @@ mod tests {
             upload: PaletteUpload::InPlace,
             passes: PassSetup::Main,
             pose: Default::default(),
+            detail: Default::default(),
         };
         assert_eq!(p.configs[0], BenchConfig { model: 0, characters: 1, frame, paused: false });
         assert_eq!(p.label(&p.configs[0]), "built-in, 1 character, compute, inplace, 1 pass");

@@ -5,7 +5,7 @@
 
 use crate::formats::dump::Skinning;
 use crate::render::frame_settings::{
-    Choice, DqsSplit, PaletteUpload, PassSetup, PoseEvaluation, SkinningMethod, SkinningMode,
+    Choice, DqsSplit, DrawDetail, PaletteUpload, PassSetup, PoseEvaluation, SkinningMethod, SkinningMode,
     SkinningPlacement,
 };
 use clap::ValueEnum;
@@ -33,6 +33,7 @@ value_enum!(
     PaletteUpload,
     PassSetup,
     PoseEvaluation,
+    DrawDetail,
     SkinningMode,
     Skinning
 );

@@ -4,7 +4,7 @@
 
 use crate::asset::LoadOptions;
 use crate::render::frame_settings::{
-    Choice, DqsSplit, FrameSettings, InfluenceBlend, PaletteUpload, PassSetup, PoseEvaluation,
+    Choice, DqsSplit, DrawDetail, FrameSettings, InfluenceBlend, PaletteUpload, PassSetup, PoseEvaluation,
     SkinningMethod, SkinningMode,
 };
 use crate::render::renderer::MAX_CHARACTERS;
@@ -60,6 +60,8 @@ pub struct SweepRequest {
     pub dqs_split: Vec<DqsSplit>,
     /// Where the crowd's poses are evaluated.
     pub pose: Vec<PoseEvaluation>,
+    /// Which detail levels characters draw.
+    pub detail: Vec<DrawDetail>,
     /// Timed frames per configuration.
     pub frames: Option<u32>,
     /// The small sweep's defaults.
@@ -190,6 +192,7 @@ impl BenchPlan {
         let uploads = first_of_each(or_default(&request.upload, PaletteUpload::ALL));
         // GPU pose only when asked: it measures another trade.
         let poses = first_of_each(or_default(&request.pose, &[PoseEvaluation::Cpu]));
+        let details = first_of_each(or_default(&request.detail, &[DrawDetail::Auto]));
         let frames = request.frames.unwrap_or(if quick { quick::FRAMES } else { full::FRAMES });
         if frames == 0 || frames > MAX_FRAMES {
             return Err(PlanError::Frames(frames));
@@ -214,9 +217,12 @@ impl BenchPlan {
                                 if upload.skips_unchanged() { &[false, true] } else { &[false] };
                             for &paused in pauses {
                                 for &passes in &passes {
-                                    let placement = mode.placement;
-                                    let frame = FrameSettings { placement, blend, upload, passes, pose };
-                                    configs.push(BenchConfig { model, characters, frame, paused });
+                                    for &detail in &details {
+                                        let placement = mode.placement;
+                                        let frame =
+                                            FrameSettings { placement, blend, upload, passes, pose, detail };
+                                        configs.push(BenchConfig { model, characters, frame, paused });
+                                    }
                                 }
                             }
                         }
@@ -248,8 +254,9 @@ impl BenchPlan {
             _ => "",
         };
         let pose = if config.frame.pose == PoseEvaluation::Gpu { ", GPU pose" } else { "" };
+        let detail = if config.frame.detail == DrawDetail::Full { ", full detail" } else { "" };
         format!(
-            "{}, {} character{}{pose}, {}{split}, {}{}, {passes}",
+            "{}, {} character{}{pose}, {}{split}, {}{}, {passes}{detail}",
             self.models[config.model].label(),
             config.characters,
             if config.characters == 1 { "" } else { "s" },

@@ -18,7 +18,7 @@ use crate::asset::{self, LoadOptions, Model};
 use crate::character::controller::find_controller;
 use crate::character::{Controller, Crowd};
 use crate::render::copy_kernel::{CopyKernel, bytes_taking, measure_buffer_copy_wall, timestamp_check};
-use crate::render::frame_settings::{Choice, InfluenceBlend, PoseEvaluation, SkinningPlacement};
+use crate::render::frame_settings::{Choice, DrawDetail, InfluenceBlend, PoseEvaluation, SkinningPlacement};
 use crate::render::profile::{FrameSample, PROFILE_FPS, ProfileScene};
 use crate::render::{GpuContext, GpuError, GpuOptions, RenderError, with_gpu};
 use anyhow::anyhow;
@@ -514,6 +514,8 @@ fn measure(
     let gpu_posed = config.frame.pose == PoseEvaluation::Gpu;
     let mut playback: Vec<u64> = samples.iter().map(|s| s.playback_bytes).collect();
     playback.sort_unstable();
+    let mut triangles: Vec<u64> = samples.iter().map(|s| s.triangles).collect();
+    triangles.sort_unstable();
     let (read, written) = profile.skin_traffic();
     let compute = config.frame.placement == SkinningPlacement::Compute;
     let per_frame = |f: &dyn Fn(&FrameSample) -> f64| samples.iter().map(f).collect::<Vec<f64>>();
@@ -552,6 +554,8 @@ fn measure(
         pose: gpu_posed.then(|| config.frame.pose.name().to_string()),
         playback_bytes: gpu_posed.then(|| playback[playback.len() / 2]),
         gpu_pose_us: if gpu_posed { Some(stat(&|s| s.gpu.pose_us, "pose pass")?) } else { None },
+        detail: (config.frame.detail == DrawDetail::Full).then(|| config.frame.detail.name().to_string()),
+        triangles: Some(triangles[triangles.len() / 2]),
         samples: kept,
     })
 }

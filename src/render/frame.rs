@@ -355,6 +355,7 @@ impl Renderer {
         for c in 0..inputs.count() {
             let world = inputs.world(c);
             instances.write(c as u64 * 64, bytemuck::cast_slice(world.as_slice()))?;
+            self.draw_order.place(c, &world, self.gpu_model.bounds);
         }
         let queries = &mut self.queries[index];
         match self.settings.frame.placement {

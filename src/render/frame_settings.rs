@@ -1,8 +1,9 @@
 //! The vocabulary of a frame, defined once: where vertices are skinned
 //! ([`SkinningPlacement`]), how their influences blend and, for dual
 //! quaternions, where each matrix is split ([`InfluenceBlend`]), how bone
-//! palettes reach the GPU ([`PaletteUpload`]) and which draw passes run
-//! ([`PassSetup`]); [`FrameSettings`] holds one of each. It holds no GPU
+//! palettes reach the GPU ([`PaletteUpload`]), which draw passes run
+//! ([`PassSetup`]) and which detail levels they draw ([`DrawDetail`]);
+//! [`FrameSettings`] holds one of each. It holds no GPU
 //! object.
 //!
 //! Every command (`view`, `render`, `bench`, `dump`) and the renderer speak
@@ -271,6 +272,33 @@ impl PassSetup {
     }
 }
 
+/// Which detail level each character draws (see `render::detail_levels`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum DrawDetail {
+    /// Per character and frame, the coarsest level whose error projects to
+    /// under a pixel.
+    #[default]
+    Auto,
+    /// Every character draws the full mesh.
+    Full,
+}
+
+impl Choice for DrawDetail {
+    const ALL: &'static [Self] = &[DrawDetail::Auto, DrawDetail::Full];
+    fn name(self) -> &'static str {
+        match self {
+            DrawDetail::Auto => "auto",
+            DrawDetail::Full => "full",
+        }
+    }
+    fn help(self) -> &'static str {
+        match self {
+            DrawDetail::Auto => "distant characters draw simplified meshes, each under a pixel of error",
+            DrawDetail::Full => "every character draws its full mesh",
+        }
+    }
+}
+
 /// Where and how vertices are skinned, as the benchmark's modes name them
 /// (`compute`, `vertex`, `dqs-compute`, `dqs-vertex`; results.json's
 /// `skinning`).
@@ -339,6 +367,8 @@ pub struct FrameSettings {
     pub passes: PassSetup,
     /// Where the crowd's poses are evaluated.
     pub pose: PoseEvaluation,
+    /// Which detail level characters draw.
+    pub detail: DrawDetail,
 }
 
 impl FrameSettings {
@@ -367,6 +397,7 @@ mod tests {
         names_round_trip::<DqsSplit>();
         names_round_trip::<PaletteUpload>();
         names_round_trip::<PassSetup>();
+        names_round_trip::<DrawDetail>();
         names_round_trip::<SkinningMode>();
     }
 

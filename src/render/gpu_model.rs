@@ -9,6 +9,7 @@
 //! A model drawn by several character instances is uploaded once and shared
 //! (`Arc<GpuModel>`): instances differ only in their pose.
 
+use super::detail_levels::{DETAIL_LEVELS, DetailLevels};
 use super::layout::{Influence, MorphEntry, NO_MORPHS, SourceVertex, encode_direction, quantize_weights};
 use crate::anim::{MeshPrimitive, MorphDeltas};
 use crate::asset::Model;
@@ -53,10 +54,11 @@ pub struct GpuPrimitive {
     pub morph_offset: u32,
     /// Morph targets of the primitive (the mesh's target count).
     pub target_count: u32,
-    /// First index in `indices`; indices are primitive-local (0..vertex_count).
-    pub first_index: u32,
-    /// Number of indices (a triangle list).
-    pub index_count: u32,
+    /// Per detail level, `(first index, index count)` of its triangle list
+    /// in `indices` (primitive-local indices, 0..vertex_count); level 0 is
+    /// the full mesh, and a coarser level that could not simplify further
+    /// repeats the one above (see `render::detail_levels`).
+    pub levels: [(u32, u32); DETAIL_LEVELS],
     /// Material index into `Model::materials`.
     pub material: Option<usize>,
     /// Whether the primitive has normals (else the streams hold zeros).
@@ -110,6 +112,10 @@ pub struct GpuModel {
     /// A host copy of `morph_ranges`, so a skin pass that concatenates several
     /// models can rebase the entry indices.
     pub morph_ranges_host: Vec<u32>,
+    /// The largest scene-space error of each detail level (`DetailLevels::error`).
+    pub detail_error: [f32; DETAIL_LEVELS],
+    /// A sphere around the bind pose, `[x, y, z, radius]` (`DetailLevels::bounds`).
+    pub bounds: [f32; 4],
 }
 
 /// The host-side streams before upload.
@@ -123,6 +129,8 @@ struct Streams {
     indices: Vec<u32>,
     primitives: Vec<GpuPrimitive>,
     mesh_first_primitive: Vec<usize>,
+    detail_error: [f32; DETAIL_LEVELS],
+    bounds: [f32; 4],
 }
 
 fn to_u32(n: usize, what: &str) -> Result<u32, GpuError> {
@@ -154,12 +162,15 @@ impl Streams {
     }
 
     fn build(model: &Model) -> Result<Self, GpuError> {
-        let mut s = Streams::default();
+        let detail = DetailLevels::build(model);
+        let mut s = Streams { detail_error: detail.error, bounds: detail.bounds, ..Default::default() };
+        let mut coarser = detail.primitives.iter();
         for (m, mesh) in model.meshes.iter().enumerate() {
             s.mesh_first_primitive.push(s.primitives.len());
             for (p, prim) in mesh.primitives.iter().enumerate() {
                 let gltf_primitive = mesh.primitive_indices.get(p).copied().unwrap_or(p);
-                s.add_primitive(m, p, gltf_primitive, prim)
+                let levels = coarser.next().map_or(&[] as &[Vec<u32>], |l| &l[..]);
+                s.add_primitive(m, p, gltf_primitive, prim, levels)
                     .map_err(|e| GpuError::new(format!("{}: mesh {m} primitive {p}: {e}", model.file)))?;
             }
         }
@@ -172,6 +183,7 @@ impl Streams {
         primitive: usize,
         gltf_primitive: usize,
         prim: &MeshPrimitive,
+        coarser: &[Vec<u32>],
     ) -> Result<(), GpuError> {
         let n = prim.vertex_count();
         let source_offset = to_u32(self.sources.len(), "source vertices")?;
@@ -231,11 +243,23 @@ impl Streams {
             offset
         };
 
-        let first_index = to_u32(self.indices.len(), "indices")?;
         if let Some(bad) = prim.indices.iter().find(|&&i| i as usize >= n) {
             return Err(GpuError::new(format!("index {bad} beyond {n} vertices")));
         }
+        let mut levels = [(0, 0); DETAIL_LEVELS];
+        levels[0] = (to_u32(self.indices.len(), "indices")?, to_u32(prim.indices.len(), "indices")?);
         self.indices.extend_from_slice(&prim.indices);
+        for k in 1..DETAIL_LEVELS {
+            // DetailLevels only simplifies valid lists, into the same vertices.
+            levels[k] = match coarser.get(k - 1) {
+                Some(list) if !list.is_empty() => {
+                    let first = to_u32(self.indices.len(), "indices")?;
+                    self.indices.extend_from_slice(list);
+                    (first, to_u32(list.len(), "indices")?)
+                }
+                _ => levels[k - 1],
+            };
+        }
         self.primitives.push(GpuPrimitive {
             mesh,
             primitive,
@@ -247,8 +271,7 @@ impl Streams {
             max_joint,
             morph_offset,
             target_count,
-            first_index,
-            index_count: to_u32(prim.indices.len(), "indices")?,
+            levels,
             material: prim.material,
             has_normals: prim.normals.is_some(),
             has_tangents: prim.tangents.is_some(),
@@ -450,6 +473,8 @@ impl GpuModel {
             mesh_first_primitive: s.mesh_first_primitive,
             counts,
             morph_ranges_host: s.morph_ranges,
+            detail_error: s.detail_error,
+            bounds: s.bounds,
         })
     }
 
@@ -511,7 +536,7 @@ mod tests {
             ..Default::default()
         };
         let mut s = Streams::default();
-        s.add_primitive(0, 0, 0, &prim).unwrap();
+        s.add_primitive(0, 0, 0, &prim, &[]).unwrap();
         // Vertex 0: targets 0 and 1; vertex 1: nothing; vertex 2: target 0 (position + normal).
         assert_eq!(s.morph_ranges, vec![0, 2, 2, 3]);
         assert_eq!(s.morph_entries[0].position, [1.0, 0.0, 0.0, f32::from_bits(0)]);
@@ -534,7 +559,7 @@ mod tests {
             ..Default::default()
         };
         let mut s = Streams::default();
-        s.add_primitive(0, 0, 0, &prim).unwrap();
+        s.add_primitive(0, 0, 0, &prim, &[]).unwrap();
         assert_eq!(s.primitives[0].influence_sets, 2);
         assert_eq!(s.primitives[0].max_joint, 15);
         // Set 0 of both vertices, then set 1 of both.

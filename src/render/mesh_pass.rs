@@ -16,8 +16,10 @@
 //! the material's base-colour texture. Sets 0 and 1 are allocated each frame
 //! from the slot's descriptor pool; material sets once, from the pass's pool.
 
+use super::detail_levels::DETAIL_LEVELS;
 use super::frame_settings::{InfluenceBlend, SkinningPlacement};
-use super::shadow::{CASCADES, Cascades, SHADOW_FORMAT, SHADOW_SIZE};
+use super::frame_uniforms::FrameUniforms;
+use super::shadow::{CASCADES, SHADOW_FORMAT};
 use super::skin_pass::{
     MAX_OUTPUT_WINDOWS, PALETTE_BINDING, PaletteReads, VERTEX_SKINNING_BINDINGS, VertexSkinning,
 };
@@ -33,89 +35,16 @@ use ash::vk;
 use bytemuck::{Pod, Zeroable};
 use gpu_allocator::MemoryLocation;
 
-/// Per-frame uniforms (set 1, binding 0; `Frame` in shaders/mesh_common.glsl).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
-pub struct FrameUniforms {
-    /// World to Vulkan clip space, column-major.
-    pub view_proj: [f32; 16],
-    /// Eye position (xyz).
-    pub camera_pos: [f32; 4],
-    /// Unit direction towards the key light; w = wrap amount.
-    pub key_dir: [f32; 4],
-    /// Key light colour.
-    pub key_color: [f32; 4],
-    /// Unit direction towards the fill light.
-    pub fill_dir: [f32; 4],
-    /// Fill light colour.
-    pub fill_color: [f32; 4],
-    /// Ambient colour.
-    pub ambient: [f32; 4],
-    /// World -> light clip space of each shadow cascade.
-    pub cascade_view_proj: [[f32; 16]; CASCADES],
-    /// View depth where each cascade ends.
-    pub cascade_far: [f32; 4],
-    /// xyz: the camera's unit forward direction.
-    pub camera_forward: [f32; 4],
-    /// x: 1 = sample the shadow maps; y: depth bias; z: one texel in uv.
-    pub shadow: [f32; 4],
-}
-
-impl FrameUniforms {
-    /// The default lights (key from the upper left front, cooler fill from
-    /// the right, ambient) for a camera `view_proj` at `eye`.
-    pub fn new(view_proj: &nalgebra::Matrix4<f32>, eye: [f32; 3]) -> Self {
-        let key = nalgebra::Vector3::new(-0.45, 0.75, 0.6).normalize();
-        let fill = nalgebra::Vector3::new(0.7, 0.15, 0.45).normalize();
-        let mut m = [0.0; 16];
-        m.copy_from_slice(view_proj.as_slice());
-        FrameUniforms {
-            view_proj: m,
-            camera_pos: [eye[0], eye[1], eye[2], 1.0],
-            key_dir: [key.x, key.y, key.z, 0.25],
-            key_color: [1.0, 0.96, 0.9, 0.0],
-            fill_dir: [fill.x, fill.y, fill.z, 0.0],
-            fill_color: [0.3, 0.34, 0.42, 0.0],
-            ambient: [0.18, 0.18, 0.2, 0.0],
-            cascade_view_proj: [[0.0; 16]; CASCADES],
-            cascade_far: [0.0; 4],
-            camera_forward: [0.0; 4],
-            shadow: [0.0; 4],
-        }
-    }
-
-    /// Unit direction towards the key light.
-    pub fn to_key_light(&self) -> nalgebra::Vector3<f32> {
-        nalgebra::Vector3::new(self.key_dir[0], self.key_dir[1], self.key_dir[2])
-    }
-
-    /// Turns on the key light's shadows from `cascades`, for a camera looking along `forward`.
-    pub fn with_shadows(mut self, cascades: &Cascades, forward: nalgebra::Vector3<f32>) -> Self {
-        for (dst, m) in self.cascade_view_proj.iter_mut().zip(&cascades.view_proj) {
-            dst.copy_from_slice(m.as_slice());
-        }
-        self.cascade_far = cascades.far;
-        self.camera_forward = [forward.x, forward.y, forward.z, 0.0];
-        self.shadow = [1.0, 0.0015, 1.0 / SHADOW_SIZE as f32, 0.0];
-        self
-    }
-
-    /// The same lights seen through `view_proj` (a shadow cascade's light projection).
-    pub fn seen_by(mut self, view_proj: &nalgebra::Matrix4<f32>) -> Self {
-        self.view_proj.copy_from_slice(view_proj.as_slice());
-        self
-    }
-}
-
 /// Per-draw push constants (`Push` in shaders/mesh_common.glsl). The
 /// characters' world matrices are not here but in the frame's instance
-/// buffer (set 1, binding 1), indexed by `gl_InstanceIndex`.
+/// buffer (set 1, binding 1), indexed by the character the frame's draw
+/// order (binding 2) gives each `gl_InstanceIndex`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
 pub struct DrawPush {
     /// Linear base colour factor.
     pub base_color: [f32; 4],
-    /// The draw's first character (its `firstInstance`).
+    /// The draw item's first character (`DrawItem::first_character`).
     pub first_character: u32,
     /// `SkinRecord` index of the first character's primitive (vertex-skinning path).
     pub record: u32,
@@ -133,10 +62,7 @@ pub struct DrawPush {
     pub palette_address: vk::DeviceAddress,
 }
 
-const _: () = {
-    assert!(std::mem::size_of::<FrameUniforms>() == 464);
-    assert!(std::mem::size_of::<DrawPush>() == 56);
-};
+const _: () = assert!(std::mem::size_of::<DrawPush>() == 56);
 
 /// One primitive of `characters` consecutive characters of one model, drawn
 /// with one instanced draw.
@@ -152,16 +78,17 @@ pub struct DrawItem {
     pub vertices_per_character: u32,
     /// The first character (index into the frame's instance buffer).
     pub first_character: u32,
-    /// How many characters draw this primitive (the instance count).
+    /// How many characters draw this primitive.
     pub characters: u32,
+    /// The draw's run of characters in the frame's `DrawOrder` (draws of
+    /// the same characters share one).
+    pub run: u32,
     /// `[f32; 2]` UVs and the byte offset of the primitive's first one.
     pub uvs: (vk::Buffer, u64),
     /// u32 primitive-local indices.
     pub indices: vk::Buffer,
-    /// First index.
-    pub first_index: u32,
-    /// Number of indices.
-    pub index_count: u32,
+    /// Per detail level, `(first index, index count)` (`GpuPrimitive::levels`).
+    pub levels: [(u32, u32); DETAIL_LEVELS],
     /// Material index into the model's materials.
     pub material: Option<usize>,
     /// `SkinRecord` index of the first character's primitive (vertex-skinning path).
@@ -208,9 +135,12 @@ pub struct FrameParams<'a> {
     /// Set 0 buffers and the palette; required for `SkinningPlacement::Vertex`.
     pub skin: Option<&'a VertexSkinning>,
     /// Every character's world matrix (column-major `[f32; 16]` each,
-    /// applied after skinning), indexed by `DrawItem::first_character` + i:
-    /// set 1, binding 1. Written by the host before the frame's submit.
+    /// applied after skinning), indexed by character (`draw_order`'s
+    /// entries): set 1, binding 1. Written by the host before the frame's submit.
     pub instances: vk::Buffer,
+    /// Per instance, the character it draws (u32 each; `DrawOrder::order`):
+    /// set 1, binding 2. Written by the host before the frame's submit.
+    pub draw_order: vk::Buffer,
     /// The device address of each window of the skin pass's output of this
     /// frame's slot (pre-skinned path; read by pointer:
     /// `DrawPush::skinned_address` of a draw's `DrawItem::window`).
@@ -390,6 +320,11 @@ impl MeshPass {
                     .stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT),
                 vk::DescriptorSetLayoutBinding::default()
                     .binding(1)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .descriptor_count(1)
+                    .stage_flags(vk::ShaderStageFlags::VERTEX),
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(2)
                     .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
                     .descriptor_count(1)
                     .stage_flags(vk::ShaderStageFlags::VERTEX),
@@ -624,8 +559,17 @@ impl MeshPass {
         params: &FrameParams,
         heat: Option<vk::Buffer>,
     ) -> Result<BoundFrame, GpuError> {
-        let FrameParams { uniforms, path, wireframe, skin, instances, skinned_addresses, stage, shadow_maps } =
-            *params;
+        let FrameParams {
+            uniforms,
+            path,
+            wireframe,
+            skin,
+            instances,
+            draw_order,
+            skinned_addresses,
+            stage,
+            shadow_maps,
+        } = *params;
         let p = (path == SkinningPlacement::Vertex) as usize;
         let pipeline = match stage {
             DrawStage::DepthPrepass => self.depth_only[p],
@@ -654,8 +598,9 @@ impl MeshPass {
                 range: std::mem::size_of::<FrameUniforms>() as u64,
             },
             vk::DescriptorBufferInfo { buffer: instances, offset: 0, range: vk::WHOLE_SIZE },
+            vk::DescriptorBufferInfo { buffer: draw_order, offset: 0, range: vk::WHOLE_SIZE },
         ];
-        let writes: [vk::WriteDescriptorSet; 2] = std::array::from_fn(|b| {
+        let writes: [vk::WriteDescriptorSet; 3] = std::array::from_fn(|b| {
             vk::WriteDescriptorSet::default()
                 .dst_set(frame_set)
                 .dst_binding(b as u32)
@@ -735,19 +680,21 @@ impl MeshPass {
         Ok(BoundFrame { heat, skinned_addresses: addresses, palette_address })
     }
 
-    /// Records one draw (inside rendering, after `begin`).
+    /// Records one draw item (inside rendering, after `begin`): per detail
+    /// level, one instanced draw of `instances[k]` (`(first instance,
+    /// count)` in the frame's draw order) with that level's indices.
     pub fn draw(
         &self,
         ctx: &GpuContext,
         cmd: vk::CommandBuffer,
         frame: &BoundFrame,
         materials: &MeshMaterials,
-        model_materials: &[Material],
         item: &DrawItem,
+        instances: &[(u32, u32); DETAIL_LEVELS],
     ) {
-        let material = item.material.and_then(|m| model_materials.get(m));
+        let (set, base_color) = materials.of(item.material);
         let push = DrawPush {
-            base_color: material.map_or([1.0; 4], |m| m.base_color),
+            base_color,
             first_character: item.first_character,
             record: item.record,
             records_per_character: item.records_per_character,
@@ -758,7 +705,6 @@ impl MeshPass {
             skinned_address: frame.skinned_addresses[item.window as usize],
             palette_address: frame.palette_address,
         };
-        let set = materials.set(item.material);
         // The heat stream is laid out like the UVs (one f32 where they have
         // a [f32; 2]), so its offset is half the UV offset; without one, the
         // stride-0 binding reads the zero buffer.
@@ -781,16 +727,13 @@ impl MeshPass {
             );
             d.cmd_bind_vertex_buffers(cmd, 1, &[item.uvs.0, heat.0], &[item.uvs.1, heat.1]);
             d.cmd_bind_index_buffer(cmd, item.indices, 0, vk::IndexType::UINT32);
-            // One instance per character; gl_InstanceIndex starts at
-            // first_character and indexes the instance buffer.
-            d.cmd_draw_indexed(
-                cmd,
-                item.index_count,
-                item.characters,
-                item.first_index,
-                0,
-                item.first_character,
-            );
+            // One instance per character at the level; the vertex shader
+            // finds its character at draw_order[gl_InstanceIndex].
+            for (&(first_index, index_count), &(first_instance, count)) in item.levels.iter().zip(instances) {
+                if count > 0 && index_count > 0 {
+                    d.cmd_draw_indexed(cmd, index_count, count, first_index, 0, first_instance);
+                }
+            }
         }
     }
 
@@ -825,11 +768,14 @@ impl MeshPass {
 }
 
 /// One descriptor set (set 2) per material plus one for "no material",
-/// allocated once from the pass's own pool: textures never change.
+/// allocated once from the pass's own pool: textures never change; and
+/// each material's base colour factor (a draw's push constant).
 pub struct MeshMaterials {
     pool: vk::DescriptorPool,
     /// `sets[m]` for material m; the last one is the default (white).
     sets: Vec<vk::DescriptorSet>,
+    /// `base_colors[m]` for material m; the last one is the default (white).
+    base_colors: Vec<[f32; 4]>,
 }
 
 impl MeshMaterials {
@@ -883,13 +829,16 @@ impl MeshMaterials {
             .collect();
         // SAFETY: fresh sets, live views and sampler.
         unsafe { ctx.device.update_descriptor_sets(&writes, &[]) };
-        Ok(MeshMaterials { pool, sets })
+        let base_colors = materials.iter().map(|m| m.base_color).chain([[1.0; 4]]).collect();
+        Ok(MeshMaterials { pool, sets, base_colors })
     }
 
-    /// The set of material `material` (the default set when `None` or out of range).
-    pub fn set(&self, material: Option<usize>) -> vk::DescriptorSet {
+    /// The set and base colour of material `material` (the default's when
+    /// `None` or out of range).
+    pub fn of(&self, material: Option<usize>) -> (vk::DescriptorSet, [f32; 4]) {
         let default = self.sets.len() - 1;
-        self.sets[material.filter(|&m| m < default).unwrap_or(default)]
+        let m = material.filter(|&m| m < default).unwrap_or(default);
+        (self.sets[m], self.base_colors[m])
     }
 
     /// Frees the sets; the caller guarantees no pending GPU use.

@@ -9,10 +9,13 @@ pub mod bone_lines;
 pub mod camera;
 pub mod copy_kernel;
 pub mod crowd_fit;
+pub mod detail_levels;
+pub mod draw_order;
 pub mod egui_pass;
 pub mod error;
 pub mod frame;
 pub mod frame_settings;
+pub mod frame_uniforms;
 pub mod gpu_model;
 pub mod headless;
 pub mod heat_map;
@@ -36,7 +39,7 @@ pub mod window_frame;
 pub use crate::gpu::{GpuContext, GpuError, GpuOptions};
 pub use error::RenderError;
 pub use frame_settings::{
-    Choice, DqsSplit, FrameSettings, InfluenceBlend, PaletteUpload, PassSetup, PoseEvaluation,
+    Choice, DqsSplit, DrawDetail, FrameSettings, InfluenceBlend, PaletteUpload, PassSetup, PoseEvaluation,
     SkinningMethod, SkinningMode, SkinningPlacement,
 };
 pub use session::{GpuSession, with_gpu};

@@ -35,6 +35,8 @@ pub struct FrameSample {
     pub palette_bytes: u64,
     /// Playback bytes written for the characters posed on the GPU.
     pub playback_bytes: u64,
+    /// Triangles the characters drew per pass, at their detail levels.
+    pub triangles: u64,
     /// The frame's GPU phases.
     pub gpu: GpuTimes,
 }
@@ -82,6 +84,7 @@ impl ProfileScene {
         self.renderer.set_placement(frame.placement);
         self.renderer.set_upload(frame.upload);
         self.renderer.set_passes(frame.passes);
+        self.renderer.set_detail(frame.detail);
     }
 
     /// Renders `warmup` frames of `crowd`, then measures `frames` frames
@@ -113,6 +116,7 @@ impl ProfileScene {
                 sample.cpu_palette_write_us = report.skin.write_ns as f64 / 1000.0;
                 sample.palette_bytes = report.skin.palette_bytes_written;
                 sample.playback_bytes = report.skin.playback_bytes_written;
+                sample.triangles = self.renderer.triangles_per_pass();
             }
             // The GPU times of frame i - FRAMES_IN_FLIGHT (the slot's last use).
             let done = i.checked_sub(FRAMES_IN_FLIGHT as u32 + warmup).filter(|&k| k < frames);

@@ -7,8 +7,10 @@
 //! where it ends is its `FrameOutput` (window, offscreen, readback, timing).
 //! It never poses characters: poses come in as `FramePoses`.
 
+use super::detail_levels::DETAIL_LEVELS;
+use super::draw_order::DrawOrder;
 use super::frame::FrameQueries;
-use super::frame_settings::{FrameSettings, PaletteUpload, PassSetup, SkinningPlacement};
+use super::frame_settings::{DrawDetail, FrameSettings, PaletteUpload, PassSetup, SkinningPlacement};
 use super::gpu_model::GpuModel;
 use super::heat_map::HeatMap;
 use super::mesh_pass::{DrawItem, MeshMaterials, MeshPass};
@@ -90,6 +92,12 @@ pub struct Renderer {
     /// by the vertex shaders (set 1, binding 1); host-written after the
     /// slot's fence, before the submit.
     pub(super) instances: Vec<Buffer>,
+    /// Per slot: the frame's draw order (`draw_order.order()`, set 1,
+    /// binding 2); host-written like `instances`.
+    pub(super) draw_orders: Vec<Buffer>,
+    /// Which detail level each character draws this frame, and the
+    /// instance order that groups them.
+    pub(super) draw_order: DrawOrder,
     /// Per slot: timestamp queries of its last frame.
     pub(super) queries: [FrameQueries; FRAMES_IN_FLIGHT],
     /// Set-0 bindings of this screen frame (vertex-skinning path).
@@ -193,15 +201,24 @@ impl Renderer {
             if offscreen {
                 parts.targets = Some(SlotTargets::new(ctx, settings.extent, samples)?);
             }
+            // One more entry each for the scenery.
+            let entries = settings.characters as u64 + 1;
             for i in 0..FRAMES_IN_FLIGHT {
-                parts.instances.push(instance_buffer(ctx, i, settings.characters as u64 + 1)?);
+                parts.instances.push(instance_buffer(ctx, i, entries)?);
+                parts.draw_orders.push(Buffer::new(
+                    ctx,
+                    &format!("draw order slot {i}"),
+                    entries * 4,
+                    vk::BufferUsageFlags::STORAGE_BUFFER,
+                    MemoryLocation::CpuToGpu,
+                )?);
             }
             parts.shadows = Some(ShadowMaps::new(ctx)?);
             let skin = parts.skin.as_ref().expect("skin");
-            let draws = draw_items(skin, CharacterId(0), settings.characters, &gpu_model)?;
-            Ok((warnings, draws))
+            let items = draw_items(skin, CharacterId(0), settings.characters, &gpu_model)?;
+            Ok((warnings, items.draws, DrawOrder::new(settings.characters, 1, &items.runs)))
         })();
-        let (warnings, draws) = match result {
+        let (warnings, draws, draw_order) = match result {
             Ok(r) => r,
             Err(e) => {
                 parts.destroy(ctx);
@@ -221,6 +238,8 @@ impl Renderer {
             materials: parts.materials.take().expect("materials"),
             offscreen: parts.targets.take().map(OffscreenTargets::new),
             instances: std::mem::take(&mut parts.instances),
+            draw_orders: std::mem::take(&mut parts.draw_orders),
+            draw_order,
             shadows: parts.shadows.take().expect("shadows"),
             queries: [FrameQueries::default(); FRAMES_IN_FLIGHT],
             screen_skin: None,
@@ -263,7 +282,7 @@ impl Renderer {
                 return Err(e);
             }
         };
-        let draws = draw_items(&self.skin, character, 1, &gpu_model)?;
+        let draws = draw_items(&self.skin, character, 1, &gpu_model)?.draws;
         self.scenery = Some(Scenery { model: scenery, gpu_model, textures, materials, draws });
         Ok(())
     }
@@ -321,6 +340,31 @@ impl Renderer {
     /// Both read the skin pass's per-slot buffers, so nothing is created.
     pub fn set_placement(&mut self, placement: SkinningPlacement) {
         self.settings.frame.placement = placement;
+    }
+
+    /// Sets which detail levels characters draw, between frames (the levels
+    /// were built with the model: nothing is created).
+    pub fn set_detail(&mut self, detail: DrawDetail) {
+        self.settings.frame.detail = detail;
+    }
+
+    /// Characters drawing each detail level in the last recorded frame.
+    pub fn detail_counts(&self) -> [u32; DETAIL_LEVELS] {
+        self.draw_order.counts()
+    }
+
+    /// Triangles the last recorded frame's characters drew per pass, at
+    /// their levels (the scenery not counted).
+    pub fn triangles_per_pass(&self) -> u64 {
+        let mut triangles = 0;
+        for item in &self.draws {
+            if let Some(instances) = self.draw_order.run_levels(item.run as usize) {
+                for (&(_, indices), &(_, count)) in item.levels.iter().zip(instances) {
+                    triangles += u64::from(indices / 3) * u64::from(count);
+                }
+            }
+        }
+        triangles
     }
 
     /// Sets the draw passes, between frames.
@@ -388,6 +432,7 @@ impl Renderer {
             heat,
             scenery,
             instances,
+            draw_orders,
             shadows,
             ..
         } = self;
@@ -411,7 +456,7 @@ impl Renderer {
         if let Some(r) = readback {
             r.buffer.destroy(ctx);
         }
-        instances.into_iter().for_each(|b| b.destroy(ctx));
+        instances.into_iter().chain(draw_orders).for_each(|b| b.destroy(ctx));
     }
 }
 
@@ -474,6 +519,7 @@ struct Parts {
     materials: Option<MeshMaterials>,
     targets: Option<SlotTargets>,
     instances: Vec<Buffer>,
+    draw_orders: Vec<Buffer>,
     shadows: Option<ShadowMaps>,
 }
 
@@ -497,7 +543,7 @@ impl Parts {
         if let Some(t) = self.targets.take() {
             t.destroy(ctx);
         }
-        self.instances.drain(..).for_each(|b| b.destroy(ctx));
+        self.instances.drain(..).chain(self.draw_orders.drain(..)).for_each(|b| b.destroy(ctx));
         if let Some(s) = self.shadows.take() {
             s.destroy(ctx);
         }
@@ -510,18 +556,20 @@ impl Parts {
 /// window holds). Their layouts repeat at fixed strides within a window
 /// (the skin pass lays characters out one after another, moving one that
 /// would straddle two windows to the next one's start), which is checked here.
+/// Also each window's run of characters, which the items name by index
+/// (`DrawItem::run`).
 fn draw_items(
     skin: &SkinPass,
     first: CharacterId,
     count: u32,
     gpu: &GpuModel,
-) -> Result<Vec<DrawItem>, GpuError> {
+) -> Result<DrawItems, GpuError> {
     let windows = skin.output_windows();
     let window_of = |c: u32| {
         let outputs = skin.outputs(CharacterId(first.0 + c as usize));
         outputs.first().map_or(0, |o| windows.locate(o.output_offset).0)
     };
-    let mut draws = Vec::new();
+    let (mut draws, mut runs) = (Vec::new(), Vec::new());
     let mut start = 0;
     while start < count {
         // The run of characters in `start`'s window.
@@ -531,20 +579,30 @@ fn draw_items(
             let mid = lo + (hi - lo) / 2;
             if window_of(mid) == window { lo = mid } else { hi = mid }
         }
-        let run = CharacterId(first.0 + start as usize);
-        draws.extend(window_draws(skin, run, lo + 1 - start, gpu)?);
+        let run = (first.0 as u32 + start, lo + 1 - start);
+        draws.extend(window_draws(skin, run, runs.len() as u32, gpu)?);
+        runs.push(run);
         start = lo + 1;
     }
-    Ok(draws)
+    Ok(DrawItems { draws, runs })
 }
 
-/// `draw_items` of `count` characters from `first`, all in one output window.
+/// `draw_items`' result.
+struct DrawItems {
+    draws: Vec<DrawItem>,
+    /// Each window's run of characters, `(first, count)`.
+    runs: Vec<(u32, u32)>,
+}
+
+/// `draw_items` of the run `(first, count)` of characters, all in one
+/// output window, the `run`th.
 fn window_draws(
     skin: &SkinPass,
-    first: CharacterId,
-    count: u32,
+    (first, count): (u32, u32),
+    run: u32,
     gpu: &GpuModel,
 ) -> Result<Vec<DrawItem>, GpuError> {
+    let first = CharacterId(first as usize);
     let windows = skin.output_windows();
     let outputs = skin.outputs(first);
     let last = skin.outputs(CharacterId(first.0 + count as usize - 1));
@@ -562,7 +620,7 @@ fn window_draws(
             continue;
         }
         let p = &gpu.primitives[o.gpu_primitive];
-        if p.index_count > 0 {
+        if p.levels[0].1 > 0 {
             let (window, output_offset) = windows.locate(o.output_offset);
             draws.push(DrawItem {
                 window,
@@ -570,10 +628,10 @@ fn window_draws(
                 vertices_per_character: vertices,
                 first_character: first.0 as u32,
                 characters: count,
+                run,
                 uvs: (gpu.uvs.raw, u64::from(p.source_offset) * 8),
                 indices: gpu.indices.raw,
-                first_index: p.first_index,
-                index_count: p.index_count,
+                levels: p.levels,
                 material: p.material,
                 record: o.record,
                 records_per_character: records,

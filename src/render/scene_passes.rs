@@ -5,9 +5,12 @@
 //! the slot `Renderer::draw_frame` began; knows nothing of where the frame ends.
 
 use super::camera::Camera;
+use super::detail_levels::DETAIL_LEVELS;
+use super::draw_order::LevelView;
 use super::frame_settings::PassSetup;
 use super::frame_settings::SkinningPlacement;
-use super::mesh_pass::{BoundFrame, DrawStage, FrameParams, FrameUniforms, MeshPass};
+use super::frame_uniforms::FrameUniforms;
+use super::mesh_pass::{BoundFrame, DrawStage, FrameParams, MeshPass};
 use super::renderer::{MAX_PASSES, Renderer, Scenery};
 use super::shadow::{CASCADES, Cascades, cascades};
 use super::target::{CLEAR_COLOR, RenderTarget, ScreenTarget};
@@ -28,6 +31,14 @@ impl SceneTarget<'_> {
         match *self {
             SceneTarget::Offscreen(t) => t.begin_barriers(ctx, cmd),
             SceneTarget::Window { target, image, .. } => target.begin_barriers(ctx, cmd, image),
+        }
+    }
+
+    /// Its height in pixels (what a detail level's error is measured in).
+    fn height(&self) -> u32 {
+        match *self {
+            SceneTarget::Offscreen(t) => t.extent.height,
+            SceneTarget::Window { target, .. } => target.extent.height,
         }
     }
 
@@ -65,7 +76,15 @@ impl Renderer {
         {
             return Err(GpuError::new("screen target does not match the mesh pipelines"));
         }
-        let cmd = self.ring.current().command_buffer;
+        let slot = self.ring.current();
+        let (index, cmd) = (slot.index, slot.command_buffer);
+        // Every pass of the frame draws the levels chosen for its camera
+        // (the shadow cascades too: a caster's detail follows what is seen).
+        let view = LevelView::new(camera, target.height());
+        self.draw_order.choose(&view, &self.gpu_model.detail_error, self.settings.frame.detail);
+        // This slot's fence has signalled (draw_frame waited): the GPU no
+        // longer reads its draw order.
+        self.draw_orders[index].write(0, bytemuck::cast_slice(self.draw_order.order()))?;
         target.begin_barriers(ctx, cmd);
         let eye = [camera.eye.x, camera.eye.y, camera.eye.z];
         let mut uniforms = FrameUniforms::new(&camera.view_proj(), eye);
@@ -160,6 +179,7 @@ impl Renderer {
             wireframe: self.settings.wireframe && colour,
             skin,
             instances: self.instances[index].raw,
+            draw_order: self.draw_orders[index].raw,
             skinned_addresses: self.skin.output_addresses(index),
             stage,
             shadow_maps: (self.shadows.sampled_view(index, shadowed), self.shadows.sampler),
@@ -168,7 +188,10 @@ impl Renderer {
         let bound = self.mesh.begin_with_heat(ctx, slot, &params, heat)?;
         let cmd = slot.command_buffer;
         for item in &self.draws {
-            self.mesh.draw(ctx, cmd, &bound, &self.materials, &self.model.materials, item);
+            // Every item's run is one of the order's (`draw_items`).
+            if let Some(instances) = self.draw_order.run_levels(item.run as usize) {
+                self.mesh.draw(ctx, cmd, &bound, &self.materials, item, instances);
+            }
         }
         draw_scenery(&self.mesh, self.scenery.as_ref(), ctx, cmd, &bound);
         Ok(())
@@ -209,7 +232,8 @@ impl Renderer {
 
 /// Records the scenery's draws (inside rendering, after the characters'):
 /// its instance-buffer entry is the identity (the scenery is in world
-/// space), and it has no heat map (another model's vertices).
+/// space), it draws its full mesh (its own draw-order entry, the
+/// identity), and it has no heat map (another model's vertices).
 fn draw_scenery(
     mesh: &MeshPass,
     scenery: Option<&Scenery>,
@@ -220,6 +244,8 @@ fn draw_scenery(
     let Some(s) = scenery else { return };
     let bound = bound.without_heat();
     for item in &s.draws {
-        mesh.draw(ctx, cmd, &bound, &s.materials, &s.model.materials, item);
+        let mut instances = [(item.first_character + 1, 0); DETAIL_LEVELS];
+        instances[0] = (item.first_character, 1);
+        mesh.draw(ctx, cmd, &bound, &s.materials, item, &instances);
     }
 }

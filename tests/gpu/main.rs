@@ -18,6 +18,7 @@ mod gpu_errors;
 mod render_bone_lines;
 mod render_copy_kernel;
 mod render_crowd;
+mod render_detail_levels;
 mod render_dual_quaternion;
 mod render_gpu_pose;
 mod render_headless;

@@ -9,10 +9,10 @@ use ash::vk;
 use std::sync::Arc;
 use vkskin::asset::Model;
 use vkskin::gpu::GpuContext;
-use vkskin::render::SkinningPlacement;
 use vkskin::render::headless::{self, HeadlessRequest};
 use vkskin::render::image_out::ApngWriter;
 use vkskin::render::renderer::RenderSettings;
+use vkskin::render::{DrawDetail, SkinningPlacement};
 
 const W: u32 = 160;
 const H: u32 = 120;
@@ -36,7 +36,11 @@ impl Shot {
 }
 
 fn request(clip: usize, start: f32, frames: u32, fps: f32) -> Shot {
-    let settings = RenderSettings::new(vk::Extent2D { width: W, height: H });
+    let mut settings = RenderSettings::new(vk::Extent2D { width: W, height: H });
+    // The full meshes: at this size a character may draw a coarser level
+    // (within a pixel, render_detail_levels checks that), and the
+    // reference images hold the meshes pixel for pixel.
+    settings.frame.detail = DrawDetail::Full;
     let request = HeadlessRequest { frames, first_frame: 0, settings };
     Shot { clip, start, fps, request }
 }

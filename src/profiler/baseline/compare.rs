@@ -117,6 +117,9 @@ pub struct ConfigKey {
     /// `"gpu"` when a compute pass posed the crowd.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pose: Option<String>,
+    /// `"full"` when every character drew its full mesh.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 impl ConfigKey {
@@ -131,6 +134,7 @@ impl ConfigKey {
             paused: entry.paused,
             passes: entry.passes,
             pose: entry.pose.clone(),
+            detail: entry.detail.clone(),
         }
     }
 
@@ -143,8 +147,9 @@ impl ConfigKey {
             _ => "",
         };
         let pose = if self.pose.as_deref() == Some("gpu") { ", GPU pose" } else { "" };
+        let detail = if self.detail.as_deref() == Some("full") { ", full detail" } else { "" };
         format!(
-            "{}, {}{pose}, {}{split}, {}{}, {}",
+            "{}, {}{pose}, {}{split}, {}{}, {}{detail}",
             self.model,
             plural(self.characters, "character", "characters"),
             self.skinning,

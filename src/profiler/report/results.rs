@@ -250,6 +250,14 @@ pub struct BenchEntry {
     /// Under a GPU pose: the pose dispatch's GPU time (timestamps).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_pose_us: Option<Stat>,
+    /// `"full"` when every character drew its full mesh (`--detail
+    /// full`); absent when distant ones drew coarser levels (the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// Triangles the characters drew per pass, at their detail levels
+    /// (median over the frames; absent in files from before detail levels).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub triangles: Option<u64>,
     /// The per-frame (or per-run) samples the medians above summarise,
     /// kept so that a later run can be compared with this one.
     #[serde(default, skip_serializing_if = "EntrySamples::is_empty")]

@@ -21,6 +21,7 @@ const COLUMNS: &[Column] = &[
     Column { title: "skinning", numeric: false, cell: |e, _| e.skinning_label() },
     Column { title: "upload", numeric: false, cell: |e, _| upload_cell(e) },
     Column { title: "passes", numeric: true, cell: |e, _| e.passes.to_string() },
+    Column { title: "triangles/pass", numeric: true, cell: |e, _| triangles_cell(e) },
     Column { title: "pose µs", numeric: true, cell: |_, f| figure_cell(Some(f.cpu_pose)) },
     Column {
         title: "palette KiB/frame",
@@ -75,10 +76,11 @@ pub fn print_table(out: &mut impl Write, results: &BenchResults) -> io::Result<(
     };
     writeln!(
         out,
-        "(GPU figures: {}. µs as median/p95; pose: the CPU pose update of every character{threads}; \
-         skin % of copy: the copy kernel over the skin pass's bytes / the skin pass, same clock; \
-         staged/plain: the staged palette copy / one plain copy of its bytes, host-timed, on rows that \
-         copy palettes{refined})",
+        "(GPU figures: {}. µs as median/p95; triangles/pass: what the characters drew per pass at \
+         their detail levels; pose: the CPU pose update of every character{threads}; skin % of copy: \
+         the copy kernel over the skin pass's bytes / the skin pass, same clock; staged/plain: the \
+         staged palette copy / one plain copy of its bytes, host-timed, on rows that copy \
+         palettes{refined})",
         clock_caption(h.gpu_timing)
     )
 }
@@ -119,6 +121,18 @@ fn characters_cell(e: &BenchEntry, _: &Figures) -> String {
 /// The upload mode, with ", paused" when no character moved.
 fn upload_cell(e: &BenchEntry) -> String {
     if e.paused { format!("{}, paused", e.upload) } else { e.upload.clone() }
+}
+
+/// The characters' triangles per pass (`1.2M`, `45.6k`), with ", full"
+/// when every character drew its full mesh; "-" in older files.
+fn triangles_cell(e: &BenchEntry) -> String {
+    let Some(t) = e.triangles else { return "-".to_string() };
+    let count = match t {
+        0..1_000 => t.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", t as f64 / 1e3),
+        _ => format!("{:.1}M", t as f64 / 1e6),
+    };
+    if e.detail.as_deref() == Some("full") { format!("{count}, full") } else { count }
 }
 
 /// `median/p95`, "-" for a figure the row does not have (nothing copied,
@@ -177,6 +191,7 @@ mod tests {
             "skinning",
             "upload",
             "passes",
+            "triangles/pass",
             "pose µs",
             "palette KiB/frame",
             "upload µs",
@@ -200,6 +215,7 @@ mod tests {
                 "compute",
                 "inplace",
                 "1",
+                "-",
                 "3.00/3.75",
                 "2.5",
                 "-",
@@ -211,7 +227,7 @@ mod tests {
         );
         let second: Vec<&str> = lines[3].split_whitespace().collect();
         assert_eq!(&second[..6], ["Fox.glb", "16", "vertex", "dirty,", "paused", "2"], "the file name only");
-        assert_eq!(second[7], "0.0", "paused dirty writes no palette");
+        assert_eq!(second[8], "0.0", "paused dirty writes no palette");
         assert_eq!(second[second.len() - 1], "-", "nothing was copied");
         assert_eq!(second[second.len() - 2], "-", "vertex skinning has no skin pass");
         assert!(lines[4].starts_with("(GPU figures: GPU timestamps."), "{}", lines[4]);
@@ -235,6 +251,7 @@ mod tests {
                 "compute",
                 "staged",
                 "1",
+                "-",
                 "48.0/60.0",
                 "40.0",
                 "19.2/24.0",

@@ -54,6 +54,8 @@ pub fn entry(characters: u32, passes: u32, skinning: &str, upload: &str, paused:
         pose: None,
         playback_bytes: None,
         gpu_pose_us: None,
+        detail: None,
+        triangles: None,
         samples: Default::default(),
     }
 }

@@ -40,7 +40,7 @@ pub(super) const MORPH_ENTRIES: usize = 3;
 pub struct PrimitiveOutput {
     /// Index into `Model::instances`.
     pub instance: usize,
-    /// Index into `GpuModel::primitives` (mesh, material, first_index, index_count).
+    /// Index into `GpuModel::primitives` (mesh, material, index lists).
     pub gpu_primitive: usize,
     /// First `SkinnedVertex` in the layout's output, counted across its
     /// windows: `OutputWindows::locate` gives the window (buffer) and the

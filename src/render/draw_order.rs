@@ -1,0 +1,285 @@
+//! The frame's draw order: which detail level each character draws, and
+//! the instance order that lets one instanced draw per primitive and level
+//! draw exactly the characters at that level.
+//!
+//! Each frame, every character's bind-pose sphere (`GpuModel::bounds`,
+//! grown for animation) is placed by its world matrix; a level's error
+//! (`GpuModel::detail_error`) scaled by the character's size and projected
+//! at the sphere's nearest depth gives the pixels it may be off by, and the
+//! character draws the coarsest level within [`PIXEL_ERROR`]. Characters
+//! are then counting-sorted by level within each run of characters that
+//! share draws (`DrawItem::run`): the vertex shaders read `draw_order[gl_InstanceIndex]`
+//! to find the character an instance draws, so a level's draw is one
+//! contiguous instance range. Plain CPU work, no allocation per frame.
+
+use super::camera::Camera;
+use super::detail_levels::DETAIL_LEVELS;
+use super::frame_settings::DrawDetail;
+use nalgebra::Matrix4;
+
+/// The most a drawn level may depart from the full mesh, in pixels. Half
+/// a pixel: a crowd of characters 10 pixels tall then covers within a few
+/// percent of the pixels its full meshes cover (a whole pixel let thin
+/// limbs lose a tenth of them; see tests/gpu/render_detail_levels.rs).
+pub const PIXEL_ERROR: f32 = 0.5;
+
+/// How far past its bind-pose sphere an animated character may reach
+/// (limbs swing out): the sphere's radius is scaled by this.
+const BOUNDS_MARGIN: f32 = 1.5;
+
+/// What a level choice needs of the view: where the camera is, where it
+/// looks, and how many pixels one unit spans at unit depth.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LevelView {
+    /// Eye position.
+    pub eye: [f32; 3],
+    /// Unit view direction.
+    pub forward: [f32; 3],
+    /// Pixels per scene unit at a depth of one unit: `height / (2 tan(fov_y / 2))`.
+    pub pixels_per_unit: f32,
+    /// Near plane distance (the smallest depth a sphere counts at).
+    pub near: f32,
+}
+
+impl LevelView {
+    /// The view of `camera` on a target `height` pixels tall.
+    pub fn new(camera: &Camera, height: u32) -> LevelView {
+        let forward = (camera.target - camera.eye).normalize();
+        LevelView {
+            eye: [camera.eye.x, camera.eye.y, camera.eye.z],
+            forward: [forward.x, forward.y, forward.z],
+            pixels_per_unit: height as f32 / (2.0 * (camera.fov_y * 0.5).tan()),
+            near: camera.near,
+        }
+    }
+}
+
+/// A run of consecutive characters drawn by the same draw items, and
+/// where each level's characters lie in the draw order this frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Run {
+    first: u32,
+    count: u32,
+    /// Per level, `(first instance, instance count)`.
+    levels: [(u32, u32); DETAIL_LEVELS],
+}
+
+/// A character's bounding sphere in world space, and the largest scale of
+/// its world matrix (which scales the levels' errors too).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct PlacedSphere {
+    centre: [f32; 3],
+    radius: f32,
+    scale: f32,
+}
+
+/// Each frame's level per character and the instance order it implies.
+#[derive(Debug, Clone)]
+pub struct DrawOrder {
+    /// Per character: where its bounding sphere lies this frame.
+    spheres: Vec<PlacedSphere>,
+    /// Per character: the level it draws this frame.
+    levels: Vec<u8>,
+    /// Per instance: the character it draws (the scene's characters, then
+    /// one identity entry per character past them, e.g. the scenery).
+    order: Vec<u32>,
+    runs: Vec<Run>,
+    /// Characters drawing each level this frame.
+    counts: [u32; DETAIL_LEVELS],
+}
+
+impl DrawOrder {
+    /// An order for `characters` characters in `runs` (`(first, count)`,
+    /// covering them), with `extra` identity entries after them; every
+    /// character starts at level 0.
+    pub fn new(characters: u32, extra: u32, runs: &[(u32, u32)]) -> DrawOrder {
+        let runs = runs
+            .iter()
+            .map(|&(first, count)| {
+                let mut levels = [(first, 0); DETAIL_LEVELS];
+                levels[0] = (first, count);
+                Run { first, count, levels }
+            })
+            .collect();
+        let mut counts = [0; DETAIL_LEVELS];
+        counts[0] = characters;
+        DrawOrder {
+            spheres: vec![PlacedSphere::default(); characters as usize],
+            levels: vec![0; characters as usize],
+            order: (0..characters + extra).collect(),
+            runs,
+            counts,
+        }
+    }
+
+    /// Places character `c`'s bind-pose sphere (`[x, y, z, radius]` in its
+    /// model space) by its world matrix.
+    pub fn place(&mut self, c: usize, world: &Matrix4<f32>, bounds: [f32; 4]) {
+        let Some(sphere) = self.spheres.get_mut(c) else { return };
+        let centre = world.transform_point(&nalgebra::Point3::new(bounds[0], bounds[1], bounds[2]));
+        let mut scale = (0..3).map(|i| world.fixed_view::<3, 1>(0, i).norm()).fold(0.0, f32::max);
+        if !world.iter().all(|v| v.is_finite()) {
+            // f32::max skips NaN; a NaN scale keeps the full mesh (`level_for`).
+            scale = f32::NAN;
+        }
+        *sphere = PlacedSphere { centre: centre.into(), radius: scale * bounds[3] * BOUNDS_MARGIN, scale };
+    }
+
+    /// Chooses every character's level for `view` from the model's level
+    /// errors (scene units, per unit of world scale; never decreasing) and
+    /// sorts the order by level within each run.
+    pub fn choose(&mut self, view: &LevelView, error: &[f32; DETAIL_LEVELS], detail: DrawDetail) {
+        for (level, sphere) in self.levels.iter_mut().zip(&self.spheres) {
+            *level = match detail {
+                DrawDetail::Full => 0,
+                DrawDetail::Auto => level_for(view, sphere, error),
+            };
+        }
+        self.counts = [0; DETAIL_LEVELS];
+        for run in &mut self.runs {
+            let mut counts = [0u32; DETAIL_LEVELS];
+            let range = run.first as usize..(run.first + run.count) as usize;
+            for &level in &self.levels[range.clone()] {
+                counts[level as usize] += 1;
+            }
+            let mut next = [0u32; DETAIL_LEVELS];
+            let mut start = run.first;
+            for k in 0..DETAIL_LEVELS {
+                run.levels[k] = (start, counts[k]);
+                next[k] = start;
+                start += counts[k];
+                self.counts[k] += counts[k];
+            }
+            for (c, &level) in range.clone().zip(&self.levels[range]) {
+                let slot = &mut next[level as usize];
+                self.order[*slot as usize] = c as u32;
+                *slot += 1;
+            }
+        }
+    }
+
+    /// Per instance, the character it draws (what the slot's order buffer holds).
+    pub fn order(&self) -> &[u32] {
+        &self.order
+    }
+
+    /// Per level, `(first instance, instance count)` of run `run` (the
+    /// index of its `(first, count)` in `new`'s list).
+    pub fn run_levels(&self, run: usize) -> Option<&[(u32, u32); DETAIL_LEVELS]> {
+        self.runs.get(run).map(|r| &r.levels)
+    }
+
+    /// How many characters draw each level this frame.
+    pub fn counts(&self) -> [u32; DETAIL_LEVELS] {
+        self.counts
+    }
+}
+
+/// The coarsest level whose error, scaled and projected at the sphere's
+/// nearest depth, stays within `PIXEL_ERROR` (0 for a non-finite sphere or
+/// one reaching the near plane).
+fn level_for(view: &LevelView, sphere: &PlacedSphere, error: &[f32; DETAIL_LEVELS]) -> u8 {
+    let mut depth = 0.0;
+    for i in 0..3 {
+        depth += (sphere.centre[i] - view.eye[i]) * view.forward[i];
+    }
+    let nearest = (depth - sphere.radius).max(view.near);
+    // The largest world-space error that projects to PIXEL_ERROR there.
+    let allowed = PIXEL_ERROR * nearest / view.pixels_per_unit;
+    let mut level = 0;
+    for (k, &e) in error.iter().enumerate().skip(1) {
+        // NaN compares false: a broken placement keeps the full mesh.
+        if e * sphere.scale <= allowed {
+            level = k as u8;
+        }
+    }
+    level
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nalgebra::{Point3, Vector3};
+
+    const ERROR: [f32; DETAIL_LEVELS] = [0.0, 0.01, 0.04, 0.16];
+
+    /// A camera at the origin looking down -Z on a 1000-pixel-tall target
+    /// (90 degrees: one unit at depth d spans 500 / d pixels).
+    fn view() -> LevelView {
+        let camera = Camera {
+            eye: Point3::origin(),
+            target: Point3::new(0.0, 0.0, -1.0),
+            up: Vector3::y(),
+            fov_y: std::f32::consts::FRAC_PI_2,
+            aspect: 1.0,
+            near: 0.1,
+            far: 1000.0,
+            lens_shift: 0.0,
+        };
+        LevelView::new(&camera, 1000)
+    }
+
+    /// The depth of a unit sphere's centre from which an error `e` is drawn.
+    fn reach(e: f32) -> f32 {
+        e * 500.0 / PIXEL_ERROR + 1.5
+    }
+
+    fn at(z: f32) -> Matrix4<f32> {
+        Matrix4::new_translation(&Vector3::new(0.0, 0.0, -z))
+    }
+
+    #[test]
+    fn a_level_is_drawn_once_its_error_is_under_a_pixel() {
+        assert!((view().pixels_per_unit - 500.0).abs() < 1e-3);
+        let mut order = DrawOrder::new(5, 0, &[(0, 5)]);
+        // A sphere of radius 1 (1.5 with the margin). Level k's error e
+        // is within PIXEL_ERROR from a nearest depth of 500 e / PIXEL_ERROR.
+        let depths = [1.0, reach(0.01) + 0.1, reach(0.04) + 0.1, reach(0.16) + 0.1, reach(0.01) - 0.1];
+        for (c, &z) in depths.iter().enumerate() {
+            order.place(c, &at(z), [0.0, 0.0, 0.0, 1.0]);
+        }
+        order.choose(&view(), &ERROR, DrawDetail::Auto);
+        assert_eq!(order.levels, [0, 1, 2, 3, 0]);
+        assert_eq!(order.counts(), [2, 1, 1, 1]);
+        // Sorted by level, stable within one: 0, 4 | 1 | 2 | 3.
+        assert_eq!(order.order(), [0, 4, 1, 2, 3]);
+        assert_eq!(order.run_levels(0), Some(&[(0, 2), (2, 1), (3, 1), (4, 1)]));
+        order.choose(&view(), &ERROR, DrawDetail::Full);
+        assert_eq!(order.order(), [0, 1, 2, 3, 4]);
+        assert_eq!(order.run_levels(0), Some(&[(0, 5), (5, 0), (5, 0), (5, 0)]));
+    }
+
+    #[test]
+    fn a_larger_character_keeps_its_detail_longer() {
+        let mut order = DrawOrder::new(2, 0, &[(0, 2)]);
+        let z = reach(0.01) + 0.1;
+        order.place(0, &at(z), [0.0, 0.0, 0.0, 1.0]);
+        // Twice the size: twice the error, and a sphere reaching closer.
+        order.place(1, &(at(z) * Matrix4::new_scaling(2.0)), [0.0, 0.0, 0.0, 1.0]);
+        order.choose(&view(), &ERROR, DrawDetail::Auto);
+        assert_eq!(order.levels, [1, 0]);
+    }
+
+    #[test]
+    fn runs_sort_apart_and_extra_entries_stay_identity() {
+        let mut order = DrawOrder::new(4, 1, &[(0, 2), (2, 2)]);
+        for (c, z) in [1000.0, 1.0, 1000.0, 1.0].into_iter().enumerate() {
+            order.place(c, &at(z), [0.0, 0.0, 0.0, 1.0]);
+        }
+        order.choose(&view(), &ERROR, DrawDetail::Auto);
+        assert_eq!(order.order(), [1, 0, 3, 2, 4]);
+        assert_eq!(order.run_levels(1), Some(&[(2, 1), (3, 0), (3, 0), (3, 1)]));
+        assert_eq!(order.run_levels(2), None);
+    }
+
+    #[test]
+    fn broken_or_near_placements_draw_the_full_mesh() {
+        let mut order = DrawOrder::new(3, 0, &[(0, 3)]);
+        order.place(0, &Matrix4::from_element(f32::NAN), [0.0, 0.0, 0.0, 1.0]);
+        // Behind the camera: its sphere's nearest depth is the near plane.
+        order.place(1, &at(-50.0), [0.0, 0.0, 0.0, 1.0]);
+        order.place(2, &at(1000.0), [0.0, 0.0, 0.0, f32::INFINITY]);
+        order.choose(&view(), &ERROR, DrawDetail::Auto);
+        assert_eq!(order.levels, [0, 0, 0]);
+    }
+}
