@@ -18,7 +18,8 @@
 //! - [profiling]: the benchmarks, `vkskin bench` and its report, how a frame
 //!   and a pose are built;
 //! - [compression]: track compression, its error bound and its runtime;
-//! - [lod]: evaluation-rate LOD and memory per character;
+//! - [lod]: evaluation-rate LOD, memory per character and detail levels
+//!   (simplified meshes for distant characters);
 //! - [gpu_pose]: posing crowds on the GPU (`--pose gpu`): what goes up,
 //!   what the pass computes, how it is checked;
 //! - [planar]: the planar rig (`--planar`): joint-angle lerp against
