@@ -2,15 +2,15 @@
 //! the instance order that lets one instanced draw per primitive and level
 //! draw exactly the characters at that level.
 //!
-//! Each frame, every character's bind-pose sphere (`GpuModel::bounds`,
-//! grown for animation) is placed by its world matrix; a level's error
+//! Each frame, every character's sphere (`GpuModel::bounds`, around its
+//! rest and sampled poses, grown a little) is placed by its world matrix; a level's error
 //! (`GpuModel::detail_error`) scaled by the character's size and projected
 //! at the sphere's nearest depth gives the pixels it may be off by, and the
 //! character draws the coarsest level within [`PIXEL_ERROR`]. Characters
 //! are then counting-sorted by level within each run of characters that
-//! share draws (`DrawItem::run`): the vertex shaders read `draw_order[gl_InstanceIndex]`
-//! to find the character an instance draws, so a level's draw is one
-//! contiguous instance range. Plain CPU work, no allocation per frame.
+//! share draws (`DrawItem::run`): the vertex shaders read
+//! `draw_order[gl_InstanceIndex]` to find the character an instance draws,
+//! so a level's draw is one contiguous instance range. Plain CPU work, no allocation per frame.
 
 use super::camera::Camera;
 use super::detail_levels::DETAIL_LEVELS;
@@ -23,9 +23,10 @@ use nalgebra::Matrix4;
 /// limbs lose a tenth of them; see tests/gpu/render_detail_levels.rs).
 pub const PIXEL_ERROR: f32 = 0.5;
 
-/// How far past its bind-pose sphere an animated character may reach
-/// (limbs swing out): the sphere's radius is scaled by this.
-const BOUNDS_MARGIN: f32 = 1.5;
+/// How far past the sphere around its rest and sampled poses an animated
+/// character may reach (poses the samples missed): the sphere's radius is
+/// scaled by this.
+const BOUNDS_MARGIN: f32 = 1.25;
 
 /// What a level choice needs of the view: where the camera is, where it
 /// looks, and how many pixels one unit spans at unit depth.
@@ -112,8 +113,8 @@ impl DrawOrder {
         }
     }
 
-    /// Places character `c`'s bind-pose sphere (`[x, y, z, radius]` in its
-    /// model space) by its world matrix.
+    /// Places character `c`'s sphere (`GpuModel::bounds`: `[x, y, z,
+    /// radius]` in its model space) by its world matrix.
     pub fn place(&mut self, c: usize, world: &Matrix4<f32>, bounds: [f32; 4]) {
         let Some(sphere) = self.spheres.get_mut(c) else { return };
         let centre = world.transform_point(&nalgebra::Point3::new(bounds[0], bounds[1], bounds[2]));
@@ -221,7 +222,7 @@ mod tests {
 
     /// The depth of a unit sphere's centre from which an error `e` is drawn.
     fn reach(e: f32) -> f32 {
-        e * 500.0 / PIXEL_ERROR + 1.5
+        e * 500.0 / PIXEL_ERROR + BOUNDS_MARGIN
     }
 
     fn at(z: f32) -> Matrix4<f32> {
@@ -232,7 +233,7 @@ mod tests {
     fn a_level_is_drawn_once_its_error_is_under_a_pixel() {
         assert!((view().pixels_per_unit - 500.0).abs() < 1e-3);
         let mut order = DrawOrder::new(5, 0, &[(0, 5)]);
-        // A sphere of radius 1 (1.5 with the margin). Level k's error e
+        // A sphere of radius 1 (BOUNDS_MARGIN with the margin). Level k's error e
         // is within PIXEL_ERROR from a nearest depth of 500 e / PIXEL_ERROR.
         let depths = [1.0, reach(0.01) + 0.1, reach(0.04) + 0.1, reach(0.16) + 0.1, reach(0.01) - 0.1];
         for (c, &z) in depths.iter().enumerate() {
