@@ -118,11 +118,13 @@ impl DrawOrder {
     pub fn place(&mut self, c: usize, world: &Matrix4<f32>, bounds: [f32; 4]) {
         let Some(sphere) = self.spheres.get_mut(c) else { return };
         let centre = world.transform_point(&nalgebra::Point3::new(bounds[0], bounds[1], bounds[2]));
-        let mut scale = (0..3).map(|i| world.fixed_view::<3, 1>(0, i).norm()).fold(0.0, f32::max);
-        if !world.iter().all(|v| v.is_finite()) {
-            // f32::max skips NaN; a NaN scale keeps the full mesh (`level_for`).
-            scale = f32::NAN;
-        }
+        let squared = [0, 1, 2].map(|i| world.fixed_view::<3, 1>(0, i).norm_squared());
+        // f32::max skips NaN, so a broken matrix is caught here: a NaN
+        // scale keeps the full mesh (`level_for`). Every element reaches
+        // the centre (the translation, and the projective row through w)
+        // or a column's length.
+        let finite = centre.iter().chain(&squared).all(|v| v.is_finite());
+        let scale = if finite { squared[0].max(squared[1]).max(squared[2]).sqrt() } else { f32::NAN };
         *sphere = PlacedSphere { centre: centre.into(), radius: scale * bounds[3] * BOUNDS_MARGIN, scale };
     }
 
