@@ -517,9 +517,9 @@ fn display(ui: &mut Ui, state: &mut ViewerState, info: &ModelInfo) {
     ui.horizontal(|ui| {
         ui.label("Detail");
         ui.radio_value(&mut state.frame.detail, DrawDetail::Auto, "auto")
-            .on_hover_text("Distant characters draw simplified meshes, each under a pixel of error");
+            .on_hover_text("Distant characters draw simplified meshes within half a pixel; those out of view only cast shadows");
         ui.radio_value(&mut state.frame.detail, DrawDetail::Full, "full")
-            .on_hover_text("Every character draws its full mesh");
+            .on_hover_text("Every character draws its full mesh in every pass");
     });
     ui.label("Debug view");
     ui.horizontal_wrapped(|ui| {

@@ -184,7 +184,8 @@ pub struct RenderArgs {
     #[arg(long, value_enum, value_name = "WHERE", default_value = "cpu")]
     pub pose: PoseEvaluation,
     /// Detail levels: auto (distant characters draw simplified meshes,
-    /// under a pixel of error) or full (every character its full mesh).
+    /// within half a pixel; those out of view only cast shadows) or full
+    /// (every character its full mesh in every pass).
     #[arg(long, value_enum, value_name = "auto|full", default_value = "auto")]
     pub detail: DrawDetail,
     /// How each vertex's joint influences are blended, on either path.
@@ -320,7 +321,8 @@ pub struct ViewArgs {
     #[arg(long, value_enum, value_name = "WHERE", default_value = "cpu")]
     pub pose: PoseEvaluation,
     /// Detail levels at start: auto (distant characters draw simplified
-    /// meshes, under a pixel of error) or full; the controls switch it.
+    /// meshes, within half a pixel; those out of view only cast shadows) or
+    /// full; the controls switch it.
     #[arg(long, value_enum, value_name = "auto|full")]
     pub detail: Option<DrawDetail>,
     /// Scripted runs: play the next clip every N frames.
@@ -484,8 +486,9 @@ pub struct BenchArgs {
     /// playback) [default: cpu].
     #[arg(long, value_delimiter = ',', value_enum, value_name = "WHERE,...")]
     pub pose: Vec<PoseEvaluation>,
-    /// Detail levels: auto (distant characters draw simplified meshes),
-    /// full (every character its full mesh) [default: auto].
+    /// Detail levels: auto (distant characters draw simplified meshes,
+    /// those out of view only cast shadows), full (every character its
+    /// full mesh in every pass) [default: auto].
     #[arg(long, value_delimiter = ',', value_enum, value_name = "auto|full,...")]
     pub detail: Vec<DrawDetail>,
     /// Where the dqs modes split each skinning matrix: shader (per

@@ -10,7 +10,15 @@
 //! are then counting-sorted by level within each run of characters that
 //! share draws (`DrawItem::run`): the vertex shaders read
 //! `draw_order[gl_InstanceIndex]` to find the character an instance draws,
-//! so a level's draw is one contiguous instance range. Plain CPU work, no allocation per frame.
+//! so a level's draw is one contiguous instance range.
+//!
+//! A character whose sphere lies outside the camera's view is culled from
+//! the camera's passes (the main pass and its depth prepass) but still
+//! drawn, at its level, into the shadow cascades, which see what the
+//! camera does not: within a level, the visible characters come first and
+//! the culled ones right after, so the camera's draw of a level is one
+//! range and the cascades' draw another. Plain CPU work, no allocation per
+//! frame.
 
 use super::camera::Camera;
 use super::detail_levels::DETAIL_LEVELS;
@@ -29,7 +37,8 @@ pub const PIXEL_ERROR: f32 = 0.5;
 const BOUNDS_MARGIN: f32 = 1.25;
 
 /// What a level choice needs of the view: where the camera is, where it
-/// looks, and how many pixels one unit spans at unit depth.
+/// looks, how many pixels one unit spans at unit depth, and the planes
+/// bounding what it sees.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LevelView {
     /// Eye position.
@@ -40,6 +49,10 @@ pub struct LevelView {
     pub pixels_per_unit: f32,
     /// Near plane distance (the smallest depth a sphere counts at).
     pub near: f32,
+    /// The view's left, right, top, bottom, near and far planes, `[a, b,
+    /// c, d]` with a unit normal pointing in: a point p is inside all when
+    /// every `a px + b py + c pz + d >= 0`.
+    pub planes: [[f32; 4]; 6],
 }
 
 impl LevelView {
@@ -51,8 +64,41 @@ impl LevelView {
             forward: [forward.x, forward.y, forward.z],
             pixels_per_unit: height as f32 / (2.0 * (camera.fov_y * 0.5).tan()),
             near: camera.near,
+            planes: frustum_planes(&camera.view_proj()),
         }
     }
+
+    /// Whether a sphere reaches into the view (conservatively: a sphere
+    /// near a corner may pass every plane yet miss the view; non-finite
+    /// spheres count as inside).
+    fn sees(&self, sphere: &PlacedSphere) -> bool {
+        let c = sphere.centre;
+        let outside = |p: &[f32; 4]| p[0] * c[0] + p[1] * c[1] + p[2] * c[2] + p[3] < -sphere.radius;
+        !self.planes.iter().any(outside)
+    }
+}
+
+/// The six planes of a Vulkan clip volume (`-w <= x, y <= w`, `0 <= z <=
+/// w`) in the space `view_proj` maps from, normals unit length and
+/// pointing in (Gribb and Hartmann's rows of the matrix).
+fn frustum_planes(view_proj: &Matrix4<f32>) -> [[f32; 4]; 6] {
+    let row = |i: usize| [view_proj[(i, 0)], view_proj[(i, 1)], view_proj[(i, 2)], view_proj[(i, 3)]];
+    let (x, y, z, w) = (row(0), row(1), row(2), row(3));
+    let combos = [(w, x, 1.0), (w, x, -1.0), (w, y, 1.0), (w, y, -1.0), (z, z, 0.0), (w, z, -1.0)];
+    combos.map(|(a, b, s)| {
+        let p: [f32; 4] = std::array::from_fn(|i| a[i] + s * b[i]);
+        let length = (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt();
+        if length > 0.0 { p.map(|v| v / length) } else { [0.0, 0.0, 0.0, 1.0] }
+    })
+}
+
+/// Which passes an instance range is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    /// The camera's passes: the characters in its view.
+    ByCamera,
+    /// The shadow cascades: every character.
+    ByLight,
 }
 
 /// A run of consecutive characters drawn by the same draw items, and
@@ -61,8 +107,12 @@ impl LevelView {
 struct Run {
     first: u32,
     count: u32,
-    /// Per level, `(first instance, instance count)`.
-    levels: [(u32, u32); DETAIL_LEVELS],
+    /// Per level, `(first instance, instance count)` of its visible
+    /// characters (the camera's passes).
+    visible: [(u32, u32); DETAIL_LEVELS],
+    /// Per level, the same with its culled characters after them (the
+    /// shadow cascades).
+    all: [(u32, u32); DETAIL_LEVELS],
 }
 
 /// A character's bounding sphere in world space, and the largest scale of
@@ -79,14 +129,17 @@ struct PlacedSphere {
 pub struct DrawOrder {
     /// Per character: where its bounding sphere lies this frame.
     spheres: Vec<PlacedSphere>,
-    /// Per character: the level it draws this frame.
-    levels: Vec<u8>,
+    /// Per character: its sort bucket this frame, `2 * level` when the
+    /// camera sees it, `2 * level + 1` when culled.
+    buckets: Vec<u8>,
     /// Per instance: the character it draws (the scene's characters, then
     /// one identity entry per character past them, e.g. the scenery).
     order: Vec<u32>,
     runs: Vec<Run>,
-    /// Characters drawing each level this frame.
+    /// Characters the camera sees at each level this frame.
     counts: [u32; DETAIL_LEVELS],
+    /// Characters culled from the camera's passes this frame.
+    culled: u32,
 }
 
 impl DrawOrder {
@@ -97,19 +150,20 @@ impl DrawOrder {
         let runs = runs
             .iter()
             .map(|&(first, count)| {
-                let mut levels = [(first, 0); DETAIL_LEVELS];
-                levels[0] = (first, count);
-                Run { first, count, levels }
+                let mut visible = [(first + count, 0); DETAIL_LEVELS];
+                visible[0] = (first, count);
+                Run { first, count, visible, all: visible }
             })
             .collect();
         let mut counts = [0; DETAIL_LEVELS];
         counts[0] = characters;
         DrawOrder {
             spheres: vec![PlacedSphere::default(); characters as usize],
-            levels: vec![0; characters as usize],
+            buckets: vec![0; characters as usize],
             order: (0..characters + extra).collect(),
             runs,
             counts,
+            culled: 0,
         }
     }
 
@@ -129,32 +183,40 @@ impl DrawOrder {
     }
 
     /// Chooses every character's level for `view` from the model's level
-    /// errors (scene units, per unit of world scale; never decreasing) and
-    /// sorts the order by level within each run.
+    /// errors (scene units, per unit of world scale; never decreasing),
+    /// culls those outside it from the camera's passes (`DrawDetail::Auto`;
+    /// `Full` draws every full mesh everywhere), and sorts the order by
+    /// level, then visible before culled, within each run.
     pub fn choose(&mut self, view: &LevelView, error: &[f32; DETAIL_LEVELS], detail: DrawDetail) {
-        for (level, sphere) in self.levels.iter_mut().zip(&self.spheres) {
-            *level = match detail {
+        for (bucket, sphere) in self.buckets.iter_mut().zip(&self.spheres) {
+            *bucket = match detail {
+                // Every full mesh, in every pass: the baseline.
                 DrawDetail::Full => 0,
-                DrawDetail::Auto => level_for(view, sphere, error),
+                DrawDetail::Auto => 2 * level_for(view, sphere, error) + u8::from(!view.sees(sphere)),
             };
         }
         self.counts = [0; DETAIL_LEVELS];
+        self.culled = 0;
         for run in &mut self.runs {
-            let mut counts = [0u32; DETAIL_LEVELS];
+            let mut counts = [0u32; 2 * DETAIL_LEVELS];
             let range = run.first as usize..(run.first + run.count) as usize;
-            for &level in &self.levels[range.clone()] {
-                counts[level as usize] += 1;
+            for &bucket in &self.buckets[range.clone()] {
+                counts[bucket as usize] += 1;
             }
-            let mut next = [0u32; DETAIL_LEVELS];
+            let mut next = [0u32; 2 * DETAIL_LEVELS];
             let mut start = run.first;
             for k in 0..DETAIL_LEVELS {
-                run.levels[k] = (start, counts[k]);
-                next[k] = start;
-                start += counts[k];
-                self.counts[k] += counts[k];
+                let (seen, culled) = (counts[2 * k], counts[2 * k + 1]);
+                run.visible[k] = (start, seen);
+                run.all[k] = (start, seen + culled);
+                next[2 * k] = start;
+                next[2 * k + 1] = start + seen;
+                start += seen + culled;
+                self.counts[k] += seen;
+                self.culled += culled;
             }
-            for (c, &level) in range.clone().zip(&self.levels[range]) {
-                let slot = &mut next[level as usize];
+            for (c, &bucket) in range.clone().zip(&self.buckets[range]) {
+                let slot = &mut next[bucket as usize];
                 self.order[*slot as usize] = c as u32;
                 *slot += 1;
             }
@@ -167,14 +229,22 @@ impl DrawOrder {
     }
 
     /// Per level, `(first instance, instance count)` of run `run` (the
-    /// index of its `(first, count)` in `new`'s list).
-    pub fn run_levels(&self, run: usize) -> Option<&[(u32, u32); DETAIL_LEVELS]> {
-        self.runs.get(run).map(|r| &r.levels)
+    /// index of its `(first, count)` in `new`'s list), for the passes `seen`.
+    pub fn run_levels(&self, run: usize, seen: Seen) -> Option<&[(u32, u32); DETAIL_LEVELS]> {
+        self.runs.get(run).map(|r| match seen {
+            Seen::ByCamera => &r.visible,
+            Seen::ByLight => &r.all,
+        })
     }
 
-    /// How many characters draw each level this frame.
+    /// How many characters the camera sees at each level this frame.
     pub fn counts(&self) -> [u32; DETAIL_LEVELS] {
         self.counts
+    }
+
+    /// How many characters are culled from the camera's passes this frame.
+    pub fn culled(&self) -> u32 {
+        self.culled
     }
 }
 
@@ -242,14 +312,15 @@ mod tests {
             order.place(c, &at(z), [0.0, 0.0, 0.0, 1.0]);
         }
         order.choose(&view(), &ERROR, DrawDetail::Auto);
-        assert_eq!(order.levels, [0, 1, 2, 3, 0]);
+        assert_eq!(order.buckets, [0, 2, 4, 6, 0], "every level, all in view");
         assert_eq!(order.counts(), [2, 1, 1, 1]);
         // Sorted by level, stable within one: 0, 4 | 1 | 2 | 3.
         assert_eq!(order.order(), [0, 4, 1, 2, 3]);
-        assert_eq!(order.run_levels(0), Some(&[(0, 2), (2, 1), (3, 1), (4, 1)]));
+        assert_eq!(order.run_levels(0, Seen::ByCamera), Some(&[(0, 2), (2, 1), (3, 1), (4, 1)]));
+        assert_eq!(order.run_levels(0, Seen::ByLight), order.run_levels(0, Seen::ByCamera));
         order.choose(&view(), &ERROR, DrawDetail::Full);
         assert_eq!(order.order(), [0, 1, 2, 3, 4]);
-        assert_eq!(order.run_levels(0), Some(&[(0, 5), (5, 0), (5, 0), (5, 0)]));
+        assert_eq!(order.run_levels(0, Seen::ByCamera), Some(&[(0, 5), (5, 0), (5, 0), (5, 0)]));
     }
 
     #[test]
@@ -260,7 +331,7 @@ mod tests {
         // Twice the size: twice the error, and a sphere reaching closer.
         order.place(1, &(at(z) * Matrix4::new_scaling(2.0)), [0.0, 0.0, 0.0, 1.0]);
         order.choose(&view(), &ERROR, DrawDetail::Auto);
-        assert_eq!(order.levels, [1, 0]);
+        assert_eq!(order.buckets, [2, 0]);
     }
 
     #[test]
@@ -271,8 +342,8 @@ mod tests {
         }
         order.choose(&view(), &ERROR, DrawDetail::Auto);
         assert_eq!(order.order(), [1, 0, 3, 2, 4]);
-        assert_eq!(order.run_levels(1), Some(&[(2, 1), (3, 0), (3, 0), (3, 1)]));
-        assert_eq!(order.run_levels(2), None);
+        assert_eq!(order.run_levels(1, Seen::ByCamera), Some(&[(2, 1), (3, 0), (3, 0), (3, 1)]));
+        assert_eq!(order.run_levels(2, Seen::ByCamera), None);
     }
 
     #[test]
@@ -283,6 +354,29 @@ mod tests {
         order.place(1, &at(-50.0), [0.0, 0.0, 0.0, 1.0]);
         order.place(2, &at(1000.0), [0.0, 0.0, 0.0, f32::INFINITY]);
         order.choose(&view(), &ERROR, DrawDetail::Auto);
-        assert_eq!(order.levels, [0, 0, 0]);
+        // The one behind is culled from the camera's passes, not the others.
+        assert_eq!(order.buckets, [0, 1, 0]);
+    }
+
+    #[test]
+    fn characters_out_of_view_are_drawn_for_the_light_alone() {
+        let mut order = DrawOrder::new(4, 0, &[(0, 4)]);
+        // In view; far to the left (the view is 90 degrees wide); just
+        // outside the right edge but reaching in; behind the far plane.
+        let beside = |x: f32| Matrix4::new_translation(&Vector3::new(x, 0.0, -10.0));
+        order.place(0, &at(10.0), [0.0, 0.0, 0.0, 1.0]);
+        order.place(1, &beside(-30.0), [0.0, 0.0, 0.0, 1.0]);
+        order.place(2, &beside(10.5), [0.0, 0.0, 0.0, 1.0]);
+        order.place(3, &at(1002.0), [0.0, 0.0, 0.0, 1.0]);
+        order.choose(&view(), &ERROR, DrawDetail::Full);
+        assert_eq!((order.buckets.as_slice(), order.culled()), ([0, 0, 0, 0].as_slice(), 0), "no culling");
+        // Levels too coarse to draw anywhere: level 0 and culling alone.
+        order.choose(&view(), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
+        assert_eq!(order.buckets, [0, 1, 0, 1]);
+        assert_eq!((order.counts(), order.culled()), ([2, 0, 0, 0], 2));
+        // Visible first, then the culled ones of the same level.
+        assert_eq!(order.order(), [0, 2, 1, 3]);
+        assert_eq!(order.run_levels(0, Seen::ByCamera), Some(&[(0, 2), (4, 0), (4, 0), (4, 0)]));
+        assert_eq!(order.run_levels(0, Seen::ByLight), Some(&[(0, 4), (4, 0), (4, 0), (4, 0)]));
     }
 }

@@ -276,10 +276,11 @@ impl PassSetup {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 pub enum DrawDetail {
     /// Per character and frame, the coarsest level whose error projects to
-    /// under a pixel.
+    /// within half a pixel; characters out of the camera's view drawn into
+    /// the shadow cascades alone.
     #[default]
     Auto,
-    /// Every character draws the full mesh.
+    /// Every character draws its full mesh in every pass.
     Full,
 }
 
@@ -293,8 +294,10 @@ impl Choice for DrawDetail {
     }
     fn help(self) -> &'static str {
         match self {
-            DrawDetail::Auto => "distant characters draw simplified meshes, each under a pixel of error",
-            DrawDetail::Full => "every character draws its full mesh",
+            DrawDetail::Auto => {
+                "distant characters draw simplified meshes within half a pixel; those out of view are culled"
+            }
+            DrawDetail::Full => "every character draws its full mesh in every pass",
         }
     }
 }

@@ -8,7 +8,7 @@
 //! It never poses characters: poses come in as `FramePoses`.
 
 use super::detail_levels::DETAIL_LEVELS;
-use super::draw_order::DrawOrder;
+use super::draw_order::{DrawOrder, Seen};
 use super::frame::FrameQueries;
 use super::frame_settings::{DrawDetail, FrameSettings, PaletteUpload, PassSetup, SkinningPlacement};
 use super::gpu_model::GpuModel;
@@ -348,17 +348,18 @@ impl Renderer {
         self.settings.frame.detail = detail;
     }
 
-    /// Characters drawing each detail level in the last recorded frame.
-    pub fn detail_counts(&self) -> [u32; DETAIL_LEVELS] {
-        self.draw_order.counts()
+    /// Characters the camera saw at each detail level in the last recorded
+    /// frame, and those culled from its passes (outside its view).
+    pub fn detail_counts(&self) -> ([u32; DETAIL_LEVELS], u32) {
+        (self.draw_order.counts(), self.draw_order.culled())
     }
 
-    /// Triangles the last recorded frame's characters drew per pass, at
-    /// their levels (the scenery not counted).
+    /// Triangles the last recorded frame's characters drew in its main
+    /// pass, at their levels (the scenery not counted).
     pub fn triangles_per_pass(&self) -> u64 {
         let mut triangles = 0;
         for item in &self.draws {
-            if let Some(instances) = self.draw_order.run_levels(item.run as usize) {
+            if let Some(instances) = self.draw_order.run_levels(item.run as usize, Seen::ByCamera) {
                 for (&(_, indices), &(_, count)) in item.levels.iter().zip(instances) {
                     triangles += u64::from(indices / 3) * u64::from(count);
                 }

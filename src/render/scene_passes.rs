@@ -6,7 +6,7 @@
 
 use super::camera::Camera;
 use super::detail_levels::DETAIL_LEVELS;
-use super::draw_order::LevelView;
+use super::draw_order::{LevelView, Seen};
 use super::frame_settings::PassSetup;
 use super::frame_settings::SkinningPlacement;
 use super::frame_uniforms::FrameUniforms;
@@ -79,7 +79,8 @@ impl Renderer {
         let slot = self.ring.current();
         let (index, cmd) = (slot.index, slot.command_buffer);
         // Every pass of the frame draws the levels chosen for its camera
-        // (the shadow cascades too: a caster's detail follows what is seen).
+        // (the shadow cascades too: a caster's detail follows what is
+        // seen), the camera's passes only the characters in its view.
         let view = LevelView::new(camera, target.height());
         self.draw_order.choose(&view, &self.gpu_model.detail_error, self.settings.frame.detail);
         // This slot's fence has signalled (draw_frame waited): the GPU no
@@ -187,9 +188,11 @@ impl Renderer {
         let heat = if colour { self.heat.buffer_for(self.heat_joint) } else { None };
         let bound = self.mesh.begin_with_heat(ctx, slot, &params, heat)?;
         let cmd = slot.command_buffer;
+        // The cascades see characters out of the camera's view too.
+        let seen = if colour || stage == DrawStage::DepthPrepass { Seen::ByCamera } else { Seen::ByLight };
         for item in &self.draws {
             // Every item's run is one of the order's (`draw_items`).
-            if let Some(instances) = self.draw_order.run_levels(item.run as usize) {
+            if let Some(instances) = self.draw_order.run_levels(item.run as usize, seen) {
                 self.mesh.draw(ctx, cmd, &bound, &self.materials, item, instances);
             }
         }

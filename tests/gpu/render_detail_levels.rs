@@ -2,9 +2,10 @@
 //! device, validation and synchronization validation on: a distant crowd
 //! draws coarser levels (far fewer triangles) yet the same picture within
 //! the levels' pixel of error, a close character draws its full mesh (the
-//! same pixels as `--detail full`), and the vertex-skinning path and the
-//! shadow passes draw the same levels. Skips without a device, unless
-//! VKSKIN_NO_SKIP is set.
+//! same pixels as `--detail full`), the vertex-skinning path and the
+//! shadow passes draw the same levels, and characters out of the camera's
+//! view, culled from its passes, still cast their shadows into it. Skips
+//! without a device, unless VKSKIN_NO_SKIP is set.
 
 use crate::common::{assert_no_messages, context};
 use ash::vk;
@@ -17,6 +18,8 @@ use vkskin::render::camera::{Camera, DEFAULT_FOV_Y};
 use vkskin::render::detail_levels::DETAIL_LEVELS;
 use vkskin::render::renderer::{RenderSettings, Renderer};
 use vkskin::render::{DrawDetail, PassSetup, SkinningPlacement};
+use vkskin::world::level::Level;
+use vkskin::world::scenery::scenery_model;
 
 const W: u32 = 320;
 const H: u32 = 240;
@@ -26,6 +29,7 @@ const SPACING: f32 = 1.5;
 struct Drawn {
     pixels: Vec<u8>,
     counts: [u32; DETAIL_LEVELS],
+    culled: u32,
     triangles: u64,
 }
 
@@ -37,11 +41,26 @@ fn render(
     camera: &Camera,
     adjust: impl Fn(&mut RenderSettings),
 ) -> Drawn {
+    render_in(ctx, model, None, side, camera, adjust)
+}
+
+/// `render`, the crowd standing in `scenery` when given.
+fn render_in(
+    ctx: &GpuContext,
+    model: &Arc<Model>,
+    scenery: Option<&Arc<Model>>,
+    side: u32,
+    camera: &Camera,
+    adjust: impl Fn(&mut RenderSettings),
+) -> Drawn {
     let mut settings = RenderSettings::new(vk::Extent2D { width: W, height: H });
     settings.msaa = false;
     settings.characters = side * side;
     adjust(&mut settings);
     let mut renderer = Renderer::new(ctx, model.clone(), settings).expect("renderer");
+    if let Some(scenery) = scenery {
+        renderer.add_scenery(ctx, scenery.clone()).expect("scenery");
+    }
     let controller = Arc::new(Controller::from_text(DEFAULT_CONTROLLER, model).expect("controller"));
     let count = settings.characters as usize;
     let mut crowd = Crowd::new(model.rig.clone(), controller, count, SPACING, 30.0, 1).expect("crowd");
@@ -54,10 +73,10 @@ fn render(
         crowd.frame(i).expect("frame");
         renderer.render_frame(ctx, &crowd, camera, true, &mut keep).expect("render");
     }
-    let (counts, triangles) = (renderer.detail_counts(), renderer.triangles_per_pass());
+    let ((counts, culled), triangles) = (renderer.detail_counts(), renderer.triangles_per_pass());
     renderer.finish(ctx, &mut keep).expect("finish");
     renderer.destroy(ctx);
-    Drawn { pixels, counts, triangles }
+    Drawn { pixels, counts, culled, triangles }
 }
 
 /// A camera framing a `side` x `side` grid of characters (Crowd's layout:
@@ -102,7 +121,7 @@ fn a_distant_crowd_draws_coarser_levels_and_the_same_picture() {
         let auto = render(&ctx, &model, side, &camera, with(DrawDetail::Auto));
         let all = side * side;
         assert_eq!(full.counts, [all, 0, 0, 0], "{name}");
-        assert_eq!(auto.counts.iter().sum::<u32>(), all, "{name}");
+        assert_eq!((auto.counts.iter().sum::<u32>(), auto.culled), (all, 0), "{name}: framed whole");
         // Some 8 to 20 pixels tall, every character is far enough for a
         // coarser level, most for the coarsest ones.
         assert_eq!(auto.counts[0], 0, "{name}: {:?}", auto.counts);
@@ -129,13 +148,54 @@ fn a_distant_crowd_draws_coarser_levels_and_the_same_picture() {
 }
 
 #[test]
+fn characters_out_of_view_still_cast_their_shadows() {
+    let Some(ctx) = context() else { return };
+    let model = Arc::new(load_default_character().expect("built-in character"));
+    // The middle character of a 9 x 9 crowd on the demo level's ground,
+    // close: most others are out of view, the rest near; the key light
+    // throws the shadows of those in front of the camera into its view.
+    let ground = Arc::new(scenery_model(&Level::demo()).expect("demo level"));
+    let camera = framing(1);
+    let shadows = |detail| {
+        move |s: &mut RenderSettings| {
+            s.frame.passes = PassSetup::ShadowCascades;
+            s.frame.detail = detail;
+        }
+    };
+    let full = render_in(&ctx, &model, Some(&ground), 9, &camera, shadows(DrawDetail::Full));
+    let auto = render_in(&ctx, &model, Some(&ground), 9, &camera, shadows(DrawDetail::Auto));
+    eprintln!(
+        "levels {:?}, {} culled, {} of {} triangles",
+        auto.counts, auto.culled, auto.triangles, full.triangles
+    );
+    assert_eq!(full.culled, 0);
+    assert!(auto.culled >= 40, "{} of 81 culled", auto.culled);
+    assert!(auto.triangles * 2 < full.triangles, "{} of {} triangles", auto.triangles, full.triangles);
+    // The same picture within the levels' half pixel, and no shadow lost:
+    // a culled caster's shadow missing from the characters in view would
+    // leave pixels brighter than the full picture's.
+    let f = covered(&full.pixels);
+    let changed = differing(&auto.pixels, &full.pixels, 48);
+    let luma = |p: &[u8]| u32::from(p[0]) + u32::from(p[1]) + u32::from(p[2]);
+    let pairs = || full.pixels.chunks_exact(4).zip(auto.pixels.chunks_exact(4));
+    let brighter = pairs().filter(|(a, b)| luma(b) > luma(a) + 24).count();
+    let darker = pairs().filter(|(a, b)| luma(a) > luma(b) + 24).count();
+    eprintln!("{changed} changed, {brighter} brighter, {darker} darker of {f} covered");
+    assert!(changed * 8 < f, "{changed} of {f} pixels changed by more than 48");
+    // (With the culled characters left out of the cascades, 357 pixels of
+    // 63,218 got brighter; with them, 42.)
+    assert!(brighter * 400 < f, "{brighter} of {f} pixels brighter: a lost shadow?");
+    assert_no_messages(&ctx.validation_messages());
+}
+
+#[test]
 fn a_close_character_draws_its_full_mesh() {
     let Some(ctx) = context() else { return };
     let model = Arc::new(load_default_character().expect("built-in character"));
     let camera = framing(1);
     let full = render(&ctx, &model, 1, &camera, |s| s.frame.detail = DrawDetail::Full);
     let auto = render(&ctx, &model, 1, &camera, |_| {});
-    assert_eq!(auto.counts, [1, 0, 0, 0]);
+    assert_eq!((auto.counts, auto.culled), ([1, 0, 0, 0], 0));
     assert_eq!(auto.triangles, full.triangles);
     assert_eq!(differing(&auto.pixels, &full.pixels, 0), 0, "the same draws, the same pixels");
     assert_no_messages(&ctx.validation_messages());
