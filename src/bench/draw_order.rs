@@ -1,9 +1,11 @@
 //! The draw order's CPU cost per frame (`render::draw_order`): placing
 //! every character's sphere by its world matrix, then choosing each one's
-//! detail level and sorting the order by level, for 100,000 built-in
+//! detail level, culling those out of view and sorting the order by
+//! level, for 100,000 built-in
 //! characters on the grid `render --characters` lays out, framed whole at
 //! 1280x720 as `bench` frames them. The baseline, measured in the same
-//! run, is `--detail full`: the same place and sort, no level projected.
+//! run, is `--detail full`: the same place and sort, no level projected
+//! and nothing culled.
 //! Reported as nanoseconds per character and the ratio.
 //!
 //! Run: `cargo bench --bench draw_order` (no shared files needed).
@@ -54,6 +56,10 @@ fn main() {
     }
     group.finish();
     order.choose(&view, &levels.error, DrawDetail::Auto);
-    println!("characters per level at 1280x720, the crowd framed whole: {:?}", order.counts());
+    println!(
+        "characters per level at 1280x720, the crowd framed whole: {:?}, {} culled",
+        order.counts(),
+        order.culled()
+    );
     criterion.final_summary();
 }
