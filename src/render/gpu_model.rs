@@ -161,8 +161,10 @@ impl Streams {
         }
     }
 
-    fn build(model: &Model) -> Result<Self, GpuError> {
-        let detail = DetailLevels::build(model);
+    /// The streams of `model`, with `detail`'s coarser index lists after
+    /// each primitive's own (`DetailLevels::default()`: none, every level
+    /// the full list).
+    fn build(model: &Model, detail: &DetailLevels) -> Result<Self, GpuError> {
         let mut s = Streams { detail_error: detail.error, bounds: detail.bounds, ..Default::default() };
         let mut coarser = detail.primitives.iter();
         for (m, mesh) in model.meshes.iter().enumerate() {
@@ -358,14 +360,16 @@ fn collect_deltas(
 }
 
 /// A model's streams built on the host, before upload: what `GpuModel`
-/// holds on the device, and the `StreamTable` of where each primitive lies
-/// in them (for planning without a device, e.g. `skin_pass::SkinLayout`).
+/// holds on the device but the detail levels' index lists, and the
+/// `StreamTable` of where each primitive lies in them (for planning without
+/// a device, e.g. `skin_pass::SkinLayout`, which reads no index).
 pub struct ModelStreams(Streams);
 
 impl ModelStreams {
-    /// Builds the streams of every mesh of `model` (no device).
+    /// Builds the streams of every mesh of `model` (no device), without
+    /// simplifying anything: every detail level is the full mesh.
     pub fn build(model: &Model) -> Result<Self, GpuError> {
-        Streams::build(model).map(ModelStreams)
+        Streams::build(model, &DetailLevels::default()).map(ModelStreams)
     }
 
     /// Where each primitive lies in them.
@@ -382,7 +386,8 @@ impl ModelStreams {
 
 /// Where each primitive of a model lies in its streams, and their element
 /// counts: plain data, the same for a `GpuModel` (`GpuModel::table`) as for
-/// the `ModelStreams` it was uploaded from.
+/// `ModelStreams` of its model but for the index lists (a `GpuModel` holds
+/// its detail levels' too).
 #[derive(Debug, Clone, Copy)]
 pub struct StreamTable<'a> {
     /// Every primitive of every mesh, mesh-major.
@@ -443,10 +448,11 @@ fn create_stream_buffers(ctx: &GpuContext, file: &str, bytes: &[&[u8]; 6]) -> Re
 }
 
 impl GpuModel {
-    /// Builds the streams of every mesh of `model` and uploads them through
-    /// one staging buffer, waiting for the copy (setup work, not per frame).
+    /// Builds the streams of every mesh of `model`, with its detail levels
+    /// (`DetailLevels::build`), and uploads them through one staging
+    /// buffer, waiting for the copy (setup work, not per frame).
     pub fn upload(ctx: &GpuContext, model: &Model) -> Result<GpuModel, GpuError> {
-        let s = Streams::build(model)?;
+        let s = Streams::build(model, &DetailLevels::build(model))?;
         let bytes = s.bytes();
         let buffers = create_stream_buffers(ctx, &model.file, &bytes)?;
         // The copies must be visible to every later reader on this queue:
