@@ -4,6 +4,7 @@
 
 use crate::character::{ParameterId, ParameterValue};
 use crate::render::FrameSettings;
+use crate::render::detail_levels::DETAIL_LEVELS;
 use crate::render::window_frame::Drawn;
 use crate::world::Authority;
 use std::collections::VecDeque;
@@ -159,6 +160,10 @@ pub struct FrameTimings {
     pub gpu_draw_us: f64,
     /// Frames per second, smoothed.
     pub fps: f64,
+    /// Characters in view at each detail level, and those culled (out of view).
+    pub detail: ([u32; DETAIL_LEVELS], u32),
+    /// Triangles the characters drew in the main pass.
+    pub triangles: u64,
 }
 
 impl FrameTimings {

@@ -478,6 +478,8 @@ impl Viewer {
         }
         self.heap_trim.after_frame();
         self.timings.record_gpu(&drawn);
+        self.timings.detail = scene.renderer.detail_counts();
+        self.timings.triangles = scene.renderer.triangles_per_pass();
         if let (Some(shot), Some(path)) = (&drawn.screenshot, &self.options.screenshot) {
             image_out::write_png(path, shot.width, shot.height, &shot.rgba)?;
             eprintln!("vkskin: wrote {} ({}x{})", path.display(), shot.width, shot.height);
