@@ -3,13 +3,18 @@
 //!
 //! A crowd of 100,000 framed whole puts every character a few pixels tall,
 //! yet each still draws thousands of triangles: hardware rasterisers then
-//! spend their time on triangles that cover no sample (see the guide's
-//! "Detail levels" page). Level `k` keeps about `4^-k` of the triangles,
+//! spend their time on triangles that cover no sample (the lod guide
+//! page, "Detail levels"). Level `k` keeps about `4^-k` of the triangles,
 //! simplified by meshoptimizer's edge collapser (the `meshopt` crate) from
-//! the full list in the rest pose in scene space, weighing normals and
-//! skin weights besides positions, so each level's error is a distance in
-//! scene units: the draw order (`render::draw_order`) projects it to pixels
-//! per character and picks the coarsest level under one pixel.
+//! the full list in the rest pose in scene space, weighing normals and the
+//! vertices' positions in poses sampled from the clips besides the rest
+//! positions, so each level's error is a distance in scene units: the draw
+//! order (`render::draw_order`) projects it to pixels per character and
+//! picks the coarsest level within half a pixel.
+//!
+//! Built once per upload, on the host: about 25 ms for the built-in
+//! character (9,524 triangles) on one core, memory proportional to the
+//! largest primitive's vertices (15 floats each, twice).
 //!
 //! Only the index lists change: every level reads the same skinned vertices,
 //! so the skin pass, the palettes and the GPU pose do not know about levels.
@@ -114,11 +119,6 @@ impl DetailLevels {
             levels.bounds = [centre[0], centre[1], centre[2], radius];
         }
         levels
-    }
-
-    /// Whether any primitive has a coarser list than its full one.
-    pub fn any(&self) -> bool {
-        self.error[DETAIL_LEVELS - 1] > 0.0
     }
 }
 
@@ -431,7 +431,7 @@ mod tests {
         let model = crate::asset::default_character::load_default_character().expect("built-in character");
         let levels = DetailLevels::build(&model);
         assert_eq!(levels.primitives.len(), model.meshes.iter().map(|m| m.primitives.len()).sum::<usize>());
-        assert!(levels.any());
+        assert!(levels.error[DETAIL_LEVELS - 1] > 0.0, "some primitive has a coarser list");
         // About 1.8 m tall: a sphere of a metre or so, errors of millimetres
         // to centimetres.
         assert!((0.5..2.0).contains(&levels.bounds[3]), "{:?}", levels.bounds);
