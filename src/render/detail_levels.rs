@@ -436,5 +436,18 @@ mod tests {
         // to centimetres.
         assert!((0.5..2.0).contains(&levels.bounds[3]), "{:?}", levels.bounds);
         assert!(levels.error[1] > 0.0 && levels.error[3] < 0.5, "{:?}", levels.error);
+        // Triangles drawn at each level (an empty list draws the one above).
+        let primitives = model.meshes.iter().flat_map(|m| &m.primitives);
+        let mut triangles = [0; DETAIL_LEVELS];
+        for (prim, coarser) in primitives.zip(&levels.primitives) {
+            let mut above = &prim.indices;
+            triangles[0] += above.len() / 3;
+            for (k, list) in coarser.iter().enumerate() {
+                above = if list.is_empty() { above } else { list };
+                triangles[k + 1] += above.len() / 3;
+            }
+        }
+        eprintln!("built-in: triangles {triangles:?}, errors {:?}", levels.error);
+        assert!(triangles[3] * 8 < triangles[0], "{triangles:?}");
     }
 }

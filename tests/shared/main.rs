@@ -16,3 +16,4 @@ mod asset_malformed;
 mod character_compressed_clips;
 mod character_pose_rebuild;
 mod character_robot_controller;
+mod render_detail_levels;
