@@ -66,7 +66,8 @@ pub struct DetailLevels {
     /// level-`k` surface departs from the full mesh, its normals and its
     /// skinning counted as above (0 at level 0; never decreasing with `k`).
     pub error: [f32; DETAIL_LEVELS],
-    /// A sphere around the rest pose in scene space: `[x, y, z, radius]`.
+    /// A sphere around the rest pose and the sampled poses in scene space:
+    /// `[x, y, z, radius]`.
     pub bounds: [f32; 4],
 }
 
@@ -103,14 +104,13 @@ impl DetailLevels {
                     _ => None,
                 };
                 let (lists, error) = simplified.unwrap_or_default();
+                // Each primitive's errors never decrease with the level,
+                // so neither do their maxima.
                 for (e, k) in levels.error.iter_mut().zip(error) {
                     *e = e.max(k);
                 }
                 levels.primitives.push(lists);
             }
-        }
-        for k in 1..DETAIL_LEVELS {
-            levels.error[k] = levels.error[k].max(levels.error[k - 1]);
         }
         if lo[0] <= hi[0] {
             let centre: [f32; 3] = std::array::from_fn(|c| 0.5 * (lo[c] + hi[c]));

@@ -114,7 +114,8 @@ pub struct GpuModel {
     pub morph_ranges_host: Vec<u32>,
     /// The largest scene-space error of each detail level (`DetailLevels::error`).
     pub detail_error: [f32; DETAIL_LEVELS],
-    /// A sphere around the bind pose, `[x, y, z, radius]` (`DetailLevels::bounds`).
+    /// A sphere around the rest and sampled poses, `[x, y, z, radius]`
+    /// (`DetailLevels::bounds`).
     pub bounds: [f32; 4],
 }
 
@@ -129,8 +130,6 @@ struct Streams {
     indices: Vec<u32>,
     primitives: Vec<GpuPrimitive>,
     mesh_first_primitive: Vec<usize>,
-    detail_error: [f32; DETAIL_LEVELS],
-    bounds: [f32; 4],
 }
 
 fn to_u32(n: usize, what: &str) -> Result<u32, GpuError> {
@@ -165,7 +164,7 @@ impl Streams {
     /// each primitive's own (`DetailLevels::default()`: none, every level
     /// the full list).
     fn build(model: &Model, detail: &DetailLevels) -> Result<Self, GpuError> {
-        let mut s = Streams { detail_error: detail.error, bounds: detail.bounds, ..Default::default() };
+        let mut s = Streams::default();
         let mut coarser = detail.primitives.iter();
         for (m, mesh) in model.meshes.iter().enumerate() {
             s.mesh_first_primitive.push(s.primitives.len());
@@ -452,7 +451,8 @@ impl GpuModel {
     /// (`DetailLevels::build`), and uploads them through one staging
     /// buffer, waiting for the copy (setup work, not per frame).
     pub fn upload(ctx: &GpuContext, model: &Model) -> Result<GpuModel, GpuError> {
-        let s = Streams::build(model, &DetailLevels::build(model))?;
+        let detail = DetailLevels::build(model);
+        let s = Streams::build(model, &detail)?;
         let bytes = s.bytes();
         let buffers = create_stream_buffers(ctx, &model.file, &bytes)?;
         // The copies must be visible to every later reader on this queue:
@@ -479,8 +479,8 @@ impl GpuModel {
             mesh_first_primitive: s.mesh_first_primitive,
             counts,
             morph_ranges_host: s.morph_ranges,
-            detail_error: s.detail_error,
-            bounds: s.bounds,
+            detail_error: detail.error,
+            bounds: detail.bounds,
         })
     }
 

@@ -189,7 +189,7 @@ impl Renderer {
         let bound = self.mesh.begin_with_heat(ctx, slot, &params, heat)?;
         let cmd = slot.command_buffer;
         // The cascades see characters out of the camera's view too.
-        let seen = if colour || stage == DrawStage::DepthPrepass { Seen::ByCamera } else { Seen::ByLight };
+        let seen = if matches!(stage, DrawStage::Shadow(_)) { Seen::ByLight } else { Seen::ByCamera };
         for item in &self.draws {
             // Every item's run is one of the order's (`draw_items`).
             if let Some(instances) = self.draw_order.run_levels(item.run as usize, seen) {
