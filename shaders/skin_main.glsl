@@ -3,8 +3,9 @@
 // output region holds g (records are sorted by output_offset and their
 // regions follow one another, with gaps only before a window's start)
 // through its workgroup's entry in group_records,
-// then morphs and skins that record's vertex g - output_offset with the
-// shared skin_vertex (common.glsl), the twin of the CPU reference
+// then morphs and skins that record's vertex g - output_offset (or, when
+// its character draws a coarser detail level, the (g - output_offset)-th
+// vertex that level uses: level_vertex) with the shared skin_vertex (common.glsl), the twin of the CPU reference
 // anim::skinning::SkinningJob. Included by skin.comp (the palette read
 // through a uniform texel buffer) and skin_storage.comp (read as a storage
 // buffer); SkinPass picks one (PaletteReads).
@@ -50,10 +51,61 @@ layout(push_constant) uniform Push {
     uint first_group;       // the window's first workgroup (its vertex 0)
     uint group_count;       // the window's workgroups; groups past them do nothing
     uvec2 palette_address;  // the palette skin_storage.comp reads (unused by skin.comp)
+    // Detail levels (render::skin_levels): the record buffer's words where
+    // the level tables and the frame's level per character start, how many
+    // characters have one (0: skin every vertex), and whether a character
+    // culled from the camera is drawn by no pass (then skipped).
+    uint level_words;
+    uint frame_levels;
+    uint level_characters;
+    uint skip_culled;
 } pc;
 
 uvec2 palette_address() {
     return pc.palette_address;
+}
+
+// Levels per primitive past the full mesh; keep in sync with
+// skin_levels::TABLE_HEADER (a count and a start per level).
+const uint COARSER_LEVELS = 3u;
+const uint NO_SKIN_LEVELS = 0xffffffffu;
+
+// Word w of the record buffer (records, then skin_pass::plan's
+// RecordBufferWords).
+uint record_buffer_word(uint w) {
+    return record_word(w >> 2)[w & 3u];
+}
+
+// The vertex of record `index` that its thread v skins at the character's
+// detail level this frame, or NO_SKIN_LEVELS when none: at level k, the
+// primitive's table lists the vertices its triangles use and thread v skins
+// the v-th; threads past the list have nothing to do. At level 0 v comes
+// back as it is (the caller checks it against the record's vertex count).
+uint level_vertex(uint index, uint v) {
+    if (pc.level_characters == 0u) {
+        return v;
+    }
+    // Per record [character, table], two to a texel.
+    uvec4 pair = record_word((8u * pc.record_count + 2u * index) >> 2);
+    bool odd = (index & 1u) != 0u;
+    uint character = odd ? pair.z : pair.x;
+    uint table = odd ? pair.w : pair.y;
+    if (character >= pc.level_characters) {
+        return v;
+    }
+    uint bucket = (record_buffer_word(pc.frame_levels + character / 4u) >> (8u * (character % 4u))) & 0xffu;
+    if (pc.skip_culled != 0u && (bucket & 1u) != 0u) {
+        return NO_SKIN_LEVELS;
+    }
+    uint level = bucket >> 1;
+    if (level == 0u || table == NO_SKIN_LEVELS) {
+        return v;
+    }
+    uint t = pc.level_words + table;
+    if (v >= record_buffer_word(t + level - 1u)) {
+        return NO_SKIN_LEVELS;
+    }
+    return record_buffer_word(t + record_buffer_word(t + COARSER_LEVELS + level - 1u) + v);
 }
 
 void main() {
@@ -74,13 +126,20 @@ void main() {
             index += 1u;
         }
     }
+    uint v = g - record_output_offset(index);
+    // Past its level's vertices a thread is done before loading the record
+    // (most threads of a distant character).
+    uint vertex = level_vertex(index, v);
+    if (vertex == NO_SKIN_LEVELS) {
+        return;
+    }
     SkinRecord r = load_record(index);
-    uint v = g - r.output_offset;
     // Vertices between a record's end and the next window's start (where
     // the layout moved a character that would straddle two windows) belong
-    // to no record.
+    // to no record (at level 0, where level_vertex passes v through).
     if (v >= r.vertex_count) {
         return;
     }
-    out_vertices[g - pc.first_group * WORKGROUP_SIZE] = DUAL_QUATERNION ? skin_vertex_dqs(r, v) : skin_vertex(r, v);
+    uint out_index = r.output_offset + vertex - pc.first_group * WORKGROUP_SIZE;
+    out_vertices[out_index] = DUAL_QUATERNION ? skin_vertex_dqs(r, vertex) : skin_vertex(r, vertex);
 }

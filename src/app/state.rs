@@ -164,6 +164,8 @@ pub struct FrameTimings {
     pub detail: ([u32; DETAIL_LEVELS], u32),
     /// Triangles the characters drew in the main pass.
     pub triangles: u64,
+    /// Vertices the skin dispatch skinned (0 on the vertex-skinning path).
+    pub skinned_vertices: u64,
 }
 
 impl FrameTimings {

@@ -480,6 +480,7 @@ impl Viewer {
         self.timings.record_gpu(&drawn);
         self.timings.detail = scene.renderer.detail_counts();
         self.timings.triangles = scene.renderer.triangles_per_pass();
+        self.timings.skinned_vertices = scene.renderer.skinned_vertices();
         if let (Some(shot), Some(path)) = (&drawn.screenshot, &self.options.screenshot) {
             image_out::write_png(path, shot.width, shot.height, &shot.rgba)?;
             eprintln!("vkskin: wrote {} ({}x{})", path.display(), shot.width, shot.height);

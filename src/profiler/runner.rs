@@ -458,7 +458,9 @@ fn scene_times(
     let mut times = times?;
     let copy = Stat::from_samples(&mut times[1..]).map_err(|e| anyhow!("copy kernel: {e}"))?;
     let copy_wall = wall_stat(walls.transpose()?)?;
-    let skin_wall_samples = scene.measure_skin_wall(ctx, crowd, runs)?;
+    // Every vertex, the copy kernel's bytes: the scene's measure of the
+    // pass (a configuration at coarser levels times its own, `measure`).
+    let skin_wall_samples = scene.measure_skin_wall(ctx, crowd, runs, DrawDetail::Full)?;
     let skin_wall = wall_stat(Some(skin_wall_samples.clone()))?;
     let (staged, palette_bytes) = scene.measure_staged_copy_wall(ctx, crowd, runs)?;
     let staged_copy_wall_samples = if palette_bytes > 0 { staged } else { Vec::new() };
@@ -493,6 +495,7 @@ fn measure(
     scene: &mut Scene,
 ) -> anyhow::Result<BenchEntry> {
     let Scene { crowd, profile, times, .. } = scene;
+    let vertices = model.meshes.iter().flat_map(|m| &m.primitives).map(|p| p.vertex_count() as u64).sum();
     profile.configure(&config.frame);
     crowd.set_paused(config.paused);
     let samples = profile.measure(ctx, crowd, plan.warmup_frames, plan.frames)?;
@@ -516,8 +519,24 @@ fn measure(
     playback.sort_unstable();
     let mut triangles: Vec<u64> = samples.iter().map(|s| s.triangles).collect();
     triangles.sort_unstable();
+    let mut skinned: Vec<u64> = samples.iter().map(|s| s.skinned_vertices).collect();
+    skinned.sort_unstable();
+    let skinned = skinned[skinned.len() / 2];
     let (read, written) = profile.skin_traffic();
     let compute = config.frame.placement == SkinningPlacement::Compute;
+    // At coarser levels the dispatch skins less than the scene's measure
+    // (every vertex): this configuration times its own.
+    let at_levels = compute && config.frame.detail == DrawDetail::Auto;
+    let level_skin_wall = if at_levels {
+        let samples = profile.measure_skin_wall(ctx, crowd, plan.frames, DrawDetail::Auto)?;
+        Some((wall_stat(Some(samples.clone()))?, samples))
+    } else {
+        None
+    };
+    let (skin_wall, skin_wall_samples) = match level_skin_wall {
+        Some((stat, samples)) => (stat, samples),
+        None => (times.skin_wall, times.skin_wall_samples.clone()),
+    };
     let per_frame = |f: &dyn Fn(&FrameSample) -> f64| samples.iter().map(f).collect::<Vec<f64>>();
     let kept = EntrySamples {
         cpu_pose_us: per_frame(&|s| s.cpu_pose_us),
@@ -525,13 +544,13 @@ fn measure(
         gpu_skin_us: if compute { per_frame(&|s| s.gpu.skin_us) } else { Vec::new() },
         gpu_upload_us: per_frame(&|s| s.gpu.upload_us),
         frame_wall_us: frame_wall_samples.clone(),
-        skin_wall_us: if compute { times.skin_wall_samples.clone() } else { Vec::new() },
+        skin_wall_us: if compute { skin_wall_samples } else { Vec::new() },
         staged_copy_wall_us: times.staged_copy_wall_samples.clone(),
     };
     Ok(BenchEntry {
         model: plan.models[config.model].label(),
         characters: config.characters,
-        vertices: model.meshes.iter().flat_map(|m| &m.primitives).map(|p| p.vertex_count() as u64).sum(),
+        vertices,
         joints: model.palette_len() as u32,
         passes: config.frame.passes.count(),
         skinning: config.frame.mode().name().to_string(),
@@ -546,7 +565,7 @@ fn measure(
         gpu_us,
         copy_kernel_us: times.copy,
         copy_kernel_wall_us: times.copy_wall,
-        skin_wall_us: if compute { times.skin_wall } else { None },
+        skin_wall_us: if compute { skin_wall } else { None },
         staged_copy_wall_us: times.staged_copy_wall,
         buffer_copy_wall_us: times.buffer_copy_wall,
         frame_wall_us: wall_stat(Some(frame_wall_samples))?,
@@ -556,6 +575,7 @@ fn measure(
         gpu_pose_us: if gpu_posed { Some(stat(&|s| s.gpu.pose_us, "pose pass")?) } else { None },
         detail: (config.frame.detail == DrawDetail::Full).then(|| config.frame.detail.name().to_string()),
         triangles: Some(triangles[triangles.len() / 2]),
+        skinned_vertices: (compute && skinned < vertices * u64::from(config.characters)).then_some(skinned),
         samples: kept,
     })
 }

@@ -74,7 +74,7 @@ impl CrowdNeed {
         let streams = ModelStreams::build(model)?;
         let table = streams.table();
         let mut layout = SkinLayout::default();
-        let index = layout.add_model(table.counts)?;
+        let index = layout.add_model(table)?;
         layout.add_character(index, table, model)?;
         let one = layout.slot_sizes();
         Ok(CrowdNeed { characters, output_per_character: one.output, palette_per_character: one.palette })
@@ -160,7 +160,7 @@ mod tests {
         // The skin pass lays characters end to end: N of them need N times one.
         let streams = ModelStreams::build(&model).unwrap();
         let mut layout = SkinLayout::default();
-        let index = layout.add_model(streams.table().counts).unwrap();
+        let index = layout.add_model(streams.table()).unwrap();
         for _ in 0..3 {
             layout.add_character(index, streams.table(), &model).unwrap();
         }

@@ -16,8 +16,10 @@
 //! character (9,524 triangles) on one core, memory proportional to the
 //! largest primitive's vertices (15 floats each, twice).
 //!
-//! Only the index lists change: every level reads the same skinned vertices,
-//! so the skin pass, the palettes and the GPU pose do not know about levels.
+//! Only the index lists change: every level reads the same skinned vertices
+//! (of which the skin pass skins only those a character's level uses,
+//! `render::skin_levels`), so the palettes and the GPU pose do not know
+//! about levels.
 
 use crate::anim::sampling::sample_joint;
 use crate::anim::{BoneMatrix, MeshInstance, MeshPrimitive, SkinnedPose, Transform, skeleton_to_model};

@@ -138,8 +138,8 @@ pub struct DrawOrder {
     runs: Vec<Run>,
     /// Characters the camera sees at each level this frame.
     counts: [u32; DETAIL_LEVELS],
-    /// Characters culled from the camera's passes this frame.
-    culled: u32,
+    /// Characters culled from the camera's passes this frame, per level.
+    culled: [u32; DETAIL_LEVELS],
 }
 
 impl DrawOrder {
@@ -163,7 +163,7 @@ impl DrawOrder {
             order: (0..characters + extra).collect(),
             runs,
             counts,
-            culled: 0,
+            culled: [0; DETAIL_LEVELS],
         }
     }
 
@@ -196,7 +196,7 @@ impl DrawOrder {
             };
         }
         self.counts = [0; DETAIL_LEVELS];
-        self.culled = 0;
+        self.culled = [0; DETAIL_LEVELS];
         for run in &mut self.runs {
             let mut counts = [0u32; 2 * DETAIL_LEVELS];
             let range = run.first as usize..(run.first + run.count) as usize;
@@ -213,7 +213,7 @@ impl DrawOrder {
                 next[2 * k + 1] = start + seen;
                 start += seen + culled;
                 self.counts[k] += seen;
-                self.culled += culled;
+                self.culled[k] += culled;
             }
             for (c, &bucket) in range.clone().zip(&self.buckets[range]) {
                 let slot = &mut next[bucket as usize];
@@ -244,7 +244,20 @@ impl DrawOrder {
 
     /// How many characters are culled from the camera's passes this frame.
     pub fn culled(&self) -> u32 {
+        self.culled.iter().sum()
+    }
+
+    /// How many culled characters are at each level this frame (the
+    /// shadow cascades draw them so).
+    pub fn culled_levels(&self) -> [u32; DETAIL_LEVELS] {
         self.culled
+    }
+
+    /// Per character, its sort bucket this frame: `2 * level + 1` when
+    /// culled from the camera's passes, else `2 * level` (what the skin
+    /// pass reads, `render::skin_levels::SkinLevels`).
+    pub fn buckets(&self) -> &[u8] {
+        &self.buckets
     }
 }
 

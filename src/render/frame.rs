@@ -21,10 +21,12 @@
 //! spans and each phase's timestamps become a GPU span on the host clock.
 
 use super::camera::Camera;
+use super::draw_order::LevelView;
 use super::error::RenderError;
-use super::frame_settings::SkinningPlacement;
+use super::frame_settings::{DrawDetail, PassSetup, SkinningPlacement};
 use super::renderer::{MAX_PASSES, Renderer, Scenery};
 use super::scene_passes::SceneTarget;
+use super::skin_levels::SkinLevels;
 use super::skin_pass::{CharacterId, SkinPass, SkinStats};
 use super::trace::{self, GpuClock};
 use crate::anim::{FramePoses, PosePlayback, PoseProgram, SkinInput};
@@ -75,9 +77,14 @@ pub enum FrameContents<'a> {
         /// Draw the characters and the scenery.
         show_mesh: bool,
     },
-    /// Skinning alone (its upload, copies and dispatch): vertices read
-    /// back, or the skinning timed by the host.
-    SkinningOnly,
+    /// Skinning alone (its upload, copies and dispatch): every vertex,
+    /// to read the vertices back; or, `seen_by` a camera, what a scene
+    /// seen by it would skin (its detail levels), to time the skinning by
+    /// the host.
+    Skinning {
+        /// The camera whose scene's skinning this is.
+        seen_by: Option<&'a Camera>,
+    },
     /// Nothing but the frame's own commands (the empty frame host timings
     /// are compared with).
     Nothing,
@@ -285,17 +292,30 @@ impl Renderer {
         input: &FrameInput,
         output: &mut dyn FrameOutput,
     ) -> Result<SkinStats, GpuError> {
+        let index = self.ring.current().index;
+        // Every pass of a scene draws the levels chosen for its camera (the
+        // shadow cascades too: a caster's detail follows what is seen), and
+        // the skinning skins what they draw.
+        let camera = match input.contents {
+            FrameContents::Scene { camera, .. } | FrameContents::Skinning { seen_by: Some(camera) } => {
+                Some(camera)
+            }
+            FrameContents::Nothing | FrameContents::Skinning { seen_by: None } => None,
+        };
+        let view = match camera {
+            Some(camera) => Some(LevelView::new(camera, output.target(index)?.height())),
+            None => None,
+        };
         let skin = match input.contents {
             FrameContents::Nothing => SkinStats::default(),
-            FrameContents::SkinningOnly | FrameContents::Scene { .. } => {
+            FrameContents::Skinning { .. } | FrameContents::Scene { .. } => {
                 let cmd = self.ring.current().command_buffer;
                 ctx.begin_region(cmd, c"skinning");
-                let skinned = self.record_skinning(ctx, input.poses);
+                let skinned = self.record_skinning(ctx, input.poses, view.as_ref());
                 ctx.end_region(cmd);
                 skinned?
             }
         };
-        let index = self.ring.current().index;
         if let FrameContents::Scene { camera, show_mesh } = input.contents {
             self.record_scene(ctx, output.target(index)?, camera, show_mesh)?;
             let in_scene = output.record_in_scene(ctx, self.ring.current(), camera);
@@ -333,11 +353,20 @@ impl Renderer {
     }
 
     /// Records this frame's skinning of `poses` (one per character, with
-    /// their world placements): writes the placements, uploads the palettes
-    /// and weights that the upload mode says into the skin pass's slot
-    /// buffers (with the staged copy), then (compute path) dispatches; the
-    /// vertex path only uploads, and the draws bind those buffers.
-    fn record_skinning(&mut self, ctx: &GpuContext, poses: &dyn FramePoses) -> Result<SkinStats, GpuError> {
+    /// their world placements): writes the placements, chooses the
+    /// characters' detail levels for `view` (a scene's camera), uploads the
+    /// palettes and weights that the upload mode says into the skin pass's
+    /// slot buffers (with the staged copy), then (compute path) dispatches,
+    /// skinning of each character what its level draws; the vertex path
+    /// only uploads, and the draws bind those buffers. Without a view (a
+    /// frame that only skins, e.g. to read the vertices back) every vertex
+    /// is skinned.
+    fn record_skinning(
+        &mut self,
+        ctx: &GpuContext,
+        poses: &dyn FramePoses,
+        view: Option<&LevelView>,
+    ) -> Result<SkinStats, GpuError> {
         let characters = self.settings.characters as usize;
         if poses.count() != characters {
             return Err(GpuError::new(format!(
@@ -357,10 +386,21 @@ impl Renderer {
             instances.write(c as u64 * 64, bytemuck::cast_slice(world.as_slice()))?;
             self.draw_order.place(c, &world, self.gpu_model.bounds);
         }
+        let detail = self.settings.frame.detail;
+        if let Some(view) = view {
+            self.draw_order.choose(view, &self.gpu_model.detail_error, detail);
+        }
+        // Full detail draws every full mesh: every vertex is skinned. A
+        // culled character is drawn only by the shadow cascades.
+        let levels = (view.is_some() && detail == DrawDetail::Auto).then(|| SkinLevels {
+            buckets: self.draw_order.buckets(),
+            skip_culled: self.settings.frame.passes != PassSetup::ShadowCascades,
+        });
         let queries = &mut self.queries[index];
         match self.settings.frame.placement {
             SkinningPlacement::Vertex => {
                 // No dispatch, so no skin timestamps.
+                self.skinned_levels = None;
                 let mut stats = self.skin.upload(slot, &inputs)?;
                 self.skin.record_copies(ctx, slot, self.timestamps, &mut stats);
                 queries.upload = stats.copy_timestamps;
@@ -374,7 +414,8 @@ impl Renderer {
             }
             SkinningPlacement::Compute => {
                 self.screen_skin = None;
-                let stats = self.skin.record(ctx, slot, &inputs, self.timestamps)?;
+                self.skinned_levels = levels.map(|l| !l.skip_culled);
+                let stats = self.skin.record(ctx, slot, &inputs, levels, self.timestamps)?;
                 queries.upload = stats.copy_timestamps;
                 queries.pose = stats.pose_timestamps;
                 queries.skin = stats.timestamps;

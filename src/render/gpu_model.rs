@@ -11,6 +11,7 @@
 
 use super::detail_levels::{DETAIL_LEVELS, DetailLevels};
 use super::layout::{Influence, MorphEntry, NO_MORPHS, SourceVertex, encode_direction, quantize_weights};
+use super::skin_levels;
 use crate::anim::{MeshPrimitive, MorphDeltas};
 use crate::asset::Model;
 use crate::gpu::barrier::Access;
@@ -59,6 +60,9 @@ pub struct GpuPrimitive {
     /// the full mesh, and a coarser level that could not simplify further
     /// repeats the one above (see `render::detail_levels`).
     pub levels: [(u32, u32); DETAIL_LEVELS],
+    /// Offset of the table of vertices each coarser level draws in the
+    /// model's `skin_levels` (`render::skin_levels`), or `NO_SKIN_LEVELS`.
+    pub skin_levels: u32,
     /// Material index into `Model::materials`.
     pub material: Option<usize>,
     /// Whether the primitive has normals (else the streams hold zeros).
@@ -112,6 +116,9 @@ pub struct GpuModel {
     /// A host copy of `morph_ranges`, so a skin pass that concatenates several
     /// models can rebase the entry indices.
     pub morph_ranges_host: Vec<u32>,
+    /// The tables of vertices each primitive's coarser levels draw
+    /// (`render::skin_levels`), for the skin pass to skin only those.
+    pub skin_levels: Vec<u32>,
     /// The largest scene-space error of each detail level (`DetailLevels::error`).
     pub detail_error: [f32; DETAIL_LEVELS],
     /// A sphere around the rest and sampled poses, `[x, y, z, radius]`
@@ -128,6 +135,8 @@ struct Streams {
     morph_entries: Vec<MorphEntry>,
     uvs: Vec<[f32; 2]>,
     indices: Vec<u32>,
+    /// Host only: `GpuModel::skin_levels`.
+    skin_levels: Vec<u32>,
     primitives: Vec<GpuPrimitive>,
     mesh_first_primitive: Vec<usize>,
 }
@@ -261,6 +270,8 @@ impl Streams {
                 _ => levels[k - 1],
             };
         }
+        let skin_levels =
+            skin_levels::append_table(&mut self.skin_levels, vertex_count, &self.indices, &levels);
         self.primitives.push(GpuPrimitive {
             mesh,
             primitive,
@@ -273,6 +284,7 @@ impl Streams {
             morph_offset,
             target_count,
             levels,
+            skin_levels,
             material: prim.material,
             has_normals: prim.normals.is_some(),
             has_tangents: prim.tangents.is_some(),
@@ -379,6 +391,7 @@ impl ModelStreams {
             mesh_first_primitive: &s.mesh_first_primitive,
             counts: s.counts(),
             morph_ranges: &s.morph_ranges,
+            skin_levels: &s.skin_levels,
         }
     }
 }
@@ -397,6 +410,8 @@ pub struct StreamTable<'a> {
     pub counts: StreamCounts,
     /// The morph ranges stream (u32 bounds into the morph entries).
     pub morph_ranges: &'a [u32],
+    /// The primitives' skin level tables (`GpuModel::skin_levels`).
+    pub skin_levels: &'a [u32],
 }
 
 impl<'a> StreamTable<'a> {
@@ -479,6 +494,7 @@ impl GpuModel {
             mesh_first_primitive: s.mesh_first_primitive,
             counts,
             morph_ranges_host: s.morph_ranges,
+            skin_levels: s.skin_levels,
             detail_error: detail.error,
             bounds: detail.bounds,
         })
@@ -491,6 +507,7 @@ impl GpuModel {
             mesh_first_primitive: &self.mesh_first_primitive,
             counts: self.counts,
             morph_ranges: &self.morph_ranges_host,
+            skin_levels: &self.skin_levels,
         }
     }
 

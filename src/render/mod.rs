@@ -29,6 +29,7 @@ pub mod renderer;
 pub mod scene_passes;
 pub mod session;
 pub mod shadow;
+pub mod skin_levels;
 pub mod skin_pass;
 pub mod skinning;
 pub mod target;

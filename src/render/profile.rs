@@ -10,7 +10,7 @@ use super::camera::{Camera, DEFAULT_FOV_Y};
 use super::copy_kernel::median;
 use super::error::RenderError;
 use super::frame::{FrameContents, FrameEnd, FrameInput, FrameOutput, GpuTimes};
-use super::frame_settings::{FrameSettings, InfluenceBlend, PaletteUpload, SkinningPlacement};
+use super::frame_settings::{DrawDetail, FrameSettings, InfluenceBlend, PaletteUpload, SkinningPlacement};
 use super::offscreen::OffscreenTargets;
 use super::renderer::{RenderSettings, Renderer};
 use super::scene_passes::SceneTarget;
@@ -37,6 +37,8 @@ pub struct FrameSample {
     pub playback_bytes: u64,
     /// Triangles the characters drew per pass, at their detail levels.
     pub triangles: u64,
+    /// Vertices the skin dispatch skinned (`Renderer::skinned_vertices`).
+    pub skinned_vertices: u64,
     /// The frame's GPU phases.
     pub gpu: GpuTimes,
 }
@@ -117,6 +119,7 @@ impl ProfileScene {
                 sample.palette_bytes = report.skin.palette_bytes_written;
                 sample.playback_bytes = report.skin.playback_bytes_written;
                 sample.triangles = self.renderer.triangles_per_pass();
+                sample.skinned_vertices = self.renderer.skinned_vertices();
             }
             // The GPU times of frame i - FRAMES_IN_FLIGHT (the slot's last use).
             let done = i.checked_sub(FRAMES_IN_FLIGHT as u32 + warmup).filter(|&k| k < frames);
@@ -183,14 +186,18 @@ impl ProfileScene {
     /// from submit to fence minus the median of as many frames without the
     /// dispatch, interleaved with them (microseconds). For drivers whose
     /// timestamps do not bracket compute work (lavapipe); compare with
-    /// `CopyKernel::measure_wall`. `crowd` must be paused (its poses and
-    /// their versions stay as they are).
+    /// `CopyKernel::measure_wall`. The dispatch skins what the camera's
+    /// scene draws at `detail` (`Full`: every vertex, the copy kernel's
+    /// bytes). `crowd` must be paused (its poses and their versions stay
+    /// as they are).
     pub fn measure_skin_wall(
         &mut self,
         ctx: &GpuContext,
         crowd: &mut dyn FrameSource,
         runs: u32,
+        detail: DrawDetail,
     ) -> Result<Vec<f64>, RenderError> {
+        self.renderer.set_detail(detail);
         Ok(self.timed_skinning(ctx, crowd, runs, SkinningPlacement::Compute, PaletteUpload::Dirty)?.0)
     }
 
@@ -272,7 +279,7 @@ impl ProfileScene {
     ) -> Result<(f64, u64), RenderError> {
         let contents = match recorded {
             Recorded::Scene => FrameContents::Scene { camera: &self.camera, show_mesh: true },
-            Recorded::SkinningOnly => FrameContents::SkinningOnly,
+            Recorded::SkinningOnly => FrameContents::Skinning { seen_by: Some(&self.camera) },
             Recorded::Nothing => FrameContents::Nothing,
         };
         // Taken for the frame (the frame borrows the renderer), put back below.
@@ -290,11 +297,6 @@ impl ProfileScene {
         self.renderer.skin_traffic()
     }
 
-    /// Vertices the skin pass produces per frame (all characters).
-    pub fn skinned_vertices(&self) -> u64 {
-        self.renderer.skinned_vertices()
-    }
-
     /// Frees the GPU objects.
     pub fn destroy(self, ctx: &GpuContext) {
         self.renderer.destroy(ctx);
@@ -306,7 +308,8 @@ impl ProfileScene {
 enum Recorded {
     /// The whole frame: skinning and every draw pass.
     Scene,
-    /// The skinning alone (upload, copies, dispatch).
+    /// The skinning alone (upload, copies, dispatch) of the scene the
+    /// camera sees, at its detail levels when the detail is `Auto`.
     SkinningOnly,
     /// Nothing but the frame's own commands.
     Nothing,

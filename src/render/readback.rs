@@ -146,7 +146,7 @@ impl Renderer {
         let readback = self.readback.take().expect("made above");
         // The compute pass writes the vertices (the vertex path has none to read).
         let placement = std::mem::replace(&mut self.settings.frame.placement, SkinningPlacement::Compute);
-        let input = FrameInput { poses, contents: FrameContents::SkinningOnly };
+        let input = FrameInput { poses, contents: FrameContents::Skinning { seen_by: None } };
         let drawn = self.draw_frame(ctx, &input, &mut SkinnedReadback { readback: &readback });
         self.settings.frame.placement = placement;
         let vertices = drawn.and_then(|_| Ok(readback.vertices(count)?));

@@ -98,6 +98,10 @@ pub struct Renderer {
     /// Which detail level each character draws this frame, and the
     /// instance order that groups them.
     pub(super) draw_order: DrawOrder,
+    /// Whether the last frame's dispatch skinned the characters at their
+    /// detail levels (`render::skin_levels`), and if so whether it skinned
+    /// the culled ones too (the shadow cascades draw them).
+    pub(super) skinned_levels: Option<bool>,
     /// Per slot: timestamp queries of its last frame.
     pub(super) queries: [FrameQueries; FRAMES_IN_FLIGHT],
     /// Set-0 bindings of this screen frame (vertex-skinning path).
@@ -240,6 +244,7 @@ impl Renderer {
             instances: std::mem::take(&mut parts.instances),
             draw_orders: std::mem::take(&mut parts.draw_orders),
             draw_order,
+            skinned_levels: None,
             shadows: parts.shadows.take().expect("shadows"),
             queries: [FrameQueries::default(); FRAMES_IN_FLIGHT],
             screen_skin: None,
@@ -317,9 +322,30 @@ impl Renderer {
         &self.skin
     }
 
-    /// Output vertices the skin pass produces per frame (every character and the scenery).
+    /// Vertices the last frame's skin dispatch skinned: every vertex of
+    /// every character and of the scenery, or where it skinned the
+    /// characters at their detail levels, what their levels draw (and
+    /// nothing of a culled character no pass draws) and the whole scenery;
+    /// 0 on the vertex-skinning path (no dispatch).
     pub fn skinned_vertices(&self) -> u64 {
-        u64::from(self.skin.total_vertices())
+        if self.settings.frame.placement == SkinningPlacement::Vertex {
+            return 0;
+        }
+        let places = self.skin.layout().characters();
+        let characters = (self.settings.characters as usize).min(places.len());
+        let scenery: u64 = places[characters..].iter().map(|p| u64::from(p.level_vertices[0])).sum();
+        // Every character is of the one model: its vertices per level.
+        let Some(per_level) = places.first().map(|p| p.level_vertices.map(u64::from)) else { return scenery };
+        let Some(culled_skinned) = self.skinned_levels else {
+            return characters as u64 * per_level[0] + scenery;
+        };
+        let (seen, culled) = (self.draw_order.counts(), self.draw_order.culled_levels());
+        let mut skinned = scenery;
+        for k in 0..DETAIL_LEVELS {
+            let at_level = seen[k] + if culled_skinned { culled[k] } else { 0 };
+            skinned += u64::from(at_level) * per_level[k];
+        }
+        skinned
     }
 
     /// Poses on the GPU, with `program`, the characters whose poses carry

@@ -6,7 +6,7 @@
 
 use super::camera::Camera;
 use super::detail_levels::DETAIL_LEVELS;
-use super::draw_order::{LevelView, Seen};
+use super::draw_order::Seen;
 use super::frame_settings::PassSetup;
 use super::frame_settings::SkinningPlacement;
 use super::frame_uniforms::FrameUniforms;
@@ -35,7 +35,7 @@ impl SceneTarget<'_> {
     }
 
     /// Its height in pixels (what a detail level's error is measured in).
-    fn height(&self) -> u32 {
+    pub(super) fn height(&self) -> u32 {
         match *self {
             SceneTarget::Offscreen(t) => t.extent.height,
             SceneTarget::Window { target, .. } => target.extent.height,
@@ -78,13 +78,9 @@ impl Renderer {
         }
         let slot = self.ring.current();
         let (index, cmd) = (slot.index, slot.command_buffer);
-        // Every pass of the frame draws the levels chosen for its camera
-        // (the shadow cascades too: a caster's detail follows what is
-        // seen), the camera's passes only the characters in its view.
-        let view = LevelView::new(camera, target.height());
-        self.draw_order.choose(&view, &self.gpu_model.detail_error, self.settings.frame.detail);
-        // This slot's fence has signalled (draw_frame waited): the GPU no
-        // longer reads its draw order.
+        // The levels were chosen for this camera before the skinning
+        // (`record_skinning`). This slot's fence has signalled (draw_frame
+        // waited): the GPU no longer reads its draw order.
         self.draw_orders[index].write(0, bytemuck::cast_slice(self.draw_order.order()))?;
         target.begin_barriers(ctx, cmd);
         let eye = [camera.eye.x, camera.eye.y, camera.eye.z];

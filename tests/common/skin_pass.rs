@@ -9,16 +9,19 @@ use vkskin::gpu::frame::Retired;
 use vkskin::gpu::{FrameRing, GpuContext, GpuError};
 use vkskin::render::layout::SkinnedVertex;
 use vkskin::render::readback::Readback;
+use vkskin::render::skin_levels::SkinLevels;
 use vkskin::render::skin_pass::{OUTPUT_STRIDE, SkinPass, SkinStats};
 
-/// Runs one frame of `pass` (its `record` into the ring's next slot), copies
-/// the whole output into `readback` (grown as needed; a replaced buffer is
-/// retired through the ring), submits, waits, and returns every output vertex.
+/// Runs one frame of `pass` (its `record` into the ring's next slot, at
+/// detail `levels` when given), copies the whole output into `readback`
+/// (grown as needed; a replaced buffer is retired through the ring),
+/// submits, waits, and returns every output vertex.
 pub fn skin_and_read_back(
     ctx: &GpuContext,
     ring: &mut FrameRing,
     pass: &mut SkinPass,
     inputs: &[SkinInput],
+    levels: Option<SkinLevels>,
     readback: &mut Readback,
 ) -> Result<(Vec<SkinnedVertex>, SkinStats), GpuError> {
     let count = pass.total_vertices() as usize;
@@ -28,7 +31,7 @@ pub fn skin_and_read_back(
         ring.retire(Retired::Buffer(old.buffer));
     }
     let slot = ring.begin_frame(ctx)?;
-    let recorded = pass.record(ctx, slot, inputs, false).and_then(|stats| {
+    let recorded = pass.record(ctx, slot, inputs, levels, false).and_then(|stats| {
         readback.record_copies(ctx, slot.command_buffer, pass.output_copies(slot.index))?;
         Ok(stats)
     });

@@ -25,4 +25,5 @@ mod render_headless;
 mod render_heat_map;
 mod render_palettes;
 mod render_planar;
+mod render_skin_levels;
 mod render_skinning;

@@ -31,6 +31,7 @@ struct Drawn {
     counts: [u32; DETAIL_LEVELS],
     culled: u32,
     triangles: u64,
+    skinned: u64,
 }
 
 /// Renders two frames of a `side` x `side` walking crowd seen by `camera`.
@@ -74,9 +75,10 @@ fn render_in(
         renderer.render_frame(ctx, &crowd, camera, true, &mut keep).expect("render");
     }
     let ((counts, culled), triangles) = (renderer.detail_counts(), renderer.triangles_per_pass());
+    let skinned = renderer.skinned_vertices();
     renderer.finish(ctx, &mut keep).expect("finish");
     renderer.destroy(ctx);
-    Drawn { pixels, counts, culled, triangles }
+    Drawn { pixels, counts, culled, triangles, skinned }
 }
 
 /// A camera framing a `side` x `side` grid of characters (Crowd's layout:
@@ -132,6 +134,20 @@ fn a_distant_crowd_draws_coarser_levels_and_the_same_picture() {
             auto.triangles,
             full.triangles
         );
+        // The skin pass skins what the levels draw (the vertex path has no pass).
+        let vertices: u64 =
+            model.meshes.iter().flat_map(|m| &m.primitives).map(|p| p.vertex_count() as u64).sum();
+        if placement == SkinningPlacement::Compute {
+            assert_eq!(full.skinned, u64::from(all) * vertices, "{name}");
+            assert!(
+                auto.skinned * 2 < full.skinned,
+                "{name}: {} of {} vertices skinned",
+                auto.skinned,
+                full.skinned
+            );
+        } else {
+            assert_eq!((full.skinned, auto.skinned), (0, 0), "{name}");
+        }
         // The same crowd: each level is within a pixel of the full mesh, so
         // only edge pixels change, and not by much.
         let (a, f) = (covered(&auto.pixels), covered(&full.pixels));

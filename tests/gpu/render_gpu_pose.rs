@@ -78,7 +78,7 @@ impl PosedPass {
     /// palette the shaders read, read back.
     fn frame(&mut self, ctx: &GpuContext, poses: &dyn FramePoses) -> (Vec<BoneMatrix>, SkinStats) {
         let slot = self.ring.begin_frame(ctx).expect("begin frame");
-        let stats = self.pass.record(ctx, slot, poses, false).expect("record");
+        let stats = self.pass.record(ctx, slot, poses, None, false).expect("record");
         // The test's own read of the palette: after the pose dispatch's
         // (and any staged copy's) writes.
         barrier::record_global(

@@ -25,6 +25,7 @@ use vkskin::gpu::{FrameRing, GpuContext};
 use vkskin::render::gpu_model::GpuModel;
 use vkskin::render::layout::SkinnedVertex;
 use vkskin::render::readback::Readback;
+use vkskin::render::skin_levels::SkinLevels;
 use vkskin::render::skin_pass::{CharacterId, NO_RECORD, PaletteReads, SkinPass};
 use vkskin::render::{DqsSplit, InfluenceBlend, PaletteUpload};
 
@@ -125,7 +126,17 @@ impl Rig {
     }
 
     pub(crate) fn skin(&mut self, ctx: &GpuContext, inputs: &[SkinInput]) -> Vec<SkinnedVertex> {
-        skin_and_read_back(ctx, &mut self.ring, &mut self.pass, inputs, &mut self.readback).unwrap().0
+        self.skin_at(ctx, inputs, None)
+    }
+
+    /// `skin` at detail `levels` (`SkinPass::record`).
+    pub(crate) fn skin_at(
+        &mut self,
+        ctx: &GpuContext,
+        inputs: &[SkinInput],
+        levels: Option<SkinLevels>,
+    ) -> Vec<SkinnedVertex> {
+        skin_and_read_back(ctx, &mut self.ring, &mut self.pass, inputs, levels, &mut self.readback).unwrap().0
     }
 
     pub(crate) fn destroy(mut self, ctx: &GpuContext) {
@@ -529,7 +540,8 @@ fn thousand_frames_without_growth_or_hazards() {
             SkinInput { pose: evaluators[2].view(), version: versions[2] },
         ];
         let slot = rig.ring.begin_frame(&ctx).unwrap();
-        let (stats, allocations) = allocations_in(|| rig.pass.record(&ctx, slot, &inputs, true).unwrap());
+        let (stats, allocations) =
+            allocations_in(|| rig.pass.record(&ctx, slot, &inputs, None, true).unwrap());
         rig.ring.end_frame(&ctx, &[], &[]).unwrap();
         assert_eq!(allocations, 0, "frame {frame}: SkinPass::record allocated on the heap");
         assert_eq!(stats.dispatches, 1);
@@ -574,7 +586,9 @@ fn character_added_between_frames_in_flight() {
     for frame in 0..3u32 {
         pose_synthetic(&a, &mut ea, frame);
         let slot = rig.ring.begin_frame(&ctx).unwrap();
-        rig.pass.record(&ctx, slot, &[SkinInput { pose: ea.view(), version: frame as u64 }], false).unwrap();
+        rig.pass
+            .record(&ctx, slot, &[SkinInput { pose: ea.view(), version: frame as u64 }], None, false)
+            .unwrap();
         rig.ring.end_frame(&ctx, &[], &[]).unwrap();
     }
     // No wait: the last two frames may still be running.
@@ -587,7 +601,7 @@ fn character_added_between_frames_in_flight() {
             SkinInput { pose: eb.view(), version: frame as u64 },
         ];
         let slot = rig.ring.begin_frame(&ctx).unwrap();
-        rig.pass.record(&ctx, slot, &inputs, false).unwrap();
+        rig.pass.record(&ctx, slot, &inputs, None, false).unwrap();
         rig.ring.end_frame(&ctx, &[], &[]).unwrap();
     }
     let out = rig
@@ -712,7 +726,7 @@ fn upload_serves_vertex_skinning_from_the_pass_buffers() {
         assert_eq!((uploaded.dispatches, uploaded.vertices, uploaded.timestamps), (0, 0, None));
         // Odd frames also dispatch: the palettes were written once, by the upload.
         if frame % 2 == 1 {
-            let again = rig.pass.record(&ctx, slot, &inputs[..], false).unwrap();
+            let again = rig.pass.record(&ctx, slot, &inputs[..], None, false).unwrap();
             assert_eq!((again.palette_bytes_written, again.weight_bytes_written), (0, 0));
             assert_eq!(again.dispatches, 1);
         }

@@ -258,6 +258,11 @@ pub struct BenchEntry {
     /// (median over the frames; absent in files from before detail levels).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub triangles: Option<u64>,
+    /// Vertices the skin pass skinned per frame, all characters, where
+    /// their detail levels left some unskinned (median over the frames);
+    /// absent where it skinned every vertex (and in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skinned_vertices: Option<u64>,
     /// The per-frame (or per-run) samples the medians above summarise,
     /// kept so that a later run can be compared with this one.
     #[serde(default, skip_serializing_if = "EntrySamples::is_empty")]
@@ -352,7 +357,7 @@ impl BenchEntry {
                 frame: Some(figure(self.gpu_us.frame, &s.gpu_frame_us)),
                 skin: compute.then(|| figure(self.gpu_us.skin, &s.gpu_skin_us)),
                 upload: staged.then(|| figure(self.gpu_us.upload, &s.gpu_upload_us)),
-                copy_kernel: Some(self.copy_kernel_us),
+                copy_kernel: Some(self.copy_kernel_us).filter(|_| self.skins_every_vertex()),
             },
             GpuTiming::HostTimed => Figures {
                 timing,
@@ -363,7 +368,7 @@ impl BenchEntry {
                     .staged_copy_wall_us
                     .filter(|_| staged && self.palette_bytes > 0)
                     .map(|w| figure(w, &s.staged_copy_wall_us)),
-                copy_kernel: self.copy_kernel_wall_us,
+                copy_kernel: self.copy_kernel_wall_us.filter(|_| self.skins_every_vertex()),
             },
         }
     }
@@ -394,18 +399,31 @@ impl BenchEntry {
         self.vertices * u64::from(self.characters)
     }
 
+    /// Vertices the skin pass skinned per frame: the scene's, or fewer at
+    /// coarser detail levels (`skinned_vertices`).
+    pub fn skinned(&self) -> u64 {
+        self.skinned_vertices.unwrap_or_else(|| self.scene_vertices())
+    }
+
+    /// Whether the skin pass skinned every vertex, the bytes the copy
+    /// kernel moved (only then do the two compare).
+    pub fn skins_every_vertex(&self) -> bool {
+        self.skinned() >= self.scene_vertices()
+    }
+
     /// Copy kernel time / skin pass time over the same bytes (1.0 = the skin
     /// pass moves its bytes as fast as a plain copy); `None` without a timed
-    /// skin pass (vertex skinning) or copy.
+    /// skin pass (vertex skinning) or copy, or when the pass skinned fewer
+    /// vertices than the copy's bytes hold.
     pub fn skin_efficiency(&self) -> Option<f64> {
-        let skin = positive(self.gpu_us.skin.median)?;
+        let skin = positive(self.gpu_us.skin.median).filter(|_| self.skins_every_vertex())?;
         Some(positive(self.copy_kernel_us.median)? / skin)
     }
 
     /// `skin_efficiency` from host-timed runs of the copy kernel and the
     /// skin dispatch; `None` without both.
     pub fn skin_efficiency_wall(&self) -> Option<f64> {
-        let skin = positive(self.skin_wall_us?.median)?;
+        let skin = positive(self.skin_wall_us?.median).filter(|_| self.skins_every_vertex())?;
         Some(positive(self.copy_kernel_wall_us?.median)? / skin)
     }
 
@@ -419,7 +437,8 @@ impl BenchEntry {
     /// Vertices skinned per second by the skin pass (median frame); `None`
     /// without a timed skin pass.
     pub fn skin_vertices_per_second(&self) -> Option<f64> {
-        self.vertices_per_second(self.gpu_us.skin.median)
+        let seconds = positive(self.gpu_us.skin.median)? * 1e-6;
+        positive(self.skinned() as f64 / seconds)
     }
 
     /// The copy kernel's equivalent: vertices per second at which a plain

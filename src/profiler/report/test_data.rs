@@ -56,6 +56,7 @@ pub fn entry(characters: u32, passes: u32, skinning: &str, upload: &str, paused:
         gpu_pose_us: None,
         detail: None,
         triangles: None,
+        skinned_vertices: None,
         samples: Default::default(),
     }
 }

@@ -5,6 +5,7 @@
 //! writes a buffer's contents; what the dispatch reads was uploaded first.
 
 use super::palette_reads::{OUTPUT_BINDING, PaletteReads, is_texel};
+use super::upload::FrameLevels;
 use super::{SkinPass, SkinStats, WORKGROUP_SIZE};
 use crate::gpu::barrier::{self, Access};
 use crate::gpu::error::VkResultExt;
@@ -24,6 +25,14 @@ struct Push {
     group_count: u32,
     /// The palette skin_storage.comp reads by pointer (0 for skin.comp).
     palette_address: vk::DeviceAddress,
+    /// Where the record buffer holds the level tables and the frame's
+    /// level per character, and how many characters have one (0: skin
+    /// every vertex); 1 when culled characters are skipped
+    /// (`upload::FrameLevels`).
+    level_words: u32,
+    frame_levels: u32,
+    level_characters: u32,
+    skip_culled: u32,
 }
 
 /// `MORPH_TARGETS` (shaders/common.glsl): a skin.comp specialization
@@ -125,12 +134,14 @@ struct BoundSet {
 }
 
 impl SkinPass {
-    /// Dispatches the skinning of everything `upload`ed into `slot` and
-    /// records the barrier after it; fills in `stats`' dispatch fields.
+    /// Dispatches the skinning of everything `upload`ed into `slot`, at
+    /// the detail `levels` written there, and records the barrier after
+    /// it; fills in `stats`' dispatch fields.
     pub(super) fn dispatch(
         &self,
         ctx: &GpuContext,
         slot: &mut FrameSlot,
+        levels: FrameLevels,
         timestamps: bool,
         stats: &mut SkinStats,
     ) -> Result<(), GpuError> {
@@ -180,6 +191,10 @@ impl SkinPass {
                     first_group,
                     group_count,
                     palette_address: bound.palette_address,
+                    level_words: levels.level_words,
+                    frame_levels: levels.first_word,
+                    level_characters: levels.characters,
+                    skip_culled: u32::from(levels.skip_culled),
                 };
                 let (groups_x, groups_y) = ComputePipeline::grid(ctx, group_count);
                 // SAFETY: the set is fresh and written; every bound buffer is

@@ -14,7 +14,9 @@
 //!
 //! Per frame: `record` = `upload` (writes the palettes and morph weights of
 //! the characters whose pose changed since this slot last held them, and the
-//! skin records after a layout change) + the dispatches (per window of the
+//! skin records after a layout change) + `write_levels` (each character's
+//! detail level, when the frame has them: a character's primitives are then
+//! skinned only where its level draws, `render::skin_levels`) + the dispatches (per window of the
 //! output a descriptor set from the slot's pool and one dispatch, then the
 //! barrier that makes the output visible to vertex shaders and transfers).
 //!
@@ -78,6 +80,7 @@
 use super::frame_settings::{InfluenceBlend, PaletteUpload};
 use super::gpu_model::GpuModel;
 use super::layout::SkinnedVertex;
+use super::skin_levels::SkinLevels;
 use crate::anim::{FramePoses, PoseProgram, SkinningMethod};
 use crate::asset::Model;
 use crate::gpu::barrier::Access;
@@ -130,7 +133,8 @@ pub struct SkinStats {
     pub copy_timestamps: Option<(u32, u32)>,
     /// Morph weight bytes written.
     pub weight_bytes_written: u64,
-    /// Vertices skinned.
+    /// Output vertices the dispatch covers (with detail levels, the
+    /// threads of vertices a character's level does not use return at once).
     pub vertices: u64,
     /// Compute dispatches recorded: one per window of the output
     /// (`OutputWindows`: 1 while it fits one buffer), 0 when there is
@@ -308,7 +312,7 @@ impl SkinPass {
         let mark = self.layout.mark();
         let placed = match existing {
             Some(i) => Ok(i),
-            None => self.layout.add_model(gpu.counts),
+            None => self.layout.add_model(gpu.table()),
         }
         .and_then(|m| self.layout.add_characters(m, gpu.table(), &model, count));
         if let Err(e) = placed {
@@ -462,17 +466,21 @@ impl SkinPass {
     /// dispatches once, and records the barrier that makes the output
     /// readable by vertex input, vertex shaders and transfers later in the
     /// same command buffer. Character `c` of `inputs` is `CharacterId(c)`.
-    /// Allocates nothing on the heap.
+    /// With `levels`, each character's primitives are skinned only where
+    /// its detail level draws (`render::skin_levels`); the other vertices
+    /// keep what the slot's output last held. Allocates nothing on the heap.
     pub fn record<P: FramePoses + ?Sized>(
         &mut self,
         ctx: &GpuContext,
         slot: &mut FrameSlot,
         inputs: &P,
+        levels: Option<SkinLevels>,
         timestamps: bool,
     ) -> Result<SkinStats, GpuError> {
         let mut stats = self.upload(slot, inputs)?;
+        let levels = self.write_levels(slot.index, levels)?;
         self.record_copies(ctx, slot, timestamps, &mut stats);
-        self.dispatch(ctx, slot, timestamps, &mut stats)?;
+        self.dispatch(ctx, slot, levels, timestamps, &mut stats)?;
         Ok(stats)
     }
 

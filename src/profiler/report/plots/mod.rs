@@ -355,14 +355,14 @@ fn throughput_plot(entries: &[&BenchEntry], timing: GpuTiming) -> Plot {
             label: format!("{} skin pass", e.skinning_label()),
             colour: skinning_colour(&e.skinning_label()),
             dash: pass_dash(e.passes),
-            value: figures.skin.and_then(|f| vertices_per_second(e, f.stat.median)),
+            value: figures.skin.and_then(|f| vertices_per_second(e.skinned(), f.stat.median)),
         }];
         if e.skinning == reference {
             lines.push(Line {
                 label: format!("{REFERENCE} over the {reference} pass's bytes"),
                 colour: BLACK,
                 dash: 1,
-                value: figures.copy_kernel.and_then(|s| vertices_per_second(e, s.median)),
+                value: figures.copy_kernel.and_then(|s| vertices_per_second(e.scene_vertices(), s.median)),
             });
         }
         lines
@@ -392,9 +392,9 @@ fn throughput_plot(entries: &[&BenchEntry], timing: GpuTiming) -> Plot {
 /// The label of the copy kernel's reference line (drawn black).
 const REFERENCE: &str = "copy kernel";
 
-/// The scene's vertices over `median_us` microseconds, per second.
-fn vertices_per_second(e: &BenchEntry, median_us: f64) -> Option<f64> {
-    positive(e.scene_vertices() as f64 / (positive(median_us)? * 1e-6))
+/// `vertices` over `median_us` microseconds, per second.
+fn vertices_per_second(vertices: u64, median_us: f64) -> Option<f64> {
+    positive(vertices as f64 / (positive(median_us)? * 1e-6))
 }
 
 /// Groups `chosen` entries into series: `lines` gives, per entry, each

@@ -15,8 +15,10 @@ use super::{OUTPUT_STRIDE, WORKGROUP_SIZE};
 use crate::anim::MeshInstance;
 use crate::asset::Model;
 use crate::gpu::GpuError;
+use crate::render::detail_levels::DETAIL_LEVELS;
 use crate::render::gpu_model::{GpuPrimitive, StreamCounts, StreamTable};
 use crate::render::layout::{Influence, MorphEntry, NO_MORPHS, SkinRecord, SourceVertex, group_records};
+use crate::render::skin_levels::{self, NO_SKIN_LEVELS};
 use ash::vk;
 
 /// Byte sizes of the static streams' elements (see `layout`).
@@ -72,6 +74,8 @@ pub struct ModelPlace {
     pub morph_entries: u32,
     /// The model's own element counts.
     pub counts: StreamCounts,
+    /// Where its skin level tables start in `SkinLayout::level_words`.
+    pub skin_levels: u32,
 }
 
 impl ModelPlace {
@@ -100,6 +104,9 @@ pub struct CharacterPlace {
     pub rigid: Vec<(u32, u32)>,
     /// Its first morph weight.
     pub weight_base: u32,
+    /// Vertices the skin pass skins of it at each detail level
+    /// (`render::skin_levels`; level 0: all of them).
+    pub level_vertices: [u32; DETAIL_LEVELS],
     /// Each primitive of each mesh instance, in `Model::instances` order
     /// then primitive order.
     pub outputs: Vec<PrimitiveOutput>,
@@ -112,7 +119,8 @@ pub struct SlotSizes {
     pub palette: u64,
     /// Morph weights (f32).
     pub weights: u64,
-    /// Skin records.
+    /// Skin records, then what the skin pass reads of detail levels after
+    /// them (`SkinLayout::level_words`, and a frame's level per character).
     pub records: u64,
     /// Workgroup records (u32).
     pub groups: u64,
@@ -120,6 +128,20 @@ pub struct SlotSizes {
     pub output: u64,
     /// How the output splits into buffers.
     pub windows: OutputWindows,
+}
+
+/// Where the parts of a slot's record buffer start, in u32 words
+/// (`SkinLayout::record_buffer_words`); skin_main.glsl finds them so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordBufferWords {
+    /// `SkinLayout::record_levels`, right after the records.
+    pub record_levels: u64,
+    /// `SkinLayout::level_words`.
+    pub level_words: u64,
+    /// The frame's level per character (`skin_levels::SkinLevels`).
+    pub frame_levels: u64,
+    /// One past the last word.
+    pub end: u64,
 }
 
 /// The most buffers one frame slot's skinned output may span (each bound
@@ -197,6 +219,7 @@ pub struct Mark {
     models: usize,
     characters: usize,
     records: usize,
+    level_words: usize,
     palette_len: u32,
     weight_len: u32,
     total_vertices: u32,
@@ -213,6 +236,12 @@ pub struct SkinLayout {
     models: Vec<ModelPlace>,
     characters: Vec<CharacterPlace>,
     records: Vec<SkinRecord>,
+    /// Per record, `[character, table]`: its character's index and the
+    /// absolute offset of its primitive's skin level table in
+    /// `level_words`, or `NO_SKIN_LEVELS`.
+    record_levels: Vec<[u32; 2]>,
+    /// Every model's skin level tables (`render::skin_levels`), model by model.
+    level_words: Vec<u32>,
     /// Per workgroup of the dispatch, its first vertex's record
     /// (`layout::group_records`), rebuilt whenever `records` change.
     group_records: Vec<u32>,
@@ -241,6 +270,8 @@ impl SkinLayout {
             models: Vec::new(),
             characters: Vec::new(),
             records: Vec::new(),
+            record_levels: Vec::new(),
+            level_words: Vec::new(),
             group_records: Vec::new(),
             morph_targets: false,
             palette_len: 0,
@@ -258,9 +289,11 @@ impl SkinLayout {
         }
     }
 
-    /// Places a distinct model's streams after the previous models' in the
-    /// concatenation; its index in `models`.
-    pub fn add_model(&mut self, counts: StreamCounts) -> Result<usize, GpuError> {
+    /// Places a distinct model's streams (of `table`) after the previous
+    /// models' in the concatenation, and its skin level tables after
+    /// theirs; its index in `models`.
+    pub fn add_model(&mut self, table: StreamTable<'_>) -> Result<usize, GpuError> {
+        let counts = table.counts;
         let bases = self.models.last().map_or([0; 4], ModelPlace::ends);
         let more = [counts.sources, counts.influences, counts.morph_ranges, counts.morph_entries];
         let what = ["source vertices", "influences", "morph ranges", "morph entries"];
@@ -268,7 +301,18 @@ impl SkinLayout {
             base.checked_add(more).ok_or_else(|| GpuError::new(format!("too many {what}")))?;
         }
         let [sources, influences, morph_ranges, morph_entries] = bases;
-        self.models.push(ModelPlace { sources, influences, morph_ranges, morph_entries, counts });
+        let skin_levels = u32::try_from(self.level_words.len() + table.skin_levels.len())
+            .map(|_| self.level_words.len() as u32)
+            .map_err(|_| GpuError::new("too many skin level words"))?;
+        self.level_words.extend_from_slice(table.skin_levels);
+        self.models.push(ModelPlace {
+            sources,
+            influences,
+            morph_ranges,
+            morph_entries,
+            counts,
+            skin_levels,
+        });
         Ok(self.models.len() - 1)
     }
 
@@ -311,6 +355,7 @@ impl SkinLayout {
             self.weight_len = placed.weight_end;
             self.total_vertices = placed.output_end;
             self.records.extend_from_slice(&placed.records);
+            self.record_levels.extend_from_slice(&placed.record_levels);
             self.characters.push(placed.character);
         }
         self.regroup();
@@ -323,6 +368,7 @@ impl SkinLayout {
             models: self.models.len(),
             characters: self.characters.len(),
             records: self.records.len(),
+            level_words: self.level_words.len(),
             palette_len: self.palette_len,
             weight_len: self.weight_len,
             total_vertices: self.total_vertices,
@@ -334,6 +380,8 @@ impl SkinLayout {
         self.models.truncate(mark.models);
         self.characters.truncate(mark.characters);
         self.records.truncate(mark.records);
+        self.record_levels.truncate(mark.records);
+        self.level_words.truncate(mark.level_words);
         (self.palette_len, self.weight_len, self.total_vertices) =
             (mark.palette_len, mark.weight_len, mark.total_vertices);
         self.regroup();
@@ -358,6 +406,29 @@ impl SkinLayout {
     /// Every skin record, character by character.
     pub fn records(&self) -> &[SkinRecord] {
         &self.records
+    }
+
+    /// Per record, its character's index and the absolute offset of its
+    /// skin level table in `level_words` (or `NO_SKIN_LEVELS`).
+    pub fn record_levels(&self) -> &[[u32; 2]] {
+        &self.record_levels
+    }
+
+    /// Every model's skin level tables, model by model.
+    pub fn level_words(&self) -> &[u32] {
+        &self.level_words
+    }
+
+    /// Where the record buffer's parts start, in u32 words: the records
+    /// (8 words each) at 0, `record_levels` (2 each), `level_words`, and
+    /// a frame's level per character (a byte each, four to a word).
+    pub fn record_buffer_words(&self) -> RecordBufferWords {
+        let records = self.records.len() as u64;
+        let record_levels = RECORD_BYTES / 4 * records;
+        let level_words = record_levels + 2 * records;
+        let frame_levels = level_words + self.level_words.len() as u64;
+        let end = frame_levels + (self.characters.len() as u64).div_ceil(4);
+        RecordBufferWords { record_levels, level_words, frame_levels, end }
     }
 
     /// Per workgroup of the dispatch, its first vertex's record.
@@ -388,7 +459,7 @@ impl SkinLayout {
         SlotSizes {
             palette: u64::from(self.palette_len) * PALETTE_ENTRY_BYTES,
             weights: u64::from(self.weight_len) * 4,
-            records: self.records.len() as u64 * RECORD_BYTES,
+            records: self.record_buffer_words().end * 4,
             groups: self.group_records.len() as u64 * 4,
             output: u64::from(self.total_vertices) * OUTPUT_STRIDE,
             windows: self.output_windows(),
@@ -505,6 +576,7 @@ impl SkinLayout {
 struct Placed {
     character: CharacterPlace,
     records: Vec<SkinRecord>,
+    record_levels: Vec<[u32; 2]>,
     palette_end: u32,
     weight_end: u32,
     output_end: u32,
@@ -517,6 +589,8 @@ struct Placer<'a> {
     model: ModelPlace,
     /// Index of the character's first record in the layout.
     first_record: usize,
+    /// The character's index in the layout.
+    character: u32,
     /// Output vertices one window of the output holds.
     window_vertices: u32,
     weight_base: u32,
@@ -527,6 +601,8 @@ struct Placer<'a> {
     rigid: Vec<(u32, u32)>,
     outputs: Vec<PrimitiveOutput>,
     records: Vec<SkinRecord>,
+    record_levels: Vec<[u32; 2]>,
+    level_vertices: [u64; DETAIL_LEVELS],
     traffic: (u64, u64),
 }
 
@@ -536,6 +612,7 @@ impl<'a> Placer<'a> {
             table,
             model,
             first_record: layout.records.len(),
+            character: layout.characters.len() as u32,
             window_vertices: layout.window_vertices,
             weight_base: layout.weight_len,
             palette: u64::from(layout.palette_len),
@@ -543,6 +620,8 @@ impl<'a> Placer<'a> {
             rigid: Vec::new(),
             outputs: Vec::new(),
             records: Vec::new(),
+            record_levels: Vec::new(),
+            level_vertices: [0; DETAIL_LEVELS],
             traffic: (0, 0),
         }
     }
@@ -578,9 +657,11 @@ impl<'a> Placer<'a> {
                 skin_bases,
                 rigid: self.rigid,
                 weight_base: self.weight_base,
+                level_vertices: self.level_vertices.map(|v| v as u32),
                 outputs: self.outputs,
             },
             records: self.records,
+            record_levels: self.record_levels,
             palette_end: self.palette as u32,
             weight_end: weights as u32,
             output_end: self.output as u32,
@@ -713,6 +794,20 @@ impl<'a> Placer<'a> {
                 },
                 weight_offset,
             });
+            let words = self.table.skin_levels;
+            let table = match prim.skin_levels {
+                NO_SKIN_LEVELS => NO_SKIN_LEVELS,
+                t => base.skin_levels + t,
+            };
+            self.record_levels.push([self.character, table]);
+            for (level, sum) in self.level_vertices.iter_mut().enumerate() {
+                *sum += u64::from(skin_levels::skinned_vertices(
+                    words,
+                    prim.skin_levels,
+                    prim.vertex_count,
+                    level,
+                ));
+            }
         }
         self.output += u64::from(prim.vertex_count);
     }

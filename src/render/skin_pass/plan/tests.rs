@@ -19,7 +19,7 @@ fn layout_of(models: &[&Model]) -> SkinLayout {
     let mut layout = SkinLayout::default();
     for model in models {
         let s = streams(model);
-        let m = layout.add_model(s.table().counts).unwrap();
+        let m = layout.add_model(s.table()).unwrap();
         layout.add_character(m, s.table(), model).unwrap();
     }
     layout
@@ -59,8 +59,11 @@ fn one_character_of_the_test_model() {
         (3, &[0][..], true)
     );
     let windows = OutputWindows { count: 1, vertices: SkinLayout::default().window_vertices, total: 3 };
-    let sizes = SlotSizes { palette: 128, weights: 8, records: 32, groups: 4, output: 144, windows };
+    // The record (32 bytes), its character and level table (8; no table:
+    // the model has no detail levels) and a word for the frame's levels.
+    let sizes = SlotSizes { palette: 128, weights: 8, records: 32 + 8 + 4, groups: 4, output: 144, windows };
     assert_eq!(layout.slot_sizes(), sizes);
+    assert_eq!(layout.record_levels(), &[[0, NO_SKIN_LEVELS]]);
     assert_eq!(layout.stream_bytes(), [3 * 24, 3 * 16, 4 * 4, 6 * 48]);
 }
 
@@ -69,7 +72,7 @@ fn characters_of_one_model_follow_each_other() {
     let model = default_character();
     let s = streams(&model);
     let mut layout = SkinLayout::default();
-    let m = layout.add_model(s.table().counts).unwrap();
+    let m = layout.add_model(s.table()).unwrap();
     assert_eq!(layout.add_character(m, s.table(), &model).unwrap(), 0);
     let one = layout.clone();
     assert_eq!(layout.add_character(m, s.table(), &model).unwrap(), 1);
@@ -177,7 +180,7 @@ fn rolling_back_restores_the_layout() {
     let before = layout.clone();
     let mark = layout.mark();
     let s = streams(&b);
-    let m = layout.add_model(s.table().counts).unwrap();
+    let m = layout.add_model(s.table()).unwrap();
     layout.add_character(m, s.table(), &b).unwrap();
     layout.add_character(0, streams(&a).table(), &a).unwrap();
     assert_ne!(layout, before);
@@ -193,13 +196,45 @@ fn a_primitive_without_joints_moves_with_one_rigid_entry() {
     primitives[0].influence_sets = 0;
     let table = StreamTable { primitives: &primitives, ..s.table() };
     let mut layout = SkinLayout::default();
-    let m = layout.add_model(table.counts).unwrap();
+    let m = layout.add_model(table).unwrap();
     layout.add_character(m, table, &model).unwrap();
     let c = &layout.characters()[0];
     // The skin's two joints, then the node's entry (instance joint 4).
     assert_eq!((c.palette_range, &c.rigid[..]), ((0, 3), &[(4, 2)][..]));
     let r = layout.records()[0];
     assert_eq!((r.palette_offset, r.influence_sets), (2, 0));
+}
+
+#[test]
+fn records_find_their_character_and_their_model_s_level_tables() {
+    let model = test_model();
+    let s = streams(&model);
+    // The test model's one primitive (3 vertices) with a table: levels 1
+    // to 3 draw vertices [2], [0, 2] and [2] (`render::skin_levels`).
+    let mut primitives = s.table().primitives.to_vec();
+    primitives[0].skin_levels = 0;
+    let words = [1, 2, 1, 6, 7, 9, 2, 0, 2, 2];
+    let table = StreamTable { primitives: &primitives, skin_levels: &words, ..s.table() };
+    let mut layout = layout_of(&[&model]);
+    let mark = layout.mark();
+    // The same table twice: the second model's starts past the first's.
+    let first = layout.add_model(table).unwrap();
+    let second = layout.add_model(table).unwrap();
+    assert_eq!((layout.models()[first].skin_levels, layout.models()[second].skin_levels), (0, 10));
+    layout.add_character(second, table, &model).unwrap();
+    layout.add_character(first, table, &model).unwrap();
+    // The plain model's character has no table.
+    assert_eq!(layout.record_levels(), &[[0, NO_SKIN_LEVELS], [1, 10], [2, 0]]);
+    assert_eq!(layout.level_words().len(), 20);
+    assert_eq!(layout.characters()[1].level_vertices, [3, 1, 2, 1]);
+    assert_eq!(layout.characters()[0].level_vertices, [3; DETAIL_LEVELS]);
+    // Records (8 words each), their entries (2 each), the tables, a byte
+    // per character.
+    let words = layout.record_buffer_words();
+    assert_eq!((words.record_levels, words.level_words, words.frame_levels, words.end), (24, 30, 50, 51));
+    assert_eq!(layout.slot_sizes().records, 51 * 4);
+    layout.roll_back(mark);
+    assert_eq!((layout.record_levels(), layout.level_words()), (&[[0, NO_SKIN_LEVELS]][..], &[][..]));
 }
 
 #[test]
@@ -249,7 +284,7 @@ fn no_binding_range_caps_a_crowds_palettes_and_output() {
     let model = test_model();
     let s = streams(&model);
     let mut layout = SkinLayout::default();
-    let m = layout.add_model(s.table().counts).unwrap();
+    let m = layout.add_model(s.table()).unwrap();
     for _ in 0..100 {
         layout.add_character(m, s.table(), &model).unwrap();
     }
@@ -308,7 +343,7 @@ fn no_character_straddles_two_output_windows() {
     // characters each, the third moved to the next window's start.
     let window = (one * 5 / 2).div_ceil(WORKGROUP_SIZE) * WORKGROUP_SIZE;
     let mut layout = SkinLayout::with_window_vertices(window);
-    let m = layout.add_model(s.table().counts).unwrap();
+    let m = layout.add_model(s.table()).unwrap();
     for _ in 0..7 {
         layout.add_character(m, s.table(), &model).unwrap();
     }
@@ -330,7 +365,7 @@ fn no_character_straddles_two_output_windows() {
     assert_eq!(layout.group_records().len() as u32, windows.total.div_ceil(WORKGROUP_SIZE));
     // A window smaller than one character holds none.
     let mut small = SkinLayout::with_window_vertices(one / 2);
-    let m = small.add_model(s.table().counts).unwrap();
+    let m = small.add_model(s.table()).unwrap();
     let e = small.add_character(m, s.table(), &model).unwrap_err().to_string();
     assert!(
         e.contains("one character's skinned output") && e.contains("larger than one output buffer"),
@@ -338,7 +373,7 @@ fn no_character_straddles_two_output_windows() {
     );
     // At most MAX_OUTPUT_WINDOWS windows.
     let mut many = SkinLayout::with_window_vertices(one.div_ceil(WORKGROUP_SIZE) * WORKGROUP_SIZE);
-    let m = many.add_model(s.table().counts).unwrap();
+    let m = many.add_model(s.table()).unwrap();
     for _ in 0..=MAX_OUTPUT_WINDOWS {
         many.add_character(m, s.table(), &model).unwrap();
     }

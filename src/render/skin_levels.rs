@@ -1,0 +1,118 @@
+//! Skinning only what a detail level draws.
+//!
+//! A character drawn at a coarser detail level (`render::detail_levels`)
+//! reads a fraction of its primitives' vertices, yet the skin pass would
+//! still skin all of them, and skinning is the crowd's largest GPU cost
+//! once the draws are cheap (12.6 ms for 100,000 characters on an H200,
+//! against 1.0 ms for their poses: the gpu_pose guide page). So each primitive with coarser levels
+//! gets a table of the vertices each level's triangles use, and the skin
+//! pass skins a character's primitive at its level through that list:
+//! thread `v` of the primitive's record skins vertex `list[v]` and threads
+//! past the list's length return. The vertices stay where they are in the
+//! output (the index lists and every readback see the same layout), and a
+//! vertex no level of this frame draws keeps whatever it last held.
+//!
+//! A primitive's table, in u32 words: the vertex count of levels 1, 2, 3,
+//! then where each level's list starts, counted from the table's first
+//! word, then the lists (sorted vertex indices, so the reads walk the
+//! streams forward). skin_main.glsl reads it from the slot's record buffer
+//! (`plan::SkinLayout::level_words`), where the frame's level per
+//! character follows it (`SkinLevels`).
+
+use super::detail_levels::DETAIL_LEVELS;
+
+/// `GpuPrimitive::skin_levels` of a primitive whose every level draws its
+/// full list (no table: every vertex is skinned at every level).
+pub const NO_SKIN_LEVELS: u32 = u32::MAX;
+
+/// Words of a table before its lists: a count and a start per coarser level.
+pub const TABLE_HEADER: usize = 2 * (DETAIL_LEVELS - 1);
+
+/// Appends to `words` the table of a primitive of `vertex_count` vertices
+/// whose level `k` draws `indices[first..first + count]` for `levels[k] =
+/// (first, count)` (indices checked below `vertex_count`); returns its
+/// offset in `words`, or [`NO_SKIN_LEVELS`] when no coarser level draws
+/// fewer triangles than the full list. Setup work: it allocates.
+pub fn append_table(
+    words: &mut Vec<u32>,
+    vertex_count: u32,
+    indices: &[u32],
+    levels: &[(u32, u32); DETAIL_LEVELS],
+) -> u32 {
+    if levels[1..].iter().all(|&l| l == levels[0]) {
+        return NO_SKIN_LEVELS;
+    }
+    let table = words.len();
+    words.resize(table + TABLE_HEADER, 0);
+    let mut used = vec![false; vertex_count as usize];
+    for (k, &(first, count)) in levels.iter().enumerate().skip(1) {
+        used.iter_mut().for_each(|u| *u = false);
+        let list = indices.get(first as usize..(first + count) as usize).unwrap_or(&[]);
+        for &i in list {
+            if let Some(u) = used.get_mut(i as usize) {
+                *u = true;
+            }
+        }
+        let start = words.len();
+        words.extend((0..vertex_count).filter(|&v| used[v as usize]));
+        words[table + k - 1] = (words.len() - start) as u32;
+        words[table + DETAIL_LEVELS - 1 + k - 1] = (start - table) as u32;
+    }
+    table as u32
+}
+
+/// Vertices the skin pass skins of a primitive of `vertex_count` vertices
+/// at `level`, its table at `table` in `words` (or [`NO_SKIN_LEVELS`]).
+pub fn skinned_vertices(words: &[u32], table: u32, vertex_count: u32, level: usize) -> u32 {
+    if table == NO_SKIN_LEVELS || level == 0 {
+        return vertex_count;
+    }
+    words.get(table as usize + level - 1).copied().unwrap_or(vertex_count)
+}
+
+/// A frame's detail level per character, for the skin pass: what it
+/// skins of each (`SkinPass::record`).
+#[derive(Debug, Clone, Copy)]
+pub struct SkinLevels<'a> {
+    /// Per character, in `CharacterId` order, `2 * level + culled`
+    /// (`DrawOrder::buckets`); characters past its end skin whole.
+    pub buckets: &'a [u8],
+    /// Whether a character culled from the camera's passes is drawn by
+    /// none of the frame's passes (no shadow cascades), so it is not
+    /// skinned at all.
+    pub skip_culled: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_lists_the_vertices_each_level_draws() {
+        // Six vertices; level 0 draws two triangles, level 1 one of them,
+        // levels 2 and 3 repeat level 1.
+        let indices = [0, 1, 2, 2, 4, 5, 5, 4, 2];
+        let levels = [(0, 6), (6, 3), (6, 3), (6, 3)];
+        let mut words = vec![7];
+        let table = append_table(&mut words, 6, &indices, &levels);
+        assert_eq!(table, 1);
+        let t = table as usize;
+        assert_eq!(&words[t..t + TABLE_HEADER], &[3, 3, 3, 6, 9, 12]);
+        for k in 1..DETAIL_LEVELS {
+            let start = t + words[t + DETAIL_LEVELS - 1 + k - 1] as usize;
+            assert_eq!(&words[start..start + 3], &[2, 4, 5], "level {k}");
+            assert_eq!(skinned_vertices(&words, table, 6, k), 3);
+        }
+        assert_eq!(skinned_vertices(&words, table, 6, 0), 6);
+        assert_eq!(words.len(), t + TABLE_HEADER + 9);
+    }
+
+    #[test]
+    fn a_primitive_that_never_simplifies_has_no_table() {
+        let mut words = Vec::new();
+        let levels = [(0, 3); DETAIL_LEVELS];
+        assert_eq!(append_table(&mut words, 3, &[0, 1, 2], &levels), NO_SKIN_LEVELS);
+        assert!(words.is_empty());
+        assert_eq!(skinned_vertices(&words, NO_SKIN_LEVELS, 3, 2), 3);
+    }
+}

@@ -1,0 +1,122 @@
+//! The skin pass at detail levels (`render::skin_levels`) on a real Vulkan
+//! device, validation and synchronization validation on: a character at a
+//! coarser level has exactly the vertices its level's triangles use skinned
+//! (the same bits as a full skin of the same pose), and no other vertex is
+//! touched; a culled character that no pass draws is not skinned at all;
+//! characters past the frame's levels skin whole.
+//! The lists are recomputed here from `DetailLevels::build`, independently
+//! of the tables the pass reads. Skips without a device, unless
+//! VKSKIN_NO_SKIP is set.
+
+use super::render_skinning::{Rig, Synthetic, pose_synthetic, synthetic_model};
+use crate::common::{assert_no_validation_messages, context};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use vkskin::anim::SkinInput;
+use vkskin::asset::{Model, load_default_character};
+use vkskin::render::detail_levels::{DETAIL_LEVELS, DetailLevels};
+use vkskin::render::layout::SkinnedVertex;
+use vkskin::render::skin_levels::SkinLevels;
+use vkskin::render::skin_pass::CharacterId;
+
+/// The vertices level `level` of primitive `p` draws (all at level 0), from
+/// the simplifier's own lists (an empty list repeats the level above).
+fn drawn_vertices(detail: &DetailLevels, model: &Model, p: usize, level: usize) -> BTreeSet<u32> {
+    let prim = {
+        let mut all = model.meshes.iter().flat_map(|m| &m.primitives);
+        all.nth(p).expect("primitive")
+    };
+    let lists = &detail.primitives[p];
+    let list = (1..=level).rev().map(|k| &lists[k - 1]).find(|l| !l.is_empty());
+    list.unwrap_or(&prim.indices).iter().copied().collect()
+}
+
+/// Character `c`'s output vertices as `(vertex of its primitive,
+/// primitive, index in the output)`.
+fn character_output(rig: &Rig, c: usize) -> impl Iterator<Item = (u32, usize, usize)> + '_ {
+    rig.pass.outputs(CharacterId(c)).iter().flat_map(move |o| {
+        (0..o.vertex_count).map(move |v| (v, o.gpu_primitive, (o.output_offset + v) as usize))
+    })
+}
+
+#[test]
+fn a_coarser_level_skins_exactly_the_vertices_it_draws() {
+    let Some(ctx) = context() else { return };
+    let model = Arc::new(load_default_character().expect("built-in character"));
+    let small = Arc::new(synthetic_model(0.0));
+    let detail = DetailLevels::build(&model);
+    let mut rig = Rig::new(&ctx);
+    // Four built-in characters, then one of another model (its streams
+    // and tables concatenated after theirs), past the frame's levels.
+    let ids: Vec<CharacterId> = (0..4).map(|i| rig.add(&ctx, &model, i == 0)).collect();
+    rig.add(&ctx, &small, true);
+    assert!(rig.pass.gpu_model(ids[0]).skin_levels.len() > 1, "the built-in character has level tables");
+    let models = [&model, &model, &model, &model, &small];
+    let mut poses: Vec<Synthetic> = models.iter().map(|m| Synthetic::new(m)).collect();
+    let mut skin = |rig: &mut Rig, frame: u32, levels: Option<SkinLevels>| {
+        for (m, p) in models.iter().zip(&mut poses) {
+            pose_synthetic(m, p, frame);
+        }
+        let inputs: Vec<SkinInput> =
+            poses.iter().map(|p| SkinInput { pose: p.view(), version: u64::from(frame) }).collect();
+        rig.skin_at(&ctx, &inputs, levels)
+    };
+    // Two slots: pose A fills slot 0 and pose B slot 1, both whole.
+    let (a, b) = (3, 17);
+    let whole_a = skin(&mut rig, a, None);
+    let whole_b = skin(&mut rig, b, None);
+    assert_ne!(whole_a[0].position, whole_b[0].position, "the poses differ");
+    // Slot 0 again, pose B at levels 0, 2, 3 (culled, drawn by the shadows)
+    // and 1 (culled); the small model's character has no level.
+    let buckets = [0, 2 * 2, 2 * 3 + 1, 2 + 1];
+    let at_levels = skin(&mut rig, b, Some(SkinLevels { buckets: &buckets, skip_culled: false }));
+    // Slot 1 again, pose A, culled characters skipped: character 0 keeps B.
+    let skipping = skin(&mut rig, a, Some(SkinLevels { buckets: &[1, 2 * 3, 0, 0], skip_culled: true }));
+
+    let check = |out: &[SkinnedVertex],
+                 new: &[SkinnedVertex],
+                 old: &[SkinnedVertex],
+                 c: usize,
+                 level: Option<usize>| {
+        let mut skinned = 0usize;
+        for (v, p, i) in character_output(&rig, c) {
+            let drawn = match level {
+                Some(level) if c < 4 => drawn_vertices(&detail, &model, p, level).contains(&v),
+                Some(_) => true,
+                None => false,
+            };
+            let want = if drawn { &new[i] } else { &old[i] };
+            assert_eq!(
+                bytemuck::bytes_of(&out[i]),
+                bytemuck::bytes_of(want),
+                "character {c} primitive {p} vertex {v}: {} expected",
+                if drawn { "skinned" } else { "untouched" }
+            );
+            skinned += usize::from(drawn);
+        }
+        skinned
+    };
+    let full: usize = rig.pass.outputs(ids[0]).iter().map(|o| o.vertex_count as usize).sum();
+    let mut counts = [0usize; DETAIL_LEVELS];
+    for (c, level) in [(0, 0), (1, 2), (2, 3), (3, 1)] {
+        counts[level] = check(&at_levels, &whole_b, &whole_a, c, Some(level));
+        let place = &rig.pass.layout().characters()[c];
+        assert_eq!(
+            place.level_vertices[level] as usize, counts[level],
+            "character {c}: vertices at level {level}"
+        );
+    }
+    assert_eq!(counts[0], full);
+    assert!(
+        counts[1] < full && counts[2] < counts[1] && counts[3] < counts[2],
+        "levels skin fewer: {counts:?}"
+    );
+    check(&at_levels, &whole_b, &whole_a, 4, Some(0));
+    // Skipped: character 0 keeps pose B; the others skin pose A at their levels.
+    check(&skipping, &whole_a, &whole_b, 0, None);
+    for (c, level) in [(1, 3), (2, 0), (3, 0), (4, 0)] {
+        check(&skipping, &whole_a, &whole_b, c, Some(level));
+    }
+    rig.destroy(&ctx);
+    assert_no_validation_messages(&ctx);
+}
