@@ -10,7 +10,9 @@
 //! vertices' positions in poses sampled from the clips besides the rest
 //! positions, so each level's error is a distance in scene units: the draw
 //! order (`render::draw_order`) projects it to pixels per character and
-//! picks the coarsest level within half a pixel.
+//! picks the coarsest level within half a pixel. A flat-shaded primitive,
+//! whose every edge is a seam, is simplified with its coincident vertices
+//! welded (`welded`).
 //!
 //! Built once per upload, on the host: about 25 ms for the built-in
 //! character (9,524 triangles) on one core, memory proportional to the
@@ -25,6 +27,8 @@ use crate::anim::sampling::sample_joint;
 use crate::anim::{BoneMatrix, MeshInstance, MeshPrimitive, SkinnedPose, Transform, skeleton_to_model};
 use crate::asset::Model;
 use nalgebra::Matrix4;
+
+mod welded;
 
 /// Levels per primitive, level 0 being the full mesh.
 pub const DETAIL_LEVELS: usize = 4;
@@ -101,7 +105,21 @@ impl DetailLevels {
                                 hi[c] = hi[c].max(p[c]);
                             }
                         }
-                        simplify_primitive(&prim.indices, &vertices.positions, &vertices.attributes)
+                        let (indices, positions, attributes) =
+                            (&prim.indices, &vertices.positions, &vertices.attributes);
+                        let own = simplify_primitive(indices, positions, attributes);
+                        // Most edges seams (flat shading): the first level
+                        // keeps more than half the triangles, or nothing
+                        // is gained at all. Weld the copies, if that does better.
+                        let kept = |l: &[Vec<u32>]| if l[0].is_empty() { indices.len() } else { l[0].len() };
+                        match own {
+                            Some((lists, errors)) if kept(&lists) * 2 > indices.len() => {
+                                let uvs = prim.uvs.as_deref();
+                                let welded = welded::simplify_welded(indices, positions, attributes, uvs);
+                                welded.filter(|(w, _)| kept(w) < kept(&lists)).or(Some((lists, errors)))
+                            }
+                            own => own,
+                        }
                     }
                     _ => None,
                 };
@@ -309,7 +327,7 @@ mod tests {
 
     /// A closed unit sphere: `rings - 1` rings of `segments` vertices
     /// between two pole vertices (0 and 1), every vertex shared.
-    fn sphere(rings: u32, segments: u32) -> (Vec<[f32; 3]>, Vec<u32>) {
+    pub(super) fn sphere(rings: u32, segments: u32) -> (Vec<[f32; 3]>, Vec<u32>) {
         let mut positions = vec![[0.0, 1.0, 0.0], [0.0, -1.0, 0.0]];
         for r in 1..rings {
             let theta = std::f32::consts::PI * r as f32 / rings as f32;
@@ -336,7 +354,7 @@ mod tests {
 
     /// Attributes of vertices with these normals, posed by `pose` (vertex
     /// index, rest position) in every sampled pose.
-    fn attributes(
+    pub(super) fn attributes(
         positions: &[[f32; 3]],
         normals: &[[f32; 3]],
         pose: impl Fn(usize, [f32; 3]) -> [f32; 3],
