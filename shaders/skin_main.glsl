@@ -52,13 +52,11 @@ layout(push_constant) uniform Push {
     uint group_count;       // the window's workgroups; groups past them do nothing
     uvec2 palette_address;  // the palette skin_storage.comp reads (unused by skin.comp)
     // Detail levels (render::skin_levels): the record buffer's words where
-    // the level tables and the frame's level per character start, how many
-    // characters have one (0: skin every vertex), and whether a character
-    // culled from the camera is drawn by no pass (then skipped).
+    // the level tables and the frame's level per character start, and how
+    // many characters have one (0: skin every vertex).
     uint level_words;
     uint frame_levels;
     uint level_characters;
-    uint skip_culled;
 } pc;
 
 uvec2 palette_address() {
@@ -69,6 +67,8 @@ uvec2 palette_address() {
 // skin_levels::TABLE_HEADER (a count and a start per level).
 const uint COARSER_LEVELS = 3u;
 const uint NO_SKIN_LEVELS = 0xffffffffu;
+// The level byte of a character no pass draws (draw_order::HIDDEN).
+const uint HIDDEN = 0xffu;
 
 // Word w of the record buffer (records, then skin_pass::plan's
 // RecordBufferWords).
@@ -94,9 +94,10 @@ uint level_vertex(uint index, uint v) {
         return v;
     }
     uint bucket = (record_buffer_word(pc.frame_levels + character / 4u) >> (8u * (character % 4u))) & 0xffu;
-    if (pc.skip_culled != 0u && (bucket & 1u) != 0u) {
+    if (bucket == HIDDEN) {
         return NO_SKIN_LEVELS;
     }
+    // 2 * level, + 1 when only the shadow cascades draw it.
     uint level = bucket >> 1;
     if (level == 0u || table == NO_SKIN_LEVELS) {
         return v;

@@ -162,6 +162,8 @@ pub struct FrameTimings {
     pub fps: f64,
     /// Characters in view at each detail level, and those culled (out of view).
     pub detail: ([u32; DETAIL_LEVELS], u32),
+    /// Of the culled, those no pass draws (not even their shadows).
+    pub hidden: u32,
     /// Triangles the characters drew in the main pass.
     pub triangles: u64,
     /// Vertices the skin dispatch skinned (0 on the vertex-skinning path).

@@ -581,8 +581,9 @@ fn timing(ui: &mut Ui, state: &mut ViewerState, t: &FrameTimings) {
         row(ui, "skinned", format!("{:8} vertices", t.skinned_vertices));
         let (levels, culled) = t.detail;
         let levels = levels.map(|n| n.to_string()).join(" · ");
-        // Characters in view at each detail level, the full mesh first.
-        row(ui, "detail levels", format!("{levels}, {culled} culled"));
+        // Characters in view at each detail level, the full mesh first;
+        // of the culled, those drawn by no pass (not even their shadows).
+        row(ui, "detail levels", format!("{levels}, {culled} culled ({} hidden)", t.hidden));
     });
     ui.checkbox(&mut state.vsync, "VSync");
 }

@@ -479,6 +479,7 @@ impl Viewer {
         self.heap_trim.after_frame();
         self.timings.record_gpu(&drawn);
         self.timings.detail = scene.renderer.detail_counts();
+        self.timings.hidden = scene.renderer.hidden_characters();
         self.timings.triangles = scene.renderer.triangles_per_pass();
         self.timings.skinned_vertices = scene.renderer.skinned_vertices();
         if let (Some(shot), Some(path)) = (&drawn.screenshot, &self.options.screenshot) {

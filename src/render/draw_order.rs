@@ -15,10 +15,14 @@
 //! A character whose sphere lies outside the camera's view is culled from
 //! the camera's passes (the main pass and its depth prepass) but still
 //! drawn, at its level, into the shadow cascades, which see what the
-//! camera does not: within a level, the visible characters come first and
-//! the culled ones right after, so the camera's draw of a level is one
-//! range and the cascades' draw another. Plain CPU work, no allocation per
-//! frame.
+//! camera does not, as long as its shadow may fall into the view (its
+//! sphere swept away from the key light reaches the view): within a
+//! level, the visible characters come first and the culled ones right
+//! after, so the camera's draw of a level is one range and the cascades'
+//! draw another. A character drawn by no pass (outside the view, and its
+//! shadow too or no shadow pass) is [`HIDDEN`]: sorted after every level,
+//! and not skinned either (`render::skin_levels`). Plain CPU work, no
+//! allocation per frame.
 
 use super::camera::Camera;
 use super::detail_levels::DETAIL_LEVELS;
@@ -36,6 +40,9 @@ pub const PIXEL_ERROR: f32 = 0.5;
 /// scaled by this.
 const BOUNDS_MARGIN: f32 = 1.25;
 
+/// The bucket of a character no pass draws this frame.
+pub const HIDDEN: u8 = u8::MAX;
+
 /// What a level choice needs of the view: where the camera is, where it
 /// looks, how many pixels one unit spans at unit depth, and the planes
 /// bounding what it sees.
@@ -49,6 +56,11 @@ pub struct LevelView {
     pub pixels_per_unit: f32,
     /// Near plane distance (the smallest depth a sphere counts at).
     pub near: f32,
+    /// Far plane distance.
+    pub far: f32,
+    /// Where the key light's shadows fall (unit length, away from the
+    /// light) when the frame draws shadow cascades (`with_shadows`).
+    pub shadows: Option<[f32; 3]>,
     /// The view's left, right, top, bottom, near and far planes, `[a, b,
     /// c, d]` with a unit normal pointing in: a point p is inside all when
     /// every `a px + b py + c pz + d >= 0`.
@@ -64,8 +76,35 @@ impl LevelView {
             forward: [forward.x, forward.y, forward.z],
             pixels_per_unit: height as f32 / (2.0 * (camera.fov_y * 0.5).tan()),
             near: camera.near,
+            far: camera.far,
+            shadows: None,
             planes: frustum_planes(&camera.view_proj()),
         }
+    }
+
+    /// The view of a frame that draws the key light's shadow cascades,
+    /// `to_light` pointing at the light.
+    pub fn with_shadows(mut self, to_light: [f32; 3]) -> LevelView {
+        let length =
+            (to_light[0] * to_light[0] + to_light[1] * to_light[1] + to_light[2] * to_light[2]).sqrt();
+        self.shadows = (length > 0.0 && length.is_finite()).then(|| to_light.map(|c| -c / length));
+        self
+    }
+
+    /// Whether a sphere's shadow may fall into the view: the sphere swept
+    /// away from the light, far enough to cross the whole view, is not
+    /// wholly outside any plane (conservatively; false without shadows).
+    fn casts_into(&self, sphere: &PlacedSphere) -> bool {
+        let Some(away) = self.shadows else { return false };
+        let c = sphere.centre;
+        // Any point of the view lies within 2 far of the eye (a field of
+        // view under 120 degrees), so within this of the centre.
+        let to_eye = (0..3).map(|i| (c[i] - self.eye[i]).powi(2)).sum::<f32>().sqrt();
+        let reach = to_eye + 2.0 * self.far;
+        let end = [c[0] + away[0] * reach, c[1] + away[1] * reach, c[2] + away[2] * reach];
+        let outside =
+            |p: &[f32; 4], q: [f32; 3]| p[0] * q[0] + p[1] * q[1] + p[2] * q[2] + p[3] < -sphere.radius;
+        !self.planes.iter().any(|p| outside(p, c) && outside(p, end))
     }
 
     /// Whether a sphere reaches into the view (conservatively: a sphere
@@ -130,7 +169,8 @@ pub struct DrawOrder {
     /// Per character: where its bounding sphere lies this frame.
     spheres: Vec<PlacedSphere>,
     /// Per character: its sort bucket this frame, `2 * level` when the
-    /// camera sees it, `2 * level + 1` when culled.
+    /// camera sees it, `2 * level + 1` when only the shadow cascades draw
+    /// it, [`HIDDEN`] when no pass does.
     buckets: Vec<u8>,
     /// Per instance: the character it draws (the scene's characters, then
     /// one identity entry per character past them, e.g. the scenery).
@@ -138,8 +178,11 @@ pub struct DrawOrder {
     runs: Vec<Run>,
     /// Characters the camera sees at each level this frame.
     counts: [u32; DETAIL_LEVELS],
-    /// Characters culled from the camera's passes this frame, per level.
+    /// Characters culled from the camera's passes but drawn by the shadow
+    /// cascades this frame, per level.
     culled: [u32; DETAIL_LEVELS],
+    /// Characters no pass draws this frame.
+    hidden: u32,
 }
 
 impl DrawOrder {
@@ -164,6 +207,7 @@ impl DrawOrder {
             runs,
             counts,
             culled: [0; DETAIL_LEVELS],
+            hidden: 0,
         }
     }
 
@@ -192,18 +236,23 @@ impl DrawOrder {
             *bucket = match detail {
                 // Every full mesh, in every pass: the baseline.
                 DrawDetail::Full => 0,
-                DrawDetail::Auto => 2 * level_for(view, sphere, error) + u8::from(!view.sees(sphere)),
+                DrawDetail::Auto if view.sees(sphere) => 2 * level_for(view, sphere, error),
+                DrawDetail::Auto if view.casts_into(sphere) => 2 * level_for(view, sphere, error) + 1,
+                DrawDetail::Auto => HIDDEN,
             };
         }
         self.counts = [0; DETAIL_LEVELS];
         self.culled = [0; DETAIL_LEVELS];
+        self.hidden = 0;
+        // The hidden after every level.
+        let slot = |bucket: u8| usize::from(bucket).min(2 * DETAIL_LEVELS);
         for run in &mut self.runs {
-            let mut counts = [0u32; 2 * DETAIL_LEVELS];
+            let mut counts = [0u32; 2 * DETAIL_LEVELS + 1];
             let range = run.first as usize..(run.first + run.count) as usize;
             for &bucket in &self.buckets[range.clone()] {
-                counts[bucket as usize] += 1;
+                counts[slot(bucket)] += 1;
             }
-            let mut next = [0u32; 2 * DETAIL_LEVELS];
+            let mut next = [0u32; 2 * DETAIL_LEVELS + 1];
             let mut start = run.first;
             for k in 0..DETAIL_LEVELS {
                 let (seen, culled) = (counts[2 * k], counts[2 * k + 1]);
@@ -215,8 +264,10 @@ impl DrawOrder {
                 self.counts[k] += seen;
                 self.culled[k] += culled;
             }
+            next[2 * DETAIL_LEVELS] = start;
+            self.hidden += counts[2 * DETAIL_LEVELS];
             for (c, &bucket) in range.clone().zip(&self.buckets[range]) {
-                let slot = &mut next[bucket as usize];
+                let slot = &mut next[slot(bucket)];
                 self.order[*slot as usize] = c as u32;
                 *slot += 1;
             }
@@ -242,20 +293,27 @@ impl DrawOrder {
         self.counts
     }
 
-    /// How many characters are culled from the camera's passes this frame.
+    /// How many characters are culled from the camera's passes this frame
+    /// (those the shadow cascades draw and those no pass draws).
     pub fn culled(&self) -> u32 {
-        self.culled.iter().sum()
+        self.culled.iter().sum::<u32>() + self.hidden
     }
 
-    /// How many culled characters are at each level this frame (the
-    /// shadow cascades draw them so).
+    /// How many characters culled from the camera's passes the shadow
+    /// cascades draw at each level this frame.
     pub fn culled_levels(&self) -> [u32; DETAIL_LEVELS] {
         self.culled
     }
 
-    /// Per character, its sort bucket this frame: `2 * level + 1` when
-    /// culled from the camera's passes, else `2 * level` (what the skin
-    /// pass reads, `render::skin_levels::SkinLevels`).
+    /// How many characters no pass draws this frame.
+    pub fn hidden(&self) -> u32 {
+        self.hidden
+    }
+
+    /// Per character, its sort bucket this frame: `2 * level` when the
+    /// camera sees it, `2 * level + 1` when only the shadow cascades draw
+    /// it, [`HIDDEN`] when no pass does (what the skin pass reads,
+    /// `render::skin_levels::SkinLevels`).
     pub fn buckets(&self) -> &[u8] {
         &self.buckets
     }
@@ -367,8 +425,9 @@ mod tests {
         order.place(1, &at(-50.0), [0.0, 0.0, 0.0, 1.0]);
         order.place(2, &at(1000.0), [0.0, 0.0, 0.0, f32::INFINITY]);
         order.choose(&view(), &ERROR, DrawDetail::Auto);
-        // The one behind is culled from the camera's passes, not the others.
-        assert_eq!(order.buckets, [0, 1, 0]);
+        // The one behind is culled from the camera's passes (and, without
+        // shadows, drawn by none), not the others.
+        assert_eq!(order.buckets, [0, HIDDEN, 0]);
     }
 
     #[test]
@@ -381,15 +440,25 @@ mod tests {
         order.place(1, &beside(-30.0), [0.0, 0.0, 0.0, 1.0]);
         order.place(2, &beside(10.5), [0.0, 0.0, 0.0, 1.0]);
         order.place(3, &at(1002.0), [0.0, 0.0, 0.0, 1.0]);
-        order.choose(&view(), &ERROR, DrawDetail::Full);
+        // A light up and to the left: the shadows fall right, into the view.
+        let lit = view().with_shadows([-1.0, 1.0, 0.0]);
+        order.choose(&lit, &ERROR, DrawDetail::Full);
         assert_eq!((order.buckets.as_slice(), order.culled()), ([0, 0, 0, 0].as_slice(), 0), "no culling");
         // Levels too coarse to draw anywhere: level 0 and culling alone.
-        order.choose(&view(), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
-        assert_eq!(order.buckets, [0, 1, 0, 1]);
-        assert_eq!((order.counts(), order.culled()), ([2, 0, 0, 0], 2));
-        // Visible first, then the culled ones of the same level.
+        // The one behind the far plane casts its shadow behind it too.
+        order.choose(&lit, &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
+        assert_eq!(order.buckets, [0, 1, 0, HIDDEN]);
+        assert_eq!((order.counts(), order.culled(), order.hidden()), ([2, 0, 0, 0], 2, 1));
+        // Visible first, then the culled ones of the same level, the hidden last.
         assert_eq!(order.order(), [0, 2, 1, 3]);
-        assert_eq!(order.run_levels(0, Seen::ByCamera), Some(&[(0, 2), (4, 0), (4, 0), (4, 0)]));
-        assert_eq!(order.run_levels(0, Seen::ByLight), Some(&[(0, 4), (4, 0), (4, 0), (4, 0)]));
+        assert_eq!(order.run_levels(0, Seen::ByCamera), Some(&[(0, 2), (3, 0), (3, 0), (3, 0)]));
+        assert_eq!(order.run_levels(0, Seen::ByLight), Some(&[(0, 3), (3, 0), (3, 0), (3, 0)]));
+        // A light up and to the right throws the left one's shadow away
+        // from the view; without shadows no pass draws either.
+        order.choose(&view().with_shadows([1.0, 1.0, 0.0]), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
+        assert_eq!(order.buckets, [0, HIDDEN, 0, HIDDEN]);
+        order.choose(&view(), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
+        assert_eq!(order.buckets, [0, HIDDEN, 0, HIDDEN]);
+        assert_eq!(order.run_levels(0, Seen::ByLight), Some(&[(0, 2), (2, 0), (2, 0), (2, 0)]));
     }
 }

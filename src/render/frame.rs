@@ -24,6 +24,7 @@ use super::camera::Camera;
 use super::draw_order::LevelView;
 use super::error::RenderError;
 use super::frame_settings::{DrawDetail, PassSetup, SkinningPlacement};
+use super::frame_uniforms::FrameUniforms;
 use super::renderer::{MAX_PASSES, Renderer, Scenery};
 use super::scene_passes::SceneTarget;
 use super::skin_levels::SkinLevels;
@@ -388,19 +389,20 @@ impl Renderer {
         }
         let detail = self.settings.frame.detail;
         if let Some(view) = view {
-            self.draw_order.choose(view, &self.gpu_model.detail_error, detail);
+            let view = match self.settings.frame.passes {
+                PassSetup::ShadowCascades => view.with_shadows(FrameUniforms::key_light().into()),
+                PassSetup::Main | PassSetup::DepthPrepass => *view,
+            };
+            self.draw_order.choose(&view, &self.gpu_model.detail_error, detail);
         }
-        // Full detail draws every full mesh: every vertex is skinned. A
-        // culled character is drawn only by the shadow cascades.
-        let levels = (view.is_some() && detail == DrawDetail::Auto).then(|| SkinLevels {
-            buckets: self.draw_order.buckets(),
-            skip_culled: self.settings.frame.passes != PassSetup::ShadowCascades,
-        });
+        // Full detail draws every full mesh: every vertex is skinned.
+        let levels = (view.is_some() && detail == DrawDetail::Auto)
+            .then(|| SkinLevels { buckets: self.draw_order.buckets() });
         let queries = &mut self.queries[index];
         match self.settings.frame.placement {
             SkinningPlacement::Vertex => {
                 // No dispatch, so no skin timestamps.
-                self.skinned_levels = None;
+                self.skinned_levels = false;
                 let mut stats = self.skin.upload(slot, &inputs)?;
                 self.skin.record_copies(ctx, slot, self.timestamps, &mut stats);
                 queries.upload = stats.copy_timestamps;
@@ -414,7 +416,7 @@ impl Renderer {
             }
             SkinningPlacement::Compute => {
                 self.screen_skin = None;
-                self.skinned_levels = levels.map(|l| !l.skip_culled);
+                self.skinned_levels = levels.is_some();
                 let stats = self.skin.record(ctx, slot, &inputs, levels, self.timestamps)?;
                 queries.upload = stats.copy_timestamps;
                 queries.pose = stats.pose_timestamps;

@@ -33,10 +33,15 @@ pub struct FrameUniforms {
 }
 
 impl FrameUniforms {
+    /// The default key light's direction, towards the light (unit length).
+    pub fn key_light() -> nalgebra::Vector3<f32> {
+        nalgebra::Vector3::new(-0.45, 0.75, 0.6).normalize()
+    }
+
     /// The default lights (key from the upper left front, cooler fill from
     /// the right, ambient) for a camera `view_proj` at `eye`.
     pub fn new(view_proj: &nalgebra::Matrix4<f32>, eye: [f32; 3]) -> Self {
-        let key = nalgebra::Vector3::new(-0.45, 0.75, 0.6).normalize();
+        let key = Self::key_light();
         let fill = nalgebra::Vector3::new(0.7, 0.15, 0.45).normalize();
         let mut m = [0.0; 16];
         m.copy_from_slice(view_proj.as_slice());

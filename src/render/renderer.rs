@@ -99,9 +99,8 @@ pub struct Renderer {
     /// instance order that groups them.
     pub(super) draw_order: DrawOrder,
     /// Whether the last frame's dispatch skinned the characters at their
-    /// detail levels (`render::skin_levels`), and if so whether it skinned
-    /// the culled ones too (the shadow cascades draw them).
-    pub(super) skinned_levels: Option<bool>,
+    /// detail levels (`render::skin_levels`).
+    pub(super) skinned_levels: bool,
     /// Per slot: timestamp queries of its last frame.
     pub(super) queries: [FrameQueries; FRAMES_IN_FLIGHT],
     /// Set-0 bindings of this screen frame (vertex-skinning path).
@@ -244,7 +243,7 @@ impl Renderer {
             instances: std::mem::take(&mut parts.instances),
             draw_orders: std::mem::take(&mut parts.draw_orders),
             draw_order,
-            skinned_levels: None,
+            skinned_levels: false,
             shadows: parts.shadows.take().expect("shadows"),
             queries: [FrameQueries::default(); FRAMES_IN_FLIGHT],
             screen_skin: None,
@@ -325,7 +324,7 @@ impl Renderer {
     /// Vertices the last frame's skin dispatch skinned: every vertex of
     /// every character and of the scenery, or where it skinned the
     /// characters at their detail levels, what their levels draw (and
-    /// nothing of a culled character no pass draws) and the whole scenery;
+    /// nothing of a character no pass draws) and the whole scenery;
     /// 0 on the vertex-skinning path (no dispatch).
     pub fn skinned_vertices(&self) -> u64 {
         if self.settings.frame.placement == SkinningPlacement::Vertex {
@@ -336,14 +335,14 @@ impl Renderer {
         let scenery: u64 = places[characters..].iter().map(|p| u64::from(p.level_vertices[0])).sum();
         // Every character is of the one model: its vertices per level.
         let Some(per_level) = places.first().map(|p| p.level_vertices.map(u64::from)) else { return scenery };
-        let Some(culled_skinned) = self.skinned_levels else {
+        if !self.skinned_levels {
             return characters as u64 * per_level[0] + scenery;
-        };
+        }
+        // Those the camera sees and those only the shadow cascades draw.
         let (seen, culled) = (self.draw_order.counts(), self.draw_order.culled_levels());
         let mut skinned = scenery;
         for k in 0..DETAIL_LEVELS {
-            let at_level = seen[k] + if culled_skinned { culled[k] } else { 0 };
-            skinned += u64::from(at_level) * per_level[k];
+            skinned += u64::from(seen[k] + culled[k]) * per_level[k];
         }
         skinned
     }
@@ -378,6 +377,13 @@ impl Renderer {
     /// frame, and those culled from its passes (outside its view).
     pub fn detail_counts(&self) -> ([u32; DETAIL_LEVELS], u32) {
         (self.draw_order.counts(), self.draw_order.culled())
+    }
+
+    /// Of those culled, how many no pass drew in the last recorded frame
+    /// (nor were they skinned): their shadows could not reach the view, or
+    /// the frame had no shadow pass.
+    pub fn hidden_characters(&self) -> u32 {
+        self.draw_order.hidden()
     }
 
     /// Triangles the last recorded frame's characters drew in its main

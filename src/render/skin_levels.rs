@@ -17,7 +17,8 @@
 //! word, then the lists (sorted vertex indices, so the reads walk the
 //! streams forward). skin_main.glsl reads it from the slot's record buffer
 //! (`plan::SkinLayout::level_words`), where the frame's level per
-//! character follows it (`SkinLevels`).
+//! character follows it (`SkinLevels`). A character no pass of the frame
+//! draws is not skinned at all.
 
 use super::detail_levels::DETAIL_LEVELS;
 
@@ -74,13 +75,11 @@ pub fn skinned_vertices(words: &[u32], table: u32, vertex_count: u32, level: usi
 /// skins of each (`SkinPass::record`).
 #[derive(Debug, Clone, Copy)]
 pub struct SkinLevels<'a> {
-    /// Per character, in `CharacterId` order, `2 * level + culled`
-    /// (`DrawOrder::buckets`); characters past its end skin whole.
+    /// Per character, in `CharacterId` order, `2 * level` or `2 * level +
+    /// 1` (drawn by the shadow cascades alone), or `draw_order::HIDDEN`
+    /// (drawn by no pass: not skinned) (`DrawOrder::buckets`); characters
+    /// past its end skin whole.
     pub buckets: &'a [u8],
-    /// Whether a character culled from the camera's passes is drawn by
-    /// none of the frame's passes (no shadow cascades), so it is not
-    /// skinned at all.
-    pub skip_culled: bool,
 }
 
 #[cfg(test)]

@@ -30,6 +30,7 @@ struct Drawn {
     pixels: Vec<u8>,
     counts: [u32; DETAIL_LEVELS],
     culled: u32,
+    hidden: u32,
     triangles: u64,
     skinned: u64,
 }
@@ -93,9 +94,10 @@ fn render_spaced(
     }
     let ((counts, culled), triangles) = (renderer.detail_counts(), renderer.triangles_per_pass());
     let skinned = renderer.skinned_vertices();
+    let hidden = renderer.hidden_characters();
     renderer.finish(ctx, &mut keep).expect("finish");
     renderer.destroy(ctx);
-    Drawn { pixels, counts, culled, triangles, skinned }
+    Drawn { pixels, counts, culled, hidden, triangles, skinned }
 }
 
 /// A camera framing a `side` x `side` grid of characters (Crowd's layout:
@@ -235,11 +237,15 @@ fn characters_out_of_view_still_cast_their_shadows() {
     let full = render_in(&ctx, &model, Some(&ground), 9, &camera, shadows(DrawDetail::Full));
     let auto = render_in(&ctx, &model, Some(&ground), 9, &camera, shadows(DrawDetail::Auto));
     eprintln!(
-        "levels {:?}, {} culled, {} of {} triangles",
-        auto.counts, auto.culled, auto.triangles, full.triangles
+        "levels {:?}, {} culled ({} hidden), {} of {} triangles, {} of {} vertices skinned",
+        auto.counts, auto.culled, auto.hidden, auto.triangles, full.triangles, auto.skinned, full.skinned
     );
     assert_eq!(full.culled, 0);
     assert!(auto.culled >= 40, "{} of 81 culled", auto.culled);
+    // Some of them cast their shadows away from the view: drawn by no pass
+    // and not skinned (20 of 41).
+    assert!(auto.hidden >= 10 && auto.hidden < auto.culled, "{} of {} hidden", auto.hidden, auto.culled);
+    assert!(auto.skinned < full.skinned, "{} of {} vertices skinned", auto.skinned, full.skinned);
     assert!(auto.triangles * 2 < full.triangles, "{} of {} triangles", auto.triangles, full.triangles);
     // The same picture within the levels' half pixel, and no shadow lost:
     // a culled caster's shadow missing from the characters in view would

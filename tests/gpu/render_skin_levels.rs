@@ -15,6 +15,7 @@ use std::sync::Arc;
 use vkskin::anim::SkinInput;
 use vkskin::asset::{Model, load_default_character};
 use vkskin::render::detail_levels::{DETAIL_LEVELS, DetailLevels};
+use vkskin::render::draw_order::HIDDEN;
 use vkskin::render::layout::SkinnedVertex;
 use vkskin::render::skin_levels::SkinLevels;
 use vkskin::render::skin_pass::CharacterId;
@@ -66,12 +67,13 @@ fn a_coarser_level_skins_exactly_the_vertices_it_draws() {
     let whole_a = skin(&mut rig, a, None);
     let whole_b = skin(&mut rig, b, None);
     assert_ne!(whole_a[0].position, whole_b[0].position, "the poses differ");
-    // Slot 0 again, pose B at levels 0, 2, 3 (culled, drawn by the shadows)
-    // and 1 (culled); the small model's character has no level.
+    // Slot 0 again, pose B at levels 0, 2, 3 and 1 (the last two culled
+    // from the camera, drawn by the shadows); the other model's character
+    // past the levels.
     let buckets = [0, 2 * 2, 2 * 3 + 1, 2 + 1];
-    let at_levels = skin(&mut rig, b, Some(SkinLevels { buckets: &buckets, skip_culled: false }));
-    // Slot 1 again, pose A, culled characters skipped: character 0 keeps B.
-    let skipping = skin(&mut rig, a, Some(SkinLevels { buckets: &[1, 2 * 3, 0, 0], skip_culled: true }));
+    let at_levels = skin(&mut rig, b, Some(SkinLevels { buckets: &buckets }));
+    // Slot 1 again, pose A, character 0 drawn by no pass: it keeps B.
+    let skipping = skin(&mut rig, a, Some(SkinLevels { buckets: &[HIDDEN, 2 * 3, 0, 0] }));
 
     let check = |out: &[SkinnedVertex],
                  new: &[SkinnedVertex],

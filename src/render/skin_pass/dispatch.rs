@@ -27,12 +27,12 @@ struct Push {
     palette_address: vk::DeviceAddress,
     /// Where the record buffer holds the level tables and the frame's
     /// level per character, and how many characters have one (0: skin
-    /// every vertex); 1 when culled characters are skipped
-    /// (`upload::FrameLevels`).
+    /// every vertex) (`upload::FrameLevels`).
     level_words: u32,
     frame_levels: u32,
     level_characters: u32,
-    skip_culled: u32,
+    /// Keeps the struct free of implicit padding (`Pod`).
+    _padding: u32,
 }
 
 /// `MORPH_TARGETS` (shaders/common.glsl): a skin.comp specialization
@@ -194,7 +194,7 @@ impl SkinPass {
                     level_words: levels.level_words,
                     frame_levels: levels.first_word,
                     level_characters: levels.characters,
-                    skip_culled: u32::from(levels.skip_culled),
+                    _padding: 0,
                 };
                 let (groups_x, groups_y) = ComputePipeline::grid(ctx, group_count);
                 // SAFETY: the set is fresh and written; every bound buffer is

@@ -166,8 +166,6 @@ pub(super) struct FrameLevels {
     pub(super) first_word: u32,
     /// Word of the record buffer where the level tables start.
     pub(super) level_words: u32,
-    /// Whether culled characters are skipped (`SkinLevels::skip_culled`).
-    pub(super) skip_culled: bool,
 }
 
 impl SkinPass {
@@ -196,7 +194,6 @@ impl SkinPass {
             characters: buckets.len() as u32,
             first_word: word(words.frame_levels)?,
             level_words: word(words.level_words)?,
-            skip_culled: levels.skip_culled,
         })
     }
 }
