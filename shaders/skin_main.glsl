@@ -97,8 +97,9 @@ uint level_vertex(uint index, uint v) {
     if (bucket == HIDDEN) {
         return NO_SKIN_LEVELS;
     }
-    // 2 * level, + 1 when only the shadow cascades draw it.
-    uint level = bucket >> 1;
+    // 2 * level, + 1 when only the shadow cascades draw it. Clamped: any
+    // byte reads a table of this primitive, whose lists hold its vertices.
+    uint level = min(bucket >> 1, COARSER_LEVELS);
     if (level == 0u || table == NO_SKIN_LEVELS) {
         return v;
     }

@@ -301,9 +301,10 @@ impl SkinLayout {
             base.checked_add(more).ok_or_else(|| GpuError::new(format!("too many {what}")))?;
         }
         let [sources, influences, morph_ranges, morph_entries] = bases;
-        let skin_levels = u32::try_from(self.level_words.len() + table.skin_levels.len())
-            .map(|_| self.level_words.len() as u32)
-            .map_err(|_| GpuError::new("too many skin level words"))?;
+        if u32::try_from(self.level_words.len() + table.skin_levels.len()).is_err() {
+            return Err(GpuError::new("too many skin level words"));
+        }
+        let skin_levels = self.level_words.len() as u32;
         self.level_words.extend_from_slice(table.skin_levels);
         self.models.push(ModelPlace {
             sources,
