@@ -578,12 +578,13 @@ fn timing(ui: &mut Ui, state: &mut ViewerState, t: &FrameTimings) {
         row(ui, "GPU skin", format!("{:8.1} µs", t.gpu_skin_us));
         row(ui, "GPU draw", format!("{:8.1} µs", t.gpu_draw_us));
         row(ui, "triangles", format!("{:8}", t.triangles));
-        row(ui, "skinned", format!("{:8} vertices", t.skinned_vertices));
+        row(ui, "skinned", format!("{:8}", t.skinned_vertices));
         let (levels, culled) = t.detail;
         let levels = levels.map(|n| n.to_string()).join(" · ");
         // Characters in view at each detail level, the full mesh first;
         // of the culled, those drawn by no pass (not even their shadows).
-        row(ui, "detail levels", format!("{levels}, {culled} culled ({} hidden)", t.hidden));
+        row(ui, "detail levels", format!("{levels}, {culled} culled"));
+        row(ui, "hidden", format!("{:8}", t.hidden));
     });
     ui.checkbox(&mut state.vsync, "VSync");
 }
