@@ -403,7 +403,7 @@ impl Renderer {
             SkinningPlacement::Vertex => {
                 // No dispatch, so no skin timestamps.
                 self.skinned_levels = false;
-                let mut stats = self.skin.upload(slot, &inputs)?;
+                let mut stats = self.skin.upload(slot, &inputs, levels)?;
                 self.skin.record_copies(ctx, slot, self.timestamps, &mut stats);
                 queries.upload = stats.copy_timestamps;
                 queries.pose = stats.pose_timestamps;

@@ -2,8 +2,8 @@
 //! device, validation and synchronization validation on: a character at a
 //! coarser level has exactly the vertices its level's triangles use skinned
 //! (the same bits as a full skin of the same pose), and no other vertex is
-//! touched; a culled character that no pass draws is not skinned at all;
-//! characters past the frame's levels skin whole.
+//! touched; a character that no pass draws is not skinned at all, nor is
+//! its palette uploaded; characters past the frame's levels skin whole.
 //! The lists are recomputed here from `DetailLevels::build`, independently
 //! of the tables the pass reads. Skips without a device, unless
 //! VKSKIN_NO_SKIP is set.
@@ -64,16 +64,23 @@ fn a_coarser_level_skins_exactly_the_vertices_it_draws() {
     };
     // Two slots: pose A fills slot 0 and pose B slot 1, both whole.
     let (a, b) = (3, 17);
-    let whole_a = skin(&mut rig, a, None);
-    let whole_b = skin(&mut rig, b, None);
+    let (whole_a, _) = skin(&mut rig, a, None);
+    let (whole_b, _) = skin(&mut rig, b, None);
     assert_ne!(whole_a[0].position, whole_b[0].position, "the poses differ");
     // Slot 0 again, pose B at levels 0, 2, 3 and 1 (the last two culled
     // from the camera, drawn by the shadows); the other model's character
     // past the levels.
     let buckets = [0, 2 * 2, 2 * 3 + 1, 2 + 1];
-    let at_levels = skin(&mut rig, b, Some(SkinLevels { buckets: &buckets }));
-    // Slot 1 again, pose A, character 0 drawn by no pass: it keeps B.
-    let skipping = skin(&mut rig, a, Some(SkinLevels { buckets: &[HIDDEN, 2 * 3, 0, 0] }));
+    let (at_levels, every_palette) = skin(&mut rig, b, Some(SkinLevels { buckets: &buckets }));
+    // Slot 1 again, pose A, character 0 drawn by no pass: it keeps B, and
+    // its palette is not uploaded.
+    let (skipping, hidden_one) = skin(&mut rig, a, Some(SkinLevels { buckets: &[HIDDEN, 2 * 3, 0, 0] }));
+    let palette = model.palette_len() as u64 * 64;
+    assert_eq!(
+        hidden_one.palette_bytes_written + palette,
+        every_palette.palette_bytes_written,
+        "the hidden character's palette ({palette} bytes) is not uploaded"
+    );
 
     let check = |out: &[SkinnedVertex],
                  new: &[SkinnedVertex],

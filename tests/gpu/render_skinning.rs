@@ -26,7 +26,7 @@ use vkskin::render::gpu_model::GpuModel;
 use vkskin::render::layout::SkinnedVertex;
 use vkskin::render::readback::Readback;
 use vkskin::render::skin_levels::SkinLevels;
-use vkskin::render::skin_pass::{CharacterId, NO_RECORD, PaletteReads, SkinPass};
+use vkskin::render::skin_pass::{CharacterId, NO_RECORD, PaletteReads, SkinPass, SkinStats};
 use vkskin::render::{DqsSplit, InfluenceBlend, PaletteUpload};
 
 /// A hand-made local pose and its evaluated output (the character layer's
@@ -126,17 +126,17 @@ impl Rig {
     }
 
     pub(crate) fn skin(&mut self, ctx: &GpuContext, inputs: &[SkinInput]) -> Vec<SkinnedVertex> {
-        self.skin_at(ctx, inputs, None)
+        self.skin_at(ctx, inputs, None).0
     }
 
-    /// `skin` at detail `levels` (`SkinPass::record`).
+    /// `skin` at detail `levels` (`SkinPass::record`), with the frame's stats.
     pub(crate) fn skin_at(
         &mut self,
         ctx: &GpuContext,
         inputs: &[SkinInput],
         levels: Option<SkinLevels>,
-    ) -> Vec<SkinnedVertex> {
-        skin_and_read_back(ctx, &mut self.ring, &mut self.pass, inputs, levels, &mut self.readback).unwrap().0
+    ) -> (Vec<SkinnedVertex>, SkinStats) {
+        skin_and_read_back(ctx, &mut self.ring, &mut self.pass, inputs, levels, &mut self.readback).unwrap()
     }
 
     pub(crate) fn destroy(mut self, ctx: &GpuContext) {
@@ -649,7 +649,7 @@ fn dqs_split_on_the_cpu_skins_what_the_shader_split_skins() {
             let inputs: Vec<SkinInput> =
                 evaluators.iter().map(|e| SkinInput { pose: e.view(), version: frame as u64 + 1 }).collect();
             let slot = rig.ring.begin_frame(&ctx).unwrap();
-            let (stats, allocations) = allocations_in(|| rig.pass.upload(slot, &inputs[..]).unwrap());
+            let (stats, allocations) = allocations_in(|| rig.pass.upload(slot, &inputs[..], None).unwrap());
             rig.ring.end_frame(&ctx, &[], &[]).unwrap();
             assert_eq!(allocations, 0, "{way}: the upload allocated on the heap");
             assert!(stats.palette_bytes_written >= palette_entries as u64 * 64, "{way}: {stats:?}");
@@ -720,7 +720,7 @@ fn upload_serves_vertex_skinning_from_the_pass_buffers() {
         let inputs: Vec<SkinInput> =
             evaluators.iter().map(|e| SkinInput { pose: e.view(), version: frame as u64 }).collect();
         let slot = rig.ring.begin_frame(&ctx).unwrap();
-        let (uploaded, allocations) = allocations_in(|| rig.pass.upload(slot, &inputs[..]).unwrap());
+        let (uploaded, allocations) = allocations_in(|| rig.pass.upload(slot, &inputs[..], None).unwrap());
         assert_eq!(allocations, 0, "frame {frame}: SkinPass::upload allocated on the heap");
         assert!(uploaded.palette_bytes_written > 0 && uploaded.weight_bytes_written > 0);
         assert_eq!((uploaded.dispatches, uploaded.vertices, uploaded.timestamps), (0, 0, None));

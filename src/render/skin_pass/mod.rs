@@ -468,7 +468,8 @@ impl SkinPass {
     /// same command buffer. Character `c` of `inputs` is `CharacterId(c)`.
     /// With `levels`, each character's primitives are skinned only where
     /// its detail level draws (`render::skin_levels`); the other vertices
-    /// keep what the slot's output last held. Allocates nothing on the heap.
+    /// keep what the slot's output last held, and a character no pass
+    /// draws is neither uploaded nor skinned. Allocates nothing on the heap.
     pub fn record<P: FramePoses + ?Sized>(
         &mut self,
         ctx: &GpuContext,
@@ -477,7 +478,7 @@ impl SkinPass {
         levels: Option<SkinLevels>,
         timestamps: bool,
     ) -> Result<SkinStats, GpuError> {
-        let mut stats = self.upload(slot, inputs)?;
+        let mut stats = self.upload(slot, inputs, levels)?;
         let levels = self.write_levels(slot.index, levels)?;
         self.record_copies(ctx, slot, timestamps, &mut stats);
         self.dispatch(ctx, slot, levels, timestamps, &mut stats)?;

@@ -10,6 +10,7 @@ use crate::anim::{FramePoses, SkinInput};
 use crate::asset::Model;
 use crate::gpu::barrier::{self, Access};
 use crate::gpu::{FrameSlot, GpuContext, GpuError};
+use crate::render::draw_order::HIDDEN;
 use crate::render::layout::{BoneMatrix, PaletteDualQuat};
 use crate::render::skin_levels::SkinLevels;
 use ash::vk;
@@ -69,7 +70,9 @@ impl SkinPass {
     /// Writes this frame's inputs into `slot`'s own buffers without
     /// recording anything: the palettes and morph weights of every character
     /// (in `PaletteUpload::Dirty`, only of those whose `version` differs from
-    /// what the slot holds), and the skin records when the layout changed
+    /// what the slot holds; never of those `levels` says no pass draws this
+    /// frame, `draw_order::HIDDEN`: the slot then holds their pose from
+    /// before, and writes it once they are drawn), and the skin records when the layout changed
     /// since the slot last held them; in the staged modes it queues the
     /// copies `record_copies` records. Character `c` of `inputs` is
     /// `CharacterId(c)`. `record` calls it; the vertex-skinning path calls it
@@ -81,6 +84,7 @@ impl SkinPass {
         &mut self,
         slot: &FrameSlot,
         inputs: &P,
+        levels: Option<SkinLevels>,
     ) -> Result<SkinStats, GpuError> {
         if inputs.count() != self.characters.len() {
             return Err(GpuError::new(format!(
@@ -137,6 +141,9 @@ impl SkinPass {
                 pose.write(writer, c, playback, start)?;
             }
             if mode.skips_unchanged() && buffers.held[c] == Some(input.version) {
+                continue;
+            }
+            if levels.is_some_and(|l| l.buckets.get(c) == Some(&HIDDEN)) {
                 continue;
             }
             let palette = playback.is_none();
