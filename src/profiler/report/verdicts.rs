@@ -8,6 +8,7 @@
 //! (`src/guide/profiling.md`): a reader of results.json recomputes every
 //! number printed from the entries named.
 
+use super::detail_verdict::{DetailVerdict, details};
 use super::numbers::{grouped, measure, number};
 use super::pose_verdict::{GpuPoseVerdict, gpu_poses};
 use super::{BenchEntry, BenchResults, GpuTiming, TimestampCheck};
@@ -36,6 +37,9 @@ pub struct Verdicts {
     /// Per model measured both ways: the CPU pose against the GPU pose.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gpu_pose: Vec<GpuPoseVerdict>,
+    /// Per model measured both ways: full meshes against detail levels.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub detail: Vec<DetailVerdict>,
 }
 
 /// Where compute skinning's GPU frame time drops below vertex skinning's,
@@ -153,6 +157,7 @@ impl Verdicts {
             skin: skin_passes(entries, timing),
             cpu: cpu_poses(entries, results.header.pose_threads),
             gpu_pose: gpu_poses(entries, timing),
+            detail: details(entries, timing),
         }
     }
 
@@ -184,6 +189,7 @@ impl Verdicts {
         lines.extend(self.skin.iter().map(|s| s.line(tag)));
         lines.extend(self.cpu.iter().map(CpuVerdict::line));
         lines.extend(self.gpu_pose.iter().map(|v| v.line(tag)));
+        lines.extend(self.detail.iter().map(|v| v.line(tag)));
         lines
     }
 }
