@@ -31,17 +31,8 @@ pub struct DetailVerdict {
 pub fn details(entries: &[BenchEntry], timing: GpuTiming) -> Vec<DetailVerdict> {
     let full = |e: &BenchEntry| e.detail.as_deref() == Some("full");
     let pairs = entries.iter().filter(|a| !full(a) && !a.paused).filter_map(|auto| {
-        let twin = entries.iter().find(|f| {
-            full(f)
-                && !f.paused
-                && f.model == auto.model
-                && f.characters == auto.characters
-                && f.skinning == auto.skinning
-                && f.dqs_split == auto.dqs_split
-                && f.upload == auto.upload
-                && f.passes == auto.passes
-                && f.pose == auto.pose
-        })?;
+        let twin =
+            entries.iter().find(|f| full(f) && !f.paused && f.same_setup(auto) && f.pose == auto.pose)?;
         Some((twin, auto))
     });
     let mut found: Vec<DetailVerdict> = Vec::new();

@@ -29,16 +29,7 @@ pub struct GpuPoseVerdict {
 pub fn gpu_poses(entries: &[BenchEntry], timing: GpuTiming) -> Vec<GpuPoseVerdict> {
     let mut found: Vec<GpuPoseVerdict> = Vec::new();
     let pairs = entries.iter().filter(|g| g.gpu_posed() && !g.paused).filter_map(|g| {
-        let c = entries.iter().find(|c| {
-            !c.gpu_posed()
-                && !c.paused
-                && c.model == g.model
-                && c.characters == g.characters
-                && c.skinning == g.skinning
-                && c.dqs_split == g.dqs_split
-                && c.upload == g.upload
-                && c.passes == g.passes
-        })?;
+        let c = entries.iter().find(|c| !c.gpu_posed() && !c.paused && c.same_setup(g))?;
         Some((c, g))
     });
     for (cpu, gpu) in pairs {

@@ -434,6 +434,18 @@ impl BenchEntry {
         Some(positive(self.staged_copy_wall_us?.median)? / plain)
     }
 
+    /// Whether `other` measured the same scene the same way: model,
+    /// characters, skinning (and DQS split), upload and passes (where
+    /// the poses were evaluated and the detail aside: what verdicts pair).
+    pub fn same_setup(&self, other: &BenchEntry) -> bool {
+        self.model == other.model
+            && self.characters == other.characters
+            && self.skinning == other.skinning
+            && self.dqs_split == other.dqs_split
+            && self.upload == other.upload
+            && self.passes == other.passes
+    }
+
     /// Vertices skinned per second by the skin pass (median frame); `None`
     /// without a timed skin pass.
     pub fn skin_vertices_per_second(&self) -> Option<f64> {
