@@ -478,6 +478,14 @@ fn scene_times(
     })
 }
 
+/// The median of a count over the measured frames (the upper one of an
+/// even number); 0 without frames.
+fn median_count(samples: &[FrameSample], count: fn(&FrameSample) -> u64) -> u64 {
+    let mut counts: Vec<u64> = samples.iter().map(count).collect();
+    counts.sort_unstable();
+    counts.get(counts.len() / 2).copied().unwrap_or(0)
+}
+
 /// The summary of host-timed runs; `None` when the median is not above 0
 /// (the work is lost in the noise of a submission).
 fn wall_stat(times: Option<Vec<f64>>) -> anyhow::Result<Option<Stat>> {
@@ -512,30 +520,17 @@ fn measure(
         passes: (0..passes).map(|k| stat(&|s| s.gpu.passes_us[k], "pass")).collect::<Result<Vec<_>, _>>()?,
         frame: stat(&|s| s.gpu.frame_us, "frame")?,
     };
-    let mut bytes: Vec<u64> = samples.iter().map(|s| s.palette_bytes).collect();
-    bytes.sort_unstable();
     let gpu_posed = config.frame.pose == PoseEvaluation::Gpu;
-    let mut playback: Vec<u64> = samples.iter().map(|s| s.playback_bytes).collect();
-    playback.sort_unstable();
-    let mut triangles: Vec<u64> = samples.iter().map(|s| s.triangles).collect();
-    triangles.sort_unstable();
-    let mut skinned: Vec<u64> = samples.iter().map(|s| s.skinned_vertices).collect();
-    skinned.sort_unstable();
-    let skinned = skinned[skinned.len() / 2];
+    let skinned = median_count(&samples, |s| s.skinned_vertices);
     let (read, written) = profile.skin_traffic();
     let compute = config.frame.placement == SkinningPlacement::Compute;
     // At coarser levels the dispatch skins less than the scene's measure
     // (every vertex): this configuration times its own.
-    let at_levels = compute && config.frame.detail == DrawDetail::Auto;
-    let level_skin_wall = if at_levels {
+    let (skin_wall, skin_wall_samples) = if compute && config.frame.detail == DrawDetail::Auto {
         let samples = profile.measure_skin_wall(ctx, crowd, plan.frames, DrawDetail::Auto)?;
-        Some((wall_stat(Some(samples.clone()))?, samples))
+        (wall_stat(Some(samples.clone()))?, samples)
     } else {
-        None
-    };
-    let (skin_wall, skin_wall_samples) = match level_skin_wall {
-        Some((stat, samples)) => (stat, samples),
-        None => (times.skin_wall, times.skin_wall_samples.clone()),
+        (times.skin_wall, times.skin_wall_samples.clone())
     };
     let per_frame = |f: &dyn Fn(&FrameSample) -> f64| samples.iter().map(f).collect::<Vec<f64>>();
     let kept = EntrySamples {
@@ -560,7 +555,7 @@ fn measure(
         frames: plan.frames,
         cpu_pose_us: stat(&|s| s.cpu_pose_us, "pose")?,
         cpu_palette_write_us: stat(&|s| s.cpu_palette_write_us, "palette write")?,
-        palette_bytes: bytes[bytes.len() / 2],
+        palette_bytes: median_count(&samples, |s| s.palette_bytes),
         skin_bytes: read + written,
         gpu_us,
         copy_kernel_us: times.copy,
@@ -571,10 +566,10 @@ fn measure(
         frame_wall_us: wall_stat(Some(frame_wall_samples))?,
         refinement: false,
         pose: gpu_posed.then(|| config.frame.pose.name().to_string()),
-        playback_bytes: gpu_posed.then(|| playback[playback.len() / 2]),
+        playback_bytes: gpu_posed.then(|| median_count(&samples, |s| s.playback_bytes)),
         gpu_pose_us: if gpu_posed { Some(stat(&|s| s.gpu.pose_us, "pose pass")?) } else { None },
         detail: (config.frame.detail == DrawDetail::Full).then(|| config.frame.detail.name().to_string()),
-        triangles: Some(triangles[triangles.len() / 2]),
+        triangles: Some(median_count(&samples, |s| s.triangles)),
         skinned_vertices: (compute && skinned < vertices * u64::from(config.characters)).then_some(skinned),
         samples: kept,
     })
