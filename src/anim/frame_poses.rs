@@ -53,6 +53,23 @@ pub trait FramePoses {
     }
 }
 
+/// How a character will be seen in the frame about to be posed, foreseen
+/// by the renderer from the camera and the character's place before the
+/// pose is evaluated (`Renderer::foresee`): what evaluation-rate level of
+/// detail chooses by.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Sight {
+    /// A pass draws it (the camera's, or only the shadow cascades'),
+    /// spanning about `pixels` on screen (its bounding sphere's diameter;
+    /// infinite when every character is drawn at full detail).
+    Drawn {
+        /// The pixels its bounds span.
+        pixels: f32,
+    },
+    /// No pass draws it: outside the view, and its shadow too.
+    Unseen,
+}
+
 /// Why posing a frame failed: the error of whatever drives the characters
 /// (a timeline, an actor in a level, a crowd), kept as it came.
 pub type PoseError = Box<dyn std::error::Error + Send + Sync>;
@@ -72,6 +89,11 @@ pub trait FrameSource: FramePoses {
     fn pose_on_cpu_for_framing(&mut self, _on: bool) -> Result<(), PoseError> {
         Ok(())
     }
+    /// How each character will be seen in the frames posed next (in
+    /// order; characters past the slice as before), for sources that
+    /// evaluate what is small or unseen less often (a crowd). The
+    /// default ignores it: every pose is evaluated every frame.
+    fn foresee(&mut self, _sight: &[Sight]) {}
 }
 
 /// Poses placed at the origin.

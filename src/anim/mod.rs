@@ -40,7 +40,7 @@ pub mod skinning;
 pub mod transform;
 
 pub use clip::{Clip, ClipEvent, Interpolation, JointTracks, MorphWeightTrack, Track};
-pub use frame_poses::{Bounds, FramePoses, FrameSource, PoseError, SkinInput};
+pub use frame_poses::{Bounds, FramePoses, FrameSource, PoseError, Sight, SkinInput};
 pub use gpu_pose::{PlaybackEntry, PoseLayerSetup, PosePlayback, PoseProgram};
 pub use job::JobError;
 pub use mesh::{Influences, Mesh, MeshInstance, MeshPrimitive, MorphDeltas, MorphTarget};

@@ -47,6 +47,9 @@ pub struct Character {
     morph_override: Option<Vec<f32>>,
     /// The next update must evaluate (first update, a setting changed).
     stale: bool,
+    /// The next update is due whatever the rate's period says (the rate
+    /// rose): it evaluates if anything moved.
+    due_now: bool,
     /// Poses the joints on the GPU with this program (`gpu_pose`).
     gpu_program: Option<Arc<PoseProgram>>,
 
@@ -104,6 +107,7 @@ impl Character {
             debug: DebugPose::Animated,
             morph_override: None,
             stale: true,
+            due_now: false,
             gpu_program: None,
             machine: StateMachine::new(&controller),
             playback: Playback::new(&rig, &controller),
@@ -189,13 +193,17 @@ impl Character {
         self.rate
     }
 
-    /// How often the pose is evaluated: every update (the default), or every
-    /// 2nd or 4th for characters far away or small on screen (see
-    /// [`EvaluationRate::for_screen_height`]). Playback, transitions, events
-    /// and root motion still run every update, so events fire once each, on
-    /// the update that crosses them, with their own clip time; skipped
-    /// updates keep the last palettes and version (nothing to upload).
+    /// How often the pose is evaluated: every update (the default), every
+    /// 2nd, 4th or 8th for characters far away or small on screen (see
+    /// [`EvaluationRate::for_screen_height`]), or not while unseen.
+    /// Playback, transitions, events and root motion still run every
+    /// update, so events fire once each, on the update that crosses them,
+    /// with their own clip time; skipped updates keep the last palettes and
+    /// version (nothing to upload). A rate faster than the one before
+    /// makes the next update due, so a character coming into view or
+    /// closer never shows a pose older than its new rate allows.
     pub fn set_evaluation_rate(&mut self, rate: EvaluationRate) {
+        self.due_now |= rate.is_faster_than(self.evaluation_rate);
         self.evaluation_rate = rate;
     }
 
@@ -292,7 +300,7 @@ impl Character {
     /// staggered by character index, so that a crowd at a reduced rate
     /// spreads its evaluations over the frames.
     fn due(&self) -> bool {
-        self.evaluation_rate.is_due(self.frame.wrapping_add(self.index))
+        self.due_now || self.evaluation_rate.is_due(self.frame.wrapping_add(self.index))
     }
 
     /// Advances by `dt` seconds (times the rate; non-finite counts as 0) and
@@ -369,6 +377,7 @@ impl Character {
         }
         self.parameters.clear_triggers();
         let due = self.due();
+        self.due_now = false;
         self.frame = self.frame.wrapping_add(1);
         self.evaluate(due, buffer)
     }

@@ -6,10 +6,11 @@
 //! plays; it never draws (the renderer reads it through `FramePoses`).
 
 use super::gpu_pose::pose_program;
+use super::lod::EvaluationRate;
 use super::system::ThreadPoolError;
 use super::{AnimationSystem, Character, CharacterId, Controller, UpdateError};
 use crate::anim::frame_poses::{Bounds, FramePoses, FrameSource, PoseError, SkinInput, grow_bounds};
-use crate::anim::{JobError, PosePlayback, PoseProgram, Rig};
+use crate::anim::{JobError, PosePlayback, PoseProgram, Rig, Sight};
 use nalgebra::{Matrix4, Vector3};
 use std::sync::Arc;
 
@@ -48,6 +49,9 @@ pub struct Crowd {
     gpu_program: Option<Arc<PoseProgram>>,
     /// `gpu_program`, kept while the crowd is posed on the CPU for framing.
     framing_aside: Option<Arc<PoseProgram>>,
+    /// A character came into view while paused: the next update poses it
+    /// (at the paused time) though nothing plays.
+    seen_while_paused: bool,
 }
 
 impl Crowd {
@@ -86,6 +90,7 @@ impl Crowd {
             paused: false,
             gpu_program: None,
             framing_aside: None,
+            seen_while_paused: false,
         };
         crowd.restart()?;
         Ok(crowd)
@@ -126,11 +131,31 @@ impl Crowd {
     /// Advances every character by `dt` seconds (nothing while paused: the
     /// poses and their versions stay, so no palette changes).
     pub fn update(&mut self, dt: f32) -> Result<(), CrowdError> {
+        let seen_again = std::mem::take(&mut self.seen_while_paused);
         if self.paused && self.next_frame > 0 {
+            if seen_again {
+                // Its pose is from before it left the view: bring it to
+                // the paused time (what is due re-poses the same time).
+                self.system.update(0.0)?;
+            }
             return Ok(());
         }
         self.system.update(dt)?;
         Ok(())
+    }
+
+    /// Sets each character's evaluation rate for how the next frames will
+    /// see it (`Sight`, in character order; characters past the slice keep
+    /// theirs): by the pixels it spans, and not at all while no pass draws
+    /// it. A character seen again is posed on the next update, paused or not.
+    pub fn foresee(&mut self, sight: &[Sight]) {
+        for (i, &sight) in sight.iter().enumerate().take(self.len()) {
+            let character = self.system.character_mut(CharacterId(i));
+            let rate = EvaluationRate::for_sight(sight);
+            self.seen_while_paused |=
+                character.evaluation_rate() == EvaluationRate::Unseen && rate != EvaluationRate::Unseen;
+            character.set_evaluation_rate(rate);
+        }
     }
 
     /// Poses the characters' joints on the GPU (`true`: the renderer's
@@ -236,6 +261,9 @@ impl FrameSource for Crowd {
     fn frame(&mut self, i: u32) -> Result<(), PoseError> {
         Ok(Crowd::frame(self, i)?)
     }
+    fn foresee(&mut self, sight: &[Sight]) {
+        Crowd::foresee(self, sight);
+    }
     fn pose_on_cpu_for_framing(&mut self, on: bool) -> Result<(), PoseError> {
         let program = match on {
             true => {
@@ -340,6 +368,48 @@ mod tests {
         gpu.restart().unwrap();
         gpu.frame(3).unwrap();
         assert!(gpu.characters().iter().all(|c| c.playback().is_some()));
+    }
+
+    /// Foreseen unseen, a crowd's characters are not posed (their versions
+    /// stay); seen again, they show the pose of a crowd never foreseen at
+    /// once, paused or not.
+    #[test]
+    fn unseen_characters_are_posed_when_seen_again() {
+        let model = test_model();
+        let controller = Arc::new(Controller::single_clip(&model, Some(0), true).unwrap());
+        let crowd = || Crowd::new(model.rig.clone(), controller.clone(), 3, 2.0, 30.0, 1).unwrap();
+        let (mut seen, mut foreseen) = (crowd(), crowd());
+        let near = Sight::Drawn { pixels: f32::INFINITY };
+        let versions = |c: &Crowd| c.characters().iter().map(Character::version).collect::<Vec<_>>();
+        let palettes = |c: &Crowd, i: usize| c.input(i).pose.palettes.to_vec();
+        seen.frame(0).unwrap();
+        foreseen.frame(0).unwrap();
+        foreseen.foresee(&[near, Sight::Unseen, Sight::Unseen]);
+        for i in 1..6 {
+            let before = versions(&foreseen);
+            seen.frame(i).unwrap();
+            foreseen.frame(i).unwrap();
+            assert_eq!(versions(&foreseen)[1..], before[1..], "frame {i}: unseen characters posed");
+            assert_eq!(palettes(&foreseen, 0), palettes(&seen, 0));
+            assert_ne!(palettes(&foreseen, 1), palettes(&seen, 1), "frame {i}: the clip moves");
+        }
+        // Seen again: posed by the next frame.
+        foreseen.foresee(&[near, near]);
+        seen.frame(6).unwrap();
+        foreseen.frame(6).unwrap();
+        assert_eq!(palettes(&foreseen, 1), palettes(&seen, 1));
+        // Paused, the third is seen again: posed at the paused time, once.
+        for c in [&mut seen, &mut foreseen] {
+            c.set_paused(true);
+            c.frame(7).unwrap();
+        }
+        assert_ne!(palettes(&foreseen, 2), palettes(&seen, 2));
+        foreseen.foresee(&[near, near, near]);
+        foreseen.frame(8).unwrap();
+        assert_eq!(palettes(&foreseen, 2), palettes(&seen, 2));
+        let after = versions(&foreseen);
+        foreseen.frame(9).unwrap();
+        assert_eq!(versions(&foreseen), after, "paused: nothing posed again");
     }
 
     #[test]

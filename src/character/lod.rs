@@ -2,7 +2,11 @@
 //! evaluate their pose every 2nd, 4th or 8th update instead of every update.
 //! Only the pose work is skipped (sampling, blending, hierarchy, palettes);
 //! playback, the state machine, events and root motion run every update.
-//! It chooses a rate; it never skips anything itself (see `Character::update`).
+//! A character no pass draws is not evaluated at all until it is seen
+//! again. It chooses a rate; it never skips anything itself (see
+//! `Character::update`).
+
+use crate::anim::Sight;
 
 /// How often a character's pose is evaluated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -16,6 +20,10 @@ pub enum EvaluationRate {
     Every4th,
     /// Every 8th update (a character a few dozen pixels tall).
     Every8th,
+    /// Not while no pass draws it (outside the view, its shadow too);
+    /// evaluated on the update it is seen again (a rate that rises
+    /// evaluates at once, `Character::set_evaluation_rate`).
+    Unseen,
 }
 
 /// Screen heights (pixels) below which a character drops to the next rate:
@@ -28,20 +36,35 @@ const EVERY_4TH_BELOW_PX: f32 = 64.0;
 const EVERY_8TH_BELOW_PX: f32 = 32.0;
 
 impl EvaluationRate {
-    /// Updates per evaluation: 1, 2, 4 or 8.
+    /// Updates per evaluation: 1, 2, 4 or 8 (`u32::MAX` unseen: never).
     pub fn period(self) -> u32 {
         match self {
             EvaluationRate::EveryFrame => 1,
             EvaluationRate::Every2nd => 2,
             EvaluationRate::Every4th => 4,
             EvaluationRate::Every8th => 8,
+            EvaluationRate::Unseen => u32::MAX,
         }
     }
 
     /// Whether update number `frame` (counted per character, offset by its
     /// index so a crowd spreads its evaluations) evaluates.
     pub fn is_due(self, frame: u32) -> bool {
-        frame.is_multiple_of(self.period())
+        self != EvaluationRate::Unseen && frame.is_multiple_of(self.period())
+    }
+
+    /// Whether this rate evaluates more often than `other` does.
+    pub fn is_faster_than(self, other: EvaluationRate) -> bool {
+        self.period() < other.period()
+    }
+
+    /// The policy for a character seen as `sight` foresees: by the pixels
+    /// it spans, unseen when no pass draws it.
+    pub fn for_sight(sight: Sight) -> Self {
+        match sight {
+            Sight::Drawn { pixels } => Self::for_screen_height(pixels),
+            Sight::Unseen => EvaluationRate::Unseen,
+        }
     }
 
     /// The policy: the rate for a character `pixels` tall on screen.
@@ -110,5 +133,21 @@ mod tests {
         assert_eq!(due(EvaluationRate::Every2nd), vec![0, 2, 4, 6]);
         assert_eq!(due(EvaluationRate::Every4th), vec![0, 4]);
         assert_eq!(due(EvaluationRate::Every8th), vec![0]);
+        assert!(due(EvaluationRate::Unseen).is_empty());
+        assert!(!EvaluationRate::Unseen.is_due(u32::MAX));
+    }
+
+    #[test]
+    fn sight_chooses_the_rate() {
+        let drawn = |pixels| EvaluationRate::for_sight(Sight::Drawn { pixels });
+        assert_eq!(drawn(f32::INFINITY), EvaluationRate::EveryFrame);
+        assert_eq!(drawn(100.0), EvaluationRate::Every2nd);
+        assert_eq!(drawn(0.0), EvaluationRate::Every8th);
+        assert_eq!(EvaluationRate::for_sight(Sight::Unseen), EvaluationRate::Unseen);
+        // Rising: from unseen to any drawn rate, and from a longer period.
+        assert!(EvaluationRate::Every8th.is_faster_than(EvaluationRate::Unseen));
+        assert!(EvaluationRate::EveryFrame.is_faster_than(EvaluationRate::Every2nd));
+        assert!(!EvaluationRate::Every4th.is_faster_than(EvaluationRate::Every4th));
+        assert!(!EvaluationRate::Unseen.is_faster_than(EvaluationRate::Every8th));
     }
 }

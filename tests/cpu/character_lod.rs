@@ -12,11 +12,12 @@ use vkskin::character::{
     AnimationSystem, Character, CharacterId, Controller, EvaluationRate, ParameterValue,
 };
 
-const RATES: [EvaluationRate; 4] = [
+const RATES: [EvaluationRate; 5] = [
     EvaluationRate::EveryFrame,
     EvaluationRate::Every2nd,
     EvaluationRate::Every4th,
     EvaluationRate::Every8th,
+    EvaluationRate::Unseen,
 ];
 
 #[derive(Debug, Clone)]
@@ -157,5 +158,44 @@ fn a_crowd_spreads_its_evaluations_over_the_frames() {
             evaluated += usize::from(bumped);
         }
         assert_eq!(evaluated, n / 4, "frame {frame}");
+    }
+}
+
+/// A rate that rises makes the next update due: a character coming into
+/// view (from unseen) or closer shows the full-rate pose at once, bit for
+/// bit, and its events never stopped.
+#[test]
+fn a_rising_rate_poses_at_once() {
+    let model = model();
+    let controller = controller(&model);
+    let make = || {
+        let mut c = Character::new(model.rig.clone(), controller.clone()).unwrap();
+        c.set_named("speed", ParameterValue::Float(1.2)).unwrap();
+        c
+    };
+    let (mut full, mut foreseen) = (make(), make());
+    // Unseen for a while, then seen small, then near, then unseen again.
+    let plan =
+        [(EvaluationRate::Unseen, 30), (EvaluationRate::Every8th, 11), (EvaluationRate::EveryFrame, 3)];
+    let mut update = 0;
+    for round in 0..2 {
+        for &(rate, updates) in &plan {
+            let rose = rate.is_faster_than(foreseen.evaluation_rate());
+            foreseen.set_evaluation_rate(rate);
+            for k in 0..updates {
+                let before = foreseen.version();
+                full.update(1.0 / 60.0).unwrap();
+                foreseen.update(1.0 / 60.0).unwrap();
+                assert_eq!(foreseen.events(), full.events(), "update {update}");
+                if k == 0 && rose && update > 0 {
+                    assert_ne!(foreseen.version(), before, "round {round}: {rate:?} did not pose at once");
+                    assert_eq!(foreseen.pose().palettes, full.pose().palettes, "update {update}");
+                }
+                if rate == EvaluationRate::Unseen && update > 0 {
+                    assert_eq!(foreseen.version(), before, "unseen, update {update} posed");
+                }
+                update += 1;
+            }
+        }
     }
 }
