@@ -198,6 +198,8 @@ struct Viewer {
     last_frame: Option<Instant>,
     /// The last drawn frame's camera (world to clip space), for the gizmos.
     last_view_proj: Option<nalgebra::Matrix4<f32>>,
+    /// The last drawn frame's lens shift (where the controls left room).
+    last_lens_shift: f32,
     last_title: f64,
     title: String,
     /// The window was closed with a screenshot still to take: one last frame takes it.
@@ -241,6 +243,7 @@ impl Viewer {
             started: Instant::now(),
             last_frame: None,
             last_view_proj: None,
+            last_lens_shift: 0.0,
             last_title: -1.0,
             title: String::with_capacity(128),
             closing: false,
@@ -437,7 +440,12 @@ impl Viewer {
         let dt = self.last_frame.map_or(0.0, |t| now.duration_since(t).as_secs_f32()).min(0.25);
         self.last_frame = Some(now);
         let clock = now.duration_since(self.started).as_secs_f64();
-        pose(scene, &mut self.state, &mut self.log, &mut self.timings, dt, clock)?;
+        // The crowd is posed as this frame's camera will see it (with the
+        // controls' room as they left it last frame).
+        let mut foreseen = scene.camera.camera(frame.aspect());
+        foreseen.lens_shift = self.last_lens_shift;
+        let seen_by = (&foreseen, frame.size().1);
+        pose(scene, &mut self.state, &mut self.log, &mut self.timings, dt, clock, seen_by)?;
 
         // Controls.
         let raw = input.egui.take_egui_input(&window);
@@ -462,6 +470,7 @@ impl Viewer {
         // Centre the view in the part of the window the controls leave free.
         let width = frame.size().0 as f32;
         camera.lens_shift = lens_shift(free_span(&egui_ctx, width), width);
+        self.last_lens_shift = camera.lens_shift;
         // The gizmos of the next frame's controls are drawn with this camera.
         self.last_view_proj = Some(camera.view_proj());
         let last = self.closing || self.options.frames.is_some_and(|n| self.frames_rendered + 1 >= n);
@@ -581,8 +590,9 @@ fn free_span(egui_ctx: &egui::Context, width: f32) -> (f32, f32) {
 }
 
 /// Advances the scene by `dt` seconds: the driven character (and, in a
-/// level, the camera following it), the crowd, and the frame-rate and
-/// pose timings.
+/// level, the camera following it), the crowd (as `seen_by` the camera
+/// and target height of the frame drawn next: small and unseen characters
+/// are evaluated less often), and the frame-rate and pose timings.
 fn pose(
     scene: &mut Scene,
     state: &mut ViewerState,
@@ -590,11 +600,14 @@ fn pose(
     timings: &mut FrameTimings,
     dt: f32,
     clock: f64,
+    seen_by: (&Camera, u32),
 ) -> anyhow::Result<()> {
     let forward = scene.camera.ground_forward();
     state.camera_forward = [forward.x, forward.z];
     scene.animation.update(dt, state, log, clock)?;
     if let Some(crowd) = scene.crowd.as_mut() {
+        let sight = scene.renderer.foresee(&*crowd, seen_by.0, seen_by.1);
+        crowd.foresee(sight);
         crowd.update(dt)?;
     }
     if let Some(planar) = scene.planar.as_mut() {

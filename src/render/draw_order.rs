@@ -27,6 +27,7 @@
 use super::camera::Camera;
 use super::detail_levels::DETAIL_LEVELS;
 use super::frame_settings::DrawDetail;
+use crate::anim::Sight;
 use nalgebra::Matrix4;
 
 /// The most a drawn level may depart from the full mesh, in pixels. Half
@@ -105,6 +106,20 @@ impl LevelView {
         let outside =
             |p: &[f32; 4], q: [f32; 3]| p[0] * q[0] + p[1] * q[1] + p[2] * q[2] + p[3] < -sphere.radius;
         !self.planes.iter().any(|p| outside(p, c) && outside(p, end))
+    }
+
+    /// The pixels a sphere's diameter spans seen from the eye (by its
+    /// distance, not its depth: turning the camera changes no size);
+    /// infinite with the eye inside it, NaN for a broken sphere.
+    fn pixels_across(&self, sphere: &PlacedSphere) -> f32 {
+        let distance = (0..3).map(|i| (sphere.centre[i] - self.eye[i]).powi(2)).sum::<f32>().sqrt();
+        if distance > sphere.radius {
+            2.0 * sphere.radius * self.pixels_per_unit / distance
+        } else if distance.is_nan() || sphere.radius.is_nan() {
+            f32::NAN
+        } else {
+            f32::INFINITY
+        }
     }
 
     /// Whether a sphere reaches into the view (conservatively: a sphere
@@ -271,6 +286,22 @@ impl DrawOrder {
                 self.order[*slot as usize] = c as u32;
                 *slot += 1;
             }
+        }
+    }
+
+    /// How the characters placed by `place` will be seen from `view`, into
+    /// `sight` (one per character, from the first): as `choose` would draw
+    /// them, drawn (spanning their sphere's diameter in pixels; infinite
+    /// at `DrawDetail::Full`) or drawn by no pass.
+    pub fn foresee(&self, view: &LevelView, detail: DrawDetail, sight: &mut [Sight]) {
+        for (sight, sphere) in sight.iter_mut().zip(&self.spheres) {
+            *sight = match detail {
+                DrawDetail::Full => Sight::Drawn { pixels: f32::INFINITY },
+                DrawDetail::Auto if view.sees(sphere) || view.casts_into(sphere) => {
+                    Sight::Drawn { pixels: view.pixels_across(sphere) }
+                }
+                DrawDetail::Auto => Sight::Unseen,
+            };
         }
     }
 

@@ -23,8 +23,7 @@
 use super::camera::Camera;
 use super::draw_order::LevelView;
 use super::error::RenderError;
-use super::frame_settings::{DrawDetail, PassSetup, SkinningPlacement};
-use super::frame_uniforms::FrameUniforms;
+use super::frame_settings::{DrawDetail, SkinningPlacement};
 use super::renderer::{MAX_PASSES, Renderer, Scenery};
 use super::scene_passes::SceneTarget;
 use super::skin_levels::SkinLevels;
@@ -304,7 +303,7 @@ impl Renderer {
             FrameContents::Nothing | FrameContents::Skinning { seen_by: None } => None,
         };
         let view = match camera {
-            Some(camera) => Some(LevelView::new(camera, output.target(index)?.height())),
+            Some(camera) => Some(self.level_view(camera, output.target(index)?.height())),
             None => None,
         };
         let skin = match input.contents {
@@ -389,11 +388,7 @@ impl Renderer {
         }
         let detail = self.settings.frame.detail;
         if let Some(view) = view {
-            let view = match self.settings.frame.passes {
-                PassSetup::ShadowCascades => view.with_shadows(FrameUniforms::key_light().into()),
-                PassSetup::Main | PassSetup::DepthPrepass => *view,
-            };
-            self.draw_order.choose(&view, &self.gpu_model.detail_error, detail);
+            self.draw_order.choose(view, &self.gpu_model.detail_error, detail);
         }
         // Full detail draws every full mesh: every vertex is skinned.
         let levels = (view.is_some() && detail == DrawDetail::Auto)

@@ -58,7 +58,7 @@ pub fn render(
         }
         source.restart().map_err(|e| pose_error(&model, e))?;
         for i in first..first + frames {
-            source.frame(i).map_err(|e| pose_error(&model, e))?;
+            renderer.pose_foreseen(source, i, &camera).map_err(|e| pose_error(&model, e))?;
             renderer.render_frame(ctx, source, &camera, true, on_frame)?;
         }
         renderer.finish(ctx, on_frame)

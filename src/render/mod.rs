@@ -13,6 +13,7 @@ pub mod detail_levels;
 pub mod draw_order;
 pub mod egui_pass;
 pub mod error;
+pub mod foresight;
 pub mod frame;
 pub mod frame_settings;
 pub mod frame_uniforms;

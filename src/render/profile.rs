@@ -106,9 +106,7 @@ impl ProfileScene {
         let mut ignore = |_: u64, _: &[u8]| Ok(());
         for i in 0..total {
             let started = Instant::now();
-            crowd
-                .frame(self.frame)
-                .map_err(|source| RenderError::Pose { file: self.file.clone(), source })?;
+            self.pose_next(crowd)?;
             let pose_us = started.elapsed().as_secs_f64() * 1e6;
             let report = self.renderer.render_frame(ctx, &*crowd, &self.camera, false, &mut ignore)?;
             self.frame += 1;
@@ -136,6 +134,15 @@ impl ProfileScene {
             ))));
         }
         Ok(samples)
+    }
+
+    /// Poses the crowd's next frame as the scene's camera will see it
+    /// (`Renderer::pose_foreseen`).
+    fn pose_next(&mut self, crowd: &mut dyn FrameSource) -> Result<(), RenderError> {
+        let (frame, camera) = (self.frame, self.camera);
+        self.renderer
+            .pose_foreseen(crowd, frame, &camera)
+            .map_err(|source| RenderError::Pose { file: self.file.clone(), source })
     }
 
     /// Times whole frames by the host, `runs` times, as configured: each run
@@ -168,9 +175,7 @@ impl ProfileScene {
     ) -> Result<Vec<f64>, RenderError> {
         let (mut empty, mut frames) = (Vec::with_capacity(runs as usize), Vec::with_capacity(runs as usize));
         for _ in 0..runs {
-            crowd
-                .frame(self.frame)
-                .map_err(|source| RenderError::Pose { file: self.file.clone(), source })?;
+            self.pose_next(crowd)?;
             self.frame += 1;
             frames.push(self.timed_frame(ctx, &*crowd, Recorded::Scene)?.0);
             empty.push(self.timed_frame(ctx, &*crowd, Recorded::Nothing)?.0);
@@ -238,7 +243,7 @@ impl ProfileScene {
     ) -> Result<(Vec<f64>, u64), RenderError> {
         self.renderer.set_placement(placement);
         self.renderer.set_upload(upload);
-        crowd.frame(self.frame).map_err(|source| RenderError::Pose { file: self.file.clone(), source })?;
+        self.pose_next(crowd)?;
         self.renderer.set_timestamps(false);
         let timed = self.timed_runs(ctx, &*crowd, runs);
         self.renderer.set_timestamps(true);

@@ -21,7 +21,7 @@ use super::skin_pass::VertexSkinning;
 use super::skin_pass::{CharacterId, SkinPass};
 use super::target::{COLOR_FORMAT, SlotTargets, choose_samples};
 use super::textures::Textures;
-use crate::anim::{PoseProgram, SkinInput, SkinnedPose};
+use crate::anim::{PoseProgram, Sight, SkinInput, SkinnedPose};
 use crate::asset::Model;
 use crate::gpu::frame::Retired;
 use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, FrameRing, GpuContext, GpuError};
@@ -98,6 +98,8 @@ pub struct Renderer {
     /// Which detail level each character draws this frame, and the
     /// instance order that groups them.
     pub(super) draw_order: DrawOrder,
+    /// How each character will be seen by the next frame (`foresee`).
+    pub(super) sight: Vec<Sight>,
     /// Whether the last frame's dispatch skinned the characters at their
     /// detail levels (`render::skin_levels`).
     pub(super) skinned_levels: bool,
@@ -243,6 +245,7 @@ impl Renderer {
             instances: std::mem::take(&mut parts.instances),
             draw_orders: std::mem::take(&mut parts.draw_orders),
             draw_order,
+            sight: Vec::new(),
             skinned_levels: false,
             shadows: parts.shadows.take().expect("shadows"),
             queries: [FrameQueries::default(); FRAMES_IN_FLIGHT],

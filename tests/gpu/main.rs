@@ -20,6 +20,7 @@ mod render_copy_kernel;
 mod render_crowd;
 mod render_detail_levels;
 mod render_dual_quaternion;
+mod render_foresight;
 mod render_gpu_pose;
 mod render_headless;
 mod render_heat_map;
