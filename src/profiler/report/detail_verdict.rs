@@ -1,6 +1,7 @@
 //! The verdict on detail levels (`--detail full,auto`): what drawing and
-//! skinning distant characters at coarser levels saves at one scene,
-//! against every full mesh, so a user sees what `auto` buys.
+//! skinning distant characters at coarser levels, and posing small or
+//! unseen ones less often, saves at one scene, against every full mesh
+//! posed every frame, so a user sees what `auto` buys on both sides.
 
 use super::numbers::{grouped, measure};
 use super::results::{BenchEntry, GpuTiming, model_name};
@@ -16,6 +17,12 @@ pub struct DetailVerdict {
     pub characters: u32,
     /// Triangles per pass, full then auto.
     pub triangles: (u64, u64),
+    /// The CPU pose update, full then auto (µs, median).
+    #[serde(default)]
+    pub cpu_pose_us: (f64, f64),
+    /// Palette bytes written per frame, full then auto.
+    #[serde(default)]
+    pub palette_bytes: (u64, u64),
     /// Vertices skinned per frame, full then auto (compute skinning only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skinned_vertices: Option<(u64, u64)>,
@@ -43,6 +50,8 @@ pub fn details(entries: &[BenchEntry], timing: GpuTiming) -> Vec<DetailVerdict> 
             model: auto.model.clone(),
             characters: auto.characters,
             triangles: (full.triangles.unwrap_or(0), auto.triangles.unwrap_or(0)),
+            cpu_pose_us: (full.cpu_pose_us.median, auto.cpu_pose_us.median),
+            palette_bytes: (full.palette_bytes, auto.palette_bytes),
             skinned_vertices: compute.then(|| (full.skinned(), auto.skinned())),
             skin_us: both(&|e| e.figures(timing).skin.map(|f| f.stat.median)),
             frame_us: both(&|e| e.figures(timing).frame.map(|f| f.stat.median)),
@@ -73,6 +82,12 @@ impl DetailVerdict {
         if let Some((full, auto)) = self.skin_us {
             parts.push(format!("skin pass {}", change(full, auto, " µs")));
         }
+        let (full, auto) = self.cpu_pose_us;
+        parts.push(format!("CPU pose {}", change(full, auto, " µs")));
+        let (full, auto) = self.palette_bytes;
+        if full > 0 {
+            parts.push(format!("palette bytes {}", change(full as f64, auto as f64, "")));
+        }
         if let Some((full, auto)) = self.frame_us {
             parts.push(format!("frame {}", change(full, auto, " µs")));
         }
@@ -99,6 +114,10 @@ mod tests {
         let mut auto = entry(1000, 1, "compute", "dirty", false);
         auto.triangles = Some(3_700_000);
         auto.skinned_vertices = Some(auto.scene_vertices() * 2 / 5);
+        full.cpu_pose_us = Stat { median: 800.0, p95: 900.0 };
+        auto.cpu_pose_us = Stat { median: 200.0, p95: 250.0 };
+        full.palette_bytes = 1_000_000;
+        auto.palette_bytes = 150_000;
         auto.gpu_us.skin = Stat { median: full.gpu_us.skin.median / 2.0, p95: full.gpu_us.skin.p95 };
         let mut small = entry(10, 1, "compute", "dirty", false);
         small.detail = Some("full".into());
@@ -114,6 +133,8 @@ mod tests {
         let line = v.line("timestamps");
         assert!(line.contains("triangles per pass 9,500,000 -> 3,700,000 (0.39x)"), "{line}");
         assert!(line.contains("(0.40x)") && line.contains("skin pass"), "{line}");
+        assert!(line.contains("CPU pose 800 -> 200 µs (0.25x)"), "{line}");
+        assert!(line.contains("palette bytes 1,000,000 -> 150,000 (0.15x)"), "{line}");
         assert!(line.starts_with("detail: "), "{line}");
         // Without a full-detail twin, nothing to say.
         assert!(details(&entries[3..], GpuTiming::Timestamps).is_empty());
