@@ -4,7 +4,8 @@
 //! posing them, yet a camera turning through the crowd sees the very same
 //! pictures, bit for bit, as a crowd posed whole: characters coming into
 //! view are posed before the frame that first draws them, shadows
-//! included. And a crowd seen small is posed at the rates its size allows
+//! included; posed on the GPU, the pose pass leaves them out too. And a
+//! crowd seen small is posed at the rates its size allows
 //! (`Renderer::pose_foreseen`). Skips without a device, unless
 //! VKSKIN_NO_SKIP is set.
 
@@ -64,14 +65,17 @@ fn turning(i: u32) -> Camera {
     }
 }
 
-/// Every frame's pixels of the crowd seen by the turning camera; with
-/// `foreseen`, the crowd is told before each frame which characters no
-/// pass will draw (and sizes are ignored: every drawn one at full rate).
-/// Also returns, per frame, the characters foreseen unseen and those seen
-/// again after being unseen.
-fn turn(ctx: &GpuContext, model: &Arc<Model>, ground: &Arc<Model>, foreseen: bool) -> Turned {
+/// Every frame's pixels of the crowd (posed on the GPU with `gpu`) seen by
+/// the turning camera; with `foreseen`, the crowd is told before each
+/// frame which characters no pass will draw (and sizes are ignored: every
+/// drawn one at full rate). Also returns, per frame, the characters
+/// foreseen unseen, those seen again after being unseen, and those the GPU
+/// posed.
+fn turn(ctx: &GpuContext, model: &Arc<Model>, ground: &Arc<Model>, foreseen: bool, gpu: bool) -> Turned {
     let mut renderer = renderer(ctx, model, Some(ground));
     let mut crowd = crowd(model);
+    crowd.set_pose_on_gpu(gpu).expect("GPU pose");
+    let mut gpu_posed = Vec::new();
     let mut pictures = vec![Vec::new(); FRAMES as usize];
     let mut keep = |i: u64, rgba: &[u8]| {
         pictures[i as usize] = rgba.to_vec();
@@ -97,17 +101,28 @@ fn turn(ctx: &GpuContext, model: &Arc<Model>, ground: &Arc<Model>, foreseen: boo
             crowd.foresee(&sight);
         }
         crowd.frame(i).expect("frame");
-        renderer.render_frame(ctx, &crowd, &camera, true, &mut keep).expect("render");
+        let report = renderer.render_frame(ctx, &crowd, &camera, true, &mut keep).expect("render");
+        gpu_posed.push(report.skin.posed_characters as usize);
     }
     renderer.finish(ctx, &mut keep).expect("finish");
     renderer.destroy(ctx);
-    Turned { pictures, unseen, seen_again }
+    Turned { pictures, unseen, seen_again, gpu_posed }
 }
 
 struct Turned {
     pictures: Vec<Vec<u8>>,
     unseen: Vec<usize>,
     seen_again: Vec<usize>,
+    gpu_posed: Vec<usize>,
+}
+
+/// Asserts two runs drew the same pictures, bit for bit.
+fn same_pictures(whole: &Turned, foreseen: &Turned, what: &str) {
+    for (i, (a, b)) in whole.pictures.iter().zip(&foreseen.pictures).enumerate() {
+        assert!(!a.is_empty() && a.len() == b.len(), "{what}: frame {i} missing");
+        let differing = a.chunks_exact(4).zip(b.chunks_exact(4)).filter(|(p, q)| p != q).count();
+        assert_eq!(differing, 0, "{what}, frame {i}: {differing} pixels differ from the crowd posed whole");
+    }
 }
 
 #[test]
@@ -115,18 +130,21 @@ fn a_turning_camera_sees_the_same_pictures_with_unseen_characters_left_unposed()
     let Some(ctx) = context() else { return };
     let model = Arc::new(load_default_character().expect("built-in character"));
     let ground = Arc::new(scenery_model(&Level::demo()).expect("demo level"));
-    let whole = turn(&ctx, &model, &ground, false);
-    let foreseen = turn(&ctx, &model, &ground, true);
+    let whole = turn(&ctx, &model, &ground, false, false);
+    let foreseen = turn(&ctx, &model, &ground, true, false);
     eprintln!("unseen per frame {:?}, seen again {:?}", foreseen.unseen, foreseen.seen_again);
     // The camera turns through the crowd: characters leave the view (and
     // their shadows with them) and come back.
     assert!(foreseen.unseen.iter().all(|&n| n >= 5), "{:?}", foreseen.unseen);
     assert!(foreseen.seen_again.iter().sum::<usize>() >= 10, "{:?}", foreseen.seen_again);
-    for (i, (a, b)) in whole.pictures.iter().zip(&foreseen.pictures).enumerate() {
-        assert!(!a.is_empty() && a.len() == b.len(), "frame {i} missing");
-        let differing = a.chunks_exact(4).zip(b.chunks_exact(4)).filter(|(p, q)| p != q).count();
-        assert_eq!(differing, 0, "frame {i}: {differing} pixels differ from the crowd posed whole");
-    }
+    same_pictures(&whole, &foreseen, "posed on the CPU");
+    // Posed on the GPU: the pose pass poses only what some pass draws.
+    let gpu_whole = turn(&ctx, &model, &ground, false, true);
+    let gpu_foreseen = turn(&ctx, &model, &ground, true, true);
+    same_pictures(&gpu_whole, &gpu_foreseen, "posed on the GPU");
+    let drawn: Vec<usize> = gpu_foreseen.unseen.iter().map(|u| SIDE * SIDE - u).collect();
+    assert_eq!(gpu_foreseen.gpu_posed, drawn, "the GPU posed what some pass draws");
+    assert_eq!(gpu_whole.gpu_posed, drawn, "drawn by no pass, foreseen or not");
     assert_no_messages(&ctx.validation_messages());
 }
 

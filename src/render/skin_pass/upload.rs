@@ -72,7 +72,8 @@ impl SkinPass {
     /// (in `PaletteUpload::Dirty`, only of those whose `version` differs from
     /// what the slot holds; never of those `levels` says no pass draws this
     /// frame, `draw_order::HIDDEN`: the slot then holds their pose from
-    /// before, and writes it once they are drawn), and the skin records when the layout changed
+    /// before, and writes it once they are drawn; nor are those posed on
+    /// the GPU), and the skin records when the layout changed
     /// since the slot last held them; in the staged modes it queues the
     /// copies `record_copies` records. Character `c` of `inputs` is
     /// `CharacterId(c)`. `record` calls it; the vertex-skinning path calls it
@@ -121,6 +122,10 @@ impl SkinPass {
         let staged = mode.staged() || self.gpu_pose.is_some();
         let mut state = self.gpu_pose.as_ref().map(|p| p.begin(slot.index, places.len()));
         for (c, (model, place)) in self.characters.iter().map(|c| &c.model).zip(places).enumerate() {
+            if levels.is_some_and(|l| l.buckets.get(c) == Some(&HIDDEN)) {
+                // Drawn by no pass: neither posed on the GPU nor uploaded.
+                continue;
+            }
             let input = inputs.input(c);
             let playback = inputs.playback(c);
             if let Some(playback) = &playback {
@@ -141,9 +146,6 @@ impl SkinPass {
                 pose.write(writer, c, playback, start)?;
             }
             if mode.skips_unchanged() && buffers.held[c] == Some(input.version) {
-                continue;
-            }
-            if levels.is_some_and(|l| l.buckets.get(c) == Some(&HIDDEN)) {
                 continue;
             }
             let palette = playback.is_none();
