@@ -60,8 +60,9 @@ pub trait FramePoses {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Sight {
     /// A pass draws it (the camera's, or only the shadow cascades'),
-    /// spanning about `pixels` on screen (its bounding sphere's diameter;
-    /// infinite when every character is drawn at full detail).
+    /// spanning about `pixels` on screen (the diameter of the sphere
+    /// around its poses, about a standing figure's height; infinite when
+    /// every character is drawn at full detail).
     Drawn {
         /// The pixels its bounds span.
         pixels: f32,

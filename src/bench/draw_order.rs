@@ -5,13 +5,16 @@
 //! characters on the grid `render --characters` lays out, framed whole at
 //! 1280x720 as `bench` frames them. The baseline, measured in the same
 //! run, is `--detail full`: the same place and sort, no level projected
-//! and nothing culled.
+//! and nothing culled. Beside them, the foresight a crowd is posed by
+//! (`Renderer::foresee`): the same placing, then each character's sight
+//! (culled, or its size in pixels).
 //! Reported as nanoseconds per character and the ratio.
 //!
 //! Run: `cargo bench --bench draw_order` (no shared files needed).
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use nalgebra::Matrix4;
+use vkskin::anim::Sight;
 use vkskin::asset::load_default_character;
 use vkskin::character::crowd::grid_position;
 use vkskin::render::DrawDetail;
@@ -54,6 +57,16 @@ fn main() {
             })
         });
     }
+    let mut sight = vec![Sight::Unseen; CHARACTERS];
+    group.bench_function(BenchmarkId::new("place+foresee", "Auto"), |b| {
+        b.iter(|| {
+            for (c, world) in worlds.iter().enumerate() {
+                order.place(c, world, levels.bounds);
+            }
+            order.foresee(&view, DrawDetail::Auto, &mut sight);
+            std::hint::black_box(sight[0])
+        })
+    });
     group.finish();
     order.choose(&view, &levels.error, DrawDetail::Auto);
     println!(

@@ -108,13 +108,15 @@ impl LevelView {
         !self.planes.iter().any(|p| outside(p, c) && outside(p, end))
     }
 
-    /// The pixels a sphere's diameter spans seen from the eye (by its
-    /// distance, not its depth: turning the camera changes no size);
-    /// infinite with the eye inside it, NaN for a broken sphere.
+    /// The pixels the diameter of the sphere around a character's poses
+    /// (without `BOUNDS_MARGIN`: about the height of a standing figure)
+    /// spans seen from the eye, by its distance, not its depth (turning the
+    /// camera changes no size); infinite with the eye inside the sphere,
+    /// NaN for a broken one.
     fn pixels_across(&self, sphere: &PlacedSphere) -> f32 {
         let distance = (0..3).map(|i| (sphere.centre[i] - self.eye[i]).powi(2)).sum::<f32>().sqrt();
         if distance > sphere.radius {
-            2.0 * sphere.radius * self.pixels_per_unit / distance
+            2.0 * sphere.radius / BOUNDS_MARGIN * self.pixels_per_unit / distance
         } else if distance.is_nan() || sphere.radius.is_nan() {
             f32::NAN
         } else {

@@ -154,7 +154,7 @@ fn a_small_crowd_is_posed_at_the_rates_its_size_allows() {
     let model = Arc::new(load_default_character().expect("built-in character"));
     let mut renderer = renderer(&ctx, &model, None);
     let mut crowd = crowd(&model);
-    // The whole crowd framed: each character some 50 to 100 pixels tall.
+    // The whole crowd framed: each character a few dozen pixels tall.
     let half = 1.5 * (SIDE as f32 - 1.0) * 0.5 + 0.5;
     let camera =
         Camera::frame_box([-half, 0.0, -half], [half, 2.0, half], W as f32 / H as f32, DEFAULT_FOV_Y);
