@@ -62,6 +62,11 @@ pub struct LevelView {
     /// Where the key light's shadows fall (unit length, away from the
     /// light) when the frame draws shadow cascades (`with_shadows`).
     pub shadows: Option<[f32; 3]>,
+    /// No receiver of shadows but the characters lies below this height
+    /// (the scenery's lowest point; infinite without scenery): a shadow
+    /// falls no lower than it or the lowest character
+    /// (`with_receivers_above`).
+    pub receivers_above: f32,
     /// The view's left, right, top, bottom, near and far planes, `[a, b,
     /// c, d]` with a unit normal pointing in: a point p is inside all when
     /// every `a px + b py + c pz + d >= 0`.
@@ -79,6 +84,7 @@ impl LevelView {
             near: camera.near,
             far: camera.far,
             shadows: None,
+            receivers_above: f32::INFINITY,
             planes: frustum_planes(&camera.view_proj()),
         }
     }
@@ -92,16 +98,28 @@ impl LevelView {
         self
     }
 
+    /// The view with receivers of shadows other than the characters (the
+    /// scenery) reaching no lower than `height`.
+    pub fn with_receivers_above(mut self, height: f32) -> LevelView {
+        self.receivers_above = height;
+        self
+    }
+
     /// Whether a sphere's shadow may fall into the view: the sphere swept
-    /// away from the light, far enough to cross the whole view, is not
-    /// wholly outside any plane (conservatively; false without shadows).
-    fn casts_into(&self, sphere: &PlacedSphere) -> bool {
+    /// away from the light, as far as a shadow can land, is not wholly
+    /// outside any plane (conservatively; false without shadows). A
+    /// shadow can land within the view (any point of it lies within 2 far
+    /// of the eye, for a field of view under 120 degrees) and no lower
+    /// than `floor`, the lowest receiver.
+    fn casts_into(&self, sphere: &PlacedSphere, floor: f32) -> bool {
         let Some(away) = self.shadows else { return false };
         let c = sphere.centre;
-        // Any point of the view lies within 2 far of the eye (a field of
-        // view under 120 degrees), so within this of the centre.
         let to_eye = (0..3).map(|i| (c[i] - self.eye[i]).powi(2)).sum::<f32>().sqrt();
-        let reach = to_eye + 2.0 * self.far;
+        let mut reach = to_eye + 2.0 * self.far;
+        if away[1] < 0.0 {
+            // Past this the whole sphere has gone below every receiver.
+            reach = reach.min(((c[1] + sphere.radius - floor) / -away[1]).max(0.0));
+        }
         let end = [c[0] + away[0] * reach, c[1] + away[1] * reach, c[2] + away[2] * reach];
         let outside =
             |p: &[f32; 4], q: [f32; 3]| p[0] * q[0] + p[1] * q[1] + p[2] * q[2] + p[3] < -sphere.radius;
@@ -249,12 +267,13 @@ impl DrawOrder {
     /// `Full` draws every full mesh everywhere), and sorts the order by
     /// level, then visible before culled, within each run.
     pub fn choose(&mut self, view: &LevelView, error: &[f32; DETAIL_LEVELS], detail: DrawDetail) {
+        let floor = self.floor(view);
         for (bucket, sphere) in self.buckets.iter_mut().zip(&self.spheres) {
             *bucket = match detail {
                 // Every full mesh, in every pass: the baseline.
                 DrawDetail::Full => 0,
                 DrawDetail::Auto if view.sees(sphere) => 2 * level_for(view, sphere, error),
-                DrawDetail::Auto if view.casts_into(sphere) => 2 * level_for(view, sphere, error) + 1,
+                DrawDetail::Auto if view.casts_into(sphere, floor) => 2 * level_for(view, sphere, error) + 1,
                 DrawDetail::Auto => HIDDEN,
             };
         }
@@ -296,14 +315,27 @@ impl DrawOrder {
     /// them, drawn (spanning their sphere's diameter in pixels; infinite
     /// at `DrawDetail::Full`) or drawn by no pass.
     pub fn foresee(&self, view: &LevelView, detail: DrawDetail, sight: &mut [Sight]) {
+        let floor = self.floor(view);
         for (sight, sphere) in sight.iter_mut().zip(&self.spheres) {
             *sight = match detail {
                 DrawDetail::Full => Sight::Drawn { pixels: f32::INFINITY },
-                DrawDetail::Auto if view.sees(sphere) || view.casts_into(sphere) => {
+                DrawDetail::Auto if view.sees(sphere) || view.casts_into(sphere, floor) => {
                     Sight::Drawn { pixels: view.pixels_across(sphere) }
                 }
                 DrawDetail::Auto => Sight::Unseen,
             };
+        }
+    }
+
+    /// The lowest point a shadow may fall on: the lowest character's
+    /// sphere or the view's other receivers (NaN spheres are skipped;
+    /// only computed when the view has shadows).
+    fn floor(&self, view: &LevelView) -> f32 {
+        match view.shadows {
+            Some(_) => {
+                self.spheres.iter().map(|s| s.centre[1] - s.radius).fold(view.receivers_above, f32::min)
+            }
+            None => view.receivers_above,
         }
     }
 
@@ -473,8 +505,9 @@ mod tests {
         order.place(1, &beside(-30.0), [0.0, 0.0, 0.0, 1.0]);
         order.place(2, &beside(10.5), [0.0, 0.0, 0.0, 1.0]);
         order.place(3, &at(1002.0), [0.0, 0.0, 0.0, 1.0]);
-        // A light up and to the left: the shadows fall right, into the view.
-        let lit = view().with_shadows([-1.0, 1.0, 0.0]);
+        // A light up and to the left: the shadows fall right, into the
+        // view, onto ground far below.
+        let lit = view().with_shadows([-1.0, 1.0, 0.0]).with_receivers_above(-40.0);
         order.choose(&lit, &ERROR, DrawDetail::Full);
         assert_eq!((order.buckets.as_slice(), order.culled()), ([0, 0, 0, 0].as_slice(), 0), "no culling");
         // Levels too coarse to draw anywhere: level 0 and culling alone.
@@ -486,6 +519,18 @@ mod tests {
         assert_eq!(order.order(), [0, 2, 1, 3]);
         assert_eq!(order.run_levels(0, Seen::ByCamera), Some(&[(0, 2), (3, 0), (3, 0), (3, 0)]));
         assert_eq!(order.run_levels(0, Seen::ByLight), Some(&[(0, 3), (3, 0), (3, 0), (3, 0)]));
+        // With nothing below the characters to fall on, the left one's
+        // shadow lands within a few units of it, far from the view.
+        order.choose(&view().with_shadows([-1.0, 1.0, 0.0]), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
+        assert_eq!(order.buckets, [0, HIDDEN, 0, HIDDEN]);
+        // The shadow must travel about 26 units along the light to reach
+        // the view's left plane, dropping 18: ground 15 units below stops
+        // it short, 19 below lets it in.
+        let onto = |floor| view().with_shadows([-1.0, 1.0, 0.0]).with_receivers_above(floor);
+        order.choose(&onto(-15.0), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
+        assert_eq!(order.buckets[1], HIDDEN);
+        order.choose(&onto(-19.0), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
+        assert_eq!(order.buckets[1], 1);
         // A light up and to the right throws the left one's shadow away
         // from the view; without shadows no pass draws either.
         order.choose(&view().with_shadows([1.0, 1.0, 0.0]), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);

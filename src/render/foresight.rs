@@ -52,11 +52,15 @@ impl Renderer {
 
     /// The view a frame drawn with `camera` on a target `height` pixels
     /// tall chooses levels, culls and foresees by: with the key light's
-    /// shadows when it draws the shadow cascades.
+    /// shadows when it draws the shadow cascades, falling on the characters
+    /// and the scenery.
     pub(super) fn level_view(&self, camera: &Camera, height: u32) -> LevelView {
         let view = LevelView::new(camera, height);
+        let scenery = self.scenery.as_ref().map_or(f32::INFINITY, |s| s.lowest);
         match self.settings.frame.passes {
-            PassSetup::ShadowCascades => view.with_shadows(FrameUniforms::key_light().into()),
+            PassSetup::ShadowCascades => {
+                view.with_shadows(FrameUniforms::key_light().into()).with_receivers_above(scenery)
+            }
             PassSetup::Main | PassSetup::DepthPrepass => view,
         }
     }

@@ -21,6 +21,7 @@ use super::skin_pass::VertexSkinning;
 use super::skin_pass::{CharacterId, SkinPass};
 use super::target::{COLOR_FORMAT, SlotTargets, choose_samples};
 use super::textures::Textures;
+use crate::anim::frame_poses::grow_bounds;
 use crate::anim::{PoseProgram, Sight, SkinInput, SkinnedPose};
 use crate::asset::Model;
 use crate::gpu::frame::Retired;
@@ -290,7 +291,21 @@ impl Renderer {
             }
         };
         let draws = draw_items(&self.skin, character, 1, &gpu_model)?.draws;
-        self.scenery = Some(Scenery { model: scenery, gpu_model, textures, materials, draws });
+        // Its lowest vertex (a ground's bounding sphere reaches far below it).
+        let mut bounds = None;
+        let grown = grow_bounds(
+            &scenery.rig,
+            &Scenery::input().pose,
+            &Matrix4::identity(),
+            &mut Vec::new(),
+            &mut bounds,
+        );
+        let lowest = match (grown, bounds) {
+            (Ok(()), Some((lo, _))) => lo[1],
+            (Ok(()), None) => f32::INFINITY,
+            (Err(_), _) => f32::NEG_INFINITY,
+        };
+        self.scenery = Some(Scenery { model: scenery, gpu_model, textures, materials, draws, lowest });
         Ok(())
     }
 
@@ -515,6 +530,9 @@ pub(super) struct Scenery {
     textures: Textures,
     pub(super) materials: MeshMaterials,
     pub(super) draws: Vec<DrawItem>,
+    /// The height of its lowest vertex: no shadow falls on it below this
+    /// (infinite without vertices; minus infinity if it could not be placed).
+    pub(super) lowest: f32,
 }
 
 /// The scenery's pose: its single node at the origin, no skins, no morphs.
