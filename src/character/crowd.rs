@@ -49,9 +49,9 @@ pub struct Crowd {
     gpu_program: Option<Arc<PoseProgram>>,
     /// `gpu_program`, kept while the crowd is posed on the CPU for framing.
     framing_aside: Option<Arc<PoseProgram>>,
-    /// A character came into view while paused: the next update poses it
-    /// (at the paused time) though nothing plays.
-    seen_while_paused: bool,
+    /// A character came back into view since the last update: paused,
+    /// the update still poses it (at the paused time).
+    seen_again: bool,
 }
 
 impl Crowd {
@@ -90,7 +90,7 @@ impl Crowd {
             paused: false,
             gpu_program: None,
             framing_aside: None,
-            seen_while_paused: false,
+            seen_again: false,
         };
         crowd.restart()?;
         Ok(crowd)
@@ -128,10 +128,12 @@ impl Crowd {
         Ok(())
     }
 
-    /// Advances every character by `dt` seconds (nothing while paused: the
-    /// poses and their versions stay, so no palette changes).
+    /// Advances every character by `dt` seconds. Paused, nothing moves:
+    /// the poses and their versions stay, so no palette changes, unless a
+    /// character came back into view (`foresee`), whose pose is then
+    /// brought to the paused time.
     pub fn update(&mut self, dt: f32) -> Result<(), CrowdError> {
-        let seen_again = std::mem::take(&mut self.seen_while_paused);
+        let seen_again = std::mem::take(&mut self.seen_again);
         if self.paused && self.next_frame > 0 {
             if seen_again {
                 // Its pose is from before it left the view: bring it to
@@ -152,7 +154,7 @@ impl Crowd {
         for (i, &sight) in sight.iter().enumerate().take(self.len()) {
             let character = self.system.character_mut(CharacterId(i));
             let rate = EvaluationRate::for_sight(sight);
-            self.seen_while_paused |=
+            self.seen_again |=
                 character.evaluation_rate() == EvaluationRate::Unseen && rate != EvaluationRate::Unseen;
             character.set_evaluation_rate(rate);
         }

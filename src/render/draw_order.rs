@@ -312,8 +312,8 @@ impl DrawOrder {
 
     /// How the characters placed by `place` will be seen from `view`, into
     /// `sight` (one per character, from the first): as `choose` would draw
-    /// them, drawn (spanning their sphere's diameter in pixels; infinite
-    /// at `DrawDetail::Full`) or drawn by no pass.
+    /// them, drawn (spanning about their height in pixels; infinite at
+    /// `DrawDetail::Full`) or drawn by no pass.
     pub fn foresee(&self, view: &LevelView, detail: DrawDetail, sight: &mut [Sight]) {
         let floor = self.floor(view);
         for (sight, sphere) in sight.iter_mut().zip(&self.spheres) {
