@@ -95,6 +95,10 @@ pub trait FrameSource: FramePoses {
     /// evaluate what is small or unseen less often (a crowd). The
     /// default ignores it: every pose is evaluated every frame.
     fn foresee(&mut self, _sight: &[Sight]) {}
+    /// How many characters the last frame posed (by default every one).
+    fn posed(&self) -> usize {
+        self.count()
+    }
 }
 
 /// Poses placed at the origin.

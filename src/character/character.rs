@@ -61,6 +61,8 @@ pub struct Character {
     edited: Pose,
     /// The output shows `edited` (committed since the last evaluation).
     shows_edit: bool,
+    /// The last update evaluated the pose (`posed`).
+    posed: bool,
     events: Vec<FiredEvent>,
 }
 
@@ -114,6 +116,7 @@ impl Character {
             evaluation: Evaluation::new(&rig, &controller, keeps),
             edited: Pose::default(),
             shows_edit: false,
+            posed: false,
             events: Vec::with_capacity(Self::EVENT_CAPACITY),
             rig,
             controller,
@@ -461,8 +464,10 @@ impl Character {
             gpu_pose: self.gpu_program.is_some(),
             batched,
         };
+        self.posed = false;
         let evaluated = self.evaluation.run(&input, buffer)?;
-        if evaluated != Evaluated::No {
+        self.posed = evaluated != Evaluated::No;
+        if self.posed {
             self.shows_edit = false;
         }
         self.stale = false;
@@ -617,6 +622,13 @@ impl Character {
     /// Changes exactly when the palettes, world matrices or morph weights change.
     pub fn version(&self) -> u64 {
         self.evaluation.output().version()
+    }
+
+    /// Whether the last update evaluated the pose (sampled, blended and
+    /// accumulated it, or recorded its playback for the GPU): false when
+    /// its evaluation rate skipped it or nothing moved.
+    pub fn posed(&self) -> bool {
+        self.posed
     }
 
     /// The kind of parameter `id`.

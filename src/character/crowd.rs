@@ -52,6 +52,9 @@ pub struct Crowd {
     /// A character came back into view since the last update: paused,
     /// the update still poses it (at the paused time).
     seen_again: bool,
+    /// Characters the last update posed, and how long it took.
+    posed: usize,
+    last_update: std::time::Duration,
 }
 
 impl Crowd {
@@ -91,6 +94,8 @@ impl Crowd {
             gpu_program: None,
             framing_aside: None,
             seen_again: false,
+            posed: 0,
+            last_update: std::time::Duration::ZERO,
         };
         crowd.restart()?;
         Ok(crowd)
@@ -134,15 +139,16 @@ impl Crowd {
     /// brought to the paused time.
     pub fn update(&mut self, dt: f32) -> Result<(), CrowdError> {
         let seen_again = std::mem::take(&mut self.seen_again);
-        if self.paused && self.next_frame > 0 {
-            if seen_again {
-                // Its pose is from before it left the view: bring it to
-                // the paused time (what is due re-poses the same time).
-                self.system.update(0.0)?;
-            }
-            return Ok(());
-        }
+        (self.posed, self.last_update) = (0, std::time::Duration::ZERO);
+        let dt = match (self.paused && self.next_frame > 0, seen_again) {
+            (false, _) => dt,
+            // Its pose is from before it left the view: bring it to the
+            // paused time (what is due re-poses the same time).
+            (true, true) => 0.0,
+            (true, false) => return Ok(()),
+        };
         self.system.update(dt)?;
+        (self.posed, self.last_update) = (self.system.posed(), self.system.last_update());
         Ok(())
     }
 
@@ -230,9 +236,16 @@ impl Crowd {
         self.worlds.is_empty()
     }
 
-    /// Time of the last update (all characters).
+    /// Time of the last update (all characters; zero when a paused crowd
+    /// had nothing to do).
     pub fn last_update(&self) -> std::time::Duration {
-        self.system.last_update()
+        self.last_update
+    }
+
+    /// How many characters the last update posed (none while paused,
+    /// unless one came back into view).
+    pub fn posed(&self) -> usize {
+        self.posed
     }
 }
 
@@ -265,6 +278,9 @@ impl FrameSource for Crowd {
     }
     fn foresee(&mut self, sight: &[Sight]) {
         Crowd::foresee(self, sight);
+    }
+    fn posed(&self) -> usize {
+        Crowd::posed(self)
     }
     fn pose_on_cpu_for_framing(&mut self, on: bool) -> Result<(), PoseError> {
         let program = match on {
@@ -391,6 +407,7 @@ mod tests {
             let before = versions(&foreseen);
             seen.frame(i).unwrap();
             foreseen.frame(i).unwrap();
+            assert_eq!((seen.posed(), foreseen.posed()), (3, 1), "frame {i}: characters posed");
             assert_eq!(versions(&foreseen)[1..], before[1..], "frame {i}: unseen characters posed");
             assert_eq!(palettes(&foreseen, 0), palettes(&seen, 0));
             assert_ne!(palettes(&foreseen, 1), palettes(&seen, 1), "frame {i}: the clip moves");
@@ -412,6 +429,7 @@ mod tests {
         let after = versions(&foreseen);
         foreseen.frame(9).unwrap();
         assert_eq!(versions(&foreseen), after, "paused: nothing posed again");
+        assert_eq!(foreseen.posed(), 0);
     }
 
     #[test]

@@ -75,14 +75,15 @@ fn task_size(characters: usize, threads: usize) -> usize {
 }
 
 /// What the characters of one task leave for the serial pass after the
-/// update: the first failure (its index within the task) and whether any
-/// fired events. The pass reads one summary per task instead of every
+/// update: the first failure (its index within the task), whether any
+/// fired events and how many were posed. The pass reads one summary per task instead of every
 /// character, whose state is out of cache by then: reading every one took
 /// 1-3 % of a 10,000-character update, serially.
 #[derive(Debug, Clone, Default)]
 struct TaskSummary {
     failure: Option<(usize, JobError)>,
     fired: bool,
+    posed: u32,
 }
 
 /// A character's index in its system.
@@ -123,6 +124,8 @@ pub struct AnimationSystem {
     pool: Option<Arc<rayon::ThreadPool>>,
     threads: usize,
     last_update: Duration,
+    /// Characters the last update posed.
+    posed: usize,
     /// What characters added keep after an update.
     keeps: Keeps,
 }
@@ -153,6 +156,7 @@ impl AnimationSystem {
             pool: None,
             threads: 1,
             last_update: Duration::ZERO,
+            posed: 0,
             keeps: Keeps::ALL,
         }
     }
@@ -283,7 +287,9 @@ impl AnimationSystem {
             None => update_in_order(&mut self.characters, &mut self.plans, &mut self.summaries, task, dt),
         }
         self.events.clear();
+        self.posed = 0;
         for (t, summary) in self.summaries[..tasks].iter().enumerate() {
+            self.posed += summary.posed as usize;
             let first = t * task;
             // Up to the failure, if any: the events before it stay readable.
             let end = match &summary.failure {
@@ -326,6 +332,11 @@ impl AnimationSystem {
     /// Wall-clock time the last update took.
     pub fn last_update(&self) -> Duration {
         self.last_update
+    }
+
+    /// How many characters the last update posed (see `Character::posed`).
+    pub fn posed(&self) -> usize {
+        self.posed
     }
 }
 
@@ -380,6 +391,7 @@ fn update_in_order(
             let buffer = &mut buffers[waiting.len];
             let result = characters[i].update_for_batch(dt, buffer);
             summaries[i / task].fired |= !characters[i].events().is_empty();
+            summaries[i / task].posed += u32::from(characters[i].posed());
             match result {
                 Ok(false) => {}
                 Ok(true) if waiting.takes(characters, i) => {
