@@ -168,6 +168,9 @@ pub struct FrameTimings {
     pub triangles: u64,
     /// Vertices the skin dispatch skinned (0 on the vertex-skinning path).
     pub skinned_vertices: u64,
+    /// Crowd characters posed this frame (`None` without a crowd): small
+    /// ones are posed less often, unseen ones not at all.
+    pub crowd_posed: Option<usize>,
 }
 
 impl FrameTimings {

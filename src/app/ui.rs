@@ -573,6 +573,9 @@ fn timing(ui: &mut Ui, state: &mut ViewerState, t: &FrameTimings) {
         };
         row(ui, "fps", format!("{:8.1}", t.fps));
         row(ui, "CPU pose", format!("{:8.1} µs", t.cpu_pose_us));
+        if let Some(posed) = t.crowd_posed {
+            row(ui, "posed", format!("{posed:8}"));
+        }
         row(ui, "upload", format!("{:8} B", t.upload_bytes));
         row(ui, "GPU upload", format!("{:8.1} µs", t.gpu_upload_us));
         row(ui, "GPU skin", format!("{:8.1} µs", t.gpu_skin_us));

@@ -20,6 +20,7 @@ use super::window::WindowInput;
 use crate::anim::SkinInput;
 use crate::anim::planar_scene;
 use crate::asset::{self, Model, planar_rig};
+use crate::character::Crowd;
 use crate::character::controller::{FoundController, find_controller};
 use crate::render::camera::Camera;
 use crate::render::image_out;
@@ -622,7 +623,10 @@ fn pose(
         let follow = 1.0 - (-dt.max(0.0) / 0.15).exp();
         scene.camera.target += (at - scene.camera.target.coords) * follow;
     }
-    timings.cpu_pose_us = scene.animation.cpu_pose_us();
+    // The driven character's and the crowd's update.
+    let crowd_us = scene.crowd.as_ref().map_or(0.0, |c| c.last_update().as_secs_f64() * 1e6);
+    timings.cpu_pose_us = scene.animation.cpu_pose_us() + crowd_us;
+    timings.crowd_posed = scene.crowd.as_ref().map(Crowd::posed);
     if dt > 0.0 {
         let fps = 1.0 / dt as f64;
         timings.fps = if timings.fps > 0.0 { timings.fps * 0.9 + fps * 0.1 } else { fps };

@@ -571,6 +571,7 @@ fn measure(
         detail: (config.frame.detail == DrawDetail::Full).then(|| config.frame.detail.name().to_string()),
         triangles: Some(median_count(&samples, |s| s.triangles)),
         skinned_vertices: (compute && skinned < vertices * u64::from(config.characters)).then_some(skinned),
+        posed_characters: Some(median_count(&samples, |s| s.posed_characters)),
         samples: kept,
     })
 }

@@ -39,6 +39,8 @@ pub struct FrameSample {
     pub triangles: u64,
     /// Vertices the skin dispatch skinned (`Renderer::skinned_vertices`).
     pub skinned_vertices: u64,
+    /// Characters the crowd posed (`FrameSource::posed`).
+    pub posed_characters: u64,
     /// The frame's GPU phases.
     pub gpu: GpuTimes,
 }
@@ -118,6 +120,7 @@ impl ProfileScene {
                 sample.playback_bytes = report.skin.playback_bytes_written;
                 sample.triangles = self.renderer.triangles_per_pass();
                 sample.skinned_vertices = self.renderer.skinned_vertices();
+                sample.posed_characters = crowd.posed() as u64;
             }
             // The GPU times of frame i - FRAMES_IN_FLIGHT (the slot's last use).
             let done = i.checked_sub(FRAMES_IN_FLIGHT as u32 + warmup).filter(|&k| k < frames);

@@ -166,6 +166,7 @@ fn a_small_crowd_is_posed_at_the_rates_its_size_allows() {
         renderer.pose_foreseen(&mut crowd, i, &camera).expect("pose");
         let after = versions(&crowd);
         posed.push(before.iter().zip(&after).filter(|(b, a)| b != a).count());
+        assert_eq!(crowd.posed(), posed[i as usize], "the crowd counts what it posed");
         renderer.render_frame(&ctx, &crowd, &camera, true, &mut ignore).expect("render");
     }
     let rates: Vec<EvaluationRate> = crowd.characters().iter().map(Character::evaluation_rate).collect();

@@ -17,6 +17,9 @@ pub struct DetailVerdict {
     pub characters: u32,
     /// Triangles per pass, full then auto.
     pub triangles: (u64, u64),
+    /// Characters posed per frame, full then auto (absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub posed: Option<(u64, u64)>,
     /// The CPU pose update, full then auto (µs, median).
     #[serde(default)]
     pub cpu_pose_us: (f64, f64),
@@ -50,6 +53,7 @@ pub fn details(entries: &[BenchEntry], timing: GpuTiming) -> Vec<DetailVerdict> 
             model: auto.model.clone(),
             characters: auto.characters,
             triangles: (full.triangles.unwrap_or(0), auto.triangles.unwrap_or(0)),
+            posed: full.posed_characters.zip(auto.posed_characters),
             cpu_pose_us: (full.cpu_pose_us.median, auto.cpu_pose_us.median),
             palette_bytes: (full.palette_bytes, auto.palette_bytes),
             skinned_vertices: compute.then(|| (full.skinned(), auto.skinned())),
@@ -81,6 +85,9 @@ impl DetailVerdict {
         }
         if let Some((full, auto)) = self.skin_us {
             parts.push(format!("skin pass {}", change(full, auto, " µs")));
+        }
+        if let Some((full, auto)) = self.posed {
+            parts.push(format!("characters posed {}", change(full as f64, auto as f64, "")));
         }
         let (full, auto) = self.cpu_pose_us;
         parts.push(format!("CPU pose {}", change(full, auto, " µs")));
@@ -115,6 +122,8 @@ mod tests {
         auto.triangles = Some(3_700_000);
         auto.skinned_vertices = Some(auto.scene_vertices() * 2 / 5);
         full.cpu_pose_us = Stat { median: 800.0, p95: 900.0 };
+        full.posed_characters = Some(1000);
+        auto.posed_characters = Some(310);
         auto.cpu_pose_us = Stat { median: 200.0, p95: 250.0 };
         full.palette_bytes = 1_000_000;
         auto.palette_bytes = 150_000;
@@ -134,6 +143,7 @@ mod tests {
         assert!(line.contains("triangles per pass 9,500,000 -> 3,700,000 (0.39x)"), "{line}");
         assert!(line.contains("(0.40x)") && line.contains("skin pass"), "{line}");
         assert!(line.contains("CPU pose 800 -> 200 µs (0.25x)"), "{line}");
+        assert!(line.contains("characters posed 1,000 -> 310 (0.31x)"), "{line}");
         assert!(line.contains("palette bytes 1,000,000 -> 150,000 (0.15x)"), "{line}");
         assert!(line.starts_with("detail: "), "{line}");
         // Without a full-detail twin, nothing to say.

@@ -263,6 +263,11 @@ pub struct BenchEntry {
     /// absent where it skinned every vertex (and in older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skinned_vertices: Option<u64>,
+    /// Characters the CPU posed per frame (median over the frames): all of
+    /// them at full detail, fewer where small ones were posed less often
+    /// and unseen ones not at all (absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub posed_characters: Option<u64>,
     /// The per-frame (or per-run) samples the medians above summarise,
     /// kept so that a later run can be compared with this one.
     #[serde(default, skip_serializing_if = "EntrySamples::is_empty")]

@@ -57,6 +57,7 @@ pub fn entry(characters: u32, passes: u32, skinning: &str, upload: &str, paused:
         detail: None,
         triangles: None,
         skinned_vertices: None,
+        posed_characters: None,
         samples: Default::default(),
     }
 }
