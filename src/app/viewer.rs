@@ -441,12 +441,11 @@ impl Viewer {
         let dt = self.last_frame.map_or(0.0, |t| now.duration_since(t).as_secs_f32()).min(0.25);
         self.last_frame = Some(now);
         let clock = now.duration_since(self.started).as_secs_f64();
-        // The crowd is posed as this frame's camera will see it (with the
-        // controls' room as they left it last frame).
-        let mut foreseen = scene.camera.camera(frame.aspect());
-        foreseen.lens_shift = self.last_lens_shift;
-        let seen_by = (&foreseen, frame.size().1);
-        pose(scene, &mut self.state, &mut self.log, &mut self.timings, dt, clock, seen_by)?;
+        // The crowd is posed as this frame will see it (with the controls'
+        // room as they left it last frame).
+        let next =
+            NextFrame { aspect: frame.aspect(), height: frame.size().1, lens_shift: self.last_lens_shift };
+        pose(scene, &mut self.state, &mut self.log, &mut self.timings, dt, clock, next)?;
 
         // Controls.
         let raw = input.egui.take_egui_input(&window);
@@ -590,10 +589,19 @@ fn free_span(egui_ctx: &egui::Context, width: f32) -> (f32, f32) {
     if left.is_finite() && left >= width * 0.25 && left < width { (0.0, left) } else { (0.0, width) }
 }
 
+/// What the crowd's foresight needs of the frame drawn next: its target's
+/// aspect and height, and the camera's lens shift.
+#[derive(Debug, Clone, Copy)]
+struct NextFrame {
+    aspect: f32,
+    height: u32,
+    lens_shift: f32,
+}
+
 /// Advances the scene by `dt` seconds: the driven character (and, in a
-/// level, the camera following it), the crowd (as `seen_by` the camera
-/// and target height of the frame drawn next: small and unseen characters
-/// are evaluated less often), and the frame-rate and pose timings.
+/// level, the camera following it), the crowd (as the `next` frame's
+/// camera will see it: small and unseen characters are evaluated less
+/// often), and the frame-rate and pose timings.
 fn pose(
     scene: &mut Scene,
     state: &mut ViewerState,
@@ -601,13 +609,21 @@ fn pose(
     timings: &mut FrameTimings,
     dt: f32,
     clock: f64,
-    seen_by: (&Camera, u32),
+    next: NextFrame,
 ) -> anyhow::Result<()> {
     let forward = scene.camera.ground_forward();
     state.camera_forward = [forward.x, forward.z];
     scene.animation.update(dt, state, log, clock)?;
+    if scene.animation.in_level() {
+        // The camera follows the character (its chest), gently.
+        let at = scene.animation.transform().column(3).xyz() + nalgebra::Vector3::y() * 1.0;
+        let follow = 1.0 - (-dt.max(0.0) / 0.15).exp();
+        scene.camera.target += (at - scene.camera.target.coords) * follow;
+    }
     if let Some(crowd) = scene.crowd.as_mut() {
-        let sight = scene.renderer.foresee(&*crowd, seen_by.0, seen_by.1);
+        let mut camera = scene.camera.camera(next.aspect);
+        camera.lens_shift = next.lens_shift;
+        let sight = scene.renderer.foresee(&*crowd, &camera, next.height);
         crowd.foresee(sight);
         crowd.update(dt)?;
     }
@@ -616,12 +632,6 @@ fn pose(
         // pause and scrubbing included).
         let time = scene.animation.character().playhead().map_or(0.0, |(_, t, _)| t);
         planar.pose_at(time)?;
-    }
-    if scene.animation.in_level() {
-        // The camera follows the character (its chest), gently.
-        let at = scene.animation.transform().column(3).xyz() + nalgebra::Vector3::y() * 1.0;
-        let follow = 1.0 - (-dt.max(0.0) / 0.15).exp();
-        scene.camera.target += (at - scene.camera.target.coords) * follow;
     }
     // The driven character's and the crowd's update.
     let crowd_us = scene.crowd.as_ref().map_or(0.0, |c| c.last_update().as_secs_f64() * 1e6);
