@@ -495,6 +495,62 @@ mod tests {
         assert_eq!(order.buckets, [0, HIDDEN, 0]);
     }
 
+    /// What the foresight calls unseen is exactly what the frame then
+    /// draws in no pass, for any placement, camera, light and ground (a
+    /// drawn character left unposed would show a stale pose).
+    #[test]
+    fn foresight_calls_unseen_exactly_what_no_pass_draws() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |lo: f32, hi: f32| {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            lo + (hi - lo) * ((state >> 40) as f32 / (1u64 << 24) as f32)
+        };
+        let n = 300;
+        let mut order = DrawOrder::new(n, 0, &[(0, n)]);
+        let mut sight = vec![Sight::Unseen; n as usize];
+        let (mut unseen, mut drawn) = (0, 0);
+        for round in 0..40 {
+            for c in 0..n as usize {
+                let at = Vector3::new(next(-60.0, 60.0), next(-2.0, 2.0), next(-60.0, 60.0));
+                order.place(c, &Matrix4::new_translation(&at), [0.0, 0.9, 0.0, next(0.5, 2.0)]);
+            }
+            let eye = Point3::new(next(-20.0, 20.0), next(0.5, 10.0), next(-20.0, 20.0));
+            let camera = Camera {
+                eye,
+                target: eye + Vector3::new(next(-1.0, 1.0), next(-0.6, 0.1), next(-1.0, 1.0)),
+                up: Vector3::y(),
+                fov_y: next(0.4, 1.2),
+                aspect: 16.0 / 9.0,
+                near: 0.1,
+                far: next(30.0, 200.0),
+                lens_shift: 0.0,
+            };
+            let mut view = LevelView::new(&camera, 720);
+            if round % 2 == 1 {
+                let light = [next(-1.0, 1.0), next(0.2, 1.0), next(-1.0, 1.0)];
+                view = view.with_shadows(light).with_receivers_above(next(-10.0, 0.0));
+            }
+            order.choose(&view, &ERROR, DrawDetail::Auto);
+            order.foresee(&view, DrawDetail::Auto, &mut sight);
+            for (c, (s, &bucket)) in sight.iter().zip(order.buckets()).enumerate() {
+                assert_eq!(
+                    *s == Sight::Unseen,
+                    bucket == HIDDEN,
+                    "round {round}, character {c}: {s:?}, {bucket}"
+                );
+                if let Sight::Drawn { pixels } = s {
+                    assert!(*pixels > 0.0, "{pixels}");
+                }
+            }
+            unseen += order.hidden();
+            drawn += n - order.hidden();
+            order.foresee(&view, DrawDetail::Full, &mut sight);
+            assert!(sight.iter().all(|s| *s == Sight::Drawn { pixels: f32::INFINITY }));
+        }
+        // Both kinds, many times over.
+        assert!(unseen > 1000 && drawn > 1000, "{unseen} unseen, {drawn} drawn");
+    }
+
     #[test]
     fn characters_out_of_view_are_drawn_for_the_light_alone() {
         let mut order = DrawOrder::new(4, 0, &[(0, 4)]);
