@@ -2,8 +2,12 @@
 //! no GPU at all: every character's controller, clips sampled, blend,
 //! events, root motion, local-to-model and palette write, for 1,000 to
 //! 100,000 characters, on one thread and on every core, every character
-//! evaluated each frame ("all-near") and under the default distance mix
-//! ("lod": 10 % every frame, 30 % every 2nd, 60 % every 4th, staggered).
+//! evaluated each frame ("all-near"), under the default distance mix
+//! ("lod": 10 % every frame, 30 % every 2nd, 60 % every 4th, staggered),
+//! and placed on `bench`'s grid, seen by a camera at its edge ("seen":
+//! each character's rate from the renderer's foresight, as `render` and
+//! `view` pose a crowd: near ones every frame, far ones less often, those
+//! out of view not at all).
 //! Per entry: the frame time, nanoseconds per joint on one core, characters
 //! one core updates in a 60 Hz frame, and the heap each character keeps
 //! (the rig is shared, so it is measured apart). Written as
@@ -14,9 +18,16 @@ use super::plan::BenchModel;
 use super::report::Stat;
 use super::report::utc::iso8601_utc;
 use super::runner::load_model_with;
+use crate::anim::Sight;
+use crate::anim::frame_poses::{Bounds, FramePoses};
 use crate::asset::LoadOptions;
 use crate::character::{Crowd, EvaluationRate, ParameterValue};
+use crate::render::DrawDetail;
+use crate::render::camera::{Camera, DEFAULT_FOV_Y};
+use crate::render::detail_levels::DetailLevels;
+use crate::render::draw_order::{DrawOrder, LevelView};
 use crate::render::frame_settings::{Choice, PoseEvaluation};
+use nalgebra::{Point3, Vector3};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
@@ -37,6 +48,10 @@ pub enum LodMix {
     AllNear,
     /// 10 % near (every frame), 30 % mid (every 2nd), 60 % far (every 4th).
     Lod,
+    /// On `bench`'s grid (spaced by the footprint), seen by a camera at eye
+    /// height at the grid's edge looking across it (1280x720): rates by
+    /// the renderer's foresight (`Renderer::foresee`).
+    Seen,
 }
 
 impl LodMix {
@@ -44,7 +59,8 @@ impl LodMix {
     /// the crowd, so every slice of it has the same share).
     fn rate(self, i: usize) -> EvaluationRate {
         match (self, i % 10) {
-            (LodMix::AllNear, _) | (LodMix::Lod, 0) => EvaluationRate::EveryFrame,
+            // Seen: until the foresight sets it.
+            (LodMix::AllNear | LodMix::Seen, _) | (LodMix::Lod, 0) => EvaluationRate::EveryFrame,
             (LodMix::Lod, 1..=3) => EvaluationRate::Every2nd,
             (LodMix::Lod, _) => EvaluationRate::Every4th,
         }
@@ -54,8 +70,38 @@ impl LodMix {
         match self {
             LodMix::AllNear => "all-near",
             LodMix::Lod => "lod",
+            LodMix::Seen => "seen",
         }
     }
+}
+
+/// How a camera at eye height at the edge of `crowd`'s grid (`grid`: its
+/// bounds), looking across it at 1280x720, sees each character, whose
+/// poses lie within `sphere` (`DetailLevels::bounds`): what the renderer
+/// foresees with the same camera.
+fn seen_from_the_edge(crowd: &Crowd, grid: Bounds, sphere: [f32; 4]) -> Vec<Sight> {
+    let (lo, hi) = (Vector3::from(grid.0), Vector3::from(grid.1));
+    let centre = (lo + hi) * 0.5;
+    let eye_height = lo.y + 0.9 * (hi.y - lo.y);
+    let eye = Point3::new(centre.x, eye_height, hi.z + 1.0);
+    let camera = Camera {
+        eye,
+        target: Point3::new(centre.x, eye_height * 0.8, centre.z),
+        up: Vector3::y(),
+        fov_y: DEFAULT_FOV_Y,
+        aspect: 1280.0 / 720.0,
+        near: 0.1,
+        far: 2.0 * (hi - lo).norm() + 10.0,
+        lens_shift: 0.0,
+    };
+    let n = crowd.len() as u32;
+    let mut order = DrawOrder::new(n, 0, &[(0, n)]);
+    for c in 0..crowd.len() {
+        order.place(c, &crowd.world(c), sphere);
+    }
+    let mut sight = vec![Sight::Unseen; crowd.len()];
+    order.foresee(&LevelView::new(&camera, 720), DrawDetail::Auto, &mut sight);
+    sight
 }
 
 /// The most threads `--threads` may ask for.
@@ -188,6 +234,10 @@ pub struct CpuScaleEntry {
     pub ns_per_skin_joint: f64,
     /// Characters one core updates in a 60 Hz frame (16.7 ms), at the median.
     pub characters_per_core_frame: f64,
+    /// Characters posed per frame (the median over the timed frames;
+    /// absent in older files).
+    #[serde(default)]
+    pub posed_per_frame: f64,
     /// Heap bytes each character keeps (the shared rig and controller not
     /// counted; 0 where the allocator cannot say).
     pub bytes_per_character: f64,
@@ -222,19 +272,26 @@ pub fn run_cpu_scale(plan: &CpuScalePlan, load: &LoadOptions) -> anyhow::Result<
         let (model, controller) = load_model_with(which, plan.controller.as_deref(), load)?;
         let joints = model.skeleton.len() as u32;
         let skin_joints = model.skin_joint_nodes().len() as u32;
+        // The sphere the renderer culls by, made once per model.
+        let mut sphere = None;
         for &characters in &plan.characters {
-            for (&pose, lod) in plan.poses.iter().flat_map(|p| [LodMix::AllNear, LodMix::Lod].map(|l| (p, l)))
-            {
+            let mixes = [LodMix::AllNear, LodMix::Lod, LodMix::Seen];
+            for (&pose, lod) in plan.poses.iter().flat_map(|p| mixes.map(|l| (p, l))) {
                 for &threads in &plan.threads {
+                    let n = characters as usize;
                     let heap_before = crate::heap::in_use_bytes();
-                    let mut crowd = Crowd::new(
-                        model.rig.clone(),
-                        controller.clone(),
-                        characters as usize,
-                        1.0,
-                        60.0,
-                        threads,
-                    )?;
+                    let (mut crowd, grid) = match lod {
+                        LodMix::Seen => {
+                            let on_grid =
+                                Crowd::on_grid(model.rig.clone(), controller.clone(), n, 60.0, threads)?;
+                            // A rig that draws nothing is seen by no camera.
+                            let Some((crowd, grid)) = on_grid else { continue };
+                            (crowd, Some(grid))
+                        }
+                        _ => {
+                            (Crowd::new(model.rig.clone(), controller.clone(), n, 1.0, 60.0, threads)?, None)
+                        }
+                    };
                     let heap_after = crate::heap::in_use_bytes();
                     crowd.set_pose_on_gpu(pose == PoseEvaluation::Gpu)?;
                     let speed = controller.parameter("speed");
@@ -247,15 +304,22 @@ pub fn run_cpu_scale(plan: &CpuScalePlan, load: &LoadOptions) -> anyhow::Result<
                             let _ = c.set(p, ParameterValue::Float((i % 9) as f32 * 0.5));
                         }
                     }
+                    if let Some(grid) = grid {
+                        let sphere = *sphere.get_or_insert_with(|| DetailLevels::build(&model).bounds);
+                        crowd.foresee(&seen_from_the_edge(&crowd, grid, sphere));
+                    }
                     let mut times = Vec::with_capacity(plan.frames as usize);
+                    let mut posed = Vec::with_capacity(plan.frames as usize);
                     for frame in 0..WARMUP_FRAMES + plan.frames {
                         let start = Instant::now();
                         crowd.frame(frame)?;
                         if frame >= WARMUP_FRAMES {
                             times.push(start.elapsed().as_secs_f64() * 1e6);
+                            posed.push(crowd.posed() as f64);
                         }
                     }
                     let stat = Stat::from_samples(&mut times)?;
+                    let posed_per_frame = Stat::from_samples(&mut posed)?.median;
                     let core_us = stat.median * threads as f64;
                     let per_character_us = core_us / f64::from(characters);
                     let entry = CpuScaleEntry {
@@ -274,6 +338,7 @@ pub fn run_cpu_scale(plan: &CpuScalePlan, load: &LoadOptions) -> anyhow::Result<
                             n => per_character_us * 1e3 / f64::from(n),
                         },
                         characters_per_core_frame: FRAME_60HZ_US / per_character_us,
+                        posed_per_frame,
                         bytes_per_character: heap_after.saturating_sub(heap_before) as f64
                             / f64::from(characters),
                         palette_bytes_per_character: model.rig.palette_len() as u64 * 64,
@@ -357,7 +422,7 @@ pub fn scaling_lines(entries: &[CpuScaleEntry]) -> Vec<String> {
                 100.0 * speedup / f64::from(many.threads)
             ));
         }
-        if one.lod == LodMix::Lod {
+        if one.lod != LodMix::AllNear {
             let near = entries.iter().find(|e| {
                 e.model == one.model
                     && e.characters == one.characters
@@ -365,12 +430,17 @@ pub fn scaling_lines(entries: &[CpuScaleEntry]) -> Vec<String> {
                     && e.lod == LodMix::AllNear
                     && e.pose == one.pose
             });
+            let what = match one.lod {
+                LodMix::Seen => "seen from the grid's edge, the crowd",
+                _ => "the LOD mix",
+            };
             if let Some(near) = near {
                 lines.push(format!(
-                    "{} x{}: the LOD mix costs {:.0} % of all-near per character on one thread",
+                    "{} x{}: {what} costs {:.0} % of all-near per character on one thread ({:.0} % of the characters posed per frame)",
                     one.model,
                     one.characters,
-                    100.0 * one.cpu_pose_us.median / near.cpu_pose_us.median
+                    100.0 * one.cpu_pose_us.median / near.cpu_pose_us.median,
+                    100.0 * one.posed_per_frame / f64::from(one.characters.max(1))
                 ));
             }
         }

@@ -36,8 +36,8 @@ fn a_cpu_only_run_writes_crowd_figures_without_gpu_fields() {
         built_in.skins.iter().flat_map(|s| s.joints.iter().copied()).collect();
     let skin_joints = named.len() as f64;
     assert!(skin_joints > 0.0 && skin_joints < joints, "the built-in character: {skin_joints} of {joints}");
-    // 2 counts x 2 LOD mixes x (1 thread, and every core when there are more).
-    assert_eq!(entries.len() as u64, 2 * 2 * if cores > 1 { 2 } else { 1 });
+    // 2 counts x 3 LOD mixes x (1 thread, and every core when there are more).
+    assert_eq!(entries.len() as u64, 2 * 3 * if cores > 1 { 2 } else { 1 });
     for e in entries {
         assert_eq!(e["model"], "built-in");
         assert_eq!(e["joints"].as_f64().unwrap(), joints);
@@ -66,9 +66,19 @@ fn a_cpu_only_run_writes_crowd_figures_without_gpu_fields() {
         let bytes = e["bytes_per_character"].as_f64().unwrap();
         assert_eq!(e["palette_bytes_per_character"].as_f64().unwrap(), palette);
         assert!((palette..1e6).contains(&bytes), "{bytes} B per character");
+        // All near, every character is posed every frame; under the mix
+        // 10 % + 30 % / 2 + 60 % / 4 of them; seen, no more than all.
+        let (posed, n) = (e["posed_per_frame"].as_f64().unwrap(), e["characters"].as_f64().unwrap());
+        match e["lod"].as_str().unwrap() {
+            "all-near" => assert_eq!(posed, n, "{e}"),
+            "lod" => assert!(posed < 0.5 * n, "{e}"),
+            "seen" => assert!(posed > 0.0 && posed <= n, "{e}"),
+            other => panic!("an LOD mix {other}"),
+        }
     }
     assert!(stdout.contains("ns/joint"), "a table: {stdout}");
-    assert!(stdout.contains("of all-near per character"), "the LOD saving: {stdout}");
+    assert!(stdout.contains("the LOD mix costs"), "the LOD saving: {stdout}");
+    assert!(stdout.contains("seen from the grid's edge, the crowd costs"), "the seen crowd: {stdout}");
     let compare = std::process::Command::new(env!("CARGO_BIN_EXE_vkskin"))
         .args(["compare", out, out])
         .output()
@@ -84,7 +94,7 @@ fn a_cpu_only_run_times_the_cpu_side_of_a_gpu_posed_crowd_beside_the_cpu_pose() 
         cpu_only(&["--pose", "cpu,gpu", "--characters", "12", "--frames", "2"], dir.path());
     let entries = results["entries"].as_array().unwrap();
     let cores = results["header"]["cores"].as_u64().unwrap();
-    let per_pose = 2 * if cores > 1 { 2 } else { 1 };
+    let per_pose = 3 * if cores > 1 { 2 } else { 1 };
     assert_eq!(entries.len() as u64, 2 * per_pose);
     // CPU-posed entries first, as `bench` writes them: no `pose` field;
     // then the GPU-posed crowd's CPU side, `"pose": "gpu"`.
