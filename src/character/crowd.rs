@@ -52,6 +52,9 @@ pub struct Crowd {
     /// A character came back into view since the last update: paused,
     /// the update still poses it (at the paused time).
     seen_again: bool,
+    /// Each character's rate as last foreseen (empty until `foresee`;
+    /// characters past it keep their own), set by the next update.
+    rates: Vec<EvaluationRate>,
     /// Characters the last update posed, and how long it took.
     posed: usize,
     last_update: std::time::Duration,
@@ -94,6 +97,7 @@ impl Crowd {
             gpu_program: None,
             framing_aside: None,
             seen_again: false,
+            rates: Vec::new(),
             posed: 0,
             last_update: std::time::Duration::ZERO,
         };
@@ -147,22 +151,26 @@ impl Crowd {
             (true, true) => 0.0,
             (true, false) => return Ok(()),
         };
-        self.system.update(dt)?;
+        self.system.update_at_rates(dt, &self.rates)?;
         (self.posed, self.last_update) = (self.system.posed(), self.system.last_update());
         Ok(())
     }
 
-    /// Sets each character's evaluation rate for how the next frames will
-    /// see it (`Sight`, in character order; characters past the slice keep
-    /// theirs): by the pixels it spans, and not at all while no pass draws
-    /// it. A character seen again is posed on the next update, paused or not.
+    /// Sets each character's evaluation rate, from the next update on, for
+    /// how the next frames will see it (`Sight`, in character order;
+    /// characters past the slice keep theirs): by the pixels it spans,
+    /// and not at all while no pass draws it. A character seen again is
+    /// posed on the next update, paused or not. The rates are written here
+    /// and set on the characters by the (parallel) update.
     pub fn foresee(&mut self, sight: &[Sight]) {
-        for (i, &sight) in sight.iter().enumerate().take(self.len()) {
-            let character = self.system.character_mut(CharacterId(i));
-            let rate = EvaluationRate::for_sight(sight);
-            self.seen_again |=
-                character.evaluation_rate() == EvaluationRate::Unseen && rate != EvaluationRate::Unseen;
-            character.set_evaluation_rate(rate);
+        let sight = &sight[..sight.len().min(self.len())];
+        if self.rates.len() < sight.len() {
+            self.rates.resize(sight.len(), EvaluationRate::EveryFrame);
+        }
+        for (rate, &sight) in self.rates.iter_mut().zip(sight) {
+            let new = EvaluationRate::for_sight(sight);
+            self.seen_again |= *rate == EvaluationRate::Unseen && new != EvaluationRate::Unseen;
+            *rate = new;
         }
     }
 
@@ -430,6 +438,35 @@ mod tests {
         foreseen.frame(9).unwrap();
         assert_eq!(versions(&foreseen), after, "paused: nothing posed again");
         assert_eq!(foreseen.posed(), 0);
+    }
+
+    /// Each character takes its own foreseen rate, on one thread or
+    /// several (the update sets the rates task by task).
+    #[test]
+    fn every_character_takes_its_foreseen_rate_on_any_thread_count() {
+        let model = test_model();
+        let controller = Arc::new(Controller::single_clip(&model, Some(0), true).unwrap());
+        let n = 500;
+        let sight: Vec<Sight> = (0..n)
+            .map(|i| match i % 3 {
+                0 => Sight::Drawn { pixels: f32::INFINITY },
+                1 => Sight::Unseen,
+                _ => Sight::Drawn { pixels: 40.0 },
+            })
+            .collect();
+        for threads in [1, 2, 3] {
+            let mut crowd = Crowd::new(model.rig.clone(), controller.clone(), n, 2.0, 30.0, threads).unwrap();
+            crowd.frame(0).unwrap();
+            crowd.foresee(&sight[..n - 7]);
+            crowd.frame(1).unwrap();
+            for (i, c) in crowd.characters().iter().enumerate() {
+                let want = sight
+                    .get(i)
+                    .filter(|_| i < n - 7)
+                    .map_or(EvaluationRate::EveryFrame, |&s| EvaluationRate::for_sight(s));
+                assert_eq!(c.evaluation_rate(), want, "{threads} threads, character {i}");
+            }
+        }
     }
 
     #[test]

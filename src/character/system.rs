@@ -8,6 +8,7 @@ use super::character::Character;
 use super::controller::Controller;
 use super::evaluation::Keeps;
 use super::events::FiredEvent;
+use super::lod::EvaluationRate;
 use super::prefetch_plan::PrefetchPlan;
 use super::scratch::with_scratch;
 use crate::anim::hierarchy::batch::{BatchedPose, LANES, model_and_palettes};
@@ -264,6 +265,19 @@ impl AnimationSystem {
     /// Returns the events crossed, by character, then in playback order.
     /// Never allocates once the event buffers have grown to their need.
     pub fn update(&mut self, dt: f32) -> Result<&[FiredEvent], UpdateError> {
+        self.update_at_rates(dt, &[])
+    }
+
+    /// `update`, each character `i` first set to evaluate at `rates[i]`
+    /// (characters past the slice keep theirs; see
+    /// `Character::set_evaluation_rate`): set inside the parallel update,
+    /// where each character is touched anyway, not in a serial pass over
+    /// a crowd whose state is out of cache.
+    pub fn update_at_rates(
+        &mut self,
+        dt: f32,
+        rates: &[EvaluationRate],
+    ) -> Result<&[FiredEvent], UpdateError> {
         // A frame trace's CPU span (`render::trace`; nothing without one).
         let _span = tracing::trace_span!("pose").entered();
         let start = Instant::now();
@@ -280,11 +294,15 @@ impl AnimationSystem {
                     .par_chunks_mut(task)
                     .zip(self.plans.par_chunks_mut(task))
                     .zip(self.summaries[..tasks].par_chunks_mut(1))
-                    .for_each(|((characters, plans), summary)| {
-                        update_in_order(characters, plans, summary, task, dt)
+                    .enumerate()
+                    .for_each(|(t, ((characters, plans), summary))| {
+                        let rates = rates.get(t * task..).unwrap_or(&[]);
+                        update_in_order(characters, plans, summary, rates, task, dt)
                     })
             }),
-            None => update_in_order(&mut self.characters, &mut self.plans, &mut self.summaries, task, dt),
+            None => {
+                update_in_order(&mut self.characters, &mut self.plans, &mut self.summaries, rates, task, dt)
+            }
         }
         self.events.clear();
         self.posed = 0;
@@ -353,6 +371,7 @@ fn update_in_order(
     characters: &mut [Character],
     plans: &mut [PrefetchPlan],
     summaries: &mut [TaskSummary],
+    rates: &[EvaluationRate],
     task: usize,
     dt: f32,
 ) {
@@ -386,6 +405,9 @@ fn update_in_order(
                     *plan = next.prefetch_plan();
                 }
                 plan.prefetch(next.may_evaluate());
+            }
+            if let Some(&rate) = rates.get(i) {
+                characters[i].set_evaluation_rate(rate);
             }
             // The next lane's buffer: kept if the character waits.
             let buffer = &mut buffers[waiting.len];
