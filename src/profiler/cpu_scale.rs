@@ -19,7 +19,7 @@ use super::report::Stat;
 use super::report::utc::iso8601_utc;
 use super::runner::load_model_with;
 use crate::anim::Sight;
-use crate::anim::frame_poses::{Bounds, FramePoses};
+use crate::anim::frame_poses::Bounds;
 use crate::asset::LoadOptions;
 use crate::character::{Crowd, EvaluationRate, ParameterValue};
 use crate::render::DrawDetail;
@@ -96,11 +96,8 @@ fn seen_from_the_edge(crowd: &Crowd, grid: Bounds, sphere: [f32; 4]) -> Vec<Sigh
     };
     let n = crowd.len() as u32;
     let mut order = DrawOrder::new(n, 0, &[(0, n)]);
-    for c in 0..crowd.len() {
-        order.place(c, &crowd.world(c), sphere);
-    }
     let mut sight = vec![Sight::Unseen; crowd.len()];
-    order.foresee(&LevelView::new(&camera, 720), DrawDetail::Auto, &mut sight);
+    order.place_and_foresee(crowd, sphere, &LevelView::new(&camera, 720), DrawDetail::Auto, &mut sight);
     sight
 }
 

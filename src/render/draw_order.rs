@@ -27,7 +27,7 @@
 use super::camera::Camera;
 use super::detail_levels::DETAIL_LEVELS;
 use super::frame_settings::DrawDetail;
-use crate::anim::Sight;
+use crate::anim::{FramePoses, Sight};
 use nalgebra::Matrix4;
 
 /// The most a drawn level may depart from the full mesh, in pixels. Half
@@ -325,6 +325,23 @@ impl DrawOrder {
                 DrawDetail::Auto => Sight::Unseen,
             };
         }
+    }
+
+    /// Places the first `sight.len()` characters of `poses` at their
+    /// current places, each within `bounds` (see `place`), and foresees
+    /// them from `view` into `sight` (see `foresee`).
+    pub fn place_and_foresee(
+        &mut self,
+        poses: &dyn FramePoses,
+        bounds: [f32; 4],
+        view: &LevelView,
+        detail: DrawDetail,
+        sight: &mut [Sight],
+    ) {
+        for c in 0..sight.len().min(poses.count()) {
+            self.place(c, &poses.world(c), bounds);
+        }
+        self.foresee(view, detail, sight);
     }
 
     /// The lowest point a shadow may fall on: the lowest character's

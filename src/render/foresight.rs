@@ -28,11 +28,9 @@ impl Renderer {
     pub fn foresee(&mut self, poses: &dyn FramePoses, camera: &Camera, height: u32) -> &[Sight] {
         let count = poses.count().min(self.settings.characters as usize);
         self.sight.resize(count, Sight::Unseen);
-        for c in 0..count {
-            self.draw_order.place(c, &poses.world(c), self.gpu_model.bounds);
-        }
         let view = self.level_view(camera, height);
-        self.draw_order.foresee(&view, self.settings.frame.detail, &mut self.sight);
+        let (bounds, detail) = (self.gpu_model.bounds, self.settings.frame.detail);
+        self.draw_order.place_and_foresee(poses, bounds, &view, detail, &mut self.sight);
         &self.sight
     }
 
