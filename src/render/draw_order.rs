@@ -277,6 +277,21 @@ impl DrawOrder {
                 DrawDetail::Auto => HIDDEN,
             };
         }
+        self.sort();
+    }
+
+    /// Sets every character's bucket (`buckets`, one per character, as
+    /// `choose` would: see `buckets`) and sorts the order by them: for
+    /// levels chosen some other way.
+    pub fn set_buckets(&mut self, buckets: &[u8]) {
+        assert_eq!(buckets.len(), self.buckets.len(), "a bucket per character");
+        self.buckets.copy_from_slice(buckets);
+        self.sort();
+    }
+
+    /// Sorts the order by bucket (level, then visible before culled; the
+    /// hidden last) within each run, counting each bucket.
+    fn sort(&mut self) {
         self.counts = [0; DETAIL_LEVELS];
         self.culled = [0; DETAIL_LEVELS];
         self.hidden = 0;
@@ -368,6 +383,14 @@ impl DrawOrder {
             Seen::ByCamera => &r.visible,
             Seen::ByLight => &r.all,
         })
+    }
+
+    /// Per level, `(first instance, instance count)` of the characters of
+    /// the run `(first, count)` (as given to `new`) that some pass draws
+    /// (what the skin pass skins of them, level by level); `None` when no
+    /// run is `(first, count)`.
+    pub fn drawn_levels(&self, first: u32, count: u32) -> Option<&[(u32, u32); DETAIL_LEVELS]> {
+        self.runs.iter().find(|r| r.first == first && r.count == count).map(|r| &r.all)
     }
 
     /// How many characters the camera sees at each level this frame.
@@ -497,6 +520,21 @@ mod tests {
         assert_eq!(order.order(), [1, 0, 3, 2, 4]);
         assert_eq!(order.run_levels(1, Seen::ByCamera), Some(&[(2, 1), (3, 0), (3, 0), (3, 1)]));
         assert_eq!(order.run_levels(2, Seen::ByCamera), None);
+    }
+
+    /// What the skin pass skins of a run: per level, its characters that
+    /// any pass draws (culled ones the shadows draw after the visible), the
+    /// hidden in none.
+    #[test]
+    fn a_run_s_drawn_levels_leave_out_the_hidden() {
+        let mut order = DrawOrder::new(6, 1, &[(0, 2), (2, 4)]);
+        order.set_buckets(&[0, 2 * 3, 2 * 3 + 1, HIDDEN, 2, 2 * 3]);
+        assert_eq!(order.order(), [0, 1, 4, 5, 2, 3, 6]);
+        assert_eq!(order.drawn_levels(0, 2), Some(&[(0, 1), (1, 0), (1, 0), (1, 1)]));
+        assert_eq!(order.drawn_levels(2, 4), Some(&[(2, 0), (2, 1), (3, 0), (3, 2)]));
+        assert_eq!(order.run_levels(1, Seen::ByCamera), Some(&[(2, 0), (2, 1), (3, 0), (3, 1)]));
+        assert_eq!((order.drawn_levels(2, 3), order.drawn_levels(6, 1)), (None, None));
+        assert_eq!((order.hidden(), order.culled_levels()), (1, [0, 0, 0, 1]));
     }
 
     #[test]

@@ -391,8 +391,8 @@ impl Renderer {
             self.draw_order.choose(view, &self.gpu_model.detail_error, detail);
         }
         // Full detail draws every full mesh: every vertex is skinned.
-        let levels = (view.is_some() && detail == DrawDetail::Auto)
-            .then(|| SkinLevels { buckets: self.draw_order.buckets() });
+        let levels =
+            (view.is_some() && detail == DrawDetail::Auto).then_some(SkinLevels { order: &self.draw_order });
         let queries = &mut self.queries[index];
         match self.settings.frame.placement {
             SkinningPlacement::Vertex => {

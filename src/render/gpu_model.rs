@@ -383,6 +383,12 @@ impl ModelStreams {
         Streams::build(model, &DetailLevels::default()).map(ModelStreams)
     }
 
+    /// The same with its detail levels (`DetailLevels::build`), as
+    /// `GpuModel::upload` builds them: the skin level tables filled in.
+    pub fn build_with_levels(model: &Model) -> Result<Self, GpuError> {
+        Streams::build(model, &DetailLevels::build(model)).map(ModelStreams)
+    }
+
     /// Where each primitive lies in them.
     pub fn table(&self) -> StreamTable<'_> {
         let s = &self.0;

@@ -176,30 +176,6 @@ pub struct SkinRecord {
 /// `SkinRecord::morph_offset` of a primitive without morph targets.
 pub const NO_MORPHS: u32 = u32::MAX;
 
-/// Flag of a `group_records` entry (skin.comp's `GROUP_SPANS_RECORDS`): a
-/// later record starts inside the workgroup, so its threads scan forward.
-pub const GROUP_SPANS_RECORDS: u32 = 0x8000_0000;
-
-/// skin.comp's `group_records`, into `out` (cleared first): for each
-/// workgroup of `group_size` threads over `total_vertices` output vertices,
-/// the index of the record holding its first vertex, or'ed with
-/// `GROUP_SPANS_RECORDS` when another record starts inside the group.
-/// `records` are sorted by `output_offset`, start at 0 and cover
-/// `0..total_vertices` contiguously (`SkinPass`'s layout); fewer than 2^31
-/// of them.
-pub fn group_records(records: &[SkinRecord], total_vertices: u32, group_size: u32, out: &mut Vec<u32>) {
-    out.clear();
-    let mut record = 0usize;
-    for first in (0..total_vertices).step_by(group_size as usize) {
-        while records.get(record + 1).is_some_and(|r| r.output_offset <= first) {
-            record += 1;
-        }
-        let end = first.saturating_add(group_size);
-        let spans = records.get(record + 1).is_some_and(|r| r.output_offset < end);
-        out.push(record as u32 | if spans { GROUP_SPANS_RECORDS } else { 0 });
-    }
-}
-
 const _: () = {
     assert!(std::mem::size_of::<BoneMatrix>() == 64);
     assert!(std::mem::size_of::<PaletteDualQuat>() == 64);
@@ -269,55 +245,6 @@ mod tests {
         assert_eq!(encode_direction([0.0; 3]), ZERO_DIRECTION);
         assert_eq!(decode_direction(ZERO_DIRECTION), [0.0; 3]);
         assert_eq!(encode_direction([f32::NAN, 0.0, 1.0]), ZERO_DIRECTION);
-    }
-
-    /// The record skin.comp's threads end up with: the group's entry, then
-    /// the forward scan where the entry says the group spans records.
-    fn record_of(records: &[SkinRecord], table: &[u32], group_size: u32, g: u32) -> usize {
-        let entry = table[(g / group_size) as usize];
-        let mut index = (entry & !GROUP_SPANS_RECORDS) as usize;
-        if entry & GROUP_SPANS_RECORDS != 0 {
-            while index + 1 < records.len() && records[index + 1].output_offset <= g {
-                index += 1;
-            }
-        }
-        index
-    }
-
-    #[test]
-    fn group_records_find_every_vertex_record() {
-        let record =
-            |output_offset, vertex_count| SkinRecord { output_offset, vertex_count, ..SkinRecord::zeroed() };
-        // Region sizes: one group exactly, tiny ones sharing a group, one
-        // ending mid-group, one spanning several groups, a 1-vertex tail.
-        let sizes = [64u32, 3, 1, 7, 53, 200, 64, 1];
-        let mut records = Vec::new();
-        let mut total = 0;
-        for n in sizes {
-            records.push(record(total, n));
-            total += n;
-        }
-        let mut table = Vec::new();
-        for group_size in [1, 8, 64, 256] {
-            group_records(&records, total, group_size, &mut table);
-            assert_eq!(table.len() as u32, total.div_ceil(group_size));
-            for g in 0..total {
-                // The reference: the last record starting at or before g.
-                let expected = records.iter().rposition(|r| r.output_offset <= g).unwrap();
-                assert_eq!(
-                    record_of(&records, &table, group_size, g),
-                    expected,
-                    "vertex {g}, groups of {group_size}"
-                );
-            }
-        }
-        // Groups inside one record need no scan: Fox's 1,728 vertices are 27 groups of 64.
-        let fox: Vec<_> = (0..3).map(|c| record(c * 1728, 1728)).collect();
-        group_records(&fox, 3 * 1728, 64, &mut table);
-        assert!(table.iter().all(|e| e & GROUP_SPANS_RECORDS == 0));
-        assert_eq!(table[27], 1);
-        group_records(&[], 0, 64, &mut table);
-        assert!(table.is_empty());
     }
 
     #[test]

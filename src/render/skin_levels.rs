@@ -7,8 +7,9 @@
 //! against 1.0 ms for their poses: the gpu_pose guide page). So each primitive with coarser levels
 //! gets a table of the vertices each level's triangles use, and the skin
 //! pass skins a character's primitive at its level through that list:
-//! thread `v` of the primitive's record skins vertex `list[v]` and threads
-//! past the list's length return. The vertices stay where they are in the
+//! the `v`-th thread given to the primitive's record skins vertex
+//! `list[v]`, and a character gets threads for its level's lists alone
+//! (`plan::SkinRun`). The vertices stay where they are in the
 //! output (the index lists and every readback see the same layout), and a
 //! vertex no level of this frame draws keeps whatever it last held.
 //!
@@ -16,11 +17,12 @@
 //! then where each level's list starts, counted from the table's first
 //! word, then the lists (sorted vertex indices, so the reads walk the
 //! streams forward). skin_main.glsl reads it from the slot's record buffer
-//! (`plan::SkinLayout::level_words`), where the frame's level per
-//! character follows it (`SkinLevels`). A character no pass of the frame
-//! draws is not skinned at all.
+//! (`plan::SkinLayout::level_words`). The frame's draw order says which
+//! characters are drawn at each level (`SkinLevels`); a character no pass
+//! of the frame draws is not skinned at all.
 
 use super::detail_levels::DETAIL_LEVELS;
+use super::draw_order::DrawOrder;
 
 /// `GpuPrimitive::skin_levels` of a primitive whose every level draws its
 /// full list (no table: every vertex is skinned at every level).
@@ -71,15 +73,29 @@ pub fn skinned_vertices(words: &[u32], table: u32, vertex_count: u32, level: usi
     words.get(table as usize + level - 1).copied().unwrap_or(vertex_count)
 }
 
+/// The vertex that the `v`-th thread of a primitive skins at `level`, its
+/// table at `table` in `words` (or [`NO_SKIN_LEVELS`]): `v` itself at
+/// level 0 and without a table, else the `v`-th of the level's list
+/// (`v` below `skinned_vertices`). skin_main.glsl's `level_vertex`.
+pub fn level_vertex(words: &[u32], table: u32, level: usize, v: u32) -> u32 {
+    if table == NO_SKIN_LEVELS || level == 0 {
+        return v;
+    }
+    let table = table as usize;
+    words[table + words[table + DETAIL_LEVELS - 1 + level - 1] as usize + v as usize]
+}
+
 /// A frame's detail level per character, for the skin pass: what it
 /// skins of each (`SkinPass::record`).
 #[derive(Debug, Clone, Copy)]
 pub struct SkinLevels<'a> {
-    /// Per character, in `CharacterId` order, `2 * level` or `2 * level +
-    /// 1` (drawn by the shadow cascades alone), or `draw_order::HIDDEN`
-    /// (drawn by no pass: not skinned) (`DrawOrder::buckets`); characters
-    /// past its end skin whole.
-    pub buckets: &'a [u8],
+    /// The frame's draw order, its levels chosen: each character's bucket
+    /// (`DrawOrder::buckets`: a `draw_order::HIDDEN` one is neither
+    /// uploaded nor skinned), and the characters some pass draws, grouped
+    /// by run and level (`DrawOrder::drawn_levels`), which the skin pass
+    /// skins level by level. Characters in none of its runs (the scenery)
+    /// skin whole.
+    pub order: &'a DrawOrder,
 }
 
 #[cfg(test)]
@@ -103,6 +119,8 @@ mod tests {
             assert_eq!(skinned_vertices(&words, table, 6, k), 3);
         }
         assert_eq!(skinned_vertices(&words, table, 6, 0), 6);
+        assert_eq!((0..3).map(|v| level_vertex(&words, table, 2, v)).collect::<Vec<_>>(), [2, 4, 5]);
+        assert_eq!(level_vertex(&words, table, 0, 4), 4);
         assert_eq!(words.len(), t + TABLE_HEADER + 9);
     }
 

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use vkskin::anim::SkinInput;
 use vkskin::asset::{Model, load_default_character};
 use vkskin::render::detail_levels::{DETAIL_LEVELS, DetailLevels};
-use vkskin::render::draw_order::HIDDEN;
+use vkskin::render::draw_order::{DrawOrder, HIDDEN};
 use vkskin::render::layout::SkinnedVertex;
 use vkskin::render::skin_levels::SkinLevels;
 use vkskin::render::skin_pass::CharacterId;
@@ -70,11 +70,14 @@ fn a_coarser_level_skins_exactly_the_vertices_it_draws() {
     // Slot 0 again, pose B at levels 0, 2, 3 and 1 (the last two culled
     // from the camera, drawn by the shadows); the other model's character
     // past the levels.
-    let buckets = [0, 2 * 2, 2 * 3 + 1, 2 + 1];
-    let (at_levels, every_palette) = skin(&mut rig, b, Some(SkinLevels { buckets: &buckets }));
+    // The four built-in characters are one run of the draw order.
+    let mut order = DrawOrder::new(4, 0, &[(0, 4)]);
+    order.set_buckets(&[0, 2 * 2, 2 * 3 + 1, 2 + 1]);
+    let (at_levels, every_palette) = skin(&mut rig, b, Some(SkinLevels { order: &order }));
     // Slot 1 again, pose A, character 0 drawn by no pass: it keeps B, and
     // its palette is not uploaded.
-    let (skipping, hidden_one) = skin(&mut rig, a, Some(SkinLevels { buckets: &[HIDDEN, 2 * 3, 0, 0] }));
+    order.set_buckets(&[HIDDEN, 2 * 3, 0, 0]);
+    let (skipping, hidden_one) = skin(&mut rig, a, Some(SkinLevels { order: &order }));
     let palette = model.palette_len() as u64 * 64;
     assert_eq!(
         hidden_one.palette_bytes_written + palette,

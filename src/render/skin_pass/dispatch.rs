@@ -1,12 +1,14 @@
 //! The skinning pipelines (skin.comp or skin_storage.comp, with and without
-//! morph-target code) and the one dispatch per frame: its descriptor set
-//! from the slot's pool, the dispatch, and the barrier that makes the
-//! output visible to vertex input, vertex shaders and transfers. It never
-//! writes a buffer's contents; what the dispatch reads was uploaded first.
+//! morph-target code) and a frame's dispatches, one per batch (`batches`):
+//! a descriptor set per output window from the slot's pool, the dispatches,
+//! and the barrier that makes the output visible to vertex input, vertex
+//! shaders and transfers. It never writes a buffer's contents; what the
+//! dispatches read was uploaded first.
 
+use super::batches::SkinBatch;
 use super::palette_reads::{OUTPUT_BINDING, PaletteReads, is_texel};
-use super::upload::FrameLevels;
-use super::{SkinPass, SkinStats, WORKGROUP_SIZE};
+use super::plan::MAX_OUTPUT_WINDOWS;
+use super::{SkinPass, SkinStats};
 use crate::gpu::barrier::{self, Access};
 use crate::gpu::error::VkResultExt;
 use crate::gpu::pipeline::ComputePipeline;
@@ -18,21 +20,29 @@ use ash::vk;
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct Push {
+    /// The batch's run (`plan::SkinRun`): its first record, records per
+    /// character and first character.
+    first_record: u32,
+    records_per_character: u32,
+    first_character: u32,
+    /// The batch: its level, the vertices and workgroups one character
+    /// takes there, how many characters, and where they are listed in the
+    /// work buffer (`batches::NO_ORDER`: the run's, in order).
+    level: u32,
+    level_vertices: u32,
+    groups_per_character: u32,
+    characters: u32,
+    order_first: u32,
+    /// Words of the record buffer: the run's record starts at this level,
+    /// and the level tables; and the records' count (where
+    /// `record_levels` start).
+    starts: u32,
+    level_words: u32,
     record_count: u32,
-    total_vertices: u32,
-    /// The window's first workgroup and its workgroup count.
-    first_group: u32,
-    group_count: u32,
+    /// The output vertex that the window's buffer starts at.
+    window_first_vertex: u32,
     /// The palette skin_storage.comp reads by pointer (0 for skin.comp).
     palette_address: vk::DeviceAddress,
-    /// Where the record buffer holds the level tables and the frame's
-    /// level per character, and how many characters have one (0: skin
-    /// every vertex) (`upload::FrameLevels`).
-    level_words: u32,
-    frame_levels: u32,
-    level_characters: u32,
-    /// Keeps the struct free of implicit padding (`Pod`).
-    _padding: u32,
 }
 
 /// `MORPH_TARGETS` (shaders/common.glsl): a skin.comp specialization
@@ -124,8 +134,9 @@ impl SkinPipelines {
     }
 }
 
-/// What set 0 of one dispatch binds: each binding's buffer, and its texel
-/// view where the binding is a texel buffer (else null); and the palette
+/// What set 0 of a frame's dispatches binds but the output window: each
+/// binding's buffer, and its texel view where the binding is a texel
+/// buffer (else null); and the palette
 /// the shader reaches by pointer (skin_storage.comp).
 struct BoundSet {
     buffers: [vk::Buffer; 9],
@@ -134,36 +145,35 @@ struct BoundSet {
 }
 
 impl SkinPass {
-    /// Dispatches the skinning of everything `upload`ed into `slot`, at
-    /// the detail `levels` written there, and records the barrier after
-    /// it; fills in `stats`' dispatch fields.
+    /// Dispatches the skinning of this frame's batches (`write_batches`)
+    /// of what was `upload`ed into `slot`, and records the barrier after
+    /// them; fills in `stats`' dispatch fields.
     pub(super) fn dispatch(
         &self,
         ctx: &GpuContext,
         slot: &mut FrameSlot,
-        levels: FrameLevels,
         timestamps: bool,
         stats: &mut SkinStats,
     ) -> Result<(), GpuError> {
-        let total_vertices = self.layout.total_vertices();
-        if total_vertices == 0 || self.layout.records().is_empty() {
+        if self.layout.total_vertices() == 0 || self.layout.records().is_empty() {
             return Ok(());
         }
-        let Some(bound) = self.bound_set(ctx, slot.index)? else {
+        let Some(bound_set) = self.bound_set(ctx, slot.index)? else {
             return Ok(());
         };
         // Without morph targets in the scene, the pipeline without their code.
         let p = &self.pipelines;
         let compute = if self.layout.morph_targets() { &p.compute } else { &p.compute_without_morphs };
-        let windows = self.output_windows();
-        let window_groups = windows.vertices / WORKGROUP_SIZE;
-        let total_groups = total_vertices.div_ceil(WORKGROUP_SIZE);
+        let window_vertices = self.output_windows().vertices;
         let (d, cmd) = (&ctx.device, slot.command_buffer);
         ctx.begin_region(cmd, c"skin dispatch");
         let before =
             if timestamps { slot.write_timestamp(ctx, vk::PipelineStageFlags2::TOP_OF_PIPE) } else { None };
         // SAFETY: the command buffer is recording (begin_frame).
         unsafe { d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, compute.pipeline) };
+        // One set per output window, made when a batch first writes it.
+        let mut sets = [vk::DescriptorSet::null(); MAX_OUTPUT_WINDOWS as usize];
+        let (mut dispatches, mut vertices) = (0, 0);
         let repeats = slow_skin_repeats();
         for repeat in 0..repeats {
             if repeat > 0 {
@@ -177,36 +187,48 @@ impl SkinPass {
                     &[Access::ComputeShaderWrite],
                 );
             }
-            // One dispatch per window of the output. They write disjoint
-            // ranges and read only what the host and the stream uploads
+            // The batches write disjoint vertices (each character's, at one
+            // level) and read only what the host and the stream uploads
             // wrote, so no barrier goes between them.
-            for k in 0..windows.count {
-                let first_group = k * window_groups;
-                let group_count = window_groups.min(total_groups - first_group);
-                let output = self.slots[slot.index].output[k as usize].raw;
-                let set = self.write_set(ctx, slot.descriptor_pool, compute.set_layout, &bound, output)?;
-                let push = Push {
-                    record_count: self.layout.records().len() as u32,
-                    total_vertices,
-                    first_group,
-                    group_count,
-                    palette_address: bound.palette_address,
-                    level_words: levels.level_words,
-                    frame_levels: levels.first_word,
-                    level_characters: levels.characters,
-                    _padding: 0,
+            let mut bound = None;
+            for batch in &self.batches {
+                let Some(push) = self.push(batch, bound_set.palette_address, window_vertices) else {
+                    continue;
                 };
-                let (groups_x, groups_y) = ComputePipeline::grid(ctx, group_count);
-                // SAFETY: the set is fresh and written; every bound buffer is
-                // live and stays alive until this slot's fence (replaced ones
-                // are retired). The pipeline is bound above.
+                let window = self.layout.runs()[batch.run as usize].window;
+                let set = &mut sets[window as usize];
+                if *set == vk::DescriptorSet::null() {
+                    let output = self.slots[slot.index].output[window as usize].raw;
+                    *set =
+                        self.write_set(ctx, slot.descriptor_pool, compute.set_layout, &bound_set, output)?;
+                }
+                if bound != Some(window) {
+                    // SAFETY: the set is fresh and written; every bound buffer is
+                    // live and stays alive until this slot's fence (replaced ones
+                    // are retired). The pipeline is bound above.
+                    unsafe {
+                        let layout = compute.layout;
+                        d.cmd_bind_descriptor_sets(
+                            cmd,
+                            vk::PipelineBindPoint::COMPUTE,
+                            layout,
+                            0,
+                            &[*set],
+                            &[],
+                        );
+                    }
+                    bound = Some(window);
+                }
+                let (groups_x, groups_y) =
+                    ComputePipeline::grid(ctx, push.characters * push.groups_per_character);
+                // SAFETY: as above; the push range is the layout's.
                 unsafe {
-                    let layout = compute.layout;
-                    d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, layout, 0, &[set], &[]);
                     let bytes = bytemuck::bytes_of(&push);
-                    d.cmd_push_constants(cmd, layout, vk::ShaderStageFlags::COMPUTE, 0, bytes);
+                    d.cmd_push_constants(cmd, compute.layout, vk::ShaderStageFlags::COMPUTE, 0, bytes);
                     d.cmd_dispatch(cmd, groups_x, groups_y, 1);
                 }
+                dispatches += 1;
+                vertices += u64::from(push.characters) * u64::from(push.level_vertices);
             }
         }
         // The draw (vertex input of the output as a vertex buffer, or storage
@@ -231,14 +253,48 @@ impl SkinPass {
         };
         ctx.end_region(cmd);
         stats.timestamps = before.zip(after);
-        stats.vertices = total_vertices as u64;
-        stats.dispatches = repeats * windows.count;
+        stats.vertices = vertices / u64::from(repeats);
+        stats.dispatches = dispatches;
         Ok(())
+    }
+
+    /// The push constants of `batch`'s dispatch (`palette_address` for
+    /// skin_storage.comp, output windows of `window_vertices`), or `None`
+    /// when it skins nothing.
+    fn push(
+        &self,
+        batch: &SkinBatch,
+        palette_address: vk::DeviceAddress,
+        window_vertices: u32,
+    ) -> Option<Push> {
+        let run = &self.layout.runs()[batch.run as usize];
+        let level = batch.level as usize;
+        let groups_per_character = run.groups_per_character(level);
+        if batch.characters == 0 || groups_per_character == 0 {
+            return None;
+        }
+        let words = self.layout.record_buffer_words();
+        Some(Push {
+            first_record: run.first_record,
+            records_per_character: run.records_per_character,
+            first_character: run.first_character,
+            level: batch.level,
+            level_vertices: run.level_vertices[level],
+            groups_per_character,
+            characters: batch.characters,
+            order_first: batch.order_first,
+            // check_ranges keeps the record buffer within u32 words.
+            starts: (words.run_starts + u64::from(run.level_starts(level))) as u32,
+            level_words: words.level_words as u32,
+            record_count: self.layout.records().len() as u32,
+            window_first_vertex: run.window * window_vertices,
+            palette_address,
+        })
     }
 
     /// Set 0 of slot `slot_index`'s dispatch: the static streams, then the
     /// slot's weights, palette (the one the shaders read in this upload
-    /// mode; as texels, or by pointer), records and workgroup records; and
+    /// mode; as texels, or by pointer), records and the characters to skin; and
     /// the output's address. `None` before the first character; an error
     /// when a texel binding lacks its view (its creation failed).
     fn bound_set(&self, ctx: &GpuContext, slot_index: usize) -> Result<Option<BoundSet>, GpuError> {
@@ -250,7 +306,7 @@ impl SkinPass {
         let (palette, palette_view) = b.read_palette(staged);
         let [v0, v1, v2, v3] = self.streams.views();
         let null = vk::BufferView::null();
-        let views = [v0, v1, v2, v3, null, palette_view, b.records_view, null, b.groups_view];
+        let views = [v0, v1, v2, v3, null, palette_view, b.records_view, null, b.work_view];
         let bindings = &self.bindings;
         if let Some(binding) = (0..9).find(|&i| is_texel(bindings[i]) && views[i] == null) {
             return Err(GpuError::new(format!(
@@ -266,7 +322,7 @@ impl SkinPass {
             palette,
             b.records.raw,
             vk::Buffer::null(), // each window's own, in `write_set`
-            b.groups.raw,
+            b.work.raw,
         ];
         let palette_address = match self.palette_reads {
             PaletteReads::Storage => b.read_palette_buffer(staged).device_address(ctx),

@@ -1,24 +1,28 @@
 //! Compute skinning: morphs and skins every primitive of every registered
-//! character instance in ONE dispatch per output window (shaders/skin.comp)
-//! into the frame slot's own output buffers, which the draw pass then reads
-//! by pointer.
+//! character instance (shaders/skin.comp), one dispatch per run of alike
+//! characters and detail level drawn (`plan::SkinRun`, `batches`), into the
+//! frame slot's own output buffers, which the draw pass then reads by
+//! pointer.
 //! It never poses characters (its inputs are `FramePoses`) and never draws.
 //!
 //! The pieces: `plan` lays every character out as plain data (no device:
 //! offsets, counts, records, sizes); `palette_reads` says how skin.comp reads
 //! its set 0 (texels or storage); `slot_buffers` holds one frame slot's
 //! buffers; `streams` binds or concatenates the models' static streams;
-//! `upload` writes a frame's palettes and weights; `dispatch` holds the
-//! pipelines and records the dispatch. This file ties them together:
+//! `upload` writes a frame's palettes and weights; `batches` lists what
+//! each dispatch skins; `dispatch` holds the pipelines and records the
+//! dispatches. This file ties them together:
 //! registering characters (`add_character`) and recording a frame (`record`).
 //!
 //! Per frame: `record` = `upload` (writes the palettes and morph weights of
 //! the characters whose pose changed since this slot last held them, and the
-//! skin records after a layout change) + `write_levels` (each character's
-//! detail level, when the frame has them: a character's primitives are then
-//! skinned only where its level draws, `render::skin_levels`) + the dispatches (per window of the
-//! output a descriptor set from the slot's pool and one dispatch, then the
-//! barrier that makes the output visible to vertex shaders and transfers).
+//! skin records after a layout change) + `write_batches` (per run, the
+//! characters drawn at each level, from the frame's draw order when it has
+//! one: a character's primitives are then skinned only where its level
+//! draws, `render::skin_levels`, and a character no pass draws not at all),
+//! then the dispatches (per window of the output a descriptor set from the
+//! slot's pool, one dispatch per batch, then the barrier that makes the
+//! output visible to vertex shaders and transfers).
 //!
 //! The vertex-skinning path (shaders/mesh_skinned.vert) reads the same
 //! per-slot buffers: call `upload` instead of `record` (no dispatch) and bind
@@ -30,7 +34,7 @@
 //! range (`maxStorageBufferRange`, 128 MiB on lavapipe) nor the largest
 //! buffer (4 GiB on NVIDIA's drivers) may cap them: the output is split
 //! into windows (`OutputWindows`), each its own buffer within both limits
-//! and holding whole characters, and the dispatch is recorded once per
+//! and holding whole characters, and a run's dispatches write one
 //! window; the draws read the output by device address
 //! (`GL_EXT_buffer_reference`), each draw from one window; the palette is
 //! read as texels (limited by `maxTexelBufferElements`, 2^27 on common
@@ -48,7 +52,7 @@
 //! skin, `plan::Placer`).
 //!
 //! Synchronisation, all of it (see also the comments at each barrier):
-//! - Palette, weight, record and workgroup-record buffers are host-visible, HOST_COHERENT,
+//! - Palette, weight, record and work buffers are host-visible, HOST_COHERENT,
 //!   persistently mapped and written by the CPU before `vkQueueSubmit`; a
 //!   submission makes earlier host writes to coherent memory visible to the
 //!   device (the implicit host-write guarantee of queue submission), so no
@@ -77,6 +81,7 @@
 //!   reads only host-written slot buffers (visible at submit, as above) and
 //!   the static streams, so it needs no barrier of its own.
 
+use super::detail_levels::DETAIL_LEVELS;
 use super::frame_settings::{InfluenceBlend, PaletteUpload};
 use super::gpu_model::GpuModel;
 use super::layout::SkinnedVertex;
@@ -92,6 +97,7 @@ use slot_buffers::{GrowthLimits, SlotBuffers};
 use std::sync::Arc;
 use streams::StaticStreams;
 
+mod batches;
 mod dispatch;
 mod gpu_pose;
 mod palette_reads;
@@ -101,7 +107,7 @@ mod streams;
 mod upload;
 
 pub use palette_reads::{AMPLE_PALETTE_TEXELS, PaletteReads};
-pub use plan::{MAX_OUTPUT_WINDOWS, NO_RECORD, OutputWindows, PrimitiveOutput, SkinLayout};
+pub use plan::{MAX_OUTPUT_WINDOWS, NO_RECORD, OutputWindows, PrimitiveOutput, SkinLayout, SkinRun};
 
 /// Threads per workgroup (`local_size_x` in skin.comp).
 pub const WORKGROUP_SIZE: u32 = 64;
@@ -133,13 +139,13 @@ pub struct SkinStats {
     pub copy_timestamps: Option<(u32, u32)>,
     /// Morph weight bytes written.
     pub weight_bytes_written: u64,
-    /// Output vertices the dispatch covers (with detail levels, the
-    /// threads of vertices a character's level does not use return at once).
+    /// Output vertices the dispatches skin (with detail levels, those the
+    /// characters' levels draw).
     pub vertices: u64,
-    /// Compute dispatches recorded: one per window of the output
-    /// (`OutputWindows`: 1 while it fits one buffer), 0 when there is
-    /// nothing to skin, K times as many under the test-only
-    /// `VKSKIN_TEST_SLOW_SKIN=K`.
+    /// Compute dispatches recorded: one per batch (a run of alike
+    /// characters in one output window, at one level drawn; one per run
+    /// without detail levels), 0 when there is nothing to skin, K times
+    /// as many under the test-only `VKSKIN_TEST_SLOW_SKIN=K`.
     pub dispatches: u32,
     /// Timestamp queries before and after the dispatch, when asked and available.
     pub timestamps: Option<(u32, u32)>,
@@ -204,6 +210,9 @@ pub struct SkinPass {
     /// it holds an older one.
     generation: u64,
     slots: Vec<SlotBuffers>,
+    /// This frame's batches (`write_batches`): capacity for every run at
+    /// every level, reserved when characters are added.
+    batches: Vec<batches::SkinBatch>,
     upload_mode: PaletteUpload,
     /// Poses the characters whose input carries a playback (`set_pose_program`).
     gpu_pose: Option<gpu_pose::GpuPose>,
@@ -245,6 +254,7 @@ impl SkinPass {
             streams: StaticStreams::new(),
             generation: 0,
             slots: Vec::with_capacity(FRAMES_IN_FLIGHT),
+            batches: Vec::new(),
             upload_mode: PaletteUpload::default(),
             gpu_pose: None,
         };
@@ -331,6 +341,8 @@ impl SkinPass {
             slot.held.resize(regions, None);
             slot.copies.reserve(regions);
         }
+        self.batches.clear();
+        self.batches.reserve(self.layout.runs().len() * DETAIL_LEVELS);
         self.generation += 1;
         if let Err(e) = self.fit_buffers(ctx, ring, is_new_model) {
             self.undo_add(ctx, ring, mark, first, is_new_model);
@@ -463,7 +475,7 @@ impl SkinPass {
     }
 
     /// Records this frame's skinning into `slot`: `upload`s changed poses,
-    /// dispatches once, and records the barrier that makes the output
+    /// dispatches each batch, and records the barrier that makes the output
     /// readable by vertex input, vertex shaders and transfers later in the
     /// same command buffer. Character `c` of `inputs` is `CharacterId(c)`.
     /// With `levels`, each character's primitives are skinned only where
@@ -479,9 +491,9 @@ impl SkinPass {
         timestamps: bool,
     ) -> Result<SkinStats, GpuError> {
         let mut stats = self.upload(slot, inputs, levels)?;
-        let levels = self.write_levels(slot.index, levels)?;
+        self.write_batches(slot.index, levels)?;
         self.record_copies(ctx, slot, timestamps, &mut stats);
-        self.dispatch(ctx, slot, levels, timestamps, &mut stats)?;
+        self.dispatch(ctx, slot, timestamps, &mut stats)?;
         Ok(stats)
     }
 

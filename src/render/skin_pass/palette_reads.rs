@@ -18,7 +18,7 @@ pub(super) const PALETTE_TEXEL_FORMAT: vk::Format = vk::Format::R32G32B32A32_SFL
 pub const AMPLE_PALETTE_TEXELS: u64 = 1 << 27;
 
 /// How skin.comp reads the palette (binding 5) and, with it, the sources,
-/// influences, records and workgroup records (bindings 0, 1, 6, 8). The
+/// influences, records and the characters to skin (bindings 0, 1, 6, 8). The
 /// bytes are the same either way (DESIGN.md's `BoneMatrix`, layout.rs);
 /// only the descriptors differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +80,7 @@ pub(super) const PALETTE_BINDING: usize = 5;
 pub(super) const OUTPUT_BINDING: usize = 7;
 
 /// The bindings of set 0 that skin.comp reads through uniform texel
-/// buffers: sources, influences, palette, records, group records. The
+/// buffers: sources, influences, palette, records, characters to skin. The
 /// morph bindings stay storage buffers (not measured as texels): scenes
 /// without morph targets skip their code (`MORPH_TARGETS`), and in scenes
 /// with them llvmpipe would run texel fetches, which ignore the lane mask,
@@ -100,7 +100,7 @@ pub(super) const TEXEL_FORMATS: [vk::Format; 9] = [
     PALETTE_TEXEL_FORMAT,          // palette: four per BoneMatrix
     vk::Format::R32G32B32A32_UINT, // records: two per SkinRecord
     vk::Format::UNDEFINED,         // output: storage
-    vk::Format::R32_UINT,          // group records
+    vk::Format::R32_UINT,          // characters to skin
 ];
 
 /// Bytes of one texel of `format` (one of `TEXEL_FORMATS`).
@@ -187,7 +187,7 @@ mod tests {
     fn texel_formats_tile_the_shader_layouts() {
         // shaders/common.glsl and skin_main.glsl fetch these many texels per
         // element: a source three, an influence one, a matrix four (rows),
-        // a record two, a workgroup record one.
+        // a record two, a character to skin one.
         let per_element = [
             (0, SOURCE_BYTES, 3),
             (1, INFLUENCE_BYTES, 1),

@@ -13,7 +13,7 @@ use crate::gpu::{Buffer, FrameRing, GpuContext, GpuError};
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
-/// Weights, records and group records: storage buffers for the vertex path
+/// Weights, records and the characters to skin: storage buffers for the vertex path
 /// and skin_storage.comp, uniform texel buffers for skin.comp.
 const HOST_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
     vk::BufferUsageFlags::STORAGE_BUFFER.as_raw() | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER.as_raw(),
@@ -65,18 +65,19 @@ pub(super) struct SlotBuffers {
     /// 5), replaced with their buffers and retired through the ring with them.
     pub(super) palette_view: vk::BufferView,
     pub(super) device_palette_view: vk::BufferView,
-    /// Texel views of `records` and `groups` (bindings 6 and 8) where the
+    /// Texel views of `records` and `work` (bindings 6 and 8) where the
     /// pipeline reads them so (`PaletteReads::Texels`), else null; replaced
     /// and retired with their buffers.
     pub(super) records_view: vk::BufferView,
-    pub(super) groups_view: vk::BufferView,
+    pub(super) work_view: vk::BufferView,
     /// This frame's staging copies (capacity: one per character, reserved
     /// when characters are added, so recording allocates nothing).
     pub(super) copies: Vec<vk::BufferCopy>,
     pub(super) weights: Buffer,
     pub(super) records: Buffer,
-    /// skin.comp's `group_records` (binding 8), written with `records`.
-    pub(super) groups: Buffer,
+    /// The characters a frame skins, grouped by run and level (binding 8,
+    /// skin_main.glsl's `work_word`), written each frame (`upload`).
+    pub(super) work: Buffer,
     /// The skinned output, one buffer per window (`OutputWindows`): at
     /// least one, more kept when a layout shrinks.
     pub(super) output: Vec<Buffer>,
@@ -84,7 +85,7 @@ pub(super) struct SlotBuffers {
     pub(super) output_addresses: Vec<vk::DeviceAddress>,
     /// Pose version of each character last written into `palette`/`weights`.
     pub(super) held: Vec<Option<u64>>,
-    /// Layout generation whose records `records` (and `groups`) hold.
+    /// Layout generation whose records `records` holds.
     pub(super) records_generation: Option<u64>,
 }
 
@@ -101,11 +102,11 @@ impl SlotBuffers {
             palette_view: vk::BufferView::null(),
             device_palette_view: vk::BufferView::null(),
             records_view: vk::BufferView::null(),
-            groups_view: vk::BufferView::null(),
+            work_view: vk::BufferView::null(),
             copies: Vec::new(),
             weights: Buffer::new(ctx, &name("weights"), 16, HOST_USAGE, cpu)?,
             records: Buffer::new(ctx, &name("records"), 32, HOST_USAGE, cpu)?,
-            groups: Buffer::new(ctx, &name("group records"), 4, HOST_USAGE, cpu)?,
+            work: Buffer::new(ctx, &name("characters to skin"), 4, HOST_USAGE, cpu)?,
             output: Vec::new(),
             output_addresses: Vec::new(),
             held: Vec::new(),
@@ -125,7 +126,7 @@ impl SlotBuffers {
             self.device_palette_view = palette_view(ctx, &self.device_palette)?;
         }
         for (binding, buffer, view) in
-            [(6, &self.records, &mut self.records_view), (8, &self.groups, &mut self.groups_view)]
+            [(6, &self.records, &mut self.records_view), (8, &self.work, &mut self.work_view)]
         {
             if is_texel(bindings[binding]) {
                 *view = texel_view(ctx, buffer.raw, buffer.size, TEXEL_FORMATS[binding])?;
@@ -186,15 +187,15 @@ impl SlotBuffers {
         }
         let records_regrown =
             grower.grow(ring, &mut self.records, sizes.records, "records", HOST_USAGE, cpu)?;
-        let groups_regrown =
-            grower.grow(ring, &mut self.groups, sizes.groups, "group records", HOST_USAGE, cpu)?;
-        if records_regrown | groups_regrown {
+        let work_regrown =
+            grower.grow(ring, &mut self.work, sizes.work, "characters to skin", HOST_USAGE, cpu)?;
+        if records_regrown {
             self.records_generation = None;
         }
         self.grow_output(&grower, ring, sizes.windows)?;
         for (binding, regrown, buffer, view) in [
             (6, records_regrown, &self.records, &mut self.records_view),
-            (8, groups_regrown, &self.groups, &mut self.groups_view),
+            (8, work_regrown, &self.work, &mut self.work_view),
         ] {
             if regrown && is_texel(bindings[binding]) {
                 replace_view(ctx, ring, view, buffer, TEXEL_FORMATS[binding])?;
@@ -236,11 +237,11 @@ impl SlotBuffers {
     pub(super) fn destroy(self, ctx: &GpuContext) {
         // SAFETY: the caller waited for the GPU; null views are ignored.
         unsafe {
-            for view in [self.palette_view, self.device_palette_view, self.records_view, self.groups_view] {
+            for view in [self.palette_view, self.device_palette_view, self.records_view, self.work_view] {
                 ctx.device.destroy_buffer_view(view, None);
             }
         }
-        for b in [self.palette, self.device_palette, self.weights, self.records, self.groups] {
+        for b in [self.palette, self.device_palette, self.weights, self.records, self.work] {
             b.destroy(ctx);
         }
         self.output.into_iter().for_each(|b| b.destroy(ctx));

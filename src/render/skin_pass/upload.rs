@@ -115,14 +115,14 @@ impl SkinPass {
             let record_levels = bytemuck::cast_slice(self.layout.record_levels());
             buffers.records.write(words.record_levels * 4, record_levels)?;
             buffers.records.write(words.level_words * 4, bytemuck::cast_slice(self.layout.level_words()))?;
-            buffers.groups.write(0, bytemuck::cast_slice(self.layout.group_records()))?;
+            buffers.records.write(words.run_starts * 4, bytemuck::cast_slice(self.layout.run_starts()))?;
             buffers.records_generation = Some(self.generation);
         }
         let places = self.layout.characters();
         let staged = mode.staged() || self.gpu_pose.is_some();
         let mut state = self.gpu_pose.as_ref().map(|p| p.begin(slot.index, places.len()));
         for (c, (model, place)) in self.characters.iter().map(|c| &c.model).zip(places).enumerate() {
-            if levels.is_some_and(|l| l.buckets.get(c) == Some(&HIDDEN)) {
+            if levels.is_some_and(|l| l.order.buckets().get(c) == Some(&HIDDEN)) {
                 // Drawn by no pass: neither posed on the GPU nor uploaded.
                 continue;
             }
@@ -161,49 +161,6 @@ impl SkinPass {
         }
         stats.write_ns = started.elapsed().as_nanos() as u64;
         Ok(stats)
-    }
-}
-
-/// What the skin dispatch of a frame reads of its detail levels
-/// (`SkinPass::write_levels`): how many characters have a level in the
-/// record buffer, and where.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct FrameLevels {
-    /// Characters with a level this frame (0: every vertex is skinned).
-    pub(super) characters: u32,
-    /// Word of the record buffer where their levels start, a byte each.
-    pub(super) first_word: u32,
-    /// Word of the record buffer where the level tables start.
-    pub(super) level_words: u32,
-}
-
-impl SkinPass {
-    /// Writes this frame's level per character (`levels`; `None`: every
-    /// vertex of every character is skinned) into `slot_index`'s record
-    /// buffer, after `upload` (which writes the layout's tables there).
-    /// Characters past `levels.buckets` skin whole; buckets past the
-    /// registered characters are ignored. Allocates nothing.
-    pub(super) fn write_levels(
-        &mut self,
-        slot_index: usize,
-        levels: Option<SkinLevels>,
-    ) -> Result<FrameLevels, GpuError> {
-        let Some(levels) = levels else { return Ok(FrameLevels::default()) };
-        let words = self.layout.record_buffer_words();
-        let buckets = &levels.buckets[..levels.buckets.len().min(self.characters.len())];
-        if buckets.is_empty() {
-            return Ok(FrameLevels::default());
-        }
-        // Host writes before the submit (see `upload`); the bytes lie
-        // inside the buffer, which holds a byte per character there.
-        self.slots[slot_index].records.write(words.frame_levels * 4, buckets)?;
-        let word =
-            |w: u64| u32::try_from(w).map_err(|_| GpuError::new("skin pass: record buffer past 2^32 words"));
-        Ok(FrameLevels {
-            characters: buckets.len() as u32,
-            first_word: word(words.frame_levels)?,
-            level_words: word(words.level_words)?,
-        })
     }
 }
 

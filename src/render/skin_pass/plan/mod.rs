@@ -2,8 +2,9 @@
 //! ([`SkinLayout`]): where each distinct model's static streams start in
 //! their concatenation, each character's palette range (skins, then one
 //! entry per rigidly moving instance), morph weights and output vertices,
-//! the skin records of its primitives, the dispatch's workgroup records, the
-//! bytes the buffers need and whether the device's limits hold them.
+//! the skin records of its primitives, the runs the dispatches skin
+//! ([`SkinRun`]), the bytes the buffers need and whether the device's
+//! limits hold them.
 //!
 //! Computed from the model and its stream table (`gpu_model::StreamTable`)
 //! alone: no device, no buffer, no command, so it is tested without a GPU.
@@ -17,9 +18,12 @@ use crate::asset::Model;
 use crate::gpu::GpuError;
 use crate::render::detail_levels::DETAIL_LEVELS;
 use crate::render::gpu_model::{GpuPrimitive, StreamCounts, StreamTable};
-use crate::render::layout::{Influence, MorphEntry, NO_MORPHS, SkinRecord, SourceVertex, group_records};
+use crate::render::layout::{Influence, MorphEntry, NO_MORPHS, SkinRecord, SourceVertex};
 use crate::render::skin_levels::{self, NO_SKIN_LEVELS};
 use ash::vk;
+
+mod runs;
+pub use runs::SkinRun;
 
 /// Byte sizes of the static streams' elements (see `layout`).
 pub(super) const SOURCE_BYTES: u64 = std::mem::size_of::<SourceVertex>() as u64;
@@ -93,6 +97,8 @@ impl ModelPlace {
 /// Where one character's skinning lands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CharacterPlace {
+    /// Its model's index in `SkinLayout::models`.
+    pub model: usize,
     /// Its palette entries, `[start, end)`: contiguous (skins, then rigid entries).
     pub palette_range: (u32, u32),
     /// Bytes its skinning reads and writes per frame (see `SkinPass::frame_traffic`).
@@ -119,11 +125,12 @@ pub struct SlotSizes {
     pub palette: u64,
     /// Morph weights (f32).
     pub weights: u64,
-    /// Skin records, then what the skin pass reads of detail levels after
-    /// them (`SkinLayout::level_words`, and a frame's level per character).
+    /// Skin records, then what the skin pass reads of the runs and the
+    /// detail levels after them (`SkinLayout::record_buffer_words`).
     pub records: u64,
-    /// Workgroup records (u32).
-    pub groups: u64,
+    /// The characters a frame skins, grouped by run and level (u32 each;
+    /// room for every character).
+    pub work: u64,
     /// Skinned output vertices, all windows (gaps before window starts included).
     pub output: u64,
     /// How the output splits into buffers.
@@ -138,8 +145,8 @@ pub struct RecordBufferWords {
     pub record_levels: u64,
     /// `SkinLayout::level_words`.
     pub level_words: u64,
-    /// The frame's level per character (`skin_levels::SkinLevels`).
-    pub frame_levels: u64,
+    /// `SkinLayout::run_starts`.
+    pub run_starts: u64,
     /// One past the last word.
     pub end: u64,
 }
@@ -150,16 +157,17 @@ pub const MAX_OUTPUT_WINDOWS: u32 = 64;
 
 /// How a slot's skinned output is split: `count` windows, each its own
 /// buffer of at most `vertices` output vertices, window k holding the
-/// layout's vertices from k * `vertices`; one dispatch each. A crowd's
+/// layout's vertices from k * `vertices`, bound by the dispatches of its
+/// runs ([`SkinRun`]). A crowd's
 /// output may be larger than one buffer may be (the largest buffer: 4 GiB
 /// on NVIDIA's drivers) or one binding (`maxStorageBufferRange`: 128 MiB on
 /// lavapipe); each window fits both. No character straddles two windows
 /// (`SkinLayout` moves one that would to the next window's start), so a
-/// draw reads each character from one buffer. `vertices` is whole
-/// workgroups, so a workgroup never straddles two windows either.
+/// draw and a run's dispatches read and write each character in one
+/// buffer. `vertices` is whole workgroups.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OutputWindows {
-    /// Windows (buffers, dispatches); 0 when there is nothing to skin.
+    /// Windows (buffers); 0 when there is nothing to skin.
     pub count: u32,
     /// Output vertices one window holds (a multiple of `WORKGROUP_SIZE`).
     pub vertices: u32,
@@ -242,10 +250,12 @@ pub struct SkinLayout {
     record_levels: Vec<[u32; 2]>,
     /// Every model's skin level tables (`render::skin_levels`), model by model.
     level_words: Vec<u32>,
-    /// Per workgroup of the dispatch, its first vertex's record
-    /// (`layout::group_records`), rebuilt whenever `records` change.
-    group_records: Vec<u32>,
-    /// Whether any of `records` has morph targets; updated with `group_records`.
+    /// The runs of `characters`, rebuilt whenever they change.
+    runs: Vec<SkinRun>,
+    /// Per run and level, the thread at which each of a character's
+    /// records starts (`SkinRun::starts`), rebuilt with `runs`.
+    run_starts: Vec<u32>,
+    /// Whether any of `records` has morph targets; updated with `runs`.
     morph_targets: bool,
     palette_len: u32,
     weight_len: u32,
@@ -272,7 +282,8 @@ impl SkinLayout {
             records: Vec::new(),
             record_levels: Vec::new(),
             level_words: Vec::new(),
-            group_records: Vec::new(),
+            runs: Vec::new(),
+            run_starts: Vec::new(),
             morph_targets: false,
             palette_len: 0,
             weight_len: 0,
@@ -330,8 +341,8 @@ impl SkinLayout {
         self.add_characters(model, table, asset, 1)
     }
 
-    /// `add_character` `count` times (at least once), the workgroup
-    /// records rebuilt once at the end: a crowd of 100,000 is laid out in
+    /// `add_character` `count` times (at least once), the runs rebuilt
+    /// once at the end: a crowd of 100,000 is laid out in
     /// one pass. The index of the first. On error the layout is unchanged.
     pub fn add_characters(
         &mut self,
@@ -345,7 +356,7 @@ impl SkinLayout {
         let mark = self.mark();
         let first = self.characters.len();
         for _ in 0..count.max(1) {
-            let placed = match Placer::start(self, place, table).place(asset) {
+            let placed = match Placer::start(self, (model, place), table).place(asset) {
                 Ok(placed) => placed,
                 Err(e) => {
                     self.roll_back(mark);
@@ -388,9 +399,12 @@ impl SkinLayout {
         self.regroup();
     }
 
-    /// Workgroup records and the morph-target flag, from the records.
+    /// The runs and the morph-target flag, from the characters and records.
     fn regroup(&mut self) {
-        group_records(&self.records, self.total_vertices, WORKGROUP_SIZE, &mut self.group_records);
+        let windows = self.output_windows();
+        let (runs, starts) = (&mut self.runs, &mut self.run_starts);
+        let (records, levels) = (&self.records, &self.record_levels);
+        runs::find_runs(&self.characters, records, levels, &self.level_words, windows, runs, starts);
         self.morph_targets = self.records.iter().any(|r| r.morph_offset != NO_MORPHS);
     }
 
@@ -422,19 +436,25 @@ impl SkinLayout {
 
     /// Where the record buffer's parts start, in u32 words: the records
     /// (8 words each) at 0, `record_levels` (2 each), `level_words`, and
-    /// a frame's level per character (a byte each, four to a word).
+    /// `run_starts`.
     pub fn record_buffer_words(&self) -> RecordBufferWords {
         let records = self.records.len() as u64;
         let record_levels = RECORD_BYTES / 4 * records;
         let level_words = record_levels + 2 * records;
-        let frame_levels = level_words + self.level_words.len() as u64;
-        let end = frame_levels + (self.characters.len() as u64).div_ceil(4);
-        RecordBufferWords { record_levels, level_words, frame_levels, end }
+        let run_starts = level_words + self.level_words.len() as u64;
+        let end = run_starts + self.run_starts.len() as u64;
+        RecordBufferWords { record_levels, level_words, run_starts, end }
     }
 
-    /// Per workgroup of the dispatch, its first vertex's record.
-    pub fn group_records(&self) -> &[u32] {
-        &self.group_records
+    /// The characters' runs, in character order (see [`SkinRun`]).
+    pub fn runs(&self) -> &[SkinRun] {
+        &self.runs
+    }
+
+    /// Per run and level, the thread at which each of a character's
+    /// records starts (`SkinRun::starts` says where a run's lie).
+    pub fn run_starts(&self) -> &[u32] {
+        &self.run_starts
     }
 
     /// Whether any record has morph targets.
@@ -461,7 +481,7 @@ impl SkinLayout {
             palette: u64::from(self.palette_len) * PALETTE_ENTRY_BYTES,
             weights: u64::from(self.weight_len) * 4,
             records: self.record_buffer_words().end * 4,
-            groups: self.group_records.len() as u64 * 4,
+            work: self.characters.len().max(1) as u64 * 4,
             output: u64::from(self.total_vertices) * OUTPUT_STRIDE,
             windows: self.output_windows(),
         }
@@ -527,7 +547,7 @@ impl SkinLayout {
             ("palette", slot.palette),
             ("morph weights", slot.weights),
             ("skin records", slot.records),
-            ("workgroup records", slot.groups),
+            ("characters to skin", slot.work),
             ("skinned output", slot.output),
         ];
         // The palette and the output (indices 4 and 8) are not bound.
@@ -587,6 +607,8 @@ struct Placed {
 /// the layout (`SkinLayout::add_character` commits what it returns).
 struct Placer<'a> {
     table: StreamTable<'a>,
+    /// The model's index in the layout, and where its streams lie.
+    model_index: usize,
     model: ModelPlace,
     /// Index of the character's first record in the layout.
     first_record: usize,
@@ -608,9 +630,10 @@ struct Placer<'a> {
 }
 
 impl<'a> Placer<'a> {
-    fn start(layout: &SkinLayout, model: ModelPlace, table: StreamTable<'a>) -> Self {
+    fn start(layout: &SkinLayout, (model_index, model): (usize, ModelPlace), table: StreamTable<'a>) -> Self {
         Placer {
             table,
+            model_index,
             model,
             first_record: layout.records.len(),
             character: layout.characters.len() as u32,
@@ -653,6 +676,7 @@ impl<'a> Placer<'a> {
             (self.palette - palette_start) * PALETTE_ENTRY_BYTES + asset.rest_morph_weights.len() as u64 * 4;
         Ok(Placed {
             character: CharacterPlace {
+                model: self.model_index,
                 palette_range: (palette_start as u32, self.palette as u32),
                 traffic: self.traffic,
                 skin_bases,
@@ -672,7 +696,7 @@ impl<'a> Placer<'a> {
     /// Moves the character's output (from `start`) to the next window's
     /// start when it would straddle two windows: each window is its own
     /// buffer, and a draw reads a character from one. The vertices skipped
-    /// belong to no record; skin_main.glsl leaves them alone.
+    /// belong to no record; no thread skins them.
     fn keep_in_one_window(&mut self, asset: &Model, start: u64) -> Result<(), GpuError> {
         let (vertices, window) = (self.output - start, u64::from(self.window_vertices));
         if vertices > window {

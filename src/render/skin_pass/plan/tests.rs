@@ -54,14 +54,22 @@ fn one_character_of_the_test_model() {
     // skinned vertices (48).
     let read = 3 * (24 + 16) + 4 * 4 + 6 * 48 + 32 + 2 * 64 + 2 * 4;
     assert_eq!(c.traffic, (read, 3 * 48));
-    assert_eq!(
-        (layout.total_vertices(), layout.group_records(), layout.morph_targets()),
-        (3, &[0][..], true)
-    );
+    let run = SkinRun {
+        first_character: 0,
+        characters: 1,
+        first_record: 0,
+        records_per_character: 1,
+        window: 0,
+        level_vertices: [3; DETAIL_LEVELS],
+        starts: 0,
+    };
+    assert_eq!((layout.total_vertices(), layout.runs(), layout.morph_targets()), (3, &[run][..], true));
+    assert_eq!(layout.run_starts(), &[0; DETAIL_LEVELS]);
     let windows = OutputWindows { count: 1, vertices: SkinLayout::default().window_vertices, total: 3 };
     // The record (32 bytes), its character and level table (8; no table:
-    // the model has no detail levels) and a word for the frame's levels.
-    let sizes = SlotSizes { palette: 128, weights: 8, records: 32 + 8 + 4, groups: 4, output: 144, windows };
+    // the model has no detail levels) and its start at each level (16);
+    // a word for the frame's character to skin.
+    let sizes = SlotSizes { palette: 128, weights: 8, records: 32 + 8 + 16, work: 4, output: 144, windows };
     assert_eq!(layout.slot_sizes(), sizes);
     assert_eq!(layout.record_levels(), &[[0, NO_SKIN_LEVELS]]);
     assert_eq!(layout.stream_bytes(), [3 * 24, 3 * 16, 4 * 4, 6 * 48]);
@@ -108,16 +116,104 @@ fn characters_of_one_model_follow_each_other() {
 }
 
 #[test]
-fn workgroups_start_in_their_record() {
-    let model = default_character();
-    let layout = layout_of(&[&model, &test_model()]);
-    let total = layout.total_vertices();
-    assert_eq!(layout.group_records().len(), total.div_ceil(WORKGROUP_SIZE) as usize);
-    let records = layout.records();
-    for (g, &entry) in layout.group_records().iter().enumerate() {
-        let first = g as u32 * WORKGROUP_SIZE;
-        let r = &records[(entry & !crate::render::layout::GROUP_SPANS_RECORDS) as usize];
-        assert!(r.output_offset <= first && first < r.output_offset + r.vertex_count, "group {g}");
+fn runs_hold_alike_characters_in_one_window() {
+    let (a, b) = (default_character(), test_model());
+    let (sa, sb) = (streams(&a), streams(&b));
+    let mut layout = SkinLayout::default();
+    let (ma, mb) = (layout.add_model(sa.table()).unwrap(), layout.add_model(sb.table()).unwrap());
+    layout.add_characters(ma, sa.table(), &a, 3).unwrap();
+    layout.add_character(mb, sb.table(), &b).unwrap();
+    layout.add_characters(ma, sa.table(), &a, 2).unwrap();
+    let per = layout.characters()[0].outputs.iter().filter(|o| o.record != NO_RECORD).count() as u32;
+    let runs: Vec<_> = layout
+        .runs()
+        .iter()
+        .map(|r| (r.first_character, r.characters, r.first_record, r.records_per_character))
+        .collect();
+    assert_eq!(runs, [(0, 3, 0, per), (3, 1, 3 * per, 1), (4, 2, 3 * per + 1, per)]);
+    // At level 0 a character's records start where the ones before end.
+    let run = layout.runs()[0];
+    let starts = &layout.run_starts()[run.level_starts(0) as usize..][..per as usize];
+    let counts: Vec<u32> = layout.records()[..per as usize].iter().map(|r| r.vertex_count).collect();
+    let expected: Vec<u32> = counts.iter().scan(0, |sum, n| Some(std::mem::replace(sum, *sum + n))).collect();
+    assert_eq!(starts, expected);
+    assert_eq!(run.level_vertices[0], counts.iter().sum::<u32>());
+}
+
+/// Every vertex a character's level draws, as `(record, vertex)`, read
+/// from the records and level tables directly.
+fn drawn_vertices(layout: &SkinLayout, character: usize, level: usize) -> Vec<(u32, u32)> {
+    let words = layout.level_words();
+    let mut drawn = Vec::new();
+    for o in layout.characters()[character].outputs.iter().filter(|o| o.record != NO_RECORD) {
+        let table = layout.record_levels()[o.record as usize][1];
+        if level == 0 || table == NO_SKIN_LEVELS {
+            drawn.extend((0..o.vertex_count).map(|v| (o.record, v)));
+        } else {
+            let t = table as usize;
+            let (count, start) =
+                (words[t + level - 1] as usize, words[t + DETAIL_LEVELS - 1 + level - 1] as usize);
+            drawn.extend(words[t + start..t + start + count].iter().map(|&v| (o.record, v)));
+        }
+    }
+    drawn
+}
+
+/// The threads of one dispatch per run and level, as skin_main.glsl maps
+/// them (`SkinRun::skinned_by`), skin exactly the vertices each
+/// character's level draws, each once; characters at no level (hidden)
+/// get no thread.
+#[test]
+fn a_batch_s_threads_skin_each_vertex_its_level_draws_once() {
+    let (a, b) = (default_character(), test_model());
+    let (sa, sb) = (ModelStreams::build_with_levels(&a).unwrap(), streams(&b));
+    // The test model's primitive with a table: levels 1 to 3 draw
+    // vertices [2], [0, 2] and [2].
+    let mut primitives = sb.table().primitives.to_vec();
+    primitives[0].skin_levels = 0;
+    let words = [1, 2, 1, 6, 7, 9, 2, 0, 2, 2];
+    let tb = StreamTable { primitives: &primitives, skin_levels: &words, ..sb.table() };
+    let mut layout = SkinLayout::default();
+    let (ma, mb) = (layout.add_model(sa.table()).unwrap(), layout.add_model(tb).unwrap());
+    layout.add_characters(ma, sa.table(), &a, 5).unwrap();
+    layout.add_characters(mb, tb, &b, 4).unwrap();
+    let full = layout.characters()[0].level_vertices;
+    assert!(full[3] < full[0], "the built-in character's coarsest level skins fewer vertices: {full:?}");
+    let characters = layout.characters().len();
+    // Levels per character (None: hidden), in several mixes.
+    for mix in 0..6usize {
+        let level_of = |c: usize| match (c * 7 + mix * 3) % 5 {
+            4 => None,
+            k => Some(k.min(DETAIL_LEVELS - 1)),
+        };
+        let mut skinned = Vec::new();
+        for run in layout.runs() {
+            for level in 0..DETAIL_LEVELS {
+                let listed: Vec<u32> = (0..run.characters)
+                    .filter(|&i| level_of((run.first_character + i) as usize) == Some(level))
+                    .collect();
+                let groups = run.groups_per_character(level);
+                for &i in &listed {
+                    for t in 0..groups * WORKGROUP_SIZE {
+                        let (rs, rl, lw) =
+                            (layout.run_starts(), layout.record_levels(), layout.level_words());
+                        if let Some(hit) = run.skinned_by(level, i, t, rs, rl, lw) {
+                            skinned.push(hit);
+                        }
+                    }
+                }
+            }
+        }
+        let mut expected: Vec<(u32, u32)> = (0..characters)
+            .filter_map(|c| level_of(c).map(|k| drawn_vertices(&layout, c, k)))
+            .flatten()
+            .collect();
+        expected.sort_unstable();
+        let count = skinned.len();
+        skinned.sort_unstable();
+        skinned.dedup();
+        assert_eq!(skinned.len(), count, "mix {mix}: a vertex skinned twice");
+        assert_eq!(skinned, expected, "mix {mix}");
     }
 }
 
@@ -228,11 +324,12 @@ fn records_find_their_character_and_their_model_s_level_tables() {
     assert_eq!(layout.level_words().len(), 20);
     assert_eq!(layout.characters()[1].level_vertices, [3, 1, 2, 1]);
     assert_eq!(layout.characters()[0].level_vertices, [3; DETAIL_LEVELS]);
-    // Records (8 words each), their entries (2 each), the tables, a byte
-    // per character.
+    // Records (8 words each), their entries (2 each), the tables, and the
+    // starts of three runs of one record (a word per level each).
     let words = layout.record_buffer_words();
-    assert_eq!((words.record_levels, words.level_words, words.frame_levels, words.end), (24, 30, 50, 51));
-    assert_eq!(layout.slot_sizes().records, 51 * 4);
+    assert_eq!((words.record_levels, words.level_words, words.run_starts, words.end), (24, 30, 50, 62));
+    assert_eq!(layout.slot_sizes().records, 62 * 4);
+    assert_eq!(layout.runs().len(), 3, "three models, a run each");
     layout.roll_back(mark);
     assert_eq!((layout.record_levels(), layout.level_words()), (&[[0, NO_SKIN_LEVELS]][..], &[][..]));
 }
@@ -296,7 +393,7 @@ fn no_binding_range_caps_a_crowds_palettes_and_output() {
     // The largest buffer bound whole caps the storage range; the palette
     // and the output are larger (texels or a pointer, windows) and pass.
     let slot = layout.slot_sizes();
-    let bound = layout.stream_bytes().into_iter().chain([slot.weights, slot.records, slot.groups]);
+    let bound = layout.stream_bytes().into_iter().chain([slot.weights, slot.records, slot.work]);
     let bound = bound.max().unwrap();
     let range = bound.max(slot.output / 8);
     assert!(slot.output > range && slot.palette > range, "{slot:?} against {range}");
@@ -356,13 +453,13 @@ fn no_character_straddles_two_output_windows() {
         assert_eq!(first, (c as u32 / 2) * window + (c as u32 % 2) * one, "character {c}");
         assert_eq!(windows.locate(first).0, windows.locate(end - 1).0, "character {c} in one window");
     }
-    // The records follow the outputs, and every workgroup finds the record
-    // of each of its vertices (gap vertices find the one before: the shader
-    // leaves those alone, past its vertex count).
+    // The records follow the outputs; a run per window, of the window's
+    // two characters (one in the last).
     for (r, o) in layout.records().iter().zip(layout.characters().iter().flat_map(|c| &c.outputs)) {
         assert_eq!(r.output_offset, o.output_offset);
     }
-    assert_eq!(layout.group_records().len() as u32, windows.total.div_ceil(WORKGROUP_SIZE));
+    let runs: Vec<_> = layout.runs().iter().map(|r| (r.first_character, r.characters, r.window)).collect();
+    assert_eq!(runs, [(0, 2, 0), (2, 2, 1), (4, 2, 2), (6, 1, 3)]);
     // A window smaller than one character holds none.
     let mut small = SkinLayout::with_window_vertices(one / 2);
     let m = small.add_model(s.table()).unwrap();
