@@ -1,12 +1,13 @@
 //! Whether a crowd of one model fits the device, checked before anything
 //! is posed or allocated. Every character's palette lives in one buffer
-//! per frame slot, never bound whole (read as texels or by pointer): it
+//! (the device-local one, shared by the frame slots; each slot stages in
+//! its own host-visible one), never bound whole (read as texels or by pointer): it
 //! must fit the largest buffer the device makes
 //! (`BufferLimits::largest_buffer`). The skinned output is split into
 //! windows, each its own buffer of at most `BufferLimits::output_buffer_bytes`
 //! holding whole characters (`skin_pass::OutputWindows`): one character
-//! must fit one, and the crowd [`MAX_OUTPUT_WINDOWS`] of them. All of it,
-//! every slot's, must fit the device-local memory. Sized by the
+//! must fit one, and the crowd [`MAX_OUTPUT_WINDOWS`] of them. Every
+//! slot's output and the device palette must fit the device-local memory. Sized by the
 //! device-free layout planner (`skin_pass::SkinLayout`) for one character,
 //! times the crowd.
 //!
@@ -90,7 +91,8 @@ impl CrowdNeed {
         let window = u64::from(vertices) * OUTPUT_STRIDE;
         let windows = u64::from(MAX_OUTPUT_WINDOWS);
         let slots = FRAMES_IN_FLIGHT as u64;
-        let both = output.saturating_add(palette).saturating_mul(slots);
+        // A skinned output per slot, one device palette for all.
+        let both = output.saturating_mul(slots).saturating_add(palette);
         [
             Bound {
                 what: "skinned output of one character".into(),
@@ -114,7 +116,7 @@ impl CrowdNeed {
                 most: per(limits.largest_buffer(), palette),
             },
             Bound {
-                what: format!("skinned output and palettes in {slots} frame slots"),
+                what: format!("skinned output in {slots} frame slots and the device palette"),
                 needed: both.saturating_mul(n),
                 limit_name: "largest device-local heap".into(),
                 limit: limits.device_local_bytes,
@@ -198,9 +200,10 @@ mod tests {
             (e.what.as_str(), e.limit_name.as_str(), e.most),
             ("palettes in one buffer", "largest buffer", 10)
         );
-        // The memory holds every slot's output and palette of 10 characters.
-        let slot = need.output_per_character + need.palette_per_character;
-        let memory = slot * FRAMES_IN_FLIGHT as u64 * 10;
+        // The memory holds every slot's output and the shared palette of 10
+        // characters.
+        let each = need.output_per_character * FRAMES_IN_FLIGHT as u64 + need.palette_per_character;
+        let memory = each * 10;
         let heap = limits(ample, ample, memory);
         assert!(CrowdNeed { characters: 10, ..need }.check("a.glb", &heap).is_ok());
         let e = CrowdNeed { characters: 11, ..need }.check("a.glb", &heap).unwrap_err();

@@ -82,7 +82,7 @@ fn a_scene_too_big_for_the_device_ends_with_one_line() {
     let needed = 100_000 * need.output_per_character;
     assert_eq!(needed, 8_294_400_000);
     let slots = vkskin::gpu::FRAMES_IN_FLIGHT as u64;
-    let memory = 100_000 * (need.output_per_character + need.palette_per_character) * slots;
+    let memory = 100_000 * (need.output_per_character * slots + need.palette_per_character);
     // An output buffer holds whole workgroups of 64 vertices of 48 bytes,
     // and whole characters.
     let window = limits.output_buffer_bytes / (64 * 48) * (64 * 48);
@@ -117,7 +117,7 @@ fn a_scene_too_big_for_the_device_ends_with_one_line() {
         )
     } else {
         (
-            format!("need {memory} bytes of skinned output and palettes"),
+            format!("need {memory} bytes of skinned output in {slots} frame slots and the device palette"),
             format!("device-local heap ({heap} bytes"),
         )
     };

@@ -302,8 +302,7 @@ impl SkinPass {
             return Ok(None);
         };
         let b = &self.slots[slot_index];
-        let staged = self.reads_device_palette();
-        let (palette, palette_view) = b.read_palette(staged);
+        let (palette, palette_view) = self.read_palette(slot_index);
         let [v0, v1, v2, v3] = self.streams.views();
         let null = vk::BufferView::null();
         let views = [v0, v1, v2, v3, null, palette_view, b.records_view, null, b.work_view];
@@ -319,13 +318,13 @@ impl SkinPass {
             ranges,
             entries,
             b.weights.raw,
-            palette,
+            palette.raw,
             b.records.raw,
             vk::Buffer::null(), // each window's own, in `write_set`
             b.work.raw,
         ];
         let palette_address = match self.palette_reads {
-            PaletteReads::Storage => b.read_palette_buffer(staged).device_address(ctx),
+            PaletteReads::Storage => palette.device_address(ctx),
             PaletteReads::Texels => 0,
         };
         Ok(Some(BoundSet { buffers, views, palette_address }))

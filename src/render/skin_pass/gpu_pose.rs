@@ -12,10 +12,11 @@
 //! and layer weights), written before the submit and rewritten only after
 //! the slot's fence, like the other slot buffers.
 //!
-//! Synchronisation: the dispatch writes the device-local palette of its
-//! slot (by pointer), whose previous readers were that slot's previous
-//! frame (its fence waited in `begin_frame`); a barrier after it orders
-//! the writes before the skinning reads (compute and vertex shaders). The
+//! Synchronisation: the dispatch writes the device-local palette that the
+//! slots share (by pointer), after the barrier `record_copies` records
+//! before any write to it (`DevicePalette::record_write_after_reads`:
+//! earlier frames may still read it); a barrier after it orders the
+//! writes before the skinning reads (compute and vertex shaders). The
 //! staged copies of other characters (scenery) write other ranges of the
 //! same buffer, ordered before the dispatch by their own barrier.
 

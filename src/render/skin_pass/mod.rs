@@ -57,7 +57,13 @@
 //!   submission makes earlier host writes to coherent memory visible to the
 //!   device (the implicit host-write guarantee of queue submission), so no
 //!   barrier and no flush is needed.
-//! - They belong to one frame slot, and are rewritten only after
+//! - The device-local palette (staged modes, GPU pose) is one for all
+//!   slots: frame N+1's copy or pose pass may overwrite entries that
+//!   frame N's dispatch or draws still read, so a barrier before those
+//!   writes orders them after every earlier command's accesses on the
+//!   queue (`DevicePalette::record_write_after_reads`; lavapipe's
+//!   in-order execution and the layer's checks cannot show a missing one).
+//! - The host-visible buffers belong to one frame slot, and are rewritten only after
 //!   `FrameRing::begin_frame` waited for that slot's fence: the previous GPU
 //!   reads of them have completed (write-after-read needs only that
 //!   execution dependency).
@@ -89,8 +95,9 @@ use super::skin_levels::SkinLevels;
 use crate::anim::{FramePoses, PoseProgram, SkinningMethod};
 use crate::asset::Model;
 use crate::gpu::barrier::Access;
-use crate::gpu::{FRAMES_IN_FLIGHT, FrameRing, FrameSlot, GpuContext, GpuError};
+use crate::gpu::{Buffer, FRAMES_IN_FLIGHT, FrameRing, FrameSlot, GpuContext, GpuError};
 use ash::vk;
+use device_palette::DevicePalette;
 use dispatch::SkinPipelines;
 use plan::Mark;
 use slot_buffers::{GrowthLimits, SlotBuffers};
@@ -98,6 +105,7 @@ use std::sync::Arc;
 use streams::StaticStreams;
 
 mod batches;
+mod device_palette;
 mod dispatch;
 mod gpu_pose;
 mod palette_reads;
@@ -210,6 +218,9 @@ pub struct SkinPass {
     /// it holds an older one.
     generation: u64,
     slots: Vec<SlotBuffers>,
+    /// The device-local palette every slot's staged copies and the GPU
+    /// pose write, and the shaders read in those modes.
+    device_palette: DevicePalette,
     /// This frame's batches (`write_batches`): capacity for every run at
     /// every level, reserved when characters are added.
     batches: Vec<batches::SkinBatch>,
@@ -241,6 +252,13 @@ impl SkinPass {
     ) -> Result<Self, GpuError> {
         let shading: InfluenceBlend = method.into();
         let pipelines = SkinPipelines::new(ctx, shading, reads)?;
+        let device_palette = match DevicePalette::new(ctx, reads) {
+            Ok(palette) => palette,
+            Err(e) => {
+                pipelines.destroy(ctx);
+                return Err(e);
+            }
+        };
         let mut pass = SkinPass {
             shading,
             palette_reads: reads,
@@ -254,6 +272,7 @@ impl SkinPass {
             streams: StaticStreams::new(),
             generation: 0,
             slots: Vec::with_capacity(FRAMES_IN_FLIGHT),
+            device_palette,
             batches: Vec::new(),
             upload_mode: PaletteUpload::default(),
             gpu_pose: None,
@@ -339,8 +358,11 @@ impl SkinPass {
         let regions = self.characters.len();
         for slot in &mut self.slots {
             slot.held.resize(regions, None);
+            slot.staged.resize(regions, None);
             slot.copies.reserve(regions);
+            slot.pending.reserve(regions);
         }
+        self.device_palette.held.resize(regions, None);
         self.batches.clear();
         self.batches.reserve(self.layout.runs().len() * DETAIL_LEVELS);
         self.generation += 1;
@@ -387,8 +409,11 @@ impl SkinPass {
         self.layout.roll_back(mark);
         self.slots.iter_mut().for_each(|s| {
             s.held.truncate(first);
+            s.staged.truncate(first);
+            s.drop_staged();
             s.records_generation = None;
         });
+        self.device_palette.held.truncate(first);
         // The views must match the streams bound now: a concatenation
         // made before a later step failed stays bound (it holds the
         // remaining models' streams at the same offsets). Should that
@@ -404,6 +429,7 @@ impl SkinPass {
         for (i, slot) in self.slots.iter_mut().enumerate() {
             slot.grow(ctx, ring, i, sizes, limits, self.palette_reads)?;
         }
+        self.device_palette.grow(ctx, ring, sizes.palette, limits, self.palette_reads)?;
         if let Some(pose) = &mut self.gpu_pose {
             pose.ensure_capacity(ctx, ring, self.characters.len())?;
         }
@@ -427,7 +453,7 @@ impl SkinPass {
         if let Some(old) = self.gpu_pose.take() {
             old.destroy(ctx);
         }
-        self.slots.iter_mut().for_each(|s| s.held.iter_mut().for_each(|h| *h = None));
+        self.forget_poses();
         let Some(program) = program else { return Ok(()) };
         if self.shading.palette_holds_dual_quaternions() {
             return Err(GpuError::new(
@@ -462,10 +488,32 @@ impl SkinPass {
         self.gpu_pose.as_ref().map(|p| p.program())
     }
 
+    /// Makes every slot and the device palette hold no known pose (each
+    /// character is written again), and drops what the slots staged.
+    fn forget_poses(&mut self) {
+        for slot in &mut self.slots {
+            slot.held.iter_mut().for_each(|h| *h = None);
+            slot.drop_staged();
+        }
+        self.device_palette.forget();
+    }
+
     /// Whether the shaders read the device-local palette: in the staged
     /// upload modes, and whenever the GPU poses (it writes there).
     fn reads_device_palette(&self) -> bool {
         self.upload_mode.staged() || self.gpu_pose.is_some()
+    }
+
+    /// The palette the shaders of frame slot `slot_index` read and its
+    /// texel view (null where they read by pointer): the shared device
+    /// palette (`reads_device_palette`), else the slot's host palette.
+    fn read_palette(&self, slot_index: usize) -> (&Buffer, vk::BufferView) {
+        if self.reads_device_palette() {
+            (&self.device_palette.buffer, self.device_palette.view)
+        } else {
+            let slot = &self.slots[slot_index];
+            (&slot.palette, slot.palette_view)
+        }
     }
 
     /// How the output of the current layout splits into buffers, one
@@ -507,7 +555,7 @@ impl SkinPass {
     pub fn set_upload_mode(&mut self, mode: PaletteUpload) {
         if mode != self.upload_mode {
             self.upload_mode = mode;
-            self.slots.iter_mut().for_each(|s| s.held.iter_mut().for_each(|h| *h = None));
+            self.forget_poses();
         }
     }
 
@@ -525,24 +573,25 @@ impl SkinPass {
         let ([sources, influences, ranges, entries], _) = self.streams.bound(&self.models)?;
         let b = &self.slots[slot_index];
         let bound = [sources, influences, ranges, entries, b.weights.raw, b.records.raw];
-        let staged = self.reads_device_palette();
+        let (palette, palette_view) = self.read_palette(slot_index);
         Some(VertexSkinning {
             buffers: bound.map(|buffer| vk::DescriptorBufferInfo {
                 buffer,
                 offset: 0,
                 range: vk::WHOLE_SIZE,
             }),
-            palette_view: b.read_palette(staged).1,
-            palette_address: b.read_palette_buffer(staged).device_address(ctx),
+            palette_view,
+            palette_address: palette.device_address(ctx),
         })
     }
 
     /// The palette the shaders of frame slot `slot_index` read in this
     /// upload mode (`BoneMatrix` entries, `SkinLayout` places them): the
-    /// device-local one in the staged modes and under a GPU pose. Written
-    /// by the frame that recorded into the slot (host or pose dispatch).
+    /// device-local one in the staged modes and under a GPU pose (shared
+    /// by every slot: written by the latest frame that changed a
+    /// character's entries, by copy or pose dispatch), else the slot's own.
     pub fn palette_buffer(&self, slot_index: usize) -> vk::Buffer {
-        self.slots[slot_index].read_palette_buffer(self.reads_device_palette()).raw
+        self.read_palette(slot_index).0.raw
     }
 
     /// The copies that lay slot `slot_index`'s output, window by window,
@@ -625,6 +674,7 @@ impl SkinPass {
         for slot in self.slots {
             slot.destroy(ctx);
         }
+        self.device_palette.destroy(ctx);
         self.streams.destroy(ctx);
         self.pipelines.destroy(ctx);
         if let Some(pose) = self.gpu_pose {

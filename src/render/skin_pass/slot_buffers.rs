@@ -26,14 +26,6 @@ const PALETTE_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
         | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER.as_raw()
         | vk::BufferUsageFlags::TRANSFER_SRC.as_raw(),
 );
-/// The device-local palette is also written by the GPU pose (by pointer)
-/// and copied out by readbacks (tests, checks).
-const DEVICE_PALETTE_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
-    vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS.as_raw()
-        | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER.as_raw()
-        | vk::BufferUsageFlags::TRANSFER_DST.as_raw()
-        | vk::BufferUsageFlags::TRANSFER_SRC.as_raw(),
-);
 
 /// Written by skin_main.glsl through storage bindings (one window, one
 /// buffer each), read by mesh.vert by pointer, copied out by readbacks.
@@ -43,9 +35,9 @@ fn output_usage() -> vk::BufferUsageFlags {
         | vk::BufferUsageFlags::TRANSFER_SRC
 }
 
-/// Slot `slot`'s buffer for output window `k`, of `bytes` bytes.
-fn output_window(ctx: &GpuContext, slot: usize, k: usize, bytes: u64) -> Result<Buffer, GpuError> {
-    let name = format!("skin slot {slot} output {k}");
+/// `owner`'s (a slot's) buffer for output window `k`, of `bytes` bytes.
+fn output_window(ctx: &GpuContext, owner: &str, k: usize, bytes: u64) -> Result<Buffer, GpuError> {
+    let name = format!("{owner} output {k}");
     Buffer::new(ctx, &name, bytes, output_usage(), MemoryLocation::GpuOnly)
 }
 
@@ -57,14 +49,11 @@ fn output_window(ctx: &GpuContext, slot: usize, k: usize, bytes: u64) -> Result<
 /// the output memory (48 bytes per skinned vertex per slot).
 pub(super) struct SlotBuffers {
     /// Host-visible palettes: read by the shaders (`PaletteUpload::InPlace`)
-    /// or the staging of `device_palette`.
+    /// or the staging of the pass's shared `DevicePalette`.
     pub(super) palette: Buffer,
-    /// Device-local palettes the shaders read in the staged modes.
-    pub(super) device_palette: Buffer,
-    /// Texel views of `palette` and `device_palette` (skin.comp's binding
-    /// 5), replaced with their buffers and retired through the ring with them.
+    /// Texel view of `palette` (skin.comp's binding 5), replaced with it
+    /// and retired through the ring with it.
     pub(super) palette_view: vk::BufferView,
-    pub(super) device_palette_view: vk::BufferView,
     /// Texel views of `records` and `work` (bindings 6 and 8) where the
     /// pipeline reads them so (`PaletteReads::Texels`), else null; replaced
     /// and retired with their buffers.
@@ -83,8 +72,16 @@ pub(super) struct SlotBuffers {
     pub(super) output: Vec<Buffer>,
     /// The device address of each of `output`.
     pub(super) output_addresses: Vec<vk::DeviceAddress>,
-    /// Pose version of each character last written into `palette`/`weights`.
+    /// Pose version of each character whose morph weights (and palette,
+    /// when the shaders read `palette` in place) this slot holds.
     pub(super) held: Vec<Option<u64>>,
+    /// Staged modes: per character, the pose version `palette` stages for
+    /// a copy into the device palette that is queued in `copies` but not
+    /// yet recorded (`record_copies` commits it to `DevicePalette::held`).
+    pub(super) staged: Vec<Option<u64>>,
+    /// The characters whose `staged` version awaits that copy (capacity:
+    /// one per character, reserved when characters are added).
+    pub(super) pending: Vec<u32>,
     /// Layout generation whose records `records` holds.
     pub(super) records_generation: Option<u64>,
 }
@@ -93,14 +90,12 @@ impl SlotBuffers {
     /// Slot `i`'s buffers, each of one element, with no views.
     pub(super) fn new(ctx: &GpuContext, i: usize) -> Result<Self, GpuError> {
         let name = |what: &str| format!("skin slot {i} {what}");
-        let (cpu, gpu) = (MemoryLocation::CpuToGpu, MemoryLocation::GpuOnly);
-        let output = output_window(ctx, i, 0, OUTPUT_STRIDE)?;
+        let cpu = MemoryLocation::CpuToGpu;
+        let output = output_window(ctx, &format!("skin slot {i}"), 0, OUTPUT_STRIDE)?;
         let address = output.device_address(ctx);
         let mut slot = SlotBuffers {
             palette: Buffer::new(ctx, &name("palette"), 64, PALETTE_USAGE, cpu)?,
-            device_palette: Buffer::new(ctx, &name("device palette"), 64, DEVICE_PALETTE_USAGE, gpu)?,
             palette_view: vk::BufferView::null(),
-            device_palette_view: vk::BufferView::null(),
             records_view: vk::BufferView::null(),
             work_view: vk::BufferView::null(),
             copies: Vec::new(),
@@ -110,6 +105,8 @@ impl SlotBuffers {
             output: Vec::new(),
             output_addresses: Vec::new(),
             held: Vec::new(),
+            staged: Vec::new(),
+            pending: Vec::new(),
             records_generation: None,
         };
         slot.output.push(output);
@@ -123,7 +120,6 @@ impl SlotBuffers {
         let bindings = reads.bindings();
         if reads == PaletteReads::Texels {
             self.palette_view = palette_view(ctx, &self.palette)?;
-            self.device_palette_view = palette_view(ctx, &self.device_palette)?;
         }
         for (binding, buffer, view) in
             [(6, &self.records, &mut self.records_view), (8, &self.work, &mut self.work_view)]
@@ -133,22 +129,6 @@ impl SlotBuffers {
             }
         }
         Ok(())
-    }
-
-    /// The palette buffer the shaders read: the device-local copy in the
-    /// staged modes, else the host-written one.
-    pub(super) fn read_palette_buffer(&self, staged: bool) -> &Buffer {
-        if staged { &self.device_palette } else { &self.palette }
-    }
-
-    /// The palette the shaders read and its texel view: the device-local
-    /// copy in the staged modes, else the host-written one.
-    pub(super) fn read_palette(&self, staged: bool) -> (vk::Buffer, vk::BufferView) {
-        if staged {
-            (self.device_palette.raw, self.device_palette_view)
-        } else {
-            (self.palette.raw, self.palette_view)
-        }
     }
 
     /// Grows slot `i`'s buffers to `sizes` (never past `limits`), remaking the texel views `reads` needs of regrown ones; replaced
@@ -165,25 +145,19 @@ impl SlotBuffers {
         reads: PaletteReads,
     ) -> Result<(), GpuError> {
         let bindings = reads.bindings();
-        let grower = Grower { ctx, limits, slot: i };
-        let (cpu, gpu) = (MemoryLocation::CpuToGpu, MemoryLocation::GpuOnly);
+        let grower = Grower { ctx, limits, owner: format!("skin slot {i}") };
+        let cpu = MemoryLocation::CpuToGpu;
         let regrown = grower.grow(ring, &mut self.palette, sizes.palette, "palette", PALETTE_USAGE, cpu)?;
         let texels = reads == PaletteReads::Texels;
         if regrown && texels {
             replace_view(ctx, ring, &mut self.palette_view, &self.palette, PALETTE_TEXEL_FORMAT)?;
         }
-        let device = &mut self.device_palette;
-        let device_regrown =
-            grower.grow(ring, device, sizes.palette, "device palette", DEVICE_PALETTE_USAGE, gpu)?;
-        if device_regrown && texels {
-            let view = &mut self.device_palette_view;
-            replace_view(ctx, ring, view, &self.device_palette, PALETTE_TEXEL_FORMAT)?;
-        }
-        let mut lost = regrown | device_regrown;
+        let mut lost = regrown;
         lost |= grower.grow(ring, &mut self.weights, sizes.weights, "weights", HOST_USAGE, cpu)?;
         if lost {
-            // The new buffers hold no pose yet.
+            // The new buffers hold no pose yet, nor anything staged.
             self.held.iter_mut().for_each(|h| *h = None);
+            self.drop_staged();
         }
         let records_regrown =
             grower.grow(ring, &mut self.records, sizes.records, "records", HOST_USAGE, cpu)?;
@@ -220,7 +194,7 @@ impl SlotBuffers {
             let k = k as usize;
             if k == self.output.len() {
                 let size = windows.bytes(k as u32).max(OUTPUT_STRIDE);
-                self.output.push(output_window(grower.ctx, grower.slot, k, size)?);
+                self.output.push(output_window(grower.ctx, &grower.owner, k, size)?);
                 self.output_addresses.push(self.output[k].device_address(grower.ctx));
                 continue;
             }
@@ -233,15 +207,22 @@ impl SlotBuffers {
         Ok(())
     }
 
+    /// Forgets what `palette` stages and the copies queued from it.
+    pub(super) fn drop_staged(&mut self) {
+        self.staged.iter_mut().for_each(|s| *s = None);
+        self.pending.clear();
+        self.copies.clear();
+    }
+
     /// Destroys the views and buffers; the caller waited for the GPU.
     pub(super) fn destroy(self, ctx: &GpuContext) {
         // SAFETY: the caller waited for the GPU; null views are ignored.
         unsafe {
-            for view in [self.palette_view, self.device_palette_view, self.records_view, self.work_view] {
+            for view in [self.palette_view, self.records_view, self.work_view] {
                 ctx.device.destroy_buffer_view(view, None);
             }
         }
-        for b in [self.palette, self.device_palette, self.weights, self.records, self.work] {
+        for b in [self.palette, self.weights, self.records, self.work] {
             b.destroy(ctx);
         }
         self.output.into_iter().for_each(|b| b.destroy(ctx));
@@ -268,17 +249,19 @@ impl GrowthLimits {
     }
 }
 
-/// Regrows one slot's buffers, never past `limits`.
-struct Grower<'a> {
-    ctx: &'a GpuContext,
-    limits: GrowthLimits,
-    slot: usize,
+/// Regrows the skin pass's buffers (a slot's, or the shared device
+/// palette), never past `limits`.
+pub(super) struct Grower<'a> {
+    pub(super) ctx: &'a GpuContext,
+    pub(super) limits: GrowthLimits,
+    /// What the buffers' names start with ("skin slot 0").
+    pub(super) owner: String,
 }
 
 impl Grower<'_> {
     /// Replaces `buffer` with a larger one when it holds fewer than `needed`
     /// bytes, retiring the old one through `ring`; whether it did.
-    fn grow(
+    pub(super) fn grow(
         &self,
         ring: &mut FrameRing,
         buffer: &mut Buffer,
@@ -311,7 +294,7 @@ impl Grower<'_> {
         let addressed = usage.contains(vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS);
         let limit = limit.unwrap_or(if addressed { self.limits.addressed } else { self.limits.bound });
         let size = needed.max((buffer.size.saturating_mul(3) / 2).min(limit));
-        let name = format!("skin slot {} {what}", self.slot);
+        let name = format!("{} {what}", self.owner);
         let new = Buffer::new(self.ctx, &name, size, usage, location)?;
         ring.retire(Retired::Buffer(std::mem::replace(buffer, new)));
         Ok(true)

@@ -3,6 +3,7 @@
 //! staged palette copies ([`SkinPass::record_copies`]). Allocates nothing on
 //! the heap per frame; never dispatches and never changes the layout.
 
+use super::device_palette::DevicePalette;
 use super::plan::{CharacterPlace, PALETTE_ENTRY_BYTES};
 use super::slot_buffers::SlotBuffers;
 use super::{SKINNING_READS, SkinPass, SkinStats};
@@ -23,10 +24,13 @@ impl SkinPass {
     /// `stats.copy_timestamps`. Allocates nothing on the heap.
     ///
     /// Synchronisation: the host wrote the staging range before the submit
-    /// (visible to the copy); the copy overwrites this slot's device-local
-    /// palette, whose last readers were this slot's previous frame (finished:
-    /// its fence was waited in `begin_frame`). The barrier orders the copy's
-    /// writes before this frame's compute and vertex shader reads.
+    /// (visible to the copy). The copy and the GPU pose overwrite the
+    /// device-local palette that every slot shares, which earlier frames
+    /// may still be reading (the frame before this one's fence has not
+    /// been waited): a barrier orders them after every earlier command's
+    /// reads and writes of it (`DevicePalette::record_write_after_reads`).
+    /// The barrier after the copy orders its writes before this frame's
+    /// compute and vertex shader reads (the pose pass has its own).
     pub fn record_copies(
         &mut self,
         ctx: &GpuContext,
@@ -35,21 +39,21 @@ impl SkinPass {
         stats: &mut SkinStats,
     ) {
         let buffers = &mut self.slots[slot.index];
+        if !buffers.copies.is_empty() || self.gpu_pose.is_some() {
+            DevicePalette::record_write_after_reads(ctx, slot.command_buffer);
+        }
         if !buffers.copies.is_empty() {
             let cmd = slot.command_buffer;
             ctx.begin_region(cmd, c"palette upload (staged copy)");
             let before =
                 if timestamps { slot.write_timestamp(ctx, vk::PipelineStageFlags2::COPY) } else { None };
             // SAFETY: recording command buffer; both buffers are live until this
-            // slot's fence and every region lies inside both (palette ranges of
-            // registered characters, which both buffers hold).
+            // slot's fence (a replaced device palette is retired) and every
+            // region lies inside both (palette ranges of registered
+            // characters, which both buffers hold).
             unsafe {
-                ctx.device.cmd_copy_buffer(
-                    cmd,
-                    buffers.palette.raw,
-                    buffers.device_palette.raw,
-                    &buffers.copies,
-                );
+                let device = self.device_palette.buffer.raw;
+                ctx.device.cmd_copy_buffer(cmd, buffers.palette.raw, device, &buffers.copies);
             }
             // skin.comp reads the palette as a uniform texel buffer (a sampled
             // read), skin_storage.comp and the vertex path as a storage buffer.
@@ -59,10 +63,17 @@ impl SkinPass {
             ctx.end_region(cmd);
             stats.copy_timestamps = before.zip(after);
             buffers.copies.clear();
+            // The device palette will hold what was staged.
+            let held = &mut self.device_palette.held;
+            for &c in &buffers.pending {
+                let c = c as usize;
+                held[c] = buffers.staged[c].take();
+            }
+            buffers.pending.clear();
         }
         if let Some(pose) = &self.gpu_pose {
             // The posed characters' palettes, written where the shaders read.
-            let palette = buffers.device_palette.device_address(ctx);
+            let palette = self.device_palette.buffer.device_address(ctx);
             pose.record(ctx, slot, palette, timestamps, stats);
         }
     }
@@ -70,7 +81,9 @@ impl SkinPass {
     /// Writes this frame's inputs into `slot`'s own buffers without
     /// recording anything: the palettes and morph weights of every character
     /// (in `PaletteUpload::Dirty`, only of those whose `version` differs from
-    /// what the slot holds; never of those `levels` says no pass draws this
+    /// what the slot holds, or for the palettes of the staged modes, from
+    /// what the shared device palette holds: a pose is copied there once,
+    /// whichever slot stages it; never of those `levels` says no pass draws this
     /// frame, `draw_order::HIDDEN`: the slot then holds their pose from
     /// before, and writes it once they are drawn; nor are those posed on
     /// the GPU), and the skin records when the layout changed
@@ -103,7 +116,6 @@ impl SkinPass {
         // instead of once per influence of every vertex in the shader.
         let dual_quaternions = self.shading.palette_holds_dual_quaternions();
         let buffers = &mut self.slots[slot.index];
-        buffers.copies.clear();
         // Host writes into HOST_COHERENT mapped memory, before the submit that
         // reads them: vkQueueSubmit makes them visible to the device (to the
         // compute shader and to the vertex shader alike). The previous reader
@@ -121,6 +133,8 @@ impl SkinPass {
         let places = self.layout.characters();
         let staged = mode.staged() || self.gpu_pose.is_some();
         let mut state = self.gpu_pose.as_ref().map(|p| p.begin(slot.index, places.len()));
+        let device_held = &mut self.device_palette.held;
+        let skips_unchanged = mode.skips_unchanged();
         for (c, (model, place)) in self.characters.iter().map(|c| &c.model).zip(places).enumerate() {
             if levels.is_some_and(|l| l.order.buckets().get(c) == Some(&HIDDEN)) {
                 // Drawn by no pass: neither posed on the GPU nor uploaded.
@@ -144,16 +158,35 @@ impl SkinPass {
                     )));
                 }
                 pose.write(writer, c, playback, start)?;
+                device_held[c] = None;
             }
-            if mode.skips_unchanged() && buffers.held[c] == Some(input.version) {
+            let version = Some(input.version);
+            let weights = !(skips_unchanged && buffers.held[c] == version);
+            // Read in place, the palette lives beside the weights in the
+            // slot; staged, in the shared device palette.
+            let palette = playback.is_none()
+                && if staged {
+                    let held = device_held[c] == version || buffers.staged[c] == version;
+                    !(skips_unchanged && held)
+                } else {
+                    weights
+                };
+            if !weights && !palette {
                 continue;
             }
-            let palette = playback.is_none();
-            let character = Written { c, model, place, dual_quaternions, palette };
+            let character = Written { c, model, place, dual_quaternions, palette, weights };
             character.write(buffers, &input, &mut stats)?;
-            buffers.held[c] = Some(input.version);
-            if palette {
-                queue_copy(buffers, place, staged);
+            if weights {
+                buffers.held[c] = version;
+            }
+            if palette && staged {
+                // One queued copy per character: a later write to the
+                // staging (a newer pose before the copy is recorded) rides on it.
+                if buffers.staged[c].is_none() {
+                    queue_copy(buffers, place);
+                    buffers.pending.push(c as u32);
+                }
+                buffers.staged[c] = version;
             }
         }
         if let (Some(pose), Some(writer)) = (self.gpu_pose.as_mut(), state) {
@@ -172,8 +205,10 @@ struct Written<'a> {
     place: &'a CharacterPlace,
     /// The palette holds dual quaternions (`DqsSplit::Cpu`), not matrices.
     dual_quaternions: bool,
-    /// Its palette is the host's to write (not posed on the GPU).
+    /// Its palette is due (the host's to write: not posed on the GPU).
     palette: bool,
+    /// Its morph weights are due.
+    weights: bool,
 }
 
 impl Written<'_> {
@@ -222,6 +257,9 @@ impl Written<'_> {
             stats.palette_bytes_written += PALETTE_ENTRY_BYTES;
         }
         let weights = pose.morph_weights;
+        if !self.weights {
+            return Ok(());
+        }
         if weights.len() != self.model.rest_morph_weights.len() {
             return Err(GpuError::new(format!(
                 "skin pass: character {c}: {} morph weights, the model has {}",
@@ -236,12 +274,12 @@ impl Written<'_> {
     }
 }
 
-/// When the shaders read the device-local palette (`staged`), queues the
-/// copy of the character's palette range into it (consecutive characters'
-/// ranges are adjacent: one region).
-fn queue_copy(buffers: &mut SlotBuffers, place: &CharacterPlace, staged: bool) {
+/// Queues the copy of the character's palette range from the slot's
+/// staging into the device-local palette (consecutive characters' ranges
+/// are adjacent: one region).
+fn queue_copy(buffers: &mut SlotBuffers, place: &CharacterPlace) {
     let (start, end) = place.palette_range;
-    if staged && end > start {
+    if end > start {
         let (offset, size) = (start as u64 * PALETTE_ENTRY_BYTES, (end - start) as u64 * PALETTE_ENTRY_BYTES);
         match buffers.copies.last_mut() {
             Some(last) if last.src_offset + last.size == offset => last.size += size,
