@@ -622,6 +622,32 @@ fn a_pose_is_uploaded_once_whichever_slot_draws_it() {
         };
         assert_eq!(stats.palette_bytes_written, expected, "frame {frame}");
     }
+    // A frame that uploads without recording its copies leaves them queued
+    // in its slot; the other slot then uploads a newer pose, and the first
+    // slot's next frame, whose queued copy still carries the older one,
+    // must skin the newer.
+    let pose_all = |frame: u32, evaluators: &mut [Synthetic]| {
+        for (c, e) in evaluators.iter_mut().enumerate() {
+            pose_synthetic(&a, e, frame + 5 * c as u32);
+        }
+    };
+    pose_all(100, &mut evaluators);
+    let older: Vec<SkinInput> =
+        evaluators.iter().map(|e| SkinInput { pose: e.view(), version: 100 }).collect();
+    let slot = rig.ring.begin_frame(&ctx).unwrap();
+    rig.pass.upload(slot, &older[..], None).unwrap();
+    rig.ring.end_frame(&ctx, &[], &[]).unwrap();
+    drop(older);
+    pose_all(101, &mut evaluators);
+    let newer: Vec<SkinInput> =
+        evaluators.iter().map(|e| SkinInput { pose: e.view(), version: 101 }).collect();
+    let slot = rig.ring.begin_frame(&ctx).unwrap();
+    rig.pass.record(&ctx, slot, &newer[..], None, false).unwrap();
+    rig.ring.end_frame(&ctx, &[], &[]).unwrap();
+    let out = rig.skin(&ctx, &newer);
+    for (c, (id, e)) in ids.iter().zip(&evaluators).enumerate() {
+        compare(&rig.pass, *id, &e.view(), &out, &format!("character {c} after a frame left its copies"));
+    }
     rig.destroy(&ctx);
     assert_no_validation_messages(&ctx);
 }

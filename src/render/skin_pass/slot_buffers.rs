@@ -78,6 +78,9 @@ pub(super) struct SlotBuffers {
     /// Staged modes: per character, the pose version `palette` stages for
     /// a copy into the device palette that is queued in `copies` but not
     /// yet recorded (`record_copies` commits it to `DevicePalette::held`).
+    /// Such a copy outlives a frame that never recorded it, and then
+    /// carries whatever the staging holds: `upload` stages the current
+    /// pose there whenever it differs.
     pub(super) staged: Vec<Option<u64>>,
     /// The characters whose `staged` version awaits that copy (capacity:
     /// one per character, reserved when characters are added).

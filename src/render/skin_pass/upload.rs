@@ -166,7 +166,12 @@ impl SkinPass {
             // slot; staged, in the shared device palette.
             let palette = playback.is_none()
                 && if staged {
-                    let held = device_held[c] == version || buffers.staged[c] == version;
+                    // A copy this slot queued and has not recorded carries
+                    // its staging to the device palette: it must hold this pose.
+                    let held = match buffers.staged[c] {
+                        Some(queued) => Some(queued) == version,
+                        None => device_held[c] == version,
+                    };
                     !(skips_unchanged && held)
                 } else {
                     weights
