@@ -105,12 +105,14 @@ impl LevelView {
         self
     }
 
-    /// Whether a sphere's shadow may fall into the view: the sphere swept
-    /// away from the light, as far as a shadow can land, is not wholly
-    /// outside any plane (conservatively; false without shadows). A
-    /// shadow can land within the view (any point of it lies within 2 far
-    /// of the eye, for a field of view under 120 degrees) and no lower
-    /// than `floor`, the lowest receiver.
+    /// Whether a sphere's shadow may fall into the view: some point of the
+    /// sphere swept away from the light, as far as a shadow can land,
+    /// lies within its radius of every plane at once (the sweep clipped
+    /// by each plane pushed out by the radius; conservative near the
+    /// view's edges and corners; false without shadows). A shadow can
+    /// land within the view (any point of it lies within 2 far of the
+    /// eye, for a field of view under 120 degrees) and no lower than
+    /// `floor`, the lowest receiver. Non-finite spheres count as casting.
     fn casts_into(&self, sphere: &PlacedSphere, floor: f32) -> bool {
         let Some(away) = self.shadows else { return false };
         let c = sphere.centre;
@@ -121,9 +123,24 @@ impl LevelView {
             reach = reach.min(((c[1] + sphere.radius - floor) / -away[1]).max(0.0));
         }
         let end = [c[0] + away[0] * reach, c[1] + away[1] * reach, c[2] + away[2] * reach];
-        let outside =
-            |p: &[f32; 4], q: [f32; 3]| p[0] * q[0] + p[1] * q[1] + p[2] * q[2] + p[3] < -sphere.radius;
-        !self.planes.iter().any(|p| outside(p, c) && outside(p, end))
+        // How far inside plane p (pushed out by the radius) a point is.
+        let inside =
+            |p: &[f32; 4], q: [f32; 3]| p[0] * q[0] + p[1] * q[1] + p[2] * q[2] + p[3] + sphere.radius;
+        // The part of the sweep, from c (0) to end (1), inside every plane.
+        let (mut first, mut last) = (0.0f32, 1.0f32);
+        for p in &self.planes {
+            let (a, b) = (inside(p, c), inside(p, end));
+            if a < 0.0 && b < 0.0 {
+                return false;
+            }
+            // NaN compares false: a broken sphere keeps its whole sweep.
+            if a < 0.0 {
+                first = first.max(a / (a - b));
+            } else if b < 0.0 {
+                last = last.min(a / (a - b));
+            }
+        }
+        first <= last
     }
 
     /// The pixels the diameter of the sphere around a character's poses
@@ -616,9 +633,10 @@ mod tests {
         order.place(1, &beside(-30.0), [0.0, 0.0, 0.0, 1.0]);
         order.place(2, &beside(10.5), [0.0, 0.0, 0.0, 1.0]);
         order.place(3, &at(1002.0), [0.0, 0.0, 0.0, 1.0]);
-        // A light up and to the left: the shadows fall right, into the
-        // view, onto ground far below.
-        let lit = view().with_shadows([-1.0, 1.0, 0.0]).with_receivers_above(-40.0);
+        // A light low on the left: the shadows fall right and a little
+        // down, into the view, onto ground far below.
+        let low_left = [-1.0, 0.25, 0.0];
+        let lit = view().with_shadows(low_left).with_receivers_above(-40.0);
         order.choose(&lit, &ERROR, DrawDetail::Full);
         assert_eq!((order.buckets.as_slice(), order.culled()), ([0, 0, 0, 0].as_slice(), 0), "no culling");
         // Levels too coarse to draw anywhere: level 0 and culling alone.
@@ -632,16 +650,24 @@ mod tests {
         assert_eq!(order.run_levels(0, Seen::ByLight), Some(&[(0, 3), (3, 0), (3, 0), (3, 0)]));
         // With nothing below the characters to fall on, the left one's
         // shadow lands within a few units of it, far from the view.
-        order.choose(&view().with_shadows([-1.0, 1.0, 0.0]), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
+        order.choose(&view().with_shadows(low_left), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
         assert_eq!(order.buckets, [0, HIDDEN, 0, HIDDEN]);
-        // The shadow must travel about 26 units along the light to reach
-        // the view's left plane, dropping 18: ground 15 units below stops
-        // it short, 19 below lets it in.
-        let onto = |floor| view().with_shadows([-1.0, 1.0, 0.0]).with_receivers_above(floor);
-        order.choose(&onto(-15.0), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
+        // The shadow must travel about 19 units along the light to reach
+        // the view's left plane (pushed out by the radius, 1.25), dropping
+        // 4.6: ground 2 units below stops it short, 5 below lets it in.
+        let onto = |floor| view().with_shadows(low_left).with_receivers_above(floor);
+        order.choose(&onto(-2.0), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
         assert_eq!(order.buckets[1], HIDDEN);
-        order.choose(&onto(-19.0), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
+        order.choose(&onto(-5.0), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
         assert_eq!(order.buckets[1], 1);
+        // A light high on the left throws that shadow steeply down: at the
+        // characters' depth it crosses the left plane 10 units below the
+        // bottom one and the bottom plane 10 units left of the left one,
+        // so it passes under the view's corner (each plane alone would
+        // let it in).
+        let steep = view().with_shadows([-1.0, 1.0, 0.0]).with_receivers_above(-40.0);
+        order.choose(&steep, &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
+        assert_eq!(order.buckets[1], HIDDEN);
         // A light up and to the right throws the left one's shadow away
         // from the view; without shadows no pass draws either.
         order.choose(&view().with_shadows([1.0, 1.0, 0.0]), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
