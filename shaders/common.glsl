@@ -157,11 +157,6 @@ SkinRecord load_record(uint i) {
     return SkinRecord(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
 }
 
-// Output offset of SkinRecord i (its third word), without loading the rest.
-uint record_output_offset(uint i) {
-    return record_word(2u * i).z;
-}
-
 // Bind-pose vertex v of record r with its morph deltas added (xyz), and the
 // tangent's handedness (w): what either skinning method transforms.
 // The unit direction (or zero) layout.rs's encode_direction stored.

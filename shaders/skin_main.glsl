@@ -56,7 +56,7 @@ layout(push_constant) uniform Push {
     uint characters;
     uint order_first;
     // Record buffer words: the run's record starts at this level, the level
-    // tables; and the record count (record_levels start at 8 * it).
+    // tables; and the record count (record_tables start at 8 * it).
     uint starts;
     uint level_words;
     uint record_count;
@@ -88,7 +88,7 @@ uint level_vertex(uint index, uint v) {
     if (pc.level == 0u) {
         return v;
     }
-    uint table = record_buffer_word(8u * pc.record_count + 2u * index + 1u);
+    uint table = record_buffer_word(8u * pc.record_count + index);
     if (table == NO_SKIN_LEVELS) {
         return v;
     }

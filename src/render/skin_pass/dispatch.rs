@@ -35,7 +35,7 @@ struct Push {
     order_first: u32,
     /// Words of the record buffer: the run's record starts at this level,
     /// and the level tables; and the records' count (where
-    /// `record_levels` start).
+    /// `record_tables` start).
     starts: u32,
     level_words: u32,
     record_count: u32,

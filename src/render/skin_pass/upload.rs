@@ -124,8 +124,8 @@ impl SkinPass {
         if buffers.records_generation != Some(self.generation) {
             let words = self.layout.record_buffer_words();
             buffers.records.write(0, bytemuck::cast_slice(self.layout.records()))?;
-            let record_levels = bytemuck::cast_slice(self.layout.record_levels());
-            buffers.records.write(words.record_levels * 4, record_levels)?;
+            let record_tables = bytemuck::cast_slice(self.layout.record_tables());
+            buffers.records.write(words.record_tables * 4, record_tables)?;
             buffers.records.write(words.level_words * 4, bytemuck::cast_slice(self.layout.level_words()))?;
             buffers.records.write(words.run_starts * 4, bytemuck::cast_slice(self.layout.run_starts()))?;
             buffers.records_generation = Some(self.generation);

@@ -141,8 +141,8 @@ pub struct SlotSizes {
 /// (`SkinLayout::record_buffer_words`); skin_main.glsl finds them so.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecordBufferWords {
-    /// `SkinLayout::record_levels`, right after the records.
-    pub record_levels: u64,
+    /// `SkinLayout::record_tables`, right after the records.
+    pub record_tables: u64,
     /// `SkinLayout::level_words`.
     pub level_words: u64,
     /// `SkinLayout::run_starts`.
@@ -244,10 +244,9 @@ pub struct SkinLayout {
     models: Vec<ModelPlace>,
     characters: Vec<CharacterPlace>,
     records: Vec<SkinRecord>,
-    /// Per record, `[character, table]`: its character's index and the
-    /// absolute offset of its primitive's skin level table in
-    /// `level_words`, or `NO_SKIN_LEVELS`.
-    record_levels: Vec<[u32; 2]>,
+    /// Per record, the absolute offset of its primitive's skin level
+    /// table in `level_words`, or `NO_SKIN_LEVELS`.
+    record_tables: Vec<u32>,
     /// Every model's skin level tables (`render::skin_levels`), model by model.
     level_words: Vec<u32>,
     /// The runs of `characters`, rebuilt whenever they change.
@@ -280,7 +279,7 @@ impl SkinLayout {
             models: Vec::new(),
             characters: Vec::new(),
             records: Vec::new(),
-            record_levels: Vec::new(),
+            record_tables: Vec::new(),
             level_words: Vec::new(),
             runs: Vec::new(),
             run_starts: Vec::new(),
@@ -367,7 +366,7 @@ impl SkinLayout {
             self.weight_len = placed.weight_end;
             self.total_vertices = placed.output_end;
             self.records.extend_from_slice(&placed.records);
-            self.record_levels.extend_from_slice(&placed.record_levels);
+            self.record_tables.extend_from_slice(&placed.record_tables);
             self.characters.push(placed.character);
         }
         self.regroup();
@@ -392,7 +391,7 @@ impl SkinLayout {
         self.models.truncate(mark.models);
         self.characters.truncate(mark.characters);
         self.records.truncate(mark.records);
-        self.record_levels.truncate(mark.records);
+        self.record_tables.truncate(mark.records);
         self.level_words.truncate(mark.level_words);
         (self.palette_len, self.weight_len, self.total_vertices) =
             (mark.palette_len, mark.weight_len, mark.total_vertices);
@@ -403,7 +402,7 @@ impl SkinLayout {
     fn regroup(&mut self) {
         let windows = self.output_windows();
         let (runs, starts) = (&mut self.runs, &mut self.run_starts);
-        let (records, levels) = (&self.records, &self.record_levels);
+        let (records, levels) = (&self.records, &self.record_tables);
         runs::find_runs(&self.characters, records, levels, &self.level_words, windows, runs, starts);
         self.morph_targets = self.records.iter().any(|r| r.morph_offset != NO_MORPHS);
     }
@@ -423,10 +422,10 @@ impl SkinLayout {
         &self.records
     }
 
-    /// Per record, its character's index and the absolute offset of its
-    /// skin level table in `level_words` (or `NO_SKIN_LEVELS`).
-    pub fn record_levels(&self) -> &[[u32; 2]] {
-        &self.record_levels
+    /// Per record, the absolute offset of its skin level table in
+    /// `level_words` (or `NO_SKIN_LEVELS`).
+    pub fn record_tables(&self) -> &[u32] {
+        &self.record_tables
     }
 
     /// Every model's skin level tables, model by model.
@@ -435,15 +434,15 @@ impl SkinLayout {
     }
 
     /// Where the record buffer's parts start, in u32 words: the records
-    /// (8 words each) at 0, `record_levels` (2 each), `level_words`, and
+    /// (8 words each) at 0, `record_tables` (1 each), `level_words`, and
     /// `run_starts`.
     pub fn record_buffer_words(&self) -> RecordBufferWords {
         let records = self.records.len() as u64;
-        let record_levels = RECORD_BYTES / 4 * records;
-        let level_words = record_levels + 2 * records;
+        let record_tables = RECORD_BYTES / 4 * records;
+        let level_words = record_tables + records;
         let run_starts = level_words + self.level_words.len() as u64;
         let end = run_starts + self.run_starts.len() as u64;
-        RecordBufferWords { record_levels, level_words, run_starts, end }
+        RecordBufferWords { record_tables, level_words, run_starts, end }
     }
 
     /// The characters' runs, in character order (see [`SkinRun`]).
@@ -597,7 +596,7 @@ impl SkinLayout {
 struct Placed {
     character: CharacterPlace,
     records: Vec<SkinRecord>,
-    record_levels: Vec<[u32; 2]>,
+    record_tables: Vec<u32>,
     palette_end: u32,
     weight_end: u32,
     output_end: u32,
@@ -612,8 +611,6 @@ struct Placer<'a> {
     model: ModelPlace,
     /// Index of the character's first record in the layout.
     first_record: usize,
-    /// The character's index in the layout.
-    character: u32,
     /// Output vertices one window of the output holds.
     window_vertices: u32,
     weight_base: u32,
@@ -624,7 +621,7 @@ struct Placer<'a> {
     rigid: Vec<(u32, u32)>,
     outputs: Vec<PrimitiveOutput>,
     records: Vec<SkinRecord>,
-    record_levels: Vec<[u32; 2]>,
+    record_tables: Vec<u32>,
     level_vertices: [u64; DETAIL_LEVELS],
     traffic: (u64, u64),
 }
@@ -636,7 +633,6 @@ impl<'a> Placer<'a> {
             model_index,
             model,
             first_record: layout.records.len(),
-            character: layout.characters.len() as u32,
             window_vertices: layout.window_vertices,
             weight_base: layout.weight_len,
             palette: u64::from(layout.palette_len),
@@ -644,7 +640,7 @@ impl<'a> Placer<'a> {
             rigid: Vec::new(),
             outputs: Vec::new(),
             records: Vec::new(),
-            record_levels: Vec::new(),
+            record_tables: Vec::new(),
             level_vertices: [0; DETAIL_LEVELS],
             traffic: (0, 0),
         }
@@ -686,7 +682,7 @@ impl<'a> Placer<'a> {
                 outputs: self.outputs,
             },
             records: self.records,
-            record_levels: self.record_levels,
+            record_tables: self.record_tables,
             palette_end: self.palette as u32,
             weight_end: weights as u32,
             output_end: self.output as u32,
@@ -824,7 +820,7 @@ impl<'a> Placer<'a> {
                 NO_SKIN_LEVELS => NO_SKIN_LEVELS,
                 t => base.skin_levels + t,
             };
-            self.record_levels.push([self.character, table]);
+            self.record_tables.push(table);
             for (level, sum) in self.level_vertices.iter_mut().enumerate() {
                 *sum += u64::from(skin_levels::skinned_vertices(
                     words,

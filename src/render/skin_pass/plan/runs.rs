@@ -48,14 +48,14 @@ impl SkinRun {
     /// The record and the vertex of it that thread `t` of the run's
     /// `character`-th character skins at `level`, or `None` past what the
     /// level draws: skin_main.glsl's `main` on the CPU. `run_starts`,
-    /// `record_levels` and `level_words` are the layout's.
+    /// `record_tables` and `level_words` are the layout's.
     pub fn skinned_by(
         &self,
         level: usize,
         character: u32,
         t: u32,
         run_starts: &[u32],
-        record_levels: &[[u32; 2]],
+        record_tables: &[u32],
         level_words: &[u32],
     ) -> Option<(u32, u32)> {
         if t >= self.level_vertices[level] {
@@ -68,19 +68,19 @@ impl SkinRun {
             p += 1;
         }
         let record = self.first_record + character * self.records_per_character + p as u32;
-        let table = record_levels[record as usize][1];
+        let table = record_tables[record as usize];
         Some((record, skin_levels::level_vertex(level_words, table, level, t - starts[p])))
     }
 }
 
-/// The runs of `characters` (laid out with `records`, `record_levels` and
+/// The runs of `characters` (laid out with `records`, `record_tables` and
 /// `level_words` in `windows`) into `runs`, and their record starts into
 /// `run_starts` (both cleared first). A run ends where the model, the
 /// window or the records per character change.
 pub(super) fn find_runs(
     characters: &[CharacterPlace],
     records: &[SkinRecord],
-    record_levels: &[[u32; 2]],
+    record_tables: &[u32],
     level_words: &[u32],
     windows: OutputWindows,
     runs: &mut Vec<SkinRun>,
@@ -113,7 +113,7 @@ pub(super) fn find_runs(
             let mut start = 0;
             for record in first_record..first_record + count {
                 run_starts.push(start);
-                let (r, table) = (&records[record as usize], record_levels[record as usize][1]);
+                let (r, table) = (&records[record as usize], record_tables[record as usize]);
                 start += skin_levels::skinned_vertices(level_words, table, r.vertex_count, level);
             }
         }

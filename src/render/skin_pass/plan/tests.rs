@@ -66,12 +66,12 @@ fn one_character_of_the_test_model() {
     assert_eq!((layout.total_vertices(), layout.runs(), layout.morph_targets()), (3, &[run][..], true));
     assert_eq!(layout.run_starts(), &[0; DETAIL_LEVELS]);
     let windows = OutputWindows { count: 1, vertices: SkinLayout::default().window_vertices, total: 3 };
-    // The record (32 bytes), its character and level table (8; no table:
-    // the model has no detail levels) and its start at each level (16);
+    // The record (32 bytes), its level table (4; none: the model has no
+    // detail levels) and its start at each level (16);
     // a word for the frame's character to skin.
-    let sizes = SlotSizes { palette: 128, weights: 8, records: 32 + 8 + 16, work: 4, output: 144, windows };
+    let sizes = SlotSizes { palette: 128, weights: 8, records: 32 + 4 + 16, work: 4, output: 144, windows };
     assert_eq!(layout.slot_sizes(), sizes);
-    assert_eq!(layout.record_levels(), &[[0, NO_SKIN_LEVELS]]);
+    assert_eq!(layout.record_tables(), &[NO_SKIN_LEVELS]);
     assert_eq!(layout.stream_bytes(), [3 * 24, 3 * 16, 4 * 4, 6 * 48]);
 }
 
@@ -146,7 +146,7 @@ fn drawn_vertices(layout: &SkinLayout, character: usize, level: usize) -> Vec<(u
     let words = layout.level_words();
     let mut drawn = Vec::new();
     for o in layout.characters()[character].outputs.iter().filter(|o| o.record != NO_RECORD) {
-        let table = layout.record_levels()[o.record as usize][1];
+        let table = layout.record_tables()[o.record as usize];
         if level == 0 || table == NO_SKIN_LEVELS {
             drawn.extend((0..o.vertex_count).map(|v| (o.record, v)));
         } else {
@@ -196,7 +196,7 @@ fn a_batch_s_threads_skin_each_vertex_its_level_draws_once() {
                 for &i in &listed {
                     for t in 0..groups * WORKGROUP_SIZE {
                         let (rs, rl, lw) =
-                            (layout.run_starts(), layout.record_levels(), layout.level_words());
+                            (layout.run_starts(), layout.record_tables(), layout.level_words());
                         if let Some(hit) = run.skinned_by(level, i, t, rs, rl, lw) {
                             skinned.push(hit);
                         }
@@ -302,7 +302,7 @@ fn a_primitive_without_joints_moves_with_one_rigid_entry() {
 }
 
 #[test]
-fn records_find_their_character_and_their_model_s_level_tables() {
+fn records_find_their_model_s_level_tables_and_runs_their_characters() {
     let model = test_model();
     let s = streams(&model);
     // The test model's one primitive (3 vertices) with a table: levels 1
@@ -319,19 +319,22 @@ fn records_find_their_character_and_their_model_s_level_tables() {
     assert_eq!((layout.models()[first].skin_levels, layout.models()[second].skin_levels), (0, 10));
     layout.add_character(second, table, &model).unwrap();
     layout.add_character(first, table, &model).unwrap();
-    // The plain model's character has no table.
-    assert_eq!(layout.record_levels(), &[[0, NO_SKIN_LEVELS], [1, 10], [2, 0]]);
+    // The plain model's character has no table; each character is a run
+    // of one, its record the run's first.
+    assert_eq!(layout.record_tables(), &[NO_SKIN_LEVELS, 10, 0]);
+    let runs: Vec<_> =
+        layout.runs().iter().map(|r| (r.first_character, r.characters, r.first_record)).collect();
+    assert_eq!(runs, [(0, 1, 0), (1, 1, 1), (2, 1, 2)]);
     assert_eq!(layout.level_words().len(), 20);
     assert_eq!(layout.characters()[1].level_vertices, [3, 1, 2, 1]);
     assert_eq!(layout.characters()[0].level_vertices, [3; DETAIL_LEVELS]);
-    // Records (8 words each), their entries (2 each), the tables, and the
-    // starts of three runs of one record (a word per level each).
+    // Records (8 words each), their tables' offsets (1 each), the tables,
+    // and the starts of three runs of one record (a word per level each).
     let words = layout.record_buffer_words();
-    assert_eq!((words.record_levels, words.level_words, words.run_starts, words.end), (24, 30, 50, 62));
-    assert_eq!(layout.slot_sizes().records, 62 * 4);
-    assert_eq!(layout.runs().len(), 3, "three models, a run each");
+    assert_eq!((words.record_tables, words.level_words, words.run_starts, words.end), (24, 27, 47, 59));
+    assert_eq!(layout.slot_sizes().records, 59 * 4);
     layout.roll_back(mark);
-    assert_eq!((layout.record_levels(), layout.level_words()), (&[[0, NO_SKIN_LEVELS]][..], &[][..]));
+    assert_eq!((layout.record_tables(), layout.level_words()), (&[NO_SKIN_LEVELS][..], &[][..]));
 }
 
 #[test]
