@@ -32,13 +32,19 @@ pub struct SkinInput<'a> {
 /// The characters of one frame, by index: each one's pose (as a
 /// `SkinInput`) and world placement (applied after skinning). Read in
 /// place, so a frame of any size is handed over without allocating.
-pub trait FramePoses {
+pub trait FramePoses: Sync {
     /// Number of characters.
     fn count(&self) -> usize;
     /// Character `c`'s pose and its version.
     fn input(&self, c: usize) -> SkinInput<'_>;
     /// Character `c`'s world matrix.
     fn world(&self, c: usize) -> Matrix4<f32>;
+    /// Every character's world matrix in one slice (`count` of them), when
+    /// the source keeps them so (a crowd): read in place, without a call
+    /// per character. `None`, the default: read them by `world`.
+    fn worlds(&self) -> Option<&[Matrix4<f32>]> {
+        None
+    }
     /// Character `c`'s playback when it is posed on the GPU (its `input`
     /// then holds only its morph weights; the palette is the pose pass's);
     /// `None`, the default: its palette comes from `input`.

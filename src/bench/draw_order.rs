@@ -10,11 +10,15 @@
 //! (culled, or its size in pixels).
 //! Reported as nanoseconds per character and the ratio.
 //!
+//! Each runs on one thread, then (`/threads-N`) on a pool of every core,
+//! as a crowd's frame runs it on the threads posing the crowd
+//! (`render::chunked`).
+//!
 //! Run: `cargo bench --bench draw_order` (no shared files needed).
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use nalgebra::Matrix4;
-use vkskin::anim::Sight;
+use vkskin::anim::{FramePoses, Sight, SkinInput, SkinnedPose};
 use vkskin::asset::load_default_character;
 use vkskin::character::crowd::grid_position;
 use vkskin::render::DrawDetail;
@@ -28,6 +32,32 @@ const CHARACTERS: usize = 100_000;
 const SPACING: f32 = 1.5;
 /// Characters per output window: a run of the draw order each.
 const WINDOW: usize = 18_000;
+
+/// Characters at their places, with nothing to skin: placing reads only
+/// their world matrices.
+struct Places(Vec<Matrix4<f32>>);
+
+impl FramePoses for Places {
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+    fn input(&self, _: usize) -> SkinInput<'_> {
+        let pose = SkinnedPose {
+            palettes: &[],
+            palette_ranges: &[],
+            world: &[],
+            world_joints: None,
+            morph_weights: &[],
+        };
+        SkinInput { pose, version: 0 }
+    }
+    fn world(&self, c: usize) -> Matrix4<f32> {
+        self.0[c]
+    }
+    fn worlds(&self) -> Option<&[Matrix4<f32>]> {
+        Some(&self.0)
+    }
+}
 
 fn main() {
     let model = load_default_character().expect("built-in character");
@@ -43,30 +73,41 @@ fn main() {
         .collect();
     let mut order = DrawOrder::new(CHARACTERS as u32, 1, &runs);
 
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(cores).build().expect("a thread pool");
+    // One thread: this one, in no pool, runs every chunk in order.
+    let on = |threads: usize, work: &mut (dyn FnMut() + Send)| match threads {
+        1 => work(),
+        _ => pool.install(work),
+    };
+    let poses = Places(worlds);
+
     let mut criterion = Criterion::default().configure_from_args();
     let mut group = criterion.benchmark_group("draw_order");
     group.throughput(Throughput::Elements(CHARACTERS as u64));
-    for detail in [DrawDetail::Full, DrawDetail::Auto] {
-        group.bench_function(BenchmarkId::new("place+choose", format!("{detail:?}")), |b| {
+    let mut sight = vec![Sight::Unseen; CHARACTERS];
+    for threads in [1, cores].into_iter().take(if cores > 1 { 2 } else { 1 }) {
+        let suffix = if threads == 1 { String::new() } else { format!("/threads-{threads}") };
+        for detail in [DrawDetail::Full, DrawDetail::Auto] {
+            group.bench_function(BenchmarkId::new("place+choose", format!("{detail:?}{suffix}")), |b| {
+                b.iter(|| {
+                    on(threads, &mut || {
+                        order.place_poses(&poses, CHARACTERS, levels.bounds);
+                        order.choose(&view, &levels.error, detail);
+                    });
+                    std::hint::black_box(order.order()[0])
+                })
+            });
+        }
+        group.bench_function(BenchmarkId::new("place+foresee", format!("Auto{suffix}")), |b| {
             b.iter(|| {
-                for (c, world) in worlds.iter().enumerate() {
-                    order.place(c, world, levels.bounds);
-                }
-                order.choose(&view, &levels.error, detail);
-                std::hint::black_box(order.order()[0])
+                on(threads, &mut || {
+                    order.place_and_foresee(&poses, levels.bounds, &view, DrawDetail::Auto, &mut sight)
+                });
+                std::hint::black_box(sight[0])
             })
         });
     }
-    let mut sight = vec![Sight::Unseen; CHARACTERS];
-    group.bench_function(BenchmarkId::new("place+foresee", "Auto"), |b| {
-        b.iter(|| {
-            for (c, world) in worlds.iter().enumerate() {
-                order.place(c, world, levels.bounds);
-            }
-            order.foresee(&view, DrawDetail::Auto, &mut sight);
-            std::hint::black_box(sight[0])
-        })
-    });
     group.finish();
     order.choose(&view, &levels.error, DrawDetail::Auto);
     println!(

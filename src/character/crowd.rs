@@ -269,6 +269,9 @@ impl FramePoses for Crowd {
     fn world(&self, c: usize) -> Matrix4<f32> {
         self.worlds()[c]
     }
+    fn worlds(&self) -> Option<&[Matrix4<f32>]> {
+        Some(Crowd::worlds(self))
+    }
     fn playback(&self, c: usize) -> Option<PosePlayback<'_>> {
         self.characters()[c].playback()
     }

@@ -89,6 +89,20 @@ impl Buffer {
         self.allocation.as_mut()?.mapped_slice_mut()
     }
 
+    /// The first `len` elements of a host-visible buffer's mapping, as `T`,
+    /// for writing in place (in parallel: split the slice).
+    pub fn mapped_elements<T: bytemuck::Pod>(&mut self, len: usize) -> Result<&mut [T], GpuError> {
+        let size = self.size;
+        let mapped =
+            self.mapped_mut().ok_or_else(|| GpuError::new("write to a buffer that is not host-visible"))?;
+        let bytes = len.checked_mul(std::mem::size_of::<T>()).filter(|&b| b <= mapped.len());
+        let bytes = bytes.ok_or_else(|| {
+            GpuError::new(format!("{len} elements of {} bytes into {size}", std::mem::size_of::<T>()))
+        })?;
+        bytemuck::try_cast_slice_mut(&mut mapped[..bytes])
+            .map_err(|e| GpuError::new(format!("buffer mapping as elements: {e}")))
+    }
+
     /// Copies `bytes` into a host-visible buffer at `offset`.
     pub fn write(&mut self, offset: u64, bytes: &[u8]) -> Result<(), GpuError> {
         let size = self.size;

@@ -22,9 +22,11 @@
 //! draw another. A character drawn by no pass (outside the view, and its
 //! shadow too or no shadow pass) is [`HIDDEN`]: sorted after every level,
 //! and not skinned either (`render::skin_levels`). Plain CPU work, no
-//! allocation per frame.
+//! allocation per frame; placing, choosing and foreseeing run in chunks
+//! on the threads that pose the crowd (`render::chunked`).
 
 use super::camera::Camera;
+use super::chunked;
 use super::detail_levels::DETAIL_LEVELS;
 use super::frame_settings::DrawDetail;
 use crate::anim::{FramePoses, Sight};
@@ -215,6 +217,22 @@ struct PlacedSphere {
     scale: f32,
 }
 
+impl PlacedSphere {
+    /// The sphere `bounds` (`[x, y, z, radius]` in model space) placed by `world`.
+    #[inline(always)]
+    fn new(world: &Matrix4<f32>, bounds: [f32; 4]) -> PlacedSphere {
+        let centre = world.transform_point(&nalgebra::Point3::new(bounds[0], bounds[1], bounds[2]));
+        let squared = [0, 1, 2].map(|i| world.fixed_view::<3, 1>(0, i).norm_squared());
+        // f32::max skips NaN, so a broken matrix is caught here: a NaN
+        // scale keeps the full mesh (`level_for`). Every element reaches
+        // the centre (the translation, and the projective row through w)
+        // or a column's length.
+        let finite = centre.iter().chain(&squared).all(|v| v.is_finite());
+        let scale = if finite { squared[0].max(squared[1]).max(squared[2]).sqrt() } else { f32::NAN };
+        PlacedSphere { centre: centre.into(), radius: scale * bounds[3] * BOUNDS_MARGIN, scale }
+    }
+}
+
 /// Each frame's level per character and the instance order it implies.
 #[derive(Debug, Clone)]
 pub struct DrawOrder {
@@ -266,16 +284,31 @@ impl DrawOrder {
     /// Places character `c`'s sphere (`GpuModel::bounds`: `[x, y, z,
     /// radius]` in its model space) by its world matrix.
     pub fn place(&mut self, c: usize, world: &Matrix4<f32>, bounds: [f32; 4]) {
-        let Some(sphere) = self.spheres.get_mut(c) else { return };
-        let centre = world.transform_point(&nalgebra::Point3::new(bounds[0], bounds[1], bounds[2]));
-        let squared = [0, 1, 2].map(|i| world.fixed_view::<3, 1>(0, i).norm_squared());
-        // f32::max skips NaN, so a broken matrix is caught here: a NaN
-        // scale keeps the full mesh (`level_for`). Every element reaches
-        // the centre (the translation, and the projective row through w)
-        // or a column's length.
-        let finite = centre.iter().chain(&squared).all(|v| v.is_finite());
-        let scale = if finite { squared[0].max(squared[1]).max(squared[2]).sqrt() } else { f32::NAN };
-        *sphere = PlacedSphere { centre: centre.into(), radius: scale * bounds[3] * BOUNDS_MARGIN, scale };
+        if let Some(sphere) = self.spheres.get_mut(c) {
+            *sphere = PlacedSphere::new(world, bounds);
+        }
+    }
+
+    /// Places the first `count` characters of `poses` (at most as many as
+    /// the order has) at their current places, each within `bounds` (see
+    /// `place`), in chunks on the threads posing the crowd (`chunked`).
+    pub fn place_poses(&mut self, poses: &dyn FramePoses, count: usize, bounds: [f32; 4]) {
+        let count = count.min(poses.count()).min(self.spheres.len());
+        let worlds = poses.worlds().filter(|w| w.len() >= count);
+        chunked::for_each_chunk(&mut self.spheres[..count], |first, spheres| match worlds {
+            // In place: a call per character returning its matrix costs
+            // as much again as placing it.
+            Some(worlds) => {
+                for (sphere, world) in spheres.iter_mut().zip(&worlds[first..]) {
+                    *sphere = PlacedSphere::new(world, bounds);
+                }
+            }
+            None => {
+                for (c, sphere) in (first..).zip(spheres) {
+                    *sphere = PlacedSphere::new(&poses.world(c), bounds);
+                }
+            }
+        });
     }
 
     /// Chooses every character's level for `view` from the model's level
@@ -285,15 +318,20 @@ impl DrawOrder {
     /// level, then visible before culled, within each run.
     pub fn choose(&mut self, view: &LevelView, error: &[f32; DETAIL_LEVELS], detail: DrawDetail) {
         let floor = self.floor(view);
-        for (bucket, sphere) in self.buckets.iter_mut().zip(&self.spheres) {
-            *bucket = match detail {
-                // Every full mesh, in every pass: the baseline.
-                DrawDetail::Full => 0,
-                DrawDetail::Auto if view.sees(sphere) => 2 * level_for(view, sphere, error),
-                DrawDetail::Auto if view.casts_into(sphere, floor) => 2 * level_for(view, sphere, error) + 1,
-                DrawDetail::Auto => HIDDEN,
-            };
-        }
+        let spheres = &self.spheres;
+        chunked::for_each_chunk(&mut self.buckets, |first, buckets| {
+            for (bucket, sphere) in buckets.iter_mut().zip(&spheres[first..]) {
+                *bucket = match detail {
+                    // Every full mesh, in every pass: the baseline.
+                    DrawDetail::Full => 0,
+                    DrawDetail::Auto if view.sees(sphere) => 2 * level_for(view, sphere, error),
+                    DrawDetail::Auto if view.casts_into(sphere, floor) => {
+                        2 * level_for(view, sphere, error) + 1
+                    }
+                    DrawDetail::Auto => HIDDEN,
+                };
+            }
+        });
         self.sort();
     }
 
@@ -348,15 +386,19 @@ impl DrawOrder {
     /// `DrawDetail::Full`) or drawn by no pass.
     pub fn foresee(&self, view: &LevelView, detail: DrawDetail, sight: &mut [Sight]) {
         let floor = self.floor(view);
-        for (sight, sphere) in sight.iter_mut().zip(&self.spheres) {
-            *sight = match detail {
-                DrawDetail::Full => Sight::Drawn { pixels: f32::INFINITY },
-                DrawDetail::Auto if view.sees(sphere) || view.casts_into(sphere, floor) => {
-                    Sight::Drawn { pixels: view.pixels_across(sphere) }
-                }
-                DrawDetail::Auto => Sight::Unseen,
-            };
-        }
+        let count = sight.len().min(self.spheres.len());
+        let spheres = &self.spheres;
+        chunked::for_each_chunk(&mut sight[..count], |first, sight| {
+            for (sight, sphere) in sight.iter_mut().zip(&spheres[first..]) {
+                *sight = match detail {
+                    DrawDetail::Full => Sight::Drawn { pixels: f32::INFINITY },
+                    DrawDetail::Auto if view.sees(sphere) || view.casts_into(sphere, floor) => {
+                        Sight::Drawn { pixels: view.pixels_across(sphere) }
+                    }
+                    DrawDetail::Auto => Sight::Unseen,
+                };
+            }
+        });
     }
 
     /// Places the first `sight.len()` characters of `poses` at their
@@ -370,9 +412,7 @@ impl DrawOrder {
         detail: DrawDetail,
         sight: &mut [Sight],
     ) {
-        for c in 0..sight.len().min(poses.count()) {
-            self.place(c, &poses.world(c), bounds);
-        }
+        self.place_poses(poses, sight.len(), bounds);
         self.foresee(view, detail, sight);
     }
 
@@ -381,9 +421,9 @@ impl DrawOrder {
     /// only computed when the view has shadows).
     fn floor(&self, view: &LevelView) -> f32 {
         match view.shadows {
-            Some(_) => {
-                self.spheres.iter().map(|s| s.centre[1] - s.radius).fold(view.receivers_above, f32::min)
-            }
+            Some(_) => chunked::min_over_chunks(&self.spheres, view.receivers_above, |spheres| {
+                spheres.iter().map(|s| s.centre[1] - s.radius).fold(f32::INFINITY, f32::min)
+            }),
             None => view.receivers_above,
         }
     }
@@ -565,6 +605,83 @@ mod tests {
         // The one behind is culled from the camera's passes (and, without
         // shadows, drawn by none), not the others.
         assert_eq!(order.buckets, [0, HIDDEN, 0]);
+    }
+
+    /// Characters at their places, with nothing to skin; their world
+    /// matrices in a slice or (`in_slice` false) only one by one.
+    struct Places {
+        worlds: Vec<Matrix4<f32>>,
+        in_slice: bool,
+    }
+
+    impl FramePoses for Places {
+        fn count(&self) -> usize {
+            self.worlds.len()
+        }
+        fn input(&self, _: usize) -> crate::anim::SkinInput<'_> {
+            let pose = crate::anim::SkinnedPose {
+                palettes: &[],
+                palette_ranges: &[],
+                world: &[],
+                world_joints: None,
+                morph_weights: &[],
+            };
+            crate::anim::SkinInput { pose, version: 0 }
+        }
+        fn world(&self, c: usize) -> Matrix4<f32> {
+            self.worlds[c]
+        }
+        fn worlds(&self) -> Option<&[Matrix4<f32>]> {
+            self.in_slice.then_some(&self.worlds[..])
+        }
+    }
+
+    /// Placed, chosen, sorted and foreseen in chunks on a pool of threads,
+    /// a crowd gets what one thread gives it, whether its places are read
+    /// from a slice or one by one.
+    #[test]
+    fn chunks_on_a_pool_order_as_one_thread_does() {
+        let n = 3 * chunked::CHUNK + 5;
+        let grid = (n as f32).sqrt().ceil() as usize;
+        let mut worlds: Vec<Matrix4<f32>> = (0..n)
+            .map(|c| {
+                at(5.0 + 3.0 * (c / grid) as f32)
+                    * Matrix4::new_translation(&Vector3::x().scale((c % grid) as f32 - 40.0))
+            })
+            .collect();
+        worlds[7] = Matrix4::from_element(f32::NAN);
+        let runs = [(0, 4000), (4000, n as u32 - 4000)];
+        let view = view().with_shadows([0.3, 1.0, 0.2]).with_receivers_above(-1.0);
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let mut results = Vec::new();
+        for (threads, in_slice) in [(1, true), (2, true), (2, false)] {
+            let poses = Places { worlds: worlds.clone(), in_slice };
+            let mut order = DrawOrder::new(n as u32, 1, &runs);
+            let mut sight = vec![Sight::Unseen; n];
+            let mut frame = || {
+                order.place_poses(&poses, n, [0.0, 0.9, 0.0, 1.0]);
+                order.choose(&view, &ERROR, DrawDetail::Auto);
+                order.foresee(&view, DrawDetail::Auto, &mut sight);
+            };
+            if threads == 1 {
+                frame()
+            } else {
+                pool.install(frame)
+            }
+            results.push((order.spheres, order.buckets, order.order, order.runs, sight));
+        }
+        let (_, buckets, ..) = &results[0];
+        let levels = |l: u8| buckets.iter().filter(|&&b| b == l).count();
+        // Every level seen, some culled but shadowed, some hidden.
+        let taken: Vec<usize> = [0, 1, 2, 3, 4, 6, HIDDEN].map(levels).into();
+        assert!(taken.iter().all(|&n| n > 0), "buckets taken: {taken:?}");
+        // Debug's text: the broken placement's NaNs compare equal.
+        let same = |a: &dyn std::fmt::Debug, b: &dyn std::fmt::Debug| format!("{a:?}") == format!("{b:?}");
+        for (i, result) in results.iter().enumerate().skip(1) {
+            assert!(same(&result.0, &results[0].0), "{i}: spheres");
+            assert_eq!((&result.1, &result.2), (&results[0].1, &results[0].2), "{i}: buckets and order");
+            assert!(same(&result.3, &results[0].3) && same(&result.4, &results[0].4), "{i}: runs and sight");
+        }
     }
 
     /// What the foresight calls unseen is exactly what the frame then

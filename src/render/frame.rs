@@ -21,6 +21,7 @@
 //! spans and each phase's timestamps become a GPU span on the host clock.
 
 use super::camera::Camera;
+use super::chunked;
 use super::draw_order::LevelView;
 use super::error::RenderError;
 use super::frame_settings::{DrawDetail, SkinningPlacement};
@@ -380,12 +381,18 @@ impl Renderer {
         // This slot's fence has signalled (draw_frame waited): the GPU no
         // longer reads its instance buffer, and host writes before the
         // submit are visible to the vertex shaders.
-        let instances = &mut self.instances[index];
-        for c in 0..inputs.count() {
-            let world = inputs.world(c);
-            instances.write(c as u64 * 64, bytemuck::cast_slice(world.as_slice()))?;
-            self.draw_order.place(c, &world, self.gpu_model.bounds);
-        }
+        let instances = self.instances[index].mapped_elements::<[f32; 16]>(inputs.count())?;
+        // The characters' in place where the source keeps them in a slice.
+        let worlds = poses.worlds().filter(|w| w.len() == poses.count()).unwrap_or(&[]);
+        chunked::for_each_chunk(instances, |first, instances| {
+            for (c, instance) in (first..).zip(instances) {
+                match worlds.get(c) {
+                    Some(world) => instance.copy_from_slice(world.as_slice()),
+                    None => instance.copy_from_slice(inputs.world(c).as_slice()),
+                }
+            }
+        });
+        self.draw_order.place_poses(poses, poses.count(), self.gpu_model.bounds);
         let detail = self.settings.frame.detail;
         if let Some(view) = view {
             self.draw_order.choose(view, &self.gpu_model.detail_error, detail);

@@ -7,6 +7,7 @@
 
 pub mod bone_lines;
 pub mod camera;
+pub mod chunked;
 pub mod copy_kernel;
 pub mod crowd_fit;
 pub mod detail_levels;
