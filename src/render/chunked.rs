@@ -51,6 +51,19 @@ pub fn for_each_chunk_pair<A: Send, B: Send>(
     }
 }
 
+/// Runs `task(i, &mut items[i])` for each item, as tasks of their own on
+/// the pool this thread works in when `work` (the characters the items
+/// stand for) is more than a chunk, else in order on this thread.
+pub fn for_each_task<T: Send>(items: &mut [T], work: usize, task: impl Fn(usize, &mut T) + Sync + Send) {
+    if in_parallel(work) {
+        items.par_iter_mut().enumerate().for_each(|(i, item)| task(i, item));
+    } else {
+        for (i, item) in items.iter_mut().enumerate() {
+            task(i, item);
+        }
+    }
+}
+
 /// The least of `value(chunk)` over `items`' chunks (as [`for_each_chunk`]
 /// splits them), and `start` when it is less; NaN values are skipped.
 pub fn min_over_chunks<T: Sync>(items: &[T], start: f32, value: impl Fn(&[T]) -> f32 + Sync + Send) -> f32 {

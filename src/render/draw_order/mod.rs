@@ -46,6 +46,15 @@ const BOUNDS_MARGIN: f32 = 1.25;
 /// The bucket of a character no pass draws this frame.
 pub const HIDDEN: u8 = u8::MAX;
 
+/// Sort slots: a bucket's place in a run's order (the levels' visible and
+/// culled, then the hidden).
+const SLOTS: usize = 2 * DETAIL_LEVELS + 1;
+
+/// The sort slot of a bucket: the hidden after every level.
+fn slot(bucket: u8) -> usize {
+    usize::from(bucket).min(SLOTS - 1)
+}
+
 /// What a level choice needs of the view: where the camera is, where it
 /// looks, how many pixels one unit spans at unit depth, and the planes
 /// bounding what it sees.
@@ -206,6 +215,8 @@ struct Run {
     /// Per level, the same with its culled characters after them (the
     /// shadow cascades).
     all: [(u32, u32); DETAIL_LEVELS],
+    /// Its pieces in `DrawOrder::pieces`: `(first, count)`.
+    pieces: (u32, u32),
 }
 
 /// A character's bounding sphere in world space, and the largest scale of
@@ -246,6 +257,13 @@ pub struct DrawOrder {
     /// one identity entry per character past them, e.g. the scenery).
     order: Vec<u32>,
     runs: Vec<Run>,
+    /// The counting sort's pieces, `(first character, count)`: each run
+    /// cut into chunks of up to `chunked::CHUNK` characters, sorted on
+    /// the threads posing the crowd.
+    pieces: Vec<(u32, u32)>,
+    /// Per piece, its characters per sort slot, then where its first
+    /// character of each slot goes in the order.
+    piece_slots: Vec<[u32; SLOTS]>,
     /// Characters the camera sees at each level this frame.
     counts: [u32; DETAIL_LEVELS],
     /// Characters culled from the camera's passes but drawn by the shadow
@@ -257,15 +275,36 @@ pub struct DrawOrder {
 
 impl DrawOrder {
     /// An order for `characters` characters in `runs` (`(first, count)`,
-    /// covering them), with `extra` identity entries after them; every
-    /// character starts at level 0.
+    /// covering them, none overlapping another), with `extra` identity
+    /// entries after them; every character starts at level 0.
     pub fn new(characters: u32, extra: u32, runs: &[(u32, u32)]) -> DrawOrder {
+        let mut ranges: Vec<(u32, u32)> = runs.iter().map(|&(first, count)| (first, first + count)).collect();
+        ranges.sort_unstable();
+        // The sort writes each run's entries from several threads: runs
+        // must not share one.
+        let apart = ranges.windows(2).all(|w| w[0].1 <= w[1].0);
+        assert!(
+            apart && ranges.last().is_none_or(|r| r.1 <= characters),
+            "runs apart, within the characters"
+        );
+        let mut pieces = Vec::new();
         let runs = runs
             .iter()
             .map(|&(first, count)| {
                 let mut visible = [(first + count, 0); DETAIL_LEVELS];
                 visible[0] = (first, count);
-                Run { first, count, visible, all: visible }
+                let first_piece = pieces.len() as u32;
+                let chunk = chunked::CHUNK as u32;
+                pieces.extend(
+                    (first..first + count).step_by(chunked::CHUNK).map(|f| (f, chunk.min(first + count - f))),
+                );
+                Run {
+                    first,
+                    count,
+                    visible,
+                    all: visible,
+                    pieces: (first_piece, pieces.len() as u32 - first_piece),
+                }
             })
             .collect();
         let mut counts = [0; DETAIL_LEVELS];
@@ -275,6 +314,8 @@ impl DrawOrder {
             buckets: vec![0; characters as usize],
             order: (0..characters + extra).collect(),
             runs,
+            piece_slots: vec![[0; SLOTS]; pieces.len()],
+            pieces,
             counts,
             culled: [0; DETAIL_LEVELS],
             hidden: 0,
@@ -345,20 +386,30 @@ impl DrawOrder {
     }
 
     /// Sorts the order by bucket (level, then visible before culled; the
-    /// hidden last) within each run, counting each bucket.
+    /// hidden last) within each run, counting each bucket: a counting sort
+    /// whose pieces count and then place their characters on the threads
+    /// posing the crowd.
     fn sort(&mut self) {
         self.counts = [0; DETAIL_LEVELS];
         self.culled = [0; DETAIL_LEVELS];
         self.hidden = 0;
-        // The hidden after every level.
-        let slot = |bucket: u8| usize::from(bucket).min(2 * DETAIL_LEVELS);
-        for run in &mut self.runs {
-            let mut counts = [0u32; 2 * DETAIL_LEVELS + 1];
-            let range = run.first as usize..(run.first + run.count) as usize;
-            for &bucket in &self.buckets[range.clone()] {
+        let (buckets, pieces) = (&self.buckets, &self.pieces);
+        let range = |(first, count): (u32, u32)| first as usize..(first + count) as usize;
+        chunked::for_each_task(&mut self.piece_slots, buckets.len(), |i, counts| {
+            *counts = [0; SLOTS];
+            for &bucket in &buckets[range(pieces[i])] {
                 counts[slot(bucket)] += 1;
             }
-            let mut next = [0u32; 2 * DETAIL_LEVELS + 1];
+        });
+        for run in &mut self.runs {
+            let run_pieces = &mut self.piece_slots[range(run.pieces)];
+            let mut counts = [0u32; SLOTS];
+            for piece in run_pieces.iter() {
+                for (total, n) in counts.iter_mut().zip(piece) {
+                    *total += n;
+                }
+            }
+            let mut next = [0u32; SLOTS];
             let mut start = run.first;
             for k in 0..DETAIL_LEVELS {
                 let (seen, culled) = (counts[2 * k], counts[2 * k + 1]);
@@ -370,14 +421,24 @@ impl DrawOrder {
                 self.counts[k] += seen;
                 self.culled[k] += culled;
             }
-            next[2 * DETAIL_LEVELS] = start;
-            self.hidden += counts[2 * DETAIL_LEVELS];
-            for (c, &bucket) in range.clone().zip(&self.buckets[range]) {
-                let slot = &mut next[slot(bucket)];
-                self.order[*slot as usize] = c as u32;
-                *slot += 1;
+            next[SLOTS - 1] = start;
+            self.hidden += counts[SLOTS - 1];
+            // Each piece's characters of a slot follow the earlier pieces'.
+            for piece in run_pieces.iter_mut() {
+                for (at, next) in piece.iter_mut().zip(&mut next) {
+                    (*at, *next) = (*next, *next + *at);
+                }
             }
         }
+        let order = SharedOrder(self.order.as_mut_ptr(), self.order.len());
+        chunked::for_each_task(&mut self.piece_slots, buckets.len(), |i, next| {
+            let characters = range(pieces[i]);
+            for (c, &bucket) in characters.clone().zip(&buckets[characters]) {
+                let at = &mut next[slot(bucket)];
+                order.write(*at as usize, c as u32);
+                *at += 1;
+            }
+        });
     }
 
     /// How the characters placed by `place` will be seen from `view`, into
@@ -481,6 +542,30 @@ impl DrawOrder {
     }
 }
 
+/// The draw order's entries, written by the sort's pieces at once.
+#[derive(Clone, Copy)]
+struct SharedOrder(*mut u32, usize);
+
+// SAFETY: the pointer is only written through `write`, at entries no other
+// piece writes (see there), while `DrawOrder::sort` holds the order mutably.
+unsafe impl Send for SharedOrder {}
+unsafe impl Sync for SharedOrder {}
+
+impl SharedOrder {
+    /// Writes `value` at entry `i`. Each piece writes, for each slot, the
+    /// entries from where the run's earlier pieces' characters of that
+    /// slot end, one per character of its own: the runs are apart
+    /// (`DrawOrder::new`), their slots' ranges are apart within a run, and
+    /// the pieces' shares are apart within a slot, so no two pieces write
+    /// one entry and no entry is read meanwhile.
+    fn write(self, i: usize, value: u32) {
+        assert!(i < self.1, "draw order entry {i} of {}", self.1);
+        // SAFETY: in bounds (above), and no other thread reads or writes
+        // entry `i` (see above).
+        unsafe { self.0.add(i).write(value) }
+    }
+}
+
 /// The coarsest level whose error, scaled and projected at the sphere's
 /// nearest depth, stays within `PIXEL_ERROR` (0 for a non-finite sphere or
 /// one reaching the near plane).
@@ -503,294 +588,4 @@ fn level_for(view: &LevelView, sphere: &PlacedSphere, error: &[f32; DETAIL_LEVEL
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use nalgebra::{Point3, Vector3};
-
-    const ERROR: [f32; DETAIL_LEVELS] = [0.0, 0.01, 0.04, 0.16];
-
-    /// A camera at the origin looking down -Z on a 1000-pixel-tall target
-    /// (90 degrees: one unit at depth d spans 500 / d pixels).
-    fn view() -> LevelView {
-        let camera = Camera {
-            eye: Point3::origin(),
-            target: Point3::new(0.0, 0.0, -1.0),
-            up: Vector3::y(),
-            fov_y: std::f32::consts::FRAC_PI_2,
-            aspect: 1.0,
-            near: 0.1,
-            far: 1000.0,
-            lens_shift: 0.0,
-        };
-        LevelView::new(&camera, 1000)
-    }
-
-    /// The depth of a unit sphere's centre from which an error `e` is drawn.
-    fn reach(e: f32) -> f32 {
-        e * 500.0 / PIXEL_ERROR + BOUNDS_MARGIN
-    }
-
-    fn at(z: f32) -> Matrix4<f32> {
-        Matrix4::new_translation(&Vector3::new(0.0, 0.0, -z))
-    }
-
-    #[test]
-    fn a_level_is_drawn_once_its_error_is_under_a_pixel() {
-        assert!((view().pixels_per_unit - 500.0).abs() < 1e-3);
-        let mut order = DrawOrder::new(5, 0, &[(0, 5)]);
-        // A sphere of radius 1 (BOUNDS_MARGIN with the margin). Level k's error e
-        // is within PIXEL_ERROR from a nearest depth of 500 e / PIXEL_ERROR.
-        let depths = [1.0, reach(0.01) + 0.1, reach(0.04) + 0.1, reach(0.16) + 0.1, reach(0.01) - 0.1];
-        for (c, &z) in depths.iter().enumerate() {
-            order.place(c, &at(z), [0.0, 0.0, 0.0, 1.0]);
-        }
-        order.choose(&view(), &ERROR, DrawDetail::Auto);
-        assert_eq!(order.buckets, [0, 2, 4, 6, 0], "every level, all in view");
-        assert_eq!(order.counts(), [2, 1, 1, 1]);
-        // Sorted by level, stable within one: 0, 4 | 1 | 2 | 3.
-        assert_eq!(order.order(), [0, 4, 1, 2, 3]);
-        assert_eq!(order.run_levels(0, Seen::ByCamera), Some(&[(0, 2), (2, 1), (3, 1), (4, 1)]));
-        assert_eq!(order.run_levels(0, Seen::ByLight), order.run_levels(0, Seen::ByCamera));
-        order.choose(&view(), &ERROR, DrawDetail::Full);
-        assert_eq!(order.order(), [0, 1, 2, 3, 4]);
-        assert_eq!(order.run_levels(0, Seen::ByCamera), Some(&[(0, 5), (5, 0), (5, 0), (5, 0)]));
-    }
-
-    #[test]
-    fn a_larger_character_keeps_its_detail_longer() {
-        let mut order = DrawOrder::new(2, 0, &[(0, 2)]);
-        let z = reach(0.01) + 0.1;
-        order.place(0, &at(z), [0.0, 0.0, 0.0, 1.0]);
-        // Twice the size: twice the error, and a sphere reaching closer.
-        order.place(1, &(at(z) * Matrix4::new_scaling(2.0)), [0.0, 0.0, 0.0, 1.0]);
-        order.choose(&view(), &ERROR, DrawDetail::Auto);
-        assert_eq!(order.buckets, [2, 0]);
-    }
-
-    #[test]
-    fn runs_sort_apart_and_extra_entries_stay_identity() {
-        let mut order = DrawOrder::new(4, 1, &[(0, 2), (2, 2)]);
-        for (c, z) in [1000.0, 1.0, 1000.0, 1.0].into_iter().enumerate() {
-            order.place(c, &at(z), [0.0, 0.0, 0.0, 1.0]);
-        }
-        order.choose(&view(), &ERROR, DrawDetail::Auto);
-        assert_eq!(order.order(), [1, 0, 3, 2, 4]);
-        assert_eq!(order.run_levels(1, Seen::ByCamera), Some(&[(2, 1), (3, 0), (3, 0), (3, 1)]));
-        assert_eq!(order.run_levels(2, Seen::ByCamera), None);
-    }
-
-    /// What the skin pass skins of a run: per level, its characters that
-    /// any pass draws (culled ones the shadows draw after the visible), the
-    /// hidden in none.
-    #[test]
-    fn a_run_s_drawn_levels_leave_out_the_hidden() {
-        let mut order = DrawOrder::new(6, 1, &[(0, 2), (2, 4)]);
-        order.set_buckets(&[0, 2 * 3, 2 * 3 + 1, HIDDEN, 2, 2 * 3]);
-        assert_eq!(order.order(), [0, 1, 4, 5, 2, 3, 6]);
-        assert_eq!(order.drawn_levels(0, 2), Some(&[(0, 1), (1, 0), (1, 0), (1, 1)]));
-        assert_eq!(order.drawn_levels(2, 4), Some(&[(2, 0), (2, 1), (3, 0), (3, 2)]));
-        assert_eq!(order.run_levels(1, Seen::ByCamera), Some(&[(2, 0), (2, 1), (3, 0), (3, 1)]));
-        assert_eq!((order.drawn_levels(2, 3), order.drawn_levels(6, 1)), (None, None));
-        assert_eq!((order.hidden(), order.culled_levels()), (1, [0, 0, 0, 1]));
-    }
-
-    #[test]
-    fn broken_or_near_placements_draw_the_full_mesh() {
-        let mut order = DrawOrder::new(3, 0, &[(0, 3)]);
-        order.place(0, &Matrix4::from_element(f32::NAN), [0.0, 0.0, 0.0, 1.0]);
-        // Behind the camera: its sphere's nearest depth is the near plane.
-        order.place(1, &at(-50.0), [0.0, 0.0, 0.0, 1.0]);
-        order.place(2, &at(1000.0), [0.0, 0.0, 0.0, f32::INFINITY]);
-        order.choose(&view(), &ERROR, DrawDetail::Auto);
-        // The one behind is culled from the camera's passes (and, without
-        // shadows, drawn by none), not the others.
-        assert_eq!(order.buckets, [0, HIDDEN, 0]);
-    }
-
-    /// Characters at their places, with nothing to skin; their world
-    /// matrices in a slice or (`in_slice` false) only one by one.
-    struct Places {
-        worlds: Vec<Matrix4<f32>>,
-        in_slice: bool,
-    }
-
-    impl FramePoses for Places {
-        fn count(&self) -> usize {
-            self.worlds.len()
-        }
-        fn input(&self, _: usize) -> crate::anim::SkinInput<'_> {
-            let pose = crate::anim::SkinnedPose {
-                palettes: &[],
-                palette_ranges: &[],
-                world: &[],
-                world_joints: None,
-                morph_weights: &[],
-            };
-            crate::anim::SkinInput { pose, version: 0 }
-        }
-        fn world(&self, c: usize) -> Matrix4<f32> {
-            self.worlds[c]
-        }
-        fn worlds(&self) -> Option<&[Matrix4<f32>]> {
-            self.in_slice.then_some(&self.worlds[..])
-        }
-    }
-
-    /// Placed, chosen, sorted and foreseen in chunks on a pool of threads,
-    /// a crowd gets what one thread gives it, whether its places are read
-    /// from a slice or one by one.
-    #[test]
-    fn chunks_on_a_pool_order_as_one_thread_does() {
-        let n = 3 * chunked::CHUNK + 5;
-        let grid = (n as f32).sqrt().ceil() as usize;
-        let mut worlds: Vec<Matrix4<f32>> = (0..n)
-            .map(|c| {
-                at(5.0 + 3.0 * (c / grid) as f32)
-                    * Matrix4::new_translation(&Vector3::x().scale((c % grid) as f32 - 40.0))
-            })
-            .collect();
-        worlds[7] = Matrix4::from_element(f32::NAN);
-        let runs = [(0, 4000), (4000, n as u32 - 4000)];
-        let view = view().with_shadows([0.3, 1.0, 0.2]).with_receivers_above(-1.0);
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-        let mut results = Vec::new();
-        for (threads, in_slice) in [(1, true), (2, true), (2, false)] {
-            let poses = Places { worlds: worlds.clone(), in_slice };
-            let mut order = DrawOrder::new(n as u32, 1, &runs);
-            let mut sight = vec![Sight::Unseen; n];
-            let mut frame = || {
-                order.place_poses(&poses, n, [0.0, 0.9, 0.0, 1.0]);
-                order.choose(&view, &ERROR, DrawDetail::Auto);
-                order.foresee(&view, DrawDetail::Auto, &mut sight);
-            };
-            if threads == 1 {
-                frame()
-            } else {
-                pool.install(frame)
-            }
-            results.push((order.spheres, order.buckets, order.order, order.runs, sight));
-        }
-        let (_, buckets, ..) = &results[0];
-        let levels = |l: u8| buckets.iter().filter(|&&b| b == l).count();
-        // Every level seen, some culled but shadowed, some hidden.
-        let taken: Vec<usize> = [0, 1, 2, 3, 4, 6, HIDDEN].map(levels).into();
-        assert!(taken.iter().all(|&n| n > 0), "buckets taken: {taken:?}");
-        // Debug's text: the broken placement's NaNs compare equal.
-        let same = |a: &dyn std::fmt::Debug, b: &dyn std::fmt::Debug| format!("{a:?}") == format!("{b:?}");
-        for (i, result) in results.iter().enumerate().skip(1) {
-            assert!(same(&result.0, &results[0].0), "{i}: spheres");
-            assert_eq!((&result.1, &result.2), (&results[0].1, &results[0].2), "{i}: buckets and order");
-            assert!(same(&result.3, &results[0].3) && same(&result.4, &results[0].4), "{i}: runs and sight");
-        }
-    }
-
-    /// What the foresight calls unseen is exactly what the frame then
-    /// draws in no pass, for any placement, camera, light and ground (a
-    /// drawn character left unposed would show a stale pose).
-    #[test]
-    fn foresight_calls_unseen_exactly_what_no_pass_draws() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move |lo: f32, hi: f32| {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            lo + (hi - lo) * ((state >> 40) as f32 / (1u64 << 24) as f32)
-        };
-        let n = 300;
-        let mut order = DrawOrder::new(n, 0, &[(0, n)]);
-        let mut sight = vec![Sight::Unseen; n as usize];
-        let (mut unseen, mut drawn) = (0, 0);
-        for round in 0..40 {
-            for c in 0..n as usize {
-                let at = Vector3::new(next(-60.0, 60.0), next(-2.0, 2.0), next(-60.0, 60.0));
-                order.place(c, &Matrix4::new_translation(&at), [0.0, 0.9, 0.0, next(0.5, 2.0)]);
-            }
-            let eye = Point3::new(next(-20.0, 20.0), next(0.5, 10.0), next(-20.0, 20.0));
-            let camera = Camera {
-                eye,
-                target: eye + Vector3::new(next(-1.0, 1.0), next(-0.6, 0.1), next(-1.0, 1.0)),
-                up: Vector3::y(),
-                fov_y: next(0.4, 1.2),
-                aspect: 16.0 / 9.0,
-                near: 0.1,
-                far: next(30.0, 200.0),
-                lens_shift: 0.0,
-            };
-            let mut view = LevelView::new(&camera, 720);
-            if round % 2 == 1 {
-                let light = [next(-1.0, 1.0), next(0.2, 1.0), next(-1.0, 1.0)];
-                view = view.with_shadows(light).with_receivers_above(next(-10.0, 0.0));
-            }
-            order.choose(&view, &ERROR, DrawDetail::Auto);
-            order.foresee(&view, DrawDetail::Auto, &mut sight);
-            for (c, (s, &bucket)) in sight.iter().zip(order.buckets()).enumerate() {
-                assert_eq!(
-                    *s == Sight::Unseen,
-                    bucket == HIDDEN,
-                    "round {round}, character {c}: {s:?}, {bucket}"
-                );
-                if let Sight::Drawn { pixels } = s {
-                    assert!(*pixels > 0.0, "{pixels}");
-                }
-            }
-            unseen += order.hidden();
-            drawn += n - order.hidden();
-            order.foresee(&view, DrawDetail::Full, &mut sight);
-            assert!(sight.iter().all(|s| *s == Sight::Drawn { pixels: f32::INFINITY }));
-        }
-        // Both kinds, many times over.
-        assert!(unseen > 1000 && drawn > 1000, "{unseen} unseen, {drawn} drawn");
-    }
-
-    #[test]
-    fn characters_out_of_view_are_drawn_for_the_light_alone() {
-        let mut order = DrawOrder::new(4, 0, &[(0, 4)]);
-        // In view; far to the left (the view is 90 degrees wide); just
-        // outside the right edge but reaching in; behind the far plane.
-        let beside = |x: f32| Matrix4::new_translation(&Vector3::new(x, 0.0, -10.0));
-        order.place(0, &at(10.0), [0.0, 0.0, 0.0, 1.0]);
-        order.place(1, &beside(-30.0), [0.0, 0.0, 0.0, 1.0]);
-        order.place(2, &beside(10.5), [0.0, 0.0, 0.0, 1.0]);
-        order.place(3, &at(1002.0), [0.0, 0.0, 0.0, 1.0]);
-        // A light low on the left: the shadows fall right and a little
-        // down, into the view, onto ground far below.
-        let low_left = [-1.0, 0.25, 0.0];
-        let lit = view().with_shadows(low_left).with_receivers_above(-40.0);
-        order.choose(&lit, &ERROR, DrawDetail::Full);
-        assert_eq!((order.buckets.as_slice(), order.culled()), ([0, 0, 0, 0].as_slice(), 0), "no culling");
-        // Levels too coarse to draw anywhere: level 0 and culling alone.
-        // The one behind the far plane casts its shadow behind it too.
-        order.choose(&lit, &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
-        assert_eq!(order.buckets, [0, 1, 0, HIDDEN]);
-        assert_eq!((order.counts(), order.culled(), order.hidden()), ([2, 0, 0, 0], 2, 1));
-        // Visible first, then the culled ones of the same level, the hidden last.
-        assert_eq!(order.order(), [0, 2, 1, 3]);
-        assert_eq!(order.run_levels(0, Seen::ByCamera), Some(&[(0, 2), (3, 0), (3, 0), (3, 0)]));
-        assert_eq!(order.run_levels(0, Seen::ByLight), Some(&[(0, 3), (3, 0), (3, 0), (3, 0)]));
-        // With nothing below the characters to fall on, the left one's
-        // shadow lands within a few units of it, far from the view.
-        order.choose(&view().with_shadows(low_left), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
-        assert_eq!(order.buckets, [0, HIDDEN, 0, HIDDEN]);
-        // The shadow must travel about 19 units along the light to reach
-        // the view's left plane (pushed out by the radius, 1.25), dropping
-        // 4.6: ground 2 units below stops it short, 5 below lets it in.
-        let onto = |floor| view().with_shadows(low_left).with_receivers_above(floor);
-        order.choose(&onto(-2.0), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
-        assert_eq!(order.buckets[1], HIDDEN);
-        order.choose(&onto(-5.0), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
-        assert_eq!(order.buckets[1], 1);
-        // A light high on the left throws that shadow steeply down: at the
-        // characters' depth it crosses the left plane 10 units below the
-        // bottom one and the bottom plane 10 units left of the left one,
-        // so it passes under the view's corner (each plane alone would
-        // let it in).
-        let steep = view().with_shadows([-1.0, 1.0, 0.0]).with_receivers_above(-40.0);
-        order.choose(&steep, &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
-        assert_eq!(order.buckets[1], HIDDEN);
-        // A light up and to the right throws the left one's shadow away
-        // from the view; without shadows no pass draws either.
-        order.choose(&view().with_shadows([1.0, 1.0, 0.0]), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
-        assert_eq!(order.buckets, [0, HIDDEN, 0, HIDDEN]);
-        order.choose(&view(), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
-        assert_eq!(order.buckets, [0, HIDDEN, 0, HIDDEN]);
-        assert_eq!(order.run_levels(0, Seen::ByLight), Some(&[(0, 2), (2, 0), (2, 0), (2, 0)]));
-    }
-}
+mod tests;
