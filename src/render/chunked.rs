@@ -19,7 +19,7 @@ pub const CHUNK: usize = 2048;
 
 /// Whether work over `len` characters runs in chunks on a pool: when this
 /// thread works in one of more than one thread and there is more than a chunk.
-fn in_parallel(len: usize) -> bool {
+pub fn in_parallel(len: usize) -> bool {
     len > CHUNK && rayon::current_num_threads() > 1 && rayon::current_thread_index().is_some()
 }
 

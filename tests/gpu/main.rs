@@ -28,3 +28,4 @@ mod render_palettes;
 mod render_planar;
 mod render_skin_levels;
 mod render_skinning;
+mod render_upload_pieces;

@@ -251,10 +251,24 @@ fn every_clip_of_every_shared_model_poses_on_the_gpu_as_on_the_cpu() {
 fn check_crowd(
     ctx: &GpuContext,
     model: &Arc<Model>,
+    twin: Crowd,
+    crowd: Crowd,
+    frames: u32,
+    drive: impl Fn(&mut Crowd, u32),
+) -> f64 {
+    check_crowd_on(ctx, model, twin, crowd, frames, drive, None)
+}
+
+/// `check_crowd`, each frame recorded on a thread of `pool` when given
+/// (the upload then writes the crowd in pieces on its threads).
+fn check_crowd_on(
+    ctx: &GpuContext,
+    model: &Arc<Model>,
     mut twin: Crowd,
     mut crowd: Crowd,
     frames: u32,
     drive: impl Fn(&mut Crowd, u32),
+    pool: Option<&rayon::ThreadPool>,
 ) -> f64 {
     crowd.set_pose_on_gpu(true).expect("GPU pose");
     let program = crowd.pose_program().cloned().expect("a program");
@@ -266,8 +280,12 @@ fn check_crowd(
         drive(&mut crowd, frame);
         twin.frame(frame).expect("CPU frame");
         crowd.frame(frame).expect("GPU frame");
-        let (palette, stats) = pass.frame(ctx, &crowd);
+        let (palette, stats) = match pool {
+            Some(pool) => pool.install(|| pass.frame(ctx, &crowd)),
+            None => pass.frame(ctx, &crowd),
+        };
         assert_eq!(stats.palette_bytes_written, 0);
+        assert_eq!(stats.posed_characters as usize, crowd.len(), "frame {frame}: every character posed");
         worst = worst.max(palette_error(&pass.pass, &palette, &twin, size));
         assert!(morph_error(&crowd, &twin) <= 1e-6, "frame {frame}: morph weights");
     }
@@ -345,6 +363,30 @@ fn builtin_crowd_poses_on_the_gpu_as_on_the_cpu(model: Arc<Model>, blend: &str) 
     assert!(layered > 0, "the drive exercises the layers");
     let error = check_crowd(&ctx, &model, make(), make(), 60, drive);
     eprintln!("built-in character under its controller ({blend}): GPU pose within {error:e}");
+    assert!(error <= TOLERANCE, "GPU pose differs from the CPU's by {error:e}");
+    assert_no_messages(&ctx.validation_messages());
+}
+
+/// A crowd of three upload pieces and more, its frames recorded on a pool
+/// of two threads: the pieces' playback and records, joined in character
+/// order, pose every character as the CPU does.
+#[test]
+fn a_crowd_in_pieces_on_a_pool_poses_on_the_gpu_as_on_the_cpu() {
+    let Some(ctx) = context() else { return };
+    let model = builtin::model();
+    let controller = builtin::controller(&model);
+    let n = 3 * vkskin::render::chunked::CHUNK + 100;
+    let make = || Crowd::new(model.rig.clone(), controller.clone(), n, 2.0, 30.0, 1).expect("crowd");
+    let drive = |crowd: &mut Crowd, frame: u32| {
+        if frame == 0 {
+            for i in 0..crowd.len() {
+                let c = crowd.character_mut(i);
+                c.set_named("speed", ParameterValue::Float((i % 6) as f32 * 0.7)).unwrap();
+            }
+        }
+    };
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    let error = check_crowd_on(&ctx, &model, make(), make(), 3, drive, Some(&pool));
     assert!(error <= TOLERANCE, "GPU pose differs from the CPU's by {error:e}");
     assert_no_messages(&ctx.validation_messages());
 }

@@ -8,8 +8,9 @@
 //! map: per palette entry of a character, its skeleton joint and inverse
 //! bind) is device-local, uploaded once through a staging copy followed by
 //! a barrier to every later compute read; each frame slot has a
-//! host-visible state buffer (a record per posed character, its entries
-//! and layer weights), written before the submit and rewritten only after
+//! host-visible state buffer (a record per posed character, in order, then
+//! a playback slot per character: its entries and layer weights), written
+//! before the submit and rewritten only after
 //! the slot's fence, like the other slot buffers.
 //!
 //! Synchronisation: the dispatch writes the device-local palette that the
@@ -21,6 +22,7 @@
 //! same buffer, ordered before the dispatch by their own barrier.
 
 use super::plan::CharacterPlace;
+use super::upload_pieces::Window;
 use super::{SKINNING_READS, SkinStats};
 use crate::anim::{PlaybackEntry, PosePlayback, PoseProgram, Rig};
 use crate::gpu::barrier::{self, Access};
@@ -127,11 +129,6 @@ impl GpuPose {
         &self.program
     }
 
-    /// Palette entries the program writes per character.
-    pub(super) fn map_entries(&self) -> u32 {
-        self.map_entries
-    }
-
     /// Grows every slot's state buffer to hold `characters` posed
     /// characters; replaced buffers are retired through `ring`.
     pub(super) fn ensure_capacity(
@@ -157,57 +154,34 @@ impl GpuPose {
         Ok(())
     }
 
-    /// Starts writing slot `slot`'s state for a frame of `characters`
-    /// characters (records first, then each posed one's entries).
-    pub(super) fn begin(&self, slot: usize, characters: usize) -> StateWriter {
-        StateWriter { slot, records: 0, cursor: characters as u64 * RECORD_BYTES, written: 0 }
-    }
-
-    /// Writes one posed character's record and playback; `palette_start`
-    /// is its first palette entry.
-    pub(super) fn write(
+    /// Slot `slot`'s state for a frame of `characters` characters, in two:
+    /// room for a record per character (the posed characters' records, in
+    /// order from the first byte), then each character's playback slot
+    /// (its clips and layer weights at most, character by character), as
+    /// a window; and what writes a character's playback there.
+    pub(super) fn state_mut(
         &mut self,
-        writer: &mut StateWriter,
-        c: usize,
-        playback: &PosePlayback,
-        palette_start: u32,
-    ) -> Result<(), GpuError> {
-        if !std::ptr::eq(playback.program, Arc::as_ptr(&self.program)) {
-            return Err(GpuError::new(format!(
-                "skin pass: character {c} is posed with another program than the pass's"
-            )));
-        }
-        if playback.entries.len() > self.program.max_entries()
-            || playback.layer_weights.len() != self.program.layers()
-        {
-            return Err(GpuError::new(format!(
-                "skin pass: character {c}: {} clips and {} layer weights, the program takes at most {} and {}",
-                playback.entries.len(),
-                playback.layer_weights.len(),
-                self.program.max_entries(),
-                self.program.layers()
-            )));
-        }
-        let state = &mut self.states[writer.slot];
-        let entries_at = writer.cursor;
-        let weights_at = entries_at + std::mem::size_of_val(playback.entries) as u64;
-        let end = weights_at + std::mem::size_of_val(playback.layer_weights) as u64;
-        let record =
-            [(entries_at / 4) as u32, playback.entries.len() as u32, palette_start, (weights_at / 4) as u32];
-        state.write(writer.records * RECORD_BYTES, bytemuck::cast_slice(&record))?;
-        state.write(entries_at, bytemuck::cast_slice(playback.entries))?;
-        state.write(weights_at, bytemuck::cast_slice(playback.layer_weights))?;
-        writer.records += 1;
-        writer.cursor = end;
-        writer.written += RECORD_BYTES + playback.bytes();
-        Ok(())
+        slot: usize,
+        characters: usize,
+    ) -> Result<(&mut [u8], Window<'_>, PlaybackWriter<'_>), GpuError> {
+        let records = characters * RECORD_BYTES as usize;
+        let bytes = characters as u64 * self.per_character_bytes;
+        let state = self.states[slot].mapped_elements::<u8>(bytes as usize)?;
+        let (records, slots) = state.split_at_mut(records);
+        let at = records.len() as u64;
+        let writer = PlaybackWriter {
+            program: &self.program,
+            map_entries: self.map_entries,
+            slot_bytes: self.per_character_bytes - RECORD_BYTES,
+            records_end: at,
+        };
+        Ok((records, Window::new(slots, at, "pose state"), writer))
     }
 
-    /// Ends the frame's state: the characters the dispatch poses.
-    pub(super) fn finish(&mut self, writer: StateWriter, stats: &mut SkinStats) {
-        self.posed[writer.slot] = writer.records as u32;
-        stats.playback_bytes_written += writer.written;
-        stats.posed_characters += writer.records as u32;
+    /// Ends slot `slot`'s state for a frame: `posed` characters' records
+    /// written (`state_mut`), the characters the dispatch poses.
+    pub(super) fn finish(&mut self, slot: usize, posed: u32) {
+        self.posed[slot] = posed;
     }
 
     /// Records the dispatch for slot `slot`'s posed characters into its
@@ -276,13 +250,59 @@ impl GpuPose {
     }
 }
 
-/// Where one frame's state is being written.
-pub(super) struct StateWriter {
-    slot: usize,
-    records: u64,
-    /// Next free byte after the records.
-    cursor: u64,
-    written: u64,
+/// Writes posed characters' playback into a frame's state (`GpuPose::state_mut`).
+pub(super) struct PlaybackWriter<'a> {
+    program: &'a Arc<PoseProgram>,
+    map_entries: u32,
+    /// Bytes of a character's playback slot: its clips and layer weights, at most.
+    slot_bytes: u64,
+    /// Where the playback slots start (after room for a record per character).
+    records_end: u64,
+}
+
+impl PlaybackWriter<'_> {
+    /// Palette entries the program writes per character.
+    pub(super) fn map_entries(&self) -> u32 {
+        self.map_entries
+    }
+
+    /// Bytes of a character's playback slot.
+    pub(super) fn slot_bytes(&self) -> u64 {
+        self.slot_bytes
+    }
+
+    /// Writes posed character `c`'s playback into its slot of `slots`
+    /// (see `GpuPose::state_mut`) and returns its record; `palette_start`
+    /// is its first palette entry.
+    pub(super) fn encode(
+        &self,
+        slots: &mut Window,
+        c: usize,
+        playback: &PosePlayback,
+        palette_start: u32,
+    ) -> Result<[u32; 4], GpuError> {
+        if !std::ptr::eq(playback.program, Arc::as_ptr(self.program)) {
+            return Err(GpuError::new(format!(
+                "skin pass: character {c} is posed with another program than the pass's"
+            )));
+        }
+        if playback.entries.len() > self.program.max_entries()
+            || playback.layer_weights.len() != self.program.layers()
+        {
+            return Err(GpuError::new(format!(
+                "skin pass: character {c}: {} clips and {} layer weights, the program takes at most {} and {}",
+                playback.entries.len(),
+                playback.layer_weights.len(),
+                self.program.max_entries(),
+                self.program.layers()
+            )));
+        }
+        let entries_at = self.records_end + c as u64 * self.slot_bytes;
+        let weights_at = entries_at + std::mem::size_of_val(playback.entries) as u64;
+        slots.write(entries_at, bytemuck::cast_slice(playback.entries))?;
+        slots.write(weights_at, bytemuck::cast_slice(playback.layer_weights))?;
+        Ok([(entries_at / 4) as u32, playback.entries.len() as u32, palette_start, (weights_at / 4) as u32])
+    }
 }
 
 /// The state buffers are read by pointer only.

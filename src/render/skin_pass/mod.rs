@@ -103,6 +103,7 @@ use plan::Mark;
 use slot_buffers::{GrowthLimits, SlotBuffers};
 use std::sync::Arc;
 use streams::StaticStreams;
+use upload_pieces::UploadPiece;
 
 mod batches;
 mod device_palette;
@@ -113,6 +114,7 @@ pub mod plan;
 mod slot_buffers;
 mod streams;
 mod upload;
+mod upload_pieces;
 
 pub use palette_reads::{AMPLE_PALETTE_TEXELS, PaletteReads};
 pub use plan::{MAX_OUTPUT_WINDOWS, NO_RECORD, OutputWindows, PrimitiveOutput, SkinLayout, SkinRun};
@@ -361,6 +363,8 @@ impl SkinPass {
             slot.staged.resize(regions, None);
             slot.copies.reserve(regions);
             slot.pending.reserve(regions);
+            slot.pieces
+                .resize_with(regions.div_ceil(crate::render::chunked::CHUNK), UploadPiece::with_capacity);
         }
         self.device_palette.held.resize(regions, None);
         self.batches.clear();

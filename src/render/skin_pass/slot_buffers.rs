@@ -8,6 +8,7 @@ use super::palette_reads::{
     PALETTE_TEXEL_FORMAT, PaletteReads, TEXEL_FORMATS, is_texel, palette_view, replace_view, texel_view,
 };
 use super::plan::{OutputWindows, SlotSizes};
+use super::upload_pieces::UploadPiece;
 use crate::gpu::frame::Retired;
 use crate::gpu::{Buffer, FrameRing, GpuContext, GpuError};
 use ash::vk;
@@ -85,6 +86,9 @@ pub(super) struct SlotBuffers {
     /// The characters whose `staged` version awaits that copy (capacity:
     /// one per character, reserved when characters are added).
     pub(super) pending: Vec<u32>,
+    /// What each piece of `chunked::CHUNK` characters leaves of a frame's
+    /// upload (one per piece, added with the characters).
+    pub(super) pieces: Vec<UploadPiece>,
     /// Layout generation whose records `records` holds.
     pub(super) records_generation: Option<u64>,
 }
@@ -110,6 +114,7 @@ impl SlotBuffers {
             held: Vec::new(),
             staged: Vec::new(),
             pending: Vec::new(),
+            pieces: Vec::new(),
             records_generation: None,
         };
         slot.output.push(output);

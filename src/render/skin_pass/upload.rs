@@ -4,13 +4,15 @@
 //! the heap per frame; never dispatches and never changes the layout.
 
 use super::device_palette::DevicePalette;
+use super::gpu_pose::{PlaybackWriter, RECORD_BYTES};
 use super::plan::{CharacterPlace, PALETTE_ENTRY_BYTES};
-use super::slot_buffers::SlotBuffers;
-use super::{SKINNING_READS, SkinPass, SkinStats};
+use super::upload_pieces::{Span, Window};
+use super::{Character, SKINNING_READS, SkinPass, SkinStats};
 use crate::anim::{FramePoses, SkinInput};
 use crate::asset::Model;
 use crate::gpu::barrier::{self, Access};
 use crate::gpu::{FrameSlot, GpuContext, GpuError};
+use crate::render::chunked::{self, CHUNK};
 use crate::render::draw_order::HIDDEN;
 use crate::render::layout::{BoneMatrix, PaletteDualQuat};
 use crate::render::skin_levels::SkinLevels;
@@ -93,7 +95,10 @@ impl SkinPass {
     /// and `record_copies` (then binds `vertex_skinning_buffers`). In `Dirty`
     /// mode a second call in the same frame with the same versions writes
     /// and counts nothing. Call after `FrameRing::begin_frame` returned `slot`, before
-    /// the frame is submitted. Allocates nothing on the heap.
+    /// the frame is submitted. Allocates nothing on the heap. A crowd is
+    /// written in pieces of `chunked::CHUNK` characters on the threads that
+    /// pose it (`upload_pieces`); a failure names the first character, in
+    /// order, that could not be written.
     pub fn upload<P: FramePoses + ?Sized>(
         &mut self,
         slot: &FrameSlot,
@@ -130,75 +135,196 @@ impl SkinPass {
             buffers.records.write(words.run_starts * 4, bytemuck::cast_slice(self.layout.run_starts()))?;
             buffers.records_generation = Some(self.generation);
         }
-        let places = self.layout.characters();
-        let staged = mode.staged() || self.gpu_pose.is_some();
-        let mut state = self.gpu_pose.as_ref().map(|p| p.begin(slot.index, places.len()));
-        let device_held = &mut self.device_palette.held;
-        let skips_unchanged = mode.skips_unchanged();
-        for (c, (model, place)) in self.characters.iter().map(|c| &c.model).zip(places).enumerate() {
-            if levels.is_some_and(|l| l.order.buckets().get(c) == Some(&HIDDEN)) {
-                // Drawn by no pass: neither posed on the GPU nor uploaded.
-                continue;
+        let characters = self.characters.len();
+        let pieces = characters.div_ceil(CHUNK);
+        let (mut records, playback, pose) = match self.gpu_pose.as_mut() {
+            Some(pose) => {
+                let (records, slots, writer) = pose.state_mut(slot.index, characters)?;
+                (Some(records), slots, Some(writer))
             }
-            let input = inputs.input(c);
-            let playback = inputs.playback(c);
-            if let Some(playback) = &playback {
-                // Posed on the GPU: the playback every frame, no palette.
-                let (Some(pose), Some(writer)) = (self.gpu_pose.as_mut(), state.as_mut()) else {
-                    return Err(GpuError::new(format!(
-                        "skin pass: character {c} is posed on the GPU, but the pass has no pose program"
-                    )));
-                };
-                let (start, end) = place.palette_range;
-                if end - start != pose.map_entries() {
-                    return Err(GpuError::new(format!(
-                        "skin pass: character {c} has {} palette entries, the pose program writes {}",
-                        end - start,
-                        pose.map_entries()
-                    )));
-                }
-                pose.write(writer, c, playback, start)?;
-                device_held[c] = None;
+            None => (None, Window::new(&mut [], 0, "pose state"), None),
+        };
+        let palette =
+            buffers.palette.mapped_mut().ok_or_else(|| GpuError::new("skin pass: palette not mapped"))?;
+        let weights =
+            buffers.weights.mapped_mut().ok_or_else(|| GpuError::new("skin pass: weights not mapped"))?;
+        let span = Span {
+            first: 0,
+            palette: Window::new(palette, 0, "palette"),
+            weights: Window::new(weights, 0, "morph weights"),
+            playback,
+            held: &mut buffers.held[..characters],
+            staged: &mut buffers.staged[..characters],
+            device_held: &mut self.device_palette.held[..characters],
+            pieces: &mut buffers.pieces[..pieces],
+        };
+        let job = UploadJob {
+            characters: &self.characters,
+            places: self.layout.characters(),
+            inputs,
+            buckets: levels.map(|l| l.order.buckets()),
+            playback_slot: pose.as_ref().map_or(0, |p| p.slot_bytes()),
+            staged: mode.staged() || pose.is_some(),
+            pose,
+            skips_unchanged: mode.skips_unchanged(),
+            dual_quaternions,
+            parallel: chunked::in_parallel(characters),
+        };
+        job.run(span);
+        // The pieces joined in character order, after any copies queued
+        // by a frame that never recorded them.
+        let mut posed = 0;
+        let mut failed = None;
+        for piece in &mut buffers.pieces[..pieces] {
+            let piece_stats = &piece.stats;
+            stats.palette_bytes_written += piece_stats.palette_bytes_written;
+            stats.weight_bytes_written += piece_stats.weight_bytes_written;
+            stats.playback_bytes_written += piece_stats.playback_bytes_written;
+            for copy in &piece.copies {
+                queue_region(&mut buffers.copies, *copy);
             }
-            let version = Some(input.version);
-            let weights = !(skips_unchanged && buffers.held[c] == version);
-            // Read in place, the palette lives beside the weights in the
-            // slot; staged, in the shared device palette.
-            let palette = playback.is_none()
-                && if staged {
-                    // A copy this slot queued and has not recorded carries
-                    // its staging to the device palette: it must hold this pose.
-                    let held = match buffers.staged[c] {
-                        Some(queued) => Some(queued) == version,
-                        None => device_held[c] == version,
-                    };
-                    !(skips_unchanged && held)
-                } else {
-                    weights
-                };
-            if !weights && !palette {
-                continue;
+            buffers.pending.extend_from_slice(&piece.pending);
+            if let Some(records) = &mut records {
+                let at = posed * RECORD_BYTES as usize;
+                let bytes: &[u8] = bytemuck::cast_slice(&piece.records);
+                records[at..at + bytes.len()].copy_from_slice(bytes);
             }
-            let character = Written { c, model, place, dual_quaternions, palette, weights };
-            character.write(buffers, &input, &mut stats)?;
-            if weights {
-                buffers.held[c] = version;
-            }
-            if palette && staged {
-                // One queued copy per character: a later write to the
-                // staging (a newer pose before the copy is recorded) rides on it.
-                if buffers.staged[c].is_none() {
-                    queue_copy(buffers, place);
-                    buffers.pending.push(c as u32);
-                }
-                buffers.staged[c] = version;
-            }
+            posed += piece.records.len();
+            failed = failed.or(piece.error.take());
+            piece.clear();
         }
-        if let (Some(pose), Some(writer)) = (self.gpu_pose.as_mut(), state) {
-            pose.finish(writer, &mut stats);
+        stats.posed_characters = posed as u32;
+        if let Some(pose) = self.gpu_pose.as_mut() {
+            pose.finish(slot.index, posed as u32);
+        }
+        if let Some(e) = failed {
+            return Err(e);
         }
         stats.write_ns = started.elapsed().as_nanos() as u64;
         Ok(stats)
+    }
+}
+
+/// What every character's upload reads, shared by the pieces.
+struct UploadJob<'a, P: FramePoses + ?Sized> {
+    characters: &'a [Character],
+    places: &'a [CharacterPlace],
+    inputs: &'a P,
+    /// The draw order's bucket per character, when the frame skins only
+    /// what it draws.
+    buckets: Option<&'a [u8]>,
+    /// Writes the playback of characters posed on the GPU.
+    pose: Option<PlaybackWriter<'a>>,
+    /// Bytes of a character's playback slot.
+    playback_slot: u64,
+    /// Palettes go to the shared device palette through the slot's staging.
+    staged: bool,
+    skips_unchanged: bool,
+    /// The palette holds dual quaternions (`DqsSplit::Cpu`).
+    dual_quaternions: bool,
+    /// The pieces run on the pool this thread works in.
+    parallel: bool,
+}
+
+impl<P: FramePoses + ?Sized> UploadJob<'_, P> {
+    /// Uploads the characters of `span`, halving it down to its pieces.
+    fn run(&self, span: Span) {
+        if span.pieces.len() <= 1 {
+            self.upload_piece(span);
+            return;
+        }
+        match span.middle(self.places, self.playback_slot) {
+            Ok(middle) => {
+                let (low, high) = span.halve(middle);
+                if self.parallel {
+                    rayon::join(|| self.run(low), || self.run(high));
+                } else {
+                    self.run(low);
+                    self.run(high);
+                }
+            }
+            Err(e) => span.pieces[0].error = Some(e),
+        }
+    }
+
+    /// Uploads one piece's characters (`span` holds one piece) in order,
+    /// stopping at the first that cannot be written.
+    fn upload_piece(&self, mut span: Span) {
+        for i in 0..span.len() {
+            if let Err(e) = self.upload_character(i, &mut span) {
+                span.pieces[0].error = Some(e);
+                return;
+            }
+        }
+    }
+
+    /// Writes what is due of character `span.first + i` (its palette,
+    /// morph weights or GPU-pose playback: see `SkinPass::upload`) into
+    /// `span`, and notes in its piece what `upload` joins.
+    fn upload_character(&self, i: usize, span: &mut Span) -> Result<(), GpuError> {
+        let c = span.first + i;
+        if self.buckets.is_some_and(|b| b.get(c) == Some(&HIDDEN)) {
+            // Drawn by no pass: neither posed on the GPU nor uploaded.
+            return Ok(());
+        }
+        let (model, place) = (&self.characters[c].model, &self.places[c]);
+        let piece = &mut span.pieces[0];
+        let input = self.inputs.input(c);
+        let playback = self.inputs.playback(c);
+        if let Some(playback) = &playback {
+            // Posed on the GPU: the playback every frame, no palette.
+            let Some(pose) = &self.pose else {
+                return Err(GpuError::new(format!(
+                    "skin pass: character {c} is posed on the GPU, but the pass has no pose program"
+                )));
+            };
+            let (start, end) = place.palette_range;
+            if end - start != pose.map_entries() {
+                return Err(GpuError::new(format!(
+                    "skin pass: character {c} has {} palette entries, the pose program writes {}",
+                    end - start,
+                    pose.map_entries()
+                )));
+            }
+            piece.records.push(pose.encode(&mut span.playback, c, playback, start)?);
+            piece.stats.playback_bytes_written += RECORD_BYTES + playback.bytes();
+            span.device_held[i] = None;
+        }
+        let version = Some(input.version);
+        let weights = !(self.skips_unchanged && span.held[i] == version);
+        // Read in place, the palette lives beside the weights in the
+        // slot; staged, in the shared device palette.
+        let palette = playback.is_none()
+            && if self.staged {
+                // A copy this slot queued and has not recorded carries
+                // its staging to the device palette: it must hold this pose.
+                let held = match span.staged[i] {
+                    Some(queued) => Some(queued) == version,
+                    None => span.device_held[i] == version,
+                };
+                !(self.skips_unchanged && held)
+            } else {
+                weights
+            };
+        if !weights && !palette {
+            return Ok(());
+        }
+        let character =
+            Written { c, model, place, dual_quaternions: self.dual_quaternions, palette, weights };
+        character.write(&mut span.palette, &mut span.weights, &input, &mut piece.stats)?;
+        if weights {
+            span.held[i] = version;
+        }
+        if palette && self.staged {
+            // One queued copy per character: a later write to the
+            // staging (a newer pose before the copy is recorded) rides on it.
+            if span.staged[i].is_none() {
+                queue_copy(&mut piece.copies, place);
+                piece.pending.push(c as u32);
+            }
+            span.staged[i] = version;
+        }
+        Ok(())
     }
 }
 
@@ -218,10 +344,11 @@ struct Written<'a> {
 
 impl Written<'_> {
     /// Writes the character's skin palettes, rigid entries and morph
-    /// weights into `buffers`, counting the bytes in `stats`.
+    /// weights into `palettes` and `weights`, counting the bytes in `stats`.
     fn write(
         &self,
-        buffers: &mut SlotBuffers,
+        palettes: &mut Window,
+        weights: &mut Window,
         input: &SkinInput,
         stats: &mut SkinStats,
     ) -> Result<(), GpuError> {
@@ -245,10 +372,10 @@ impl Written<'_> {
                 for (i, skin) in palette.iter().enumerate() {
                     let entry = PaletteDualQuat::from_bone(skin);
                     let offset = (base as u64 + i as u64) * PALETTE_ENTRY_BYTES;
-                    buffers.palette.write(offset, bytemuck::bytes_of(&entry))?;
+                    palettes.write(offset, bytemuck::bytes_of(&entry))?;
                 }
             } else {
-                buffers.palette.write(base as u64 * PALETTE_ENTRY_BYTES, bytemuck::cast_slice(palette))?;
+                palettes.write(base as u64 * PALETTE_ENTRY_BYTES, bytemuck::cast_slice(palette))?;
             }
             stats.palette_bytes_written += palette.len() as u64 * PALETTE_ENTRY_BYTES;
         }
@@ -258,37 +385,43 @@ impl Written<'_> {
                 GpuError::new(format!("skin pass: character {c}: no world matrix for joint {joint}"))
             })?;
             let entry = BoneMatrix::from_matrix(m);
-            buffers.palette.write(index as u64 * PALETTE_ENTRY_BYTES, bytemuck::bytes_of(&entry))?;
+            palettes.write(index as u64 * PALETTE_ENTRY_BYTES, bytemuck::bytes_of(&entry))?;
             stats.palette_bytes_written += PALETTE_ENTRY_BYTES;
         }
-        let weights = pose.morph_weights;
+        let morph_weights = pose.morph_weights;
         if !self.weights {
             return Ok(());
         }
-        if weights.len() != self.model.rest_morph_weights.len() {
+        if morph_weights.len() != self.model.rest_morph_weights.len() {
             return Err(GpuError::new(format!(
                 "skin pass: character {c}: {} morph weights, the model has {}",
-                weights.len(),
+                morph_weights.len(),
                 self.model.rest_morph_weights.len()
             )));
         }
-        let bytes: &[u8] = bytemuck::cast_slice(weights);
-        buffers.weights.write(place.weight_base as u64 * 4, bytes)?;
+        let bytes: &[u8] = bytemuck::cast_slice(morph_weights);
+        weights.write(place.weight_base as u64 * 4, bytes)?;
         stats.weight_bytes_written += bytes.len() as u64;
         Ok(())
     }
 }
 
 /// Queues the copy of the character's palette range from the slot's
-/// staging into the device-local palette (consecutive characters' ranges
-/// are adjacent: one region).
-fn queue_copy(buffers: &mut SlotBuffers, place: &CharacterPlace) {
+/// staging into the device-local palette.
+fn queue_copy(copies: &mut Vec<vk::BufferCopy>, place: &CharacterPlace) {
     let (start, end) = place.palette_range;
     if end > start {
         let (offset, size) = (start as u64 * PALETTE_ENTRY_BYTES, (end - start) as u64 * PALETTE_ENTRY_BYTES);
-        match buffers.copies.last_mut() {
-            Some(last) if last.src_offset + last.size == offset => last.size += size,
-            _ => buffers.copies.push(vk::BufferCopy { src_offset: offset, dst_offset: offset, size }),
-        }
+        queue_region(copies, vk::BufferCopy { src_offset: offset, dst_offset: offset, size });
+    }
+}
+
+/// Queues `copy` (source and destination at one offset), merged into the
+/// last region when it follows it (consecutive characters' ranges are
+/// adjacent: one region).
+fn queue_region(copies: &mut Vec<vk::BufferCopy>, copy: vk::BufferCopy) {
+    match copies.last_mut() {
+        Some(last) if last.src_offset + last.size == copy.src_offset => last.size += copy.size,
+        _ => copies.push(copy),
     }
 }
