@@ -24,7 +24,41 @@ fn hot_paths_allocate_nothing() {
     cpu_jobs_allocate_nothing();
     compressed_sampling_allocates_nothing();
     updates_allocate_nothing();
+    draw_order_allocates_nothing();
     characters_share_their_rig();
+}
+
+/// A crowd's draw order, placed, chosen, sorted and foreseen in chunks on
+/// the pool this thread works in (the crowd's, as a renderer's frame
+/// runs it), allocates nothing.
+fn draw_order_allocates_nothing() {
+    use vkskin::anim::Sight;
+    use vkskin::character::crowd::Crowd;
+    use vkskin::render::DrawDetail;
+    use vkskin::render::camera::{Camera, DEFAULT_FOV_Y};
+    use vkskin::render::draw_order::{DrawOrder, LevelView};
+    let model = model();
+    let n = 3 * vkskin::render::chunked::CHUNK + 100;
+    let mut crowd =
+        Crowd::new(model.rig.clone(), common::crowd::controller(&model), n, 1.5, 60.0, 2).unwrap();
+    crowd.frame(0).unwrap();
+    assert!(rayon::current_thread_index().is_some(), "this thread works in the crowd's pool");
+    let camera = Camera::frame_box([-60.0, 0.0, -60.0], [60.0, 2.0, 60.0], 16.0 / 9.0, DEFAULT_FOV_Y);
+    let view = LevelView::new(&camera, 720).with_shadows([0.3, 1.0, 0.2]);
+    let half = n as u32 / 2;
+    let mut order = DrawOrder::new(n as u32, 1, &[(0, half), (half, n as u32 - half)]);
+    let mut sight = vec![Sight::Unseen; n];
+    let error = [0.0, 0.01, 0.04, 0.16];
+    let mut frame = || {
+        order.place_and_foresee(&crowd, [0.0, 0.9, 0.0, 1.0], &view, DrawDetail::Auto, &mut sight);
+        order.choose(&view, &error, DrawDetail::Auto);
+    };
+    frame();
+    let ((), allocations) = count_allocations(|| (0..20).for_each(|_| frame()));
+    assert_eq!(
+        allocations, 0,
+        "{allocations} heap allocations in 20 draw orders of {n} characters on a pool"
+    );
 }
 
 /// Sampling a compressed clip, forward and with jumps.
