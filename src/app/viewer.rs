@@ -199,8 +199,6 @@ struct Viewer {
     last_frame: Option<Instant>,
     /// The last drawn frame's camera (world to clip space), for the gizmos.
     last_view_proj: Option<nalgebra::Matrix4<f32>>,
-    /// The last drawn frame's lens shift (where the controls left room).
-    last_lens_shift: f32,
     last_title: f64,
     title: String,
     /// The window was closed with a screenshot still to take: one last frame takes it.
@@ -244,7 +242,6 @@ impl Viewer {
             started: Instant::now(),
             last_frame: None,
             last_view_proj: None,
-            last_lens_shift: 0.0,
             last_title: -1.0,
             title: String::with_capacity(128),
             closing: false,
@@ -441,13 +438,11 @@ impl Viewer {
         let dt = self.last_frame.map_or(0.0, |t| now.duration_since(t).as_secs_f32()).min(0.25);
         self.last_frame = Some(now);
         let clock = now.duration_since(self.started).as_secs_f64();
-        // The crowd is posed as this frame will see it (with the controls'
-        // room as they left it last frame).
-        let next =
-            NextFrame { aspect: frame.aspect(), height: frame.size().1, lens_shift: self.last_lens_shift };
-        pose(scene, &mut self.state, &mut self.log, &mut self.timings, dt, clock, next)?;
 
-        // Controls.
+        // Controls first: what they change (parameters, passes, detail,
+        // the room they leave for the view) applies to this frame's poses,
+        // so the crowd is foreseen with the camera and passes that draw it.
+        // They show the poses and timings of the frame before.
         let raw = input.egui.take_egui_input(&window);
         let egui_ctx = input.egui_ctx().clone();
         let (state, info, anim, timings, log) =
@@ -464,13 +459,18 @@ impl Viewer {
         let (textures, scale) = (output.textures_delta, output.pixels_per_point);
         frame.prepare_overlay(ctx, &mut scene.renderer, slot, textures, primitives, scale)?;
         apply_display(ctx, scene, &self.state)?;
-
-        // Draw.
-        let mut camera = scene.camera.camera(frame.aspect());
         // Centre the view in the part of the window the controls leave free.
         let width = frame.size().0 as f32;
-        camera.lens_shift = lens_shift(free_span(&egui_ctx, width), width);
-        self.last_lens_shift = camera.lens_shift;
+        let shift = lens_shift(free_span(&egui_ctx, width), width);
+
+        // Poses, the crowd's as this frame will see it.
+        let next = NextFrame { aspect: frame.aspect(), height: frame.size().1, lens_shift: shift };
+        pose(scene, &mut self.state, &mut self.log, &mut self.timings, dt, clock, next)?;
+
+        // Draw, with the camera the crowd was foreseen by (a level's
+        // camera follows the character in `pose`).
+        let mut camera = scene.camera.camera(frame.aspect());
+        camera.lens_shift = shift;
         // The gizmos of the next frame's controls are drawn with this camera.
         self.last_view_proj = Some(camera.view_proj());
         let last = self.closing || self.options.frames.is_some_and(|n| self.frames_rendered + 1 >= n);
