@@ -34,33 +34,14 @@ pub fn for_each_chunk<T: Send>(items: &mut [T], task: impl Fn(usize, &mut [T]) +
     }
 }
 
-/// As [`for_each_chunk`] over two slices of the same length, chunk by chunk.
-pub fn for_each_chunk_pair<A: Send, B: Send>(
-    a: &mut [A],
-    b: &mut [B],
-    task: impl Fn(usize, &mut [A], &mut [B]) + Sync + Send,
-) {
-    assert_eq!(a.len(), b.len(), "chunked slices of one length");
-    if in_parallel(a.len()) {
-        a.par_chunks_mut(CHUNK)
-            .zip(b.par_chunks_mut(CHUNK))
-            .enumerate()
-            .for_each(|(i, (a, b))| task(i * CHUNK, a, b));
-    } else {
-        task(0, a, b);
-    }
-}
-
-/// Runs `task(i, &mut items[i])` for each item, as tasks of their own on
-/// the pool this thread works in when `work` (the characters the items
-/// stand for) is more than a chunk, else in order on this thread.
-pub fn for_each_task<T: Send>(items: &mut [T], work: usize, task: impl Fn(usize, &mut T) + Sync + Send) {
+/// Runs `task` on each item, as tasks of their own on the pool this
+/// thread works in when `work` (the characters the items stand for) is
+/// more than a chunk, else in order on this thread.
+pub fn for_each_task<T: Send>(items: &mut [T], work: usize, task: impl Fn(&mut T) + Sync + Send) {
     if in_parallel(work) {
-        items.par_iter_mut().enumerate().for_each(|(i, item)| task(i, item));
+        items.par_iter_mut().for_each(task);
     } else {
-        for (i, item) in items.iter_mut().enumerate() {
-            task(i, item);
-        }
+        items.iter_mut().for_each(task);
     }
 }
 
@@ -84,18 +65,18 @@ mod tests {
     fn chunks_cover_every_item_once_with_its_index() {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
         for n in [0, 1, CHUNK, CHUNK + 1, 5 * CHUNK + 7] {
-            let mut items = vec![usize::MAX; n];
-            let mut twins = vec![0usize; n];
+            // Per item: the index its chunk gave it, and how often it was visited.
+            let mut items = vec![(usize::MAX, 0usize); n];
             pool.install(|| {
-                for_each_chunk_pair(&mut items, &mut twins, |first, a, b| {
-                    for (i, (a, b)) in a.iter_mut().zip(b).enumerate() {
-                        *a = first + i;
-                        *b += 1;
+                for_each_chunk(&mut items, |first, chunk| {
+                    for (i, (index, visits)) in chunk.iter_mut().enumerate() {
+                        *index = first + i;
+                        *visits += 1;
                     }
                 })
             });
-            assert!(items.iter().enumerate().all(|(i, &v)| v == i), "{n} items");
-            assert!(twins.iter().all(|&t| t == 1), "{n} items: each once");
+            assert!(items.iter().enumerate().all(|(i, &(v, _))| v == i), "{n} items");
+            assert!(items.iter().all(|&(_, t)| t == 1), "{n} items: each once");
             let values: Vec<f32> = (0..n).map(|i| if i % 3 == 0 { f32::NAN } else { i as f32 }).collect();
             let least = |c: &[f32]| c.iter().copied().fold(f32::INFINITY, f32::min);
             let expected = if n >= 2 { 1.0 } else { 5.0 };

@@ -230,7 +230,6 @@ struct PlacedSphere {
 
 impl PlacedSphere {
     /// The sphere `bounds` (`[x, y, z, radius]` in model space) placed by `world`.
-    #[inline(always)]
     fn new(world: &Matrix4<f32>, bounds: [f32; 4]) -> PlacedSphere {
         let centre = world.transform_point(&nalgebra::Point3::new(bounds[0], bounds[1], bounds[2]));
         let squared = [0, 1, 2].map(|i| world.fixed_view::<3, 1>(0, i).norm_squared());
@@ -257,13 +256,9 @@ pub struct DrawOrder {
     /// one identity entry per character past them, e.g. the scenery).
     order: Vec<u32>,
     runs: Vec<Run>,
-    /// The counting sort's pieces, `(first character, count)`: each run
-    /// cut into chunks of up to `chunked::CHUNK` characters, sorted on
-    /// the threads posing the crowd.
-    pieces: Vec<(u32, u32)>,
-    /// Per piece, its characters per sort slot, then where its first
-    /// character of each slot goes in the order.
-    piece_slots: Vec<[u32; SLOTS]>,
+    /// The counting sort's pieces: each run cut into chunks of up to
+    /// `chunked::CHUNK` characters, sorted on the threads posing the crowd.
+    pieces: Vec<SortPiece>,
     /// Characters the camera sees at each level this frame.
     counts: [u32; DETAIL_LEVELS],
     /// Characters culled from the camera's passes but drawn by the shadow
@@ -288,25 +283,26 @@ impl DrawOrder {
             "runs apart, within the characters"
         );
         let mut pieces = Vec::new();
-        let runs = runs
-            .iter()
-            .map(|&(first, count)| {
-                let mut visible = [(first + count, 0); DETAIL_LEVELS];
-                visible[0] = (first, count);
-                let first_piece = pieces.len() as u32;
-                let chunk = chunked::CHUNK as u32;
-                pieces.extend(
-                    (first..first + count).step_by(chunked::CHUNK).map(|f| (f, chunk.min(first + count - f))),
-                );
-                Run {
-                    first,
-                    count,
-                    visible,
-                    all: visible,
-                    pieces: (first_piece, pieces.len() as u32 - first_piece),
-                }
-            })
-            .collect();
+        let runs =
+            runs.iter()
+                .map(|&(first, count)| {
+                    let mut visible = [(first + count, 0); DETAIL_LEVELS];
+                    visible[0] = (first, count);
+                    let first_piece = pieces.len() as u32;
+                    let chunk = chunked::CHUNK as u32;
+                    pieces.extend((first..first + count).step_by(chunked::CHUNK).map(|f| SortPiece {
+                        characters: (f, chunk.min(first + count - f)),
+                        slots: [0; SLOTS],
+                    }));
+                    Run {
+                        first,
+                        count,
+                        visible,
+                        all: visible,
+                        pieces: (first_piece, pieces.len() as u32 - first_piece),
+                    }
+                })
+                .collect();
         let mut counts = [0; DETAIL_LEVELS];
         counts[0] = characters;
         DrawOrder {
@@ -314,7 +310,6 @@ impl DrawOrder {
             buckets: vec![0; characters as usize],
             order: (0..characters + extra).collect(),
             runs,
-            piece_slots: vec![[0; SLOTS]; pieces.len()],
             pieces,
             counts,
             culled: [0; DETAIL_LEVELS],
@@ -393,19 +388,19 @@ impl DrawOrder {
         self.counts = [0; DETAIL_LEVELS];
         self.culled = [0; DETAIL_LEVELS];
         self.hidden = 0;
-        let (buckets, pieces) = (&self.buckets, &self.pieces);
+        let buckets = &self.buckets;
         let range = |(first, count): (u32, u32)| first as usize..(first + count) as usize;
-        chunked::for_each_task(&mut self.piece_slots, buckets.len(), |i, counts| {
-            *counts = [0; SLOTS];
-            for &bucket in &buckets[range(pieces[i])] {
-                counts[slot(bucket)] += 1;
+        chunked::for_each_task(&mut self.pieces, buckets.len(), |piece| {
+            piece.slots = [0; SLOTS];
+            for &bucket in &buckets[range(piece.characters)] {
+                piece.slots[slot(bucket)] += 1;
             }
         });
         for run in &mut self.runs {
-            let run_pieces = &mut self.piece_slots[range(run.pieces)];
+            let run_pieces = &mut self.pieces[range(run.pieces)];
             let mut counts = [0u32; SLOTS];
             for piece in run_pieces.iter() {
-                for (total, n) in counts.iter_mut().zip(piece) {
+                for (total, n) in counts.iter_mut().zip(&piece.slots) {
                     *total += n;
                 }
             }
@@ -425,16 +420,16 @@ impl DrawOrder {
             self.hidden += counts[SLOTS - 1];
             // Each piece's characters of a slot follow the earlier pieces'.
             for piece in run_pieces.iter_mut() {
-                for (at, next) in piece.iter_mut().zip(&mut next) {
+                for (at, next) in piece.slots.iter_mut().zip(&mut next) {
                     (*at, *next) = (*next, *next + *at);
                 }
             }
         }
         let order = SharedOrder(self.order.as_mut_ptr(), self.order.len());
-        chunked::for_each_task(&mut self.piece_slots, buckets.len(), |i, next| {
-            let characters = range(pieces[i]);
+        chunked::for_each_task(&mut self.pieces, buckets.len(), |piece| {
+            let characters = range(piece.characters);
             for (c, &bucket) in characters.clone().zip(&buckets[characters]) {
-                let at = &mut next[slot(bucket)];
+                let at = &mut piece.slots[slot(bucket)];
                 order.write(*at as usize, c as u32);
                 *at += 1;
             }
@@ -540,6 +535,16 @@ impl DrawOrder {
     pub fn buckets(&self) -> &[u8] {
         &self.buckets
     }
+}
+
+/// A piece of a run for the counting sort.
+#[derive(Debug, Clone, Copy)]
+struct SortPiece {
+    /// `(first character, count)`.
+    characters: (u32, u32),
+    /// Its characters per sort slot, then where its next character of
+    /// each slot goes in the order.
+    slots: [u32; SLOTS],
 }
 
 /// The draw order's entries, written by the sort's pieces at once.
