@@ -163,7 +163,6 @@ impl SkinPass {
             places: self.layout.characters(),
             inputs,
             buckets: levels.map(|l| l.order.buckets()),
-            playback_slot: pose.as_ref().map_or(0, |p| p.slot_bytes()),
             staged: mode.staged() || pose.is_some(),
             pose,
             skips_unchanged: mode.skips_unchanged(),
@@ -215,8 +214,6 @@ struct UploadJob<'a, P: FramePoses + ?Sized> {
     buckets: Option<&'a [u8]>,
     /// Writes the playback of characters posed on the GPU.
     pose: Option<PlaybackWriter<'a>>,
-    /// Bytes of a character's playback slot.
-    playback_slot: u64,
     /// Palettes go to the shared device palette through the slot's staging.
     staged: bool,
     skips_unchanged: bool,
@@ -233,7 +230,8 @@ impl<P: FramePoses + ?Sized> UploadJob<'_, P> {
             self.upload_piece(span);
             return;
         }
-        match span.middle(self.places, self.playback_slot) {
+        let playback_slot = self.pose.as_ref().map_or(0, PlaybackWriter::slot_bytes);
+        match span.middle(self.places, playback_slot) {
             Ok(middle) => {
                 let (low, high) = span.halve(middle);
                 if self.parallel {
