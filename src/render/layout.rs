@@ -4,6 +4,7 @@
 use bytemuck::{Pod, Zeroable};
 
 pub use crate::anim::BoneMatrix;
+use crate::anim::MeshPrimitive;
 
 /// Bind-pose vertex, packed (`PackedSource`; the shaders unpack it into
 /// `SourceVertex`): 24 bytes instead of 48. Positions stay f32; normals
@@ -93,6 +94,39 @@ pub fn quantize_weights(w: [f32; 4]) -> [u16; 4] {
         }
     }
     q.map(|x| x as u16)
+}
+
+/// `prim` as the GPU's streams hold it (`gpu_model`): its normals and
+/// tangents through `encode_direction` and back, each influence set's
+/// weights through `quantize_weights`. Skinned on the CPU it gives what the
+/// GPU computes, up to rounding in the arithmetic, so tests can hold the
+/// GPU's arithmetic to a bound that the storage's error does not set: a
+/// blend of joints turned far apart is near singular and magnifies an
+/// octahedral normal's 3e-5 rad a hundredfold.
+pub fn as_stored(prim: &MeshPrimitive) -> MeshPrimitive {
+    let directions = |v: &[[f32; 3]]| v.iter().map(|&d| decode_direction(encode_direction(d))).collect();
+    let mut stored = prim.clone();
+    stored.normals = prim.normals.as_deref().map(directions);
+    if let Some(tangents) = &mut stored.tangents {
+        for t in tangents.iter_mut() {
+            let [x, y, z] = decode_direction(encode_direction([t[0], t[1], t[2]]));
+            *t = [x, y, z, t[3]];
+        }
+    }
+    if let Some(inf) = &mut stored.influences {
+        let k = inf.per_vertex;
+        for vertex in inf.weights.chunks_mut(k.max(1)) {
+            for set in vertex.chunks_mut(4) {
+                let mut weights = [0.0; 4];
+                weights[..set.len()].copy_from_slice(set);
+                let quantized = quantize_weights(weights);
+                for (w, q) in set.iter_mut().zip(quantized) {
+                    *w = f32::from(q) / 65535.0;
+                }
+            }
+        }
+    }
+    stored
 }
 
 /// A skin joint's palette entry when the CPU splits matrices for
@@ -245,6 +279,39 @@ mod tests {
         assert_eq!(encode_direction([0.0; 3]), ZERO_DIRECTION);
         assert_eq!(decode_direction(ZERO_DIRECTION), [0.0; 3]);
         assert_eq!(encode_direction([f32::NAN, 0.0, 1.0]), ZERO_DIRECTION);
+    }
+
+    /// Five influences per vertex are two sets, the second of one weight,
+    /// each quantized on its own; directions are decoded as the shaders do
+    /// and a tangent keeps its handedness.
+    #[test]
+    fn a_primitive_as_stored_holds_what_the_streams_hold() {
+        use crate::anim::Influences;
+        let weights = vec![0.3, 0.2, 0.1, 0.1, 0.3, 1.0, 0.0, 0.0, 0.0, 0.0];
+        let prim = MeshPrimitive {
+            positions: vec![[0.5, 1.0, -2.0]; 2],
+            normals: Some(vec![[0.6, 0.0, 0.8], [0.0, -0.28, 0.96]]),
+            tangents: Some(vec![[0.0, 0.8, 0.6, -1.0], [1.0, 0.0, 0.0, 1.0]]),
+            influences: Some(Influences { per_vertex: 5, joints: vec![0; 10], weights: weights.clone() }),
+            ..Default::default()
+        };
+        let stored = as_stored(&prim);
+        assert_eq!(stored.positions, prim.positions);
+        let normals = stored.normals.unwrap();
+        for (s, n) in normals.iter().zip(prim.normals.as_ref().unwrap()) {
+            assert_eq!(*s, decode_direction(encode_direction(*n)));
+        }
+        let tangents = stored.tangents.unwrap();
+        assert_eq!(tangents[0][..3], decode_direction(encode_direction([0.0, 0.8, 0.6])));
+        assert_eq!((tangents[0][3], tangents[1][3]), (-1.0, 1.0));
+        let unorm = |q: [u16; 4]| q.map(|x| f32::from(x) / 65535.0);
+        let first = unorm(quantize_weights([0.3, 0.2, 0.1, 0.1]));
+        let second = unorm(quantize_weights([0.3, 0.0, 0.0, 0.0]));
+        let stored_weights = stored.influences.unwrap().weights;
+        assert_eq!(stored_weights[..4], first);
+        assert_eq!(stored_weights[4], second[0]);
+        assert_eq!(stored_weights[5..], [1.0, 0.0, 0.0, 0.0, 0.0]);
+        assert_ne!(stored_weights, weights, "0.3 is not a multiple of 1/65535");
     }
 
     #[test]

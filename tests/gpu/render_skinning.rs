@@ -23,7 +23,7 @@ use vkskin::asset::{Mesh, MeshInstance, Model};
 use vkskin::character::{DebugPose, PoseOutput};
 use vkskin::gpu::{FrameRing, GpuContext};
 use vkskin::render::gpu_model::GpuModel;
-use vkskin::render::layout::SkinnedVertex;
+use vkskin::render::layout::{SkinnedVertex, as_stored};
 use vkskin::render::readback::Readback;
 use vkskin::render::skin_levels::SkinLevels;
 use vkskin::render::skin_pass::{CharacterId, NO_RECORD, PaletteReads, SkinPass, SkinStats};
@@ -85,14 +85,15 @@ fn allocations_in<T>(f: impl FnOnce() -> T) -> (T, usize) {
     (result, ALLOCATIONS.with(|a| a.get()) - before)
 }
 
-/// Positions must agree within this fraction of the bounding-box diagonal
-/// (the bar is 1e-4; unorm16 weights cost up to ~1.3e-5 on the
-/// synthetic eight-influence poses, far less on the shared models).
-const POSITION_TOLERANCE: f32 = 5e-5;
-/// Unit normals must agree within this (absolute). The GPU streams store
-/// normals as octahedral snorm16 (up to 6e-5) and weights as unorm16; on
-/// extreme synthetic poses the blended normal moves up to ~3.5e-4.
-const NORMAL_TOLERANCE: f32 = 1e-3;
+/// Positions must agree within this fraction of the bounding-box diagonal.
+/// The CPU reference skins the primitive as the GPU stores it
+/// (`layout::as_stored`), so only the arithmetic differs: lavapipe gives
+/// the same bits, a GPU that fuses multiplies and adds a few ulps.
+const POSITION_TOLERANCE: f32 = 1e-5;
+/// Unit normals must agree within this (absolute): rounding in the
+/// cofactor of a blend of joints turned far apart (near singular, as at
+/// the synthetic poses from frame 40) is magnified about a hundredfold.
+const NORMAL_TOLERANCE: f32 = 1e-4;
 
 /// Everything one test creates on the device, destroyed in order at the end.
 pub(crate) struct Rig {
@@ -170,7 +171,9 @@ pub(crate) fn compare(
     for o in pass.outputs(character) {
         let instance = &model.instances[o.instance];
         let prim_info = &gpu.primitives[o.gpu_primitive];
-        let prim = &model.meshes[instance.mesh].primitives[prim_info.primitive];
+        // Skinned as the GPU stores it, so the bound below is on the GPU's
+        // arithmetic alone (the storage's own error has its tests in layout).
+        let prim = &as_stored(&model.meshes[instance.mesh].primitives[prim_info.primitive]);
         let n = prim.vertex_count();
         assert_eq!(o.vertex_count as usize, n, "{label}: instance {} output length", o.instance);
         let mut pos = vec![[0.0f32; 3]; n];
@@ -493,7 +496,9 @@ fn eight_influences_and_sparse_morphs_match_cpu() {
     let models = [&a, &a, &b];
     assert_eq!(rig.pass.gpu_model(ids[0]).primitives[0].influence_sets, 2, "8 influences are two sets");
     let mut evaluators: Vec<Synthetic> = models.iter().map(|m| Synthetic::new(m)).collect();
-    for frame in [0u32, 7, 19] {
+    // Frames 47 and 50 blend joints turned far apart: near-singular
+    // matrices whose normals magnify any difference in storage or order.
+    for frame in [0u32, 7, 19, 47, 50] {
         for (i, (m, e)) in models.iter().zip(&mut evaluators).enumerate() {
             pose_synthetic(m, e, frame + 3 * i as u32);
         }
