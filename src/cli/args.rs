@@ -518,10 +518,14 @@ pub struct BenchArgs {
     /// instead of each model's own (e.g. assets/controllers/robot_expressive.ron).
     #[arg(long, value_name = "FILE", requires = "cpu_only", value_parser = checked::path)]
     pub controller: Option<String>,
-    /// With --cpu-only: the thread counts to update the crowd on, each 1
-    /// to 1024 [default: 1 and every core]. One thread is always timed
-    /// too: each other count's efficiency line compares with it.
-    #[arg(long, value_delimiter = ',', value_name = "N,...", requires = "cpu_only", allow_negative_numbers = true, value_parser = checked::threads)]
+    /// The threads a crowd updates on, each count 1 to 1024. With
+    /// --cpu-only, the counts to time [default: 1 and every core]; one
+    /// thread is always timed too, and each other count's efficiency line
+    /// compares with it. Otherwise one count [default: 1]: the threads
+    /// each crowd poses on, which also record the frame's per-character
+    /// work (draw order, palette or playback writes) from 2,048 characters
+    /// up; `pose` figures are then per frame on that many threads.
+    #[arg(long, value_delimiter = ',', value_name = "N,...", allow_negative_numbers = true, value_parser = checked::threads)]
     pub threads: Vec<usize>,
     /// Output folder for results.json and the SVG plots (created when needed).
     #[arg(long, value_name = "DIR", value_parser = checked::path)]

@@ -26,6 +26,7 @@ impl BenchArgs {
             out: PathBuf::from(&self.out),
             device: self.device.clone(),
             validation: self.validation,
+            threads: self.threads.clone(),
         }
     }
 }
@@ -248,6 +249,18 @@ mod tests {
             "--dqs-split: no dqs mode in --skinning to split for (dqs-compute, dqs-vertex)"
         );
         assert!(plan(&["--quick", "--dqs-split", "cpu", "--out", "d"]).is_err(), "--quick has no dqs modes");
+        assert_eq!(
+            error(&["--threads", "2,4", "--out", "d"]),
+            "--threads: one count without --cpu-only (the threads each crowd poses and records on), not 2"
+        );
+        assert!(error(&["--threads", "0", "--out", "d"]).contains("1 to 1024, not 0"));
+    }
+
+    /// Crowds pose on one thread unless `--threads` names another count.
+    #[test]
+    fn threads_are_the_crowds_pose_threads() {
+        assert_eq!(plan(&["--quick", "--out", "d"]).unwrap().pose_threads, 1);
+        assert_eq!(plan(&["--quick", "--threads", "16", "--out", "d"]).unwrap().pose_threads, 16);
     }
 
     #[test]

@@ -59,7 +59,7 @@ pub fn at_least_one(text: &str) -> Result<u64, String> {
     count_in(text, 1..=u64::MAX)
 }
 
-/// `bench --cpu-only --threads`: 1 to the profiler's `MAX_THREADS`.
+/// `bench --threads`: 1 to the profiler's `MAX_THREADS`.
 pub fn threads(text: &str) -> Result<usize, String> {
     count_in(text, 1..=crate::profiler::cpu_scale::MAX_THREADS)
 }

@@ -72,6 +72,9 @@ pub struct SweepRequest {
     pub device: Option<String>,
     /// Khronos validation (with synchronization validation) on.
     pub validation: bool,
+    /// The threads each crowd poses and records its frames on: none given
+    /// is one, more than one count is refused.
+    pub threads: Vec<usize>,
 }
 
 /// Everything `vkskin bench` will measure, checked.
@@ -104,6 +107,11 @@ pub struct BenchPlan {
     /// What a model may read and allocate (the global `--max-memory` and
     /// `--allow-outside-uris`).
     pub load: LoadOptions,
+    /// The threads each crowd poses on; the frame's per-character
+    /// recording (draw order, upload) runs on them too (`render::chunked`).
+    /// One by default, so that the pose time over the characters is the
+    /// cost per character on one core.
+    pub pose_threads: u32,
 }
 
 /// A request that cannot be planned. One line, naming the option.
@@ -118,6 +126,9 @@ pub enum PlanError {
     /// `--dqs-split` without a dual-quaternion mode to split for.
     #[error("--dqs-split: no dqs mode in --skinning to split for (dqs-compute, dqs-vertex)")]
     SplitWithoutDqs,
+    /// More than one `--threads` count outside `--cpu-only`.
+    #[error("--threads: one count without --cpu-only (the threads each crowd poses and records on), not {0}")]
+    ThreadCounts(usize),
 }
 
 /// Most timed frames one configuration may ask for.
@@ -193,6 +204,11 @@ impl BenchPlan {
         // GPU pose only when asked: it measures another trade.
         let poses = first_of_each(or_default(&request.pose, &[PoseEvaluation::Cpu]));
         let details = first_of_each(or_default(&request.detail, &[DrawDetail::Auto]));
+        let pose_threads = match request.threads[..] {
+            [] => 1,
+            [one] => one as u32,
+            ref many => return Err(PlanError::ThreadCounts(many.len())),
+        };
         let frames = request.frames.unwrap_or(if quick { quick::FRAMES } else { full::FRAMES });
         if frames == 0 || frames > MAX_FRAMES {
             return Err(PlanError::Frames(frames));
@@ -242,6 +258,7 @@ impl BenchPlan {
             validation: request.validation,
             command: command.into(),
             load,
+            pose_threads,
         })
     }
 

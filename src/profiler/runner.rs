@@ -30,11 +30,6 @@ use std::time::{Duration, Instant};
 const EXTENT: (u32, u32) = (1280, 720);
 const QUICK_EXTENT: (u32, u32) = (320, 180);
 
-/// Threads the crowd poses on: one, so that `cpu_pose_us` over the
-/// character count is the cost per character on one thread (recorded as
-/// the header's `pose_threads`).
-const POSE_THREADS: u32 = 1;
-
 /// Bytes the timestamp check's smaller copy moves at first: large enough
 /// to take far longer than a timer's tick, small enough to take
 /// milliseconds on a CPU. Where it takes under [`CHECK_MIN_US`] by the host
@@ -111,7 +106,7 @@ pub fn run_bench(plan: &BenchPlan) -> anyhow::Result<BenchRun> {
         let started = Instant::now();
         let mut header =
             BenchHeader::new(ctx.device_name.clone(), ctx.driver(), plan.quick, plan.command.clone());
-        header.pose_threads = Some(POSE_THREADS);
+        header.pose_threads = Some(plan.pose_threads);
         let progress = BenchProgress::new(plan.configs.len() as u64);
         let mut measured = Measured::default();
         let mut stopped = measure_all(ctx, plan, &plan.configs, false, &progress, &mut measured);
@@ -369,7 +364,9 @@ fn build_scene(
         .map_err(|e| SceneError::Unbuildable(e.into()))?;
     // A crowd that cannot be posed or framed is skipped as a scene the
     // device cannot hold is: the other models still run.
-    let threads = POSE_THREADS as usize;
+    // The crowd's threads are a pool this thread works in, so the frame's
+    // per-character recording runs on them too.
+    let threads = plan.pose_threads as usize;
     let grid =
         Crowd::on_grid(model.rig.clone(), controller.clone(), characters as usize, PROFILE_FPS, threads)
             .map_err(|e| {

@@ -141,7 +141,8 @@ fn cpu_only_refuses_gpu_options() {
 }
 
 /// `--threads` picks the thread counts (one always among them, each once,
-/// ascending), and is refused without `--cpu-only` and out of range.
+/// ascending), and is refused out of range, and as more than one count
+/// without `--cpu-only`.
 #[test]
 fn cpu_only_threads_are_the_counts_asked_for_and_one() {
     let dir = tempfile::tempdir().unwrap();
@@ -162,7 +163,9 @@ fn cpu_only_threads_are_the_counts_asked_for_and_one() {
             "an efficiency line for {many}: {stdout}"
         );
     }
-    for args in [&["--threads", "2", "--out", out][..], &["--cpu-only", "--threads", "0", "--out", out]] {
+    // Outside --cpu-only one count is the crowd's threads; two are refused
+    // before any device is opened.
+    for args in [&["--threads", "2,3", "--out", out][..], &["--cpu-only", "--threads", "0", "--out", out]] {
         let run = bench(args);
         assert!(!run.status.success(), "{args:?} accepted");
     }

@@ -292,3 +292,51 @@ fn dual_quaternion_modes_measure_both_splits() {
     assert_eq!(seen.len(), 2 * 2 * 2, "every mode, split and upload once: {seen:?}");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// `--threads 2`: the crowd poses on two threads, which also record the
+/// frame's per-character work once a crowd passes 2,048 characters (its
+/// draw order and writes split over the crowd's pool), under validation;
+/// the header, the table and the verdicts say so, and the GPU pose verdict
+/// puts the writes of both sides of the trade beside their poses.
+#[test]
+fn a_bench_on_two_threads_records_on_the_crowds_pool() {
+    if crate::common::context().is_none() {
+        return;
+    }
+    let (out, results, stdout, _) = run_bench_with_stdout(
+        "-threads",
+        &[
+            "--quick",
+            "--validation",
+            "--threads",
+            "2",
+            "--characters",
+            "2100",
+            "--skinning",
+            "compute",
+            "--upload",
+            "inplace",
+            "--passes",
+            "1",
+            "--frames",
+            "2",
+            "--pose",
+            "cpu,gpu",
+        ],
+    );
+    assert_eq!(results["header"]["pose_threads"], 2);
+    let entries = results["entries"].as_array().expect("entries");
+    assert_eq!(entries.len(), 2, "CPU and GPU pose");
+    for e in entries {
+        assert!(median(e, &["cpu_palette_write_us"]).unwrap() > 0.0, "{e}");
+    }
+    for said in [
+        "characters on 2 threads): one core animates",
+        "(2,100 characters on 2 threads; ",
+        "GPU pose: built-in, 2,100 characters on 2 threads: CPU pose ",
+        "the CPU pose update of every character on 2 threads",
+    ] {
+        assert!(stdout.contains(said), "{said:?} not in {stdout}");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -201,6 +201,8 @@ pub struct Side {
     pub version: u32,
     /// The clock its GPU figures come from.
     pub gpu_timing: GpuTiming,
+    /// The threads its crowds posed and recorded on.
+    pub pose_threads: Option<u32>,
 }
 
 impl Side {
@@ -212,6 +214,7 @@ impl Side {
             commit: h.git_commit.clone(),
             version: h.version,
             gpu_timing: h.gpu_timing,
+            pose_threads: h.pose_threads,
         }
     }
 }

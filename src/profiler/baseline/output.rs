@@ -68,6 +68,15 @@ pub fn print_comparison(
     if c.old.device != c.new.device {
         writeln!(out, "note: different devices: {} against {}", c.old.device, c.new.device)?;
     }
+    if c.old.pose_threads != c.new.pose_threads {
+        let threads = |t: Option<u32>| t.map_or_else(|| "unrecorded".to_string(), |n| n.to_string());
+        writeln!(
+            out,
+            "note: the crowds posed on different thread counts: {} in the baseline, {} now",
+            threads(c.old.pose_threads),
+            threads(c.new.pose_threads)
+        )?;
+    }
     if c.clocks_differ {
         writeln!(
             out,
@@ -182,6 +191,29 @@ mod tests {
         assert!(lines[3].starts_with("configuration") && lines[3].ends_with("verdict"), "{text}");
         assert!(lines[5].starts_with("built-in, 16 characters, compute, inplace, 1 pass  skin"), "{text}");
         assert!(lines[5].ends_with("+0.0 %  no samples"), "{text}");
+    }
+
+    /// Runs whose crowds posed on different thread counts say so: their
+    /// pose and record figures are per frame on those threads.
+    #[test]
+    fn different_thread_counts_are_said() {
+        let print = |old: &BenchResults, new: &BenchResults| {
+            let mut text = Vec::new();
+            print_comparison(&mut text, &compare(old, new), Path::new("old"), Path::new("new")).unwrap();
+            String::from_utf8(text).unwrap()
+        };
+        let (mut old, mut new) = (results(100.0), results(100.0));
+        old.header.pose_threads = Some(1);
+        new.header.pose_threads = Some(1);
+        assert!(!print(&old, &new).contains("thread counts"));
+        new.header.pose_threads = Some(16);
+        let text = print(&old, &new);
+        assert!(
+            text.contains("note: the crowds posed on different thread counts: 1 in the baseline, 16 now"),
+            "{text}"
+        );
+        old.header.pose_threads = None;
+        assert!(print(&old, &new).contains("unrecorded in the baseline, 16 now"));
     }
 
     #[test]

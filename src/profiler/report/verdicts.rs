@@ -100,6 +100,10 @@ pub struct UploadVerdict {
     /// A plain buffer copy of the same bytes, GB/s: host-timed, so given
     /// only where the copy above is host-timed too.
     pub plain_copy_gb_per_s: Option<f64>,
+    /// Threads the crowd posed and wrote on (the header's `pose_threads`):
+    /// the CPU write is split over them from 2,048 characters up.
+    #[serde(default)]
+    pub threads: Option<u32>,
 }
 
 /// The skin pass against the copy kernel over the same bytes.
@@ -153,10 +157,10 @@ impl Verdicts {
             timing,
             timestamp_check: results.header.timestamp_check,
             crossovers: crossovers(entries, timing),
-            uploads: uploads(entries, timing),
+            uploads: uploads(entries, timing, results.header.pose_threads),
             skin: skin_passes(entries, timing),
             cpu: cpu_poses(entries, results.header.pose_threads),
-            gpu_pose: gpu_poses(entries, timing),
+            gpu_pose: gpu_poses(entries, timing, results.header.pose_threads),
             detail: details(entries, timing),
         }
     }
@@ -318,7 +322,7 @@ fn at_largest<'a>(mut entries: impl Iterator<Item = &'a BenchEntry> + Clone) -> 
 
 /// Per model and upload mode (first appearance), from the first entry not
 /// paused at the largest count with that upload.
-fn uploads(entries: &[BenchEntry], timing: GpuTiming) -> Vec<UploadVerdict> {
+fn uploads(entries: &[BenchEntry], timing: GpuTiming, threads: Option<u32>) -> Vec<UploadVerdict> {
     let mut found: Vec<UploadVerdict> = Vec::new();
     // A GPU-posed crowd uploads no palette: the GPU pose verdict reads it.
     let cpu_posed = || entries.iter().filter(|e| !e.paused && !e.gpu_posed());
@@ -348,6 +352,7 @@ fn uploads(entries: &[BenchEntry], timing: GpuTiming) -> Vec<UploadVerdict> {
             gpu_copy_us_per_1000: copy.map(|us| us / characters * 1000.0),
             copy_gb_per_s: copy.map(gb_per_s),
             plain_copy_gb_per_s: copy.and(plain).map(gb_per_s),
+            threads,
         });
     }
     found
@@ -372,9 +377,10 @@ impl UploadVerdict {
             _ => "; the GPU copy was lost in the noise".to_string(),
         };
         format!(
-            "{head}{gpu}, CPU write {} µs per 1,000 ({}; {clock})",
+            "{head}{gpu}, CPU write {} µs per 1,000 ({}{}; {clock})",
             measure(self.cpu_write_us_per_1000),
-            characters_label(self.characters)
+            characters_label(self.characters),
+            on_threads(self.threads)
         )
     }
 }
@@ -460,6 +466,14 @@ fn cpu_poses(entries: &[BenchEntry], threads: Option<u32>) -> Vec<CpuVerdict> {
         });
     }
     found
+}
+
+/// " on N threads" where the crowd's frame work ran on more than one.
+pub(super) fn on_threads(threads: Option<u32>) -> String {
+    match threads {
+        Some(n) if n > 1 => format!(" on {n} threads"),
+        _ => String::new(),
+    }
 }
 
 impl CpuVerdict {
@@ -604,6 +618,11 @@ mod tests {
         let t = Verdicts::from_results(&results(GpuTiming::Timestamps, entries));
         assert!(close(t.uploads[0].gpu_copy_us_per_1000, 6.096 / 16.0 * 1000.0));
         assert_eq!(t.uploads[0].plain_copy_gb_per_s, None);
+        // Written on the crowd's threads: the line says how many.
+        let mut on_four = results(GpuTiming::HostTimed, vec![entry(16, 1, "compute", "staged", false)]);
+        on_four.header.pose_threads = Some(4);
+        let line = Verdicts::from_results(&on_four).uploads[0].line("host-timed");
+        assert!(line.ends_with("1,000 (16 characters on 4 threads; host-timed)"), "{line}");
     }
 
     #[test]
