@@ -10,26 +10,19 @@ use crate::common::{
     assert_no_validation_messages, bounding_diagonal, character_at, context, find_models, shared_assets,
     shared_model,
 };
+use crate::render_skinning::compare_with;
 use std::sync::Arc;
 use vkskin::anim::SkinInput;
-use vkskin::anim::{SkinnedPose, SkinningMethod};
+use vkskin::anim::SkinningMethod;
 use vkskin::asset::Model;
 use vkskin::asset::twist_cylinder::{
     MIDDLE_RING, RADIUS, SEGMENTS, TWIST_CLIP, ring_vertices, twist_cylinder, twist_time,
 };
 use vkskin::gpu::GpuContext;
 use vkskin::render::headless::HeadlessRequest;
-use vkskin::render::layout::as_stored;
 use vkskin::render::renderer::{RenderSettings, Renderer};
-use vkskin::render::skin_pass::{CharacterId, SkinPass};
+use vkskin::render::skin_pass::CharacterId;
 use vkskin::render::{DqsSplit, InfluenceBlend, SkinningPlacement};
-
-/// GPU positions must agree with the CPU reference (skinning the primitive
-/// as the GPU stores it) within this fraction of the bounding-box diagonal:
-/// 4.2e-7 on lavapipe.
-const POSITION_TOLERANCE: f32 = 1e-5;
-/// Unit normals must agree within this (absolute): 4.7e-7 on lavapipe.
-const NORMAL_TOLERANCE: f32 = 1e-4;
 
 fn twist_model() -> Arc<Model> {
     Arc::new(twist_cylinder().expect("the twist cylinder imports"))
@@ -108,55 +101,6 @@ fn dist(a: [f32; 3], b: [f32; 3]) -> f32 {
     (0..3).map(|k| (a[k] - b[k]).powi(2)).sum::<f32>().sqrt()
 }
 
-/// Largest position error (relative to the bounding-box diagonal) and
-/// normal error of the GPU output of `character` against the CPU
-/// reference skinned with `method`.
-fn compare(
-    pass: &SkinPass,
-    character: CharacterId,
-    pose: &SkinnedPose,
-    method: SkinningMethod,
-    out: &[vkskin::render::layout::SkinnedVertex],
-    label: &str,
-) -> (f32, f32) {
-    let model = pass.model(character).clone();
-    let gpu = pass.gpu_model(character).clone();
-    let mut cpu = Vec::new();
-    for o in pass.outputs(character) {
-        let instance = &model.instances[o.instance];
-        // Skinned as the GPU stores it (see render_skinning's compare).
-        let prim =
-            &as_stored(&model.meshes[instance.mesh].primitives[gpu.primitives[o.gpu_primitive].primitive]);
-        let n = prim.vertex_count();
-        assert_eq!(o.vertex_count as usize, n, "{label}: output length");
-        let mut pos = vec![[0.0f32; 3]; n];
-        let mut nrm = prim.normals.as_ref().map(|_| vec![[0.0f32; 3]; n]);
-        pose.skin_primitive_with(method, instance, prim, &mut pos, nrm.as_deref_mut())
-            .unwrap_or_else(|e| panic!("{label}: CPU skinning: {e}"));
-        cpu.push((o, pos, nrm));
-    }
-    let diagonal = bounding_diagonal(cpu.iter().flat_map(|(_, pos, _)| pos)).max(1e-6);
-    let (mut position_err, mut normal_err) = (0.0f32, 0.0f32);
-    for (o, pos, nrm) in &cpu {
-        let start = o.output_offset as usize;
-        for (v, g) in out[start..start + pos.len()].iter().enumerate() {
-            let d = (0..3).map(|k| (g.position[k] - pos[v][k]).abs()).fold(0.0, f32::max) / diagonal;
-            assert!(d.is_finite(), "{label}: vertex {v}: non-finite");
-            position_err = position_err.max(d);
-            if let Some(nrm) = nrm {
-                let d = (0..3).map(|k| (g.normal[k] - nrm[v][k]).abs()).fold(0.0, f32::max);
-                normal_err = normal_err.max(d);
-            }
-        }
-    }
-    assert!(
-        position_err <= POSITION_TOLERANCE && normal_err <= NORMAL_TOLERANCE,
-        "{label}: GPU {method:?} differs from the CPU reference: position {position_err:.2e} of the \
-         diagonal, normal {normal_err:.2e}"
-    );
-    (position_err, normal_err)
-}
-
 /// DQS with the matrices split on the CPU (the palette holds dual quaternions).
 const DQS_CPU_SPLIT: InfluenceBlend =
     InfluenceBlend { method: SkinningMethod::DualQuaternion, dqs_split: DqsSplit::Cpu };
@@ -185,7 +129,7 @@ fn compute_matches_cpu(
         let inputs = [SkinInput { pose: character.pose(), version: version as u64 }];
         let out = renderer.read_skinned(ctx, &inputs).unwrap();
         let label = format!("{} clip {clip:?} t={time}", model.file);
-        let (p, n) = compare(renderer.skin_pass(), id, &character.pose(), method, &out, &label);
+        let (p, n) = compare_with(method, renderer.skin_pass(), id, &character.pose(), &out, &label);
         worst = (worst.0.max(p), worst.1.max(n));
     }
     eprintln!(

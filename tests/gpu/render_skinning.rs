@@ -88,7 +88,8 @@ fn allocations_in<T>(f: impl FnOnce() -> T) -> (T, usize) {
 /// Positions must agree within this fraction of the bounding-box diagonal.
 /// The CPU reference skins the primitive as the GPU stores it
 /// (`layout::as_stored`), so only the arithmetic differs: lavapipe gives
-/// the same bits, a GPU that fuses multiplies and adds a few ulps.
+/// the same bits with linear blend skinning (4.2e-7 with dual quaternions),
+/// a GPU that fuses multiplies and adds a few ulps.
 const POSITION_TOLERANCE: f32 = 1e-5;
 /// Unit normals must agree within this (absolute): rounding in the
 /// cofactor of a blend of joints turned far apart (near singular, as at
@@ -160,6 +161,18 @@ pub(crate) fn compare(
     out: &[SkinnedVertex],
     label: &str,
 ) -> (f32, f32) {
+    compare_with(SkinningMethod::Linear, pass, character, pose, out, label)
+}
+
+/// [`compare`] against the CPU reference skinned with `method`.
+pub(crate) fn compare_with(
+    method: SkinningMethod,
+    pass: &SkinPass,
+    character: CharacterId,
+    pose: &SkinnedPose,
+    out: &[SkinnedVertex],
+    label: &str,
+) -> (f32, f32) {
     let model = pass.model(character).clone();
     let gpu = pass.gpu_model(character).clone();
     // Every primitive every instance draws has one output range, as long
@@ -178,7 +191,7 @@ pub(crate) fn compare(
         assert_eq!(o.vertex_count as usize, n, "{label}: instance {} output length", o.instance);
         let mut pos = vec![[0.0f32; 3]; n];
         let mut nrm = prim.normals.as_ref().map(|_| vec![[0.0f32; 3]; n]);
-        pose.skin_primitive(instance, prim, &mut pos, nrm.as_deref_mut())
+        pose.skin_primitive_with(method, instance, prim, &mut pos, nrm.as_deref_mut())
             .unwrap_or_else(|e| panic!("{label}: CPU skinning: {e}"));
         cpu_positions.push(pos);
         cpu_normals.push(nrm);
@@ -202,7 +215,7 @@ pub(crate) fn compare(
     }
     assert!(
         position_err <= POSITION_TOLERANCE && normal_err <= NORMAL_TOLERANCE,
-        "{label}: GPU differs from the CPU reference: position {position_err:.2e} of the diagonal, \
+        "{label}: GPU {method:?} differs from the CPU reference: position {position_err:.2e} of the diagonal, \
          normal {normal_err:.2e}"
     );
     (position_err, normal_err)
