@@ -17,6 +17,7 @@ pub mod gpu;
 pub mod guide;
 pub mod heap;
 pub mod input_file;
+pub mod pool_trace;
 pub mod profiler;
 pub mod render;
 #[cfg(test)]

@@ -13,6 +13,7 @@ use super::prefetch_plan::PrefetchPlan;
 use super::scratch::with_scratch;
 use crate::anim::hierarchy::batch::{BatchedPose, LANES, model_and_palettes};
 use crate::anim::{JobError, Rig, Transform};
+use crate::pool_trace::CallersTrace;
 use rayon::prelude::*;
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -289,17 +290,25 @@ impl AnimationSystem {
         };
         let tasks = self.characters.len().div_ceil(task);
         match &self.pool {
-            Some(pool) => pool.install(|| {
-                self.characters
-                    .par_chunks_mut(task)
-                    .zip(self.plans.par_chunks_mut(task))
-                    .zip(self.summaries[..tasks].par_chunks_mut(1))
-                    .enumerate()
-                    .for_each(|(t, ((characters, plans), summary))| {
-                        let rates = rates.get(t * task..).unwrap_or(&[]);
-                        update_in_order(characters, plans, summary, rates, task, dt)
-                    })
-            }),
+            Some(pool) => {
+                // In a trace, a span on each worker around the tasks it
+                // runs in one go (a span per task would be thousands).
+                let trace = CallersTrace::here();
+                pool.install(|| {
+                    self.characters
+                        .par_chunks_mut(task)
+                        .zip(self.plans.par_chunks_mut(task))
+                        .zip(self.summaries[..tasks].par_chunks_mut(1))
+                        .enumerate()
+                        .for_each_init(
+                            || trace.enter(|| tracing::trace_span!("pose tasks")),
+                            |_, (t, ((characters, plans), summary))| {
+                                let rates = rates.get(t * task..).unwrap_or(&[]);
+                                update_in_order(characters, plans, summary, rates, task, dt)
+                            },
+                        )
+                })
+            }
             None => {
                 update_in_order(&mut self.characters, &mut self.plans, &mut self.summaries, rates, task, dt)
             }

@@ -10,6 +10,7 @@
 //! in order as one chunk: no thread is woken, and nothing is allocated
 //! (rayon's global queue, used from outside a pool, allocates).
 
+use crate::pool_trace::CallersTrace;
 use rayon::prelude::*;
 
 /// Characters per task: about 50 µs of placing or choosing (large enough
@@ -28,7 +29,13 @@ pub fn in_parallel(len: usize) -> bool {
 /// or once over the whole slice (`first` 0) when it works in none.
 pub fn for_each_chunk<T: Send>(items: &mut [T], task: impl Fn(usize, &mut [T]) + Sync + Send) {
     if in_parallel(items.len()) {
-        items.par_chunks_mut(CHUNK).enumerate().for_each(|(i, chunk)| task(i * CHUNK, chunk));
+        let trace = CallersTrace::here();
+        items.par_chunks_mut(CHUNK).enumerate().for_each(|(i, chunk)| {
+            trace.run(|| {
+                let _span = tracing::trace_span!("chunk", first = i * CHUNK).entered();
+                task(i * CHUNK, chunk)
+            })
+        });
     } else {
         task(0, items);
     }
@@ -39,7 +46,13 @@ pub fn for_each_chunk<T: Send>(items: &mut [T], task: impl Fn(usize, &mut [T]) +
 /// more than a chunk, else in order on this thread.
 pub fn for_each_task<T: Send>(items: &mut [T], work: usize, task: impl Fn(&mut T) + Sync + Send) {
     if in_parallel(work) {
-        items.par_iter_mut().for_each(task);
+        let trace = CallersTrace::here();
+        items.par_iter_mut().for_each(|item| {
+            trace.run(|| {
+                let _span = tracing::trace_span!("chunk").entered();
+                task(item)
+            })
+        });
     } else {
         items.iter_mut().for_each(task);
     }

@@ -26,6 +26,8 @@ impl Renderer {
     /// (`DrawDetail::Full`) every character is drawn, at any size.
     /// Characters past the renderer's count are left out. Allocates once.
     pub fn foresee(&mut self, poses: &dyn FramePoses, camera: &Camera, height: u32) -> &[Sight] {
+        // A frame trace's CPU span (`render::trace`; nothing without one).
+        let _span = tracing::trace_span!("foresee").entered();
         let count = poses.count().min(self.settings.characters as usize);
         self.sight.resize(count, Sight::Unseen);
         let view = self.level_view(camera, height);

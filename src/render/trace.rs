@@ -1,9 +1,10 @@
 //! Frame traces (`--trace FILE.json`): a timeline of the frames in the
 //! Chrome trace-event format (chrome://tracing, Perfetto).
 //!
-//! CPU spans are `tracing` spans in the frame path (`pose`, `palette
-//! write`, `record`, `submit`, `wait`, and a `configuration` around a
-//! renderer's frames); GPU spans are `tracing` events of target
+//! CPU spans are `tracing` spans in the frame path (`pose`, `foresee`,
+//! `palette write`, `record`, `submit`, `wait`, and a `configuration`
+//! around a renderer's frames; a crowd's pool threads record theirs
+//! through `pool_trace`); GPU spans are `tracing` events of target
 //! `vkskin::gpu` that the renderer emits once a frame's timestamps are read
 //! back, already placed on the host clock (`now_ns`, CLOCK_MONOTONIC).
 //! A [`TraceRecorder`] installs the layer that collects both on the current

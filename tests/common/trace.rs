@@ -15,14 +15,20 @@ const SLACK_US: f64 = 5.0;
 pub struct Span {
     pub name: String,
     pub pid: u64,
+    pub tid: u64,
     pub ts: f64,
     pub dur: f64,
     pub frame: Option<u64>,
 }
 
 impl Span {
-    fn end(&self) -> f64 {
+    pub fn end(&self) -> f64 {
         self.ts + self.dur
+    }
+
+    /// Whether `inner` lies within this span's time (up to rounding).
+    pub fn holds(&self, inner: &Span) -> bool {
+        inner.ts >= self.ts - SLACK_US && inner.end() <= self.end() + SLACK_US
     }
 }
 
@@ -67,6 +73,7 @@ pub fn check(path: &Path, names: &[&str]) -> Trace {
         spans.push(Span {
             name: e["name"].as_str().expect("a name").to_string(),
             pid: e["pid"].as_u64().expect("a pid"),
+            tid: e["tid"].as_u64().expect("a tid"),
             ts,
             dur,
             frame: e["args"]["frame"].as_u64(),

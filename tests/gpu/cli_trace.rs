@@ -4,8 +4,9 @@
 //! palette write, record, submit, wait), the GPU clock is stated, and each
 //! GPU span (the frame, palette upload, skin, every pass) lies inside its
 //! frame's submit-to-fence window; with calibrated timestamps (lavapipe has
-//! them) and with them turned off (aligned at submit). Skips without a
-//! device, unless VKSKIN_NO_SKIP is set.
+//! them) and with them turned off (aligned at submit); a crowd's pool work
+//! inside the calls that wait for it. Skips without a device, unless
+//! VKSKIN_NO_SKIP is set.
 
 use crate::common::trace;
 use std::path::PathBuf;
@@ -113,5 +114,64 @@ fn tiny_bench_trace_names_configurations_and_places_gpu_spans() {
     let t = trace::check(&json, &CPU_SPANS);
     assert!(t.cpu_count("configuration") >= 2, "one configuration span per renderer");
     assert!(t.gpu().any(|s| s.name == "skin") && t.gpu().any(|s| s.name == "palette upload"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A crowd on two threads past a chunk (2,048 characters): the work the
+/// pool's workers do for the recording thread is in the trace too, each
+/// span inside the call that waited for it (`pool_trace`): the update's
+/// tasks in `pose`, the upload's pieces in `palette write`, the draw
+/// order's chunks in `foresee` or `record`.
+#[test]
+fn a_crowd_traces_its_pool_work_inside_the_calls_that_wait_for_it() {
+    if crate::common::context().is_none() {
+        return;
+    }
+    let dir = scratch("pool");
+    let (json, out) = (dir.join("trace.json"), dir.join("out"));
+    let args = [
+        "bench",
+        "--threads",
+        "2",
+        "--characters",
+        "2100",
+        "--pose",
+        "gpu",
+        "--frames",
+        "2",
+        "--passes",
+        "1",
+        "--skinning",
+        "compute",
+        "--upload",
+        "inplace",
+        "--quick",
+        "--validation",
+        "--out",
+        out.to_str().unwrap(),
+        "--trace",
+        json.to_str().unwrap(),
+    ];
+    vkskin(&args, &[]);
+    let t = trace::check(&json, &CPU_SPANS);
+    let named = |name: &str| -> Vec<&trace::Span> {
+        t.spans.iter().filter(|s| s.pid == 1 && s.name == name).collect()
+    };
+    for (work, callers) in [
+        ("pose tasks", &["pose"][..]),
+        ("upload piece", &["palette write"]),
+        ("chunk", &["foresee", "record"]),
+    ] {
+        let spans = named(work);
+        assert!(!spans.is_empty(), "no {work:?} spans");
+        for span in spans {
+            let held = callers.iter().any(|c| named(c).iter().any(|c| c.holds(span)));
+            assert!(held, "{span:?} outside any {callers:?} span");
+        }
+    }
+    // Only the pool's work runs elsewhere: the frame path's own spans are
+    // on the recording thread.
+    let recording = named("record")[0].tid;
+    assert!(CPU_SPANS.iter().all(|name| named(name).iter().all(|s| s.tid == recording)));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -12,6 +12,7 @@ use crate::anim::{FramePoses, SkinInput};
 use crate::asset::Model;
 use crate::gpu::barrier::{self, Access};
 use crate::gpu::{FrameSlot, GpuContext, GpuError};
+use crate::pool_trace::CallersTrace;
 use crate::render::chunked::{self, CHUNK};
 use crate::render::draw_order::HIDDEN;
 use crate::render::layout::{BoneMatrix, PaletteDualQuat};
@@ -168,6 +169,7 @@ impl SkinPass {
             skips_unchanged: mode.skips_unchanged(),
             dual_quaternions,
             parallel: chunked::in_parallel(characters),
+            trace: CallersTrace::here(),
         };
         job.run(span);
         // The pieces joined in character order, after any copies queued
@@ -221,6 +223,8 @@ struct UploadJob<'a, P: FramePoses + ?Sized> {
     dual_quaternions: bool,
     /// The pieces run on the pool this thread works in.
     parallel: bool,
+    /// The recording thread's trace, for the pieces other threads run.
+    trace: CallersTrace,
 }
 
 impl<P: FramePoses + ?Sized> UploadJob<'_, P> {
@@ -235,7 +239,8 @@ impl<P: FramePoses + ?Sized> UploadJob<'_, P> {
             Ok(middle) => {
                 let (low, high) = span.halve(middle);
                 if self.parallel {
-                    rayon::join(|| self.run(low), || self.run(high));
+                    // The first half runs on this thread, under its trace.
+                    rayon::join(|| self.run(low), || self.trace.run(|| self.run(high)));
                 } else {
                     self.run(low);
                     self.run(high);
@@ -248,6 +253,7 @@ impl<P: FramePoses + ?Sized> UploadJob<'_, P> {
     /// Uploads one piece's characters (`span` holds one piece) in order,
     /// stopping at the first that cannot be written.
     fn upload_piece(&self, mut span: Span) {
+        let _span = tracing::trace_span!("upload piece", first = span.first).entered();
         for i in 0..span.len() {
             if let Err(e) = self.upload_character(i, &mut span) {
                 span.pieces[0].error = Some(e);
