@@ -29,3 +29,4 @@ mod render_planar;
 mod render_skin_levels;
 mod render_skinning;
 mod render_upload_pieces;
+mod synthetic_models;

@@ -8,9 +8,8 @@
 //! pass, unless VKSKIN_NO_SKIP is set (CI), where they fail.
 
 use crate::common::{assert_no_validation_messages, context};
-use crate::render_skinning::{
-    Rig, Synthetic, compare, pose_synthetic, skeleton, synthetic_model, wide_model,
-};
+use crate::render_skinning::{Rig, compare};
+use crate::synthetic_models::{Synthetic, pose_synthetic, skeleton, synthetic_model, wide_model};
 use nalgebra::Matrix4;
 use std::sync::Arc;
 use vkskin::anim::Rig as CharacterRig;

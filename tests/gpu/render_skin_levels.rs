@@ -8,7 +8,8 @@
 //! of the tables the pass reads. Skips without a device, unless
 //! VKSKIN_NO_SKIP is set.
 
-use super::render_skinning::{Rig, Synthetic, pose_synthetic, synthetic_model};
+use super::render_skinning::Rig;
+use super::synthetic_models::{Synthetic, pose_synthetic, synthetic_model};
 use crate::common::{assert_no_validation_messages, context};
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -4,7 +4,8 @@
 //! each character as the CPU does.
 
 use crate::common::{assert_no_validation_messages, context};
-use crate::render_skinning::{Rig, Synthetic, compare, pose_synthetic, synthetic_model};
+use crate::render_skinning::{Rig, compare};
+use crate::synthetic_models::{Synthetic, pose_synthetic, synthetic_model};
 use std::sync::Arc;
 use vkskin::anim::SkinInput;
 use vkskin::render::chunked::CHUNK;
