@@ -140,7 +140,6 @@ pub(crate) fn synthetic_model(seed: f32) -> Model {
     let skin_joints: Vec<u32> = (1..=joints as u32).collect();
     let inverse_binds =
         skin_joints.iter().map(|&j| world_of_rest[j as usize].try_inverse().unwrap()).collect();
-    let joint_count = skeleton.len();
     let rig = CharacterRig::new(
         skeleton,
         vec![Skin { name: "skin".into(), joints: skin_joints, inverse_binds }],
@@ -153,16 +152,7 @@ pub(crate) fn synthetic_model(seed: f32) -> Model {
         vec![0.0; 4],
     )
     .expect("synthetic rig");
-    Model {
-        file: format!("synthetic {seed}"),
-        rig: Arc::new(rig),
-        node_of_joint: (0..joint_count).collect(),
-        joint_of_node: (0..joint_count as u32).collect(),
-        materials: Vec::new(),
-        warnings: Vec::new(),
-        load_options: Default::default(),
-        memory_used: 0,
-    }
+    model_of(format!("synthetic {seed}"), rig)
 }
 
 /// A model of `joints` joints, all children of the root, and one primitive
@@ -211,7 +201,6 @@ pub(crate) fn wide_model(joints: usize) -> Model {
     // Flat: each joint's world rest matrix is its local one.
     let inverse_binds =
         skin_joints.iter().map(|&j| skeleton.rest()[j as usize].to_matrix().try_inverse().unwrap()).collect();
-    let joint_count = skeleton.len();
     let rig = CharacterRig::new(
         skeleton,
         vec![Skin { name: "skin".into(), joints: skin_joints, inverse_binds }],
@@ -221,8 +210,14 @@ pub(crate) fn wide_model(joints: usize) -> Model {
         Vec::new(),
     )
     .expect("wide rig");
+    model_of(format!("wide {joints}"), rig)
+}
+
+/// `rig` as a model named `file` whose nodes are its joints, in order.
+fn model_of(file: String, rig: CharacterRig) -> Model {
+    let joint_count = rig.skeleton.len();
     Model {
-        file: format!("wide {joints}"),
+        file,
         rig: Arc::new(rig),
         node_of_joint: (0..joint_count).collect(),
         joint_of_node: (0..joint_count as u32).collect(),
