@@ -201,10 +201,9 @@ impl ComputePipeline {
 
     /// Workgroups `(x, y)` covering `groups` groups: x up to the device's
     /// `maxComputeWorkGroupCount[0]`, the rest in rows over y (the shaders
-    /// fold y back into one index).
+    /// fold y back into one index and return past the last group).
     pub fn grid(ctx: &GpuContext, groups: u32) -> (u32, u32) {
-        let x = groups.min(ctx.properties.limits.max_compute_work_group_count[0].max(1));
-        (x, groups.div_ceil(x.max(1)))
+        grid_within(groups, ctx.properties.limits.max_compute_work_group_count[0])
     }
 
     /// Frees the pipeline and its layouts; the caller guarantees no pending use.
@@ -214,6 +213,41 @@ impl ComputePipeline {
             ctx.device.destroy_pipeline(self.pipeline, None);
             ctx.device.destroy_pipeline_layout(self.layout, None);
             ctx.device.destroy_descriptor_set_layout(self.set_layout, None);
+        }
+    }
+}
+
+/// `groups` as rows of at most `max_x` groups, as few rows as that takes,
+/// the groups shared evenly between them: fewer than one group per row past
+/// the last. (Full rows would leave up to a row's worth: on lavapipe,
+/// 65,535 groups that each still cost a workgroup's launch.)
+fn grid_within(groups: u32, max_x: u32) -> (u32, u32) {
+    if groups == 0 {
+        return (0, 0);
+    }
+    let rows = groups.div_ceil(max_x.max(1));
+    (groups.div_ceil(rows), rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grid_within;
+
+    #[test]
+    fn a_grid_covers_its_groups_with_less_than_a_group_per_row_to_spare() {
+        assert_eq!(grid_within(0, 65_535), (0, 0));
+        assert_eq!(grid_within(1, 65_535), (1, 1));
+        assert_eq!(grid_within(65_535, 65_535), (65_535, 1));
+        // One past a row: two rows of half, not a full row and one group.
+        assert_eq!(grid_within(65_536, 65_535), (32_768, 2));
+        for (groups, max_x) in [(76_000, 65_535), (1_000_003, 65_535), (7, 2), (u32::MAX, 65_535), (5, 0)] {
+            let (x, y) = grid_within(groups, max_x);
+            assert!(x <= max_x.max(1), "{groups} in rows of {max_x}: x {x}");
+            let covered = u64::from(x) * u64::from(y);
+            assert!(
+                covered >= u64::from(groups) && covered - u64::from(groups) < u64::from(y),
+                "{groups}: {x} x {y}"
+            );
         }
     }
 }
