@@ -8,6 +8,8 @@
 // Palette block below holds exactly those bytes but reads them as the
 // matrix's four rows (vec4s); `palette_matrix` rebuilds the row_major mat4.
 
+#include "direction.glsl"
+
 // Bind-pose vertex. position.w = 1, normal.w = 0, tangent.w = handedness.
 struct SourceVertex {
     vec4 position;
@@ -22,10 +24,11 @@ struct Influence {
     vec4 weights;
 };
 
-// How the static streams are stored (layout.rs): 24 and 16 bytes instead
-// of 48 and 32. `source_vertex` and `influence` unpack them into the structs
-// above, which is all the skinning functions see.
-struct PackedSource {
+// How vertices are stored (layout.rs's PackedVertex): the source stream and
+// the skin pass's output alike, 24 bytes instead of 48. `source_vertex`
+// unpacks a source into the struct above, which is all the skinning
+// functions see; skin_main.glsl packs what they return.
+struct PackedVertex {
     float px;
     float py;
     float pz;
@@ -34,12 +37,12 @@ struct PackedSource {
     float handedness;  // the tangent's w
 };
 
+// How an influence set is stored (layout.rs): 16 bytes instead of 32;
+// `influence` unpacks it.
 struct PackedInfluence {
     uvec2 joints;   // four u16 palette-relative joints, the first in the low half of x
     uvec2 weights;  // four unorm16 weights, the same order
 };
-
-const uint ZERO_DIRECTION = 0x80008000u;
 
 // One non-zero morph delta of one vertex: xyz deltas; position.w holds the
 // target index (uintBitsToFloat).
@@ -49,7 +52,9 @@ struct MorphEntry {
     vec4 tangent;
 };
 
-// Skinned output, scene space (before the character's world transform).
+// A skinned vertex, scene space (before the character's world transform):
+// what the skinning functions return. The skin pass stores it packed
+// (PackedVertex, skin_main.glsl's store_vertex).
 struct SkinnedVertex {
     vec4 position;
     vec4 normal;
@@ -73,18 +78,18 @@ const uint NO_MORPHS = 0xffffffffu;
 // skin.comp defines STREAM_TEXELS and RECORD_TEXELS (with PALETTE_TEXELS,
 // below) and reads the same bytes through uniform texel buffers, which
 // llvmpipe gathers where a storage-buffer load is a loop over the SIMD lanes
-// (the guide's profiling page, `cargo doc --open`): a PackedSource is three
+// (the guide's profiling page, `cargo doc --open`): a PackedVertex is three
 // RG32UI texels, a PackedInfluence one RGBA32UI texel, a record's words
 // RGBA32UI texels.
 #ifdef STREAM_TEXELS
 layout(set = 0, binding = 0) uniform usamplerBuffer source_texels;
 layout(set = 0, binding = 1) uniform usamplerBuffer influence_texels;
-PackedSource packed_source(uint i) {
+PackedVertex packed_source(uint i) {
     int t = int(3u * i);
     uvec2 a = texelFetch(source_texels, t).xy;
     uvec2 b = texelFetch(source_texels, t + 1).xy;
     uvec2 c = texelFetch(source_texels, t + 2).xy;
-    return PackedSource(uintBitsToFloat(a.x), uintBitsToFloat(a.y), uintBitsToFloat(b.x), b.y, c.x,
+    return PackedVertex(uintBitsToFloat(a.x), uintBitsToFloat(a.y), uintBitsToFloat(b.x), b.y, c.x,
                         uintBitsToFloat(c.y));
 }
 PackedInfluence packed_influence(uint i) {
@@ -92,9 +97,9 @@ PackedInfluence packed_influence(uint i) {
     return PackedInfluence(a.xy, a.zw);
 }
 #else
-layout(std430, set = 0, binding = 0) readonly buffer Sources { PackedSource sources[]; };
+layout(std430, set = 0, binding = 0) readonly buffer Sources { PackedVertex sources[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Influences { PackedInfluence influences[]; };
-PackedSource packed_source(uint i) {
+PackedVertex packed_source(uint i) {
     return sources[i];
 }
 PackedInfluence packed_influence(uint i) {
@@ -157,24 +162,9 @@ SkinRecord load_record(uint i) {
     return SkinRecord(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
 }
 
-// Bind-pose vertex v of record r with its morph deltas added (xyz), and the
-// tangent's handedness (w): what either skinning method transforms.
-// The unit direction (or zero) layout.rs's encode_direction stored.
-vec3 decode_direction(uint bits) {
-    if (bits == ZERO_DIRECTION) {
-        return vec3(0.0);
-    }
-    vec2 e = unpackSnorm2x16(bits);
-    vec3 d = vec3(e, 1.0 - abs(e.x) - abs(e.y));
-    if (d.z < 0.0) {
-        d.xy = (1.0 - abs(d.yx)) * vec2(e.x >= 0.0 ? 1.0 : -1.0, e.y >= 0.0 ? 1.0 : -1.0);
-    }
-    return normalize(d);
-}
-
 // Source vertex i, unpacked: position.w = 1, normal.w = 0, tangent.w = handedness.
 SourceVertex source_vertex(uint i) {
-    PackedSource p = packed_source(i);
+    PackedVertex p = packed_source(i);
     SourceVertex s;
     s.position = vec4(p.px, p.py, p.pz, 1.0);
     s.normal = vec4(decode_direction(p.normal), 0.0);
@@ -198,6 +188,8 @@ Influence influence(uint i) {
 // the default.
 layout(constant_id = 8) const bool MORPH_TARGETS = true;
 
+// Bind-pose vertex v of record r with its morph deltas added (xyz), and the
+// tangent's handedness (w): what either skinning method transforms.
 SourceVertex morph_vertex(SkinRecord r, uint v) {
     SourceVertex s = source_vertex(r.source_offset + v);
     if (MORPH_TARGETS && r.morph_offset != NO_MORPHS) {

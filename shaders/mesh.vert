@@ -2,20 +2,18 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
-// Draws pre-skinned vertices: pulls the compute pass's SkinnedVertex output
-// (by pointer: push.skinned_address) for the draw's character, so that one
-// instanced draw covers every character of a model.
+// Draws pre-skinned vertices: pulls the compute pass's output (by pointer:
+// push.skinned_address) for the draw's character, so that one instanced
+// draw covers every character of a model.
 
+#include "direction.glsl"
 #include "mesh_common.glsl"
 
-// The compute pass's output (common.glsl's SkinnedVertex; scene space).
-struct Skinned {
-    vec4 position;
-    vec4 normal;
-    vec4 tangent;
-};
-layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer SkinnedVertices {
-    Skinned vertices[];
+// The compute pass's output, scene space: a PackedVertex (common.glsl) per
+// vertex as three 8-byte words (skin_main.glsl's store_vertex). The draw
+// reads the position and the normal, the first two.
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer SkinnedVertices {
+    uvec2 words[];
 };
 
 layout(location = 2) in vec2 in_uv;
@@ -31,18 +29,21 @@ void main() {
     uint instance = draw_order[gl_InstanceIndex];
     uint character = instance - push.first_character;
     uint v = push.output_offset + character * push.vertices_per_character + uint(gl_VertexIndex);
-    Skinned s = SkinnedVertices(push.skinned_address).vertices[v];
+    SkinnedVertices skinned = SkinnedVertices(push.skinned_address);
+    uvec2 a = skinned.words[3u * v];
+    uvec2 b = skinned.words[3u * v + 1u];
+    vec3 position = vec3(uintBitsToFloat(a), uintBitsToFloat(b.x));
     mat4 world = instance_world[instance];
     // The depth prepass draws with this shader too, and the main pass tests
     // LESS_OR_EQUAL against its depth: both must compute the same position.
     // `precise` forbids contractions (fma) that could differ between the two
     // pipelines. (`invariant gl_Position` would say this too, but glslang
     // puts its decoration on a struct member, which SPIR-V validation flags.)
-    precise vec4 world_pos = world * vec4(s.position.xyz, 1.0);
+    precise vec4 world_pos = world * vec4(position, 1.0);
     precise vec4 clip = frame.view_proj * world_pos;
     gl_Position = clip;
     out_world_pos = world_pos.xyz;
-    out_normal = transpose(inverse(mat3(world))) * s.normal.xyz;
+    out_normal = transpose(inverse(mat3(world))) * decode_direction(b.y);
     out_uv = in_uv;
     out_heat = in_heat;
 }

@@ -25,8 +25,19 @@ layout(local_size_x = 64) in;
 // lies in one, bound here with vertex pc.window_first_vertex at index 0.
 // Bound, not written by pointer:
 // on llvmpipe pointer stores made the dispatch about a quarter slower, and
-// the validation layer checks bound writes.
-layout(std430, set = 0, binding = 7) writeonly buffer Outputs { SkinnedVertex out_vertices[]; };
+// the validation layer checks bound writes. Each vertex is a PackedVertex
+// (24 bytes), written as three 8-byte words: one store each, where the
+// struct's six members would be six (on llvmpipe a store per thread is a
+// loop over the SIMD lanes).
+layout(std430, set = 0, binding = 7) writeonly buffer Outputs { uvec2 out_words[]; };
+
+// Output vertex i: `s` packed as PackedVertex (mesh.vert unpacks it).
+void store_vertex(uint i, SkinnedVertex s) {
+    uint w = 3u * i;
+    out_words[w] = floatBitsToUint(s.position.xy);
+    out_words[w + 1u] = uvec2(floatBitsToUint(s.position.z), encode_direction(s.normal.xyz));
+    out_words[w + 2u] = uvec2(encode_direction(s.tangent.xyz), floatBitsToUint(s.tangent.w));
+}
 
 // The characters each batch skins, listed by the host from the frame's
 // draw order (skin_pass::batches), a word each.
@@ -120,5 +131,5 @@ void main() {
     uint vertex = level_vertex(index, v);
     SkinRecord r = load_record(index);
     uint out_index = r.output_offset + vertex - pc.window_first_vertex;
-    out_vertices[out_index] = DUAL_QUATERNION ? skin_vertex_dqs(r, vertex) : skin_vertex(r, vertex);
+    store_vertex(out_index, DUAL_QUATERNION ? skin_vertex_dqs(r, vertex) : skin_vertex(r, vertex));
 }

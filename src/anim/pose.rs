@@ -87,11 +87,19 @@ impl<'a> SkinnedPose<'a> {
         out_positions: &mut [[f32; 3]],
         out_normals: Option<&mut [[f32; 3]]>,
     ) -> Result<(), JobError> {
-        self.skin_primitive_with(SkinningMethod::Linear, instance, primitive, out_positions, out_normals)
+        self.skin_primitive_with(
+            SkinningMethod::Linear,
+            instance,
+            primitive,
+            out_positions,
+            out_normals,
+            None,
+        )
     }
 
     /// [`skin_primitive`](Self::skin_primitive) with palette influences
-    /// blended by `method`.
+    /// blended by `method`, and the tangents too where `out_tangents` is
+    /// given (the primitive must have them).
     pub fn skin_primitive_with(
         &self,
         method: SkinningMethod,
@@ -99,6 +107,7 @@ impl<'a> SkinnedPose<'a> {
         primitive: &MeshPrimitive,
         out_positions: &mut [[f32; 3]],
         out_normals: Option<&mut [[f32; 3]]>,
+        out_tangents: Option<&mut [[f32; 4]]>,
     ) -> Result<(), JobError> {
         let transform = match instance.skin {
             Some(skin) if primitive.influences.is_some() => SkinTransform::Palette(self.palette(skin)),
@@ -113,7 +122,7 @@ impl<'a> SkinnedPose<'a> {
             method,
             out_positions,
             out_normals,
-            out_tangents: None,
+            out_tangents,
         }
         .run()
     }

@@ -10,7 +10,7 @@
 //! (`Arc<GpuModel>`): instances differ only in their pose.
 
 use super::detail_levels::{DETAIL_LEVELS, DetailLevels};
-use super::layout::{Influence, MorphEntry, NO_MORPHS, SourceVertex, encode_direction, quantize_weights};
+use super::layout::{Influence, MorphEntry, NO_MORPHS, PackedVertex, encode_direction, quantize_weights};
 use super::skin_levels;
 use crate::anim::{MeshPrimitive, MorphDeltas};
 use crate::asset::Model;
@@ -41,7 +41,7 @@ pub struct GpuPrimitive {
     pub primitive: usize,
     /// glTF primitive index within the mesh (`Mesh::primitive_indices`).
     pub gltf_primitive: usize,
-    /// First `SourceVertex` (and first UV) of the primitive.
+    /// First `PackedVertex` (and first UV) of the primitive.
     pub source_offset: u32,
     /// Number of vertices.
     pub vertex_count: u32,
@@ -76,7 +76,7 @@ pub struct GpuPrimitive {
 /// Element counts of each stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct StreamCounts {
-    /// `SourceVertex` (and UV) count.
+    /// `PackedVertex` (and UV) count.
     pub sources: u32,
     /// `Influence` count.
     pub influences: u32,
@@ -92,7 +92,7 @@ pub struct StreamCounts {
 /// submitted work uses them.
 #[derive(Debug)]
 pub struct GpuModel {
-    /// `SourceVertex` per vertex (binding 0 of skinning). Usage: storage,
+    /// `PackedVertex` per vertex (binding 0 of skinning). Usage: storage,
     /// vertex, transfer src/dst.
     pub sources: Buffer,
     /// `Influence` per vertex per set (binding 1). Usage: storage, vertex, transfer.
@@ -129,7 +129,7 @@ pub struct GpuModel {
 /// The host-side streams before upload.
 #[derive(Default)]
 struct Streams {
-    sources: Vec<SourceVertex>,
+    sources: Vec<PackedVertex>,
     influences: Vec<Influence>,
     morph_ranges: Vec<u32>,
     morph_entries: Vec<MorphEntry>,
@@ -202,7 +202,7 @@ impl Streams {
             let p = prim.positions[v];
             let normal = prim.normals.as_ref().and_then(|ns| ns.get(v)).copied().unwrap_or([0.0; 3]);
             let tangent = prim.tangents.as_ref().and_then(|ts| ts.get(v)).copied().unwrap_or([0.0; 4]);
-            self.sources.push(SourceVertex {
+            self.sources.push(PackedVertex {
                 position: p,
                 normal: encode_direction(normal),
                 tangent: encode_direction([tangent[0], tangent[1], tangent[2]]),

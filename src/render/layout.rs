@@ -6,12 +6,13 @@ use bytemuck::{Pod, Zeroable};
 pub use crate::anim::BoneMatrix;
 use crate::anim::MeshPrimitive;
 
-/// Bind-pose vertex, packed (`PackedSource`; the shaders unpack it into
-/// `SourceVertex`): 24 bytes instead of 48. Positions stay f32; normals
-/// and tangents are octahedral directions in two snorm16 (about 3e-5 rad).
+/// A vertex as the GPU stores it (`PackedVertex`): the bind-pose source
+/// stream and the skin pass's output alike, 24 bytes instead of 48.
+/// Positions stay f32; normals and tangents are octahedral directions in
+/// two snorm16 (about 3e-5 rad).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
-pub struct SourceVertex {
+pub struct PackedVertex {
     /// xyz.
     pub position: [f32; 3],
     /// `encode_direction` of the normal.
@@ -20,6 +21,20 @@ pub struct SourceVertex {
     pub tangent: u32,
     /// The tangent's w (bitangent sign).
     pub handedness: f32,
+}
+
+impl PackedVertex {
+    /// The vertex unpacked as the shaders unpack it (`decode_direction`).
+    pub fn unpack(&self) -> SkinnedVertex {
+        let [x, y, z] = self.position;
+        let n = decode_direction(self.normal);
+        let t = decode_direction(self.tangent);
+        SkinnedVertex {
+            position: [x, y, z, 1.0],
+            normal: [n[0], n[1], n[2], 0.0],
+            tangent: [t[0], t[1], t[2], self.handedness],
+        }
+    }
 }
 
 /// One influence set of one vertex, packed (`PackedInfluence`): palette-
@@ -173,7 +188,8 @@ pub struct MorphEntry {
     pub tangent: [f32; 4],
 }
 
-/// Skinned output vertex (`SkinnedVertex`); also the draw pass's vertex format.
+/// A skinned vertex read back from the skin pass's output (stored as a
+/// [`PackedVertex`], unpacked by [`PackedVertex::unpack`]).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
 pub struct SkinnedVertex {
@@ -213,10 +229,9 @@ pub const NO_MORPHS: u32 = u32::MAX;
 const _: () = {
     assert!(std::mem::size_of::<BoneMatrix>() == 64);
     assert!(std::mem::size_of::<PaletteDualQuat>() == 64);
-    assert!(std::mem::size_of::<SourceVertex>() == 24);
+    assert!(std::mem::size_of::<PackedVertex>() == 24);
     assert!(std::mem::size_of::<Influence>() == 16);
     assert!(std::mem::size_of::<MorphEntry>() == 48);
-    assert!(std::mem::size_of::<SkinnedVertex>() == 48);
     assert!(std::mem::size_of::<SkinRecord>() == 32);
 };
 
@@ -279,6 +294,26 @@ mod tests {
         assert_eq!(encode_direction([0.0; 3]), ZERO_DIRECTION);
         assert_eq!(decode_direction(ZERO_DIRECTION), [0.0; 3]);
         assert_eq!(encode_direction([f32::NAN, 0.0, 1.0]), ZERO_DIRECTION);
+    }
+
+    /// A packed vertex unpacks as the shaders unpack it: the position as
+    /// stored (w = 1), the directions decoded (normal w = 0), the tangent's
+    /// handedness as stored; a zero direction stays zero.
+    #[test]
+    fn a_packed_vertex_unpacks_as_the_shaders_do() {
+        let tangent = [0.6, 0.0, -0.8];
+        let packed = PackedVertex {
+            position: [1.5, -2.0, 1e-3],
+            normal: ZERO_DIRECTION,
+            tangent: encode_direction(tangent),
+            handedness: -1.0,
+        };
+        let v = packed.unpack();
+        assert_eq!(v.position, [1.5, -2.0, 1e-3, 1.0]);
+        assert_eq!(v.normal, [0.0; 4]);
+        let t = decode_direction(packed.tangent);
+        assert_eq!(v.tangent, [t[0], t[1], t[2], -1.0]);
+        assert!((0..3).all(|k| (t[k] - tangent[k]).abs() < 1e-4), "{t:?}");
     }
 
     /// Five influences per vertex are two sets, the second of one weight,

@@ -6,7 +6,7 @@
 use super::error::RenderError;
 use super::frame::{FrameContents, FrameEnd, FrameInput, FrameOutput};
 use super::frame_settings::SkinningPlacement;
-use super::layout::SkinnedVertex;
+use super::layout::{PackedVertex, SkinnedVertex};
 use super::renderer::{RenderSettings, Renderer};
 use super::session::with_gpu;
 use super::skin_pass::{CharacterId, OUTPUT_STRIDE};
@@ -90,16 +90,18 @@ impl Readback {
         Ok(bytes.get(..len).ok_or_else(|| GpuError::new("readback shorter than asked"))?.to_vec())
     }
 
-    /// The first `count` skinned vertices, copied out of the mapped memory.
-    /// Call only after the fence of the frame that recorded the copy.
+    /// The first `count` skinned vertices, copied out of the mapped memory
+    /// and unpacked. Call only after the fence of the frame that recorded
+    /// the copy.
     pub fn vertices(&self, count: usize) -> Result<Vec<SkinnedVertex>, GpuError> {
         let bytes = self.buffer.mapped().ok_or_else(|| GpuError::new("readback buffer is not mapped"))?;
         let end = count * OUTPUT_STRIDE as usize;
         let bytes = bytes.get(..end).ok_or_else(|| GpuError::new("readback shorter than asked"))?;
-        // Copy bytes into an aligned Vec: no assumption on the mapping's alignment.
-        let mut out = vec![SkinnedVertex { position: [0.0; 4], normal: [0.0; 4], tangent: [0.0; 4] }; count];
-        bytemuck::cast_slice_mut::<SkinnedVertex, u8>(&mut out).copy_from_slice(bytes);
-        Ok(out)
+        // Read unaligned: no assumption on the mapping's alignment.
+        Ok(bytes
+            .chunks_exact(OUTPUT_STRIDE as usize)
+            .map(|v| bytemuck::pod_read_unaligned::<PackedVertex>(v).unpack())
+            .collect())
     }
 }
 

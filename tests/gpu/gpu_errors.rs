@@ -65,7 +65,7 @@ fn a_wait_that_runs_out_is_a_timeout_not_a_hang() {
 }
 
 /// `render` of a crowd whose skinned vertices pass what the device's 64
-/// output buffers hold, or its memory (100,000 Foxes: 8.3 GB of output per
+/// output buffers hold, or its memory (100,000 Foxes: 4.1 GB of output per
 /// frame slot): exit code 1 and a last line that says how many bytes were
 /// asked and what the limit is, no image left behind. A device with room
 /// for them would render them; the check then does not apply.
@@ -75,17 +75,17 @@ fn a_scene_too_big_for_the_device_ends_with_one_line() {
     let Some(ctx) = unvalidated() else { return };
     let limits = ctx.buffer_limits;
     drop(ctx);
-    // 100000 Foxes skin 8294400000 bytes of output vertices (checked up
+    // 100000 Foxes skin 4147200000 bytes of output vertices (checked up
     // front by `render::crowd_fit`, before a character is posed).
     let model = vkskin::asset::load(&fox).unwrap();
     let need = vkskin::render::crowd_fit::CrowdNeed::of(&model, 1).unwrap();
     let needed = 100_000 * need.output_per_character;
-    assert_eq!(needed, 8_294_400_000);
+    assert_eq!(needed, 4_147_200_000);
     let slots = vkskin::gpu::FRAMES_IN_FLIGHT as u64;
     let memory = 100_000 * (need.output_per_character * slots + need.palette_per_character);
-    // An output buffer holds whole workgroups of 64 vertices of 48 bytes,
+    // An output buffer holds whole workgroups of 64 vertices of 24 bytes,
     // and whole characters.
-    let window = limits.output_buffer_bytes / (64 * 48) * (64 * 48);
+    let window = limits.output_buffer_bytes / (64 * 24) * (64 * 24);
     let in_windows = window / need.output_per_character * 64 >= 100_000;
     let heap = limits.device_local_bytes;
     if in_windows && heap >= memory {

@@ -36,7 +36,7 @@ fn twisted(model: &Model, method: SkinningMethod, degrees: f32) -> Vec<[f32; 3]>
     let instance = &model.instances[0];
     let prim = &model.meshes[instance.mesh].primitives[0];
     let mut positions = vec![[0.0; 3]; prim.vertex_count()];
-    character.pose().skin_primitive_with(method, instance, prim, &mut positions, None).expect("skins");
+    character.pose().skin_primitive_with(method, instance, prim, &mut positions, None, None).expect("skins");
     positions
 }
 
@@ -264,9 +264,17 @@ fn dqs_agrees_with_lbs_where_it_should() {
                     let Some(inf) = &prim.influences else { continue };
                     let n = prim.vertex_count();
                     let (mut lbs, mut dqs) = (vec![[0.0f32; 3]; n], vec![[0.0f32; 3]; n]);
-                    pose.skin_primitive_with(SkinningMethod::Linear, instance, prim, &mut lbs, None).unwrap();
-                    pose.skin_primitive_with(SkinningMethod::DualQuaternion, instance, prim, &mut dqs, None)
+                    pose.skin_primitive_with(SkinningMethod::Linear, instance, prim, &mut lbs, None, None)
                         .unwrap();
+                    pose.skin_primitive_with(
+                        SkinningMethod::DualQuaternion,
+                        instance,
+                        prim,
+                        &mut dqs,
+                        None,
+                        None,
+                    )
+                    .unwrap();
                     let diagonal = bounding_diagonal(&lbs).max(1e-6);
                     let label = format!("{} clip {clip}", file.display());
                     for v in 0..n {

@@ -67,9 +67,12 @@ fn allocations_in<T>(f: impl FnOnce() -> T) -> (T, usize) {
 /// the same bits with linear blend skinning (4.2e-7 with dual quaternions),
 /// a GPU that fuses multiplies and adds a few ulps.
 const POSITION_TOLERANCE: f32 = 1e-5;
-/// Unit normals must agree within this (absolute): rounding in the
-/// cofactor of a blend of joints turned far apart (near singular, as at
-/// the synthetic poses from frame 40) is magnified about a hundredfold.
+/// Unit normals and tangents must agree within this (absolute). The GPU
+/// stores them as octahedral snorm16 (`layout::PackedVertex`): up to about
+/// 5.4e-5 per component on the shared models. Rounding in the cofactor of
+/// a blend of joints turned far apart (near singular, as at the synthetic
+/// poses from frame 40) is magnified about a hundredfold, and stays
+/// within it on lavapipe.
 const NORMAL_TOLERANCE: f32 = 1e-4;
 
 /// Everything one test creates on the device, destroyed in order at the end.
@@ -129,7 +132,8 @@ impl Rig {
 }
 
 /// Largest position error relative to the bounding-box diagonal, and largest
-/// normal error, of every primitive of `character` against the CPU reference.
+/// direction error (normals and tangents), of every primitive of
+/// `character` against the CPU reference; tangents keep their handedness.
 pub(crate) fn compare(
     pass: &SkinPass,
     character: CharacterId,
@@ -157,6 +161,7 @@ pub(crate) fn compare_with(
     assert_eq!(pass.outputs(character).len(), drawn, "{label}: primitives skinned");
     let mut cpu_positions = Vec::new();
     let mut cpu_normals = Vec::new();
+    let mut cpu_tangents = Vec::new();
     for o in pass.outputs(character) {
         let instance = &model.instances[o.instance];
         let prim_info = &gpu.primitives[o.gpu_primitive];
@@ -167,15 +172,18 @@ pub(crate) fn compare_with(
         assert_eq!(o.vertex_count as usize, n, "{label}: instance {} output length", o.instance);
         let mut pos = vec![[0.0f32; 3]; n];
         let mut nrm = prim.normals.as_ref().map(|_| vec![[0.0f32; 3]; n]);
-        pose.skin_primitive_with(method, instance, prim, &mut pos, nrm.as_deref_mut())
+        let mut tan = prim.tangents.as_ref().map(|_| vec![[0.0f32; 4]; n]);
+        pose.skin_primitive_with(method, instance, prim, &mut pos, nrm.as_deref_mut(), tan.as_deref_mut())
             .unwrap_or_else(|e| panic!("{label}: CPU skinning: {e}"));
         cpu_positions.push(pos);
         cpu_normals.push(nrm);
+        cpu_tangents.push(tan);
     }
     // Without vertices nothing is compared; the scale is then moot.
     let diagonal = bounding_diagonal(cpu_positions.iter().flatten()).max(1e-6);
     let (mut position_err, mut normal_err) = (0.0f32, 0.0f32);
-    for ((o, pos), nrm) in pass.outputs(character).iter().zip(&cpu_positions).zip(&cpu_normals) {
+    let cpu = cpu_positions.iter().zip(&cpu_normals).zip(&cpu_tangents);
+    for (o, ((pos, nrm), tan)) in pass.outputs(character).iter().zip(cpu) {
         let end = o.output_offset as usize + o.vertex_count as usize;
         assert!(end <= out.len(), "{label}: output range {end} past the {} vertices read back", out.len());
         let gpu_vertices = &out[o.output_offset as usize..end];
@@ -187,12 +195,21 @@ pub(crate) fn compare_with(
                 let d = (0..3).map(|k| (g.normal[k] - nrm[v][k]).abs()).fold(0.0, f32::max);
                 normal_err = normal_err.max(d);
             }
+            if let Some(tan) = tan {
+                let d = (0..3).map(|k| (g.tangent[k] - tan[v][k]).abs()).fold(0.0, f32::max);
+                normal_err = normal_err.max(d);
+                assert_eq!(
+                    g.tangent[3], tan[v][3],
+                    "{label}: instance {} vertex {v}: handedness",
+                    o.instance
+                );
+            }
         }
     }
     assert!(
         position_err <= POSITION_TOLERANCE && normal_err <= NORMAL_TOLERANCE,
         "{label}: GPU {method:?} differs from the CPU reference: position {position_err:.2e} of the diagonal, \
-         normal {normal_err:.2e}"
+         normal or tangent {normal_err:.2e}"
     );
     (position_err, normal_err)
 }

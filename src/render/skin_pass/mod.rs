@@ -90,7 +90,7 @@
 use super::detail_levels::DETAIL_LEVELS;
 use super::frame_settings::{InfluenceBlend, PaletteUpload};
 use super::gpu_model::GpuModel;
-use super::layout::SkinnedVertex;
+use super::layout::PackedVertex;
 use super::skin_levels::SkinLevels;
 use crate::anim::{FramePoses, PoseProgram, SkinningMethod};
 use crate::asset::Model;
@@ -123,7 +123,7 @@ pub use plan::{MAX_OUTPUT_WINDOWS, NO_RECORD, OutputWindows, PrimitiveOutput, Sk
 pub const WORKGROUP_SIZE: u32 = 64;
 
 /// Byte size of one output vertex.
-pub const OUTPUT_STRIDE: u64 = std::mem::size_of::<SkinnedVertex>() as u64;
+pub const OUTPUT_STRIDE: u64 = std::mem::size_of::<PackedVertex>() as u64;
 
 /// How the skinning shaders read their inputs (static streams, palettes):
 /// skin.comp as uniform texel buffers, skin_storage.comp and the
@@ -616,8 +616,9 @@ impl SkinPass {
 
     /// The device address of each window's output buffer of frame slot
     /// `slot_index` (`FrameSlot::index`; `output_windows`, any past its
-    /// count hold nothing): `SkinnedVertex` per vertex (48-byte stride:
-    /// position vec4, normal vec4, tangent vec4), scene space, read by
+    /// count hold nothing): a `PackedVertex` per vertex (24-byte stride:
+    /// f32 position, octahedral normal and tangent, handedness), scene
+    /// space, read by
     /// pointer in the frame that recorded the skinning into that slot (or
     /// copied, `output_copies`). They change when characters are added.
     pub fn output_addresses(&self, slot_index: usize) -> &[vk::DeviceAddress] {

@@ -92,7 +92,7 @@ pub(super) const TEXEL_BINDINGS: [usize; 5] = [0, 1, 5, 6, 8];
 /// of the storage layout as whole texels. Every one of them is a format
 /// Vulkan requires uniform texel buffer support for.
 pub(super) const TEXEL_FORMATS: [vk::Format; 9] = [
-    vk::Format::R32G32_UINT,       // sources: three per PackedSource (24 bytes)
+    vk::Format::R32G32_UINT,       // sources: three per PackedVertex (24 bytes)
     vk::Format::R32G32B32A32_UINT, // influences: one per PackedInfluence
     vk::Format::UNDEFINED,         // morph ranges: storage
     vk::Format::UNDEFINED,         // morph entries: storage

@@ -47,7 +47,7 @@ fn output_window(ctx: &GpuContext, owner: &str, k: usize, bytes: u64) -> Result<
 /// may still be reading, so the CPU can record and the GPU run frame N+1's
 /// compute while frame N draws, without a cross-frame barrier (or a
 /// semaphore) ordering N's vertex reads before N+1's writes. It costs twice
-/// the output memory (48 bytes per skinned vertex per slot).
+/// the output memory (24 bytes per skinned vertex per slot).
 pub(super) struct SlotBuffers {
     /// Host-visible palettes: read by the shaders (`PaletteUpload::InPlace`)
     /// or the staging of the pass's shared `DevicePalette`.

@@ -18,7 +18,7 @@ use crate::asset::Model;
 use crate::gpu::GpuError;
 use crate::render::detail_levels::DETAIL_LEVELS;
 use crate::render::gpu_model::{GpuPrimitive, StreamCounts, StreamTable};
-use crate::render::layout::{Influence, MorphEntry, NO_MORPHS, SkinRecord, SourceVertex};
+use crate::render::layout::{Influence, MorphEntry, NO_MORPHS, PackedVertex, SkinRecord};
 use crate::render::skin_levels::{self, NO_SKIN_LEVELS};
 use ash::vk;
 
@@ -26,7 +26,7 @@ mod runs;
 pub use runs::SkinRun;
 
 /// Byte sizes of the static streams' elements (see `layout`).
-pub(super) const SOURCE_BYTES: u64 = std::mem::size_of::<SourceVertex>() as u64;
+pub(super) const SOURCE_BYTES: u64 = std::mem::size_of::<PackedVertex>() as u64;
 pub(super) const INFLUENCE_BYTES: u64 = std::mem::size_of::<Influence>() as u64;
 pub(super) const MORPH_ENTRY_BYTES: u64 = std::mem::size_of::<MorphEntry>() as u64;
 /// Bytes of one palette entry (a `BoneMatrix` or `PaletteDualQuat`).

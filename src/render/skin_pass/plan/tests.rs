@@ -51,9 +51,9 @@ fn one_character_of_the_test_model() {
     // Read: 3 sources (24 bytes) and influence sets (16), 4 morph range
     // bounds, 6 morph entries (48: two targets move every vertex), the
     // record (32), 2 palette entries (64) and 2 weights; written: 3
-    // skinned vertices (48).
+    // skinned vertices (24, packed as the sources are).
     let read = 3 * (24 + 16) + 4 * 4 + 6 * 48 + 32 + 2 * 64 + 2 * 4;
-    assert_eq!(c.traffic, (read, 3 * 48));
+    assert_eq!(c.traffic, (read, 3 * 24));
     let run = SkinRun {
         first_character: 0,
         characters: 1,
@@ -69,7 +69,7 @@ fn one_character_of_the_test_model() {
     // The record (32 bytes), its level table (4; none: the model has no
     // detail levels) and its start at each level (16);
     // a word for the frame's character to skin.
-    let sizes = SlotSizes { palette: 128, weights: 8, records: 32 + 4 + 16, work: 4, output: 144, windows };
+    let sizes = SlotSizes { palette: 128, weights: 8, records: 32 + 4 + 16, work: 4, output: 72, windows };
     assert_eq!(layout.slot_sizes(), sizes);
     assert_eq!(layout.record_tables(), &[NO_SKIN_LEVELS]);
     assert_eq!(layout.stream_bytes(), [3 * 24, 3 * 16, 4 * 4, 6 * 48]);
@@ -416,10 +416,10 @@ fn no_binding_range_caps_a_crowds_palettes_and_output() {
 #[test]
 fn output_windows_are_whole_workgroups_within_the_buffer() {
     let group = u64::from(WORKGROUP_SIZE) * OUTPUT_STRIDE;
-    // 128 MiB (lavapipe's range) holds 2,796,160 vertices (43,690
-    // workgroups); NVIDIA's 4 GiB - 2 MiB largest buffer 89,434,752.
-    assert_eq!(OutputWindows::capacity(128 << 20).unwrap(), 2_796_160);
-    assert_eq!(OutputWindows::capacity(4_292_870_144).unwrap(), 89_434_752);
+    // 128 MiB (lavapipe's range) holds 5,592,384 vertices (87,381
+    // workgroups); NVIDIA's 4 GiB - 2 MiB largest buffer 178,869,568.
+    assert_eq!(OutputWindows::capacity(128 << 20).unwrap(), 5_592_384);
+    assert_eq!(OutputWindows::capacity(4_292_870_144).unwrap(), 178_869_568);
     assert_eq!(OutputWindows::capacity(group).unwrap(), WORKGROUP_SIZE);
     assert_eq!(OutputWindows::capacity(2 * group - 1).unwrap(), WORKGROUP_SIZE);
     let e = OutputWindows::capacity(group - 1).unwrap_err().to_string();
