@@ -6,8 +6,9 @@
 //! (`BufferLimits::largest_buffer`). The skinned output is split into
 //! windows, each its own buffer of at most `BufferLimits::output_buffer_bytes`
 //! holding whole characters (`skin_pass::OutputWindows`): one character
-//! must fit one, and the crowd [`MAX_OUTPUT_WINDOWS`] of them. Every
-//! slot's output and the device palette must fit the device-local memory. Sized by the
+//! must fit one, and the crowd [`MAX_OUTPUT_WINDOWS`] of them. The output
+//! (one for every frame slot) and the device palette must fit the
+//! device-local memory. Sized by the
 //! device-free layout planner (`skin_pass::SkinLayout`) for one character,
 //! times the crowd.
 //!
@@ -17,7 +18,7 @@
 use super::gpu_model::ModelStreams;
 use super::skin_pass::{MAX_OUTPUT_WINDOWS, OUTPUT_STRIDE, OutputWindows, SkinLayout};
 use crate::asset::Model;
-use crate::gpu::{BufferLimits, FRAMES_IN_FLIGHT, GpuError};
+use crate::gpu::{BufferLimits, GpuError};
 
 /// What a crowd of one model needs of the skinning buffers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,9 +91,8 @@ impl CrowdNeed {
         let vertices = OutputWindows::capacity(limits.output_buffer_bytes).unwrap_or(0);
         let window = u64::from(vertices) * OUTPUT_STRIDE;
         let windows = u64::from(MAX_OUTPUT_WINDOWS);
-        let slots = FRAMES_IN_FLIGHT as u64;
-        // A skinned output per slot, one device palette for all.
-        let both = output.saturating_mul(slots).saturating_add(palette);
+        // One skinned output and one device palette for every slot.
+        let both = output.saturating_add(palette);
         [
             Bound {
                 what: "skinned output of one character".into(),
@@ -116,7 +116,7 @@ impl CrowdNeed {
                 most: per(limits.largest_buffer(), palette),
             },
             Bound {
-                what: format!("skinned output in {slots} frame slots and the device palette"),
+                what: "skinned output and the device palette".into(),
                 needed: both.saturating_mul(n),
                 limit_name: "largest device-local heap".into(),
                 limit: limits.device_local_bytes,
@@ -200,9 +200,9 @@ mod tests {
             (e.what.as_str(), e.limit_name.as_str(), e.most),
             ("palettes in one buffer", "largest buffer", 10)
         );
-        // The memory holds every slot's output and the shared palette of 10
-        // characters.
-        let each = need.output_per_character * FRAMES_IN_FLIGHT as u64 + need.palette_per_character;
+        // The memory holds the output and the palette (each one for every
+        // slot) of 10 characters.
+        let each = need.output_per_character + need.palette_per_character;
         let memory = each * 10;
         let heap = limits(ample, ample, memory);
         assert!(CrowdNeed { characters: 10, ..need }.check("a.glb", &heap).is_ok());

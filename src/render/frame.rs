@@ -106,9 +106,9 @@ pub(crate) struct FrameEnd<'a> {
     pub cmd: vk::CommandBuffer,
     /// The slot's index.
     pub slot: usize,
-    /// The skin pass: its output buffers of this slot (written this frame
-    /// on the compute path, made visible to transfer reads by its
-    /// barrier), `SkinPass::output_copies`.
+    /// The skin pass: its output buffers (written this frame on the
+    /// compute path, made visible to transfer reads by its barrier),
+    /// `SkinPass::output_copies`.
     pub skin: &'a SkinPass,
 }
 

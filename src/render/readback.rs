@@ -113,7 +113,7 @@ struct SkinnedReadback<'a> {
 
 impl FrameOutput for SkinnedReadback<'_> {
     fn record_end(&mut self, ctx: &GpuContext, end: &FrameEnd) -> Result<(), GpuError> {
-        self.readback.record_copies(ctx, end.cmd, end.skin.output_copies(end.slot))
+        self.readback.record_copies(ctx, end.cmd, end.skin.output_copies())
     }
 
     fn submitted(

@@ -177,7 +177,7 @@ impl Renderer {
             skin,
             instances: self.instances[index].raw,
             draw_order: self.draw_orders[index].raw,
-            skinned_addresses: self.skin.output_addresses(index),
+            skinned_addresses: self.skin.output_addresses(),
             stage,
             shadow_maps: (self.shadows.sampled_view(index, shadowed), self.shadows.sampler),
         };

@@ -32,7 +32,7 @@ pub fn skin_and_read_back(
     }
     let slot = ring.begin_frame(ctx)?;
     let recorded = pass.record(ctx, slot, inputs, levels, false).and_then(|stats| {
-        readback.record_copies(ctx, slot.command_buffer, pass.output_copies(slot.index))?;
+        readback.record_copies(ctx, slot.command_buffer, pass.output_copies())?;
         Ok(stats)
     });
     // Submit even after an error, so that the ring is not left recording.

@@ -517,10 +517,9 @@ fn render_refuses_a_crowd_the_device_cannot_hold() {
     drop(gpu);
     let model = vkskin::asset::load_default_character().unwrap();
     let need = vkskin::render::crowd_fit::CrowdNeed::of(&model, 1).unwrap();
-    // One frame slot's output in one buffer; every slot's output and the
-    // device palette (one for all slots) in the heap.
-    let slots = vkskin::gpu::FRAMES_IN_FLIGHT as u64;
-    let in_memory = need.output_per_character * slots + need.palette_per_character;
+    // The output in one buffer; the output and the device palette (each
+    // one for every frame slot) in the heap.
+    let in_memory = need.output_per_character + need.palette_per_character;
     let by_buffer = limits.largest_buffer() / need.output_per_character.max(need.palette_per_character);
     let most = by_buffer.min(limits.device_local_bytes / in_memory);
     let too_many = most + 1;

@@ -8,6 +8,7 @@
 use super::batches::SkinBatch;
 use super::palette_reads::{OUTPUT_BINDING, PaletteReads, is_texel};
 use super::plan::MAX_OUTPUT_WINDOWS;
+use super::skinned_output::SkinnedOutput;
 use super::{SkinPass, SkinStats};
 use crate::gpu::barrier::{self, Access};
 use crate::gpu::error::VkResultExt;
@@ -167,6 +168,9 @@ impl SkinPass {
         let window_vertices = self.output_windows().vertices;
         let (d, cmd) = (&ctx.device, slot.command_buffer);
         ctx.begin_region(cmd, c"skin dispatch");
+        // The output is one for every slot: after every earlier frame's
+        // draws, readbacks and skinning of it.
+        SkinnedOutput::record_write_after_reads(ctx, cmd);
         let before =
             if timestamps { slot.write_timestamp(ctx, vk::PipelineStageFlags2::TOP_OF_PIPE) } else { None };
         // SAFETY: the command buffer is recording (begin_frame).
@@ -198,7 +202,7 @@ impl SkinPass {
                 let window = self.layout.runs()[batch.run as usize].window;
                 let set = &mut sets[window as usize];
                 if *set == vk::DescriptorSet::null() {
-                    let output = self.slots[slot.index].output[window as usize].raw;
+                    let output = self.output.buffers[window as usize].raw;
                     *set =
                         self.write_set(ctx, slot.descriptor_pool, compute.set_layout, &bound_set, output)?;
                 }
@@ -236,10 +240,9 @@ impl SkinPass {
         // buffer must see the dispatch's writes: compute write -> those stages
         // and accesses. A global memory barrier is enough (one queue, one
         // command buffer); a buffer barrier would add nothing on this queue.
-        // Nothing else needs ordering here: the writes cannot race an earlier
-        // frame's reads, because every slot has its own output (frame N+1 and
-        // frame N touch different buffers) and a slot is reused only after its
-        // fence. Frame-begin writes by the host are covered by the submit.
+        // The earlier frames' reads were ordered before the writes by the
+        // barrier above. Frame-begin writes by the host are covered by the
+        // submit.
         barrier::record_global(
             ctx,
             cmd,

@@ -1,14 +1,15 @@
 //! Compute skinning: morphs and skins every primitive of every registered
 //! character instance (shaders/skin.comp), one dispatch per run of alike
 //! characters and detail level drawn (`plan::SkinRun`, `batches`), into the
-//! frame slot's own output buffers, which the draw pass then reads by
-//! pointer.
+//! output buffers (`skinned_output`, one for every frame slot), which the
+//! draw pass then reads by pointer.
 //! It never poses characters (its inputs are `FramePoses`) and never draws.
 //!
 //! The pieces: `plan` lays every character out as plain data (no device:
 //! offsets, counts, records, sizes); `palette_reads` says how skin.comp reads
 //! its set 0 (texels or storage); `slot_buffers` holds one frame slot's
-//! buffers; `streams` binds or concatenates the models' static streams;
+//! buffers, `device_palette` and `skinned_output` the GPU-written ones all
+//! slots share; `streams` binds or concatenates the models' static streams;
 //! `upload` writes a frame's palettes and weights; `batches` lists what
 //! each dispatch skins; `dispatch` holds the pipelines and records the
 //! dispatches. This file ties them together:
@@ -67,10 +68,14 @@
 //!   `FrameRing::begin_frame` waited for that slot's fence: the previous GPU
 //!   reads of them have completed (write-after-read needs only that
 //!   execution dependency).
-//! - The output buffer is per slot as well (see `SlotBuffers`), so frame N+1's
-//!   dispatch never writes what frame N's draw may still read; frame N+2
-//!   rewrites frame N's copy only after that slot's fence (which orders it
-//!   after frame N's compute write, vertex reads and readback copies).
+//! - The output is one for every slot as well (`SkinnedOutput`): frame N+1's
+//!   dispatch may overwrite vertices that frame N's draws or readback copies
+//!   still read, or its dispatch still writes, so a barrier before the
+//!   dispatches orders them after every earlier command's accesses on the
+//!   queue (`SkinnedOutput::record_write_after_reads`; as with the palette,
+//!   lavapipe's in-order execution and the layer, which cannot follow the
+//!   pointer reads, cannot show a missing one). Every frame skins what it
+//!   draws before drawing it: nothing in the output carries over.
 //! - Within a frame, compute writes -> vertex input / vertex shader storage
 //!   reads / transfer reads need the pipeline barrier recorded after the
 //!   dispatch. It also covers a draw recorded in a later command buffer or
@@ -100,7 +105,8 @@ use ash::vk;
 use device_palette::DevicePalette;
 use dispatch::SkinPipelines;
 use plan::Mark;
-use slot_buffers::{GrowthLimits, SlotBuffers};
+use skinned_output::SkinnedOutput;
+use slot_buffers::{Grower, GrowthLimits, SlotBuffers};
 use std::sync::Arc;
 use streams::StaticStreams;
 use upload_pieces::UploadPiece;
@@ -111,6 +117,7 @@ mod dispatch;
 mod gpu_pose;
 mod palette_reads;
 pub mod plan;
+mod skinned_output;
 mod slot_buffers;
 mod streams;
 mod upload;
@@ -223,6 +230,9 @@ pub struct SkinPass {
     /// The device-local palette every slot's staged copies and the GPU
     /// pose write, and the shaders read in those modes.
     device_palette: DevicePalette,
+    /// The skinned output, one for every slot: the skin dispatches write it,
+    /// the draws and readbacks read it.
+    output: SkinnedOutput,
     /// This frame's batches (`write_batches`): capacity for every run at
     /// every level, reserved when characters are added.
     batches: Vec<batches::SkinBatch>,
@@ -261,6 +271,14 @@ impl SkinPass {
                 return Err(e);
             }
         };
+        let output = match SkinnedOutput::new(ctx) {
+            Ok(output) => output,
+            Err(e) => {
+                device_palette.destroy(ctx);
+                pipelines.destroy(ctx);
+                return Err(e);
+            }
+        };
         let mut pass = SkinPass {
             shading,
             palette_reads: reads,
@@ -275,6 +293,7 @@ impl SkinPass {
             generation: 0,
             slots: Vec::with_capacity(FRAMES_IN_FLIGHT),
             device_palette,
+            output,
             batches: Vec::new(),
             upload_mode: PaletteUpload::default(),
             gpu_pose: None,
@@ -434,6 +453,8 @@ impl SkinPass {
             slot.grow(ctx, ring, i, sizes, limits, self.palette_reads)?;
         }
         self.device_palette.grow(ctx, ring, sizes.palette, limits, self.palette_reads)?;
+        let grower = Grower { ctx, limits, owner: "skin".into() };
+        self.output.grow(&grower, ring, sizes.windows)?;
         if let Some(pose) = &mut self.gpu_pose {
             pose.ensure_capacity(ctx, ring, self.characters.len())?;
         }
@@ -598,31 +619,28 @@ impl SkinPass {
         self.read_palette(slot_index).0.raw
     }
 
-    /// The copies that lay slot `slot_index`'s output, window by window,
-    /// into one buffer the way the layout numbers its vertices
+    /// The copies that lay the output, window by window, into one buffer
+    /// the way the layout numbers its vertices
     /// (`PrimitiveOutput::output_offset` times `OUTPUT_STRIDE`): each
-    /// window's source buffer and region.
-    pub fn output_copies(
-        &self,
-        slot_index: usize,
-    ) -> impl Iterator<Item = (vk::Buffer, vk::BufferCopy)> + '_ {
+    /// window's source buffer and region. For the frame that skinned it,
+    /// after the skinning (the barrier `record` ends with).
+    pub fn output_copies(&self) -> impl Iterator<Item = (vk::Buffer, vk::BufferCopy)> + '_ {
         let windows = self.output_windows();
-        let buffers = &self.slots[slot_index].output;
+        let buffers = &self.output.buffers;
         (0..windows.count).zip(buffers).map(move |(k, buffer)| {
             let dst_offset = u64::from(k) * u64::from(windows.vertices) * OUTPUT_STRIDE;
             (buffer.raw, vk::BufferCopy { src_offset: 0, dst_offset, size: windows.bytes(k) })
         })
     }
 
-    /// The device address of each window's output buffer of frame slot
-    /// `slot_index` (`FrameSlot::index`; `output_windows`, any past its
-    /// count hold nothing): a `PackedVertex` per vertex (24-byte stride:
-    /// f32 position, octahedral normal and tangent, handedness), scene
-    /// space, read by
-    /// pointer in the frame that recorded the skinning into that slot (or
-    /// copied, `output_copies`). They change when characters are added.
-    pub fn output_addresses(&self, slot_index: usize) -> &[vk::DeviceAddress] {
-        &self.slots[slot_index].output_addresses
+    /// The device address of each window's output buffer
+    /// (`output_windows`; any past its count hold nothing): a
+    /// `PackedVertex` per vertex (24-byte stride: f32 position, octahedral
+    /// normal and tangent, handedness), scene space, read by pointer in the
+    /// frame that skinned it, after the skinning (or copied,
+    /// `output_copies`). They change when characters are added.
+    pub fn output_addresses(&self) -> &[vk::DeviceAddress] {
+        &self.output.addresses
     }
 
     /// Where each primitive of each mesh instance of `character` lands in the
@@ -680,6 +698,7 @@ impl SkinPass {
             slot.destroy(ctx);
         }
         self.device_palette.destroy(ctx);
+        self.output.destroy(ctx);
         self.streams.destroy(ctx);
         self.pipelines.destroy(ctx);
         if let Some(pose) = self.gpu_pose {

@@ -3,11 +3,10 @@
 //! ring), destroyed. It never writes their contents (`upload` does) nor
 //! decides their sizes (`plan::SkinLayout::slot_sizes` does).
 
-use super::OUTPUT_STRIDE;
 use super::palette_reads::{
     PALETTE_TEXEL_FORMAT, PaletteReads, TEXEL_FORMATS, is_texel, palette_view, replace_view, texel_view,
 };
-use super::plan::{OutputWindows, SlotSizes};
+use super::plan::SlotSizes;
 use super::upload_pieces::UploadPiece;
 use crate::gpu::frame::Retired;
 use crate::gpu::{Buffer, FrameRing, GpuContext, GpuError};
@@ -28,26 +27,9 @@ const PALETTE_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
         | vk::BufferUsageFlags::TRANSFER_SRC.as_raw(),
 );
 
-/// Written by skin_main.glsl through storage bindings (one window, one
-/// buffer each), read by mesh.vert by pointer, copied out by readbacks.
-fn output_usage() -> vk::BufferUsageFlags {
-    vk::BufferUsageFlags::STORAGE_BUFFER
-        | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS
-        | vk::BufferUsageFlags::TRANSFER_SRC
-}
-
-/// `owner`'s (a slot's) buffer for output window `k`, of `bytes` bytes.
-fn output_window(ctx: &GpuContext, owner: &str, k: usize, bytes: u64) -> Result<Buffer, GpuError> {
-    let name = format!("{owner} output {k}");
-    Buffer::new(ctx, &name, bytes, output_usage(), MemoryLocation::GpuOnly)
-}
-
-/// Per-slot buffers. The output is per slot, not one buffer shared by both
-/// slots: frame N+1's dispatch then never writes vertices that frame N's draw
-/// may still be reading, so the CPU can record and the GPU run frame N+1's
-/// compute while frame N draws, without a cross-frame barrier (or a
-/// semaphore) ordering N's vertex reads before N+1's writes. It costs twice
-/// the output memory (24 bytes per skinned vertex per slot).
+/// Per-slot buffers: what the host writes each frame. (What the GPU alone
+/// writes, the device palette and the skinned output, is one for every
+/// slot.)
 pub(super) struct SlotBuffers {
     /// Host-visible palettes: read by the shaders (`PaletteUpload::InPlace`)
     /// or the staging of the pass's shared `DevicePalette`.
@@ -68,11 +50,6 @@ pub(super) struct SlotBuffers {
     /// The characters a frame skins, grouped by run and level (binding 8,
     /// skin_main.glsl's `work_word`), written each frame (`upload`).
     pub(super) work: Buffer,
-    /// The skinned output, one buffer per window (`OutputWindows`): at
-    /// least one, more kept when a layout shrinks.
-    pub(super) output: Vec<Buffer>,
-    /// The device address of each of `output`.
-    pub(super) output_addresses: Vec<vk::DeviceAddress>,
     /// Pose version of each character whose morph weights (and palette,
     /// when the shaders read `palette` in place) this slot holds.
     pub(super) held: Vec<Option<u64>>,
@@ -98,9 +75,7 @@ impl SlotBuffers {
     pub(super) fn new(ctx: &GpuContext, i: usize) -> Result<Self, GpuError> {
         let name = |what: &str| format!("skin slot {i} {what}");
         let cpu = MemoryLocation::CpuToGpu;
-        let output = output_window(ctx, &format!("skin slot {i}"), 0, OUTPUT_STRIDE)?;
-        let address = output.device_address(ctx);
-        let mut slot = SlotBuffers {
+        let slot = SlotBuffers {
             palette: Buffer::new(ctx, &name("palette"), 64, PALETTE_USAGE, cpu)?,
             palette_view: vk::BufferView::null(),
             records_view: vk::BufferView::null(),
@@ -109,16 +84,12 @@ impl SlotBuffers {
             weights: Buffer::new(ctx, &name("weights"), 16, HOST_USAGE, cpu)?,
             records: Buffer::new(ctx, &name("records"), 32, HOST_USAGE, cpu)?,
             work: Buffer::new(ctx, &name("characters to skin"), 4, HOST_USAGE, cpu)?,
-            output: Vec::new(),
-            output_addresses: Vec::new(),
             held: Vec::new(),
             staged: Vec::new(),
             pending: Vec::new(),
             pieces: Vec::new(),
             records_generation: None,
         };
-        slot.output.push(output);
-        slot.output_addresses.push(address);
         Ok(slot)
     }
 
@@ -174,42 +145,12 @@ impl SlotBuffers {
         if records_regrown {
             self.records_generation = None;
         }
-        self.grow_output(&grower, ring, sizes.windows)?;
         for (binding, regrown, buffer, view) in [
             (6, records_regrown, &self.records, &mut self.records_view),
             (8, work_regrown, &self.work, &mut self.work_view),
         ] {
             if regrown && is_texel(bindings[binding]) {
                 replace_view(ctx, ring, view, buffer, TEXEL_FORMATS[binding])?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Grows the output to `windows`: a buffer per window, each holding
-    /// its window's vertices (never past a window's capacity); a window's
-    /// buffer made or replaced takes its new address.
-    fn grow_output(
-        &mut self,
-        grower: &Grower,
-        ring: &mut FrameRing,
-        windows: OutputWindows,
-    ) -> Result<(), GpuError> {
-        let capacity = u64::from(windows.vertices) * OUTPUT_STRIDE;
-        let gpu = MemoryLocation::GpuOnly;
-        for k in 0..windows.count {
-            let what = format!("output {k}");
-            let k = k as usize;
-            if k == self.output.len() {
-                let size = windows.bytes(k as u32).max(OUTPUT_STRIDE);
-                self.output.push(output_window(grower.ctx, &grower.owner, k, size)?);
-                self.output_addresses.push(self.output[k].device_address(grower.ctx));
-                continue;
-            }
-            let needed = windows.bytes(k as u32);
-            let limit = Some(capacity);
-            if grower.grow_within(ring, &mut self.output[k], needed, limit, &what, output_usage(), gpu)? {
-                self.output_addresses[k] = self.output[k].device_address(grower.ctx);
             }
         }
         Ok(())
@@ -233,7 +174,6 @@ impl SlotBuffers {
         for b in [self.palette, self.weights, self.records, self.work] {
             b.destroy(ctx);
         }
-        self.output.into_iter().for_each(|b| b.destroy(ctx));
     }
 }
 
@@ -283,7 +223,7 @@ impl Grower<'_> {
 
     /// `grow`, never past `limit` when given (else the limit of its usage).
     #[allow(clippy::too_many_arguments)]
-    fn grow_within(
+    pub(super) fn grow_within(
         &self,
         ring: &mut FrameRing,
         buffer: &mut Buffer,

@@ -1,0 +1,105 @@
+//! The skinned output ([`SkinnedOutput`]): one for every frame slot, a
+//! buffer per window (`OutputWindows`). The output is the crowd's largest
+//! buffer by far (100,000 built-in characters: 11.7 GB), and a copy per
+//! slot doubled it. Nothing carries over in it from frame to frame: every
+//! frame skins each vertex it draws before drawing it. The price is a
+//! barrier: a frame's skinning waits for the earlier frames' reads and
+//! writes of the output (`record_write_after_reads`). Where the frame
+//! copies palettes or poses on the GPU (the crowd's usual modes), it
+//! already waits at that point for the earlier frames' vertex shaders
+//! (`DevicePalette::record_write_after_reads`), so the skinning starts no
+//! later than it did with an output per slot.
+
+use super::OUTPUT_STRIDE;
+use super::plan::OutputWindows;
+use super::slot_buffers::Grower;
+use crate::gpu::barrier::{self, Access};
+use crate::gpu::{Buffer, FrameRing, GpuContext, GpuError};
+use ash::vk;
+use gpu_allocator::MemoryLocation;
+
+/// Written by skin_main.glsl through storage bindings (one window, one
+/// buffer each), read by mesh.vert by pointer, copied out by readbacks.
+const USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
+    vk::BufferUsageFlags::STORAGE_BUFFER.as_raw()
+        | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS.as_raw()
+        | vk::BufferUsageFlags::TRANSFER_SRC.as_raw(),
+);
+
+/// Every access to the output by an earlier frame that a frame's skinning
+/// must come after: the draws' reads (by pointer in mesh.vert), readback
+/// copies, and the earlier skinning's writes.
+const EARLIER_ACCESSES: &[Access] = &[
+    Access::VertexBufferRead,
+    Access::VertexShaderStorageRead,
+    Access::TransferRead,
+    Access::ComputeShaderWrite,
+];
+
+/// The output windows' buffers and their device addresses.
+pub(super) struct SkinnedOutput {
+    /// A buffer per window: at least one, more kept when a layout shrinks.
+    pub(super) buffers: Vec<Buffer>,
+    /// The device address of each of `buffers`.
+    pub(super) addresses: Vec<vk::DeviceAddress>,
+}
+
+impl SkinnedOutput {
+    /// One window of one vertex.
+    pub(super) fn new(ctx: &GpuContext) -> Result<Self, GpuError> {
+        let buffer = window_buffer(ctx, "skin", 0, OUTPUT_STRIDE)?;
+        let addresses = vec![buffer.device_address(ctx)];
+        Ok(SkinnedOutput { buffers: vec![buffer], addresses })
+    }
+
+    /// Grows the output to `windows`: a buffer per window, each holding
+    /// its window's vertices (never past a window's capacity); a window's
+    /// buffer made or replaced takes its new address, a replaced one is
+    /// retired through the ring (a submitted frame may still use it).
+    pub(super) fn grow(
+        &mut self,
+        grower: &Grower,
+        ring: &mut FrameRing,
+        windows: OutputWindows,
+    ) -> Result<(), GpuError> {
+        let capacity = u64::from(windows.vertices) * OUTPUT_STRIDE;
+        for k in 0..windows.count {
+            let what = format!("output {k}");
+            let k = k as usize;
+            if k == self.buffers.len() {
+                let size = windows.bytes(k as u32).max(OUTPUT_STRIDE);
+                self.buffers.push(window_buffer(grower.ctx, &grower.owner, k, size)?);
+                self.addresses.push(self.buffers[k].device_address(grower.ctx));
+                continue;
+            }
+            let (needed, limit) = (windows.bytes(k as u32), Some(capacity));
+            let gpu = MemoryLocation::GpuOnly;
+            if grower.grow_within(ring, &mut self.buffers[k], needed, limit, &what, USAGE, gpu)? {
+                self.addresses[k] = self.buffers[k].device_address(grower.ctx);
+            }
+        }
+        Ok(())
+    }
+
+    /// Records the barrier before a frame's skinning writes the output:
+    /// after every earlier frame's reads and writes of it on this queue (a
+    /// pipeline barrier orders it after all earlier commands submitted to
+    /// the queue, other command buffers included). Write-after-read needs
+    /// only the execution dependency; the earlier writes are made available
+    /// too (write-after-write). Lavapipe runs in order, and the validation
+    /// layer cannot follow the draws' pointer reads: neither can show a
+    /// missing one.
+    pub(super) fn record_write_after_reads(ctx: &GpuContext, cmd: vk::CommandBuffer) {
+        barrier::record_global(ctx, cmd, EARLIER_ACCESSES, &[Access::ComputeShaderWrite]);
+    }
+
+    /// Frees the buffers; the caller waited for the GPU.
+    pub(super) fn destroy(self, ctx: &GpuContext) {
+        self.buffers.into_iter().for_each(|b| b.destroy(ctx));
+    }
+}
+
+/// `owner`'s buffer for output window `k`, of `bytes` bytes.
+fn window_buffer(ctx: &GpuContext, owner: &str, k: usize, bytes: u64) -> Result<Buffer, GpuError> {
+    Buffer::new(ctx, &format!("{owner} output {k}"), bytes, USAGE, MemoryLocation::GpuOnly)
+}
