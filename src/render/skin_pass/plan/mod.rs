@@ -118,7 +118,9 @@ pub struct CharacterPlace {
     pub outputs: Vec<PrimitiveOutput>,
 }
 
-/// Bytes of each per-slot buffer a layout needs.
+/// Bytes of each skinning buffer a layout needs: a frame slot's host
+/// buffers, and the buffers every slot shares (the device palette, as
+/// large as a slot's palette, and the output).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SlotSizes {
     /// Palette entries.
@@ -474,7 +476,7 @@ impl SkinLayout {
         std::array::from_fn(|s| u64::from(ends[s]) * element[s])
     }
 
-    /// Bytes of each per-slot buffer.
+    /// Bytes of each skinning buffer (see [`SlotSizes`]).
     pub fn slot_sizes(&self) -> SlotSizes {
         SlotSizes {
             palette: u64::from(self.palette_len) * PALETTE_ENTRY_BYTES,
