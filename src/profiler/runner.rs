@@ -569,6 +569,7 @@ fn measure(
         triangles: Some(median_count(&samples, |s| s.triangles)),
         skinned_vertices: (compute && skinned < vertices * u64::from(config.characters)).then_some(skinned),
         posed_characters: Some(median_count(&samples, |s| s.posed_characters)),
+        device_bytes: Some(ctx.allocated_bytes()),
         samples: kept,
     })
 }

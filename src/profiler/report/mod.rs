@@ -9,6 +9,7 @@ mod error;
 mod fields;
 mod html;
 mod json;
+pub mod memory_verdict;
 pub(crate) mod numbers;
 mod plots;
 pub mod pose_verdict;

@@ -268,6 +268,11 @@ pub struct BenchEntry {
     /// and unseen ones not at all (absent in older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub posed_characters: Option<u64>,
+    /// Device memory the scene held while measured (gpu-allocator's
+    /// allocations: skinned output, palettes, records, render and shadow
+    /// targets; absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_bytes: Option<u64>,
     /// The per-frame (or per-run) samples the medians above summarise,
     /// kept so that a later run can be compared with this one.
     #[serde(default, skip_serializing_if = "EntrySamples::is_empty")]

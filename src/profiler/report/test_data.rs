@@ -58,6 +58,7 @@ pub fn entry(characters: u32, passes: u32, skinning: &str, upload: &str, paused:
         triangles: None,
         skinned_vertices: None,
         posed_characters: None,
+        device_bytes: None,
         samples: Default::default(),
     }
 }

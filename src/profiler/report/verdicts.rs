@@ -9,6 +9,7 @@
 //! number printed from the entries named.
 
 use super::detail_verdict::{DetailVerdict, details};
+use super::memory_verdict::{MemoryVerdict, memory};
 use super::numbers::{grouped, measure, number};
 use super::pose_verdict::{GpuPoseVerdict, gpu_poses};
 use super::{BenchEntry, BenchResults, GpuTiming, TimestampCheck};
@@ -40,6 +41,10 @@ pub struct Verdicts {
     /// Per model measured both ways: full meshes against detail levels.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub detail: Vec<DetailVerdict>,
+    /// Per model: the device memory its largest scene held, and what each
+    /// character added.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memory: Vec<MemoryVerdict>,
 }
 
 /// Where compute skinning's GPU frame time drops below vertex skinning's,
@@ -162,6 +167,7 @@ impl Verdicts {
             cpu: cpu_poses(entries, results.header.pose_threads),
             gpu_pose: gpu_poses(entries, timing, results.header.pose_threads),
             detail: details(entries, timing),
+            memory: memory(entries),
         }
     }
 
@@ -194,6 +200,7 @@ impl Verdicts {
         lines.extend(self.cpu.iter().map(CpuVerdict::line));
         lines.extend(self.gpu_pose.iter().map(|v| v.line(tag)));
         lines.extend(self.detail.iter().map(|v| v.line(tag)));
+        lines.extend(self.memory.iter().map(MemoryVerdict::line));
         lines
     }
 }
