@@ -68,7 +68,7 @@ fn check_verdicts(results: &Value, stdout: &str) {
     let lines: Vec<&str> = stdout.lines().collect();
     let table = lines.iter().position(|l| l.starts_with("device: ")).expect("the table's header line");
     let first = |prefix: &str| lines.iter().position(|l| l.starts_with(prefix));
-    for kind in ["clock: ", "crossover: ", "upload: ", "skin pass: ", "CPU: "] {
+    for kind in ["clock: ", "crossover: ", "upload: ", "skin pass: ", "CPU: ", "memory: "] {
         let at = first(kind).unwrap_or_else(|| panic!("no {kind} verdict: {stdout}"));
         assert!(at < table, "the {kind}verdict comes after the table: {stdout}");
     }
@@ -167,6 +167,22 @@ fn check_verdicts(results: &Value, stdout: &str) {
             }
             None => assert_eq!(per_1000, None, "{u}"),
         }
+    }
+    // Memory: the largest crowd's scene held the most any of its entries
+    // held, and each character past the smallest count added the
+    // difference over the counts; more characters hold more (their
+    // skinned output above all).
+    for m in verdicts["memory"].as_array().expect("memory verdicts") {
+        let held = |characters: u64| {
+            let at = entries.iter().filter(|e| e["model"] == m["model"] && e["characters"] == characters);
+            at.map(|e| e["device_bytes"].as_u64().expect("device_bytes")).max().expect("entries")
+        };
+        let largest = m["characters"].as_u64().unwrap();
+        assert_eq!(m["device_bytes"].as_u64(), Some(held(largest)), "{m}");
+        let [from, each] = [&m["per_character"][0], &m["per_character"][1]];
+        let (from, each) = (from.as_u64().expect("a smaller count"), each.as_f64().unwrap());
+        let added = (held(largest) - held(from)) as f64 / (largest - from) as f64;
+        assert!(each > 0.0 && (each - added).abs() <= 1e-9 * added, "{m}");
     }
     // Refinements are counts the sweep did not ask for.
     for e in entries.iter().filter(|e| e["refinement"] == true) {
