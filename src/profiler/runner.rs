@@ -107,6 +107,7 @@ pub fn run_bench(plan: &BenchPlan) -> anyhow::Result<BenchRun> {
         let mut header =
             BenchHeader::new(ctx.device_name.clone(), ctx.driver(), plan.quick, plan.command.clone());
         header.pose_threads = Some(plan.pose_threads);
+        header.device_local_bytes = Some(ctx.buffer_limits.device_local_bytes);
         let progress = BenchProgress::new(plan.configs.len() as u64);
         let mut measured = Measured::default();
         let mut stopped = measure_all(ctx, plan, &plan.configs, false, &progress, &mut measured);

@@ -183,6 +183,12 @@ fn check_verdicts(results: &Value, stdout: &str) {
         let (from, each) = (from.as_u64().expect("a smaller count"), each.as_f64().unwrap());
         let added = (held(largest) - held(from)) as f64 / (largest - from) as f64;
         assert!(each > 0.0 && (each - added).abs() <= 1e-9 * added, "{m}");
+        // About how many the device's heap holds: what the smallest scene
+        // held besides its characters, then as many more as fit at that.
+        let heap = header["device_local_bytes"].as_u64().expect("the heap");
+        let fixed = held(from) as f64 - from as f64 * each;
+        let fits = ((heap as f64 - fixed) / each).max(0.0).floor() as u64;
+        assert_eq!((m["fits"][0].as_u64(), m["fits"][1].as_u64()), (Some(heap), Some(fits)), "{m}");
     }
     // Refinements are counts the sweep did not ask for.
     for e in entries.iter().filter(|e| e["refinement"] == true) {

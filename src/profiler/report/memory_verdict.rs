@@ -1,10 +1,10 @@
 //! The verdict on device memory: what a crowd of one model held on the GPU
 //! while it was measured (`BenchEntry::device_bytes`: every allocation of
 //! its scene, skinned output, palettes, records and render targets alike),
-//! and what each character past the smallest crowd added. A crowd is
-//! limited by the device's memory (the output above all), so this is how a
-//! user sees how large a crowd the device holds, before `render` refuses
-//! one that does not fit.
+//! and what each character past the smallest crowd added, and so about
+//! how many the device's heap holds. A crowd is limited by the device's
+//! memory (the output above all), so this is how a user sees how large a
+//! crowd the device holds, before `render` refuses one that does not fit.
 
 use super::numbers::grouped;
 use super::results::{BenchEntry, model_name};
@@ -27,11 +27,18 @@ pub struct MemoryVerdict {
     /// render targets and pipelines, drops out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_character: Option<(u32, f64)>,
+    /// The device's largest device-local heap (the header's
+    /// `device_local_bytes`) and about how many characters it holds: what
+    /// the smallest scene held besides its characters, then as many more
+    /// as fit at `per_character` each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fits: Option<(u64, u64)>,
 }
 
 /// One verdict per model whose entries say what their scenes held (files
-/// from before `device_bytes` give none).
-pub fn memory(entries: &[BenchEntry]) -> Vec<MemoryVerdict> {
+/// from before `device_bytes` give none), on a device whose largest
+/// device-local heap is `heap` bytes (where the file says).
+pub fn memory(entries: &[BenchEntry], heap: Option<u64>) -> Vec<MemoryVerdict> {
     let mut models: Vec<&str> = Vec::new();
     for e in entries.iter().filter(|e| e.device_bytes.is_some()) {
         if !models.contains(&e.model.as_str()) {
@@ -54,7 +61,11 @@ pub fn memory(entries: &[BenchEntry]) -> Vec<MemoryVerdict> {
                 let added = device_bytes.saturating_sub(most_at(model, smallest)) as f64;
                 (smallest, added / f64::from(largest - smallest))
             });
-            MemoryVerdict { model: model.to_string(), characters: largest, device_bytes, per_character }
+            let fits = per_character.filter(|&(_, each)| each > 0.0).zip(heap).map(|((from, each), heap)| {
+                let fixed = most_at(model, smallest) as f64 - f64::from(from) * each;
+                (heap, ((heap as f64 - fixed) / each).max(0.0).floor() as u64)
+            });
+            MemoryVerdict { model: model.to_string(), characters: largest, device_bytes, per_character, fits }
         })
         .collect()
 }
@@ -74,6 +85,10 @@ impl MemoryVerdict {
                 grouped(u64::from(from)),
                 human_bytes(each.round() as u64)
             );
+        }
+        if let Some((heap, fits)) = self.fits {
+            line +=
+                &format!("; the device's {} heap holds about {} of them", human_bytes(heap), grouped(fits));
         }
         line
     }
@@ -100,7 +115,7 @@ mod tests {
             held(1_000, "vertex", Some(41_000_000)),
             held(5_000, "compute", None),
         ];
-        let v = memory(&entries);
+        let v = memory(&entries, None);
         assert_eq!(v.len(), 1);
         assert_eq!((v[0].characters, v[0].device_bytes), (1_000, 157_000_000));
         let (from, each) = v[0].per_character.unwrap();
@@ -114,9 +129,22 @@ mod tests {
                 model_name(&entries[0].model)
             )
         );
-        let one = memory(&entries[..1]);
+        let one = memory(&entries[..1], Some(1 << 30));
         assert_eq!(one[0].per_character, None);
         assert!(one[0].line().ends_with("10 characters held 38.1 MiB of device memory"), "{}", one[0].line());
-        assert!(memory(&entries[3..]).is_empty(), "no figure, no verdict");
+        assert_eq!(one[0].fits, None, "no slope, no estimate");
+        assert!(memory(&entries[3..], None).is_empty(), "no figure, no verdict");
+        // 2 GiB: 40 MB less the 10 characters' share is fixed, the rest
+        // goes at 117 MB per 990 characters.
+        let on_device = memory(&entries, Some(2 << 30));
+        let each = 117_000_000.0 / 990.0;
+        let fixed = 40_000_000.0 - 10.0 * each;
+        let fits = ((f64::from(2u32 << 30) - fixed) / each).floor() as u64;
+        assert_eq!(on_device[0].fits, Some((2 << 30, fits)));
+        assert!(
+            on_device[0]
+                .line()
+                .ends_with(&format!("; the device's 2.0 GiB heap holds about {} of them", grouped(fits)))
+        );
     }
 }

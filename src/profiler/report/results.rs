@@ -54,6 +54,10 @@ pub struct BenchHeader {
     /// of all of them together); absent in files from before the field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pose_threads: Option<u32>,
+    /// The device's largest device-local memory heap, bytes (what a crowd
+    /// must fit; absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_local_bytes: Option<u64>,
 }
 
 /// The results format this build writes. 2: `version`, `gpu_timing`,
@@ -145,6 +149,7 @@ impl BenchHeader {
             gpu_timing: GpuTiming::Timestamps,
             timestamp_check: None,
             pose_threads: None,
+            device_local_bytes: None,
         }
     }
 }

@@ -167,7 +167,7 @@ impl Verdicts {
             cpu: cpu_poses(entries, results.header.pose_threads),
             gpu_pose: gpu_poses(entries, timing, results.header.pose_threads),
             detail: details(entries, timing),
-            memory: memory(entries),
+            memory: memory(entries, results.header.device_local_bytes),
         }
     }
 
