@@ -52,17 +52,17 @@ pub fn memory(entries: &[BenchEntry], heap: Option<u64>) -> Vec<MemoryVerdict> {
     models
         .into_iter()
         .map(|model| {
+            // The model has an entry with the figure, so the counts are not empty.
             let counts = entries.iter().filter(|e| e.model == model && e.device_bytes.is_some());
-            let counts: Vec<u32> = counts.map(|e| e.characters).collect();
-            let (smallest, largest) = (counts.iter().min().copied(), counts.iter().max().copied());
-            let (smallest, largest) = (smallest.unwrap_or(0), largest.unwrap_or(0));
-            let device_bytes = most_at(model, largest);
+            let (smallest, largest) =
+                counts.fold((u32::MAX, 0), |(lo, hi), e| (lo.min(e.characters), hi.max(e.characters)));
+            let (device_bytes, smallest_bytes) = (most_at(model, largest), most_at(model, smallest));
             let per_character = (smallest < largest).then(|| {
-                let added = device_bytes.saturating_sub(most_at(model, smallest)) as f64;
+                let added = device_bytes.saturating_sub(smallest_bytes) as f64;
                 (smallest, added / f64::from(largest - smallest))
             });
             let fits = per_character.filter(|&(_, each)| each > 0.0).zip(heap).map(|((from, each), heap)| {
-                let fixed = most_at(model, smallest) as f64 - f64::from(from) * each;
+                let fixed = smallest_bytes as f64 - f64::from(from) * each;
                 (heap, ((heap as f64 - fixed) / each).max(0.0).floor() as u64)
             });
             MemoryVerdict { model: model.to_string(), characters: largest, device_bytes, per_character, fits }
