@@ -182,22 +182,22 @@ pub(crate) fn compare_with(
     // Without vertices nothing is compared; the scale is then moot.
     let diagonal = bounding_diagonal(cpu_positions.iter().flatten()).max(1e-6);
     let (mut position_err, mut normal_err) = (0.0f32, 0.0f32);
+    // The largest difference of the first three components.
+    let apart = |a: &[f32], b: &[f32]| (0..3).map(|k| (a[k] - b[k]).abs()).fold(0.0, f32::max);
     let cpu = cpu_positions.iter().zip(&cpu_normals).zip(&cpu_tangents);
     for (o, ((pos, nrm), tan)) in pass.outputs(character).iter().zip(cpu) {
         let end = o.output_offset as usize + o.vertex_count as usize;
         assert!(end <= out.len(), "{label}: output range {end} past the {} vertices read back", out.len());
         let gpu_vertices = &out[o.output_offset as usize..end];
         for (v, (g, c)) in gpu_vertices.iter().zip(pos).enumerate() {
-            let d = (0..3).map(|k| (g.position[k] - c[k]).abs()).fold(0.0, f32::max) / diagonal;
+            let d = apart(&g.position, c) / diagonal;
             assert!(d.is_finite(), "{label}: instance {} vertex {v}: non-finite", o.instance);
             position_err = position_err.max(d);
             if let Some(nrm) = nrm {
-                let d = (0..3).map(|k| (g.normal[k] - nrm[v][k]).abs()).fold(0.0, f32::max);
-                normal_err = normal_err.max(d);
+                normal_err = normal_err.max(apart(&g.normal, &nrm[v]));
             }
             if let Some(tan) = tan {
-                let d = (0..3).map(|k| (g.tangent[k] - tan[v][k]).abs()).fold(0.0, f32::max);
-                normal_err = normal_err.max(d);
+                normal_err = normal_err.max(apart(&g.tangent, &tan[v]));
                 assert_eq!(
                     g.tangent[3], tan[v][3],
                     "{label}: instance {} vertex {v}: handedness",
