@@ -80,9 +80,7 @@ uvec2 palette_address() {
     return pc.palette_address;
 }
 
-// Keep in sync with skin_levels::TABLE_HEADER (a count and a start per
-// coarser level) and skin_pass::batches::NO_ORDER.
-const uint COARSER_LEVELS = 3u;
+// Keep in sync with skin_levels::NO_SKIN_LEVELS and skin_pass::batches::NO_ORDER.
 const uint NO_SKIN_LEVELS = 0xffffffffu;
 const uint NO_ORDER = 0xffffffffu;
 
@@ -104,7 +102,8 @@ uint level_vertex(uint index, uint v) {
         return v;
     }
     uint t = pc.level_words + table;
-    return record_buffer_word(t + record_buffer_word(t + COARSER_LEVELS + pc.level - 1u) + v);
+    // A count and a start per coarser level (skin_levels::header).
+    return record_buffer_word(t + record_buffer_word(t + 2u * (pc.level - 1u) + 1u) + v);
 }
 
 void main() {

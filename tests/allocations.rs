@@ -48,7 +48,7 @@ fn draw_order_allocates_nothing() {
     let half = n as u32 / 2;
     let mut order = DrawOrder::new(n as u32, 1, &[(0, half), (half, n as u32 - half)]);
     let mut sight = vec![Sight::Unseen; n];
-    let error = [0.0, 0.01, 0.04, 0.16];
+    let error = [0.0, 0.01, 0.04, 0.16, 0.64];
     let mut frame = || {
         order.place_and_foresee(&crowd, [0.0, 0.9, 0.0, 1.0], &view, DrawDetail::Auto, &mut sight);
         order.choose(&view, &error, DrawDetail::Auto);

@@ -13,9 +13,9 @@
 //! output (the index lists and every readback see the same layout), and a
 //! vertex no level of this frame draws keeps whatever it last held.
 //!
-//! A primitive's table, in u32 words: the vertex count of levels 1, 2, 3,
-//! then where each level's list starts, counted from the table's first
-//! word, then the lists (sorted vertex indices, so the reads walk the
+//! A primitive's table, in u32 words: per coarser level (1, 2, ...) its
+//! vertex count and where its list starts, counted from the table's first
+//! word; then the lists (sorted vertex indices, so the reads walk the
 //! streams forward). skin_main.glsl reads it from the slot's record buffer
 //! (`plan::SkinLayout::level_words`). The frame's draw order says which
 //! characters are drawn at each level (`SkinLevels`); a character no pass
@@ -30,6 +30,13 @@ pub const NO_SKIN_LEVELS: u32 = u32::MAX;
 
 /// Words of a table before its lists: a count and a start per coarser level.
 pub const TABLE_HEADER: usize = 2 * (DETAIL_LEVELS - 1);
+
+/// Where level `level`'s (1..) vertex count sits in a table; its list's
+/// start is the next word. skin_main.glsl reads them so, and needs no level
+/// count.
+fn header(level: usize) -> usize {
+    2 * (level - 1)
+}
 
 /// Appends to `words` the table of a primitive of `vertex_count` vertices
 /// whose level `k` draws `indices[first..first + count]` for `levels[k] =
@@ -58,8 +65,8 @@ pub fn append_table(
         }
         let start = words.len();
         words.extend((0..vertex_count).filter(|&v| used[v as usize]));
-        words[table + k - 1] = (words.len() - start) as u32;
-        words[table + DETAIL_LEVELS - 1 + k - 1] = (start - table) as u32;
+        words[table + header(k)] = (words.len() - start) as u32;
+        words[table + header(k) + 1] = (start - table) as u32;
     }
     table as u32
 }
@@ -70,7 +77,7 @@ pub fn skinned_vertices(words: &[u32], table: u32, vertex_count: u32, level: usi
     if table == NO_SKIN_LEVELS || level == 0 {
         return vertex_count;
     }
-    words.get(table as usize + level - 1).copied().unwrap_or(vertex_count)
+    words.get(table as usize + header(level)).copied().unwrap_or(vertex_count)
 }
 
 /// The vertex that the `v`-th thread of a primitive skins at `level`, its
@@ -82,7 +89,7 @@ pub fn level_vertex(words: &[u32], table: u32, level: usize, v: u32) -> u32 {
         return v;
     }
     let table = table as usize;
-    words[table + words[table + DETAIL_LEVELS - 1 + level - 1] as usize + v as usize]
+    words[table + words[table + header(level) + 1] as usize + v as usize]
 }
 
 /// A frame's detail level per character, for the skin pass: what it
@@ -105,23 +112,27 @@ mod tests {
     #[test]
     fn a_table_lists_the_vertices_each_level_draws() {
         // Six vertices; level 0 draws two triangles, level 1 one of them,
-        // levels 2 and 3 repeat level 1.
+        // the coarser levels repeat level 1.
         let indices = [0, 1, 2, 2, 4, 5, 5, 4, 2];
-        let levels = [(0, 6), (6, 3), (6, 3), (6, 3)];
+        let mut levels = [(6, 3); DETAIL_LEVELS];
+        levels[0] = (0, 6);
         let mut words = vec![7];
         let table = append_table(&mut words, 6, &indices, &levels);
         assert_eq!(table, 1);
         let t = table as usize;
-        assert_eq!(&words[t..t + TABLE_HEADER], &[3, 3, 3, 6, 9, 12]);
+        // Counts and starts, level by level: each list three words long.
+        let header: Vec<u32> =
+            (1..DETAIL_LEVELS as u32).flat_map(|k| [3, TABLE_HEADER as u32 + 3 * (k - 1)]).collect();
+        assert_eq!(&words[t..t + TABLE_HEADER], &header[..]);
         for k in 1..DETAIL_LEVELS {
-            let start = t + words[t + DETAIL_LEVELS - 1 + k - 1] as usize;
+            let start = t + words[t + 2 * (k - 1) + 1] as usize;
             assert_eq!(&words[start..start + 3], &[2, 4, 5], "level {k}");
             assert_eq!(skinned_vertices(&words, table, 6, k), 3);
         }
         assert_eq!(skinned_vertices(&words, table, 6, 0), 6);
         assert_eq!((0..3).map(|v| level_vertex(&words, table, 2, v)).collect::<Vec<_>>(), [2, 4, 5]);
         assert_eq!(level_vertex(&words, table, 0, 4), 4);
-        assert_eq!(words.len(), t + TABLE_HEADER + 9);
+        assert_eq!(words.len(), t + TABLE_HEADER + 3 * (DETAIL_LEVELS - 1));
     }
 
     #[test]

@@ -48,12 +48,12 @@ fn a_coarser_level_skins_exactly_the_vertices_it_draws() {
     let small = Arc::new(synthetic_model(0.0));
     let detail = DetailLevels::build(&model);
     let mut rig = Rig::new(&ctx);
-    // Four built-in characters, then one of another model (its streams
+    // Five built-in characters, then one of another model (its streams
     // and tables concatenated after theirs), past the frame's levels.
-    let ids: Vec<CharacterId> = (0..4).map(|i| rig.add(&ctx, &model, i == 0)).collect();
+    let ids: Vec<CharacterId> = (0..5).map(|i| rig.add(&ctx, &model, i == 0)).collect();
     rig.add(&ctx, &small, true);
     assert!(rig.pass.gpu_model(ids[0]).skin_levels.len() > 1, "the built-in character has level tables");
-    let models = [&model, &model, &model, &model, &small];
+    let models = [&model, &model, &model, &model, &model, &small];
     let mut poses: Vec<Synthetic> = models.iter().map(|m| Synthetic::new(m)).collect();
     let mut skin = |rig: &mut Rig, frame: u32, levels: Option<SkinLevels>| {
         for (m, p) in models.iter().zip(&mut poses) {
@@ -69,25 +69,26 @@ fn a_coarser_level_skins_exactly_the_vertices_it_draws() {
     let (whole_b, _) = skin(&mut rig, b, None);
     let (whole_a, _) = skin(&mut rig, a, None);
     assert_ne!(whole_a[0].position, whole_b[0].position, "the poses differ");
-    // Pose B at levels 0, 2, 3 and 1 (the last two culled from the
-    // camera, drawn by the shadows); the other model's character past the
-    // levels. The four built-in characters are one run of the draw order.
-    let mut order = DrawOrder::new(4, 0, &[(0, 4)]);
-    order.set_buckets(&[0, 2 * 2, 2 * 3 + 1, 2 + 1]);
+    // Pose B at levels 0, 2, 3, 1 and 4 (the third and fourth culled
+    // from the camera, drawn by the shadows); the other model's character
+    // past the levels. The five built-in characters are one run of the
+    // draw order.
+    let mut order = DrawOrder::new(5, 0, &[(0, 5)]);
+    order.set_buckets(&[0, 2 * 2, 2 * 3 + 1, 2 + 1, 2 * 4]);
     let (at_levels, every_palette) = skin(&mut rig, b, Some(SkinLevels { order: &order }));
     // Pose A, character 0 drawn by no pass: it keeps what the last frame
     // skinned, and its palette is not uploaded.
-    order.set_buckets(&[HIDDEN, 2 * 3, 0, 0]);
+    order.set_buckets(&[HIDDEN, 2 * 3, 0, 0, 2 * 4 + 1]);
     let (skipping, hidden_one) = skin(&mut rig, a, Some(SkinLevels { order: &order }));
     let entries = |c: usize| {
         let (start, end) = rig.pass.layout().characters()[c].palette_range;
         u64::from(end - start) * 64
     };
-    let (palette, small_palette) = (entries(0), entries(4));
-    assert_eq!(every_palette.palette_bytes_written, 4 * palette + small_palette, "every pose changed");
+    let (palette, small_palette) = (entries(0), entries(5));
+    assert_eq!(every_palette.palette_bytes_written, 5 * palette + small_palette, "every pose changed");
     assert_eq!(
         hidden_one.palette_bytes_written,
-        3 * palette + small_palette,
+        4 * palette + small_palette,
         "the hidden character's palette ({palette} bytes) is not uploaded"
     );
 
@@ -99,7 +100,7 @@ fn a_coarser_level_skins_exactly_the_vertices_it_draws() {
         let mut skinned = 0usize;
         for (v, p, i) in character_output(&rig, c) {
             let drawn = match level {
-                Some(level) if c < 4 => drawn_vertices(&detail, &model, p, level).contains(&v),
+                Some(level) if c < 5 => drawn_vertices(&detail, &model, p, level).contains(&v),
                 Some(_) => true,
                 None => false,
             };
@@ -116,7 +117,7 @@ fn a_coarser_level_skins_exactly_the_vertices_it_draws() {
     };
     let full: usize = rig.pass.outputs(ids[0]).iter().map(|o| o.vertex_count as usize).sum();
     let mut counts = [0usize; DETAIL_LEVELS];
-    for (c, level) in [(0, 0), (1, 2), (2, 3), (3, 1)] {
+    for (c, level) in [(0, 0), (1, 2), (2, 3), (3, 1), (4, 4)] {
         counts[level] = check(&at_levels, &whole_b, &whole_a, c, Some(level));
         let place = &rig.pass.layout().characters()[c];
         assert_eq!(
@@ -126,14 +127,14 @@ fn a_coarser_level_skins_exactly_the_vertices_it_draws() {
     }
     assert_eq!(counts[0], full);
     assert!(
-        counts[1] < full && counts[2] < counts[1] && counts[3] < counts[2],
+        counts[1] < full && counts.windows(2).skip(1).all(|w| w[1] < w[0]),
         "levels skin fewer: {counts:?}"
     );
-    check(&at_levels, &whole_b, &whole_a, 4, Some(0));
+    check(&at_levels, &whole_b, &whole_a, 5, Some(0));
     // Skipped: character 0 keeps the last frame's pose B; the others skin
     // pose A at their levels over what the last frame left.
     check(&skipping, &whole_a, &at_levels, 0, None);
-    for (c, level) in [(1, 3), (2, 0), (3, 0), (4, 0)] {
+    for (c, level) in [(1, 3), (2, 0), (3, 0), (4, 4), (5, 0)] {
         check(&skipping, &whole_a, &at_levels, c, Some(level));
     }
     rig.destroy(&ctx);

@@ -4,8 +4,9 @@
 //! primitive's vertices as a triangle list, each level has no more
 //! triangles than the one above, and the errors grow with the level and
 //! stay within what the caps allow. The skinned characters lose most of
-//! their triangles by the last level, Fox too (flat shaded: every face has
-//! its own vertices, so its levels come from its welded copies).
+//! their triangles by level 3, Fox too (flat shaded: every face has its
+//! own vertices, so its levels come from its welded copies), and all but
+//! a sixteenth by the last, where seams no longer hold the simplifier back.
 //! RobotExpressive, low-poly machine parts, keeps most of its triangles
 //! within the caps.
 
@@ -42,9 +43,10 @@ fn every_shared_model_gets_sound_detail_levels() {
         let e = levels.error;
         assert_eq!(e[0], 0.0, "{name}");
         assert!(e.windows(2).all(|w| w[0] <= w[1]) && e.iter().all(|x| x.is_finite()), "{name}: {e:?}");
-        // Each primitive's error stays within 8 % of its own extent, so
-        // the model's within 8 % of its largest primitive's: a fraction of
-        // the bounds' diameter (1/5: rest and sampled poses included).
+        // Each primitive's error stays within 20 % of its own extent (the
+        // last level's cap), so the model's within 20 % of its largest
+        // primitive's: at most a fifth of the bounds' diameter, which
+        // holds the rest pose and the sampled poses.
         let diameter = 2.0 * levels.bounds[3];
         assert!(
             e[DETAIL_LEVELS - 1] <= 0.2 * diameter.max(1e-6),
@@ -55,6 +57,7 @@ fn every_shared_model_gets_sound_detail_levels() {
         let skinned_character = ["CesiumMan", "Wizard", "Fox"].iter().any(|m| name.starts_with(m));
         if skinned_character {
             assert!(triangles[3] * 4 < triangles[0], "{name}: {triangles:?}");
+            assert!(triangles[DETAIL_LEVELS - 1] * 16 < triangles[0], "{name}: {triangles:?}");
         }
     }
 }

@@ -3,7 +3,7 @@
 use super::*;
 use nalgebra::{Point3, Vector3};
 
-const ERROR: [f32; DETAIL_LEVELS] = [0.0, 0.01, 0.04, 0.16];
+const ERROR: [f32; DETAIL_LEVELS] = [0.0, 0.01, 0.04, 0.16, 0.64];
 
 /// A camera at the origin looking down -Z on a 1000-pixel-tall target
 /// (90 degrees: one unit at depth d spans 500 / d pixels).
@@ -33,23 +33,24 @@ fn at(z: f32) -> Matrix4<f32> {
 #[test]
 fn a_level_is_drawn_once_its_error_is_under_a_pixel() {
     assert!((view().pixels_per_unit - 500.0).abs() < 1e-3);
-    let mut order = DrawOrder::new(5, 0, &[(0, 5)]);
+    let mut order = DrawOrder::new(6, 0, &[(0, 6)]);
     // A sphere of radius 1 (BOUNDS_MARGIN with the margin). Level k's error e
     // is within PIXEL_ERROR from a nearest depth of 500 e / PIXEL_ERROR.
-    let depths = [1.0, reach(0.01) + 0.1, reach(0.04) + 0.1, reach(0.16) + 0.1, reach(0.01) - 0.1];
+    let depths =
+        [1.0, reach(0.01) + 0.1, reach(0.04) + 0.1, reach(0.16) + 0.1, reach(0.01) - 0.1, reach(0.64) + 0.1];
     for (c, &z) in depths.iter().enumerate() {
         order.place(c, &at(z), [0.0, 0.0, 0.0, 1.0]);
     }
     order.choose(&view(), &ERROR, DrawDetail::Auto);
-    assert_eq!(order.buckets, [0, 2, 4, 6, 0], "every level, all in view");
-    assert_eq!(order.counts(), [2, 1, 1, 1]);
-    // Sorted by level, stable within one: 0, 4 | 1 | 2 | 3.
-    assert_eq!(order.order(), [0, 4, 1, 2, 3]);
-    assert_eq!(order.run_levels(0, Seen::ByCamera), Some(&[(0, 2), (2, 1), (3, 1), (4, 1)]));
+    assert_eq!(order.buckets, [0, 2, 4, 6, 0, 8], "every level, all in view");
+    assert_eq!(order.counts(), [2, 1, 1, 1, 1]);
+    // Sorted by level, stable within one: 0, 4 | 1 | 2 | 3 | 5.
+    assert_eq!(order.order(), [0, 4, 1, 2, 3, 5]);
+    assert_eq!(order.run_levels(0, Seen::ByCamera), Some(&[(0, 2), (2, 1), (3, 1), (4, 1), (5, 1)]));
     assert_eq!(order.run_levels(0, Seen::ByLight), order.run_levels(0, Seen::ByCamera));
     order.choose(&view(), &ERROR, DrawDetail::Full);
-    assert_eq!(order.order(), [0, 1, 2, 3, 4]);
-    assert_eq!(order.run_levels(0, Seen::ByCamera), Some(&[(0, 5), (5, 0), (5, 0), (5, 0)]));
+    assert_eq!(order.order(), [0, 1, 2, 3, 4, 5]);
+    assert_eq!(order.run_levels(0, Seen::ByCamera), Some(&[(0, 6), (6, 0), (6, 0), (6, 0), (6, 0)]));
 }
 
 #[test]
@@ -71,7 +72,7 @@ fn runs_sort_apart_and_extra_entries_stay_identity() {
     }
     order.choose(&view(), &ERROR, DrawDetail::Auto);
     assert_eq!(order.order(), [1, 0, 3, 2, 4]);
-    assert_eq!(order.run_levels(1, Seen::ByCamera), Some(&[(2, 1), (3, 0), (3, 0), (3, 1)]));
+    assert_eq!(order.run_levels(1, Seen::ByCamera), Some(&[(2, 1), (3, 0), (3, 0), (3, 0), (3, 1)]));
     assert_eq!(order.run_levels(2, Seen::ByCamera), None);
 }
 
@@ -83,11 +84,11 @@ fn a_run_s_drawn_levels_leave_out_the_hidden() {
     let mut order = DrawOrder::new(6, 1, &[(0, 2), (2, 4)]);
     order.set_buckets(&[0, 2 * 3, 2 * 3 + 1, HIDDEN, 2, 2 * 3]);
     assert_eq!(order.order(), [0, 1, 4, 5, 2, 3, 6]);
-    assert_eq!(order.drawn_levels(0, 2), Some(&[(0, 1), (1, 0), (1, 0), (1, 1)]));
-    assert_eq!(order.drawn_levels(2, 4), Some(&[(2, 0), (2, 1), (3, 0), (3, 2)]));
-    assert_eq!(order.run_levels(1, Seen::ByCamera), Some(&[(2, 0), (2, 1), (3, 0), (3, 1)]));
+    assert_eq!(order.drawn_levels(0, 2), Some(&[(0, 1), (1, 0), (1, 0), (1, 1), (2, 0)]));
+    assert_eq!(order.drawn_levels(2, 4), Some(&[(2, 0), (2, 1), (3, 0), (3, 2), (5, 0)]));
+    assert_eq!(order.run_levels(1, Seen::ByCamera), Some(&[(2, 0), (2, 1), (3, 0), (3, 1), (5, 0)]));
     assert_eq!((order.drawn_levels(2, 3), order.drawn_levels(6, 1)), (None, None));
-    assert_eq!((order.hidden(), order.culled_levels()), (1, [0, 0, 0, 1]));
+    assert_eq!((order.hidden(), order.culled_levels()), (1, [0, 0, 0, 1, 0]));
 }
 
 #[test]
@@ -264,24 +265,24 @@ fn characters_out_of_view_are_drawn_for_the_light_alone() {
     assert_eq!((order.buckets.as_slice(), order.culled()), ([0, 0, 0, 0].as_slice(), 0), "no culling");
     // Levels too coarse to draw anywhere: level 0 and culling alone.
     // The one behind the far plane casts its shadow behind it too.
-    order.choose(&lit, &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
+    order.choose(&lit, &[0.0, 1e6, 1e6, 1e6, 1e6], DrawDetail::Auto);
     assert_eq!(order.buckets, [0, 1, 0, HIDDEN]);
-    assert_eq!((order.counts(), order.culled(), order.hidden()), ([2, 0, 0, 0], 2, 1));
+    assert_eq!((order.counts(), order.culled(), order.hidden()), ([2, 0, 0, 0, 0], 2, 1));
     // Visible first, then the culled ones of the same level, the hidden last.
     assert_eq!(order.order(), [0, 2, 1, 3]);
-    assert_eq!(order.run_levels(0, Seen::ByCamera), Some(&[(0, 2), (3, 0), (3, 0), (3, 0)]));
-    assert_eq!(order.run_levels(0, Seen::ByLight), Some(&[(0, 3), (3, 0), (3, 0), (3, 0)]));
+    assert_eq!(order.run_levels(0, Seen::ByCamera), Some(&[(0, 2), (3, 0), (3, 0), (3, 0), (3, 0)]));
+    assert_eq!(order.run_levels(0, Seen::ByLight), Some(&[(0, 3), (3, 0), (3, 0), (3, 0), (3, 0)]));
     // With nothing below the characters to fall on, the left one's
     // shadow lands within a few units of it, far from the view.
-    order.choose(&view().with_shadows(low_left), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
+    order.choose(&view().with_shadows(low_left), &[0.0, 1e6, 1e6, 1e6, 1e6], DrawDetail::Auto);
     assert_eq!(order.buckets, [0, HIDDEN, 0, HIDDEN]);
     // The shadow must travel about 19 units along the light to reach
     // the view's left plane (pushed out by the radius, 1.25), dropping
     // 4.6: ground 2 units below stops it short, 5 below lets it in.
     let onto = |floor| view().with_shadows(low_left).with_receivers_above(floor);
-    order.choose(&onto(-2.0), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
+    order.choose(&onto(-2.0), &[0.0, 1e6, 1e6, 1e6, 1e6], DrawDetail::Auto);
     assert_eq!(order.buckets[1], HIDDEN);
-    order.choose(&onto(-5.0), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
+    order.choose(&onto(-5.0), &[0.0, 1e6, 1e6, 1e6, 1e6], DrawDetail::Auto);
     assert_eq!(order.buckets[1], 1);
     // A light high on the left throws that shadow steeply down: at the
     // characters' depth it crosses the left plane 10 units below the
@@ -289,13 +290,13 @@ fn characters_out_of_view_are_drawn_for_the_light_alone() {
     // so it passes under the view's corner (each plane alone would
     // let it in).
     let steep = view().with_shadows([-1.0, 1.0, 0.0]).with_receivers_above(-40.0);
-    order.choose(&steep, &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
+    order.choose(&steep, &[0.0, 1e6, 1e6, 1e6, 1e6], DrawDetail::Auto);
     assert_eq!(order.buckets[1], HIDDEN);
     // A light up and to the right throws the left one's shadow away
     // from the view; without shadows no pass draws either.
-    order.choose(&view().with_shadows([1.0, 1.0, 0.0]), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
+    order.choose(&view().with_shadows([1.0, 1.0, 0.0]), &[0.0, 1e6, 1e6, 1e6, 1e6], DrawDetail::Auto);
     assert_eq!(order.buckets, [0, HIDDEN, 0, HIDDEN]);
-    order.choose(&view(), &[0.0, 1e6, 1e6, 1e6], DrawDetail::Auto);
+    order.choose(&view(), &[0.0, 1e6, 1e6, 1e6, 1e6], DrawDetail::Auto);
     assert_eq!(order.buckets, [0, HIDDEN, 0, HIDDEN]);
-    assert_eq!(order.run_levels(0, Seen::ByLight), Some(&[(0, 2), (2, 0), (2, 0), (2, 0)]));
+    assert_eq!(order.run_levels(0, Seen::ByLight), Some(&[(0, 2), (2, 0), (2, 0), (2, 0), (2, 0)]));
 }

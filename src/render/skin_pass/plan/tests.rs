@@ -67,9 +67,16 @@ fn one_character_of_the_test_model() {
     assert_eq!(layout.run_starts(), &[0; DETAIL_LEVELS]);
     let windows = OutputWindows { count: 1, vertices: SkinLayout::default().window_vertices, total: 3 };
     // The record (32 bytes), its level table (4; none: the model has no
-    // detail levels) and its start at each level (16);
+    // detail levels) and its start at each level (4 each);
     // a word for the frame's character to skin.
-    let sizes = SlotSizes { palette: 128, weights: 8, records: 32 + 4 + 16, work: 4, output: 72, windows };
+    let sizes = SlotSizes {
+        palette: 128,
+        weights: 8,
+        records: 32 + 4 + 4 * DETAIL_LEVELS as u64,
+        work: 4,
+        output: 72,
+        windows,
+    };
     assert_eq!(layout.slot_sizes(), sizes);
     assert_eq!(layout.record_tables(), &[NO_SKIN_LEVELS]);
     assert_eq!(layout.stream_bytes(), [3 * 24, 3 * 16, 4 * 4, 6 * 48]);
@@ -151,8 +158,8 @@ fn drawn_vertices(layout: &SkinLayout, character: usize, level: usize) -> Vec<(u
             drawn.extend((0..o.vertex_count).map(|v| (o.record, v)));
         } else {
             let t = table as usize;
-            let (count, start) =
-                (words[t + level - 1] as usize, words[t + DETAIL_LEVELS - 1 + level - 1] as usize);
+            // A count and a start per coarser level.
+            let (count, start) = (words[t + 2 * (level - 1)] as usize, words[t + 2 * level - 1] as usize);
             drawn.extend(words[t + start..t + start + count].iter().map(|&v| (o.record, v)));
         }
     }
@@ -167,23 +174,26 @@ fn drawn_vertices(layout: &SkinLayout, character: usize, level: usize) -> Vec<(u
 fn a_batch_s_threads_skin_each_vertex_its_level_draws_once() {
     let (a, b) = (default_character(), test_model());
     let (sa, sb) = (ModelStreams::build_with_levels(&a).unwrap(), streams(&b));
-    // The test model's primitive with a table: levels 1 to 3 draw
-    // vertices [2], [0, 2] and [2].
+    // The test model's primitive with a table: levels 1 to 4 draw
+    // vertices [2], [0, 2], [2] and [2].
     let mut primitives = sb.table().primitives.to_vec();
     primitives[0].skin_levels = 0;
-    let words = [1, 2, 1, 6, 7, 9, 2, 0, 2, 2];
+    let words = [1, 8, 2, 9, 1, 11, 1, 12, 2, 0, 2, 2, 2];
     let tb = StreamTable { primitives: &primitives, skin_levels: &words, ..sb.table() };
     let mut layout = SkinLayout::default();
     let (ma, mb) = (layout.add_model(sa.table()).unwrap(), layout.add_model(tb).unwrap());
     layout.add_characters(ma, sa.table(), &a, 5).unwrap();
     layout.add_characters(mb, tb, &b, 4).unwrap();
     let full = layout.characters()[0].level_vertices;
-    assert!(full[3] < full[0], "the built-in character's coarsest level skins fewer vertices: {full:?}");
+    assert!(
+        full[DETAIL_LEVELS - 1] < full[0],
+        "the built-in character's coarsest level skins fewer vertices: {full:?}"
+    );
     let characters = layout.characters().len();
     // Levels per character (None: hidden), in several mixes.
     for mix in 0..6usize {
-        let level_of = |c: usize| match (c * 7 + mix * 3) % 5 {
-            4 => None,
+        let level_of = |c: usize| match (c * 7 + mix * 3) % (DETAIL_LEVELS + 1) {
+            DETAIL_LEVELS => None,
             k => Some(k.min(DETAIL_LEVELS - 1)),
         };
         let mut skinned = Vec::new();
@@ -306,33 +316,33 @@ fn records_find_their_model_s_level_tables_and_runs_their_characters() {
     let model = test_model();
     let s = streams(&model);
     // The test model's one primitive (3 vertices) with a table: levels 1
-    // to 3 draw vertices [2], [0, 2] and [2] (`render::skin_levels`).
+    // to 4 draw vertices [2], [0, 2], [2] and [2] (`render::skin_levels`).
     let mut primitives = s.table().primitives.to_vec();
     primitives[0].skin_levels = 0;
-    let words = [1, 2, 1, 6, 7, 9, 2, 0, 2, 2];
+    let words = [1, 8, 2, 9, 1, 11, 1, 12, 2, 0, 2, 2, 2];
     let table = StreamTable { primitives: &primitives, skin_levels: &words, ..s.table() };
     let mut layout = layout_of(&[&model]);
     let mark = layout.mark();
     // The same table twice: the second model's starts past the first's.
     let first = layout.add_model(table).unwrap();
     let second = layout.add_model(table).unwrap();
-    assert_eq!((layout.models()[first].skin_levels, layout.models()[second].skin_levels), (0, 10));
+    assert_eq!((layout.models()[first].skin_levels, layout.models()[second].skin_levels), (0, 13));
     layout.add_character(second, table, &model).unwrap();
     layout.add_character(first, table, &model).unwrap();
     // The plain model's character has no table; each character is a run
     // of one, its record the run's first.
-    assert_eq!(layout.record_tables(), &[NO_SKIN_LEVELS, 10, 0]);
+    assert_eq!(layout.record_tables(), &[NO_SKIN_LEVELS, 13, 0]);
     let runs: Vec<_> =
         layout.runs().iter().map(|r| (r.first_character, r.characters, r.first_record)).collect();
     assert_eq!(runs, [(0, 1, 0), (1, 1, 1), (2, 1, 2)]);
-    assert_eq!(layout.level_words().len(), 20);
-    assert_eq!(layout.characters()[1].level_vertices, [3, 1, 2, 1]);
+    assert_eq!(layout.level_words().len(), 26);
+    assert_eq!(layout.characters()[1].level_vertices, [3, 1, 2, 1, 1]);
     assert_eq!(layout.characters()[0].level_vertices, [3; DETAIL_LEVELS]);
     // Records (8 words each), their tables' offsets (1 each), the tables,
     // and the starts of three runs of one record (a word per level each).
     let words = layout.record_buffer_words();
-    assert_eq!((words.record_tables, words.level_words, words.run_starts, words.end), (24, 27, 47, 59));
-    assert_eq!(layout.slot_sizes().records, 59 * 4);
+    assert_eq!((words.record_tables, words.level_words, words.run_starts, words.end), (24, 27, 53, 68));
+    assert_eq!(layout.slot_sizes().records, 68 * 4);
     layout.roll_back(mark);
     assert_eq!((layout.record_tables(), layout.level_words()), (&[NO_SKIN_LEVELS][..], &[][..]));
 }
