@@ -5,7 +5,10 @@
 //! characters on the grid `render --characters` lays out, framed whole at
 //! 1280x720 as `bench` frames them. The baseline, measured in the same
 //! run, is `--detail full`: the same place and sort, no level projected
-//! and nothing culled. Beside them, the foresight a crowd is posed by
+//! and nothing culled. `AutoShadows` chooses for a frame with the key
+//! light's shadow cascades (`--passes 5`): the shadow test per character,
+//! and each cascade's own casters sorted out (`draw_order::cascades`).
+//! Beside them, the foresight a crowd is posed by
 //! (`Renderer::foresee`): the same placing, then each character's sight
 //! (culled, or its size in pixels).
 //! Reported as nanoseconds per character and the ratio.
@@ -24,7 +27,9 @@ use vkskin::character::crowd::grid_position;
 use vkskin::render::DrawDetail;
 use vkskin::render::camera::{Camera, DEFAULT_FOV_Y};
 use vkskin::render::detail_levels::DetailLevels;
-use vkskin::render::draw_order::{DrawOrder, LevelView};
+use vkskin::render::draw_order::{DrawOrder, LevelView, Seen};
+use vkskin::render::frame_uniforms::FrameUniforms;
+use vkskin::render::shadow::{CASCADES, cascades};
 
 /// Characters placed and sorted per frame.
 const CHARACTERS: usize = 100_000;
@@ -72,6 +77,10 @@ fn main() {
         .map(|first| (first as u32, WINDOW.min(CHARACTERS - first) as u32))
         .collect();
     let mut order = DrawOrder::new(CHARACTERS as u32, 1, &runs);
+    // With the key light's shadows (`--passes 5`): each cascade draws the
+    // characters whose spheres reach its box.
+    let key = FrameUniforms::key_light();
+    let lit = view.with_shadows(key.into()).with_cascades(&cascades(&camera, key));
 
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let pool = rayon::ThreadPoolBuilder::new().num_threads(cores).build().expect("a thread pool");
@@ -88,8 +97,13 @@ fn main() {
     let mut sight = vec![Sight::Unseen; CHARACTERS];
     for threads in [1, cores].into_iter().take(if cores > 1 { 2 } else { 1 }) {
         let suffix = if threads == 1 { String::new() } else { format!("/threads-{threads}") };
-        for detail in [DrawDetail::Full, DrawDetail::Auto] {
-            group.bench_function(BenchmarkId::new("place+choose", format!("{detail:?}{suffix}")), |b| {
+        let choices = [
+            ("Full", view, DrawDetail::Full),
+            ("Auto", view, DrawDetail::Auto),
+            ("AutoShadows", lit, DrawDetail::Auto),
+        ];
+        for (name, view, detail) in choices {
+            group.bench_function(BenchmarkId::new("place+choose", format!("{name}{suffix}")), |b| {
                 b.iter(|| {
                     on(threads, &mut || {
                         order.place_poses(&poses, CHARACTERS, levels.bounds);
@@ -114,6 +128,15 @@ fn main() {
         "characters per level at 1280x720, the crowd framed whole: {:?}, {} culled",
         order.counts(),
         order.culled()
+    );
+    order.choose(&lit, &levels.error, DrawDetail::Auto);
+    let per_cascade: Vec<u32> = (0..CASCADES)
+        .map(|k| {
+            (0..runs.len()).flat_map(|r| order.run_levels(r, Seen::ByCascade(k))).flatten().map(|l| l.1).sum()
+        })
+        .collect();
+    println!(
+        "characters per shadow cascade, the same view: {per_cascade:?} (of {CHARACTERS} in each before)"
     );
     criterion.final_summary();
 }

@@ -41,6 +41,27 @@ pub fn for_each_chunk<T: Send>(items: &mut [T], task: impl Fn(usize, &mut [T]) +
     }
 }
 
+/// [`for_each_chunk`] over two slices of one length at once: `task(first,
+/// a_chunk, b_chunk)` gets the same items of each.
+pub fn for_each_chunk_pair<A: Send, B: Send>(
+    a: &mut [A],
+    b: &mut [B],
+    task: impl Fn(usize, &mut [A], &mut [B]) + Sync + Send,
+) {
+    assert_eq!(a.len(), b.len(), "two slices of one length");
+    if in_parallel(a.len()) {
+        let trace = CallersTrace::here();
+        a.par_chunks_mut(CHUNK).zip(b.par_chunks_mut(CHUNK)).enumerate().for_each(|(i, (a, b))| {
+            trace.run(|| {
+                let _span = tracing::trace_span!("chunk", first = i * CHUNK).entered();
+                task(i * CHUNK, a, b)
+            })
+        });
+    } else {
+        task(0, a, b);
+    }
+}
+
 /// Runs `task` on each item, as tasks of their own on the pool this
 /// thread works in when `work` (the characters the items stand for) is
 /// more than a chunk, else in order on this thread.

@@ -16,6 +16,7 @@ use super::draw_order::LevelView;
 use super::frame_settings::PassSetup;
 use super::frame_uniforms::FrameUniforms;
 use super::renderer::Renderer;
+use super::shadow::cascades;
 use crate::anim::Sight;
 use crate::anim::frame_poses::{FramePoses, FrameSource, PoseError};
 
@@ -53,13 +54,17 @@ impl Renderer {
     /// The view a frame drawn with `camera` on a target `height` pixels
     /// tall chooses levels, culls and foresees by: with the key light's
     /// shadows when it draws the shadow cascades, falling on the characters
-    /// and the scenery.
+    /// and the scenery, and the cascades' boxes (the cascades
+    /// `record_scene` draws: the same camera and light).
     pub(super) fn level_view(&self, camera: &Camera, height: u32) -> LevelView {
         let view = LevelView::new(camera, height);
         let scenery = self.scenery.as_ref().map_or(f32::INFINITY, |s| s.lowest);
         match self.settings.frame.passes {
             PassSetup::ShadowCascades => {
-                view.with_shadows(FrameUniforms::key_light().into()).with_receivers_above(scenery)
+                let key_light = FrameUniforms::key_light();
+                view.with_shadows(key_light.into())
+                    .with_receivers_above(scenery)
+                    .with_cascades(&cascades(camera, key_light))
             }
             PassSetup::Main | PassSetup::DepthPrepass => view,
         }

@@ -207,14 +207,16 @@ impl Renderer {
             if offscreen {
                 parts.targets = Some(SlotTargets::new(ctx, settings.extent, samples)?);
             }
-            // One more entry each for the scenery.
+            // One more entry each for the scenery; the draw order's, then
+            // a section per shadow cascade (`DrawOrder::cascade_order`).
             let entries = settings.characters as u64 + 1;
+            let order_entries = entries + CASCADES as u64 * u64::from(settings.characters);
             for i in 0..FRAMES_IN_FLIGHT {
                 parts.instances.push(instance_buffer(ctx, i, entries)?);
                 parts.draw_orders.push(Buffer::new(
                     ctx,
                     &format!("draw order slot {i}"),
-                    entries * 4,
+                    order_entries * 4,
                     vk::BufferUsageFlags::STORAGE_BUFFER,
                     MemoryLocation::CpuToGpu,
                 )?);
@@ -407,9 +409,21 @@ impl Renderer {
     /// Triangles the last recorded frame's characters drew in its main
     /// pass, at their levels (the scenery not counted).
     pub fn triangles_per_pass(&self) -> u64 {
+        self.triangles(Seen::ByCamera)
+    }
+
+    /// Triangles the last recorded frame's characters drew in its shadow
+    /// cascades together, at their levels (the scenery not counted), had
+    /// the frame drawn them.
+    pub fn shadow_triangles(&self) -> u64 {
+        (0..CASCADES).map(|k| self.triangles(Seen::ByCascade(k))).sum()
+    }
+
+    /// Triangles the characters drew in the passes `seen`.
+    fn triangles(&self, seen: Seen) -> u64 {
         let mut triangles = 0;
         for item in &self.draws {
-            if let Some(instances) = self.draw_order.run_levels(item.run as usize, Seen::ByCamera) {
+            if let Some(instances) = self.draw_order.run_levels(item.run as usize, seen) {
                 for (&(_, indices), &(_, count)) in item.levels.iter().zip(instances) {
                     triangles += u64::from(indices / 3) * u64::from(count);
                 }

@@ -81,7 +81,12 @@ impl Renderer {
         // The levels were chosen for this camera before the skinning
         // (`record_skinning`). This slot's fence has signalled (draw_frame
         // waited): the GPU no longer reads its draw order.
-        self.draw_orders[index].write(0, bytemuck::cast_slice(self.draw_order.order()))?;
+        let order = self.draw_order.order();
+        self.draw_orders[index].write(0, bytemuck::cast_slice(order))?;
+        if let Some(sections) = self.draw_order.cascade_order() {
+            self.draw_orders[index]
+                .write(std::mem::size_of_val(order) as u64, bytemuck::cast_slice(sections))?;
+        }
         target.begin_barriers(ctx, cmd);
         let eye = [camera.eye.x, camera.eye.y, camera.eye.z];
         let mut uniforms = FrameUniforms::new(&camera.view_proj(), eye);
@@ -184,8 +189,12 @@ impl Renderer {
         let heat = if colour { self.heat.buffer_for(self.heat_joint) } else { None };
         let bound = self.mesh.begin_with_heat(ctx, slot, &params, heat)?;
         let cmd = slot.command_buffer;
-        // The cascades see characters out of the camera's view too.
-        let seen = if matches!(stage, DrawStage::Shadow(_)) { Seen::ByLight } else { Seen::ByCamera };
+        // The cascades see characters out of the camera's view too, each
+        // those that reach its box.
+        let seen = match stage {
+            DrawStage::Shadow(k) => Seen::ByCascade(k),
+            DrawStage::DepthPrepass | DrawStage::Main | DrawStage::AfterPrepass => Seen::ByCamera,
+        };
         for item in &self.draws {
             // Every item's run is one of the order's (`draw_items`).
             if let Some(instances) = self.draw_order.run_levels(item.run as usize, seen) {

@@ -29,6 +29,7 @@ use super::camera::Camera;
 use super::chunked;
 use super::detail_levels::DETAIL_LEVELS;
 use super::frame_settings::DrawDetail;
+use super::shadow::{CASCADES, Cascades};
 use crate::anim::{FramePoses, Sight};
 use nalgebra::Matrix4;
 
@@ -82,6 +83,10 @@ pub struct LevelView {
     /// c, d]` with a unit normal pointing in: a point p is inside all when
     /// every `a px + b py + c pz + d >= 0`.
     pub planes: [[f32; 4]; 6],
+    /// Each shadow cascade's box (its six planes, as `planes`) when the
+    /// frame draws the cascades (`with_cascades`): a caster is drawn into
+    /// those its sphere reaches. Without them, into every cascade.
+    pub cascades: Option<[[[f32; 4]; 6]; CASCADES]>,
 }
 
 impl LevelView {
@@ -97,7 +102,15 @@ impl LevelView {
             shadows: None,
             receivers_above: f32::INFINITY,
             planes: frustum_planes(&camera.view_proj()),
+            cascades: None,
         }
+    }
+
+    /// The view with the boxes of the frame's shadow cascades: each
+    /// caster is drawn only into those its sphere reaches.
+    pub fn with_cascades(mut self, cascades: &Cascades) -> LevelView {
+        self.cascades = Some(cascades.view_proj.map(|m| frustum_planes(&m)));
+        self
     }
 
     /// The view of a frame that draws the key light's shadow cascades,
@@ -174,10 +187,30 @@ impl LevelView {
     /// near a corner may pass every plane yet miss the view; non-finite
     /// spheres count as inside).
     fn sees(&self, sphere: &PlacedSphere) -> bool {
-        let c = sphere.centre;
-        let outside = |p: &[f32; 4]| p[0] * c[0] + p[1] * c[1] + p[2] * c[2] + p[3] < -sphere.radius;
-        !self.planes.iter().any(outside)
+        reaches(&self.planes, sphere)
     }
+
+    /// The shadow cascades a sphere reaches, a bit each (cascade `k` is
+    /// bit `k`; every bit without cascade boxes). Non-finite spheres reach
+    /// every cascade.
+    fn cascades_reached(&self, sphere: &PlacedSphere) -> u8 {
+        match &self.cascades {
+            Some(boxes) => (0..CASCADES).filter(|&k| reaches(&boxes[k], sphere)).fold(0, |m, k| m | 1 << k),
+            None => EVERY_CASCADE,
+        }
+    }
+}
+
+/// Every cascade's bit.
+const EVERY_CASCADE: u8 = (1 << CASCADES) - 1;
+
+/// Whether a sphere reaches into the volume bounded by `planes`
+/// (conservatively: near a corner it may pass every plane yet miss the
+/// volume; non-finite spheres count as inside).
+fn reaches(planes: &[[f32; 4]; 6], sphere: &PlacedSphere) -> bool {
+    let c = sphere.centre;
+    let outside = |p: &[f32; 4]| p[0] * c[0] + p[1] * c[1] + p[2] * c[2] + p[3] < -sphere.radius;
+    !planes.iter().any(outside)
 }
 
 /// The six planes of a Vulkan clip volume (`-w <= x, y <= w`, `0 <= z <=
@@ -199,8 +232,10 @@ fn frustum_planes(view_proj: &Matrix4<f32>) -> [[f32; 4]; 6] {
 pub enum Seen {
     /// The camera's passes: the characters in its view.
     ByCamera,
-    /// The shadow cascades: every character.
+    /// The shadow cascades together: every character drawn, in view or not.
     ByLight,
+    /// Shadow cascade `k`: the characters drawn whose spheres reach its box.
+    ByCascade(usize),
 }
 
 /// A run of consecutive characters drawn by the same draw items, and
@@ -215,6 +250,9 @@ struct Run {
     /// Per level, the same with its culled characters after them (the
     /// shadow cascades).
     all: [(u32, u32); DETAIL_LEVELS],
+    /// Per shadow cascade and level, `(first instance, instance count)` of
+    /// its characters that reach the cascade's box (`cascades.rs`).
+    cascades: [[(u32, u32); DETAIL_LEVELS]; CASCADES],
     /// Its pieces in `DrawOrder::pieces`: `(first, count)`.
     pieces: (u32, u32),
 }
@@ -252,9 +290,20 @@ pub struct DrawOrder {
     /// camera sees it, `2 * level + 1` when only the shadow cascades draw
     /// it, [`HIDDEN`] when no pass does.
     buckets: Vec<u8>,
+    /// Per character: the shadow cascades its sphere reaches this frame,
+    /// a bit each (`LevelView::cascades_reached`).
+    cascade_masks: Vec<u8>,
+    /// Whether this frame draws each cascade's own characters
+    /// (`cascade_order`), else every drawn character into every cascade.
+    per_cascade: bool,
     /// Per instance: the character it draws (the scene's characters, then
     /// one identity entry per character past them, e.g. the scenery).
     order: Vec<u32>,
+    /// Per shadow cascade, a section of one entry per character: the
+    /// instances of its draws, each run's at the run's place in the section
+    /// (instance `order.len() + k * characters + i` is entry `k *
+    /// characters + i`).
+    cascade_order: Vec<u32>,
     runs: Vec<Run>,
     /// The counting sort's pieces: each run cut into chunks of up to
     /// `chunked::CHUNK` characters, sorted on the threads posing the crowd.
@@ -283,32 +332,37 @@ impl DrawOrder {
             "runs apart, within the characters"
         );
         let mut pieces = Vec::new();
-        let runs =
-            runs.iter()
-                .map(|&(first, count)| {
-                    let mut visible = [(first + count, 0); DETAIL_LEVELS];
-                    visible[0] = (first, count);
-                    let first_piece = pieces.len() as u32;
-                    let chunk = chunked::CHUNK as u32;
-                    pieces.extend((first..first + count).step_by(chunked::CHUNK).map(|f| SortPiece {
-                        characters: (f, chunk.min(first + count - f)),
-                        slots: [0; SLOTS],
-                    }));
-                    Run {
-                        first,
-                        count,
-                        visible,
-                        all: visible,
-                        pieces: (first_piece, pieces.len() as u32 - first_piece),
-                    }
-                })
-                .collect();
+        let runs = runs
+            .iter()
+            .map(|&(first, count)| {
+                let mut visible = [(first + count, 0); DETAIL_LEVELS];
+                visible[0] = (first, count);
+                let first_piece = pieces.len() as u32;
+                let chunk = chunked::CHUNK as u32;
+                pieces.extend((first..first + count).step_by(chunked::CHUNK).map(|f| SortPiece {
+                    characters: (f, chunk.min(first + count - f)),
+                    slots: [0; SLOTS],
+                    cascade_slots: [[0; DETAIL_LEVELS]; CASCADES],
+                }));
+                Run {
+                    first,
+                    count,
+                    visible,
+                    all: visible,
+                    cascades: [visible; CASCADES],
+                    pieces: (first_piece, pieces.len() as u32 - first_piece),
+                }
+            })
+            .collect();
         let mut counts = [0; DETAIL_LEVELS];
         counts[0] = characters;
         DrawOrder {
             spheres: vec![PlacedSphere::default(); characters as usize],
             buckets: vec![0; characters as usize],
+            cascade_masks: vec![EVERY_CASCADE; characters as usize],
+            per_cascade: false,
             order: (0..characters + extra).collect(),
+            cascade_order: vec![0; CASCADES * characters as usize],
             runs,
             pieces,
             counts,
@@ -351,24 +405,35 @@ impl DrawOrder {
     /// errors (scene units, per unit of world scale; never decreasing),
     /// culls those outside it from the camera's passes (`DrawDetail::Auto`;
     /// `Full` draws every full mesh everywhere), and sorts the order by
-    /// level, then visible before culled, within each run.
+    /// level, then visible before culled, within each run. With the
+    /// view's cascade boxes (`Auto`), each cascade draws only the
+    /// characters that reach its box, and a culled character that reaches
+    /// none is drawn by no pass.
     pub fn choose(&mut self, view: &LevelView, error: &[f32; DETAIL_LEVELS], detail: DrawDetail) {
         let floor = self.floor(view);
         let spheres = &self.spheres;
-        chunked::for_each_chunk(&mut self.buckets, |first, buckets| {
-            for (bucket, sphere) in buckets.iter_mut().zip(&spheres[first..]) {
-                *bucket = match detail {
+        chunked::for_each_chunk_pair(&mut self.buckets, &mut self.cascade_masks, |first, buckets, masks| {
+            for ((bucket, mask), sphere) in buckets.iter_mut().zip(masks).zip(&spheres[first..]) {
+                (*bucket, *mask) = match detail {
                     // Every full mesh, in every pass: the baseline.
-                    DrawDetail::Full => 0,
-                    DrawDetail::Auto if view.sees(sphere) => 2 * level_for(view, sphere, error),
-                    DrawDetail::Auto if view.casts_into(sphere, floor) => {
-                        2 * level_for(view, sphere, error) + 1
+                    DrawDetail::Full => (0, EVERY_CASCADE),
+                    DrawDetail::Auto if view.sees(sphere) => {
+                        (2 * level_for(view, sphere, error), view.cascades_reached(sphere))
                     }
-                    DrawDetail::Auto => HIDDEN,
+                    DrawDetail::Auto if view.casts_into(sphere, floor) => match view.cascades_reached(sphere)
+                    {
+                        0 => (HIDDEN, 0),
+                        mask => (2 * level_for(view, sphere, error) + 1, mask),
+                    },
+                    DrawDetail::Auto => (HIDDEN, 0),
                 };
             }
         });
+        self.per_cascade = detail == DrawDetail::Auto && view.cascades.is_some();
         self.sort();
+        if self.per_cascade {
+            self.sort_cascades();
+        }
     }
 
     /// Sets every character's bucket (`buckets`, one per character, as
@@ -377,6 +442,7 @@ impl DrawOrder {
     pub fn set_buckets(&mut self, buckets: &[u8]) {
         assert_eq!(buckets.len(), self.buckets.len(), "a bucket per character");
         self.buckets.copy_from_slice(buckets);
+        self.per_cascade = false;
         self.sort();
     }
 
@@ -448,7 +514,10 @@ impl DrawOrder {
             for (sight, sphere) in sight.iter_mut().zip(&spheres[first..]) {
                 *sight = match detail {
                     DrawDetail::Full => Sight::Drawn { pixels: f32::INFINITY },
-                    DrawDetail::Auto if view.sees(sphere) || view.casts_into(sphere, floor) => {
+                    DrawDetail::Auto
+                        if view.sees(sphere)
+                            || (view.casts_into(sphere, floor) && view.cascades_reached(sphere) != 0) =>
+                    {
                         Sight::Drawn { pixels: view.pixels_across(sphere) }
                     }
                     DrawDetail::Auto => Sight::Unseen,
@@ -489,12 +558,21 @@ impl DrawOrder {
         &self.order
     }
 
+    /// The shadow cascades' instances, which the slot's order buffer holds
+    /// after `order` (see `cascade_order`), when this frame's cascades
+    /// draw their own characters; `None` when they draw the `ByLight`
+    /// ranges of `order`.
+    pub fn cascade_order(&self) -> Option<&[u32]> {
+        self.per_cascade.then_some(&self.cascade_order[..])
+    }
+
     /// Per level, `(first instance, instance count)` of run `run` (the
     /// index of its `(first, count)` in `new`'s list), for the passes `seen`.
     pub fn run_levels(&self, run: usize, seen: Seen) -> Option<&[(u32, u32); DETAIL_LEVELS]> {
         self.runs.get(run).map(|r| match seen {
             Seen::ByCamera => &r.visible,
-            Seen::ByLight => &r.all,
+            Seen::ByCascade(k) if self.per_cascade => &r.cascades[k.min(CASCADES - 1)],
+            Seen::ByLight | Seen::ByCascade(_) => &r.all,
         })
     }
 
@@ -545,6 +623,8 @@ struct SortPiece {
     /// Its characters per sort slot, then where its next character of
     /// each slot goes in the order.
     slots: [u32; SLOTS],
+    /// The same per shadow cascade and level, for `cascade_order`.
+    cascade_slots: [[u32; DETAIL_LEVELS]; CASCADES],
 }
 
 /// The draw order's entries, written by the sort's pieces at once.
@@ -592,5 +672,6 @@ fn level_for(view: &LevelView, sphere: &PlacedSphere, error: &[f32; DETAIL_LEVEL
     level
 }
 
+mod cascades;
 #[cfg(test)]
 mod tests;

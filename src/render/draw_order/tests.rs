@@ -1,6 +1,7 @@
 //! The draw order's unit tests: levels, culling, shadows, the sort and its pieces on a pool.
 
 use super::*;
+use crate::render::shadow::cascades;
 use nalgebra::{Point3, Vector3};
 
 const ERROR: [f32; DETAIL_LEVELS] = [0.0, 0.01, 0.04, 0.16, 0.64];
@@ -148,7 +149,8 @@ fn chunks_on_a_pool_order_as_one_thread_does() {
         .collect();
     worlds[7] = Matrix4::from_element(f32::NAN);
     let runs = [(0, 4000), (4000, n as u32 - 4000)];
-    let view = view().with_shadows([0.3, 1.0, 0.2]).with_receivers_above(-1.0);
+    let mut view = view().with_shadows([0.3, 1.0, 0.2]).with_receivers_above(-1.0);
+    view.cascades = Some(slabs([(0.0, 20.0), (15.0, 50.0), (45.0, 100.0), (90.0, 1000.0)]));
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
     let mut results = Vec::new();
     for (threads, in_slice) in [(1, true), (2, true), (2, false)] {
@@ -165,7 +167,7 @@ fn chunks_on_a_pool_order_as_one_thread_does() {
         } else {
             pool.install(frame)
         }
-        results.push((order.spheres, order.buckets, order.order, order.runs, sight));
+        results.push((order.spheres, order.buckets, (order.order, order.cascade_order), order.runs, sight));
     }
     let (_, buckets, ..) = &results[0];
     let levels = |l: u8| buckets.iter().filter(|&&b| b == l).count();
@@ -174,7 +176,11 @@ fn chunks_on_a_pool_order_as_one_thread_does() {
     assert!(taken.iter().all(|&n| n > 0), "buckets taken: {taken:?}");
     // Each run's entries: its characters by slot, in order within one
     // (the sort is stable across its pieces).
-    let order = &results[0].2;
+    let (order, _) = &results[0].2;
+    let reached: Vec<u32> = (0..CASCADES)
+        .map(|k| results[0].3.iter().flat_map(|r| r.cascades[k]).map(|(_, n)| n).sum())
+        .collect();
+    assert!(reached.iter().all(|&n| n > 0), "characters per cascade: {reached:?}");
     for (first, count) in runs {
         let entries = &order[first as usize..(first + count) as usize];
         let key = |&c: &u32| (slot(buckets[c as usize]), c);
@@ -225,6 +231,9 @@ fn foresight_calls_unseen_exactly_what_no_pass_draws() {
         if round % 2 == 1 {
             let light = [next(-1.0, 1.0), next(0.2, 1.0), next(-1.0, 1.0)];
             view = view.with_shadows(light).with_receivers_above(next(-10.0, 0.0));
+            if round % 4 == 3 {
+                view = view.with_cascades(&cascades(&camera, Vector3::from(light).normalize()));
+            }
         }
         order.choose(&view, &ERROR, DrawDetail::Auto);
         order.foresee(&view, DrawDetail::Auto, &mut sight);
@@ -299,4 +308,70 @@ fn characters_out_of_view_are_drawn_for_the_light_alone() {
     order.choose(&view(), &[0.0, 1e6, 1e6, 1e6, 1e6], DrawDetail::Auto);
     assert_eq!(order.buckets, [0, HIDDEN, 0, HIDDEN]);
     assert_eq!(order.run_levels(0, Seen::ByLight), Some(&[(0, 2), (2, 0), (2, 0), (2, 0), (2, 0)]));
+}
+
+/// Cascade boxes as slabs of depth (`-z` from `near` to `far`), wide
+/// enough for everything else.
+fn slabs(depths: [(f32, f32); CASCADES]) -> [[[f32; 4]; 6]; CASCADES] {
+    depths.map(|(near, far)| {
+        let wide = 1e4;
+        [[1.0, 0.0, 0.0, wide], [-1.0, 0.0, 0.0, wide], [0.0, 1.0, 0.0, wide], [0.0, -1.0, 0.0, wide]]
+            .into_iter()
+            .chain([[0.0, 0.0, -1.0, -near], [0.0, 0.0, 1.0, far]])
+            .collect::<Vec<_>>()
+            .try_into()
+            .unwrap()
+    })
+}
+
+#[test]
+fn each_cascade_draws_the_characters_that_reach_its_box() {
+    let mut order = DrawOrder::new(7, 1, &[(0, 3), (3, 4)]);
+    // Unit spheres in view at depths 5, 9.5 (across the first two
+    // cascades' overlap), 20, 50 and 400; one to the left out of view
+    // whose shadow falls into it, at the third cascade's depths; one the
+    // same past every cascade's depths.
+    let beside = |x: f32, z: f32| Matrix4::new_translation(&Vector3::new(x, 0.0, -z));
+    let worlds =
+        [at(5.0), at(9.5), at(20.0), at(50.0), at(400.0), beside(-60.0, 50.0), beside(-800.0, 700.0)];
+    for (c, world) in worlds.iter().enumerate() {
+        order.place(c, world, [0.0, 0.0, 0.0, 1.0]);
+    }
+    let mut view = view().with_shadows([-1.0, 0.25, 0.0]).with_receivers_above(-40.0);
+    view.cascades = Some(slabs([(0.0, 10.0), (9.0, 30.0), (30.0, 100.0), (100.0, 500.0)]));
+    order.choose(&view, &ERROR, DrawDetail::Auto);
+    assert_eq!(order.buckets[..5], [0, 0, 2, 4, 6], "levels in view");
+    assert_eq!((order.buckets[5], order.buckets[6]), (5, HIDDEN), "culled: cast into a cascade, or none");
+    let sections = order.cascade_order().expect("each cascade its own").to_vec();
+    let entries = order.order().len() as u32;
+    // Cascade k's instances of run r, per level, as characters.
+    let drawn = |k: usize, r: usize| -> Vec<Vec<u32>> {
+        let levels = order.run_levels(r, Seen::ByCascade(k)).unwrap();
+        levels.iter().map(|&(first, count)| sections[range_of(first - entries, count)].to_vec()).collect()
+    };
+    let none: Vec<Vec<u32>> = vec![vec![]; DETAIL_LEVELS];
+    let with = |pairs: &[(usize, u32)]| {
+        let mut levels = none.clone();
+        pairs.iter().for_each(|&(level, c)| levels[level].push(c));
+        levels
+    };
+    assert_eq!(drawn(0, 0), with(&[(0, 0), (0, 1)]));
+    assert_eq!(drawn(1, 0), with(&[(0, 1), (1, 2)]));
+    assert_eq!((drawn(2, 0), drawn(3, 0)), (none.clone(), none.clone()));
+    assert_eq!((drawn(0, 1), drawn(1, 1)), (none.clone(), none.clone()));
+    assert_eq!(drawn(2, 1), with(&[(2, 3), (2, 5)]));
+    assert_eq!(drawn(3, 1), with(&[(3, 4)]));
+    // Sections apart: cascade k's run r starts at its characters' place.
+    assert_eq!(order.run_levels(1, Seen::ByCascade(2)).unwrap()[0].0, entries + 2 * 7 + 3);
+    // Without the boxes (or at full detail), every drawn character goes
+    // into every cascade: the ByLight ranges of the order.
+    view.cascades = None;
+    order.choose(&view, &ERROR, DrawDetail::Auto);
+    assert_eq!(order.cascade_order(), None);
+    assert_eq!(order.buckets[6], 9, "the shadow may fall into the view");
+    assert_eq!(order.run_levels(1, Seen::ByCascade(0)), order.run_levels(1, Seen::ByLight));
+}
+
+fn range_of(first: u32, count: u32) -> std::ops::Range<usize> {
+    first as usize..(first + count) as usize
 }
