@@ -18,7 +18,9 @@ use crate::asset::{self, LoadOptions, Model};
 use crate::character::controller::find_controller;
 use crate::character::{Controller, Crowd};
 use crate::render::copy_kernel::{CopyKernel, bytes_taking, measure_buffer_copy_wall, timestamp_check};
-use crate::render::frame_settings::{Choice, DrawDetail, InfluenceBlend, PoseEvaluation, SkinningPlacement};
+use crate::render::frame_settings::{
+    Choice, DrawDetail, InfluenceBlend, PassSetup, PoseEvaluation, SkinningPlacement,
+};
 use crate::render::profile::{FrameSample, PROFILE_FPS, ProfileScene};
 use crate::render::{GpuContext, GpuError, GpuOptions, RenderError, with_gpu};
 use anyhow::anyhow;
@@ -568,6 +570,8 @@ fn measure(
         gpu_pose_us: if gpu_posed { Some(stat(&|s| s.gpu.pose_us, "pose pass")?) } else { None },
         detail: (config.frame.detail == DrawDetail::Full).then(|| config.frame.detail.name().to_string()),
         triangles: Some(median_count(&samples, |s| s.triangles)),
+        shadow_triangles: (config.frame.passes == PassSetup::ShadowCascades)
+            .then(|| median_count(&samples, |s| s.shadow_triangles)),
         skinned_vertices: (compute && skinned < vertices * u64::from(config.characters)).then_some(skinned),
         posed_characters: Some(median_count(&samples, |s| s.posed_characters)),
         device_bytes: Some(ctx.allocated_bytes()),

@@ -10,7 +10,9 @@ use super::camera::{Camera, DEFAULT_FOV_Y};
 use super::copy_kernel::median;
 use super::error::RenderError;
 use super::frame::{FrameContents, FrameEnd, FrameInput, FrameOutput, GpuTimes};
-use super::frame_settings::{DrawDetail, FrameSettings, InfluenceBlend, PaletteUpload, SkinningPlacement};
+use super::frame_settings::{
+    DrawDetail, FrameSettings, InfluenceBlend, PaletteUpload, PassSetup, SkinningPlacement,
+};
 use super::offscreen::OffscreenTargets;
 use super::renderer::{RenderSettings, Renderer};
 use super::scene_passes::SceneTarget;
@@ -37,6 +39,9 @@ pub struct FrameSample {
     pub playback_bytes: u64,
     /// Triangles the characters drew per pass, at their detail levels.
     pub triangles: u64,
+    /// Triangles the characters drew into the shadow cascades together
+    /// (`Renderer::shadow_triangles`; 0 on frames without them).
+    pub shadow_triangles: u64,
     /// Vertices the skin dispatch skinned (`Renderer::skinned_vertices`).
     pub skinned_vertices: u64,
     /// Characters the crowd posed (`FrameSource::posed`).
@@ -119,6 +124,9 @@ impl ProfileScene {
                 sample.palette_bytes = report.skin.palette_bytes_written;
                 sample.playback_bytes = report.skin.playback_bytes_written;
                 sample.triangles = self.renderer.triangles_per_pass();
+                if self.renderer.settings().frame.passes == PassSetup::ShadowCascades {
+                    sample.shadow_triangles = self.renderer.shadow_triangles();
+                }
                 sample.skinned_vertices = self.renderer.skinned_vertices();
                 sample.posed_characters = crowd.posed() as u64;
             }

@@ -261,6 +261,8 @@ fn quick_bench_writes_complete_results_and_plots() {
         assert!(ran("gpu frame") && ran("gpu pass") && ran("copy kernel"), "{name}: {timings:?}");
         let compute = e["skinning"].as_str().is_some_and(|s| s.ends_with("compute"));
         assert!(!compute || ran("gpu skin"), "{name}: no skin time");
+        // Shadow cascades' triangles only where the frame draws them.
+        assert_eq!(e.get("shadow_triangles").is_some(), e["passes"] == 5, "{name}");
         let paused = e["paused"].as_bool().expect("paused");
         if e["upload"] == "dirty" && paused {
             assert_eq!(e["palette_bytes"], 0, "{name}: paused characters uploaded palettes");
@@ -280,7 +282,8 @@ fn quick_bench_writes_complete_results_and_plots() {
 
 /// The dual-quaternion modes measure both places the matrices can be split
 /// (`dqs_split` "shader" and "cpu", on the compute and the vertex path),
-/// with validation silent over the CPU-split palettes' staged copies too.
+/// with validation silent over the CPU-split palettes' staged copies too,
+/// in frames that draw the shadow cascades.
 #[test]
 fn dual_quaternion_modes_measure_both_splits() {
     if crate::common::context().is_none() {
@@ -298,7 +301,7 @@ fn dual_quaternion_modes_measure_both_splits() {
             "--characters",
             "2",
             "--passes",
-            "1",
+            "5",
             "--frames",
             "3",
         ],
@@ -309,6 +312,13 @@ fn dual_quaternion_modes_measure_both_splits() {
         let (skinning, split) = (e["skinning"].as_str().unwrap(), e["dqs_split"].as_str().unwrap());
         assert!(e["gpu_us"]["frame"]["median"].as_f64().unwrap() > 0.0, "{skinning} {split}: no frame time");
         assert!(e["palette_bytes"].as_u64().unwrap() > 0, "{skinning} {split}: no palette bytes");
+        // The shadow cascades drew both characters (the draw order's
+        // cascade sections, read by every skinning mode's vertex shader).
+        let (main, shadows) = (e["triangles"].as_u64().unwrap(), e["shadow_triangles"].as_u64().unwrap());
+        assert!(
+            main > 0 && shadows >= main,
+            "{skinning} {split}: {main} triangles, {shadows} in the cascades"
+        );
         seen.insert((skinning.to_string(), split.to_string(), e["upload"].as_str().unwrap().to_string()));
     }
     assert_eq!(seen.len(), 2 * 2 * 2, "every mode, split and upload once: {seen:?}");

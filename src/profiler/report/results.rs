@@ -263,6 +263,11 @@ pub struct BenchEntry {
     /// (median over the frames; absent in files from before detail levels).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub triangles: Option<u64>,
+    /// Triangles the characters drew into the shadow cascades together,
+    /// each cascade those whose spheres reach its box (median over the
+    /// frames; only with `passes` 5, and absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shadow_triangles: Option<u64>,
     /// Vertices the skin pass skinned per frame, all characters, where
     /// their detail levels left some unskinned (median over the frames);
     /// absent where it skinned every vertex (and in older files).

@@ -77,7 +77,7 @@ pub fn print_table(out: &mut impl Write, results: &BenchResults) -> io::Result<(
     writeln!(
         out,
         "(GPU figures: {}. µs as median/p95; triangles/pass: what the characters drew per pass at \
-         their detail levels; pose: the CPU pose update of every character{threads}; skin % of copy: \
+         their detail levels, + the shadow cascades' together on 5-pass rows; pose: the CPU pose update of every character{threads}; skin % of copy: \
          the copy kernel over the skin pass's bytes / the skin pass, same clock; staged/plain: the \
          staged palette copy / one plain copy of its bytes, host-timed, on rows that copy \
          palettes{refined})",
@@ -123,14 +123,19 @@ fn upload_cell(e: &BenchEntry) -> String {
     if e.paused { format!("{}, paused", e.upload) } else { e.upload.clone() }
 }
 
-/// The characters' triangles per pass (`1.2M`, `45.6k`), with ", full"
+/// The characters' triangles per pass (`1.2M`, `45.6k`), then the shadow
+/// cascades' together (`+ 3.4M`) on rows that draw them, with ", full"
 /// when every character drew its full mesh; "-" in older files.
 fn triangles_cell(e: &BenchEntry) -> String {
     let Some(t) = e.triangles else { return "-".to_string() };
-    let count = match t {
+    let short = |t: u64| match t {
         0..1_000 => t.to_string(),
         1_000..1_000_000 => format!("{:.1}k", t as f64 / 1e3),
         _ => format!("{:.1}M", t as f64 / 1e6),
+    };
+    let count = match e.shadow_triangles {
+        Some(s) => format!("{} + {}", short(t), short(s)),
+        None => short(t),
     };
     if e.detail.as_deref() == Some("full") { format!("{count}, full") } else { count }
 }
@@ -231,6 +236,18 @@ mod tests {
         assert_eq!(second[second.len() - 1], "-", "nothing was copied");
         assert_eq!(second[second.len() - 2], "-", "vertex skinning has no skin pass");
         assert!(lines[4].starts_with("(GPU figures: GPU timestamps."), "{}", lines[4]);
+    }
+
+    #[test]
+    fn five_pass_rows_add_the_shadow_cascades_triangles() {
+        let mut shadows = entry(1000, 5, "compute", "dirty", false);
+        (shadows.triangles, shadows.shadow_triangles) = (Some(1_200_000), Some(3_400_000));
+        let mut main = entry(1000, 1, "compute", "dirty", false);
+        (main.triangles, main.detail) = (Some(45_600), Some("full".into()));
+        assert_eq!(
+            (triangles_cell(&shadows), triangles_cell(&main)),
+            ("1.2M + 3.4M".into(), "45.6k, full".into())
+        );
     }
 
     #[test]

@@ -56,6 +56,7 @@ pub fn entry(characters: u32, passes: u32, skinning: &str, upload: &str, paused:
         gpu_pose_us: None,
         detail: None,
         triangles: None,
+        shadow_triangles: None,
         skinned_vertices: None,
         posed_characters: None,
         device_bytes: None,
