@@ -19,11 +19,13 @@
 //! sphere swept away from the key light reaches the view): within a
 //! level, the visible characters come first and the culled ones right
 //! after, so the camera's draw of a level is one range and the cascades'
-//! draw another. A character drawn by no pass (outside the view, and its
-//! shadow too or no shadow pass) is [`HIDDEN`]: sorted after every level,
-//! and not skinned either (`render::skin_levels`). Plain CPU work, no
-//! allocation per frame; placing, choosing and foreseeing run in chunks
-//! on the threads that pose the crowd (`render::chunked`).
+//! draw another; each cascade then draws those of them whose spheres
+//! reach its box (`cascades`). A character drawn by no pass (outside the
+//! view, and its shadow too, or in no cascade's box, or no shadow pass)
+//! is [`HIDDEN`]: sorted after every level, and not skinned either
+//! (`render::skin_levels`). Plain CPU work, no allocation per frame;
+//! placing, choosing and foreseeing run in chunks on the threads that pose
+//! the crowd (`render::chunked`).
 
 use super::camera::Camera;
 use super::chunked;
