@@ -10,11 +10,95 @@
 //! order itself (`DrawOrder::sort`), into the cascade's section of
 //! `cascade_order`. What the cascades draw is unchanged, pixel for pixel;
 //! only the misses are left out.
+//!
+//! The boxes share the light's axes (`shadow::cascades` looks at every
+//! slice from the same light), so a sphere is tested along them once: three
+//! dot products, then two comparisons per axis and cascade, instead of six
+//! plane distances per cascade.
 
-use super::{DrawOrder, HIDDEN, SharedOrder};
+use super::{DrawOrder, HIDDEN, PlacedSphere, SharedOrder};
 use crate::render::chunked;
 use crate::render::detail_levels::DETAIL_LEVELS;
-use crate::render::shadow::CASCADES;
+use crate::render::shadow::{CASCADES, Cascades};
+
+/// How far apart the cascades' axes may be (unit vectors, per component)
+/// and still be taken as one light's: rounding leaves them about 1e-7
+/// apart. Each box is widened by this much of its reach from the origin,
+/// so the shared axes never leave out a caster its own would keep.
+const SHARED_AXES: f32 = 1e-6;
+
+/// The shadow cascades' boxes along the key light's axes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CascadeBoxes {
+    /// The light's unit axes: across the depth maps (x, y) and along the
+    /// light (z), the same for every cascade.
+    axes: [[f32; 3]; 3],
+    /// Per cascade and axis, the interval of a point's distance along the
+    /// axis that lies inside the cascade's box.
+    bounds: [[[f32; 2]; 3]; CASCADES],
+}
+
+impl CascadeBoxes {
+    /// The boxes of `cascades`' orthographic projections; `None` when one
+    /// is not orthographic, is degenerate, or looks along other axes than
+    /// the first (then every cascade draws every caster).
+    pub fn new(cascades: &Cascades) -> Option<CascadeBoxes> {
+        let row = |m: &nalgebra::Matrix4<f32>, i: usize| [m[(i, 0)], m[(i, 1)], m[(i, 2)], m[(i, 3)]];
+        let first = &cascades.view_proj[0];
+        let mut axes = [[0.0; 3]; 3];
+        for (i, axis) in axes.iter_mut().enumerate() {
+            let r = row(first, i);
+            let length = (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]).sqrt();
+            if !(length > 0.0 && length.is_finite()) {
+                return None;
+            }
+            *axis = [r[0] / length, r[1] / length, r[2] / length];
+        }
+        let mut bounds = [[[0.0; 2]; 3]; CASCADES];
+        for (m, bounds) in cascades.view_proj.iter().zip(&mut bounds) {
+            if row(m, 3) != [0.0, 0.0, 0.0, 1.0] {
+                return None;
+            }
+            // Clip x and y within -1..1, z within 0..1 (Vulkan).
+            for (i, (bound, clip)) in
+                bounds.iter_mut().zip([[-1.0, 1.0], [-1.0, 1.0], [0.0, 1.0]]).enumerate()
+            {
+                let r = row(m, i);
+                let length = (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]).sqrt();
+                if length <= 0.0 || !length.is_finite() {
+                    return None;
+                }
+                let axis = [r[0] / length, r[1] / length, r[2] / length];
+                if (0..3).any(|c| (axis[c] - axes[i][c]).abs() > SHARED_AXES) {
+                    return None;
+                }
+                // clip = length * distance + r[3].
+                let (lo, hi) = ((clip[0] - r[3]) / length, (clip[1] - r[3]) / length);
+                let widen = SHARED_AXES * (1.0 + lo.abs().max(hi.abs()));
+                *bound = [lo - widen, hi + widen];
+                if !bound.iter().all(|b| b.is_finite()) {
+                    return None;
+                }
+            }
+        }
+        Some(CascadeBoxes { axes, bounds })
+    }
+
+    /// The cascades `sphere` reaches, a bit each (cascade `k` is bit `k`);
+    /// every one for a non-finite sphere.
+    pub(super) fn reached(&self, sphere: &PlacedSphere) -> u8 {
+        let c = sphere.centre;
+        let along = self.axes.map(|a| a[0] * c[0] + a[1] * c[1] + a[2] * c[2]);
+        let r = sphere.radius;
+        let mut mask = 0;
+        for (k, bounds) in self.bounds.iter().enumerate() {
+            // NaN compares false: a broken sphere is never outside.
+            let outside = along.iter().zip(bounds).any(|(&d, b)| d + r < b[0] || d - r > b[1]);
+            mask |= u8::from(!outside) << k;
+        }
+        mask
+    }
+}
 
 impl DrawOrder {
     /// Sorts each cascade's characters (those some pass draws whose

@@ -33,6 +33,7 @@ use super::detail_levels::DETAIL_LEVELS;
 use super::frame_settings::DrawDetail;
 use super::shadow::{CASCADES, Cascades};
 use crate::anim::{FramePoses, Sight};
+pub use cascades::CascadeBoxes;
 use nalgebra::Matrix4;
 
 /// The most a drawn level may depart from the full mesh, in pixels. Half
@@ -85,10 +86,10 @@ pub struct LevelView {
     /// c, d]` with a unit normal pointing in: a point p is inside all when
     /// every `a px + b py + c pz + d >= 0`.
     pub planes: [[f32; 4]; 6],
-    /// Each shadow cascade's box (its six planes, as `planes`) when the
-    /// frame draws the cascades (`with_cascades`): a caster is drawn into
-    /// those its sphere reaches. Without them, into every cascade.
-    pub cascades: Option<[[[f32; 4]; 6]; CASCADES]>,
+    /// The shadow cascades' boxes when the frame draws the cascades
+    /// (`with_cascades`): a caster is drawn into those its sphere reaches.
+    /// Without them, into every cascade.
+    pub cascades: Option<CascadeBoxes>,
 }
 
 impl LevelView {
@@ -109,9 +110,11 @@ impl LevelView {
     }
 
     /// The view with the boxes of the frame's shadow cascades: each
-    /// caster is drawn only into those its sphere reaches.
+    /// caster is drawn only into those its sphere reaches (into every
+    /// cascade when their projections are not the orthographic ones of one
+    /// light, `CascadeBoxes::new`).
     pub fn with_cascades(mut self, cascades: &Cascades) -> LevelView {
-        self.cascades = Some(cascades.view_proj.map(|m| frustum_planes(&m)));
+        self.cascades = CascadeBoxes::new(cascades);
         self
     }
 
@@ -197,7 +200,7 @@ impl LevelView {
     /// every cascade.
     fn cascades_reached(&self, sphere: &PlacedSphere) -> u8 {
         match &self.cascades {
-            Some(boxes) => (0..CASCADES).filter(|&k| reaches(&boxes[k], sphere)).fold(0, |m, k| m | 1 << k),
+            Some(boxes) => boxes.reached(sphere),
             None => EVERY_CASCADE,
         }
     }

@@ -149,8 +149,12 @@ fn chunks_on_a_pool_order_as_one_thread_does() {
         .collect();
     worlds[7] = Matrix4::from_element(f32::NAN);
     let runs = [(0, 4000), (4000, n as u32 - 4000)];
-    let mut view = view().with_shadows([0.3, 1.0, 0.2]).with_receivers_above(-1.0);
-    view.cascades = Some(slabs([(0.0, 20.0), (15.0, 50.0), (45.0, 100.0), (90.0, 1000.0)]));
+    let view = view().with_shadows([0.3, 1.0, 0.2]).with_receivers_above(-1.0).with_cascades(&slabs([
+        (0.0, 20.0),
+        (15.0, 50.0),
+        (45.0, 100.0),
+        (90.0, 1000.0),
+    ]));
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
     let mut results = Vec::new();
     for (threads, in_slice) in [(1, true), (2, true), (2, false)] {
@@ -310,18 +314,20 @@ fn characters_out_of_view_are_drawn_for_the_light_alone() {
     assert_eq!(order.run_levels(0, Seen::ByLight), Some(&[(0, 2), (2, 0), (2, 0), (2, 0), (2, 0)]));
 }
 
-/// Cascade boxes as slabs of depth (`-z` from `near` to `far`), wide
-/// enough for everything else.
-fn slabs(depths: [(f32, f32); CASCADES]) -> [[[f32; 4]; 6]; CASCADES] {
-    depths.map(|(near, far)| {
-        let wide = 1e4;
-        [[1.0, 0.0, 0.0, wide], [-1.0, 0.0, 0.0, wide], [0.0, 1.0, 0.0, wide], [0.0, -1.0, 0.0, wide]]
-            .into_iter()
-            .chain([[0.0, 0.0, -1.0, -near], [0.0, 0.0, 1.0, far]])
-            .collect::<Vec<_>>()
-            .try_into()
-            .unwrap()
-    })
+/// Cascades whose boxes are slabs of depth (`-z` from `near` to `far`),
+/// 20,000 units wide and tall: orthographic projections looking down -z.
+fn slabs(depths: [(f32, f32); CASCADES]) -> Cascades {
+    let view_proj = depths.map(|(near, far)| {
+        #[rustfmt::skip]
+        let m = Matrix4::new(
+            1e-4, 0.0, 0.0, 0.0,
+            0.0, 1e-4, 0.0, 0.0,
+            0.0, 0.0, -1.0 / (far - near), -near / (far - near),
+            0.0, 0.0, 0.0, 1.0,
+        );
+        m
+    });
+    Cascades { view_proj, far: depths.map(|d| d.1) }
 }
 
 #[test]
@@ -337,8 +343,11 @@ fn each_cascade_draws_the_characters_that_reach_its_box() {
     for (c, world) in worlds.iter().enumerate() {
         order.place(c, world, [0.0, 0.0, 0.0, 1.0]);
     }
-    let mut view = view().with_shadows([-1.0, 0.25, 0.0]).with_receivers_above(-40.0);
-    view.cascades = Some(slabs([(0.0, 10.0), (9.0, 30.0), (30.0, 100.0), (100.0, 500.0)]));
+    let mut view = view()
+        .with_shadows([-1.0, 0.25, 0.0])
+        .with_receivers_above(-40.0)
+        .with_cascades(&slabs([(0.0, 10.0), (9.0, 30.0), (30.0, 100.0), (100.0, 500.0)]));
+    assert!(view.cascades.is_some(), "orthographic, along one light's axes");
     order.choose(&view, &ERROR, DrawDetail::Auto);
     assert_eq!(order.buckets[..5], [0, 0, 2, 4, 6], "levels in view");
     assert_eq!((order.buckets[5], order.buckets[6]), (5, HIDDEN), "culled: cast into a cascade, or none");
@@ -374,4 +383,60 @@ fn each_cascade_draws_the_characters_that_reach_its_box() {
 
 fn range_of(first: u32, count: u32) -> std::ops::Range<usize> {
     first as usize..(first + count) as usize
+}
+
+/// The boxes tested along the light's shared axes keep every sphere the
+/// cascades' own planes keep, and add only spheres within a hair of a
+/// box; projections of other shapes fall back to every cascade.
+#[test]
+fn cascade_boxes_agree_with_each_cascade_s_planes() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move |lo: f32, hi: f32| {
+        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        lo + (hi - lo) * ((state >> 40) as f32 / (1u64 << 24) as f32)
+    };
+    let (mut inside, mut outside) = (0, 0);
+    for _ in 0..50 {
+        let eye = Point3::new(next(-50.0, 50.0), next(1.0, 40.0), next(-50.0, 50.0));
+        let camera = Camera {
+            eye,
+            target: eye + Vector3::new(next(-1.0, 1.0), next(-0.8, 0.1), next(-1.0, 1.0)),
+            up: Vector3::y(),
+            fov_y: next(0.4, 1.2),
+            aspect: 16.0 / 9.0,
+            near: 0.1,
+            far: next(30.0, 800.0),
+            lens_shift: 0.0,
+        };
+        let light = Vector3::new(next(-1.0, 1.0), next(0.1, 1.0), next(-1.0, 1.0)).normalize();
+        let cascades = cascades(&camera, light);
+        let boxes = CascadeBoxes::new(&cascades).expect("one light's orthographic boxes");
+        let planes = cascades.view_proj.map(|m| frustum_planes(&m));
+        for _ in 0..200 {
+            let centre = [next(-300.0, 300.0), next(-20.0, 60.0), next(-300.0, 300.0)];
+            let sphere = PlacedSphere { centre, radius: next(0.1, 5.0), scale: 1.0 };
+            let mask = boxes.reached(&sphere);
+            for (k, planes) in planes.iter().enumerate() {
+                let by_planes = reaches(planes, &sphere);
+                let by_box = mask >> k & 1 == 1;
+                if by_planes {
+                    assert!(by_box, "cascade {k} keeps {sphere:?}");
+                    inside += 1;
+                } else {
+                    outside += 1;
+                    // Outside by more than a hair: the box leaves it out too.
+                    let margin = PlacedSphere { radius: sphere.radius + 1e-2, ..sphere };
+                    assert!(!by_box || reaches(planes, &margin), "cascade {k} adds {sphere:?}");
+                }
+            }
+        }
+    }
+    assert!(inside > 1000 && outside > 1000, "{inside} inside, {outside} outside");
+    let broken = PlacedSphere { centre: [f32::NAN; 3], radius: 1.0, scale: 1.0 };
+    let boxes = CascadeBoxes::new(&slabs([(0.0, 1.0); CASCADES])).unwrap();
+    assert_eq!(boxes.reached(&broken), EVERY_CASCADE, "a broken sphere reaches every cascade");
+    // A perspective projection is no box.
+    let mut perspective = slabs([(0.0, 1.0); CASCADES]);
+    perspective.view_proj[2][(3, 2)] = -1.0;
+    assert_eq!(CascadeBoxes::new(&perspective), None);
 }
