@@ -201,16 +201,37 @@ fn chunks_on_a_pool_order_as_one_thread_does() {
     }
 }
 
+/// A small deterministic generator: each call of the closure returns a
+/// number uniform in `lo..hi`.
+fn uniform(seed: u64) -> impl FnMut(f32, f32) -> f32 {
+    let mut state = seed;
+    move |lo, hi| {
+        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        lo + (hi - lo) * ((state >> 40) as f32 / (1u64 << 24) as f32)
+    }
+}
+
+/// A camera at `eye` looking somewhere level to `down` steeply down, its
+/// field of view and far plane (up to `far`) drawn from `next`.
+fn random_camera(next: &mut impl FnMut(f32, f32) -> f32, eye: Point3<f32>, down: f32, far: f32) -> Camera {
+    Camera {
+        eye,
+        target: eye + Vector3::new(next(-1.0, 1.0), next(-down, 0.1), next(-1.0, 1.0)),
+        up: Vector3::y(),
+        fov_y: next(0.4, 1.2),
+        aspect: 16.0 / 9.0,
+        near: 0.1,
+        far: next(30.0, far),
+        lens_shift: 0.0,
+    }
+}
+
 /// What the foresight calls unseen is exactly what the frame then
 /// draws in no pass, for any placement, camera, light and ground (a
 /// drawn character left unposed would show a stale pose).
 #[test]
 fn foresight_calls_unseen_exactly_what_no_pass_draws() {
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move |lo: f32, hi: f32| {
-        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-        lo + (hi - lo) * ((state >> 40) as f32 / (1u64 << 24) as f32)
-    };
+    let mut next = uniform(0x2545_f491_4f6c_dd1d);
     let n = 300;
     let mut order = DrawOrder::new(n, 0, &[(0, n)]);
     let mut sight = vec![Sight::Unseen; n as usize];
@@ -221,16 +242,7 @@ fn foresight_calls_unseen_exactly_what_no_pass_draws() {
             order.place(c, &Matrix4::new_translation(&at), [0.0, 0.9, 0.0, next(0.5, 2.0)]);
         }
         let eye = Point3::new(next(-20.0, 20.0), next(0.5, 10.0), next(-20.0, 20.0));
-        let camera = Camera {
-            eye,
-            target: eye + Vector3::new(next(-1.0, 1.0), next(-0.6, 0.1), next(-1.0, 1.0)),
-            up: Vector3::y(),
-            fov_y: next(0.4, 1.2),
-            aspect: 16.0 / 9.0,
-            near: 0.1,
-            far: next(30.0, 200.0),
-            lens_shift: 0.0,
-        };
+        let camera = random_camera(&mut next, eye, 0.6, 200.0);
         let mut view = LevelView::new(&camera, 720);
         if round % 2 == 1 {
             let light = [next(-1.0, 1.0), next(0.2, 1.0), next(-1.0, 1.0)];
@@ -390,24 +402,11 @@ fn range_of(first: u32, count: u32) -> std::ops::Range<usize> {
 /// box; projections of other shapes fall back to every cascade.
 #[test]
 fn cascade_boxes_agree_with_each_cascade_s_planes() {
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move |lo: f32, hi: f32| {
-        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-        lo + (hi - lo) * ((state >> 40) as f32 / (1u64 << 24) as f32)
-    };
+    let mut next = uniform(0x9e37_79b9_7f4a_7c15);
     let (mut inside, mut outside) = (0, 0);
     for _ in 0..50 {
         let eye = Point3::new(next(-50.0, 50.0), next(1.0, 40.0), next(-50.0, 50.0));
-        let camera = Camera {
-            eye,
-            target: eye + Vector3::new(next(-1.0, 1.0), next(-0.8, 0.1), next(-1.0, 1.0)),
-            up: Vector3::y(),
-            fov_y: next(0.4, 1.2),
-            aspect: 16.0 / 9.0,
-            near: 0.1,
-            far: next(30.0, 800.0),
-            lens_shift: 0.0,
-        };
+        let camera = random_camera(&mut next, eye, 0.8, 800.0);
         let light = Vector3::new(next(-1.0, 1.0), next(0.1, 1.0), next(-1.0, 1.0)).normalize();
         let cascades = cascades(&camera, light);
         let boxes = CascadeBoxes::new(&cascades).expect("one light's orthographic boxes");
