@@ -166,6 +166,9 @@ pub struct FrameTimings {
     pub hidden: u32,
     /// Triangles the characters drew in the main pass.
     pub triangles: u64,
+    /// Triangles they drew into the shadow cascades together (0 without
+    /// shadows).
+    pub shadow_triangles: u64,
     /// Vertices the skin dispatch skinned (0 on the vertex-skinning path).
     pub skinned_vertices: u64,
     /// Crowd characters posed this frame (`None` without a crowd): small

@@ -581,6 +581,10 @@ fn timing(ui: &mut Ui, state: &mut ViewerState, t: &FrameTimings) {
         row(ui, "GPU skin", format!("{:8.1} µs", t.gpu_skin_us));
         row(ui, "GPU draw", format!("{:8.1} µs", t.gpu_draw_us));
         row(ui, "triangles", format!("{:8}", t.triangles));
+        if t.shadow_triangles > 0 {
+            // Each cascade draws the casters that reach its box.
+            row(ui, "in shadows", format!("{:8}", t.shadow_triangles));
+        }
         row(ui, "skinned", format!("{:8}", t.skinned_vertices));
         let (levels, culled) = t.detail;
         let levels = levels.map(|n| n.to_string()).join(" · ");
