@@ -27,7 +27,7 @@ use crate::render::image_out;
 use crate::render::renderer::Renderer;
 use crate::render::trace;
 use crate::render::window_frame::{BoneOverlay, Drawn, OpenError, WindowFrame, WindowScene};
-use crate::render::{FrameSettings, GpuContext, GpuError, GpuOptions, PassSetup};
+use crate::render::{FrameSettings, GpuContext, GpuError, GpuOptions};
 use crate::world::Level;
 use anyhow::{anyhow, bail};
 use std::path::{Path, PathBuf};
@@ -490,8 +490,7 @@ impl Viewer {
         self.timings.detail = scene.renderer.detail_counts();
         self.timings.hidden = scene.renderer.hidden_characters();
         self.timings.triangles = scene.renderer.triangles_per_pass();
-        let shadows = scene.renderer.settings().frame.passes == PassSetup::ShadowCascades;
-        self.timings.shadow_triangles = if shadows { scene.renderer.shadow_triangles() } else { 0 };
+        self.timings.shadow_triangles = scene.renderer.shadow_triangles();
         self.timings.skinned_vertices = scene.renderer.skinned_vertices();
         if let (Some(shot), Some(path)) = (&drawn.screenshot, &self.options.screenshot) {
             image_out::write_png(path, shot.width, shot.height, &shot.rgba)?;

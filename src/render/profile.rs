@@ -10,9 +10,7 @@ use super::camera::{Camera, DEFAULT_FOV_Y};
 use super::copy_kernel::median;
 use super::error::RenderError;
 use super::frame::{FrameContents, FrameEnd, FrameInput, FrameOutput, GpuTimes};
-use super::frame_settings::{
-    DrawDetail, FrameSettings, InfluenceBlend, PaletteUpload, PassSetup, SkinningPlacement,
-};
+use super::frame_settings::{DrawDetail, FrameSettings, InfluenceBlend, PaletteUpload, SkinningPlacement};
 use super::offscreen::OffscreenTargets;
 use super::renderer::{RenderSettings, Renderer};
 use super::scene_passes::SceneTarget;
@@ -124,9 +122,7 @@ impl ProfileScene {
                 sample.palette_bytes = report.skin.palette_bytes_written;
                 sample.playback_bytes = report.skin.playback_bytes_written;
                 sample.triangles = self.renderer.triangles_per_pass();
-                if self.renderer.settings().frame.passes == PassSetup::ShadowCascades {
-                    sample.shadow_triangles = self.renderer.shadow_triangles();
-                }
+                sample.shadow_triangles = self.renderer.shadow_triangles();
                 sample.skinned_vertices = self.renderer.skinned_vertices();
                 sample.posed_characters = crowd.posed() as u64;
             }

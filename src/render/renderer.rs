@@ -413,9 +413,12 @@ impl Renderer {
     }
 
     /// Triangles the last recorded frame's characters drew in its shadow
-    /// cascades together, at their levels (the scenery not counted), had
-    /// the frame drawn them.
+    /// cascades together, at their levels (the scenery not counted); 0 when
+    /// the frame draws no cascades.
     pub fn shadow_triangles(&self) -> u64 {
+        if self.settings.frame.passes != PassSetup::ShadowCascades {
+            return 0;
+        }
         (0..CASCADES).map(|k| self.triangles(Seen::ByCascade(k))).sum()
     }
 

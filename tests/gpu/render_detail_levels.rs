@@ -32,7 +32,7 @@ struct Drawn {
     culled: u32,
     hidden: u32,
     triangles: u64,
-    /// Triangles of the shadow cascades together, had the frame drawn them.
+    /// Triangles of the shadow cascades together (0 without them).
     shadow_triangles: u64,
     skinned: u64,
 }
