@@ -44,16 +44,14 @@ impl CascadeBoxes {
     /// the first (then every cascade draws every caster).
     pub fn new(cascades: &Cascades) -> Option<CascadeBoxes> {
         let row = |m: &nalgebra::Matrix4<f32>, i: usize| [m[(i, 0)], m[(i, 1)], m[(i, 2)], m[(i, 3)]];
-        let first = &cascades.view_proj[0];
-        let mut axes = [[0.0; 3]; 3];
-        for (i, axis) in axes.iter_mut().enumerate() {
-            let r = row(first, i);
+        // A projection row's unit axis and length; None when degenerate.
+        let axis = |r: [f32; 4]| {
             let length = (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]).sqrt();
-            if !(length > 0.0 && length.is_finite()) {
-                return None;
-            }
-            *axis = [r[0] / length, r[1] / length, r[2] / length];
-        }
+            (length > 0.0 && length.is_finite())
+                .then(|| ([r[0] / length, r[1] / length, r[2] / length], length))
+        };
+        let first = &cascades.view_proj[0];
+        let axes = [axis(row(first, 0))?.0, axis(row(first, 1))?.0, axis(row(first, 2))?.0];
         let mut bounds = [[[0.0; 2]; 3]; CASCADES];
         for (m, bounds) in cascades.view_proj.iter().zip(&mut bounds) {
             if row(m, 3) != [0.0, 0.0, 0.0, 1.0] {
@@ -64,12 +62,8 @@ impl CascadeBoxes {
                 bounds.iter_mut().zip([[-1.0, 1.0], [-1.0, 1.0], [0.0, 1.0]]).enumerate()
             {
                 let r = row(m, i);
-                let length = (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]).sqrt();
-                if length <= 0.0 || !length.is_finite() {
-                    return None;
-                }
-                let axis = [r[0] / length, r[1] / length, r[2] / length];
-                if (0..3).any(|c| (axis[c] - axes[i][c]).abs() > SHARED_AXES) {
+                let (unit, length) = axis(r)?;
+                if (0..3).any(|c| (unit[c] - axes[i][c]).abs() > SHARED_AXES) {
                     return None;
                 }
                 // clip = length * distance + r[3].
