@@ -16,6 +16,12 @@ layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer Ski
     uvec2 words[];
 };
 
+// A coarser level's map from the primitive's vertex to its place in the
+// character's output at that level (skin_levels::append_maps).
+layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer LevelMap {
+    uint places[];
+};
+
 layout(location = 2) in vec2 in_uv;
 layout(location = 3) in float in_heat;    // selected joint's weight (heat view; 0 otherwise)
 
@@ -28,7 +34,13 @@ void main() {
     // The instance's character, and that counted from the draw's first one.
     uint instance = draw_order[gl_InstanceIndex];
     uint character = instance - push.first_character;
-    uint v = push.output_offset + character * push.vertices_per_character + uint(gl_VertexIndex);
+    // The index buffer names the primitive's own vertices; at a coarser
+    // level the skin pass wrote only the level's, one after the other.
+    uint place = uint(gl_VertexIndex);
+    if (push.level_map != uvec2(0u)) {
+        place = LevelMap(push.level_map).places[place];
+    }
+    uint v = push.output_offset + character * push.vertices_per_character + place;
     SkinnedVertices skinned = SkinnedVertices(push.skinned_address);
     uvec2 a = skinned.words[3u * v];
     uvec2 b = skinned.words[3u * v + 1u];

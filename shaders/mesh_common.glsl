@@ -37,9 +37,10 @@ layout(push_constant) uniform Push {
     uint first_character;        // the draw's first character (its run's)
     uint record;                 // vertex skinning: the first character's SkinRecord
     uint records_per_character;
-    uint output_offset;          // pre-skinned: the first character's first output vertex
+    uint output_offset;          // pre-skinned: the first character's first output vertex of the draw's primitive and level
     uint vertices_per_character;
     uint pad0;
     uvec2 skinned_address;       // pre-skinned (mesh.vert): the skin pass's output of the frame's slot
     uvec2 palette_address;       // vertex skinning (mesh_skinned.vert): the palette the frame reads
+    uvec2 level_map;             // pre-skinned: the level's map from a vertex to its output place (0: none)
 } push;

@@ -3,7 +3,9 @@
 // fixed stride, one output window) drawn at one detail level. Each
 // character takes whole workgroups; its thread t skins the t-th vertex its
 // level draws, its records' vertices one after the other (at a coarser
-// level, the t-th of the primitive's list: level_vertex), morphing and
+// level, the t-th of the primitive's list: level_vertex), into the t-th
+// vertex of the character's output (the draws find it through the level's
+// map, skin_levels::append_maps), morphing and
 // skinning it with the shared skin_vertex (common.glsl), the twin of the
 // CPU reference anim::skinning::SkinningJob. SkinRun::skinned_by is this
 // mapping on the CPU, tested. Included by skin.comp (the palette read
@@ -129,6 +131,11 @@ void main() {
     uint v = p == 0u ? t : t - record_buffer_word(pc.starts + p);
     uint vertex = level_vertex(index, v);
     SkinRecord r = load_record(index);
-    uint out_index = r.output_offset + vertex - pc.window_first_vertex;
+    // Thread t writes the character's t-th output vertex: its level's
+    // vertices one after the other (skin_levels). The character's output
+    // starts where its record p's would, less p's start at level 0.
+    uint level0_starts = pc.starts - pc.level * pc.records_per_character;
+    uint character_output = r.output_offset - record_buffer_word(level0_starts + p);
+    uint out_index = character_output + t - pc.window_first_vertex;
     store_vertex(out_index, DUAL_QUATERNION ? skin_vertex_dqs(r, vertex) : skin_vertex(r, vertex));
 }

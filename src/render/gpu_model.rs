@@ -63,6 +63,10 @@ pub struct GpuPrimitive {
     /// Offset of the table of vertices each coarser level draws in the
     /// model's `skin_levels` (`render::skin_levels`), or `NO_SKIN_LEVELS`.
     pub skin_levels: u32,
+    /// Per detail level, the first word in `GpuModel::level_maps` of the
+    /// map from a vertex to its place in the level's skinned output
+    /// (`skin_levels::append_maps`), or `NO_LEVEL_MAP` (level 0, or no table).
+    pub level_maps: [u32; DETAIL_LEVELS],
     /// Material index into `Model::materials`.
     pub material: Option<usize>,
     /// Whether the primitive has normals (else the streams hold zeros).
@@ -107,6 +111,12 @@ pub struct GpuModel {
     pub uvs: Buffer,
     /// u32 triangle-list indices, primitive-local. Usage: index, storage, transfer.
     pub indices: Buffer,
+    /// Per primitive and coarser level, the u32 place of each vertex in the
+    /// level's skinned output (`GpuPrimitive::level_maps`), read by pointer
+    /// by the draws of pre-skinned vertices. Usage: storage, device address, transfer.
+    pub level_maps: Buffer,
+    /// `level_maps`' device address.
+    pub level_maps_address: vk::DeviceAddress,
     /// Every primitive of every mesh, mesh-major.
     pub primitives: Vec<GpuPrimitive>,
     /// Per mesh, the index of its first entry in `primitives`.
@@ -135,6 +145,7 @@ struct Streams {
     morph_entries: Vec<MorphEntry>,
     uvs: Vec<[f32; 2]>,
     indices: Vec<u32>,
+    level_maps: Vec<u32>,
     /// Host only: `GpuModel::skin_levels`.
     skin_levels: Vec<u32>,
     primitives: Vec<GpuPrimitive>,
@@ -146,8 +157,8 @@ fn to_u32(n: usize, what: &str) -> Result<u32, GpuError> {
 }
 
 impl Streams {
-    /// The six streams' bytes, in `stream_specs` (and `GpuModel` field) order.
-    fn bytes(&self) -> [&[u8]; 6] {
+    /// The seven streams' bytes, in `stream_specs` (and `GpuModel` field) order.
+    fn bytes(&self) -> [&[u8]; STREAMS] {
         [
             bytemuck::cast_slice(&self.sources),
             bytemuck::cast_slice(&self.influences),
@@ -155,6 +166,7 @@ impl Streams {
             bytemuck::cast_slice(&self.morph_entries),
             bytemuck::cast_slice(&self.uvs),
             bytemuck::cast_slice(&self.indices),
+            bytemuck::cast_slice(&self.level_maps),
         ]
     }
 
@@ -272,6 +284,9 @@ impl Streams {
         }
         let skin_levels =
             skin_levels::append_table(&mut self.skin_levels, vertex_count, &self.indices, &levels);
+        let level_maps =
+            skin_levels::append_maps(&mut self.level_maps, &self.skin_levels, skin_levels, vertex_count);
+        to_u32(self.level_maps.len(), "level map words")?;
         self.primitives.push(GpuPrimitive {
             mesh,
             primitive,
@@ -285,6 +300,7 @@ impl Streams {
             target_count,
             levels,
             skin_levels,
+            level_maps,
             material: prim.material,
             has_normals: prim.normals.is_some(),
             has_tangents: prim.tangents.is_some(),
@@ -429,10 +445,14 @@ impl<'a> StreamTable<'a> {
     }
 }
 
-/// The six streams' names and usages, in `Streams::bytes` order. Storage
+/// How many streams a model has (`Streams::bytes`).
+const STREAMS: usize = 7;
+
+/// The streams' names and usages, in `Streams::bytes` order. Storage
 /// buffers for the vertex path and skin_storage.comp, uniform texel buffers
-/// for skin.comp; transfers for the upload and a skin pass's concatenation.
-fn stream_specs() -> [(&'static str, vk::BufferUsageFlags); 6] {
+/// for skin.comp; transfers for the upload and a skin pass's concatenation;
+/// the level maps by pointer.
+fn stream_specs() -> [(&'static str, vk::BufferUsageFlags); STREAMS] {
     let transfer = vk::BufferUsageFlags::TRANSFER_DST | vk::BufferUsageFlags::TRANSFER_SRC;
     let storage =
         vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER | transfer;
@@ -443,13 +463,18 @@ fn stream_specs() -> [(&'static str, vk::BufferUsageFlags); 6] {
         ("morph entries", storage),
         ("uvs", storage | vk::BufferUsageFlags::VERTEX_BUFFER),
         ("indices", storage | vk::BufferUsageFlags::INDEX_BUFFER),
+        ("level maps", storage | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS),
     ]
 }
 
 /// Device-local buffers for `bytes` (`Streams::bytes`), named after `file`;
 /// on failure the ones already made are freed.
-fn create_stream_buffers(ctx: &GpuContext, file: &str, bytes: &[&[u8]; 6]) -> Result<Vec<Buffer>, GpuError> {
-    let mut buffers: Vec<Buffer> = Vec::with_capacity(6);
+fn create_stream_buffers(
+    ctx: &GpuContext,
+    file: &str,
+    bytes: &[&[u8]; STREAMS],
+) -> Result<Vec<Buffer>, GpuError> {
+    let mut buffers: Vec<Buffer> = Vec::with_capacity(STREAMS);
     for ((name, usage), data) in stream_specs().iter().zip(bytes) {
         let name = format!("{file}: {name}");
         // At least 16 bytes: skin.comp views the streams as texels
@@ -488,14 +513,19 @@ impl GpuModel {
         }
         let counts = s.counts();
         let mut it = buffers.into_iter();
-        let mut next = || it.next().expect("six buffers");
+        let mut next = || it.next().expect("a buffer per stream");
+        let (sources, influences, morph_ranges, morph_entries) = (next(), next(), next(), next());
+        let (uvs, indices, level_maps) = (next(), next(), next());
+        let level_maps_address = level_maps.device_address(ctx);
         Ok(GpuModel {
-            sources: next(),
-            influences: next(),
-            morph_ranges: next(),
-            morph_entries: next(),
-            uvs: next(),
-            indices: next(),
+            sources,
+            influences,
+            morph_ranges,
+            morph_entries,
+            uvs,
+            indices,
+            level_maps,
+            level_maps_address,
             primitives: s.primitives,
             mesh_first_primitive: s.mesh_first_primitive,
             counts,
@@ -532,9 +562,8 @@ impl GpuModel {
     /// Frees the buffers; the caller guarantees no pending GPU use (e.g.
     /// after `FrameRing::wait_all`, or through `FrameRing::retire`).
     pub fn destroy(self, ctx: &GpuContext) {
-        for b in
-            [self.sources, self.influences, self.morph_ranges, self.morph_entries, self.uvs, self.indices]
-        {
+        let streams = [self.sources, self.influences, self.morph_ranges, self.morph_entries];
+        for b in streams.into_iter().chain([self.uvs, self.indices, self.level_maps]) {
             b.destroy(ctx);
         }
     }

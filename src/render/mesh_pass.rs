@@ -50,7 +50,8 @@ pub struct DrawPush {
     pub record: u32,
     /// Records between one character's primitive and the next one's.
     pub records_per_character: u32,
-    /// First output vertex of the first character's primitive (pre-skinned path).
+    /// First output vertex of the first character's primitive at the
+    /// draw's level (pre-skinned path).
     pub output_offset: u32,
     /// Output vertices between one character's primitive and the next one's.
     pub vertices_per_character: u32,
@@ -60,9 +61,12 @@ pub struct DrawPush {
     pub skinned_address: vk::DeviceAddress,
     /// The palette the frame reads (vertex-skinning path).
     pub palette_address: vk::DeviceAddress,
+    /// The draw's level map (`GpuPrimitive::level_maps`; pre-skinned
+    /// path), or 0 where the output holds the primitive's own vertices.
+    pub level_map: vk::DeviceAddress,
 }
 
-const _: () = assert!(std::mem::size_of::<DrawPush>() == 56);
+const _: () = assert!(std::mem::size_of::<DrawPush>() == 64);
 
 /// One primitive of `characters` consecutive characters of one model, drawn
 /// with one instanced draw.
@@ -71,9 +75,13 @@ pub struct DrawItem {
     /// The skin pass's output window (buffer) holding the draw's characters
     /// (pre-skinned path: `FrameParams::skinned_addresses`).
     pub window: u32,
-    /// First output vertex of the first character's primitive in that
-    /// window (pre-skinned path).
-    pub output_offset: u32,
+    /// Per detail level, the first output vertex of the first character's
+    /// primitive in that window (pre-skinned path): its level's vertices
+    /// lie together (`render::skin_levels`).
+    pub level_offsets: [u32; DETAIL_LEVELS],
+    /// Per detail level, the device address of the primitive's level map
+    /// (`GpuModel::level_maps`), or 0 (level 0, or no map).
+    pub level_maps: [vk::DeviceAddress; DETAIL_LEVELS],
     /// Output vertices from one character's primitive to the next one's.
     pub vertices_per_character: u32,
     /// The first character (index into the frame's instance buffer).
@@ -693,17 +701,18 @@ impl MeshPass {
         instances: &[(u32, u32); DETAIL_LEVELS],
     ) {
         let (set, base_color) = materials.of(item.material);
-        let push = DrawPush {
+        let push = |level: usize| DrawPush {
             base_color,
             first_character: item.first_character,
             record: item.record,
             records_per_character: item.records_per_character,
-            output_offset: item.output_offset,
+            output_offset: item.level_offsets[level],
             vertices_per_character: item.vertices_per_character,
             pad: 0,
             // Every draw's window is one of the output's (`draw_items`).
             skinned_address: frame.skinned_addresses[item.window as usize],
             palette_address: frame.palette_address,
+            level_map: item.level_maps[level],
         };
         // The heat stream is laid out like the UVs (one f32 where they have
         // a [f32; 2]), so its offset is half the UV offset; without one, the
@@ -718,19 +727,15 @@ impl MeshPass {
         // bound; every buffer and set outlives the frame's fence.
         unsafe {
             d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, self.layout, 2, &[set], &[]);
-            d.cmd_push_constants(
-                cmd,
-                self.layout,
-                vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT,
-                0,
-                bytemuck::bytes_of(&push),
-            );
             d.cmd_bind_vertex_buffers(cmd, 1, &[item.uvs.0, heat.0], &[item.uvs.1, heat.1]);
             d.cmd_bind_index_buffer(cmd, item.indices, 0, vk::IndexType::UINT32);
             // One instance per character at the level; the vertex shader
             // finds its character at draw_order[gl_InstanceIndex].
-            for (&(first_index, index_count), &(first_instance, count)) in item.levels.iter().zip(instances) {
+            let levels = item.levels.iter().zip(instances).enumerate();
+            for (level, (&(first_index, index_count), &(first_instance, count))) in levels {
                 if count > 0 && index_count > 0 {
+                    let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
+                    d.cmd_push_constants(cmd, self.layout, stages, 0, bytemuck::bytes_of(&push(level)));
                     d.cmd_draw_indexed(cmd, index_count, count, first_index, 0, first_instance);
                 }
             }

@@ -17,6 +17,7 @@ use super::mesh_pass::{DrawItem, MeshMaterials, MeshPass};
 use super::offscreen::OffscreenTargets;
 use super::readback::Readback;
 use super::shadow::{CASCADES, ShadowMaps};
+use super::skin_levels::{self, NO_LEVEL_MAP};
 use super::skin_pass::VertexSkinning;
 use super::skin_pass::{CharacterId, SkinPass};
 use super::target::{COLOR_FORMAT, SlotTargets, choose_samples};
@@ -681,6 +682,9 @@ fn window_draws(
     let records = outputs.iter().filter(|o| o.vertex_count > 0).count() as u32;
     let steps = count - 1;
     let mut draws = Vec::new();
+    // Where each primitive's vertices start in a character's output, per
+    // level: its records' skinned vertices one after the other.
+    let mut level_starts = [0u32; DETAIL_LEVELS];
     for (o, l) in outputs.iter().zip(last) {
         let repeats = l.output_offset == o.output_offset + steps * vertices
             && (o.vertex_count == 0 || l.record == o.record + steps * records);
@@ -691,11 +695,22 @@ fn window_draws(
             continue;
         }
         let p = &gpu.primitives[o.gpu_primitive];
+        let starts = level_starts;
+        for (level, start) in level_starts.iter_mut().enumerate() {
+            *start += skin_levels::skinned_vertices(&gpu.skin_levels, p.skin_levels, o.vertex_count, level);
+        }
         if p.levels[0].1 > 0 {
             let (window, output_offset) = windows.locate(o.output_offset);
+            // The character's output starts `starts[0]` before its primitive's.
+            let level_offsets = starts.map(|s| output_offset - starts[0] + s);
+            let level_maps = p.level_maps.map(|first| match first {
+                NO_LEVEL_MAP => 0,
+                first => gpu.level_maps_address + u64::from(first) * 4,
+            });
             draws.push(DrawItem {
                 window,
-                output_offset,
+                level_offsets,
+                level_maps,
                 vertices_per_character: vertices,
                 first_character: first.0 as u32,
                 characters: count,

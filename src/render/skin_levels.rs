@@ -9,9 +9,15 @@
 //! pass skins a character's primitive at its level through that list:
 //! the `v`-th thread given to the primitive's record skins vertex
 //! `list[v]`, and a character gets threads for its level's lists alone
-//! (`plan::SkinRun`). The vertices stay where they are in the
-//! output (the index lists and every readback see the same layout), and a
-//! vertex no level of this frame draws keeps whatever it last held.
+//! (`plan::SkinRun`). Thread `t` writes the `t`-th vertex of the
+//! character's output: a character's level-`k` vertices lie one after the
+//! other, its records' lists in turn, so a far character's few vertices
+//! share cache lines instead of lying scattered through its full mesh's
+//! place. A draw finds index `i`'s vertex through the level's map
+//! (`append_maps`: the inverse of the list), while the index lists, UVs and
+//! vertex-shader skinning keep the primitive's own vertex numbers. At
+//! level 0 every list is the whole primitive and the map is the identity,
+//! so a full skin (every readback) lies in the primitive's own order.
 //!
 //! A primitive's table, in u32 words: per coarser level (1, 2, ...) its
 //! vertex count and where its list starts, counted from the table's first
@@ -92,6 +98,49 @@ pub fn level_vertex(words: &[u32], table: u32, level: usize, v: u32) -> u32 {
     words[table + words[table + header(level) + 1] as usize + v as usize]
 }
 
+/// `GpuPrimitive::level_maps` entry of a level drawn by vertex index
+/// itself (level 0, or a primitive without a table): no map.
+pub const NO_LEVEL_MAP: u32 = u32::MAX;
+
+/// Appends to `maps` the inverse of each coarser level's list of the
+/// primitive whose table is at `table` in `words` (`append_table`): for
+/// every vertex of the primitive, its place in the level's list (0 for a
+/// vertex the level does not draw: its triangles never name it). The skin
+/// pass writes a character's level-`k` vertices one after the other, in
+/// the list's order, so a draw finds vertex `i` at `map[i]` of its
+/// primitive's part. Returns each level's first word in `maps`
+/// ([`NO_LEVEL_MAP`] at level 0 and without a table); a level whose list
+/// is the level above's shares its map. Setup work: it allocates.
+pub fn append_maps(
+    maps: &mut Vec<u32>,
+    words: &[u32],
+    table: u32,
+    vertex_count: u32,
+) -> [u32; DETAIL_LEVELS] {
+    let mut firsts = [NO_LEVEL_MAP; DETAIL_LEVELS];
+    if table == NO_SKIN_LEVELS {
+        return firsts;
+    }
+    let list = |k: usize| {
+        let (t, count) = (table as usize, skinned_vertices(words, table, vertex_count, k) as usize);
+        let start = t + words[t + header(k) + 1] as usize;
+        &words[start..start + count]
+    };
+    for k in 1..DETAIL_LEVELS {
+        if k > 1 && list(k) == list(k - 1) {
+            firsts[k] = firsts[k - 1];
+            continue;
+        }
+        firsts[k] = maps.len() as u32;
+        let first = maps.len();
+        maps.resize(first + vertex_count as usize, 0);
+        for (place, &vertex) in list(k).iter().enumerate() {
+            maps[first + vertex as usize] = place as u32;
+        }
+    }
+    firsts
+}
+
 /// A frame's detail level per character, for the skin pass: what it
 /// skins of each (`SkinPass::record`).
 #[derive(Debug, Clone, Copy)]
@@ -133,6 +182,33 @@ mod tests {
         assert_eq!((0..3).map(|v| level_vertex(&words, table, 2, v)).collect::<Vec<_>>(), [2, 4, 5]);
         assert_eq!(level_vertex(&words, table, 0, 4), 4);
         assert_eq!(words.len(), t + TABLE_HEADER + 3 * (DETAIL_LEVELS - 1));
+        // Every level draws vertices 2, 4, 5 from places 0, 1, 2: one map.
+        let mut maps = vec![9];
+        let firsts = append_maps(&mut maps, &words, table, 6);
+        assert_eq!(firsts[0], NO_LEVEL_MAP);
+        assert!(firsts[1..].iter().all(|&f| f == 1), "{firsts:?}");
+        assert_eq!(maps, [9, 0, 0, 0, 0, 1, 2]);
+    }
+
+    #[test]
+    fn each_distinct_list_gets_its_own_map() {
+        // Level 1 draws vertices 0..4, level 2 and coarser 1, 3, 4.
+        let indices = [0, 1, 2, 2, 3, 4, 1, 3, 4];
+        let mut levels = [(6, 3); DETAIL_LEVELS];
+        levels[0] = (0, 9);
+        levels[1] = (0, 6);
+        let mut words = Vec::new();
+        let table = append_table(&mut words, 5, &indices, &levels);
+        let mut maps = Vec::new();
+        let firsts = append_maps(&mut maps, &words, table, 5);
+        assert_eq!(firsts, [NO_LEVEL_MAP, 0, 5, 5, 5]);
+        assert_eq!(maps, [0, 1, 2, 3, 4, 0, 0, 0, 1, 2]);
+        for k in 1..DETAIL_LEVELS {
+            for v in 0..skinned_vertices(&words, table, 5, k) {
+                let vertex = level_vertex(&words, table, k, v);
+                assert_eq!(maps[(firsts[k] + vertex) as usize], v, "level {k}");
+            }
+        }
     }
 
     #[test]
@@ -142,5 +218,7 @@ mod tests {
         assert_eq!(append_table(&mut words, 3, &[0, 1, 2], &levels), NO_SKIN_LEVELS);
         assert!(words.is_empty());
         assert_eq!(skinned_vertices(&words, NO_SKIN_LEVELS, 3, 2), 3);
+        assert_eq!(append_maps(&mut words, &[], NO_SKIN_LEVELS, 3), [NO_LEVEL_MAP; DETAIL_LEVELS]);
+        assert!(words.is_empty());
     }
 }

@@ -1,7 +1,8 @@
 //! The skin pass at detail levels (`render::skin_levels`) on a real Vulkan
 //! device, validation and synchronization validation on: a character at a
 //! coarser level has exactly the vertices its level's triangles use skinned
-//! (the same bits as a full skin of the same pose), and no other vertex is
+//! (the same bits as a full skin of the same pose), one after the other at
+//! the start of its output in the lists' order, and nothing past them is
 //! touched; a character that no pass draws is not skinned at all, nor is
 //! its palette uploaded; characters past the frame's levels skin whole.
 //! The lists are recomputed here from `DetailLevels::build`, independently
@@ -31,14 +32,6 @@ fn drawn_vertices(detail: &DetailLevels, model: &Model, p: usize, level: usize) 
     let lists = &detail.primitives[p];
     let list = (1..=level).rev().map(|k| &lists[k - 1]).find(|l| !l.is_empty());
     list.unwrap_or(&prim.indices).iter().copied().collect()
-}
-
-/// Character `c`'s output vertices as `(vertex of its primitive,
-/// primitive, index in the output)`.
-fn character_output(rig: &Rig, c: usize) -> impl Iterator<Item = (u32, usize, usize)> + '_ {
-    rig.pass.outputs(CharacterId(c)).iter().flat_map(move |o| {
-        (0..o.vertex_count).map(move |v| (v, o.gpu_primitive, (o.output_offset + v) as usize))
-    })
 }
 
 #[test]
@@ -92,26 +85,39 @@ fn a_coarser_level_skins_exactly_the_vertices_it_draws() {
         "the hidden character's palette ({palette} bytes) is not uploaded"
     );
 
+    // Character `c`'s output in `out` after a frame that skinned it at
+    // `level` (None: not at all) over `old`: each primitive's drawn
+    // vertices in turn, as a full skin `new` has them in the primitive's
+    // own order, then what `old` held. Returns how many were skinned.
     let check = |out: &[SkinnedVertex],
                  new: &[SkinnedVertex],
                  old: &[SkinnedVertex],
                  c: usize,
                  level: Option<usize>| {
-        let mut skinned = 0usize;
-        for (v, p, i) in character_output(&rig, c) {
-            let drawn = match level {
-                Some(level) if c < 5 => drawn_vertices(&detail, &model, p, level).contains(&v),
-                Some(_) => true,
-                None => false,
+        let outputs = rig.pass.outputs(CharacterId(c));
+        let start = outputs[0].output_offset as usize;
+        let mut want: Vec<(&SkinnedVertex, String)> = Vec::new();
+        for o in outputs {
+            let p = o.gpu_primitive;
+            let drawn: Vec<u32> = match level {
+                Some(level) if c < 5 => drawn_vertices(&detail, &model, p, level).into_iter().collect(),
+                Some(_) => (0..o.vertex_count).collect(),
+                None => Vec::new(),
             };
-            let want = if drawn { &new[i] } else { &old[i] };
-            assert_eq!(
-                bytemuck::bytes_of(&out[i]),
-                bytemuck::bytes_of(want),
-                "character {c} primitive {p} vertex {v}: {} expected",
-                if drawn { "skinned" } else { "untouched" }
+            let full = o.output_offset as usize;
+            want.extend(
+                drawn.iter().map(|&v| (&new[full + v as usize], format!("primitive {p} vertex {v}"))),
             );
-            skinned += usize::from(drawn);
+        }
+        let skinned = want.len();
+        let full: usize = outputs.iter().map(|o| o.vertex_count as usize).sum();
+        want.extend((skinned..full).map(|i| (&old[start + i], format!("untouched place {i}"))));
+        for (i, (want, what)) in want.iter().enumerate() {
+            assert_eq!(
+                bytemuck::bytes_of(&out[start + i]),
+                bytemuck::bytes_of(*want),
+                "character {c}, output place {i}: {what} expected"
+            );
         }
         skinned
     };
