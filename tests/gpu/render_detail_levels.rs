@@ -325,3 +325,36 @@ fn a_close_character_draws_its_full_mesh() {
     assert_eq!(differing(&auto.pixels, &full.pixels, 0), 0, "the same draws, the same pixels");
     assert_no_messages(&ctx.validation_messages());
 }
+
+/// Compute skinning (the skin pass's output, read through each level's
+/// map) and vertex-shader skinning (which skins each index's own vertex)
+/// draw the same crowd at every level, near and a few pixels tall. Before
+/// the record buffer held whole texels, compute-skinned characters at the
+/// coarsest level covered half the pixels.
+#[test]
+fn compute_and_vertex_skinning_draw_each_level_alike() {
+    let Some(ctx) = context() else { return };
+    let model = Arc::new(load_default_character().expect("built-in character"));
+    for (side, far) in [(12, 1.0f32), (12, 2.0), (4, 4.0), (16, 4.0)] {
+        let half = (SPACING * (side as f32 - 1.0) * 0.5 + 8.0) * far;
+        let camera =
+            Camera::frame_box([-half, 0.0, -half], [half, 2.0, half], W as f32 / H as f32, DEFAULT_FOV_Y);
+        let compute = render(&ctx, &model, side, &camera, |_| {});
+        let vertex = render(&ctx, &model, side, &camera, |s| s.frame.placement = SkinningPlacement::Vertex);
+        let (c, v) = (covered(&compute.pixels), covered(&vertex.pixels));
+        let changed = differing(&compute.pixels, &vertex.pixels, 0);
+        let name = format!("{side} x {side} from {half} m");
+        eprintln!("{name}: levels {:?}, {c} and {v} pixels covered, {changed} changed", compute.counts);
+        assert_eq!(compute.counts, vertex.counts, "{name}");
+        if far == 4.0 {
+            assert_eq!(compute.counts[DETAIL_LEVELS - 1], side * side, "{name}: the coarsest level");
+        }
+        // Only rounding: the two paths skin with the same function in
+        // different shaders (full detail differs as much).
+        assert!(
+            c.abs_diff(v) * 50 <= v && changed * 20 <= v,
+            "{name}: {c} and {v} covered, {changed} changed"
+        );
+    }
+    assert_no_messages(&ctx.validation_messages());
+}

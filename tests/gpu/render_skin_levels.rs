@@ -146,3 +146,46 @@ fn a_coarser_level_skins_exactly_the_vertices_it_draws() {
     rig.destroy(&ctx);
     assert_no_validation_messages(&ctx);
 }
+
+/// One built-in character alone, at each coarser level: its level's
+/// vertices are the full skin's bits, one after the other. Its record
+/// buffer's words (2,867) end inside a texel of skin.comp's RGBA32UI view;
+/// before the layout rounded them up to whole texels, the view left the
+/// last three run starts out and read them as 0, and level 4 skinned 58
+/// of its 71 vertices from the wrong primitives.
+#[test]
+fn a_lone_character_skins_each_level_exactly() {
+    let Some(ctx) = context() else { return };
+    let model = Arc::new(load_default_character().expect("built-in character"));
+    let detail = DetailLevels::build(&model);
+    let mut rig = Rig::new(&ctx);
+    let id = rig.add(&ctx, &model, true);
+    let mut pose = Synthetic::new(&model);
+    pose_synthetic(&model, &mut pose, 5);
+    let inputs = [SkinInput { pose: pose.view(), version: 5 }];
+    let (whole, _) = rig.skin_at(&ctx, &inputs, None);
+    assert_eq!(rig.pass.layout().record_buffer_words().end % 4, 0, "whole texels");
+    for level in 1..DETAIL_LEVELS {
+        let mut order = DrawOrder::new(1, 0, &[(0, 1)]);
+        order.set_buckets(&[2 * level as u8]);
+        let (out, _) = rig.skin_at(&ctx, &inputs, Some(SkinLevels { order: &order }));
+        let outputs = rig.pass.outputs(id);
+        let start = outputs[0].output_offset as usize;
+        let mut place = start;
+        for o in outputs {
+            for v in drawn_vertices(&detail, &model, o.gpu_primitive, level) {
+                let want = &whole[o.output_offset as usize + v as usize];
+                assert_eq!(
+                    bytemuck::bytes_of(&out[place]),
+                    bytemuck::bytes_of(want),
+                    "level {level}, primitive {} vertex {v}",
+                    o.gpu_primitive
+                );
+                place += 1;
+            }
+        }
+        assert_eq!(place - start, rig.pass.layout().characters()[0].level_vertices[level] as usize);
+    }
+    rig.destroy(&ctx);
+    assert_no_validation_messages(&ctx);
+}

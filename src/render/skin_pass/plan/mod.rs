@@ -437,13 +437,16 @@ impl SkinLayout {
 
     /// Where the record buffer's parts start, in u32 words: the records
     /// (8 words each) at 0, `record_tables` (1 each), `level_words`, and
-    /// `run_starts`.
+    /// `run_starts`; the end rounded up to whole 4-word texels. skin.comp
+    /// reads the buffer as RGBA32UI texels, and a view holds whole ones:
+    /// without the rounding the last run's coarsest starts could fall in a
+    /// partial texel past the view, read as 0.
     pub fn record_buffer_words(&self) -> RecordBufferWords {
         let records = self.records.len() as u64;
         let record_tables = RECORD_BYTES / 4 * records;
         let level_words = record_tables + records;
         let run_starts = level_words + self.level_words.len() as u64;
-        let end = run_starts + self.run_starts.len() as u64;
+        let end = (run_starts + self.run_starts.len() as u64).next_multiple_of(4);
         RecordBufferWords { record_tables, level_words, run_starts, end }
     }
 
