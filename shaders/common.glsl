@@ -65,7 +65,7 @@ struct SkinnedVertex {
 struct SkinRecord {
     uint source_offset;     // first SourceVertex
     uint vertex_count;
-    uint output_offset;     // first SkinnedVertex; records are sorted by it
+    uint output_offset;     // first vertex in the layout's numbering (plan::PrimitiveOutput); sorted by it
     uint palette_offset;    // first BoneMatrix of this instance's skin
     uint influence_offset;  // first Influence of set 0; set 1 follows at + vertex_count
     uint influence_sets;    // 0: rigid, palette[palette_offset] moves every vertex; 1 or 2

@@ -2,9 +2,10 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference_uvec2 : require
-// Draws pre-skinned vertices: pulls the compute pass's output (by pointer:
-// push.skinned_address) for the draw's character, so that one instanced
-// draw covers every character of a model.
+// Draws pre-skinned vertices: pulls the compute pass's output (by pointer,
+// from where the frame placed the character: push.output_places) for the
+// draw's character, so that one instanced draw covers every character of a
+// model.
 
 #include "direction.glsl"
 #include "mesh_common.glsl"
@@ -14,6 +15,17 @@
 // reads the position and the normal, the first two.
 layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer SkinnedVertices {
     uvec2 words[];
+};
+
+// Where the frame placed each character's output (skin_pass::plan::
+// OutputPlaces): each window's buffer, then per character its window in the
+// top bits and its first vertex there below them. Keep in sync with
+// skin_pass::plan::{MAX_OUTPUT_WINDOWS, WINDOW_SHIFT}.
+const uint MAX_OUTPUT_WINDOWS = 64u;
+const uint WINDOW_SHIFT = 26u;
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer OutputPlaces {
+    uvec2 window_addresses[MAX_OUTPUT_WINDOWS];
+    uint places[];
 };
 
 // A coarser level's map from the primitive's vertex to its place in the
@@ -33,15 +45,16 @@ layout(location = 3) out float out_heat;
 void main() {
     // The instance's character, and that counted from the draw's first one.
     uint instance = draw_order[gl_InstanceIndex];
-    uint character = instance - push.first_character;
+    OutputPlaces placed = OutputPlaces(push.output_places);
+    uint character_place = placed.places[instance];
     // The index buffer names the primitive's own vertices; at a coarser
     // level the skin pass wrote only the level's, one after the other.
     uint place = uint(gl_VertexIndex);
     if (push.level_map != uvec2(0u)) {
         place = LevelMap(push.level_map).places[place];
     }
-    uint v = push.output_offset + character * push.vertices_per_character + place;
-    SkinnedVertices skinned = SkinnedVertices(push.skinned_address);
+    uint v = (character_place & ((1u << WINDOW_SHIFT) - 1u)) + push.output_offset + place;
+    SkinnedVertices skinned = SkinnedVertices(placed.window_addresses[character_place >> WINDOW_SHIFT]);
     uvec2 a = skinned.words[3u * v];
     uvec2 b = skinned.words[3u * v + 1u];
     vec3 position = vec3(uintBitsToFloat(a), uintBitsToFloat(b.x));

@@ -30,17 +30,16 @@ layout(std430, set = 1, binding = 2) readonly buffer DrawOrder { uint draw_order
 
 // Per draw: the material's base colour factor and where the draw's first
 // character's data lies; character c = draw_order[gl_InstanceIndex] -
-// first_character finds its own at fixed strides (every character of a
-// model has the same layout in the skin pass).
+// first_character finds its own records at fixed strides (every character
+// of a model has the same layout in the skin pass), and its skinned
+// vertices where the frame placed them (mesh.vert's OutputPlaces).
 layout(push_constant) uniform Push {
     vec4 base_color;
     uint first_character;        // the draw's first character (its run's)
     uint record;                 // vertex skinning: the first character's SkinRecord
     uint records_per_character;
-    uint output_offset;          // pre-skinned: the first character's first output vertex of the draw's primitive and level
-    uint vertices_per_character;
-    uint pad0;
-    uvec2 skinned_address;       // pre-skinned (mesh.vert): the skin pass's output of the frame's slot
+    uint output_offset;          // pre-skinned: where the primitive's vertices start in a character's output at the draw's level
+    uvec2 output_places;         // pre-skinned (mesh.vert): where the frame placed each character's output
     uvec2 palette_address;       // vertex skinning (mesh_skinned.vert): the palette the frame reads
     uvec2 level_map;             // pre-skinned: the level's map from a vertex to its output place (0: none)
 } push;

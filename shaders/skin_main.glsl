@@ -1,11 +1,11 @@
 // Compute skinning, one dispatch per batch (skin_pass::batches): the
 // characters of one run (plan::SkinRun: alike characters, records at a
-// fixed stride, one output window) drawn at one detail level. Each
-// character takes whole workgroups; its thread t skins the t-th vertex its
-// level draws, its records' vertices one after the other (at a coarser
-// level, the t-th of the primitive's list: level_vertex), into the t-th
-// vertex of the character's output (the draws find it through the level's
-// map, skin_levels::append_maps), morphing and
+// fixed stride) drawn at one detail level, placed in one output window.
+// Each character takes whole workgroups; its thread t skins the t-th
+// vertex its level draws, its records' vertices one after the other (at a
+// coarser level, the t-th of the primitive's list: level_vertex), into the
+// t-th vertex of the character's place in the frame's output (the draws
+// find it through the level's map, skin_levels::append_maps), morphing and
 // skinning it with the shared skin_vertex (common.glsl), the twin of the
 // CPU reference anim::skinning::SkinningJob. SkinRun::skinned_by is this
 // mapping on the CPU, tested. Included by skin.comp (the palette read
@@ -21,10 +21,10 @@ layout(constant_id = 1) const bool DUAL_QUATERNION = false;
 const uint WORKGROUP_SIZE = 64u;
 layout(local_size_x = 64) in;
 
-// One window of the slot's output: a crowd's output may be larger than one
+// One window of the frame's output: a crowd's output may be larger than one
 // binding (maxStorageBufferRange) or one buffer, so it is split into
-// windows (skin_pass::OutputWindows), each its own buffer; a batch's run
-// lies in one, bound here with vertex pc.window_first_vertex at index 0.
+// windows (skin_pass::OutputWindows), each its own buffer; a batch lies in
+// one (skin_pass::batches), bound here.
 // Bound, not written by pointer:
 // on llvmpipe pointer stores made the dispatch about a quarter slower, and
 // the validation layer checks bound writes. Each vertex is a PackedVertex
@@ -73,8 +73,12 @@ layout(push_constant) uniform Push {
     uint starts;
     uint level_words;
     uint record_count;
-    // The output vertex the window's buffer starts at.
-    uint window_first_vertex;
+    // With NO_ORDER, the batch's first character's index in the run.
+    uint first_slot;
+    // Where the batch's first character's output starts in the window's
+    // buffer; the others follow, level_vertices each.
+    uint first_vertex;
+    uint pad;
     uvec2 palette_address;  // the palette skin_storage.comp reads (unused by skin.comp)
 } pc;
 
@@ -121,7 +125,8 @@ void main() {
         return;
     }
     // The character's place in its run.
-    uint character = pc.order_first == NO_ORDER ? slot : work_word(pc.order_first + slot) - pc.first_character;
+    uint character =
+        pc.order_first == NO_ORDER ? pc.first_slot + slot : work_word(pc.order_first + slot) - pc.first_character;
     // Its record whose vertices hold thread t (the first, for most models).
     uint p = 0u;
     while (p + 1u < pc.records_per_character && record_buffer_word(pc.starts + p + 1u) <= t) {
@@ -131,11 +136,8 @@ void main() {
     uint v = p == 0u ? t : t - record_buffer_word(pc.starts + p);
     uint vertex = level_vertex(index, v);
     SkinRecord r = load_record(index);
-    // Thread t writes the character's t-th output vertex: its level's
-    // vertices one after the other (skin_levels). The character's output
-    // starts where its record p's would, less p's start at level 0.
-    uint level0_starts = pc.starts - pc.level * pc.records_per_character;
-    uint character_output = r.output_offset - record_buffer_word(level0_starts + p);
-    uint out_index = character_output + t - pc.window_first_vertex;
+    // Thread t writes the t-th vertex of the character's place in the
+    // frame's output: its level's vertices one after the other (skin_levels).
+    uint out_index = pc.first_vertex + slot * pc.level_vertices + t;
     store_vertex(out_index, DUAL_QUATERNION ? skin_vertex_dqs(r, vertex) : skin_vertex(r, vertex));
 }

@@ -102,7 +102,8 @@ pub(super) fn build_scene(
     let camera = OrbitCamera::framing(lo, hi, window.aspect());
     let mut settings = RenderSettings::for_window();
     // Before a character of the crowd is posed (`render::crowd_fit`).
-    crate::render::crowd_fit::check_crowd_fits(&model, characters.max(1), &ctx.buffer_limits)?;
+    let (fit, detail) = (characters.max(1), settings.frame.detail);
+    crate::render::crowd_fit::check_crowd_fits(&model, fit, detail, &ctx.buffer_limits)?;
     let crowd_controller = controller.as_ref().map(|(c, _)| Arc::new(c.clone()));
     let mut animation = ViewerAnimation::new(model.clone(), controller, state)?;
     let mut crowd = crowd_behind(&model, crowd_controller, characters)?;

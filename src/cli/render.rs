@@ -102,7 +102,7 @@ pub fn run(args: &RenderArgs, load: &asset::LoadOptions) -> anyhow::Result<()> {
     let doing = format!("rendering {}", out.display());
     let rendered = with_gpu(&options, |ctx| -> anyhow::Result<Vec<String>> {
         // Right after the device is chosen, before a frame is posed.
-        check_crowd_fits(&model, args.characters, &ctx.buffer_limits)
+        check_crowd_fits(&model, args.characters, settings.frame.detail, &ctx.buffer_limits)
             .map_err(|e| anyhow::anyhow!("--characters {}: {e}", args.characters))?;
         let (mut source, first_frame, scenery) = plan.build(&model, args)?;
         let request = HeadlessRequest { frames, first_frame, settings };

@@ -28,6 +28,26 @@ pub enum Retired {
     Other(Box<dyn FnOnce(&GpuContext) + Send>),
 }
 
+/// Takes what a submitted frame may still use, to destroy it once that
+/// frame has finished: the ring between frames (`FrameRing::retire`), or
+/// the slot being recorded (`FrameSlot::retire`).
+pub trait Retire {
+    /// Destroys `resource` once every frame that may use it has finished.
+    fn retire(&mut self, resource: Retired);
+}
+
+impl Retire for FrameRing {
+    fn retire(&mut self, resource: Retired) {
+        FrameRing::retire(self, resource);
+    }
+}
+
+impl Retire for FrameSlot {
+    fn retire(&mut self, resource: Retired) {
+        FrameSlot::retire(self, resource);
+    }
+}
+
 impl Retired {
     fn release(self, ctx: &GpuContext) {
         match self {
@@ -149,6 +169,14 @@ impl FrameSlot {
         unsafe { ctx.device.cmd_write_timestamp2(self.command_buffer, stage, pool, query) };
         self.timestamps_written += 1;
         Some(query)
+    }
+
+    /// Destroys `resource` once this slot's frame has finished. Call only
+    /// while the slot is being recorded (between `FrameRing::begin_frame`
+    /// and `end_frame`): its fence then signals after every frame submitted
+    /// before it, as `FrameRing::retire` would.
+    pub fn retire(&mut self, resource: Retired) {
+        self.retired.push(resource);
     }
 
     /// Timestamps (in ticks) written by the previous frame that used this slot.

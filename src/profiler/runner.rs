@@ -362,8 +362,10 @@ fn build_scene(
     controller: &Arc<Controller>,
 ) -> Result<Scene, SceneError> {
     let (_, characters, blend, pose) = key;
-    // Before the crowd is posed: a scene past the device's buffer limits is skipped.
-    crate::render::crowd_fit::check_crowd_fits(model, characters, &ctx.buffer_limits)
+    // Before the crowd is posed: a scene past the device's buffer limits is
+    // skipped. At full detail: every scene skins every vertex once, the
+    // reference its copy kernel is measured against (`scene_times`).
+    crate::render::crowd_fit::check_crowd_fits(model, characters, DrawDetail::Full, &ctx.buffer_limits)
         .map_err(|e| SceneError::Unbuildable(e.into()))?;
     // A crowd that cannot be posed or framed is skipped as a scene the
     // device cannot hold is: the other models still run.

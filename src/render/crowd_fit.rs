@@ -3,18 +3,25 @@
 //! (the device-local one, shared by the frame slots; each slot stages in
 //! its own host-visible one), never bound whole (read as texels or by pointer): it
 //! must fit the largest buffer the device makes
-//! (`BufferLimits::largest_buffer`). The skinned output is split into
-//! windows, each its own buffer of at most `BufferLimits::output_buffer_bytes`
-//! holding whole characters (`skin_pass::OutputWindows`): one character
-//! must fit one, and the crowd [`MAX_OUTPUT_WINDOWS`] of them. The output
-//! (one for every frame slot) and the device palette must fit the
-//! device-local memory. Sized by the
+//! (`BufferLimits::largest_buffer`), and the device-local memory. The
+//! skinned output is split into windows, each its own buffer of at most
+//! `BufferLimits::output_buffer_bytes` holding whole characters
+//! (`skin_pass::OutputWindows`): one character's full detail must fit
+//! one. How much output the crowd needs depends on each frame's detail
+//! levels (a frame holds what it skins: 100,000 built-in characters
+//! framed whole need about 0.2 GB, at full detail 11.7). At full detail
+//! (`DrawDetail::Full`) every frame skins every character whole, so the
+//! crowd's output must fit [`MAX_OUTPUT_WINDOWS`] windows and, with the
+//! device palette, the device-local memory, checked here; at the levels
+//! the camera picks, the frame checks what it needs itself and fails with
+//! its bytes where that does not fit. Sized by the
 //! device-free layout planner (`skin_pass::SkinLayout`) for one character,
 //! times the crowd.
 //!
 //! The one place this limit is checked up front (`render`, `view` and
 //! `bench` build scenes through `Renderer`, which calls it).
 
+use super::frame_settings::DrawDetail;
 use super::gpu_model::ModelStreams;
 use super::skin_pass::{MAX_OUTPUT_WINDOWS, OUTPUT_STRIDE, OutputWindows, SkinLayout};
 use crate::asset::Model;
@@ -25,10 +32,13 @@ use crate::gpu::{BufferLimits, GpuError};
 pub struct CrowdNeed {
     /// Characters in the crowd.
     pub characters: u32,
-    /// Bytes of one character's skinned output vertices.
+    /// Bytes of one character's skinned output vertices at full detail.
     pub output_per_character: u64,
     /// Bytes of one character's palette entries.
     pub palette_per_character: u64,
+    /// Whether every frame skins every character whole (`DrawDetail::Full`):
+    /// the crowd's output is then known up front.
+    pub whole: bool,
 }
 
 /// A crowd the device cannot hold: one line, naming the bytes and the limit.
@@ -71,15 +81,18 @@ struct Bound {
 }
 
 impl CrowdNeed {
-    /// `characters` characters of `model`, laid out as the skin pass lays them out.
-    pub fn of(model: &Model, characters: u32) -> Result<Self, GpuError> {
+    /// `characters` characters of `model`, laid out as the skin pass lays
+    /// them out, drawn at `detail`.
+    pub fn of(model: &Model, characters: u32, detail: DrawDetail) -> Result<Self, GpuError> {
         let streams = ModelStreams::build(model)?;
         let table = streams.table();
         let mut layout = SkinLayout::default();
         let index = layout.add_model(table)?;
         layout.add_character(index, table, model)?;
-        let one = layout.slot_sizes();
-        Ok(CrowdNeed { characters, output_per_character: one.output, palette_per_character: one.palette })
+        let output_per_character = u64::from(layout.total_vertices()) * OUTPUT_STRIDE;
+        let palette_per_character = layout.slot_sizes().palette;
+        let whole = detail == DrawDetail::Full;
+        Ok(CrowdNeed { characters, output_per_character, palette_per_character, whole })
     }
 
     /// The limits the crowd must fit, in the order they are checked.
@@ -91,8 +104,10 @@ impl CrowdNeed {
         let vertices = OutputWindows::capacity(limits.output_buffer_bytes).unwrap_or(0);
         let window = u64::from(vertices) * OUTPUT_STRIDE;
         let windows = u64::from(MAX_OUTPUT_WINDOWS);
+        // The output every frame holds at full detail; else each frame's own.
+        let whole = if self.whole { output } else { 0 };
         // One skinned output and one device palette for every slot.
-        let both = output.saturating_add(palette);
+        let both = whole.saturating_add(palette);
         [
             Bound {
                 what: "skinned output of one character".into(),
@@ -103,10 +118,10 @@ impl CrowdNeed {
             },
             Bound {
                 what: "skinned output".into(),
-                needed: output.saturating_mul(n),
+                needed: whole.saturating_mul(n),
                 limit_name: format!("{windows} largest output buffers"),
                 limit: window.saturating_mul(windows),
-                most: per(window, output).saturating_mul(windows),
+                most: per(window, whole).saturating_mul(windows),
             },
             Bound {
                 what: "palettes in one buffer".into(),
@@ -116,7 +131,8 @@ impl CrowdNeed {
                 most: per(limits.largest_buffer(), palette),
             },
             Bound {
-                what: "skinned output and the device palette".into(),
+                what: if self.whole { "skinned output and the device palette" } else { "the device palette" }
+                    .into(),
                 needed: both.saturating_mul(n),
                 limit_name: "largest device-local heap".into(),
                 limit: limits.device_local_bytes,
@@ -144,10 +160,15 @@ impl CrowdNeed {
     }
 }
 
-/// `characters` characters of `model` on a device with `limits`: an error
-/// when their skinning buffers cannot be made.
-pub fn check_crowd_fits(model: &Model, characters: u32, limits: &BufferLimits) -> Result<(), GpuError> {
-    Ok(CrowdNeed::of(model, characters)?.check(&model.file, limits)?)
+/// `characters` characters of `model` drawn at `detail` on a device with
+/// `limits`: an error when their skinning buffers cannot be made.
+pub fn check_crowd_fits(
+    model: &Model,
+    characters: u32,
+    detail: DrawDetail,
+    limits: &BufferLimits,
+) -> Result<(), GpuError> {
+    Ok(CrowdNeed::of(model, characters, detail)?.check(&model.file, limits)?)
 }
 
 #[cfg(test)]
@@ -157,8 +178,10 @@ mod tests {
     #[test]
     fn a_crowd_past_the_limit_is_named_with_its_bytes() {
         let model = crate::asset::load_default_character().unwrap();
-        let need = CrowdNeed::of(&model, 1).unwrap();
-        assert!(need.output_per_character > 0 && need.palette_per_character > 0);
+        let need = CrowdNeed::of(&model, 1, DrawDetail::Auto).unwrap();
+        assert!(need.output_per_character > 0 && need.palette_per_character > 0 && !need.whole);
+        let whole = CrowdNeed { whole: true, ..need };
+        assert_eq!(CrowdNeed::of(&model, 1, DrawDetail::Full).unwrap(), whole);
         // The skin pass lays characters end to end: N of them need N times one.
         let streams = ModelStreams::build(&model).unwrap();
         let mut layout = SkinLayout::default();
@@ -166,9 +189,8 @@ mod tests {
         for _ in 0..3 {
             layout.add_character(index, streams.table(), &model).unwrap();
         }
-        let three = layout.slot_sizes();
         assert_eq!(
-            (three.output, three.palette),
+            (u64::from(layout.total_vertices()) * OUTPUT_STRIDE, layout.slot_sizes().palette),
             (3 * need.output_per_character, 3 * need.palette_per_character)
         );
         let ample = u64::MAX / 4;
@@ -178,13 +200,18 @@ mod tests {
             device_local_bytes: memory,
             output_buffer_bytes,
         };
-        // An output buffer of 10 characters (whole workgroups): 64 of them
-        // hold 640; the 641st does not fit.
+        // At the camera's levels the output is sized by each frame: an
+        // output buffer of one character does not limit the crowd.
         let unit = 64 * OUTPUT_STRIDE;
+        let one = need.output_per_character.div_ceil(unit) * unit;
+        assert!(CrowdNeed { characters: 100_000, ..need }.check("a.glb", &limits(one, ample, ample)).is_ok());
+        // At full detail every frame holds every character's output: an
+        // output buffer of 10 characters (whole workgroups), 64 of them
+        // hold 640; the 641st does not fit.
         let ten = (need.output_per_character * 10).div_ceil(unit) * unit;
         let windows = limits(ten, ample, ample);
-        assert!(CrowdNeed { characters: 640, ..need }.check("a.glb", &windows).is_ok());
-        let e = CrowdNeed { characters: 641, ..need }.check("a.glb", &windows).unwrap_err();
+        assert!(CrowdNeed { characters: 640, ..whole }.check("a.glb", &windows).is_ok());
+        let e = CrowdNeed { characters: 641, ..whole }.check("a.glb", &windows).unwrap_err();
         assert_eq!((e.needed, e.most, e.limit), (need.output_per_character * 641, 640, ten * 64));
         assert_eq!((e.what.as_str(), e.limit_name.as_str()), ("skinned output", "64 largest output buffers"));
         assert!(e.to_string().starts_with("641 characters of a.glb need"), "{e}");
@@ -200,17 +227,21 @@ mod tests {
             (e.what.as_str(), e.limit_name.as_str(), e.most),
             ("palettes in one buffer", "largest buffer", 10)
         );
-        // The memory holds the output and the palette (each one for every
-        // slot) of 10 characters.
-        let each = need.output_per_character + need.palette_per_character;
-        let memory = each * 10;
-        let heap = limits(ample, ample, memory);
-        assert!(CrowdNeed { characters: 10, ..need }.check("a.glb", &heap).is_ok());
-        let e = CrowdNeed { characters: 11, ..need }.check("a.glb", &heap).unwrap_err();
-        assert_eq!(
-            (e.needed, e.most, e.limit_name.as_str()),
-            (memory / 10 * 11, 10, "largest device-local heap")
-        );
-        assert!(e.to_string().contains("more than the device's largest device-local heap"), "{e}");
+        // The memory holds the device palette (one for every slot) of 10
+        // characters, and at full detail their output too.
+        for (need, each) in [
+            (need, need.palette_per_character),
+            (whole, need.output_per_character + need.palette_per_character),
+        ] {
+            let memory = each * 10;
+            let heap = limits(ample, ample, memory);
+            assert!(CrowdNeed { characters: 10, ..need }.check("a.glb", &heap).is_ok());
+            let e = CrowdNeed { characters: 11, ..need }.check("a.glb", &heap).unwrap_err();
+            assert_eq!(
+                (e.needed, e.most, e.limit_name.as_str()),
+                (memory / 10 * 11, 10, "largest device-local heap")
+            );
+            assert!(e.to_string().contains("more than the device's largest device-local heap"), "{e}");
+        }
     }
 }

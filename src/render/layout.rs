@@ -209,7 +209,9 @@ pub struct SkinRecord {
     pub source_offset: u32,
     /// Vertex count.
     pub vertex_count: u32,
-    /// First output vertex; records are sorted by it.
+    /// First output vertex in the layout's numbering
+    /// (`PrimitiveOutput::output_offset`); records are sorted by it. A
+    /// frame places the output afresh (`SkinPass::write_batches`).
     pub output_offset: u32,
     /// First palette entry.
     pub palette_offset: u32,

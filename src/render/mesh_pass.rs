@@ -20,9 +20,7 @@ use super::detail_levels::DETAIL_LEVELS;
 use super::frame_settings::{InfluenceBlend, SkinningPlacement};
 use super::frame_uniforms::FrameUniforms;
 use super::shadow::{CASCADES, SHADOW_FORMAT};
-use super::skin_pass::{
-    MAX_OUTPUT_WINDOWS, PALETTE_BINDING, PaletteReads, VERTEX_SKINNING_BINDINGS, VertexSkinning,
-};
+use super::skin_pass::{PALETTE_BINDING, PaletteReads, VERTEX_SKINNING_BINDINGS, VertexSkinning};
 use super::skinning;
 use super::target::{COLOR_FORMAT, DEPTH_FORMAT};
 use super::textures::Textures;
@@ -50,15 +48,12 @@ pub struct DrawPush {
     pub record: u32,
     /// Records between one character's primitive and the next one's.
     pub records_per_character: u32,
-    /// First output vertex of the first character's primitive at the
-    /// draw's level (pre-skinned path).
+    /// Where the primitive's vertices start in a character's output at
+    /// the draw's level (pre-skinned path).
     pub output_offset: u32,
-    /// Output vertices between one character's primitive and the next one's.
-    pub vertices_per_character: u32,
-    /// Padding to the 8-byte addresses.
-    pub pad: u32,
-    /// The skin pass's output of the frame's slot (pre-skinned path).
-    pub skinned_address: vk::DeviceAddress,
+    /// Where the frame placed each character's output
+    /// (`skin_pass::plan::OutputPlaces`; pre-skinned path).
+    pub output_places: vk::DeviceAddress,
     /// The palette the frame reads (vertex-skinning path).
     pub palette_address: vk::DeviceAddress,
     /// The draw's level map (`GpuPrimitive::level_maps`; pre-skinned
@@ -66,24 +61,19 @@ pub struct DrawPush {
     pub level_map: vk::DeviceAddress,
 }
 
-const _: () = assert!(std::mem::size_of::<DrawPush>() == 64);
+const _: () = assert!(std::mem::size_of::<DrawPush>() == 56);
 
 /// One primitive of `characters` consecutive characters of one model, drawn
 /// with one instanced draw.
 #[derive(Debug, Clone, Copy)]
 pub struct DrawItem {
-    /// The skin pass's output window (buffer) holding the draw's characters
-    /// (pre-skinned path: `FrameParams::skinned_addresses`).
-    pub window: u32,
-    /// Per detail level, the first output vertex of the first character's
-    /// primitive in that window (pre-skinned path): its level's vertices
-    /// lie together (`render::skin_levels`).
+    /// Per detail level, where the primitive's vertices start in a
+    /// character's output (pre-skinned path): a level's vertices lie
+    /// together (`render::skin_levels`).
     pub level_offsets: [u32; DETAIL_LEVELS],
     /// Per detail level, the device address of the primitive's level map
     /// (`GpuModel::level_maps`), or 0 (level 0, or no map).
     pub level_maps: [vk::DeviceAddress; DETAIL_LEVELS],
-    /// Output vertices from one character's primitive to the next one's.
-    pub vertices_per_character: u32,
     /// The first character (index into the frame's instance buffer).
     pub first_character: u32,
     /// How many characters draw this primitive.
@@ -149,10 +139,9 @@ pub struct FrameParams<'a> {
     /// Per instance, the character it draws (u32 each; `DrawOrder::order`):
     /// set 1, binding 2. Written by the host before the frame's submit.
     pub draw_order: vk::Buffer,
-    /// The device address of each window of the skin pass's output of this
-    /// frame's slot (pre-skinned path; read by pointer:
-    /// `DrawPush::skinned_address` of a draw's `DrawItem::window`).
-    pub skinned_addresses: &'a [vk::DeviceAddress],
+    /// Where this frame placed each character's skinned output
+    /// (pre-skinned path; `SkinPass::output_places_address`, read by pointer).
+    pub output_places: vk::DeviceAddress,
     /// Which depth pass the draws belong to.
     pub stage: DrawStage,
     /// The key light's shadow maps the main pass samples (a depth array
@@ -198,9 +187,9 @@ const _: () = assert!(std::mem::size_of::<FrameUniforms>() as u64 <= UNIFORM_STR
 pub struct BoundFrame {
     /// Heat stream (binding 2), indexed like the UVs.
     heat: Option<vk::Buffer>,
-    /// What every draw's push constants point at (`DrawPush`): its
-    /// window's output, the palette.
-    skinned_addresses: [vk::DeviceAddress; MAX_OUTPUT_WINDOWS as usize],
+    /// What every draw's push constants point at (`DrawPush`): the
+    /// output's places, the palette.
+    output_places: vk::DeviceAddress,
     palette_address: vk::DeviceAddress,
 }
 
@@ -574,7 +563,7 @@ impl MeshPass {
             skin,
             instances,
             draw_order,
-            skinned_addresses,
+            output_places,
             stage,
             shadow_maps,
         } = *params;
@@ -681,11 +670,7 @@ impl MeshPass {
                 );
             }
         }
-        let mut addresses = [0; MAX_OUTPUT_WINDOWS as usize];
-        for (to, from) in addresses.iter_mut().zip(skinned_addresses) {
-            *to = *from;
-        }
-        Ok(BoundFrame { heat, skinned_addresses: addresses, palette_address })
+        Ok(BoundFrame { heat, output_places, palette_address })
     }
 
     /// Records one draw item (inside rendering, after `begin`): per detail
@@ -707,10 +692,7 @@ impl MeshPass {
             record: item.record,
             records_per_character: item.records_per_character,
             output_offset: item.level_offsets[level],
-            vertices_per_character: item.vertices_per_character,
-            pad: 0,
-            // Every draw's window is one of the output's (`draw_items`).
-            skinned_address: frame.skinned_addresses[item.window as usize],
+            output_places: frame.output_places,
             palette_address: frame.palette_address,
             level_map: item.level_maps[level],
         };

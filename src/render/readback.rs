@@ -58,14 +58,16 @@ impl Readback {
     }
 
     /// `record_copy` of several regions, each from its own buffer (a skin
-    /// pass's output windows, `SkinPass::output_copies`), then one barrier.
+    /// pass's output gathered character by character,
+    /// `SkinPass::output_copies`), then one barrier. Regions that continue
+    /// one another in the same buffer go in one copy.
     pub fn record_copies(
         &self,
         ctx: &GpuContext,
         cmd: vk::CommandBuffer,
         copies: impl IntoIterator<Item = (vk::Buffer, vk::BufferCopy)>,
     ) -> Result<(), GpuError> {
-        for (src, region) in copies {
+        let copy = |(src, region): (vk::Buffer, vk::BufferCopy)| {
             let end = region.dst_offset.saturating_add(region.size);
             if end > self.buffer.size {
                 return Err(GpuError::new(format!("readback of {end} bytes into {}", self.buffer.size)));
@@ -74,6 +76,24 @@ impl Readback {
                 // SAFETY: cmd is recording; both buffers are live and the region fits.
                 unsafe { ctx.device.cmd_copy_buffer(cmd, src, self.buffer.raw, &[region]) };
             }
+            Ok(())
+        };
+        let mut pending: Option<(vk::Buffer, vk::BufferCopy)> = None;
+        for (src, region) in copies {
+            if let Some((from, joined)) = &mut pending
+                && *from == src
+                && joined.src_offset + joined.size == region.src_offset
+                && joined.dst_offset + joined.size == region.dst_offset
+            {
+                joined.size += region.size;
+                continue;
+            }
+            if let Some(done) = pending.replace((src, region)) {
+                copy(done)?;
+            }
+        }
+        if let Some(done) = pending {
+            copy(done)?;
         }
         // Transfer write -> host read: the host reads the mapped memory after
         // waiting for the fence, and a fence wait alone only makes writes

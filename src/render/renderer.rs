@@ -179,7 +179,8 @@ impl Renderer {
             return Err(GpuError::new(format!("a scene has at most {MAX_CHARACTERS} characters")));
         }
         // Before uploading or allocating anything.
-        super::crowd_fit::check_crowd_fits(&model, settings.characters, &ctx.buffer_limits)?;
+        let detail = settings.frame.detail;
+        super::crowd_fit::check_crowd_fits(&model, settings.characters, detail, &ctx.buffer_limits)?;
         // Built step by step; on error, what was made so far is freed (the
         // GPU has nothing pending: only one-shot uploads ran, and they waited).
         let mut ring = Some(FrameRing::new(ctx)?);
@@ -624,58 +625,37 @@ impl Parts {
 
 /// The draws of every primitive (with vertices and indices) of `count`
 /// characters of one model registered one after the other from `first`:
-/// one instanced draw per primitive and output window (the characters a
-/// window holds). Their layouts repeat at fixed strides within a window
-/// (the skin pass lays characters out one after another, moving one that
-/// would straddle two windows to the next one's start), which is checked here.
-/// Also each window's run of characters, which the items name by index
-/// (`DrawItem::run`).
+/// one instanced draw per primitive. Their records repeat at fixed
+/// strides (the skin pass lays characters out one after another), which
+/// is checked here; their skinned vertices lie where each frame placed
+/// them (`SkinPass::output_places_address`). Also their run of
+/// characters, `(first, count)`, which the items name by index
+/// (`DrawItem::run`): the draw order sorts it by level.
 fn draw_items(
     skin: &SkinPass,
     first: CharacterId,
     count: u32,
     gpu: &GpuModel,
 ) -> Result<DrawItems, GpuError> {
-    let windows = skin.output_windows();
-    let window_of = |c: u32| {
-        let outputs = skin.outputs(CharacterId(first.0 + c as usize));
-        outputs.first().map_or(0, |o| windows.locate(o.output_offset).0)
-    };
-    let (mut draws, mut runs) = (Vec::new(), Vec::new());
-    let mut start = 0;
-    while start < count {
-        // The run of characters in `start`'s window.
-        let window = window_of(start);
-        let (mut lo, mut hi) = (start, count);
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if window_of(mid) == window { lo = mid } else { hi = mid }
-        }
-        let run = (first.0 as u32 + start, lo + 1 - start);
-        draws.extend(window_draws(skin, run, runs.len() as u32, gpu)?);
-        runs.push(run);
-        start = lo + 1;
-    }
-    Ok(DrawItems { draws, runs })
+    let run = (first.0 as u32, count);
+    Ok(DrawItems { draws: run_draws(skin, run, 0, gpu)?, runs: vec![run] })
 }
 
 /// `draw_items`' result.
 struct DrawItems {
     draws: Vec<DrawItem>,
-    /// Each window's run of characters, `(first, count)`.
+    /// The runs of characters, `(first, count)`.
     runs: Vec<(u32, u32)>,
 }
 
-/// `draw_items` of the run `(first, count)` of characters, all in one
-/// output window, the `run`th.
-fn window_draws(
+/// `draw_items` of the run `(first, count)` of characters, the `run`th.
+fn run_draws(
     skin: &SkinPass,
     (first, count): (u32, u32),
     run: u32,
     gpu: &GpuModel,
 ) -> Result<Vec<DrawItem>, GpuError> {
     let first = CharacterId(first as usize);
-    let windows = skin.output_windows();
     let outputs = skin.outputs(first);
     let last = skin.outputs(CharacterId(first.0 + count as usize - 1));
     let vertices: u32 = outputs.iter().map(|o| o.vertex_count).sum();
@@ -700,18 +680,13 @@ fn window_draws(
             *start += skin_levels::skinned_vertices(&gpu.skin_levels, p.skin_levels, o.vertex_count, level);
         }
         if p.levels[0].1 > 0 {
-            let (window, output_offset) = windows.locate(o.output_offset);
-            // The character's output starts `starts[0]` before its primitive's.
-            let level_offsets = starts.map(|s| output_offset - starts[0] + s);
             let level_maps = p.level_maps.map(|first| match first {
                 NO_LEVEL_MAP => 0,
                 first => gpu.level_maps_address + u64::from(first) * 4,
             });
             draws.push(DrawItem {
-                window,
-                level_offsets,
+                level_offsets: starts,
                 level_maps,
-                vertices_per_character: vertices,
                 first_character: first.0 as u32,
                 characters: count,
                 run,

@@ -182,7 +182,7 @@ impl Renderer {
             skin,
             instances: self.instances[index].raw,
             draw_order: self.draw_orders[index].raw,
-            skinned_addresses: self.skin.output_addresses(),
+            output_places: self.skin.output_places_address(index),
             stage,
             shadow_maps: (self.shadows.sampled_view(index, shadowed), self.shadows.sampler),
         };

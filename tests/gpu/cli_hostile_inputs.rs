@@ -507,16 +507,17 @@ fn render_uses_the_sidecar_controller() {
     assert_ne!(with_sidecar, rest, "without a controller: the rest pose, which the walk leaves");
 }
 
-/// A crowd larger than one buffer of the device holds (or its memory) is
-/// refused in one line naming `--characters`, the bytes needed, the limit
-/// and how many characters fit, and writes nothing.
+/// A crowd at full detail (`--detail full`: every frame skins every
+/// character whole) larger than one buffer of the device holds (or its
+/// memory) is refused in one line naming `--characters`, the bytes needed,
+/// the limit and how many characters fit, and writes nothing.
 #[test]
 fn render_refuses_a_crowd_the_device_cannot_hold() {
     let Some(gpu) = crate::common::context() else { return };
     let limits = gpu.buffer_limits;
     drop(gpu);
     let model = vkskin::asset::load_default_character().unwrap();
-    let need = vkskin::render::crowd_fit::CrowdNeed::of(&model, 1).unwrap();
+    let need = vkskin::render::crowd_fit::CrowdNeed::of(&model, 1, vkskin::render::DrawDetail::Full).unwrap();
     // The output in one buffer; the output and the device palette (each
     // one for every frame slot) in the heap.
     let in_memory = need.output_per_character + need.palette_per_character;
@@ -538,6 +539,8 @@ fn render_refuses_a_crowd_the_device_cannot_hold() {
         "Walk",
         "--characters",
         &count,
+        "--detail",
+        "full",
         "--size",
         "32x32",
         "--out",

@@ -64,8 +64,9 @@ fn a_wait_that_runs_out_is_a_timeout_not_a_hang() {
     drop(ctx);
 }
 
-/// `render` of a crowd whose skinned vertices pass what the device's 64
-/// output buffers hold, or its memory (100,000 Foxes: 4.1 GB of output):
+/// `render --detail full` of a crowd whose skinned vertices pass what the
+/// device's 64 output buffers hold, or its memory (100,000 Foxes: 4.1 GB
+/// of output):
 /// exit code 1 and a last line that says how many bytes were
 /// asked and what the limit is, no image left behind. A device with room
 /// for them would render them; the check then does not apply.
@@ -78,7 +79,7 @@ fn a_scene_too_big_for_the_device_ends_with_one_line() {
     // 100000 Foxes skin 4147200000 bytes of output vertices (checked up
     // front by `render::crowd_fit`, before a character is posed).
     let model = vkskin::asset::load(&fox).unwrap();
-    let need = vkskin::render::crowd_fit::CrowdNeed::of(&model, 1).unwrap();
+    let need = vkskin::render::crowd_fit::CrowdNeed::of(&model, 1, vkskin::render::DrawDetail::Full).unwrap();
     let needed = 100_000 * need.output_per_character;
     assert_eq!(needed, 4_147_200_000);
     let memory = 100_000 * (need.output_per_character + need.palette_per_character);
@@ -98,6 +99,8 @@ fn a_scene_too_big_for_the_device_ends_with_one_line() {
         fox.to_str().unwrap(),
         "--characters",
         "100000",
+        "--detail",
+        "full",
         "--size",
         "32x32",
         "--out",

@@ -20,7 +20,7 @@ use vkskin::render::camera::{Camera, DEFAULT_FOV_Y};
 use vkskin::render::crowd_fit::CrowdNeed;
 use vkskin::render::renderer::{RenderSettings, Renderer};
 use vkskin::render::skin_pass::CharacterId;
-use vkskin::render::{PaletteUpload, PassSetup, PoseEvaluation, SkinningPlacement};
+use vkskin::render::{DrawDetail, PaletteUpload, PassSetup, PoseEvaluation, SkinningPlacement};
 
 const W: u32 = 160;
 const H: u32 = 120;
@@ -184,9 +184,9 @@ fn upload_modes_count_their_bytes() {
 }
 
 /// A crowd whose skinned output passes `maxStorageBufferRange` (128 MiB on
-/// lavapipe: about 580 built-in characters) is not capped by it: the skin
-/// pass writes the output in two windows (two dispatches), the draws read it
-/// by pointer. The characters
+/// lavapipe: about 580 built-in characters at full detail) is not capped
+/// by it: the skin pass writes the frame's output in two windows (two
+/// dispatches), the draws read it by pointer. The characters
 /// whose vertices lie past the range skin as the CPU reference does, and
 /// the picture of the last ones is the same with compute skinning (which
 /// draws from that output) and vertex skinning (which does not).
@@ -194,7 +194,7 @@ fn upload_modes_count_their_bytes() {
 fn a_crowd_past_the_storage_binding_range_skins_and_draws_its_last_characters() {
     let Some(ctx) = context() else { return };
     let model = Arc::new(load_default_character().expect("built-in character"));
-    let per = CrowdNeed::of(&model, 1).unwrap().output_per_character;
+    let per = CrowdNeed::of(&model, 1, DrawDetail::Full).unwrap().output_per_character;
     let range = u64::from(ctx.properties.limits.max_storage_buffer_range);
     // The last two characters' output starts past the range.
     let count = (range / per + 3) as usize;
@@ -222,6 +222,8 @@ fn a_crowd_past_the_storage_binding_range_skins_and_draws_its_last_characters() 
         settings.msaa = false;
         settings.characters = count as u32;
         settings.frame.placement = placement;
+        // Every character skinned whole, as a crowd close by would be.
+        settings.frame.detail = DrawDetail::Full;
         let mut renderer = Renderer::new(&ctx, model.clone(), settings).expect("renderer");
         let mut picture = Vec::new();
         let mut keep = |_: u64, rgba: &[u8]| {
@@ -230,9 +232,8 @@ fn a_crowd_past_the_storage_binding_range_skins_and_draws_its_last_characters() 
         };
         let report = renderer.render_frame(&ctx, &crowd, &camera, true, &mut keep).expect("render");
         if placement == SkinningPlacement::Compute {
-            // A run of characters per window, skinned by a dispatch per level drawn.
-            let runs = renderer.skin_pass().layout().runs();
-            assert_eq!(runs.iter().map(|r| r.window).collect::<Vec<_>>(), [0, 1], "a run per window");
+            // The frame's output in two windows, a dispatch each.
+            assert_eq!(renderer.skin_pass().output_windows().count, 2, "two windows");
             assert!(report.skin.dispatches >= 2, "{} dispatches", report.skin.dispatches);
         } else {
             assert_eq!(report.skin.dispatches, 0, "no dispatch when the vertex shaders skin");
@@ -275,47 +276,63 @@ fn a_crowd_past_the_storage_binding_range_skins_and_draws_its_last_characters() 
 
 /// A crowd whose skinned output is split across buffers, as the largest
 /// buffer splits a GPU's (4 GiB on NVIDIA's drivers: about 18,000
-/// built-in characters); here the limit is lowered to two and a half
-/// characters' output. Each window is its own buffer holding whole
-/// characters (two here: the third starts the next one), skinned by its
-/// own dispatch and read by the draws of its characters. CPU- and
-/// GPU-posed, the picture is the one a single buffer gives, and every
-/// character's vertices are the same bits at its place in the layout.
+/// built-in characters at full detail); here the limit is lowered to two
+/// and a half characters' full output. Each window is its own buffer
+/// holding whole characters (at full detail two here: the third starts
+/// the next one), skinned by its own dispatches and read by the draws of
+/// its characters. CPU- and GPU-posed, at full detail and at the levels
+/// the camera picks, the picture is the one a single buffer gives, and
+/// every character's vertices are the same bits at its place in the layout.
 #[test]
 fn a_crowd_split_across_output_buffers_draws_as_one_buffer_does() {
     let Some(mut ctx) = context() else { return };
     let model = Arc::new(load_default_character().expect("built-in character"));
-    let per = CrowdNeed::of(&model, 1).unwrap().output_per_character;
+    let per = CrowdNeed::of(&model, 1, DrawDetail::Full).unwrap().output_per_character;
     let whole = ctx.buffer_limits.output_buffer_bytes;
-    let camera = camera();
-    for pose in [PoseEvaluation::Cpu, PoseEvaluation::Gpu] {
+    // At the camera's levels, 12 x 12 characters from far enough for the
+    // coarsest levels (a few pixels tall).
+    let far = {
+        let half = SPACING * 12.0;
+        Camera::frame_box([-half, 0.0, -half], [half, 2.0, half], W as f32 / H as f32, DEFAULT_FOV_Y)
+    };
+    let cases =
+        [PoseEvaluation::Cpu, PoseEvaluation::Gpu].map(|p| (p, DrawDetail::Full, camera(), CHARACTERS));
+    let far_case = (PoseEvaluation::Cpu, DrawDetail::Auto, far, 144);
+    for (pose, detail, camera, characters) in cases.into_iter().chain([far_case]) {
         let mut runs = Vec::new();
-        for limit in [whole, per * 5 / 2] {
+        // At the camera's levels the characters skin fewer vertices: a
+        // window of three full characters holds a few dozen. (The full
+        // skin of the readback then takes 48 windows.)
+        let unit = 64 * 24;
+        let split = if detail == DrawDetail::Full { per * 5 / 2 } else { (3 * per).div_ceil(unit) * unit };
+        for limit in [whole, split] {
             ctx.buffer_limits.output_buffer_bytes = limit;
             let mut settings = RenderSettings::new(vk::Extent2D { width: W, height: H });
             settings.msaa = false;
-            settings.characters = CHARACTERS as u32;
+            settings.characters = characters as u32;
             settings.frame.pose = pose;
+            settings.frame.detail = detail;
             let mut renderer = Renderer::new(&ctx, model.clone(), settings).expect("renderer");
-            let mut crowd = crowd(&model, CHARACTERS);
+            let mut crowd = crowd(&model, characters);
             crowd.set_pose_on_gpu(pose == PoseEvaluation::Gpu).expect("GPU pose");
             let mut picture = Vec::new();
             let mut keep = |_: u64, rgba: &[u8]| {
                 picture = rgba.to_vec();
                 Ok(())
             };
+            let mut windows = 0;
+            let mut counts = None;
             for i in 0..3 {
                 crowd.frame(i).expect("frame");
                 let report = renderer.render_frame(&ctx, &crowd, &camera, true, &mut keep).expect("render");
-                // At least one dispatch per run (a level each).
-                let runs = renderer.skin_pass().layout().runs().len() as u32;
-                assert!(report.skin.dispatches >= runs, "{pose:?}: {} dispatches", report.skin.dispatches);
+                // At least one dispatch per window.
+                windows = renderer.skin_pass().output_windows().count;
+                counts = Some(renderer.detail_counts());
+                assert!(report.skin.dispatches >= windows, "{pose:?}: {} dispatches", report.skin.dispatches);
             }
-            let runs_of_windows: Vec<u32> =
-                renderer.skin_pass().layout().runs().iter().map(|r| r.window).collect();
             renderer.finish(&ctx, &mut keep).expect("finish");
             let skinned = renderer.read_skinned(&ctx, &crowd).expect("read back");
-            let vertices: Vec<Vec<[u32; 12]>> = (0..CHARACTERS)
+            let vertices: Vec<Vec<[u32; 12]>> = (0..characters)
                 .map(|c| {
                     let outputs = renderer.outputs(CharacterId(c));
                     let first = outputs.iter().map(|o| o.output_offset).min().unwrap() as usize;
@@ -327,15 +344,29 @@ fn a_crowd_split_across_output_buffers_draws_as_one_buffer_does() {
                 })
                 .collect();
             renderer.destroy(&ctx);
-            runs.push((picture, runs_of_windows, vertices));
+            if detail == DrawDetail::Auto {
+                // The two coarsest levels, skinned into windows of three
+                // full characters each.
+                let (levels, _) = counts.expect("a frame");
+                eprintln!("{limit}: levels {levels:?}, {windows} windows");
+                assert_eq!(levels[3] + levels[4], characters as u32, "{levels:?}");
+            }
+            runs.push((picture, windows, vertices));
         }
         ctx.buffer_limits.output_buffer_bytes = whole;
-        let ((one, one_runs, one_vertices), (split, split_runs, split_vertices)) = (&runs[0], &runs[1]);
-        // Nine characters, two a window: five windows, a run of characters each.
-        assert_eq!((&one_runs[..], &split_runs[..]), (&[0][..], &[0, 1, 2, 3, 4][..]), "{pose:?}");
-        assert!(mask(one).iter().filter(|&&m| m).count() > (W * H / 20) as usize, "{pose:?}: a crowd");
-        assert_eq!(differing(one, split), 0, "{pose:?}: one buffer and five draw the same picture");
-        for c in 0..CHARACTERS {
+        let ((one, one_windows, one_vertices), (split, split_windows, split_vertices)) = (&runs[0], &runs[1]);
+        // Nine characters, two a window at full detail: five windows.
+        let split_into = if detail == DrawDetail::Full { 5 } else { *split_windows };
+        assert_eq!((*one_windows, *split_windows), (1, split_into), "{pose:?}, {detail:?}");
+        assert!(*split_windows > 1, "{pose:?}, {detail:?}: {split_windows} windows");
+        let covered = mask(one).iter().filter(|&&m| m).count();
+        assert!(covered > (W * H / 400) as usize, "{pose:?}, {detail:?}: {covered} pixels covered");
+        assert_eq!(
+            differing(one, split),
+            0,
+            "{pose:?}, {detail:?}: one buffer and several draw the same picture"
+        );
+        for c in 0..characters {
             assert!(one_vertices[c] == split_vertices[c], "{pose:?}: character {c}'s vertices differ");
         }
     }

@@ -40,8 +40,12 @@ struct Push {
     starts: u32,
     level_words: u32,
     record_count: u32,
-    /// The output vertex that the window's buffer starts at.
-    window_first_vertex: u32,
+    /// With `batches::NO_ORDER`, the batch's first character's index in the run.
+    first_slot: u32,
+    /// Where the batch's first character's output starts in its window's
+    /// buffer; the others follow, `level_vertices` each.
+    first_vertex: u32,
+    pad: u32,
     /// The palette skin_storage.comp reads by pointer (0 for skin.comp).
     palette_address: vk::DeviceAddress,
 }
@@ -165,7 +169,6 @@ impl SkinPass {
         // Without morph targets in the scene, the pipeline without their code.
         let p = &self.pipelines;
         let compute = if self.layout.morph_targets() { &p.compute } else { &p.compute_without_morphs };
-        let window_vertices = self.output_windows().vertices;
         let (d, cmd) = (&ctx.device, slot.command_buffer);
         ctx.begin_region(cmd, c"skin dispatch");
         // The output is one for every slot: after every earlier frame's
@@ -196,10 +199,10 @@ impl SkinPass {
             // wrote, so no barrier goes between them.
             let mut bound = None;
             for batch in &self.batches {
-                let Some(push) = self.push(batch, bound_set.palette_address, window_vertices) else {
+                let Some(push) = self.push(batch, bound_set.palette_address) else {
                     continue;
                 };
-                let window = self.layout.runs()[batch.run as usize].window;
+                let window = batch.window;
                 let set = &mut sets[window as usize];
                 if *set == vk::DescriptorSet::null() {
                     let output = self.output.buffers[window as usize].raw;
@@ -262,14 +265,8 @@ impl SkinPass {
     }
 
     /// The push constants of `batch`'s dispatch (`palette_address` for
-    /// skin_storage.comp, output windows of `window_vertices`), or `None`
-    /// when it skins nothing.
-    fn push(
-        &self,
-        batch: &SkinBatch,
-        palette_address: vk::DeviceAddress,
-        window_vertices: u32,
-    ) -> Option<Push> {
+    /// skin_storage.comp), or `None` when it skins nothing.
+    fn push(&self, batch: &SkinBatch, palette_address: vk::DeviceAddress) -> Option<Push> {
         let run = &self.layout.runs()[batch.run as usize];
         let level = batch.level as usize;
         let groups_per_character = run.groups_per_character(level);
@@ -290,7 +287,9 @@ impl SkinPass {
             starts: (words.run_starts + u64::from(run.level_starts(level))) as u32,
             level_words: words.level_words as u32,
             record_count: self.layout.records().len() as u32,
-            window_first_vertex: run.window * window_vertices,
+            first_slot: batch.first_slot,
+            first_vertex: batch.first_vertex,
+            pad: 0,
             palette_address,
         })
     }

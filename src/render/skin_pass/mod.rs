@@ -20,10 +20,11 @@
 //! skin records after a layout change) + `write_batches` (per run, the
 //! characters drawn at each level, from the frame's draw order when it has
 //! one: a character's primitives are then skinned only where its level
-//! draws, `render::skin_levels`, and a character no pass draws not at all),
-//! then the dispatches (per window of the output a descriptor set from the
-//! slot's pool, one dispatch per batch, then the barrier that makes the
-//! output visible to vertex shaders and transfers).
+//! draws, `render::skin_levels`, and a character no pass draws not at all;
+//! and where each character's output lands this frame, the output grown
+//! to hold it), then the dispatches (per window of the output a descriptor
+//! set from the slot's pool, one dispatch per batch, then the barrier that
+//! makes the output visible to vertex shaders and transfers).
 //!
 //! The vertex-skinning path (shaders/mesh_skinned.vert) reads the same
 //! per-slot buffers: call `upload` instead of `record` (no dispatch) and bind
@@ -33,11 +34,13 @@
 //!
 //! The output and the palettes grow with the crowd, and neither a binding
 //! range (`maxStorageBufferRange`, 128 MiB on lavapipe) nor the largest
-//! buffer (4 GiB on NVIDIA's drivers) may cap them: the output is split
-//! into windows (`OutputWindows`), each its own buffer within both limits
-//! and holding whole characters, and a run's dispatches write one
+//! buffer (4 GiB on NVIDIA's drivers) may cap them: the output holds only
+//! what the frame skins, a character's level's vertices each (`batches`),
+//! split into windows (`OutputWindows`), each its own buffer within both
+//! limits and holding whole characters, and a batch's dispatch writes one
 //! window; the draws read the output by device address
-//! (`GL_EXT_buffer_reference`), each draw from one window; the palette is
+//! (`GL_EXT_buffer_reference`), finding each character's window and place
+//! in the slot's `plan::OutputPlaces`; the palette is
 //! read as texels (limited by `maxTexelBufferElements`, 2^27 on common
 //! devices) or, where the texel limit is small, by address. So a crowd is
 //! limited by the device's memory and the palette's buffer
@@ -47,13 +50,14 @@
 //! history). The validation layer's synchronization checks cannot follow
 //! the pointer reads; the barrier before them (below) is the same one the
 //! bound writes are checked against. Nor does robust buffer access guard a
-//! pointer: every read is in bounds by construction instead (a draw's
-//! vertices lie in its character's output range; a palette read is a
-//! record's `palette_offset` plus a joint the layout checked against its
-//! skin, `plan::Placer`).
+//! pointer: every read is in bounds by construction instead (a draw
+//! reads a character the frame placed, within its level's vertices there,
+//! through a level map whose places the skin levels bound; a palette read
+//! is a record's `palette_offset` plus a joint the layout checked against
+//! its skin, `plan::Placer`).
 //!
 //! Synchronisation, all of it (see also the comments at each barrier):
-//! - Palette, weight, record and work buffers are host-visible, HOST_COHERENT,
+//! - Palette, weight, record, work and output-place buffers are host-visible, HOST_COHERENT,
 //!   persistently mapped and written by the CPU before `vkQueueSubmit`; a
 //!   submission makes earlier host writes to coherent memory visible to the
 //!   device (the implicit host-write guarantee of queue submission), so no
@@ -75,7 +79,13 @@
 //!   queue (`SkinnedOutput::record_write_after_reads`; as with the palette,
 //!   lavapipe's in-order execution and the layer, which cannot follow the
 //!   pointer reads, cannot show a missing one). Every frame skins what it
-//!   draws before drawing it: nothing in the output carries over.
+//!   draws before drawing it: nothing in the output carries over. A frame
+//!   that needs more output than a window's buffer holds replaces the
+//!   buffer while it records (`write_batches`): the old one is retired into
+//!   the slot being recorded (`FrameSlot::retire`), whose fence signals
+//!   after every earlier frame that may still read it, and the new one's
+//!   address reaches the frame's draws through the slot's output places,
+//!   written after the growth.
 //! - Within a frame, compute writes -> vertex input / vertex shader storage
 //!   reads / transfer reads need the pipeline barrier recorded after the
 //!   dispatch. It also covers a draw recorded in a later command buffer or
@@ -106,7 +116,7 @@ use device_palette::DevicePalette;
 use dispatch::SkinPipelines;
 use plan::Mark;
 use skinned_output::SkinnedOutput;
-use slot_buffers::{Grower, GrowthLimits, SlotBuffers};
+use slot_buffers::{GrowthLimits, SlotBuffers};
 use std::sync::Arc;
 use streams::StaticStreams;
 use upload_pieces::UploadPiece;
@@ -234,8 +244,14 @@ pub struct SkinPass {
     /// the draws and readbacks read it.
     output: SkinnedOutput,
     /// This frame's batches (`write_batches`): capacity for every run at
-    /// every level, reserved when characters are added.
+    /// every level and a cut per window, reserved when characters are added.
     batches: Vec<batches::SkinBatch>,
+    /// Per character, where this frame placed its output
+    /// (`plan::OutputPlaces::entry`, or `batches::NOT_PLACED`) and how many
+    /// vertices it skinned there; the frame's windows.
+    places: Vec<u32>,
+    placed_vertices: Vec<u32>,
+    windows: OutputWindows,
     upload_mode: PaletteUpload,
     /// Poses the characters whose input carries a playback (`set_pose_program`).
     gpu_pose: Option<gpu_pose::GpuPose>,
@@ -295,6 +311,9 @@ impl SkinPass {
             device_palette,
             output,
             batches: Vec::new(),
+            places: Vec::new(),
+            placed_vertices: Vec::new(),
+            windows: OutputWindows::default(),
             upload_mode: PaletteUpload::default(),
             gpu_pose: None,
         };
@@ -387,7 +406,10 @@ impl SkinPass {
         }
         self.device_palette.held.resize(regions, None);
         self.batches.clear();
-        self.batches.reserve(self.layout.runs().len() * DETAIL_LEVELS);
+        let cuts = MAX_OUTPUT_WINDOWS as usize;
+        self.batches.reserve(self.layout.runs().len() * DETAIL_LEVELS + cuts);
+        self.places.resize(regions, batches::NOT_PLACED);
+        self.placed_vertices.resize(regions, 0);
         self.generation += 1;
         if let Err(e) = self.fit_buffers(ctx, ring, is_new_model) {
             self.undo_add(ctx, ring, mark, first, is_new_model);
@@ -453,8 +475,6 @@ impl SkinPass {
             slot.grow(ctx, ring, i, sizes, limits, self.palette_reads)?;
         }
         self.device_palette.grow(ctx, ring, sizes.palette, limits, self.palette_reads)?;
-        let grower = Grower { ctx, limits, owner: "skin".into() };
-        self.output.grow(&grower, ring, sizes.windows)?;
         if let Some(pose) = &mut self.gpu_pose {
             pose.ensure_capacity(ctx, ring, self.characters.len())?;
         }
@@ -541,10 +561,10 @@ impl SkinPass {
         }
     }
 
-    /// How the output of the current layout splits into buffers, one
-    /// dispatch each.
+    /// How the latest recorded frame's output splits into buffers
+    /// (`write_batches`).
     pub fn output_windows(&self) -> OutputWindows {
-        self.layout.output_windows()
+        self.windows
     }
 
     /// Records this frame's skinning into `slot`: `upload`s changed poses,
@@ -564,7 +584,7 @@ impl SkinPass {
         timestamps: bool,
     ) -> Result<SkinStats, GpuError> {
         let mut stats = self.upload(slot, inputs, levels)?;
-        self.write_batches(slot.index, levels)?;
+        self.write_batches(ctx, slot, levels)?;
         self.record_copies(ctx, slot, timestamps, &mut stats);
         self.dispatch(ctx, slot, timestamps, &mut stats)?;
         Ok(stats)
@@ -619,28 +639,38 @@ impl SkinPass {
         self.read_palette(slot_index).0.raw
     }
 
-    /// The copies that lay the output, window by window, into one buffer
-    /// the way the layout numbers its vertices
-    /// (`PrimitiveOutput::output_offset` times `OUTPUT_STRIDE`): each
-    /// window's source buffer and region. For the frame that skinned it,
-    /// after the skinning (the barrier `record` ends with).
+    /// The copies that gather the latest recorded frame's output into one
+    /// buffer the way the layout numbers its vertices
+    /// (`PrimitiveOutput::output_offset` times `OUTPUT_STRIDE`): per
+    /// character it skinned, the vertices of its level (all of them at
+    /// level 0, in the layout's order; at a coarser level its level's, one
+    /// after the other from its first), from the window the frame placed
+    /// it in. For the frame that skinned it, after the skinning (the
+    /// barrier `record` ends with).
     pub fn output_copies(&self) -> impl Iterator<Item = (vk::Buffer, vk::BufferCopy)> + '_ {
-        let windows = self.output_windows();
-        let buffers = &self.output.buffers;
-        (0..windows.count).zip(buffers).map(move |(k, buffer)| {
-            let dst_offset = u64::from(k) * u64::from(windows.vertices) * OUTPUT_STRIDE;
-            (buffer.raw, vk::BufferCopy { src_offset: 0, dst_offset, size: windows.bytes(k) })
-        })
+        let placed = self.places.iter().zip(&self.placed_vertices);
+        let characters = self.layout.characters().iter().zip(placed);
+        characters.filter(|(_, (place, _))| **place != batches::NOT_PLACED).filter_map(
+            move |(c, (place, n))| {
+                let (window, first) = plan::OutputPlaces::locate(*place);
+                let region = vk::BufferCopy {
+                    src_offset: u64::from(first) * OUTPUT_STRIDE,
+                    dst_offset: u64::from(c.outputs.first()?.output_offset) * OUTPUT_STRIDE,
+                    size: u64::from(*n) * OUTPUT_STRIDE,
+                };
+                Some((self.output.buffers.get(window as usize)?.raw, region))
+            },
+        )
     }
 
-    /// The device address of each window's output buffer
-    /// (`output_windows`; any past its count hold nothing): a
-    /// `PackedVertex` per vertex (24-byte stride: f32 position, octahedral
-    /// normal and tangent, handedness), scene space, read by pointer in the
-    /// frame that skinned it, after the skinning (or copied,
-    /// `output_copies`). They change when characters are added.
-    pub fn output_addresses(&self) -> &[vk::DeviceAddress] {
-        &self.output.addresses
+    /// The device address of slot `slot_index`'s `plan::OutputPlaces`: each
+    /// window's output buffer's address, then where each character the
+    /// slot's latest frame skinned lies in them: a `PackedVertex` per
+    /// vertex (24-byte stride: f32 position, octahedral normal and
+    /// tangent, handedness), scene space, read by pointer in the frame
+    /// that skinned it, after the skinning (or copied, `output_copies`).
+    pub fn output_places_address(&self, slot_index: usize) -> vk::DeviceAddress {
+        self.slots[slot_index].places_address
     }
 
     /// Where each primitive of each mesh instance of `character` lands in the

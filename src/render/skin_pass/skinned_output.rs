@@ -1,7 +1,10 @@
 //! The skinned output ([`SkinnedOutput`]): one for every frame slot, a
 //! buffer per window (`OutputWindows`). The output is the crowd's largest
-//! buffer by far (100,000 built-in characters: 11.7 GB), and a copy per
-//! slot doubled it. Nothing carries over in it from frame to frame: every
+//! buffer by far: 100,000 built-in characters at full detail need 11.7 GB,
+//! and a copy per slot doubled it. So each frame holds only what it skins,
+//! a character's level's vertices (`batches`): the same crowd framed whole,
+//! nearly all at the coarsest level, needs about 0.2 GB. The buffers grow
+//! to the largest frame so far. Nothing carries over in it from frame to frame: every
 //! frame skins each vertex it draws before drawing it. The price is a
 //! barrier: a frame's skinning waits for the earlier frames' reads and
 //! writes of the output (`record_write_after_reads`). Where the frame
@@ -14,7 +17,8 @@ use super::OUTPUT_STRIDE;
 use super::plan::OutputWindows;
 use super::slot_buffers::Grower;
 use crate::gpu::barrier::{self, Access};
-use crate::gpu::{Buffer, FrameRing, GpuContext, GpuError};
+use crate::gpu::frame::Retire;
+use crate::gpu::{Buffer, GpuContext, GpuError};
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
@@ -52,29 +56,33 @@ impl SkinnedOutput {
         Ok(SkinnedOutput { buffers: vec![buffer], addresses })
     }
 
-    /// Grows the output to `windows`: a buffer per window, each holding
-    /// its window's vertices (never past a window's capacity); a window's
-    /// buffer made or replaced takes its new address, a replaced one is
-    /// retired through the ring (a submitted frame may still use it).
-    pub(super) fn grow(
+    /// Grows the output to hold a frame's `windows`: a buffer per window,
+    /// each holding its window's vertices (with headroom, never past a
+    /// window's capacity); a window's buffer made or replaced takes its
+    /// new address, a replaced one is retired through `retire` (a
+    /// submitted frame may still use it). Buffers past the frame's
+    /// windows are kept for later frames.
+    pub(super) fn fit(
         &mut self,
         grower: &Grower,
-        ring: &mut FrameRing,
+        retire: &mut impl Retire,
         windows: OutputWindows,
     ) -> Result<(), GpuError> {
         let capacity = u64::from(windows.vertices) * OUTPUT_STRIDE;
         for k in 0..windows.count {
-            let what = format!("output {k}");
+            let needed = windows.bytes(k);
             let k = k as usize;
             if k == self.buffers.len() {
-                let size = windows.bytes(k as u32).max(OUTPUT_STRIDE);
-                self.buffers.push(window_buffer(grower.ctx, &grower.owner, k, size)?);
+                self.buffers.push(window_buffer(grower.ctx, &grower.owner, k, needed.max(OUTPUT_STRIDE))?);
                 self.addresses.push(self.buffers[k].device_address(grower.ctx));
                 continue;
             }
-            let (needed, limit) = (windows.bytes(k as u32), Some(capacity));
+            if self.buffers[k].size >= needed {
+                continue;
+            }
+            let (what, limit) = (format!("output {k}"), Some(capacity));
             let gpu = MemoryLocation::GpuOnly;
-            if grower.grow_within(ring, &mut self.buffers[k], needed, limit, &what, USAGE, gpu)? {
+            if grower.grow_within(retire, &mut self.buffers[k], needed, limit, &what, USAGE, gpu)? {
                 self.addresses[k] = self.buffers[k].device_address(grower.ctx);
             }
         }

@@ -6,9 +6,9 @@
 use super::palette_reads::{
     PALETTE_TEXEL_FORMAT, PaletteReads, TEXEL_FORMATS, is_texel, palette_view, replace_view, texel_view,
 };
-use super::plan::SlotSizes;
+use super::plan::{OutputPlaces, SlotSizes};
 use super::upload_pieces::UploadPiece;
-use crate::gpu::frame::Retired;
+use crate::gpu::frame::{Retire, Retired};
 use crate::gpu::{Buffer, FrameRing, GpuContext, GpuError};
 use ash::vk;
 use gpu_allocator::MemoryLocation;
@@ -25,6 +25,12 @@ const PALETTE_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
     vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS.as_raw()
         | vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER.as_raw()
         | vk::BufferUsageFlags::TRANSFER_SRC.as_raw(),
+);
+
+/// Where the frame placed each character's output (`plan::OutputPlaces`),
+/// read by the draws by pointer.
+const PLACES_USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
+    vk::BufferUsageFlags::STORAGE_BUFFER.as_raw() | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS.as_raw(),
 );
 
 /// Per-slot buffers: what the host writes each frame. (What the GPU alone
@@ -50,6 +56,11 @@ pub(super) struct SlotBuffers {
     /// The characters a frame skins, grouped by run and level (binding 8,
     /// skin_main.glsl's `work_word`), written each frame (`upload`).
     pub(super) work: Buffer,
+    /// Where the frame placed each character's output and each output
+    /// window's address (`plan::OutputPlaces`), written each frame
+    /// (`write_batches`), and its device address.
+    pub(super) places: Buffer,
+    pub(super) places_address: vk::DeviceAddress,
     /// Pose version of each character whose morph weights (and palette,
     /// when the shaders read `palette` in place) this slot holds.
     pub(super) held: Vec<Option<u64>>,
@@ -75,7 +86,7 @@ impl SlotBuffers {
     pub(super) fn new(ctx: &GpuContext, i: usize) -> Result<Self, GpuError> {
         let name = |what: &str| format!("skin slot {i} {what}");
         let cpu = MemoryLocation::CpuToGpu;
-        let slot = SlotBuffers {
+        let mut slot = SlotBuffers {
             palette: Buffer::new(ctx, &name("palette"), 64, PALETTE_USAGE, cpu)?,
             palette_view: vk::BufferView::null(),
             records_view: vk::BufferView::null(),
@@ -84,12 +95,15 @@ impl SlotBuffers {
             weights: Buffer::new(ctx, &name("weights"), 16, HOST_USAGE, cpu)?,
             records: Buffer::new(ctx, &name("records"), 32, HOST_USAGE, cpu)?,
             work: Buffer::new(ctx, &name("characters to skin"), 4, HOST_USAGE, cpu)?,
+            places: Buffer::new(ctx, &name("output places"), OutputPlaces::bytes(0), PLACES_USAGE, cpu)?,
+            places_address: 0,
             held: Vec::new(),
             staged: Vec::new(),
             pending: Vec::new(),
             pieces: Vec::new(),
             records_generation: None,
         };
+        slot.places_address = slot.places.device_address(ctx);
         Ok(slot)
     }
 
@@ -124,7 +138,7 @@ impl SlotBuffers {
         reads: PaletteReads,
     ) -> Result<(), GpuError> {
         let bindings = reads.bindings();
-        let grower = Grower { ctx, limits, owner: format!("skin slot {i}") };
+        let grower = Grower { ctx, limits, owner: format!("skin slot {i}").into() };
         let cpu = MemoryLocation::CpuToGpu;
         let regrown = grower.grow(ring, &mut self.palette, sizes.palette, "palette", PALETTE_USAGE, cpu)?;
         let texels = reads == PaletteReads::Texels;
@@ -144,6 +158,9 @@ impl SlotBuffers {
             grower.grow(ring, &mut self.work, sizes.work, "characters to skin", HOST_USAGE, cpu)?;
         if records_regrown {
             self.records_generation = None;
+        }
+        if grower.grow(ring, &mut self.places, sizes.places, "output places", PLACES_USAGE, cpu)? {
+            self.places_address = self.places.device_address(ctx);
         }
         for (binding, regrown, buffer, view) in [
             (6, records_regrown, &self.records, &mut self.records_view),
@@ -171,7 +188,7 @@ impl SlotBuffers {
                 ctx.device.destroy_buffer_view(view, None);
             }
         }
-        for b in [self.palette, self.weights, self.records, self.work] {
+        for b in [self.palette, self.weights, self.records, self.work, self.places] {
             b.destroy(ctx);
         }
     }
@@ -203,7 +220,7 @@ pub(super) struct Grower<'a> {
     pub(super) ctx: &'a GpuContext,
     pub(super) limits: GrowthLimits,
     /// What the buffers' names start with ("skin slot 0").
-    pub(super) owner: String,
+    pub(super) owner: std::borrow::Cow<'a, str>,
 }
 
 impl Grower<'_> {
@@ -211,7 +228,7 @@ impl Grower<'_> {
     /// bytes, retiring the old one through `ring`; whether it did.
     pub(super) fn grow(
         &self,
-        ring: &mut FrameRing,
+        ring: &mut impl Retire,
         buffer: &mut Buffer,
         needed: u64,
         what: &str,
@@ -225,7 +242,7 @@ impl Grower<'_> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn grow_within(
         &self,
-        ring: &mut FrameRing,
+        ring: &mut impl Retire,
         buffer: &mut Buffer,
         needed: u64,
         limit: Option<u64>,

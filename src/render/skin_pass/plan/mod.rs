@@ -48,9 +48,12 @@ pub struct PrimitiveOutput {
     pub instance: usize,
     /// Index into `GpuModel::primitives` (mesh, material, index lists).
     pub gpu_primitive: usize,
-    /// First `SkinnedVertex` in the layout's output, counted across its
-    /// windows: `OutputWindows::locate` gives the window (buffer) and the
-    /// index in it (a character's vertices all lie in one window).
+    /// First vertex in the layout's numbering of the output: characters
+    /// end to end, each one's primitives in turn (where a readback lays a
+    /// frame's output out, `SkinPass::output_copies`). A frame places
+    /// each character it skins afresh (`SkinPass::write_batches`), so this
+    /// less the character's first is where the primitive's full-detail
+    /// vertices start in its part of the frame's output.
     pub output_offset: u32,
     /// Vertex count.
     pub vertex_count: u32,
@@ -119,8 +122,8 @@ pub struct CharacterPlace {
 }
 
 /// Bytes of each skinning buffer a layout needs: a frame slot's host
-/// buffers, and the buffers every slot shares (the device palette, as
-/// large as a slot's palette, and the output).
+/// buffers, and the device palette every slot shares (as large as a
+/// slot's palette). The output is sized by each frame (`OutputWindows`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SlotSizes {
     /// Palette entries.
@@ -133,10 +136,8 @@ pub struct SlotSizes {
     /// The characters a frame skins, grouped by run and level (u32 each;
     /// room for every character).
     pub work: u64,
-    /// Skinned output vertices, all windows (gaps before window starts included).
-    pub output: u64,
-    /// How the output splits into buffers.
-    pub windows: OutputWindows,
+    /// Where the frame placed each character's output (`OutputPlaces`).
+    pub places: u64,
 }
 
 /// Where the parts of a slot's record buffer start, in u32 words
@@ -153,37 +154,46 @@ pub struct RecordBufferWords {
     pub end: u64,
 }
 
-/// The most buffers one frame slot's skinned output may span (each bound
-/// by a descriptor set from the frame slot's pool, sized for them).
+/// The most buffers one frame's skinned output may span (each bound by a
+/// descriptor set from the frame slot's pool, sized for them; and named by
+/// the top bits of an `OutputPlaces` entry).
 pub const MAX_OUTPUT_WINDOWS: u32 = 64;
 
-/// How a slot's skinned output is split: `count` windows, each its own
+/// The most vertices one window holds: its vertex index fills the low 26
+/// bits of an `OutputPlaces` entry (1.5 GiB of output a window).
+pub const MAX_WINDOW_VERTICES: u32 = 1 << WINDOW_SHIFT;
+
+/// Where the window sits in an `OutputPlaces` entry (mesh.vert's `WINDOW_SHIFT`).
+pub const WINDOW_SHIFT: u32 = 26;
+
+/// How a frame's skinned output is split: `count` windows, each its own
 /// buffer of at most `vertices` output vertices, window k holding the
-/// layout's vertices from k * `vertices`, bound by the dispatches of its
-/// runs ([`SkinRun`]). A crowd's
-/// output may be larger than one buffer may be (the largest buffer: 4 GiB
-/// on NVIDIA's drivers) or one binding (`maxStorageBufferRange`: 128 MiB on
-/// lavapipe); each window fits both. No character straddles two windows
-/// (`SkinLayout` moves one that would to the next window's start), so a
-/// draw and a run's dispatches read and write each character in one
-/// buffer. `vertices` is whole workgroups.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// frame's vertices from k * `vertices`, written by the dispatches of the
+/// batches placed in it. A crowd's output may be larger than one buffer
+/// may be (the largest buffer: 4 GiB on NVIDIA's drivers) or one binding
+/// (`maxStorageBufferRange`: 128 MiB on lavapipe); each window fits both.
+/// No character straddles two windows (`SkinPass::write_batches` starts
+/// the next window rather), so a draw and a dispatch read and write each
+/// character in one buffer. `vertices` is whole workgroups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct OutputWindows {
     /// Windows (buffers); 0 when there is nothing to skin.
     pub count: u32,
     /// Output vertices one window holds (a multiple of `WORKGROUP_SIZE`).
     pub vertices: u32,
-    /// Output vertices of the whole layout, gaps before window starts included.
+    /// Output vertices of the whole frame, gaps before window starts included.
     pub total: u32,
 }
 
 impl OutputWindows {
     /// The output vertices one window holds where a buffer may hold at most
     /// `buffer_bytes` (`BufferLimits::output_buffer_bytes`): whole
-    /// workgroups. An error when not even one workgroup's output fits.
+    /// workgroups, at most [`MAX_WINDOW_VERTICES`]. An error when not even
+    /// one workgroup's output fits.
     pub fn capacity(buffer_bytes: u64) -> Result<u32, GpuError> {
         let unit = u64::from(WORKGROUP_SIZE);
-        let vertices = (buffer_bytes / OUTPUT_STRIDE).min(u64::from(u32::MAX)) / unit * unit;
+        let most = u64::from(MAX_WINDOW_VERTICES);
+        let vertices = (buffer_bytes / OUTPUT_STRIDE).min(most) / unit * unit;
         if vertices == 0 {
             return Err(GpuError::new(format!(
                 "skin pass: an output buffer of at most {buffer_bytes} bytes holds less than one workgroup's output"
@@ -202,10 +212,33 @@ impl OutputWindows {
     pub fn bytes(&self, k: u32) -> u64 {
         u64::from(self.used(k)) * OUTPUT_STRIDE
     }
+}
 
-    /// The window holding output vertex `vertex`, and the vertex's index in it.
-    pub fn locate(&self, vertex: u32) -> (u32, u32) {
-        (vertex / self.vertices, vertex % self.vertices)
+/// Bytes before `OutputPlaces`' per-character words: an address per window.
+pub const PLACES_HEADER_BYTES: u64 = 8 * MAX_OUTPUT_WINDOWS as u64;
+
+/// A slot's table of where the frame placed each character's output,
+/// which the draws read by pointer (mesh.vert's `OutputPlaces`): the
+/// device address of each window's buffer (`MAX_OUTPUT_WINDOWS` u64s),
+/// then per character `window << WINDOW_SHIFT | first vertex in it`
+/// (written for the characters the frame skins).
+pub struct OutputPlaces;
+
+impl OutputPlaces {
+    /// The entry of a character placed at vertex `first` of window `window`.
+    pub fn entry(window: u32, first: u32) -> u32 {
+        debug_assert!(window < MAX_OUTPUT_WINDOWS && first < MAX_WINDOW_VERTICES);
+        window << WINDOW_SHIFT | first
+    }
+
+    /// The window and first vertex of an `entry`.
+    pub fn locate(entry: u32) -> (u32, u32) {
+        (entry >> WINDOW_SHIFT, entry & (MAX_WINDOW_VERTICES - 1))
+    }
+
+    /// Bytes of the table for `characters` characters.
+    pub fn bytes(characters: usize) -> u64 {
+        PLACES_HEADER_BYTES + 4 * characters.max(1) as u64
     }
 }
 
@@ -240,7 +273,7 @@ pub struct Mark {
 /// rolls back to a `Mark`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkinLayout {
-    /// Output vertices one window (buffer) of the output holds
+    /// Output vertices one window (buffer) of a frame's output holds
     /// (`OutputWindows::capacity`).
     window_vertices: u32,
     models: Vec<ModelPlace>,
@@ -263,21 +296,22 @@ pub struct SkinLayout {
     total_vertices: u32,
 }
 
-/// One window for any output a `u32` vertex index reaches.
+/// Windows of the most vertices one may hold.
 impl Default for SkinLayout {
     fn default() -> Self {
-        SkinLayout::with_window_vertices(u32::MAX / WORKGROUP_SIZE * WORKGROUP_SIZE)
+        SkinLayout::with_window_vertices(MAX_WINDOW_VERTICES)
     }
 }
 
 impl SkinLayout {
-    /// An empty layout whose output windows hold `window_vertices` vertices
-    /// each (`OutputWindows::capacity` of the device's limit; rounded down
-    /// to whole workgroups, at least one).
+    /// An empty layout whose frames' output windows hold `window_vertices`
+    /// vertices each (`OutputWindows::capacity` of the device's limit;
+    /// rounded down to whole workgroups, at least one, at most
+    /// [`MAX_WINDOW_VERTICES`]).
     pub fn with_window_vertices(window_vertices: u32) -> Self {
         let unit = WORKGROUP_SIZE;
         SkinLayout {
-            window_vertices: (window_vertices / unit * unit).max(unit),
+            window_vertices: (window_vertices.min(MAX_WINDOW_VERTICES) / unit * unit).max(unit),
             models: Vec::new(),
             characters: Vec::new(),
             records: Vec::new(),
@@ -292,13 +326,9 @@ impl SkinLayout {
         }
     }
 
-    /// How the output splits into windows (buffers).
-    pub fn output_windows(&self) -> OutputWindows {
-        OutputWindows {
-            count: self.total_vertices.div_ceil(self.window_vertices),
-            vertices: self.window_vertices,
-            total: self.total_vertices,
-        }
+    /// Output vertices one window (buffer) of a frame's output holds.
+    pub fn window_vertices(&self) -> u32 {
+        self.window_vertices
     }
 
     /// Places a distinct model's streams (of `table`) after the previous
@@ -402,10 +432,9 @@ impl SkinLayout {
 
     /// The runs and the morph-target flag, from the characters and records.
     fn regroup(&mut self) {
-        let windows = self.output_windows();
         let (runs, starts) = (&mut self.runs, &mut self.run_starts);
         let (records, levels) = (&self.records, &self.record_tables);
-        runs::find_runs(&self.characters, records, levels, &self.level_words, windows, runs, starts);
+        runs::find_runs(&self.characters, records, levels, &self.level_words, runs, starts);
         self.morph_targets = self.records.iter().any(|r| r.morph_offset != NO_MORPHS);
     }
 
@@ -466,7 +495,8 @@ impl SkinLayout {
         self.morph_targets
     }
 
-    /// Output vertices, all characters.
+    /// Output vertices, all characters at full detail (the layout's
+    /// numbering, `PrimitiveOutput::output_offset`).
     pub fn total_vertices(&self) -> u32 {
         self.total_vertices
     }
@@ -486,8 +516,7 @@ impl SkinLayout {
             weights: u64::from(self.weight_len) * 4,
             records: self.record_buffer_words().end * 4,
             work: self.characters.len().max(1) as u64 * 4,
-            output: u64::from(self.total_vertices) * OUTPUT_STRIDE,
-            windows: self.output_windows(),
+            places: OutputPlaces::bytes(self.characters.len()),
         }
     }
 
@@ -528,12 +557,12 @@ impl SkinLayout {
     }
 
     /// Every storage buffer is bound whole: each must fit
-    /// `maxStorageBufferRange`. The palette and the skinned output, which
-    /// grow with the crowd, are not: the palette is reached by pointer or
-    /// texels and must fit `largest_buffer` (`BufferLimits::largest_buffer`);
-    /// the output is split into windows (`OutputWindows`, each within both
-    /// limits by construction), at most [`MAX_OUTPUT_WINDOWS`]. Where
-    /// skin.comp reads through texels (`reads`), also `maxTexelBufferElements`.
+    /// `maxStorageBufferRange`. The palette, which grows with the crowd,
+    /// is not: it is reached by pointer or texels and must fit
+    /// `largest_buffer` (`BufferLimits::largest_buffer`). (The skinned
+    /// output is sized and split into windows by each frame,
+    /// `OutputWindows`.) Where skin.comp reads through texels (`reads`),
+    /// also `maxTexelBufferElements`.
     pub fn check_ranges(
         &self,
         limits: &vk::PhysicalDeviceLimits,
@@ -552,21 +581,12 @@ impl SkinLayout {
             ("morph weights", slot.weights),
             ("skin records", slot.records),
             ("characters to skin", slot.work),
-            ("skinned output", slot.output),
         ];
-        // The palette and the output (indices 4 and 8) are not bound.
-        let mut bound = sizes.iter().enumerate().filter(|&(i, _)| i != 4 && i != 8).map(|(_, s)| s);
+        // The palette (index 4) is not bound.
+        let mut bound = sizes.iter().enumerate().filter(|&(i, _)| i != 4).map(|(_, s)| s);
         if let Some((what, size)) = bound.find(|(_, size)| *size > limit) {
             return Err(GpuError::new(format!(
                 "skin pass: {what} need {size} bytes, more than the device's maxStorageBufferRange {limit}"
-            )));
-        }
-        let windows = self.output_windows();
-        if windows.count > MAX_OUTPUT_WINDOWS {
-            return Err(GpuError::new(format!(
-                "skin pass: skinned output of {} vertices needs {} buffers of at most {} vertices, \
-                 more than {MAX_OUTPUT_WINDOWS}",
-                windows.total, windows.count, windows.vertices
             )));
         }
         if slot.palette > largest_buffer {
@@ -666,7 +686,7 @@ impl<'a> Placer<'a> {
         for (i, instance) in asset.instances.iter().enumerate() {
             self.place_instance(asset, &skin_bases, i, instance)?;
         }
-        self.keep_in_one_window(asset, output_start)?;
+        self.fits_one_window(asset, output_start)?;
         // Output offsets and palette indices are u32 in the shaders.
         let max = u64::from(u32::MAX);
         if self.output > max || self.palette > max || weights > max {
@@ -694,11 +714,10 @@ impl<'a> Placer<'a> {
         })
     }
 
-    /// Moves the character's output (from `start`) to the next window's
-    /// start when it would straddle two windows: each window is its own
-    /// buffer, and a draw reads a character from one. The vertices skipped
-    /// belong to no record; no thread skins them.
-    fn keep_in_one_window(&mut self, asset: &Model, start: u64) -> Result<(), GpuError> {
+    /// Whether the character's full output (from `start`) fits one
+    /// window: each window is its own buffer, and a draw reads a character
+    /// from one.
+    fn fits_one_window(&self, asset: &Model, start: u64) -> Result<(), GpuError> {
         let (vertices, window) = (self.output - start, u64::from(self.window_vertices));
         if vertices > window {
             return Err(GpuError::new(format!(
@@ -708,16 +727,6 @@ impl<'a> Placer<'a> {
                 vertices * OUTPUT_STRIDE
             )));
         }
-        let next_window = (start / window + 1) * window;
-        if self.output <= next_window {
-            return Ok(());
-        }
-        let shift = next_window - start;
-        // Within u32 while the character's end is (checked by the caller).
-        let moved = |offset: u32| (u64::from(offset) + shift).min(u64::from(u32::MAX)) as u32;
-        self.outputs.iter_mut().for_each(|o| o.output_offset = moved(o.output_offset));
-        self.records.iter_mut().for_each(|r| r.output_offset = moved(r.output_offset));
-        self.output += shift;
         Ok(())
     }
 

@@ -1,20 +1,21 @@
 //! The skin dispatch's unit of work ([`SkinRun`]): consecutive characters
-//! of one model, laid out alike and in one output window. A frame skins a
-//! run level by level, one dispatch per run and level that some character
-//! is drawn at (`SkinPass::record`): each of those characters gets whole
+//! of one model, laid out alike. A frame skins a run level by level, one
+//! dispatch per run and level that some character is drawn at (and per
+//! output window the frame places them in, `SkinPass::write_batches`):
+//! each of those characters gets whole
 //! workgroups, and its thread `t` skins the `t`-th vertex its level draws,
 //! its records' lists one after the other ([`SkinRun::skinned_by`], the
 //! twin of skin_main.glsl's `main`). So a character far away costs the
 //! workgroups of the vertices its level draws, not of all its vertices,
 //! and a character no pass draws costs none.
 
-use super::{CharacterPlace, NO_RECORD, OutputWindows, WORKGROUP_SIZE};
+use super::{CharacterPlace, NO_RECORD, WORKGROUP_SIZE};
 use crate::render::detail_levels::DETAIL_LEVELS;
 use crate::render::layout::SkinRecord;
 use crate::render::skin_levels;
 
 /// Consecutive characters of one model whose records follow one another
-/// at a fixed stride, all in one output window.
+/// at a fixed stride.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SkinRun {
     /// Its first character (`CharacterId`) and how many there are.
@@ -24,8 +25,6 @@ pub struct SkinRun {
     /// records `first_record + i * records_per_character ..`.
     pub first_record: u32,
     pub records_per_character: u32,
-    /// The output window (buffer) holding its characters' vertices.
-    pub window: u32,
     /// Vertices one character skins at each level (all its records').
     pub level_vertices: [u32; DETAIL_LEVELS],
     /// Where its tables start in `SkinLayout::run_starts`: per level,
@@ -74,15 +73,14 @@ impl SkinRun {
 }
 
 /// The runs of `characters` (laid out with `records`, `record_tables` and
-/// `level_words` in `windows`) into `runs`, and their record starts into
-/// `run_starts` (both cleared first). A run ends where the model, the
-/// window or the records per character change.
+/// `level_words`) into `runs`, and their record starts into `run_starts`
+/// (both cleared first). A run ends where the model or the records per
+/// character change.
 pub(super) fn find_runs(
     characters: &[CharacterPlace],
     records: &[SkinRecord],
     record_tables: &[u32],
     level_words: &[u32],
-    windows: OutputWindows,
     runs: &mut Vec<SkinRun>,
     run_starts: &mut Vec<u32>,
 ) {
@@ -94,15 +92,9 @@ pub(super) fn find_runs(
         let first_record = next_record;
         let count = place.outputs.iter().filter(|o| o.record != NO_RECORD).count() as u32;
         next_record += count;
-        // A character without vertices stays in the window it follows.
-        let window = records
-            .get(first_record as usize)
-            .filter(|_| count > 0)
-            .map(|r| windows.locate(r.output_offset).0);
         if let Some(run) = runs.last_mut()
             && run_model == Some(place.model)
             && run.records_per_character == count
-            && window.is_none_or(|w| w == run.window)
         {
             run.characters += 1;
             continue;
@@ -122,7 +114,6 @@ pub(super) fn find_runs(
             characters: 1,
             first_record,
             records_per_character: count,
-            window: window.unwrap_or(0),
             level_vertices: place.level_vertices,
             starts,
         });

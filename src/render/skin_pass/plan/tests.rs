@@ -59,23 +59,20 @@ fn one_character_of_the_test_model() {
         characters: 1,
         first_record: 0,
         records_per_character: 1,
-        window: 0,
         level_vertices: [3; DETAIL_LEVELS],
         starts: 0,
     };
     assert_eq!((layout.total_vertices(), layout.runs(), layout.morph_targets()), (3, &[run][..], true));
     assert_eq!(layout.run_starts(), &[0; DETAIL_LEVELS]);
-    let windows = OutputWindows { count: 1, vertices: SkinLayout::default().window_vertices, total: 3 };
     // The record (32 bytes), its level table (4; none: the model has no
     // detail levels) and its start at each level (4 each);
-    // a word for the frame's character to skin.
+    // a word for the frame's character to skin, and for its output's place.
     let sizes = SlotSizes {
         palette: 128,
         weights: 8,
         records: 32 + 4 + 4 * DETAIL_LEVELS as u64,
         work: 4,
-        output: 72,
-        windows,
+        places: 8 * u64::from(MAX_OUTPUT_WINDOWS) + 4,
     };
     assert_eq!(layout.slot_sizes(), sizes);
     assert_eq!(layout.record_tables(), &[NO_SKIN_LEVELS]);
@@ -119,7 +116,6 @@ fn characters_of_one_model_follow_each_other() {
         assert_eq!(b.palette_offset, a.palette_offset + palette);
         assert_eq!(b.weight_offset, a.weight_offset + second.weight_base);
     }
-    assert_eq!(layout.slot_sizes().output, u64::from(2 * n) * OUTPUT_STRIDE);
 }
 
 #[test]
@@ -404,12 +400,12 @@ fn no_binding_range_caps_a_crowds_palettes_and_output() {
         ..Default::default()
     };
     // The largest buffer bound whole caps the storage range; the palette
-    // and the output are larger (texels or a pointer, windows) and pass.
+    // is larger (texels or a pointer) and passes.
     let slot = layout.slot_sizes();
     let bound = layout.stream_bytes().into_iter().chain([slot.weights, slot.records, slot.work]);
-    let bound = bound.max().unwrap();
-    let range = bound.max(slot.output / 8);
-    assert!(slot.output > range && slot.palette > range, "{slot:?} against {range}");
+    let range = bound.max().unwrap();
+    let bound = range;
+    assert!(slot.palette > range, "{slot:?} against {range}");
     let big = 1 << 40;
     for reads in [PaletteReads::Storage, PaletteReads::Texels] {
         assert!(layout.check_ranges(&limits(range), big, reads).is_ok());
@@ -427,9 +423,11 @@ fn no_binding_range_caps_a_crowds_palettes_and_output() {
 fn output_windows_are_whole_workgroups_within_the_buffer() {
     let group = u64::from(WORKGROUP_SIZE) * OUTPUT_STRIDE;
     // 128 MiB (lavapipe's range) holds 5,592,384 vertices (87,381
-    // workgroups); NVIDIA's 4 GiB - 2 MiB largest buffer 178,869,568.
+    // workgroups); NVIDIA's 4 GiB - 2 MiB largest buffer would hold
+    // 178,869,568, more than an `OutputPlaces` entry names: 2^26.
     assert_eq!(OutputWindows::capacity(128 << 20).unwrap(), 5_592_384);
-    assert_eq!(OutputWindows::capacity(4_292_870_144).unwrap(), 178_869_568);
+    assert_eq!(OutputWindows::capacity(4_292_870_144).unwrap(), MAX_WINDOW_VERTICES);
+    assert_eq!(OutputPlaces::locate(OutputPlaces::entry(63, MAX_WINDOW_VERTICES - 1)), (63, (1 << 26) - 1));
     assert_eq!(OutputWindows::capacity(group).unwrap(), WORKGROUP_SIZE);
     assert_eq!(OutputWindows::capacity(2 * group - 1).unwrap(), WORKGROUP_SIZE);
     let e = OutputWindows::capacity(group - 1).unwrap_err().to_string();
@@ -438,41 +436,31 @@ fn output_windows_are_whole_workgroups_within_the_buffer() {
     let w = OutputWindows { count: 3, vertices: 128, total: 300 };
     assert_eq!((w.used(0), w.used(1), w.used(2), w.used(3)), (128, 128, 44, 0));
     assert_eq!(w.bytes(2), 44 * OUTPUT_STRIDE);
-    assert_eq!(
-        (w.locate(0), w.locate(127), w.locate(128), w.locate(299)),
-        ((0, 0), (0, 127), (1, 0), (2, 43))
-    );
 }
 
 #[test]
-fn no_character_straddles_two_output_windows() {
+fn a_character_fits_one_output_window() {
     let model = default_character();
     let s = streams(&model);
     let one = layout_of(&[&model]).total_vertices();
-    // Windows of two and a half characters (whole workgroups): two
-    // characters each, the third moved to the next window's start.
+    // Windows of two and a half characters: the layout numbers the
+    // characters end to end (each frame places them in windows,
+    // `SkinPass::write_batches`), one run of all seven.
     let window = (one * 5 / 2).div_ceil(WORKGROUP_SIZE) * WORKGROUP_SIZE;
     let mut layout = SkinLayout::with_window_vertices(window);
     let m = layout.add_model(s.table()).unwrap();
     for _ in 0..7 {
         layout.add_character(m, s.table(), &model).unwrap();
     }
-    let windows = layout.output_windows();
-    assert_eq!((windows.count, windows.vertices), (4, window));
-    assert_eq!(windows.total, 3 * window + one, "the 7th character starts the 4th window");
+    assert_eq!((layout.window_vertices(), layout.total_vertices()), (window, 7 * one));
     for (c, place) in layout.characters().iter().enumerate() {
-        let first = place.outputs.iter().map(|o| o.output_offset).min().unwrap();
-        let end = place.outputs.iter().map(|o| o.output_offset + o.vertex_count).max().unwrap();
-        assert_eq!(first, (c as u32 / 2) * window + (c as u32 % 2) * one, "character {c}");
-        assert_eq!(windows.locate(first).0, windows.locate(end - 1).0, "character {c} in one window");
+        assert_eq!(place.outputs[0].output_offset, c as u32 * one, "character {c}");
     }
-    // The records follow the outputs; a run per window, of the window's
-    // two characters (one in the last).
     for (r, o) in layout.records().iter().zip(layout.characters().iter().flat_map(|c| &c.outputs)) {
         assert_eq!(r.output_offset, o.output_offset);
     }
-    let runs: Vec<_> = layout.runs().iter().map(|r| (r.first_character, r.characters, r.window)).collect();
-    assert_eq!(runs, [(0, 2, 0), (2, 2, 1), (4, 2, 2), (6, 1, 3)]);
+    let runs: Vec<_> = layout.runs().iter().map(|r| (r.first_character, r.characters)).collect();
+    assert_eq!(runs, [(0, 7)]);
     // A window smaller than one character holds none.
     let mut small = SkinLayout::with_window_vertices(one / 2);
     let m = small.add_model(s.table()).unwrap();
@@ -481,13 +469,4 @@ fn no_character_straddles_two_output_windows() {
         e.contains("one character's skinned output") && e.contains("larger than one output buffer"),
         "{e}"
     );
-    // At most MAX_OUTPUT_WINDOWS windows.
-    let mut many = SkinLayout::with_window_vertices(one.div_ceil(WORKGROUP_SIZE) * WORKGROUP_SIZE);
-    let m = many.add_model(s.table()).unwrap();
-    for _ in 0..=MAX_OUTPUT_WINDOWS {
-        many.add_character(m, s.table(), &model).unwrap();
-    }
-    let limits = vk::PhysicalDeviceLimits { max_storage_buffer_range: 1 << 30, ..Default::default() };
-    let e = many.check_ranges(&limits, 1 << 40, PaletteReads::Storage).unwrap_err().to_string();
-    assert!(e.contains("needs 65 buffers") && e.contains("more than 64"), "{e}");
 }
