@@ -448,6 +448,8 @@ impl SkinPass {
         is_new_model: bool,
     ) {
         self.characters.truncate(first);
+        self.places.truncate(first);
+        self.placed_vertices.truncate(first);
         if is_new_model {
             self.models.pop();
         }
@@ -664,11 +666,12 @@ impl SkinPass {
     }
 
     /// The device address of slot `slot_index`'s `plan::OutputPlaces`: each
-    /// window's output buffer's address, then where each character the
-    /// slot's latest frame skinned lies in them: a `PackedVertex` per
-    /// vertex (24-byte stride: f32 position, octahedral normal and
-    /// tangent, handedness), scene space, read by pointer in the frame
-    /// that skinned it, after the skinning (or copied, `output_copies`).
+    /// output window's buffer address, then where in them the slot's latest
+    /// frame placed each character it skinned. The windows hold a
+    /// `PackedVertex` per vertex (24-byte stride: f32 position, octahedral
+    /// normal and tangent, handedness), scene space, read by pointer in
+    /// the frame that skinned them, after the skinning (or copied,
+    /// `output_copies`).
     pub fn output_places_address(&self, slot_index: usize) -> vk::DeviceAddress {
         self.slots[slot_index].places_address
     }

@@ -3,8 +3,8 @@
 //! buffer by far: 100,000 built-in characters at full detail need 11.7 GB,
 //! and a copy per slot doubled it. So each frame holds only what it skins,
 //! a character's level's vertices (`batches`): the same crowd framed whole,
-//! nearly all at the coarsest level, needs about 0.2 GB. The buffers grow
-//! to the largest frame so far. Nothing carries over in it from frame to frame: every
+//! nearly all at the coarsest level, needs 0.17 GB. The buffers grow to
+//! the largest frame so far. Nothing carries over in it from frame to frame: every
 //! frame skins each vertex it draws before drawing it. The price is a
 //! barrier: a frame's skinning waits for the earlier frames' reads and
 //! writes of the output (`record_write_after_reads`). Where the frame
