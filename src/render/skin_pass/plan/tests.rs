@@ -65,12 +65,15 @@ fn one_character_of_the_test_model() {
     assert_eq!((layout.total_vertices(), layout.runs(), layout.morph_targets()), (3, &[run][..], true));
     assert_eq!(layout.run_starts(), &[0; DETAIL_LEVELS]);
     // The record (32 bytes), its level table (4; none: the model has no
-    // detail levels) and its start at each level (4 each);
-    // a word for the frame's character to skin, and for its output's place.
+    // detail levels) and its start at each level (4 each), in whole 16-byte
+    // texels; a word for the frame's character to skin, and for its
+    // output's place.
+    let records = 32 + 4 + 4 * DETAIL_LEVELS as u64;
+    assert_eq!(records, 56);
     let sizes = SlotSizes {
         palette: 128,
         weights: 8,
-        records: 32 + 4 + 4 * DETAIL_LEVELS as u64,
+        records: records.next_multiple_of(16),
         work: 4,
         places: 8 * u64::from(MAX_OUTPUT_WINDOWS) + 4,
     };
