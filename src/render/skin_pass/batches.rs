@@ -14,9 +14,9 @@
 //! into the slot's `OutputPlaces` for the draws. Allocates nothing on the
 //! heap per frame.
 
-use super::SkinPass;
 use super::plan::{MAX_OUTPUT_WINDOWS, OutputPlaces, OutputWindows, PLACES_HEADER_BYTES, SkinRun};
 use super::slot_buffers::{Grower, GrowthLimits};
+use super::{OUTPUT_STRIDE, SkinPass};
 use crate::gpu::{FrameSlot, GpuContext, GpuError};
 use crate::render::skin_levels::SkinLevels;
 
@@ -171,9 +171,11 @@ fn place(
             fit = cursor.capacity / vertices;
         }
         if cursor.window >= MAX_OUTPUT_WINDOWS {
+            let most = u64::from(MAX_OUTPUT_WINDOWS) * u64::from(cursor.capacity);
             return Err(GpuError::new(format!(
-                "skin pass: this frame's skinned output needs more than {MAX_OUTPUT_WINDOWS} buffers of \
-                 {} vertices",
+                "skin pass: this frame's skinned output needs more than {} bytes, {MAX_OUTPUT_WINDOWS} buffers \
+                 of {} vertices",
+                most * OUTPUT_STRIDE,
                 cursor.capacity
             )));
         }
@@ -270,6 +272,6 @@ mod tests {
         let many = SkinBatch { characters: MAX_OUTPUT_WINDOWS + 1, ..WHOLE };
         let placed = (&mut places[..], &mut counts[..]);
         let e = place(&mut Vec::new(), placed, &mut cursor, &run(), many, 0..100).unwrap_err().to_string();
-        assert!(e.contains("more than 64 buffers of 100 vertices"), "{e}");
+        assert!(e.contains("needs more than 153600 bytes, 64 buffers of 100 vertices"), "{e}");
     }
 }

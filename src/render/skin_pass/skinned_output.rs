@@ -69,18 +69,25 @@ impl SkinnedOutput {
         windows: OutputWindows,
     ) -> Result<(), GpuError> {
         let capacity = u64::from(windows.vertices) * OUTPUT_STRIDE;
+        // Named on growth only: an allocation that fails says what the frame needs.
+        let what = |k: usize| {
+            let total = u64::from(windows.total) * OUTPUT_STRIDE;
+            format!("output {k} (the frame's skinned output: {total} bytes in {} buffers)", windows.count)
+        };
         for k in 0..windows.count {
             let needed = windows.bytes(k);
             let k = k as usize;
             if k == self.buffers.len() {
-                self.buffers.push(window_buffer(grower.ctx, &grower.owner, k, needed.max(OUTPUT_STRIDE))?);
+                let size = needed.max(OUTPUT_STRIDE);
+                let name = format!("{} {}", grower.owner, what(k));
+                self.buffers.push(Buffer::new(grower.ctx, &name, size, USAGE, MemoryLocation::GpuOnly)?);
                 self.addresses.push(self.buffers[k].device_address(grower.ctx));
                 continue;
             }
             if self.buffers[k].size >= needed {
                 continue;
             }
-            let (what, limit) = (format!("output {k}"), Some(capacity));
+            let (what, limit) = (what(k), Some(capacity));
             let gpu = MemoryLocation::GpuOnly;
             if grower.grow_within(retire, &mut self.buffers[k], needed, limit, &what, USAGE, gpu)? {
                 self.addresses[k] = self.buffers[k].device_address(grower.ctx);
