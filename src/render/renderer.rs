@@ -225,8 +225,10 @@ impl Renderer {
             }
             parts.shadows = Some(ShadowMaps::new(ctx)?);
             let skin = parts.skin.as_ref().expect("skin");
-            let items = draw_items(skin, CharacterId(0), settings.characters, &gpu_model)?;
-            Ok((warnings, items.draws, DrawOrder::new(settings.characters, 1, &items.runs)))
+            let draws = draw_items(skin, CharacterId(0), settings.characters, &gpu_model)?;
+            // The crowd is the order's one run, which the items name (run 0).
+            let crowd = [(0, settings.characters)];
+            Ok((warnings, draws, DrawOrder::new(settings.characters, 1, &crowd)))
         })();
         let (warnings, draws, draw_order) = match result {
             Ok(r) => r,
@@ -294,7 +296,7 @@ impl Renderer {
                 return Err(e);
             }
         };
-        let draws = draw_items(&self.skin, character, 1, &gpu_model)?.draws;
+        let draws = draw_items(&self.skin, character, 1, &gpu_model)?;
         // Its lowest vertex (a ground's bounding sphere reaches far below it).
         let mut bounds = None;
         let grown = grow_bounds(
@@ -628,34 +630,15 @@ impl Parts {
 /// one instanced draw per primitive. Their records repeat at fixed
 /// strides (the skin pass lays characters out one after another), which
 /// is checked here; their skinned vertices lie where each frame placed
-/// them (`SkinPass::output_places_address`). Also their run of
-/// characters, `(first, count)`, which the items name by index
-/// (`DrawItem::run`): the draw order sorts it by level.
+/// them (`SkinPass::output_places_address`). The items name the
+/// characters as the draw order's first run (`DrawItem::run` 0), which the
+/// order sorts by level.
 fn draw_items(
     skin: &SkinPass,
     first: CharacterId,
     count: u32,
     gpu: &GpuModel,
-) -> Result<DrawItems, GpuError> {
-    let run = (first.0 as u32, count);
-    Ok(DrawItems { draws: run_draws(skin, run, 0, gpu)?, runs: vec![run] })
-}
-
-/// `draw_items`' result.
-struct DrawItems {
-    draws: Vec<DrawItem>,
-    /// The runs of characters, `(first, count)`.
-    runs: Vec<(u32, u32)>,
-}
-
-/// `draw_items` of the run `(first, count)` of characters, the `run`th.
-fn run_draws(
-    skin: &SkinPass,
-    (first, count): (u32, u32),
-    run: u32,
-    gpu: &GpuModel,
 ) -> Result<Vec<DrawItem>, GpuError> {
-    let first = CharacterId(first as usize);
     let outputs = skin.outputs(first);
     let last = skin.outputs(CharacterId(first.0 + count as usize - 1));
     let vertices: u32 = outputs.iter().map(|o| o.vertex_count).sum();
@@ -689,7 +672,7 @@ fn run_draws(
                 level_maps,
                 first_character: first.0 as u32,
                 characters: count,
-                run,
+                run: 0,
                 uvs: (gpu.uvs.raw, u64::from(p.source_offset) * 8),
                 indices: gpu.indices.raw,
                 levels: p.levels,
