@@ -7,6 +7,7 @@ use super::animation::ViewerAnimation;
 use super::orbit_camera::OrbitCamera;
 use super::state::ViewerState;
 use super::ui::ModelInfo;
+use super::viewer::ViewOptions;
 use crate::anim::frame_poses::{Bounds, FramePoses, SkinInput, grow_bounds, skinned_bounds};
 use crate::anim::planar_scene::{PlanarCopy, PlanarMotion, PlanarScene};
 use crate::anim::{PosePlayback, PoseProgram};
@@ -84,7 +85,8 @@ fn model_bounds(model: &Model) -> anyhow::Result<Option<Bounds>> {
 
 /// Uploads `model`, frames it (its skinned bounds over every clip) and sets
 /// up its character: driven by `controller` when given, else by the clips
-/// `state` chooses; with `planar`, the planar rig's other copies beside it.
+/// `state` chooses, and the crowd `options` ask for; with `planar`, the
+/// planar rig's other copies beside it.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn build_scene(
     ctx: &GpuContext,
@@ -93,9 +95,10 @@ pub(super) fn build_scene(
     level: Option<&Level>,
     state: &mut ViewerState,
     window: &WindowFrame,
-    characters: u32,
+    options: &ViewOptions,
     planar: Option<PlanarMotion>,
 ) -> anyhow::Result<Scene> {
+    let characters = options.characters;
     let mut bounds = model_bounds(&model)?;
     let mut planar = planar.map(|motion| planar_beside(&model, motion, &mut bounds)).transpose()?;
     let (lo, hi) = bounds.unwrap_or(([-1.0; 3], [1.0; 3]));
@@ -114,6 +117,7 @@ pub(super) fn build_scene(
     }
     settings.characters = characters.max(1) + planar.as_ref().map_or(0, |p| p.count() as u32);
     settings.frame = state.frame;
+    settings.max_skinned_vertices = options.max_skinned_vertices;
     let mut renderer = Renderer::new_for_screen(ctx, model.clone(), settings, window.color_format())?;
     let scenery = match level {
         Some(level) => animation.enter_level(level, state).and_then(|_| Ok(scenery_model(level)?)),

@@ -164,6 +164,9 @@ pub struct FrameTimings {
     pub detail: ([u32; DETAIL_LEVELS], u32),
     /// Of the culled, those no pass draws (not even their shadows).
     pub hidden: u32,
+    /// The pixel error the levels were chosen within: half a pixel, more
+    /// where the vertex budget coarsened them.
+    pub pixel_error: f32,
     /// Triangles the characters drew in the main pass.
     pub triangles: u64,
     /// Triangles they drew into the shadow cascades together (0 without

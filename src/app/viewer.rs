@@ -71,6 +71,9 @@ pub struct ViewOptions {
     /// How frames are skinned, uploaded and drawn at start (the controls
     /// switch them).
     pub frame: FrameSettings,
+    /// The most vertices a frame's characters skin (`--max-skinned-vertices`;
+    /// `RenderSettings::max_skinned_vertices`).
+    pub max_skinned_vertices: Option<u64>,
     /// Scripted actions (clip switches, reloads, memory samples).
     pub schedule: Schedule,
     /// Show the built-in planar rig (`--planar`): the driven character plays
@@ -292,13 +295,12 @@ impl Viewer {
             Err(OpenError::Failed(e)) => return Err(e.into()),
         };
         let (mut frame, mut gpu) = (frame, Gpu { ctx, window: None, scene: None });
-        let characters = self.options.characters;
-        let planar = self.options.planar;
+        let (options, planar) = (&self.options, self.options.planar);
         let built = self.first_model.take().ok_or_else(|| anyhow!("started twice")).and_then(
             |(model, controller)| {
                 let level = self.level.as_ref();
                 let planar = planar.then(|| planar_rig::planar_motion(&model)).transpose()?;
-                build_scene(&gpu.ctx, model, controller, level, &mut self.state, &frame, characters, planar)
+                build_scene(&gpu.ctx, model, controller, level, &mut self.state, &frame, options, planar)
             },
         );
         let max_texture = gpu.ctx.properties.limits.max_image_dimension2_d as usize;
@@ -334,12 +336,12 @@ impl Viewer {
         // as for a file that fails to import.
         let (vsync, frame_settings) = (self.state.vsync, self.state.frame);
         let mut state = ViewerState { vsync, frame: frame_settings, ..Default::default() };
-        let characters = self.options.characters;
+        let options = &self.options;
         let built = initial_clip(&model, None).and_then(|clip| {
             state.clip_a = clip;
             let controller = find_controller(&model, Some(&path), None, model.load_options.max_memory)?;
             let level = self.level.as_ref();
-            build_scene(&gpu.ctx, model, controller, level, &mut state, frame, characters, None)
+            build_scene(&gpu.ctx, model, controller, level, &mut state, frame, options, None)
         });
         let scene = match built {
             Ok(built) => built,
@@ -489,6 +491,7 @@ impl Viewer {
         self.timings.record_gpu(&drawn);
         self.timings.detail = scene.renderer.detail_counts();
         self.timings.hidden = scene.renderer.hidden_characters();
+        self.timings.pixel_error = scene.renderer.detail_pixel_error();
         self.timings.triangles = scene.renderer.triangles_per_pass();
         self.timings.shadow_triangles = scene.renderer.shadow_triangles();
         self.timings.skinned_vertices = scene.renderer.skinned_vertices();

@@ -8,6 +8,10 @@
 //! and nothing culled. `AutoShadows` chooses for a frame with the key
 //! light's shadow cascades (`--passes 5`): the shadow test per character,
 //! and each cascade's own casters sorted out (`draw_order::cascades`).
+//! `AutoOverBudget` chooses within a vertex budget halfway from what the
+//! levels within half a pixel skin to what the coarsest ones do
+//! (`draw_order::VertexBudget`): the search for the pixel error that
+//! fits, then the sort.
 //! Beside them, the foresight a crowd is posed by
 //! (`Renderer::foresee`): the same placing, then each character's sight
 //! (culled, or its size in pixels).
@@ -26,8 +30,9 @@ use vkskin::asset::load_default_character;
 use vkskin::character::crowd::grid_position;
 use vkskin::render::DrawDetail;
 use vkskin::render::camera::{Camera, DEFAULT_FOV_Y};
+use vkskin::render::detail_levels::DETAIL_LEVELS;
 use vkskin::render::detail_levels::DetailLevels;
-use vkskin::render::draw_order::{DrawOrder, LevelView, Seen};
+use vkskin::render::draw_order::{DrawOrder, LevelView, Seen, VertexBudget};
 use vkskin::render::frame_uniforms::FrameUniforms;
 use vkskin::render::shadow::{CASCADES, cascades};
 
@@ -64,6 +69,27 @@ impl FramePoses for Places {
     }
 }
 
+/// Vertices one character skins at each level: those its primitives'
+/// level lists use (an empty list is the level above's).
+fn level_vertices(model: &vkskin::asset::Model, levels: &DetailLevels) -> [u64; DETAIL_LEVELS] {
+    let primitives = model.meshes.iter().flat_map(|m| &m.primitives);
+    let mut per_level = [0u64; DETAIL_LEVELS];
+    for (primitive, coarser) in primitives.zip(&levels.primitives) {
+        let mut list = &primitive.indices;
+        per_level[0] += primitive.vertex_count() as u64;
+        for (k, coarser) in coarser.iter().enumerate() {
+            if !coarser.is_empty() {
+                list = coarser;
+            }
+            let mut used: Vec<u32> = list.clone();
+            used.sort_unstable();
+            used.dedup();
+            per_level[k + 1] += used.len() as u64;
+        }
+    }
+    per_level
+}
+
 fn main() {
     let model = load_default_character().expect("built-in character");
     let levels = DetailLevels::build(&model);
@@ -91,6 +117,14 @@ fn main() {
     };
     let poses = Places(worlds);
 
+    // Halfway from what the levels within half a pixel skin to the coarsest's.
+    let per_level = level_vertices(&model, &levels);
+    order.place_poses(&poses, CHARACTERS, levels.bounds);
+    order.choose(&view, &levels.error, DrawDetail::Auto);
+    let skinned: u64 = order.counts().iter().zip(&per_level).map(|(&n, &v)| u64::from(n) * v).sum();
+    let coarsest = CHARACTERS as u64 * per_level[DETAIL_LEVELS - 1];
+    let budget = VertexBudget { most: (skinned + coarsest) / 2, per_level };
+
     let mut criterion = Criterion::default().configure_from_args();
     let mut group = criterion.benchmark_group("draw_order");
     group.throughput(Throughput::Elements(CHARACTERS as u64));
@@ -98,16 +132,17 @@ fn main() {
     for threads in [1, cores].into_iter().take(if cores > 1 { 2 } else { 1 }) {
         let suffix = if threads == 1 { String::new() } else { format!("/threads-{threads}") };
         let choices = [
-            ("Full", view, DrawDetail::Full),
-            ("Auto", view, DrawDetail::Auto),
-            ("AutoShadows", lit, DrawDetail::Auto),
+            ("Full", view, DrawDetail::Full, None),
+            ("Auto", view, DrawDetail::Auto, None),
+            ("AutoShadows", lit, DrawDetail::Auto, None),
+            ("AutoOverBudget", view, DrawDetail::Auto, Some(&budget)),
         ];
-        for (name, view, detail) in choices {
+        for (name, view, detail, budget) in choices {
             group.bench_function(BenchmarkId::new("place+choose", format!("{name}{suffix}")), |b| {
                 b.iter(|| {
                     on(threads, &mut || {
                         order.place_poses(&poses, CHARACTERS, levels.bounds);
-                        order.choose(&view, &levels.error, detail);
+                        order.choose_within(&view, &levels.error, detail, budget);
                     });
                     std::hint::black_box(order.order()[0])
                 })
@@ -128,6 +163,13 @@ fn main() {
         "characters per level at 1280x720, the crowd framed whole: {:?}, {} culled",
         order.counts(),
         order.culled()
+    );
+    order.choose_within(&view, &levels.error, DrawDetail::Auto, Some(&budget));
+    println!(
+        "within a budget of {} vertices (of {skinned}): {:?}, within {} pixels",
+        budget.most,
+        order.counts(),
+        order.pixel_error()
     );
     order.choose(&lit, &levels.error, DrawDetail::Auto);
     let per_cascade: Vec<u32> = (0..CASCADES)

@@ -54,9 +54,9 @@ where
     if range.contains(&n) { Ok(n) } else { Err(refused()) }
 }
 
-/// A whole number >= 1 (frame counts and periods of scripted runs).
+/// A whole number >= 1 (frame counts, periods of scripted runs, budgets).
 pub fn at_least_one(text: &str) -> Result<u64, String> {
-    count_in(text, 1..=u64::MAX)
+    count_in(text, 1..=u64::MAX).map_err(|_| format!("takes a whole number of at least 1, not {text}"))
 }
 
 /// `bench --threads`: 1 to the profiler's `MAX_THREADS`.
@@ -127,10 +127,8 @@ mod tests {
             assert!(fps(bad).unwrap_err().starts_with("takes 1 to 1000"), "{bad}");
         }
         assert_eq!(count_in::<u32>("-1", 1..=9).unwrap_err(), "takes a whole number from 1 to 9, not -1");
-        assert_eq!(
-            at_least_one("0").unwrap_err(),
-            format!("takes a whole number from 1 to {}, not 0", u64::MAX)
-        );
+        assert_eq!(at_least_one("0").unwrap_err(), "takes a whole number of at least 1, not 0");
+        assert_eq!(at_least_one("x").unwrap_err(), "takes a whole number of at least 1, not x");
         assert!(characters("100001").is_err() && characters("100000").is_ok());
         assert_eq!(
             (show(1e308), show(2.5), show(3000000001.0)),

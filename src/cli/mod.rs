@@ -127,6 +127,7 @@ fn view(args: &args::ViewArgs, load: &LoadOptions) -> anyhow::Result<()> {
         load: load.clone(),
         characters,
         frame: args.frame_settings(),
+        max_skinned_vertices: args.max_skinned_vertices,
         schedule,
         planar: args.planar,
     };

@@ -91,6 +91,7 @@ pub fn run(args: &RenderArgs, load: &asset::LoadOptions) -> anyhow::Result<()> {
     let settings = RenderSettings {
         wireframe: args.wireframe,
         frame: frame_settings,
+        max_skinned_vertices: args.max_skinned_vertices,
         ..RenderSettings::sized(width, height)
     };
     for w in &model.warnings {

@@ -89,6 +89,22 @@ pub fn min_over_chunks<T: Sync>(items: &[T], start: f32, value: impl Fn(&[T]) ->
     }
 }
 
+/// The sum of `value(first, chunk)` over `items`' chunks (as
+/// [`for_each_chunk`] splits them, `first` the index of the chunk's first
+/// item), saturating.
+pub fn sum_over_chunks<T: Sync>(items: &[T], value: impl Fn(usize, &[T]) -> u64 + Sync + Send) -> u64 {
+    if in_parallel(items.len()) {
+        let trace = CallersTrace::here();
+        items
+            .par_chunks(CHUNK)
+            .enumerate()
+            .map(|(i, chunk)| trace.run(|| value(i * CHUNK, chunk)))
+            .reduce(|| 0, u64::saturating_add)
+    } else {
+        value(0, items)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,6 +131,10 @@ mod tests {
             let least = |c: &[f32]| c.iter().copied().fold(f32::INFINITY, f32::min);
             let expected = if n >= 2 { 1.0 } else { 5.0 };
             assert_eq!(pool.install(|| min_over_chunks(&values, 5.0, least)), expected, "{n} items");
+            // Each chunk's sum names its first item: the indices' sum.
+            let indices = |first: usize, c: &[f32]| (first..first + c.len()).map(|i| i as u64).sum::<u64>();
+            let all = (n as u64 * n.saturating_sub(1) as u64) / 2;
+            assert_eq!(pool.install(|| sum_over_chunks(&values, indices)), all, "{n} items");
         }
         let mut items = vec![0u8; 3 * CHUNK];
         for_each_chunk(&mut items, |first, chunk| {

@@ -160,6 +160,20 @@ impl CrowdNeed {
     }
 }
 
+/// The most vertices a frame skins unless told otherwise
+/// (`RenderSettings::max_skinned_vertices`): as many as half the largest
+/// device-local heap holds of skinned output (the rest is for the palettes,
+/// the model, the targets and the allocator's blocks), and within the
+/// output's [`MAX_OUTPUT_WINDOWS`] windows, less a character of
+/// `character_vertices` per window (a window holds whole characters, so up
+/// to one character's vertices of it may stay unused).
+pub fn default_vertex_budget(limits: &BufferLimits, character_vertices: u64) -> u64 {
+    let heap = limits.device_local_bytes / 2 / OUTPUT_STRIDE;
+    let window = OutputWindows::capacity(limits.output_buffer_bytes).map_or(0, u64::from);
+    let windows = u64::from(MAX_OUTPUT_WINDOWS) * window.saturating_sub(character_vertices);
+    heap.min(windows)
+}
+
 /// `characters` characters of `model` drawn at `detail` on a device with
 /// `limits`: an error when their skinning buffers cannot be made.
 pub fn check_crowd_fits(
@@ -174,6 +188,26 @@ pub fn check_crowd_fits(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_vertex_budget_is_half_the_heap_within_the_windows() {
+        let limits = |device_local_bytes, output_buffer_bytes| BufferLimits {
+            max_buffer_size: u64::MAX,
+            max_allocation_size: u64::MAX,
+            device_local_bytes,
+            output_buffer_bytes,
+        };
+        // Lavapipe's 2 GiB heap and 128 MiB bindings: the heap bounds it.
+        let heap = 2u64 << 30;
+        let window = u64::from(OutputWindows::capacity(128 << 20).unwrap());
+        assert_eq!(default_vertex_budget(&limits(heap, 128 << 20), 3600), heap / 2 / OUTPUT_STRIDE);
+        // Small windows bound it: 64 of them, each less a character.
+        let small = 4096 * OUTPUT_STRIDE;
+        assert_eq!(default_vertex_budget(&limits(heap, small), 1000), 64 * (4096 - 1000));
+        assert!(64 * window > heap / 2 / OUTPUT_STRIDE);
+        // A character larger than a window leaves no budget.
+        assert_eq!(default_vertex_budget(&limits(heap, small), 5000), 0);
+    }
 
     #[test]
     fn a_crowd_past_the_limit_is_named_with_its_bytes() {

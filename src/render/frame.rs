@@ -376,6 +376,7 @@ impl Renderer {
             )));
         }
         let inputs = WithScenery { poses, scenery: self.scenery.is_some() };
+        let budget = self.vertex_budget();
         let slot = self.ring.current();
         let index = slot.index;
         // This slot's fence has signalled (draw_frame waited): the GPU no
@@ -395,7 +396,7 @@ impl Renderer {
         self.draw_order.place_poses(poses, poses.count(), self.gpu_model.bounds);
         let detail = self.settings.frame.detail;
         if let Some(view) = view {
-            self.draw_order.choose(view, &self.gpu_model.detail_error, detail);
+            self.draw_order.choose_within(view, &self.gpu_model.detail_error, detail, Some(&budget));
         }
         // Full detail draws every full mesh: every vertex is skinned.
         let levels =

@@ -5,6 +5,7 @@
 //! PNG / animated PNG output). It never opens a window.
 
 use super::camera::{Camera, DEFAULT_FOV_Y};
+use super::draw_order::PIXEL_ERROR;
 use super::error::RenderError;
 use super::image_out::{self, ApngWriter};
 use super::offscreen::PixelSink;
@@ -57,9 +58,30 @@ pub fn render(
             renderer.add_scenery(ctx, s)?;
         }
         source.restart().map_err(|e| pose_error(&model, e))?;
+        // The frame whose levels the vertex budget coarsened most.
+        let mut coarsest = (PIXEL_ERROR, first);
         for i in first..first + frames {
             renderer.pose_foreseen(source, i, &camera).map_err(|e| pose_error(&model, e))?;
             renderer.render_frame(ctx, source, &camera, true, on_frame)?;
+            if renderer.detail_pixel_error() > coarsest.0 {
+                coarsest = (renderer.detail_pixel_error(), i);
+            }
+        }
+        if coarsest.0 > PIXEL_ERROR {
+            let (pixels, frame) = coarsest;
+            let most = renderer.max_skinned_vertices();
+            renderer.warnings.push(if pixels.is_finite() {
+                format!(
+                    "frame {frame} drew its characters within {pixels:.2} pixels of their full meshes, not \
+                     {PIXEL_ERROR}: within {PIXEL_ERROR} they skin more than {most} vertices \
+                     (--max-skinned-vertices)"
+                )
+            } else {
+                format!(
+                    "frame {frame} drew every character at its coarsest level, and they still skin more \
+                     than {most} vertices (--max-skinned-vertices)"
+                )
+            });
         }
         renderer.finish(ctx, on_frame)
     })();

@@ -8,7 +8,7 @@
 //! It never poses characters: poses come in as `FramePoses`.
 
 use super::detail_levels::DETAIL_LEVELS;
-use super::draw_order::{DrawOrder, Seen};
+use super::draw_order::{DrawOrder, Seen, VertexBudget};
 use super::frame::FrameQueries;
 use super::frame_settings::{DrawDetail, FrameSettings, PaletteUpload, PassSetup, SkinningPlacement};
 use super::gpu_model::GpuModel;
@@ -51,6 +51,11 @@ pub struct RenderSettings {
     pub characters: u32,
     /// How frames are skinned, uploaded and drawn.
     pub frame: FrameSettings,
+    /// The most vertices a frame's characters skin at the camera's levels
+    /// (`DrawDetail::Auto`): past it every character draws coarser
+    /// (`draw_order::VertexBudget`). `None`: what the device's memory
+    /// holds (`crowd_fit::default_vertex_budget`).
+    pub max_skinned_vertices: Option<u64>,
 }
 
 impl RenderSettings {
@@ -62,6 +67,7 @@ impl RenderSettings {
             msaa: true,
             characters: 1,
             frame: FrameSettings::default(),
+            max_skinned_vertices: None,
         }
     }
 
@@ -119,6 +125,9 @@ pub struct Renderer {
     pub(super) heat_joint: Option<usize>,
     /// One per drawn primitive, each for every character.
     pub(super) draws: Vec<DrawItem>,
+    /// The most vertices a frame's characters and scenery skin
+    /// (`RenderSettings::max_skinned_vertices`, or the device's default).
+    pub(super) max_skinned_vertices: u64,
     /// Static scenery (a level) drawn with the characters, in world space.
     pub(super) scenery: Option<Scenery>,
     pub(super) settings: RenderSettings,
@@ -240,6 +249,11 @@ impl Renderer {
                 return Err(e);
             }
         };
+        let max_skinned_vertices = settings.max_skinned_vertices.unwrap_or_else(|| {
+            let places = parts.skin.as_ref().map(|s| s.layout().characters());
+            let full = places.and_then(|p| p.first()).map_or(0, |p| u64::from(p.level_vertices[0]));
+            super::crowd_fit::default_vertex_budget(&ctx.buffer_limits, full)
+        });
         Ok(Renderer {
             ring: ring.take().expect("ring"),
             skin: parts.skin.take().expect("skin"),
@@ -261,6 +275,7 @@ impl Renderer {
             heat: HeatMap::new(),
             heat_joint: None,
             draws,
+            max_skinned_vertices,
             scenery: None,
             settings,
             readback: None,
@@ -354,13 +369,10 @@ impl Renderer {
         if self.settings.frame.placement == SkinningPlacement::Vertex {
             return 0;
         }
-        let places = self.skin.layout().characters();
-        let characters = (self.settings.characters as usize).min(places.len());
-        let scenery: u64 = places[characters..].iter().map(|p| u64::from(p.level_vertices[0])).sum();
-        // Every character is of the one model: its vertices per level.
-        let Some(per_level) = places.first().map(|p| p.level_vertices.map(u64::from)) else { return scenery };
+        let (per_level, scenery) = self.level_vertices();
+        let characters = u64::from(self.settings.characters);
         if !self.skinned_levels {
-            return characters as u64 * per_level[0] + scenery;
+            return characters * per_level[0] + scenery;
         }
         // Those the camera sees and those only the shadow cascades draw.
         let (seen, culled) = (self.draw_order.counts(), self.draw_order.culled_levels());
@@ -369,6 +381,38 @@ impl Renderer {
             skinned += u64::from(seen[k] + culled[k]) * per_level[k];
         }
         skinned
+    }
+
+    /// Vertices one character of the crowd skins at each level, and those
+    /// of the scenery (skinned whole).
+    fn level_vertices(&self) -> ([u64; DETAIL_LEVELS], u64) {
+        let places = self.skin.layout().characters();
+        let characters = (self.settings.characters as usize).min(places.len());
+        let scenery = places[characters..].iter().map(|p| u64::from(p.level_vertices[0])).sum();
+        // Every character is of the one model.
+        let per_level = places.first().map_or([0; DETAIL_LEVELS], |p| p.level_vertices.map(u64::from));
+        (per_level, scenery)
+    }
+
+    /// What a frame's characters may skin: the renderer's most, less the
+    /// scenery's vertices.
+    pub(super) fn vertex_budget(&self) -> VertexBudget {
+        let (per_level, scenery) = self.level_vertices();
+        VertexBudget { most: self.max_skinned_vertices.saturating_sub(scenery), per_level }
+    }
+
+    /// The most vertices a frame's characters and scenery skin
+    /// (`RenderSettings::max_skinned_vertices`, or the device's default).
+    pub fn max_skinned_vertices(&self) -> u64 {
+        self.max_skinned_vertices
+    }
+
+    /// The most pixels by which the last recorded frame's levels departed
+    /// from the full meshes: `draw_order::PIXEL_ERROR`, or more where the
+    /// vertex budget (`RenderSettings::max_skinned_vertices`) made every
+    /// character coarser.
+    pub fn detail_pixel_error(&self) -> f32 {
+        self.draw_order.pixel_error()
     }
 
     /// Poses on the GPU, with `program`, the characters whose poses carry

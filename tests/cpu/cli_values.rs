@@ -76,8 +76,11 @@ fn negative_numbers_are_values() {
         &["render", GLB, "--characters", "-2", "--out", "x.png"],
         "vkskin: --characters: takes a whole number from 1 to 100000, not -2",
     );
-    refused(&["view", "--frames", "-5"], "vkskin: --frames: takes a whole number from 1 to");
-    refused(&["view", "--reload-every", "-5"], "vkskin: --reload-every: takes a whole number from 1 to");
+    refused(&["view", "--frames", "-5"], "vkskin: --frames: takes a whole number of at least 1, not -5");
+    refused(
+        &["view", "--reload-every", "-5"],
+        "vkskin: --reload-every: takes a whole number of at least 1, not -5",
+    );
     refused(
         &["bench", "--frames", "-1", "--out", "d"],
         "vkskin: --frames: takes a whole number from 1 to 1000000, not -1",
@@ -127,6 +130,10 @@ fn numbers_are_finite_and_in_range() {
         &["view", "--characters", "0"],
         "vkskin: --characters: takes a whole number from 1 to 100000, not 0",
     );
+    for command in [&["render", GLB, "--out", "x.png"][..], &["view"]] {
+        let args = [command, &["--max-skinned-vertices", "0"]].concat();
+        refused(&args, "vkskin: --max-skinned-vertices: takes a whole number of at least 1, not 0");
+    }
 }
 
 /// The span a controller render simulates is capped before any work: the

@@ -9,6 +9,7 @@
 
 use crate::common::{assert_no_messages, context, shared_file};
 use ash::vk;
+use nalgebra::Point3;
 use std::sync::Arc;
 use vkskin::asset::{Model, load_default_character};
 use vkskin::character::controller::DEFAULT_CONTROLLER;
@@ -35,6 +36,8 @@ struct Drawn {
     /// Triangles of the shadow cascades together (0 without them).
     shadow_triangles: u64,
     skinned: u64,
+    /// The pixel error the levels were chosen within.
+    pixel_error: f32,
 }
 
 /// Renders two frames of a `side` x `side` walking crowd seen by `camera`.
@@ -98,9 +101,10 @@ fn render_spaced(
     let shadow_triangles = renderer.shadow_triangles();
     let skinned = renderer.skinned_vertices();
     let hidden = renderer.hidden_characters();
+    let pixel_error = renderer.detail_pixel_error();
     renderer.finish(ctx, &mut keep).expect("finish");
     renderer.destroy(ctx);
-    Drawn { pixels, counts, culled, hidden, triangles, shadow_triangles, skinned }
+    Drawn { pixels, counts, culled, hidden, triangles, shadow_triangles, skinned, pixel_error }
 }
 
 /// A camera framing a `side` x `side` grid of characters (Crowd's layout:
@@ -357,4 +361,89 @@ fn compute_and_vertex_skinning_draw_each_level_alike() {
         );
     }
     assert_no_messages(&ctx.validation_messages());
+}
+
+/// A crowd seen close skins far more vertices than when framed whole; a
+/// vertex budget of a third of them makes every character coarser (one
+/// larger pixel error for all), skins within it, and both skinning paths
+/// still draw the same levels and picture.
+#[test]
+fn a_vertex_budget_coarsens_every_level_and_skins_within_it() {
+    let Some(ctx) = context() else { return };
+    let model = Arc::new(load_default_character().expect("built-in character"));
+    let side = 12;
+    // At the crowd's edge, looking across it: full meshes near, the
+    // coarsest levels at its far side.
+    let edge = SPACING * (side as f32 - 1.0) * 0.5 + 1.5;
+    let camera = Camera {
+        eye: Point3::new(0.0, 1.6, edge),
+        target: Point3::new(0.0, 0.8, 0.0),
+        near: 0.05,
+        far: 100.0,
+        ..framing(side)
+    };
+    let free = render(&ctx, &model, side, &camera, |_| {});
+    let most = free.skinned / 3;
+    let budget = |s: &mut RenderSettings| s.max_skinned_vertices = Some(most);
+    let within = render(&ctx, &model, side, &camera, budget);
+    let vertex = render(&ctx, &model, side, &camera, |s| {
+        budget(s);
+        s.frame.placement = SkinningPlacement::Vertex;
+    });
+    eprintln!(
+        "levels {:?} within {} px, {} vertices; over a budget of {most}: {:?} within {} px, {} vertices",
+        free.counts, free.pixel_error, free.skinned, within.counts, within.pixel_error, within.skinned
+    );
+    assert_eq!(free.pixel_error, 0.5);
+    assert!(within.pixel_error > free.pixel_error && within.pixel_error.is_finite());
+    assert!(within.skinned <= most && within.skinned > most / 2, "{} of {most}", within.skinned);
+    // Every character at its level or a coarser one.
+    let mean = |c: &[u32; DETAIL_LEVELS]| c.iter().enumerate().map(|(k, &n)| k as u32 * n).sum::<u32>();
+    assert!(mean(&within.counts) > mean(&free.counts) && within.counts[0] < free.counts[0]);
+    assert_eq!((within.counts, within.pixel_error), (vertex.counts, vertex.pixel_error), "the same levels");
+    let (c, v) = (covered(&within.pixels), covered(&vertex.pixels));
+    let changed = differing(&within.pixels, &vertex.pixels, 0);
+    assert!(c.abs_diff(v) * 50 <= v && changed * 20 <= v, "{c} and {v} covered, {changed} changed");
+    // Coarser, still the crowd.
+    let f = covered(&free.pixels);
+    assert!(c.abs_diff(f) * 10 < f, "{c} pixels covered within the budget, {f} without");
+    assert_no_messages(&ctx.validation_messages());
+}
+
+/// `render --max-skinned-vertices` renders within the budget and says, in
+/// one warning, how far it coarsened the frame's levels; a budget not
+/// even the coarsest levels fit says so.
+#[test]
+fn render_says_when_its_vertex_budget_coarsened_the_levels() {
+    let Some(_ctx) = context() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("crowd.png");
+    let run = |most: &str| {
+        let args =
+            ["render", "--characters", "100", "--size", "160x120", "--max-skinned-vertices", most, "--out"];
+        let args = [&args[..], &[out.to_str().unwrap()]].concat();
+        let o = crate::common::bounded::run(&args, std::time::Duration::from_secs(300));
+        let what = o.describe(&args);
+        assert_eq!((o.code, o.timed_out), (Some(0), false), "{what}");
+        assert!(out.exists(), "{what}");
+        let warnings: Vec<&str> = o.stderr.lines().filter(|l| l.starts_with("vkskin: warning: ")).collect();
+        (warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>(), what)
+    };
+    let (warnings, what) = run("100000000");
+    assert!(warnings.is_empty(), "{what}");
+    let (warnings, what) = run("20000");
+    assert_eq!(warnings.len(), 1, "{what}");
+    assert!(
+        warnings[0].starts_with("vkskin: warning: frame 0 drew its characters within ")
+            && warnings[0]
+                .ends_with("within 0.5 they skin more than 20000 vertices (--max-skinned-vertices)"),
+        "{what}"
+    );
+    let (warnings, what) = run("10");
+    assert!(
+        warnings
+            == ["vkskin: warning: frame 0 drew every character at its coarsest level, and they still \
+                      skin more than 10 vertices (--max-skinned-vertices)"],
+        "{what}"
+    );
 }

@@ -33,6 +33,7 @@ use super::detail_levels::DETAIL_LEVELS;
 use super::frame_settings::DrawDetail;
 use super::shadow::{CASCADES, Cascades};
 use crate::anim::{FramePoses, Sight};
+pub use budget::VertexBudget;
 pub use cascades::CascadeBoxes;
 use nalgebra::Matrix4;
 
@@ -320,6 +321,8 @@ pub struct DrawOrder {
     culled: [u32; DETAIL_LEVELS],
     /// Characters no pass draws this frame.
     hidden: u32,
+    /// The pixel error this frame's levels were chosen within.
+    pixel_error: f32,
 }
 
 impl DrawOrder {
@@ -373,6 +376,7 @@ impl DrawOrder {
             counts,
             culled: [0; DETAIL_LEVELS],
             hidden: 0,
+            pixel_error: PIXEL_ERROR,
         }
     }
 
@@ -415,6 +419,20 @@ impl DrawOrder {
     /// characters that reach its box, and a culled character that reaches
     /// none is drawn by no pass.
     pub fn choose(&mut self, view: &LevelView, error: &[f32; DETAIL_LEVELS], detail: DrawDetail) {
+        self.choose_within(view, error, detail, None);
+    }
+
+    /// [`choose`](Self::choose), and where the drawn characters' levels
+    /// would skin more vertices than `budget` allows (`DrawDetail::Auto`),
+    /// coarser levels for all, chosen within a larger pixel error
+    /// (`pixel_error`; see `budget`).
+    pub fn choose_within(
+        &mut self,
+        view: &LevelView,
+        error: &[f32; DETAIL_LEVELS],
+        detail: DrawDetail,
+        budget: Option<&VertexBudget>,
+    ) {
         let floor = self.floor(view);
         let spheres = &self.spheres;
         chunked::for_each_chunk_pair(&mut self.buckets, &mut self.cascade_masks, |first, buckets, masks| {
@@ -423,17 +441,21 @@ impl DrawOrder {
                     // Every full mesh, in every pass: the baseline.
                     DrawDetail::Full => (0, EVERY_CASCADE),
                     DrawDetail::Auto if view.sees(sphere) => {
-                        (2 * level_for(view, sphere, error), view.cascades_reached(sphere))
+                        (2 * level_for(view, sphere, error, PIXEL_ERROR), view.cascades_reached(sphere))
                     }
                     DrawDetail::Auto if view.casts_into(sphere, floor) => match view.cascades_reached(sphere)
                     {
                         0 => (HIDDEN, 0),
-                        mask => (2 * level_for(view, sphere, error) + 1, mask),
+                        mask => (2 * level_for(view, sphere, error, PIXEL_ERROR) + 1, mask),
                     },
                     DrawDetail::Auto => (HIDDEN, 0),
                 };
             }
         });
+        self.pixel_error = match budget {
+            Some(budget) if detail == DrawDetail::Auto => self.fit_budget(view, error, budget),
+            _ => PIXEL_ERROR,
+        };
         self.per_cascade = detail == DrawDetail::Auto && view.cascades.is_some();
         self.sort();
         if self.per_cascade {
@@ -447,6 +469,7 @@ impl DrawOrder {
     pub fn set_buckets(&mut self, buckets: &[u8]) {
         assert_eq!(buckets.len(), self.buckets.len(), "a bucket per character");
         self.buckets.copy_from_slice(buckets);
+        self.pixel_error = PIXEL_ERROR;
         self.per_cascade = false;
         self.sort();
     }
@@ -611,6 +634,14 @@ impl DrawOrder {
         self.hidden
     }
 
+    /// The most pixels by which this frame's levels may depart from the
+    /// full meshes: [`PIXEL_ERROR`], or more where a vertex budget made
+    /// every character coarser (`choose_within`; infinite where even the
+    /// coarsest levels were over it).
+    pub fn pixel_error(&self) -> f32 {
+        self.pixel_error
+    }
+
     /// Per character, its sort bucket this frame: `2 * level` when the
     /// camera sees it, `2 * level + 1` when only the shadow cascades draw
     /// it, [`HIDDEN`] when no pass does (what the skin pass reads,
@@ -657,16 +688,16 @@ impl SharedOrder {
 }
 
 /// The coarsest level whose error, scaled and projected at the sphere's
-/// nearest depth, stays within `PIXEL_ERROR` (0 for a non-finite sphere or
-/// one reaching the near plane).
-fn level_for(view: &LevelView, sphere: &PlacedSphere, error: &[f32; DETAIL_LEVELS]) -> u8 {
+/// nearest depth, stays within `pixel_error` pixels (0 for a non-finite
+/// sphere; a sphere reaching the near plane counts at it).
+fn level_for(view: &LevelView, sphere: &PlacedSphere, error: &[f32; DETAIL_LEVELS], pixel_error: f32) -> u8 {
     let mut depth = 0.0;
     for i in 0..3 {
         depth += (sphere.centre[i] - view.eye[i]) * view.forward[i];
     }
     let nearest = (depth - sphere.radius).max(view.near);
-    // The largest world-space error that projects to PIXEL_ERROR there.
-    let allowed = PIXEL_ERROR * nearest / view.pixels_per_unit;
+    // The largest world-space error that projects to pixel_error there.
+    let allowed = pixel_error * nearest / view.pixels_per_unit;
     let mut level = 0;
     for (k, &e) in error.iter().enumerate().skip(1) {
         // NaN compares false: a broken placement keeps the full mesh.
@@ -677,6 +708,7 @@ fn level_for(view: &LevelView, sphere: &PlacedSphere, error: &[f32; DETAIL_LEVEL
     level
 }
 
+mod budget;
 mod cascades;
 #[cfg(test)]
 mod tests;

@@ -157,6 +157,9 @@ fn chunks_on_a_pool_order_as_one_thread_does() {
     ]));
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
     let mut results = Vec::new();
+    // Per run: the buckets, pixel error and vertices over a budget of
+    // half the vertices the levels within half a pixel skin.
+    let mut budgeted = Vec::new();
     for (threads, in_slice) in [(1, true), (2, true), (2, false)] {
         let poses = Places { worlds: worlds.clone(), in_slice };
         let mut order = DrawOrder::new(n as u32, 1, &runs);
@@ -164,13 +167,14 @@ fn chunks_on_a_pool_order_as_one_thread_does() {
         let mut frame = || {
             order.place_poses(&poses, n, [0.0, 0.9, 0.0, 1.0]);
             order.choose(&view, &ERROR, DrawDetail::Auto);
+            let half = VertexBudget { most: skinned(&order) / 2, per_level: VERTICES };
+            order.choose_within(&view, &ERROR, DrawDetail::Auto, Some(&half));
+            let over = (order.buckets.clone(), order.pixel_error(), skinned(&order), half.most);
+            order.choose(&view, &ERROR, DrawDetail::Auto);
             order.foresee(&view, DrawDetail::Auto, &mut sight);
+            over
         };
-        if threads == 1 {
-            frame()
-        } else {
-            pool.install(frame)
-        }
+        budgeted.push(if threads == 1 { frame() } else { pool.install(frame) });
         results.push((order.spheres, order.buckets, (order.order, order.cascade_order), order.runs, sight));
     }
     let (_, buckets, ..) = &results[0];
@@ -192,6 +196,9 @@ fn chunks_on_a_pool_order_as_one_thread_does() {
         assert!(entries.iter().all(|&c| (first..first + count).contains(&c)), "run at {first}: its own");
     }
     assert_eq!(order[n], n as u32, "the extra entry stays identity");
+    let (_, pixel_error, vertices, most) = &budgeted[0];
+    assert!(*pixel_error > PIXEL_ERROR && vertices <= most, "{pixel_error} px: {vertices} of {most}");
+    assert!(budgeted.iter().all(|b| b == &budgeted[0]), "the same over budget on a pool");
     // Debug's text: the broken placement's NaNs compare equal.
     let same = |a: &dyn std::fmt::Debug, b: &dyn std::fmt::Debug| format!("{a:?}") == format!("{b:?}");
     for (i, result) in results.iter().enumerate().skip(1) {
@@ -438,4 +445,75 @@ fn cascade_boxes_agree_with_each_cascade_s_planes() {
     let mut perspective = slabs([(0.0, 1.0); CASCADES]);
     perspective.view_proj[2][(3, 2)] = -1.0;
     assert_eq!(CascadeBoxes::new(&perspective), None);
+}
+
+/// Vertices one character skins at each level, for the budget tests.
+const VERTICES: [u64; DETAIL_LEVELS] = [1000, 300, 100, 30, 10];
+
+/// Vertices the characters some pass draws skin at their chosen levels.
+fn skinned(order: &DrawOrder) -> u64 {
+    let (seen, culled) = (order.counts(), order.culled_levels());
+    (0..DETAIL_LEVELS).map(|k| u64::from(seen[k] + culled[k]) * VERTICES[k]).sum()
+}
+
+/// A unit sphere's character at depth `z` draws level `k` within `m`
+/// pixels from `m = ERROR[k] * 500 / (z - BOUNDS_MARGIN)`: over a budget,
+/// the least such `m` (within 1.1 %) at which the drawn characters fit.
+#[test]
+fn over_a_vertex_budget_every_character_draws_within_a_larger_pixel_error() {
+    let mut order = DrawOrder::new(4, 0, &[(0, 4)]);
+    // Levels 0, 2 and 3 at half a pixel; one behind the camera, which no
+    // pass draws and which skins nothing.
+    let depths = [reach(0.01) - 0.1, reach(0.04) + 5.0, -50.0, reach(0.16) + 0.1];
+    for (c, &z) in depths.iter().enumerate() {
+        order.place(c, &at(z), [0.0, 0.0, 0.0, 1.0]);
+    }
+    let threshold = |k: usize, c: usize| ERROR[k] * 500.0 / (depths[c] - BOUNDS_MARGIN);
+    let mut choose = |most: u64, detail| {
+        let budget = VertexBudget { most, per_level: VERTICES };
+        order.choose_within(&view(), &ERROR, detail, Some(&budget));
+        (order.buckets.clone(), order.pixel_error(), skinned(&order))
+    };
+    // Within the budget: half a pixel.
+    assert_eq!(choose(1130, DrawDetail::Auto), (vec![0, 4, HIDDEN, 6], PIXEL_ERROR, 1130));
+    // One vertex less: the nearest one steps down a level first.
+    let (buckets, m, vertices) = choose(1129, DrawDetail::Auto);
+    assert_eq!((buckets, vertices), (vec![2, 4, HIDDEN, 6], 430));
+    assert!(m >= threshold(1, 0) && m <= threshold(1, 0) * 1.011, "{m} against {}", threshold(1, 0));
+    // Under 430, the next threshold is the second's level 3 (1.78
+    // pixels), before the fourth's level 4 (2.00) and the first's level 2 (2.02).
+    let (buckets, m, vertices) = choose(429, DrawDetail::Auto);
+    assert_eq!((buckets, vertices), (vec![2, 6, HIDDEN, 6], 360));
+    assert!(m >= threshold(3, 1) && m <= threshold(3, 1) * 1.011, "{m} against {}", threshold(3, 1));
+    // Not even the coarsest levels fit: all draw those.
+    assert_eq!(choose(29, DrawDetail::Auto), (vec![8, 8, HIDDEN, 8], f32::INFINITY, 30));
+    // Full detail is every full mesh, whatever the budget.
+    assert_eq!(choose(29, DrawDetail::Full), (vec![0; 4], PIXEL_ERROR, 4000));
+    // Without a budget, half a pixel.
+    order.choose(&view(), &ERROR, DrawDetail::Auto);
+    assert_eq!((order.buckets.as_slice(), order.pixel_error()), ([0, 4, HIDDEN, 6].as_slice(), PIXEL_ERROR));
+}
+
+/// A character only the shadow cascades draw is skinned too: it counts
+/// against the budget and keeps drawing for the light alone.
+#[test]
+fn a_vertex_budget_counts_the_characters_drawn_for_the_light() {
+    let mut order = DrawOrder::new(4, 0, &[(0, 4)]);
+    let beside = |x: f32| Matrix4::new_translation(&Vector3::new(x, 0.0, -10.0));
+    for (c, world) in [at(10.0), beside(-30.0), beside(10.5), at(1002.0)].iter().enumerate() {
+        order.place(c, world, [0.0, 0.0, 0.0, 1.0]);
+    }
+    let lit = view().with_shadows([-1.0, 0.25, 0.0]).with_receivers_above(-40.0);
+    order.choose(&lit, &ERROR, DrawDetail::Auto);
+    assert_eq!((order.buckets.as_slice(), skinned(&order)), ([0, 1, 0, HIDDEN].as_slice(), 3000));
+    let budget = VertexBudget { most: 2999, per_level: VERTICES };
+    order.choose_within(&lit, &ERROR, DrawDetail::Auto, Some(&budget));
+    assert!(skinned(&order) <= 2999 && order.pixel_error() > PIXEL_ERROR);
+    assert_eq!((order.buckets[1] % 2, order.buckets[3]), (1, HIDDEN), "{:?}", order.buckets);
+    let none = VertexBudget { most: 0, per_level: VERTICES };
+    order.choose_within(&lit, &ERROR, DrawDetail::Auto, Some(&none));
+    assert_eq!(
+        (order.buckets.as_slice(), order.culled_levels()),
+        ([8, 9, 8, HIDDEN].as_slice(), [0, 0, 0, 0, 1])
+    );
 }
