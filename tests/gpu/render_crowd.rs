@@ -19,7 +19,7 @@ use vkskin::gpu::GpuContext;
 use vkskin::render::camera::{Camera, DEFAULT_FOV_Y};
 use vkskin::render::crowd_fit::CrowdNeed;
 use vkskin::render::renderer::{RenderSettings, Renderer};
-use vkskin::render::skin_pass::CharacterId;
+use vkskin::render::skin_pass::{CharacterId, SHRINK_AFTER_FRAMES, SHRINK_FROM_BYTES};
 use vkskin::render::{DrawDetail, PaletteUpload, PassSetup, PoseEvaluation, SkinningPlacement};
 
 const W: u32 = 160;
@@ -369,6 +369,86 @@ fn a_crowd_split_across_output_buffers_draws_as_one_buffer_does() {
         for c in 0..characters {
             assert!(one_vertices[c] == split_vertices[c], "{pose:?}: character {c}'s vertices differ");
         }
+    }
+    assert_no_messages(&ctx.validation_messages());
+}
+
+/// The skinned output grows to the largest frame and shrinks again once
+/// the frames have used a quarter of it or less for `SHRINK_AFTER_FRAMES`
+/// frames in a row: one full-detail frame of a crowd does not keep its
+/// output for the rest of the run. The memory goes back to the device, and
+/// the frames before and after the new buffer draw the same picture. Split
+/// across four output buffers, the three the later frames leave unused go.
+#[test]
+fn the_skinned_output_shrinks_after_frames_that_need_far_less() {
+    let Some(mut ctx) = context() else { return };
+    let model = Arc::new(load_default_character().expect("built-in character"));
+    let per = CrowdNeed::of(&model, 1, DrawDetail::Full).unwrap().output_per_character;
+    // Each buffer past the size that may shrink.
+    let over = SHRINK_FROM_BYTES / per + 20;
+    let unit = 64 * 24;
+    let whole = ctx.buffer_limits.output_buffer_bytes;
+    for (count, limit, buffers) in [(over, whole, 1), (4 * over, (over * per).div_ceil(unit) * unit, 4)] {
+        ctx.buffer_limits.output_buffer_bytes = limit;
+        let count = count as usize;
+        let mut settings = RenderSettings::new(vk::Extent2D { width: 64, height: 48 });
+        (settings.msaa, settings.characters) = (false, count as u32);
+        let mut renderer = Renderer::new(&ctx, model.clone(), settings).expect("renderer");
+        let mut crowd = crowd(&model, count);
+        let half = SPACING * (count as f32).sqrt() * 0.5 + 1.0;
+        let camera = Camera::frame_box([-half, 0.0, -half], [half, 2.0, half], 64.0 / 48.0, DEFAULT_FOV_Y);
+        let mut pictures = Vec::new();
+        let mut keep = |_: u64, rgba: &[u8]| {
+            pictures.push(rgba.to_vec());
+            Ok(())
+        };
+        // One frame of full meshes, then the same pose at the camera's levels.
+        renderer.set_detail(DrawDetail::Full);
+        crowd.frame(0).expect("frame");
+        renderer.render_frame(&ctx, &crowd, &camera, true, &mut keep).expect("render");
+        let full = renderer.skin_pass().skinned_output_bytes();
+        let name =
+            format!("{count} characters in {buffers} output buffer{}", if buffers == 1 { "" } else { "s" });
+        assert!(full >= count as u64 * per, "{name}: {full} bytes of {per} each");
+        assert_eq!(renderer.skin_pass().output_windows().count, buffers, "{name}");
+        renderer.set_detail(DrawDetail::Auto);
+        crowd.set_paused(true);
+        let mut sizes = Vec::new();
+        let mut before = 0;
+        for i in 1..SHRINK_AFTER_FRAMES + 4 {
+            crowd.frame(i).expect("frame");
+            renderer.render_frame(&ctx, &crowd, &camera, true, &mut keep).expect("render");
+            sizes.push(renderer.skin_pass().skinned_output_bytes());
+            if i == SHRINK_AFTER_FRAMES - 1 {
+                before = ctx.memory_use().allocated_bytes;
+            }
+        }
+        assert_eq!(renderer.skin_pass().output_windows().count, 1, "{name}");
+        renderer.finish(&ctx, &mut keep).expect("finish");
+        // The old buffers went once the frames that used them had finished.
+        let after = ctx.memory_use().allocated_bytes;
+        let skinned = renderer.skinned_vertices() * 24;
+        renderer.destroy(&ctx);
+        // Oversized from frame 1 on: the frame after SHRINK_AFTER_FRAMES of
+        // them holds a quarter more than they used.
+        let shrunk = SHRINK_AFTER_FRAMES as usize - 1;
+        assert!(sizes[..shrunk].iter().all(|&s| s == full), "{name}: {sizes:?}");
+        assert!(sizes[shrunk..].iter().all(|&s| s == sizes[shrunk]), "{name}: {sizes:?}");
+        let small = sizes[shrunk];
+        assert!(small >= skinned && small <= skinned * 5 / 4 + 24, "{name}: {small} for {skinned}");
+        assert!(small * 20 < full, "{name}: {small} of {full} bytes");
+        eprintln!(
+            "{name}: output {full} bytes, {small} after {SHRINK_AFTER_FRAMES} frames; {before} then {after} allocated"
+        );
+        // (Other buffers may move by a few bytes meanwhile.)
+        let freed = before.saturating_sub(after);
+        assert!(freed >= (full - small) * 99 / 100, "{name}: {before} then {after} bytes allocated");
+        // The frames before and after the swap draw the same paused crowd.
+        assert_eq!(pictures.len(), SHRINK_AFTER_FRAMES as usize + 4);
+        assert!(
+            pictures[2..].iter().all(|p| p == &pictures[1]),
+            "{name}: the same picture through the shrink"
+        );
     }
     assert_no_messages(&ctx.validation_messages());
 }

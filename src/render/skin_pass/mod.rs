@@ -135,6 +135,7 @@ mod upload_pieces;
 
 pub use palette_reads::{AMPLE_PALETTE_TEXELS, PaletteReads};
 pub use plan::{MAX_OUTPUT_WINDOWS, NO_RECORD, OutputWindows, PrimitiveOutput, SkinLayout, SkinRun};
+pub use skinned_output::{SHRINK_AFTER_FRAMES, SHRINK_FROM_BYTES};
 
 /// Threads per workgroup (`local_size_x` in skin.comp).
 pub const WORKGROUP_SIZE: u32 = 64;
@@ -709,6 +710,12 @@ impl SkinPass {
     /// Where every registered character lands (plain data).
     pub fn layout(&self) -> &SkinLayout {
         &self.layout
+    }
+
+    /// Bytes of the skinned output's buffers: what the largest recent
+    /// frame needed, with headroom (`skinned_output`).
+    pub fn skinned_output_bytes(&self) -> u64 {
+        self.output.bytes()
     }
 
     /// Bytes the skinning dispatch reads and writes per frame, all characters:

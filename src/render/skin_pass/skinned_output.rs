@@ -3,8 +3,11 @@
 //! buffer by far: 100,000 built-in characters at full detail need 11.7 GB,
 //! and a copy per slot doubled it. So each frame holds only what it skins,
 //! a character's level's vertices (`batches`): the same crowd framed whole,
-//! nearly all at the coarsest level, needs 0.17 GB. The buffers grow to
-//! the largest frame so far. Nothing carries over in it from frame to frame: every
+//! nearly all at the coarsest level, needs 0.17 GB. The buffers grow with
+//! the frames, and shrink again once they have held four times what the
+//! frames used for [`SHRINK_AFTER_FRAMES`] frames in a row (one full-detail
+//! frame, or a camera that passed close through a crowd, does not keep
+//! gigabytes for the rest of the run). Nothing carries over in it from frame to frame: every
 //! frame skins each vertex it draws before drawing it. The price is a
 //! barrier: a frame's skinning waits for the earlier frames' reads and
 //! writes of the output (`record_write_after_reads`). Where the frame
@@ -17,7 +20,7 @@ use super::OUTPUT_STRIDE;
 use super::plan::OutputWindows;
 use super::slot_buffers::Grower;
 use crate::gpu::barrier::{self, Access};
-use crate::gpu::frame::Retire;
+use crate::gpu::frame::{Retire, Retired};
 use crate::gpu::{Buffer, GpuContext, GpuError};
 use ash::vk;
 use gpu_allocator::MemoryLocation;
@@ -40,12 +43,35 @@ const EARLIER_ACCESSES: &[Access] = &[
     Access::ComputeShaderWrite,
 ];
 
+/// Frames in a row a window's buffer must be oversized (see
+/// [`SHRINK_RATIO`]) before it is replaced by a smaller one: two seconds
+/// at 60 fps, so a camera that pulls back for a moment keeps its buffers.
+pub const SHRINK_AFTER_FRAMES: u32 = 120;
+
+/// A buffer holding more than this many times what a frame used of it is oversized.
+const SHRINK_RATIO: u64 = 4;
+
+/// Buffers of at most this many bytes are never oversized: shrinking them
+/// saves too little to be worth a reallocation.
+pub const SHRINK_FROM_BYTES: u64 = 16 << 20;
+
 /// The output windows' buffers and their device addresses.
 pub(super) struct SkinnedOutput {
-    /// A buffer per window: at least one, more kept when a layout shrinks.
+    /// A buffer per window: at least one, more kept while later frames may
+    /// need them.
     pub(super) buffers: Vec<Buffer>,
     /// The device address of each of `buffers`.
     pub(super) addresses: Vec<vk::DeviceAddress>,
+    /// Per buffer, how long it has been oversized.
+    oversized: Vec<Oversized>,
+}
+
+/// How long a buffer has been oversized, and the most bytes a frame used
+/// of it meanwhile.
+#[derive(Debug, Clone, Copy, Default)]
+struct Oversized {
+    frames: u32,
+    peak: u64,
 }
 
 impl SkinnedOutput {
@@ -53,7 +79,7 @@ impl SkinnedOutput {
     pub(super) fn new(ctx: &GpuContext) -> Result<Self, GpuError> {
         let buffer = window_buffer(ctx, "skin", 0, OUTPUT_STRIDE)?;
         let addresses = vec![buffer.device_address(ctx)];
-        Ok(SkinnedOutput { buffers: vec![buffer], addresses })
+        Ok(SkinnedOutput { buffers: vec![buffer], addresses, oversized: vec![Oversized::default()] })
     }
 
     /// Grows the output to hold a frame's `windows`: a buffer per window,
@@ -61,7 +87,8 @@ impl SkinnedOutput {
     /// window's capacity); a window's buffer made or replaced takes its
     /// new address, a replaced one is retired through `retire` (a
     /// submitted frame may still use it). Buffers past the frame's
-    /// windows are kept for later frames.
+    /// windows are kept for later frames, and every buffer shrinks once
+    /// it has been oversized long enough (`shrink`).
     pub(super) fn fit(
         &mut self,
         grower: &Grower,
@@ -93,7 +120,56 @@ impl SkinnedOutput {
                 self.addresses[k] = self.buffers[k].device_address(grower.ctx);
             }
         }
+        self.shrink(grower, retire, windows)
+    }
+
+    /// Counts each buffer oversized for this frame's `windows` (more than
+    /// [`SHRINK_RATIO`] times the bytes the frame uses of it, and more
+    /// than [`SHRINK_FROM_BYTES`]), and replaces each that has been so for
+    /// [`SHRINK_AFTER_FRAMES`] frames in a row by one holding a quarter
+    /// more than the most a frame used of it meanwhile; trailing buffers
+    /// no frame used meanwhile go (the first stays). Replaced buffers are
+    /// retired through `retire`.
+    fn shrink(
+        &mut self,
+        grower: &Grower,
+        retire: &mut impl Retire,
+        windows: OutputWindows,
+    ) -> Result<(), GpuError> {
+        self.oversized.resize(self.buffers.len(), Oversized::default());
+        for (k, oversized) in self.oversized.iter_mut().enumerate() {
+            let used = if (k as u32) < windows.count { windows.bytes(k as u32) } else { 0 };
+            let size = self.buffers[k].size;
+            *oversized = if size > SHRINK_FROM_BYTES && size > used.saturating_mul(SHRINK_RATIO) {
+                Oversized { frames: oversized.frames + 1, peak: oversized.peak.max(used) }
+            } else {
+                Oversized::default()
+            };
+        }
+        let ripe = |o: &Oversized| o.frames >= SHRINK_AFTER_FRAMES;
+        while self.buffers.len() > 1 && self.oversized.last().is_some_and(|o| ripe(o) && o.peak == 0) {
+            self.oversized.pop();
+            self.addresses.pop();
+            retire.retire(Retired::Buffer(self.buffers.pop().expect("a buffer per entry")));
+        }
+        for k in 0..self.buffers.len() {
+            if !ripe(&self.oversized[k]) {
+                continue;
+            }
+            let peak = self.oversized[k].peak;
+            let size = (peak + peak / 4).max(OUTPUT_STRIDE);
+            let name = format!("{} output {k} (shrunk to {size} bytes)", grower.owner);
+            let smaller = Buffer::new(grower.ctx, &name, size, USAGE, MemoryLocation::GpuOnly)?;
+            retire.retire(Retired::Buffer(std::mem::replace(&mut self.buffers[k], smaller)));
+            self.addresses[k] = self.buffers[k].device_address(grower.ctx);
+            self.oversized[k] = Oversized::default();
+        }
         Ok(())
+    }
+
+    /// Bytes of the output's buffers together.
+    pub(super) fn bytes(&self) -> u64 {
+        self.buffers.iter().map(|b| b.size).sum()
     }
 
     /// Records the barrier before a frame's skinning writes the output:
