@@ -189,10 +189,11 @@ fn a_distant_crowd_draws_coarser_levels_and_the_same_picture() {
         );
         assert!(a.abs_diff(f) * 20 < f, "{name}: {a} pixels covered at auto detail, {f} at full");
         if passes == PassSetup::ShadowCascades {
-            // Each cascade draws the casters its box reaches, not every
-            // character (0.86x of the triangles here, 2026-12-07).
+            // Each cascade draws the casters whose shadows may fall on its
+            // slice of the view, not every character (0.33x of the
+            // triangles here; 0.86x with the cascades' boxes alone, 2026-12-07).
             let every = 4 * auto.triangles;
-            assert!(auto.shadow_triangles * 20 < every * 19, "{name}: {} of {every}", auto.shadow_triangles);
+            assert!(auto.shadow_triangles * 2 < every, "{name}: {} of {every}", auto.shadow_triangles);
         }
         let changed = differing(&auto.pixels, &full.pixels, 48);
         assert!(changed * 8 < f, "{name}: {changed} of {f} pixels changed by more than 48");

@@ -8,18 +8,99 @@
 //! cascade gets its own instances: per run and level, the characters that
 //! reach its box, counting-sorted on the threads posing the crowd like the
 //! order itself (`DrawOrder::sort`), into the cascade's section of
-//! `cascade_order`. What the cascades draw is unchanged, pixel for pixel;
-//! only the misses are left out.
+//! `cascade_order`. Of those, a cascade keeps only the casters whose
+//! shadows may fall on the receivers that read it (`CascadeSlices`): its
+//! box, a sphere around its slice of the view, reaches far past the slice.
+//! What the cascades draw is unchanged, pixel for pixel; only the misses
+//! are left out.
 //!
 //! The boxes share the light's axes (`shadow::cascades` looks at every
 //! slice from the same light), so a sphere is tested along them once: three
 //! dot products, then two comparisons per axis and cascade, instead of six
 //! plane distances per cascade.
 
-use super::{DrawOrder, HIDDEN, PlacedSphere, SharedOrder};
+use super::{DrawOrder, HIDDEN, LevelView, PlacedSphere, SharedOrder, clip};
 use crate::render::chunked;
 use crate::render::detail_levels::DETAIL_LEVELS;
-use crate::render::shadow::{CASCADES, Cascades};
+use crate::render::shadow::{CASCADES, Cascades, SHADOW_SIZE};
+
+/// Shadow-map texels around a receiver's own whose depths its shading may
+/// read: mesh.frag's 3x3 taps one texel apart, each a 2x2 PCF, and one
+/// more for the rasteriser's rounding of the caster's triangles.
+const FILTER_TEXELS: f32 = 3.0;
+
+/// The receivers that read each shadow cascade: mesh.frag shades a point
+/// with the cascade whose slice of the view's depth holds it
+/// (`Cascades::far`), so a caster drawn into cascade `k` matters only
+/// where its shadow falls within the view and slice `k` (within the
+/// texels the shading reads around a point). A character near the camera
+/// then stays out of the far cascades, whose boxes (spheres around their
+/// slices) reach far past them. The slices share the view's side planes
+/// and differ in depth, so a sweep is clipped by the sides once and then
+/// compared with each slice's depths.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CascadeSlices {
+    /// Per cascade, the view depths its slice spans (the first from the
+    /// near plane, the last to the far plane).
+    depths: [[f32; 2]; CASCADES],
+    /// Per cascade, how far across the light its receivers' reads reach:
+    /// `FILTER_TEXELS` of its depth map's texels, in scene units.
+    reads: [f32; CASCADES],
+    /// The largest of `reads`, by which the side planes are pushed out.
+    widest: f32,
+}
+
+impl CascadeSlices {
+    /// The slices of `view` that `cascades` cover.
+    pub fn new(view: &LevelView, cascades: &Cascades) -> CascadeSlices {
+        let mut depths = [[view.near, view.far]; CASCADES];
+        let mut reads = [f32::INFINITY; CASCADES];
+        for (k, (depths, reads)) in depths.iter_mut().zip(&mut reads).enumerate() {
+            if k > 0 {
+                depths[0] = cascades.far[k - 1];
+            }
+            if k + 1 < CASCADES {
+                depths[1] = cascades.far[k];
+            }
+            // The projection's x row is the light's axis over the box's
+            // half width: a texel is 2 / SHADOW_SIZE of the row's inverse length.
+            let m = &cascades.view_proj[k];
+            let row = (m[(0, 0)] * m[(0, 0)] + m[(0, 1)] * m[(0, 1)] + m[(0, 2)] * m[(0, 2)]).sqrt();
+            let texel = 2.0 / (row * SHADOW_SIZE as f32);
+            // A degenerate box reads everywhere.
+            if texel.is_finite() {
+                *reads = FILTER_TEXELS * texel;
+            }
+        }
+        let widest = reads.iter().copied().fold(0.0, f32::max);
+        CascadeSlices { depths, reads, widest }
+    }
+
+    /// The cascades whose receivers a shadow swept from `c` to `end` (a
+    /// sphere's centre, `radius`) may fall on in `view`, a bit each: the
+    /// part of the sweep within the view's sides (pushed out by the
+    /// radius and the widest reads) spans some depths, which must come
+    /// within the radius and the cascade's reads of its slice. A broken
+    /// sweep falls on every cascade.
+    pub(super) fn fallen_on(&self, view: &LevelView, c: [f32; 3], end: [f32; 3], radius: f32) -> u8 {
+        let (first, last) = clip(&view.planes[..4], c, end, radius + self.widest);
+        if first > last {
+            return 0;
+        }
+        let f = view.forward;
+        let depth = |t: f32| (0..3).map(|i| f[i] * (c[i] + t * (end[i] - c[i]) - view.eye[i])).sum::<f32>();
+        let (a, b) = (depth(first), depth(last));
+        let (near, far) = (a.min(b), a.max(b));
+        let mut mask = 0;
+        for (k, (depths, reads)) in self.depths.iter().zip(&self.reads).enumerate() {
+            let out = radius + reads;
+            // NaN compares false: a broken sweep falls on it.
+            let apart = far < depths[0] - out || near > depths[1] + out;
+            mask |= u8::from(!apart) << k;
+        }
+        mask
+    }
+}
 
 /// How far apart the cascades' axes may be (unit vectors, per component)
 /// and still be taken as one light's: rounding leaves them about 1e-7

@@ -34,7 +34,7 @@ use super::frame_settings::DrawDetail;
 use super::shadow::{CASCADES, Cascades};
 use crate::anim::{FramePoses, Sight};
 pub use budget::VertexBudget;
-pub use cascades::CascadeBoxes;
+pub use cascades::{CascadeBoxes, CascadeSlices};
 use nalgebra::Matrix4;
 
 /// The most a drawn level may depart from the full mesh, in pixels. Half
@@ -91,6 +91,9 @@ pub struct LevelView {
     /// (`with_cascades`): a caster is drawn into those its sphere reaches.
     /// Without them, into every cascade.
     pub cascades: Option<CascadeBoxes>,
+    /// With the boxes, the receivers that read each cascade: a caster
+    /// whose shadow cannot fall on them is not drawn into it either.
+    pub slices: Option<CascadeSlices>,
 }
 
 impl LevelView {
@@ -107,15 +110,18 @@ impl LevelView {
             receivers_above: f32::INFINITY,
             planes: frustum_planes(&camera.view_proj()),
             cascades: None,
+            slices: None,
         }
     }
 
     /// The view with the boxes of the frame's shadow cascades: each
-    /// caster is drawn only into those its sphere reaches (into every
-    /// cascade when their projections are not the orthographic ones of one
-    /// light, `CascadeBoxes::new`).
+    /// caster is drawn only into those its sphere reaches and whose
+    /// receivers its shadow may fall on (`CascadeSlices`; into every
+    /// cascade when their projections are not the orthographic ones of
+    /// one light, `CascadeBoxes::new`).
     pub fn with_cascades(mut self, cascades: &Cascades) -> LevelView {
         self.cascades = CascadeBoxes::new(cascades);
+        self.slices = self.cascades.is_some().then(|| CascadeSlices::new(&self, cascades));
         self
     }
 
@@ -144,7 +150,15 @@ impl LevelView {
     /// eye, for a field of view under 120 degrees) and no lower than
     /// `floor`, the lowest receiver. Non-finite spheres count as casting.
     fn casts_into(&self, sphere: &PlacedSphere, floor: f32) -> bool {
-        let Some(away) = self.shadows else { return false };
+        let Some((c, end)) = self.sweep(sphere, floor) else { return false };
+        let (first, last) = clip(&self.planes, c, end, sphere.radius);
+        first <= last
+    }
+
+    /// The ends of a sphere's centre swept away from the light as far as
+    /// its shadow can land (see `casts_into`); `None` without shadows.
+    fn sweep(&self, sphere: &PlacedSphere, floor: f32) -> Option<([f32; 3], [f32; 3])> {
+        let away = self.shadows?;
         let c = sphere.centre;
         let to_eye = (0..3).map(|i| (c[i] - self.eye[i]).powi(2)).sum::<f32>().sqrt();
         let mut reach = to_eye + 2.0 * self.far;
@@ -152,25 +166,7 @@ impl LevelView {
             // Past this the whole sphere has gone below every receiver.
             reach = reach.min(((c[1] + sphere.radius - floor) / -away[1]).max(0.0));
         }
-        let end = [c[0] + away[0] * reach, c[1] + away[1] * reach, c[2] + away[2] * reach];
-        // How far inside plane p (pushed out by the radius) a point is.
-        let inside =
-            |p: &[f32; 4], q: [f32; 3]| p[0] * q[0] + p[1] * q[1] + p[2] * q[2] + p[3] + sphere.radius;
-        // The part of the sweep, from c (0) to end (1), inside every plane.
-        let (mut first, mut last) = (0.0f32, 1.0f32);
-        for p in &self.planes {
-            let (a, b) = (inside(p, c), inside(p, end));
-            if a < 0.0 && b < 0.0 {
-                return false;
-            }
-            // NaN compares false: a broken sphere keeps its whole sweep.
-            if a < 0.0 {
-                first = first.max(a / (a - b));
-            } else if b < 0.0 {
-                last = last.min(a / (a - b));
-            }
-        }
-        first <= last
+        Some((c, [c[0] + away[0] * reach, c[1] + away[1] * reach, c[2] + away[2] * reach]))
     }
 
     /// The pixels the diameter of the sphere around a character's poses
@@ -197,18 +193,46 @@ impl LevelView {
     }
 
     /// The shadow cascades a sphere reaches, a bit each (cascade `k` is
-    /// bit `k`; every bit without cascade boxes). Non-finite spheres reach
-    /// every cascade.
-    fn cascades_reached(&self, sphere: &PlacedSphere) -> u8 {
-        match &self.cascades {
-            Some(boxes) => boxes.reached(sphere),
-            None => EVERY_CASCADE,
+    /// bit `k`; every bit without cascade boxes): those whose box it
+    /// reaches and, with shadows and the cascades' slices, whose receivers
+    /// its shadow may fall on (no lower than `floor`). Non-finite spheres
+    /// reach every cascade.
+    fn cascades_reached(&self, sphere: &PlacedSphere, floor: f32) -> u8 {
+        let Some(boxes) = &self.cascades else { return EVERY_CASCADE };
+        let mask = boxes.reached(sphere);
+        match (&self.slices, self.sweep(sphere, floor)) {
+            (Some(slices), Some((c, end))) if mask != 0 => {
+                mask & slices.fallen_on(self, c, end, sphere.radius)
+            }
+            _ => mask,
         }
     }
 }
 
 /// Every cascade's bit.
 const EVERY_CASCADE: u8 = (1 << CASCADES) - 1;
+
+/// The part of the segment from `c` (0) to `end` (1) inside every one of
+/// `planes` pushed out by `out`: `(first, last)`, empty (`first > last`)
+/// when none is. A broken (NaN) segment keeps all of itself.
+fn clip(planes: &[[f32; 4]], c: [f32; 3], end: [f32; 3], out: f32) -> (f32, f32) {
+    // How far inside plane p (pushed out) a point is.
+    let inside = |p: &[f32; 4], q: [f32; 3]| p[0] * q[0] + p[1] * q[1] + p[2] * q[2] + p[3] + out;
+    let (mut first, mut last) = (0.0f32, 1.0f32);
+    for p in planes {
+        let (a, b) = (inside(p, c), inside(p, end));
+        if a < 0.0 && b < 0.0 {
+            return (1.0, 0.0);
+        }
+        // NaN compares false: a broken sphere keeps its whole sweep.
+        if a < 0.0 {
+            first = first.max(a / (a - b));
+        } else if b < 0.0 {
+            last = last.min(a / (a - b));
+        }
+    }
+    (first, last)
+}
 
 /// Whether a sphere reaches into the volume bounded by `planes`
 /// (conservatively: near a corner it may pass every plane yet miss the
@@ -440,14 +464,16 @@ impl DrawOrder {
                 (*bucket, *mask) = match detail {
                     // Every full mesh, in every pass: the baseline.
                     DrawDetail::Full => (0, EVERY_CASCADE),
-                    DrawDetail::Auto if view.sees(sphere) => {
-                        (2 * level_for(view, sphere, error, PIXEL_ERROR), view.cascades_reached(sphere))
+                    DrawDetail::Auto if view.sees(sphere) => (
+                        2 * level_for(view, sphere, error, PIXEL_ERROR),
+                        view.cascades_reached(sphere, floor),
+                    ),
+                    DrawDetail::Auto if view.casts_into(sphere, floor) => {
+                        match view.cascades_reached(sphere, floor) {
+                            0 => (HIDDEN, 0),
+                            mask => (2 * level_for(view, sphere, error, PIXEL_ERROR) + 1, mask),
+                        }
                     }
-                    DrawDetail::Auto if view.casts_into(sphere, floor) => match view.cascades_reached(sphere)
-                    {
-                        0 => (HIDDEN, 0),
-                        mask => (2 * level_for(view, sphere, error, PIXEL_ERROR) + 1, mask),
-                    },
                     DrawDetail::Auto => (HIDDEN, 0),
                 };
             }
@@ -544,7 +570,8 @@ impl DrawOrder {
                     DrawDetail::Full => Sight::Drawn { pixels: f32::INFINITY },
                     DrawDetail::Auto
                         if view.sees(sphere)
-                            || (view.casts_into(sphere, floor) && view.cascades_reached(sphere) != 0) =>
+                            || (view.casts_into(sphere, floor)
+                                && view.cascades_reached(sphere, floor) != 0) =>
                     {
                         Sight::Drawn { pixels: view.pixels_across(sphere) }
                     }

@@ -447,6 +447,57 @@ fn cascade_boxes_agree_with_each_cascade_s_planes() {
     assert_eq!(CascadeBoxes::new(&perspective), None);
 }
 
+/// A caster stays in every cascade whose slice of the view its shadow
+/// sweep reaches (points along the sweep, within the radius of the view's
+/// sides and of the slice's depths, found by walking it), and the slices
+/// leave many box hits out: the far cascades' boxes reach far past their slices.
+#[test]
+fn cascade_slices_keep_every_caster_whose_shadow_reaches_them() {
+    let mut next = uniform(0x5851_f42d_4c95_7f2d);
+    let (mut kept, mut left_out) = (0, 0);
+    for _ in 0..40 {
+        let eye = Point3::new(next(-50.0, 50.0), next(1.0, 40.0), next(-50.0, 50.0));
+        let camera = random_camera(&mut next, eye, 0.8, 400.0);
+        let light = [next(-1.0, 1.0), next(0.1, 1.0), next(-1.0, 1.0)];
+        let cascades = cascades(&camera, Vector3::from(light).normalize());
+        let view = LevelView::new(&camera, 720).with_shadows(light).with_cascades(&cascades);
+        let boxes = view.cascades.expect("boxes");
+        let floor = next(-10.0, 0.0);
+        let slice = |k: usize| {
+            let lo = if k == 0 { view.near } else { cascades.far[k - 1] };
+            let hi = if k + 1 == CASCADES { view.far } else { cascades.far[k] };
+            (lo, hi)
+        };
+        for _ in 0..300 {
+            let centre = [next(-300.0, 300.0), next(floor, 40.0), next(-300.0, 300.0)];
+            let sphere = PlacedSphere { centre, radius: next(0.1, 5.0), scale: 1.0 };
+            let mask = view.cascades_reached(&sphere, floor);
+            assert_eq!(mask & !boxes.reached(&sphere), 0, "only box hits: {sphere:?}");
+            let (c, end) = view.sweep(&sphere, floor).expect("shadows");
+            let r = sphere.radius;
+            for k in 0..CASCADES {
+                let (lo, hi) = slice(k);
+                let walked = (0..=400).map(|i| i as f32 / 400.0).any(|t| {
+                    let p: [f32; 3] = std::array::from_fn(|i| c[i] + t * (end[i] - c[i]));
+                    let sides = view.planes[..4]
+                        .iter()
+                        .all(|q| q[0] * p[0] + q[1] * p[1] + q[2] * p[2] + q[3] + r >= 0.0);
+                    let depth: f32 = (0..3).map(|i| view.forward[i] * (p[i] - view.eye[i])).sum();
+                    sides && depth >= lo - r && depth <= hi + r
+                });
+                let in_box = boxes.reached(&sphere) >> k & 1 == 1;
+                if walked && in_box {
+                    assert!(mask >> k & 1 == 1, "cascade {k} keeps {sphere:?}");
+                    kept += 1;
+                } else if in_box && mask >> k & 1 == 0 {
+                    left_out += 1;
+                }
+            }
+        }
+    }
+    assert!(kept > 500 && left_out > 500, "{kept} kept, {left_out} left out");
+}
+
 /// Vertices one character skins at each level, for the budget tests.
 const VERTICES: [u64; DETAIL_LEVELS] = [1000, 300, 100, 30, 10];
 
