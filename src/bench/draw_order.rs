@@ -10,8 +10,12 @@
 //! and each cascade's own casters sorted out (`draw_order::cascades`).
 //! `AutoOverBudget` chooses within a vertex budget halfway from what the
 //! levels within half a pixel skin to what the coarsest ones do
-//! (`draw_order::VertexBudget`): the search for the pixel error that
-//! fits, then the sort.
+//! (`draw_order::VertexBudget`), frame after frame: the last frame's
+//! pixel error checked and kept, then the sort. `AutoOverBudgetSearch`
+//! takes turns between that budget and none (frames within their
+//! budget forget the last error), so that every other frame searches
+//! for its pixel error anew: a searching frame costs about twice its
+//! time less `Auto`'s.
 //! Beside them, the foresight a crowd is posed by
 //! (`Renderer::foresee`): the same placing, then each character's sight
 //! (culled, or its size in pixels).
@@ -124,6 +128,7 @@ fn main() {
     let skinned: u64 = order.counts().iter().zip(&per_level).map(|(&n, &v)| u64::from(n) * v).sum();
     let coarsest = CHARACTERS as u64 * per_level[DETAIL_LEVELS - 1];
     let budget = VertexBudget { most: (skinned + coarsest) / 2, per_level };
+    let unlimited = VertexBudget { most: u64::MAX, ..budget };
 
     let mut criterion = Criterion::default().configure_from_args();
     let mut group = criterion.benchmark_group("draw_order");
@@ -131,15 +136,21 @@ fn main() {
     let mut sight = vec![Sight::Unseen; CHARACTERS];
     for threads in [1, cores].into_iter().take(if cores > 1 { 2 } else { 1 }) {
         let suffix = if threads == 1 { String::new() } else { format!("/threads-{threads}") };
+        // Per choice, the budgets its frames take turns with.
+        let turns = [budget, unlimited];
         let choices = [
-            ("Full", view, DrawDetail::Full, None),
-            ("Auto", view, DrawDetail::Auto, None),
-            ("AutoShadows", lit, DrawDetail::Auto, None),
-            ("AutoOverBudget", view, DrawDetail::Auto, Some(&budget)),
+            ("Full", view, DrawDetail::Full, &turns[..0]),
+            ("Auto", view, DrawDetail::Auto, &turns[..0]),
+            ("AutoShadows", lit, DrawDetail::Auto, &turns[..0]),
+            ("AutoOverBudget", view, DrawDetail::Auto, &turns[..1]),
+            ("AutoOverBudgetSearch", view, DrawDetail::Auto, &turns[..]),
         ];
-        for (name, view, detail, budget) in choices {
+        for (name, view, detail, budgets) in choices {
+            let mut frame = 0;
             group.bench_function(BenchmarkId::new("place+choose", format!("{name}{suffix}")), |b| {
                 b.iter(|| {
+                    frame += 1;
+                    let budget = (!budgets.is_empty()).then(|| &budgets[frame % budgets.len()]);
                     on(threads, &mut || {
                         order.place_poses(&poses, CHARACTERS, levels.bounds);
                         order.choose_within(&view, &levels.error, detail, budget);

@@ -5,11 +5,19 @@
 //! memory or the frame its time. Over the budget, the draw order raises
 //! the pixel error every character is chosen within, the same for all, so
 //! each keeps its share of the detail (as a global LOD bias does) and the
-//! near ones stay finest: the least error (within 1.1 %) whose levels fit. Where even the coarsest levels do not fit, every
-//! character draws its coarsest.
+//! near ones stay finest: the least error (within 1.1 %) whose levels
+//! fit. Where even the coarsest levels do not fit, every character draws
+//! its coarsest. A frame keeps the last frame's error while it fits and
+//! is within [`KEEP`] of the least that does: a crowd at the budget's
+//! edge would otherwise move it a little every frame, and characters at a
+//! level's threshold would flicker between two.
 
 use super::{DETAIL_LEVELS, DrawOrder, HIDDEN, LevelView, PIXEL_ERROR, level_for};
 use crate::render::chunked;
+
+/// How much larger than the least error that fits the last frame's may
+/// be and still be kept: 2^(1/8), about 9 %.
+const KEEP: f32 = 1.090_507_7;
 
 /// Bisection steps over the pixel error's exponent: from 2^-1 to 2^128 (as
 /// far as an `f32` goes), halving 129 octaves 13 times leaves 1/63 of one
@@ -29,8 +37,10 @@ pub struct VertexBudget {
 impl DrawOrder {
     /// The pixel error within which the drawn characters' levels fit
     /// `budget` ([`PIXEL_ERROR`] when they already do; infinite when not
-    /// even the coarsest do), after `choose` set their buckets at
-    /// [`PIXEL_ERROR`], with the buckets set at that error.
+    /// even the coarsest do; the last frame's, `self.pixel_error`, while
+    /// it fits and is within [`KEEP`] of the least that does), after
+    /// `choose` set their buckets at [`PIXEL_ERROR`], with the buckets set
+    /// at that error.
     pub(super) fn fit_budget(
         &mut self,
         view: &LevelView,
@@ -45,7 +55,12 @@ impl DrawOrder {
             return PIXEL_ERROR;
         }
         let fits = |pixel_error: f32| self.vertices_at(view, error, budget, pixel_error) <= budget.most;
-        let pixel_error = if fits(f32::MAX) {
+        let last = self.pixel_error;
+        let keep =
+            last > PIXEL_ERROR && last.is_finite() && fits(last) && !fits((last / KEEP).max(PIXEL_ERROR));
+        let pixel_error = if keep {
+            last
+        } else if fits(f32::MAX) {
             // Bisecting the exponent: lo never fits, hi always does.
             let (mut lo, mut hi) = (PIXEL_ERROR.log2(), f32::MAX.log2());
             for _ in 0..STEPS {

@@ -545,6 +545,37 @@ fn over_a_vertex_budget_every_character_draws_within_a_larger_pixel_error() {
     assert_eq!((order.buckets.as_slice(), order.pixel_error()), ([0, 4, HIDDEN, 6].as_slice(), PIXEL_ERROR));
 }
 
+/// Over the budget frame after frame, the last frame's pixel error stays
+/// while it fits and is within 9 % of the least that does (no flicker at
+/// a level's threshold); past either, the least is found again.
+#[test]
+fn over_a_vertex_budget_the_last_frame_s_pixel_error_stays_near_the_least() {
+    let mut order = DrawOrder::new(4, 0, &[(0, 4)]);
+    let budget = VertexBudget { most: 429, per_level: VERTICES };
+    // As above; the second character's level 3 is the threshold, at 80 /
+    // its nearest depth pixels.
+    let mut frame = |nearest: f32| {
+        let depths = [reach(0.01) - 0.1, nearest + BOUNDS_MARGIN, -50.0, reach(0.16) + 0.1];
+        for (c, &z) in depths.iter().enumerate() {
+            order.place(c, &at(z), [0.0, 0.0, 0.0, 1.0]);
+        }
+        order.choose_within(&view(), &ERROR, DrawDetail::Auto, Some(&budget));
+        assert_eq!((order.buckets.as_slice(), skinned(&order)), ([2, 6, HIDDEN, 6].as_slice(), 360));
+        order.pixel_error()
+    };
+    let least = |nearest: f32| ERROR[3] * 500.0 / nearest;
+    let first = frame(45.0);
+    assert!(first >= least(45.0) && first <= least(45.0) * 1.011, "{first}");
+    // 1 % farther: the least drops 1 %, the error stays.
+    assert_eq!(frame(45.45), first);
+    // 20 % farther: found again.
+    let farther = frame(54.0);
+    assert!(farther >= least(54.0) && farther <= least(54.0) * 1.011, "{farther}");
+    // Back nearer than at first: the last error no longer fits.
+    let nearer = frame(42.75);
+    assert!(nearer >= least(42.75) && nearer <= least(42.75) * 1.011, "{nearer}");
+}
+
 /// A character only the shadow cascades draw is skinned too: it counts
 /// against the budget and keeps drawing for the light alone.
 #[test]
