@@ -70,6 +70,9 @@ pub struct ViewerState {
     /// Compute or vertex-shader skinning, the influence blend (a change
     /// rebuilds the renderer), the palette upload and the draw passes.
     pub frame: FrameSettings,
+    /// The most vertices a frame's characters skin
+    /// (`Renderer::set_max_skinned_vertices`; `None`: the device's default).
+    pub max_skinned_vertices: Option<u64>,
     /// Debug view.
     pub debug_view: DebugView,
     /// Selected skeleton joint (highlighted bone; heat-map joint).
@@ -130,6 +133,7 @@ impl Default for ViewerState {
             show_bones: false,
             wireframe: false,
             frame: FrameSettings::default(),
+            max_skinned_vertices: None,
             debug_view: DebugView::Shaded,
             selected_joint: None,
             morph_override: false,

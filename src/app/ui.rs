@@ -521,6 +521,9 @@ fn display(ui: &mut Ui, state: &mut ViewerState, info: &ModelInfo) {
         ui.radio_value(&mut state.frame.detail, DrawDetail::Full, "full")
             .on_hover_text("Every character draws its full mesh in every pass");
     });
+    if state.frame.detail == DrawDetail::Auto {
+        vertex_budget(ui, &mut state.max_skinned_vertices);
+    }
     ui.label("Debug view");
     ui.horizontal_wrapped(|ui| {
         ui.radio_value(&mut state.debug_view, DebugView::Shaded, "shaded");
@@ -599,6 +602,28 @@ fn timing(ui: &mut Ui, state: &mut ViewerState, t: &FrameTimings) {
     });
     ui.checkbox(&mut state.vsync, "VSync");
 }
+
+/// The vertex budget: off (what the device holds) or a number of vertices.
+fn vertex_budget(ui: &mut Ui, most: &mut Option<u64>) {
+    ui.horizontal(|ui| {
+        let mut capped = most.is_some();
+        ui.checkbox(&mut capped, "Vertex budget").on_hover_text(
+            "The most vertices a frame's characters skin: past it every character draws coarser, \
+             within one larger pixel error",
+        );
+        *most = match (capped, *most) {
+            (false, _) => None,
+            (true, Some(n)) => Some(n),
+            (true, None) => Some(VERTEX_BUDGET_START),
+        };
+        if let Some(n) = most.as_mut() {
+            ui.add(egui::Slider::new(n, 1_000..=100_000_000).logarithmic(true));
+        }
+    });
+}
+
+/// Where the vertex budget's slider starts.
+const VERTEX_BUDGET_START: u64 = 1_000_000;
 
 fn events(ui: &mut Ui, log: &EventLog) {
     if log.is_empty() {

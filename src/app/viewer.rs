@@ -71,8 +71,8 @@ pub struct ViewOptions {
     /// How frames are skinned, uploaded and drawn at start (the controls
     /// switch them).
     pub frame: FrameSettings,
-    /// The most vertices a frame's characters skin (`--max-skinned-vertices`;
-    /// `RenderSettings::max_skinned_vertices`).
+    /// The most vertices a frame's characters skin at start
+    /// (`--max-skinned-vertices`; the controls change it).
     pub max_skinned_vertices: Option<u64>,
     /// Scripted actions (clip switches, reloads, memory samples).
     pub schedule: Schedule,
@@ -226,7 +226,14 @@ impl Viewer {
         // --clip asks for the manual clip mode.
         let mode = if options.clip.is_some() { AnimationMode::Clips } else { AnimationMode::Controller };
         let script = Script::new(options.schedule, options.model.as_deref());
-        let state = ViewerState { clip_a: clip, mode, frame: options.frame, ..Default::default() };
+        let max_skinned_vertices = options.max_skinned_vertices;
+        let state = ViewerState {
+            clip_a: clip,
+            mode,
+            frame: options.frame,
+            max_skinned_vertices,
+            ..Default::default()
+        };
         Viewer {
             options,
             first_model: Some((model, controller)),
@@ -335,7 +342,9 @@ impl Viewer {
         // controller file next to it, GPU limits), the current model stays,
         // as for a file that fails to import.
         let (vsync, frame_settings) = (self.state.vsync, self.state.frame);
-        let mut state = ViewerState { vsync, frame: frame_settings, ..Default::default() };
+        let max_skinned_vertices = self.state.max_skinned_vertices;
+        let mut state =
+            ViewerState { vsync, frame: frame_settings, max_skinned_vertices, ..Default::default() };
         let options = &self.options;
         let built = initial_clip(&model, None).and_then(|clip| {
             state.clip_a = clip;
@@ -649,12 +658,14 @@ fn pose(
 }
 
 /// What the controls set that the renderer applies between frames: the
-/// skinning placement, wireframe, passes, detail levels and the weight heat map.
+/// skinning placement, wireframe, passes, detail levels, the vertex
+/// budget and the weight heat map.
 fn apply_display(ctx: &GpuContext, scene: &mut Scene, state: &ViewerState) -> anyhow::Result<()> {
     scene.renderer.set_placement(state.frame.placement);
     scene.renderer.set_wireframe(state.wireframe);
     scene.renderer.set_passes(state.frame.passes);
     scene.renderer.set_detail(state.frame.detail);
+    scene.renderer.set_max_skinned_vertices(state.max_skinned_vertices);
     let heat_joint = match state.debug_view {
         DebugView::WeightHeatMap => state.selected_joint,
         _ => None,

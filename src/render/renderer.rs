@@ -125,9 +125,10 @@ pub struct Renderer {
     pub(super) heat_joint: Option<usize>,
     /// One per drawn primitive, each for every character.
     pub(super) draws: Vec<DrawItem>,
-    /// The most vertices a frame's characters and scenery skin
-    /// (`RenderSettings::max_skinned_vertices`, or the device's default).
-    pub(super) max_skinned_vertices: u64,
+    /// The most vertices a frame's characters and scenery skin where
+    /// `RenderSettings::max_skinned_vertices` says nothing: what the
+    /// device holds (`crowd_fit::default_vertex_budget`).
+    pub(super) device_skinned_vertices: u64,
     /// Static scenery (a level) drawn with the characters, in world space.
     pub(super) scenery: Option<Scenery>,
     pub(super) settings: RenderSettings,
@@ -249,11 +250,9 @@ impl Renderer {
                 return Err(e);
             }
         };
-        let max_skinned_vertices = settings.max_skinned_vertices.unwrap_or_else(|| {
-            let places = parts.skin.as_ref().map(|s| s.layout().characters());
-            let full = places.and_then(|p| p.first()).map_or(0, |p| u64::from(p.level_vertices[0]));
-            super::crowd_fit::default_vertex_budget(&ctx.buffer_limits, full)
-        });
+        let places = parts.skin.as_ref().map(|s| s.layout().characters());
+        let full = places.and_then(|p| p.first()).map_or(0, |p| u64::from(p.level_vertices[0]));
+        let device_skinned_vertices = super::crowd_fit::default_vertex_budget(&ctx.buffer_limits, full);
         Ok(Renderer {
             ring: ring.take().expect("ring"),
             skin: parts.skin.take().expect("skin"),
@@ -275,7 +274,7 @@ impl Renderer {
             heat: HeatMap::new(),
             heat_joint: None,
             draws,
-            max_skinned_vertices,
+            device_skinned_vertices,
             scenery: None,
             settings,
             readback: None,
@@ -398,13 +397,20 @@ impl Renderer {
     /// scenery's vertices.
     pub(super) fn vertex_budget(&self) -> VertexBudget {
         let (per_level, scenery) = self.level_vertices();
-        VertexBudget { most: self.max_skinned_vertices.saturating_sub(scenery), per_level }
+        VertexBudget { most: self.max_skinned_vertices().saturating_sub(scenery), per_level }
     }
 
     /// The most vertices a frame's characters and scenery skin
     /// (`RenderSettings::max_skinned_vertices`, or the device's default).
     pub fn max_skinned_vertices(&self) -> u64 {
-        self.max_skinned_vertices
+        self.settings.max_skinned_vertices.unwrap_or(self.device_skinned_vertices)
+    }
+
+    /// Sets the most vertices a frame's characters and scenery skin
+    /// (`RenderSettings::max_skinned_vertices`; `None`: the device's
+    /// default), between frames.
+    pub fn set_max_skinned_vertices(&mut self, most: Option<u64>) {
+        self.settings.max_skinned_vertices = most;
     }
 
     /// The most pixels by which the last recorded frame's levels departed
