@@ -44,8 +44,6 @@ use vkskin::render::shadow::{CASCADES, cascades};
 const CHARACTERS: usize = 100_000;
 /// Spacing of the grid (`render --characters`).
 const SPACING: f32 = 1.5;
-/// Characters per output window: a run of the draw order each.
-const WINDOW: usize = 18_000;
 
 /// Characters at their places, with nothing to skin: placing reads only
 /// their world matrices.
@@ -102,10 +100,8 @@ fn main() {
     let half = SPACING * ((CHARACTERS as f32).sqrt() - 1.0) * 0.5 + 1.0;
     let camera = Camera::frame_box([-half, 0.0, -half], [half, 2.0, half], 1280.0 / 720.0, DEFAULT_FOV_Y);
     let view = LevelView::new(&camera, 720);
-    let runs: Vec<(u32, u32)> = (0..CHARACTERS)
-        .step_by(WINDOW)
-        .map(|first| (first as u32, WINDOW.min(CHARACTERS - first) as u32))
-        .collect();
+    // The crowd is one run, as the renderer's.
+    let runs = [(0, CHARACTERS as u32)];
     let mut order = DrawOrder::new(CHARACTERS as u32, 1, &runs);
     // With the key light's shadows (`--passes 5`): each cascade draws the
     // characters whose spheres reach its box.

@@ -188,10 +188,10 @@ pub struct RenderArgs {
     /// (every character its full mesh in every pass).
     #[arg(long, value_enum, value_name = "auto|full", default_value = "auto")]
     pub detail: DrawDetail,
-    /// The most vertices a frame's characters skin at the camera's detail
-    /// levels (at least 1): past it every character draws a coarser level,
-    /// the same pixel error for all. Default: what half the device's
-    /// memory holds of skinned output.
+    /// The most vertices a frame skins at the camera's detail levels (at
+    /// least 1; a level's scenery counted): past it every character draws
+    /// a coarser level, the same pixel error for all. Default: what half
+    /// the device's memory holds of skinned output.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = checked::at_least_one)]
     pub max_skinned_vertices: Option<u64>,
     /// How each vertex's joint influences are blended, on either path.
@@ -331,10 +331,10 @@ pub struct ViewArgs {
     /// full; the controls switch it.
     #[arg(long, value_enum, value_name = "auto|full")]
     pub detail: Option<DrawDetail>,
-    /// The most vertices a frame's characters skin at the camera's detail
-    /// levels (at least 1): past it every character draws a coarser level,
-    /// the same pixel error for all. Default: what half the device's
-    /// memory holds of skinned output.
+    /// The most vertices a frame skins at the camera's detail levels (at
+    /// least 1; a level's scenery counted): past it every character draws
+    /// a coarser level, the same pixel error for all. Default: what half
+    /// the device's memory holds of skinned output.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = checked::at_least_one)]
     pub max_skinned_vertices: Option<u64>,
     /// Scripted runs: play the next clip every N frames.

@@ -51,10 +51,10 @@ pub struct RenderSettings {
     pub characters: u32,
     /// How frames are skinned, uploaded and drawn.
     pub frame: FrameSettings,
-    /// The most vertices a frame's characters skin at the camera's levels
-    /// (`DrawDetail::Auto`): past it every character draws coarser
-    /// (`draw_order::VertexBudget`). `None`: what the device's memory
-    /// holds (`crowd_fit::default_vertex_budget`).
+    /// The most vertices a frame skins at the camera's levels
+    /// (`DrawDetail::Auto`), the scenery's included: past it every
+    /// character draws coarser (`draw_order::VertexBudget`). `None`: what
+    /// the device's memory holds (`crowd_fit::default_vertex_budget`).
     pub max_skinned_vertices: Option<u64>,
 }
 
