@@ -43,9 +43,10 @@ const EARLIER_ACCESSES: &[Access] = &[
     Access::ComputeShaderWrite,
 ];
 
-/// Frames in a row a window's buffer must be oversized (see
-/// [`SHRINK_RATIO`]) before it is replaced by a smaller one: two seconds
-/// at 60 fps, so a camera that pulls back for a moment keeps its buffers.
+/// Frames in a row a window's buffer must be oversized (more than four
+/// times what each frame used of it) before it is replaced by a smaller
+/// one: two seconds at 60 fps, so a camera that pulls back for a moment
+/// keeps its buffers.
 pub const SHRINK_AFTER_FRAMES: u32 = 120;
 
 /// A buffer holding more than this many times what a frame used of it is oversized.
