@@ -408,6 +408,7 @@ impl Renderer {
                 self.skinned_levels = false;
                 let mut stats = self.skin.upload(slot, &inputs, levels)?;
                 self.skin.record_copies(ctx, slot, self.timestamps, &mut stats);
+                self.skin.leave_output_unused(ctx, slot)?;
                 queries.upload = stats.copy_timestamps;
                 queries.pose = stats.pose_timestamps;
                 self.screen_skin = Some(

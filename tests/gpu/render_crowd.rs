@@ -378,7 +378,9 @@ fn a_crowd_split_across_output_buffers_draws_as_one_buffer_does() {
 /// frames in a row: one full-detail frame of a crowd does not keep its
 /// output for the rest of the run. The memory goes back to the device, and
 /// the frames before and after the new buffer draw the same picture. Split
-/// across four output buffers, the three the later frames leave unused go.
+/// across four output buffers, the three the later frames leave unused go;
+/// frames skinned in the vertex shader use none of it, and it shrinks to
+/// almost nothing.
 #[test]
 fn the_skinned_output_shrinks_after_frames_that_need_far_less() {
     let Some(mut ctx) = context() else { return };
@@ -388,7 +390,14 @@ fn the_skinned_output_shrinks_after_frames_that_need_far_less() {
     let over = SHRINK_FROM_BYTES / per + 20;
     let unit = 64 * 24;
     let whole = ctx.buffer_limits.output_buffer_bytes;
-    for (count, limit, buffers) in [(over, whole, 1), (4 * over, (over * per).div_ceil(unit) * unit, 4)] {
+    let split = (over * per).div_ceil(unit) * unit;
+    let (compute, vertex) = (SkinningPlacement::Compute, SkinningPlacement::Vertex);
+    // The first case's picture at the camera's levels, skinned in
+    // compute, and the bytes its frames skinned.
+    let mut computed: Option<(Vec<u8>, u64)> = None;
+    for (count, limit, buffers, later) in
+        [(over, whole, 1, compute), (4 * over, split, 4, compute), (over, whole, 1, vertex)]
+    {
         ctx.buffer_limits.output_buffer_bytes = limit;
         let count = count as usize;
         let mut settings = RenderSettings::new(vk::Extent2D { width: 64, height: 48 });
@@ -407,11 +416,12 @@ fn the_skinned_output_shrinks_after_frames_that_need_far_less() {
         crowd.frame(0).expect("frame");
         renderer.render_frame(&ctx, &crowd, &camera, true, &mut keep).expect("render");
         let full = renderer.skin_pass().skinned_output_bytes();
-        let name =
-            format!("{count} characters in {buffers} output buffer{}", if buffers == 1 { "" } else { "s" });
+        let plural = if buffers == 1 { "" } else { "s" };
+        let name = format!("{count} characters in {buffers} output buffer{plural}, then {later:?}");
         assert!(full >= count as u64 * per, "{name}: {full} bytes of {per} each");
         assert_eq!(renderer.skin_pass().output_windows().count, buffers, "{name}");
         renderer.set_detail(DrawDetail::Auto);
+        renderer.set_placement(later);
         crowd.set_paused(true);
         let mut sizes = Vec::new();
         let mut before = 0;
@@ -423,11 +433,22 @@ fn the_skinned_output_shrinks_after_frames_that_need_far_less() {
                 before = ctx.memory_use().allocated_bytes;
             }
         }
-        assert_eq!(renderer.skin_pass().output_windows().count, 1, "{name}");
+        let windows = if later == vertex { 0 } else { 1 };
+        assert_eq!(renderer.skin_pass().output_windows().count, windows, "{name}");
         renderer.finish(&ctx, &mut keep).expect("finish");
         // The old buffers went once the frames that used them had finished.
         let after = ctx.memory_use().allocated_bytes;
         let skinned = renderer.skinned_vertices() * 24;
+        // Back to compute skinning: the output grows again.
+        let regrown = (later == vertex).then(|| {
+            renderer.set_placement(compute);
+            for i in SHRINK_AFTER_FRAMES + 4..SHRINK_AFTER_FRAMES + 6 {
+                crowd.frame(i).expect("frame");
+                renderer.render_frame(&ctx, &crowd, &camera, true, &mut keep).expect("render");
+            }
+            renderer.finish(&ctx, &mut keep).expect("finish");
+            renderer.skin_pass().skinned_output_bytes()
+        });
         renderer.destroy(&ctx);
         // Oversized from frame 1 on: the frame after SHRINK_AFTER_FRAMES of
         // them holds a quarter more than they used.
@@ -444,11 +465,21 @@ fn the_skinned_output_shrinks_after_frames_that_need_far_less() {
         let freed = before.saturating_sub(after);
         assert!(freed >= (full - small) * 99 / 100, "{name}: {before} then {after} bytes allocated");
         // The frames before and after the swap draw the same paused crowd.
-        assert_eq!(pictures.len(), SHRINK_AFTER_FRAMES as usize + 4);
+        let frames = SHRINK_AFTER_FRAMES as usize + 4;
+        assert_eq!(pictures.len(), frames + if regrown.is_some() { 2 } else { 0 });
         assert!(
-            pictures[2..].iter().all(|p| p == &pictures[1]),
+            pictures[2..frames].iter().all(|p| p == &pictures[1]),
             "{name}: the same picture through the shrink"
         );
+        match (regrown, &computed) {
+            (None, _) => _ = computed.get_or_insert_with(|| (pictures[1].clone(), skinned)),
+            (Some(bytes), Some((picture, skinned))) => {
+                assert!(bytes >= *skinned, "{name}: {bytes} bytes again, for {skinned}");
+                let last = pictures.last().expect("a picture");
+                assert!(last == picture, "{name}: compute skinning again, the same picture");
+            }
+            (Some(_), None) => unreachable!("the compute cases come first"),
+        }
     }
     assert_no_messages(&ctx.validation_messages());
 }

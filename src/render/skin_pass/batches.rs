@@ -144,6 +144,25 @@ impl SkinPass {
     }
 }
 
+impl SkinPass {
+    /// A frame that skins nothing into the output (the vertex-skinning
+    /// path, whose draws skin for themselves): no character is placed, and
+    /// the output's buffers count the frame as one that used none of them,
+    /// so a large output left by compute-skinned frames shrinks after a
+    /// while (`skinned_output`; replaced buffers retired into `slot`).
+    pub(crate) fn leave_output_unused(
+        &mut self,
+        ctx: &GpuContext,
+        slot: &mut FrameSlot,
+    ) -> Result<(), GpuError> {
+        self.batches.clear();
+        self.places.fill(NOT_PLACED);
+        self.windows = OutputWindows { count: 0, vertices: self.layout.window_vertices(), total: 0 };
+        let grower = Grower { ctx, limits: GrowthLimits::of(ctx), owner: "skin".into() };
+        self.output.fit(&grower, slot, self.windows)
+    }
+}
+
 /// Places `batch` (of `run`, listing `characters`) at `cursor`, cut into
 /// one batch per window it reaches, into `batches`; each character's
 /// entry and vertex count into `places`.
