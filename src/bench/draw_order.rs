@@ -38,7 +38,9 @@ use vkskin::render::detail_levels::DETAIL_LEVELS;
 use vkskin::render::detail_levels::DetailLevels;
 use vkskin::render::draw_order::{DrawOrder, LevelView, Seen, VertexBudget};
 use vkskin::render::frame_uniforms::FrameUniforms;
+use vkskin::render::gpu_model::ModelStreams;
 use vkskin::render::shadow::{CASCADES, cascades};
+use vkskin::render::skin_pass::SkinLayout;
 
 /// Characters placed and sorted per frame.
 const CHARACTERS: usize = 100_000;
@@ -71,25 +73,14 @@ impl FramePoses for Places {
     }
 }
 
-/// Vertices one character skins at each level: those its primitives'
-/// level lists use (an empty list is the level above's).
-fn level_vertices(model: &vkskin::asset::Model, levels: &DetailLevels) -> [u64; DETAIL_LEVELS] {
-    let primitives = model.meshes.iter().flat_map(|m| &m.primitives);
-    let mut per_level = [0u64; DETAIL_LEVELS];
-    for (primitive, coarser) in primitives.zip(&levels.primitives) {
-        let mut list = &primitive.indices;
-        per_level[0] += primitive.vertex_count() as u64;
-        for (k, coarser) in coarser.iter().enumerate() {
-            if !coarser.is_empty() {
-                list = coarser;
-            }
-            let mut used: Vec<u32> = list.clone();
-            used.sort_unstable();
-            used.dedup();
-            per_level[k + 1] += used.len() as u64;
-        }
-    }
-    per_level
+/// Vertices one character skins at each level, as the skin pass lays it
+/// out (what the renderer's `VertexBudget` counts).
+fn level_vertices(model: &vkskin::asset::Model) -> [u64; DETAIL_LEVELS] {
+    let streams = ModelStreams::build_with_levels(model).expect("the built-in character's streams");
+    let mut layout = SkinLayout::default();
+    let index = layout.add_model(streams.table()).expect("a model");
+    layout.add_character(index, streams.table(), model).expect("a character");
+    layout.characters()[0].level_vertices.map(u64::from)
 }
 
 fn main() {
@@ -118,7 +109,7 @@ fn main() {
     let poses = Places(worlds);
 
     // Halfway from what the levels within half a pixel skin to the coarsest's.
-    let per_level = level_vertices(&model, &levels);
+    let per_level = level_vertices(&model);
     order.place_poses(&poses, CHARACTERS, levels.bounds);
     order.choose(&view, &levels.error, DrawDetail::Auto);
     let skinned: u64 = order.counts().iter().zip(&per_level).map(|(&n, &v)| u64::from(n) * v).sum();
