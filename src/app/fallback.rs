@@ -2,16 +2,27 @@
 //! window, or no device that can present, the model is rendered headless to
 //! an animated PNG in the current folder instead (its path printed), after
 //! one line saying why. Records no Vulkan: it runs `render::headless`.
+//!
+//! It draws what the window would have: `--characters` on a grid,
+//! `--level` with its actor, the frame settings (`--passes`, `--pose`,
+//! `--detail`, ...) and `--max-skinned-vertices`. Left to itself a
+//! controller stands idle, so a picture of one character (or a crowd)
+//! plays a clip (`--clip`, else "Walk", else the first) unless a
+//! controller was asked for with `--controller` or a level drives it.
 
+use super::scene::model_bounds;
 use super::viewer::ViewOptions;
 use crate::anim::FrameSource;
 use crate::anim::planar_scene::{PlanarCopy, PlanarScene};
 use crate::asset::{Model, planar_rig};
-use crate::character::{Controller, Timeline};
+use crate::character::controller::FoundController;
+use crate::character::{Controller, Crowd, Script, Timeline};
+use crate::render::crowd_fit::check_crowd_fits;
 use crate::render::headless::{self, HeadlessRequest};
 use crate::render::image_out::{self, ApngWriter};
 use crate::render::renderer::RenderSettings;
-use crate::render::{GpuOptions, RenderError, with_gpu};
+use crate::render::{GpuOptions, PoseEvaluation, RenderError, with_gpu};
+use crate::world::{ActorRun, Authority, FootPlacement, Level, scenery_model};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -29,47 +40,84 @@ fn file_part(text: &str) -> String {
     if s.is_empty() { "model".into() } else { s }
 }
 
-/// Renders the model headless to `vkskin-<model>-<clip>.png` in the current
-/// directory after printing one line saying why; prints the path.
+/// What the fallback plays: the controller (named by its file, else by
+/// the level it runs in) or the clip (`None`: the rest pose).
+enum Motion<'a> {
+    Controller(&'a FoundController, String),
+    Clip(Option<usize>),
+}
+
+impl Motion<'_> {
+    /// The part of the file name after the model's.
+    fn name(&self, model: &Model) -> String {
+        match self {
+            Motion::Controller(_, name) => name.clone(),
+            Motion::Clip(clip) => clip.map_or_else(
+                || "rest".to_string(),
+                |c| model.clips[c].name.clone().unwrap_or_else(|| c.to_string()),
+            ),
+        }
+    }
+
+    /// The controller that plays it.
+    fn controller(&self, model: &Model) -> anyhow::Result<Arc<Controller>> {
+        Ok(match self {
+            Motion::Controller((controller, _), _) => Arc::new(controller.clone()),
+            Motion::Clip(clip) => Arc::new(Controller::single_clip(model, *clip, true)?),
+        })
+    }
+}
+
+/// Renders the model headless to `vkskin-<model>-<clip or controller>.png`
+/// in the current directory after printing one line saying why; prints the
+/// path. `controller` is the one the window would have run, `level` the
+/// level it would have shown (checked to have a controller).
 pub(super) fn fallback(
     options: &ViewOptions,
     model: &Arc<Model>,
     clip: Option<usize>,
+    controller: Option<&FoundController>,
+    level: Option<&Level>,
     reason: &str,
 ) -> anyhow::Result<()> {
     eprintln!("vkskin: {reason}: rendering headless to an animated PNG instead");
+    let motion = match (controller, &options.controller, level) {
+        (Some(found), Some(path), _) if options.clip.is_none() => {
+            let stem = path.file_stem().map_or_else(|| "controller".into(), |s| s.to_string_lossy());
+            Motion::Controller(found, stem.into_owned())
+        }
+        (Some(found), _, Some(level)) => Motion::Controller(found, level.name.to_string()),
+        _ => Motion::Clip(clip),
+    };
     let stem = Path::new(&model.file)
         .file_stem()
         .map_or_else(|| "model".into(), |s| s.to_string_lossy().into_owned());
-    let clip_name = clip
-        .map_or_else(|| "rest".to_string(), |c| model.clips[c].name.clone().unwrap_or_else(|| c.to_string()));
-    let out = PathBuf::from(format!("vkskin-{}-{}.png", file_part(&stem), file_part(&clip_name)));
-    let frames = match (options.frames, clip) {
+    let out = PathBuf::from(format!("vkskin-{}-{}.png", file_part(&stem), file_part(&motion.name(model))));
+    let frames = match (options.frames, &motion) {
         (Some(n), _) => n.clamp(1, 10_000) as u32,
         // The planar rig's whole loop, pose A -> B -> A.
-        (None, Some(_)) if options.planar => (2.0 * planar_rig::HALF_PERIOD * FALLBACK_FPS).ceil() as u32,
-        (None, Some(c)) => {
-            ((model.clips[c].duration * FALLBACK_FPS).ceil() as u32).clamp(1, FALLBACK_MAX_FRAMES)
+        (None, Motion::Clip(Some(_))) if options.planar => {
+            (2.0 * planar_rig::HALF_PERIOD * FALLBACK_FPS).ceil() as u32
         }
-        (None, None) => 1,
+        (None, Motion::Clip(Some(c))) => {
+            ((model.clips[*c].duration * FALLBACK_FPS).ceil() as u32).clamp(1, FALLBACK_MAX_FRAMES)
+        }
+        (None, Motion::Clip(None)) => 1,
+        (None, Motion::Controller(..)) => FALLBACK_MAX_FRAMES,
     };
     let (width, height) = options.size;
-    let settings = RenderSettings::sized(width, height);
-    let request = HeadlessRequest { frames, first_frame: 0, settings };
-    let start = clip.map_or(0.0, |c| model.clips[c].start());
-    let controller = Arc::new(Controller::single_clip(model, clip, true)?);
-    let fps = f64::from(FALLBACK_FPS);
-    // `--planar`: all four copies, the quaternion one of the planar row
-    // included (in the window the driven character is that one).
-    let mut source: Box<dyn FrameSource> = if options.planar {
-        let motion = planar_rig::planar_motion(model)?;
-        Box::new(PlanarScene::new(model.rig.clone(), motion, &PlanarCopy::ALL, 0.0, fps)?)
-    } else {
-        Box::new(Timeline::seeking(model.rig.clone(), controller, f64::from(start), fps)?)
+    let settings = RenderSettings {
+        frame: options.frame,
+        max_skinned_vertices: options.max_skinned_vertices,
+        ..RenderSettings::sized(width, height)
     };
+    let request = HeadlessRequest { frames, first_frame: 0, settings };
     let gpu =
         GpuOptions { validation: options.validation, device: options.device.clone(), ..Default::default() };
-    let warnings = with_gpu(&gpu, |ctx| -> Result<Vec<String>, RenderError> {
+    let warnings = with_gpu(&gpu, |ctx| -> anyhow::Result<Vec<String>> {
+        // Before a character of the crowd is posed, as the window checks it.
+        check_crowd_fits(model, options.characters.max(1), settings.frame.detail, &ctx.buffer_limits)?;
+        let (mut source, scenery) = source(options, model, &motion, level)?;
         let mut writer = ApngWriter::create(&out, width, height, frames, FALLBACK_FPS)?;
         // --screenshot still gets the last frame.
         let mut last = Vec::with_capacity(if options.screenshot.is_some() {
@@ -78,7 +126,7 @@ pub(super) fn fallback(
             0
         });
         let warnings =
-            headless::render(ctx, model.clone(), source.as_mut(), None, &request, &mut |_, rgba| {
+            headless::render(ctx, model.clone(), source.as_mut(), scenery, &request, &mut |_, rgba| {
                 if options.screenshot.is_some() {
                     last.clear();
                     last.extend_from_slice(rgba);
@@ -96,6 +144,62 @@ pub(super) fn fallback(
     }
     println!("{}", out.display());
     Ok(())
+}
+
+/// The fallback's frames and what is drawn around them: the planar rig's
+/// four copies (the quaternion one of the planar row included: in the
+/// window the driven character is that one); the level's actor at its
+/// first spawn (feet placed when the rig has humanoid legs); `motion`
+/// played by one character or by `--characters` on a grid, on a ground as
+/// in the window (shadows need somewhere to fall).
+fn source(
+    options: &ViewOptions,
+    model: &Model,
+    motion: &Motion,
+    level: Option<&Level>,
+) -> anyhow::Result<(Box<dyn FrameSource>, Option<Arc<Model>>)> {
+    let fps = f64::from(FALLBACK_FPS);
+    let rig = model.rig.clone();
+    if options.planar {
+        let planar = planar_rig::planar_motion(model)?;
+        return Ok((Box::new(PlanarScene::new(rig, planar, &PlanarCopy::ALL, 0.0, fps)?), None));
+    }
+    let controller = motion.controller(model)?;
+    if let Some(level) = level {
+        let spawn = level.spawns.first().map_or("open", |(name, _)| *name);
+        let feet = FootPlacement::humanoid(model).ok();
+        let run =
+            ActorRun::new(rig, controller, Script::default(), level, spawn, Authority::Animation, feet, fps)?;
+        return Ok((Box::new(run), Some(Arc::new(scenery_model(level)?))));
+    }
+    let nothing = || RenderError::NothingToDraw { file: model.file.clone() };
+    // The lowest point the model reaches over its clips, as the window's ground.
+    let (lo, hi) = model_bounds(model)?.ok_or_else(nothing)?;
+    if options.characters > 1 {
+        let grid = Crowd::on_grid(rig, controller, options.characters as usize, fps, 0)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", model.file))?;
+        let (mut crowd, (grid_lo, grid_hi)) = grid.ok_or_else(nothing)?;
+        // The renderer follows the crowd onto the GPU (`FramePoses::gpu_pose`).
+        crowd
+            .set_pose_on_gpu(options.frame.pose == PoseEvaluation::Gpu)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", model.file))?;
+        let lo = [grid_lo[0].min(lo[0]), lo[1], grid_lo[2].min(lo[2])];
+        let hi = [grid_hi[0].max(hi[0]), hi[1], grid_hi[2].max(hi[2])];
+        return Ok((Box::new(crowd), Some(ground(lo, hi)?)));
+    }
+    let timeline = match motion {
+        Motion::Controller(..) => Timeline::simulating(rig, controller, Script::default(), fps)?,
+        Motion::Clip(clip) => {
+            let start = clip.map_or(0.0, |c| model.clips[c].start());
+            Timeline::seeking(rig, controller, f64::from(start), fps)?
+        }
+    };
+    Ok((Box::new(timeline), Some(ground(lo, hi)?)))
+}
+
+/// The floor under everything within `lo..hi`, its top at `lo`'s height.
+fn ground(lo: [f32; 3], hi: [f32; 3]) -> anyhow::Result<Arc<Model>> {
+    Ok(Arc::new(scenery_model(&Level::ground(lo, hi, 1))?))
 }
 
 #[cfg(test)]

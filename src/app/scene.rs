@@ -64,7 +64,7 @@ const FRAMING_SAMPLES: u32 = 12;
 
 /// Scene-space bounds of `model` over every clip (rest pose without clips),
 /// from the CPU reference skinning; `None` when nothing is drawn.
-fn model_bounds(model: &Model) -> anyhow::Result<Option<Bounds>> {
+pub(super) fn model_bounds(model: &Model) -> anyhow::Result<Option<Bounds>> {
     let clips: Vec<Option<usize>> =
         if model.clips.is_empty() { vec![None] } else { (0..model.clips.len()).map(Some).collect() };
     let mut scratch = Vec::new();

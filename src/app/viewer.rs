@@ -115,30 +115,32 @@ pub fn run(options: &ViewOptions) -> anyhow::Result<()> {
     if let Some((_, source)) = &controller {
         eprintln!("vkskin: controller: {source}");
     }
+    let level = options.level.as_deref().map(Level::named).transpose()?;
+    if level.is_some() && controller.is_none() {
+        bail!("{}: --level needs a controller (--controller FILE)", model.file);
+    }
     let has_display =
         ["DISPLAY", "WAYLAND_DISPLAY"].iter().any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()));
+    let headless =
+        |reason: &str| fallback(options, &model, clip, controller.as_ref(), level.as_ref(), reason);
     if !has_display {
-        return fallback(options, &model, clip, "no display (neither DISPLAY nor WAYLAND_DISPLAY is set)");
+        return headless("no display (neither DISPLAY nor WAYLAND_DISPLAY is set)");
     }
     let event_loop = match EventLoop::new() {
         Ok(e) => e,
-        Err(e) => return fallback(options, &model, clip, &format!("cannot open the display ({e})")),
+        Err(e) => return headless(&format!("cannot open the display ({e})")),
     };
     event_loop.set_control_flow(ControlFlow::Poll);
     if trace::enabled() {
         // Ctrl-C closes the window, so the frame trace is still written.
         trace::catch_interrupt();
     }
-    let level = options.level.as_deref().map(Level::named).transpose()?;
-    if level.is_some() && controller.is_none() {
-        bail!("{}: --level needs a controller (--controller FILE)", model.file);
-    }
-    let mut app = Viewer::new(options.clone(), model.clone(), clip, controller);
-    app.level = level;
+    let mut app = Viewer::new(options.clone(), model.clone(), clip, controller.clone());
+    app.level = level.clone();
     let ran = event_loop.run_app(&mut app);
     let validation = app.teardown();
     if let Some(reason) = app.fallback.take() {
-        return fallback(options, &model, clip, &reason);
+        return headless(&reason);
     }
     if let Some(e) = app.error.take() {
         return Err(e);

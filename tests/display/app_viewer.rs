@@ -210,26 +210,23 @@ fn window_run_with_resize_and_screenshot() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn without_a_display_falls_back_to_headless_apng() {
-    // Checks that Vulkan is there at all (skipping, or failing under
-    // VKSKIN_NO_SKIP, if not); the context is dropped at once.
-    if context().is_none() {
-        return;
-    }
-    let dir = scratch_dir("fallback");
+/// `vkskin view ARGS --validation` in `dir` without a display: its stderr
+/// (one line of which says why there is no window) and the path of the
+/// animated PNG it printed.
+fn fall_back(dir: &Path, args: &[&str]) -> (String, PathBuf) {
     let mut command = Command::new(BIN);
     command
-        .current_dir(&dir)
+        .current_dir(dir)
         .env_remove("DISPLAY")
         .env_remove("WAYLAND_DISPLAY")
         .env_remove("WAYLAND_SOCKET")
         .arg("view")
         .args(model_args())
-        .args(["--validation", "--frames", "6", "--size", "160x120"]);
+        .arg("--validation")
+        .args(args);
     let output = run(command);
     assert_clean(&output);
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert_eq!(
         stderr.lines().filter(|l| l.contains("no display")).count(),
         1,
@@ -239,6 +236,18 @@ fn without_a_display_falls_back_to_headless_apng() {
     let printed = stdout.lines().last().expect("the output path is printed").trim().to_string();
     let path = dir.join(&printed);
     assert!(path.is_file(), "{} does not exist (stdout: {stdout})", path.display());
+    (stderr, path)
+}
+
+#[test]
+fn without_a_display_falls_back_to_headless_apng() {
+    // Checks that Vulkan is there at all (skipping, or failing under
+    // VKSKIN_NO_SKIP, if not); the context is dropped at once.
+    if context().is_none() {
+        return;
+    }
+    let dir = scratch_dir("fallback");
+    let (_, path) = fall_back(&dir, &["--frames", "6", "--size", "160x120"]);
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     assert!(name.starts_with("vkskin-") && name.ends_with(".png"), "{name}");
     let bytes = std::fs::read(&path).expect("read apng");
@@ -249,6 +258,61 @@ fn without_a_display_falls_back_to_headless_apng() {
     assert_eq!((w, h), (160, 120));
     let first = &rgba[..4];
     assert!(rgba.chunks(4).any(|p| p != first), "the frame is one flat colour");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The fallback draws what the window would: `--characters 9` the crowd
+/// that `render --characters 9` draws (the same pixels wherever `render`
+/// drew a character, but for edges seen against the ground rather than the
+/// sky), on a ground; `--passes 5` their shadows on it; the vertex budget
+/// coarsens it (and says so); `--level` the level with its actor.
+#[test]
+fn the_fallback_draws_the_crowd_passes_budget_and_level_asked_for() {
+    if context().is_none() {
+        return;
+    }
+    let dir = scratch_dir("fallback-crowd");
+    let shot = |name: &str| dir.join(name).to_string_lossy().into_owned();
+    let crowd = ["--characters", "9", "--frames", "1", "--size", "400x300"];
+    let (_, path) = fall_back(&dir, &[&crowd[..], &["--screenshot", &shot("one.png")]].concat());
+    assert!(path.ends_with("vkskin-default_character-Walk.png"), "{}", path.display());
+    let output = Command::new(BIN)
+        .args(["render", "--characters", "9", "--clip", "Walk", "--size", "400x300", "--validation", "--out"])
+        .arg(dir.join("render.png"))
+        .output()
+        .expect("vkskin starts");
+    assert_clean(&output);
+    let (_, _, fallback) = read_png(&dir.join("one.png"));
+    let (w, h, render) = read_png(&dir.join("render.png"));
+    let sky = &render[..4];
+    let drawn: Vec<usize> =
+        (0..(w * h) as usize).map(|p| p * 4).filter(|&i| &render[i..i + 4] != sky).collect();
+    let alike =
+        drawn.iter().filter(|&&i| (0..3).all(|k| fallback[i + k].abs_diff(render[i + k]) <= 2)).count();
+    // 92 % on lavapipe; one character framed alone matches almost none.
+    assert!(
+        drawn.len() > 5000 && alike * 100 >= drawn.len() * 85,
+        "{alike} of {} character pixels as `render` drew them",
+        drawn.len()
+    );
+    let ground = ((h - 3) * w + 2) as usize * 4;
+    assert!(
+        (0..3).any(|k| fallback[ground + k].abs_diff(sky[k]) > 8),
+        "no ground drawn: {:?} vs the sky's {sky:?}",
+        &fallback[ground..ground + 4]
+    );
+    let (_, _) =
+        fall_back(&dir, &[&crowd[..], &["--passes", "5", "--screenshot", &shot("five.png")]].concat());
+    let (_, _, five) = read_png(&dir.join("five.png"));
+    let shadowed = (0..(w * h) as usize)
+        .filter(|p| (0..3).all(|k| fallback[p * 4 + k] > five[p * 4 + k].saturating_add(20)))
+        .count();
+    assert!(shadowed as u32 * 100 > w * h, "--passes 5 drew {shadowed} shadowed pixels");
+    let (stderr, _) = fall_back(&dir, &[&crowd[..], &["--max-skinned-vertices", "5000"]].concat());
+    assert!(stderr.contains("--max-skinned-vertices"), "the budget's warning:\n{stderr}");
+    let level = ["--level", "demo", "--frames", "2", "--size", "160x120"];
+    let (_, path) = fall_back(&dir, &level);
+    assert!(path.ends_with("vkskin-default_character-demo.png"), "{}", path.display());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
