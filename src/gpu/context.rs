@@ -129,6 +129,11 @@ const LOSE_DEVICE_AFTER: &str = "VKSKIN_TEST_LOSE_DEVICE_AFTER";
 /// frame traces take their other clock (GPU spans aligned at submit).
 const NO_CALIBRATED_TIMESTAMPS: &str = "VKSKIN_TEST_NO_CALIBRATED_TIMESTAMPS";
 
+/// The test-only switch that lowers `BufferLimits::output_buffer_bytes`,
+/// so that a process run whole (`vkskin bench`) meets on lavapipe, with a
+/// small crowd, the output limits a GPU meets with a huge one.
+const OUTPUT_BUFFER_BYTES: &str = "VKSKIN_TEST_OUTPUT_BUFFER_BYTES";
+
 impl GpuContext {
     /// Creates instance, device and allocator. `queue_ok(physical, family)`
     /// may reject families (a window needs presentation support).
@@ -580,11 +585,12 @@ fn buffer_limits(instance: &ash::Instance, physical: vk::PhysicalDevice) -> Buff
     let device_local = heaps.iter().filter(|h| h.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL));
     let bound = u64::from(properties.properties.limits.max_storage_buffer_range);
     let largest = vk13.max_buffer_size.min(vk11.max_memory_allocation_size);
+    let lowered = std::env::var(OUTPUT_BUFFER_BYTES).ok().and_then(|n| n.trim().parse::<u64>().ok());
     BufferLimits {
         max_buffer_size: vk13.max_buffer_size,
         max_allocation_size: vk11.max_memory_allocation_size,
         device_local_bytes: device_local.map(|h| h.size).max().unwrap_or(0),
-        output_buffer_bytes: largest.min(bound),
+        output_buffer_bytes: largest.min(bound).min(lowered.unwrap_or(u64::MAX)),
     }
 }
 

@@ -212,6 +212,10 @@ struct Scene {
     crowd: Crowd,
     profile: ProfileScene,
     times: SceneTimes,
+    /// Why the crowd cannot be drawn at full detail on this device (its
+    /// `--detail full` configurations are skipped, saying this); `None`
+    /// where it can.
+    too_large_whole: Option<String>,
 }
 
 /// The entries measured so far, each with the configuration it measured.
@@ -271,6 +275,16 @@ fn measure_all(
                 }
             }
             let scene = scene.as_mut().expect("a scene");
+            if let Some(why) =
+                scene.too_large_whole.as_ref().filter(|_| config.frame.detail == DrawDetail::Full)
+            {
+                let label = plan.label(config);
+                progress.println(&format!(
+                    "vkskin: bench: skipped {label}: {why} (measured at its detail levels only)"
+                ));
+                progress.finish();
+                continue;
+            }
             let mut entry = measure(ctx, plan, config, model, scene)?;
             entry.refinement = refinement;
             measured.configs.push(*config);
@@ -362,11 +376,14 @@ fn build_scene(
     controller: &Arc<Controller>,
 ) -> Result<Scene, SceneError> {
     let (_, characters, blend, pose) = key;
-    // Before the crowd is posed: a scene past the device's buffer limits is
-    // skipped. At full detail: every scene skins every vertex once, the
-    // reference its copy kernel is measured against (`scene_times`).
-    crate::render::crowd_fit::check_crowd_fits(model, characters, DrawDetail::Full, &ctx.buffer_limits)
-        .map_err(|e| SceneError::Unbuildable(e.into()))?;
+    // Before the crowd is posed: a scene past the device's buffer limits at
+    // the levels the camera picks is skipped. One that fits only there
+    // (its full detail past the output buffers or the heap) is measured
+    // without its full-detail reference (`scene_times`) and configurations.
+    let fits =
+        |detail| crate::render::crowd_fit::check_crowd_fits(model, characters, detail, &ctx.buffer_limits);
+    fits(DrawDetail::Auto).map_err(|e| SceneError::Unbuildable(e.into()))?;
+    let too_large_whole = fits(DrawDetail::Full).err().map(|e| e.to_string());
     // A crowd that cannot be posed or framed is skipped as a scene the
     // device cannot hold is: the other models still run.
     // The crowd's threads are a pool this thread works in, so the frame's
@@ -394,8 +411,8 @@ fn build_scene(
             source: e.into(),
         }));
     }
-    match scene_times(ctx, &mut profile, &mut crowd, plan.frames) {
-        Ok(times) => Ok(Scene { key, crowd, profile, times }),
+    match scene_times(ctx, &mut profile, &mut crowd, plan.frames, too_large_whole.is_none()) {
+        Ok(times) => Ok(Scene { key, crowd, profile, times, too_large_whole }),
         Err(e) => {
             profile.destroy(ctx);
             Err(SceneError::Fatal(e))
@@ -430,12 +447,13 @@ pub(crate) fn load_model_with(
 }
 
 /// What a scene measures once for all its configurations: the copy
-/// kernel over the bytes its skin pass moves (timestamps, and host-timed),
-/// its skin dispatch host-timed, and its staged palette copy host-timed
-/// next to a plain buffer copy of the same bytes.
+/// kernel over the bytes its skin pass moves at full detail (timestamps,
+/// and host-timed) and its skin dispatch host-timed, both where the crowd
+/// fits at full detail; its staged palette copy host-timed next to a
+/// plain buffer copy of the same bytes.
 #[derive(Debug, Clone)]
 struct SceneTimes {
-    copy: Stat,
+    copy: Option<Stat>,
     copy_wall: Option<Stat>,
     skin_wall: Option<Stat>,
     staged_copy_wall: Option<Stat>,
@@ -445,25 +463,32 @@ struct SceneTimes {
     staged_copy_wall_samples: Vec<f64>,
 }
 
+/// The scene's own measurements; the full-detail ones (the copy kernel,
+/// the dispatch skinning every vertex) only with `whole`.
 fn scene_times(
     ctx: &GpuContext,
     scene: &mut ProfileScene,
     crowd: &mut Crowd,
     runs: u32,
+    whole: bool,
 ) -> anyhow::Result<SceneTimes> {
-    let (read, written) = scene.skin_traffic();
-    let kernel = CopyKernel::new(ctx, read + written)?;
-    // One untimed run first (first-touch of the buffers).
-    let times = kernel.measure(ctx, runs as usize + 1);
-    let walls = times.is_ok().then(|| kernel.measure_wall(ctx, runs as usize));
-    kernel.destroy(ctx);
-    let mut times = times?;
-    let copy = Stat::from_samples(&mut times[1..]).map_err(|e| anyhow!("copy kernel: {e}"))?;
-    let copy_wall = wall_stat(walls.transpose()?)?;
-    // Every vertex, the copy kernel's bytes: the scene's measure of the
-    // pass (a configuration at coarser levels times its own, `measure`).
-    let skin_wall_samples = scene.measure_skin_wall(ctx, crowd, runs, DrawDetail::Full)?;
-    let skin_wall = wall_stat(Some(skin_wall_samples.clone()))?;
+    let (copy, copy_wall, skin_wall_samples) = if whole {
+        let (read, written) = scene.skin_traffic();
+        let kernel = CopyKernel::new(ctx, read + written)?;
+        // One untimed run first (first-touch of the buffers).
+        let times = kernel.measure(ctx, runs as usize + 1);
+        let walls = times.is_ok().then(|| kernel.measure_wall(ctx, runs as usize));
+        kernel.destroy(ctx);
+        let mut times = times?;
+        let copy = Stat::from_samples(&mut times[1..]).map_err(|e| anyhow!("copy kernel: {e}"))?;
+        // Every vertex, the copy kernel's bytes: the scene's measure of the
+        // pass (a configuration at coarser levels times its own, `measure`).
+        let skin_wall_samples = scene.measure_skin_wall(ctx, crowd, runs, DrawDetail::Full)?;
+        (Some(copy), wall_stat(walls.transpose()?)?, skin_wall_samples)
+    } else {
+        (None, None, Vec::new())
+    };
+    let skin_wall = if whole { wall_stat(Some(skin_wall_samples.clone()))? } else { None };
     let (staged, palette_bytes) = scene.measure_staged_copy_wall(ctx, crowd, runs)?;
     let staged_copy_wall_samples = if palette_bytes > 0 { staged } else { Vec::new() };
     let staged_copy_wall = wall_stat((palette_bytes > 0).then(|| staged_copy_wall_samples.clone()))?;

@@ -24,6 +24,11 @@ fn run_bench(tag: &str, args: &[&str]) -> (PathBuf, Value, String) {
 
 /// `run_bench`, with its stdout too (before stderr).
 fn run_bench_with_stdout(tag: &str, args: &[&str]) -> (PathBuf, Value, String, String) {
+    run_bench_with_env(tag, args, &[])
+}
+
+/// `run_bench_with_stdout` with the environment variables `env` set.
+fn run_bench_with_env(tag: &str, args: &[&str], env: &[(&str, &str)]) -> (PathBuf, Value, String, String) {
     let out = std::env::temp_dir().join(format!("vkskin-bench{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     let run = Command::new(env!("CARGO_BIN_EXE_vkskin"))
@@ -31,6 +36,7 @@ fn run_bench_with_stdout(tag: &str, args: &[&str]) -> (PathBuf, Value, String, S
         .args(args)
         .arg("--out")
         .arg(&out)
+        .envs(env.iter().copied())
         .output()
         .expect("run vkskin bench");
     let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
@@ -370,5 +376,61 @@ fn a_bench_on_two_threads_records_on_the_crowds_pool() {
     ] {
         assert!(stdout.contains(said), "{said:?} not in {stdout}");
     }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// A crowd whose full detail is past the device's output buffers (here
+/// lowered to 1 MiB, 512 built-in characters in 64 of them) is still
+/// benched at its detail levels, within the vertex budget: its full-detail
+/// row is skipped with one line naming the limit, and its row has no copy
+/// kernel (nothing moves the full scene's bytes). A crowd that fits keeps
+/// both rows and its copy kernel.
+#[test]
+fn a_crowd_past_the_output_buffers_at_full_detail_is_benched_at_its_levels() {
+    if crate::common::context().is_none() {
+        return;
+    }
+    let (out, results, _, stderr) = run_bench_with_env(
+        "-past-full",
+        &[
+            "--validation",
+            "--characters",
+            "16,600",
+            "--detail",
+            "auto,full",
+            "--skinning",
+            "compute",
+            "--upload",
+            "staged",
+            "--passes",
+            "1",
+            "--frames",
+            "2",
+        ],
+        &[("VKSKIN_TEST_OUTPUT_BUFFER_BYTES", "1048576")],
+    );
+    let skipped: Vec<&str> = stderr.lines().filter(|l| l.contains("skipped")).collect();
+    assert_eq!(skipped.len(), 1, "{stderr}");
+    for said in [
+        "skipped built-in, 600 characters, compute, staged, 1 pass, full detail: 600 characters of",
+        "more than the device's 64 largest output buffers",
+        "at most 512 characters of this model fit",
+        "(measured at its detail levels only)",
+    ] {
+        assert!(skipped[0].contains(said), "{said:?} not in {}", skipped[0]);
+    }
+    let entries = results["entries"].as_array().expect("entries");
+    let rows: Vec<(u64, bool, bool)> = entries
+        .iter()
+        .map(|e| {
+            (e["characters"].as_u64().unwrap(), e["detail"] == "full", e.get("copy_kernel_us").is_some())
+        })
+        .collect();
+    assert_eq!(rows, [(16, false, true), (16, true, true), (600, false, false)], "{entries:?}");
+    let crowd = &entries[2];
+    let skinned = crowd["skinned_vertices"].as_u64().expect("fewer vertices skinned than the scene's");
+    let scene = crowd["vertices"].as_u64().unwrap() * 600;
+    assert!(skinned > 0 && skinned < scene, "{skinned} of {scene}");
+    assert!(median(crowd, &["frame_wall_us"]).unwrap() > 0.0, "{crowd}");
     let _ = std::fs::remove_dir_all(&out);
 }

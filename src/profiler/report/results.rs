@@ -209,8 +209,11 @@ pub struct BenchEntry {
     /// GPU time per phase.
     pub gpu_us: GpuPhases,
     /// The copy kernel over exactly `skin_bytes`, timed the same way: the
-    /// device's practical bandwidth ceiling for the skin pass.
-    pub copy_kernel_us: Stat,
+    /// device's practical bandwidth ceiling for the skin pass. Absent where
+    /// the crowd at full detail does not fit the device (its frames skin
+    /// fewer vertices: nothing there moves `skin_bytes` to compare with).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_kernel_us: Option<Stat>,
     /// Whether every character was paused (no pose changes: `dirty` writes nothing).
     pub paused: bool,
     /// CPU time writing palettes into mapped memory, per frame.
@@ -377,7 +380,7 @@ impl BenchEntry {
                 frame: Some(figure(self.gpu_us.frame, &s.gpu_frame_us)),
                 skin: compute.then(|| figure(self.gpu_us.skin, &s.gpu_skin_us)),
                 upload: staged.then(|| figure(self.gpu_us.upload, &s.gpu_upload_us)),
-                copy_kernel: Some(self.copy_kernel_us).filter(|_| self.skins_every_vertex()),
+                copy_kernel: self.copy_kernel_us.filter(|_| self.skins_every_vertex()),
             },
             GpuTiming::HostTimed => Figures {
                 timing,
@@ -437,7 +440,7 @@ impl BenchEntry {
     /// vertices than the copy's bytes hold.
     pub fn skin_efficiency(&self) -> Option<f64> {
         let skin = positive(self.gpu_us.skin.median).filter(|_| self.skins_every_vertex())?;
-        Some(positive(self.copy_kernel_us.median)? / skin)
+        Some(positive(self.copy_kernel_us?.median)? / skin)
     }
 
     /// `skin_efficiency` from host-timed runs of the copy kernel and the
@@ -477,7 +480,7 @@ impl BenchEntry {
     /// copy moves the skin pass's bytes, the ceiling for
     /// [`skin_vertices_per_second`](Self::skin_vertices_per_second).
     pub fn copy_vertices_per_second(&self) -> Option<f64> {
-        self.vertices_per_second(self.copy_kernel_us.median)
+        self.vertices_per_second(self.copy_kernel_us?.median)
     }
 
     /// Bytes the skin pass reads and writes per vertex; `None` without vertices.

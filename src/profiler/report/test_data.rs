@@ -41,7 +41,7 @@ pub fn entry(characters: u32, passes: u32, skinning: &str, upload: &str, paused:
             passes: pass_stats,
             frame: stat(frame),
         },
-        copy_kernel_us: stat(4.0 + scene * 0.0016),
+        copy_kernel_us: Some(stat(4.0 + scene * 0.0016)),
         copy_kernel_wall_us: Some(stat(30.0 + scene * 0.002)),
         skin_wall_us: (skin_us > 0.0).then(|| stat(35.0 + scene * 0.0025)),
         staged_copy_wall_us: Some(stat(11.0 + palette_bytes as f64 * 2e-4)),

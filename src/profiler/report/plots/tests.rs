@@ -133,7 +133,7 @@ fn throughput_comes_from_the_chosen_clock_and_stays_within_reach() {
     let mut fox = entry(1000, 1, "compute", "inplace", false);
     fox.vertices = 1728;
     fox.gpu_us.skin = Stat { median: 9.0, p95: 11.0 };
-    fox.copy_kernel_us = Stat { median: 7.0, p95: 8.0 };
+    fox.copy_kernel_us = Some(Stat { median: 7.0, p95: 8.0 });
     fox.skin_wall_us = Some(Stat { median: 24_000.0, p95: 26_000.0 });
     fox.copy_kernel_wall_us = Some(Stat { median: 9_000.0, p95: 9_500.0 });
     let vertices = 1728.0 * 1000.0;
