@@ -146,6 +146,9 @@ pub(super) fn fallback(
     Ok(())
 }
 
+/// Frames to draw, and the scenery around them.
+type Staged = (Box<dyn FrameSource>, Option<Arc<Model>>);
+
 /// The fallback's frames and what is drawn around them: the planar rig's
 /// four copies (the quaternion one of the planar row included: in the
 /// window the driven character is that one); the level's actor at its
@@ -157,7 +160,7 @@ fn source(
     model: &Model,
     motion: &Motion,
     level: Option<&Level>,
-) -> anyhow::Result<(Box<dyn FrameSource>, Option<Arc<Model>>)> {
+) -> anyhow::Result<Staged> {
     let fps = f64::from(FALLBACK_FPS);
     let rig = model.rig.clone();
     if options.planar {
