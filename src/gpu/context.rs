@@ -54,6 +54,11 @@ pub struct BufferLimits {
     pub max_allocation_size: u64,
     /// The largest device-local memory heap.
     pub device_local_bytes: u64,
+    /// What this process may allocate of that heap as the device was
+    /// opened (VK_EXT_memory_budget's `heapBudget`: less where other
+    /// processes hold some of it), or the whole heap without the
+    /// extension. Never more than `device_local_bytes`.
+    pub device_local_budget: u64,
     /// The most bytes one of a crowd's skinned output buffers holds: the
     /// largest buffer the device makes, within `maxStorageBufferRange` (the
     /// skin pass binds each whole). Tests lower it, so that lavapipe splits
@@ -575,23 +580,48 @@ fn buffer_limits(instance: &ash::Instance, physical: vk::PhysicalDevice) -> Buff
     let mut vk11 = vk::PhysicalDeviceVulkan11Properties::default();
     let mut vk13 = vk::PhysicalDeviceVulkan13Properties::default();
     let mut properties = vk::PhysicalDeviceProperties2::default().push_next(&mut vk11).push_next(&mut vk13);
-    // SAFETY: the physical device comes from this instance; the chain lives
-    // until the calls return.
-    let memory = unsafe {
+    let mut budget = vk::PhysicalDeviceMemoryBudgetPropertiesEXT::default();
+    let has_budget = device_offers(instance, physical, ash::ext::memory_budget::NAME);
+    let mut memory = vk::PhysicalDeviceMemoryProperties2::default();
+    if has_budget {
+        memory = memory.push_next(&mut budget);
+    }
+    // SAFETY: the physical device comes from this instance and offers the
+    // extension whose structure is chained; the chains live until the
+    // calls return.
+    unsafe {
         instance.get_physical_device_properties2(physical, &mut properties);
-        instance.get_physical_device_memory_properties(physical)
-    };
+        instance.get_physical_device_memory_properties2(physical, &mut memory);
+    }
+    let memory = memory.memory_properties;
     let heaps = &memory.memory_heaps[..memory.memory_heap_count as usize];
-    let device_local = heaps.iter().filter(|h| h.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL));
+    let device_local = |h: &&vk::MemoryHeap| h.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL);
+    let largest_heap = heaps.iter().enumerate().filter(|(_, h)| device_local(h)).max_by_key(|(_, h)| h.size);
+    let (device_local_bytes, device_local_budget) = match largest_heap {
+        // A driver that reports no budget (0) is taken at its heap's size.
+        Some((i, h)) if has_budget && budget.heap_budget[i] > 0 => {
+            (h.size, budget.heap_budget[i].min(h.size))
+        }
+        Some((_, h)) => (h.size, h.size),
+        None => (0, 0),
+    };
     let bound = u64::from(properties.properties.limits.max_storage_buffer_range);
     let largest = vk13.max_buffer_size.min(vk11.max_memory_allocation_size);
     let lowered = std::env::var(OUTPUT_BUFFER_BYTES).ok().and_then(|n| n.trim().parse::<u64>().ok());
     BufferLimits {
         max_buffer_size: vk13.max_buffer_size,
         max_allocation_size: vk11.max_memory_allocation_size,
-        device_local_bytes: device_local.map(|h| h.size).max().unwrap_or(0),
+        device_local_bytes,
+        device_local_budget,
         output_buffer_bytes: largest.min(bound).min(lowered.unwrap_or(u64::MAX)),
     }
+}
+
+/// Whether `physical` offers the device extension `name`.
+fn device_offers(instance: &ash::Instance, physical: vk::PhysicalDevice, name: &std::ffi::CStr) -> bool {
+    // SAFETY: plain enumeration on a physical device of this instance.
+    let extensions = unsafe { instance.enumerate_device_extension_properties(physical) }.unwrap_or_default();
+    extensions.iter().any(|e| e.extension_name_as_c_str().is_ok_and(|n| n == name))
 }
 
 fn messenger_info(log: &ValidationLog) -> vk::DebugUtilsMessengerCreateInfoEXT<'static> {
@@ -611,10 +641,7 @@ fn messenger_info(log: &ValidationLog) -> vk::DebugUtilsMessengerCreateInfoEXT<'
 /// Whether `physical` offers VK_EXT_calibrated_timestamps with both the
 /// device's timestamp clock and CLOCK_MONOTONIC (the clock frame traces use).
 fn calibration_available(entry: &ash::Entry, instance: &ash::Instance, physical: vk::PhysicalDevice) -> bool {
-    // SAFETY: plain enumeration on a physical device of this instance.
-    let extensions = unsafe { instance.enumerate_device_extension_properties(physical) }.unwrap_or_default();
-    let name = ash::ext::calibrated_timestamps::NAME;
-    if !extensions.iter().any(|e| e.extension_name_as_c_str().is_ok_and(|n| n == name)) {
+    if !device_offers(instance, physical, ash::ext::calibrated_timestamps::NAME) {
         return false;
     }
     let loader = ash::ext::calibrated_timestamps::Instance::new(entry, instance);

@@ -163,12 +163,15 @@ impl CrowdNeed {
 /// The most vertices a frame skins unless told otherwise
 /// (`RenderSettings::max_skinned_vertices`): as many as half the largest
 /// device-local heap holds of skinned output (the rest is for the palettes,
-/// the model, the targets and the allocator's blocks), and within the
+/// the model, the targets and the allocator's blocks), of what this
+/// process may allocate of it as the device was opened
+/// (`BufferLimits::device_local_budget`: other processes' share left
+/// out where the driver says), and within the
 /// output's [`MAX_OUTPUT_WINDOWS`] windows, less a character of
 /// `character_vertices` per window (a window holds whole characters, so up
 /// to one character's vertices of it may stay unused).
 pub fn default_vertex_budget(limits: &BufferLimits, character_vertices: u64) -> u64 {
-    let heap = limits.device_local_bytes / 2 / OUTPUT_STRIDE;
+    let heap = limits.device_local_budget / 2 / OUTPUT_STRIDE;
     let window = OutputWindows::capacity(limits.output_buffer_bytes).map_or(0, u64::from);
     let windows = u64::from(MAX_OUTPUT_WINDOWS) * window.saturating_sub(character_vertices);
     heap.min(windows)
@@ -195,6 +198,7 @@ mod tests {
             max_buffer_size: u64::MAX,
             max_allocation_size: u64::MAX,
             device_local_bytes,
+            device_local_budget: device_local_bytes,
             output_buffer_bytes,
         };
         // Lavapipe's 2 GiB heap and 128 MiB bindings: the heap bounds it.
@@ -207,6 +211,9 @@ mod tests {
         assert!(64 * window > heap / 2 / OUTPUT_STRIDE);
         // A character larger than a window leaves no budget.
         assert_eq!(default_vertex_budget(&limits(heap, small), 5000), 0);
+        // Other processes' share of the heap is left out: half of what is left.
+        let shared = BufferLimits { device_local_budget: heap / 4, ..limits(heap, 128 << 20) };
+        assert_eq!(default_vertex_budget(&shared, 3600), heap / 8 / OUTPUT_STRIDE);
     }
 
     #[test]
@@ -232,6 +239,7 @@ mod tests {
             max_buffer_size: largest,
             max_allocation_size: ample,
             device_local_bytes: memory,
+            device_local_budget: memory,
             output_buffer_bytes,
         };
         // At the camera's levels the output is sized by each frame: an

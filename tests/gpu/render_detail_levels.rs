@@ -412,6 +412,32 @@ fn a_vertex_budget_coarsens_every_level_and_skins_within_it() {
     assert_no_messages(&ctx.validation_messages());
 }
 
+/// Without `max_skinned_vertices` a renderer skins at most half of what
+/// the device lets this process allocate of its largest device-local heap
+/// (VK_EXT_memory_budget where the driver has it; lavapipe does), within
+/// its output buffers: the budget read as the device opened is within the
+/// heap, and the renderer's default is `default_vertex_budget` of it.
+#[test]
+fn the_default_vertex_budget_is_half_what_the_device_lets_this_process_allocate() {
+    let Some(ctx) = context() else { return };
+    let limits = ctx.buffer_limits;
+    assert!(
+        limits.device_local_budget > 0 && limits.device_local_budget <= limits.device_local_bytes,
+        "{limits:?}"
+    );
+    let model = Arc::new(load_default_character().expect("built-in character"));
+    let settings = RenderSettings { characters: 4, ..RenderSettings::sized(64, 64) };
+    let renderer = Renderer::new(&ctx, model.clone(), settings).expect("renderer");
+    let full = model.meshes.iter().flat_map(|m| &m.primitives).map(|p| p.vertex_count() as u64).sum();
+    let default = renderer.max_skinned_vertices();
+    renderer.destroy(&ctx);
+    let (heap, budget) = (limits.device_local_bytes, limits.device_local_budget);
+    eprintln!("heap {heap} bytes, this process's budget {budget}: at most {default} vertices a frame");
+    assert_eq!(default, vkskin::render::crowd_fit::default_vertex_budget(&limits, full));
+    assert!(default > 0 && default <= limits.device_local_budget / 2 / 24, "{default} of {limits:?}");
+    assert_no_messages(&ctx.validation_messages());
+}
+
 /// `render --max-skinned-vertices` renders within the budget and says, in
 /// one warning, how far it coarsened the frame's levels; a budget not
 /// even the coarsest levels fit says so.
