@@ -81,6 +81,19 @@ pub(super) fn fallback(
     reason: &str,
 ) -> anyhow::Result<()> {
     eprintln!("vkskin: {reason}: rendering headless to an animated PNG instead");
+    let schedule = &options.schedule;
+    let window_only = [
+        ("--resize-at", !options.resize_at.is_empty()),
+        ("--switch-clip-every", schedule.switch_clip_every.is_some()),
+        ("--reload-every", schedule.reload_every.is_some()),
+        ("--switch-method-every", schedule.switch_method_every.is_some()),
+        ("--switch-controller-every", schedule.switch_controller_every.is_some()),
+        ("--report-memory-every", schedule.report_memory_every.is_some()),
+    ];
+    let unused: Vec<&str> = window_only.iter().filter(|(_, given)| *given).map(|(flag, _)| *flag).collect();
+    if !unused.is_empty() {
+        eprintln!("vkskin: {} act on the window: not applied to the animated PNG", unused.join(", "));
+    }
     let motion = match (controller, &options.controller, level) {
         (Some(found), Some(path), _) if options.clip.is_none() => {
             let stem = path.file_stem().map_or_else(|| "controller".into(), |s| s.to_string_lossy());

@@ -265,7 +265,9 @@ fn without_a_display_falls_back_to_headless_apng() {
 /// that `render --characters 9` draws (the same pixels wherever `render`
 /// drew a character, but for edges seen against the ground rather than the
 /// sky), on a ground; `--passes 5` their shadows on it; the vertex budget
-/// coarsens it (and says so); `--level` the level with its actor.
+/// coarsens it (and says so); `--level` the level with its actor. What
+/// acts on the window alone (`--resize-at`, the scripted switches) is
+/// named in one line.
 #[test]
 fn the_fallback_draws_the_crowd_passes_budget_and_level_asked_for() {
     if context().is_none() {
@@ -310,9 +312,12 @@ fn the_fallback_draws_the_crowd_passes_budget_and_level_asked_for() {
     assert!(shadowed as u32 * 100 > w * h, "--passes 5 drew {shadowed} shadowed pixels");
     let (stderr, _) = fall_back(&dir, &[&crowd[..], &["--max-skinned-vertices", "5000"]].concat());
     assert!(stderr.contains("--max-skinned-vertices"), "the budget's warning:\n{stderr}");
-    let level = ["--level", "demo", "--frames", "2", "--size", "160x120"];
-    let (_, path) = fall_back(&dir, &level);
+    // What acts on the window alone is named, once.
+    let level = ["--level", "demo", "--frames", "2", "--size", "160x120", "--resize-at", "1:200x100"];
+    let (stderr, path) = fall_back(&dir, &level);
     assert!(path.ends_with("vkskin-default_character-demo.png"), "{}", path.display());
+    let unused = "--resize-at act on the window: not applied to the animated PNG";
+    assert_eq!(stderr.matches(unused).count(), 1, "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
