@@ -16,6 +16,7 @@ use super::mesh::{MeshInstance, MeshPrimitive};
 use super::pose::SkinnedPose;
 use super::rig::Rig;
 use nalgebra::{Matrix4, Point3};
+use rayon::prelude::*;
 use std::sync::Arc;
 
 /// One character's input to a frame.
@@ -179,11 +180,59 @@ pub fn grow_bounds(
     Ok(())
 }
 
+/// The smallest box holding both (either may be empty).
+fn union(a: Option<Bounds>, b: Option<Bounds>) -> Option<Bounds> {
+    match (a, b) {
+        (Some((alo, ahi)), Some((blo, bhi))) => {
+            Some((std::array::from_fn(|k| alo[k].min(blo[k])), std::array::from_fn(|k| ahi[k].max(bhi[k]))))
+        }
+        (a, b) => a.or(b),
+    }
+}
+
+/// Characters per task when framing on a pool: a few hundred microseconds
+/// of skinning for the built-in character.
+const FRAMING_CHUNK: usize = 8;
+
+/// Grows `bounds` by every character of `poses` (`grow_bounds`): in
+/// chunks on the rayon pool this thread works in (a crowd's, whose
+/// threads pose it), else in order. A box's corners are minima and maxima,
+/// so the order changes nothing; each task skins into its own scratch.
+fn grow_by_every(
+    rig: &Rig,
+    poses: &dyn FramePoses,
+    scratch: &mut Vec<[f32; 3]>,
+    bounds: &mut Option<Bounds>,
+) -> Result<(), JobError> {
+    let count = poses.count();
+    let pooled = rayon::current_num_threads() > 1 && rayon::current_thread_index().is_some();
+    if !pooled || count <= FRAMING_CHUNK {
+        for c in 0..count {
+            grow_bounds(rig, &poses.input(c).pose, &poses.world(c), scratch, bounds)?;
+        }
+        return Ok(());
+    }
+    let grown = (0..count)
+        .into_par_iter()
+        .with_min_len(FRAMING_CHUNK)
+        .try_fold(
+            || (Vec::new(), None),
+            |(mut scratch, mut grown), c| {
+                grow_bounds(rig, &poses.input(c).pose, &poses.world(c), &mut scratch, &mut grown)?;
+                Ok::<_, JobError>((scratch, grown))
+            },
+        )
+        .map(|folded| folded.map(|(_, grown)| grown))
+        .try_reduce(|| None, |a, b| Ok(union(a, b)))?;
+    *bounds = union(*bounds, grown);
+    Ok(())
+}
+
 /// World-space bounds of every drawn vertex of `rig` over frames
 /// `first..first + frames` of `source`, or `None` when nothing is drawn.
 /// Characters posed on the GPU are posed on the CPU meanwhile (see
 /// [`FrameSource::pose_on_cpu_for_framing`]); restart the source before
-/// drawing.
+/// drawing. A crowd's characters are skinned on the threads that pose it.
 pub fn skinned_bounds(
     rig: &Rig,
     source: &mut dyn FrameSource,
@@ -196,9 +245,7 @@ pub fn skinned_bounds(
     let grown = (|| {
         for i in first..first.saturating_add(frames.max(1)) {
             source.frame(i)?;
-            for c in 0..source.count() {
-                grow_bounds(rig, &source.input(c).pose, &source.world(c), &mut scratch, &mut bounds)?;
-            }
+            grow_by_every(rig, &*source, &mut scratch, &mut bounds)?;
         }
         Ok::<_, PoseError>(())
     })();

@@ -399,6 +399,23 @@ mod tests {
         assert!(gpu.characters().iter().all(|c| c.playback().is_some()));
     }
 
+    /// A crowd on two threads is framed on them (the thread that built it
+    /// works in its pool), in chunks, to the same box as on one thread.
+    #[test]
+    fn a_crowd_on_two_threads_frames_as_on_one() {
+        let model = test_model();
+        let controller = Arc::new(Controller::single_clip(&model, Some(0), true).unwrap());
+        let mut one = Crowd::new(model.rig.clone(), controller.clone(), 50, 3.0, 10.0, 1).unwrap();
+        let expected = skinned_bounds(&model, &mut one, 1, 5).unwrap().expect("bounds");
+        let mut two = Crowd::new(model.rig.clone(), controller, 50, 3.0, 10.0, 2).unwrap();
+        assert_eq!(
+            (rayon::current_num_threads(), rayon::current_thread_index()),
+            (2, Some(0)),
+            "in the pool"
+        );
+        assert_eq!(skinned_bounds(&model, &mut two, 1, 5).unwrap().expect("bounds"), expected);
+    }
+
     /// Foreseen unseen, a crowd's characters are not posed (their versions
     /// stay); seen again, they show the pose of a crowd never foreseen at
     /// once, paused or not.
