@@ -161,13 +161,19 @@ pub fn grow_bounds(
     bounds: &mut Option<Bounds>,
 ) -> Result<(), JobError> {
     let instances: &[MeshInstance] = &rig.instances;
+    // An affine `world` (last row 0 0 0 1, as placements are) divides each
+    // finite point by exactly 1 in `transform_point`: the division is left
+    // out, the same products and sums kept (the same bits).
+    let (linear, translation) = (world.fixed_view::<3, 3>(0, 0), world.fixed_view::<3, 1>(0, 3));
+    let affine = (0..3).all(|k| world[(3, k)] == 0.0) && world[(3, 3)] == 1.0;
     for instance in instances {
         let primitives: &[MeshPrimitive] = &rig.meshes[instance.mesh].primitives;
         for prim in primitives {
             scratch.resize(prim.vertex_count(), [0.0; 3]);
             pose.skin_primitive(instance, prim, scratch, None)?;
             for p in scratch.iter().filter(|p| p.iter().all(|v| v.is_finite())) {
-                let q = world.transform_point(&Point3::new(p[0], p[1], p[2]));
+                let p = Point3::new(p[0], p[1], p[2]);
+                let q = if affine { linear * p + translation } else { world.transform_point(&p) };
                 let p = &[q.x, q.y, q.z];
                 let (lo, hi) = bounds.get_or_insert((*p, *p));
                 for k in 0..3 {
