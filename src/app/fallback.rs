@@ -118,6 +118,16 @@ pub(super) fn fallback(
         (None, Motion::Clip(None)) => 1,
         (None, Motion::Controller(..)) => FALLBACK_MAX_FRAMES,
     };
+    // As `render` refuses it: hours of posing for a preview.
+    let posed = u64::from(options.characters.max(1)) * u64::from(frames);
+    if posed > headless::MAX_CHARACTER_FRAMES {
+        anyhow::bail!(
+            "--characters {} for {frames} frames poses {posed} character-frames without a window, more \
+             than the {} one render may (fewer characters or --frames)",
+            options.characters,
+            headless::MAX_CHARACTER_FRAMES
+        );
+    }
     let (width, height) = options.size;
     let settings = RenderSettings {
         frame: options.frame,

@@ -50,9 +50,7 @@ pub const MAX_FRAMES: u32 = 10_000;
 /// 30 fps). The frames before the first drawn one are simulated twice
 /// (once to frame the camera, once to draw), with nothing to show.
 pub const MAX_SIMULATED_FRAMES: u64 = 100_000;
-/// Most character-frames posed in all (characters times frames posed):
-/// 100000 characters for 100 frames, or 1000 for 10000.
-pub const MAX_CHARACTER_FRAMES: u64 = 10_000_000;
+pub use crate::render::headless::MAX_CHARACTER_FRAMES;
 
 impl RenderArgs {
     /// The device and validation these options ask for (the chosen device announced).

@@ -19,6 +19,11 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
+/// Most character-frames one headless render poses in all (characters
+/// times frames posed): 100000 characters for 100 frames, or 1000 for
+/// 10000. A few zeros too many must not run for hours.
+pub const MAX_CHARACTER_FRAMES: u64 = 10_000_000;
+
 /// What to render.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HeadlessRequest {

@@ -318,6 +318,18 @@ fn the_fallback_draws_the_crowd_passes_budget_and_level_asked_for() {
     assert!(path.ends_with("vkskin-default_character-demo.png"), "{}", path.display());
     let unused = "--resize-at act on the window: not applied to the animated PNG";
     assert_eq!(stderr.matches(unused).count(), 1, "{stderr}");
+    // Hours of posing are refused, as `render` refuses them.
+    let output = Command::new(BIN)
+        .current_dir(&dir)
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("WAYLAND_SOCKET")
+        .args(["view", "--characters", "100000", "--frames", "1000"])
+        .output()
+        .expect("vkskin starts");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("poses 100000000 character-frames without a window"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
