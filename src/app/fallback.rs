@@ -13,6 +13,7 @@
 use super::scene::model_bounds;
 use super::viewer::ViewOptions;
 use crate::anim::FrameSource;
+use crate::anim::frame_poses::skinned_bounds;
 use crate::anim::planar_scene::{PlanarCopy, PlanarScene};
 use crate::asset::{Model, planar_rig};
 use crate::character::controller::FoundController;
@@ -188,7 +189,13 @@ fn source(
     let rig = model.rig.clone();
     if options.planar {
         let planar = planar_rig::planar_motion(model)?;
-        return Ok((Box::new(PlanarScene::new(rig, planar, &PlanarCopy::ALL, 0.0, fps)?), None));
+        let mut copies = PlanarScene::new(rig, planar, &PlanarCopy::ALL, 0.0, fps)?;
+        // The ground under the copies' whole loop (`render::headless` restarts them).
+        let frames = (2.0 * planar_rig::HALF_PERIOD * FALLBACK_FPS).ceil() as u32;
+        let bounds = skinned_bounds(model, &mut copies, 0, frames)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", model.file))?;
+        let (lo, hi) = bounds.ok_or_else(|| RenderError::NothingToDraw { file: model.file.clone() })?;
+        return Ok((Box::new(copies), Some(ground(lo, hi)?)));
     }
     let controller = motion.controller(model)?;
     if let Some(level) = level {
