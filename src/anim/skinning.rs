@@ -144,7 +144,13 @@ impl SkinningJob<'_> {
             if palette.is_empty() && n > 0 {
                 return Err(JobError::new("skinning: empty palette"));
             }
-            if let Some(i) = inf.joints.iter().position(|&j| j as usize >= palette.len()) {
+            // Checked whole first (a maximum and an `or` vectorise; a search
+            // for the first bad element does not, and framing a crowd
+            // checks every character's primitives every frame), searched
+            // only when one fails: the same errors.
+            let largest = inf.joints.iter().copied().max();
+            if largest.is_some_and(|j| usize::from(j) >= palette.len()) {
+                let i = inf.joints.iter().position(|&j| j as usize >= palette.len()).unwrap_or(0);
                 return Err(JobError::new(format!(
                     "skinning: vertex {} influence joint {} outside the palette of {}",
                     i / inf.per_vertex,
@@ -152,7 +158,9 @@ impl SkinningJob<'_> {
                     palette.len()
                 )));
             }
-            if let Some(i) = inf.weights.iter().position(|w| !w.is_finite()) {
+            // `|`, not `||`: no early exit, so the loop vectorises.
+            if inf.weights.iter().fold(false, |bad, w| bad | !w.is_finite()) {
+                let i = inf.weights.iter().position(|w| !w.is_finite()).unwrap_or(0);
                 return Err(JobError::new(format!(
                     "skinning: vertex {} has a non-finite weight",
                     i / inf.per_vertex
@@ -441,6 +449,17 @@ mod tests {
         assert!(skin(&short, &[], SkinTransform::Palette(&palette)).is_err());
         let nan = skinned(vec![[0.0; 3]], vec![0, 1, 0, 0], vec![f32::NAN, 0.5, 0.0, 0.0]);
         assert!(skin(&nan, &[], SkinTransform::Palette(&palette)).is_err());
+        // The first bad vertex is named, however many follow.
+        let joints = [[0, 1, 0, 0], [0, 1, 0, 0], [0, 7, 0, 0], [9, 0, 0, 0]].concat();
+        let weights =
+            [[1.0, 0.0, 0.0, 0.0], [0.5, f32::INFINITY, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [f32::NAN; 4]];
+        let later = skinned(vec![[0.0; 3]; 4], joints.clone(), weights.concat());
+        let error = skin(&later, &[], SkinTransform::Palette(&palette)).unwrap_err().0;
+        assert_eq!(error, "skinning: vertex 2 influence joint 7 outside the palette of 2");
+        let in_range =
+            skinned(vec![[0.0; 3]; 4], joints.iter().map(|&j| j.min(1)).collect(), weights.concat());
+        let error = skin(&in_range, &[], SkinTransform::Palette(&palette)).unwrap_err().0;
+        assert_eq!(error, "skinning: vertex 1 has a non-finite weight");
         // Palette for an unskinned primitive.
         assert!(skin(&prim(vec![[0.0; 3]]), &[], SkinTransform::Palette(&palette)).is_err());
         // Morph weights: count and NaN.
