@@ -473,7 +473,7 @@ fn scene_times(
     runs: u32,
     whole: bool,
 ) -> anyhow::Result<SceneTimes> {
-    let (copy, copy_wall, skin_wall_samples) = if whole {
+    let (copy, copy_wall, skin_wall, skin_wall_samples) = if whole {
         let (read, written) = scene.skin_traffic();
         let kernel = CopyKernel::new(ctx, read + written)?;
         // One untimed run first (first-touch of the buffers).
@@ -485,11 +485,11 @@ fn scene_times(
         // Every vertex, the copy kernel's bytes: the scene's measure of the
         // pass (a configuration at coarser levels times its own, `measure`).
         let skin_wall_samples = scene.measure_skin_wall(ctx, crowd, runs, DrawDetail::Full)?;
-        (Some(copy), wall_stat(walls.transpose()?)?, skin_wall_samples)
+        let skin_wall = wall_stat(Some(skin_wall_samples.clone()))?;
+        (Some(copy), wall_stat(walls.transpose()?)?, skin_wall, skin_wall_samples)
     } else {
-        (None, None, Vec::new())
+        (None, None, None, Vec::new())
     };
-    let skin_wall = if whole { wall_stat(Some(skin_wall_samples.clone()))? } else { None };
     let (staged, palette_bytes) = scene.measure_staged_copy_wall(ctx, crowd, runs)?;
     let staged_copy_wall_samples = if palette_bytes > 0 { staged } else { Vec::new() };
     let staged_copy_wall = wall_stat((palette_bytes > 0).then(|| staged_copy_wall_samples.clone()))?;
