@@ -210,20 +210,24 @@ fn window_run_with_resize_and_screenshot() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `vkskin view ARGS --validation` in `dir` without a display: its stderr
-/// (one line of which says why there is no window) and the path of the
-/// animated PNG it printed.
-fn fall_back(dir: &Path, args: &[&str]) -> (String, PathBuf) {
+/// `vkskin view` in `dir`, with no display to open a window on.
+fn view_without_display(dir: &Path) -> Command {
     let mut command = Command::new(BIN);
     command
         .current_dir(dir)
         .env_remove("DISPLAY")
         .env_remove("WAYLAND_DISPLAY")
         .env_remove("WAYLAND_SOCKET")
-        .arg("view")
-        .args(model_args())
-        .arg("--validation")
-        .args(args);
+        .arg("view");
+    command
+}
+
+/// `vkskin view ARGS --validation` in `dir` without a display: its stderr
+/// (one line of which says why there is no window) and the path of the
+/// animated PNG it printed.
+fn fall_back(dir: &Path, args: &[&str]) -> (String, PathBuf) {
+    let mut command = view_without_display(dir);
+    command.args(model_args()).arg("--validation").args(args);
     let output = run(command);
     assert_clean(&output);
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
@@ -319,12 +323,8 @@ fn the_fallback_draws_the_crowd_passes_budget_and_level_asked_for() {
     let unused = "--resize-at act on the window: not applied to the animated PNG";
     assert_eq!(stderr.matches(unused).count(), 1, "{stderr}");
     // Hours of posing are refused, as `render` refuses them.
-    let output = Command::new(BIN)
-        .current_dir(&dir)
-        .env_remove("DISPLAY")
-        .env_remove("WAYLAND_DISPLAY")
-        .env_remove("WAYLAND_SOCKET")
-        .args(["view", "--characters", "100000", "--frames", "1000"])
+    let output = view_without_display(&dir)
+        .args(["--characters", "100000", "--frames", "1000"])
         .output()
         .expect("vkskin starts");
     let stderr = String::from_utf8_lossy(&output.stderr);
