@@ -26,7 +26,7 @@
 
 use super::dual_quat::DqBlend;
 use super::job::{JobError, check_len};
-use super::mesh::{MeshPrimitive, MorphDeltas};
+use super::mesh::{Influences, MeshPrimitive, MorphDeltas};
 use super::skeleton::BoneMatrix;
 use nalgebra::{Matrix4, Vector3};
 
@@ -217,16 +217,8 @@ impl SkinningJob<'_> {
                 }
             }
             (SkinTransform::Palette(palette), Some(inf)) => {
-                let k = inf.per_vertex;
                 for v in 0..positions.len() {
-                    let mut a = Affine { m: [0.0; 12] };
-                    for (&j, &w) in
-                        inf.joints[v * k..(v + 1) * k].iter().zip(&inf.weights[v * k..(v + 1) * k])
-                    {
-                        if w != 0.0 {
-                            a.add_scaled(&palette[j as usize], w);
-                        }
-                    }
+                    let a = Affine::blend(palette, inf, v);
                     a.apply(v, positions, normals.as_deref_mut(), tangents.as_deref_mut());
                 }
             }
@@ -266,20 +258,50 @@ fn add_deltas<T>(d: &MorphDeltas, w: f32, out: &mut [T], xyz: impl Fn(&mut T) ->
     });
 }
 
-/// Upper three rows of a column-vector matrix, column-major: `m[c * 3 + r]`.
+/// Upper three rows of a column-vector matrix, column-major: `m[c * 3 + r]`:
+/// what moves one vertex. Framing (`anim::framing`) moves single vertices
+/// with it to get the bits `run` writes.
 #[derive(Debug, Clone, Copy)]
-struct Affine {
+pub(crate) struct Affine {
     m: [f32; 12],
 }
 
 impl Affine {
-    fn from_matrix(m: &Matrix4<f32>) -> Self {
+    /// The upper three rows of `m`.
+    pub(crate) fn from_matrix(m: &Matrix4<f32>) -> Self {
         let s = m.as_slice();
         let mut a = [0.0; 12];
         for c in 0..4 {
             a[c * 3..c * 3 + 3].copy_from_slice(&s[c * 4..c * 4 + 3]);
         }
         Affine { m: a }
+    }
+
+    /// Vertex `v`'s linear blend of `palette` by `influences`: the weighted
+    /// sum of its joints' matrices, in influence order, zero weights left
+    /// out (their joints may be anything the palette holds).
+    #[inline]
+    pub(crate) fn blend(palette: &[BoneMatrix], influences: &Influences, v: usize) -> Self {
+        let k = influences.per_vertex;
+        let mut a = Affine { m: [0.0; 12] };
+        let range = v * k..(v + 1) * k;
+        for (&j, &w) in influences.joints[range.clone()].iter().zip(&influences.weights[range]) {
+            if w != 0.0 {
+                a.add_scaled(&palette[j as usize], w);
+            }
+        }
+        a
+    }
+
+    /// `p` moved by the matrix.
+    #[inline]
+    pub(crate) fn transform_point(&self, p: [f32; 3]) -> [f32; 3] {
+        let m = &self.m;
+        [
+            m[0] * p[0] + m[3] * p[1] + m[6] * p[2] + m[9],
+            m[1] * p[0] + m[4] * p[1] + m[7] * p[2] + m[10],
+            m[2] * p[0] + m[5] * p[1] + m[8] * p[2] + m[11],
+        ]
     }
 
     /// `self += w * b` on the upper three rows.
@@ -305,12 +327,7 @@ impl Affine {
         let c0 = [m[0], m[1], m[2]];
         let c1 = [m[3], m[4], m[5]];
         let c2 = [m[6], m[7], m[8]];
-        let p = positions[v];
-        positions[v] = [
-            c0[0] * p[0] + c1[0] * p[1] + c2[0] * p[2] + m[9],
-            c0[1] * p[0] + c1[1] * p[1] + c2[1] * p[2] + m[10],
-            c0[2] * p[0] + c1[2] * p[1] + c2[2] * p[2] + m[11],
-        ];
+        positions[v] = self.transform_point(positions[v]);
         if let Some(normals) = normals {
             // Columns of the cofactor matrix are the cross products of A's columns.
             let k0 = cross(c1, c2);
