@@ -17,6 +17,7 @@ pub mod clip_sampling;
 pub mod compression;
 pub mod dual_quat;
 pub mod frame_poses;
+pub mod framing;
 pub mod gpu_pose;
 pub mod hierarchy;
 pub mod ik;
@@ -40,7 +41,8 @@ pub mod skinning;
 pub mod transform;
 
 pub use clip::{Clip, ClipEvent, Interpolation, JointTracks, MorphWeightTrack, Track};
-pub use frame_poses::{Bounds, FramePoses, FrameSource, PoseError, Sight, SkinInput};
+pub use frame_poses::{FramePoses, FrameSource, PoseError, Sight, SkinInput};
+pub use framing::Bounds;
 pub use gpu_pose::{PlaybackEntry, PoseLayerSetup, PosePlayback, PoseProgram};
 pub use job::JobError;
 pub use mesh::{Influences, Mesh, MeshInstance, MeshPrimitive, MorphDeltas, MorphTarget};

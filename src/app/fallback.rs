@@ -13,7 +13,7 @@
 use super::scene::model_bounds;
 use super::viewer::ViewOptions;
 use crate::anim::FrameSource;
-use crate::anim::frame_poses::skinned_bounds;
+use crate::anim::framing::skinned_bounds;
 use crate::anim::planar_scene::{PlanarCopy, PlanarScene};
 use crate::asset::{Model, planar_rig};
 use crate::character::controller::FoundController;
@@ -193,7 +193,8 @@ fn source(
         // The ground under the copies' whole loop (`render::headless` restarts them).
         let frames = (2.0 * planar_rig::HALF_PERIOD * FALLBACK_FPS).ceil() as u32;
         let bounds = skinned_bounds(model, &mut copies, 0, frames)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", model.file))?;
+            .map_err(|e| anyhow::anyhow!("{}: {e}", model.file))?
+            .bounds;
         let (lo, hi) = bounds.ok_or_else(|| RenderError::NothingToDraw { file: model.file.clone() })?;
         return Ok((Box::new(copies), Some(ground(lo, hi)?)));
     }

@@ -8,7 +8,8 @@ use super::orbit_camera::OrbitCamera;
 use super::state::ViewerState;
 use super::ui::ModelInfo;
 use super::viewer::ViewOptions;
-use crate::anim::frame_poses::{Bounds, FramePoses, SkinInput, grow_bounds, skinned_bounds};
+use crate::anim::frame_poses::{FramePoses, SkinInput};
+use crate::anim::framing::{Bounds, grow_bounds, skinned_bounds};
 use crate::anim::planar_scene::{PlanarCopy, PlanarMotion, PlanarScene};
 use crate::anim::{PosePlayback, PoseProgram};
 use crate::asset::Model;
@@ -156,8 +157,9 @@ fn planar_beside(
     let copies = [PlanarCopy::AngleLerp, PlanarCopy::EulerLerp, PlanarCopy::EulerSlerp];
     let frames = (2.0 * motion.half_period * PLANAR_FRAMING_FPS).ceil() as u32;
     let mut scene = PlanarScene::new(model.rig.clone(), motion, &copies, 0.0, PLANAR_FRAMING_FPS)?;
-    let theirs =
-        skinned_bounds(model, &mut scene, 0, frames).map_err(|e| anyhow::anyhow!("{}: {e}", model.file))?;
+    let theirs = skinned_bounds(model, &mut scene, 0, frames)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", model.file))?
+        .bounds;
     if let Some((lo, hi)) = theirs {
         let (blo, bhi) = bounds.get_or_insert((lo, hi));
         for k in 0..3 {

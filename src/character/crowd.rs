@@ -9,7 +9,8 @@ use super::gpu_pose::pose_program;
 use super::lod::EvaluationRate;
 use super::system::ThreadPoolError;
 use super::{AnimationSystem, Character, CharacterId, Controller, UpdateError};
-use crate::anim::frame_poses::{Bounds, FramePoses, FrameSource, PoseError, SkinInput, grow_bounds};
+use crate::anim::frame_poses::{FramePoses, FrameSource, PoseError, SkinInput};
+use crate::anim::framing::{Bounds, grow_bounds};
 use crate::anim::{JobError, PosePlayback, PoseProgram, Rig, Sight};
 use nalgebra::{Matrix4, Vector3};
 use std::sync::Arc;
@@ -363,7 +364,7 @@ fn phase(i: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::anim::frame_poses::skinned_bounds;
+    use crate::anim::framing::skinned_bounds;
     use crate::test_model::test_model;
 
     /// A crowd posed on the GPU frames the camera as the same crowd posed
@@ -379,8 +380,8 @@ mod tests {
             crowd
         };
         let (mut cpu, mut gpu) = (crowd(false), crowd(true));
-        let expected = skinned_bounds(&model, &mut cpu, 2, 6).unwrap().expect("bounds");
-        let framed = skinned_bounds(&model, &mut gpu, 2, 6).unwrap().expect("bounds");
+        let expected = skinned_bounds(&model, &mut cpu, 2, 6).unwrap().bounds.expect("bounds");
+        let framed = skinned_bounds(&model, &mut gpu, 2, 6).unwrap().bounds.expect("bounds");
         assert_eq!(framed, expected);
         // The slide moves the hip 0.2 m and more by frame 2: the bind pose
         // (what the unposed palettes give) would not reach as far.
@@ -406,14 +407,14 @@ mod tests {
         let model = test_model();
         let controller = Arc::new(Controller::single_clip(&model, Some(0), true).unwrap());
         let mut one = Crowd::new(model.rig.clone(), controller.clone(), 50, 3.0, 10.0, 1).unwrap();
-        let expected = skinned_bounds(&model, &mut one, 1, 5).unwrap().expect("bounds");
+        let expected = skinned_bounds(&model, &mut one, 1, 5).unwrap().bounds.expect("bounds");
         let mut two = Crowd::new(model.rig.clone(), controller, 50, 3.0, 10.0, 2).unwrap();
         assert_eq!(
             (rayon::current_num_threads(), rayon::current_thread_index()),
             (2, Some(0)),
             "in the pool"
         );
-        assert_eq!(skinned_bounds(&model, &mut two, 1, 5).unwrap().expect("bounds"), expected);
+        assert_eq!(skinned_bounds(&model, &mut two, 1, 5).unwrap().bounds.expect("bounds"), expected);
     }
 
     /// Foreseen unseen, a crowd's characters are not posed (their versions

@@ -19,7 +19,7 @@ use super::report::Stat;
 use super::report::utc::iso8601_utc;
 use super::runner::load_model_with;
 use crate::anim::Sight;
-use crate::anim::frame_poses::Bounds;
+use crate::anim::framing::Bounds;
 use crate::asset::LoadOptions;
 use crate::character::{Crowd, EvaluationRate, ParameterValue};
 use crate::render::DrawDetail;

@@ -10,7 +10,8 @@ use super::error::RenderError;
 use super::image_out::{self, ApngWriter};
 use super::offscreen::PixelSink;
 use super::renderer::{RenderSettings, Renderer};
-use crate::anim::frame_poses::{FrameSource, PoseError, skinned_bounds};
+use crate::anim::frame_poses::{FrameSource, PoseError};
+use crate::anim::framing::skinned_bounds;
 use crate::asset::Model;
 use crate::atomic_file::{AtomicFile, OutputError};
 use crate::gpu::GpuContext;
@@ -51,7 +52,7 @@ pub fn render(
         return Err(RenderError::Invalid("--frames must be at least 1".into()));
     }
     let (first, frames) = (request.first_frame, request.frames);
-    let bounds = skinned_bounds(&model, source, first, frames).map_err(|e| pose_error(&model, e))?;
+    let bounds = skinned_bounds(&model, source, first, frames).map_err(|e| pose_error(&model, e))?.bounds;
     let (lo, hi) = bounds.ok_or_else(|| nothing_to_draw(&model))?;
     let extent = request.settings.extent;
     let aspect = extent.width as f32 / extent.height.max(1) as f32;

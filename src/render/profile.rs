@@ -14,7 +14,8 @@ use super::frame_settings::{DrawDetail, FrameSettings, InfluenceBlend, PaletteUp
 use super::offscreen::OffscreenTargets;
 use super::renderer::{RenderSettings, Renderer};
 use super::scene_passes::SceneTarget;
-use crate::anim::frame_poses::{Bounds, FrameSource};
+use crate::anim::frame_poses::FrameSource;
+use crate::anim::framing::Bounds;
 use crate::asset::Model;
 use crate::gpu::{FRAMES_IN_FLIGHT, FrameRing, GpuContext, GpuError};
 use ash::vk;

@@ -22,7 +22,7 @@ use super::skin_pass::VertexSkinning;
 use super::skin_pass::{CharacterId, SkinPass};
 use super::target::{COLOR_FORMAT, SlotTargets, choose_samples};
 use super::textures::Textures;
-use crate::anim::frame_poses::grow_bounds;
+use crate::anim::framing::grow_bounds;
 use crate::anim::{PoseProgram, Sight, SkinInput, SkinnedPose};
 use crate::asset::Model;
 use crate::gpu::frame::Retired;

@@ -8,6 +8,7 @@ mod common;
 
 mod anim_anchor;
 mod anim_compression;
+mod anim_framing;
 mod anim_pose_eval;
 mod asset_conformance;
 mod asset_fuzz_import;
