@@ -2,7 +2,7 @@
 //! source over some frames (CPU reference skinning), which the camera of a
 //! headless render frames.
 //!
-//! A crowd is not skinned whole: [`influence_boxes`] bounds each of its
+//! A crowd is not skinned whole: `influence_boxes` bounds each of its
 //! characters' primitives and runs of vertices by their joints' boxes, and
 //! only what may reach outside the box grown so far is skinned. The box is
 //! the same, to the bit, as skinning every vertex.
