@@ -163,11 +163,12 @@ fn outermost(rig: &Rig, boxes: &InfluenceBoxes, poses: &dyn FramePoses) -> Resul
     Ok(chosen)
 }
 
-/// Grows `bounds` by every character of `poses` (`grow_bounds`): first
-/// the outermost characters, skinned whole, then the rest, skinning only
-/// what may reach outside the box so far (`InfluenceBoxes::grow_within`).
-/// A box's corners are minima and maxima, so the order changes nothing;
-/// each task skins into its own scratch. Returns the vertices skinned.
+/// Grows `bounds` by every character of `poses` (`grow_bounds`): first,
+/// when `bounds` is empty, the outermost characters, skinned whole, then
+/// the rest, skinning only what may reach outside the box so far
+/// (`InfluenceBoxes::grow_within`). A box's corners are minima and
+/// maxima, so the order changes nothing; each task skins into its own
+/// scratch. Returns the vertices skinned.
 fn grow_by_every(
     rig: &Rig,
     boxes: &InfluenceBoxes,
@@ -175,7 +176,9 @@ fn grow_by_every(
     scratch: &mut Vec<[f32; 3]>,
     bounds: &mut Option<Bounds>,
 ) -> Result<usize, JobError> {
-    let seeds = outermost(rig, boxes, poses)?;
+    // Later frames start from the earlier frames' box, nearly the final
+    // one already (the outermost characters cost a pass of their own).
+    let seeds = if bounds.is_none() { outermost(rig, boxes, poses)? } else { Vec::new() };
     for &c in &seeds {
         grow_bounds(rig, &poses.input(c).pose, &poses.world(c), scratch, bounds)?;
     }
