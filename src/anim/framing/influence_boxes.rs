@@ -224,9 +224,12 @@ impl PrimitiveBoxes {
         boxes.whole = joint_boxes(&all_whole).collect();
         boxes.morphs = (0..prim.morph_targets.len())
             .map(|t| {
-                let mut runs = boxes.runs.iter().map(|r| boxes.run_deltas[r.deltas.start + t].bounds);
-                let first = runs.next().unwrap_or_default();
-                runs.fold(first, |a, b| super::union(Some(a), Some(b)).unwrap_or(a))
+                let runs = boxes.runs.iter().map(|r| &boxes.run_deltas[r.deltas.start + t].bounds);
+                runs.fold(Bounds::default(), |mut all, (lo, hi)| {
+                    grow(&mut all, *lo);
+                    grow(&mut all, *hi);
+                    all
+                })
             })
             .collect();
         boxes
