@@ -4,8 +4,8 @@
 //! beside themselves, so the renderer takes poses without knowing the
 //! character or world types that made them.
 //!
-//! Traits only: it never names the character, world or
-//! renderer types that implement or read them.
+//! Traits only: it never names the character, world or renderer types
+//! that implement or read them (framing is `anim::framing`).
 
 use super::gpu_pose::{PosePlayback, PoseProgram};
 use super::pose::SkinnedPose;
@@ -84,8 +84,9 @@ pub trait FrameSource: FramePoses {
     fn frame(&mut self, i: u32) -> Result<(), PoseError>;
     /// From the next frame on, poses every character on the CPU (`true`),
     /// or as it was set up again (`false`): CPU framing
-    /// ([`skinned_bounds`](super::framing::skinned_bounds)) skins the palettes the CPU holds, and a
-    /// character posed on the GPU has none there. The default does
+    /// ([`skinned_bounds`](super::framing::skinned_bounds)) skins the
+    /// palettes the CPU holds, and a character posed on the GPU has none
+    /// there. The default does
     /// nothing: the source poses on the CPU anyway.
     fn pose_on_cpu_for_framing(&mut self, _on: bool) -> Result<(), PoseError> {
         Ok(())
