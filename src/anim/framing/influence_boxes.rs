@@ -20,7 +20,7 @@
 
 use super::{Bounds, grow_point};
 use crate::anim::job::JobError;
-use crate::anim::mesh::{MeshInstance, MeshPrimitive, MorphDeltas};
+use crate::anim::mesh::{Influences, MeshInstance, MeshPrimitive, MorphDeltas};
 use crate::anim::pose::SkinnedPose;
 use crate::anim::rig::Rig;
 use crate::anim::skeleton::BoneMatrix;
@@ -284,7 +284,7 @@ struct Mover<'a> {
 }
 
 enum Matrices<'a> {
-    Palette(&'a [BoneMatrix]),
+    Palette(&'a [BoneMatrix], &'a Influences),
     Rigid(Affine, [f32; 16]),
 }
 
@@ -352,7 +352,7 @@ impl Mover<'_> {
     /// weights may sum from 1.
     fn moved(&self, joint: u16, bind: &BindBox, morph: Option<&BindBox>, slack: f32) -> Bounds {
         let m = match &self.matrices {
-            Matrices::Palette(p) => &p[usize::from(joint)].skin,
+            Matrices::Palette(p, _) => &p[usize::from(joint)].skin,
             Matrices::Rigid(_, m) => m,
         };
         let bind = morph.map_or(*bind, |o| bind.offset(o));
@@ -382,7 +382,7 @@ impl Mover<'_> {
     /// 0 for one matrix, which reads no weights; `None` when unbounded.
     fn slack(&self, weighted: Option<f32>, finite: bool) -> Option<f32> {
         match self.matrices {
-            Matrices::Palette(_) => weighted,
+            Matrices::Palette(..) => weighted,
             Matrices::Rigid(..) => finite.then_some(0.0),
         }
     }
@@ -405,11 +405,9 @@ impl Mover<'_> {
 
     /// Vertex `v` at `p` (its morphed bind position) skinned as the job
     /// skins it.
-    fn skinned(&self, prim: &MeshPrimitive, v: usize, p: [f32; 3]) -> [f32; 3] {
+    fn skinned(&self, v: usize, p: [f32; 3]) -> [f32; 3] {
         match &self.matrices {
-            Matrices::Palette(palette) => {
-                // `mover` chose a palette only where the primitive has them.
-                let influences = prim.influences.as_ref().expect("influences");
+            Matrices::Palette(palette, influences) => {
                 Affine::blend(palette, influences, v).transform_point(p)
             }
             Matrices::Rigid(a, _) => a.transform_point(p),
@@ -458,16 +456,16 @@ impl InfluenceBoxes {
         boxes: &PrimitiveBoxes,
         pose: &SkinnedPose<'a>,
         instance: &MeshInstance,
-        prim: &MeshPrimitive,
+        prim: &'a MeshPrimitive,
         world: &'a Placement,
     ) -> Option<Mover<'a>> {
         if !boxes.sound {
             return None;
         }
-        let matrices = match instance.skin {
-            Some(skin) if prim.influences.is_some() => {
+        let matrices = match (instance.skin, &prim.influences) {
+            (Some(skin), Some(influences)) => {
                 let palette = pose.palette(skin);
-                (palette.len() > boxes.largest_joint).then_some(Matrices::Palette(palette))?
+                (palette.len() > boxes.largest_joint).then_some(Matrices::Palette(palette, influences))?
             }
             _ => {
                 let m = pose.joint_world(instance.joint)?;
@@ -487,7 +485,7 @@ impl InfluenceBoxes {
     /// The boxes that bound the whole primitive for `mover`.
     fn whole<'b>(boxes: &'b PrimitiveBoxes, mover: &Mover) -> &'b [JointBox] {
         match mover.matrices {
-            Matrices::Palette(_) => &boxes.joints,
+            Matrices::Palette(..) => &boxes.joints,
             Matrices::Rigid(..) => &boxes.whole,
         }
     }
@@ -539,7 +537,7 @@ impl InfluenceBoxes {
                 }
                 for run in &boxes.runs {
                     let pairs = match mover.matrices {
-                        Matrices::Palette(_) => &boxes.pairs[run.pairs.clone()],
+                        Matrices::Palette(..) => &boxes.pairs[run.pairs.clone()],
                         Matrices::Rigid(..) => std::slice::from_ref(&boxes.rigid_pairs[run.rigid]),
                     };
                     let deltas = &boxes.run_deltas[run.deltas.clone()];
@@ -553,7 +551,7 @@ impl InfluenceBoxes {
                     scratch.resize(run.vertices.len(), [0.0; 3]);
                     mover.morph_run(prim, run, deltas, scratch);
                     for (v, &p) in run.vertices.clone().zip(scratch.iter()) {
-                        grow_point(bounds, mover.skinned(prim, v, p), &world.matrix, true);
+                        grow_point(bounds, mover.skinned(v, p), &world.matrix, true);
                     }
                 }
             }
