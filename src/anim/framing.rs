@@ -69,7 +69,7 @@ fn grow_primitive(
 ) -> Result<(), JobError> {
     scratch.resize(prim.vertex_count(), [0.0; 3]);
     pose.skin_primitive(instance, prim, scratch, None)?;
-    let affine = (0..3).all(|k| world[(3, k)] == 0.0) && world[(3, 3)] == 1.0;
+    let affine = is_affine(world);
     for &p in scratch.iter() {
         grow_point(bounds, p, world, affine);
     }
@@ -92,7 +92,16 @@ fn grow_point(bounds: &mut Option<Bounds>, p: [f32; 3], world: &Matrix4<f32>, af
         world.transform_point(&p).coords
     };
     let p = [q.x, q.y, q.z];
-    let (lo, hi) = bounds.get_or_insert((p, p));
+    grow(bounds.get_or_insert((p, p)), p);
+}
+
+/// Whether `world`'s last row is 0 0 0 1 (as placements' are).
+fn is_affine(world: &Matrix4<f32>) -> bool {
+    (0..3).all(|k| world[(3, k)] == 0.0) && world[(3, 3)] == 1.0
+}
+
+/// Grows `bounds` to hold `p`.
+fn grow((lo, hi): &mut Bounds, p: [f32; 3]) {
     for k in 0..3 {
         lo[k] = lo[k].min(p[k]);
         hi[k] = hi[k].max(p[k]);

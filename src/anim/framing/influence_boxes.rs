@@ -18,7 +18,7 @@
 //! blend, data the skinning job would reject) is skinned exactly, by the
 //! arithmetic of [`SkinningJob`](crate::anim::SkinningJob).
 
-use super::{Bounds, grow_point};
+use super::{Bounds, grow, grow_point};
 use crate::anim::job::JobError;
 use crate::anim::mesh::{Influences, MeshInstance, MeshPrimitive, MorphDeltas};
 use crate::anim::pose::SkinnedPose;
@@ -78,13 +78,6 @@ fn add_point(boxes: &mut Vec<(u16, Bounds)>, joint: u16, p: [f32; 3]) {
     match boxes.iter_mut().find(|(j, _)| *j == joint) {
         Some((_, b)) => grow(b, p),
         None => boxes.push((joint, (p, p))),
-    }
-}
-
-fn grow((lo, hi): &mut Bounds, p: [f32; 3]) {
-    for k in 0..3 {
-        lo[k] = lo[k].min(p[k]);
-        hi[k] = hi[k].max(p[k]);
     }
 }
 
@@ -302,7 +295,7 @@ impl Placement {
     /// `world` when it is affine (as placements are); else `None`, and
     /// the character is skinned exactly.
     pub(super) fn of(world: &Matrix4<f32>) -> Option<Self> {
-        let affine = (0..3).all(|k| world[(3, k)] == 0.0) && world[(3, 3)] == 1.0;
+        let affine = super::is_affine(world);
         let translation = [world[(0, 3)], world[(1, 3)], world[(2, 3)]];
         affine.then(|| Placement {
             matrix: *world,
