@@ -249,18 +249,9 @@ mod tests {
     use crate::anim::mesh::{Influences, Mesh, MorphDeltas, MorphTarget};
     use crate::anim::skeleton::{BoneMatrix, NO_PARENT, Skeleton, Skin};
     use crate::anim::transform::Transform;
+    use crate::testing::lcg::Lcg;
     use nalgebra::{UnitQuaternion, Vector3};
     use std::sync::Arc;
-
-    /// Numbers in [-1, 1) from a seed.
-    struct Noise(u64);
-
-    impl Noise {
-        fn next(&mut self) -> f32 {
-            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((self.0 >> 40) as f32 / (1u64 << 23) as f32) - 1.0
-        }
-    }
 
     /// A rig of two joints skinning 300 random vertices (two influences
     /// each, weights summing to `sum`, the second negative where
@@ -271,16 +262,22 @@ mod tests {
         let skeleton = Skeleton::new(names, vec![NO_PARENT, 0, 0], vec![Transform::IDENTITY; 3]).unwrap();
         let skin =
             Skin { name: "skin".into(), joints: vec![1, 2], inverse_binds: vec![Matrix4::identity(); 2] };
-        let mut noise = Noise(7);
+        let mut noise = Lcg(7);
         let n = 300;
         // Along x in vertex order, as meshes keep neighbours near.
         let along = |i: usize| 2.0 * i as f32 / n as f32 - 1.0;
         let positions: Vec<[f32; 3]> = (0..n)
-            .map(|i| [along(i) + 0.05 * noise.next(), noise.next() + 1.0, 0.3 * noise.next()])
+            .map(|i| {
+                [
+                    along(i) + 0.05 * noise.between(-1.0, 1.0),
+                    noise.between(-1.0, 1.0) + 1.0,
+                    0.3 * noise.between(-1.0, 1.0),
+                ]
+            })
             .collect();
         let (mut joints, mut weights) = (Vec::new(), Vec::new());
         for _ in 0..n {
-            let w = 0.5 + 0.5 * noise.next();
+            let w = 0.5 + 0.5 * noise.between(-1.0, 1.0);
             let second = if negative { -0.2 } else { (1.0 - w) * sum };
             joints.extend([0, 1, 0, 0]);
             weights.extend([w * sum, second, 0.0, 0.0]);
@@ -292,14 +289,14 @@ mod tests {
             morph_targets: vec![
                 MorphTarget {
                     positions: Some(MorphDeltas::Dense(
-                        (0..n).map(|_| [0.1 * noise.next(), 0.0, 0.0]).collect(),
+                        (0..n).map(|_| [0.1 * noise.between(-1.0, 1.0), 0.0, 0.0]).collect(),
                     )),
                     normals: None,
                     tangents: None,
                 },
                 MorphTarget {
                     positions: Some(MorphDeltas::Sparse {
-                        deltas: sparse.iter().map(|_| [0.0, 0.2 * noise.next(), 0.1]).collect(),
+                        deltas: sparse.iter().map(|_| [0.0, 0.2 * noise.between(-1.0, 1.0), 0.1]).collect(),
                         indices: sparse,
                     }),
                     normals: None,
@@ -337,11 +334,20 @@ mod tests {
     impl Characters {
         /// Joints turned by up to `turn` radians (and morphed, unless 0).
         fn new(count: usize, seed: u64, turn: f32, place: Matrix4<f32>) -> Self {
-            let mut noise = Noise(seed);
-            let matrix = |noise: &mut Noise| {
-                let axis = Vector3::new(noise.next(), noise.next(), noise.next() + 1.5);
-                let turn = UnitQuaternion::from_scaled_axis(axis.normalize() * noise.next() * turn);
-                let shift = Vector3::new(0.1 * noise.next(), 0.1 * noise.next(), 0.1 * noise.next());
+            let mut noise = Lcg(seed);
+            let matrix = |noise: &mut Lcg| {
+                let axis = Vector3::new(
+                    noise.between(-1.0, 1.0),
+                    noise.between(-1.0, 1.0),
+                    noise.between(-1.0, 1.0) + 1.5,
+                );
+                let turn =
+                    UnitQuaternion::from_scaled_axis(axis.normalize() * noise.between(-1.0, 1.0) * turn);
+                let shift = Vector3::new(
+                    0.1 * noise.between(-1.0, 1.0),
+                    0.1 * noise.between(-1.0, 1.0),
+                    0.1 * noise.between(-1.0, 1.0),
+                );
                 Matrix4::new_translation(&shift) * turn.to_homogeneous()
             };
             let mut c = Characters {
@@ -358,7 +364,7 @@ mod tests {
                 // Unturned, unmorphed: nothing loosens the boxes.
                 let morphed = turn > 0.0;
                 c.weights.push(std::array::from_fn(|_| {
-                    if morphed && noise.next() > 0.0 { noise.next() } else { 0.0 }
+                    if morphed && noise.between(-1.0, 1.0) > 0.0 { noise.between(-1.0, 1.0) } else { 0.0 }
                 }));
             }
             c
