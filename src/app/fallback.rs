@@ -210,13 +210,11 @@ fn source(
     // The lowest point the model reaches over its clips, as the window's ground.
     let (lo, hi) = model_bounds(model)?.ok_or_else(nothing)?;
     if options.characters > 1 {
-        let grid = Crowd::on_grid(rig, controller, options.characters as usize, fps, 0)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", model.file))?;
-        let (mut crowd, (grid_lo, grid_hi)) = grid.ok_or_else(nothing)?;
         // The renderer follows the crowd onto the GPU (`FramePoses::gpu_pose`).
-        crowd
-            .set_pose_on_gpu(options.frame.pose == PoseEvaluation::Gpu)
+        let gpu = options.frame.pose == PoseEvaluation::Gpu;
+        let grid = Crowd::on_grid(rig, controller, options.characters as usize, fps, 0, gpu)
             .map_err(|e| anyhow::anyhow!("{}: {e}", model.file))?;
+        let (crowd, (grid_lo, grid_hi)) = grid.ok_or_else(nothing)?;
         let lo = [grid_lo[0].min(lo[0]), lo[1], grid_lo[2].min(lo[2])];
         let hi = [grid_hi[0].max(hi[0]), hi[1], grid_hi[2].max(hi[2])];
         return Ok((Box::new(crowd), Some(ground(lo, hi)?)));

@@ -110,12 +110,9 @@ pub(super) fn build_scene(
     crate::render::crowd_fit::check_crowd_fits(&model, fit, detail, &ctx.buffer_limits)?;
     let crowd_controller = controller.as_ref().map(|(c, _)| Arc::new(c.clone()));
     let mut animation = ViewerAnimation::new(model.clone(), controller, state)?;
-    let mut crowd = crowd_behind(&model, crowd_controller, characters)?;
-    if let Some(crowd) = crowd.as_mut() {
-        // The renderer follows the crowd onto the GPU (`FramePoses::gpu_pose`).
-        let gpu = state.frame.pose == crate::render::PoseEvaluation::Gpu;
-        crowd.set_pose_on_gpu(gpu).map_err(|e| anyhow::anyhow!("{}: {e}", model.file))?;
-    }
+    // The renderer follows the crowd onto the GPU (`FramePoses::gpu_pose`).
+    let gpu = state.frame.pose == crate::render::PoseEvaluation::Gpu;
+    let crowd = crowd_behind(&model, crowd_controller, characters, gpu)?;
     settings.characters = characters.max(1) + planar.as_ref().map_or(0, |p| p.count() as u32);
     settings.frame = state.frame;
     settings.max_skinned_vertices = state.max_skinned_vertices;
@@ -172,11 +169,13 @@ fn planar_beside(
 
 /// `characters - 1` characters of `model` playing `controller` (else its
 /// first clip), each from its own phase, on a grid behind the origin (-z)
-/// where the driven character stands; `None` for one character.
+/// where the driven character stands, posed on the GPU when `pose_on_gpu`;
+/// `None` for one character.
 fn crowd_behind(
     model: &Model,
     controller: Option<Arc<Controller>>,
     characters: u32,
+    pose_on_gpu: bool,
 ) -> anyhow::Result<Option<Crowd>> {
     if characters <= 1 {
         return Ok(None);
@@ -185,7 +184,7 @@ fn crowd_behind(
         Some(c) => c,
         None => Arc::new(Controller::single_clip(model, (!model.clips.is_empty()).then_some(0), true)?),
     };
-    let grid = Crowd::on_grid(model.rig.clone(), controller, characters as usize - 1, 60.0, 0)
+    let grid = Crowd::on_grid(model.rig.clone(), controller, characters as usize - 1, 60.0, 0, pose_on_gpu)
         .map_err(|e| anyhow::anyhow!("{}: {e}", model.file))?;
     let (mut crowd, (lo, hi)) =
         grid.ok_or_else(|| anyhow::anyhow!("{}: nothing to draw (no mesh instances)", model.file))?;

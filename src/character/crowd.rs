@@ -311,14 +311,17 @@ impl Crowd {
     /// `count` characters of `rig` driven by `controller` on a grid spaced by
     /// the footprint of one character's first frame (1.25 times its larger
     /// horizontal extent), updated on `threads` threads (0: every core),
-    /// frames `1 / fps` apart; with the world-space bounds of the whole grid
-    /// at frame 0. `None` when the rig draws nothing (no bounds to space by).
+    /// frames `1 / fps` apart, posed on the GPU when `pose_on_gpu` (see
+    /// [`Crowd::set_pose_on_gpu`]); with the world-space bounds of the whole
+    /// grid at frame 0. `None` when the rig draws nothing (no bounds to
+    /// space by).
     pub fn on_grid(
         rig: Arc<Rig>,
         controller: Arc<Controller>,
         count: usize,
         fps: f64,
         threads: usize,
+        pose_on_gpu: bool,
     ) -> Result<Option<(Crowd, Bounds)>, CrowdError> {
         let mut one = Crowd::new(rig.clone(), controller.clone(), 1, 0.0, fps, 1)?;
         one.frame(0)?;
@@ -326,7 +329,8 @@ impl Crowd {
         grow_bounds(&rig, &one.input(0).pose, &one.world(0), &mut Vec::new(), &mut first)?;
         let Some((lo, hi)) = first else { return Ok(None) };
         let spacing = ((hi[0] - lo[0]).max(hi[2] - lo[2]) * 1.25).max(1e-3);
-        let crowd = Crowd::new(rig, controller, count, spacing, fps, threads)?;
+        let mut crowd = Crowd::new(rig, controller, count, spacing, fps, threads)?;
+        crowd.set_pose_on_gpu(pose_on_gpu)?;
         // Every character's first frame lies within its own footprint moved to
         // its place (the grid spacing leaves room between them).
         let (mut glo, mut ghi) = (lo, hi);

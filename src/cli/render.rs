@@ -270,13 +270,11 @@ fn crowd(model: &Model, args: &RenderArgs, timeline: Timeline) -> anyhow::Result
     }
     let controller = timeline.controller().clone();
     let count = args.characters as usize;
-    let grid = Crowd::on_grid(model.rig.clone(), controller, count, f64::from(args.fps), 0)
-        .map_err(|e| RenderError::Pose { file: model.file.clone(), source: e.into() })?;
-    let (mut crowd, _) = grid.ok_or_else(|| RenderError::NothingToDraw { file: model.file.clone() })?;
     // The renderer follows the crowd onto the GPU (`FramePoses::gpu_pose`).
-    crowd
-        .set_pose_on_gpu(args.pose == PoseEvaluation::Gpu)
+    let gpu = args.pose == PoseEvaluation::Gpu;
+    let grid = Crowd::on_grid(model.rig.clone(), controller, count, f64::from(args.fps), 0, gpu)
         .map_err(|e| RenderError::Pose { file: model.file.clone(), source: e.into() })?;
+    let (crowd, _) = grid.ok_or_else(|| RenderError::NothingToDraw { file: model.file.clone() })?;
     Ok(crowd)
 }
 

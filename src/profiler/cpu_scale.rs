@@ -279,8 +279,16 @@ pub fn run_cpu_scale(plan: &CpuScalePlan, load: &LoadOptions) -> anyhow::Result<
                     let heap_before = crate::heap::in_use_bytes();
                     let (mut crowd, grid) = match lod {
                         LodMix::Seen => {
-                            let on_grid =
-                                Crowd::on_grid(model.rig.clone(), controller.clone(), n, 60.0, threads)?;
+                            // Posed on the CPU until the heap is measured: a
+                            // GPU pose's clips are the rig's, not a character's.
+                            let on_grid = Crowd::on_grid(
+                                model.rig.clone(),
+                                controller.clone(),
+                                n,
+                                60.0,
+                                threads,
+                                false,
+                            )?;
                             // A rig that draws nothing is seen by no camera.
                             let Some((crowd, grid)) = on_grid else { continue };
                             (crowd, Some(grid))

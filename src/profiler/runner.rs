@@ -389,13 +389,15 @@ fn build_scene(
     // device cannot hold is: the other models still run.
     // The crowd's threads are a pool this thread works in, so the frame's
     // per-character recording runs on them too.
+    // The renderer follows the crowd onto the GPU (`FramePoses::gpu_pose`).
     let threads = plan.pose_threads as usize;
+    let gpu = pose == PoseEvaluation::Gpu;
     let grid =
-        Crowd::on_grid(model.rig.clone(), controller.clone(), characters as usize, PROFILE_FPS, threads)
+        Crowd::on_grid(model.rig.clone(), controller.clone(), characters as usize, PROFILE_FPS, threads, gpu)
             .map_err(|e| {
                 SceneError::Unbuildable(RenderError::Pose { file: model.file.clone(), source: e.into() })
             })?;
-    let (crowd, bounds) =
+    let (mut crowd, bounds) =
         grid.ok_or_else(|| SceneError::Unbuildable(RenderError::NothingToDraw { file: model.file.clone() }))?;
     let extent = if plan.quick { QUICK_EXTENT } else { EXTENT };
     let mut profile = match ProfileScene::new(ctx, model.clone(), characters, blend, extent, bounds) {
@@ -403,15 +405,6 @@ fn build_scene(
         Err(e) if e.gpu().is_some_and(|g| g.is_device_lost()) => return Err(SceneError::Fatal(e.into())),
         Err(e) => return Err(SceneError::Unbuildable(e)),
     };
-    let mut crowd = crowd;
-    // The renderer follows the crowd onto the GPU (`FramePoses::gpu_pose`).
-    if let Err(e) = crowd.set_pose_on_gpu(pose == PoseEvaluation::Gpu) {
-        profile.destroy(ctx);
-        return Err(SceneError::Unbuildable(RenderError::Pose {
-            file: model.file.clone(),
-            source: e.into(),
-        }));
-    }
     match scene_times(ctx, &mut profile, &mut crowd, plan.frames, too_large_whole.is_none()) {
         Ok(times) => Ok(Scene { key, crowd, profile, times, too_large_whole }),
         Err(e) => {
