@@ -552,3 +552,121 @@ impl InfluenceBoxes {
         Ok(skinned)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::anim::mesh::MorphTarget;
+    use crate::testing::lcg::Lcg;
+    use nalgebra::{Quaternion, UnitQuaternion, Vector3};
+
+    /// 10 to the power of a value in [lo, hi).
+    fn magnitude(noise: &mut Lcg, lo: f32, hi: f32) -> f32 {
+        10f32.powf(noise.between(lo, hi))
+    }
+
+    /// A random affine matrix: a rotation, a scale per axis between 0.1
+    /// and 10, and a translation of up to `reach` (to a random power of 10
+    /// below it).
+    fn affine(noise: &mut Lcg, reach: f32) -> Matrix4<f32> {
+        let mut q = || noise.between(-1.0, 1.0);
+        let rotation = UnitQuaternion::from_quaternion(Quaternion::new(q(), q(), q(), q() + 0.01));
+        let scale = Vector3::from_fn(|_, _| magnitude(noise, -1.0, 1.0));
+        let top = reach.log10();
+        let translation =
+            Vector3::from_fn(|_, _| noise.between(-1.0, 1.0) * magnitude(noise, top - 5.0, top));
+        Matrix4::new_translation(&translation)
+            * rotation.to_homogeneous()
+            * Matrix4::new_nonuniform_scaling(&scale)
+    }
+
+    /// The corner of a box (centre `c`, half extent `h`) on the sides
+    /// that corner index `i`'s bits pick.
+    fn corner(c: [f32; 3], h: [f32; 3], i: usize) -> [f32; 3] {
+        std::array::from_fn(|k| if i >> k & 1 == 1 { c[k] + h[k] } else { c[k] - h[k] })
+    }
+
+    /// The exact path's points reach the sides of their boxes, moved by
+    /// random joints and placements at every scale (vertices on the
+    /// corners, each moved by one joint alone, with a morph displacement
+    /// on the same side): the margins hold every one, so a vertex that
+    /// framing skips never lies outside in the exact path's bits.
+    #[test]
+    fn moved_boxes_hold_the_exact_path_s_points_to_the_bit() {
+        let mut noise = Lcg(23);
+        for trial in 0..4000 {
+            let size = magnitude(&mut noise, -2.0, 2.0);
+            let centre: [f32; 3] = std::array::from_fn(|_| noise.between(-1.0, 1.0) * size);
+            let half: [f32; 3] = std::array::from_fn(|_| magnitude(&mut noise, -3.0, 0.0) * size);
+            let morphed = trial % 2 == 1;
+            let delta_half: [f32; 3] = std::array::from_fn(|_| magnitude(&mut noise, -3.0, -1.0) * size);
+            let delta_centre: [f32; 3] = std::array::from_fn(|k| noise.between(-1.0, 1.0) * delta_half[k]);
+            // Eight corners moved by joint 0 alone, by joint 1 alone, by both.
+            let blend = noise.unit();
+            let mut weights = Vec::new();
+            for w in [[1.0, 0.0], [0.0, 1.0], [blend, 1.0 - blend]] {
+                for _ in 0..8 {
+                    weights.extend([w[0], w[1], 0.0, 0.0]);
+                }
+            }
+            let prim = MeshPrimitive {
+                positions: (0..24).map(|v| corner(centre, half, v % 8)).collect(),
+                influences: Some(Influences { per_vertex: 4, joints: [0, 1, 0, 0].repeat(24), weights }),
+                morph_targets: vec![MorphTarget {
+                    positions: Some(MorphDeltas::Dense(
+                        (0..24).map(|v| corner(delta_centre, delta_half, v % 8)).collect(),
+                    )),
+                    normals: None,
+                    tangents: None,
+                }],
+                ..Default::default()
+            };
+            let boxes = PrimitiveBoxes::of(&prim);
+            let reach = magnitude(&mut noise, 0.0, 4.0);
+            let palette = [(); 2].map(|_| {
+                let mut skin = [0.0; 16];
+                skin.copy_from_slice(affine(&mut noise, size * 10.0).as_slice());
+                BoneMatrix { skin }
+            });
+            // Mostly moved only, as a crowd's grid places characters (a
+            // turn widens the world box past the sides of the points).
+            let mut world = affine(&mut noise, reach);
+            if trial % 4 != 0 {
+                world.fixed_view_mut::<3, 3>(0, 0).fill_with_identity();
+            }
+            let world = Placement::of(&world).expect("affine");
+            let morph_weights = [if morphed { noise.between(-1.0, 1.0) } else { 0.0 }];
+            let mover = Mover {
+                matrices: Matrices::Palette(&palette, prim.influences.as_ref().unwrap()),
+                weights: &morph_weights,
+                morph: displacement(&morph_weights, boxes.morphs.iter()),
+                world: &world,
+            };
+            let slack = mover.slack(boxes.slack, boxes.finite).expect("weights that sum to 1");
+            let mut moved = None;
+            for b in &boxes.joints {
+                moved = super::super::union(
+                    moved,
+                    Some(mover.moved(b.joint, &b.bind, mover.morph.as_ref(), slack)),
+                );
+            }
+            let (lo, hi) = moved.expect("two joints");
+            let mut bind = vec![[0.0; 3]; 24];
+            mover.morph_run(
+                &prim,
+                &boxes.runs[0],
+                &boxes.run_deltas[boxes.runs[0].deltas.clone()],
+                &mut bind,
+            );
+            for (v, &p) in bind.iter().enumerate() {
+                let mut exact = None;
+                grow_point(&mut exact, mover.skinned(v, p), &world.matrix, true);
+                let (q, _) = exact.expect("a finite point");
+                assert!(
+                    (0..3).all(|k| lo[k] <= q[k] && q[k] <= hi[k]),
+                    "trial {trial}, vertex {v}: {q:?} outside {lo:?}..{hi:?}"
+                );
+            }
+        }
+    }
+}
