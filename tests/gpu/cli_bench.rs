@@ -379,6 +379,44 @@ fn a_bench_on_two_threads_records_on_the_crowds_pool() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// A rig the GPU cannot pose (its clips compressed) has its GPU-pose
+/// scenes skipped, each in one line saying why, while its CPU-pose scenes
+/// run.
+#[test]
+fn a_rig_the_gpu_cannot_pose_skips_its_gpu_pose_scenes() {
+    if crate::common::context().is_none() {
+        return;
+    }
+    let (out, results, _, stderr) = run_bench_with_env(
+        "-gpu-pose-refused",
+        &[
+            "--quick",
+            "--validation",
+            "--compressed-clips",
+            "--pose",
+            "gpu,cpu",
+            "--characters",
+            "10",
+            "--skinning",
+            "compute",
+            "--upload",
+            "inplace",
+            "--passes",
+            "1",
+            "--frames",
+            "2",
+        ],
+        &[],
+    );
+    let entries = results["entries"].as_array().expect("entries");
+    assert_eq!(entries.len(), 1, "the CPU-pose scene alone: {entries:?}");
+    assert!(entries[0]["pose"].is_null(), "posed on the CPU: {}", entries[0]);
+    let skipped = "skipped built-in, 10 characters, GPU pose, compute, inplace, 1 pass: default_character.glb: \
+                   GPU pose samples the clips' own keys: it cannot pose a rig with compressed clips";
+    assert_eq!(stderr.matches(skipped).count(), 1, "{stderr}");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
 /// A crowd whose full detail is past the device's output buffers (here
 /// lowered to 256 KiB, 128 built-in characters in 64 of them) is still
 /// benched: compute skinning at its detail levels, within the vertex
