@@ -387,27 +387,10 @@ fn a_rig_the_gpu_cannot_pose_skips_its_gpu_pose_scenes() {
     if crate::common::context().is_none() {
         return;
     }
-    let (out, results, _, stderr) = run_bench_with_env(
-        "-gpu-pose-refused",
-        &[
-            "--quick",
-            "--validation",
-            "--compressed-clips",
-            "--pose",
-            "gpu,cpu",
-            "--characters",
-            "10",
-            "--skinning",
-            "compute",
-            "--upload",
-            "inplace",
-            "--passes",
-            "1",
-            "--frames",
-            "2",
-        ],
-        &[],
-    );
+    let args = "--quick --validation --compressed-clips --pose gpu,cpu --characters 10 --skinning compute \
+                --upload inplace --passes 1 --frames 2";
+    let args: Vec<&str> = args.split_whitespace().collect();
+    let (out, results, _, stderr) = run_bench_with_env("-gpu-pose-refused", &args, &[]);
     let entries = results["entries"].as_array().expect("entries");
     assert_eq!(entries.len(), 1, "the CPU-pose scene alone: {entries:?}");
     assert!(entries[0]["pose"].is_null(), "posed on the CPU: {}", entries[0]);
