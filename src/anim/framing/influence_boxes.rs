@@ -18,7 +18,7 @@
 //! blend, data the skinning job would reject) is skinned exactly, by the
 //! arithmetic of [`SkinningJob`](crate::anim::SkinningJob).
 
-use super::{Bounds, grow, grow_point};
+use super::{Bounds, grow, grow_point, union};
 use crate::anim::job::JobError;
 use crate::anim::mesh::{Influences, MeshInstance, MeshPrimitive, MorphDeltas};
 use crate::anim::pose::SkinnedPose;
@@ -494,7 +494,7 @@ impl InfluenceBoxes {
                 let slack = mover.slack(boxes.slack, boxes.finite)?;
                 for b in Self::whole(boxes, &mover) {
                     let moved = mover.moved(b.joint, &b.bind, mover.morph.as_ref(), slack);
-                    bounds = super::union(bounds, Some(moved));
+                    bounds = union(bounds, Some(moved));
                 }
             }
         }
@@ -643,21 +643,12 @@ mod tests {
                 world: &world,
             };
             let slack = mover.slack(boxes.slack, boxes.finite).expect("weights that sum to 1");
-            let mut moved = None;
-            for b in &boxes.joints {
-                moved = super::super::union(
-                    moved,
-                    Some(mover.moved(b.joint, &b.bind, mover.morph.as_ref(), slack)),
-                );
-            }
-            let (lo, hi) = moved.expect("two joints");
+            let moved =
+                boxes.joints.iter().map(|b| mover.moved(b.joint, &b.bind, mover.morph.as_ref(), slack));
+            let (lo, hi) = moved.map(Some).reduce(union).flatten().expect("two joints");
+            let run = &boxes.runs[0];
             let mut bind = vec![[0.0; 3]; 24];
-            mover.morph_run(
-                &prim,
-                &boxes.runs[0],
-                &boxes.run_deltas[boxes.runs[0].deltas.clone()],
-                &mut bind,
-            );
+            mover.morph_run(&prim, run, &boxes.run_deltas[run.deltas.clone()], &mut bind);
             for (v, &p) in bind.iter().enumerate() {
                 let mut exact = None;
                 grow_point(&mut exact, mover.skinned(v, p), &world.matrix, true);
