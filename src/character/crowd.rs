@@ -7,6 +7,7 @@
 
 use super::gpu_pose::pose_program;
 use super::lod::EvaluationRate;
+use super::script::Script;
 use super::system::ThreadPoolError;
 use super::{AnimationSystem, Character, CharacterId, Controller, UpdateError};
 use crate::anim::frame_poses::{FramePoses, FrameSource, PoseError, SkinInput};
@@ -59,6 +60,10 @@ pub struct Crowd {
     /// Characters the last update posed, and how long it took.
     posed: usize,
     last_update: std::time::Duration,
+    /// Changes to every character's parameters, at times from frame 0,
+    /// and the next one due.
+    script: Script,
+    next_set: usize,
 }
 
 impl Crowd {
@@ -101,6 +106,8 @@ impl Crowd {
             rates: Vec::new(),
             posed: 0,
             last_update: std::time::Duration::ZERO,
+            script: Script::default(),
+            next_set: 0,
         };
         crowd.restart()?;
         Ok(crowd)
@@ -121,7 +128,19 @@ impl Crowd {
         }
         self.system.prefer_huge_pages();
         self.next_frame = 0;
+        self.next_set = 0;
         Ok(())
+    }
+
+    /// Changes every character's parameters as `script` says, each change
+    /// at its time in seconds from frame 0 (frame `i` is `i / fps`): before
+    /// the update of the first frame at or after it (those already past,
+    /// at the next frame), as a [`Timeline`](super::Timeline) changes its
+    /// one character's, every character at once whatever its phase.
+    /// `frame` applies them; `update` alone applies none.
+    pub fn set_script(&mut self, script: Script) {
+        self.script = script;
+        self.next_set = 0;
     }
 
     /// Poses frame `i` (frame 0 at each character's phase, then `1 / fps`
@@ -131,6 +150,13 @@ impl Crowd {
             self.restart()?;
         }
         while self.next_frame <= i {
+            let time = f64::from(self.next_frame) / self.fps;
+            for set in self.script.due(&mut self.next_set, time) {
+                for c in 0..self.system.len() {
+                    // Checked against this controller when the script was parsed.
+                    let _ = self.system.character_mut(CharacterId(c)).set(set.parameter, set.value);
+                }
+            }
             let dt = if self.next_frame == 0 { 0.0 } else { (1.0 / self.fps) as f32 };
             self.update(dt)?;
             self.next_frame += 1;
@@ -521,5 +547,35 @@ mod tests {
             let n = phases.iter().filter(|p| (**p * 10.0) as usize == decile).count();
             assert!((60..=140).contains(&n), "decile {decile}: {n}");
         }
+    }
+
+    /// A script changes every character of a crowd at its times, as a
+    /// timeline changes its one character (the same states frame by
+    /// frame, whatever each character's phase), and again after a restart.
+    #[test]
+    fn a_script_reaches_every_character_at_its_time() {
+        use crate::character::Timeline;
+        use crate::character::controller::DEFAULT_CONTROLLER;
+        let model = crate::asset::load_default_character().unwrap();
+        let controller = Arc::new(Controller::from_text(DEFAULT_CONTROLLER, &model).unwrap());
+        let sets = ["0.5:speed=3", "1.2:jump"].map(String::from);
+        let script = Script::parse(&sets, &controller).unwrap();
+        let speed = controller.parameter("speed").unwrap();
+        let mut crowd = Crowd::new(model.rig.clone(), controller.clone(), 6, 2.0, 10.0, 1).unwrap();
+        crowd.set_script(script.clone());
+        let mut timeline = Timeline::simulating(model.rig.clone(), controller, script, 10.0).unwrap();
+        let mut states = Vec::new();
+        for frame in [4, 5, 9, 12, 14, 2, 13] {
+            crowd.frame(frame).unwrap();
+            let alone = timeline.frame(frame).unwrap();
+            let expected = if frame >= 5 { 3.0 } else { 0.0 };
+            for c in crowd.characters() {
+                assert_eq!(c.parameters().get(speed), Some(expected), "frame {frame}");
+                assert_eq!(c.state_name(), alone.state_name(), "frame {frame}");
+            }
+            states.push(alone.state_name().unwrap_or_default().to_string());
+        }
+        // The jump at 1.2 s is entered over a 0.1 s crossfade.
+        assert_eq!(states, ["Idle", "Idle", "Locomotion", "Locomotion", "Jump", "Idle", "Locomotion"]);
     }
 }

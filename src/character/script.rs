@@ -111,14 +111,21 @@ impl Script {
         &self.sets
     }
 
-    /// Applies to `character` every change from `*next` on whose time is at
-    /// or before `time` (a microsecond early counts, against float drift),
-    /// and moves `*next` past them.
+    /// The changes from `*next` on whose time is at or before `time` (a
+    /// microsecond early counts, against float drift); moves `*next` past
+    /// them.
+    pub fn due(&self, next: &mut usize, time: f64) -> &[TimedSet] {
+        let start = (*next).min(self.sets.len());
+        let due = self.sets[start..].iter().take_while(|s| s.time <= time + 1e-6).count();
+        *next = start + due;
+        &self.sets[start..*next]
+    }
+
+    /// Applies to `character` the changes [`due`](Self::due) at `time`.
     pub fn apply_until(&self, next: &mut usize, time: f64, character: &mut Character) {
-        while let Some(set) = self.sets.get(*next).filter(|s| s.time <= time + 1e-6) {
+        for set in self.due(next, time) {
             // Checked against this controller when the script was parsed.
             let _ = character.set(set.parameter, set.value);
-            *next += 1;
         }
     }
 }

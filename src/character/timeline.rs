@@ -88,6 +88,11 @@ impl Timeline {
         &self.controller
     }
 
+    /// The `--set` changes a simulation applies.
+    pub fn script(&self) -> &Script {
+        &self.script
+    }
+
     /// The character as of the last `frame`.
     pub fn character(&self) -> &Character {
         &self.character

@@ -208,7 +208,8 @@ pub struct RenderArgs {
     #[arg(long, value_name = "FILE", value_parser = checked::path)]
     pub controller: Option<String>,
     /// With a controller: set a parameter at a time, `T:NAME=VALUE`, or fire
-    /// a trigger, `T:NAME` (repeatable; T at most the last frame's time).
+    /// a trigger, `T:NAME` (repeatable; T at most the last frame's time);
+    /// with --characters, on every character.
     #[arg(long = "set", value_name = "T:NAME[=VALUE]", allow_hyphen_values = true)]
     pub sets: Vec<String>,
     /// With a controller: put the character in a level (`demo`), moving

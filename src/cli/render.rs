@@ -263,18 +263,17 @@ fn check_posing(characters: u32, frames: u64) -> anyhow::Result<()> {
 }
 
 /// `--characters N`: N characters playing what `timeline` plays, each from
-/// its own phase, on a grid.
+/// its own phase, on a grid; its `--set` changes reach every character.
 fn crowd(model: &Model, args: &RenderArgs, timeline: Timeline) -> anyhow::Result<Crowd> {
-    if !args.sets.is_empty() {
-        anyhow::bail!("--set is not supported with --characters (each character would need its own script)");
-    }
     let controller = timeline.controller().clone();
     let count = args.characters as usize;
     // The renderer follows the crowd onto the GPU (`FramePoses::gpu_pose`).
     let gpu = args.pose == PoseEvaluation::Gpu;
     let grid = Crowd::on_grid(model.rig.clone(), controller, count, f64::from(args.fps), 0, gpu)
         .map_err(|e| RenderError::Pose { file: model.file.clone(), source: e.into() })?;
-    let (crowd, _) = grid.ok_or_else(|| RenderError::NothingToDraw { file: model.file.clone() })?;
+    let (mut crowd, _) = grid.ok_or_else(|| RenderError::NothingToDraw { file: model.file.clone() })?;
+    // The --set changes, to every character at once.
+    crowd.set_script(timeline.script().clone());
     Ok(crowd)
 }
 

@@ -483,3 +483,28 @@ fn the_skinned_output_shrinks_after_frames_that_need_far_less() {
     }
     assert_no_messages(&ctx.validation_messages());
 }
+
+/// `render --characters N --set T:NAME=VALUE`: the change reaches every
+/// character of the crowd at its time (the crowd walks where it stood),
+/// and a change to the value already held changes no pixel.
+#[test]
+fn render_sets_a_crowds_parameters() {
+    let Some(_ctx) = context() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let picture = |sets: &[&str]| {
+        let out = dir.path().join("crowd.png");
+        let mut args =
+            vec!["render", "--validation", "--characters", "9", "--time", "1.5", "--size", "160x120"];
+        for set in sets {
+            args.extend(["--set", set]);
+        }
+        args.extend(["--out", out.to_str().unwrap()]);
+        let o = crate::common::bounded::run(&args, std::time::Duration::from_secs(300));
+        let what = o.describe(&args);
+        assert_eq!((o.code, o.timed_out), (Some(0), false), "{what}");
+        std::fs::read(&out).expect("the picture")
+    };
+    let still = picture(&[]);
+    assert_eq!(picture(&["0.2:speed=0"]), still, "speed 0 is the default");
+    assert_ne!(picture(&["0.2:speed=3"]), still, "the crowd runs");
+}
