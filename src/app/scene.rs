@@ -14,7 +14,7 @@ use crate::anim::planar_scene::{PlanarCopy, PlanarMotion, PlanarScene};
 use crate::anim::{PosePlayback, PoseProgram};
 use crate::asset::Model;
 use crate::character::controller::FoundController;
-use crate::character::{Controller, Crowd, Timeline};
+use crate::character::{Controller, Crowd, ParameterId, ParameterValue, Timeline};
 use crate::render::renderer::{RenderSettings, Renderer};
 use crate::render::session::GpuSession;
 use crate::render::window_frame::WindowFrame;
@@ -197,6 +197,23 @@ fn crowd_behind(
     Ok(Some(crowd))
 }
 
+/// Hands the controls' parameter `changes` (of `driven`, the driven
+/// character's controller) to every character of `crowd`, by name: a
+/// crowd of another controller takes those it has.
+pub(super) fn follow_controls(
+    crowd: &mut Crowd,
+    driven: &Controller,
+    changes: &[(ParameterId, ParameterValue)],
+) {
+    for &(id, value) in changes {
+        let name = driven.parameters().get(id.0 as usize).map(|p| p.name.as_str());
+        if let Some(id) = name.and_then(|name| crowd.controller().parameter(name)) {
+            // A value the crowd's parameter does not take is left out.
+            let _ = crowd.set_on_every(id, value);
+        }
+    }
+}
+
 /// A frame of the viewer's scene: the driven character, then the crowd,
 /// then the planar rig's other copies.
 pub(super) struct ViewerPoses<'a> {
@@ -250,5 +267,37 @@ impl FramePoses for ViewerPoses<'_> {
     fn gpu_pose(&self) -> Option<(usize, &Arc<PoseProgram>)> {
         // The crowd follows the driven character.
         self.crowd?.gpu_pose().map(|(first, program)| (first + 1, program))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::character::controller::DEFAULT_CONTROLLER;
+
+    /// The controls' changes reach every character of a crowd by name,
+    /// triggers included; a crowd of a controller without them takes none.
+    #[test]
+    fn a_crowd_follows_the_controls_by_name() {
+        let model = crate::asset::load_default_character().unwrap();
+        let driven = Controller::from_text(DEFAULT_CONTROLLER, &model).unwrap();
+        let (speed, jump) = (driven.parameter("speed").unwrap(), driven.parameter("jump").unwrap());
+        let changes = [(speed, ParameterValue::Float(2.5)), (jump, ParameterValue::Trigger)];
+        let mut crowd = Crowd::new(model.rig.clone(), Arc::new(driven.clone()), 5, 2.0, 30.0, 1).unwrap();
+        follow_controls(&mut crowd, &driven, &changes);
+        crowd.frame(0).unwrap();
+        for c in crowd.characters() {
+            assert_eq!(c.parameters().get(speed), Some(2.5));
+        }
+        crowd.frame(6).unwrap();
+        assert!(
+            crowd.characters().iter().all(|c| c.state_name() == Some("Jump")),
+            "the trigger fired on each"
+        );
+        // One clip, no parameters: nothing to follow, and nothing fails.
+        let clip = Arc::new(Controller::single_clip(&model, Some(0), true).unwrap());
+        let mut other = Crowd::new(model.rig.clone(), clip, 3, 2.0, 30.0, 1).unwrap();
+        follow_controls(&mut other, &driven, &changes);
+        other.frame(1).unwrap();
     }
 }

@@ -43,6 +43,8 @@ pub struct ViewerState {
     pub mode: AnimationMode,
     /// Parameter changes asked for by the controls since the last frame.
     pub parameter_changes: Vec<(ParameterId, ParameterValue)>,
+    /// The crowd behind the driven character takes those changes too.
+    pub crowd_follows: bool,
     /// Playback runs.
     pub playing: bool,
     /// Clips loop (else they clamp at their ends).
@@ -120,6 +122,7 @@ impl Default for ViewerState {
         ViewerState {
             mode: AnimationMode::Controller,
             parameter_changes: Vec::new(),
+            crowd_follows: true,
             playing: true,
             looping: true,
             speed: 1.0,

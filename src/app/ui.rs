@@ -135,7 +135,8 @@ pub fn draw(
                     ui.spacing_mut().slider_width = 150.0;
                     section(ui, "Playback", true, |ui| playback(ui, state, anim));
                     if anim.has_controller() {
-                        section(ui, "Controller", true, |ui| controller(ui, state, anim));
+                        let crowd = timings.crowd_posed.is_some();
+                        section(ui, "Controller", true, |ui| controller(ui, state, anim, crowd));
                     }
                     if state.mode == AnimationMode::Clips || !anim.has_controller() {
                         section(ui, "Clips", true, |ui| clips(ui, state, info));
@@ -196,7 +197,9 @@ fn playback(ui: &mut Ui, state: &mut ViewerState, anim: &ViewerAnimation) {
     ui.monospace(format!("{time:6.3} / {duration:.3} s"));
 }
 
-fn controller(ui: &mut Ui, state: &mut ViewerState, anim: &ViewerAnimation) {
+/// The controller's section: the mode, the parameters (and, with a
+/// `crowd`, whether it follows them), the state and the state graph.
+fn controller(ui: &mut Ui, state: &mut ViewerState, anim: &ViewerAnimation, crowd: bool) {
     if anim.in_level() {
         ui.horizontal(|ui| {
             ui.label("moved by");
@@ -219,6 +222,11 @@ fn controller(ui: &mut Ui, state: &mut ViewerState, anim: &ViewerAnimation) {
     }
     let character = anim.character();
     parameters(ui, state, character);
+    if crowd {
+        ui.checkbox(&mut state.crowd_follows, "crowd follows").on_hover_text(
+            "The crowd behind takes these parameter changes too, each character from its own phase",
+        );
+    }
     let states = character.controller().states();
     let name = |s: usize| states.get(s).map_or("?", |s| s.name.as_str());
     match (character.state(), character.transition()) {

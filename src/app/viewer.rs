@@ -12,7 +12,7 @@
 
 use super::fallback::fallback;
 use super::heap_trim::HeapTrim;
-use super::scene::{Gpu, Scene, ViewerPoses, build_scene};
+use super::scene::{Gpu, Scene, ViewerPoses, build_scene, follow_controls};
 use super::scripted::{MemorySample, Schedule, Script, resident_bytes};
 use super::state::{AnimationMode, DebugView, EventLog, FrameTimings, ViewerState};
 use super::ui;
@@ -628,6 +628,9 @@ fn pose(
 ) -> anyhow::Result<()> {
     let forward = scene.camera.ground_forward();
     state.camera_forward = [forward.x, forward.z];
+    if let Some(crowd) = scene.crowd.as_mut().filter(|_| state.crowd_follows) {
+        follow_controls(crowd, scene.animation.character().controller(), &state.parameter_changes);
+    }
     scene.animation.update(dt, state, log, clock)?;
     if scene.animation.in_level() {
         // The camera follows the character (its chest), gently.

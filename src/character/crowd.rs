@@ -9,7 +9,10 @@ use super::gpu_pose::pose_program;
 use super::lod::EvaluationRate;
 use super::script::Script;
 use super::system::ThreadPoolError;
-use super::{AnimationSystem, Character, CharacterId, Controller, UpdateError};
+use super::{
+    AnimationSystem, Character, CharacterId, Controller, ParameterError, ParameterId, ParameterValue,
+    UpdateError,
+};
 use crate::anim::frame_poses::{FramePoses, FrameSource, PoseError, SkinInput};
 use crate::anim::framing::{Bounds, grow_bounds};
 use crate::anim::{JobError, PosePlayback, PoseProgram, Rig, Sight};
@@ -151,12 +154,12 @@ impl Crowd {
         }
         while self.next_frame <= i {
             let time = f64::from(self.next_frame) / self.fps;
-            for set in self.script.due(&mut self.next_set, time) {
-                for c in 0..self.system.len() {
-                    // Checked against this controller when the script was parsed.
-                    let _ = self.system.character_mut(CharacterId(c)).set(set.parameter, set.value);
-                }
+            let script = std::mem::take(&mut self.script);
+            for set in script.due(&mut self.next_set, time) {
+                // Checked against this controller when the script was parsed.
+                let _ = self.set_on_every(set.parameter, set.value);
             }
+            self.script = script;
             let dt = if self.next_frame == 0 { 0.0 } else { (1.0 / self.fps) as f32 };
             self.update(dt)?;
             self.next_frame += 1;
@@ -247,6 +250,26 @@ impl Crowd {
     /// Character `i` for changes (parameters, seeking).
     pub fn character_mut(&mut self, i: usize) -> &mut Character {
         self.system.character_mut(CharacterId(i))
+    }
+
+    /// The controller every character runs.
+    pub fn controller(&self) -> &Arc<Controller> {
+        &self.controller
+    }
+
+    /// Sets `parameter` of every character (fires a trigger on each) as
+    /// [`Character::set`] does; fails for a value the parameter does not
+    /// take, on the first character (they share the controller), so
+    /// setting none.
+    pub fn set_on_every(
+        &mut self,
+        parameter: ParameterId,
+        value: ParameterValue,
+    ) -> Result<(), ParameterError> {
+        for i in 0..self.system.len() {
+            self.system.character_mut(CharacterId(i)).set(parameter, value)?;
+        }
+        Ok(())
     }
 
     /// Each character's world placement, in order.
