@@ -12,6 +12,7 @@ use super::root_motion::LeafStep;
 use crate::anim::Rig;
 use crate::anim::player::wrap_clip_time;
 use crate::anim::{ClipEvent, ClipPlayer};
+use std::cell::Cell;
 use std::ops::Range;
 
 /// What playback reads: the shared rig and controller, and the
@@ -254,7 +255,7 @@ impl Playback {
                 // In f64, so a jump across the whole f32 range cannot
                 // overflow to infinity (then NaN): the result lies between
                 // the value and its target.
-                let follow = (1.0 - (-f64::from(seconds) / f64::from(input.smoothing)).exp()).clamp(0.0, 1.0);
+                let follow = follow_share(seconds, input.smoothing);
                 (f64::from(*value) + (f64::from(target) - f64::from(*value)) * follow) as f32
             } else {
                 target
@@ -390,4 +391,43 @@ fn player(rig: &Rig, clip: u32, looping: bool) -> ClipPlayer {
     let mut p = ClipPlayer::new(rig.clips[clip as usize].duration);
     p.set_looping(looping);
     p
+}
+
+/// `1 - exp(-seconds / smoothing)`, in [0, 1]: the share of the way to its
+/// target a smoothed input moves in `seconds`. A crowd asks for the same
+/// two numbers for every character of a frame (one frame time, a
+/// controller's smoothing), so the last answer is kept per thread: the
+/// same bits without an `exp` per character (a tenth of a GPU-posed
+/// built-in character's update: `guide::performance_history`).
+fn follow_share(seconds: f32, smoothing: f32) -> f64 {
+    type Last = Cell<Option<(u32, u32, f64)>>;
+    thread_local! {
+        static LAST: Last = const { Cell::new(None) };
+    }
+    let key = (seconds.to_bits(), smoothing.to_bits());
+    LAST.with(|last| match last.get() {
+        Some((s, m, share)) if (s, m) == key => share,
+        _ => {
+            let share = (1.0 - (-f64::from(seconds) / f64::from(smoothing)).exp()).clamp(0.0, 1.0);
+            last.set(Some((key.0, key.1, share)));
+            share
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::follow_share;
+
+    /// The kept answer is the formula's, to the bit, whichever pair came
+    /// before (the same time with another smoothing, and back).
+    #[test]
+    fn follow_share_is_the_formula_whatever_came_before() {
+        let formula = |s: f32, m: f32| (1.0 - (-f64::from(s) / f64::from(m)).exp()).clamp(0.0, 1.0);
+        let pairs =
+            [(1.0 / 60.0, 0.25), (1.0 / 60.0, 0.25), (1.0 / 60.0, 0.5), (0.0, 0.5), (1.0 / 60.0, 0.25)];
+        for (s, m) in pairs.into_iter().chain([(1e30, 1e-30), (0.1, f32::INFINITY)]) {
+            assert_eq!(follow_share(s, m).to_bits(), formula(s, m).to_bits(), "{s} {m}");
+        }
+    }
 }
