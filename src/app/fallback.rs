@@ -132,7 +132,7 @@ pub(super) fn fallback(
     let (width, height) = options.size;
     let settings = RenderSettings {
         frame: options.frame,
-        max_skinned_vertices: options.max_skinned_vertices,
+        limits: options.limits,
         ..RenderSettings::sized(width, height)
     };
     let request = HeadlessRequest { frames, first_frame: 0, settings };

@@ -115,7 +115,7 @@ pub(super) fn build_scene(
     let crowd = crowd_behind(&model, crowd_controller, characters, gpu)?;
     settings.characters = characters.max(1) + planar.as_ref().map_or(0, |p| p.count() as u32);
     settings.frame = state.frame;
-    settings.max_skinned_vertices = state.max_skinned_vertices;
+    settings.limits = state.detail_limits;
     let mut renderer = Renderer::new_for_screen(ctx, model.clone(), settings, window.color_format())?;
     let scenery = match level {
         Some(level) => animation.enter_level(level, state).and_then(|_| Ok(scenery_model(level)?)),

@@ -5,6 +5,7 @@
 use crate::character::{ParameterId, ParameterValue};
 use crate::render::FrameSettings;
 use crate::render::detail_levels::DETAIL_LEVELS;
+use crate::render::renderer::DetailLimits;
 use crate::render::window_frame::Drawn;
 use crate::world::Authority;
 use std::collections::VecDeque;
@@ -72,9 +73,9 @@ pub struct ViewerState {
     /// Compute or vertex-shader skinning, the influence blend (a change
     /// rebuilds the renderer), the palette upload and the draw passes.
     pub frame: FrameSettings,
-    /// The most vertices a frame's characters skin
-    /// (`Renderer::set_max_skinned_vertices`; `None`: the device's default).
-    pub max_skinned_vertices: Option<u64>,
+    /// The most a frame may cost at the camera's detail levels
+    /// (`Renderer::set_detail_limits`).
+    pub detail_limits: DetailLimits,
     /// Debug view.
     pub debug_view: DebugView,
     /// Selected skeleton joint (highlighted bone; heat-map joint).
@@ -136,7 +137,7 @@ impl Default for ViewerState {
             show_bones: false,
             wireframe: false,
             frame: FrameSettings::default(),
-            max_skinned_vertices: None,
+            detail_limits: DetailLimits::default(),
             debug_view: DebugView::Shaded,
             selected_joint: None,
             morph_override: false,

@@ -530,7 +530,9 @@ fn display(ui: &mut Ui, state: &mut ViewerState, info: &ModelInfo) {
             .on_hover_text("Every character draws its full mesh in every pass");
     });
     if state.frame.detail == DrawDetail::Auto {
-        vertex_budget(ui, &mut state.max_skinned_vertices);
+        let limits = &mut state.detail_limits;
+        budget(ui, &VERTEX_BUDGET, &mut limits.skinned_vertices);
+        budget(ui, &TRIANGLE_BUDGET, &mut limits.triangles);
     }
     ui.label("Debug view");
     ui.horizontal_wrapped(|ui| {
@@ -612,26 +614,43 @@ fn timing(ui: &mut Ui, state: &mut ViewerState, t: &FrameTimings) {
 }
 
 /// The vertex budget: off (what the device holds) or a number of vertices.
-fn vertex_budget(ui: &mut Ui, most: &mut Option<u64>) {
+/// One of a frame's detail limits as a checkbox (off: the default) and a
+/// slider.
+struct BudgetControl {
+    label: &'static str,
+    hover: &'static str,
+    /// Where the slider starts when the box is ticked.
+    start: u64,
+}
+
+const VERTEX_BUDGET: BudgetControl = BudgetControl {
+    label: "Vertex budget",
+    hover: "The most vertices a frame's characters skin: past it every character draws coarser, \
+            within one larger pixel error",
+    start: 1_000_000,
+};
+
+const TRIANGLE_BUDGET: BudgetControl = BudgetControl {
+    label: "Triangle budget",
+    hover: "The most triangles the characters draw in the main pass: past it every character draws \
+            coarser, within one larger pixel error",
+    start: 10_000_000,
+};
+
+fn budget(ui: &mut Ui, control: &BudgetControl, most: &mut Option<u64>) {
     ui.horizontal(|ui| {
         let mut capped = most.is_some();
-        ui.checkbox(&mut capped, "Vertex budget").on_hover_text(
-            "The most vertices a frame's characters skin: past it every character draws coarser, \
-             within one larger pixel error",
-        );
+        ui.checkbox(&mut capped, control.label).on_hover_text(control.hover);
         *most = match (capped, *most) {
             (false, _) => None,
             (true, Some(n)) => Some(n),
-            (true, None) => Some(VERTEX_BUDGET_START),
+            (true, None) => Some(control.start),
         };
         if let Some(n) = most.as_mut() {
             ui.add(egui::Slider::new(n, 1_000..=100_000_000).logarithmic(true));
         }
     });
 }
-
-/// Where the vertex budget's slider starts.
-const VERTEX_BUDGET_START: u64 = 1_000_000;
 
 fn events(ui: &mut Ui, log: &EventLog) {
     if log.is_empty() {

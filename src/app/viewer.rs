@@ -24,7 +24,7 @@ use crate::character::Crowd;
 use crate::character::controller::{FoundController, find_controller};
 use crate::render::camera::Camera;
 use crate::render::image_out;
-use crate::render::renderer::Renderer;
+use crate::render::renderer::{DetailLimits, Renderer};
 use crate::render::trace;
 use crate::render::window_frame::{BoneOverlay, Drawn, OpenError, WindowFrame, WindowScene};
 use crate::render::{FrameSettings, GpuContext, GpuError, GpuOptions};
@@ -71,9 +71,9 @@ pub struct ViewOptions {
     /// How frames are skinned, uploaded and drawn at start (the controls
     /// switch them).
     pub frame: FrameSettings,
-    /// The most vertices a frame's characters skin at start
-    /// (`--max-skinned-vertices`; the controls change it).
-    pub max_skinned_vertices: Option<u64>,
+    /// The most a frame may cost at the camera's detail levels at start
+    /// (`--max-skinned-vertices`, `--max-triangles`; the controls change them).
+    pub limits: DetailLimits,
     /// Scripted actions (clip switches, reloads, memory samples).
     pub schedule: Schedule,
     /// Show the built-in planar rig (`--planar`): the driven character plays
@@ -228,12 +228,11 @@ impl Viewer {
         // --clip asks for the manual clip mode.
         let mode = if options.clip.is_some() { AnimationMode::Clips } else { AnimationMode::Controller };
         let script = Script::new(options.schedule, options.model.as_deref());
-        let max_skinned_vertices = options.max_skinned_vertices;
         let state = ViewerState {
             clip_a: clip,
             mode,
             frame: options.frame,
-            max_skinned_vertices,
+            detail_limits: options.limits,
             ..Default::default()
         };
         Viewer {
@@ -344,9 +343,8 @@ impl Viewer {
         // controller file next to it, GPU limits), the current model stays,
         // as for a file that fails to import.
         let (vsync, frame_settings) = (self.state.vsync, self.state.frame);
-        let max_skinned_vertices = self.state.max_skinned_vertices;
-        let mut state =
-            ViewerState { vsync, frame: frame_settings, max_skinned_vertices, ..Default::default() };
+        let detail_limits = self.state.detail_limits;
+        let mut state = ViewerState { vsync, frame: frame_settings, detail_limits, ..Default::default() };
         let options = &self.options;
         let built = initial_clip(&model, None).and_then(|clip| {
             state.clip_a = clip;
@@ -670,7 +668,7 @@ fn apply_display(ctx: &GpuContext, scene: &mut Scene, state: &ViewerState) -> an
     scene.renderer.set_wireframe(state.wireframe);
     scene.renderer.set_passes(state.frame.passes);
     scene.renderer.set_detail(state.frame.detail);
-    scene.renderer.set_max_skinned_vertices(state.max_skinned_vertices);
+    scene.renderer.set_detail_limits(state.detail_limits);
     let heat_joint = match state.debug_view {
         DebugView::WeightHeatMap => state.selected_joint,
         _ => None,

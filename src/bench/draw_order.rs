@@ -10,7 +10,7 @@
 //! and each cascade's own casters sorted out (`draw_order::cascades`).
 //! `AutoOverBudget` chooses within a vertex budget halfway from what the
 //! levels within half a pixel skin to what the coarsest ones do
-//! (`draw_order::VertexBudget`), frame after frame: the last frame's
+//! (`draw_order::DetailBudget`), frame after frame: the last frame's
 //! pixel error checked and kept, then the sort. `AutoOverBudgetSearch`
 //! takes turns between that budget and none (frames within their
 //! budget forget the last error), so that every other frame searches
@@ -36,7 +36,7 @@ use vkskin::render::DrawDetail;
 use vkskin::render::camera::{Camera, DEFAULT_FOV_Y};
 use vkskin::render::detail_levels::DETAIL_LEVELS;
 use vkskin::render::detail_levels::DetailLevels;
-use vkskin::render::draw_order::{DrawOrder, LevelView, Seen, VertexBudget};
+use vkskin::render::draw_order::{DetailBudget, DrawOrder, LevelView, Seen};
 use vkskin::render::frame_uniforms::FrameUniforms;
 use vkskin::render::gpu_model::ModelStreams;
 use vkskin::render::shadow::{CASCADES, cascades};
@@ -74,7 +74,7 @@ impl FramePoses for Places {
 }
 
 /// Vertices one character skins at each level, as the skin pass lays it
-/// out (what the renderer's `VertexBudget` counts).
+/// out (what the renderer's `DetailBudget` counts).
 fn level_vertices(model: &vkskin::asset::Model) -> [u64; DETAIL_LEVELS] {
     let streams = ModelStreams::build_with_levels(model).expect("the built-in character's streams");
     let mut layout = SkinLayout::default();
@@ -114,8 +114,8 @@ fn main() {
     order.choose(&view, &levels.error, DrawDetail::Auto);
     let skinned: u64 = order.counts().iter().zip(&per_level).map(|(&n, &v)| u64::from(n) * v).sum();
     let coarsest = CHARACTERS as u64 * per_level[DETAIL_LEVELS - 1];
-    let budget = VertexBudget { most: (skinned + coarsest) / 2, per_level };
-    let unlimited = VertexBudget { most: u64::MAX, ..budget };
+    let budget = DetailBudget::vertices((skinned + coarsest) / 2, per_level);
+    let unlimited = DetailBudget::vertices(u64::MAX, per_level);
 
     let mut criterion = Criterion::default().configure_from_args();
     let mut group = criterion.benchmark_group("draw_order");
@@ -165,7 +165,7 @@ fn main() {
     order.choose_within(&view, &levels.error, DrawDetail::Auto, Some(&budget));
     println!(
         "within a budget of {} vertices (of {skinned}): {:?}, within {} pixels",
-        budget.most,
+        budget.vertices.most,
         order.counts(),
         order.pixel_error()
     );

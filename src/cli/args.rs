@@ -9,6 +9,7 @@ use crate::render::frame_settings::{
     DqsSplit, DrawDetail, FrameSettings, InfluenceBlend, PaletteUpload, PassSetup, PoseEvaluation,
     SkinningMethod, SkinningMode, SkinningPlacement,
 };
+use crate::render::renderer::DetailLimits;
 use clap::{Parser, Subcommand};
 
 /// vkskin: look at, debug and profile skinned glTF characters.
@@ -78,6 +79,32 @@ impl LimitArgs {
             rotation_blend: if self.nlerp { RotationBlend::Nlerp } else { RotationBlend::Slerp },
             ..LoadOptions::default()
         }
+    }
+}
+
+/// The most a frame may cost at the camera's detail levels, for `render`
+/// and `view`.
+#[derive(Debug, Clone, Default, PartialEq, clap::Args)]
+pub struct DetailLimitArgs {
+    /// The most vertices a frame skins at the camera's detail levels (at
+    /// least 1; a level's scenery counted): past it every character draws
+    /// a coarser level, the same pixel error for all. Default: what half
+    /// the device's memory holds of skinned output.
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = checked::at_least_one)]
+    pub max_skinned_vertices: Option<u64>,
+    /// The most triangles the characters draw in the main pass at the
+    /// camera's detail levels (at least 1; the shadow cascades and the
+    /// scenery not counted): past it every character draws a coarser
+    /// level, the same pixel error for all, so a crowd's raster work stays
+    /// within what the GPU draws in a frame. Default: no limit.
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = checked::at_least_one)]
+    pub max_triangles: Option<u64>,
+}
+
+impl DetailLimitArgs {
+    /// The renderer's limits these arguments ask for.
+    pub fn detail_limits(&self) -> DetailLimits {
+        DetailLimits { skinned_vertices: self.max_skinned_vertices, triangles: self.max_triangles }
     }
 }
 
@@ -188,12 +215,8 @@ pub struct RenderArgs {
     /// (every character its full mesh in every pass).
     #[arg(long, value_enum, value_name = "auto|full", default_value = "auto")]
     pub detail: DrawDetail,
-    /// The most vertices a frame skins at the camera's detail levels (at
-    /// least 1; a level's scenery counted): past it every character draws
-    /// a coarser level, the same pixel error for all. Default: what half
-    /// the device's memory holds of skinned output.
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = checked::at_least_one)]
-    pub max_skinned_vertices: Option<u64>,
+    #[command(flatten)]
+    pub limits: DetailLimitArgs,
     /// How each vertex's joint influences are blended, on either path.
     #[arg(long, value_enum, default_value = "linear")]
     pub skinning_method: SkinningMethod,
@@ -332,12 +355,8 @@ pub struct ViewArgs {
     /// full; the controls switch it.
     #[arg(long, value_enum, value_name = "auto|full")]
     pub detail: Option<DrawDetail>,
-    /// The most vertices a frame skins at the camera's detail levels (at
-    /// least 1; a level's scenery counted): past it every character draws
-    /// a coarser level, the same pixel error for all. Default: what half
-    /// the device's memory holds of skinned output.
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = checked::at_least_one)]
-    pub max_skinned_vertices: Option<u64>,
+    #[command(flatten)]
+    pub limits: DetailLimitArgs,
     /// Scripted runs: play the next clip every N frames.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = checked::at_least_one)]
     pub switch_clip_every: Option<u64>,

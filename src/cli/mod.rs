@@ -127,7 +127,7 @@ fn view(args: &args::ViewArgs, load: &LoadOptions) -> anyhow::Result<()> {
         load: load.clone(),
         characters,
         frame: args.frame_settings(),
-        max_skinned_vertices: args.max_skinned_vertices,
+        limits: args.limits.detail_limits(),
         schedule,
         planar: args.planar,
     };

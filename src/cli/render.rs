@@ -89,7 +89,7 @@ pub fn run(args: &RenderArgs, load: &asset::LoadOptions) -> anyhow::Result<()> {
     let settings = RenderSettings {
         wireframe: args.wireframe,
         frame: frame_settings,
-        max_skinned_vertices: args.max_skinned_vertices,
+        limits: args.limits.detail_limits(),
         ..RenderSettings::sized(width, height)
     };
     for w in &model.warnings {

@@ -89,17 +89,21 @@ pub fn min_over_chunks<T: Sync>(items: &[T], start: f32, value: impl Fn(&[T]) ->
     }
 }
 
-/// The sum of `value(first, chunk)` over `items`' chunks (as
+/// The sums of `value(first, chunk)` over `items`' chunks (as
 /// [`for_each_chunk`] splits them, `first` the index of the chunk's first
-/// item), saturating.
-pub fn sum_over_chunks<T: Sync>(items: &[T], value: impl Fn(usize, &[T]) -> u64 + Sync + Send) -> u64 {
+/// item), each of the `N` counts saturating.
+pub fn sum_over_chunks<T: Sync, const N: usize>(
+    items: &[T],
+    value: impl Fn(usize, &[T]) -> [u64; N] + Sync + Send,
+) -> [u64; N] {
     if in_parallel(items.len()) {
         let trace = CallersTrace::here();
+        let add = |a: [u64; N], b: [u64; N]| std::array::from_fn(|k| a[k].saturating_add(b[k]));
         items
             .par_chunks(CHUNK)
             .enumerate()
             .map(|(i, chunk)| trace.run(|| value(i * CHUNK, chunk)))
-            .reduce(|| 0, u64::saturating_add)
+            .reduce(|| [0; N], add)
     } else {
         value(0, items)
     }
@@ -131,10 +135,11 @@ mod tests {
             let least = |c: &[f32]| c.iter().copied().fold(f32::INFINITY, f32::min);
             let expected = if n >= 2 { 1.0 } else { 5.0 };
             assert_eq!(pool.install(|| min_over_chunks(&values, 5.0, least)), expected, "{n} items");
-            // Each chunk's sum names its first item: the indices' sum.
-            let indices = |first: usize, c: &[f32]| (first..first + c.len()).map(|i| i as u64).sum::<u64>();
+            // Each chunk's sum names its first item: the indices' sum, and their count.
+            let indices =
+                |first: usize, c: &[f32]| [(first..first + c.len()).map(|i| i as u64).sum(), c.len() as u64];
             let all = (n as u64 * n.saturating_sub(1) as u64) / 2;
-            assert_eq!(pool.install(|| sum_over_chunks(&values, indices)), all, "{n} items");
+            assert_eq!(pool.install(|| sum_over_chunks(&values, indices)), [all, n as u64], "{n} items");
         }
         let mut items = vec![0u8; 3 * CHUNK];
         for_each_chunk(&mut items, |first, chunk| {

@@ -376,7 +376,7 @@ impl Renderer {
             )));
         }
         let inputs = WithScenery { poses, scenery: self.scenery.is_some() };
-        let budget = self.vertex_budget();
+        let budget = self.detail_budget();
         let slot = self.ring.current();
         let index = slot.index;
         // This slot's fence has signalled (draw_frame waited): the GPU no

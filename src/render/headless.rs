@@ -5,7 +5,7 @@
 //! PNG / animated PNG output). It never opens a window.
 
 use super::camera::{Camera, DEFAULT_FOV_Y};
-use super::draw_order::PIXEL_ERROR;
+use super::draw_order::{OverBudget, PIXEL_ERROR};
 use super::error::RenderError;
 use super::image_out::{self, ApngWriter};
 use super::offscreen::PixelSink;
@@ -64,29 +64,26 @@ pub fn render(
             renderer.add_scenery(ctx, s)?;
         }
         source.restart().map_err(|e| pose_error(&model, e))?;
-        // The frame whose levels the vertex budget coarsened most.
-        let mut coarsest = (PIXEL_ERROR, first);
+        // The frame whose levels the detail limits coarsened most, and
+        // which limits its levels within half a pixel were over.
+        let mut coarsest = (PIXEL_ERROR, first, renderer.over_budget());
         for i in first..first + frames {
             renderer.pose_foreseen(source, i, &camera).map_err(|e| pose_error(&model, e))?;
             renderer.render_frame(ctx, source, &camera, true, on_frame)?;
             if renderer.detail_pixel_error() > coarsest.0 {
-                coarsest = (renderer.detail_pixel_error(), i);
+                coarsest = (renderer.detail_pixel_error(), i, renderer.over_budget());
             }
         }
         if coarsest.0 > PIXEL_ERROR {
-            let (pixels, frame) = coarsest;
-            let most = renderer.max_skinned_vertices();
+            let (pixels, frame, over) = coarsest;
+            let most = over_limits(&renderer, over);
             renderer.warnings.push(if pixels.is_finite() {
                 format!(
                     "frame {frame} drew its characters within {pixels:.2} pixels of their full meshes, not \
-                     {PIXEL_ERROR}: within {PIXEL_ERROR} they skin more than {most} vertices \
-                     (--max-skinned-vertices)"
+                     {PIXEL_ERROR}: within {PIXEL_ERROR} they {most}"
                 )
             } else {
-                format!(
-                    "frame {frame} drew every character at its coarsest level, and they still skin more \
-                     than {most} vertices (--max-skinned-vertices)"
-                )
+                format!("frame {frame} drew every character at its coarsest level, and they still {most}")
             });
         }
         renderer.finish(ctx, on_frame)
@@ -94,6 +91,23 @@ pub fn render(
     let warnings = std::mem::take(&mut renderer.warnings);
     renderer.destroy(ctx);
     result.map(|_| warnings)
+}
+
+/// The limits a frame's characters were over, in words: "skin more than N
+/// vertices (--max-skinned-vertices)", "draw more than N triangles
+/// (--max-triangles)", or both.
+fn over_limits(renderer: &Renderer, over: OverBudget) -> String {
+    let limits = renderer.detail_limits();
+    let vertices = over.vertices.then(|| {
+        format!("skin more than {} vertices (--max-skinned-vertices)", renderer.max_skinned_vertices())
+    });
+    let triangles = over.triangles.then(|| {
+        format!("draw more than {} triangles (--max-triangles)", limits.triangles.unwrap_or(u64::MAX))
+    });
+    match (vertices, triangles) {
+        (Some(v), Some(t)) => format!("{v} and {t}"),
+        (v, t) => v.or(t).unwrap_or_default(),
+    }
 }
 
 fn pose_error(model: &Model, source: PoseError) -> RenderError {

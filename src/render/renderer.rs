@@ -8,7 +8,7 @@
 //! It never poses characters: poses come in as `FramePoses`.
 
 use super::detail_levels::DETAIL_LEVELS;
-use super::draw_order::{DrawOrder, Seen, VertexBudget};
+use super::draw_order::{DetailBudget, DrawOrder, LevelLimit, OverBudget, Seen};
 use super::frame::FrameQueries;
 use super::frame_settings::{DrawDetail, FrameSettings, PaletteUpload, PassSetup, SkinningPlacement};
 use super::gpu_model::GpuModel;
@@ -51,11 +51,21 @@ pub struct RenderSettings {
     pub characters: u32,
     /// How frames are skinned, uploaded and drawn.
     pub frame: FrameSettings,
-    /// The most vertices a frame skins at the camera's levels
-    /// (`DrawDetail::Auto`), the scenery's included: past it every
-    /// character draws coarser (`draw_order::VertexBudget`). `None`: what
-    /// the device's memory holds (`crowd_fit::default_vertex_budget`).
-    pub max_skinned_vertices: Option<u64>,
+    /// The most a frame's characters may cost at the camera's levels.
+    pub limits: DetailLimits,
+}
+
+/// The most a frame may cost at the camera's detail levels
+/// (`DrawDetail::Auto`): past either, every character draws coarser, within
+/// one larger pixel error (`draw_order::DetailBudget`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DetailLimits {
+    /// Vertices skinned, the scenery's included. `None`: what the device's
+    /// memory holds (`crowd_fit::default_vertex_budget`).
+    pub skinned_vertices: Option<u64>,
+    /// Triangles the characters draw in the main pass (the shadow
+    /// cascades' and the scenery's not counted). `None`: no limit.
+    pub triangles: Option<u64>,
 }
 
 impl RenderSettings {
@@ -67,7 +77,7 @@ impl RenderSettings {
             msaa: true,
             characters: 1,
             frame: FrameSettings::default(),
-            max_skinned_vertices: None,
+            limits: DetailLimits::default(),
         }
     }
 
@@ -126,7 +136,7 @@ pub struct Renderer {
     /// One per drawn primitive, each for every character.
     pub(super) draws: Vec<DrawItem>,
     /// The most vertices a frame's characters and scenery skin where
-    /// `RenderSettings::max_skinned_vertices` says nothing: what the
+    /// `DetailLimits::skinned_vertices` says nothing: what the
     /// device holds (`crowd_fit::default_vertex_budget`).
     pub(super) device_skinned_vertices: u64,
     /// Static scenery (a level) drawn with the characters, in world space.
@@ -393,32 +403,60 @@ impl Renderer {
         (per_level, scenery)
     }
 
-    /// What a frame's characters may skin: the renderer's most, less the
-    /// scenery's vertices.
-    pub(super) fn vertex_budget(&self) -> VertexBudget {
+    /// Triangles one character of the crowd draws in a pass at each level.
+    fn level_triangles(&self) -> [u64; DETAIL_LEVELS] {
+        let characters = self.settings.characters;
+        let mut per_level = [0; DETAIL_LEVELS];
+        for item in self.draws.iter().filter(|item| item.first_character < characters) {
+            for (sum, &(_, indices)) in per_level.iter_mut().zip(&item.levels) {
+                *sum += u64::from(indices / 3);
+            }
+        }
+        per_level
+    }
+
+    /// What a frame's characters may cost: the renderer's most vertices,
+    /// less the scenery's, and its most triangles.
+    pub(super) fn detail_budget(&self) -> DetailBudget {
         let (per_level, scenery) = self.level_vertices();
-        VertexBudget { most: self.max_skinned_vertices().saturating_sub(scenery), per_level }
+        let triangles = match self.settings.limits.triangles {
+            Some(most) => LevelLimit { most, per_level: self.level_triangles() },
+            None => LevelLimit::NONE,
+        };
+        DetailBudget {
+            triangles,
+            ..DetailBudget::vertices(self.max_skinned_vertices().saturating_sub(scenery), per_level)
+        }
     }
 
     /// The most vertices a frame's characters and scenery skin
-    /// (`RenderSettings::max_skinned_vertices`, or the device's default).
+    /// (`DetailLimits::skinned_vertices`, or the device's default).
     pub fn max_skinned_vertices(&self) -> u64 {
-        self.settings.max_skinned_vertices.unwrap_or(self.device_skinned_vertices)
+        self.settings.limits.skinned_vertices.unwrap_or(self.device_skinned_vertices)
     }
 
-    /// Sets the most vertices a frame's characters and scenery skin
-    /// (`RenderSettings::max_skinned_vertices`; `None`: the device's
-    /// default), between frames.
-    pub fn set_max_skinned_vertices(&mut self, most: Option<u64>) {
-        self.settings.max_skinned_vertices = most;
+    /// The most a frame may cost at the camera's levels.
+    pub fn detail_limits(&self) -> DetailLimits {
+        self.settings.limits
+    }
+
+    /// Sets the most a frame may cost at the camera's levels, between frames.
+    pub fn set_detail_limits(&mut self, limits: DetailLimits) {
+        self.settings.limits = limits;
     }
 
     /// The most pixels by which the last recorded frame's levels departed
     /// from the full meshes: `draw_order::PIXEL_ERROR`, or more where the
-    /// vertex budget (`RenderSettings::max_skinned_vertices`) made every
-    /// character coarser.
+    /// detail limits (`RenderSettings::limits`) made every character
+    /// coarser.
     pub fn detail_pixel_error(&self) -> f32 {
         self.draw_order.pixel_error()
+    }
+
+    /// Which detail limits the last recorded frame's levels within half a
+    /// pixel were over (the reason for a larger `detail_pixel_error`).
+    pub fn over_budget(&self) -> OverBudget {
+        self.draw_order.over_budget()
     }
 
     /// Poses on the GPU, with `program`, the characters whose poses carry

@@ -131,8 +131,10 @@ fn numbers_are_finite_and_in_range() {
         "vkskin: --characters: takes a whole number from 1 to 100000, not 0",
     );
     for command in [&["render", GLB, "--out", "x.png"][..], &["view"]] {
-        let args = [command, &["--max-skinned-vertices", "0"]].concat();
-        refused(&args, "vkskin: --max-skinned-vertices: takes a whole number of at least 1, not 0");
+        for limit in ["--max-skinned-vertices", "--max-triangles"] {
+            let args = [command, &[limit, "0"]].concat();
+            refused(&args, &format!("vkskin: {limit}: takes a whole number of at least 1, not 0"));
+        }
     }
 }
 

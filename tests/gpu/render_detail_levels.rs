@@ -388,7 +388,7 @@ fn a_vertex_budget_coarsens_every_level_and_skins_within_it() {
     };
     let free = render(&ctx, &model, side, &camera, |_| {});
     let most = free.skinned / 3;
-    let budget = |s: &mut RenderSettings| s.max_skinned_vertices = Some(most);
+    let budget = |s: &mut RenderSettings| s.limits.skinned_vertices = Some(most);
     let within = render(&ctx, &model, side, &camera, budget);
     let vertex = render(&ctx, &model, side, &camera, |s| {
         budget(s);
@@ -407,6 +407,44 @@ fn a_vertex_budget_coarsens_every_level_and_skins_within_it() {
     assert_eq!((within.counts, within.pixel_error), (vertex.counts, vertex.pixel_error), "the same levels");
     assert_drawn_alike(&within.pixels, &vertex.pixels, "over the budget");
     // Coarser, still the crowd.
+    let (c, f) = (covered(&within.pixels), covered(&free.pixels));
+    assert!(c.abs_diff(f) * 10 < f, "{c} pixels covered within the budget, {f} without");
+    assert_no_messages(&ctx.validation_messages());
+}
+
+/// The same crowd under a triangle budget of a third of what its levels
+/// draw in the main pass: every character coarser, the main pass within
+/// the budget, both skinning paths drawing the same levels and picture.
+#[test]
+fn a_triangle_budget_coarsens_every_level_and_draws_within_it() {
+    let Some(ctx) = context() else { return };
+    let model = Arc::new(load_default_character().expect("built-in character"));
+    let side = 12;
+    let edge = SPACING * (side as f32 - 1.0) * 0.5 + 1.5;
+    let camera = Camera {
+        eye: Point3::new(0.0, 1.6, edge),
+        target: Point3::new(0.0, 0.8, 0.0),
+        near: 0.05,
+        far: 100.0,
+        ..framing(side)
+    };
+    let free = render(&ctx, &model, side, &camera, |_| {});
+    let most = free.triangles / 3;
+    let budget = |s: &mut RenderSettings| s.limits.triangles = Some(most);
+    let within = render(&ctx, &model, side, &camera, budget);
+    let vertex = render(&ctx, &model, side, &camera, |s| {
+        budget(s);
+        s.frame.placement = SkinningPlacement::Vertex;
+    });
+    eprintln!(
+        "levels {:?} within {} px, {} triangles; over a budget of {most}: {:?} within {} px, {} triangles",
+        free.counts, free.pixel_error, free.triangles, within.counts, within.pixel_error, within.triangles
+    );
+    assert!(within.pixel_error > free.pixel_error && within.pixel_error.is_finite());
+    assert!(within.triangles <= most && within.triangles > most / 2, "{} of {most}", within.triangles);
+    assert!(within.skinned < free.skinned, "coarser levels skin fewer vertices too");
+    assert_eq!((within.counts, within.pixel_error), (vertex.counts, vertex.pixel_error), "the same levels");
+    assert_drawn_alike(&within.pixels, &vertex.pixels, "over the triangle budget");
     let (c, f) = (covered(&within.pixels), covered(&free.pixels));
     assert!(c.abs_diff(f) * 10 < f, "{c} pixels covered within the budget, {f} without");
     assert_no_messages(&ctx.validation_messages());
@@ -438,18 +476,18 @@ fn the_default_vertex_budget_is_half_what_the_device_lets_this_process_allocate(
     assert_no_messages(&ctx.validation_messages());
 }
 
-/// `render --max-skinned-vertices` renders within the budget and says, in
-/// one warning, how far it coarsened the frame's levels; a budget not
-/// even the coarsest levels fit says so.
+/// `render --max-skinned-vertices` and `--max-triangles` render within
+/// their budgets and say, in one warning, how far they coarsened the
+/// frame's levels and which limit did it; a budget not even the coarsest
+/// levels fit says so.
 #[test]
-fn render_says_when_its_vertex_budget_coarsened_the_levels() {
+fn render_says_when_its_detail_budget_coarsened_the_levels() {
     let Some(_ctx) = context() else { return };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("crowd.png");
-    let run = |most: &str| {
-        let args =
-            ["render", "--characters", "100", "--size", "160x120", "--max-skinned-vertices", most, "--out"];
-        let args = [&args[..], &[out.to_str().unwrap()]].concat();
+    let run_with = |limits: &[&str]| {
+        let args = ["render", "--characters", "100", "--size", "160x120", "--out", out.to_str().unwrap()];
+        let args = [&args[..], limits].concat();
         let o = crate::common::bounded::run(&args, std::time::Duration::from_secs(300));
         let what = o.describe(&args);
         assert_eq!((o.code, o.timed_out), (Some(0), false), "{what}");
@@ -457,6 +495,7 @@ fn render_says_when_its_vertex_budget_coarsened_the_levels() {
         let warnings: Vec<&str> = o.stderr.lines().filter(|l| l.starts_with("vkskin: warning: ")).collect();
         (warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>(), what)
     };
+    let run = |most: &str| run_with(&["--max-skinned-vertices", most]);
     let (warnings, what) = run("100000000");
     assert!(warnings.is_empty(), "{what}");
     let (warnings, what) = run("20000");
@@ -472,6 +511,31 @@ fn render_says_when_its_vertex_budget_coarsened_the_levels() {
         warnings
             == ["vkskin: warning: frame 0 drew every character at its coarsest level, and they still \
                       skin more than 10 vertices (--max-skinned-vertices)"],
+        "{what}"
+    );
+    let (warnings, what) = run_with(&["--max-triangles", "100000000"]);
+    assert!(warnings.is_empty(), "{what}");
+    let (warnings, what) = run_with(&["--max-triangles", "20000"]);
+    assert_eq!(warnings.len(), 1, "{what}");
+    assert!(
+        warnings[0].starts_with("vkskin: warning: frame 0 drew its characters within ")
+            && warnings[0].ends_with("within 0.5 they draw more than 20000 triangles (--max-triangles)"),
+        "{what}"
+    );
+    let (warnings, what) = run_with(&["--max-triangles", "20000", "--max-skinned-vertices", "20000"]);
+    assert!(
+        warnings.len() == 1
+            && warnings[0].ends_with(
+                "within 0.5 they skin more than 20000 vertices (--max-skinned-vertices) and draw more \
+                 than 20000 triangles (--max-triangles)"
+            ),
+        "{what}"
+    );
+    let (warnings, what) = run_with(&["--max-triangles", "10"]);
+    assert!(
+        warnings
+            == ["vkskin: warning: frame 0 drew every character at its coarsest level, and they still \
+                      draw more than 10 triangles (--max-triangles)"],
         "{what}"
     );
 }

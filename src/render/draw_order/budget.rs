@@ -1,15 +1,18 @@
-//! A frame's vertex budget ([`VertexBudget`]): the most vertices its
-//! characters may skin. Levels are chosen within half a pixel; a camera
-//! flown close into a huge crowd then draws thousands of full meshes, and
-//! the frame's skinned output (a vertex each) could outgrow the device's
-//! memory or the frame its time. Over the budget, the draw order raises
-//! the pixel error every character is chosen within, the same for all, so
-//! each keeps its share of the detail (as a global LOD bias does) and the
-//! near ones stay finest: the least error (within 1.1 %) whose levels
-//! fit. Where even the coarsest levels do not fit, every character draws
-//! its coarsest. A frame keeps the last frame's error while it fits and
-//! is within [`KEEP`] of the least that does: a crowd at the budget's
-//! edge would otherwise move it a little every frame, and characters at a
+//! A frame's detail budget ([`DetailBudget`]): the most vertices its
+//! characters may skin and the most triangles the camera's pass may draw
+//! of them. Levels are chosen within half a pixel; a camera flown close
+//! into a huge crowd then draws thousands of full meshes, and the frame's
+//! skinned output (a vertex each) could outgrow the device's memory or the
+//! frame its time, and a huge crowd framed whole still sends tens of
+//! millions of triangles through rasterisers that draw a few billion a
+//! second. Over the budget, the draw order raises the pixel error every
+//! character is chosen within, the same for all, so each keeps its share
+//! of the detail (as a global LOD bias does) and the near ones stay
+//! finest: the least error (within 1.1 %) whose levels fit both limits.
+//! Where even the coarsest levels do not fit, every character draws its
+//! coarsest. A frame keeps the last frame's error while it fits and is
+//! within [`KEEP`] of the least that does: a crowd at the budget's edge
+//! would otherwise move it a little every frame, and characters at a
 //! level's threshold would flicker between two.
 
 use super::{DETAIL_LEVELS, DrawOrder, HIDDEN, LevelView, PIXEL_ERROR, level_for};
@@ -24,14 +27,77 @@ const KEEP: f32 = 1.090_507_7;
 /// (the error found is at most 1.1 % over the least that fits).
 const STEPS: u32 = 13;
 
-/// The most vertices a frame's characters may skin, and what one
-/// character skins at each level.
+/// The most a frame's characters may cost at their levels, and what one
+/// character costs at each level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct VertexBudget {
-    /// Vertices the drawn characters may skin together.
+pub struct DetailBudget {
+    /// Vertices skinned: every character some pass draws (the camera's
+    /// or a shadow cascade's) is skinned once.
+    pub vertices: LevelLimit,
+    /// Triangles drawn in the camera's pass: the characters it sees.
+    pub triangles: LevelLimit,
+}
+
+/// The most of one count, and what one character counts at each level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LevelLimit {
+    /// The most the characters may count together.
     pub most: u64,
-    /// Vertices one character skins at each level.
+    /// What one character counts at each level.
     pub per_level: [u64; DETAIL_LEVELS],
+}
+
+impl LevelLimit {
+    /// No limit.
+    pub const NONE: LevelLimit = LevelLimit { most: u64::MAX, per_level: [0; DETAIL_LEVELS] };
+}
+
+impl DetailBudget {
+    /// At most `most` vertices skinned, `per_level` a character; triangles
+    /// unlimited.
+    pub fn vertices(most: u64, per_level: [u64; DETAIL_LEVELS]) -> DetailBudget {
+        DetailBudget { vertices: LevelLimit { most, per_level }, triangles: LevelLimit::NONE }
+    }
+
+    /// The vertices and triangles of a character in `bucket` (see
+    /// `DrawOrder::buckets`) added to `sum`.
+    fn add(&self, sum: &mut [u64; 2], bucket: u8, level: usize) {
+        if bucket == HIDDEN {
+            return;
+        }
+        sum[0] = sum[0].saturating_add(self.vertices.per_level[level]);
+        // Even buckets are the camera's; odd ones only cast shadows.
+        if bucket & 1 == 0 {
+            sum[1] = sum[1].saturating_add(self.triangles.per_level[level]);
+        }
+    }
+
+    /// Whether `sum` (vertices, triangles) is within both limits.
+    fn holds(&self, sum: [u64; 2]) -> bool {
+        !self.over(sum).any()
+    }
+
+    /// The limits `sum` (vertices, triangles) is over.
+    fn over(&self, [vertices, triangles]: [u64; 2]) -> OverBudget {
+        OverBudget { vertices: vertices > self.vertices.most, triangles: triangles > self.triangles.most }
+    }
+}
+
+/// Which of a budget's limits a frame's levels within half a pixel were
+/// over (where even the coarsest were over a limit, those they were over).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OverBudget {
+    /// The vertices skinned.
+    pub vertices: bool,
+    /// The triangles the camera's pass draws.
+    pub triangles: bool,
+}
+
+impl OverBudget {
+    /// Over either limit.
+    pub fn any(self) -> bool {
+        self.vertices || self.triangles
+    }
 }
 
 impl DrawOrder {
@@ -40,21 +106,26 @@ impl DrawOrder {
     /// even the coarsest do; the last frame's, `self.pixel_error`, while
     /// it fits and is within [`KEEP`] of the least that does), after
     /// `choose` set their buckets at [`PIXEL_ERROR`], with the buckets set
-    /// at that error.
+    /// at that error; and the limits the levels within [`PIXEL_ERROR`]
+    /// were over (with an infinite error, those the coarsest are over).
     pub(super) fn fit_budget(
         &mut self,
         view: &LevelView,
         error: &[f32; DETAIL_LEVELS],
-        budget: &VertexBudget,
-    ) -> f32 {
-        let drawn = |_, buckets: &[u8]| {
-            let level = |b: u8| budget.per_level[usize::from(b / 2).min(DETAIL_LEVELS - 1)];
-            buckets.iter().filter(|&&b| b != HIDDEN).map(|&b| level(b)).fold(0u64, u64::saturating_add)
-        };
-        if chunked::sum_over_chunks(&self.buckets, drawn) <= budget.most {
-            return PIXEL_ERROR;
+        budget: &DetailBudget,
+    ) -> (f32, OverBudget) {
+        let [vertices, triangles] = chunked::sum_over_chunks(&self.buckets, |_, buckets| {
+            let mut sum = [0; 2];
+            for &b in buckets {
+                budget.add(&mut sum, b, usize::from(b / 2).min(DETAIL_LEVELS - 1));
+            }
+            sum
+        });
+        let mut over = budget.over([vertices, triangles]);
+        if !over.any() {
+            return (PIXEL_ERROR, over);
         }
-        let fits = |pixel_error: f32| self.vertices_at(view, error, budget, pixel_error) <= budget.most;
+        let fits = |pixel_error: f32| budget.holds(self.costs_at(view, error, budget, pixel_error));
         let last = self.pixel_error;
         let keep =
             last > PIXEL_ERROR && last.is_finite() && fits(last) && !fits((last / KEEP).max(PIXEL_ERROR));
@@ -73,6 +144,8 @@ impl DrawOrder {
             }
             hi.exp2().min(f32::MAX)
         } else {
+            // Named by the limits even the coarsest levels are over.
+            over = budget.over(self.costs_at(view, error, budget, f32::MAX));
             f32::INFINITY
         };
         let spheres = &self.spheres;
@@ -84,25 +157,25 @@ impl DrawOrder {
                 }
             }
         });
-        pixel_error
+        (pixel_error, over)
     }
 
-    /// Vertices the characters `choose` drew would skin at the levels
-    /// chosen within `pixel_error`.
-    fn vertices_at(
+    /// The vertices and triangles the characters `choose` drew would count
+    /// at the levels chosen within `pixel_error`.
+    fn costs_at(
         &self,
         view: &LevelView,
         error: &[f32; DETAIL_LEVELS],
-        budget: &VertexBudget,
+        budget: &DetailBudget,
         pixel_error: f32,
-    ) -> u64 {
+    ) -> [u64; 2] {
         let buckets = &self.buckets;
         chunked::sum_over_chunks(&self.spheres, |first, spheres| {
-            let mut sum = 0u64;
+            let mut sum = [0; 2];
             for (sphere, &bucket) in spheres.iter().zip(&buckets[first..]) {
                 if bucket != HIDDEN {
                     let level = level_for(view, sphere, error, pixel_error);
-                    sum = sum.saturating_add(budget.per_level[usize::from(level)]);
+                    budget.add(&mut sum, bucket, usize::from(level));
                 }
             }
             sum

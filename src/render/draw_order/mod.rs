@@ -33,7 +33,7 @@ use super::detail_levels::DETAIL_LEVELS;
 use super::frame_settings::DrawDetail;
 use super::shadow::{CASCADES, Cascades};
 use crate::anim::{FramePoses, Sight};
-pub use budget::VertexBudget;
+pub use budget::{DetailBudget, LevelLimit, OverBudget};
 pub use cascades::{CascadeBoxes, CascadeSlices};
 use nalgebra::Matrix4;
 
@@ -347,6 +347,8 @@ pub struct DrawOrder {
     hidden: u32,
     /// The pixel error this frame's levels were chosen within.
     pixel_error: f32,
+    /// Which of the budget's limits the levels within half a pixel were over.
+    over_budget: OverBudget,
 }
 
 impl DrawOrder {
@@ -401,6 +403,7 @@ impl DrawOrder {
             culled: [0; DETAIL_LEVELS],
             hidden: 0,
             pixel_error: PIXEL_ERROR,
+            over_budget: OverBudget::default(),
         }
     }
 
@@ -447,15 +450,15 @@ impl DrawOrder {
     }
 
     /// [`choose`](Self::choose), and where the drawn characters' levels
-    /// would skin more vertices than `budget` allows (`DrawDetail::Auto`),
-    /// coarser levels for all, chosen within a larger pixel error
-    /// (`pixel_error`; see `budget`).
+    /// would skin more vertices or draw more triangles than `budget` allows
+    /// (`DrawDetail::Auto`), coarser levels for all, chosen within a larger
+    /// pixel error (`pixel_error`, `over_budget`; see `budget`).
     pub fn choose_within(
         &mut self,
         view: &LevelView,
         error: &[f32; DETAIL_LEVELS],
         detail: DrawDetail,
-        budget: Option<&VertexBudget>,
+        budget: Option<&DetailBudget>,
     ) {
         let floor = self.floor(view);
         let spheres = &self.spheres;
@@ -478,9 +481,9 @@ impl DrawOrder {
                 };
             }
         });
-        self.pixel_error = match budget {
+        (self.pixel_error, self.over_budget) = match budget {
             Some(budget) if detail == DrawDetail::Auto => self.fit_budget(view, error, budget),
-            _ => PIXEL_ERROR,
+            _ => (PIXEL_ERROR, OverBudget::default()),
         };
         self.per_cascade = detail == DrawDetail::Auto && view.cascades.is_some();
         self.sort();
@@ -495,7 +498,7 @@ impl DrawOrder {
     pub fn set_buckets(&mut self, buckets: &[u8]) {
         assert_eq!(buckets.len(), self.buckets.len(), "a bucket per character");
         self.buckets.copy_from_slice(buckets);
-        self.pixel_error = PIXEL_ERROR;
+        (self.pixel_error, self.over_budget) = (PIXEL_ERROR, OverBudget::default());
         self.per_cascade = false;
         self.sort();
     }
@@ -662,11 +665,18 @@ impl DrawOrder {
     }
 
     /// The most pixels by which this frame's levels may depart from the
-    /// full meshes: [`PIXEL_ERROR`], or more where a vertex budget made
+    /// full meshes: [`PIXEL_ERROR`], or more where a detail budget made
     /// every character coarser (`choose_within`; infinite where even the
     /// coarsest levels were over it).
     pub fn pixel_error(&self) -> f32 {
         self.pixel_error
+    }
+
+    /// Which limits of this frame's detail budget its levels within
+    /// [`PIXEL_ERROR`] were over (none without a budget; where even the
+    /// coarsest levels were over a limit, the limits they were over).
+    pub fn over_budget(&self) -> OverBudget {
+        self.over_budget
     }
 
     /// Per character, its sort bucket this frame: `2 * level` when the

@@ -167,9 +167,9 @@ fn chunks_on_a_pool_order_as_one_thread_does() {
         let mut frame = || {
             order.place_poses(&poses, n, [0.0, 0.9, 0.0, 1.0]);
             order.choose(&view, &ERROR, DrawDetail::Auto);
-            let half = VertexBudget { most: skinned(&order) / 2, per_level: VERTICES };
+            let half = DetailBudget::vertices(skinned(&order) / 2, VERTICES);
             order.choose_within(&view, &ERROR, DrawDetail::Auto, Some(&half));
-            let over = (order.buckets.clone(), order.pixel_error(), skinned(&order), half.most);
+            let over = (order.buckets.clone(), order.pixel_error(), skinned(&order), half.vertices.most);
             order.choose(&view, &ERROR, DrawDetail::Auto);
             order.foresee(&view, DrawDetail::Auto, &mut sight);
             over
@@ -521,7 +521,7 @@ fn over_a_vertex_budget_every_character_draws_within_a_larger_pixel_error() {
     }
     let threshold = |k: usize, c: usize| ERROR[k] * 500.0 / (depths[c] - BOUNDS_MARGIN);
     let mut choose = |most: u64, detail| {
-        let budget = VertexBudget { most, per_level: VERTICES };
+        let budget = DetailBudget::vertices(most, VERTICES);
         order.choose_within(&view(), &ERROR, detail, Some(&budget));
         (order.buckets.clone(), order.pixel_error(), skinned(&order))
     };
@@ -551,7 +551,7 @@ fn over_a_vertex_budget_every_character_draws_within_a_larger_pixel_error() {
 #[test]
 fn over_a_vertex_budget_the_last_frame_s_pixel_error_stays_near_the_least() {
     let mut order = DrawOrder::new(4, 0, &[(0, 4)]);
-    let budget = VertexBudget { most: 429, per_level: VERTICES };
+    let budget = DetailBudget::vertices(429, VERTICES);
     // As above; the second character's level 3 is the threshold, at 80 /
     // its nearest depth pixels.
     let mut frame = |nearest: f32| {
@@ -588,14 +588,76 @@ fn a_vertex_budget_counts_the_characters_drawn_for_the_light() {
     let lit = view().with_shadows([-1.0, 0.25, 0.0]).with_receivers_above(-40.0);
     order.choose(&lit, &ERROR, DrawDetail::Auto);
     assert_eq!((order.buckets.as_slice(), skinned(&order)), ([0, 1, 0, HIDDEN].as_slice(), 3000));
-    let budget = VertexBudget { most: 2999, per_level: VERTICES };
+    let budget = DetailBudget::vertices(2999, VERTICES);
     order.choose_within(&lit, &ERROR, DrawDetail::Auto, Some(&budget));
     assert!(skinned(&order) <= 2999 && order.pixel_error() > PIXEL_ERROR);
     assert_eq!((order.buckets[1] % 2, order.buckets[3]), (1, HIDDEN), "{:?}", order.buckets);
-    let none = VertexBudget { most: 0, per_level: VERTICES };
+    let none = DetailBudget::vertices(0, VERTICES);
     order.choose_within(&lit, &ERROR, DrawDetail::Auto, Some(&none));
     assert_eq!(
         (order.buckets.as_slice(), order.culled_levels()),
         ([8, 9, 8, HIDDEN].as_slice(), [0, 0, 0, 0, 1])
+    );
+}
+
+/// Triangles one character draws in a pass at each level, for the
+/// triangle budget tests.
+const TRIANGLES: [u64; DETAIL_LEVELS] = [2000, 500, 120, 30, 8];
+
+/// A budget of `vertices` skinned and `triangles` drawn by the camera.
+fn both(vertices: u64, triangles: u64) -> DetailBudget {
+    DetailBudget {
+        triangles: LevelLimit { most: triangles, per_level: TRIANGLES },
+        ..DetailBudget::vertices(vertices, VERTICES)
+    }
+}
+
+/// Over a triangle budget the characters draw coarser as over a vertex
+/// budget, but only those the camera sees count: one drawn for the light
+/// alone draws no triangle in the main pass. With both limits, the error
+/// is the one that fits both: the larger of each alone's.
+#[test]
+fn a_triangle_budget_counts_the_camera_s_characters_and_holds_with_the_vertex_budget() {
+    // As in the light's test: the camera sees 0 and 2, 1 casts a shadow
+    // into the view, 3 is hidden.
+    let beside = |x: f32| Matrix4::new_translation(&Vector3::new(x, 0.0, -10.0));
+    let lit = view().with_shadows([-1.0, 0.25, 0.0]).with_receivers_above(-40.0);
+    let choose = |budget: DetailBudget| {
+        let mut order = DrawOrder::new(4, 0, &[(0, 4)]);
+        for (c, world) in [at(10.0), beside(-30.0), beside(10.5), at(1002.0)].iter().enumerate() {
+            order.place(c, world, [0.0, 0.0, 0.0, 1.0]);
+        }
+        order.choose_within(&lit, &ERROR, DrawDetail::Auto, Some(&budget));
+        let triangles: u64 = order.counts().iter().zip(&TRIANGLES).map(|(&n, &t)| u64::from(n) * t).sum();
+        (order.buckets.clone(), order.pixel_error(), order.over_budget(), triangles, skinned(&order))
+    };
+    let none = OverBudget::default();
+    // Within half a pixel: full meshes, 4,000 triangles (not 6,000).
+    let (buckets, m, over, triangles, _) = choose(both(u64::MAX, 4000));
+    assert_eq!(
+        (buckets.as_slice(), m, over, triangles),
+        ([0, 1, 0, HIDDEN].as_slice(), PIXEL_ERROR, none, 4000)
+    );
+    // One triangle less: coarser, the shadow's character still the light's.
+    let (buckets, by_triangles, over, triangles, _) = choose(both(u64::MAX, 3999));
+    assert!(by_triangles > PIXEL_ERROR && triangles <= 3999, "{by_triangles}: {triangles}");
+    assert_eq!(
+        (buckets[1] % 2, buckets[3], over),
+        (1, HIDDEN, OverBudget { vertices: false, triangles: true })
+    );
+    // A vertex budget alone that asks less coarsening than a tight
+    // triangle one, and the two together.
+    let (_, tight, _, triangles, _) = choose(both(u64::MAX, 999));
+    let (_, by_vertices, _, _, vertices) = choose(both(2999, u64::MAX));
+    assert!(triangles <= 999 && vertices <= 2999 && tight > by_vertices, "{tight} {by_vertices}");
+    let (_, m, over, triangles, vertices) = choose(both(2999, 999));
+    assert_eq!((m, over), (tight, OverBudget { vertices: true, triangles: true }));
+    assert!(triangles <= 999 && vertices <= 2999);
+    // Not even the coarsest levels draw one triangle: named as the one
+    // limit the coarsest are over.
+    let (buckets, m, over, _, _) = choose(both(u64::MAX, 1));
+    assert_eq!(
+        (buckets.as_slice(), m, over),
+        ([8, 9, 8, HIDDEN].as_slice(), f32::INFINITY, OverBudget { vertices: false, triangles: true })
     );
 }
