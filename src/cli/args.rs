@@ -523,6 +523,12 @@ pub struct BenchArgs {
     /// full mesh in every pass) [default: auto].
     #[arg(long, value_delimiter = ',', value_enum, value_name = "auto|full,...")]
     pub detail: Vec<DrawDetail>,
+    /// The most triangles the characters draw in the main pass at their
+    /// detail levels (at least 1): past it every character draws coarser,
+    /// within one larger pixel error (recorded per entry as
+    /// `pixel_error`). Default: no limit.
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = checked::at_least_one)]
+    pub max_triangles: Option<u64>,
     /// Where the dqs modes split each skinning matrix: shader (per
     /// influence of every vertex), cpu (once per joint and frame, in the
     /// palette write). Default: both.

@@ -21,6 +21,7 @@ impl BenchArgs {
             dqs_split: self.dqs_split.clone(),
             pose: self.pose.clone(),
             detail: self.detail.clone(),
+            max_triangles: self.max_triangles,
             frames: self.frames,
             quick: self.quick,
             out: PathBuf::from(&self.out),

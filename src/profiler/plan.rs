@@ -62,6 +62,9 @@ pub struct SweepRequest {
     pub pose: Vec<PoseEvaluation>,
     /// Which detail levels characters draw.
     pub detail: Vec<DrawDetail>,
+    /// The most triangles the characters draw in the main pass (`None`: no
+    /// limit).
+    pub max_triangles: Option<u64>,
     /// Timed frames per configuration.
     pub frames: Option<u32>,
     /// The small sweep's defaults.
@@ -112,6 +115,9 @@ pub struct BenchPlan {
     /// One by default, so that the pose time over the characters is the
     /// cost per character on one core.
     pub pose_threads: u32,
+    /// The most triangles the characters draw in the main pass at their
+    /// detail levels (`None`: no limit).
+    pub max_triangles: Option<u64>,
 }
 
 /// A request that cannot be planned. One line, naming the option.
@@ -259,6 +265,7 @@ impl BenchPlan {
             command: command.into(),
             load,
             pose_threads,
+            max_triangles: request.max_triangles,
         })
     }
 

@@ -18,6 +18,7 @@ use crate::asset::{self, LoadOptions, Model};
 use crate::character::controller::find_controller;
 use crate::character::{Controller, Crowd};
 use crate::render::copy_kernel::{CopyKernel, bytes_taking, measure_buffer_copy_wall, timestamp_check};
+use crate::render::draw_order::PIXEL_ERROR;
 use crate::render::frame_settings::{
     Choice, DrawDetail, InfluenceBlend, PassSetup, PoseEvaluation, SkinningPlacement,
 };
@@ -109,6 +110,7 @@ pub fn run_bench(plan: &BenchPlan) -> anyhow::Result<BenchRun> {
         let mut header =
             BenchHeader::new(ctx.device_name.clone(), ctx.driver(), plan.quick, plan.command.clone());
         header.pose_threads = Some(plan.pose_threads);
+        header.max_triangles = plan.max_triangles;
         header.device_local_bytes = Some(ctx.buffer_limits.device_local_bytes);
         let progress = BenchProgress::new(plan.configs.len() as u64);
         let mut measured = Measured::default();
@@ -405,6 +407,7 @@ fn build_scene(
         Err(e) if e.gpu().is_some_and(|g| g.is_device_lost()) => return Err(SceneError::Fatal(e.into())),
         Err(e) => return Err(SceneError::Unbuildable(e)),
     };
+    profile.set_max_triangles(plan.max_triangles);
     match scene_times(ctx, &mut profile, &mut crowd, plan.frames, too_large_whole.is_none()) {
         Ok(times) => Ok(Scene { key, crowd, profile, times, too_large_whole }),
         Err(e) => {
@@ -507,6 +510,14 @@ fn median_count(samples: &[FrameSample], count: fn(&FrameSample) -> u64) -> u64 
     counts.get(counts.len() / 2).copied().unwrap_or(0)
 }
 
+/// The median frame's pixel error where a detail limit coarsened the
+/// levels past half a pixel (`None` where it did not).
+fn median_pixel_error(samples: &[FrameSample]) -> Option<f32> {
+    let mut errors: Vec<f32> = samples.iter().map(|s| s.pixel_error).collect();
+    errors.sort_unstable_by(f32::total_cmp);
+    errors.get(errors.len() / 2).copied().filter(|&e| e > PIXEL_ERROR)
+}
+
 /// The summary of host-timed runs; `None` when the median is not above 0
 /// (the work is lost in the noise of a submission).
 fn wall_stat(times: Option<Vec<f64>>) -> anyhow::Result<Option<Stat>> {
@@ -595,6 +606,7 @@ fn measure(
             .then(|| median_count(&samples, |s| s.shadow_triangles)),
         skinned_vertices: (compute && skinned < vertices * u64::from(config.characters)).then_some(skinned),
         posed_characters: Some(median_count(&samples, |s| s.posed_characters)),
+        pixel_error: median_pixel_error(&samples),
         device_bytes: Some(ctx.allocated_bytes()),
         samples: kept,
     })

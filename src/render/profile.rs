@@ -12,7 +12,7 @@ use super::error::RenderError;
 use super::frame::{FrameContents, FrameEnd, FrameInput, FrameOutput, GpuTimes};
 use super::frame_settings::{DrawDetail, FrameSettings, InfluenceBlend, PaletteUpload, SkinningPlacement};
 use super::offscreen::OffscreenTargets;
-use super::renderer::{RenderSettings, Renderer};
+use super::renderer::{DetailLimits, RenderSettings, Renderer};
 use super::scene_passes::SceneTarget;
 use crate::anim::frame_poses::FrameSource;
 use crate::anim::framing::Bounds;
@@ -45,6 +45,9 @@ pub struct FrameSample {
     pub skinned_vertices: u64,
     /// Characters the crowd posed (`FrameSource::posed`).
     pub posed_characters: u64,
+    /// The most pixels by which the characters' levels departed from their
+    /// full meshes (`Renderer::detail_pixel_error`).
+    pub pixel_error: f32,
     /// The frame's GPU phases.
     pub gpu: GpuTimes,
 }
@@ -84,6 +87,13 @@ impl ProfileScene {
         let file = model.file.clone();
         let renderer = Renderer::new(ctx, model, settings)?;
         Ok(ProfileScene { renderer, camera, file, frame: 0 })
+    }
+
+    /// Sets the most triangles the characters draw in the main pass
+    /// (`DetailLimits::triangles`; `None`: no limit), between frames.
+    pub fn set_max_triangles(&mut self, most: Option<u64>) {
+        let limits = self.renderer.detail_limits();
+        self.renderer.set_detail_limits(DetailLimits { triangles: most, ..limits });
     }
 
     /// Chooses how the next frames are skinned, uploaded and drawn (the
@@ -126,6 +136,7 @@ impl ProfileScene {
                 sample.shadow_triangles = self.renderer.shadow_triangles();
                 sample.skinned_vertices = self.renderer.skinned_vertices();
                 sample.posed_characters = crowd.posed() as u64;
+                sample.pixel_error = self.renderer.detail_pixel_error();
             }
             // The GPU times of frame i - FRAMES_IN_FLIGHT (the slot's last use).
             let done = i.checked_sub(FRAMES_IN_FLIGHT as u32 + warmup).filter(|&k| k < frames);

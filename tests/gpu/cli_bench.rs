@@ -458,3 +458,46 @@ fn a_crowd_past_the_output_buffers_at_full_detail_is_benched_at_its_levels() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// `bench --max-triangles` draws each crowd within the budget at coarser
+/// levels and records the budget and the pixel error they were drawn
+/// within; full detail ignores it (every full mesh).
+#[test]
+fn a_triangle_budget_is_kept_and_recorded() {
+    if crate::common::context().is_none() {
+        return;
+    }
+    let (out, results, _, _) = run_bench_with_env(
+        "-triangles",
+        &[
+            "--quick",
+            "--validation",
+            "--characters",
+            "100",
+            "--detail",
+            "auto,full",
+            "--skinning",
+            "compute",
+            "--upload",
+            "inplace",
+            "--passes",
+            "1",
+            "--frames",
+            "2",
+            "--max-triangles",
+            "20000",
+        ],
+        &[],
+    );
+    assert_eq!(results["header"]["max_triangles"], 20000, "{}", results["header"]);
+    let entries = results["entries"].as_array().expect("entries");
+    let rows: Vec<(bool, u64, Option<f64>)> = entries
+        .iter()
+        .map(|e| (e["detail"] == "full", e["triangles"].as_u64().unwrap(), e["pixel_error"].as_f64()))
+        .collect();
+    assert_eq!(rows.len(), 2, "{entries:?}");
+    let (auto, full) = (rows[0], rows[1]);
+    assert!(!auto.0 && auto.1 <= 20000 && auto.2.is_some_and(|px| px > 0.5), "{auto:?}");
+    assert!(full.0 && full.1 > 20000 && full.2.is_none(), "{full:?}");
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -58,6 +58,10 @@ pub struct BenchHeader {
     /// must fit; absent in older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_local_bytes: Option<u64>,
+    /// The most triangles the characters drew in the main pass
+    /// (`--max-triangles`); absent without a limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_triangles: Option<u64>,
 }
 
 /// The results format this build writes. 2: `version`, `gpu_timing`,
@@ -150,6 +154,7 @@ impl BenchHeader {
             timestamp_check: None,
             pose_threads: None,
             device_local_bytes: None,
+            max_triangles: None,
         }
     }
 }
@@ -281,6 +286,12 @@ pub struct BenchEntry {
     /// and unseen ones not at all (absent in older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub posed_characters: Option<u64>,
+    /// The most pixels by which the characters' levels departed from their
+    /// full meshes (median over the frames) where a detail limit
+    /// (`--max-triangles`) made them coarser than half a pixel; absent
+    /// where it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pixel_error: Option<f32>,
     /// Device memory the scene held while measured (gpu-allocator's
     /// allocations: skinned output, palettes, records, render and shadow
     /// targets; absent in older files).

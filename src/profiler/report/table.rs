@@ -77,7 +77,8 @@ pub fn print_table(out: &mut impl Write, results: &BenchResults) -> io::Result<(
     writeln!(
         out,
         "(GPU figures: {}. µs as median/p95; triangles/pass: what the characters drew per pass at \
-         their detail levels, + the shadow cascades' together on 5-pass rows; pose: the CPU pose update of every character{threads}; skin % of copy: \
+         their detail levels, + the shadow cascades' together on 5-pass rows, and the pixel error \
+         where --max-triangles coarsened them; pose: the CPU pose update of every character{threads}; skin % of copy: \
          the copy kernel over the skin pass's bytes / the skin pass, same clock; staged/plain: the \
          staged palette copy / one plain copy of its bytes, host-timed, on rows that copy \
          palettes{refined})",
@@ -125,7 +126,8 @@ fn upload_cell(e: &BenchEntry) -> String {
 
 /// The characters' triangles per pass (`1.2M`, `45.6k`), then the shadow
 /// cascades' together (`+ 3.4M`) on rows that draw them, with ", full"
-/// when every character drew its full mesh; "-" in older files.
+/// when every character drew its full mesh, or the pixel error where a
+/// triangle budget coarsened the levels (", 0.84 px"); "-" in older files.
 fn triangles_cell(e: &BenchEntry) -> String {
     let Some(t) = e.triangles else { return "-".to_string() };
     let short = |t: u64| match t {
@@ -137,7 +139,12 @@ fn triangles_cell(e: &BenchEntry) -> String {
         Some(s) => format!("{} + {}", short(t), short(s)),
         None => short(t),
     };
-    if e.detail.as_deref() == Some("full") { format!("{count}, full") } else { count }
+    match (e.detail.as_deref(), e.pixel_error) {
+        (Some("full"), _) => format!("{count}, full"),
+        (_, Some(px)) if px.is_finite() => format!("{count}, {px:.2} px"),
+        (_, Some(_)) => format!("{count}, coarsest"),
+        _ => count,
+    }
 }
 
 /// `median/p95`, "-" for a figure the row does not have (nothing copied,

@@ -59,6 +59,7 @@ pub fn entry(characters: u32, passes: u32, skinning: &str, upload: &str, paused:
         shadow_triangles: None,
         skinned_vertices: None,
         posed_characters: None,
+        pixel_error: None,
         device_bytes: None,
         samples: Default::default(),
     }
