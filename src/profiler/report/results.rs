@@ -64,6 +64,40 @@ pub struct BenchHeader {
     pub max_triangles: Option<u64>,
 }
 
+/// An entry's `pixel_error` in JSON: a number, or `"coarsest"` for an
+/// infinite one (serde_json would write `null`, read back as absent).
+mod pixel_error_json {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    const COARSEST: &str = "coarsest";
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(untagged)]
+    enum Json {
+        Pixels(f32),
+        Word(String),
+    }
+
+    pub fn serialize<S: Serializer>(error: &Option<f32>, to: S) -> Result<S::Ok, S::Error> {
+        match error {
+            Some(px) if px.is_finite() => Json::Pixels(*px).serialize(to),
+            Some(_) => Json::Word(COARSEST.into()).serialize(to),
+            None => to.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(from: D) -> Result<Option<f32>, D::Error> {
+        match Option::<Json>::deserialize(from)? {
+            Some(Json::Pixels(px)) => Ok(Some(px)),
+            Some(Json::Word(w)) if w == COARSEST => Ok(Some(f32::INFINITY)),
+            Some(Json::Word(w)) => {
+                Err(serde::de::Error::custom(format!("pixel_error: {w:?} is not a number or \"{COARSEST}\"")))
+            }
+            None => Ok(None),
+        }
+    }
+}
+
 /// The results format this build writes. 2: `version`, `gpu_timing`,
 /// `timestamp_check`, and per entry `frame_wall_us`, `refinement` and
 /// `samples`.
@@ -289,8 +323,10 @@ pub struct BenchEntry {
     /// The most pixels by which the characters' levels departed from their
     /// full meshes (median over the frames) where a detail limit
     /// (`--max-triangles`) made them coarser than half a pixel; absent
-    /// where it did not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// where it did not. Infinite (`"coarsest"` in JSON, which has no
+    /// infinity) where every character drew its coarsest level and was
+    /// still over the limit.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "pixel_error_json")]
     pub pixel_error: Option<f32>,
     /// Device memory the scene held while measured (gpu-allocator's
     /// allocations: skinned output, palettes, records, render and shadow
@@ -555,6 +591,24 @@ mod tests {
         assert!(!check(0.0, 0.0).brackets_work(), "a timer that measured nothing");
         assert_eq!(check(0.0, 5.0).ratio(), 0.0);
         assert!((check(100.0, 105.0).ratio() - 1.05).abs() < 1e-12);
+    }
+
+    /// An entry's pixel error reads back as written: a number, infinity
+    /// as "coarsest" (not JSON's null, which would read back as absent),
+    /// absent as absent; another word is refused.
+    #[test]
+    fn pixel_errors_survive_json() {
+        for px in [Some(0.84), Some(f32::INFINITY), None] {
+            let mut e = entry(100, 1, "compute", "inplace", false);
+            e.pixel_error = px;
+            let text = serde_json::to_string(&e).unwrap();
+            assert_eq!(text.contains("\"pixel_error\":\"coarsest\""), px == Some(f32::INFINITY), "{text}");
+            assert_eq!(serde_json::from_str::<BenchEntry>(&text).unwrap().pixel_error, px, "{text}");
+        }
+        let e = serde_json::to_string(&entry(100, 1, "compute", "inplace", false)).unwrap();
+        let odd = e.replacen('{', "{\"pixel_error\":\"fine\",", 1);
+        let error = serde_json::from_str::<BenchEntry>(&odd).unwrap_err().to_string();
+        assert!(error.contains("pixel_error: \"fine\""), "{error}");
     }
 
     #[test]

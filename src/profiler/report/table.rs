@@ -74,11 +74,16 @@ pub fn print_table(out: &mut impl Write, results: &BenchResults) -> io::Result<(
     } else {
         ""
     };
+    let budget = match h.max_triangles {
+        Some(most) => {
+            format!(" (within {most} in the main pass, and the pixel error where that coarsened them)")
+        }
+        None => String::new(),
+    };
     writeln!(
         out,
         "(GPU figures: {}. µs as median/p95; triangles/pass: what the characters drew per pass at \
-         their detail levels, + the shadow cascades' together on 5-pass rows, and the pixel error \
-         where --max-triangles coarsened them; pose: the CPU pose update of every character{threads}; skin % of copy: \
+         their detail levels{budget}, + the shadow cascades' together on 5-pass rows; pose: the CPU pose update of every character{threads}; skin % of copy: \
          the copy kernel over the skin pass's bytes / the skin pass, same clock; staged/plain: the \
          staged palette copy / one plain copy of its bytes, host-timed, on rows that copy \
          palettes{refined})",
@@ -254,6 +259,30 @@ mod tests {
         assert_eq!(
             (triangles_cell(&shadows), triangles_cell(&main)),
             ("1.2M + 3.4M".into(), "45.6k, full".into())
+        );
+    }
+
+    /// Under a triangle budget a row shows the pixel error its levels were
+    /// drawn within (or that even the coarsest were over), and the caption
+    /// names the budget; without one, neither.
+    #[test]
+    fn rows_under_a_triangle_budget_show_their_pixel_error() {
+        let mut coarser = entry(1000, 1, "compute", "inplace", false);
+        (coarser.triangles, coarser.pixel_error) = (Some(99_300), Some(0.8421));
+        let mut coarsest = coarser.clone();
+        coarsest.pixel_error = Some(f32::INFINITY);
+        assert_eq!(
+            (triangles_cell(&coarser), triangles_cell(&coarsest)),
+            ("99.3k, 0.84 px".into(), "99.3k, coarsest".into())
+        );
+        let mut header = BenchHeader::new("llvmpipe", "Mesa 22.3.6", true, "vkskin bench --quick");
+        header.max_triangles = Some(100_000);
+        let mut out = Vec::new();
+        print_table(&mut out, &BenchResults { header, entries: vec![coarser] }).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("(within 100000 in the main pass, and the pixel error"), "{text}");
+        assert!(
+            !table(GpuTiming::Timestamps, vec![entry(1, 1, "compute", "inplace", false)]).contains("within")
         );
     }
 
