@@ -314,8 +314,10 @@ fn the_fallback_draws_the_crowd_passes_budget_and_level_asked_for() {
         .filter(|p| (0..3).all(|k| fallback[p * 4 + k] > five[p * 4 + k].saturating_add(20)))
         .count();
     assert!(shadowed as u32 * 100 > w * h, "--passes 5 drew {shadowed} shadowed pixels");
-    let (stderr, _) = fall_back(&dir, &[&crowd[..], &["--max-skinned-vertices", "5000"]].concat());
-    assert!(stderr.contains("--max-skinned-vertices"), "the budget's warning:\n{stderr}");
+    for limit in ["--max-skinned-vertices", "--max-triangles"] {
+        let (stderr, _) = fall_back(&dir, &[&crowd[..], &[limit, "5000"]].concat());
+        assert!(stderr.contains("than 5000 ") && stderr.contains(limit), "{limit}'s warning:\n{stderr}");
+    }
     // What acts on the window alone is named, once.
     let level = ["--level", "demo", "--frames", "2", "--size", "160x120", "--resize-at", "1:200x100"];
     let (stderr, path) = fall_back(&dir, &level);
