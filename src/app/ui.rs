@@ -632,7 +632,7 @@ const VERTEX_BUDGET: BudgetControl = BudgetControl {
 
 const TRIANGLE_BUDGET: BudgetControl = BudgetControl {
     label: "Triangle budget",
-    hover: "The most triangles the characters draw in the main pass: past it every character draws \
+    hover: "The most triangles the characters draw in a frame, every pass together: past it every character draws \
             coarser, within one larger pixel error",
     start: 10_000_000,
 };

@@ -92,11 +92,12 @@ pub struct DetailLimitArgs {
     /// the device's memory holds of skinned output.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = checked::at_least_one)]
     pub max_skinned_vertices: Option<u64>,
-    /// The most triangles the characters draw in the main pass at the
-    /// camera's detail levels (at least 1; the shadow cascades and the
-    /// scenery not counted): past it every character draws a coarser
-    /// level, the same pixel error for all, so a crowd's raster work stays
-    /// within what the GPU draws in a frame. Default: no limit.
+    /// The most triangles the characters draw in a frame at the camera's
+    /// detail levels, every pass together (the main pass, a depth prepass
+    /// and the shadow cascades; at least 1; the scenery not counted): past
+    /// it every character draws a coarser level, the same pixel error for
+    /// all, so a crowd's raster work stays within what the GPU draws in a
+    /// frame. Default: no limit.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = checked::at_least_one)]
     pub max_triangles: Option<u64>,
 }
@@ -523,9 +524,9 @@ pub struct BenchArgs {
     /// full mesh in every pass) [default: auto].
     #[arg(long, value_delimiter = ',', value_enum, value_name = "auto|full,...")]
     pub detail: Vec<DrawDetail>,
-    /// The most triangles the characters draw in the main pass at their
-    /// detail levels (at least 1): past it every character draws coarser,
-    /// within one larger pixel error (recorded per entry as
+    /// The most triangles the characters draw in a frame at their detail
+    /// levels, every pass together (at least 1): past it every character
+    /// draws coarser, within one larger pixel error (recorded per entry as
     /// `pixel_error`). Default: no limit.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = checked::at_least_one)]
     pub max_triangles: Option<u64>,

@@ -62,8 +62,8 @@ pub struct SweepRequest {
     pub pose: Vec<PoseEvaluation>,
     /// Which detail levels characters draw.
     pub detail: Vec<DrawDetail>,
-    /// The most triangles the characters draw in the main pass (`None`: no
-    /// limit).
+    /// The most triangles the characters draw in a frame, every pass
+    /// together (`None`: no limit).
     pub max_triangles: Option<u64>,
     /// Timed frames per configuration.
     pub frames: Option<u32>,
@@ -115,8 +115,8 @@ pub struct BenchPlan {
     /// One by default, so that the pose time over the characters is the
     /// cost per character on one core.
     pub pose_threads: u32,
-    /// The most triangles the characters draw in the main pass at their
-    /// detail levels (`None`: no limit).
+    /// The most triangles the characters draw in a frame at their detail
+    /// levels, every pass together (`None`: no limit).
     pub max_triangles: Option<u64>,
 }
 

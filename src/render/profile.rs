@@ -89,8 +89,8 @@ impl ProfileScene {
         Ok(ProfileScene { renderer, camera, file, frame: 0 })
     }
 
-    /// Sets the most triangles the characters draw in the main pass
-    /// (`DetailLimits::triangles`; `None`: no limit), between frames.
+    /// Sets the most triangles the characters draw in a frame, every pass
+    /// together (`DetailLimits::triangles`; `None`: no limit), between frames.
     pub fn set_max_triangles(&mut self, most: Option<u64>) {
         let limits = self.renderer.detail_limits();
         self.renderer.set_detail_limits(DetailLimits { triangles: most, ..limits });

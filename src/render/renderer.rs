@@ -63,8 +63,9 @@ pub struct DetailLimits {
     /// Vertices skinned, the scenery's included. `None`: what the device's
     /// memory holds (`crowd_fit::default_vertex_budget`).
     pub skinned_vertices: Option<u64>,
-    /// Triangles the characters draw in the main pass (the shadow
-    /// cascades' and the scenery's not counted). `None`: no limit.
+    /// Triangles the characters draw, every pass together (the main
+    /// pass, a depth prepass, the shadow cascades; the scenery's not
+    /// counted). `None`: no limit.
     pub triangles: Option<u64>,
 }
 
@@ -403,7 +404,7 @@ impl Renderer {
         (per_level, scenery)
     }
 
-    /// Triangles one character of the crowd draws in a pass at each level.
+    /// Triangles one character of the crowd draws in one pass at each level.
     fn level_triangles(&self) -> [u64; DETAIL_LEVELS] {
         let characters = self.settings.characters;
         let mut per_level = [0; DETAIL_LEVELS];
@@ -416,15 +417,18 @@ impl Renderer {
     }
 
     /// What a frame's characters may cost: the renderer's most vertices,
-    /// less the scenery's, and its most triangles.
+    /// less the scenery's, and its most triangles, every pass together.
     pub(super) fn detail_budget(&self) -> DetailBudget {
         let (per_level, scenery) = self.level_vertices();
         let triangles = match self.settings.limits.triangles {
             Some(most) => LevelLimit { most, per_level: self.level_triangles() },
             None => LevelLimit::NONE,
         };
+        let passes = self.settings.frame.passes;
         DetailBudget {
             triangles,
+            camera_passes: if passes == PassSetup::DepthPrepass { 2 } else { 1 },
+            cascades: passes == PassSetup::ShadowCascades,
             ..DetailBudget::vertices(self.max_skinned_vertices().saturating_sub(scenery), per_level)
         }
     }

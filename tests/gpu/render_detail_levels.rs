@@ -447,6 +447,21 @@ fn a_triangle_budget_coarsens_every_level_and_draws_within_it() {
     assert_drawn_alike(&within.pixels, &vertex.pixels, "over the triangle budget");
     let (c, f) = (covered(&within.pixels), covered(&free.pixels));
     assert!(c.abs_diff(f) * 10 < f, "{c} pixels covered within the budget, {f} without");
+    // With the shadow cascades the budget holds what every pass draws.
+    let shadows = |s: &mut RenderSettings| s.frame.passes = PassSetup::ShadowCascades;
+    let free = render(&ctx, &model, side, &camera, shadows);
+    let (all, most) = (free.triangles + free.shadow_triangles, (free.triangles + free.shadow_triangles) / 3);
+    let within = render(&ctx, &model, side, &camera, |s| {
+        shadows(s);
+        s.limits.triangles = Some(most);
+    });
+    let drawn = within.triangles + within.shadow_triangles;
+    eprintln!(
+        "with shadows: {all} triangles; over a budget of {most}: {drawn} within {} px",
+        within.pixel_error
+    );
+    assert!(free.shadow_triangles > 0 && within.shadow_triangles > 0);
+    assert!(drawn <= most && drawn > most / 2 && within.pixel_error > 0.5, "{drawn} of {most}");
     assert_no_messages(&ctx.validation_messages());
 }
 

@@ -58,8 +58,8 @@ pub struct BenchHeader {
     /// must fit; absent in older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_local_bytes: Option<u64>,
-    /// The most triangles the characters drew in the main pass
-    /// (`--max-triangles`); absent without a limit.
+    /// The most triangles the characters drew in a frame, every pass
+    /// together (`--max-triangles`); absent without a limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_triangles: Option<u64>,
 }

@@ -76,7 +76,7 @@ pub fn print_table(out: &mut impl Write, results: &BenchResults) -> io::Result<(
     };
     let budget = match h.max_triangles {
         Some(most) => {
-            format!(" (within {most} in the main pass, and the pixel error where that coarsened them)")
+            format!(" (within {most} in all passes together, and the pixel error where that coarsened them)")
         }
         None => String::new(),
     };
@@ -280,7 +280,7 @@ mod tests {
         let mut out = Vec::new();
         print_table(&mut out, &BenchResults { header, entries: vec![coarser] }).unwrap();
         let text = String::from_utf8(out).unwrap();
-        assert!(text.contains("(within 100000 in the main pass, and the pixel error"), "{text}");
+        assert!(text.contains("(within 100000 in all passes together, and the pixel error"), "{text}");
         assert!(
             !table(GpuTiming::Timestamps, vec![entry(1, 1, "compute", "inplace", false)]).contains("within")
         );

@@ -1,6 +1,6 @@
 //! A frame's detail budget ([`DetailBudget`]): the most vertices its
-//! characters may skin and the most triangles the camera's pass may draw
-//! of them. Levels are chosen within half a pixel; a camera flown close
+//! characters may skin and the most triangles its passes may draw of
+//! them. Levels are chosen within half a pixel; a camera flown close
 //! into a huge crowd then draws thousands of full meshes, and the frame's
 //! skinned output (a vertex each) could outgrow the device's memory or the
 //! frame its time, and a huge crowd framed whole still sends tens of
@@ -34,8 +34,15 @@ pub struct DetailBudget {
     /// Vertices skinned: every character some pass draws (the camera's
     /// or a shadow cascade's) is skinned once.
     pub vertices: LevelLimit,
-    /// Triangles drawn in the camera's pass: the characters it sees.
+    /// Triangles drawn, every pass together (`per_level`: one character
+    /// in one pass).
     pub triangles: LevelLimit,
+    /// The passes that draw what the camera sees (1, or 2 with a depth
+    /// prepass).
+    pub camera_passes: u32,
+    /// Whether the frame draws the shadow cascades: each draws the
+    /// characters whose cascade mask names it.
+    pub cascades: bool,
 }
 
 /// The most of one count, and what one character counts at each level.
@@ -54,22 +61,28 @@ impl LevelLimit {
 
 impl DetailBudget {
     /// At most `most` vertices skinned, `per_level` a character; triangles
-    /// unlimited.
+    /// unlimited (one pass, no cascades).
     pub fn vertices(most: u64, per_level: [u64; DETAIL_LEVELS]) -> DetailBudget {
-        DetailBudget { vertices: LevelLimit { most, per_level }, triangles: LevelLimit::NONE }
+        DetailBudget {
+            vertices: LevelLimit { most, per_level },
+            triangles: LevelLimit::NONE,
+            camera_passes: 1,
+            cascades: false,
+        }
     }
 
     /// The vertices and triangles of a character in `bucket` (see
-    /// `DrawOrder::buckets`) added to `sum`.
-    fn add(&self, sum: &mut [u64; 2], bucket: u8, level: usize) {
+    /// `DrawOrder::buckets`) drawn into the cascades of `mask` at `level`,
+    /// added to `sum`.
+    fn add(&self, sum: &mut [u64; 2], bucket: u8, mask: u8, level: usize) {
         if bucket == HIDDEN {
             return;
         }
         sum[0] = sum[0].saturating_add(self.vertices.per_level[level]);
         // Even buckets are the camera's; odd ones only cast shadows.
-        if bucket & 1 == 0 {
-            sum[1] = sum[1].saturating_add(self.triangles.per_level[level]);
-        }
+        let camera = if bucket & 1 == 0 { self.camera_passes } else { 0 };
+        let passes = camera + if self.cascades { mask.count_ones() } else { 0 };
+        sum[1] = sum[1].saturating_add(self.triangles.per_level[level].saturating_mul(u64::from(passes)));
     }
 
     /// Whether `sum` (vertices, triangles) is within both limits.
@@ -89,7 +102,7 @@ impl DetailBudget {
 pub struct OverBudget {
     /// The vertices skinned.
     pub vertices: bool,
-    /// The triangles the camera's pass draws.
+    /// The triangles the passes draw.
     pub triangles: bool,
 }
 
@@ -114,10 +127,11 @@ impl DrawOrder {
         error: &[f32; DETAIL_LEVELS],
         budget: &DetailBudget,
     ) -> (f32, OverBudget) {
-        let [vertices, triangles] = chunked::sum_over_chunks(&self.buckets, |_, buckets| {
+        let masks = &self.cascade_masks;
+        let [vertices, triangles] = chunked::sum_over_chunks(&self.buckets, |first, buckets| {
             let mut sum = [0; 2];
-            for &b in buckets {
-                budget.add(&mut sum, b, usize::from(b / 2).min(DETAIL_LEVELS - 1));
+            for (&b, &mask) in buckets.iter().zip(&masks[first..]) {
+                budget.add(&mut sum, b, mask, usize::from(b / 2).min(DETAIL_LEVELS - 1));
             }
             sum
         });
@@ -169,13 +183,13 @@ impl DrawOrder {
         budget: &DetailBudget,
         pixel_error: f32,
     ) -> [u64; 2] {
-        let buckets = &self.buckets;
+        let (buckets, masks) = (&self.buckets, &self.cascade_masks);
         chunked::sum_over_chunks(&self.spheres, |first, spheres| {
             let mut sum = [0; 2];
-            for (sphere, &bucket) in spheres.iter().zip(&buckets[first..]) {
+            for ((sphere, &bucket), &mask) in spheres.iter().zip(&buckets[first..]).zip(&masks[first..]) {
                 if bucket != HIDDEN {
                     let level = level_for(view, sphere, error, pixel_error);
-                    budget.add(&mut sum, bucket, usize::from(level));
+                    budget.add(&mut sum, bucket, mask, usize::from(level));
                 }
             }
             sum

@@ -604,7 +604,8 @@ fn a_vertex_budget_counts_the_characters_drawn_for_the_light() {
 /// triangle budget tests.
 const TRIANGLES: [u64; DETAIL_LEVELS] = [2000, 500, 120, 30, 8];
 
-/// A budget of `vertices` skinned and `triangles` drawn by the camera.
+/// A budget of `vertices` skinned and `triangles` drawn in a frame of
+/// one main pass without shadow cascades.
 fn both(vertices: u64, triangles: u64) -> DetailBudget {
     DetailBudget {
         triangles: LevelLimit { most: triangles, per_level: TRIANGLES },
@@ -612,52 +613,70 @@ fn both(vertices: u64, triangles: u64) -> DetailBudget {
     }
 }
 
-/// Over a triangle budget the characters draw coarser as over a vertex
-/// budget, but only those the camera sees count: one drawn for the light
-/// alone draws no triangle in the main pass. With both limits, the error
-/// is the one that fits both: the larger of each alone's.
-#[test]
-fn a_triangle_budget_counts_the_camera_s_characters_and_holds_with_the_vertex_budget() {
-    // As in the light's test: the camera sees 0 and 2, 1 casts a shadow
-    // into the view, 3 is hidden.
+/// As in the light's test: the camera sees 0 and 2, 1 casts a shadow into
+/// the view, 3 is hidden; each character's buckets, pixel error, the
+/// limits over, and what it skins and draws, chosen within `budget`.
+fn choose_lit(budget: DetailBudget) -> (Vec<u8>, f32, OverBudget, u64) {
     let beside = |x: f32| Matrix4::new_translation(&Vector3::new(x, 0.0, -10.0));
     let lit = view().with_shadows([-1.0, 0.25, 0.0]).with_receivers_above(-40.0);
-    let choose = |budget: DetailBudget| {
-        let mut order = DrawOrder::new(4, 0, &[(0, 4)]);
-        for (c, world) in [at(10.0), beside(-30.0), beside(10.5), at(1002.0)].iter().enumerate() {
-            order.place(c, world, [0.0, 0.0, 0.0, 1.0]);
-        }
-        order.choose_within(&lit, &ERROR, DrawDetail::Auto, Some(&budget));
-        let triangles: u64 = order.counts().iter().zip(&TRIANGLES).map(|(&n, &t)| u64::from(n) * t).sum();
-        (order.buckets.clone(), order.pixel_error(), order.over_budget(), triangles, skinned(&order))
+    let mut order = DrawOrder::new(4, 0, &[(0, 4)]);
+    for (c, world) in [at(10.0), beside(-30.0), beside(10.5), at(1002.0)].iter().enumerate() {
+        order.place(c, world, [0.0, 0.0, 0.0, 1.0]);
+    }
+    order.choose_within(&lit, &ERROR, DrawDetail::Auto, Some(&budget));
+    (order.buckets.clone(), order.pixel_error(), order.over_budget(), skinned(&order))
+}
+
+/// Triangles `buckets` draw in a frame of `camera_passes` passes for what
+/// the camera sees and, with `cascades`, each character into all four
+/// cascades (the view has no cascade boxes: every cascade draws every
+/// drawn character).
+fn drawn(buckets: &[u8], camera_passes: u64, cascades: bool) -> u64 {
+    let each = |&b: &u8| {
+        let passes = if b % 2 == 0 { camera_passes } else { 0 } + if cascades { 4 } else { 0 };
+        if b == HIDDEN { 0 } else { TRIANGLES[usize::from(b / 2)] * passes }
     };
+    buckets.iter().map(each).sum()
+}
+
+/// A triangle budget counts every pass a character is drawn in: the
+/// camera's (twice with a depth prepass) and each shadow cascade's, so a
+/// character drawn for the light alone counts only where the frame draws
+/// the cascades. Over it the characters draw coarser, as over a vertex
+/// budget, and with both limits the error is the one that fits both: the
+/// larger of each alone's.
+#[test]
+fn a_triangle_budget_counts_each_pass_and_holds_with_the_vertex_budget() {
     let none = OverBudget::default();
-    // Within half a pixel: full meshes, 4,000 triangles (not 6,000).
-    let (buckets, m, over, triangles, _) = choose(both(u64::MAX, 4000));
-    assert_eq!(
-        (buckets.as_slice(), m, over, triangles),
-        ([0, 1, 0, HIDDEN].as_slice(), PIXEL_ERROR, none, 4000)
-    );
-    // One triangle less: coarser, the shadow's character still the light's.
-    let (buckets, by_triangles, over, triangles, _) = choose(both(u64::MAX, 3999));
-    assert!(by_triangles > PIXEL_ERROR && triangles <= 3999, "{by_triangles}: {triangles}");
-    assert_eq!(
-        (buckets[1] % 2, buckets[3], over),
-        (1, HIDDEN, OverBudget { vertices: false, triangles: true })
-    );
+    let triangles_only = OverBudget { vertices: false, triangles: true };
+    // One main pass: 2 x 2,000 (the light's character draws nothing).
+    // A depth prepass: twice that. Cascades: 2,000 x (1 + 4) for each the
+    // camera sees, 2,000 x 4 for the light's.
+    let frames = [(1, false, 4_000), (2, false, 8_000), (1, true, 28_000)];
+    for (camera_passes, cascades, full) in frames {
+        let budget =
+            |most| DetailBudget { camera_passes: camera_passes as u32, cascades, ..both(u64::MAX, most) };
+        let (buckets, m, over, _) = choose_lit(budget(full));
+        assert_eq!((buckets.as_slice(), m, over), ([0, 1, 0, HIDDEN].as_slice(), PIXEL_ERROR, none));
+        assert_eq!(drawn(&buckets, camera_passes, cascades), full);
+        // One triangle less: coarser, the shadow's character still the light's.
+        let (buckets, m, over, _) = choose_lit(budget(full - 1));
+        assert!(m > PIXEL_ERROR && drawn(&buckets, camera_passes, cascades) < full, "{m}: {buckets:?}");
+        assert_eq!((buckets[1] % 2, buckets[3], over), (1, HIDDEN, triangles_only));
+    }
     // A vertex budget alone that asks less coarsening than a tight
     // triangle one, and the two together.
-    let (_, tight, _, triangles, _) = choose(both(u64::MAX, 999));
-    let (_, by_vertices, _, _, vertices) = choose(both(2999, u64::MAX));
-    assert!(triangles <= 999 && vertices <= 2999 && tight > by_vertices, "{tight} {by_vertices}");
-    let (_, m, over, triangles, vertices) = choose(both(2999, 999));
+    let (buckets, tight, ..) = choose_lit(both(u64::MAX, 999));
+    let (_, by_vertices, _, vertices) = choose_lit(both(2999, u64::MAX));
+    assert!(
+        drawn(&buckets, 1, false) <= 999 && vertices <= 2999 && tight > by_vertices,
+        "{tight} {by_vertices}"
+    );
+    let (buckets, m, over, vertices) = choose_lit(both(2999, 999));
     assert_eq!((m, over), (tight, OverBudget { vertices: true, triangles: true }));
-    assert!(triangles <= 999 && vertices <= 2999);
+    assert!(drawn(&buckets, 1, false) <= 999 && vertices <= 2999);
     // Not even the coarsest levels draw one triangle: named as the one
     // limit the coarsest are over.
-    let (buckets, m, over, _, _) = choose(both(u64::MAX, 1));
-    assert_eq!(
-        (buckets.as_slice(), m, over),
-        ([8, 9, 8, HIDDEN].as_slice(), f32::INFINITY, OverBudget { vertices: false, triangles: true })
-    );
+    let (buckets, m, over, _) = choose_lit(both(u64::MAX, 1));
+    assert_eq!((buckets.as_slice(), m, over), ([8, 9, 8, HIDDEN].as_slice(), f32::INFINITY, triangles_only));
 }
