@@ -15,8 +15,10 @@
 //! takes turns between that budget and none (frames within their
 //! budget forget the last error), so that every other frame searches
 //! for its pixel error anew: a searching frame costs about twice its
-//! time less `Auto`'s.
-//! Beside them, the foresight a crowd is posed by
+//! time less `Auto`'s. `AutoShadowsOverTriangles` chooses the shadowed
+//! frame within a triangle budget of every pass together, halfway from
+//! what its levels within half a pixel draw (the last error kept, as in
+//! `AutoOverBudget`). Beside them, the foresight a crowd is posed by
 //! (`Renderer::foresee`): the same placing, then each character's sight
 //! (culled, or its size in pixels).
 //! Reported as nanoseconds per character and the ratio.
@@ -36,7 +38,7 @@ use vkskin::render::DrawDetail;
 use vkskin::render::camera::{Camera, DEFAULT_FOV_Y};
 use vkskin::render::detail_levels::DETAIL_LEVELS;
 use vkskin::render::detail_levels::DetailLevels;
-use vkskin::render::draw_order::{DetailBudget, DrawOrder, LevelView, Seen};
+use vkskin::render::draw_order::{DetailBudget, DrawOrder, LevelLimit, LevelView, Seen};
 use vkskin::render::frame_uniforms::FrameUniforms;
 use vkskin::render::gpu_model::ModelStreams;
 use vkskin::render::shadow::{CASCADES, cascades};
@@ -83,6 +85,25 @@ fn level_vertices(model: &vkskin::asset::Model) -> [u64; DETAIL_LEVELS] {
     layout.characters()[0].level_vertices.map(u64::from)
 }
 
+/// Triangles one character draws in a pass at each level: each
+/// primitive's own list at level 0, then its simplified lists (an empty
+/// one is the level above's).
+fn level_triangles(model: &vkskin::asset::Model, levels: &DetailLevels) -> [u64; DETAIL_LEVELS] {
+    let own = model.meshes.iter().flat_map(|m| &m.primitives).map(|p| p.indices.len() as u64 / 3);
+    let mut per_level = [0; DETAIL_LEVELS];
+    for (own, lists) in own.zip(&levels.primitives) {
+        let mut triangles = own;
+        per_level[0] += own;
+        for (k, list) in lists.iter().enumerate() {
+            if !list.is_empty() {
+                triangles = list.len() as u64 / 3;
+            }
+            per_level[k + 1] += triangles;
+        }
+    }
+    per_level
+}
+
 fn main() {
     let model = load_default_character().expect("built-in character");
     let levels = DetailLevels::build(&model);
@@ -116,6 +137,26 @@ fn main() {
     let coarsest = CHARACTERS as u64 * per_level[DETAIL_LEVELS - 1];
     let budget = DetailBudget::vertices((skinned + coarsest) / 2, per_level);
     let unlimited = DetailBudget::vertices(u64::MAX, per_level);
+    // With the shadows, a triangle budget of every pass together, halfway
+    // from what the levels within half a pixel draw to the coarsest's.
+    let triangles = level_triangles(&model, &levels);
+    order.choose(&lit, &levels.error, DrawDetail::Auto);
+    let per_pass = |counts: &[(u32, u32); DETAIL_LEVELS]| -> u64 {
+        counts.iter().zip(&triangles).map(|(&(_, n), &t)| u64::from(n) * t).sum()
+    };
+    let passes =
+        [Seen::ByCamera, Seen::ByCascade(0), Seen::ByCascade(1), Seen::ByCascade(2), Seen::ByCascade(3)];
+    let frame_triangles = |order: &DrawOrder| -> u64 {
+        passes.iter().filter_map(|&seen| order.run_levels(0, seen)).map(per_pass).sum()
+    };
+    let drawn = frame_triangles(&order);
+    let triangles_within = |most| DetailBudget {
+        triangles: LevelLimit { most, per_level: triangles },
+        cascades: true,
+        ..unlimited
+    };
+    order.choose_within(&lit, &levels.error, DrawDetail::Auto, Some(&triangles_within(0)));
+    let triangle_budget = triangles_within((drawn + frame_triangles(&order)) / 2);
 
     let mut criterion = Criterion::default().configure_from_args();
     let mut group = criterion.benchmark_group("draw_order");
@@ -131,6 +172,7 @@ fn main() {
             ("AutoShadows", lit, DrawDetail::Auto, &turns[..0]),
             ("AutoOverBudget", view, DrawDetail::Auto, &turns[..1]),
             ("AutoOverBudgetSearch", view, DrawDetail::Auto, &turns[..]),
+            ("AutoShadowsOverTriangles", lit, DrawDetail::Auto, std::slice::from_ref(&triangle_budget)),
         ];
         for (name, view, detail, budgets) in choices {
             let mut frame = 0;
@@ -166,6 +208,13 @@ fn main() {
     println!(
         "within a budget of {} vertices (of {skinned}): {:?}, within {} pixels",
         budget.vertices.most,
+        order.counts(),
+        order.pixel_error()
+    );
+    order.choose_within(&lit, &levels.error, DrawDetail::Auto, Some(&triangle_budget));
+    println!(
+        "with shadows, within a budget of {} triangles, every pass (of {drawn}): {:?}, within {} pixels",
+        triangle_budget.triangles.most,
         order.counts(),
         order.pixel_error()
     );
