@@ -367,6 +367,36 @@ fn compute_and_vertex_skinning_draw_each_level_alike() {
     assert_no_messages(&ctx.validation_messages());
 }
 
+/// A camera at the edge of a `side` x `side` crowd, looking across it:
+/// full meshes near, the coarsest levels at its far side.
+fn across(side: u32) -> Camera {
+    let edge = SPACING * (side as f32 - 1.0) * 0.5 + 1.5;
+    Camera {
+        eye: Point3::new(0.0, 1.6, edge),
+        target: Point3::new(0.0, 0.8, 0.0),
+        near: 0.05,
+        far: 100.0,
+        ..framing(side)
+    }
+}
+
+/// `render` with `budget`, skinned by the compute pass and by the vertex
+/// shader.
+fn on_both_paths(
+    ctx: &GpuContext,
+    model: &Arc<Model>,
+    side: u32,
+    camera: &Camera,
+    budget: impl Fn(&mut RenderSettings),
+) -> (Drawn, Drawn) {
+    let compute = render(ctx, model, side, camera, &budget);
+    let vertex = render(ctx, model, side, camera, |s| {
+        budget(s);
+        s.frame.placement = SkinningPlacement::Vertex;
+    });
+    (compute, vertex)
+}
+
 /// A crowd seen close skins far more vertices than when framed whole; a
 /// vertex budget of a third of them makes every character coarser (one
 /// larger pixel error for all), skins within it, and both skinning paths
@@ -375,25 +405,11 @@ fn compute_and_vertex_skinning_draw_each_level_alike() {
 fn a_vertex_budget_coarsens_every_level_and_skins_within_it() {
     let Some(ctx) = context() else { return };
     let model = Arc::new(load_default_character().expect("built-in character"));
-    let side = 12;
-    // At the crowd's edge, looking across it: full meshes near, the
-    // coarsest levels at its far side.
-    let edge = SPACING * (side as f32 - 1.0) * 0.5 + 1.5;
-    let camera = Camera {
-        eye: Point3::new(0.0, 1.6, edge),
-        target: Point3::new(0.0, 0.8, 0.0),
-        near: 0.05,
-        far: 100.0,
-        ..framing(side)
-    };
+    let (side, camera) = (12, across(12));
     let free = render(&ctx, &model, side, &camera, |_| {});
     let most = free.skinned / 3;
-    let budget = |s: &mut RenderSettings| s.limits.skinned_vertices = Some(most);
-    let within = render(&ctx, &model, side, &camera, budget);
-    let vertex = render(&ctx, &model, side, &camera, |s| {
-        budget(s);
-        s.frame.placement = SkinningPlacement::Vertex;
-    });
+    let (within, vertex) =
+        on_both_paths(&ctx, &model, side, &camera, |s| s.limits.skinned_vertices = Some(most));
     eprintln!(
         "levels {:?} within {} px, {} vertices; over a budget of {most}: {:?} within {} px, {} vertices",
         free.counts, free.pixel_error, free.skinned, within.counts, within.pixel_error, within.skinned
@@ -414,28 +430,16 @@ fn a_vertex_budget_coarsens_every_level_and_skins_within_it() {
 
 /// The same crowd under a triangle budget of a third of what its levels
 /// draw in the main pass: every character coarser, the main pass within
-/// the budget, both skinning paths drawing the same levels and picture.
+/// the budget, both skinning paths drawing the same levels and picture;
+/// with the shadow cascades, the budget holds every pass together.
 #[test]
 fn a_triangle_budget_coarsens_every_level_and_draws_within_it() {
     let Some(ctx) = context() else { return };
     let model = Arc::new(load_default_character().expect("built-in character"));
-    let side = 12;
-    let edge = SPACING * (side as f32 - 1.0) * 0.5 + 1.5;
-    let camera = Camera {
-        eye: Point3::new(0.0, 1.6, edge),
-        target: Point3::new(0.0, 0.8, 0.0),
-        near: 0.05,
-        far: 100.0,
-        ..framing(side)
-    };
+    let (side, camera) = (12, across(12));
     let free = render(&ctx, &model, side, &camera, |_| {});
     let most = free.triangles / 3;
-    let budget = |s: &mut RenderSettings| s.limits.triangles = Some(most);
-    let within = render(&ctx, &model, side, &camera, budget);
-    let vertex = render(&ctx, &model, side, &camera, |s| {
-        budget(s);
-        s.frame.placement = SkinningPlacement::Vertex;
-    });
+    let (within, vertex) = on_both_paths(&ctx, &model, side, &camera, |s| s.limits.triangles = Some(most));
     eprintln!(
         "levels {:?} within {} px, {} triangles; over a budget of {most}: {:?} within {} px, {} triangles",
         free.counts, free.pixel_error, free.triangles, within.counts, within.pixel_error, within.triangles
