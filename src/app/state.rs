@@ -173,7 +173,7 @@ pub struct FrameTimings {
     /// Of the culled, those no pass draws (not even their shadows).
     pub hidden: u32,
     /// The pixel error the levels were chosen within: half a pixel, more
-    /// where the vertex budget coarsened them.
+    /// where a detail budget (vertices or triangles) coarsened them.
     pub pixel_error: f32,
     /// Triangles the characters drew in the main pass.
     pub triangles: u64,

@@ -606,7 +606,7 @@ fn timing(ui: &mut Ui, state: &mut ViewerState, t: &FrameTimings) {
         row(ui, "detail levels", format!("{levels}, {culled} culled"));
         row(ui, "hidden", format!("{:8}", t.hidden));
         if t.pixel_error > crate::render::draw_order::PIXEL_ERROR {
-            // The vertex budget made every character coarser.
+            // A detail budget (vertices or triangles) made every character coarser.
             row(ui, "over budget", format!("{:8.2} px", t.pixel_error));
         }
     });
