@@ -11,7 +11,9 @@ use crate::render::RenderError;
 use crate::render::crowd_fit::check_crowd_fits;
 use crate::render::headless::{self, HeadlessRequest};
 use crate::render::renderer::RenderSettings;
-use crate::render::{DqsSplit, GpuOptions, InfluenceBlend, PoseEvaluation, SkinningMethod, with_gpu};
+use crate::render::{
+    DqsSplit, DrawDetail, GpuOptions, InfluenceBlend, PoseEvaluation, SkinningMethod, with_gpu,
+};
 use crate::text::display_name;
 use crate::world::{ActorRun, Authority, FootPlacement, Level, scenery_model};
 use std::path::Path;
@@ -94,6 +96,20 @@ pub fn run(args: &RenderArgs, load: &asset::LoadOptions) -> anyhow::Result<()> {
     };
     for w in &model.warnings {
         eprintln!("vkskin: warning: {}: {w}", model.file);
+    }
+    if frame_settings.detail == DrawDetail::Full {
+        // Full detail draws every full mesh: no level to coarsen.
+        let limits = &args.limits;
+        for (given, flag) in [
+            (limits.max_skinned_vertices, "--max-skinned-vertices"),
+            (limits.max_triangles, "--max-triangles"),
+        ] {
+            if given.is_some() {
+                eprintln!(
+                    "vkskin: warning: {flag} is not applied with --detail full (every full mesh is drawn)"
+                );
+            }
+        }
     }
     let out = Path::new(&args.out);
     let options = args.gpu_options();

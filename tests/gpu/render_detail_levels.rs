@@ -550,6 +550,17 @@ fn render_says_when_its_detail_budget_coarsened_the_levels() {
             ),
         "{what}"
     );
+    // Full detail has no level to coarsen: each limit given says so.
+    let (warnings, what) =
+        run_with(&["--detail", "full", "--max-triangles", "10", "--max-skinned-vertices", "10"]);
+    assert_eq!(
+        warnings,
+        [
+            "vkskin: warning: --max-skinned-vertices is not applied with --detail full (every full mesh is drawn)",
+            "vkskin: warning: --max-triangles is not applied with --detail full (every full mesh is drawn)"
+        ],
+        "{what}"
+    );
     let (warnings, what) = run_with(&["--max-triangles", "10"]);
     assert!(
         warnings
