@@ -31,9 +31,11 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use nalgebra::Matrix4;
+use std::sync::Arc;
 use vkskin::anim::{FramePoses, Sight, SkinInput, SkinnedPose};
 use vkskin::asset::load_default_character;
-use vkskin::character::crowd::grid_position;
+use vkskin::character::controller::DEFAULT_CONTROLLER;
+use vkskin::character::{Controller, Crowd};
 use vkskin::render::DrawDetail;
 use vkskin::render::camera::{Camera, DEFAULT_FOV_Y};
 use vkskin::render::detail_levels::DETAIL_LEVELS;
@@ -46,8 +48,6 @@ use vkskin::render::skin_pass::SkinLayout;
 
 /// Characters placed and sorted per frame.
 const CHARACTERS: usize = 100_000;
-/// Spacing of the grid (`render --characters`).
-const SPACING: f32 = 1.5;
 
 /// Characters at their places, with nothing to skin: placing reads only
 /// their world matrices.
@@ -104,13 +104,22 @@ fn level_triangles(model: &vkskin::asset::Model, levels: &DetailLevels) -> [u64;
     per_level
 }
 
+/// The crowd's places and the bounds of its first frame, on the grid
+/// `render --characters` and `bench` lay it out on (`Crowd::on_grid`: the
+/// character's own footprint apart).
+fn grid(model: &vkskin::asset::Model) -> (Vec<Matrix4<f32>>, ([f32; 3], [f32; 3])) {
+    let controller = Controller::from_text(DEFAULT_CONTROLLER, model).expect("the built-in controller");
+    let (crowd, bounds) = Crowd::on_grid(model.rig.clone(), Arc::new(controller), CHARACTERS, 30.0, 1, false)
+        .expect("a crowd")
+        .expect("the built-in character draws");
+    (crowd.worlds().to_vec(), bounds)
+}
+
 fn main() {
     let model = load_default_character().expect("built-in character");
     let levels = DetailLevels::build(&model);
-    let worlds: Vec<Matrix4<f32>> =
-        (0..CHARACTERS).map(|c| Matrix4::new_translation(&grid_position(c, CHARACTERS, SPACING))).collect();
-    let half = SPACING * ((CHARACTERS as f32).sqrt() - 1.0) * 0.5 + 1.0;
-    let camera = Camera::frame_box([-half, 0.0, -half], [half, 2.0, half], 1280.0 / 720.0, DEFAULT_FOV_Y);
+    let (worlds, (lo, hi)) = grid(&model);
+    let camera = Camera::frame_box(lo, hi, 1280.0 / 720.0, DEFAULT_FOV_Y);
     let view = LevelView::new(&camera, 720);
     // The crowd is one run, as the renderer's.
     let runs = [(0, CHARACTERS as u32)];
