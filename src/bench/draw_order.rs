@@ -32,6 +32,7 @@
 use criterion::{BenchmarkId, Criterion, Throughput};
 use nalgebra::Matrix4;
 use std::sync::Arc;
+use vkskin::anim::framing::Bounds;
 use vkskin::anim::{FramePoses, Sight, SkinInput, SkinnedPose};
 use vkskin::asset::load_default_character;
 use vkskin::character::controller::DEFAULT_CONTROLLER;
@@ -107,7 +108,7 @@ fn level_triangles(model: &vkskin::asset::Model, levels: &DetailLevels) -> [u64;
 /// The crowd's places and the bounds of its first frame, on the grid
 /// `render --characters` and `bench` lay it out on (`Crowd::on_grid`: the
 /// character's own footprint apart).
-fn grid(model: &vkskin::asset::Model) -> (Vec<Matrix4<f32>>, ([f32; 3], [f32; 3])) {
+fn grid(model: &vkskin::asset::Model) -> (Vec<Matrix4<f32>>, Bounds) {
     let controller = Controller::from_text(DEFAULT_CONTROLLER, model).expect("the built-in controller");
     let (crowd, bounds) = Crowd::on_grid(model.rig.clone(), Arc::new(controller), CHARACTERS, 30.0, 1, false)
         .expect("a crowd")
