@@ -203,6 +203,8 @@ pub struct Side {
     pub gpu_timing: GpuTiming,
     /// The threads its crowds posed and recorded on.
     pub pose_threads: Option<u32>,
+    /// The triangle budget its crowds were drawn within (`--max-triangles`).
+    pub max_triangles: Option<u64>,
 }
 
 impl Side {
@@ -215,6 +217,7 @@ impl Side {
             version: h.version,
             gpu_timing: h.gpu_timing,
             pose_threads: h.pose_threads,
+            max_triangles: h.max_triangles,
         }
     }
 }

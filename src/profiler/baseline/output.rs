@@ -77,6 +77,16 @@ pub fn print_comparison(
             threads(c.new.pose_threads)
         )?;
     }
+    if c.old.max_triangles != c.new.max_triangles {
+        let budget = |t: Option<u64>| t.map_or_else(|| "none".to_string(), |n| n.to_string());
+        writeln!(
+            out,
+            "note: the crowds were drawn within different triangle budgets (--max-triangles): {} in the \
+             baseline, {} now; their levels, and so their frames, differ by design",
+            budget(c.old.max_triangles),
+            budget(c.new.max_triangles)
+        )?;
+    }
     if c.clocks_differ {
         writeln!(
             out,
@@ -214,6 +224,17 @@ mod tests {
         );
         old.header.pose_threads = None;
         assert!(print(&old, &new).contains("unrecorded in the baseline, 16 now"));
+        // So do runs under different triangle budgets.
+        assert!(!print(&old, &new).contains("triangle budgets"));
+        new.header.max_triangles = Some(12_000_000);
+        let text = print(&old, &new);
+        assert!(
+            text.contains(
+                "note: the crowds were drawn within different triangle budgets (--max-triangles): none in \
+                 the baseline, 12000000 now"
+            ),
+            "{text}"
+        );
     }
 
     #[test]
