@@ -5,6 +5,7 @@
 use crate::character::{ParameterId, ParameterValue};
 use crate::render::FrameSettings;
 use crate::render::detail_levels::DETAIL_LEVELS;
+use crate::render::draw_order::OverBudget;
 use crate::render::renderer::DetailLimits;
 use crate::render::window_frame::Drawn;
 use crate::world::Authority;
@@ -175,6 +176,8 @@ pub struct FrameTimings {
     /// The pixel error the levels were chosen within: half a pixel, more
     /// where a detail budget (vertices or triangles) coarsened them.
     pub pixel_error: f32,
+    /// Which limits coarsened them (`Renderer::over_budget`).
+    pub over_budget: OverBudget,
     /// Triangles the characters drew in the main pass.
     pub triangles: u64,
     /// Triangles they drew into the shadow cascades together (0 without

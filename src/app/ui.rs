@@ -10,6 +10,7 @@ use super::state::{AnimationMode, DebugView, EventLog, FrameTimings, ViewerState
 use crate::anim::{NO_PARENT, SkinningMethod};
 use crate::asset::Model;
 use crate::character::{Character, ParameterId, ParameterKind, ParameterValue};
+use crate::render::draw_order::OverBudget;
 use crate::render::{DqsSplit, DrawDetail, PassSetup, SkinningPlacement};
 use crate::world::Authority;
 use egui::{
@@ -607,13 +608,23 @@ fn timing(ui: &mut Ui, state: &mut ViewerState, t: &FrameTimings) {
         row(ui, "hidden", format!("{:8}", t.hidden));
         if t.pixel_error > crate::render::draw_order::PIXEL_ERROR {
             // A detail budget (vertices or triangles) made every character coarser.
-            row(ui, "over budget", format!("{:8.2} px", t.pixel_error));
+            row(ui, over_budget_label(t.over_budget), format!("{:8.2} px", t.pixel_error));
         }
     });
     ui.checkbox(&mut state.vsync, "VSync");
 }
 
 /// The vertex budget: off (what the device holds) or a number of vertices.
+/// The timing row of a frame whose levels a detail budget coarsened,
+/// naming the limits that did.
+fn over_budget_label(over: OverBudget) -> &'static str {
+    match (over.vertices, over.triangles) {
+        (true, true) => "over budget (vertices, triangles)",
+        (true, false) => "over budget (vertices)",
+        _ => "over budget (triangles)",
+    }
+}
+
 /// One of a frame's detail limits as a checkbox (off: the default) and a
 /// slider.
 struct BudgetControl {
@@ -690,6 +701,14 @@ mod tests {
         let font = egui::FontId::proportional(14.0);
         assert!(ctx.fonts_mut(|f| f.has_glyphs(&font, "⏮⏭⏸⏵×µ")), "a symbol is missing from the fonts");
         shapes
+    }
+
+    #[test]
+    fn the_over_budget_row_names_the_limits_that_acted() {
+        let over = |vertices, triangles| over_budget_label(OverBudget { vertices, triangles });
+        assert_eq!(over(true, false), "over budget (vertices)");
+        assert_eq!(over(false, true), "over budget (triangles)");
+        assert_eq!(over(true, true), "over budget (vertices, triangles)");
     }
 
     #[test]

@@ -501,6 +501,7 @@ impl Viewer {
         self.timings.detail = scene.renderer.detail_counts();
         self.timings.hidden = scene.renderer.hidden_characters();
         self.timings.pixel_error = scene.renderer.detail_pixel_error();
+        self.timings.over_budget = scene.renderer.over_budget();
         self.timings.triangles = scene.renderer.triangles_per_pass();
         self.timings.shadow_triangles = scene.renderer.shadow_triangles();
         self.timings.skinned_vertices = scene.renderer.skinned_vertices();
