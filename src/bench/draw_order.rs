@@ -76,33 +76,23 @@ impl FramePoses for Places {
     }
 }
 
-/// Vertices one character skins at each level, as the skin pass lays it
-/// out (what the renderer's `DetailBudget` counts).
-fn level_vertices(model: &vkskin::asset::Model) -> [u64; DETAIL_LEVELS] {
+/// Vertices one character skins and triangles it draws in a pass at each
+/// level, as the skin pass lays it out and the draws index it (what the
+/// renderer's `DetailBudget` counts).
+fn level_costs(model: &vkskin::asset::Model) -> ([u64; DETAIL_LEVELS], [u64; DETAIL_LEVELS]) {
     let streams = ModelStreams::build_with_levels(model).expect("the built-in character's streams");
+    let table = streams.table();
     let mut layout = SkinLayout::default();
-    let index = layout.add_model(streams.table()).expect("a model");
-    layout.add_character(index, streams.table(), model).expect("a character");
-    layout.characters()[0].level_vertices.map(u64::from)
-}
-
-/// Triangles one character draws in a pass at each level: each
-/// primitive's own list at level 0, then its simplified lists (an empty
-/// one is the level above's).
-fn level_triangles(model: &vkskin::asset::Model, levels: &DetailLevels) -> [u64; DETAIL_LEVELS] {
-    let own = model.meshes.iter().flat_map(|m| &m.primitives).map(|p| p.indices.len() as u64 / 3);
-    let mut per_level = [0; DETAIL_LEVELS];
-    for (own, lists) in own.zip(&levels.primitives) {
-        let mut triangles = own;
-        per_level[0] += own;
-        for (k, list) in lists.iter().enumerate() {
-            if !list.is_empty() {
-                triangles = list.len() as u64 / 3;
-            }
-            per_level[k + 1] += triangles;
+    let index = layout.add_model(table).expect("a model");
+    layout.add_character(index, table, model).expect("a character");
+    let vertices = layout.characters()[0].level_vertices.map(u64::from);
+    let mut triangles = [0; DETAIL_LEVELS];
+    for p in table.primitives {
+        for (sum, &(_, indices)) in triangles.iter_mut().zip(&p.levels) {
+            *sum += u64::from(indices / 3);
         }
     }
-    per_level
+    (vertices, triangles)
 }
 
 /// The crowd's places and the bounds of its first frame, on the grid
@@ -140,7 +130,7 @@ fn main() {
     let poses = Places(worlds);
 
     // Halfway from what the levels within half a pixel skin to the coarsest's.
-    let per_level = level_vertices(&model);
+    let (per_level, triangles) = level_costs(&model);
     order.place_poses(&poses, CHARACTERS, levels.bounds);
     order.choose(&view, &levels.error, DrawDetail::Auto);
     let skinned: u64 = order.counts().iter().zip(&per_level).map(|(&n, &v)| u64::from(n) * v).sum();
@@ -149,7 +139,6 @@ fn main() {
     let unlimited = DetailBudget::vertices(u64::MAX, per_level);
     // With the shadows, a triangle budget of every pass together, halfway
     // from what the levels within half a pixel draw to the coarsest's.
-    let triangles = level_triangles(&model, &levels);
     order.choose(&lit, &levels.error, DrawDetail::Auto);
     let per_pass = |counts: &[(u32, u32); DETAIL_LEVELS]| -> u64 {
         counts.iter().zip(&triangles).map(|(&(_, n), &t)| u64::from(n) * t).sum()
