@@ -467,7 +467,7 @@ fn a_triangle_budget_is_kept_and_recorded() {
     if crate::common::context().is_none() {
         return;
     }
-    let (out, results, _, _) = run_bench_with_env(
+    let (out, results, _) = run_bench(
         "-triangles",
         &[
             "--quick",
@@ -487,7 +487,6 @@ fn a_triangle_budget_is_kept_and_recorded() {
             "--max-triangles",
             "20000",
         ],
-        &[],
     );
     assert_eq!(results["header"]["max_triangles"], 20000, "{}", results["header"]);
     let entries = results["entries"].as_array().expect("entries");
