@@ -618,7 +618,7 @@ fn timing(ui: &mut Ui, state: &mut ViewerState, t: &FrameTimings) {
 /// The timing row of a frame whose levels a detail budget coarsened,
 /// naming the limits that did.
 fn over_budget_label(over: OverBudget) -> &'static str {
-    match (over.vertices, over.triangles) {
+    match (over.vertices, over.triangles || over.gpu_frame) {
         (true, true) => "over budget (vertices, triangles)",
         (true, false) => "over budget (vertices)",
         _ => "over budget (triangles)",
@@ -705,7 +705,8 @@ mod tests {
 
     #[test]
     fn the_over_budget_row_names_the_limits_that_acted() {
-        let over = |vertices, triangles| over_budget_label(OverBudget { vertices, triangles });
+        let over =
+            |vertices, triangles| over_budget_label(OverBudget { vertices, triangles, gpu_frame: false });
         assert_eq!(over(true, false), "over budget (vertices)");
         assert_eq!(over(false, true), "over budget (triangles)");
         assert_eq!(over(true, true), "over budget (vertices, triangles)");

@@ -11,6 +11,7 @@ use crate::render::frame_settings::{
 };
 use crate::render::renderer::DetailLimits;
 use clap::{Parser, Subcommand};
+use std::time::Duration;
 
 /// vkskin: look at, debug and profile skinned glTF characters.
 ///
@@ -100,12 +101,23 @@ pub struct DetailLimitArgs {
     /// frame. Default: no limit.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = checked::at_least_one)]
     pub max_triangles: Option<u64>,
+    /// The most GPU time a frame may take, in milliseconds (1 to 60000;
+    /// 16.7 for 60 Hz): each frame's triangle budget is set from the GPU
+    /// time finished frames took (their timestamps), aiming at 90 % of it,
+    /// so on any GPU the characters draw as finely as the time allows.
+    /// Frames are measured from the third on. Default: no limit.
+    #[arg(long, value_name = "MS", allow_negative_numbers = true, value_parser = checked::frame_budget)]
+    pub gpu_frame_budget: Option<Duration>,
 }
 
 impl DetailLimitArgs {
     /// The renderer's limits these arguments ask for.
     pub fn detail_limits(&self) -> DetailLimits {
-        DetailLimits { skinned_vertices: self.max_skinned_vertices, triangles: self.max_triangles }
+        DetailLimits {
+            skinned_vertices: self.max_skinned_vertices,
+            triangles: self.max_triangles,
+            gpu_frame: self.gpu_frame_budget,
+        }
     }
 }
 

@@ -44,6 +44,22 @@ pub fn fps_f32(text: &str) -> Result<f32, String> {
     fps(text).map(|x| x as f32)
 }
 
+/// What `--gpu-frame-budget` takes, in milliseconds: a 1000 Hz frame's to
+/// a minute's.
+pub const FRAME_BUDGET_MS: RangeInclusive<f64> = 1.0..=60_000.0;
+
+/// A GPU frame budget in milliseconds, within [`FRAME_BUDGET_MS`].
+pub fn frame_budget(text: &str) -> Result<std::time::Duration, String> {
+    let (lo, hi) = (FRAME_BUDGET_MS.start(), FRAME_BUDGET_MS.end());
+    let range = || format!("takes {lo} to {hi} (milliseconds), not {}", crate::text::display_name(text));
+    let ms = number(text, "a number").map_err(|_| range())?;
+    if FRAME_BUDGET_MS.contains(&ms) {
+        Ok(std::time::Duration::from_secs_f64(ms / 1e3))
+    } else {
+        Err(range())
+    }
+}
+
 /// A whole number in `range`, the message saying the range.
 pub fn count_in<T>(text: &str, range: RangeInclusive<T>) -> Result<T, String>
 where

@@ -101,10 +101,11 @@ pub fn run(args: &RenderArgs, load: &asset::LoadOptions) -> anyhow::Result<()> {
         // Full detail draws every full mesh: no level to coarsen.
         let limits = &args.limits;
         for (given, flag) in [
-            (limits.max_skinned_vertices, "--max-skinned-vertices"),
-            (limits.max_triangles, "--max-triangles"),
+            (limits.max_skinned_vertices.is_some(), "--max-skinned-vertices"),
+            (limits.max_triangles.is_some(), "--max-triangles"),
+            (limits.gpu_frame_budget.is_some(), "--gpu-frame-budget"),
         ] {
-            if given.is_some() {
+            if given {
                 eprintln!(
                     "vkskin: warning: {flag} is not applied with --detail full (every full mesh is drawn)"
                 );

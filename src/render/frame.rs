@@ -235,6 +235,7 @@ impl Renderer {
         let configuration = self.configuration_span();
         let _configuration = configuration.enter();
         let previous_gpu = self.begin_frame(ctx)?;
+        self.measure_gpu_frame(previous_gpu);
         let recorded = tracing::trace_span!("record", frame).in_scope(|| self.record(ctx, input, output));
         let semaphores = output.semaphores(slot);
         let (waits, signals) = match &semaphores {
@@ -316,6 +317,11 @@ impl Renderer {
                 ctx.end_region(cmd);
                 skinned?
             }
+        };
+        // What the GPU frame budget will measure this frame by.
+        self.slot_triangles[index] = match input.contents {
+            FrameContents::Scene { show_mesh: true, .. } => self.frame_triangles(),
+            _ => 0,
         };
         if let FrameContents::Scene { camera, show_mesh } = input.contents {
             self.record_scene(ctx, output.target(index)?, camera, show_mesh)?;

@@ -7,6 +7,7 @@
 use super::camera::{Camera, DEFAULT_FOV_Y};
 use super::draw_order::{OverBudget, PIXEL_ERROR};
 use super::error::RenderError;
+use super::frame_settings::DrawDetail;
 use super::image_out::{self, ApngWriter};
 use super::offscreen::PixelSink;
 use super::renderer::{RenderSettings, Renderer};
@@ -64,19 +65,32 @@ pub fn render(
             renderer.add_scenery(ctx, s)?;
         }
         source.restart().map_err(|e| pose_error(&model, e))?;
-        // The frame whose levels the detail limits coarsened most, and
-        // which limits its levels within half a pixel were over.
-        let mut coarsest = (PIXEL_ERROR, first, renderer.over_budget());
+        // The frame whose levels the detail limits coarsened most, which
+        // limits its levels within half a pixel were over, and the
+        // triangles the GPU frame budget allowed it.
+        let mut coarsest = (PIXEL_ERROR, first, renderer.over_budget(), None);
         for i in first..first + frames {
             renderer.pose_foreseen(source, i, &camera).map_err(|e| pose_error(&model, e))?;
             renderer.render_frame(ctx, source, &camera, true, on_frame)?;
             if renderer.detail_pixel_error() > coarsest.0 {
-                coarsest = (renderer.detail_pixel_error(), i, renderer.over_budget());
+                let steered = renderer.gpu_frame_triangles();
+                coarsest = (renderer.detail_pixel_error(), i, renderer.over_budget(), steered);
             }
         }
+        // (Full detail has no level to coarsen: the command says so.)
+        if let Some(budget) = renderer.detail_limits().gpu_frame
+            && renderer.gpu_frame_triangles().is_none()
+            && renderer.settings().frame.detail == DrawDetail::Auto
+        {
+            renderer.warnings.push(format!(
+                "the GPU frame budget ({:.1} ms, --gpu-frame-budget) was not applied: no frame's GPU time \
+                 was measured (the first is measured as the third frame is recorded)",
+                budget.as_secs_f64() * 1e3
+            ));
+        }
         if coarsest.0 > PIXEL_ERROR {
-            let (pixels, frame, over) = coarsest;
-            let most = over_limits(&renderer, over);
+            let (pixels, frame, over, steered) = coarsest;
+            let most = over_limits(&renderer, over, steered);
             renderer.warnings.push(if pixels.is_finite() {
                 format!(
                     "frame {frame} drew its characters within {pixels:.2} pixels of their full meshes, not \
@@ -95,8 +109,10 @@ pub fn render(
 
 /// The limits a frame's characters were over, in words: "skin more than N
 /// vertices (--max-skinned-vertices)", "draw more than N triangles
-/// (--max-triangles)", or both.
-fn over_limits(renderer: &Renderer, over: OverBudget) -> String {
+/// (--max-triangles)", "draw more than the N triangles the GPU frame
+/// budget allowed (--gpu-frame-budget)" (`steered`: those it allowed that
+/// frame), or several, joined by "and".
+fn over_limits(renderer: &Renderer, over: OverBudget, steered: Option<u64>) -> String {
     let limits = renderer.detail_limits();
     let vertices = over.vertices.then(|| {
         format!("skin more than {} vertices (--max-skinned-vertices)", renderer.max_skinned_vertices())
@@ -104,10 +120,16 @@ fn over_limits(renderer: &Renderer, over: OverBudget) -> String {
     let triangles = over.triangles.then(|| {
         format!("draw more than {} triangles (--max-triangles)", limits.triangles.unwrap_or(u64::MAX))
     });
-    match (vertices, triangles) {
-        (Some(v), Some(t)) => format!("{v} and {t}"),
-        (v, t) => v.or(t).unwrap_or_default(),
-    }
+    let gpu_frame = (over.gpu_frame).then(|| {
+        let budget_ms = limits.gpu_frame.unwrap_or_default().as_secs_f64() * 1e3;
+        format!(
+            "draw more than the {} triangles the GPU frame budget of {budget_ms:.1} ms allowed \
+             (--gpu-frame-budget)",
+            steered.unwrap_or(u64::MAX)
+        )
+    });
+    let named: Vec<String> = [vertices, triangles, gpu_frame].into_iter().flatten().collect();
+    named.join(" and ")
 }
 
 fn pose_error(model: &Model, source: PoseError) -> RenderError {

@@ -18,6 +18,7 @@ pub mod foresight;
 pub mod frame;
 pub mod frame_settings;
 pub mod frame_uniforms;
+pub mod gpu_frame_budget;
 pub mod gpu_model;
 pub mod headless;
 pub mod heat_map;

@@ -11,6 +11,7 @@ use super::detail_levels::DETAIL_LEVELS;
 use super::draw_order::{DetailBudget, DrawOrder, LevelLimit, OverBudget, Seen};
 use super::frame::FrameQueries;
 use super::frame_settings::{DrawDetail, FrameSettings, PaletteUpload, PassSetup, SkinningPlacement};
+use super::gpu_frame_budget::GpuFrameBudget;
 use super::gpu_model::GpuModel;
 use super::heat_map::HeatMap;
 use super::mesh_pass::{DrawItem, MeshMaterials, MeshPass};
@@ -31,6 +32,7 @@ use ash::vk;
 use gpu_allocator::MemoryLocation;
 use nalgebra::Matrix4;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Most characters one scene may have (every command's limit).
 pub const MAX_CHARACTERS: u32 = 100_000;
@@ -67,6 +69,11 @@ pub struct DetailLimits {
     /// pass, a depth prepass, the shadow cascades; the scenery's not
     /// counted). `None`: no limit.
     pub triangles: Option<u64>,
+    /// The most GPU time a frame may take: each frame's triangle budget
+    /// is set from the GPU times that finished frames measured
+    /// (`render::gpu_frame_budget`; frames without timestamps measure
+    /// nothing). `None`: no limit.
+    pub gpu_frame: Option<Duration>,
 }
 
 impl RenderSettings {
@@ -126,6 +133,12 @@ pub struct Renderer {
     pub(super) queries: [FrameQueries; FRAMES_IN_FLIGHT],
     /// Set-0 bindings of this screen frame (vertex-skinning path).
     pub(super) screen_skin: Option<VertexSkinning>,
+    /// Steers the triangle budget by GPU frame times, while
+    /// `DetailLimits::gpu_frame` is set.
+    pub(super) gpu_frame_budget: Option<GpuFrameBudget>,
+    /// Per slot: triangles its last frame's characters drew, every pass
+    /// together, for the GPU frame budget to measure that frame by.
+    pub(super) slot_triangles: [u64; FRAMES_IN_FLIGHT],
     /// Whether frames, the palette copy and the skin dispatch are bracketed
     /// by timestamps (the default; host-timed measurements turn them off,
     /// as each costs a flush on lavapipe).
@@ -280,6 +293,8 @@ impl Renderer {
             skinned_levels: false,
             shadows: parts.shadows.take().expect("shadows"),
             queries: [FrameQueries::default(); FRAMES_IN_FLIGHT],
+            gpu_frame_budget: settings.limits.gpu_frame.map(GpuFrameBudget::new),
+            slot_triangles: [0; FRAMES_IN_FLIGHT],
             screen_skin: None,
             timestamps: true,
             heat: HeatMap::new(),
@@ -417,17 +432,21 @@ impl Renderer {
     }
 
     /// What a frame's characters may cost: the renderer's most vertices,
-    /// less the scenery's, and its most triangles, every pass together.
+    /// less the scenery's, and its most triangles, every pass together,
+    /// given and as the GPU frame budget allows.
     pub(super) fn detail_budget(&self) -> DetailBudget {
         let (per_level, scenery) = self.level_vertices();
-        let triangles = match self.settings.limits.triangles {
-            Some(most) => LevelLimit { most, per_level: self.level_triangles() },
-            None => LevelLimit::NONE,
+        let given = self.settings.limits.triangles;
+        let gpu_frame = self.gpu_frame_budget.and_then(|steer| steer.triangles());
+        let triangles = match (given, gpu_frame) {
+            (None, None) => LevelLimit::NONE,
+            _ => LevelLimit { most: given.unwrap_or(u64::MAX), per_level: self.level_triangles() },
         };
         let passes = self.settings.frame.passes;
         DetailBudget {
             triangles,
-            camera_passes: if passes == PassSetup::DepthPrepass { 2 } else { 1 },
+            gpu_frame_triangles: gpu_frame.unwrap_or(u64::MAX),
+            camera_passes: self.camera_passes(),
             cascades: passes == PassSetup::ShadowCascades,
             ..DetailBudget::vertices(self.max_skinned_vertices().saturating_sub(scenery), per_level)
         }
@@ -444,9 +463,33 @@ impl Renderer {
         self.settings.limits
     }
 
-    /// Sets the most a frame may cost at the camera's levels, between frames.
+    /// Sets the most a frame may cost at the camera's levels, between
+    /// frames. A changed GPU frame budget keeps the cost per triangle
+    /// measured so far.
     pub fn set_detail_limits(&mut self, limits: DetailLimits) {
         self.settings.limits = limits;
+        self.gpu_frame_budget = match (self.gpu_frame_budget, limits.gpu_frame) {
+            (Some(mut steer), Some(budget)) => {
+                steer.set_budget(budget);
+                Some(steer)
+            }
+            (_, budget) => budget.map(GpuFrameBudget::new),
+        };
+    }
+
+    /// The triangle budget the GPU frame budget sets for the next frame
+    /// (`None` without one, or before a frame has been measured).
+    pub fn gpu_frame_triangles(&self) -> Option<u64> {
+        self.gpu_frame_budget.and_then(|steer| steer.triangles())
+    }
+
+    /// A finished frame that used the current slot took `times` on the
+    /// GPU: the GPU frame budget learns from it (with the triangles that
+    /// frame drew, which the slot kept).
+    pub(super) fn measure_gpu_frame(&mut self, times: Option<super::frame::GpuTimes>) {
+        if let (Some(steer), Some(times)) = (&mut self.gpu_frame_budget, times) {
+            steer.measured(times.frame_us, self.slot_triangles[self.ring.current().index]);
+        }
     }
 
     /// The most pixels by which the last recorded frame's levels departed
@@ -516,6 +559,19 @@ impl Renderer {
             return 0;
         }
         (0..CASCADES).map(|k| self.triangles(Seen::ByCascade(k))).sum()
+    }
+
+    /// Triangles the last recorded frame's characters drew, every pass
+    /// together: the camera's (twice with a depth prepass) and the shadow
+    /// cascades' (the scenery not counted).
+    pub fn frame_triangles(&self) -> u64 {
+        u64::from(self.camera_passes()) * self.triangles_per_pass() + self.shadow_triangles()
+    }
+
+    /// The passes that draw what the camera sees: the main pass, and a
+    /// depth prepass before it.
+    fn camera_passes(&self) -> u32 {
+        if self.settings.frame.passes == PassSetup::DepthPrepass { 2 } else { 1 }
     }
 
     /// Triangles the characters drew in the passes `seen`.

@@ -135,6 +135,10 @@ fn numbers_are_finite_and_in_range() {
             let args = [command, &[limit, "0"]].concat();
             refused(&args, &format!("vkskin: {limit}: takes a whole number of at least 1, not 0"));
         }
+        for ms in ["0.5", "60001", "-1", "abc", "nan", "inf"] {
+            let args = [command, &["--gpu-frame-budget", ms]].concat();
+            refused(&args, &format!("vkskin: --gpu-frame-budget: takes 1 to 60000 (milliseconds), not {ms}"));
+        }
     }
 }
 

@@ -318,6 +318,10 @@ fn the_fallback_draws_the_crowd_passes_budget_and_level_asked_for() {
         let (stderr, _) = fall_back(&dir, &[&crowd[..], &[limit, "5000"]].concat());
         assert!(stderr.contains("than 5000 ") && stderr.contains(limit), "{limit}'s warning:\n{stderr}");
     }
+    // The GPU frame budget too (lavapipe takes far longer than 1 ms).
+    let steered = ["--characters", "9", "--frames", "4", "--size", "400x300", "--gpu-frame-budget", "1"];
+    let (stderr, _) = fall_back(&dir, &steered);
+    assert!(stderr.contains("the GPU frame budget of 1.0 ms allowed (--gpu-frame-budget)"), "{stderr}");
     // What acts on the window alone is named, once.
     let level = ["--level", "demo", "--frames", "2", "--size", "160x120", "--resize-at", "1:200x100"];
     let (stderr, path) = fall_back(&dir, &level);

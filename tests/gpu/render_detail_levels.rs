@@ -11,12 +11,14 @@ use crate::common::{assert_no_messages, context, shared_file};
 use ash::vk;
 use nalgebra::Point3;
 use std::sync::Arc;
+use std::time::Duration;
 use vkskin::asset::{Model, load_default_character};
 use vkskin::character::controller::DEFAULT_CONTROLLER;
 use vkskin::character::{Controller, Crowd};
 use vkskin::gpu::GpuContext;
 use vkskin::render::camera::{Camera, DEFAULT_FOV_Y};
 use vkskin::render::detail_levels::DETAIL_LEVELS;
+use vkskin::render::draw_order::OverBudget;
 use vkskin::render::renderer::{RenderSettings, Renderer};
 use vkskin::render::{DrawDetail, PassSetup, SkinningPlacement};
 use vkskin::world::level::Level;
@@ -38,6 +40,10 @@ struct Drawn {
     skinned: u64,
     /// The pixel error the levels were chosen within.
     pixel_error: f32,
+    /// The limits the levels within half a pixel were over.
+    over: OverBudget,
+    /// The triangles the GPU frame budget allowed the last frame.
+    gpu_frame_triangles: Option<u64>,
 }
 
 /// Renders two frames of a `side` x `side` walking crowd seen by `camera`.
@@ -73,6 +79,19 @@ fn render_spaced(
     camera: &Camera,
     adjust: impl Fn(&mut RenderSettings),
 ) -> Drawn {
+    render_frames(ctx, model, scenery, grid, camera, 2, adjust)
+}
+
+/// `render_spaced` for `frames` frames; what the last one drew.
+fn render_frames(
+    ctx: &GpuContext,
+    model: &Arc<Model>,
+    scenery: Option<&Arc<Model>>,
+    grid: (u32, f32),
+    camera: &Camera,
+    frames: u32,
+    adjust: impl Fn(&mut RenderSettings),
+) -> Drawn {
     let (side, spacing) = grid;
     let mut settings = RenderSettings::new(vk::Extent2D { width: W, height: H });
     settings.msaa = false;
@@ -93,7 +112,7 @@ fn render_spaced(
         pixels = rgba.to_vec();
         Ok(())
     };
-    for i in 0..2 {
+    for i in 0..frames {
         crowd.frame(i).expect("frame");
         renderer.render_frame(ctx, &crowd, camera, true, &mut keep).expect("render");
     }
@@ -101,10 +120,22 @@ fn render_spaced(
     let shadow_triangles = renderer.shadow_triangles();
     let skinned = renderer.skinned_vertices();
     let hidden = renderer.hidden_characters();
-    let pixel_error = renderer.detail_pixel_error();
+    let (pixel_error, over) = (renderer.detail_pixel_error(), renderer.over_budget());
+    let gpu_frame_triangles = renderer.gpu_frame_triangles();
     renderer.finish(ctx, &mut keep).expect("finish");
     renderer.destroy(ctx);
-    Drawn { pixels, counts, culled, hidden, triangles, shadow_triangles, skinned, pixel_error }
+    Drawn {
+        pixels,
+        counts,
+        culled,
+        hidden,
+        triangles,
+        shadow_triangles,
+        skinned,
+        pixel_error,
+        over,
+        gpu_frame_triangles,
+    }
 }
 
 /// A camera framing a `side` x `side` grid of characters (Crowd's layout:
@@ -469,6 +500,43 @@ fn a_triangle_budget_coarsens_every_level_and_draws_within_it() {
     assert_no_messages(&ctx.validation_messages());
 }
 
+/// A GPU frame budget sets each frame's triangle budget from the GPU
+/// times of finished frames (measured from the third frame on): one
+/// shorter than lavapipe's frames of this crowd take makes every
+/// character coarser, named as the limit that acted, and with shadows
+/// every pass is counted; one of a minute leaves every level within half
+/// a pixel, allowing more triangles than the frame draws.
+#[test]
+fn a_gpu_frame_budget_steers_the_triangle_budget_by_measured_frames() {
+    let Some(ctx) = context() else { return };
+    let model = Arc::new(load_default_character().expect("built-in character"));
+    let (side, camera) = (12, across(12));
+    let within = |budget: Duration, passes: PassSetup| {
+        render_frames(&ctx, &model, None, (side, SPACING), &camera, 8, |s| {
+            s.limits.gpu_frame = Some(budget);
+            s.frame.passes = passes;
+        })
+    };
+    let free = within(Duration::from_secs(60), PassSetup::Main);
+    let allowed = free.gpu_frame_triangles.expect("frames were measured");
+    eprintln!("a minute: {} triangles within {} px, {allowed} allowed", free.triangles, free.pixel_error);
+    assert_eq!((free.pixel_error, free.over), (0.5, OverBudget::default()));
+    assert!(allowed > free.triangles, "{allowed} allowed, {} drawn", free.triangles);
+    // lavapipe takes tens of milliseconds for this frame; 90 % of 1 ms
+    // leaves no more than the coarsest levels.
+    for passes in [PassSetup::Main, PassSetup::ShadowCascades] {
+        let tight = within(Duration::from_millis(1), passes);
+        let allowed = tight.gpu_frame_triangles.expect("frames were measured");
+        let drawn = tight.triangles + tight.shadow_triangles;
+        eprintln!("1 ms, {passes:?}: {drawn} triangles within {} px, {allowed} allowed", tight.pixel_error);
+        assert!(tight.pixel_error > 0.5, "{passes:?}: {}", tight.pixel_error);
+        assert_eq!(tight.over, OverBudget { gpu_frame: true, ..OverBudget::default() }, "{passes:?}");
+        assert!(drawn <= allowed || tight.pixel_error.is_infinite(), "{passes:?}: {drawn} of {allowed}");
+        assert!(tight.counts[DETAIL_LEVELS - 1] > free.counts[DETAIL_LEVELS - 1], "{:?}", tight.counts);
+    }
+    assert_no_messages(&ctx.validation_messages());
+}
+
 /// Without `max_skinned_vertices` a renderer skins at most half of what
 /// the device lets this process allocate of its largest device-local heap
 /// (VK_EXT_memory_budget where the driver has it; lavapipe does), within
@@ -566,6 +634,34 @@ fn render_says_when_its_detail_budget_coarsened_the_levels() {
         warnings
             == ["vkskin: warning: frame 0 drew every character at its coarsest level, and they still \
                       draw more than 10 triangles (--max-triangles)"],
+        "{what}"
+    );
+    // A GPU frame budget lavapipe cannot keep (this crowd's frames take
+    // tens of milliseconds there): coarsened from the third frame, the
+    // first one steered by a measured frame.
+    let (warnings, what) = run_with(&["--frames", "5", "--gpu-frame-budget", "1"]);
+    assert!(
+        warnings.len() == 1
+            && warnings[0].starts_with("vkskin: warning: frame 2 drew ")
+            && warnings[0].contains(" triangles the GPU frame budget of 1.0 ms allowed (--gpu-frame-budget)"),
+        "{what}"
+    );
+    let (warnings, what) = run_with(&["--frames", "5", "--gpu-frame-budget", "60000"]);
+    assert!(warnings.is_empty(), "{what}");
+    // Two frames are too few to measure one.
+    let (warnings, what) = run_with(&["--frames", "2", "--gpu-frame-budget", "16.7"]);
+    assert!(
+        warnings
+            == ["vkskin: warning: the GPU frame budget (16.7 ms, --gpu-frame-budget) was not applied: no \
+                 frame's GPU time was measured (the first is measured as the third frame is recorded)"],
+        "{what}"
+    );
+    let (warnings, what) = run_with(&["--detail", "full", "--gpu-frame-budget", "16.7"]);
+    assert!(
+        warnings
+            == [
+                "vkskin: warning: --gpu-frame-budget is not applied with --detail full (every full mesh is drawn)"
+            ],
         "{what}"
     );
 }

@@ -1,6 +1,6 @@
 //! A frame's detail budget ([`DetailBudget`]): the most vertices its
 //! characters may skin and the most triangles its passes may draw of
-//! them. Levels are chosen within half a pixel; a camera flown close
+//! them (a limit given, and one the GPU frame budget sets). Levels are chosen within half a pixel; a camera flown close
 //! into a huge crowd then draws thousands of full meshes, and the frame's
 //! skinned output (a vertex each) could outgrow the device's memory or the
 //! frame its time, and a huge crowd framed whole still sends tens of
@@ -8,7 +8,7 @@
 //! second. Over the budget, the draw order raises the pixel error every
 //! character is chosen within, the same for all, so each keeps its share
 //! of the detail (as a global LOD bias does) and the near ones stay
-//! finest: the least error (within 1.1 %) whose levels fit both limits.
+//! finest: the least error (within 1.1 %) whose levels fit every limit.
 //! Where even the coarsest levels do not fit, every character draws its
 //! coarsest. A frame keeps the last frame's error while it fits and is
 //! within [`KEEP`] of the least that does: a crowd at the budget's edge
@@ -37,6 +37,10 @@ pub struct DetailBudget {
     /// Triangles drawn, every pass together (`per_level`: one character
     /// in one pass).
     pub triangles: LevelLimit,
+    /// The most triangles, counted as `triangles` are, that the GPU frame
+    /// budget allows this frame (`render::gpu_frame_budget`); `u64::MAX`:
+    /// none. Apart from `triangles.most` so a frame can say which acted.
+    pub gpu_frame_triangles: u64,
     /// The passes that draw what the camera sees (1, or 2 with a depth
     /// prepass).
     pub camera_passes: u32,
@@ -66,6 +70,7 @@ impl DetailBudget {
         DetailBudget {
             vertices: LevelLimit { most, per_level },
             triangles: LevelLimit::NONE,
+            gpu_frame_triangles: u64::MAX,
             camera_passes: 1,
             cascades: false,
         }
@@ -85,14 +90,18 @@ impl DetailBudget {
         sum[1] = sum[1].saturating_add(self.triangles.per_level[level].saturating_mul(u64::from(passes)));
     }
 
-    /// Whether `sum` (vertices, triangles) is within both limits.
+    /// Whether `sum` (vertices, triangles) is within every limit.
     fn holds(&self, sum: [u64; 2]) -> bool {
         !self.over(sum).any()
     }
 
     /// The limits `sum` (vertices, triangles) is over.
     fn over(&self, [vertices, triangles]: [u64; 2]) -> OverBudget {
-        OverBudget { vertices: vertices > self.vertices.most, triangles: triangles > self.triangles.most }
+        OverBudget {
+            vertices: vertices > self.vertices.most,
+            triangles: triangles > self.triangles.most,
+            gpu_frame: triangles > self.gpu_frame_triangles,
+        }
     }
 }
 
@@ -104,12 +113,14 @@ pub struct OverBudget {
     pub vertices: bool,
     /// The triangles the passes draw.
     pub triangles: bool,
+    /// The triangles the GPU frame budget allows.
+    pub gpu_frame: bool,
 }
 
 impl OverBudget {
-    /// Over either limit.
+    /// Over any limit.
     pub fn any(self) -> bool {
-        self.vertices || self.triangles
+        self.vertices || self.triangles || self.gpu_frame
     }
 }
 

@@ -648,7 +648,7 @@ fn drawn(buckets: &[u8], camera_passes: u64, cascades: bool) -> u64 {
 #[test]
 fn a_triangle_budget_counts_each_pass_and_holds_with_the_vertex_budget() {
     let none = OverBudget::default();
-    let triangles_only = OverBudget { vertices: false, triangles: true };
+    let triangles_only = OverBudget { triangles: true, ..OverBudget::default() };
     // One main pass: 2 x 2,000 (the light's character draws nothing).
     // A depth prepass: twice that. Cascades: 2,000 x (1 + 4) for each the
     // camera sees, 2,000 x 4 for the light's.
@@ -673,7 +673,7 @@ fn a_triangle_budget_counts_each_pass_and_holds_with_the_vertex_budget() {
         "{tight} {by_vertices}"
     );
     let (buckets, m, over, vertices) = choose_lit(both(2999, 999));
-    assert_eq!((m, over), (tight, OverBudget { vertices: true, triangles: true }));
+    assert_eq!((m, over), (tight, OverBudget { vertices: true, triangles: true, gpu_frame: false }));
     assert!(drawn(&buckets, 1, false) <= 999 && vertices <= 2999);
     // Not even the coarsest levels draw one triangle: named as the one
     // limit the coarsest are over.
