@@ -167,6 +167,12 @@ pub struct FrameTimings {
     pub gpu_skin_us: f64,
     /// GPU time of drawing, microseconds.
     pub gpu_draw_us: f64,
+    /// GPU time of the whole frame, first command to last, microseconds.
+    pub gpu_frame_us: f64,
+    /// The triangles the GPU frame budget allows the next frame
+    /// (`Renderer::gpu_frame_triangles`; `None` without one, or before a
+    /// frame was measured).
+    pub gpu_frame_triangles: Option<u64>,
     /// Frames per second, smoothed.
     pub fps: f64,
     /// Characters in view at each detail level, and those culled (out of view).
@@ -174,7 +180,8 @@ pub struct FrameTimings {
     /// Of the culled, those no pass draws (not even their shadows).
     pub hidden: u32,
     /// The pixel error the levels were chosen within: half a pixel, more
-    /// where a detail budget (vertices or triangles) coarsened them.
+    /// where a detail limit (vertices, triangles, GPU frame time)
+    /// coarsened them.
     pub pixel_error: f32,
     /// Which limits coarsened them (`Renderer::over_budget`).
     pub over_budget: OverBudget,
@@ -197,6 +204,7 @@ impl FrameTimings {
         if let Some(t) = drawn.previous_gpu {
             self.gpu_skin_us = t.skin_us;
             self.gpu_draw_us = t.draw_us;
+            self.gpu_frame_us = t.frame_us;
             self.gpu_upload_us = t.upload_us;
         }
         self.upload_bytes = drawn.skin.palette_bytes_written + drawn.skin.weight_bytes_written;

@@ -16,6 +16,7 @@ use crate::world::Authority;
 use egui::{
     Align2, CollapsingHeader, Color32, Context, ProgressBar, RichText, ScrollArea, Slider, Stroke, Ui,
 };
+use std::time::Duration;
 
 /// One skeleton joint as the UI lists it.
 #[derive(Debug, Clone, PartialEq)]
@@ -534,6 +535,7 @@ fn display(ui: &mut Ui, state: &mut ViewerState, info: &ModelInfo) {
         let limits = &mut state.detail_limits;
         budget(ui, &VERTEX_BUDGET, &mut limits.skinned_vertices);
         budget(ui, &TRIANGLE_BUDGET, &mut limits.triangles);
+        gpu_frame_budget(ui, &mut limits.gpu_frame);
     }
     ui.label("Debug view");
     ui.horizontal_wrapped(|ui| {
@@ -594,6 +596,11 @@ fn timing(ui: &mut Ui, state: &mut ViewerState, t: &FrameTimings) {
         row(ui, "GPU upload", format!("{:8.1} µs", t.gpu_upload_us));
         row(ui, "GPU skin", format!("{:8.1} µs", t.gpu_skin_us));
         row(ui, "GPU draw", format!("{:8.1} µs", t.gpu_draw_us));
+        row(ui, "GPU frame", format!("{:8.1} µs", t.gpu_frame_us));
+        if let Some(allowed) = t.gpu_frame_triangles {
+            // What the GPU frame budget lets the next frame draw.
+            row(ui, "budgeted", format!("{allowed:8} triangles"));
+        }
         row(ui, "triangles", format!("{:8}", t.triangles));
         if t.shadow_triangles > 0 {
             // Each cascade draws the casters that reach its box.
@@ -607,22 +614,19 @@ fn timing(ui: &mut Ui, state: &mut ViewerState, t: &FrameTimings) {
         row(ui, "detail levels", format!("{levels}, {culled} culled"));
         row(ui, "hidden", format!("{:8}", t.hidden));
         if t.pixel_error > crate::render::draw_order::PIXEL_ERROR {
-            // A detail budget (vertices or triangles) made every character coarser.
-            row(ui, over_budget_label(t.over_budget), format!("{:8.2} px", t.pixel_error));
+            // A detail limit made every character coarser.
+            row(ui, &over_budget_label(t.over_budget), format!("{:8.2} px", t.pixel_error));
         }
     });
     ui.checkbox(&mut state.vsync, "VSync");
 }
 
-/// The vertex budget: off (what the device holds) or a number of vertices.
-/// The timing row of a frame whose levels a detail budget coarsened,
+/// The timing row of a frame whose levels a detail limit coarsened,
 /// naming the limits that did.
-fn over_budget_label(over: OverBudget) -> &'static str {
-    match (over.vertices, over.triangles || over.gpu_frame) {
-        (true, true) => "over budget (vertices, triangles)",
-        (true, false) => "over budget (vertices)",
-        _ => "over budget (triangles)",
-    }
+fn over_budget_label(over: OverBudget) -> String {
+    let named = [(over.vertices, "vertices"), (over.triangles, "triangles"), (over.gpu_frame, "GPU frame")];
+    let names: Vec<&str> = named.iter().filter(|(over, _)| *over).map(|&(_, name)| name).collect();
+    format!("over budget ({})", names.join(", "))
 }
 
 /// One of a frame's detail limits as a checkbox (off: the default) and a
@@ -660,6 +664,27 @@ fn budget(ui: &mut Ui, control: &BudgetControl, most: &mut Option<u64>) {
         if let Some(n) = most.as_mut() {
             ui.add(egui::Slider::new(n, 1_000..=100_000_000).logarithmic(true));
         }
+    });
+}
+
+/// The GPU frame budget: off or a number of milliseconds (60 Hz's when
+/// ticked).
+fn gpu_frame_budget(ui: &mut Ui, budget: &mut Option<Duration>) {
+    ui.horizontal(|ui| {
+        let mut capped = budget.is_some();
+        ui.checkbox(&mut capped, "GPU frame budget").on_hover_text(
+            "The most GPU time a frame may take: each frame's triangle budget follows the GPU times finished \
+             frames measured, so the characters draw as finely as the time allows",
+        );
+        let mut ms = budget.map_or(1e3 / 60.0, |b| b.as_secs_f64() * 1e3);
+        let moved = capped
+            && ui.add(egui::Slider::new(&mut ms, 1.0..=1000.0).logarithmic(true).suffix(" ms")).changed();
+        // Kept as given (the command line's) until the slider moves.
+        *budget = match (capped, *budget) {
+            (true, Some(kept)) if !moved => Some(kept),
+            (true, _) => Some(Duration::from_secs_f64(ms / 1e3)),
+            (false, _) => None,
+        };
     });
 }
 
@@ -706,10 +731,12 @@ mod tests {
     #[test]
     fn the_over_budget_row_names_the_limits_that_acted() {
         let over =
-            |vertices, triangles| over_budget_label(OverBudget { vertices, triangles, gpu_frame: false });
-        assert_eq!(over(true, false), "over budget (vertices)");
-        assert_eq!(over(false, true), "over budget (triangles)");
-        assert_eq!(over(true, true), "over budget (vertices, triangles)");
+            |vertices, triangles, gpu_frame| over_budget_label(OverBudget { vertices, triangles, gpu_frame });
+        assert_eq!(over(true, false, false), "over budget (vertices)");
+        assert_eq!(over(false, true, false), "over budget (triangles)");
+        assert_eq!(over(true, true, false), "over budget (vertices, triangles)");
+        assert_eq!(over(false, false, true), "over budget (GPU frame)");
+        assert_eq!(over(true, true, true), "over budget (vertices, triangles, GPU frame)");
     }
 
     #[test]
@@ -738,9 +765,12 @@ mod tests {
             selected_joint: Some(2),
             ..ViewerState::default()
         };
+        state.detail_limits.gpu_frame = Some(Duration::from_micros(16_667));
         let anim = ViewerAnimation::new(Arc::new(model.clone()), None, &mut state).unwrap();
         let shapes = run(&mut state, &info, &anim, &log);
         assert!(shapes > 0, "no shapes");
+        // The budgets shown are kept as they were, not rounded by their controls.
+        assert_eq!(state.detail_limits.gpu_frame, Some(Duration::from_micros(16_667)));
         // Unsupported wireframe is switched off; nothing else changed by itself.
         assert!(!state.wireframe);
         assert_eq!(state.clip_a, Some(0));

@@ -502,6 +502,7 @@ impl Viewer {
         self.timings.hidden = scene.renderer.hidden_characters();
         self.timings.pixel_error = scene.renderer.detail_pixel_error();
         self.timings.over_budget = scene.renderer.over_budget();
+        self.timings.gpu_frame_triangles = scene.renderer.gpu_frame_triangles();
         self.timings.triangles = scene.renderer.triangles_per_pass();
         self.timings.shadow_triangles = scene.renderer.shadow_triangles();
         self.timings.skinned_vertices = scene.renderer.skinned_vertices();
@@ -662,8 +663,8 @@ fn pose(
 }
 
 /// What the controls set that the renderer applies between frames: the
-/// skinning placement, wireframe, passes, detail levels, the vertex
-/// budget and the weight heat map.
+/// skinning placement, wireframe, passes, detail levels, the detail
+/// limits and the weight heat map.
 fn apply_display(ctx: &GpuContext, scene: &mut Scene, state: &ViewerState) -> anyhow::Result<()> {
     scene.renderer.set_placement(state.frame.placement);
     scene.renderer.set_wireframe(state.wireframe);
