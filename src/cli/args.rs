@@ -542,6 +542,14 @@ pub struct BenchArgs {
     /// `pixel_error`). Default: no limit.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = checked::at_least_one)]
     pub max_triangles: Option<u64>,
+    /// The most GPU time a frame may take, in milliseconds (1 to 60000;
+    /// 16.7 for 60 Hz): each frame's triangle budget is set from the GPU
+    /// time finished frames took, aiming at 90 % of it (recorded per entry
+    /// as `triangles` and `pixel_error`: what this GPU draws in that time).
+    /// Each configuration warms up over 20 frames to settle. Default: no
+    /// limit.
+    #[arg(long, value_name = "MS", allow_negative_numbers = true, value_parser = checked::frame_budget)]
+    pub gpu_frame_budget: Option<Duration>,
     /// Where the dqs modes split each skinning matrix: shader (per
     /// influence of every vertex), cpu (once per joint and frame, in the
     /// palette write). Default: both.

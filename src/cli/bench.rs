@@ -6,6 +6,7 @@ use super::args::BenchArgs;
 use crate::asset::LoadOptions;
 use crate::profiler::cpu_scale::{self, CpuScalePlan, run_cpu_scale};
 use crate::profiler::{BenchPlan, SweepRequest, baseline, run_bench};
+use crate::render::renderer::DetailLimits;
 use anyhow::{Context, anyhow};
 use std::path::{Path, PathBuf};
 
@@ -21,7 +22,11 @@ impl BenchArgs {
             dqs_split: self.dqs_split.clone(),
             pose: self.pose.clone(),
             detail: self.detail.clone(),
-            max_triangles: self.max_triangles,
+            limits: DetailLimits {
+                skinned_vertices: None,
+                triangles: self.max_triangles,
+                gpu_frame: self.gpu_frame_budget,
+            },
             frames: self.frames,
             quick: self.quick,
             out: PathBuf::from(&self.out),

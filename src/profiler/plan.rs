@@ -7,7 +7,7 @@ use crate::render::frame_settings::{
     Choice, DqsSplit, DrawDetail, FrameSettings, InfluenceBlend, PaletteUpload, PassSetup, PoseEvaluation,
     SkinningMethod, SkinningMode,
 };
-use crate::render::renderer::MAX_CHARACTERS;
+use crate::render::renderer::{DetailLimits, MAX_CHARACTERS};
 use std::path::PathBuf;
 
 /// A model to measure.
@@ -63,8 +63,9 @@ pub struct SweepRequest {
     /// Which detail levels characters draw.
     pub detail: Vec<DrawDetail>,
     /// The most triangles the characters draw in a frame, every pass
-    /// together (`None`: no limit).
-    pub max_triangles: Option<u64>,
+    /// together, and the most GPU time a frame takes (the vertices' is
+    /// the device's default).
+    pub limits: DetailLimits,
     /// Timed frames per configuration.
     pub frames: Option<u32>,
     /// The small sweep's defaults.
@@ -115,9 +116,9 @@ pub struct BenchPlan {
     /// One by default, so that the pose time over the characters is the
     /// cost per character on one core.
     pub pose_threads: u32,
-    /// The most triangles the characters draw in a frame at their detail
-    /// levels, every pass together (`None`: no limit).
-    pub max_triangles: Option<u64>,
+    /// What a frame's characters may cost at their detail levels (the
+    /// request's).
+    pub limits: DetailLimits,
 }
 
 /// A request that cannot be planned. One line, naming the option.
@@ -139,6 +140,11 @@ pub enum PlanError {
 
 /// Most timed frames one configuration may ask for.
 pub const MAX_FRAMES: u32 = 1_000_000;
+
+/// Warm-up frames of each configuration under a GPU frame budget
+/// (`--gpu-frame-budget`), quick or not: its first frame is measured as
+/// the third is recorded, and the budget settles within a few more.
+const STEERED_WARMUP_FRAMES: u32 = 20;
 
 /// The sweep `--quick` measures where an option is not given: small enough
 /// to finish in under a minute on lavapipe (CI runs it).
@@ -256,7 +262,15 @@ impl BenchPlan {
             models,
             configs,
             frames,
-            warmup_frames: if quick { quick::WARMUP_FRAMES } else { full::WARMUP_FRAMES },
+            warmup_frames: if request.limits.gpu_frame.is_some() {
+                // A GPU frame budget measures frames two behind and
+                // settles within a few more.
+                STEERED_WARMUP_FRAMES
+            } else if quick {
+                quick::WARMUP_FRAMES
+            } else {
+                full::WARMUP_FRAMES
+            },
             frame_wall_runs: frames.min(if quick { quick::FRAME_WALL_RUNS } else { full::FRAME_WALL_RUNS }),
             quick,
             out: request.out.clone(),
@@ -265,7 +279,7 @@ impl BenchPlan {
             command: command.into(),
             load,
             pose_threads,
-            max_triangles: request.max_triangles,
+            limits: request.limits,
         })
     }
 

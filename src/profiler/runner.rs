@@ -110,7 +110,8 @@ pub fn run_bench(plan: &BenchPlan) -> anyhow::Result<BenchRun> {
         let mut header =
             BenchHeader::new(ctx.device_name.clone(), ctx.driver(), plan.quick, plan.command.clone());
         header.pose_threads = Some(plan.pose_threads);
-        header.max_triangles = plan.max_triangles;
+        header.max_triangles = plan.limits.triangles;
+        header.gpu_frame_budget_ms = plan.limits.gpu_frame.map(|budget| budget.as_secs_f64() * 1e3);
         header.device_local_bytes = Some(ctx.buffer_limits.device_local_bytes);
         let progress = BenchProgress::new(plan.configs.len() as u64);
         let mut measured = Measured::default();
@@ -407,7 +408,7 @@ fn build_scene(
         Err(e) if e.gpu().is_some_and(|g| g.is_device_lost()) => return Err(SceneError::Fatal(e.into())),
         Err(e) => return Err(SceneError::Unbuildable(e)),
     };
-    profile.set_max_triangles(plan.max_triangles);
+    profile.set_detail_limits(plan.limits);
     match scene_times(ctx, &mut profile, &mut crowd, plan.frames, too_large_whole.is_none()) {
         Ok(times) => Ok(Scene { key, crowd, profile, times, too_large_whole }),
         Err(e) => {

@@ -89,11 +89,10 @@ impl ProfileScene {
         Ok(ProfileScene { renderer, camera, file, frame: 0 })
     }
 
-    /// Sets the most triangles the characters draw in a frame, every pass
-    /// together (`DetailLimits::triangles`; `None`: no limit), between frames.
-    pub fn set_max_triangles(&mut self, most: Option<u64>) {
-        let limits = self.renderer.detail_limits();
-        self.renderer.set_detail_limits(DetailLimits { triangles: most, ..limits });
+    /// Sets the most a frame's characters may cost at their levels,
+    /// between frames.
+    pub fn set_detail_limits(&mut self, limits: DetailLimits) {
+        self.renderer.set_detail_limits(limits);
     }
 
     /// Chooses how the next frames are skinned, uploaded and drawn (the

@@ -500,3 +500,40 @@ fn a_triangle_budget_is_kept_and_recorded() {
     assert!(full.0 && full.1 > 20000 && full.2.is_none(), "{full:?}");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// `bench --gpu-frame-budget` steers each crowd's triangle budget by the
+/// GPU times of its warm-up frames and records the budget, with the
+/// triangles and pixel error the crowd settled at: lavapipe takes far
+/// longer than 1 ms for 100 characters, so every one is coarser than
+/// half a pixel (here, at its coarsest).
+#[test]
+fn a_gpu_frame_budget_is_steered_and_recorded() {
+    if crate::common::context().is_none() {
+        return;
+    }
+    let args = [
+        "--quick",
+        "--validation",
+        "--characters",
+        "100",
+        "--skinning",
+        "compute",
+        "--upload",
+        "inplace",
+        "--passes",
+        "1",
+        "--frames",
+        "2",
+        "--gpu-frame-budget",
+        "1",
+    ];
+    let (out, results, stdout, _) = run_bench_with_stdout("-gpu-frame", &args);
+    assert_eq!(results["header"]["gpu_frame_budget_ms"], 1.0, "{}", results["header"]);
+    let entries = results["entries"].as_array().expect("entries");
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let e = &entries[0];
+    let coarser = e["pixel_error"] == "coarsest" || e["pixel_error"].as_f64().is_some_and(|px| px > 0.5);
+    assert!(coarser, "{e}");
+    assert!(stdout.contains("within a GPU frame budget of 1.0 ms"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&out);
+}

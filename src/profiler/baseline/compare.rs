@@ -205,6 +205,9 @@ pub struct Side {
     pub pose_threads: Option<u32>,
     /// The triangle budget its crowds were drawn within (`--max-triangles`).
     pub max_triangles: Option<u64>,
+    /// The GPU frame budget its crowds were drawn within, milliseconds
+    /// (`--gpu-frame-budget`).
+    pub gpu_frame_budget_ms: Option<f64>,
 }
 
 impl Side {
@@ -218,6 +221,7 @@ impl Side {
             gpu_timing: h.gpu_timing,
             pose_threads: h.pose_threads,
             max_triangles: h.max_triangles,
+            gpu_frame_budget_ms: h.gpu_frame_budget_ms,
         }
     }
 }

@@ -87,6 +87,16 @@ pub fn print_comparison(
             budget(c.new.max_triangles)
         )?;
     }
+    if c.old.gpu_frame_budget_ms != c.new.gpu_frame_budget_ms {
+        let budget = |ms: Option<f64>| ms.map_or_else(|| "none".to_string(), |ms| format!("{ms:.1} ms"));
+        writeln!(
+            out,
+            "note: the crowds were drawn within different GPU frame budgets (--gpu-frame-budget): {} in the \
+             baseline, {} now; their levels, and so their frames, differ by design",
+            budget(c.old.gpu_frame_budget_ms),
+            budget(c.new.gpu_frame_budget_ms)
+        )?;
+    }
     if c.clocks_differ {
         writeln!(
             out,
@@ -232,6 +242,17 @@ mod tests {
             text.contains(
                 "note: the crowds were drawn within different triangle budgets (--max-triangles): none in \
                  the baseline, 12000000 now"
+            ),
+            "{text}"
+        );
+        // And different GPU frame budgets.
+        assert!(!text.contains("GPU frame budgets"));
+        old.header.gpu_frame_budget_ms = Some(16.7);
+        let text = print(&old, &new);
+        assert!(
+            text.contains(
+                "note: the crowds were drawn within different GPU frame budgets (--gpu-frame-budget): 16.7 ms \
+                 in the baseline, none now"
             ),
             "{text}"
         );

@@ -62,6 +62,10 @@ pub struct BenchHeader {
     /// together (`--max-triangles`); absent without a limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_triangles: Option<u64>,
+    /// The GPU frame budget the crowds were drawn within, milliseconds
+    /// (`--gpu-frame-budget`); absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_frame_budget_ms: Option<f64>,
 }
 
 /// An entry's `pixel_error` in JSON: a number, or `"coarsest"` for an
@@ -189,6 +193,7 @@ impl BenchHeader {
             pose_threads: None,
             device_local_bytes: None,
             max_triangles: None,
+            gpu_frame_budget_ms: None,
         }
     }
 }

@@ -74,11 +74,14 @@ pub fn print_table(out: &mut impl Write, results: &BenchResults) -> io::Result<(
     } else {
         ""
     };
-    let budget = match h.max_triangles {
-        Some(most) => {
-            format!(" (within {most} in all passes together, and the pixel error where that coarsened them)")
+    let budget = match (h.max_triangles, h.gpu_frame_budget_ms) {
+        (None, None) => String::new(),
+        (most, gpu_frame) => {
+            let most = most.map(|n| format!("within {n} in all passes together"));
+            let gpu_frame = gpu_frame.map(|ms| format!("within a GPU frame budget of {ms:.1} ms"));
+            let within: Vec<String> = [most, gpu_frame].into_iter().flatten().collect();
+            format!(" ({}, and the pixel error where that coarsened them)", within.join(" and "))
         }
-        None => String::new(),
     };
     writeln!(
         out,
@@ -281,6 +284,23 @@ mod tests {
         print_table(&mut out, &BenchResults { header, entries: vec![coarser] }).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains("(within 100000 in all passes together, and the pixel error"), "{text}");
+        let mut header = BenchHeader::new("llvmpipe", "Mesa 22.3.6", true, "vkskin bench --quick");
+        header.gpu_frame_budget_ms = Some(16.7);
+        let mut out = Vec::new();
+        let entries = vec![entry(1000, 1, "compute", "inplace", false)];
+        print_table(&mut out, &BenchResults { header: header.clone(), entries: entries.clone() }).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("(within a GPU frame budget of 16.7 ms, and the pixel error"), "{text}");
+        header.max_triangles = Some(100_000);
+        let mut out = Vec::new();
+        print_table(&mut out, &BenchResults { header, entries }).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains(
+                "(within 100000 in all passes together and within a GPU frame budget of 16.7 ms, and"
+            ),
+            "{text}"
+        );
         assert!(
             !table(GpuTiming::Timestamps, vec![entry(1, 1, "compute", "inplace", false)]).contains("within")
         );
