@@ -709,7 +709,15 @@ mod tests {
 
     fn run(state: &mut ViewerState, info: &ModelInfo, anim: &ViewerAnimation, log: &EventLog) -> usize {
         let ctx = Context::default();
-        let timings = FrameTimings { fps: 60.0, cpu_pose_us: 12.5, ..FrameTimings::default() };
+        // A GPU frame budget that coarsened the levels: its rows show too.
+        let timings = FrameTimings {
+            fps: 60.0,
+            cpu_pose_us: 12.5,
+            gpu_frame_triangles: Some(1_000_000),
+            pixel_error: 0.84,
+            over_budget: OverBudget { gpu_frame: true, ..OverBudget::default() },
+            ..FrameTimings::default()
+        };
         let mut shapes = 0;
         // Two passes: egui lays some things out only from the second frame on.
         for _ in 0..2 {
