@@ -2,6 +2,7 @@
 //! driving the animation system and the renderer.
 
 pub mod animation;
+mod detail_limits;
 mod fallback;
 mod heap_trim;
 pub mod orbit_camera;
