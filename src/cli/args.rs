@@ -571,7 +571,10 @@ pub struct BenchArgs {
     /// heap per character, into DIR/results.json (`kind: "cpu-only"`).
     /// With `--pose gpu` (or `cpu,gpu`): the CPU side of a GPU-posed crowd
     /// (controllers, events, root motion, each character's playback).
-    #[arg(long, conflicts_with_all = ["passes", "skinning", "upload", "dqs_split", "detail", "device", "validation", "baseline"])]
+    #[arg(long, conflicts_with_all = [
+        "passes", "skinning", "upload", "dqs_split", "detail", "max_triangles", "gpu_frame_budget", "device",
+        "validation", "baseline",
+    ])]
     pub cpu_only: bool,
     /// With --cpu-only: the controller (RON) every model's crowd plays,
     /// instead of each model's own (e.g. assets/controllers/robot_expressive.ron).

@@ -130,9 +130,15 @@ fn a_cpu_only_gpu_pose_is_refused_for_compressed_clips() {
 
 #[test]
 fn cpu_only_refuses_gpu_options() {
-    for flag in
-        [&["--skinning", "compute"][..], &["--passes", "2"], &["--validation"], &["--upload", "dirty"]]
-    {
+    let flags = [
+        &["--skinning", "compute"][..],
+        &["--passes", "2"],
+        &["--validation"],
+        &["--upload", "dirty"],
+        &["--max-triangles", "1000"],
+        &["--gpu-frame-budget", "16.7"],
+    ];
+    for flag in flags {
         let args = [&["--cpu-only", "--out", "/nonexistent/never"][..], flag].concat();
         let run = bench(&args);
         let stderr = String::from_utf8_lossy(&run.stderr);
