@@ -503,9 +503,10 @@ fn a_triangle_budget_is_kept_and_recorded() {
 
 /// `bench --gpu-frame-budget` steers each crowd's triangle budget by the
 /// GPU times of its warm-up frames and records the budget, with the
-/// triangles and pixel error the crowd settled at: lavapipe takes far
-/// longer than 1 ms for 100 characters, so every one is coarser than
-/// half a pixel (here, at its coarsest).
+/// triangles and pixel error the crowd settled at, and a verdict says
+/// whether the frames kept it: lavapipe takes far longer than 1 ms for
+/// 100 characters, so every one is coarser than half a pixel (here, at
+/// its coarsest) and the budget is not kept.
 #[test]
 fn a_gpu_frame_budget_is_steered_and_recorded() {
     if crate::common::context().is_none() {
@@ -535,5 +536,15 @@ fn a_gpu_frame_budget_is_steered_and_recorded() {
     let coarser = e["pixel_error"] == "coarsest" || e["pixel_error"].as_f64().is_some_and(|px| px > 0.5);
     assert!(coarser, "{e}");
     assert!(stdout.contains("within a GPU frame budget of 1.0 ms"), "{stdout}");
+    // The verdict: what the crowd drew within the budget, and whether
+    // its frames kept it (lavapipe's cannot).
+    let verdict = stdout.lines().find(|l| l.starts_with("budget: ")).unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        verdict.starts_with(
+            "budget: built-in, 100 characters, 1 pass, GPU frame budget 1.00 ms: compute skinning"
+        ) && verdict.contains(": over it"),
+        "{verdict}"
+    );
+    assert_eq!(results["verdicts"]["budget"].as_array().map(Vec::len), Some(1), "{}", results["verdicts"]);
     let _ = std::fs::remove_dir_all(&out);
 }

@@ -4,6 +4,7 @@
 //! the SVG plots and the progress bar shown while measuring. It knows
 //! nothing of Vulkan: the runner fills a [`BenchResults`].
 
+pub mod budget_verdict;
 pub mod detail_verdict;
 mod error;
 mod fields;

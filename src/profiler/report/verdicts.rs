@@ -8,6 +8,7 @@
 //! (`src/guide/profiling.md`): a reader of results.json recomputes every
 //! number printed from the entries named.
 
+use super::budget_verdict::{BudgetVerdict, budgets};
 use super::detail_verdict::{DetailVerdict, details};
 use super::memory_verdict::{MemoryVerdict, memory};
 use super::numbers::{grouped, measure, number};
@@ -45,6 +46,10 @@ pub struct Verdicts {
     /// character added.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub memory: Vec<MemoryVerdict>,
+    /// Per model and pass count, under a GPU frame budget: what its
+    /// largest crowd drew within it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub budget: Vec<BudgetVerdict>,
 }
 
 /// Where compute skinning's GPU frame time drops below vertex skinning's,
@@ -168,6 +173,7 @@ impl Verdicts {
             gpu_pose: gpu_poses(entries, timing, results.header.pose_threads),
             detail: details(entries, timing),
             memory: memory(entries, results.header.device_local_bytes),
+            budget: budgets(entries, timing, results.header.gpu_frame_budget_ms),
         }
     }
 
@@ -201,6 +207,7 @@ impl Verdicts {
         lines.extend(self.gpu_pose.iter().map(|v| v.line(tag)));
         lines.extend(self.detail.iter().map(|v| v.line(tag)));
         lines.extend(self.memory.iter().map(MemoryVerdict::line));
+        lines.extend(self.budget.iter().map(|v| v.line(tag)));
         lines
     }
 }
