@@ -1,9 +1,9 @@
 //! The GPU frame budget (`DetailLimits::gpu_frame`): a crowd's GPU frame
 //! kept within a time, by setting the next frames' triangle budget from
 //! what the finished ones measured. A device's raster rate is not known up
-//! front (an H200 draws about 1.4 billion small triangles a second, a
-//! desktop GPU several times that), so a fixed `--max-triangles` is a
-//! guess; engines instead steer a frame's cost by its measured GPU time
+//! front (an H200 drew 100,000 characters' full meshes at about 1.4
+//! billion triangles a second; GPUs built for graphics draw several times
+//! that), so a fixed `--max-triangles` is a guess; engines instead steer a frame's cost by its measured GPU time
 //! (dynamic resolution scales the render size; here the knob is the
 //! characters' detail, through the triangle budget the draw order already
 //! fits every character's level to).
@@ -13,9 +13,11 @@
 //! cost per triangle; the next frame may draw [`AIM`] of the budget's
 //! worth. Costs that do not grow with triangles (the skinning's share
 //! that does not, the clear, the scenery, overlays) are counted in that
-//! cost, so at fewer triangles it overestimates and the budget errs low;
-//! each frame corrects it (with time `fixed + b * triangles`, the
-//! budget's error shrinks by `fixed / target` a frame). A frame slower
+//! cost, so it is off by their share: coming down from an overloaded
+//! frame the budget errs high, coming up from a light one low, and each
+//! frame corrects it (with time `fixed + b * triangles`, the distance to
+//! the aim shrinks by the factor `fixed / (AIM * budget)` a frame). A
+//! frame slower
 //! per triangle than the estimate takes over at once, so an overloaded
 //! GPU sheds detail in the next frame; a faster one moves it a fifth of
 //! the way ([`EASE`]), so one quick frame does not bring back detail that

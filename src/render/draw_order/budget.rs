@@ -1,6 +1,7 @@
 //! A frame's detail budget ([`DetailBudget`]): the most vertices its
 //! characters may skin and the most triangles its passes may draw of
-//! them (a limit given, and one the GPU frame budget sets). Levels are chosen within half a pixel; a camera flown close
+//! them (a limit given, and one the GPU frame budget sets). Levels are
+//! chosen within half a pixel; a camera flown close
 //! into a huge crowd then draws thousands of full meshes, and the frame's
 //! skinned output (a vertex each) could outgrow the device's memory or the
 //! frame its time, and a huge crowd framed whole still sends tens of
