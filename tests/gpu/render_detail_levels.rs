@@ -44,6 +44,8 @@ struct Drawn {
     over: OverBudget,
     /// The triangles the GPU frame budget allowed the last frame.
     gpu_frame_triangles: Option<u64>,
+    /// The triangles every pass drew together (what that budget counts).
+    frame_triangles: u64,
 }
 
 /// Renders two frames of a `side` x `side` walking crowd seen by `camera`.
@@ -121,7 +123,7 @@ fn render_frames(
     let skinned = renderer.skinned_vertices();
     let hidden = renderer.hidden_characters();
     let (pixel_error, over) = (renderer.detail_pixel_error(), renderer.over_budget());
-    let gpu_frame_triangles = renderer.gpu_frame_triangles();
+    let (gpu_frame_triangles, frame_triangles) = (renderer.gpu_frame_triangles(), renderer.frame_triangles());
     renderer.finish(ctx, &mut keep).expect("finish");
     renderer.destroy(ctx);
     Drawn {
@@ -135,6 +137,7 @@ fn render_frames(
         pixel_error,
         over,
         gpu_frame_triangles,
+        frame_triangles,
     }
 }
 
@@ -503,8 +506,8 @@ fn a_triangle_budget_coarsens_every_level_and_draws_within_it() {
 /// A GPU frame budget sets each frame's triangle budget from the GPU
 /// times of finished frames (measured from the third frame on): one
 /// shorter than lavapipe's frames of this crowd take makes every
-/// character coarser, named as the limit that acted, and with shadows
-/// every pass is counted; one of a minute leaves every level within half
+/// character coarser, named as the limit that acted, counting every
+/// pass (a depth prepass twice, each shadow cascade); one of a minute leaves every level within half
 /// a pixel, allowing more triangles than the frame draws.
 #[test]
 fn a_gpu_frame_budget_steers_the_triangle_budget_by_measured_frames() {
@@ -522,12 +525,15 @@ fn a_gpu_frame_budget_steers_the_triangle_budget_by_measured_frames() {
     eprintln!("a minute: {} triangles within {} px, {allowed} allowed", free.triangles, free.pixel_error);
     assert_eq!((free.pixel_error, free.over), (0.5, OverBudget::default()));
     assert!(allowed > free.triangles, "{allowed} allowed, {} drawn", free.triangles);
+    assert_eq!(free.frame_triangles, free.triangles);
     // lavapipe takes tens of milliseconds for this frame; 90 % of 1 ms
     // leaves no more than the coarsest levels.
-    for passes in [PassSetup::Main, PassSetup::ShadowCascades] {
+    for passes in [PassSetup::Main, PassSetup::DepthPrepass, PassSetup::ShadowCascades] {
         let tight = within(Duration::from_millis(1), passes);
         let allowed = tight.gpu_frame_triangles.expect("frames were measured");
-        let drawn = tight.triangles + tight.shadow_triangles;
+        let drawn = tight.frame_triangles;
+        let camera_passes = if passes == PassSetup::DepthPrepass { 2 } else { 1 };
+        assert_eq!(drawn, camera_passes * tight.triangles + tight.shadow_triangles, "{passes:?}");
         eprintln!("1 ms, {passes:?}: {drawn} triangles within {} px, {allowed} allowed", tight.pixel_error);
         assert!(tight.pixel_error > 0.5, "{passes:?}: {}", tight.pixel_error);
         assert_eq!(tight.over, OverBudget { gpu_frame: true, ..OverBudget::default() }, "{passes:?}");
