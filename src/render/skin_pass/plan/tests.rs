@@ -2,7 +2,8 @@
 //! morph targets, a skin of two joints) and of the built-in character.
 
 use super::*;
-use crate::render::gpu_model::ModelStreams;
+use crate::render::gpu_model::{GpuPrimitive, ModelStreams};
+use crate::render::skin_levels::NO_SKIN_LEVELS;
 use crate::test_model::test_model;
 
 fn default_character() -> Model {
