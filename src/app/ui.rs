@@ -593,9 +593,12 @@ fn timing(ui: &mut Ui, state: &mut ViewerState, t: &FrameTimings) {
         row(ui, "GPU skin", format!("{:8.1} µs", t.gpu_skin_us));
         row(ui, "GPU draw", format!("{:8.1} µs", t.gpu_draw_us));
         row(ui, "GPU frame", format!("{:8.1} µs", t.gpu_frame_us));
-        if let Some(allowed) = t.gpu_frame_triangles {
-            // What the GPU frame budget lets the next frame draw.
-            row(ui, "budgeted", format!("{allowed:8} triangles"));
+        match t.gpu_frame_triangles {
+            // The GPU frame budget found the triangles are not the cost.
+            Some(u64::MAX) => row(ui, "budgeted", "no limit".to_string()),
+            // What it lets the next frame draw.
+            Some(allowed) => row(ui, "budgeted", format!("{allowed:8} triangles")),
+            None => {}
         }
         row(ui, "triangles", format!("{:8}", t.triangles));
         if t.shadow_triangles > 0 {

@@ -8,6 +8,7 @@ use super::camera::{Camera, DEFAULT_FOV_Y};
 use super::draw_order::{OverBudget, PIXEL_ERROR};
 use super::error::RenderError;
 use super::frame_settings::DrawDetail;
+use super::gpu_frame_budget::GpuFrameBudget;
 use super::image_out::{self, ApngWriter};
 use super::offscreen::PixelSink;
 use super::renderer::{RenderSettings, Renderer};
@@ -88,6 +89,9 @@ pub fn render(
                 budget.as_secs_f64() * 1e3
             ));
         }
+        if let Some(warning) = renderer.gpu_frame_steering().and_then(budget_not_kept) {
+            renderer.warnings.push(warning);
+        }
         if coarsest.0 > PIXEL_ERROR {
             let (pixels, frame, over, steered) = coarsest;
             let most = over_limits(&renderer, over, steered);
@@ -130,6 +134,29 @@ fn over_limits(renderer: &Renderer, over: OverBudget, steered: Option<u64>) -> S
     });
     let named: Vec<String> = [vertices, triangles, gpu_frame].into_iter().flatten().collect();
     named.join(" and ")
+}
+
+/// Where the last measured frame took longer than the GPU frame budget:
+/// how long, and why the steering could not help when its cause was not
+/// the characters' triangles.
+fn budget_not_kept(steering: &GpuFrameBudget) -> Option<String> {
+    let (frame_us, budget) = (steering.last_frame_us()?, steering.budget());
+    if frame_us <= budget.as_secs_f64() * 1e6 {
+        return None;
+    }
+    let why = match steering.triangles_matter() {
+        Some(false) => {
+            ": the characters' triangles are not what takes that time (the target size, the passes or the \
+             scenery are), so their levels were left as they were"
+        }
+        _ => "",
+    };
+    Some(format!(
+        "the GPU frame budget of {:.1} ms (--gpu-frame-budget) was not kept: the last measured frame took \
+         {:.1} ms on the GPU{why}",
+        budget.as_secs_f64() * 1e3,
+        frame_us / 1e3
+    ))
 }
 
 fn pose_error(model: &Model, source: PoseError) -> RenderError {
@@ -176,4 +203,34 @@ pub fn render_to_file(
     drop(writer);
     file.commit()?;
     Ok(warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// The warning of a render whose frames took longer than the GPU
+    /// frame budget names the last frame's time, and, where the steering
+    /// found the triangles were not the cost, why it left the levels.
+    #[test]
+    fn a_budget_not_kept_is_named_with_its_cause() {
+        let mut steering = GpuFrameBudget::new(Duration::from_millis(10));
+        assert_eq!(budget_not_kept(&steering), None, "nothing measured");
+        steering.measured(8_000.0, 1_000_000);
+        assert_eq!(budget_not_kept(&steering), None, "kept");
+        // Triangles that cost a lot: coarsened, not kept yet.
+        steering.measured(30_000.0, 1_000_000);
+        assert_eq!(
+            budget_not_kept(&steering).as_deref(),
+            Some(
+                "the GPU frame budget of 10.0 ms (--gpu-frame-budget) was not kept: the last measured frame took 30.0 ms on the GPU"
+            )
+        );
+        // A frame as long with half the triangles: they are not the cost.
+        steering.measured(29_990.0, 500_000);
+        let warning = budget_not_kept(&steering).unwrap();
+        assert!(warning.ends_with("so their levels were left as they were"), "{warning}");
+        assert_eq!(steering.triangles(), Some(u64::MAX));
+    }
 }

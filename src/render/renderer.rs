@@ -478,9 +478,16 @@ impl Renderer {
     }
 
     /// The triangle budget the GPU frame budget sets for the next frame
-    /// (`None` without one, or before a frame has been measured).
+    /// (`None` without one, or before a frame has been measured;
+    /// `u64::MAX` where the triangles are not what takes the time).
     pub fn gpu_frame_triangles(&self) -> Option<u64> {
         self.gpu_frame_budget.and_then(|steer| steer.triangles())
+    }
+
+    /// The GPU frame budget's steering, while `DetailLimits::gpu_frame`
+    /// is set: what it measured and concluded.
+    pub fn gpu_frame_steering(&self) -> Option<&GpuFrameBudget> {
+        self.gpu_frame_budget.as_ref()
     }
 
     /// A finished frame that used the current slot took `times` on the

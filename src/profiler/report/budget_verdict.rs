@@ -97,6 +97,9 @@ impl BudgetVerdict {
                 "over it even at the coarsest levels: fewer characters or passes fit, or a larger budget"
                     .to_string()
             }
+            (false, None) => "over it, not for the characters' triangles (left at their levels): the target \
+                              size, the passes or the scenery take the time"
+                .to_string(),
             (false, _) => {
                 "over it: the frames vary more than the 10 % the steering leaves them, or had not settled"
                     .to_string()
@@ -169,6 +172,12 @@ mod tests {
             budgets(&[steered(100_000, "inplace", Some(0.8), 17.5)], GpuTiming::Timestamps, Some(16.7));
         assert!(
             noisy[0].line("timestamps").ends_with("the 10 % the steering leaves them, or had not settled")
+        );
+        let elsewhere = budgets(&[steered(10, "inplace", None, 20.0)], GpuTiming::Timestamps, Some(16.7));
+        assert!(
+            elsewhere[0]
+                .line("timestamps")
+                .ends_with("the target size, the passes or the scenery take the time")
         );
         let free = budgets(&[steered(10, "inplace", None, 0.5)], GpuTiming::Timestamps, Some(16.7));
         assert!(free[0].line("timestamps").contains("within half a pixel (not coarsened)"));
