@@ -20,7 +20,7 @@
 //! the triangles (a closer camera makes them dearer), and a frame cheaper
 //! than the fixed part scales both. Two cases are left alone: where the
 //! triangles take under a twentieth of the frame even at the most drawn
-//! lately (a few characters filling a large target, the scenery, the
+//! (a few characters filling a large target, the scenery, the
 //! shadow maps' fill), no limit, rather than coarsening every character
 //! for nothing; where the fixed part alone is over the aim, the fewest
 //! (every character at its coarsest), the best there is.
@@ -51,12 +51,8 @@ const FITTED: usize = 4;
 const SPREAD: f64 = 0.1;
 
 /// The least share of a frame the characters' triangles take, at the
-/// most triangles measured lately, for the steering to limit them.
+/// most triangles measured, for the steering to limit them.
 const SHARE: f64 = 0.05;
-
-/// How much of the most triangles measured is still remembered after a
-/// frame.
-const MOST_KEPT: f64 = 0.99;
 
 /// Steers the triangle budget by measured GPU frame times.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -67,7 +63,10 @@ pub struct GpuFrameBudget {
     /// What a frame costs: `None` until a frame that drew triangles was
     /// measured.
     model: Option<CostModel>,
-    /// The most triangles a frame drew lately (decaying by [`MOST_KEPT`]).
+    /// The most triangles a measured frame drew. Kept, not forgotten: a
+    /// crowd held at its coarsest would otherwise forget, after a while,
+    /// that its full levels were what took the time, and flash back to
+    /// them.
     most_drawn: f64,
     /// The last measured frame: its triangles and microseconds.
     last: Option<(u64, f64)>,
@@ -154,7 +153,7 @@ impl GpuFrameBudget {
         }
         let drawn = triangles as f64;
         self.recent.add(drawn, gpu_us);
-        self.most_drawn = (self.most_drawn * MOST_KEPT).max(drawn);
+        self.most_drawn = self.most_drawn.max(drawn);
         self.last = Some((triangles, gpu_us));
         let fitted = self.recent.fit();
         let model = match (fitted, self.model) {
@@ -338,6 +337,18 @@ mod tests {
         let drawn = gpu.run(&mut steer, 10);
         assert!(drawn[4..].iter().all(|&t| t == gpu.coarsest), "{drawn:?}");
         assert_eq!((steer.triangles(), steer.triangles_matter()), (Some(1), Some(true)));
+    }
+
+    /// A crowd held at its coarsest by fixed costs over the aim, whose
+    /// coarsest levels cost next to nothing: it stays there, frame after
+    /// frame, rather than flash back to its full levels once their cost
+    /// is long past.
+    #[test]
+    fn a_crowd_held_at_its_coarsest_stays_there() {
+        let gpu = Gpu { fixed_us: 20_000.0, per_triangle_us: 1e-4, full: 100_000_000, coarsest: 1_000_000 };
+        let mut steer = GpuFrameBudget::new(MS_16);
+        let drawn = gpu.run(&mut steer, 1000);
+        assert!(drawn[4..].iter().all(|&t| t == gpu.coarsest), "{:?}", &drawn[..8]);
     }
 
     /// A frame long for other reasons than the characters' triangles (a
