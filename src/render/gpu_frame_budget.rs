@@ -138,10 +138,15 @@ impl GpuFrameBudget {
     }
 
     /// Keeps frames within `budget` from now on, with what the frames so
-    /// far measured.
+    /// far measured: a smaller triangle budget at once, a larger one
+    /// approached as any is. The same budget changes nothing (the viewer
+    /// sets its limits every frame).
     pub fn set_budget(&mut self, budget: Duration) {
+        if budget == self.budget {
+            return;
+        }
         self.budget = budget;
-        self.triangles = self.model.map(|model| self.steer(model, None, false));
+        self.triangles = self.model.map(|model| self.steer(model, self.triangles, true));
     }
 
     /// A finished frame took `gpu_us` microseconds on the GPU and its
@@ -411,9 +416,18 @@ mod tests {
     fn a_new_budget_keeps_what_was_measured() {
         let mut steer = GpuFrameBudget::new(MS_16);
         CROWD.run(&mut steer, 12);
-        steer.set_budget(Duration::from_micros(33_333));
+        let settled = steer.triangles().unwrap();
+        // The same budget again (the viewer sets it every frame): nothing moves.
+        steer.set_budget(MS_16);
+        assert_eq!(steer.triangles(), Some(settled));
+        // A smaller one at once, from what was measured.
+        steer.set_budget(Duration::from_micros(8_333));
         let most = steer.triangles().unwrap();
         let us = CROWD.time_us(most);
-        assert!((us - AIM * 33_333.0).abs() < 0.001 * us, "{most}: {us} us");
+        assert!((us - AIM * 8_333.0).abs() < 0.001 * us, "{most}: {us} us");
+        // A larger one a fifth of the way a frame.
+        steer.set_budget(MS_16);
+        let eased = steer.triangles().unwrap();
+        assert!(eased > most && eased < settled, "{most} -> {eased}, settled {settled}");
     }
 }
