@@ -18,12 +18,13 @@
 //! fixed part from the per-triangle one, so an overloaded crowd settles at
 //! the aim in two steps; otherwise a change since the last line is put on
 //! the triangles (a closer camera makes them dearer), and a frame cheaper
-//! than the fixed part scales both. Two cases are left alone: where the
-//! triangles take under a twentieth of the frame even at the most drawn
-//! (a few characters filling a large target, the scenery, the
-//! shadow maps' fill), no limit, rather than coarsening every character
-//! for nothing; where the fixed part alone is over the aim, the fewest
-//! (every character at its coarsest), the best there is.
+//! than the fixed part scales both. Where the triangles take under a
+//! twentieth of the frame even at the most drawn (a few characters
+//! filling a large target, the scenery, the shadow maps' fill), there is
+//! no limit, rather than coarsening every character for nothing. Where
+//! the fixed part alone is over the aim, the frame is over either way:
+//! every character draws its coarsest when the triangles take a quarter
+//! of the frame or more at the most drawn, else there is no limit.
 //!
 //! A smaller budget is taken at once after a frame over the budget or a
 //! fresh line; otherwise the budget moves a fifth of the way ([`EASE`]) a
@@ -53,6 +54,12 @@ const SPREAD: f64 = 0.1;
 /// The least share of a frame the characters' triangles take, at the
 /// most triangles measured, for the steering to limit them.
 const SHARE: f64 = 0.05;
+
+/// The least share for the steering to draw every character at its
+/// coarsest where even no triangles would not keep the budget: the frame
+/// is over either way, and coarsening all for a few percent of it would
+/// trade much detail for little time.
+const OVER_SHARE: f64 = 0.25;
 
 /// Steers the triangle budget by measured GPU frame times.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -193,7 +200,7 @@ impl GpuFrameBudget {
         if !self.triangles_matter_under(model) {
             return u64::MAX;
         }
-        let aim_us = AIM * self.budget.as_secs_f64() * 1e6;
+        let aim_us = self.aim_us();
         if model.fixed_us >= aim_us {
             return 1;
         }
@@ -207,9 +214,18 @@ impl GpuFrameBudget {
         }
     }
 
+    /// Whether, under `model`, the triangles take enough of the frame
+    /// (at the most drawn) to limit: [`SHARE`], or [`OVER_SHARE`] where
+    /// the fixed part alone is over the aim.
     fn triangles_matter_under(&self, model: CostModel) -> bool {
         let triangles_us = model.per_triangle_us * self.most_drawn;
-        triangles_us > SHARE * (model.fixed_us + triangles_us)
+        let least = if model.fixed_us >= self.aim_us() { OVER_SHARE } else { SHARE };
+        triangles_us > least * (model.fixed_us + triangles_us)
+    }
+
+    /// The time the next frame aims at, microseconds.
+    fn aim_us(&self) -> f64 {
+        AIM * self.budget.as_secs_f64() * 1e6
     }
 
     /// The most triangles the next frame's characters may draw, every pass
@@ -354,6 +370,18 @@ mod tests {
         let mut steer = GpuFrameBudget::new(MS_16);
         let drawn = gpu.run(&mut steer, 1000);
         assert!(drawn[4..].iter().all(|&t| t == gpu.coarsest), "{:?}", &drawn[..8]);
+    }
+
+    /// Fixed costs over the aim and triangles that take a tenth of the
+    /// frame at their most: over the budget either way, the levels are
+    /// left as they are rather than all coarsened for a tenth.
+    #[test]
+    fn a_frame_over_the_budget_anyway_is_not_coarsened_for_a_little() {
+        let gpu = Gpu { fixed_us: 20_000.0, per_triangle_us: 2.2e-4, full: 10_000_000, coarsest: 1_000_000 };
+        let mut steer = GpuFrameBudget::new(MS_16);
+        let drawn = gpu.run(&mut steer, 30);
+        assert!(drawn[6..].iter().all(|&t| t == gpu.full), "{drawn:?}");
+        assert_eq!(steer.triangles_matter(), Some(false));
     }
 
     /// A frame long for other reasons than the characters' triangles (a
