@@ -79,17 +79,9 @@ pub fn render(
             }
         }
         // (Full detail has no level to coarsen: the command says so.)
-        if let Some(budget) = renderer.detail_limits().gpu_frame
-            && renderer.gpu_frame_triangles().is_none()
-            && renderer.settings().frame.detail == DrawDetail::Auto
+        let levels = renderer.settings().frame.detail == DrawDetail::Auto;
+        if let Some(warning) = renderer.gpu_frame_steering().and_then(|s| gpu_frame_budget_warning(s, levels))
         {
-            renderer.warnings.push(format!(
-                "the GPU frame budget ({:.1} ms, --gpu-frame-budget) was not applied: no frame's GPU time \
-                 was measured (the first is measured as the third frame is recorded)",
-                budget.as_secs_f64() * 1e3
-            ));
-        }
-        if let Some(warning) = renderer.gpu_frame_steering().and_then(budget_not_kept) {
             renderer.warnings.push(warning);
         }
         if coarsest.0 > PIXEL_ERROR {
@@ -136,11 +128,22 @@ fn over_limits(renderer: &Renderer, over: OverBudget, steered: Option<u64>) -> S
     named.join(" and ")
 }
 
-/// Where the last measured frame took longer than the GPU frame budget:
-/// how long, and why the steering could not help when its cause was not
-/// the characters' triangles.
-fn budget_not_kept(steering: &GpuFrameBudget) -> Option<String> {
-    let (frame_us, budget) = (steering.last_frame_us()?, steering.budget());
+/// What a render says of its GPU frame budget: that it was not applied
+/// where no frame was measured (and the `levels` could have been
+/// coarsened), or, where the last measured frame took longer than the
+/// budget, how long, and why the steering could not help when its cause
+/// was not the characters' triangles.
+fn gpu_frame_budget_warning(steering: &GpuFrameBudget, levels: bool) -> Option<String> {
+    let budget = steering.budget();
+    let Some(frame_us) = steering.last_frame_us() else {
+        return levels.then(|| {
+            format!(
+                "the GPU frame budget ({:.1} ms, --gpu-frame-budget) was not applied: no frame's GPU time was \
+                 measured (the first is measured as the third frame is recorded)",
+                budget.as_secs_f64() * 1e3
+            )
+        });
+    };
     if frame_us <= budget.as_secs_f64() * 1e6 {
         return None;
     }
@@ -216,7 +219,16 @@ mod tests {
     #[test]
     fn a_budget_not_kept_is_named_with_its_cause() {
         let mut steering = GpuFrameBudget::new(Duration::from_millis(10));
-        assert_eq!(budget_not_kept(&steering), None, "nothing measured");
+        let budget_not_kept = |steering: &GpuFrameBudget| gpu_frame_budget_warning(steering, true);
+        assert_eq!(
+            budget_not_kept(&steering).as_deref(),
+            Some(
+                "the GPU frame budget (10.0 ms, --gpu-frame-budget) was not applied: no frame's GPU time was \
+                 measured (the first is measured as the third frame is recorded)"
+            ),
+            "nothing measured"
+        );
+        assert_eq!(gpu_frame_budget_warning(&steering, false), None, "no levels to coarsen: said elsewhere");
         steering.measured(8_000.0, 1_000_000);
         assert_eq!(budget_not_kept(&steering), None, "kept");
         // Triangles that cost a lot: coarsened, not kept yet.
