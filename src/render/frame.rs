@@ -318,9 +318,12 @@ impl Renderer {
                 skinned?
             }
         };
-        // What the GPU frame budget will measure this frame by.
+        // What the GPU frame budget will measure this frame by (counted
+        // only while one steers).
         self.slot_triangles[index] = match input.contents {
-            FrameContents::Scene { show_mesh: true, .. } => self.frame_triangles(),
+            FrameContents::Scene { show_mesh: true, .. } if self.gpu_frame_budget.is_some() => {
+                self.frame_triangles()
+            }
             _ => 0,
         };
         if let FrameContents::Scene { camera, show_mesh } = input.contents {
