@@ -72,7 +72,8 @@ pub struct ViewOptions {
     /// switch them).
     pub frame: FrameSettings,
     /// The most a frame may cost at the camera's detail levels at start
-    /// (`--max-skinned-vertices`, `--max-triangles`; the controls change them).
+    /// (`--max-skinned-vertices`, `--max-triangles`, `--gpu-frame-budget`;
+    /// the controls change them).
     pub limits: DetailLimits,
     /// Scripted actions (clip switches, reloads, memory samples).
     pub schedule: Schedule,

@@ -58,7 +58,7 @@ pub struct RenderSettings {
 }
 
 /// The most a frame may cost at the camera's detail levels
-/// (`DrawDetail::Auto`): past either, every character draws coarser, within
+/// (`DrawDetail::Auto`): past any, every character draws coarser, within
 /// one larger pixel error (`draw_order::DetailBudget`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DetailLimits {

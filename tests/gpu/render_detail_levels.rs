@@ -507,8 +507,9 @@ fn a_triangle_budget_coarsens_every_level_and_draws_within_it() {
 /// times of finished frames (measured from the third frame on): one
 /// shorter than lavapipe's frames of this crowd take makes every
 /// character coarser, named as the limit that acted, counting every
-/// pass (a depth prepass twice, each shadow cascade); one of a minute leaves every level within half
-/// a pixel, allowing more triangles than the frame draws.
+/// pass (a depth prepass twice, each shadow cascade); one of a minute
+/// leaves every level within half a pixel, allowing more triangles than
+/// the frame draws.
 #[test]
 fn a_gpu_frame_budget_steers_the_triangle_budget_by_measured_frames() {
     let Some(ctx) = context() else { return };
