@@ -78,24 +78,14 @@ pub fn print_comparison(
         )?;
     }
     if c.old.max_triangles != c.new.max_triangles {
-        let budget = |t: Option<u64>| t.map_or_else(|| "none".to_string(), |n| n.to_string());
-        writeln!(
-            out,
-            "note: the crowds were drawn within different triangle budgets (--max-triangles): {} in the \
-             baseline, {} now; their levels, and so their frames, differ by design",
-            budget(c.old.max_triangles),
-            budget(c.new.max_triangles)
-        )?;
+        let budget = |t: Option<u64>| t.map(|n| n.to_string());
+        let (old, new) = (budget(c.old.max_triangles), budget(c.new.max_triangles));
+        budgets_differ(out, "triangle budgets (--max-triangles)", old, new)?;
     }
     if c.old.gpu_frame_budget_ms != c.new.gpu_frame_budget_ms {
-        let budget = |ms: Option<f64>| ms.map_or_else(|| "none".to_string(), |ms| format!("{ms:.1} ms"));
-        writeln!(
-            out,
-            "note: the crowds were drawn within different GPU frame budgets (--gpu-frame-budget): {} in the \
-             baseline, {} now; their levels, and so their frames, differ by design",
-            budget(c.old.gpu_frame_budget_ms),
-            budget(c.new.gpu_frame_budget_ms)
-        )?;
+        let budget = |ms: Option<f64>| ms.map(|ms| format!("{ms:.1} ms"));
+        let (old, new) = (budget(c.old.gpu_frame_budget_ms), budget(c.new.gpu_frame_budget_ms));
+        budgets_differ(out, "GPU frame budgets (--gpu-frame-budget)", old, new)?;
     }
     if c.clocks_differ {
         writeln!(
@@ -149,6 +139,24 @@ pub fn print_comparison(
         "(medians; regressed/improved: p < 0.05 in a bootstrap of the per-frame samples and the \
          whole 95 % interval of the change beyond the noise threshold: 5 % for GPU figures, 2 % for \
          the CPU pose)"
+    )
+}
+
+/// The note for two runs whose crowds were drawn within different detail
+/// limits (`what`: "triangle budgets (--max-triangles)"), each as written
+/// (`None`: no limit).
+fn budgets_differ(
+    out: &mut impl Write,
+    what: &str,
+    old: Option<String>,
+    new: Option<String>,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "note: the crowds were drawn within different {what}: {} in the baseline, {} now; their levels, \
+         and so their frames, differ by design",
+        old.as_deref().unwrap_or("none"),
+        new.as_deref().unwrap_or("none")
     )
 }
 
