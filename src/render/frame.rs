@@ -466,15 +466,18 @@ impl Renderer {
         self.ring.wait_next(ctx)
     }
 
-    /// Waits for every submitted frame and hands the GPU spans of the
-    /// frames no later frame will read (each slot's last) to a frame trace.
+    /// Waits for every submitted frame and hands each slot's last frame's
+    /// GPU spans to a frame trace: no later frame may use the slot (the
+    /// end of a run). Each slot keeps its queries: a later frame that does
+    /// (after the viewer's overlay waited, say) still reads its times for
+    /// the timings and the GPU frame budget, and traces nothing twice.
     pub(crate) fn wait_all_frames(&mut self, ctx: &GpuContext) -> Result<(), GpuError> {
         self.ring.wait_all(ctx)?;
         if trace::enabled() {
-            for k in 0..self.queries.len() {
-                let queries = std::mem::take(&mut self.queries[k]);
-                let ticks = self.ring.slot(k).previous_timestamps();
-                trace_gpu_spans(ctx, &queries, ticks);
+            for (k, queries) in self.queries.iter_mut().enumerate() {
+                trace_gpu_spans(ctx, queries, self.ring.slot(k).previous_timestamps());
+                // Traced: `trace_gpu_spans` skips frames without a submit time.
+                queries.submit_ns = None;
             }
         }
         Ok(())

@@ -7,7 +7,7 @@
 //! view, culled from its passes, still cast their shadows into it. Skips
 //! without a device, unless VKSKIN_NO_SKIP is set.
 
-use crate::common::{assert_no_messages, context, shared_file};
+use crate::common::{assert_no_messages, context, shared_file, trace};
 use ash::vk;
 use nalgebra::Point3;
 use std::sync::Arc;
@@ -20,6 +20,7 @@ use vkskin::render::camera::{Camera, DEFAULT_FOV_Y};
 use vkskin::render::detail_levels::DETAIL_LEVELS;
 use vkskin::render::draw_order::OverBudget;
 use vkskin::render::renderer::{RenderSettings, Renderer};
+use vkskin::render::trace::TraceRecorder;
 use vkskin::render::{DrawDetail, PassSetup, SkinningPlacement};
 use vkskin::world::level::Level;
 use vkskin::world::scenery::scenery_model;
@@ -541,6 +542,48 @@ fn a_gpu_frame_budget_steers_the_triangle_budget_by_measured_frames() {
         assert!(drawn <= allowed || tight.pixel_error.is_infinite(), "{passes:?}: {drawn} of {allowed}");
         assert!(tight.counts[DETAIL_LEVELS - 1] > free.counts[DETAIL_LEVELS - 1], "{:?}", tight.counts);
     }
+    assert_no_messages(&ctx.validation_messages());
+}
+
+/// Waiting for every frame under a frame trace (as the viewer does when
+/// its overlay's font atlas changes) hands each slot's last frame to the
+/// trace and keeps its queries: every later frame still reads the GPU
+/// times of the frame before it in its slot, so the GPU frame budget keeps
+/// steering (the viewer's `--trace` starved it of its first measurements
+/// until 2026-12-07), and each frame is traced once.
+#[test]
+fn waiting_for_every_frame_under_a_trace_keeps_each_frames_gpu_times() {
+    let Some(ctx) = context() else { return };
+    let model = Arc::new(load_default_character().expect("built-in character"));
+    let dir = tempfile::tempdir().expect("scratch folder");
+    let path = dir.path().join("trace.json");
+    let recorder = TraceRecorder::start();
+    let mut settings = RenderSettings::new(vk::Extent2D { width: W, height: H });
+    settings.characters = 4;
+    settings.limits.gpu_frame = Some(Duration::from_secs(60));
+    let mut renderer = Renderer::new(&ctx, model.clone(), settings).expect("renderer");
+    let controller = Controller::from_text(DEFAULT_CONTROLLER, &model).expect("controller");
+    let mut crowd = Crowd::new(model.rig.clone(), Arc::new(controller), 4, SPACING, 30.0, 1).expect("crowd");
+    let (camera, frames) = (framing(2), 6);
+    let mut ignore = |_: u64, _: &[u8]| Ok(());
+    let mut measured = Vec::new();
+    for i in 0..frames {
+        crowd.frame(i).expect("frame");
+        let report = renderer.render_frame(&ctx, &crowd, &camera, false, &mut ignore).expect("render");
+        measured.push(report.previous_gpu.is_some());
+        renderer.wait_all(&ctx).expect("wait for every frame");
+    }
+    let steered = renderer.gpu_frame_triangles();
+    renderer.finish(&ctx, &mut ignore).expect("finish");
+    renderer.destroy(&ctx);
+    recorder.write(&path).expect("trace written");
+    // Frames 0 and 1 are their slots' first; every later one reads its slot's last.
+    assert_eq!(measured, [false, false, true, true, true, true]);
+    assert!(steered.is_some(), "the GPU frame budget measured frames");
+    let t = trace::check(&path, &["record", "submit", "wait"]);
+    let mut traced: Vec<_> = t.gpu().filter(|s| s.name == "GPU frame").filter_map(|s| s.frame).collect();
+    traced.sort_unstable();
+    assert_eq!(traced, (0..u64::from(frames)).collect::<Vec<_>>(), "each frame traced once");
     assert_no_messages(&ctx.validation_messages());
 }
 
