@@ -6,6 +6,7 @@
 use super::Stat;
 use super::numbers::{grouped, measure};
 use super::results::{BenchEntry, GpuTiming, model_name};
+use super::verdicts::keep_best;
 use serde::{Deserialize, Serialize};
 
 /// One model and pass count at its largest character count drawn at
@@ -50,11 +51,8 @@ pub fn budgets(entries: &[BenchEntry], timing: GpuTiming, budget_ms: Option<f64>
             pixel_error: e.pixel_error,
             frame_us: frame.stat,
         };
-        match found.iter_mut().find(|v| v.model == verdict.model && v.passes == verdict.passes) {
-            Some(v) if v.characters < verdict.characters || finer(&verdict, v) => *v = verdict,
-            Some(_) => {}
-            None => found.push(verdict),
-        }
+        let same = |a: &BudgetVerdict, b: &BudgetVerdict| a.model == b.model && a.passes == b.passes;
+        keep_best(&mut found, verdict, same, |new, old| new.characters > old.characters || finer(new, old));
     }
     found
 }

@@ -5,6 +5,7 @@
 
 use super::numbers::{grouped, measure};
 use super::results::{BenchEntry, GpuTiming, model_name};
+use super::verdicts::keep_best;
 use serde::{Deserialize, Serialize};
 
 /// Full meshes against detail levels, one model, at the largest character
@@ -60,11 +61,7 @@ pub fn details(entries: &[BenchEntry], timing: GpuTiming) -> Vec<DetailVerdict> 
             skin_us: both(&|e| e.figures(timing).skin.map(|f| f.stat.median)),
             frame_us: both(&|e| e.figures(timing).frame.map(|f| f.stat.median)),
         };
-        match found.iter_mut().find(|v| v.model == verdict.model) {
-            Some(v) if v.characters < verdict.characters => *v = verdict,
-            Some(_) => {}
-            None => found.push(verdict),
-        }
+        keep_best(&mut found, verdict, |a, b| a.model == b.model, |new, old| new.characters > old.characters);
     }
     found
 }

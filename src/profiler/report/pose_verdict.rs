@@ -4,6 +4,7 @@
 
 use super::numbers::{grouped, measure};
 use super::results::{BenchEntry, GpuTiming, model_name};
+use super::verdicts::keep_best;
 use serde::{Deserialize, Serialize};
 
 /// CPU-posed against GPU-posed, one model, at the largest character count
@@ -53,11 +54,7 @@ pub fn gpu_poses(entries: &[BenchEntry], timing: GpuTiming, threads: Option<u32>
             pose_pass_us: pose_pass_us(cpu, gpu, timing),
             threads,
         };
-        match found.iter_mut().find(|v| v.model == verdict.model) {
-            Some(v) if v.characters < verdict.characters => *v = verdict,
-            Some(_) => {}
-            None => found.push(verdict),
-        }
+        keep_best(&mut found, verdict, |a, b| a.model == b.model, |new, old| new.characters > old.characters);
     }
     found
 }

@@ -482,6 +482,21 @@ fn cpu_poses(entries: &[BenchEntry], threads: Option<u32>) -> Vec<CpuVerdict> {
     found
 }
 
+/// Keeps one verdict per group in `found`: `verdict` joins as the first
+/// of its group (`same`), or replaces the one there that it `beats`.
+pub(super) fn keep_best<V>(
+    found: &mut Vec<V>,
+    verdict: V,
+    same: impl Fn(&V, &V) -> bool,
+    beats: impl Fn(&V, &V) -> bool,
+) {
+    match found.iter_mut().find(|v| same(v, &verdict)) {
+        Some(v) if beats(&verdict, v) => *v = verdict,
+        Some(_) => {}
+        None => found.push(verdict),
+    }
+}
+
 /// " on N threads" where the crowd's frame work ran on more than one.
 pub(super) fn on_threads(threads: Option<u32>) -> String {
     match threads {
