@@ -42,6 +42,18 @@ pub fn label(kind: &str, index: usize, name: Option<&str>) -> String {
     }
 }
 
+/// A measurement with three significant digits or more: 1.23, 12.3, 123,
+/// 12345 (how the bench's table, its verdicts and the renderer's
+/// messages write them).
+pub fn significant(value: f64) -> String {
+    let decimals = match value.abs() {
+        v if v < 10.0 => 2,
+        v if v < 100.0 => 1,
+        _ => 0,
+    };
+    format!("{value:.decimals$}")
+}
+
 /// Bytes for people: `512 B`, `1.5 MiB`, `8.0 GiB`.
 pub fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];

@@ -32,6 +32,7 @@
 //! (the draw order's hysteresis, 9 %, absorbs what is left) and one quick
 //! frame does not bring back detail that the next slow one must drop.
 
+use crate::text::significant;
 use std::time::Duration;
 
 /// The share of the budget the next frame aims at: the rest absorbs a
@@ -69,7 +70,10 @@ pub struct GpuFrameBudget {
     recent: Recent,
     /// What a frame costs: `None` until a frame that drew triangles was
     /// measured.
-    model: Option<CostModel>,
+    model: Option<FrameCost>,
+    /// Whether measured frames have spread enough to tell the fixed cost
+    /// from the per-triangle one (`model` was a fitted line once).
+    fitted: bool,
     /// The most triangles a measured frame drew. Kept, not forgotten: a
     /// crowd held at its coarsest would otherwise forget, after a while,
     /// that its full levels were what took the time, and flash back to
@@ -81,11 +85,26 @@ pub struct GpuFrameBudget {
     triangles: Option<u64>,
 }
 
-/// A frame's GPU time as `fixed_us + per_triangle_us * triangles`.
+/// A frame's GPU time as `fixed_us + per_triangle_us * triangles`: what
+/// the frame costs without the characters' triangles (skinning, the pose
+/// pass, the passes' fill, the scenery), and what each triangle adds.
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct CostModel {
-    fixed_us: f64,
-    per_triangle_us: f64,
+pub struct FrameCost {
+    /// Microseconds a frame takes whatever the triangles.
+    pub fixed_us: f64,
+    /// Microseconds each triangle drawn adds (every pass counted).
+    pub per_triangle_us: f64,
+}
+
+impl FrameCost {
+    /// "2.00 ms + 0.71 ns a triangle".
+    pub fn describe(&self) -> String {
+        format!(
+            "{} ms + {} ns a triangle",
+            significant(self.fixed_us / 1e3),
+            significant(self.per_triangle_us * 1e3)
+        )
+    }
 }
 
 /// The last [`FITTED`] measured frames, for a least-squares line through
@@ -104,7 +123,7 @@ impl Recent {
 
     /// The line through the frames when their triangle counts spread
     /// enough to tell the fixed cost from the per-triangle one.
-    fn fit(&self) -> Option<CostModel> {
+    fn fit(&self) -> Option<FrameCost> {
         let frames = &self.frames[..self.count.min(FITTED)];
         let n = frames.len() as f64;
         let mean_x = frames.iter().map(|f| f.0).sum::<f64>() / n;
@@ -119,9 +138,9 @@ impl Recent {
         let per_triangle_us = slope.max(0.0);
         let fixed_us = mean_y - per_triangle_us * mean_x;
         Some(if fixed_us >= 0.0 {
-            CostModel { fixed_us, per_triangle_us }
+            FrameCost { fixed_us, per_triangle_us }
         } else {
-            CostModel { fixed_us: 0.0, per_triangle_us: mean_y / mean_x }
+            FrameCost { fixed_us: 0.0, per_triangle_us: mean_y / mean_x }
         })
     }
 }
@@ -133,6 +152,7 @@ impl GpuFrameBudget {
             budget,
             recent: Recent::default(),
             model: None,
+            fitted: false,
             most_drawn: 0.0,
             last: None,
             triangles: None,
@@ -156,6 +176,15 @@ impl GpuFrameBudget {
         self.triangles = self.model.map(|model| self.steer(model, self.triangles, true));
     }
 
+    /// The frame's work changed (another skinning, upload or pass setup):
+    /// the frames measured so far no longer lie on the next frames' line.
+    /// The next line is fitted through frames from now on (the current
+    /// cost steers until then); the triangle budget stays.
+    pub fn forget_frames(&mut self) {
+        self.recent = Recent::default();
+        self.fitted = false;
+    }
+
     /// A finished frame took `gpu_us` microseconds on the GPU and its
     /// characters drew `triangles`. A frame that drew none, or whose
     /// time is not a positive number, says nothing about their cost.
@@ -174,16 +203,17 @@ impl GpuFrameBudget {
             // on the triangles (the knob), until frames that spread show
             // otherwise; a frame cheaper than the fixed cost scales both.
             (None, Some(model)) if gpu_us > model.fixed_us => {
-                CostModel { per_triangle_us: (gpu_us - model.fixed_us) / drawn, ..model }
+                FrameCost { per_triangle_us: (gpu_us - model.fixed_us) / drawn, ..model }
             }
             (None, Some(model)) => {
                 let scale = gpu_us / (model.fixed_us + model.per_triangle_us * drawn);
-                CostModel { fixed_us: model.fixed_us * scale, per_triangle_us: model.per_triangle_us * scale }
+                FrameCost { fixed_us: model.fixed_us * scale, per_triangle_us: model.per_triangle_us * scale }
             }
             // The first frame: all of it per triangle.
-            (None, None) => CostModel { fixed_us: 0.0, per_triangle_us: gpu_us / drawn },
+            (None, None) => FrameCost { fixed_us: 0.0, per_triangle_us: gpu_us / drawn },
         };
         self.model = Some(model);
+        self.fitted |= fitted.is_some();
         // A frame over the budget, or a line through frames that spread,
         // is news to act on at once; one frame's change otherwise may be
         // its noise.
@@ -196,7 +226,7 @@ impl GpuFrameBudget {
     /// where even none would not fit, else what fits [`AIM`] of the
     /// budget, approached by [`EASE`] of the way (taken at once when
     /// smaller and the measurement `decisive`).
-    fn steer(&self, model: CostModel, last: Option<u64>, decisive: bool) -> u64 {
+    fn steer(&self, model: FrameCost, last: Option<u64>, decisive: bool) -> u64 {
         if !self.triangles_matter_under(model) {
             return u64::MAX;
         }
@@ -217,7 +247,7 @@ impl GpuFrameBudget {
     /// Whether, under `model`, the triangles take enough of the frame
     /// (at the most drawn) to limit: [`SHARE`], or [`OVER_SHARE`] where
     /// the fixed part alone is over the aim.
-    fn triangles_matter_under(&self, model: CostModel) -> bool {
+    fn triangles_matter_under(&self, model: FrameCost) -> bool {
         let triangles_us = model.per_triangle_us * self.most_drawn;
         let least = if model.fixed_us >= self.aim_us() { OVER_SHARE } else { SHARE };
         triangles_us > least * (model.fixed_us + triangles_us)
@@ -241,6 +271,14 @@ impl GpuFrameBudget {
     /// passes' fill) is left unlimited.
     pub fn triangles_matter(&self) -> Option<bool> {
         self.model.map(|model| self.triangles_matter_under(model))
+    }
+
+    /// What a frame costs on this GPU, once measured frames drew counts
+    /// far enough apart to tell the fixed part from the triangles' (`None`
+    /// before: a crowd whose levels never moved); kept up to date with
+    /// each frame since.
+    pub fn cost(&self) -> Option<FrameCost> {
+        self.model.filter(|_| self.fitted)
     }
 
     /// The last measured frame's GPU time, microseconds.
@@ -319,6 +357,20 @@ mod tests {
         }
         assert_eq!(steer.triangles_matter(), Some(true));
         assert!((steer.last_frame_us().unwrap() - AIM_US).abs() < 1.0);
+        // The line through the frames is the GPU's own cost.
+        let cost = steer.cost().expect("frames that spread were fitted");
+        assert!((cost.fixed_us - CROWD.fixed_us).abs() < 1.0, "{cost:?}");
+        assert!((cost.per_triangle_us / CROWD.per_triangle_us - 1.0).abs() < 1e-6, "{cost:?}");
+        assert_eq!(cost.describe(), "2.00 ms + 0.71 ns a triangle");
+        // Other work: the old frames are forgotten, the budget kept, and
+        // a new line found once the new frames spread.
+        let before = steer.triangles();
+        steer.forget_frames();
+        assert_eq!((steer.cost(), steer.triangles()), (None, before));
+        let dearer = Gpu { fixed_us: 5000.0, ..CROWD };
+        dearer.run(&mut steer, 12);
+        let cost = steer.cost().expect("fitted again");
+        assert!((cost.fixed_us - dearer.fixed_us).abs() < 1.0, "{cost:?}");
     }
 
     #[test]
@@ -328,6 +380,7 @@ mod tests {
         let drawn = gpu.run(&mut steer, 10);
         assert!(drawn.iter().all(|&t| t == gpu.full), "{drawn:?}");
         assert!(steer.triangles().unwrap() > gpu.full);
+        assert_eq!(steer.cost(), None, "one count drawn throughout: the fixed part is not known");
     }
 
     #[test]

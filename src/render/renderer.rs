@@ -530,7 +530,16 @@ impl Renderer {
     /// Switches between compute and vertex-shader skinning (between frames).
     /// Both read the skin pass's per-slot buffers, so nothing is created.
     pub fn set_placement(&mut self, placement: SkinningPlacement) {
+        self.frame_work_changes(self.settings.frame.placement != placement);
         self.settings.frame.placement = placement;
+    }
+
+    /// Where a setter `changed` the frame's work, the GPU frame budget
+    /// fits its cost through the frames from now on.
+    fn frame_work_changes(&mut self, changed: bool) {
+        if let (true, Some(steer)) = (changed, &mut self.gpu_frame_budget) {
+            steer.forget_frames();
+        }
     }
 
     /// Sets which detail levels characters draw, between frames (the levels
@@ -596,6 +605,7 @@ impl Renderer {
 
     /// Sets the draw passes, between frames.
     pub fn set_passes(&mut self, passes: PassSetup) {
+        self.frame_work_changes(self.settings.frame.passes != passes);
         self.settings.frame.passes = passes;
     }
 
@@ -606,6 +616,7 @@ impl Renderer {
 
     /// Switches the palette upload mode (between frames).
     pub fn set_upload(&mut self, upload: PaletteUpload) {
+        self.frame_work_changes(self.settings.frame.upload != upload);
         self.settings.frame.upload = upload;
         self.skin.set_upload_mode(upload);
     }

@@ -2,14 +2,7 @@
 //! for measurements, thousands grouped for counts, so both read alike.
 
 /// Three significant digits or more: 1.23, 12.3, 123, 12345.
-pub(crate) fn number(value: f64) -> String {
-    let decimals = match value.abs() {
-        v if v < 10.0 => 2,
-        v if v < 100.0 => 1,
-        _ => 0,
-    };
-    format!("{value:.decimals$}")
-}
+pub(crate) use crate::text::significant as number;
 
 /// A count with its thousands grouped: 2,400; 1,472; 16.
 pub(super) fn grouped(value: u64) -> String {
