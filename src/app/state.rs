@@ -6,6 +6,7 @@ use crate::character::{ParameterId, ParameterValue};
 use crate::render::FrameSettings;
 use crate::render::detail_levels::DETAIL_LEVELS;
 use crate::render::draw_order::OverBudget;
+use crate::render::gpu_frame_budget::FrameCost;
 use crate::render::renderer::DetailLimits;
 use crate::render::window_frame::Drawn;
 use crate::world::Authority;
@@ -173,6 +174,9 @@ pub struct FrameTimings {
     /// (`Renderer::gpu_frame_triangles`; `None` without one, or before a
     /// frame was measured).
     pub gpu_frame_triangles: Option<u64>,
+    /// What the GPU frame budget measured a frame to cost, fixed and per
+    /// triangle (`GpuFrameBudget::cost`; `None` until frames spread).
+    pub gpu_frame_cost: Option<FrameCost>,
     /// Frames per second, smoothed.
     pub fps: f64,
     /// Characters in view at each detail level, and those culled (out of view).

@@ -600,6 +600,10 @@ fn timing(ui: &mut Ui, state: &mut ViewerState, t: &FrameTimings) {
             Some(allowed) => row(ui, "budgeted", format!("{allowed:8} triangles")),
             None => {}
         }
+        if let Some(cost) = t.gpu_frame_cost {
+            // What the steering measured: the part no coarsening removes.
+            row(ui, "frame cost", cost.describe());
+        }
         row(ui, "triangles", format!("{:8}", t.triangles));
         if t.shadow_triangles > 0 {
             // Each cascade draws the casters that reach its box.
@@ -637,6 +641,7 @@ mod tests {
     use super::*;
     use crate::app::state::LoggedEvent;
     use crate::render::draw_order::OverBudget;
+    use crate::render::gpu_frame_budget::FrameCost;
     use crate::test_model::test_model;
     use std::sync::Arc;
     use std::time::Duration;
@@ -648,6 +653,7 @@ mod tests {
             fps: 60.0,
             cpu_pose_us: 12.5,
             gpu_frame_triangles: Some(1_000_000),
+            gpu_frame_cost: Some(FrameCost { fixed_us: 2000.0, per_triangle_us: 7e-4 }),
             pixel_error: 0.84,
             over_budget: OverBudget { gpu_frame: true, ..OverBudget::default() },
             ..FrameTimings::default()

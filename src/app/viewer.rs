@@ -504,6 +504,7 @@ impl Viewer {
         self.timings.pixel_error = scene.renderer.detail_pixel_error();
         self.timings.over_budget = scene.renderer.over_budget();
         self.timings.gpu_frame_triangles = scene.renderer.gpu_frame_triangles();
+        self.timings.gpu_frame_cost = scene.renderer.gpu_frame_steering().and_then(|s| s.cost());
         self.timings.triangles = scene.renderer.triangles_per_pass();
         self.timings.shadow_triangles = scene.renderer.shadow_triangles();
         self.timings.skinned_vertices = scene.renderer.skinned_vertices();

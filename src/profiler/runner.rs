@@ -10,8 +10,8 @@
 use super::plan::{BenchConfig, BenchModel, BenchPlan};
 use super::report::verdicts::crossovers;
 use super::report::{
-    BenchEntry, BenchHeader, BenchProgress, BenchResults, EntrySamples, GpuPhases, GpuTiming, Stat,
-    TimestampCheck,
+    BenchEntry, BenchHeader, BenchProgress, BenchResults, EntrySamples, GpuFrameCost, GpuPhases, GpuTiming,
+    Stat, TimestampCheck,
 };
 use super::report::{RESULTS_FILE, ReportError, write_report};
 use crate::asset::{self, LoadOptions, Model};
@@ -540,6 +540,8 @@ fn measure(
     profile.configure(&config.frame);
     crowd.set_paused(config.paused);
     let samples = profile.measure(ctx, crowd, plan.warmup_frames, plan.frames)?;
+    // Read now: the host-timed frames below carry no timestamps to steer by.
+    let gpu_frame_cost = profile.gpu_frame_cost();
     // The same frames timed by the host too: the header's check says which clock is read.
     let frame_wall_samples = profile.measure_frame_wall(ctx, crowd, plan.frame_wall_runs)?;
     let stat = |f: &dyn Fn(&FrameSample) -> f64, what: &str| -> anyhow::Result<Stat> {
@@ -608,6 +610,8 @@ fn measure(
         skinned_vertices: (compute && skinned < vertices * u64::from(config.characters)).then_some(skinned),
         posed_characters: Some(median_count(&samples, |s| s.posed_characters)),
         pixel_error: median_pixel_error(&samples),
+        gpu_frame_cost: gpu_frame_cost
+            .map(|c| GpuFrameCost { fixed_us: c.fixed_us, per_triangle_ns: c.per_triangle_us * 1e3 }),
         device_bytes: Some(ctx.allocated_bytes()),
         samples: kept,
     })

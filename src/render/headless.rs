@@ -154,9 +154,11 @@ fn gpu_frame_budget_warning(steering: &GpuFrameBudget, levels: bool) -> Option<S
         }
         _ => "",
     };
+    // The split, once frames drew counts apart: how much no coarsening removes.
+    let cost = steering.cost().map(|c| format!(" (its frames cost {})", c.describe())).unwrap_or_default();
     Some(format!(
         "the GPU frame budget of {:.1} ms (--gpu-frame-budget) was not kept: the last measured frame took \
-         {:.1} ms on the GPU{why}",
+         {:.1} ms on the GPU{cost}{why}",
         budget.as_secs_f64() * 1e3,
         frame_us / 1e3
     ))
@@ -243,6 +245,12 @@ mod tests {
         steering.measured(29_990.0, 500_000);
         let warning = budget_not_kept(&steering).unwrap();
         assert!(warning.ends_with("so their levels were left as they were"), "{warning}");
+        // Two counts apart: the frames' fixed part is known and named.
+        let cost = steering.cost().expect("frames drew counts apart").describe();
+        assert!(
+            warning.contains(&format!("took 30.0 ms on the GPU (its frames cost {cost}): ")),
+            "{warning}"
+        );
         assert_eq!(steering.triangles(), Some(u64::MAX));
     }
 }

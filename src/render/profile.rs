@@ -11,6 +11,7 @@ use super::copy_kernel::median;
 use super::error::RenderError;
 use super::frame::{FrameContents, FrameEnd, FrameInput, FrameOutput, GpuTimes};
 use super::frame_settings::{DrawDetail, FrameSettings, InfluenceBlend, PaletteUpload, SkinningPlacement};
+use super::gpu_frame_budget::FrameCost;
 use super::offscreen::OffscreenTargets;
 use super::renderer::{DetailLimits, RenderSettings, Renderer};
 use super::scene_passes::SceneTarget;
@@ -318,6 +319,12 @@ impl ProfileScene {
     /// Bytes the skin pass reads and writes per frame.
     pub fn skin_traffic(&self) -> (u64, u64) {
         self.renderer.skin_traffic()
+    }
+
+    /// What the GPU frame budget measured this configuration's frames to
+    /// cost, once their triangle counts spread (`GpuFrameBudget::cost`).
+    pub fn gpu_frame_cost(&self) -> Option<FrameCost> {
+        self.renderer.gpu_frame_steering().and_then(|steer| steer.cost())
     }
 
     /// Frees the GPU objects.

@@ -535,6 +535,10 @@ fn a_gpu_frame_budget_is_steered_and_recorded() {
     let e = &entries[0];
     let coarser = e["pixel_error"] == "coarsest" || e["pixel_error"].as_f64().is_some_and(|px| px > 0.5);
     assert!(coarser, "{e}");
+    // The full levels, then coarser ones: counts far enough apart for the
+    // steering to tell the frame's fixed cost from the triangles'.
+    let cost = |field: &str| e["gpu_frame_cost"][field].as_f64().unwrap_or_else(|| panic!("{field}: {e}"));
+    assert!(cost("fixed_us") >= 0.0 && cost("per_triangle_ns") >= 0.0, "{e}");
     assert!(stdout.contains("within a GPU frame budget of 1.0 ms"), "{stdout}");
     // The verdict: what the crowd drew within the budget, and whether
     // its frames kept it (lavapipe's cannot).
@@ -542,7 +546,8 @@ fn a_gpu_frame_budget_is_steered_and_recorded() {
     assert!(
         verdict.starts_with(
             "budget: built-in, 100 characters, 1 pass, GPU frame budget 1.00 ms: compute skinning"
-        ) && verdict.contains(": over it"),
+        ) && verdict.contains(": over it")
+            && verdict.contains(", its frames cost "),
         "{verdict}"
     );
     assert_eq!(results["verdicts"]["budget"].as_array().map(Vec::len), Some(1), "{}", results["verdicts"]);

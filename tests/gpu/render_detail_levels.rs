@@ -688,7 +688,8 @@ fn render_says_when_its_detail_budget_coarsened_the_levels() {
     );
     // A GPU frame budget lavapipe cannot keep (this crowd's frames take
     // tens of milliseconds there): coarsened from the third frame, the
-    // first one steered by a measured frame, and said to be not kept.
+    // first one steered by a measured frame, and said to be not kept,
+    // with the frames' cost fitted through the full and coarsened ones.
     let (warnings, what) = run_with(&["--frames", "5", "--gpu-frame-budget", "1"]);
     assert!(
         warnings.len() == 2
@@ -696,7 +697,8 @@ fn render_says_when_its_detail_budget_coarsened_the_levels() {
                 "vkskin: warning: the GPU frame budget of 1.0 ms (--gpu-frame-budget) was not kept: the last \
                  measured frame took "
             )
-            && warnings[0].ends_with(" ms on the GPU")
+            && warnings[0].contains(" ms on the GPU (its frames cost ")
+            && warnings[0].ends_with(" ns a triangle)")
             && warnings[1].starts_with("vkskin: warning: frame 2 drew ")
             && warnings[1].contains(" triangles the GPU frame budget of 1.0 ms allowed (--gpu-frame-budget)"),
         "{what}"

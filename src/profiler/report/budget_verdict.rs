@@ -5,8 +5,9 @@
 
 use super::Stat;
 use super::numbers::{grouped, measure};
-use super::results::{BenchEntry, GpuTiming, model_name};
+use super::results::{BenchEntry, GpuFrameCost, GpuTiming, model_name};
 use super::verdicts::keep_best;
+use crate::render::gpu_frame_budget::FrameCost;
 use serde::{Deserialize, Serialize};
 
 /// One model and pass count at its largest character count drawn at
@@ -31,6 +32,10 @@ pub struct BudgetVerdict {
     pub pixel_error: Option<f32>,
     /// The frame on the run's clock (µs).
     pub frame_us: Stat,
+    /// What the steering measured a frame to cost (the entry's
+    /// `gpu_frame_cost`), when its frames spread enough to tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<GpuFrameCost>,
 }
 
 /// One verdict per model and pass count, when the run had a GPU frame
@@ -50,6 +55,7 @@ pub fn budgets(entries: &[BenchEntry], timing: GpuTiming, budget_ms: Option<f64>
             triangles,
             pixel_error: e.pixel_error,
             frame_us: frame.stat,
+            cost: e.gpu_frame_cost,
         };
         let same = |a: &BudgetVerdict, b: &BudgetVerdict| a.model == b.model && a.passes == b.passes;
         keep_best(&mut found, verdict, same, |new, old| new.characters > old.characters || finer(new, old));
@@ -89,8 +95,16 @@ impl BudgetVerdict {
             measure(self.frame_us.median / 1e3),
             measure(self.frame_us.p95 / 1e3)
         );
+        let cost =
+            self.cost.map(|c| FrameCost { fixed_us: c.fixed_us, per_triangle_us: c.per_triangle_ns / 1e3 });
+        let costs = cost.map(|c| format!(", its frames cost {}", c.describe())).unwrap_or_default();
         let outcome = match (self.kept(), self.pixel_error) {
             (true, _) => "kept".to_string(),
+            (false, _) if cost.is_some_and(|c| c.fixed_us > self.budget_ms * 1e3) => {
+                "over it before the characters' triangles (skinning, posing, the passes' fill): fewer \
+                 characters or passes fit, or a larger budget"
+                    .to_string()
+            }
             (false, Some(px)) if px.is_infinite() => {
                 "over it even at the coarsest levels: fewer characters or passes fit, or a larger budget"
                     .to_string()
@@ -105,7 +119,7 @@ impl BudgetVerdict {
         };
         format!(
             "budget: {}, {} characters, {} pass{}, GPU frame budget {} ms: {} drew {} triangles a pass {within}, \
-             {frame}: {outcome}",
+             {frame}{costs}: {outcome}",
             model_name(&self.model),
             grouped(u64::from(self.characters)),
             self.passes,
@@ -150,6 +164,11 @@ mod tests {
              inplace upload, CPU pose drew 10,000,000 triangles a pass within 0.92 px, frame 15.1 ms, p95 \
              16.6 ms (timestamps): kept"
         );
+        // With the cost the steering measured, the line says it.
+        let mut measured = entries[2].clone();
+        measured.gpu_frame_cost = Some(GpuFrameCost { fixed_us: 2000.0, per_triangle_ns: 0.714 });
+        let line = budgets(&[measured], GpuTiming::Timestamps, Some(16.7))[0].line("timestamps");
+        assert!(line.ends_with("(timestamps), its frames cost 2.00 ms + 0.71 ns a triangle: kept"), "{line}");
     }
 
     #[test]
@@ -176,6 +195,17 @@ mod tests {
             elsewhere[0]
                 .line("timestamps")
                 .ends_with("the target size, the passes or the scenery take the time")
+        );
+        // Measured fixed costs over the budget: the triangles are not the answer.
+        let mut fixed = steered(100_000, "inplace", Some(f32::INFINITY), 21.0);
+        fixed.gpu_frame_cost = Some(GpuFrameCost { fixed_us: 18_000.0, per_triangle_ns: 0.5 });
+        let line = budgets(&[fixed], GpuTiming::Timestamps, Some(16.7))[0].line("timestamps");
+        assert!(
+            line.ends_with(
+                "its frames cost 18.0 ms + 0.50 ns a triangle: over it before the characters' triangles \
+                 (skinning, posing, the passes' fill): fewer characters or passes fit, or a larger budget"
+            ),
+            "{line}"
         );
         let free = budgets(&[steered(10, "inplace", None, 0.5)], GpuTiming::Timestamps, Some(16.7));
         assert!(free[0].line("timestamps").contains("within half a pixel (not coarsened)"));

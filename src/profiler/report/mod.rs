@@ -31,8 +31,8 @@ pub use plots::{
 };
 pub use progress::BenchProgress;
 pub use results::{
-    BenchEntry, BenchHeader, BenchResults, EntrySamples, Figure, Figures, GIT_COMMIT, GpuPhases, GpuTiming,
-    RESULTS_VERSION, TimestampCheck,
+    BenchEntry, BenchHeader, BenchResults, EntrySamples, Figure, Figures, GIT_COMMIT, GpuFrameCost,
+    GpuPhases, GpuTiming, RESULTS_VERSION, TimestampCheck,
 };
 pub use stat::Stat;
 pub use table::print_table;

@@ -68,6 +68,17 @@ pub struct BenchHeader {
     pub gpu_frame_budget_ms: Option<f64>,
 }
 
+/// A frame's GPU time as the GPU frame budget measured it (the entry's
+/// `gpu_frame_cost`): `fixed_us` whatever the characters drew, plus
+/// `per_triangle_ns` for each triangle, every pass counted.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct GpuFrameCost {
+    /// Microseconds a frame takes whatever the triangles.
+    pub fixed_us: f64,
+    /// Nanoseconds each triangle drawn adds.
+    pub per_triangle_ns: f64,
+}
+
 /// An entry's `pixel_error` in JSON: a number, or `"coarsest"` for an
 /// infinite one (serde_json would write `null`, read back as absent).
 mod pixel_error_json {
@@ -333,6 +344,12 @@ pub struct BenchEntry {
     /// still over the limit.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "pixel_error_json")]
     pub pixel_error: Option<f32>,
+    /// Under a GPU frame budget: what the steering measured this
+    /// configuration's frames to cost, once their triangle counts spread
+    /// enough to tell the fixed part from the triangles' (absent where
+    /// they did not, and in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_frame_cost: Option<GpuFrameCost>,
     /// Device memory the scene held while measured (gpu-allocator's
     /// allocations: skinned output, palettes, records, render and shadow
     /// targets; absent in older files).

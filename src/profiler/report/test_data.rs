@@ -60,6 +60,7 @@ pub fn entry(characters: u32, passes: u32, skinning: &str, upload: &str, paused:
         skinned_vertices: None,
         posed_characters: None,
         pixel_error: None,
+        gpu_frame_cost: None,
         device_bytes: None,
         samples: Default::default(),
     }
