@@ -610,8 +610,7 @@ fn measure(
         skinned_vertices: (compute && skinned < vertices * u64::from(config.characters)).then_some(skinned),
         posed_characters: Some(median_count(&samples, |s| s.posed_characters)),
         pixel_error: median_pixel_error(&samples),
-        gpu_frame_cost: gpu_frame_cost
-            .map(|c| GpuFrameCost { fixed_us: c.fixed_us, per_triangle_ns: c.per_triangle_us * 1e3 }),
+        gpu_frame_cost: gpu_frame_cost.map(GpuFrameCost::from),
         device_bytes: Some(ctx.allocated_bytes()),
         samples: kept,
     })

@@ -467,10 +467,11 @@ impl Renderer {
     }
 
     /// Waits for every submitted frame and hands each slot's last frame's
-    /// GPU spans to a frame trace: no later frame may use the slot (the
-    /// end of a run). Each slot keeps its queries: a later frame that does
-    /// (after the viewer's overlay waited, say) still reads its times for
-    /// the timings and the GPU frame budget, and traces nothing twice.
+    /// GPU spans to a frame trace now, since no later frame may come round
+    /// to the slot (the end of a run). Each slot keeps its queries, marked
+    /// traced: a later frame that does come round (after the viewer's
+    /// overlay waited, say) still reads their times for the timings and
+    /// the GPU frame budget.
     pub(crate) fn wait_all_frames(&mut self, ctx: &GpuContext) -> Result<(), GpuError> {
         self.ring.wait_all(ctx)?;
         if trace::enabled() {

@@ -31,6 +31,10 @@
 //! frame, so one frame's noise does not move characters between levels
 //! (the draw order's hysteresis, 9 %, absorbs what is left) and one quick
 //! frame does not bring back detail that the next slow one must drop.
+//!
+//! The fitted line is also what a user reads ([`GpuFrameBudget::cost`]):
+//! its fixed part is what no coarsening removes, so a budget below it
+//! asks for fewer characters or passes, not fewer triangles.
 
 use crate::text::significant;
 use std::time::Duration;
@@ -178,8 +182,10 @@ impl GpuFrameBudget {
 
     /// The frame's work changed (another skinning, upload or pass setup):
     /// the frames measured so far no longer lie on the next frames' line.
-    /// The next line is fitted through frames from now on (the current
-    /// cost steers until then); the triangle budget stays.
+    /// The next line is fitted through the frames measured from now on
+    /// (the two still in flight, recorded before the change, leave the
+    /// fit four frames later), the current cost steering until then; the
+    /// triangle budget stays.
     pub fn forget_frames(&mut self) {
         self.recent = Recent::default();
         self.fitted = false;

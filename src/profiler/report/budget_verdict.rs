@@ -95,8 +95,7 @@ impl BudgetVerdict {
             measure(self.frame_us.median / 1e3),
             measure(self.frame_us.p95 / 1e3)
         );
-        let cost =
-            self.cost.map(|c| FrameCost { fixed_us: c.fixed_us, per_triangle_us: c.per_triangle_ns / 1e3 });
+        let cost = self.cost.map(FrameCost::from);
         let costs = cost.map(|c| format!(", its frames cost {}", c.describe())).unwrap_or_default();
         let outcome = match (self.kept(), self.pixel_error) {
             (true, _) => "kept".to_string(),

@@ -3,6 +3,7 @@
 //! configuration, with the figures derived from an entry.
 
 use super::{Stat, utc};
+use crate::render::gpu_frame_budget::FrameCost;
 use serde::{Deserialize, Serialize};
 use std::time::SystemTime;
 
@@ -77,6 +78,18 @@ pub struct GpuFrameCost {
     pub fixed_us: f64,
     /// Nanoseconds each triangle drawn adds.
     pub per_triangle_ns: f64,
+}
+
+impl From<FrameCost> for GpuFrameCost {
+    fn from(cost: FrameCost) -> Self {
+        GpuFrameCost { fixed_us: cost.fixed_us, per_triangle_ns: cost.per_triangle_us * 1e3 }
+    }
+}
+
+impl From<GpuFrameCost> for FrameCost {
+    fn from(cost: GpuFrameCost) -> Self {
+        FrameCost { fixed_us: cost.fixed_us, per_triangle_us: cost.per_triangle_ns / 1e3 }
+    }
 }
 
 /// An entry's `pixel_error` in JSON: a number, or `"coarsest"` for an
