@@ -183,9 +183,9 @@ impl GpuFrameBudget {
     /// The frame's work changed (another skinning, upload or pass setup):
     /// the frames measured so far no longer lie on the next frames' line.
     /// The next line is fitted through the frames measured from now on
-    /// (the two still in flight, recorded before the change, leave the
-    /// fit four frames later), the current cost steering until then; the
-    /// triangle budget stays.
+    /// (the renderer leaves out those in flight, recorded before the
+    /// change), the current cost steering until then; the triangle budget
+    /// stays.
     pub fn forget_frames(&mut self) {
         self.recent = Recent::default();
         self.fitted = false;

@@ -535,10 +535,12 @@ impl Renderer {
     }
 
     /// Where a setter `changed` the frame's work, the GPU frame budget
-    /// fits its cost through the frames from now on.
+    /// fits its cost through the frames recorded from now on: those in
+    /// flight, recorded before, count no triangles, so it skips them.
     fn frame_work_changes(&mut self, changed: bool) {
         if let (true, Some(steer)) = (changed, &mut self.gpu_frame_budget) {
             steer.forget_frames();
+            self.slot_triangles = [0; FRAMES_IN_FLIGHT];
         }
     }
 

@@ -587,6 +587,47 @@ fn waiting_for_every_frame_under_a_trace_keeps_each_frames_gpu_times() {
     assert_no_messages(&ctx.validation_messages());
 }
 
+/// A change of the frame's work (here the passes) leaves the frames in
+/// flight, recorded before it, out of the GPU frame budget's measurements:
+/// the two frames after the change measure nothing, the third measures
+/// the first frame recorded after it.
+#[test]
+fn frames_recorded_before_a_change_of_work_are_not_measured() {
+    let Some(ctx) = context() else { return };
+    let model = Arc::new(load_default_character().expect("built-in character"));
+    let mut settings = RenderSettings::new(vk::Extent2D { width: W, height: H });
+    settings.characters = 4;
+    settings.limits.gpu_frame = Some(Duration::from_secs(60));
+    let mut renderer = Renderer::new(&ctx, model.clone(), settings).expect("renderer");
+    let controller = Controller::from_text(DEFAULT_CONTROLLER, &model).expect("controller");
+    let mut crowd = Crowd::new(model.rig.clone(), Arc::new(controller), 4, SPACING, 30.0, 1).expect("crowd");
+    let camera = framing(2);
+    let mut ignore = |_: u64, _: &[u8]| Ok(());
+    let mut last_measured = Vec::new();
+    for i in 0..9 {
+        if i == 6 {
+            renderer.set_passes(PassSetup::DepthPrepass);
+        }
+        crowd.frame(i).expect("frame");
+        renderer.render_frame(&ctx, &crowd, &camera, false, &mut ignore).expect("render");
+        last_measured.push(renderer.gpu_frame_steering().and_then(|s| s.last_frame_us()));
+    }
+    renderer.finish(&ctx, &mut ignore).expect("finish");
+    renderer.destroy(&ctx);
+    // Frame i measures frame i - 2: frames 6 and 7 would measure 4 and 5.
+    assert!(
+        last_measured[..2].iter().all(Option::is_none) && last_measured[5].is_some(),
+        "{last_measured:?}"
+    );
+    assert_eq!(
+        (last_measured[6], last_measured[7]),
+        (last_measured[5], last_measured[5]),
+        "{last_measured:?}"
+    );
+    assert_ne!(last_measured[8], last_measured[5], "{last_measured:?}");
+    assert_no_messages(&ctx.validation_messages());
+}
+
 /// Without `max_skinned_vertices` a renderer skins at most half of what
 /// the device lets this process allocate of its largest device-local heap
 /// (VK_EXT_memory_budget where the driver has it; lavapipe does), within
