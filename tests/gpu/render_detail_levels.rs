@@ -545,6 +545,19 @@ fn a_gpu_frame_budget_steers_the_triangle_budget_by_measured_frames() {
     assert_no_messages(&ctx.validation_messages());
 }
 
+/// Four built-in characters (framed by `framing(2)`) and a renderer under
+/// a GPU frame budget of a minute: every frame measured, none coarsened.
+fn four_under_a_minutes_budget(ctx: &GpuContext) -> (Renderer, Crowd) {
+    let model = Arc::new(load_default_character().expect("built-in character"));
+    let mut settings = RenderSettings::new(vk::Extent2D { width: W, height: H });
+    settings.characters = 4;
+    settings.limits.gpu_frame = Some(Duration::from_secs(60));
+    let renderer = Renderer::new(ctx, model.clone(), settings).expect("renderer");
+    let controller = Controller::from_text(DEFAULT_CONTROLLER, &model).expect("controller");
+    let crowd = Crowd::new(model.rig.clone(), Arc::new(controller), 4, SPACING, 30.0, 1).expect("crowd");
+    (renderer, crowd)
+}
+
 /// Waiting for every frame under a frame trace (as the viewer does when
 /// its overlay's font atlas changes) hands each slot's last frame to the
 /// trace and keeps its queries: every later frame still reads the GPU
@@ -554,16 +567,10 @@ fn a_gpu_frame_budget_steers_the_triangle_budget_by_measured_frames() {
 #[test]
 fn waiting_for_every_frame_under_a_trace_keeps_each_frames_gpu_times() {
     let Some(ctx) = context() else { return };
-    let model = Arc::new(load_default_character().expect("built-in character"));
     let dir = tempfile::tempdir().expect("scratch folder");
     let path = dir.path().join("trace.json");
     let recorder = TraceRecorder::start();
-    let mut settings = RenderSettings::new(vk::Extent2D { width: W, height: H });
-    settings.characters = 4;
-    settings.limits.gpu_frame = Some(Duration::from_secs(60));
-    let mut renderer = Renderer::new(&ctx, model.clone(), settings).expect("renderer");
-    let controller = Controller::from_text(DEFAULT_CONTROLLER, &model).expect("controller");
-    let mut crowd = Crowd::new(model.rig.clone(), Arc::new(controller), 4, SPACING, 30.0, 1).expect("crowd");
+    let (mut renderer, mut crowd) = four_under_a_minutes_budget(&ctx);
     let (camera, frames) = (framing(2), 6);
     let mut ignore = |_: u64, _: &[u8]| Ok(());
     let mut measured = Vec::new();
@@ -594,13 +601,7 @@ fn waiting_for_every_frame_under_a_trace_keeps_each_frames_gpu_times() {
 #[test]
 fn frames_recorded_before_a_change_of_work_are_not_measured() {
     let Some(ctx) = context() else { return };
-    let model = Arc::new(load_default_character().expect("built-in character"));
-    let mut settings = RenderSettings::new(vk::Extent2D { width: W, height: H });
-    settings.characters = 4;
-    settings.limits.gpu_frame = Some(Duration::from_secs(60));
-    let mut renderer = Renderer::new(&ctx, model.clone(), settings).expect("renderer");
-    let controller = Controller::from_text(DEFAULT_CONTROLLER, &model).expect("controller");
-    let mut crowd = Crowd::new(model.rig.clone(), Arc::new(controller), 4, SPACING, 30.0, 1).expect("crowd");
+    let (mut renderer, mut crowd) = four_under_a_minutes_budget(&ctx);
     let camera = framing(2);
     let mut ignore = |_: u64, _: &[u8]| Ok(());
     let mut last_measured = Vec::new();
