@@ -7,7 +7,7 @@
 //! view, culled from its passes, still cast their shadows into it. Skips
 //! without a device, unless VKSKIN_NO_SKIP is set.
 
-use crate::common::{assert_no_messages, context, shared_file, trace};
+use crate::common::{assert_no_messages, context, shared_file};
 use ash::vk;
 use nalgebra::Point3;
 use std::sync::Arc;
@@ -20,7 +20,6 @@ use vkskin::render::camera::{Camera, DEFAULT_FOV_Y};
 use vkskin::render::detail_levels::DETAIL_LEVELS;
 use vkskin::render::draw_order::OverBudget;
 use vkskin::render::renderer::{RenderSettings, Renderer};
-use vkskin::render::trace::TraceRecorder;
 use vkskin::render::{DrawDetail, PassSetup, SkinningPlacement};
 use vkskin::world::level::Level;
 use vkskin::world::scenery::scenery_model;
@@ -556,42 +555,6 @@ fn four_under_a_minutes_budget(ctx: &GpuContext) -> (Renderer, Crowd) {
     let controller = Controller::from_text(DEFAULT_CONTROLLER, &model).expect("controller");
     let crowd = Crowd::new(model.rig.clone(), Arc::new(controller), 4, SPACING, 30.0, 1).expect("crowd");
     (renderer, crowd)
-}
-
-/// Waiting for every frame under a frame trace (as the viewer does when
-/// its overlay's font atlas changes) hands each slot's last frame to the
-/// trace and keeps its queries: every later frame still reads the GPU
-/// times of the frame before it in its slot, so the GPU frame budget keeps
-/// steering (the viewer's `--trace` starved it of its first measurements
-/// until 2026-12-07), and each frame is traced once.
-#[test]
-fn waiting_for_every_frame_under_a_trace_keeps_each_frames_gpu_times() {
-    let Some(ctx) = context() else { return };
-    let dir = tempfile::tempdir().expect("scratch folder");
-    let path = dir.path().join("trace.json");
-    let recorder = TraceRecorder::start();
-    let (mut renderer, mut crowd) = four_under_a_minutes_budget(&ctx);
-    let (camera, frames) = (framing(2), 6);
-    let mut ignore = |_: u64, _: &[u8]| Ok(());
-    let mut measured = Vec::new();
-    for i in 0..frames {
-        crowd.frame(i).expect("frame");
-        let report = renderer.render_frame(&ctx, &crowd, &camera, false, &mut ignore).expect("render");
-        measured.push(report.previous_gpu.is_some());
-        renderer.wait_all(&ctx).expect("wait for every frame");
-    }
-    let steered = renderer.gpu_frame_triangles();
-    renderer.finish(&ctx, &mut ignore).expect("finish");
-    renderer.destroy(&ctx);
-    recorder.write(&path).expect("trace written");
-    // Frames 0 and 1 are their slots' first; every later one reads its slot's last.
-    assert_eq!(measured, [false, false, true, true, true, true]);
-    assert!(steered.is_some(), "the GPU frame budget measured frames");
-    let t = trace::check(&path, &["record", "submit", "wait"]);
-    let mut traced: Vec<_> = t.gpu().filter(|s| s.name == "GPU frame").filter_map(|s| s.frame).collect();
-    traced.sort_unstable();
-    assert_eq!(traced, (0..u64::from(frames)).collect::<Vec<_>>(), "each frame traced once");
-    assert_no_messages(&ctx.validation_messages());
 }
 
 /// A change of the frame's work (here the passes) leaves the frames in
