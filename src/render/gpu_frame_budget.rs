@@ -30,13 +30,22 @@
 //! character back at its finest, no later frame would draw a count apart
 //! to say otherwise.
 //!
-//! Where the triangles take under a
-//! twentieth of the frame even at the most drawn (a few characters
-//! filling a large target, the scenery, the shadow maps' fill), there is
-//! no limit, rather than coarsening every character for nothing. Where
-//! the fixed part alone is over the aim, the frame is over either way:
-//! every character draws its coarsest when the triangles take a quarter
-//! of the frame or more at the most drawn, else there is no limit.
+//! A line's fixed part is where it meets no triangles, so the noise of
+//! frames whose counts are close together, far from none, is multiplied
+//! there: for a second of measured frames ([`LINE_KEPT`]) after a line,
+//! a new one is taken only through counts at least half as far apart
+//! ([`NARROWEST`]). A crowd pushed from its finest levels to coarse ones
+//! and then to its coarsest (on lavapipe: 55,968 triangles, then 35,200,
+//! against 1.38 million) would otherwise have its 60 ms of fixed costs
+//! read as none.
+//!
+//! Where the triangles take under a twentieth of the frame even at the
+//! most drawn (a few characters filling a large target, the scenery, the
+//! shadow maps' fill), there is no limit, rather than coarsening every
+//! character for nothing. Where the fixed part alone is over the aim, the
+//! frame is over either way: every character draws its coarsest when the
+//! triangles take a quarter of the frame or more at the most drawn, else
+//! there is no limit.
 //!
 //! A smaller budget is taken at once after a frame over the budget or a
 //! fresh line; otherwise the budget moves a fifth of the way ([`EASE`]) a
@@ -68,6 +77,16 @@ const FITTED: usize = 4;
 /// their mean) from which the frames are fitted anew.
 const SPREAD: f64 = 0.1;
 
+/// How much narrower a fresh line's counts may spread (largest less
+/// smallest) than those of the line it replaces, within [`LINE_KEPT`]
+/// measured frames of it: taking a line to no triangles multiplies its
+/// frames' noise by how far they are from none over how far apart.
+const NARROWEST: f64 = 0.5;
+
+/// The measured frames (a second at 60 Hz) for which a line through
+/// counts far apart is kept over narrower ones.
+const LINE_KEPT: u32 = 60;
+
 /// The least share of a frame the characters' triangles take, at the
 /// most triangles measured, for the steering to limit them.
 const SHARE: f64 = 0.05;
@@ -87,9 +106,9 @@ pub struct GpuFrameBudget {
     /// What a frame costs: `None` until a frame that drew triangles was
     /// measured.
     model: Option<FrameCost>,
-    /// Whether measured frames have spread enough to tell the fixed cost
-    /// from the per-triangle one (`model` was a fitted line once).
-    fitted: bool,
+    /// The last line taken (`model` was a fitted line once): how far
+    /// apart its frames' counts were, and the frames measured since.
+    line: Option<(f64, u32)>,
     /// The most triangles a measured frame drew. Kept, not forgotten: a
     /// crowd held at its coarsest would otherwise forget, after a while,
     /// that its full levels were what took the time, and flash back to
@@ -141,8 +160,9 @@ impl Recent {
     /// enough to tell the fixed cost from the per-triangle one, and the
     /// fewest took less time than the most. Noise only adds, and fewer
     /// triangles never cost more: each frame counts as the quickest of
-    /// those that drew as many triangles or more.
-    fn fit(&self) -> Option<FrameCost> {
+    /// those that drew as many triangles or more. The line, and how far
+    /// apart its frames' counts are.
+    fn fit(&self) -> Option<(FrameCost, f64)> {
         let measured = &self.frames[..self.count.min(FITTED)];
         let mut quickest = [(0.0, 0.0); FITTED];
         for (frame, &(x, _)) in quickest.iter_mut().zip(measured) {
@@ -167,11 +187,12 @@ impl Recent {
         // fewest took less than the most.
         let per_triangle_us = covariance / variance;
         let fixed_us = mean_y - per_triangle_us * mean_x;
-        Some(if fixed_us >= 0.0 {
+        let line = if fixed_us >= 0.0 {
             FrameCost { fixed_us, per_triangle_us }
         } else {
             FrameCost { fixed_us: 0.0, per_triangle_us: mean_y / mean_x }
-        })
+        };
+        Some((line, most.0 - fewest.0))
     }
 }
 
@@ -182,7 +203,7 @@ impl GpuFrameBudget {
             budget,
             recent: Recent::default(),
             model: None,
-            fitted: false,
+            line: None,
             most_drawn: 0.0,
             last: None,
             triangles: None,
@@ -214,7 +235,7 @@ impl GpuFrameBudget {
     /// stays.
     pub fn forget_frames(&mut self) {
         self.recent = Recent::default();
-        self.fitted = false;
+        self.line = None;
     }
 
     /// A finished frame took `gpu_us` microseconds on the GPU and its
@@ -228,7 +249,17 @@ impl GpuFrameBudget {
         self.recent.add(drawn, gpu_us);
         self.most_drawn = self.most_drawn.max(drawn);
         self.last = Some((triangles, gpu_us));
-        let fitted = self.recent.fit();
+        if let Some((_, age)) = &mut self.line {
+            *age += 1;
+        }
+        let fitted = self.recent.fit().filter(|&(_, apart)| match self.line {
+            Some((before, age)) => apart >= NARROWEST * before || age >= LINE_KEPT,
+            None => true,
+        });
+        if let Some((_, apart)) = fitted {
+            self.line = Some((apart, 0));
+        }
+        let fitted = fitted.map(|(line, _)| line);
         let model = match (fitted, self.model) {
             (Some(fitted), _) => fitted,
             // Too little spread to fit: the change since the model is put
@@ -245,7 +276,6 @@ impl GpuFrameBudget {
             (None, None) => FrameCost { fixed_us: 0.0, per_triangle_us: gpu_us / drawn },
         };
         self.model = Some(model);
-        self.fitted |= fitted.is_some();
         // A frame over the budget, or a line through frames that spread,
         // is news to act on at once; one frame's change otherwise may be
         // its noise.
@@ -310,7 +340,7 @@ impl GpuFrameBudget {
     /// before: a crowd whose levels never moved); kept up to date with
     /// each frame since.
     pub fn cost(&self) -> Option<FrameCost> {
-        self.model.filter(|_| self.fitted)
+        self.model.filter(|_| self.line.is_some())
     }
 
     /// The last measured frame's GPU time, microseconds.
@@ -505,6 +535,30 @@ mod tests {
             assert_eq!((steer.triangles(), steer.triangles_matter()), (Some(1), Some(true)), "case {case}");
             let cost = steer.cost().expect("fitted once the noise left");
             assert!((cost.fixed_us / LAVAPIPE.fixed_us - 1.0).abs() < 0.01, "case {case}: {cost:?}");
+        }
+    }
+
+    /// A render on lavapipe (400 built-in characters at 640x360, 2 cores):
+    /// full levels, then two counts close together at the coarse end,
+    /// whose line alone would go through no fixed part. The line through
+    /// the full and coarse frames, about 60 ms of llvmpipe's own costs, is
+    /// kept: over a budget of 40 ms either way, every character at its
+    /// coarsest.
+    #[test]
+    fn a_line_through_counts_close_together_does_not_replace_a_wider_one() {
+        let mut steer = GpuFrameBudget::new(Duration::from_millis(40));
+        let frames =
+            [(885_666.0, 1_381_808), (765_241.0, 1_381_808), (92_200.0, 55_968), (110_723.0, 55_968)]
+                .into_iter()
+                .chain([65_393.0, 62_725.0, 64_080.0, 65_497.0, 63_440.0, 63_212.0].map(|us| (us, 35_200)));
+        for (k, (us, triangles)) in frames.enumerate() {
+            steer.measured(us, triangles);
+            let cost = steer.cost();
+            if k >= 2 {
+                assert_eq!(steer.triangles(), Some(1), "frame {k}: {cost:?}");
+                let fixed_us = cost.expect("full and coarse frames fitted").fixed_us;
+                assert!(fixed_us > 50_000.0 && fixed_us < 65_000.0, "frame {k}: {cost:?}");
+            }
         }
     }
 
