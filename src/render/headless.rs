@@ -147,10 +147,14 @@ fn gpu_frame_budget_warning(steering: &GpuFrameBudget, levels: bool) -> Option<S
     if frame_us <= budget.as_secs_f64() * 1e6 {
         return None;
     }
-    let why = match steering.triangles_matter() {
-        Some(false) => {
+    let why = match (steering.triangles_matter(), steering.cost()) {
+        (Some(false), _) => {
             ": the characters' triangles are not what takes that time (the target size, the passes or the \
              scenery are), so their levels were left as they were"
+        }
+        (_, Some(cost)) if cost.fixed_us > budget.as_secs_f64() * 1e6 => {
+            ": the part no coarsening removes (skinning, posing, the passes' fill) is over it, so fewer \
+             characters or passes would keep it, or a larger budget"
         }
         _ => "",
     };
@@ -252,5 +256,19 @@ mod tests {
         assert_eq!(steering.triangles(), Some(u64::MAX));
         steering.measured(8_000.0, 1_000_000);
         assert_eq!(budget_not_kept(&steering), None, "kept");
+        // Over the budget before a triangle (lavapipe's frames of 400
+        // characters): fewer characters or passes would keep it.
+        let mut steering = GpuFrameBudget::new(Duration::from_millis(40));
+        steering.measured(885_666.0, 1_381_808);
+        steering.measured(92_200.0, 55_968);
+        assert_eq!(
+            budget_not_kept(&steering).as_deref(),
+            Some(
+                "the GPU frame budget of 40.0 ms (--gpu-frame-budget) was not kept: the last measured frame took \
+                 92.2 ms on the GPU (its frames cost 58.7 ms + 598 ns a triangle): the part no coarsening \
+                 removes (skinning, posing, the passes' fill) is over it, so fewer characters or passes would \
+                 keep it, or a larger budget"
+            )
+        );
     }
 }
