@@ -13,7 +13,7 @@
 use super::scene::model_bounds;
 use super::viewer::ViewOptions;
 use crate::anim::FrameSource;
-use crate::anim::framing::skinned_bounds;
+use crate::anim::framing::{Bounds, skinned_bounds};
 use crate::anim::planar_scene::{PlanarCopy, PlanarScene};
 use crate::asset::{Model, planar_rig};
 use crate::character::controller::FoundController;
@@ -206,18 +206,13 @@ fn source(
             ActorRun::new(rig, controller, Script::default(), level, spawn, Authority::Animation, feet, fps)?;
         return Ok((Box::new(run), Some(Arc::new(scenery_model(level)?))));
     }
-    let nothing = || RenderError::NothingToDraw { file: model.file.clone() };
-    // The lowest point the model reaches over its clips, as the window's ground.
-    let (lo, hi) = model_bounds(model)?.ok_or_else(nothing)?;
     if options.characters > 1 {
         // The renderer follows the crowd onto the GPU (`FramePoses::gpu_pose`).
         let gpu = options.frame.pose == PoseEvaluation::Gpu;
         let grid = Crowd::on_grid(rig, controller, options.characters as usize, fps, 0, gpu)
             .map_err(|e| anyhow::anyhow!("{}: {e}", model.file))?;
-        let (crowd, (grid_lo, grid_hi)) = grid.ok_or_else(nothing)?;
-        let lo = [grid_lo[0].min(lo[0]), lo[1], grid_lo[2].min(lo[2])];
-        let hi = [grid_hi[0].max(hi[0]), hi[1], grid_hi[2].max(hi[2])];
-        return Ok((Box::new(crowd), Some(ground(lo, hi)?)));
+        let (crowd, grid) = grid.ok_or_else(|| RenderError::NothingToDraw { file: model.file.clone() })?;
+        return Ok((Box::new(crowd), Some(ground_under(model, Some(grid))?)));
     }
     let timeline = match motion {
         Motion::Controller(..) => Timeline::simulating(rig, controller, Script::default(), fps)?,
@@ -226,7 +221,24 @@ fn source(
             Timeline::seeking(rig, controller, f64::from(start), fps)?
         }
     };
-    Ok((Box::new(timeline), Some(ground(lo, hi)?)))
+    Ok((Box::new(timeline), Some(ground_under(model, None)?)))
+}
+
+/// The window's ground under `model` outside a level: its top at the
+/// lowest point the model reaches over its clips, reaching past the
+/// crowd's `grid` (`Crowd::on_grid`'s bounds) when there is one.
+/// Shadows need somewhere to fall (`render --passes 5` draws it too).
+pub(crate) fn ground_under(model: &Model, grid: Option<Bounds>) -> anyhow::Result<Arc<Model>> {
+    let (lo, hi) =
+        model_bounds(model)?.ok_or_else(|| RenderError::NothingToDraw { file: model.file.clone() })?;
+    let (lo, hi) = match grid {
+        Some((grid_lo, grid_hi)) => (
+            [grid_lo[0].min(lo[0]), lo[1], grid_lo[2].min(lo[2])],
+            [grid_hi[0].max(hi[0]), hi[1], grid_hi[2].max(hi[2])],
+        ),
+        None => (lo, hi),
+    };
+    ground(lo, hi)
 }
 
 /// The floor under everything within `lo..hi`, its top at `lo`'s height.

@@ -4,6 +4,7 @@
 pub mod animation;
 mod detail_limits;
 mod fallback;
+pub(crate) use fallback::ground_under;
 mod heap_trim;
 pub mod orbit_camera;
 mod scene;
