@@ -214,7 +214,8 @@ pub struct RenderArgs {
     #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true, value_parser = checked::characters)]
     pub characters: u32,
     /// Draw passes: 1 (main), 2 (depth prepass + main) or 5 (four shadow
-    /// cascades of the key light + main, with shadows).
+    /// cascades of the key light + main, with shadows; outside a level
+    /// they fall on the viewer's ground).
     #[arg(long, value_enum, value_name = "1|2|5", default_value = "1")]
     pub passes: PassSetup,
     /// How palettes reach the GPU.

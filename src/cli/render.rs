@@ -4,6 +4,8 @@
 use super::args::RenderArgs;
 use super::checked::show;
 use crate::anim::FrameSource;
+use crate::anim::framing::Bounds;
+use crate::app::ground_under;
 use crate::asset::{self, Model};
 use crate::character::controller::find_controller;
 use crate::character::{Controller, Crowd, Script, Timeline};
@@ -12,7 +14,7 @@ use crate::render::crowd_fit::check_crowd_fits;
 use crate::render::headless::{self, HeadlessRequest};
 use crate::render::renderer::RenderSettings;
 use crate::render::{
-    DqsSplit, DrawDetail, GpuOptions, InfluenceBlend, PoseEvaluation, SkinningMethod, with_gpu,
+    DqsSplit, DrawDetail, GpuOptions, InfluenceBlend, PassSetup, PoseEvaluation, SkinningMethod, with_gpu,
 };
 use crate::text::display_name;
 use crate::world::{ActorRun, Authority, FootPlacement, Level, scenery_model};
@@ -202,10 +204,14 @@ impl FramePlan {
                 )?;
                 Ok((Box::new(run), first, Some(Arc::new(scenery_model(&level)?))))
             }
+            // The shadow cascades' shadows fall on the window's ground.
             FramePlan::Timeline { timeline, first } if args.characters > 1 => {
-                Ok((Box::new(crowd(model, args, *timeline)?), first, None))
+                let (crowd, grid) = crowd(model, args, *timeline)?;
+                Ok((Box::new(crowd), first, ground_for_shadows(model, args, Some(grid))?))
             }
-            FramePlan::Timeline { timeline, first } => Ok((timeline, first, None)),
+            FramePlan::Timeline { timeline, first } => {
+                Ok((timeline, first, ground_for_shadows(model, args, None)?))
+            }
         }
     }
 }
@@ -281,17 +287,28 @@ fn check_posing(characters: u32, frames: u64) -> anyhow::Result<()> {
 
 /// `--characters N`: N characters playing what `timeline` plays, each from
 /// its own phase, on a grid; its `--set` changes reach every character.
-fn crowd(model: &Model, args: &RenderArgs, timeline: Timeline) -> anyhow::Result<Crowd> {
+fn crowd(model: &Model, args: &RenderArgs, timeline: Timeline) -> anyhow::Result<(Crowd, Bounds)> {
     let controller = timeline.controller().clone();
     let count = args.characters as usize;
     // The renderer follows the crowd onto the GPU (`FramePoses::gpu_pose`).
     let gpu = args.pose == PoseEvaluation::Gpu;
     let grid = Crowd::on_grid(model.rig.clone(), controller, count, f64::from(args.fps), 0, gpu)
         .map_err(|e| RenderError::Pose { file: model.file.clone(), source: e.into() })?;
-    let (mut crowd, _) = grid.ok_or_else(|| RenderError::NothingToDraw { file: model.file.clone() })?;
+    let (mut crowd, bounds) = grid.ok_or_else(|| RenderError::NothingToDraw { file: model.file.clone() })?;
     // The --set changes, to every character at once.
     crowd.set_script(timeline.script().clone());
-    Ok(crowd)
+    Ok((crowd, bounds))
+}
+
+/// Outside a level, `--passes 5` draws the viewer's ground under the
+/// model (and the crowd's `grid`): without it the cascades' shadows would
+/// fall only where characters shade each other. Other passes draw none,
+/// as they always have.
+fn ground_for_shadows(model: &Model, args: &RenderArgs, grid: Option<Bounds>) -> anyhow::Result<Scenery> {
+    if args.passes != PassSetup::ShadowCascades {
+        return Ok(None);
+    }
+    ground_under(model, grid).map(Some)
 }
 
 /// The first frame drawn of a simulation from 0 s: `--time` at `--fps`.

@@ -290,3 +290,36 @@ fn renders_the_staircase_scene() {
         .count();
     assert!(skin > 30, "only {skin} skin-coloured pixels: the character is missing");
 }
+
+/// `render --passes 5` outside a level draws the viewer's ground under the
+/// crowd, and the cascades' shadows fall on it; one pass draws no ground
+/// (the characters against the background, as always).
+#[test]
+fn render_with_shadow_cascades_draws_a_ground_for_the_shadows() {
+    let Some(_ctx) = context() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let render = |passes: &str| {
+        let out = dir.path().join(format!("passes-{passes}.png"));
+        let args =
+            ["render", "--characters", "4", "--size", "200x150", "--passes", passes, "--validation", "--out"];
+        let args = [&args[..], &[out.to_str().unwrap()]].concat();
+        let o = crate::common::bounded::run(&args, std::time::Duration::from_secs(300));
+        assert_eq!((o.code, o.timed_out), (Some(0), false), "{}", o.describe(&args));
+        read_png(&out).expect("an RGBA PNG")
+    };
+    let (w, h, one) = render("1");
+    let (_, _, five) = render("5");
+    let sky = &one[..4];
+    // The bottom-left corner: background in one pass, lit ground in five.
+    let corner = ((h - 3) * w + 2) as usize * 4;
+    assert_eq!(&one[corner..corner + 4], sky, "one pass draws no ground");
+    let lit = &five[corner..corner + 4];
+    assert!((0..3).any(|k| lit[k].abs_diff(sky[k]) > 8), "no ground: {lit:?} against the sky's {sky:?}");
+    // Where one pass shows the background and five the ground, some of it
+    // in the characters' shadows: darker than the lit ground.
+    let pixel = |image: &[u8], p: usize| -> [u8; 4] { image[p * 4..p * 4 + 4].try_into().unwrap() };
+    let shadowed = (0..(w * h) as usize)
+        .filter(|&p| pixel(&one, p)[..] == *sky && (0..3).all(|k| pixel(&five, p)[k] + 20 < lit[k]))
+        .count();
+    assert!(shadowed as u32 * 100 > w * h, "{shadowed} pixels of the ground in shadow");
+}
