@@ -286,7 +286,8 @@ fn check_posing(characters: u32, frames: u64) -> anyhow::Result<()> {
 }
 
 /// `--characters N`: N characters playing what `timeline` plays, each from
-/// its own phase, on a grid; its `--set` changes reach every character.
+/// its own phase, on a grid (and the grid's bounds); its `--set` changes
+/// reach every character.
 fn crowd(model: &Model, args: &RenderArgs, timeline: Timeline) -> anyhow::Result<(Crowd, Bounds)> {
     let controller = timeline.controller().clone();
     let count = args.characters as usize;
