@@ -603,6 +603,11 @@ fn timing(ui: &mut Ui, state: &mut ViewerState, t: &FrameTimings) {
         if let Some(cost) = t.gpu_frame_cost {
             // What the steering measured: the part no coarsening removes.
             row(ui, "frame cost", cost.describe());
+            // When that part alone is over the budget, what would keep it
+            // (as `render`'s warning and `bench`'s verdict say).
+            if state.detail_limits.gpu_frame.is_some_and(|b| cost.fixed_us > b.as_secs_f64() * 1e6) {
+                row(ui, "over before triangles", "fewer characters or passes".to_string());
+            }
         }
         row(ui, "triangles", format!("{:8}", t.triangles));
         if t.shadow_triangles > 0 {
@@ -648,12 +653,13 @@ mod tests {
 
     fn run(state: &mut ViewerState, info: &ModelInfo, anim: &ViewerAnimation, log: &EventLog) -> usize {
         let ctx = Context::default();
-        // A GPU frame budget that coarsened the levels: its rows show too.
+        // A GPU frame budget that coarsened the levels: its rows show too
+        // (with the budget the callers set, a fixed part over it).
         let timings = FrameTimings {
             fps: 60.0,
             cpu_pose_us: 12.5,
             gpu_frame_triangles: Some(1_000_000),
-            gpu_frame_cost: Some(FrameCost { fixed_us: 2000.0, per_triangle_us: 7e-4 }),
+            gpu_frame_cost: Some(FrameCost { fixed_us: 20_000.0, per_triangle_us: 7e-4 }),
             pixel_error: 0.84,
             over_budget: OverBudget { gpu_frame: true, ..OverBudget::default() },
             ..FrameTimings::default()
