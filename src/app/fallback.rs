@@ -190,13 +190,8 @@ fn source(
     if options.planar {
         let planar = planar_rig::planar_motion(model)?;
         let mut copies = PlanarScene::new(rig, planar, &PlanarCopy::ALL, 0.0, fps)?;
-        // The ground under the copies' whole loop (`render::headless` restarts them).
-        let frames = (2.0 * planar_rig::HALF_PERIOD * FALLBACK_FPS).ceil() as u32;
-        let bounds = skinned_bounds(model, &mut copies, 0, frames)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", model.file))?
-            .bounds;
-        let (lo, hi) = bounds.ok_or_else(|| RenderError::NothingToDraw { file: model.file.clone() })?;
-        return Ok((Box::new(copies), Some(ground(lo, hi)?)));
+        let ground = ground_under_planar(model, &mut copies, fps)?;
+        return Ok((Box::new(copies), Some(ground)));
     }
     let controller = motion.controller(model)?;
     if let Some(level) = level {
@@ -238,6 +233,21 @@ pub(crate) fn ground_under(model: &Model, grid: Option<Bounds>) -> anyhow::Resul
         ),
         None => (lo, hi),
     };
+    ground(lo, hi)
+}
+
+/// The window's ground under the planar rig's `copies` (played at `fps`)
+/// over their whole loop; the copies are left where the loop ends
+/// (`render::headless` restarts them).
+pub(crate) fn ground_under_planar(
+    model: &Model,
+    copies: &mut PlanarScene,
+    fps: f64,
+) -> anyhow::Result<Arc<Model>> {
+    let frames = (2.0 * f64::from(planar_rig::HALF_PERIOD) * fps).ceil() as u32;
+    let bounds =
+        skinned_bounds(model, copies, 0, frames).map_err(|e| anyhow::anyhow!("{}: {e}", model.file))?.bounds;
+    let (lo, hi) = bounds.ok_or_else(|| RenderError::NothingToDraw { file: model.file.clone() })?;
     ground(lo, hi)
 }
 

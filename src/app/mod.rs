@@ -4,7 +4,7 @@
 pub mod animation;
 mod detail_limits;
 mod fallback;
-pub(crate) use fallback::ground_under;
+pub(crate) use fallback::{ground_under, ground_under_planar};
 mod heap_trim;
 pub mod orbit_camera;
 mod scene;

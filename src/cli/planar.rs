@@ -7,10 +7,11 @@
 
 use super::args::RenderArgs;
 use crate::anim::planar_scene::{self, LAYOUT, MEASURE_SAMPLES, PlanarCopy, PlanarScene};
+use crate::app::ground_under_planar;
 use crate::asset::planar_rig::{self, HALF_PERIOD};
 use crate::render::headless::{self, HeadlessRequest};
 use crate::render::renderer::RenderSettings;
-use crate::render::with_gpu;
+use crate::render::{PassSetup, with_gpu};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -52,12 +53,15 @@ pub fn render(
     let start = f64::from(args.time.unwrap_or(half_way));
     let mut scene =
         PlanarScene::new(model.rig.clone(), motion, &PlanarCopy::ALL, start, f64::from(args.fps))?;
+    // The shadow cascades' shadows fall on the window's ground.
+    let shadows = settings.frame.passes == PassSetup::ShadowCascades;
+    let ground = shadows.then(|| ground_under_planar(&model, &mut scene, f64::from(args.fps))).transpose()?;
     let out = Path::new(&args.out);
     let options = args.gpu_options();
     let doing = format!("rendering {}", out.display());
     let request = HeadlessRequest { frames, first_frame: 0, settings };
     let rendered = with_gpu(&options, |ctx| -> anyhow::Result<Vec<String>> {
-        headless::render_to_file(ctx, model.clone(), &mut scene, None, &request, out, args.fps)
+        headless::render_to_file(ctx, model.clone(), &mut scene, ground.clone(), &request, out, args.fps)
             .map_err(|e| super::gpu_failure(e.into(), &doing))
     });
     for w in rendered.map_err(|e| super::gpu_failure(e, &doing))? {

@@ -292,23 +292,29 @@ fn renders_the_staircase_scene() {
 }
 
 /// `render --passes 5` outside a level draws the viewer's ground under the
-/// crowd, and the cascades' shadows fall on it; one pass draws no ground
-/// (the characters against the background, as always).
+/// crowd (and under the planar rig), and the cascades' shadows fall on
+/// it; one pass draws no ground (the characters against the background,
+/// as always).
 #[test]
 fn render_with_shadow_cascades_draws_a_ground_for_the_shadows() {
     let Some(_ctx) = context() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let render = |passes: &str| {
-        let out = dir.path().join(format!("passes-{passes}.png"));
-        let args =
-            ["render", "--characters", "4", "--size", "200x150", "--passes", passes, "--validation", "--out"];
+    let render = |what: &str, passes: &str| {
+        let out = dir.path().join(format!("{what}-{passes}.png"));
+        let args = ["render", what, "--size", "200x150", "--passes", passes, "--validation", "--out"];
         let args = [&args[..], &[out.to_str().unwrap()]].concat();
         let o = crate::common::bounded::run(&args, std::time::Duration::from_secs(300));
         assert_eq!((o.code, o.timed_out), (Some(0), false), "{}", o.describe(&args));
         read_png(&out).expect("an RGBA PNG")
     };
-    let (w, h, one) = render("1");
-    let (_, _, five) = render("5");
+    let (_, _, planar_one) = render("--planar", "1");
+    let (w, h, planar_five) = render("--planar", "5");
+    let corner = ((h - 3) * w + 2) as usize * 4;
+    assert_eq!(&planar_one[corner..corner + 4], &planar_one[..4], "one pass draws no ground");
+    assert_ne!(&planar_five[corner..corner + 4], &planar_five[..4], "no ground under the planar rig");
+    let crowd = "--characters=4";
+    let (w, h, one) = render(crowd, "1");
+    let (_, _, five) = render(crowd, "5");
     let sky = &one[..4];
     // The bottom-left corner: background in one pass, lit ground in five.
     let corner = ((h - 3) * w + 2) as usize * 4;
