@@ -32,9 +32,9 @@
 //!
 //! A line's fixed part is where it meets no triangles, so the noise of
 //! frames whose counts are close together, far from none, is multiplied
-//! there: for a second of measured frames ([`LINE_KEPT`]) after a line,
+//! there: for a second of measured frames (`LINE_KEPT`) after a line,
 //! a new one is taken only through counts at least half as far apart
-//! ([`NARROWEST`]). A crowd pushed from its finest levels to coarse ones
+//! (`NARROWEST`). A crowd pushed from its finest levels to coarse ones
 //! and then to its coarsest (on lavapipe: 55,968 triangles, then 35,200,
 //! against 1.38 million) would otherwise have its 60 ms of fixed costs
 //! read as none.
