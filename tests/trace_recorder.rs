@@ -10,15 +10,8 @@
 
 mod common;
 
-use ash::vk;
+use common::steered_crowd::four_under_a_minutes_budget;
 use common::{assert_no_messages, context, trace};
-use std::sync::Arc;
-use std::time::Duration;
-use vkskin::asset::load_default_character;
-use vkskin::character::controller::DEFAULT_CONTROLLER;
-use vkskin::character::{Controller, Crowd};
-use vkskin::render::camera::{Camera, DEFAULT_FOV_Y};
-use vkskin::render::renderer::{RenderSettings, Renderer};
 use vkskin::render::trace::TraceRecorder;
 
 /// Waiting for every frame under a frame trace (as the viewer does when
@@ -33,15 +26,7 @@ fn waiting_for_every_frame_under_a_trace_keeps_each_frames_gpu_times() {
     let dir = tempfile::tempdir().expect("scratch folder");
     let path = dir.path().join("trace.json");
     let recorder = TraceRecorder::start();
-    let model = Arc::new(load_default_character().expect("built-in character"));
-    let mut settings = RenderSettings::new(vk::Extent2D { width: 320, height: 240 });
-    settings.characters = 4;
-    settings.limits.gpu_frame = Some(Duration::from_secs(60));
-    let mut renderer = Renderer::new(&ctx, model.clone(), settings).expect("renderer");
-    let controller = Controller::from_text(DEFAULT_CONTROLLER, &model).expect("controller");
-    let mut crowd = Crowd::new(model.rig.clone(), Arc::new(controller), 4, 1.5, 30.0, 1).expect("crowd");
-    // The four on their 1.5 m grid, framed whole.
-    let camera = Camera::frame_box([-1.25, 0.0, -1.25], [1.25, 2.0, 1.25], 320.0 / 240.0, DEFAULT_FOV_Y);
+    let (mut renderer, mut crowd, camera) = four_under_a_minutes_budget(&ctx);
     let frames = 6;
     let mut ignore = |_: u64, _: &[u8]| Ok(());
     let mut measured = Vec::new();

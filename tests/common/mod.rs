@@ -14,6 +14,7 @@ pub mod faults;
 pub mod pixels;
 pub mod pose_rebuild;
 pub mod skin_pass;
+pub mod steered_crowd;
 pub mod trace;
 use vkskin::testing::skip as skip_policy;
 pub use vkskin::testing::skip::skip;

@@ -7,6 +7,7 @@
 //! view, culled from its passes, still cast their shadows into it. Skips
 //! without a device, unless VKSKIN_NO_SKIP is set.
 
+use crate::common::steered_crowd::four_under_a_minutes_budget;
 use crate::common::{assert_no_messages, context, shared_file};
 use ash::vk;
 use nalgebra::Point3;
@@ -544,19 +545,6 @@ fn a_gpu_frame_budget_steers_the_triangle_budget_by_measured_frames() {
     assert_no_messages(&ctx.validation_messages());
 }
 
-/// Four built-in characters (framed by `framing(2)`) and a renderer under
-/// a GPU frame budget of a minute: every frame measured, none coarsened.
-fn four_under_a_minutes_budget(ctx: &GpuContext) -> (Renderer, Crowd) {
-    let model = Arc::new(load_default_character().expect("built-in character"));
-    let mut settings = RenderSettings::new(vk::Extent2D { width: W, height: H });
-    settings.characters = 4;
-    settings.limits.gpu_frame = Some(Duration::from_secs(60));
-    let renderer = Renderer::new(ctx, model.clone(), settings).expect("renderer");
-    let controller = Controller::from_text(DEFAULT_CONTROLLER, &model).expect("controller");
-    let crowd = Crowd::new(model.rig.clone(), Arc::new(controller), 4, SPACING, 30.0, 1).expect("crowd");
-    (renderer, crowd)
-}
-
 /// A change of the frame's work (here the passes) leaves the frames in
 /// flight, recorded before it, out of the GPU frame budget's measurements:
 /// the two frames after the change measure nothing, the third measures
@@ -564,8 +552,7 @@ fn four_under_a_minutes_budget(ctx: &GpuContext) -> (Renderer, Crowd) {
 #[test]
 fn frames_recorded_before_a_change_of_work_are_not_measured() {
     let Some(ctx) = context() else { return };
-    let (mut renderer, mut crowd) = four_under_a_minutes_budget(&ctx);
-    let camera = framing(2);
+    let (mut renderer, mut crowd, camera) = four_under_a_minutes_budget(&ctx);
     let mut ignore = |_: u64, _: &[u8]| Ok(());
     let mut last_measured = Vec::new();
     for i in 0..9 {
