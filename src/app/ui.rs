@@ -605,7 +605,7 @@ fn timing(ui: &mut Ui, state: &mut ViewerState, t: &FrameTimings) {
             row(ui, "frame cost", cost.describe());
             // When that part alone is over the budget, what would keep it
             // (as `render`'s warning and `bench`'s verdict say).
-            if state.detail_limits.gpu_frame.is_some_and(|b| cost.fixed_us > b.as_secs_f64() * 1e6) {
+            if state.detail_limits.gpu_frame.is_some_and(|budget| cost.fixed_part_over(budget)) {
                 row(ui, "over before triangles", "fewer characters or passes".to_string());
             }
         }

@@ -132,6 +132,13 @@ pub struct FrameCost {
 }
 
 impl FrameCost {
+    /// Whether the part no coarsening removes is alone over `budget`: a
+    /// frame that keeps it needs fewer characters or passes, not fewer
+    /// triangles.
+    pub fn fixed_part_over(&self, budget: Duration) -> bool {
+        self.fixed_us > budget.as_secs_f64() * 1e6
+    }
+
     /// "2.00 ms + 0.71 ns a triangle".
     pub fn describe(&self) -> String {
         format!(

@@ -152,7 +152,7 @@ fn gpu_frame_budget_warning(steering: &GpuFrameBudget, levels: bool) -> Option<S
             ": the characters' triangles are not what takes that time (the target size, the passes or the \
              scenery are), so their levels were left as they were"
         }
-        (_, Some(cost)) if cost.fixed_us > budget.as_secs_f64() * 1e6 => {
+        (_, Some(cost)) if cost.fixed_part_over(budget) => {
             ": the part no coarsening removes (skinning, posing, the passes' fill) is over it, so fewer \
              characters or passes would keep it, or a larger budget"
         }

@@ -9,6 +9,7 @@ use super::results::{BenchEntry, GpuFrameCost, GpuTiming, model_name};
 use super::verdicts::keep_best;
 use crate::render::gpu_frame_budget::FrameCost;
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 /// One model and pass count at its largest character count drawn at
 /// detail levels: the configuration that drew the finest within the
@@ -99,7 +100,9 @@ impl BudgetVerdict {
         let costs = cost.map(|c| format!(", its frames cost {}", c.describe())).unwrap_or_default();
         let outcome = match (self.kept(), self.pixel_error) {
             (true, _) => "kept".to_string(),
-            (false, _) if cost.is_some_and(|c| c.fixed_us > self.budget_ms * 1e3) => {
+            (false, _)
+                if cost.is_some_and(|c| c.fixed_part_over(Duration::from_secs_f64(self.budget_ms / 1e3))) =>
+            {
                 "over it before the characters' triangles (skinning, posing, the passes' fill): fewer \
                  characters or passes fit, or a larger budget"
                     .to_string()
