@@ -47,6 +47,16 @@
 //! triangles take a quarter of the frame or more at the most drawn, else
 //! there is no limit.
 //!
+//! "The triangles are not the cost" is looked at again while frames stay
+//! over the budget: a line through frames slowed by other work, coarse
+//! ones only just quicker than the finest, would otherwise hold for good,
+//! as no later frame of a still view draws a count apart to say
+//! otherwise. After a second of such frames ([`LINE_KEPT`]), one frame
+//! draws half the most triangles drawn, and its time fits a new line.
+//! Each look that finds the same doubles the wait, up to half a minute
+//! ([`LONGEST_WAIT`]): a frame long for other reasons has its characters
+//! coarsened for one frame in a long while, not every second.
+//!
 //! A smaller budget is taken at once after a frame over the budget or a
 //! fresh line; otherwise the budget moves a fifth of the way ([`EASE`]) a
 //! frame, so one frame's noise does not move characters between levels
@@ -91,6 +101,16 @@ const LINE_KEPT: u32 = 60;
 /// most triangles measured, for the steering to limit them.
 const SHARE: f64 = 0.05;
 
+/// The share of the most triangles drawn that a frame looking again at
+/// "the triangles are not the cost" draws: far enough apart from the
+/// rest for a line, whose noise its distance from them divides.
+const SECOND_LOOK: f64 = 0.5;
+
+/// The most measured frames (half a minute at 60 Hz) between two looks
+/// again at "the triangles are not the cost" while frames stay over the
+/// budget.
+const LONGEST_WAIT: u32 = 32 * LINE_KEPT;
+
 /// The least share for the steering to draw every character at its
 /// coarsest where even no triangles would not keep the budget: the frame
 /// is over either way, and coarsening all for a few percent of it would
@@ -118,6 +138,33 @@ pub struct GpuFrameBudget {
     last: Option<(u64, f64)>,
     /// The triangle budget for the next frame.
     triangles: Option<u64>,
+    /// When the next frame over the budget with triangles that are not
+    /// its cost draws fewer, to look again.
+    look: SecondLook,
+}
+
+/// Frames over the budget with no limit, because the triangles were
+/// found not to be the cost, since the last look again (or since they
+/// were found to matter), and how many are waited for before the next.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct SecondLook {
+    waited: u32,
+    wait: u32,
+}
+
+impl SecondLook {
+    const FIRST: SecondLook = SecondLook { waited: 0, wait: LINE_KEPT };
+
+    /// One more frame over the budget with no limit: whether it is time
+    /// to look again (the next look then waits twice as long).
+    fn due(&mut self) -> bool {
+        self.waited += 1;
+        if self.waited < self.wait {
+            return false;
+        }
+        *self = SecondLook { waited: 0, wait: (2 * self.wait).min(LONGEST_WAIT) };
+        true
+    }
 }
 
 /// A frame's GPU time as `fixed_us + per_triangle_us * triangles`: what
@@ -214,6 +261,7 @@ impl GpuFrameBudget {
             most_drawn: 0.0,
             last: None,
             triangles: None,
+            look: SecondLook::FIRST,
         }
     }
 
@@ -243,6 +291,7 @@ impl GpuFrameBudget {
     pub fn forget_frames(&mut self) {
         self.recent = Recent::default();
         self.line = None;
+        self.look = SecondLook::FIRST;
     }
 
     /// A finished frame took `gpu_us` microseconds on the GPU and its
@@ -286,8 +335,16 @@ impl GpuFrameBudget {
         // A frame over the budget, or a line through frames that spread,
         // is news to act on at once; one frame's change otherwise may be
         // its noise.
-        let decisive = fitted.is_some() || gpu_us > self.budget.as_secs_f64() * 1e6;
-        self.triangles = Some(self.steer(model, self.triangles, decisive));
+        let over = gpu_us > self.budget.as_secs_f64() * 1e6;
+        let mut triangles = self.steer(model, self.triangles, fitted.is_some() || over);
+        // Over the budget with triangles found not to be its cost: once
+        // in a while, a frame that draws fewer tells whether they are.
+        if self.triangles_matter_under(model) {
+            self.look = SecondLook::FIRST;
+        } else if over && self.look.due() {
+            triangles = (SECOND_LOOK * self.most_drawn).max(1.0) as u64;
+        }
+        self.triangles = Some(triangles);
     }
 
     /// The next frame's triangle budget under `model`, from the last one:
@@ -543,6 +600,42 @@ mod tests {
             let cost = steer.cost().expect("fitted once the noise left");
             assert!((cost.fixed_us / LAVAPIPE.fixed_us - 1.0).abs() < 0.01, "case {case}: {cost:?}");
         }
+    }
+
+    /// Coarse frames slowed to just under the finest ones' time (the CPU
+    /// lavapipe draws on taken by another process): their line says that
+    /// the triangles are not the cost, and every character draws its
+    /// finest, each frame over the budget. A second later one frame draws
+    /// half the triangles, and its time puts the cost back on them.
+    #[test]
+    fn a_flat_line_through_slowed_frames_is_looked_at_again() {
+        let slowed = 0.98 * LAVAPIPE.time_us(LAVAPIPE.full) / LAVAPIPE.time_us(LAVAPIPE.coarsest);
+        let mut steer = GpuFrameBudget::new(MS_1);
+        // Frames 2 and 3 are the first coarse ones (measured two late).
+        let drawn = LAVAPIPE.run_noisy(&mut steer, 100, |k| if k == 2 || k == 3 { slowed } else { 1.0 });
+        assert_eq!(drawn[2..4], [LAVAPIPE.coarsest; 2], "{drawn:?}");
+        assert!(drawn[6..60].iter().all(|&t| t == LAVAPIPE.full), "the slowed frames' line: {drawn:?}");
+        let look = drawn.iter().position(|&t| t == LAVAPIPE.full / 2).expect("a look again");
+        assert!((60..70).contains(&look), "{look}: {drawn:?}");
+        assert!(drawn[look + 2..].iter().all(|&t| t == LAVAPIPE.coarsest), "{drawn:?}");
+        assert_eq!((steer.triangles(), steer.triangles_matter()), (Some(1), Some(true)));
+        let cost = steer.cost().expect("fitted through the look");
+        assert!((cost.fixed_us / LAVAPIPE.fixed_us - 1.0).abs() < 0.01, "{cost:?}");
+    }
+
+    /// Triangles that really are not the cost, frames over the budget for
+    /// 100 seconds: each look again draws fewer for one frame, and waits
+    /// twice as long as the last before the next, up to half a minute.
+    #[test]
+    fn looks_again_at_a_frame_the_triangles_do_not_make_long_grow_rare() {
+        let gpu = Gpu { fixed_us: 20_000.0, per_triangle_us: 1e-6, full: 10_000_000, coarsest: 1_000_000 };
+        let mut steer = GpuFrameBudget::new(MS_16);
+        let drawn = gpu.run(&mut steer, 6000);
+        let looks: Vec<usize> = (6..drawn.len()).filter(|&k| drawn[k] < gpu.full).collect();
+        assert!(looks.iter().all(|&k| drawn[k] == gpu.full / 2), "{looks:?}");
+        let waits: Vec<usize> = looks.windows(2).map(|k| k[1] - k[0]).collect();
+        assert_eq!(waits, [120, 240, 480, 960, 1920, 1920], "after the first at {looks:?}");
+        assert_eq!((steer.triangles(), steer.triangles_matter()), (Some(u64::MAX), Some(false)));
     }
 
     /// A render on lavapipe (400 built-in characters at 640x360, 2 cores):
