@@ -102,8 +102,8 @@ const LINE_KEPT: u32 = 60;
 const SHARE: f64 = 0.05;
 
 /// The share of the most triangles drawn that a frame looking again at
-/// "the triangles are not the cost" draws: far enough apart from the
-/// rest for a line, whose noise its distance from them divides.
+/// "the triangles are not the cost" draws: a count far from the others,
+/// so that the frames' noise hardly tilts the line through them.
 const SECOND_LOOK: f64 = 0.5;
 
 /// The most measured frames (half a minute at 60 Hz) between two looks
