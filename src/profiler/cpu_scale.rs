@@ -180,6 +180,11 @@ pub struct CpuScaleHeader {
     pub cpu: String,
     /// Cores the process may use.
     pub cores: usize,
+    /// The physical cores among them (`cpu_topology`: hardware threads
+    /// of one core count once); absent where the system does not say,
+    /// and in files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub physical_cores: Option<usize>,
     /// The instructions the eight-lane kernels ran as (`Simd::name`:
     /// `avx512`, `avx2` or `portable`; empty in files written before it
     /// was recorded).
@@ -257,6 +262,7 @@ pub fn run_cpu_scale(plan: &CpuScalePlan, load: &LoadOptions) -> anyhow::Result<
         kind: CPU_ONLY_KIND.to_string(),
         cpu: cpu_name(),
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        physical_cores: super::cpu_topology::physical_cores(),
         simd: crate::anim::lanes8::Simd::detect().name().to_string(),
         date: iso8601_utc(SystemTime::now()),
         commit: env!("VKSKIN_GIT_COMMIT").to_string(),
@@ -356,8 +362,11 @@ pub fn run_cpu_scale(plan: &CpuScalePlan, load: &LoadOptions) -> anyhow::Result<
             }
         }
     }
+    // The cores the threads run on: the physical ones, or fewer where
+    // the process may use fewer (a CPU quota).
+    let cores = header.physical_cores.map(|physical| physical.min(header.cores));
     let results = CpuScaleResults { header, entries };
-    for line in scaling_lines(&results.entries) {
+    for line in scaling_lines(&results.entries, cores) {
         println!("{line}");
     }
     Ok(results)
@@ -408,9 +417,11 @@ fn table_row(e: &CpuScaleEntry) -> String {
 }
 
 /// One line per crowd measured on one thread and on more: the speed-up
-/// and the efficiency (speed-up over threads), the LOD mix's saving, and
-/// what is left of the CPU's frame when the GPU poses the crowd.
-pub fn scaling_lines(entries: &[CpuScaleEntry]) -> Vec<String> {
+/// and the efficiency (speed-up over threads; with more threads than
+/// `cores`, where known, they share them, which bounds the speed-up),
+/// the LOD mix's saving, and what is left of the CPU's frame when the
+/// GPU poses the crowd.
+pub fn scaling_lines(entries: &[CpuScaleEntry], cores: Option<usize>) -> Vec<String> {
     let mut lines = Vec::new();
     for one in entries.iter().filter(|e| e.threads == 1) {
         let same = |e: &&CpuScaleEntry| {
@@ -418,8 +429,18 @@ pub fn scaling_lines(entries: &[CpuScaleEntry]) -> Vec<String> {
         };
         for many in entries.iter().filter(same).filter(|e| e.threads > 1) {
             let speedup = one.cpu_pose_us.median / many.cpu_pose_us.median;
+            let shared = match cores {
+                Some(cores) if many.threads as usize > cores => {
+                    format!(
+                        "; {} threads share {cores} core{}",
+                        many.threads,
+                        if cores == 1 { "" } else { "s" }
+                    )
+                }
+                _ => String::new(),
+            };
             lines.push(format!(
-                "{} x{} {}: {} threads {speedup:.2}x one ({:.0} % efficiency)",
+                "{} x{} {}: {} threads {speedup:.2}x one ({:.0} % efficiency{shared})",
                 one.model,
                 one.characters,
                 one.lod.name(),

@@ -8,6 +8,7 @@
 
 pub mod baseline;
 pub mod cpu_scale;
+pub mod cpu_topology;
 pub mod plan;
 pub mod report;
 pub mod runner;

@@ -163,11 +163,27 @@ fn cpu_only_threads_are_the_counts_asked_for_and_one() {
         .map(|e| e["threads"].as_u64().unwrap())
         .collect();
     assert_eq!(threads, [1, 2, 3], "{stdout}");
+    // More threads than cores share them, and the line says so (on Linux,
+    // which describes its cores).
+    let header = &results["header"];
+    let physical = header["physical_cores"].as_u64();
+    assert!(physical.is_some() || !cfg!(target_os = "linux"), "{header}");
+    let cores = physical.map(|p| p.min(header["cores"].as_u64().unwrap()));
     for many in [2, 3] {
-        assert!(
-            stdout.contains(&format!("all-near: {many} threads")),
-            "an efficiency line for {many}: {stdout}"
-        );
+        let line = stdout.lines().find(|l| l.contains(&format!("all-near: {many} threads")));
+        let line = line.unwrap_or_else(|| panic!("an efficiency line for {many}: {stdout}"));
+        match cores {
+            Some(cores) if many > cores => {
+                assert!(
+                    line.ends_with(&format!(
+                        "; {many} threads share {cores} core{})",
+                        if cores == 1 { "" } else { "s" }
+                    )),
+                    "{line}"
+                )
+            }
+            _ => assert!(!line.contains("share"), "{line}"),
+        }
     }
     // Outside --cpu-only one count is the crowd's threads; two are refused
     // before any device is opened.
