@@ -51,10 +51,10 @@
 //! over the budget: a line through frames slowed by other work, coarse
 //! ones only just quicker than the finest, would otherwise hold for good,
 //! as no later frame of a still view draws a count apart to say
-//! otherwise. After a second of such frames ([`LINE_KEPT`]), one frame
+//! otherwise. After a second of such frames (`LINE_KEPT`), one frame
 //! draws half the most triangles drawn, and its time fits a new line.
 //! Each look that finds the same doubles the wait, up to half a minute
-//! ([`LONGEST_WAIT`]): a frame long for other reasons has its characters
+//! (`LONGEST_WAIT`): a frame long for other reasons has its characters
 //! coarsened for one frame in a long while, not every second.
 //!
 //! A smaller budget is taken at once after a frame over the budget or a
