@@ -178,7 +178,8 @@ pub struct CpuScaleHeader {
     pub kind: String,
     /// The CPU's model name (`/proc/cpuinfo`), or "unknown".
     pub cpu: String,
-    /// Cores the process may use.
+    /// CPUs the process may use (hardware threads: two of one core
+    /// count twice).
     pub cores: usize,
     /// The physical cores among them (`cpu_topology`: hardware threads
     /// of one core count once); absent where the system does not say,
