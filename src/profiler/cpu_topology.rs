@@ -13,9 +13,14 @@ use std::path::Path;
 /// core under `/sys/devices/system/cpu`); `None` where Linux does not
 /// say (another system, a container hiding `/sys`).
 pub fn physical_cores() -> Option<usize> {
+    cores_of(Path::new("/sys/devices/system/cpu"), &allowed_cpus()?)
+}
+
+/// The CPUs this process may run on (`Cpus_allowed_list` in
+/// `/proc/self/status`).
+fn allowed_cpus() -> Option<Vec<u32>> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let allowed = status.lines().find_map(|line| line.strip_prefix("Cpus_allowed_list:"))?;
-    cores_of(Path::new("/sys/devices/system/cpu"), &cpu_list(allowed)?)
+    cpu_list(status.lines().find_map(|line| line.strip_prefix("Cpus_allowed_list:"))?)
 }
 
 /// The CPUs of a Linux CPU list ("0-3,8,10-11"); `None` for anything
@@ -94,9 +99,7 @@ mod tests {
         // elsewhere there is nothing to read.
         if Path::new("/sys/devices/system/cpu/cpu0/topology/core_id").exists() {
             let cores = physical_cores().expect("Linux describes its CPUs");
-            let status = std::fs::read_to_string("/proc/self/status").unwrap();
-            let allowed = status.lines().find_map(|line| line.strip_prefix("Cpus_allowed_list:")).unwrap();
-            let cpus = cpu_list(allowed).unwrap().len();
+            let cpus = allowed_cpus().expect("the CPUs this process may use").len();
             assert!((1..=cpus).contains(&cores), "{cores} cores of {cpus} CPUs");
         }
     }
